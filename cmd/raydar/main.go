@@ -1,0 +1,58 @@
+// Command raydar is a terminal dashboard and reconcile loop for Ray on
+// Kubernetes (ray.io/v1 RayCluster, RayJob, RayService).
+//
+// Each sub-command lives in its own file of this package and is added to the
+// root command in newRootCmd; there is no registry.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/raydar/raydar/kube"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// globals are the flags shared by every sub-command.
+type globals struct {
+	kube kube.Flags
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "raydar",
+		Short:         "A terminal dashboard and reconcile loop for Ray on Kubernetes",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	g.kube.AddTo(root.PersistentFlags())
+	root.AddCommand(
+		newVersionCmd(),
+	)
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print raydar's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), version)
+			return err
+		},
+	}
+}
+
+func main() {
+	if err := newRootCmd().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
