@@ -3,11 +3,11 @@
 package deps
 
 import (
-	_ "charm.land/bubbles/v2/table"
-	_ "charm.land/bubbles/v2/textinput"
 	_ "charm.land/bubbles/v2/help"
 	_ "charm.land/bubbles/v2/key"
 	_ "charm.land/bubbles/v2/spinner"
+	_ "charm.land/bubbles/v2/table"
+	_ "charm.land/bubbles/v2/textinput"
 	_ "charm.land/bubbles/v2/viewport"
 	_ "charm.land/bubbletea/v2"
 	_ "charm.land/lipgloss/v2"
@@ -22,10 +22,10 @@ import (
 	_ "k8s.io/client-go/kubernetes"
 	_ "k8s.io/client-go/kubernetes/fake"
 	_ "k8s.io/client-go/tools/clientcmd"
-	_ "k8s.io/client-go/tools/record"
 	_ "k8s.io/client-go/tools/leaderelection"
+	_ "k8s.io/client-go/tools/record"
 	_ "sigs.k8s.io/controller-runtime"
-	_ "sigs.k8s.io/controller-runtime/pkg/envtest"
 	_ "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	_ "sigs.k8s.io/controller-runtime/pkg/envtest"
 	_ "sigs.k8s.io/yaml"
 )
