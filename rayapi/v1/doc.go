@@ -1,0 +1,12 @@
+// Package v1 owns raydar's Go model of KubeRay's ray.io/v1 API: the
+// RayCluster, RayJob and RayService types (wire-compatible with KubeRay, so a
+// manifest written for KubeRay decodes strictly into them), their defaults and
+// kubebuilder markers (from which `make generate` writes the CRDs in
+// rayapi/crds/bases), every label, annotation, finalizer, port, condition and
+// state name (labels.go), small pure helpers every consumer needs
+// (helpers.go), and the only implementation of spec validation
+// (validation.go).
+//
+// +kubebuilder:object:generate=true
+// +groupName=ray.io
+package v1

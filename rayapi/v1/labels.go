@@ -1,0 +1,391 @@
+package v1
+
+// This file is the one home of every well-known name of the ray.io API:
+// label, annotation and finalizer keys, default ports and their names, and
+// the values of states, condition types and reasons. Code elsewhere refers to
+// these constants and never spells the strings itself.
+
+// Labels set on every Ray pod and on the objects a controller creates.
+const (
+	// RayClusterLabelKey holds the owning RayCluster's name.
+	RayClusterLabelKey = "ray.io/cluster"
+	// RayNodeTypeLabelKey holds a RayNodeType (head, worker, redis-cleanup).
+	RayNodeTypeLabelKey = "ray.io/node-type"
+	// RayNodeGroupLabelKey holds the worker group name, or RayNodeHeadGroupLabelValue.
+	RayNodeGroupLabelKey = "ray.io/group"
+	// RayIDLabelKey holds "<cluster>-<node type>".
+	RayIDLabelKey = "ray.io/identifier"
+	// RayNodeLabelKey marks every Ray pod with RayNodeLabelValue.
+	RayNodeLabelKey = "ray.io/is-ray-node"
+	// RayNodeLabelValue is the value of RayNodeLabelKey.
+	RayNodeLabelValue = "yes"
+	// RayNodeHeadGroupLabelValue is the ray.io/group value of the head pod.
+	RayNodeHeadGroupLabelValue = "headgroup"
+
+	// KubernetesApplicationNameLabelKey is the recommended app name label.
+	KubernetesApplicationNameLabelKey = "app.kubernetes.io/name"
+	// ApplicationName is the value of KubernetesApplicationNameLabelKey.
+	ApplicationName = "kuberay"
+	// KubernetesCreatedByLabelKey is the recommended created-by label.
+	KubernetesCreatedByLabelKey = "app.kubernetes.io/created-by"
+	// ComponentName is the value of KubernetesCreatedByLabelKey; raydar keeps
+	// KubeRay's value so selectors written for KubeRay keep matching.
+	ComponentName = "kuberay-operator"
+
+	// RayClusterServingServiceLabelKey marks pods that serve traffic ("true"/"false").
+	RayClusterServingServiceLabelKey = "ray.io/serve"
+
+	// RayWorkerReplicaNameKey names a multi-host replica group.
+	RayWorkerReplicaNameKey = "ray.io/worker-group-replica-name"
+	// RayWorkerReplicaIndexKey is the index of a multi-host replica in its group.
+	RayWorkerReplicaIndexKey = "ray.io/worker-group-replica-index"
+	// RayHostIndexKey is the index of a pod (host) within its multi-host replica.
+	RayHostIndexKey = "ray.io/replica-host-index"
+
+	// RayOriginatedFromCRNameLabelKey holds the name of the RayJob or RayService
+	// that created a RayCluster or Job.
+	RayOriginatedFromCRNameLabelKey = "ray.io/originated-from-cr-name"
+	// RayOriginatedFromCRDLabelKey holds that object's kind (see RayOriginatedFromCRDLabelValue).
+	RayOriginatedFromCRDLabelKey = "ray.io/originated-from-crd"
+	// RayJobSubmissionModeLabelKey holds the JobSubmissionMode of the originating RayJob.
+	RayJobSubmissionModeLabelKey = "ray.io/job-submission-mode"
+)
+
+// RayOriginatedFromCRDLabelValue is the value of RayOriginatedFromCRDLabelKey
+// for a kind (RayCluster, RayJob or RayService): the kind itself.
+func RayOriginatedFromCRDLabelValue(kind string) string { return kind }
+
+// Annotations.
+const (
+	// RayFTEnabledAnnotationKey ("true"/"false") turns GCS fault tolerance on or off.
+	RayFTEnabledAnnotationKey = "ray.io/ft-enabled"
+	// RayExternalStorageNSAnnotationKey is the Redis namespace of GCS FT.
+	RayExternalStorageNSAnnotationKey = "ray.io/external-storage-namespace"
+	// UpgradeStrategyRecreateHashKey is the pod-template hash used by the Recreate upgrade strategy.
+	UpgradeStrategyRecreateHashKey = "ray.io/upgrade-strategy-recreate-hash"
+	// KubeRayVersion is the controller version that created a pod or cluster.
+	KubeRayVersion = "ray.io/kuberay-version"
+	// RayOverwriteContainerCmdAnnotationKey ("true") keeps the user's container command.
+	RayOverwriteContainerCmdAnnotationKey = "ray.io/overwrite-container-cmd"
+	// HashWithoutReplicasAndWorkersToDeleteKey is the RayService cluster-spec hash.
+	HashWithoutReplicasAndWorkersToDeleteKey = "ray.io/hash-without-replicas-and-workers-to-delete"
+	// NumWorkerGroupsKey is the number of worker groups when the hash was taken.
+	NumWorkerGroupsKey = "ray.io/num-worker-groups"
+	// DisableProvisionedHeadRestartAnnotationKey stops head re-creation once provisioned (SidecarMode).
+	DisableProvisionedHeadRestartAnnotationKey = "ray.io/disable-provisioned-head-restart"
+	// GCSFaultToleranceDeletionTimeoutAnnotationKey overrides the Redis cleanup finalizer timeout (seconds).
+	GCSFaultToleranceDeletionTimeoutAnnotationKey = "ray.io/gcs-ft-deletion-timeout"
+	// RayServiceInitializingTimeoutAnnotation is a duration after which an initializing RayService fails.
+	RayServiceInitializingTimeoutAnnotation = "ray.io/initializing-timeout"
+	// EnableServeServiceKey ("true") asks for a <cluster>-serve-svc Service.
+	EnableServeServiceKey = "ray.io/enable-serve-service"
+	// EnableServeServiceTrue is the value that enables EnableServeServiceKey.
+	EnableServeServiceTrue = "true"
+)
+
+// Finalizers.
+const (
+	// RayJobStopJobFinalizer stops the Ray job before a RayJob goes away.
+	RayJobStopJobFinalizer = "ray.io/rayjob-finalizer"
+	// RayServiceFinalizer cleans up before a RayService goes away.
+	RayServiceFinalizer = "ray.io/rayservice-finalizer"
+	// GCSFaultToleranceRedisCleanupFinalizer runs the Redis cleanup Job.
+	GCSFaultToleranceRedisCleanupFinalizer = "ray.io/gcs-ft-redis-cleanup-finalizer"
+)
+
+// Values of spec.managedBy.
+const (
+	// KubeRayController is KubeRay's own controller.
+	KubeRayController = "ray.io/kuberay-operator"
+	// MultiKueueController is Kueue's MultiKueue dispatcher.
+	MultiKueueController = "kueue.x-k8s.io/multikueue"
+	// ManagedByRaydar marks objects reconciled by raydar's own loop.
+	ManagedByRaydar = "raydar.io/raydar"
+)
+
+// AllowedManagedByValues are the values spec.managedBy may take.
+var AllowedManagedByValues = []string{KubeRayController, MultiKueueController, ManagedByRaydar}
+
+// Default ports of the head pod and their container-port names.
+const (
+	DefaultGcsServerPort      int32 = 6379
+	DefaultDashboardPort      int32 = 8265
+	DefaultClientPort         int32 = 10001
+	DefaultServingPort        int32 = 8000
+	DefaultMetricsPort        int32 = 8080
+	DefaultDashboardAgentPort int32 = 52365
+
+	GcsServerPortName      = "gcs-server"
+	DashboardPortName      = "dashboard"
+	ClientPortName         = "client"
+	ServingPortName        = "serve"
+	MetricsPortName        = "metrics"
+	DashboardAgentPortName = "dashboard-agent"
+)
+
+// DefaultPorts maps each default port name to its number.
+func DefaultPorts() map[string]int32 {
+	return map[string]int32{
+		GcsServerPortName:      DefaultGcsServerPort,
+		DashboardPortName:      DefaultDashboardPort,
+		ClientPortName:         DefaultClientPort,
+		ServingPortName:        DefaultServingPort,
+		MetricsPortName:        DefaultMetricsPort,
+		DashboardAgentPortName: DefaultDashboardAgentPort,
+	}
+}
+
+// Ray node types (values of RayNodeTypeLabelKey).
+const (
+	HeadNode         RayNodeType = "head"
+	WorkerNode       RayNodeType = "worker"
+	RedisCleanupNode RayNodeType = "redis-cleanup"
+)
+
+// RayCluster states (deprecated status.state).
+const (
+	Ready     ClusterState = "ready"
+	Suspended ClusterState = "suspended"
+	// Failed is deprecated and never set; kept so old objects still decode meaningfully.
+	Failed ClusterState = "failed"
+)
+
+// RayCluster condition types.
+const (
+	RayClusterProvisioned    RayClusterConditionType = "RayClusterProvisioned"
+	HeadPodReady             RayClusterConditionType = "HeadPodReady"
+	RayClusterReplicaFailure RayClusterConditionType = "ReplicaFailure"
+	RayClusterSuspending     RayClusterConditionType = "RayClusterSuspending"
+	RayClusterSuspended      RayClusterConditionType = "RayClusterSuspended"
+)
+
+// RayCluster condition reasons.
+const (
+	AllPodRunningAndReadyFirstTime = "AllPodRunningAndReadyFirstTime"
+	RayClusterPodsProvisioning     = "RayClusterPodsProvisioning"
+	HeadPodNotFound                = "HeadPodNotFound"
+	HeadPodRunningAndReady         = "HeadPodRunningAndReady"
+	UnknownReason                  = "Unknown"
+
+	// ReplicaFailure reasons.
+	FailedCreateHeadPod      = "FailedCreateHeadPod"
+	FailedCreateWorkerPod    = "FailedCreateWorkerPod"
+	FailedDeleteHeadPod      = "FailedDeleteHeadPod"
+	FailedDeleteWorkerPod    = "FailedDeleteWorkerPod"
+	FailedDeleteAllPods      = "FailedDeleteAllPods"
+	FailedCreateHeadService  = "FailedCreateHeadService"
+	FailedCreateServeService = "FailedCreateServeService"
+)
+
+// Autoscaler, auth, GCS FT, upgrade and network-policy enum values.
+const (
+	UpscalingModeDefault      UpscalingMode = "Default"
+	UpscalingModeAggressive   UpscalingMode = "Aggressive"
+	UpscalingModeConservative UpscalingMode = "Conservative"
+
+	AutoscalerVersionV1 AutoscalerVersion = "v1"
+	AutoscalerVersionV2 AutoscalerVersion = "v2"
+
+	AuthModeDisabled AuthMode = "disabled"
+	AuthModeToken    AuthMode = "token"
+
+	GcsFTBackendRedis   GcsFaultToleranceBackend = "redis"
+	GcsFTBackendRocksDB GcsFaultToleranceBackend = "rocksdb"
+
+	DeleteWithClusterGCSStorageDeletionPolicy GCSStorageDeletionPolicy = "DeleteWithCluster"
+	RetainGCSStorageDeletionPolicy            GCSStorageDeletionPolicy = "Retain"
+
+	RayClusterRecreate    RayClusterUpgradeType = "Recreate"
+	RayClusterUpgradeNone RayClusterUpgradeType = "None"
+
+	NetworkPolicyDenyAll        NetworkPolicyMode = "DenyAll"
+	NetworkPolicyDenyAllIngress NetworkPolicyMode = "DenyAllIngress"
+	NetworkPolicyDenyAllEgress  NetworkPolicyMode = "DenyAllEgress"
+
+	IngressPathTypeExact                  IngressPathType = "Exact"
+	IngressPathTypePrefix                 IngressPathType = "Prefix"
+	IngressPathTypeImplementationSpecific IngressPathType = "ImplementationSpecific"
+)
+
+// Operator-level defaults applied when a field is unset.
+const (
+	DefaultIngressPath                    = "/"
+	DefaultRayClusterDeletionDelaySeconds = int32(60)
+	DefaultSubmitterBackoffLimit          = int32(2)
+	DefaultMaxSurgePercent                = int32(100)
+	DefaultAutoscalerIdleTimeoutSeconds   = int32(60)
+	DefaultAutoscalerCPU                  = "500m"
+	DefaultAutoscalerMemory               = "512Mi"
+	DefaultGCSStorageSize                 = "1Gi"
+	DefaultSubmitterCPURequest            = "500m"
+	DefaultSubmitterMemoryRequest         = "200Mi"
+	DefaultSubmitterCPULimit              = "1"
+	DefaultSubmitterMemoryLimit           = "1Gi"
+	DefaultGCSFTDeletionTimeoutSeconds    = int32(300)
+	DefaultWorkerGroupMaxReplicas         = int32(2147483647)
+	RayContainerIndex                     = 0
+)
+
+// Ray job statuses, as reported by the Ray dashboard.
+const (
+	JobStatusNew       JobStatus = ""
+	JobStatusPending   JobStatus = "PENDING"
+	JobStatusRunning   JobStatus = "RUNNING"
+	JobStatusStopped   JobStatus = "STOPPED"
+	JobStatusSucceeded JobStatus = "SUCCEEDED"
+	JobStatusFailed    JobStatus = "FAILED"
+)
+
+// AllJobStatuses lists every JobStatus.
+var AllJobStatuses = []JobStatus{
+	JobStatusNew, JobStatusPending, JobStatusRunning, JobStatusStopped, JobStatusSucceeded, JobStatusFailed,
+}
+
+// IsJobTerminal reports whether a Ray job status is final (STOPPED, SUCCEEDED, FAILED),
+// like Ray's JobStatus.is_terminal().
+func IsJobTerminal(s JobStatus) bool {
+	return s == JobStatusStopped || s == JobStatusSucceeded || s == JobStatusFailed
+}
+
+// IsTerminal is IsJobTerminal as a method.
+func (s JobStatus) IsTerminal() bool { return IsJobTerminal(s) }
+
+// RayJob deployment statuses.
+const (
+	JobDeploymentStatusNew              JobDeploymentStatus = ""
+	JobDeploymentStatusInitializing     JobDeploymentStatus = "Initializing"
+	JobDeploymentStatusRunning          JobDeploymentStatus = "Running"
+	JobDeploymentStatusComplete         JobDeploymentStatus = "Complete"
+	JobDeploymentStatusFailed           JobDeploymentStatus = "Failed"
+	JobDeploymentStatusValidationFailed JobDeploymentStatus = "ValidationFailed"
+	JobDeploymentStatusSuspending       JobDeploymentStatus = "Suspending"
+	JobDeploymentStatusSuspended        JobDeploymentStatus = "Suspended"
+	JobDeploymentStatusRetrying         JobDeploymentStatus = "Retrying"
+	JobDeploymentStatusWaiting          JobDeploymentStatus = "Waiting"
+)
+
+// AllJobDeploymentStatuses lists every JobDeploymentStatus.
+var AllJobDeploymentStatuses = []JobDeploymentStatus{
+	JobDeploymentStatusNew, JobDeploymentStatusInitializing, JobDeploymentStatusRunning,
+	JobDeploymentStatusComplete, JobDeploymentStatusFailed, JobDeploymentStatusValidationFailed,
+	JobDeploymentStatusSuspending, JobDeploymentStatusSuspended, JobDeploymentStatusRetrying,
+	JobDeploymentStatusWaiting,
+}
+
+// IsJobDeploymentTerminal reports whether a deployment status is final (Complete or Failed).
+func IsJobDeploymentTerminal(s JobDeploymentStatus) bool {
+	return s == JobDeploymentStatusComplete || s == JobDeploymentStatusFailed
+}
+
+// IsTerminal is IsJobDeploymentTerminal as a method.
+func (s JobDeploymentStatus) IsTerminal() bool { return IsJobDeploymentTerminal(s) }
+
+// RayJob failure reasons (status.reason).
+const (
+	SubmissionFailed                                 JobFailedReason = "SubmissionFailed"
+	DeadlineExceeded                                 JobFailedReason = "DeadlineExceeded"
+	PreRunningDeadlineExceeded                       JobFailedReason = "PreRunningDeadlineExceeded"
+	AppFailed                                        JobFailedReason = "AppFailed"
+	JobDeploymentStatusTransitionGracePeriodExceeded JobFailedReason = "JobDeploymentStatusTransitionGracePeriodExceeded"
+	JobStatusCheckTimeoutExceeded                    JobFailedReason = "JobStatusCheckTimeoutExceeded"
+	ValidationFailed                                 JobFailedReason = "ValidationFailed"
+)
+
+// RayJob submission modes.
+const (
+	K8sJobMode      JobSubmissionMode = "K8sJobMode"
+	HTTPMode        JobSubmissionMode = "HTTPMode"
+	InteractiveMode JobSubmissionMode = "InteractiveMode"
+	SidecarMode     JobSubmissionMode = "SidecarMode"
+)
+
+// AllJobSubmissionModes lists every JobSubmissionMode.
+var AllJobSubmissionModes = []JobSubmissionMode{K8sJobMode, HTTPMode, InteractiveMode, SidecarMode}
+
+// RayJob deletion policies.
+const (
+	DeleteCluster DeletionPolicyType = "DeleteCluster"
+	DeleteWorkers DeletionPolicyType = "DeleteWorkers"
+	DeleteSelf    DeletionPolicyType = "DeleteSelf"
+	DeleteNone    DeletionPolicyType = "DeleteNone"
+)
+
+// RayJob condition types and reasons. KubeRay writes no RayJob conditions;
+// these are raydar's. Reasons reuse the JobFailedReason strings where they apply.
+const (
+	// RayJobClusterReady is true when the job's cluster is ready.
+	RayJobClusterReady = "ClusterReady"
+	// RayJobSubmitted is true once the Ray job has been submitted.
+	RayJobSubmitted = "JobSubmitted"
+	// RayJobComplete is true when the job deployment reached Complete.
+	RayJobComplete = "Complete"
+	// RayJobFailedCondition is true when the job deployment reached Failed.
+	RayJobFailedCondition = "Failed"
+	// RayJobSuspended is true while the RayJob is suspended.
+	RayJobSuspended = "Suspended"
+)
+
+// RayJob condition reasons that are not JobFailedReasons.
+const (
+	RayJobReasonClusterCreating = "ClusterCreating"
+	RayJobReasonClusterReady    = "ClusterReady"
+	RayJobReasonSubmitted       = "Submitted"
+	RayJobReasonSucceeded       = "Succeeded"
+	RayJobReasonSuspended       = "SuspendRequested"
+)
+
+// Container names.
+const (
+	// RayJobSubmitterContainerName is the SidecarMode submitter in the head pod
+	// and the container of the K8sJobMode submitter Job.
+	RayJobSubmitterContainerName = "ray-job-submitter"
+	// AutoscalerContainerName is the autoscaler sidecar.
+	AutoscalerContainerName = "autoscaler"
+)
+
+// RayService statuses and conditions.
+const (
+	Running    ServiceStatus = "Running"
+	NotRunning ServiceStatus = ""
+
+	NewClusterWithIncrementalUpgrade RayServiceUpgradeType = "NewClusterWithIncrementalUpgrade"
+	NewCluster                       RayServiceUpgradeType = "NewCluster"
+	None                             RayServiceUpgradeType = "None"
+
+	RayServiceReady    RayServiceConditionType = "Ready"
+	UpgradeInProgress  RayServiceConditionType = "UpgradeInProgress"
+	RollbackInProgress RayServiceConditionType = "RollbackInProgress"
+	// RayServiceSuspending and RayServiceSuspended are the suspend conditions.
+	RayServiceSuspending RayServiceConditionType = "Suspending"
+	RayServiceSuspended  RayServiceConditionType = "Suspended"
+
+	RayServiceInitializing         RayServiceConditionReason = "Initializing"
+	RayServiceInitializingTimeout  RayServiceConditionReason = "InitializingTimeout"
+	ZeroServeEndpoints             RayServiceConditionReason = "ZeroServeEndpoints"
+	NonZeroServeEndpoints          RayServiceConditionReason = "NonZeroServeEndpoints"
+	BothActivePendingClustersExist RayServiceConditionReason = "BothActivePendingClustersExist"
+	NoPendingCluster               RayServiceConditionReason = "NoPendingCluster"
+	NoActiveCluster                RayServiceConditionReason = "NoActiveCluster"
+	RayServiceValidationFailed     RayServiceConditionReason = "ValidationFailed"
+	SuspendRequested               RayServiceConditionReason = "SuspendRequested"
+	SuspendInProgress              RayServiceConditionReason = "SuspendInProgress"
+	SuspendComplete                RayServiceConditionReason = "SuspendComplete"
+	RayServiceResumed              RayServiceConditionReason = "RayServiceResumed"
+)
+
+// Serve application statuses (Ray Serve's ApplicationStatus).
+const (
+	ApplicationStatusNotStarted   = "NOT_STARTED"
+	ApplicationStatusDeploying    = "DEPLOYING"
+	ApplicationStatusRunning      = "RUNNING"
+	ApplicationStatusDeployFailed = "DEPLOY_FAILED"
+	ApplicationStatusDeleting     = "DELETING"
+	ApplicationStatusUnhealthy    = "UNHEALTHY"
+)
+
+// Serve deployment statuses (Ray Serve's DeploymentStatus).
+const (
+	DeploymentStatusUpdating  = "UPDATING"
+	DeploymentStatusHealthy   = "HEALTHY"
+	DeploymentStatusUnhealthy = "UNHEALTHY"
+)
