@@ -19,10 +19,15 @@ build: ## build bin/raydar
 tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen into bin/k8s
 	@bash hack/build-tools.sh
 
+# crd:allowDangerousTypes: KubeRay's RayJob has float32 entrypointNumCpus/entrypointNumGpus.
+# rbac is generated only once controller/ has Go files.
 generate: tools ## regenerate deepcopy and CRD manifests from rayapi/v1
 	$(TOOLS)/controller-gen object paths=./rayapi/v1/...
-	$(TOOLS)/controller-gen crd:maxDescLen=0 paths=./rayapi/v1/... output:crd:artifacts:config=rayapi/crds/bases
-	$(TOOLS)/controller-gen rbac:roleName=raydar-operator paths=./controller/... output:rbac:artifacts:config=config/rbac
+	$(TOOLS)/controller-gen crd:maxDescLen=0,allowDangerousTypes=true paths=./rayapi/v1/... output:crd:artifacts:config=rayapi/crds/bases
+	@if [ -n "$$(find controller -name '*.go' 2>/dev/null | head -1)" ]; then \
+	  echo '$(TOOLS)/controller-gen rbac:roleName=raydar-operator paths=./controller/... output:rbac:artifacts:config=config/rbac'; \
+	  $(TOOLS)/controller-gen rbac:roleName=raydar-operator paths=./controller/... output:rbac:artifacts:config=config/rbac; \
+	else echo 'no Go files under controller/: skipping rbac generation'; fi
 
 verify-generated: generate ## fail when generated files differ from what is committed
 	@if [ -n "$$(git status --porcelain -- rayapi config/rbac)" ]; then \

@@ -34,6 +34,7 @@ func newRootCmd() *cobra.Command {
 	g.kube.AddTo(root.PersistentFlags())
 	root.AddCommand(
 		newVersionCmd(),
+		newCrdsCmd(),
 	)
 	return root
 }
