@@ -1,0 +1,168 @@
+// Package keys owns the TUI's one KeyMap: every key the TUI reacts to outside
+// a text prompt, with its help text, and the loader that rebinds keys from
+// $XDG_CONFIG_HOME/raydar/keys.yaml.
+//
+// Key names are Bubble Tea v2 key strings: "a", "N" (shift-n), "ctrl+c",
+// "space", "ctrl+space", "pgdown", "esc", "enter", "tab", "?", "/".
+package keys
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+)
+
+// KeyMap holds every rebindable binding. Text typed into the command and
+// filter prompts is not rebindable (enter, esc, tab and backspace there are
+// fixed), just as in k9s.
+type KeyMap struct {
+	Quit          key.Binding
+	Help          key.Binding
+	Command       key.Binding
+	Filter        key.Binding
+	Back          key.Binding
+	Open          key.Binding
+	AllNamespaces key.Binding
+	Refresh       key.Binding
+
+	Up       key.Binding
+	Down     key.Binding
+	Top      key.Binding
+	Bottom   key.Binding
+	PageUp   key.Binding
+	PageDown key.Binding
+
+	SortName   key.Binding
+	SortAge    key.Binding
+	SortStatus key.Binding
+
+	Mark       key.Binding
+	MarkRange  key.Binding
+	ClearMarks key.Binding
+
+	// actions holds user overrides for view actions (issue 7), by action
+	// name; see Action.
+	actions map[string][]string
+}
+
+// Group names used in help.
+const (
+	GroupGeneral    = "General"
+	GroupNavigation = "Navigation"
+	GroupSort       = "Sort"
+	GroupMarks      = "Marks"
+)
+
+// Named is one binding with its config-file name and help group.
+type Named struct {
+	Name    string
+	Group   string
+	Binding *key.Binding
+}
+
+// Default returns the k9s-like default key map.
+func Default() *KeyMap {
+	b := func(help, desc string, ks ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(ks...), key.WithHelp(help, desc))
+	}
+	return &KeyMap{
+		Quit:          b("ctrl+c", "quit", "ctrl+c"),
+		Help:          b("?", "help", "?"),
+		Command:       b(":", "command", ":"),
+		Filter:        b("/", "filter", "/"),
+		Back:          b("esc", "back / clear filter", "esc"),
+		Open:          b("enter", "open", "enter"),
+		AllNamespaces: b("0", "all namespaces", "0"),
+		Refresh:       b("ctrl+r", "refresh", "ctrl+r"),
+
+		Up:       b("k/↑", "up", "k", "up"),
+		Down:     b("j/↓", "down", "j", "down"),
+		Top:      b("g/home", "top", "g", "home"),
+		Bottom:   b("G/end", "bottom", "G", "end"),
+		PageUp:   b("pgup/ctrl+b", "page up", "pgup", "ctrl+b"),
+		PageDown: b("pgdn/ctrl+f", "page down", "pgdown", "ctrl+f"),
+
+		SortName:   b("N", "sort by name", "N"),
+		SortAge:    b("A", "sort by age", "A"),
+		SortStatus: b("S", "sort by status", "S"),
+
+		Mark:       b("space", "mark", "space"),
+		MarkRange:  b("ctrl+space", "mark range", "ctrl+space"),
+		ClearMarks: b("ctrl+\\", "clear marks", "ctrl+\\"),
+	}
+}
+
+// All lists every binding with its config name, in help order.
+func (k *KeyMap) All() []Named {
+	return []Named{
+		{"quit", GroupGeneral, &k.Quit},
+		{"help", GroupGeneral, &k.Help},
+		{"command", GroupGeneral, &k.Command},
+		{"filter", GroupGeneral, &k.Filter},
+		{"back", GroupGeneral, &k.Back},
+		{"open", GroupGeneral, &k.Open},
+		{"all-namespaces", GroupGeneral, &k.AllNamespaces},
+		{"refresh", GroupGeneral, &k.Refresh},
+		{"up", GroupNavigation, &k.Up},
+		{"down", GroupNavigation, &k.Down},
+		{"top", GroupNavigation, &k.Top},
+		{"bottom", GroupNavigation, &k.Bottom},
+		{"page-up", GroupNavigation, &k.PageUp},
+		{"page-down", GroupNavigation, &k.PageDown},
+		{"sort-name", GroupSort, &k.SortName},
+		{"sort-age", GroupSort, &k.SortAge},
+		{"sort-status", GroupSort, &k.SortStatus},
+		{"mark", GroupMarks, &k.Mark},
+		{"mark-range", GroupMarks, &k.MarkRange},
+		{"clear-marks", GroupMarks, &k.ClearMarks},
+	}
+}
+
+// Action returns the binding for a view action named name: def, with its
+// keys replaced when the user's file has an "actions:" entry for name. The
+// help text keeps def's description and shows the new keys.
+func (k *KeyMap) Action(name string, def key.Binding) key.Binding {
+	ks, ok := k.actions[name]
+	if !ok {
+		return def
+	}
+	return rebind(def, ks)
+}
+
+// Check reports keys bound to more than one binding, including the extra
+// bindings given (view actions). Disabled bindings are ignored.
+func (k *KeyMap) Check(extra ...Named) error {
+	owner := map[string]string{}
+	var errs []string
+	for _, n := range append(k.All(), extra...) {
+		if !n.Binding.Enabled() {
+			continue
+		}
+		for _, s := range n.Binding.Keys() {
+			if o, dup := owner[s]; dup && o != n.Name {
+				errs = append(errs, fmt.Sprintf("key %q is bound to both %s and %s", s, o, n.Name))
+				continue
+			}
+			owner[s] = n.Name
+		}
+	}
+	if len(errs) > 0 {
+		sort.Strings(errs)
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// rebind returns b with keys ks and help key text derived from ks; an empty
+// ks disables the binding.
+func rebind(b key.Binding, ks []string) key.Binding {
+	desc := b.Help().Desc
+	if len(ks) == 0 {
+		nb := key.NewBinding(key.WithHelp("", desc))
+		nb.SetEnabled(false)
+		return nb
+	}
+	return key.NewBinding(key.WithKeys(ks...), key.WithHelp(strings.Join(ks, "/"), desc))
+}

@@ -1,0 +1,74 @@
+package table
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Filter is a parsed row filter in k9s syntax:
+//
+//	text        case-insensitive regular expression on the row's columns
+//	!text       rows that do NOT match the expression
+//	-l k=v,k2   Kubernetes label selector (=, ==, !=, in, notin, exists, !k)
+//
+// The zero Filter matches every row.
+type Filter struct {
+	raw    string
+	re     *regexp.Regexp
+	invert bool
+	sel    labels.Selector
+}
+
+// ParseFilter parses s; an invalid expression or selector is an error and
+// the caller keeps its previous filter.
+func ParseFilter(s string) (Filter, error) {
+	f := Filter{raw: s}
+	t := strings.TrimSpace(s)
+	switch {
+	case t == "":
+		return Filter{}, nil
+	case t == "-l" || strings.HasPrefix(t, "-l ") || strings.HasPrefix(t, "-l\t"):
+		q := strings.TrimSpace(strings.TrimPrefix(t, "-l"))
+		if q == "" {
+			return Filter{}, fmt.Errorf("label selector: empty")
+		}
+		sel, err := labels.Parse(q)
+		if err != nil {
+			return Filter{}, fmt.Errorf("label selector: %w", err)
+		}
+		f.sel = sel
+		return f, nil
+	case strings.HasPrefix(t, "!"):
+		f.invert = true
+		t = strings.TrimSpace(t[1:])
+		if t == "" {
+			return Filter{}, fmt.Errorf("filter: nothing after !")
+		}
+	}
+	re, err := regexp.Compile("(?i)" + t)
+	if err != nil {
+		return Filter{}, fmt.Errorf("filter: %w", err)
+	}
+	f.re = re
+	return f, nil
+}
+
+// String is the text the filter was parsed from.
+func (f Filter) String() string { return f.raw }
+
+// Empty reports whether the filter matches everything.
+func (f Filter) Empty() bool { return f.re == nil && f.sel == nil }
+
+// Match reports whether a row with the given column text and labels passes.
+func (f Filter) Match(text string, lbls map[string]string) bool {
+	switch {
+	case f.sel != nil:
+		return f.sel.Matches(labels.Set(lbls))
+	case f.re != nil:
+		return f.re.MatchString(text) != f.invert
+	}
+	return true
+}
