@@ -1,0 +1,267 @@
+package v1
+
+import "math"
+
+// This file holds small pure functions over the API types that every consumer
+// (controller, TUI, CLI) needs, so that each computes them the same way.
+
+// saturate converts a non-negative int64 to int32, capping at MaxInt32.
+func saturate(n int64) int32 {
+	if n > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	if n < 0 {
+		return 0
+	}
+	return int32(n)
+}
+
+// Hosts returns numOfHosts, treating an unset (0) or invalid value as 1.
+func (g *WorkerGroupSpec) Hosts() int32 {
+	if g.NumOfHosts < 1 {
+		return 1
+	}
+	return g.NumOfHosts
+}
+
+// IsSuspended reports whether the group's suspend flag is set.
+func (g *WorkerGroupSpec) IsSuspended() bool { return g.Suspend != nil && *g.Suspend }
+
+// Min returns minReplicas, 0 when unset.
+func (g *WorkerGroupSpec) Min() int32 {
+	if g.MinReplicas == nil {
+		return 0
+	}
+	return *g.MinReplicas
+}
+
+// Max returns maxReplicas, MaxInt32 when unset (the CRD default).
+func (g *WorkerGroupSpec) Max() int32 {
+	if g.MaxReplicas == nil {
+		return DefaultWorkerGroupMaxReplicas
+	}
+	return *g.MaxReplicas
+}
+
+// DesiredReplicas is replicas clamped to [minReplicas, maxReplicas] (unset
+// replicas count as 0), or 0 when the group is suspended. When min > max
+// (an invalid spec) max wins, so the result never exceeds maxReplicas.
+func (g *WorkerGroupSpec) DesiredReplicas() int32 {
+	if g.IsSuspended() {
+		return 0
+	}
+	r := int32(0)
+	if g.Replicas != nil {
+		r = *g.Replicas
+	}
+	if r < g.Min() {
+		r = g.Min()
+	}
+	if r > g.Max() {
+		r = g.Max()
+	}
+	if r < 0 {
+		r = 0
+	}
+	return r
+}
+
+// DesiredPods is DesiredReplicas × numOfHosts: the number of worker pods the
+// group should have (KubeRay's GetWorkerGroupDesiredReplicas). Saturates at MaxInt32.
+func (g *WorkerGroupSpec) DesiredPods() int32 {
+	return saturate(int64(g.DesiredReplicas()) * int64(g.Hosts()))
+}
+
+// MinPods is minReplicas × numOfHosts (0 when suspended).
+func (g *WorkerGroupSpec) MinPods() int32 {
+	if g.IsSuspended() {
+		return 0
+	}
+	return saturate(int64(max(g.Min(), 0)) * int64(g.Hosts()))
+}
+
+// MaxPods is maxReplicas × numOfHosts (0 when suspended). Saturates at MaxInt32.
+func (g *WorkerGroupSpec) MaxPods() int32 {
+	if g.IsSuspended() {
+		return 0
+	}
+	return saturate(int64(max(g.Max(), 0)) * int64(g.Hosts()))
+}
+
+// DesiredWorkerPods sums DesiredPods over the worker groups: the value of
+// status.desiredWorkerReplicas. Like KubeRay it ignores spec.suspend; use
+// DesiredPods for the number of pods that should exist.
+func (s *RayClusterSpec) DesiredWorkerPods() int32 {
+	var n int64
+	for i := range s.WorkerGroupSpecs {
+		n += int64(s.WorkerGroupSpecs[i].DesiredPods())
+	}
+	return saturate(n)
+}
+
+// MinWorkerPods sums MinPods over the worker groups (status.minWorkerReplicas).
+func (s *RayClusterSpec) MinWorkerPods() int32 {
+	var n int64
+	for i := range s.WorkerGroupSpecs {
+		n += int64(s.WorkerGroupSpecs[i].MinPods())
+	}
+	return saturate(n)
+}
+
+// MaxWorkerPods sums MaxPods over the worker groups (status.maxWorkerReplicas).
+func (s *RayClusterSpec) MaxWorkerPods() int32 {
+	var n int64
+	for i := range s.WorkerGroupSpecs {
+		n += int64(s.WorkerGroupSpecs[i].MaxPods())
+	}
+	return saturate(n)
+}
+
+// DesiredPods is the number of pods that should exist: the head plus
+// DesiredWorkerPods, or 0 when the cluster is suspended.
+func (s *RayClusterSpec) DesiredPods() int32 {
+	if s.IsSuspended() {
+		return 0
+	}
+	return saturate(1 + int64(s.DesiredWorkerPods()))
+}
+
+// IsSuspended reports whether spec.suspend is true.
+func (s *RayClusterSpec) IsSuspended() bool { return s.Suspend != nil && *s.Suspend }
+
+// WorkerGroup returns the worker group with the given name.
+func (s *RayClusterSpec) WorkerGroup(name string) (*WorkerGroupSpec, bool) {
+	for i := range s.WorkerGroupSpecs {
+		if s.WorkerGroupSpecs[i].GroupName == name {
+			return &s.WorkerGroupSpecs[i], true
+		}
+	}
+	return nil, false
+}
+
+// IsAutoscalingEnabled reports whether the in-tree autoscaler is on.
+func (s *RayClusterSpec) IsAutoscalingEnabled() bool {
+	return s != nil && s.EnableInTreeAutoscaling != nil && *s.EnableInTreeAutoscaling
+}
+
+// IsGCSFaultToleranceEnabled reports whether GCS FT is on: gcsFaultToleranceOptions
+// is set, or the annotation ray.io/ft-enabled is "true".
+func (s *RayClusterSpec) IsGCSFaultToleranceEnabled(annotations map[string]string) bool {
+	return s.GcsFaultToleranceOptions != nil || annotations[RayFTEnabledAnnotationKey] == "true"
+}
+
+// GcsFTBackend returns the GCS FT backend, redis when unset; "" when GCS FT options are absent.
+func (s *RayClusterSpec) GcsFTBackend() GcsFaultToleranceBackend {
+	if s.GcsFaultToleranceOptions == nil {
+		return ""
+	}
+	if s.GcsFaultToleranceOptions.Backend == "" {
+		return GcsFTBackendRedis
+	}
+	return s.GcsFaultToleranceOptions.Backend
+}
+
+// UpgradeType returns the RayCluster upgrade strategy type, None when unset.
+func (s *RayClusterSpec) UpgradeType() RayClusterUpgradeType {
+	if s.UpgradeStrategy == nil || s.UpgradeStrategy.Type == nil {
+		return RayClusterUpgradeNone
+	}
+	return *s.UpgradeStrategy.Type
+}
+
+// EffectiveAuthMode returns the effective auth mode: disabled without authOptions,
+// token when authOptions is set without a mode.
+func (s *RayClusterSpec) EffectiveAuthMode() AuthMode {
+	if s.AuthOptions == nil {
+		return AuthModeDisabled
+	}
+	if s.AuthOptions.Mode == "" {
+		return AuthModeToken
+	}
+	return s.AuthOptions.Mode
+}
+
+// IsManagedBy reports whether an object with this spec.managedBy value is
+// reconciled by the controller named controller. An unset value means
+// KubeRay's default controller.
+func IsManagedBy(managedBy *string, controller string) bool {
+	if managedBy == nil || *managedBy == "" {
+		return controller == KubeRayController
+	}
+	return *managedBy == controller
+}
+
+// PathOrDefault returns the Ingress path, "/" when unset.
+func (o *IngressOptions) PathOrDefault() string {
+	if o == nil || o.Path == nil {
+		return DefaultIngressPath
+	}
+	return *o.Path
+}
+
+// PathTypeOrDefault returns the Ingress path type, Prefix when unset.
+func (o *IngressOptions) PathTypeOrDefault() IngressPathType {
+	if o == nil || o.PathType == nil {
+		return IngressPathTypePrefix
+	}
+	return *o.PathType
+}
+
+// EffectiveSubmissionMode returns submissionMode, K8sJobMode when unset.
+func (s *RayJobSpec) EffectiveSubmissionMode() JobSubmissionMode {
+	if s.SubmissionMode == "" {
+		return K8sJobMode
+	}
+	return s.SubmissionMode
+}
+
+// UsesClusterSelector reports whether the job runs on an existing cluster.
+func (s *RayJobSpec) UsesClusterSelector() bool { return len(s.ClusterSelector) > 0 }
+
+// SelectedClusterName is the RayCluster named by clusterSelector["ray.io/cluster"].
+func (s *RayJobSpec) SelectedClusterName() string { return s.ClusterSelector[RayClusterLabelKey] }
+
+// BackoffLimitOrDefault returns spec.backoffLimit, 0 when unset.
+func (s *RayJobSpec) BackoffLimitOrDefault() int32 {
+	if s.BackoffLimit == nil {
+		return 0
+	}
+	return *s.BackoffLimit
+}
+
+// SubmitterBackoffLimit returns submitterConfig.backoffLimit, 2 when unset.
+func (s *RayJobSpec) SubmitterBackoffLimit() int32 {
+	if s.SubmitterConfig == nil || s.SubmitterConfig.BackoffLimit == nil {
+		return DefaultSubmitterBackoffLimit
+	}
+	return *s.SubmitterConfig.BackoffLimit
+}
+
+// UsesDeletionRules reports whether deletionStrategy.deletionRules is in use.
+func (s *RayJobSpec) UsesDeletionRules() bool {
+	return s.DeletionStrategy != nil && len(s.DeletionStrategy.DeletionRules) > 0
+}
+
+// IsTerminal reports whether the RayJob's deployment has finished (Complete or Failed).
+func (j *RayJob) IsTerminal() bool { return IsJobDeploymentTerminal(j.Status.JobDeploymentStatus) }
+
+// DeletionDelaySeconds returns rayClusterDeletionDelaySeconds, 60 when unset.
+func (s *RayServiceSpec) DeletionDelaySeconds() int32 {
+	if s.RayClusterDeletionDelaySeconds == nil {
+		return DefaultRayClusterDeletionDelaySeconds
+	}
+	return *s.RayClusterDeletionDelaySeconds
+}
+
+// EffectiveUpgradeType returns upgradeStrategy.type, NewCluster when unset.
+func (s *RayServiceSpec) EffectiveUpgradeType() RayServiceUpgradeType {
+	if s.UpgradeStrategy == nil || s.UpgradeStrategy.Type == nil {
+		return NewCluster
+	}
+	return *s.UpgradeStrategy.Type
+}
+
+// IsServeApplicationFailed reports whether a Serve application status is DEPLOY_FAILED or UNHEALTHY.
+func IsServeApplicationFailed(status string) bool {
+	return status == ApplicationStatusDeployFailed || status == ApplicationStatusUnhealthy
+}
