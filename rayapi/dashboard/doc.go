@@ -1,0 +1,18 @@
+// Package dashboard owns raydar's client for the Ray dashboard HTTP API on a
+// Ray head node (port 8265): the Jobs API (submit, info, list, stop, delete,
+// logs), the Serve REST API (declarative deploy and status), and the health
+// endpoints (GCS health on the dashboard, /-/healthz on the Serve proxy).
+//
+// The wire format follows Ray (and KubeRay's dashboard client): the same
+// paths, JSON field names, status strings and the x-ray-authorization
+// header. The package imports no Kubernetes code: the caller picks the
+// transport, either a base URL (the head Service DNS name, a port-forward or a
+// sandbox address) via [New], or the Kubernetes API server's service proxy via
+// [NewServiceProxy] with an *http.Client the caller built from its rest.Config
+// (rest.HTTPClientFor).
+//
+// Errors are typed for errors.Is / errors.As: [ErrNotFound],
+// [ErrSubmissionIDInUse], [ErrUnavailable], [ErrUnauthorized],
+// [ErrBadRequest]; every non-2xx answer is also an [*HTTPError] carrying
+// the status code and body.
+package dashboard
