@@ -389,3 +389,19 @@ const (
 	DeploymentStatusHealthy   = "HEALTHY"
 	DeploymentStatusUnhealthy = "UNHEALTHY"
 )
+
+// raydar's own keys. They extend ray.io/v1 without changing its schema, so a
+// cluster that runs KubeRay's CRDs accepts them too.
+const (
+	// StopRequestedAnnotationKey on a RayJob asks the RayJob reconciler to stop
+	// the Ray job (declarative stop). Its value identifies the request (who and
+	// when); the reconciler stops the job exactly once per value and records
+	// the outcome in status.conditions (JobStopConditionType).
+	StopRequestedAnnotationKey = "raydar.io/stop-requested"
+	// JobStopConditionType is the RayJob condition that reports a requested stop:
+	// Status True once the dashboard confirmed it (stopped, already terminal or unknown).
+	JobStopConditionType = "StopConfirmed"
+	// AuditEventSource is the reportingController of Events raydar records for
+	// actions taken by a person through the TUI or CLI.
+	AuditEventSource = "raydar.io/actions"
+)
