@@ -125,7 +125,7 @@ func TestEffectiveValues(t *testing.T) {
 			js.EffectiveSubmissionMode(), js.SubmitterBackoffLimit(), js.BackoffLimitOrDefault())
 	}
 	js = RayJobSpec{SubmissionMode: HTTPMode, BackoffLimit: i32(3), SubmitterConfig: &SubmitterConfig{BackoffLimit: i32(0)},
-		ClusterSelector: map[string]string{RayClusterLabelKey: "c1"},
+		ClusterSelector:  map[string]string{RayClusterLabelKey: "c1"},
 		DeletionStrategy: &DeletionStrategy{DeletionRules: []DeletionRule{{Policy: DeleteSelf}}}}
 	if js.EffectiveSubmissionMode() != HTTPMode || js.SubmitterBackoffLimit() != 0 || js.BackoffLimitOrDefault() != 3 ||
 		!js.UsesClusterSelector() || js.SelectedClusterName() != "c1" || !js.UsesDeletionRules() {

@@ -33,7 +33,9 @@ func checkErrors(t *testing.T, got field.ErrorList, wants []want) {
 	}
 }
 
-func container(name string) corev1.Container { return corev1.Container{Name: name, Image: "rayproject/ray:2.52.0"} }
+func container(name string) corev1.Container {
+	return corev1.Container{Name: name, Image: "rayproject/ray:2.52.0"}
+}
 
 func podTemplate() corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{container("ray")}}}
@@ -101,7 +103,9 @@ func TestValidateRayCluster(t *testing.T) {
 			[]want{{field.ErrorTypeInvalid, wg0 + ".resources[TPU]"}}},
 		{"rayStartParams labels", func(c *RayCluster) { c.Spec.WorkerGroupSpecs[0].RayStartParams = map[string]string{"labels": "a=b"} },
 			[]want{{field.ErrorTypeForbidden, wg0 + ".rayStartParams[labels]"}}},
-		{"bad label key and value", func(c *RayCluster) { c.Spec.WorkerGroupSpecs[0].Labels = map[string]string{"bad key": "ok", "k": "bad value"} },
+		{"bad label key and value", func(c *RayCluster) {
+			c.Spec.WorkerGroupSpecs[0].Labels = map[string]string{"bad key": "ok", "k": "bad value"}
+		},
 			[]want{{field.ErrorTypeInvalid, wg0 + ".labels"}, {field.ErrorTypeInvalid, wg0 + ".labels[k]"}}},
 		{"unknown serviceType", func(c *RayCluster) { c.Spec.HeadGroupSpec.ServiceType = "Magic" },
 			[]want{{field.ErrorTypeNotSupported, "spec.headGroupSpec.serviceType"}}},
