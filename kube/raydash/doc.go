@@ -1,0 +1,22 @@
+// Package raydash owns how raydar reaches the Ray dashboard of a RayCluster,
+// and the translation of a RayJob into the dashboard's job submission.
+//
+// One interface, [Resolver], hands out a [dashboard.Client] for a cluster.
+// [New] picks the way automatically:
+//
+//   - the sandbox's address book, when one is given ([AddressBook]; the
+//     simulated heads of kube/sandbox/headsim implement it);
+//   - the head Service's cluster DNS name, when raydar runs in a pod
+//     (KUBERNETES_SERVICE_HOST is set);
+//   - the Kubernetes API server's service proxy otherwise (a laptop or a
+//     bastion: the common case for the TUI), with the credentials of the
+//     rest.Config.
+//
+// When the cluster's authOptions mode is token, the client carries the Ray
+// auth token read from the cluster's Secret (authOptions.secretName, else
+// the Secret named after the cluster), key auth_token.
+//
+// [SubmitRequest] turns a RayJob's spec into the POST /api/jobs/ body, the
+// one translation used by the HTTPMode submission, by the sandbox's stand-in
+// for the K8sJobMode submitter, and by anything else that submits.
+package raydash
