@@ -94,6 +94,9 @@ type RayJobStatusInfo struct {
 }
 
 // RayJobSpec is the desired state of a RayJob.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.rayClusterSpec) != (has(self.clusterSelector) && size(self.clusterSelector) > 0)",message="exactly one of rayClusterSpec or clusterSelector must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.clusterSelector) || size(self.clusterSelector) == 0 || 'ray.io/cluster' in self.clusterSelector",message="clusterSelector must name the RayCluster with the key ray.io/cluster"
 type RayJobSpec struct {
 	// ActiveDeadlineSeconds limits the RayJob's run time, from status.startTime.
 	// +kubebuilder:validation:Minimum=0
