@@ -1,0 +1,38 @@
+// Package actions owns every change raydar makes to a cluster on behalf of a
+// person, from the TUI or from the CLI: scaling a worker group, deleting
+// specific workers, stopping a RayJob, suspending, resuming and deleting a
+// RayCluster, RayJob or RayService. It is the one choke point for them: the
+// TUI dialogs and the CLI sub-commands call the same functions, so both
+// behave identically.
+//
+// Each action comes in two halves:
+//
+//   - a pure Plan function (PlanScale, PlanDeleteWorkers, PlanStopJob,
+//     PlanSuspend, PlanDelete) that validates the request against an object
+//     the caller already has (the TUI's cache) and returns a preview to show
+//     before confirming, or a clear error; and a Preview method that reads the
+//     object first, for callers without a cache (the CLI);
+//   - an apply method on Actions (ScaleGroup, DeleteWorkers, StopJob,
+//     StopJobDirect, Suspend, Resume, Delete).
+//
+// Every apply method, in order:
+//  1. refuses with an error matching ErrReadOnly when Options.ReadOnly is
+//     set, before any I/O (no API call, no audit line);
+//  2. makes sure the audit log can be written, and refuses otherwise;
+//  3. reads the object fresh, re-plans from that read, and makes ONE write
+//     that carries the resourceVersion it was planned on, so it fails with
+//     409 Conflict if the object changed meanwhile; on a conflict it starts
+//     over from a fresh read (retry.RetryOnConflict). Nothing is written
+//     half: one request per action;
+//  4. records a Kubernetes Event on the object (reportingController
+//     rayv1.AuditEventSource) saying what was done, by whom, from raydar;
+//  5. appends one JSON line to the audit log (time, actor, context, action,
+//     object, details, outcome and error), also for rejected and failed
+//     attempts.
+//
+// Errors are typed: *ReadOnlyError (errors.Is ErrReadOnly), *InvalidError
+// (errors.Is ErrInvalid; bad input or a spec rule of rayapi/v1 validation),
+// *APIError (a refused or failed API call, worded for people: "forbidden:
+// user alice cannot patch rayclusters in namespace team-a"; it unwraps to the
+// API status error so apierrors.IsForbidden and friends work).
+package actions
