@@ -203,14 +203,26 @@ func TestReadOnlyRefusesEveryActionBeforeAnyIO(t *testing.T) {
 					count()
 					return nil
 				},
-				List:   func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error { count(); return nil },
-				Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error { count(); return nil },
+				List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
+					count()
+					return nil
+				},
+				Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+					count()
+					return nil
+				},
 				Patch: func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
 					count()
 					return nil
 				},
-				Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error { count(); return nil },
-				Delete: func(context.Context, client.WithWatch, client.Object, ...client.DeleteOption) error { count(); return nil },
+				Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error {
+					count()
+					return nil
+				},
+				Delete: func(context.Context, client.WithWatch, client.Object, ...client.DeleteOption) error {
+					count()
+					return nil
+				},
 			}
 			h := newHarness(t, actions.Options{ReadOnly: true}, funcs, fixtures()...)
 			if !h.a.ReadOnly() {

@@ -44,8 +44,8 @@ func rayPod(ns, c, g, name string) corev1.Pod {
 	}
 	return corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(name + "-uid"), Labels: map[string]string{
-			rayv1.RayClusterLabelKey:  c,
-			rayv1.RayNodeTypeLabelKey: string(typ),
+			rayv1.RayClusterLabelKey:   c,
+			rayv1.RayNodeTypeLabelKey:  string(typ),
 			rayv1.RayNodeGroupLabelKey: grp,
 			rayv1.RayNodeLabelKey:      rayv1.RayNodeLabelValue,
 		}},
