@@ -1,0 +1,351 @@
+package rayhead
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults for Options.
+const (
+	// DefaultStopGracePeriod is the time between SIGTERM and SIGKILL when a
+	// job is stopped (Ray's RAY_JOB_STOP_WAIT_TIME_S is 3 s).
+	DefaultStopGracePeriod = 3 * time.Second
+	// DefaultServeDeployDelay is how long a Serve application stays
+	// DEPLOYING (or DELETING), and how long the proxy takes to start.
+	DefaultServeDeployDelay = 100 * time.Millisecond
+	// DefaultMaxLogBytes bounds each job's captured output.
+	DefaultMaxLogBytes = 1 << 20
+)
+
+// Options configure a Head. The zero value is usable.
+type Options struct {
+	// StopGracePeriod is the time between SIGTERM and SIGKILL of a job's
+	// process group, on StopJob and on Close (default DefaultStopGracePeriod).
+	StopGracePeriod time.Duration
+	// ServeDeployDelay: see DefaultServeDeployDelay. A negative value means
+	// no delay (the transition still happens after the PUT returns).
+	ServeDeployDelay time.Duration
+	// MaxLogBytes bounds each job's log buffer; older output is dropped
+	// (default DefaultMaxLogBytes).
+	MaxLogBytes int
+	// Token, when set, is required on every dashboard API call except the
+	// health endpoints, as "x-ray-authorization: Bearer <Token>" (or
+	// "Authorization: Bearer <Token>"): 401 without one, 403 with a wrong one.
+	Token string
+	// ImportFails reports whether a Serve application's import_path fails
+	// to import (its app then ends DEPLOY_FAILED). Default: the path
+	// contains "fail".
+	ImportFails func(importPath string) bool
+	// Env is the base environment of job subprocesses (default
+	// os.Environ()); runtime_env.env_vars are added on top.
+	Env []string
+	// TempDir is where the Head makes its working directory, holding one
+	// directory per job (default os.TempDir()).
+	TempDir string
+	// NodeIP is the head's IP as reported in driver_info, proxies and
+	// replicas (default 127.0.0.1).
+	NodeIP string
+	// ProxyListenAddr is the Serve proxy's listen address (default: the
+	// dashboard's host, port 0).
+	ProxyListenAddr string
+}
+
+// Head is a simulated Ray head node. Create it with New, then Start it.
+type Head struct {
+	opts Options
+	node string        // Ray node ID (hex)
+	done chan struct{} // closed by Close
+
+	http500 atomic.Bool
+	latency atomic.Int64 // time.Duration
+	delayed atomic.Int64 // requests waiting out the latency now
+
+	mu         sync.Mutex
+	started    bool
+	closed     bool
+	refusing   bool
+	dashAddr   string
+	proxyAddr  string
+	dashSrv    *http.Server
+	proxySrv   *http.Server
+	dashH      http.Handler
+	proxyH     http.Handler
+	workDir    string
+	jobs       map[string]*job // by submission ID
+	jobSeq     int
+	serve      serveState
+	jobWG      sync.WaitGroup // one per job goroutine
+	timerWG    sync.WaitGroup // serve timer callbacks in flight
+	srvWG      sync.WaitGroup // http.Server.Serve goroutines
+	closeOnce  sync.Once
+	closeError error
+}
+
+// New returns a Head that is not listening yet.
+func New(opts Options) *Head {
+	if opts.StopGracePeriod <= 0 {
+		opts.StopGracePeriod = DefaultStopGracePeriod
+	}
+	if opts.ServeDeployDelay == 0 {
+		opts.ServeDeployDelay = DefaultServeDeployDelay
+	}
+	if opts.ServeDeployDelay < 0 {
+		opts.ServeDeployDelay = 0
+	}
+	if opts.MaxLogBytes <= 0 {
+		opts.MaxLogBytes = DefaultMaxLogBytes
+	}
+	if opts.ImportFails == nil {
+		opts.ImportFails = func(p string) bool { return strings.Contains(p, "fail") }
+	}
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	if opts.NodeIP == "" {
+		opts.NodeIP = "127.0.0.1"
+	}
+	node := make([]byte, 28)
+	rand.Read(node)
+	h := &Head{opts: opts, node: hex.EncodeToString(node), done: make(chan struct{}), jobs: map[string]*job{}}
+	h.serve.apps = map[string]*serveApp{}
+	h.dashH = h.faults(h.auth(h.dashboardMux()))
+	h.proxyH = h.faults(h.proxyMux())
+	return h
+}
+
+// Start listens on listenAddr for the dashboard (default "127.0.0.1:0"; port
+// 0 picks a free port) and on Options.ProxyListenAddr for the Serve proxy.
+func (h *Head) Start(listenAddr string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.started || h.closed {
+		return errors.New("rayhead: Start called twice or after Close")
+	}
+	if listenAddr == "" {
+		listenAddr = "127.0.0.1:0"
+	}
+	dashLn, err := net.Listen("tcp", listenAddr)
+	if err != nil {
+		return fmt.Errorf("rayhead: dashboard listener: %w", err)
+	}
+	proxyListen := h.opts.ProxyListenAddr
+	if proxyListen == "" {
+		host, _, _ := net.SplitHostPort(dashLn.Addr().String())
+		proxyListen = net.JoinHostPort(host, "0")
+	}
+	proxyLn, err := net.Listen("tcp", proxyListen)
+	if err != nil {
+		dashLn.Close()
+		return fmt.Errorf("rayhead: serve proxy listener: %w", err)
+	}
+	dir, err := os.MkdirTemp(h.opts.TempDir, "rayhead-*")
+	if err != nil {
+		dashLn.Close()
+		proxyLn.Close()
+		return fmt.Errorf("rayhead: working directory: %w", err)
+	}
+	h.workDir = dir
+	h.dashAddr = dashLn.Addr().String()
+	h.proxyAddr = proxyLn.Addr().String()
+	h.dashSrv = h.serveOn(dashLn, h.dashH)
+	h.proxySrv = h.serveOn(proxyLn, h.proxyH)
+	h.started = true
+	return nil
+}
+
+// serveOn serves handler on ln until the returned server is closed.
+func (h *Head) serveOn(ln net.Listener, handler http.Handler) *http.Server {
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	h.srvWG.Add(1)
+	go func() {
+		defer h.srvWG.Done()
+		_ = srv.Serve(ln) // returns on Close
+	}()
+	return srv
+}
+
+// DashboardAddr is the dashboard's host:port ("" before Start).
+func (h *Head) DashboardAddr() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.dashAddr
+}
+
+// DashboardURL is "http://" + DashboardAddr, the base URL for dashboard.New.
+func (h *Head) DashboardURL() string { return "http://" + h.DashboardAddr() }
+
+// ProxyAddr is the Serve proxy's host:port ("" before Start).
+func (h *Head) ProxyAddr() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.proxyAddr
+}
+
+// ProxyURL is "http://" + ProxyAddr, the base URL for dashboard.ProxyHealthy.
+func (h *Head) ProxyURL() string { return "http://" + h.ProxyAddr() }
+
+// SetRefuse closes both listeners (and every open connection) so that
+// connections are refused, or, with on=false, listens again on the same
+// addresses. Jobs keep running meanwhile.
+func (h *Head) SetRefuse(on bool) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.started || h.closed {
+		return errors.New("rayhead: SetRefuse needs a started, open Head")
+	}
+	if on == h.refusing {
+		return nil
+	}
+	if on {
+		h.dashSrv.Close()
+		h.proxySrv.Close()
+		h.refusing = true
+		return nil
+	}
+	dashLn, err := net.Listen("tcp", h.dashAddr)
+	if err != nil {
+		return fmt.Errorf("rayhead: listening again on %s: %w", h.dashAddr, err)
+	}
+	proxyLn, err := net.Listen("tcp", h.proxyAddr)
+	if err != nil {
+		dashLn.Close()
+		return fmt.Errorf("rayhead: listening again on %s: %w", h.proxyAddr, err)
+	}
+	h.dashSrv = h.serveOn(dashLn, h.dashH)
+	h.proxySrv = h.serveOn(proxyLn, h.proxyH)
+	h.refusing = false
+	return nil
+}
+
+// SetHTTP500 makes every request, on the dashboard and on the proxy, answer
+// 500 while on.
+func (h *Head) SetHTTP500(on bool) { h.http500.Store(on) }
+
+// SetLatency delays every answer by d (0: none).
+func (h *Head) SetLatency(d time.Duration) { h.latency.Store(int64(d)) }
+
+// faults applies the runtime fault switches before handler.
+func (h *Head) faults(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d := time.Duration(h.latency.Load()); d > 0 {
+			h.delayed.Add(1)
+			defer h.delayed.Add(-1)
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			case <-h.done:
+				t.Stop()
+				http.Error(w, "head is shutting down", http.StatusServiceUnavailable)
+				return
+			}
+		}
+		if h.http500.Load() {
+			http.Error(w, "Internal Server Error (simulated fault)", http.StatusInternalServerError)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// auth checks the Ray token when one is configured.
+func (h *Head) auth(next http.Handler) http.Handler {
+	if h.opts.Token == "" {
+		return next
+	}
+	want := []byte("Bearer " + h.opts.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/gcs_healthz", "/api/version":
+			next.ServeHTTP(w, r)
+			return
+		}
+		got := r.Header.Get("x-ray-authorization")
+		if got == "" {
+			got = r.Header.Get("Authorization")
+		}
+		switch {
+		case got == "":
+			http.Error(w, "Unauthorized: missing authentication token", http.StatusUnauthorized)
+		case subtle.ConstantTimeCompare([]byte(got), want) != 1:
+			http.Error(w, "Forbidden: invalid authentication token", http.StatusForbidden)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+func (h *Head) dashboardMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/gcs_healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, "success")
+	})
+	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"version": "4", "ray_version": RayVersion, "ray_commit": "rayhead"})
+	})
+	mux.HandleFunc("POST /api/jobs/{$}", h.handleSubmit)
+	mux.HandleFunc("GET /api/jobs/{$}", h.handleList)
+	mux.HandleFunc("GET /api/jobs/{id}", h.handleInfo)
+	mux.HandleFunc("DELETE /api/jobs/{id}", h.handleDelete)
+	mux.HandleFunc("POST /api/jobs/{id}/stop", h.handleStop)
+	mux.HandleFunc("GET /api/jobs/{id}/logs", h.handleLogs)
+	mux.HandleFunc("PUT /api/serve/applications/{$}", h.handleServePut)
+	mux.HandleFunc("GET /api/serve/applications/{$}", h.handleServeGet)
+	mux.HandleFunc("DELETE /api/serve/applications/{$}", h.handleServeDelete)
+	return mux
+}
+
+// RayVersion is the Ray version the simulated head reports.
+const RayVersion = "2.52.0"
+
+// Close stops serving, stops every job (SIGTERM to its process group, SIGKILL
+// after the grace period), waits for them to be reaped, and removes the
+// working directory. It is safe to call more than once.
+func (h *Head) Close() error {
+	h.closeOnce.Do(func() { h.closeError = h.close() })
+	return h.closeError
+}
+
+func (h *Head) close() error {
+	h.mu.Lock()
+	h.closed = true
+	close(h.done)
+	if h.dashSrv != nil {
+		h.dashSrv.Close()
+		h.proxySrv.Close()
+	}
+	// Pending jobs stop at once; running ones get SIGTERM now and SIGKILL
+	// after the grace period.
+	for _, j := range h.jobs {
+		h.stopLocked(j, msgShutdown)
+	}
+	h.shutdownServeLocked()
+	h.mu.Unlock()
+
+	h.jobWG.Wait()
+	h.timerWG.Wait()
+	h.srvWG.Wait()
+
+	if h.workDir != "" {
+		if err := os.RemoveAll(h.workDir); err != nil {
+			return fmt.Errorf("rayhead: removing %s: %w", h.workDir, err)
+		}
+	}
+	return nil
+}
+
+// nodeID is the head's Ray node ID.
+func (h *Head) nodeID() string { return h.node }
