@@ -1,0 +1,127 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+func TestSummarizeEvents(t *testing.T) {
+	rc := cluster("c", group("small", 3))
+	p := decide(obsOf(rc, nil))
+	out := &outcome{createdServices: p.CreateServices, createdPods: p.CreatePods}
+	evs := summarizeEvents(p, out)
+	if len(evs) != 1 {
+		t.Fatalf("bring-up produced %d Events, want one: %+v", len(evs), evs)
+	}
+	e := evs[0]
+	if e.Type != corev1.EventTypeNormal || e.Reason != reasonCreated ||
+		!strings.Contains(e.Message, "Service c-head-svc") || !strings.Contains(e.Message, "head pod c-head-s0000") ||
+		!strings.Contains(e.Message, "3 worker pods in group small (c-small-worker-s0001, c-small-worker-s0002, c-small-worker-s0003)") {
+		t.Errorf("event %+v", e)
+	}
+
+	// Only workers: the specific reason.
+	out = &outcome{createdPods: workerPods(rc, "small", pending, 2)}
+	if evs := summarizeEvents(&plan{}, out); evs[0].Reason != reasonCreatedWorkerPods {
+		t.Errorf("reason %s", evs[0].Reason)
+	}
+
+	// Deletions grouped by reason; failures as warnings.
+	ws := workerPods(rc, "small", ready, 3)
+	out = &outcome{
+		deleted: []podDeletion{{Pod: ws[0], Reason: "listed in workersToDelete"}, {Pod: ws[1], Reason: "listed in workersToDelete"},
+			{Pod: ws[2], Reason: "pod failed"}},
+		failures: []failure{{Reason: rayv1.FailedCreateWorkerPod, Message: "creating pod a: quota"}, {Reason: rayv1.FailedCreateWorkerPod, Message: "creating pod b: quota"}},
+	}
+	evs = summarizeEvents(&plan{}, out)
+	if len(evs) != 3 {
+		t.Fatalf("events %+v", evs)
+	}
+	if evs[0].Reason != reasonDeletedWorkerPods || !strings.Contains(evs[0].Message, "Deleted 2 worker pods (c-small-worker-w0, c-small-worker-w1): listed in workersToDelete") {
+		t.Errorf("deletion event %+v", evs[0])
+	}
+	if evs[2].Type != corev1.EventTypeWarning || evs[2].Reason != rayv1.FailedCreateWorkerPod || !strings.Contains(evs[2].Message, "creating pod a: quota; creating pod b: quota") {
+		t.Errorf("failure event %+v", evs[2])
+	}
+}
+
+func TestExpectationsOverlay(t *testing.T) {
+	rc := cluster("c", group("small", 2))
+	e := newExpectations()
+	now := t0
+	e.now = func() time.Time { return now }
+	uid := rc.UID
+
+	created := mkPod(rc, false, "small", "c-small-worker-new", pending)
+	e.expectCreate(uid, created)
+	cached := workerPods(rc, "small", ready, 1)
+	e.expectDelete(uid, cached[0])
+
+	got := e.overlayPods(uid, cached)
+	if len(got) != 2 || got[0].DeletionTimestamp == nil || got[1].Name != created.Name {
+		t.Fatalf("overlay %v", podNames(got))
+	}
+	if cached[0].DeletionTimestamp != nil {
+		t.Fatal("overlay mutated the cached pod")
+	}
+	// The informer sees both writes: the overlay adds nothing.
+	e.observedCreate(uid, created)
+	e.observedDelete(uid, cached[0].UID)
+	if got := e.overlayPods(uid, cached); len(got) != 1 || got[0].DeletionTimestamp != nil {
+		t.Fatalf("after observation %v", podNames(got))
+	}
+	// A create never seen expires after the TTL.
+	e.expectCreate(uid, created)
+	now = now.Add(expectationTTL + time.Second)
+	if got := e.overlayPods(uid, nil); len(got) != 0 {
+		t.Fatalf("expired overlay %v", podNames(got))
+	}
+	if e.pending(uid) {
+		t.Error("expired expectation still pending")
+	}
+	// Uncertainty is taken once.
+	e.markUncertain(uid)
+	if !e.takeUncertain(uid) || e.takeUncertain(uid) {
+		t.Error("takeUncertain")
+	}
+	// A re-created cluster of the same name has a new UID: no leftovers.
+	if got := e.overlayPods(types.UID("other"), nil); len(got) != 0 {
+		t.Error("leak across UIDs")
+	}
+}
+
+func TestSkipReason(t *testing.T) {
+	rc := cluster("c")
+	none := OtherOperator{}
+	kuberay := OtherOperator{Detected: true, Pods: []string{"ray-system/kuberay-operator-abc"}}
+	tests := []struct {
+		managedBy *string
+		other     OtherOperator
+		skip      bool
+	}{
+		{nil, none, false},
+		{ptr(rayv1.KubeRayController), none, false},
+		{ptr(rayv1.ManagedByRaydar), none, false},
+		{ptr(rayv1.MultiKueueController), none, true},
+		{nil, kuberay, true},
+		{ptr(rayv1.KubeRayController), kuberay, true},
+		{ptr(rayv1.ManagedByRaydar), kuberay, false},
+		{nil, OtherOperator{Detected: true, Ignored: true, Pods: kuberay.Pods}, false},
+	}
+	for _, tc := range tests {
+		rc.Spec.ManagedBy = tc.managedBy
+		why := skipReason(rc, tc.other)
+		if (why != "") != tc.skip {
+			t.Errorf("managedBy=%v other=%+v: skip reason %q, want skip=%v", tc.managedBy, tc.other, why, tc.skip)
+		}
+	}
+	if msg := kuberay.Message(); !strings.Contains(msg, "ray-system/kuberay-operator-abc") || !strings.Contains(msg, rayv1.ManagedByRaydar) {
+		t.Errorf("message %q", msg)
+	}
+}

@@ -1,0 +1,235 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// Labels by which a KubeRay operator's pods are recognised: the Helm chart
+// sets app.kubernetes.io/name=kuberay-operator, the kustomize manifests
+// app.kubernetes.io/component=kuberay-operator.
+var otherOperatorSelectors = []client.MatchingLabels{
+	{rayv1.KubernetesApplicationNameLabelKey: "kuberay-operator"},
+	{"app.kubernetes.io/component": "kuberay-operator"},
+}
+
+// OtherOperator is what raydar knows about another operator managing
+// ray.io objects in the cluster.
+type OtherOperator struct {
+	// Detected is true while a KubeRay operator pod is running or starting.
+	Detected bool
+	// Pods are the detected operator pods, "namespace/name".
+	Pods []string
+	// Ignored is true when raydar was told to reconcile anyway
+	// (Options.IgnoreOtherOperators).
+	Ignored bool
+	// CheckedAt is the time of the last check; Err its error, if any.
+	CheckedAt time.Time
+	Err       string
+}
+
+// Message says, in words, what the detection means for raydar.
+func (o OtherOperator) Message() string {
+	switch {
+	case !o.Detected:
+		return ""
+	case o.Ignored:
+		return fmt.Sprintf("a KubeRay operator is running (%s) but raydar reconciles anyway (--ignore-other-operator): both will act on the same clusters", joinPhrases(o.Pods))
+	}
+	return fmt.Sprintf("a KubeRay operator is running (%s): raydar leaves ray.io objects to it, except those with spec.managedBy: %s",
+		joinPhrases(o.Pods), rayv1.ManagedByRaydar)
+}
+
+// gate decides which RayClusters raydar may touch: not those whose
+// spec.managedBy names another controller, and, while a KubeRay operator
+// runs in the cluster, not those KubeRay would reconcile (managedBy unset
+// or ray.io/kuberay-operator) unless told to ignore it.
+type gate struct {
+	ignoreOthers bool
+	api          client.Reader
+	// kick receives every RayCluster to re-reconcile when the detection
+	// changes.
+	kick  chan crevent.GenericEvent
+	cache client.Reader
+
+	mu        sync.RWMutex
+	other     OtherOperator
+	notified  map[types.UID]string
+	unmanaged map[types.NamespacedName]string
+}
+
+func newGate(api client.Reader, ignoreOthers bool) *gate {
+	return &gate{
+		api: api, ignoreOthers: ignoreOthers,
+		kick:      make(chan crevent.GenericEvent, 1024),
+		notified:  map[types.UID]string{},
+		unmanaged: map[types.NamespacedName]string{},
+		other:     OtherOperator{Ignored: ignoreOthers},
+	}
+}
+
+// skipReason says why raydar must not reconcile rc, "" if it may.
+func (g *gate) skipReason(rc *rayv1.RayCluster) string {
+	g.mu.RLock()
+	other := g.other
+	g.mu.RUnlock()
+	return skipReason(rc, other)
+}
+
+// skipReason is the pure rule behind gate.skipReason.
+func skipReason(rc *rayv1.RayCluster, other OtherOperator) string {
+	mb := rc.Spec.ManagedBy
+	switch {
+	case rayv1.IsManagedBy(mb, rayv1.ManagedByRaydar):
+		return ""
+	case !rayv1.IsManagedBy(mb, rayv1.KubeRayController):
+		return fmt.Sprintf("spec.managedBy is %q: that controller reconciles this cluster, raydar does not touch it", *mb)
+	case other.Detected && !other.Ignored:
+		return other.Message()
+	}
+	return ""
+}
+
+// skip reports whether to leave rc alone; the first time for each cluster
+// and reason it says why in an Event and the log.
+func (g *gate) skip(ctx context.Context, rc *rayv1.RayCluster, rec recorder.EventRecorder) bool {
+	why := g.skipReason(rc)
+	nn := types.NamespacedName{Namespace: rc.Namespace, Name: rc.Name}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if why == "" {
+		delete(g.unmanaged, nn)
+		delete(g.notified, rc.UID)
+		return false
+	}
+	g.unmanaged[nn] = why
+	if g.notified[rc.UID] != why {
+		g.notified[rc.UID] = why
+		reason := reasonManagedElsewhere
+		if rayv1.IsManagedBy(rc.Spec.ManagedBy, rayv1.KubeRayController) {
+			reason = reasonOtherOperator
+		}
+		log.FromContext(ctx).Info("not reconciling", "reason", why)
+		rec.Eventf(rc, nil, corev1.EventTypeNormal, reason, "Skip", "raydar does not reconcile this cluster: %s", why)
+	}
+	return true
+}
+
+func (g *gate) forget(uid types.UID, nn types.NamespacedName) {
+	g.mu.Lock()
+	delete(g.notified, uid)
+	delete(g.unmanaged, nn)
+	g.mu.Unlock()
+}
+
+// Unmanaged lists the RayClusters raydar currently leaves alone and why.
+func (g *gate) Unmanaged() map[types.NamespacedName]string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := make(map[types.NamespacedName]string, len(g.unmanaged))
+	for k, v := range g.unmanaged {
+		out[k] = v
+	}
+	return out
+}
+
+func (g *gate) otherOperator() OtherOperator {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	o := g.other
+	o.Pods = append([]string(nil), o.Pods...)
+	return o
+}
+
+// check looks for KubeRay operator pods once. When the answer changes,
+// every cached RayCluster is re-queued.
+func (g *gate) check(ctx context.Context) {
+	found := map[string]bool{}
+	var errMsg string
+	for _, sel := range otherOperatorSelectors {
+		list := &corev1.PodList{}
+		if err := g.api.List(ctx, list, sel); err != nil {
+			errMsg = err.Error()
+			continue
+		}
+		for _, p := range list.Items {
+			if p.DeletionTimestamp == nil && (p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodPending) {
+				found[p.Namespace+"/"+p.Name] = true
+			}
+		}
+	}
+	pods := sortedKeys(found)
+	sort.Strings(pods)
+	g.mu.Lock()
+	before := g.other.Detected
+	if errMsg == "" || len(pods) > 0 {
+		g.other.Detected = len(pods) > 0
+		g.other.Pods = pods
+	}
+	g.other.CheckedAt = time.Now()
+	g.other.Err = errMsg
+	changed := before != g.other.Detected
+	msg := g.other.Message()
+	g.mu.Unlock()
+	if changed {
+		if msg != "" {
+			log.FromContext(ctx).Info("other operator detected", "message", msg)
+		} else {
+			log.FromContext(ctx).Info("no other operator any more; reconciling every RayCluster")
+		}
+		g.requeueAll(ctx)
+	}
+}
+
+func (g *gate) requeueAll(ctx context.Context) {
+	if g.cache == nil {
+		return
+	}
+	list := &rayv1.RayClusterList{}
+	if err := g.cache.List(ctx, list); err != nil {
+		return
+	}
+	for i := range list.Items {
+		// Never block: a process that does not lead has no consumer, and
+		// gaining the lead reconciles every cluster anyway.
+		select {
+		case g.kick <- crevent.GenericEvent{Object: &list.Items[i]}:
+		default:
+			return
+		}
+	}
+}
+
+// watcher runs check periodically on every raydar process, leader or not,
+// so that every TUI can show it.
+type otherOperatorWatcher struct {
+	g        *gate
+	interval time.Duration
+}
+
+func (w *otherOperatorWatcher) NeedLeaderElection() bool { return false }
+
+func (w *otherOperatorWatcher) Start(ctx context.Context) error {
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			w.g.check(ctx)
+		}
+	}
+}

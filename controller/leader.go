@@ -1,0 +1,85 @@
+package controller
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// LeaderStatus says who reconciles: raydar processes elect one leader on a
+// Lease; the others keep their caches warm and only observe.
+type LeaderStatus struct {
+	// Enabled is false when leader election is off (this process always
+	// reconciles).
+	Enabled bool
+	// Identity is this process's identity in the election.
+	Identity string
+	// Holder is the identity currently holding the Lease ("" when nobody
+	// holds it or it has not been read yet).
+	Holder string
+	// IsLeader is true while this process holds the Lease and reconciles.
+	IsLeader bool
+	// Lease is the Lease, "namespace/name".
+	Lease string
+	// RenewTime is the holder's last renewal; LeaseDuration how long the
+	// Lease is valid after it.
+	RenewTime     time.Time
+	LeaseDuration time.Duration
+	// ObservedAt is when this process last read the Lease.
+	ObservedAt time.Time
+}
+
+// Expired reports whether the holder's lease has run out at time now.
+func (s LeaderStatus) Expired(now time.Time) bool {
+	return s.Holder == "" || (!s.RenewTime.IsZero() && now.After(s.RenewTime.Add(s.LeaseDuration)))
+}
+
+// observingLock wraps the Lease lock the leader elector uses and remembers
+// the last record it read or wrote. Every candidate reads the Lease each
+// retry period, so this costs no extra request.
+type observingLock struct {
+	resourcelock.Interface
+
+	mu       sync.Mutex
+	rec      resourcelock.LeaderElectionRecord
+	observed time.Time
+}
+
+func (l *observingLock) note(r *resourcelock.LeaderElectionRecord) {
+	l.mu.Lock()
+	l.rec = *r
+	l.observed = time.Now()
+	l.mu.Unlock()
+}
+
+func (l *observingLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	r, raw, err := l.Interface.Get(ctx)
+	if err == nil && r != nil {
+		l.note(r)
+	}
+	return r, raw, err
+}
+
+func (l *observingLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	err := l.Interface.Create(ctx, r)
+	if err == nil {
+		l.note(&r)
+	}
+	return err
+}
+
+func (l *observingLock) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	err := l.Interface.Update(ctx, r)
+	if err == nil {
+		l.note(&r)
+	}
+	return err
+}
+
+func (l *observingLock) snapshot() (resourcelock.LeaderElectionRecord, time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rec, l.observed
+}

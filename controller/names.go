@@ -1,0 +1,255 @@
+package controller
+
+// This file is the one home of the names and labels of every object the
+// RayCluster reconciler creates. They follow KubeRay's scheme so that
+// kubectl-ray, dashboards and selectors written for KubeRay keep working.
+// Label and annotation keys come from rayapi/v1 (labels.go); this file only
+// decides which objects carry which values.
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+const (
+	// maxPrefixLength bounds a generated pod name prefix, as KubeRay does
+	// for generateName, so that the full name stays a valid hostname.
+	maxPrefixLength = 50
+	// maxServiceNameLength is the DNS-1035 label limit of Service names.
+	maxServiceNameLength = 63
+	// suffixLength is the length of the random suffix of pod names; the
+	// same length and alphabet as the API server's generateName.
+	suffixLength = 5
+
+	headServiceSuffix   = "-head-svc"
+	headlessSuffix      = "-headless"
+	redisCleanupSuffix  = "-redis-cleanup"
+	redisCleanupCtrName = "redis-cleanup"
+	initContainerName   = "wait-gcs-ready"
+	sharedMemVolume     = "shared-mem"
+	rayLogsVolume       = "ray-logs"
+	rayLogsPath         = "/tmp/ray"
+	sharedMemPath       = "/dev/shm"
+)
+
+// randomSuffix returns a generateName-style suffix. Names are chosen by the
+// controller, not by the API server, so that an expectation can be recorded
+// before the create request is sent (see the package comment).
+func randomSuffix() string { return utilrand.String(suffixLength) }
+
+// trimName cuts s to n bytes and makes sure it does not end in a character a
+// DNS label cannot end with before a suffix is appended.
+func trimName(s string, n int) string {
+	if len(s) > n {
+		s = s[:n]
+	}
+	return s
+}
+
+// headPodPrefix is the name prefix of head pods: "<cluster>-head-".
+func headPodPrefix(cluster string) string {
+	return trimName(cluster+"-head-", maxPrefixLength)
+}
+
+// workerPodPrefix is the name prefix of a group's worker pods:
+// "<cluster>-<group>-worker-".
+func workerPodPrefix(cluster, group string) string {
+	return trimName(cluster+"-"+group+"-worker-", maxPrefixLength)
+}
+
+// headPodName is a new head pod name.
+func headPodName(cluster, suffix string) string { return headPodPrefix(cluster) + suffix }
+
+// workerPodName is a new single-host worker pod name.
+func workerPodName(cluster, group, suffix string) string {
+	return workerPodPrefix(cluster, group) + suffix
+}
+
+// replicaName names a multi-host replica: the worker prefix plus a suffix.
+// Its pods are "<replica>-<host index>".
+func replicaName(cluster, group, suffix string) string {
+	return workerPodPrefix(cluster, group) + suffix
+}
+
+// multiHostPodName is the name of host i of a multi-host replica.
+func multiHostPodName(replica string, host int) string {
+	return replica + "-" + strconv.Itoa(host)
+}
+
+// HeadServiceName is the name of a RayCluster's head Service:
+// headService.metadata.name when the override names it, else "<cluster>-head-svc".
+func HeadServiceName(rc *rayv1.RayCluster) string {
+	if hs := rc.Spec.HeadGroupSpec.HeadService; hs != nil && hs.Name != "" {
+		return hs.Name
+	}
+	return defaultHeadServiceName(rc.Name)
+}
+
+func defaultHeadServiceName(cluster string) string {
+	return trimName(cluster, maxServiceNameLength-len(headServiceSuffix)) + headServiceSuffix
+}
+
+// headlessWorkerServiceName names the headless Service of multi-host groups.
+func headlessWorkerServiceName(cluster string) string {
+	return trimName(cluster, maxServiceNameLength-len(headlessSuffix)) + headlessSuffix
+}
+
+// redisCleanupJobName names the GCS fault-tolerance Redis clean-up Job.
+func redisCleanupJobName(cluster string) string {
+	return trimName(cluster, maxServiceNameLength-len(redisCleanupSuffix)) + redisCleanupSuffix
+}
+
+// autoscalerRBACName names the autoscaler's ServiceAccount, Role and
+// RoleBinding: the head pod's serviceAccountName when set, else the cluster name.
+func autoscalerRBACName(rc *rayv1.RayCluster) string {
+	if sa := rc.Spec.HeadGroupSpec.Template.Spec.ServiceAccountName; sa != "" {
+		return sa
+	}
+	return rc.Name
+}
+
+// headFQDN is the cluster-internal DNS name of the head Service.
+func headFQDN(rc *rayv1.RayCluster, clusterDomain string) string {
+	return HeadServiceName(rc) + "." + rc.Namespace + ".svc." + clusterDomain
+}
+
+// podLabels are the labels of a Ray pod: the template's, then KubeRay's
+// fixed labels. ray.io/cluster, ray.io/node-type and ray.io/group cannot be
+// overridden by the template; the others can, as in KubeRay.
+func podLabels(cluster string, nodeType rayv1.RayNodeType, group string, template map[string]string) map[string]string {
+	l := map[string]string{
+		rayv1.RayNodeLabelKey:                   rayv1.RayNodeLabelValue,
+		rayv1.RayIDLabelKey:                     cluster + "-" + string(nodeType),
+		rayv1.KubernetesApplicationNameLabelKey: rayv1.ApplicationName,
+		rayv1.KubernetesCreatedByLabelKey:       rayv1.ComponentName,
+	}
+	for k, v := range template {
+		l[k] = v
+	}
+	l[rayv1.RayClusterLabelKey] = cluster
+	l[rayv1.RayNodeTypeLabelKey] = string(nodeType)
+	l[rayv1.RayNodeGroupLabelKey] = group
+	return l
+}
+
+// headPodLabels are the labels of the head pod.
+func headPodLabels(rc *rayv1.RayCluster) map[string]string {
+	return podLabels(rc.Name, rayv1.HeadNode, rayv1.RayNodeHeadGroupLabelValue, rc.Spec.HeadGroupSpec.Template.Labels)
+}
+
+// workerPodLabels are the labels of a worker pod of group g.
+func workerPodLabels(rc *rayv1.RayCluster, g *rayv1.WorkerGroupSpec) map[string]string {
+	return podLabels(rc.Name, rayv1.WorkerNode, g.GroupName, g.Template.Labels)
+}
+
+// multiHostLabels adds the replica labels of a multi-host worker pod.
+func multiHostLabels(l map[string]string, replica string, replicaIndex, host int) {
+	l[rayv1.RayWorkerReplicaNameKey] = replica
+	l[rayv1.RayWorkerReplicaIndexKey] = strconv.Itoa(replicaIndex)
+	l[rayv1.RayHostIndexKey] = strconv.Itoa(host)
+}
+
+// serviceLabels are the labels of a Service of the cluster (head or headless).
+func serviceLabels(cluster string, nodeType rayv1.RayNodeType) map[string]string {
+	return map[string]string{
+		rayv1.RayClusterLabelKey:                cluster,
+		rayv1.RayNodeTypeLabelKey:               string(nodeType),
+		rayv1.RayIDLabelKey:                     cluster + "-" + string(nodeType),
+		rayv1.KubernetesApplicationNameLabelKey: rayv1.ApplicationName,
+		rayv1.KubernetesCreatedByLabelKey:       rayv1.ComponentName,
+	}
+}
+
+// headSelector selects the head pod of a cluster.
+func headSelector(cluster string) map[string]string {
+	return map[string]string{
+		rayv1.RayClusterLabelKey:  cluster,
+		rayv1.RayNodeTypeLabelKey: string(rayv1.HeadNode),
+	}
+}
+
+// workerSelector selects the worker pods of a cluster.
+func workerSelector(cluster string) map[string]string {
+	return map[string]string{
+		rayv1.RayClusterLabelKey:  cluster,
+		rayv1.RayNodeTypeLabelKey: string(rayv1.WorkerNode),
+	}
+}
+
+// clusterPodsSelector selects every Ray pod of a cluster (head and workers).
+func clusterPodsSelector(cluster string) labels.Selector {
+	req1, _ := labels.NewRequirement(rayv1.RayClusterLabelKey, selection.Equals, []string{cluster})
+	req2, _ := labels.NewRequirement(rayv1.RayNodeTypeLabelKey, selection.In,
+		[]string{string(rayv1.HeadNode), string(rayv1.WorkerNode)})
+	return labels.NewSelector().Add(*req1, *req2)
+}
+
+// rayPodsCacheSelector restricts the shared cache to Ray pods: every pod
+// carrying ray.io/node-type (head, worker, redis-cleanup and the pods of
+// RayJob submitters), as KubeRay's own cache does.
+func rayPodsCacheSelector() labels.Selector {
+	req, _ := labels.NewRequirement(rayv1.RayNodeTypeLabelKey, selection.Exists, nil)
+	return labels.NewSelector().Add(*req)
+}
+
+// rayServicesCacheSelector restricts the shared cache to Services of Ray
+// clusters (every Service this package creates carries ray.io/cluster).
+func rayServicesCacheSelector() labels.Selector {
+	req, _ := labels.NewRequirement(rayv1.RayClusterLabelKey, selection.Exists, nil)
+	return labels.NewSelector().Add(*req)
+}
+
+// ownerRef is the controller owner reference every child carries.
+func ownerRef(rc *rayv1.RayCluster) metav1.OwnerReference {
+	t := true
+	return metav1.OwnerReference{
+		APIVersion:         rayv1.GroupVersion.String(),
+		Kind:               rayv1.KindRayCluster,
+		Name:               rc.Name,
+		UID:                rc.UID,
+		Controller:         &t,
+		BlockOwnerDeletion: &t,
+	}
+}
+
+// controllerUID returns the UID of obj's controller owner, or "".
+func controllerUID(refs []metav1.OwnerReference) string {
+	for _, r := range refs {
+		if r.Controller != nil && *r.Controller {
+			return string(r.UID)
+		}
+	}
+	return ""
+}
+
+// podGroup is the group of a pod: the ray.io/group label.
+func podGroup(p *corev1.Pod) string { return p.Labels[rayv1.RayNodeGroupLabelKey] }
+
+// isHeadPod reports whether p is a head pod.
+func isHeadPod(p *corev1.Pod) bool {
+	return p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode)
+}
+
+// isWorkerPod reports whether p is a worker pod.
+func isWorkerPod(p *corev1.Pod) bool {
+	return p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.WorkerNode)
+}
+
+// podReplica is the multi-host replica name of p, "" for single-host pods.
+func podReplica(p *corev1.Pod) string { return p.Labels[rayv1.RayWorkerReplicaNameKey] }
+
+// podReplicaIndex is the multi-host replica index of p, -1 if absent.
+func podReplicaIndex(p *corev1.Pod) int {
+	i, err := strconv.Atoi(p.Labels[rayv1.RayWorkerReplicaIndexKey])
+	if err != nil {
+		return -1
+	}
+	return i
+}

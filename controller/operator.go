@@ -1,0 +1,388 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	crevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// Defaults of Options.
+const (
+	DefaultLeaderElectionID        = "raydar-operator"
+	DefaultLeaderElectionNamespace = "raydar-system"
+	DefaultConcurrency             = 8
+	DefaultStatusCoalesceWindow    = time.Second
+	DefaultOtherOperatorInterval   = 30 * time.Second
+	DefaultQPS                     = 300
+	DefaultBurst                   = 600
+	// ControllerName names the controller in logs, metrics and Events.
+	ControllerName = "raydar-raycluster"
+)
+
+// inClusterNamespaceFile holds the pod's namespace when running in a cluster.
+const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// Options configure an Operator. The zero value is usable: leader election
+// on, metrics and health probes off, all namespaces.
+type Options struct {
+	// DisableLeaderElection makes this process reconcile without electing a
+	// leader. Only safe when it is the only raydar running.
+	DisableLeaderElection bool
+	// LeaderElectionNamespace holds the Lease. Default: the pod's namespace
+	// in a cluster, else "raydar-system" if it exists… callers outside a
+	// cluster usually pass the namespace they may write Leases in.
+	LeaderElectionNamespace string
+	// LeaderElectionID names the Lease. Default "raydar-operator".
+	LeaderElectionID string
+	// Identity of this process in the election, shown by LeaderStatus.
+	// Default "<hostname>_<random>".
+	Identity string
+	// LeaseDuration, RenewDeadline and RetryPeriod tune the election
+	// (defaults 15 s, 10 s, 2 s as in controller-runtime).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+
+	// MetricsBindAddress serves Prometheus metrics; "" or "0" turns them off.
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz; "" or "0" turns them off.
+	HealthProbeBindAddress string
+
+	// Concurrency is the number of RayClusters reconciled at once. Default 8.
+	Concurrency int
+	// Namespaces restricts the operator (and the cache) to these
+	// namespaces; empty means all.
+	Namespaces []string
+	// IgnoreOtherOperators makes raydar reconcile even while a KubeRay
+	// operator runs in the cluster.
+	IgnoreOtherOperators bool
+	// OtherOperatorInterval is how often to look for one. Default 30 s.
+	OtherOperatorInterval time.Duration
+	// StatusCoalesceWindow holds status changes that are not urgent (counts
+	// and addresses while pods come up) for at most this long, so they are
+	// written once. Default 1 s; negative writes every change at once.
+	StatusCoalesceWindow time.Duration
+	// QPS and Burst of the operator's client (a copy of the given config).
+	// Defaults 300 and 600: bring-up of many clusters is write-bound.
+	QPS   float32
+	Burst int
+	// ClusterDomain of the cluster DNS. Default $CLUSTER_DOMAIN or cluster.local.
+	ClusterDomain string
+	// DisableProbeInjection stops adding readiness/liveness probes.
+	DisableProbeInjection bool
+	// Logger; default controller-runtime's global logger.
+	Logger logr.Logger
+	// SkipControllerNameValidation allows several Operators in one process
+	// (tests).
+	SkipControllerNameValidation bool
+	// Scheme to use; default a scheme with client-go's types and ray.io/v1.
+	Scheme *runtime.Scheme
+}
+
+// Operator is raydar's reconcile loop for RayClusters, on a
+// controller-runtime manager whose cache other parts of raydar (the TUI)
+// share.
+type Operator struct {
+	mgr  manager.Manager
+	gate *gate
+	rec  *reconciler
+	lock *observingLock
+	opts Options
+	ns   string
+}
+
+// NewScheme returns a scheme with client-go's types and ray.io/v1.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := rayv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// New builds an Operator; Start runs it.
+func New(cfg *rest.Config, opts Options) (*Operator, error) {
+	if cfg == nil {
+		return nil, errors.New("controller: nil rest.Config")
+	}
+	opts = withDefaults(opts)
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "raydar-operator"
+	}
+
+	cacheOpts := cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:     {Label: rayPodsCacheSelector()},
+			&corev1.Service{}: {Label: rayServicesCacheSelector()},
+		},
+	}
+	if len(opts.Namespaces) > 0 {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range opts.Namespaces {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	mopts := manager.Options{
+		Scheme: opts.Scheme,
+		Logger: opts.Logger,
+		Cache:  cacheOpts,
+		Client: client.Options{Cache: &client.CacheOptions{
+			// Read live, never cached: nothing needs a watch on these.
+			DisableFor: []client.Object{&batchv1.Job{}, &corev1.ServiceAccount{}, &rbacv1.Role{},
+				&rbacv1.RoleBinding{}, &coordinationv1.Lease{}},
+		}},
+		Metrics:                metricsserver.Options{BindAddress: orZero(opts.MetricsBindAddress)},
+		HealthProbeBindAddress: orZero(opts.HealthProbeBindAddress),
+		LeaseDuration:          &opts.LeaseDuration,
+		RenewDeadline:          &opts.RenewDeadline,
+		RetryPeriod:            &opts.RetryPeriod,
+		Controller:             ctrlConfig(opts),
+	}
+
+	o := &Operator{opts: opts}
+	if !opts.DisableLeaderElection {
+		ns := opts.LeaderElectionNamespace
+		lcfg := rest.CopyConfig(cfg)
+		lcfg.Timeout = max(opts.RenewDeadline/2, time.Second)
+		cs, err := kubernetes.NewForConfig(rest.AddUserAgent(lcfg, "leader-election"))
+		if err != nil {
+			return nil, err
+		}
+		l, err := resourcelock.New(resourcelock.LeasesResourceLock, ns, opts.LeaderElectionID,
+			cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: opts.Identity})
+		if err != nil {
+			return nil, err
+		}
+		o.lock = &observingLock{Interface: l}
+		o.ns = ns
+		mopts.LeaderElection = true
+		mopts.LeaderElectionID = opts.LeaderElectionID
+		mopts.LeaderElectionNamespace = ns
+		mopts.LeaderElectionResourceLockInterface = o.lock
+		mopts.LeaderElectionReleaseOnCancel = true
+	}
+
+	mgr, err := ctrl.NewManager(cfg, mopts)
+	if err != nil {
+		return nil, fmt.Errorf("controller: creating the manager: %w", err)
+	}
+	o.mgr = mgr
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, ownerUIDField, func(obj client.Object) []string {
+		if uid := controllerUID(obj.GetOwnerReferences()); uid != "" {
+			return []string{uid}
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("controller: indexing pods: %w", err)
+	}
+
+	o.gate = newGate(mgr.GetAPIReader(), opts.IgnoreOtherOperators)
+	o.gate.cache = mgr.GetClient()
+	bc := defaultBuildConfig()
+	bc.ClusterDomain = opts.ClusterDomain
+	bc.InjectProbes = !opts.DisableProbeInjection
+	o.rec = newReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ControllerName), o.gate, bc, opts.StatusCoalesceWindow)
+
+	h := &childHandler{exp: o.rec.exp}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("raycluster").
+		For(&rayv1.RayCluster{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+			predicate.LabelChangedPredicate{}, finalizersChanged()))).
+		Watches(&corev1.Pod{}, h).
+		Watches(&corev1.Service{}, h).
+		WatchesRawSource(source.Channel(o.gate.kick, &handler.EnqueueRequestForObject{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency}).
+		Complete(o.rec)
+	if err != nil {
+		return nil, fmt.Errorf("controller: building the RayCluster controller: %w", err)
+	}
+	if err := mgr.Add(&otherOperatorWatcher{g: o.gate, interval: opts.OtherOperatorInterval}); err != nil {
+		return nil, err
+	}
+	if opts.HealthProbeBindAddress != "" && opts.HealthProbeBindAddress != "0" {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("cache", func(r *http.Request) error {
+			if !mgr.GetCache().WaitForCacheSync(r.Context()) {
+				return errors.New("cache not synced")
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+func ctrlConfig(opts Options) (c config.Controller) {
+	c.SkipNameValidation = &opts.SkipControllerNameValidation
+	c.MaxConcurrentReconciles = opts.Concurrency
+	return c
+}
+
+func finalizersChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e crevent.UpdateEvent) bool {
+		return strings.Join(e.ObjectOld.GetFinalizers(), ",") != strings.Join(e.ObjectNew.GetFinalizers(), ",")
+	}}
+}
+
+func orZero(addr string) string {
+	if addr == "" {
+		return "0"
+	}
+	return addr
+}
+
+func withDefaults(o Options) Options {
+	if o.LeaderElectionID == "" {
+		o.LeaderElectionID = DefaultLeaderElectionID
+	}
+	if o.LeaderElectionNamespace == "" {
+		o.LeaderElectionNamespace = DefaultLeaderElectionNamespace
+		if b, err := os.ReadFile(inClusterNamespaceFile); err == nil && strings.TrimSpace(string(b)) != "" {
+			o.LeaderElectionNamespace = strings.TrimSpace(string(b))
+		}
+	}
+	if o.Identity == "" {
+		host, _ := os.Hostname()
+		o.Identity = host + "_" + string(uuid.NewUUID())[:8]
+	}
+	if o.LeaseDuration == 0 {
+		o.LeaseDuration = 15 * time.Second
+	}
+	if o.RenewDeadline == 0 {
+		o.RenewDeadline = 10 * time.Second
+	}
+	if o.RetryPeriod == 0 {
+		o.RetryPeriod = 2 * time.Second
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.OtherOperatorInterval <= 0 {
+		o.OtherOperatorInterval = DefaultOtherOperatorInterval
+	}
+	if o.StatusCoalesceWindow == 0 {
+		o.StatusCoalesceWindow = DefaultStatusCoalesceWindow
+	}
+	if o.QPS == 0 {
+		o.QPS = DefaultQPS
+	}
+	if o.Burst == 0 {
+		o.Burst = DefaultBurst
+	}
+	if o.ClusterDomain == "" {
+		o.ClusterDomain = os.Getenv("CLUSTER_DOMAIN")
+	}
+	if o.ClusterDomain == "" {
+		o.ClusterDomain = "cluster.local"
+	}
+	if o.Scheme == nil {
+		o.Scheme = NewScheme()
+	}
+	return o
+}
+
+// Start runs the operator until ctx is done: the shared cache, the leader
+// election, and (while leading) the reconcile loop. It first looks once for
+// another operator, so that nothing is touched before that is known. It
+// returns an error if leadership is lost; callers that want to stay a
+// candidate start a new Operator.
+func (o *Operator) Start(ctx context.Context) error {
+	o.gate.check(ctx)
+	return o.mgr.Start(ctx)
+}
+
+// Cache is the manager's informer cache, shared with the TUI. It holds
+// RayClusters, Ray pods (those labelled ray.io/node-type) and Ray Services
+// (labelled ray.io/cluster), without managed fields; other kinds are
+// added on first use. Reads block until the cache has synced.
+func (o *Operator) Cache() cache.Cache { return o.mgr.GetCache() }
+
+// Client reads from Cache and writes to the API server.
+func (o *Operator) Client() client.Client { return o.mgr.GetClient() }
+
+// Manager exposes the controller-runtime manager, to add more controllers
+// (RayJob, RayService) to the same cache and election.
+func (o *Operator) Manager() manager.Manager { return o.mgr }
+
+// Elected is closed once this process leads (at once without election).
+func (o *Operator) Elected() <-chan struct{} { return o.mgr.Elected() }
+
+// Leader says who leads the election, for the TUI header.
+func (o *Operator) Leader() LeaderStatus {
+	s := LeaderStatus{Enabled: !o.opts.DisableLeaderElection, Identity: o.opts.Identity, LeaseDuration: o.opts.LeaseDuration}
+	select {
+	case <-o.mgr.Elected():
+		s.IsLeader = true
+	default:
+	}
+	if o.lock == nil {
+		s.Holder = o.opts.Identity
+		return s
+	}
+	s.Lease = o.ns + "/" + o.opts.LeaderElectionID
+	rec, at := o.lock.snapshot()
+	s.Holder = rec.HolderIdentity
+	s.RenewTime = rec.RenewTime.Time
+	if rec.LeaseDurationSeconds > 0 {
+		s.LeaseDuration = time.Duration(rec.LeaseDurationSeconds) * time.Second
+	}
+	s.ObservedAt = at
+	if s.IsLeader {
+		s.Holder = o.opts.Identity
+	}
+	return s
+}
+
+// OtherOperator says whether a KubeRay operator was found in the cluster,
+// and what raydar does about it.
+func (o *Operator) OtherOperator() OtherOperator { return o.gate.otherOperator() }
+
+// Unmanaged lists the RayClusters raydar leaves alone (spec.managedBy names
+// another controller, or a KubeRay operator runs), with the reason. Only the
+// leader fills it.
+func (o *Operator) Unmanaged() map[types.NamespacedName]string { return o.gate.Unmanaged() }
+
+// SkipReason says why raydar would not reconcile rc ("" if it would), from
+// spec.managedBy and the current other-operator detection; any process can
+// call it, leader or not.
+func (o *Operator) SkipReason(rc *rayv1.RayCluster) string { return o.gate.skipReason(rc) }

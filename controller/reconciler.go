@@ -1,0 +1,600 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// The reconciler's permissions; `make generate` turns these markers into
+// config/rbac/role.yaml. pods patch, pods/resize and rayclusters patch are
+// needed only because the autoscaler's Role grants them and Kubernetes lets
+// nobody grant what they do not hold.
+//
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;deletecollection;patch
+// +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=raydar-system
+
+// ownerUIDField indexes cached pods by their controller's UID.
+const ownerUIDField = "raydar.metadata.controllerUID"
+
+// maxConflictRetries bounds the fresh-read retries after a 409.
+const maxConflictRetries = 3
+
+// writeConcurrency bounds the parallel writes of one reconcile.
+const writeConcurrency = 16
+
+// reconciler reconciles RayClusters: observe → decide → act.
+type reconciler struct {
+	client    client.Client // reads from the shared cache, writes to the API server
+	api       client.Reader // live reads, when the cache cannot be trusted
+	recorder  recorder.EventRecorder
+	exp       *expectations
+	gate      *gate
+	cfg       buildConfig
+	coalesce  time.Duration
+	now       func() time.Time
+	newSuffix func() string
+
+	mu sync.Mutex
+	// written remembers this process's writes to RayClusters until the cache
+	// shows them, keyed by UID (see readYourWrites).
+	written map[types.UID]*writtenCluster
+	// dirtySince is when each cluster's status first differed from what is
+	// written (for coalescing).
+	dirtySince map[types.UID]time.Time
+	// rbacReady remembers clusters whose autoscaler RBAC exists.
+	rbacReady map[types.UID]bool
+	// uids maps names to UIDs, to forget a cluster once it is gone.
+	uids map[types.NamespacedName]types.UID
+}
+
+type writtenCluster struct {
+	stale map[string]bool // resourceVersions our writes superseded
+	obj   *rayv1.RayCluster
+}
+
+func newReconciler(c client.Client, api client.Reader, rec recorder.EventRecorder, g *gate, cfg buildConfig, coalesce time.Duration) *reconciler {
+	return &reconciler{
+		client: c, api: api, recorder: rec, gate: g, cfg: cfg, coalesce: coalesce,
+		exp: newExpectations(), now: time.Now, newSuffix: randomSuffix,
+		written: map[types.UID]*writtenCluster{}, dirtySince: map[types.UID]time.Time{},
+		rbacReady: map[types.UID]bool{}, uids: map[types.NamespacedName]types.UID{},
+	}
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	rc := &rayv1.RayCluster{}
+	if err := r.client.Get(ctx, req.NamespacedName, rc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	r.mu.Lock()
+	r.uids[req.NamespacedName] = rc.UID
+	r.mu.Unlock()
+	rc = r.readYourWrites(rc)
+	if r.gate.skip(ctx, rc, r.recorder) {
+		return ctrl.Result{}, nil
+	}
+	for attempt := 1; ; attempt++ {
+		res, err := r.reconcileOnce(ctx, rc)
+		if !apierrors.IsConflict(err) || attempt >= maxConflictRetries {
+			return res, err
+		}
+		// 409: someone else wrote the RayCluster (the autoscaler patching
+		// replicas, a user editing it). Decide again from a fresh read; the
+		// expectations keep the writes already made from being repeated.
+		log.FromContext(ctx).V(1).Info("conflict, retrying from a fresh read", "attempt", attempt)
+		fresh := &rayv1.RayCluster{}
+		if err := r.api.Get(ctx, req.NamespacedName, fresh); err != nil {
+			if apierrors.IsNotFound(err) {
+				return ctrl.Result{}, nil
+			}
+			return ctrl.Result{}, err
+		}
+		rc = fresh
+	}
+}
+
+func (r *reconciler) forget(nn types.NamespacedName) {
+	r.mu.Lock()
+	uid, ok := r.uids[nn]
+	delete(r.uids, nn)
+	if ok {
+		delete(r.written, uid)
+		delete(r.dirtySince, uid)
+		delete(r.rbacReady, uid)
+	}
+	r.mu.Unlock()
+	if ok {
+		r.exp.forget(uid)
+		r.gate.forget(uid, nn)
+	}
+}
+
+// readYourWrites returns our last written version of rc when the cache still
+// shows a version that write superseded.
+func (r *reconciler) readYourWrites(rc *rayv1.RayCluster) *rayv1.RayCluster {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w, ok := r.written[rc.UID]
+	if !ok {
+		return rc
+	}
+	if w.stale[rc.ResourceVersion] {
+		return w.obj.DeepCopy()
+	}
+	delete(r.written, rc.UID)
+	return rc
+}
+
+func (r *reconciler) rememberWrite(prevRV string, obj *rayv1.RayCluster) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w, ok := r.written[obj.UID]
+	if !ok {
+		w = &writtenCluster{stale: map[string]bool{}}
+		r.written[obj.UID] = w
+	}
+	w.stale[prevRV] = true
+	w.obj = obj.DeepCopy()
+}
+
+func (r *reconciler) reconcileOnce(ctx context.Context, rc *rayv1.RayCluster) (ctrl.Result, error) {
+	obs, err := r.observe(ctx, rc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	p := decide(obs)
+	return r.act(ctx, obs, p)
+}
+
+// observe reads what decide needs: from the cache, with this process's
+// unseen writes laid over it, or live from the API server after a write
+// whose outcome is unknown.
+func (r *reconciler) observe(ctx context.Context, rc *rayv1.RayCluster) (*observed, error) {
+	o := &observed{Cluster: rc, Now: r.now(), Config: r.cfg, NewSuffix: r.newSuffix}
+	var pods []*corev1.Pod
+	list := &corev1.PodList{}
+	if r.exp.takeUncertain(rc.UID) {
+		if err := r.api.List(ctx, list, client.InNamespace(rc.Namespace),
+			client.MatchingLabelsSelector{Selector: clusterPodsSelector(rc.Name)}); err != nil {
+			r.exp.markUncertain(rc.UID)
+			return nil, fmt.Errorf("listing pods: %w", err)
+		}
+	} else if err := r.client.List(ctx, list, client.InNamespace(rc.Namespace),
+		client.MatchingFields{ownerUIDField: string(rc.UID)}); err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	for i := range list.Items {
+		p := &list.Items[i]
+		if controllerUID(p.OwnerReferences) == string(rc.UID) && (isHeadPod(p) || isWorkerPod(p)) {
+			pods = append(pods, p)
+		}
+	}
+	o.Pods = r.exp.overlayPods(rc.UID, pods)
+
+	var err error
+	if o.HeadService, err = r.getService(ctx, rc, HeadServiceName(rc)); err != nil {
+		return nil, err
+	}
+	if needsHeadlessWorkerService(rc) {
+		if o.HeadlessService, err = r.getService(ctx, rc, headlessWorkerServiceName(rc.Name)); err != nil {
+			return nil, err
+		}
+	}
+	if autoscalingEnabled(rc) && rc.DeletionTimestamp == nil {
+		if o.RBACReady, err = r.autoscalerRBACExists(ctx, rc); err != nil {
+			return nil, err
+		}
+	}
+	if rc.DeletionTimestamp != nil && hasFinalizer(rc, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
+		job := &batchv1.Job{}
+		err := r.api.Get(ctx, types.NamespacedName{Namespace: rc.Namespace, Name: redisCleanupJobName(rc.Name)}, job)
+		switch {
+		case err == nil:
+			o.CleanupJob = job
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("reading the Redis clean-up Job: %w", err)
+		}
+	}
+	return o, nil
+}
+
+func (r *reconciler) getService(ctx context.Context, rc *rayv1.RayCluster, name string) (*corev1.Service, error) {
+	svc := &corev1.Service{}
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: rc.Namespace, Name: name}, svc)
+	switch {
+	case apierrors.IsNotFound(err):
+		svc = nil
+	case err != nil:
+		return nil, fmt.Errorf("reading Service %s: %w", name, err)
+	}
+	return r.exp.overlayService(rc.UID, name, svc), nil
+}
+
+// autoscalerRBACExists reads the autoscaler's RBAC objects live, once per
+// cluster per process (they are not cached: nothing else needs them).
+func (r *reconciler) autoscalerRBACExists(ctx context.Context, rc *rayv1.RayCluster) (bool, error) {
+	r.mu.Lock()
+	ok := r.rbacReady[rc.UID]
+	r.mu.Unlock()
+	if ok {
+		return true, nil
+	}
+	for _, obj := range buildAutoscalerRBAC(rc) {
+		got := obj.DeepCopyObject().(client.Object)
+		err := r.api.Get(ctx, client.ObjectKeyFromObject(obj), got)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading autoscaler %T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	r.setRBACReady(rc.UID)
+	return true, nil
+}
+
+func (r *reconciler) setRBACReady(uid types.UID) {
+	r.mu.Lock()
+	r.rbacReady[uid] = true
+	r.mu.Unlock()
+}
+
+// outcome is what acting on a plan did.
+type outcome struct {
+	createdServices []*corev1.Service
+	createdRBAC     []client.Object
+	createdPods     []*corev1.Pod
+	deleted         []podDeletion
+	createdJob      *batchv1.Job
+	failures        []failure
+	ambiguous       bool
+}
+
+func (o *outcome) fail(reason, msg string) {
+	o.failures = append(o.failures, failure{Reason: reason, Message: msg})
+}
+
+// act applies the plan: every write is idempotent (names are fixed before
+// the request, deletions carry a UID precondition), so a plan applied half
+// (killed, timed out) is completed by the next pass, never doubled.
+func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Result, error) {
+	rc := obs.Cluster
+	logger := log.FromContext(ctx)
+
+	if p.AddFinalizer {
+		if err := r.patchFinalizers(ctx, rc, func(f []string) []string {
+			return append(f, rayv1.GCSFaultToleranceRedisCleanupFinalizer)
+		}); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	out := r.applyWrites(ctx, rc, p)
+	for _, e := range append(p.Events, summarizeEvents(p, out)...) {
+		r.recorder.Eventf(rc, nil, e.Type, e.Reason, e.Action, "%s", truncate(e.Message, 1000))
+	}
+	if out.ambiguous {
+		r.exp.markUncertain(rc.UID)
+	}
+
+	if p.RemoveFinalizer {
+		if err := r.patchFinalizers(ctx, rc, func(f []string) []string {
+			out := f[:0:0]
+			for _, x := range f {
+				if x != rayv1.GCSFaultToleranceRedisCleanupFinalizer {
+					out = append(out, x)
+				}
+			}
+			return out
+		}); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+	}
+
+	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
+	if !p.SkipStatus {
+		status := p.Status
+		if len(out.failures) > 0 {
+			done := &plan{CreatePods: out.createdPods, DeletePods: out.deleted, Invalid: p.Invalid, ResetProvisioned: p.ResetProvisioned}
+			svc := obs.HeadService
+			for _, s := range out.createdServices {
+				if s.Name == HeadServiceName(rc) {
+					svc = s
+				}
+			}
+			status = computeStatus(rc, podsAfter(obs.Pods, done, obs.Now), svc, done, out.failures, obs.Now)
+		}
+		after, err := r.writeStatus(ctx, rc, status, len(out.failures) > 0)
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				return ctrl.Result{}, nil
+			}
+			return ctrl.Result{}, err
+		}
+		if after > 0 && (res.RequeueAfter == 0 || after < res.RequeueAfter) {
+			res.RequeueAfter = after
+		}
+	}
+	if len(out.failures) > 0 {
+		msgs := make([]string, 0, len(out.failures))
+		for _, f := range out.failures {
+			msgs = append(msgs, f.Message)
+		}
+		// Returning an error requeues with controller-runtime's exponential
+		// back-off: a persistent failure is retried, never hot-looped.
+		err := errors.New(strings.Join(msgs, "; "))
+		logger.Info("some writes failed; retrying with back-off", "error", err.Error())
+		return ctrl.Result{}, err
+	}
+	return res, nil
+}
+
+// patchFinalizers changes the finalizers with an optimistic lock: a
+// conflict goes back to Reconcile, which retries from a fresh read.
+func (r *reconciler) patchFinalizers(ctx context.Context, rc *rayv1.RayCluster, f func([]string) []string) error {
+	prev := rc.ResourceVersion
+	orig := rc.DeepCopy()
+	rc.Finalizers = f(append([]string(nil), rc.Finalizers...))
+	if err := r.client.Patch(ctx, rc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		rc.Finalizers = orig.Finalizers
+		return err
+	}
+	r.rememberWrite(prev, rc)
+	return nil
+}
+
+// writeStatus writes the status if it really changed. Changes that are not
+// urgent (see statusUrgent) are held for up to r.coalesce and written once,
+// so a cluster coming up does not write a status per pod transition. It
+// returns how long to wait before the held status is due.
+func (r *reconciler) writeStatus(ctx context.Context, rc *rayv1.RayCluster, status rayv1.RayClusterStatus, urgent bool) (time.Duration, error) {
+	now := r.now()
+	r.mu.Lock()
+	if statusEqual(rc.Status, status) {
+		delete(r.dirtySince, rc.UID)
+		r.mu.Unlock()
+		return 0, nil
+	}
+	if !urgent && r.coalesce > 0 && !statusUrgent(rc.Status, status) {
+		since, ok := r.dirtySince[rc.UID]
+		if !ok {
+			since = now
+			r.dirtySince[rc.UID] = now
+		}
+		if wait := r.coalesce - now.Sub(since); wait > 0 {
+			r.mu.Unlock()
+			return wait, nil
+		}
+	}
+	delete(r.dirtySince, rc.UID)
+	r.mu.Unlock()
+
+	prev := rc.ResourceVersion
+	obj := rc.DeepCopy()
+	t := metav1.NewTime(now)
+	status.LastUpdateTime = &t
+	obj.Status = status
+	if err := r.client.Status().Update(ctx, obj); err != nil {
+		return 0, err
+	}
+	r.rememberWrite(prev, obj)
+	return 0, nil
+}
+
+// applyWrites runs the plan's creations and deletions, in parallel where
+// they do not depend on each other (the head pod waits for the autoscaler's
+// ServiceAccount).
+func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *plan) *outcome {
+	out := &outcome{}
+	var mu sync.Mutex
+	record := func(f func()) { mu.Lock(); f(); mu.Unlock() }
+	sem := make(chan struct{}, writeConcurrency)
+	var wg sync.WaitGroup
+	run := func(f func()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			f()
+		}()
+	}
+
+	for _, svc := range p.CreateServices {
+		run(func() {
+			r.exp.expectCreate(rc.UID, svc)
+			err := r.client.Create(ctx, svc)
+			record(func() {
+				switch {
+				case err == nil:
+					r.exp.created(rc.UID, svc)
+					out.createdServices = append(out.createdServices, svc)
+				case apierrors.IsAlreadyExists(err):
+					r.exp.createFailed(rc.UID, svc)
+				default:
+					r.exp.createFailed(rc.UID, svc)
+					out.fail(rayv1.FailedCreateHeadService, fmt.Sprintf("creating Service %s: %v", svc.Name, err))
+				}
+			})
+		})
+	}
+
+	rbacOK := true
+	if len(p.CreateRBAC) > 0 {
+		for _, obj := range p.CreateRBAC {
+			err := r.client.Create(ctx, obj)
+			switch {
+			case err == nil:
+				out.createdRBAC = append(out.createdRBAC, obj)
+			case apierrors.IsAlreadyExists(err):
+			default:
+				rbacOK = false
+				out.fail(rayv1.FailedCreateHeadPod, fmt.Sprintf("creating the autoscaler's %s %s: %v", kindOf(obj), obj.GetName(), err))
+			}
+		}
+		if rbacOK {
+			r.setRBACReady(rc.UID)
+		}
+	}
+
+	for _, pod := range p.CreatePods {
+		reason := rayv1.FailedCreateWorkerPod
+		if isHeadPod(pod) {
+			reason = rayv1.FailedCreateHeadPod
+			if !rbacOK {
+				continue
+			}
+		}
+		run(func() {
+			r.exp.expectCreate(rc.UID, pod)
+			err := r.client.Create(ctx, pod)
+			record(func() {
+				switch {
+				case err == nil:
+					r.exp.created(rc.UID, pod)
+					out.createdPods = append(out.createdPods, pod)
+				case apierrors.IsAlreadyExists(err):
+					// Our own earlier create whose answer was lost, or a
+					// name clash: read live next time to tell.
+					r.exp.createFailed(rc.UID, pod)
+					out.ambiguous = true
+				case ambiguous(err):
+					out.ambiguous = true
+					out.fail(reason, fmt.Sprintf("creating pod %s: %v", pod.Name, err))
+				default:
+					r.exp.createFailed(rc.UID, pod)
+					out.fail(reason, fmt.Sprintf("creating pod %s: %v", pod.Name, err))
+				}
+			})
+		})
+	}
+
+	if p.DeleteAll && len(p.DeletePods) > 0 {
+		for _, d := range p.DeletePods {
+			r.exp.expectDelete(rc.UID, d.Pod)
+		}
+		run(func() {
+			err := r.client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(rc.Namespace),
+				client.MatchingLabelsSelector{Selector: clusterPodsSelector(rc.Name)})
+			record(func() {
+				if err != nil && !apierrors.IsNotFound(err) {
+					for _, d := range p.DeletePods {
+						r.exp.deleteFailed(rc.UID, d.Pod)
+					}
+					out.fail(rayv1.FailedDeleteAllPods, fmt.Sprintf("deleting all pods: %v", err))
+					return
+				}
+				out.deleted = append(out.deleted, p.DeletePods...)
+			})
+		})
+	} else {
+		for _, d := range p.DeletePods {
+			run(func() {
+				r.exp.expectDelete(rc.UID, d.Pod)
+				var opts []client.DeleteOption
+				if d.Pod.UID != "" {
+					// Never delete a same-named successor by accident.
+					opts = append(opts, client.Preconditions{UID: &d.Pod.UID})
+				}
+				err := r.client.Delete(ctx, d.Pod, opts...)
+				record(func() {
+					switch {
+					case err == nil, apierrors.IsNotFound(err):
+						out.deleted = append(out.deleted, d)
+					case apierrors.IsConflict(err):
+						// UID precondition failed: that pod is gone already.
+						r.exp.deleteFailed(rc.UID, d.Pod)
+					default:
+						if !ambiguous(err) {
+							r.exp.deleteFailed(rc.UID, d.Pod)
+						} else {
+							out.ambiguous = true
+						}
+						reason := rayv1.FailedDeleteWorkerPod
+						if isHeadPod(d.Pod) {
+							reason = rayv1.FailedDeleteHeadPod
+						}
+						out.fail(reason, fmt.Sprintf("deleting pod %s: %v", d.Pod.Name, err))
+					}
+				})
+			})
+		}
+	}
+
+	if p.CreateJob != nil {
+		run(func() {
+			err := r.client.Create(ctx, p.CreateJob)
+			record(func() {
+				switch {
+				case err == nil:
+					out.createdJob = p.CreateJob
+				case apierrors.IsAlreadyExists(err):
+				default:
+					out.fail(reasonRedisCleanupFailed, fmt.Sprintf("creating the Redis clean-up Job: %v", err))
+				}
+			})
+		})
+	}
+	wg.Wait()
+	sortPods(out.createdPods)
+	return out
+}
+
+// ambiguous reports whether a failed write may nevertheless have happened.
+func ambiguous(err error) bool {
+	var netErr net.Error
+	switch {
+	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsInternalError(err),
+		apierrors.IsUnexpectedServerError(err), apierrors.IsServiceUnavailable(err):
+		return true
+	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return true
+	}
+	var status apierrors.APIStatus
+	return !errors.As(err, &status)
+}
+
+func kindOf(obj client.Object) string {
+	switch obj.(type) {
+	case *corev1.ServiceAccount:
+		return "ServiceAccount"
+	case *rbacv1.Role:
+		return "Role"
+	case *rbacv1.RoleBinding:
+		return "RoleBinding"
+	}
+	return fmt.Sprintf("%T", obj)
+}

@@ -1,0 +1,176 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+func TestStatusTrueNow(t *testing.T) {
+	rc := cluster("c", group("small", 3))
+	svc := headSvc(rc)
+	all := func(h *corev1.Pod, ws []*corev1.Pod) []*corev1.Pod { return append(one(h), ws...) }
+
+	tests := []struct {
+		name        string
+		pods        []*corev1.Pod
+		state       rayv1.ClusterState
+		headReady   metav1.ConditionStatus
+		headReason  string
+		readyW      int32
+		availW      int32
+		provisioned metav1.ConditionStatus
+	}{
+		{"nothing yet", nil, "", metav1.ConditionFalse, rayv1.HeadPodNotFound, 0, 0, metav1.ConditionFalse},
+		{"pending", all(headPod(rc, pending), workerPods(rc, "small", pending, 3)), "", metav1.ConditionFalse, "Pending", 0, 0, metav1.ConditionFalse},
+		{"head ready, workers not", all(headPod(rc, ready), workerPods(rc, "small", runningNotReady, 3)), "", metav1.ConditionTrue, rayv1.HeadPodRunningAndReady, 0, 3, metav1.ConditionFalse},
+		{"all ready", all(headPod(rc, ready), workerPods(rc, "small", ready, 3)), rayv1.Ready, metav1.ConditionTrue, rayv1.HeadPodRunningAndReady, 3, 3, metav1.ConditionTrue},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := computeStatus(rc, tc.pods, svc, &plan{}, nil, t0)
+			if s.State != tc.state {
+				t.Errorf("state %q, want %q", s.State, tc.state)
+			}
+			h := condOf(s, rayv1.HeadPodReady)
+			if h.Status != tc.headReady || h.Reason != tc.headReason {
+				t.Errorf("HeadPodReady %s/%s, want %s/%s", h.Status, h.Reason, tc.headReady, tc.headReason)
+			}
+			if s.ReadyWorkerReplicas != tc.readyW || s.AvailableWorkerReplicas != tc.availW {
+				t.Errorf("ready/available %d/%d, want %d/%d", s.ReadyWorkerReplicas, s.AvailableWorkerReplicas, tc.readyW, tc.availW)
+			}
+			if p := condOf(s, rayv1.RayClusterProvisioned); p.Status != tc.provisioned {
+				t.Errorf("Provisioned %s, want %s", p.Status, tc.provisioned)
+			}
+			if s.DesiredWorkerReplicas != 3 || s.MinWorkerReplicas != 0 || s.MaxWorkerReplicas != 10 || s.ObservedGeneration != 1 {
+				t.Errorf("counts %+v", s)
+			}
+		})
+	}
+
+	// Ready, then the head stops being ready: state, HeadPodReady and the
+	// reason say so at once (KubeRay #2188); Provisioned stays (it means
+	// "came up once").
+	ws := workerPods(rc, "small", ready, 3)
+	rc.Status = computeStatus(rc, all(headPod(rc, ready), ws), svc, &plan{}, nil, t0)
+	readyAt := rc.Status.StateTransitionTimes[rayv1.Ready]
+	if readyAt == nil || !readyAt.Time.Equal(t0) {
+		t.Fatalf("no ready transition time: %+v", rc.Status.StateTransitionTimes)
+	}
+	s := computeStatus(rc, all(headPod(rc, runningNotReady), ws), svc, &plan{}, nil, t0.Add(time.Minute))
+	if s.State != "" {
+		t.Errorf("state %q after the head stopped being ready", s.State)
+	}
+	h := condOf(s, rayv1.HeadPodReady)
+	if h.Status != metav1.ConditionFalse || h.Reason != "ContainersNotReady" || !h.LastTransitionTime.Time.Equal(t0.Add(time.Minute)) {
+		t.Errorf("HeadPodReady %+v", h)
+	}
+	if !statusUrgent(rc.Status, s) {
+		t.Error("leaving ready is not urgent")
+	}
+	if condOf(s, rayv1.RayClusterProvisioned).Status != metav1.ConditionTrue {
+		t.Error("Provisioned forgot the cluster came up")
+	}
+	// A worker stops being ready: counts and state say so.
+	ws2 := append(workerPods(rc, "small", ready, 2), mkPod(rc, false, "small", "c-small-worker-x", runningNotReady))
+	s = computeStatus(rc, all(headPod(rc, ready), ws2), svc, &plan{}, nil, t0.Add(time.Minute))
+	if s.State != "" || s.ReadyWorkerReplicas != 2 || s.AvailableWorkerReplicas != 3 {
+		t.Errorf("worker not ready: state %q ready %d available %d", s.State, s.ReadyWorkerReplicas, s.AvailableWorkerReplicas)
+	}
+}
+
+func TestStatusNoChurn(t *testing.T) {
+	rc := cluster("c", group("small", 3))
+	pods := append(one(headPod(rc, ready)), workerPods(rc, "small", ready, 3)...)
+	s1 := computeStatus(rc, pods, headSvc(rc), &plan{}, nil, t0)
+	rc.Status = s1
+	// Later passes over an unchanged world compute an equal status: no write.
+	s2 := computeStatus(rc, pods, headSvc(rc), &plan{}, nil, t0.Add(time.Hour))
+	if !statusEqual(s1, s2) {
+		t.Fatalf("status changed with nothing changed:\n%+v\n%+v", s1, s2)
+	}
+	// lastUpdateTime alone never makes a difference.
+	now := metav1.NewTime(t0.Add(time.Hour))
+	s2.LastUpdateTime = &now
+	if !statusEqual(s1, s2) {
+		t.Fatal("lastUpdateTime counted as a change")
+	}
+}
+
+func TestStatusFields(t *testing.T) {
+	g := group("gpu", 2)
+	g.Template.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"] = resource.MustParse("1")
+	g.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
+	rc := cluster("c", g)
+	rc.Spec.HeadGroupSpec.ServiceType = corev1.ServiceTypeNodePort
+	svc := headSvc(rc)
+	svc.Spec.ClusterIP = "10.96.0.10"
+	svc.Spec.Ports[0].NodePort = 30001
+	h := headPod(rc, ready)
+	h.Status.PodIP = "10.0.0.7"
+	s := computeStatus(rc, one(h), svc, &plan{}, nil, t0)
+
+	// CPU: head 2 + 2 workers × 500m (request wins over the 1 CPU limit).
+	if s.DesiredCPU.Cmp(resource.MustParse("3")) != 0 {
+		t.Errorf("desiredCPU %s", s.DesiredCPU.String())
+	}
+	if s.DesiredMemory.Cmp(resource.MustParse("8Gi")) != 0 {
+		t.Errorf("desiredMemory %s", s.DesiredMemory.String())
+	}
+	if s.DesiredGPU.Cmp(resource.MustParse("2")) != 0 {
+		t.Errorf("desiredGPU %s", s.DesiredGPU.String())
+	}
+	if s.Head.PodIP != "10.0.0.7" || s.Head.PodName != h.Name || s.Head.ServiceName != "c-head-svc" || s.Head.ServiceIP != "10.96.0.10" {
+		t.Errorf("head %+v", s.Head)
+	}
+	if s.Endpoints[svc.Spec.Ports[0].Name] != "30001" || s.Endpoints["metrics"] != "8080" {
+		t.Errorf("endpoints %v", s.Endpoints)
+	}
+	// Headless service: the head pod's IP is the address.
+	rc.Spec.HeadGroupSpec.ServiceType = ""
+	s = computeStatus(rc, one(h), headSvc(rc), &plan{}, nil, t0)
+	if s.Head.ServiceIP != "10.0.0.7" {
+		t.Errorf("headless service IP %q", s.Head.ServiceIP)
+	}
+	// Failures show as ReplicaFailure and go away once nothing fails.
+	s = computeStatus(rc, one(h), svc, &plan{}, []failure{{Reason: rayv1.FailedCreateWorkerPod, Message: "creating pod x: quota"}}, t0)
+	if c := condOf(s, rayv1.RayClusterReplicaFailure); c == nil || c.Reason != rayv1.FailedCreateWorkerPod {
+		t.Fatalf("ReplicaFailure %+v", c)
+	}
+	rc.Status = s
+	if s := computeStatus(rc, one(h), svc, &plan{}, nil, t0); condOf(s, rayv1.RayClusterReplicaFailure) != nil {
+		t.Error("ReplicaFailure stayed after success")
+	}
+}
+
+func TestStatusUrgency(t *testing.T) {
+	base := rayv1.RayClusterStatus{}
+	counts := base
+	counts.ReadyWorkerReplicas = 2
+	if statusUrgent(base, counts) {
+		t.Error("a count change while coming up is urgent")
+	}
+	ready := base
+	ready.State = rayv1.Ready
+	if !statusUrgent(base, ready) {
+		t.Error("becoming ready is not urgent")
+	}
+	failing := base
+	failing.Conditions = []metav1.Condition{{Type: string(rayv1.RayClusterReplicaFailure), Status: metav1.ConditionTrue}}
+	if !statusUrgent(base, failing) {
+		t.Error("a failure is not urgent")
+	}
+}
+
+func TestConditionReason(t *testing.T) {
+	for in, want := range map[string]string{"CrashLoopBackOff": "CrashLoopBackOff", "bad reason!": "badreason", "": reasonHeadPodNotReady, "9x": reasonHeadPodNotReady} {
+		if got := conditionReason(in); got != want {
+			t.Errorf("conditionReason(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
