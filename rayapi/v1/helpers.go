@@ -1,6 +1,10 @@
 package v1
 
-import "math"
+import (
+	"math"
+
+	"k8s.io/apimachinery/pkg/util/version"
+)
 
 // This file holds small pure functions over the API types that every consumer
 // (controller, TUI, CLI) needs, so that each computes them the same way.
@@ -142,6 +146,30 @@ func (s *RayClusterSpec) WorkerGroup(name string) (*WorkerGroupSpec, bool) {
 // IsAutoscalingEnabled reports whether the in-tree autoscaler is on.
 func (s *RayClusterSpec) IsAutoscalingEnabled() bool {
 	return s != nil && s.EnableInTreeAutoscaling != nil && *s.EnableInTreeAutoscaling
+}
+
+// EffectiveAutoscalerVersion returns the autoscaler version the cluster runs:
+// "" without autoscaling; else autoscalerOptions.version; else v2 when the
+// head's RAY_enable_autoscaler_v2 is "1"/"true"; else v2 from Ray 2.47, v1 before.
+func (s *RayClusterSpec) EffectiveAutoscalerVersion() AutoscalerVersion {
+	if !s.IsAutoscalingEnabled() {
+		return ""
+	}
+	if o := s.AutoscalerOptions; o != nil && o.Version != nil {
+		return *o.Version
+	}
+	if c := s.HeadGroupSpec.Template.Spec.Containers; len(c) > 0 {
+		if _, env := findEnv(c[RayContainerIndex].Env, EnvRayEnableAutoscalerV2); env != nil {
+			if env.Value == "1" || env.Value == "true" {
+				return AutoscalerVersionV2
+			}
+			return AutoscalerVersionV1
+		}
+	}
+	if v, err := version.ParseGeneric(s.RayVersion); err == nil && v.AtLeast(version.MustParseGeneric("2.47.0")) {
+		return AutoscalerVersionV2
+	}
+	return AutoscalerVersionV1
 }
 
 // IsGCSFaultToleranceEnabled reports whether GCS FT is on: gcsFaultToleranceOptions

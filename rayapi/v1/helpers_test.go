@@ -3,6 +3,8 @@ package v1
 import (
 	"math"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 func i32(v int32) *int32 { return &v }
@@ -179,6 +181,32 @@ func TestEffectiveValues(t *testing.T) {
 	} {
 		if got := IsManagedBy(tt.v, tt.controller); got != tt.want {
 			t.Errorf("IsManagedBy(%v, %q) = %v", tt.v, tt.controller, got)
+		}
+	}
+}
+
+func TestEffectiveAutoscalerVersion(t *testing.T) {
+	v1, v2 := AutoscalerVersionV1, AutoscalerVersionV2
+	head := func(env ...corev1.EnvVar) HeadGroupSpec {
+		return HeadGroupSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ray", Env: env}}}}}
+	}
+	for _, tt := range []struct {
+		name string
+		spec RayClusterSpec
+		want AutoscalerVersion
+	}{
+		{"no autoscaling", RayClusterSpec{RayVersion: "2.52.0"}, ""},
+		{"old Ray: v1", RayClusterSpec{EnableInTreeAutoscaling: b(true), RayVersion: "2.46.0"}, v1},
+		{"Ray 2.47: v2", RayClusterSpec{EnableInTreeAutoscaling: b(true), RayVersion: "2.47.0"}, v2},
+		{"unparsable version: v1", RayClusterSpec{EnableInTreeAutoscaling: b(true), RayVersion: "nightly"}, v1},
+		{"explicit v1 wins", RayClusterSpec{EnableInTreeAutoscaling: b(true), RayVersion: "2.52.0", AutoscalerOptions: &AutoscalerOptions{Version: &v1}}, v1},
+		{"env var on old Ray", RayClusterSpec{EnableInTreeAutoscaling: b(true), RayVersion: "2.40.0",
+			HeadGroupSpec: head(corev1.EnvVar{Name: EnvRayEnableAutoscalerV2, Value: "1"})}, v2},
+		{"env var off on new Ray", RayClusterSpec{EnableInTreeAutoscaling: b(true), RayVersion: "2.52.0",
+			HeadGroupSpec: head(corev1.EnvVar{Name: EnvRayEnableAutoscalerV2, Value: "false"})}, v1},
+	} {
+		if got := tt.spec.EffectiveAutoscalerVersion(); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

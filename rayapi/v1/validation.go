@@ -378,9 +378,10 @@ func ValidateRayClusterSpec(spec *RayClusterSpec, annotations map[string]string,
 	return allErrs
 }
 
-// isAutoscalerV2 reports whether the autoscaler runs v2: chosen by
-// autoscalerOptions.version, else by the head env var, else by rayVersion
-// (v2 from Ray 2.47).
+// isAutoscalerV2 reports whether autoscaler v2 is asked for explicitly, by
+// autoscalerOptions.version or the head's RAY_enable_autoscaler_v2 env var.
+// Like KubeRay, the restartPolicy rule does not apply when v2 is only implied
+// by rayVersion.
 func isAutoscalerV2(spec *RayClusterSpec, headRay *corev1.Container) bool {
 	if o := spec.AutoscalerOptions; o != nil && o.Version != nil {
 		return *o.Version == AutoscalerVersionV2
@@ -390,8 +391,7 @@ func isAutoscalerV2(spec *RayClusterSpec, headRay *corev1.Container) bool {
 			return env.Value == "1" || env.Value == "true"
 		}
 	}
-	v, err := version.ParseGeneric(spec.RayVersion)
-	return err == nil && v.AtLeast(version.MustParseGeneric("2.47.0"))
+	return false
 }
 
 func validateRayVersionAtLeast(p *field.Path, v, minimum, what string) field.ErrorList {

@@ -127,8 +127,13 @@ func TestValidateRayCluster(t *testing.T) {
 			c.Spec.WorkerGroupSpecs[0].Suspend = b(true)
 		}, []want{{field.ErrorTypeForbidden, wg0 + ".suspend"}}},
 		{"valid: suspended group without autoscaling", func(c *RayCluster) { c.Spec.WorkerGroupSpecs[0].Suspend = b(true) }, nil},
+		{"valid: autoscaler v2 implied by rayVersion allows restartPolicy Always", func(c *RayCluster) {
+			c.Spec.EnableInTreeAutoscaling = b(true)
+			c.Spec.HeadGroupSpec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
+		}, nil},
 		{"autoscaler v2 needs restartPolicy Never", func(c *RayCluster) {
 			c.Spec.EnableInTreeAutoscaling = b(true)
+			c.Spec.AutoscalerOptions = &AutoscalerOptions{Version: ptr(AutoscalerVersionV2)}
 			c.Spec.HeadGroupSpec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
 			c.Spec.WorkerGroupSpecs[1].Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
 		}, []want{{field.ErrorTypeNotSupported, wg1 + ".template.spec.restartPolicy"}, {field.ErrorTypeNotSupported, "spec.headGroupSpec.template.spec.restartPolicy"}}},
