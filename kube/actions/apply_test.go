@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/kube/raydash"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -559,5 +562,36 @@ func TestUnknownActor(t *testing.T) {
 	a, err := actions.New(fake.NewClientBuilder().WithScheme(actions.Scheme()).Build(), actions.Options{AuditLogPath: filepath.Join(t.TempDir(), "a.log")})
 	if err != nil || a.Actor() != actions.UnknownActor {
 		t.Fatalf("%v %q", err, a.Actor())
+	}
+}
+
+// addressBook points every cluster at one URL.
+type addressBook string
+
+func (b addressBook) DashboardURL(string, string) (string, bool) { return string(b), true }
+
+func TestDashboardStopper(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Method+" "+r.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"stopped": true}`))
+	}))
+	defer srv.Close()
+	objs := append(fixtures(), cluster("team-a", "job-raycluster-x", group("small", 0, 1, 2)))
+	h := newHarness(t, actions.Options{}, interceptor.Funcs{}, objs...)
+	res, err := raydash.New(raydash.Options{AddressBook: addressBook(srv.URL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &actions.DashboardStopper{Reader: h.c, Resolver: res}
+	if err := s.StopJob(context.Background(), "team-a", "job", "job-1"); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != "POST /api/jobs/job-1/stop" {
+		t.Fatalf("dashboard calls %q", got)
+	}
+	if err := s.StopJob(context.Background(), "team-a", "nope", "job-1"); !apierrors.IsNotFound(err) {
+		t.Fatalf("err %v", err)
 	}
 }

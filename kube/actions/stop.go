@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/kube/raydash"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -226,45 +224,33 @@ func (a *Actions) getJob(ctx context.Context, ns, name string) (*rayv1.RayJob, e
 	return j, nil
 }
 
-// DashboardStopper is a JobStopper that reaches the dashboard of the
-// RayJob's cluster through the API server's service proxy, with the same
-// credentials as the rest of raydar.
+// DashboardStopper is the JobStopper of raydar: it finds the RayJob's
+// RayCluster and reaches its dashboard through a raydash.Resolver (the API
+// server's service proxy from a laptop, with the cluster's auth token).
 type DashboardStopper struct {
-	// Reader reads the RayJob and its RayCluster (for the head Service).
-	Reader client.Reader
-	// Host is rest.Config.Host; HTTP an HTTP client built from the same
-	// config (rest.HTTPClientFor).
-	Host string
-	HTTP *http.Client
-	// Options are passed to the dashboard client (e.g. dashboard.WithToken).
-	Options []dashboard.Option
+	// Reader reads the RayJob and its RayCluster.
+	Reader   client.Reader
+	Resolver raydash.Resolver
 }
 
-// NewDashboardStopper returns a DashboardStopper for cfg.
-func NewDashboardStopper(cfg *rest.Config, r client.Reader, opts ...dashboard.Option) (*DashboardStopper, error) {
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &DashboardStopper{Reader: r, Host: cfg.Host, HTTP: hc, Options: opts}, nil
-}
-
-// StopJob implements JobStopper. A job the dashboard reports already
-// finished counts as stopped.
+// StopJob implements JobStopper.
 func (s *DashboardStopper) StopJob(ctx context.Context, ns, rayJobName, submissionID string) error {
 	var j rayv1.RayJob
 	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: rayJobName}, &j); err != nil {
 		return err
 	}
+	name := j.Status.RayClusterName
+	if name == "" && j.Spec.UsesClusterSelector() {
+		name = j.Spec.SelectedClusterName()
+	}
+	if name == "" {
+		return fmt.Errorf("RayJob %s/%s has no RayCluster yet", ns, rayJobName)
+	}
 	var rc rayv1.RayCluster
-	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: j.Status.RayClusterName}, &rc); err != nil {
+	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &rc); err != nil {
 		return err
 	}
-	svc := rc.Status.Head.ServiceName
-	if svc == "" {
-		return fmt.Errorf("RayCluster %s/%s reports no head Service yet (status.head.serviceName)", ns, rc.Name)
-	}
-	dc, err := dashboard.NewServiceProxy(s.Host, s.HTTP, ns, svc, s.Options...)
+	dc, err := s.Resolver.ClientFor(ctx, &rc)
 	if err != nil {
 		return err
 	}
