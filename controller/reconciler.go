@@ -28,8 +28,8 @@ import (
 // needed only because the autoscaler's Role grants them and Kubernetes lets
 // nobody grant what they do not hold.
 //
-// +kubebuilder:rbac:groups=ray.io,resources=rayclusters,verbs=get;list;watch;patch;update
-// +kubebuilder:rbac:groups=ray.io,resources=rayclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters/status,verbs=update
 // +kubebuilder:rbac:groups=ray.io,resources=rayclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;deletecollection;patch
 // +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
@@ -37,7 +37,6 @@ import (
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;create
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=raydar-system
 

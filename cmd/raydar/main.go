@@ -35,6 +35,13 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(),
 		newCrdsCmd(),
+		newOperatorCmd(g),
+		newGetCmd(g),
+		newScaleCmd(g),
+		newDeleteWorkersCmd(g),
+		newStopCmd(g),
+		newSuspendCmd(g),
+		newResumeCmd(g),
 	)
 	return root
 }
