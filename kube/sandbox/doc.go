@@ -1,0 +1,23 @@
+// Package sandbox owns raydar's real Kubernetes control plane on loopback: etcd
+// and kube-apiserver (started through controller-runtime's envtest), and, on
+// request, kube-scheduler, kube-controller-manager and kwok with fake nodes.
+//
+// One API serves the integration tests, `raydar demo`, `raydar sandbox` and the
+// benchmarks:
+//
+//	sb, err := sandbox.Start(ctx, sandbox.Full())
+//	if err != nil { … }
+//	defer sb.Stop()
+//	clientset := kubernetes.NewForConfigOrDie(sb.Config)
+//
+// The package owns, and nothing else does:
+//   - finding the control-plane binaries (bin/k8s, built by `make tools`);
+//   - the state directory layout (logs of every component, certificates, etcd
+//     data, the admin kubeconfig);
+//   - the lifetime of every child process: each one dies with the process that
+//     started it, also when that process is killed with SIGKILL;
+//   - the kwok stages that move fake nodes and pods through their lifecycle,
+//     including the PhaseAnnotation that lets tests fail or complete a pod;
+//   - readiness: Start returns only when every requested component has been
+//     seen doing its job.
+package sandbox

@@ -1,0 +1,27 @@
+// Package headsim owns the sandbox's stand-in for what Ray containers would
+// do in a real cluster. kwok runs no containers, so:
+//
+//   - Heads: it watches Ray head pods (label ray.io/node-type=head). While
+//     one is Running and Ready, a simulated Ray head (kube/sandbox/rayhead)
+//     answers for its cluster on a loopback port, recorded in an address book
+//     ([Sim.DashboardURL], which implements kube/raydash's AddressBook). Before
+//     that, and once the pod stops being ready or goes, connections to that
+//     address are refused and the head's jobs are stopped. Heads are keyed by
+//     pod UID: a replaced head pod gets a fresh head, as a restarted Ray head
+//     without GCS fault tolerance forgets its jobs.
+//   - Every request to a cluster's dashboard passes a counting front, so
+//     tests can assert how often something was called ([Sim.Calls]: "the stop
+//     was sent exactly once"); [Sim.SetRefuse] makes a dashboard unreachable.
+//   - K8sJobMode: it watches RayJob submitter batch Jobs (labels
+//     ray.io/originated-from-crd=RayJob, ray.io/job-submission-mode=K8sJobMode)
+//     and, once the submitter pod runs, makes the submission its command
+//     would make (submit unless the submission ID is known, then follow the
+//     job); when the Ray job is terminal it ends the pod Succeeded (or Failed
+//     when the submission is refused) through Options.SetPodPhase, and the
+//     Job controller completes the Job.
+//   - SidecarMode: when a head pod with a ray-job-submitter container becomes
+//     Ready, it makes that sidecar's submission to the new head.
+//
+// Close closes every head, which stops (TERM, then KILL) every job
+// subprocess: nothing outlives the Sim.
+package headsim

@@ -1,0 +1,572 @@
+package headsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/sandbox/rayhead"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// DefaultPollInterval is how often a stand-in submitter re-checks what it
+// waits for (the dashboard, its pod, its Ray job).
+const DefaultPollInterval = 250 * time.Millisecond
+
+// Options configure a Sim.
+type Options struct {
+	// Config is the API server connection; used to build Clientset and
+	// Client when they are nil.
+	Config *rest.Config
+	// Clientset watches pods and Jobs and reads Services and Secrets.
+	Clientset kubernetes.Interface
+	// Client reads RayClusters and RayJobs.
+	Client client.Client
+	// Namespace restricts the Sim to one namespace; "" watches all.
+	Namespace string
+	// Head is the template of every simulated head's options; Token is
+	// set per cluster from its auth Secret.
+	Head rayhead.Options
+	// SetPodPhase ends a pod Succeeded or Failed (the sandbox's
+	// Sandbox.SetPodPhase). Without it the K8sJobMode stand-in submits but
+	// leaves the submitter pod running.
+	SetPodPhase func(ctx context.Context, namespace, name string, phase corev1.PodPhase) error
+	// PollInterval: see DefaultPollInterval.
+	PollInterval time.Duration
+	// Logf receives one line per head start/stop and stand-in action.
+	Logf func(format string, args ...any)
+}
+
+// Sim runs simulated heads for the Ready head pods it sees. Create it with
+// Start; Close it when done.
+type Sim struct {
+	opts Options
+	cs   kubernetes.Interface
+	cl   client.Client
+	pods toolscache.SharedIndexInformer
+	jobs toolscache.SharedIndexInformer
+
+	headQ workqueue.TypedRateLimitingInterface[string]
+	subQ  workqueue.TypedRateLimitingInterface[string]
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	closed   bool
+	byPod    map[string]*head                 // pod namespace/name → its head
+	byClust  map[types.NamespacedName]*head   // cluster → its current head
+	calls    map[types.NamespacedName]*counts // cluster → requests seen, over all its heads
+	refusing map[types.NamespacedName]bool
+	subs     map[types.UID]*submitter // submitter Job UID → stand-in state
+	closing  sync.WaitGroup           // heads being closed
+}
+
+// head is one simulated head for one head pod.
+type head struct {
+	uid     types.UID
+	pod     string // namespace/name
+	cluster types.NamespacedName
+	h       *rayhead.Head
+	front   *front
+	token   string // the Ray auth token the head requires, "" for none
+}
+
+var _ raydash.AddressBook = (*Sim)(nil)
+
+// NewScheme returns the scheme the Sim's Client needs: client-go's types
+// and ray.io/v1.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := rayv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Start starts watching and returns once the watches have synced.
+func Start(ctx context.Context, opts Options) (*Sim, error) {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	if opts.Clientset == nil || opts.Client == nil {
+		if opts.Config == nil {
+			return nil, errors.New("headsim: need a rest.Config, or a Clientset and a Client")
+		}
+		cfg := rest.CopyConfig(opts.Config)
+		cfg.UserAgent = "raydar-headsim"
+		if opts.Clientset == nil {
+			cs, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return nil, fmt.Errorf("headsim: %w", err)
+			}
+			opts.Clientset = cs
+		}
+		if opts.Client == nil {
+			cl, err := client.New(cfg, client.Options{Scheme: NewScheme()})
+			if err != nil {
+				return nil, fmt.Errorf("headsim: %w", err)
+			}
+			opts.Client = cl
+		}
+	}
+	s := &Sim{
+		opts: opts, cs: opts.Clientset, cl: opts.Client,
+		headQ: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 2*time.Second)),
+		subQ:  workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 2*time.Second)),
+		byPod: map[string]*head{}, byClust: map[types.NamespacedName]*head{},
+		calls: map[types.NamespacedName]*counts{}, refusing: map[types.NamespacedName]bool{},
+		subs: map[types.UID]*submitter{},
+	}
+	s.pods = coreinformers.NewFilteredPodInformer(opts.Clientset, opts.Namespace, 0, toolscache.Indexers{}, func(lo *metav1.ListOptions) {
+		lo.LabelSelector = rayv1.RayNodeTypeLabelKey + "=" + string(rayv1.HeadNode)
+	})
+	s.jobs = newSubmitterJobInformer(opts.Clientset, opts.Namespace)
+	enqueue := func(q workqueue.TypedRateLimitingInterface[string]) toolscache.ResourceEventHandlerFuncs {
+		add := func(obj any) {
+			if key, err := toolscache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+				q.Add(key)
+			}
+		}
+		return toolscache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, o any) { add(o) }, DeleteFunc: add}
+	}
+	if _, err := s.pods.AddEventHandler(enqueue(s.headQ)); err != nil {
+		return nil, err
+	}
+	if _, err := s.jobs.AddEventHandler(enqueue(s.subQ)); err != nil {
+		return nil, err
+	}
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	s.ctx, s.cancel = runCtx, cancel
+	for _, inf := range []toolscache.SharedIndexInformer{s.pods, s.jobs} {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); inf.Run(runCtx.Done()) }()
+	}
+	syncCtx, syncCancel := context.WithTimeout(ctx, time.Minute)
+	defer syncCancel()
+	if !toolscache.WaitForCacheSync(syncCtx.Done(), s.pods.HasSynced, s.jobs.HasSynced) {
+		s.Close()
+		return nil, errors.New("headsim: watches did not sync")
+	}
+	for range 2 {
+		s.wg.Add(2)
+		go func() { defer s.wg.Done(); s.runQueue(runCtx, s.headQ, s.syncHeadPod) }()
+		go func() { defer s.wg.Done(); s.runQueue(runCtx, s.subQ, s.syncSubmitter) }()
+	}
+	return s, nil
+}
+
+// runQueue processes keys until the queue shuts down. sync returns how long
+// to wait before looking again (0: not needed) or an error (retried with
+// back-off).
+func (s *Sim) runQueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) (time.Duration, error)) {
+	for {
+		key, shutdown := q.Get()
+		if shutdown {
+			return
+		}
+		again, err := sync(ctx, key)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.opts.Logf("headsim: %s: %v (retrying)", key, err)
+			q.AddRateLimited(key)
+		case again > 0:
+			q.Forget(key)
+			q.AddAfter(key, again)
+		default:
+			q.Forget(key)
+		}
+		q.Done(key)
+	}
+}
+
+// Close stops watching and closes every head (stopping its jobs). It is safe
+// to call more than once.
+func (s *Sim) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.closing.Wait()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.headQ.ShutDown()
+	s.subQ.ShutDown()
+	s.wg.Wait()
+
+	s.mu.Lock()
+	heads := make([]*head, 0, len(s.byPod))
+	for k, h := range s.byPod {
+		heads = append(heads, h)
+		delete(s.byPod, k)
+		if s.byClust[h.cluster] == h {
+			delete(s.byClust, h.cluster)
+		}
+	}
+	s.mu.Unlock()
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for _, h := range heads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.front.close()
+			if err := h.h.Close(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	s.closing.Wait()
+	return errors.Join(errs...)
+}
+
+// DashboardURL is the base URL of the dashboard of the RayCluster
+// namespace/name, while it has a Ready head pod (raydash.AddressBook).
+func (s *Sim) DashboardURL(namespace, name string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.byClust[types.NamespacedName{Namespace: namespace, Name: name}]
+	if !ok {
+		return "", false
+	}
+	return h.front.url(), true
+}
+
+// Head returns the simulated head of the RayCluster namespace/name, nil
+// while it has none. Use it for fault switches (SetHTTP500, SetLatency).
+func (s *Sim) Head(namespace, name string) *rayhead.Head {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h, ok := s.byClust[types.NamespacedName{Namespace: namespace, Name: name}]; ok {
+		return h.h
+	}
+	return nil
+}
+
+// SetRefuse makes the dashboard of the RayCluster namespace/name refuse
+// connections (on=true) or accept them again, for its current head and any
+// later one. The head and its jobs keep running.
+func (s *Sim) SetRefuse(namespace, name string, on bool) error {
+	key := types.NamespacedName{Namespace: namespace, Name: name}
+	s.mu.Lock()
+	s.refusing[key] = on
+	h := s.byClust[key]
+	s.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	return h.front.setRefuse(on)
+}
+
+// Calls counts the requests the dashboard of the RayCluster namespace/name
+// received with this method and path (e.g. "POST",
+// "/api/jobs/<id>/stop"), over every head the cluster had. Requests refused
+// at the connection (SetRefuse, no head) are not counted.
+func (s *Sim) Calls(namespace, name, method, path string) int {
+	c := s.counts(types.NamespacedName{Namespace: namespace, Name: name})
+	return c.get(method + " " + path)
+}
+
+// AllCalls returns every "METHOD path" the cluster's dashboard received, with
+// its count (for failure messages).
+func (s *Sim) AllCalls(namespace, name string) map[string]int {
+	return s.counts(types.NamespacedName{Namespace: namespace, Name: name}).snapshot()
+}
+
+// Clusters lists the clusters that have a head now, "namespace/name", sorted.
+func (s *Sim) Clusters() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.byClust))
+	for k := range s.byClust {
+		out = append(out, k.String())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *Sim) counts(key types.NamespacedName) *counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.calls[key]
+	if !ok {
+		c = &counts{m: map[string]int{}}
+		s.calls[key] = c
+	}
+	return c
+}
+
+// syncHeadPod starts or closes the head for one head pod.
+func (s *Sim) syncHeadPod(ctx context.Context, key string) (time.Duration, error) {
+	obj, exists, err := s.pods.GetStore().GetByKey(key)
+	if err != nil {
+		return 0, err
+	}
+	var pod *corev1.Pod
+	if exists {
+		pod = obj.(*corev1.Pod)
+	}
+	s.mu.Lock()
+	cur := s.byPod[key]
+	s.mu.Unlock()
+
+	want := pod != nil && runningAndReady(pod) && pod.Labels[rayv1.RayClusterLabelKey] != ""
+	if cur != nil && (!want || cur.uid != pod.UID) {
+		s.stopHead(cur, "head pod not ready or gone")
+		cur = nil
+	}
+	if !want || cur != nil {
+		return 0, nil
+	}
+	return 0, s.startHead(ctx, key, pod)
+}
+
+// runningAndReady: phase Running, Ready condition True, not terminating.
+func runningAndReady(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error {
+	cluster := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Labels[rayv1.RayClusterLabelKey]}
+	hopts := s.opts.Head
+	rc := &rayv1.RayCluster{}
+	rcErr := s.cl.Get(ctx, cluster, rc)
+	if rcErr == nil {
+		if name := raydash.AuthSecretName(rc); name != "" {
+			sec, err := s.cs.CoreV1().Secrets(rc.Namespace).Get(ctx, name, metav1.GetOptions{})
+			switch {
+			case err == nil && len(sec.Data[raydash.AuthTokenKey]) > 0:
+				hopts.Token = string(sec.Data[raydash.AuthTokenKey])
+			case err == nil:
+				s.opts.Logf("headsim: %s: Secret %s has no %s; the head accepts any caller", cluster, name, raydash.AuthTokenKey)
+			default:
+				s.opts.Logf("headsim: %s: reading auth Secret %s: %v; the head accepts any caller", cluster, name, err)
+			}
+		}
+	}
+	h := rayhead.New(hopts)
+	token := hopts.Token
+	if err := h.Start("127.0.0.1:0"); err != nil {
+		return err
+	}
+	counts := s.counts(cluster)
+	f, err := newFront(h.DashboardURL(), counts)
+	if err != nil {
+		h.Close()
+		return err
+	}
+	hd := &head{uid: pod.UID, pod: key, cluster: cluster, h: h, front: f, token: token}
+
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		f.close()
+		h.Close()
+		return nil
+	}
+	old := s.byClust[cluster]
+	s.byPod[key] = hd
+	s.byClust[cluster] = hd
+	refuse := s.refusing[cluster]
+	s.mu.Unlock()
+	if old != nil && old != hd {
+		// Two head pods for one cluster (a replacement while the old one
+		// terminates): the newest answers.
+		s.mu.Lock()
+		if s.byPod[old.pod] == old {
+			delete(s.byPod, old.pod)
+		}
+		s.mu.Unlock()
+		s.closeHead(old)
+	}
+	if refuse {
+		f.setRefuse(true)
+	}
+	s.opts.Logf("headsim: %s: head pod %s Ready; dashboard at %s", cluster, pod.Name, f.url())
+
+	if c := sidecar(pod); c != nil && rcErr == nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.sidecarSubmit(s.ctx, rc, c, f.url(), token)
+		}()
+	}
+	return nil
+}
+
+// stopHead forgets a head and closes it.
+func (s *Sim) stopHead(h *head, why string) {
+	s.mu.Lock()
+	if s.byPod[h.pod] == h {
+		delete(s.byPod, h.pod)
+	}
+	if s.byClust[h.cluster] == h {
+		delete(s.byClust, h.cluster)
+	}
+	s.mu.Unlock()
+	s.opts.Logf("headsim: %s: closing the head of pod %s: %s", h.cluster, h.pod, why)
+	s.closeHead(h)
+}
+
+// closeHead refuses connections at once and stops the jobs in the
+// background (a running job gets the stop grace period).
+func (s *Sim) closeHead(h *head) {
+	h.front.close()
+	s.closing.Add(1)
+	go func() {
+		defer s.closing.Done()
+		h.h.Close()
+	}()
+}
+
+// counts is the request counter of one cluster.
+type counts struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+func (c *counts) add(k string) {
+	c.mu.Lock()
+	c.m[k]++
+	c.mu.Unlock()
+}
+
+func (c *counts) get(k string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+func (c *counts) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.m))
+	for k, v := range c.m {
+		out[k] = v
+	}
+	return out
+}
+
+// front is the cluster's dashboard address: a loopback listener that counts
+// each request and passes it to the head.
+type front struct {
+	addr    string
+	handler http.Handler
+
+	mu       sync.Mutex
+	srv      *http.Server
+	closed   bool
+	refusing bool
+	wg       sync.WaitGroup
+}
+
+func newFront(target string, c *counts) (*front, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, err
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.Transport = &http.Transport{DisableKeepAlives: true, ResponseHeaderTimeout: time.Minute}
+	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		http.Error(w, "head unreachable: "+err.Error(), http.StatusBadGateway)
+	}
+	f := &front{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.add(r.Method + " " + r.URL.Path)
+		rp.ServeHTTP(w, r)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	f.addr = ln.Addr().String()
+	f.serve(ln)
+	return f, nil
+}
+
+func (f *front) serve(ln net.Listener) {
+	srv := &http.Server{Handler: f.handler, ReadHeaderTimeout: 10 * time.Second}
+	f.srv = srv
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		_ = srv.Serve(ln)
+	}()
+}
+
+func (f *front) url() string { return "http://" + f.addr }
+
+func (f *front) setRefuse(on bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed || on == f.refusing {
+		return nil
+	}
+	if on {
+		f.srv.Close()
+		f.refusing = true
+		return nil
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("headsim: listening again on %s: %w", f.addr, err)
+	}
+	f.serve(ln)
+	f.refusing = false
+	return nil
+}
+
+func (f *front) close() {
+	f.mu.Lock()
+	if !f.closed {
+		f.closed = true
+		f.srv.Close()
+	}
+	f.mu.Unlock()
+	f.wg.Wait()
+}

@@ -1,0 +1,360 @@
+package headsim
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+const ns = "ns"
+
+func headPod(name, cluster string, uid types.UID, ready bool) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid, Labels: map[string]string{
+			rayv1.RayNodeTypeLabelKey: string(rayv1.HeadNode), rayv1.RayClusterLabelKey: cluster,
+		}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ray-head", Image: "rayproject/ray"}}},
+	}
+	setReady(p, ready)
+	return p
+}
+
+func setReady(p *corev1.Pod, ready bool) {
+	p.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	if ready {
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	}
+}
+
+// eventually polls cond every 20 ms for up to 20 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type phaseCall struct {
+	ns, name string
+	phase    corev1.PodPhase
+}
+
+type env struct {
+	cs     *k8sfake.Clientset
+	cl     client.Client
+	sim    *Sim
+	mu     sync.Mutex
+	phases []phaseCall
+}
+
+func start(t *testing.T, k8sObjs []runtime.Object, rayObjs ...client.Object) *env {
+	t.Helper()
+	e := &env{}
+	e.cs = k8sfake.NewClientset(k8sObjs...)
+	e.cl = crfake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(rayObjs...).Build()
+	sim, err := Start(context.Background(), Options{
+		Clientset: e.cs, Client: e.cl, PollInterval: 20 * time.Millisecond,
+		SetPodPhase: func(_ context.Context, ns, name string, phase corev1.PodPhase) error {
+			e.mu.Lock()
+			e.phases = append(e.phases, phaseCall{ns, name, phase})
+			e.mu.Unlock()
+			return nil
+		},
+		Logf: t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.sim = sim
+	t.Cleanup(func() {
+		if err := sim.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return e
+}
+
+func (e *env) phaseCalls() []phaseCall {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]phaseCall(nil), e.phases...)
+}
+
+func TestHeadFollowsPodReadiness(t *testing.T) {
+	ctx := context.Background()
+	e := start(t, nil)
+	pods := e.cs.CoreV1().Pods(ns)
+	p := headPod("rc-head-x", "rc", "uid-1", false)
+	if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Not Ready: no dashboard.
+	time.Sleep(100 * time.Millisecond)
+	if _, ok := e.sim.DashboardURL(ns, "rc"); ok {
+		t.Fatal("dashboard before the head pod is Ready")
+	}
+
+	setReady(p, true)
+	if _, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var url string
+	eventually(t, "the dashboard", func() bool { u, ok := e.sim.DashboardURL(ns, "rc"); url = u; return ok })
+	dc, _ := dashboard.New(url)
+	if _, err := dc.GetJobInfo(ctx, "nope"); !errors.Is(err, dashboard.ErrNotFound) {
+		t.Fatalf("GetJobInfo: %v", err)
+	}
+	if _, err := dc.SubmitJob(ctx, dashboard.SubmitJobRequest{Entrypoint: "sleep 60", SubmissionID: "j1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dc.StopJob(ctx, "j1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.sim.Calls(ns, "rc", "POST", "/api/jobs/j1/stop"); n != 1 {
+		t.Fatalf("%d stop calls counted, want 1 (%v)", n, e.sim.AllCalls(ns, "rc"))
+	}
+	if e.sim.Head(ns, "rc") == nil || len(e.sim.Clusters()) != 1 {
+		t.Fatal("Head/Clusters")
+	}
+
+	// Refuse and accept again.
+	if err := e.sim.SetRefuse(ns, "rc", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dc.GetJobInfo(ctx, "j1"); !errors.Is(err, dashboard.ErrUnavailable) {
+		t.Fatalf("refusing: %v", err)
+	}
+	if err := e.sim.SetRefuse(ns, "rc", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dc.GetJobInfo(ctx, "j1"); err != nil {
+		t.Fatalf("accepting again: %v", err)
+	}
+
+	// Not ready any more: connections refused, the head is gone.
+	setReady(p, false)
+	if _, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the dashboard to go", func() bool { _, ok := e.sim.DashboardURL(ns, "rc"); return !ok })
+	if _, err := dc.GetJobInfo(ctx, "j1"); !errors.Is(err, dashboard.ErrUnavailable) {
+		t.Fatalf("after the head went: %v", err)
+	}
+
+	// A new pod (new UID) gets a fresh head that knows no jobs; the
+	// counts go on.
+	if err := pods.Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.Create(ctx, headPod("rc-head-y", "rc", "uid-2", true), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the new dashboard", func() bool { u, ok := e.sim.DashboardURL(ns, "rc"); url = u; return ok })
+	dc, _ = dashboard.New(url)
+	if _, err := dc.GetJobInfo(ctx, "j1"); !errors.Is(err, dashboard.ErrNotFound) {
+		t.Fatalf("new head knows the old job: %v", err)
+	}
+	if n := e.sim.Calls(ns, "rc", "POST", "/api/jobs/j1/stop"); n != 1 {
+		t.Fatalf("counts lost: %d", n)
+	}
+}
+
+func TestRefuseBeforeTheHeadStarts(t *testing.T) {
+	ctx := context.Background()
+	e := start(t, nil)
+	if err := e.sim.SetRefuse(ns, "rc", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.cs.CoreV1().Pods(ns).Create(ctx, headPod("h", "rc", "u", true), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var url string
+	eventually(t, "the dashboard", func() bool { u, ok := e.sim.DashboardURL(ns, "rc"); url = u; return ok })
+	dc, _ := dashboard.New(url)
+	if _, err := dc.GetJobInfo(ctx, "x"); !errors.Is(err, dashboard.ErrUnavailable) {
+		t.Fatalf("refusing: %v", err)
+	}
+}
+
+func TestTokenFromTheClusterSecret(t *testing.T) {
+	ctx := context.Background()
+	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rc"},
+		Spec: rayv1.RayClusterSpec{AuthOptions: &rayv1.AuthOptions{Mode: rayv1.AuthModeToken}}}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rc"}, Data: map[string][]byte{"auth_token": []byte("tok")}}
+	e := start(t, []runtime.Object{sec, headPod("h", "rc", "u", true)}, rc)
+	var url string
+	eventually(t, "the dashboard", func() bool { u, ok := e.sim.DashboardURL(ns, "rc"); url = u; return ok })
+	dc, _ := dashboard.New(url)
+	if _, err := dc.ListJobs(ctx); !errors.Is(err, dashboard.ErrUnauthorized) {
+		t.Fatalf("without token: %v", err)
+	}
+	dc, _ = dashboard.New(url, dashboard.WithToken("tok"))
+	if _, err := dc.ListJobs(ctx); err != nil {
+		t.Fatalf("with token: %v", err)
+	}
+}
+
+func submitterObjects(entrypoint string) ([]runtime.Object, []client.Object) {
+	rj := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rj", UID: "rj-uid"},
+		Spec: rayv1.RayJobSpec{Entrypoint: entrypoint, RuntimeEnvYAML: "env_vars:\n  GREETING: hi\n"}}
+	rj.Status.RayClusterName = "rc"
+	rj.Status.JobId = "rj-abcde"
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rc-head-svc",
+		Labels: map[string]string{rayv1.RayClusterLabelKey: "rc"}}}
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rj", UID: "job-uid", Labels: map[string]string{
+			rayv1.RayOriginatedFromCRDLabelKey:    "RayJob",
+			rayv1.RayOriginatedFromCRNameLabelKey: "rj",
+			rayv1.RayJobSubmissionModeLabelKey:    string(rayv1.K8sJobMode),
+		}, OwnerReferences: []metav1.OwnerReference{{APIVersion: "ray.io/v1", Kind: "RayJob", Name: "rj", UID: "rj-uid"}}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "ray-job-submitter",
+			Env: []corev1.EnvVar{
+				{Name: EnvDashboardAddress, Value: "rc-head-svc.ns.svc.cluster.local:8265"},
+				{Name: EnvSubmissionID, Value: "rj-abcde"},
+			},
+		}}}}},
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rj-xyz", UID: "sub-pod",
+		Labels: map[string]string{jobControllerUIDLabel: "job-uid"}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	return []runtime.Object{svc, job, pod}, []client.Object{rj}
+}
+
+func TestK8sJobModeStandIn(t *testing.T) {
+	ctx := context.Background()
+	k8s, ray := submitterObjects(`echo "$GREETING from the job"`)
+	e := start(t, k8s, ray...)
+	// No head yet: the stand-in waits.
+	time.Sleep(100 * time.Millisecond)
+	if len(e.phaseCalls()) != 0 {
+		t.Fatal("pod ended before any head existed")
+	}
+	if _, err := e.cs.CoreV1().Pods(ns).Create(ctx, headPod("rc-head", "rc", "h1", true), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the submitter pod to end", func() bool { return len(e.phaseCalls()) > 0 })
+	calls := e.phaseCalls()
+	if calls[0] != (phaseCall{ns, "rj-xyz", corev1.PodSucceeded}) {
+		t.Fatalf("phase calls %+v", calls)
+	}
+	if n := e.sim.Calls(ns, "rc", "POST", "/api/jobs/"); n != 1 {
+		t.Fatalf("%d submissions, want 1 (%v)", n, e.sim.AllCalls(ns, "rc"))
+	}
+	url, _ := e.sim.DashboardURL(ns, "rc")
+	dc, _ := dashboard.New(url)
+	info, err := dc.GetJobInfo(ctx, "rj-abcde")
+	if err != nil || info.Status != dashboard.JobSucceeded {
+		t.Fatalf("job %+v %v", info, err)
+	}
+	logs, _ := dc.GetJobLogs(ctx, "rj-abcde")
+	if logs != "hi from the job\n" {
+		t.Fatalf("logs %q", logs)
+	}
+	// Marking the Job complete makes the stand-in forget it.
+	job, _ := e.cs.BatchV1().Jobs(ns).Get(ctx, "rj", metav1.GetOptions{})
+	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	if _, err := e.cs.BatchV1().Jobs(ns).UpdateStatus(ctx, job, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the stand-in to forget the Job", func() bool {
+		e.sim.mu.Lock()
+		defer e.sim.mu.Unlock()
+		return len(e.sim.subs) == 0
+	})
+	if n := e.sim.Calls(ns, "rc", "POST", "/api/jobs/"); n != 1 {
+		t.Fatalf("%d submissions, want 1", n)
+	}
+}
+
+func TestK8sJobModeKnownIDIsNotResubmitted(t *testing.T) {
+	ctx := context.Background()
+	k8s, ray := submitterObjects("sleep 0.2")
+	e := start(t, append(k8s, headPod("rc-head", "rc", "h1", true)), ray...)
+	var url string
+	eventually(t, "the dashboard", func() bool { u, ok := e.sim.DashboardURL(ns, "rc"); url = u; return ok })
+	eventually(t, "the submitter pod to end", func() bool { return len(e.phaseCalls()) > 0 })
+	dc, _ := dashboard.New(url)
+	if info, err := dc.GetJobInfo(ctx, "rj-abcde"); err != nil || !info.Status.IsTerminal() {
+		t.Fatalf("job %+v %v", info, err)
+	}
+	if n := e.sim.Calls(ns, "rc", "POST", "/api/jobs/"); n != 1 {
+		t.Fatalf("%d submissions, want 1", n)
+	}
+}
+
+func TestK8sJobModeRefusedSubmissionFailsThePod(t *testing.T) {
+	k8s, ray := submitterObjects("") // no entrypoint: Ray answers 400
+	e := start(t, append(k8s, headPod("rc-head", "rc", "h1", true)), ray...)
+	eventually(t, "the submitter pod to end", func() bool { return len(e.phaseCalls()) > 0 })
+	if c := e.phaseCalls()[0]; c.phase != corev1.PodFailed {
+		t.Fatalf("phase %+v, want Failed", c)
+	}
+}
+
+func TestSidecarStandIn(t *testing.T) {
+	ctx := context.Background()
+	rj := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rj"}, Spec: rayv1.RayJobSpec{Entrypoint: "echo side"}}
+	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rc", Labels: map[string]string{
+		rayv1.RayOriginatedFromCRDLabelKey: "RayJob", rayv1.RayOriginatedFromCRNameLabelKey: "rj"}}}
+	p := headPod("rc-head", "rc", "h1", true)
+	p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: rayv1.RayJobSubmitterContainerName,
+		Env: []corev1.EnvVar{{Name: EnvSubmissionID, Value: "side-1"}}})
+	e := start(t, []runtime.Object{p}, rj, rc)
+	var url string
+	eventually(t, "the dashboard", func() bool { u, ok := e.sim.DashboardURL(ns, "rc"); url = u; return ok })
+	dc, _ := dashboard.New(url)
+	eventually(t, "the sidecar's job to succeed", func() bool {
+		info, err := dc.GetJobInfo(ctx, "side-1")
+		return err == nil && info.Status == dashboard.JobSucceeded
+	})
+}
+
+func TestCloseStopsRunningJobs(t *testing.T) {
+	ctx := context.Background()
+	e := start(t, []runtime.Object{headPod("h", "rc", "u", true)})
+	var url string
+	eventually(t, "the dashboard", func() bool { u, ok := e.sim.DashboardURL(ns, "rc"); url = u; return ok })
+	dc, _ := dashboard.New(url)
+	if _, err := dc.SubmitJob(ctx, dashboard.SubmitJobRequest{Entrypoint: "sleep 600", SubmissionID: "long"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the job to run", func() bool {
+		info, err := dc.GetJobInfo(ctx, "long")
+		return err == nil && info.Status == dashboard.JobRunning
+	})
+	h := e.sim.Head(ns, "rc")
+	begin := time.Now()
+	if err := e.sim.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(begin); d > 10*time.Second {
+		t.Fatalf("Close took %s", d)
+	}
+	// The head is closed: a second Close is a no-op, Start fails.
+	if err := h.Start(""); err == nil {
+		t.Fatal("head still usable after Close")
+	}
+	if _, ok := e.sim.DashboardURL(ns, "rc"); ok {
+		t.Fatal("address still in the book")
+	}
+}

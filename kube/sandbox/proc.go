@@ -1,0 +1,137 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// spawner starts every child of a sandbox from one OS thread that stays alive
+// until the sandbox is stopped. The kernel's parent-death signal fires when
+// the thread that forked a child exits, not the process; an ordinary goroutine
+// may be moved to, or leave behind, a thread that later exits (for example when
+// some other goroutine locks it and returns), which would kill our children
+// early. A locked thread that never runs anything else cannot be taken away.
+type spawner struct {
+	reqs chan func()
+	done chan struct{}
+}
+
+func newSpawner() *spawner {
+	s := &spawner{reqs: make(chan func()), done: make(chan struct{})}
+	started := make(chan struct{})
+	go func() {
+		// Never unlocked: when this goroutine returns the runtime ends the
+		// thread, and any child still alive receives its SIGKILL.
+		runtime.LockOSThread()
+		close(started)
+		for f := range s.reqs {
+			f()
+		}
+		close(s.done)
+	}()
+	<-started
+	return s
+}
+
+// do runs f on the spawner's thread and waits for it.
+func (s *spawner) do(f func() error) error {
+	errc := make(chan error, 1)
+	s.reqs <- func() { errc <- f() }
+	return <-errc
+}
+
+// close ends the spawner's thread; call it only after every child is gone.
+func (s *spawner) close() {
+	close(s.reqs)
+	<-s.done
+}
+
+// process is a child started by the sandbox itself (not by envtest).
+type process struct {
+	name    string
+	logPath string
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when the process has exited
+	exitErr error         // valid after done
+}
+
+// startProcess starts name from path with its output going to logPath.
+func startProcess(sp *spawner, name, path, logPath, dir string, args, env []string) (*process, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %s log: %w", name, err)
+	}
+	defer logf.Close() // the child has its own descriptor
+	cmd := exec.Command(path, args...)
+	cmd.Dir = dir
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = childAttr()
+	if err := sp.do(cmd.Start); err != nil {
+		return nil, fmt.Errorf("sandbox: starting %s: %w", name, err)
+	}
+	p := &process{name: name, logPath: logPath, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.exitErr = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited returns a non-nil error when the process has already exited.
+func (p *process) exited() error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("%s exited (%v); last lines of %s:\n%s", p.name, p.exitErr, p.logPath, tailFile(p.logPath, 15))
+	default:
+		return nil
+	}
+}
+
+// stop sends SIGTERM to the process group, and SIGKILL after grace. It
+// reports a process that had died on its own before, or that had to be killed.
+func (p *process) stop(grace time.Duration) error {
+	if err := p.exited(); err != nil {
+		return err
+	}
+	_ = signalGroup(p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(grace):
+	}
+	_ = signalGroup(p.cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("%s (pid %d) survived SIGKILL for 10s", p.name, p.cmd.Process.Pid)
+	}
+	return fmt.Errorf("%s did not stop within %s of SIGTERM and was killed", p.name, grace)
+}
+
+// tailFile returns the last n lines of a file, for error messages.
+func tailFile(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	defer f.Close()
+	const max = 16 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > max {
+		_, _ = f.Seek(fi.Size()-max, io.SeekStart)
+	}
+	b, _ := io.ReadAll(f)
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "  " + strings.ReplaceAll(string(bytes.Join(lines, []byte("\n"))), "\n", "\n  ")
+}

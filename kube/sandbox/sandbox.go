@@ -1,0 +1,571 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// PhaseAnnotation, set on a pod that runs on a fake node to "Failed" or
+// "Succeeded", makes kwok end the pod in that phase (exit code 1 or 0). See
+// Sandbox.SetPodPhase. It is read by the stages in stages.yaml.
+const PhaseAnnotation = "sandbox.raydar.io/phase"
+
+// NodePoolLabel is set on every fake node to the NamePrefix of its pool.
+const NodePoolLabel = "sandbox.raydar.io/pool"
+
+// Annotation that marks the nodes kwok manages (see kwokArgs).
+const (
+	kwokNodeAnnotation = "kwok.x-k8s.io/node"
+	kwokNodeValue      = "fake"
+)
+
+// Component names; each one logs to <StateDir>/<name>.log.
+const (
+	Etcd              = "etcd"
+	APIServer         = "kube-apiserver"
+	Scheduler         = "kube-scheduler"
+	ControllerManager = "kube-controller-manager"
+	Kwok              = "kwok"
+)
+
+// Options say what to start. The zero value starts etcd and kube-apiserver
+// only; Full returns everything.
+type Options struct {
+	// ToolsDir holds the binaries (etcd, kube-apiserver, …). Default:
+	// $RAYDAR_TOOLS_DIR, else the repository's bin/k8s found by walking up from
+	// the working directory and from the executable's directory.
+	ToolsDir string
+	// StateDir receives the logs of every component (etcd.log,
+	// kube-apiserver.log, …), certificates, etcd's data and the admin
+	// kubeconfig. Default: a new temporary directory, removed by Stop. A
+	// given directory is kept; it must be empty, or hold a previous sandbox's
+	// state (which is wiped), and not be in use by a running sandbox.
+	StateDir string
+
+	// Scheduler runs kube-scheduler.
+	Scheduler bool
+	// ControllerManager runs kube-controller-manager with the garbage
+	// collector and the namespace, job, serviceaccount, endpoints and
+	// endpointslice controllers.
+	ControllerManager bool
+	// Kwok runs kwok, which makes Nodes Ready and moves pods bound to them
+	// through their phases (see stages.yaml).
+	Kwok bool
+	// Nodes are the fake nodes to create; they need Kwok.
+	Nodes []NodePool
+
+	// CRDs are multi-document YAML streams of CustomResourceDefinitions;
+	// Start installs them and waits until they are Established.
+	CRDs [][]byte
+
+	// StartTimeout bounds Start (in addition to its context). Default 3m:
+	// the machines this runs on are often small and busy.
+	StartTimeout time.Duration
+	// Logf, when set, receives one line per start-up step.
+	Logf func(format string, args ...any)
+}
+
+// NodePool is a group of identical fake nodes.
+type NodePool struct {
+	// Count is the number of nodes.
+	Count int
+	// NamePrefix names the nodes <NamePrefix>-0, <NamePrefix>-1, …; default
+	// "kwok-node" for the first pool and "kwok-pool<i>" for the others.
+	NamePrefix string
+	// CPU and Memory are the capacity of each node as quantities; default
+	// "16" and "64Gi".
+	CPU, Memory string
+	// GPU is the node's nvidia.com/gpu capacity.
+	GPU int
+	// Labels are added to the node's labels.
+	Labels map[string]string
+}
+
+// Full is everything a demo or an end-to-end test needs: scheduler,
+// controller-manager, kwok, three CPU nodes and one GPU node. Callers add CRDs.
+func Full() Options {
+	return Options{
+		Scheduler:         true,
+		ControllerManager: true,
+		Kwok:              true,
+		Nodes: []NodePool{
+			{Count: 3, NamePrefix: "kwok-node", CPU: "16", Memory: "64Gi"},
+			{Count: 1, NamePrefix: "kwok-gpu-node", CPU: "16", Memory: "64Gi", GPU: 4},
+		},
+	}
+}
+
+// Sandbox is a running control plane. Stop it when done.
+type Sandbox struct {
+	// Config is an admin (system:masters) client configuration with raised
+	// QPS and Burst; copy it with rest.CopyConfig before changing it.
+	Config *rest.Config
+	// KubeconfigPath is an admin kubeconfig file usable by kubectl.
+	KubeconfigPath string
+	// StateDir holds logs, certificates and etcd's data.
+	StateDir string
+	// ToolsDir is where the binaries came from.
+	ToolsDir string
+
+	opts      Options
+	ownsState bool
+	lock      *os.File
+	spawner   *spawner
+	env       *envtest.Environment
+	envLogs   []*os.File
+	procs     []*process
+	clients   *kubernetes.Clientset
+	crdClient *apiextensionsclient.Clientset
+
+	mu        sync.Mutex
+	nodes     []string
+	nodeIndex int // nodes created so far; picks addresses
+	pools     int // node pools created so far; picks default names
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start starts a sandbox and returns when every requested component works:
+// the apiserver is healthy, CRDs are Established, nodes are Ready, a probe pod
+// has been scheduled (and run, with kwok), and the garbage collector has
+// removed a probe object. On error everything started is stopped again.
+// The processes outlive ctx; only Stop ends them.
+func Start(ctx context.Context, opts Options) (sb *Sandbox, err error) {
+	begin := time.Now()
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := platformCheck(); err != nil {
+		return nil, err
+	}
+	if err := checkBinaries(o.ToolsDir, requiredBinaries(&o)); err != nil {
+		return nil, err
+	}
+	crds, err := parseCRDs(o.CRDs)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
+	defer cancel()
+
+	s := &Sandbox{opts: o, ToolsDir: o.ToolsDir, pools: len(o.Nodes)}
+	if err := s.prepareStateDir(o.StateDir); err != nil {
+		return nil, err
+	}
+	s.spawner = newSpawner()
+	defer func() {
+		if err != nil {
+			// Keep the logs of a failed start for the post-mortem.
+			s.ownsState = false
+			if stopErr := s.Stop(); stopErr != nil {
+				err = fmt.Errorf("%w (and stopping: %v)", err, stopErr)
+			}
+			err = fmt.Errorf("%w (logs kept in %s)", err, s.StateDir)
+			sb = nil
+		}
+	}()
+
+	if err := s.startAPIServer(ctx); err != nil {
+		return nil, err
+	}
+	s.logf("apiserver ready at %s (%s)", s.Config.Host, since(begin))
+
+	if err := s.startComponents(); err != nil {
+		return nil, err
+	}
+
+	// Independent waits run side by side; each fails fast if a child dies.
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	run := func(f func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	run(func(ctx context.Context) error { return s.installCRDs(ctx, crds) })
+	run(func(ctx context.Context) error {
+		for _, pool := range o.Nodes {
+			if _, err := s.addNodes(ctx, pool); err != nil {
+				return err
+			}
+		}
+		return s.probeScheduling(ctx)
+	})
+	run(s.probeControllerManager)
+	wg.Wait()
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	s.logf("sandbox ready in %s; logs in %s", since(begin), s.StateDir)
+	return s, nil
+}
+
+// withDefaults validates the options and fills in defaults.
+func (o Options) withDefaults() (Options, error) {
+	if o.ToolsDir == "" {
+		d, err := FindToolsDir()
+		if err != nil {
+			return o, err
+		}
+		o.ToolsDir = d
+	}
+	d, err := filepath.Abs(o.ToolsDir)
+	if err != nil {
+		return o, err
+	}
+	o.ToolsDir = d
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 3 * time.Minute
+	}
+	if len(o.Nodes) > 0 && !o.Kwok {
+		return o, errors.New("sandbox: Nodes need Kwok (nobody would make them Ready)")
+	}
+	o.Nodes = append([]NodePool(nil), o.Nodes...)
+	seen := map[string]bool{}
+	for i := range o.Nodes {
+		p := &o.Nodes[i]
+		if err := p.normalize(i); err != nil {
+			return o, err
+		}
+		if seen[p.NamePrefix] {
+			return o, fmt.Errorf("sandbox: two node pools named %q", p.NamePrefix)
+		}
+		seen[p.NamePrefix] = true
+	}
+	return o, nil
+}
+
+func (s *Sandbox) logf(format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(format, args...)
+	}
+}
+
+func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
+
+// LogPath returns the log file of a component (Etcd, APIServer, …).
+func (s *Sandbox) LogPath(component string) string {
+	return filepath.Join(s.StateDir, component+".log")
+}
+
+// Nodes returns the names of the fake nodes.
+func (s *Sandbox) Nodes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.nodes...)
+}
+
+// Clientset returns the admin clientset the sandbox uses itself.
+func (s *Sandbox) Clientset() kubernetes.Interface { return s.clients }
+
+// prepareStateDir creates or claims the state directory and locks it.
+func (s *Sandbox) prepareStateDir(dir string) error {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "raydar-sandbox-")
+		if err != nil {
+			return fmt.Errorf("sandbox: state dir: %w", err)
+		}
+		s.ownsState = true
+		dir = d
+	} else {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return err
+		}
+		dir = abs
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("sandbox: state dir: %w", err)
+		}
+	}
+	s.StateDir = dir
+	lockPath := filepath.Join(dir, lockName)
+	_, statErr := os.Stat(lockPath)
+	hadLock := statErr == nil
+	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("sandbox: state dir: %w", err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("sandbox: state dir %s is in use by another sandbox: %w", dir, err)
+	}
+	s.lock = f
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() == lockName {
+			continue
+		}
+		if !hadLock {
+			return fmt.Errorf("sandbox: state dir %s is not empty and was not made by a sandbox (found %s)", dir, e.Name())
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("sandbox: clearing the previous sandbox's state: %w", err)
+		}
+	}
+	_, _ = fmt.Fprintf(f, "raydar sandbox state directory; locked by pid %d while running\n", os.Getpid())
+	return nil
+}
+
+// lockName is the file that marks and locks a state directory.
+const lockName = ".raydar-sandbox.lock"
+
+// startAPIServer starts etcd and kube-apiserver through envtest and writes
+// the admin kubeconfig.
+func (s *Sandbox) startAPIServer(ctx context.Context) error {
+	binDir := filepath.Join(s.StateDir, "bin")
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return err
+	}
+	etcdPath, err := wrapBinary(binDir, binEtcd, filepath.Join(s.ToolsDir, binEtcd))
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	apiPath, err := wrapBinary(binDir, binAPIServer, filepath.Join(s.ToolsDir, binAPIServer))
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	etcdLog, err := os.OpenFile(s.LogPath(Etcd), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	apiLog, err := os.OpenFile(s.LogPath(APIServer), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		etcdLog.Close()
+		return err
+	}
+	s.envLogs = []*os.File{etcdLog, apiLog}
+
+	startTimeout := time.Minute
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < startTimeout {
+		startTimeout = max(time.Until(dl), time.Second)
+	}
+	useExisting := false
+	env := &envtest.Environment{
+		UseExistingCluster:       &useExisting,
+		BinaryAssetsDirectory:    s.ToolsDir,
+		ControlPlaneStartTimeout: startTimeout,
+		ControlPlaneStopTimeout:  20 * time.Second,
+		ControlPlane: envtest.ControlPlane{
+			Etcd: &envtest.Etcd{
+				Path:    etcdPath,
+				DataDir: filepath.Join(s.StateDir, "etcd"),
+				Out:     etcdLog,
+				Err:     etcdLog,
+			},
+			APIServer: &envtest.APIServer{
+				Path:    apiPath,
+				CertDir: filepath.Join(s.StateDir, "pki"),
+				Out:     apiLog,
+				Err:     apiLog,
+			},
+			// Never run; set so that envtest does not search for it.
+			KubectlPath: filepath.Join(s.ToolsDir, "kubectl"),
+		},
+	}
+	for _, d := range []string{env.ControlPlane.Etcd.DataDir, env.ControlPlane.APIServer.CertDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	// envtest's default service range is a /24: a few hundred Ray clusters
+	// would exhaust it.
+	env.ControlPlane.APIServer.Configure().Set("service-cluster-ip-range", serviceCIDR)
+	s.env = env
+
+	var cfg *rest.Config
+	if err := s.spawner.do(func() error {
+		var err error
+		cfg, err = env.Start()
+		return err
+	}); err != nil {
+		return fmt.Errorf("sandbox: starting etcd and kube-apiserver: %w\n%s:\n%s\n%s:\n%s", err,
+			s.LogPath(APIServer), tailFile(s.LogPath(APIServer), 10), s.LogPath(Etcd), tailFile(s.LogPath(Etcd), 5))
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 1000, 2000
+	s.Config = cfg
+
+	s.KubeconfigPath = filepath.Join(s.StateDir, "kubeconfig")
+	if err := writeKubeconfig(s.KubeconfigPath, cfg); err != nil {
+		return err
+	}
+	if s.clients, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if s.crdClient, err = apiextensionsclient.NewForConfig(cfg); err != nil {
+		return err
+	}
+	return nil
+}
+
+// serviceCIDR is the apiserver's service IP range.
+const serviceCIDR = "10.96.0.0/16"
+
+// writeKubeconfig writes an admin kubeconfig for cfg (client certificates).
+func writeKubeconfig(path string, cfg *rest.Config) error {
+	const name = "raydar-sandbox"
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos[name+"-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name + "-admin", Namespace: corev1.NamespaceDefault}
+	kc.CurrentContext = name
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return fmt.Errorf("sandbox: writing kubeconfig: %w", err)
+	}
+	return nil
+}
+
+// startComponents starts kube-scheduler, kube-controller-manager and kwok as
+// requested.
+func (s *Sandbox) startComponents() error {
+	type comp struct {
+		name string
+		args []string
+		env  []string
+	}
+	var comps []comp
+	if s.opts.Scheduler {
+		comps = append(comps, comp{name: Scheduler, args: []string{
+			"--kubeconfig=" + s.KubeconfigPath,
+			"--leader-elect=false",
+			"--secure-port=0",
+		}})
+	}
+	if s.opts.ControllerManager {
+		comps = append(comps, comp{name: ControllerManager, args: []string{
+			"--kubeconfig=" + s.KubeconfigPath,
+			"--leader-elect=false",
+			"--secure-port=0",
+			"--use-service-account-credentials=false",
+			"--controllers=" + controllers,
+			"--kube-api-qps=200",
+			"--kube-api-burst=400",
+		}})
+	}
+	if s.opts.Kwok {
+		kwokDir := filepath.Join(s.StateDir, "kwok")
+		if err := os.MkdirAll(kwokDir, 0o755); err != nil {
+			return err
+		}
+		stagesPath := filepath.Join(kwokDir, "stages.yaml")
+		if err := os.WriteFile(stagesPath, stagesYAML, 0o644); err != nil {
+			return err
+		}
+		comps = append(comps, comp{name: Kwok, args: []string{
+			"--kubeconfig=" + s.KubeconfigPath,
+			"--config=" + stagesPath,
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=" + kwokNodeValue,
+			"--node-lease-duration-seconds=0",
+			"--cidr=" + defaultPodCIDR,
+			"--node-ip=" + defaultNodeIP,
+		},
+			// kwok would also read ~/.kwok/kwok.yaml; keep it to ours.
+			env: []string{"KWOK_WORKDIR=" + kwokDir},
+		})
+	}
+	for _, c := range comps {
+		p, err := startProcess(s.spawner, c.name, filepath.Join(s.ToolsDir, c.name), s.LogPath(c.name), s.StateDir, c.args, c.env)
+		if err != nil {
+			return err
+		}
+		s.procs = append(s.procs, p)
+		s.logf("started %s (pid %d)", c.name, p.cmd.Process.Pid)
+	}
+	return nil
+}
+
+// controllers run by kube-controller-manager: garbage collection of owned
+// objects, namespace deletion, Jobs (RayJob submitters), default service
+// accounts, and Endpoints/EndpointSlices (Serve endpoints of a RayService).
+const controllers = "garbage-collector-controller,namespace-controller,job-controller," +
+	"serviceaccount-controller,endpoints-controller,endpointslice-controller"
+
+// deadChild returns an error naming a child that has exited.
+func (s *Sandbox) deadChild() error {
+	for _, p := range s.procs {
+		if err := p.exited(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stop stops every component (SIGTERM, then SIGKILL after a grace period),
+// removes the state directory if Start created it, and reports what did not
+// go cleanly. It is safe to call more than once; later calls return the
+// first call's result.
+func (s *Sandbox) Stop() error {
+	s.stopOnce.Do(func() { s.stopErr = s.stop() })
+	return s.stopErr
+}
+
+func (s *Sandbox) stop() error {
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for _, p := range s.procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.stop(10 * time.Second); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if s.env != nil {
+		if err := s.env.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping etcd and kube-apiserver: %w", err))
+		}
+	}
+	for _, f := range s.envLogs {
+		_ = f.Close()
+	}
+	if s.spawner != nil {
+		s.spawner.close()
+	}
+	if s.ownsState && s.StateDir != "" {
+		if err := os.RemoveAll(s.StateDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.lock != nil {
+		_ = s.lock.Close()
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("sandbox: stop: %w", errors.Join(errs...))
+	}
+	return nil
+}
