@@ -1,0 +1,358 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/raydar/raydar/kube/actions"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// The resources of raydar get and their accepted spellings.
+const (
+	getClusters = "clusters"
+	getJobs     = "jobs"
+	getServices = "services"
+	getWorkers  = "workers"
+)
+
+var getResources = map[string]string{
+	"clusters": getClusters, "cluster": getClusters, "rayclusters": getClusters, "raycluster": getClusters, "rc": getClusters,
+	"jobs": getJobs, "job": getJobs, "rayjobs": getJobs, "rayjob": getJobs, "rj": getJobs,
+	"services": getServices, "service": getServices, "rayservices": getServices, "rayservice": getServices, "rs": getServices,
+	"workers": getWorkers, "worker": getWorkers,
+}
+
+// newGetCmd: raydar get clusters|jobs|services|workers [NAME].
+func newGetCmd(g *globals) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "get clusters|jobs|services|workers [NAME]",
+		Short: "List RayClusters, RayJobs, RayServices, or the Ray pods of a cluster",
+		Long: "List RayClusters, RayJobs or RayServices (one of them with NAME), or the Ray pods of\n" +
+			"cluster NAME (workers: group, type, phase, ready, IP, node; every Ray pod without NAME).\n" +
+			"-o json|yaml prints the objects themselves, as kubectl does.",
+		Example: "  raydar get clusters -A\n  raydar get workers my-cluster -n team-a\n  raydar get jobs my-job -o yaml",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return fmt.Errorf("get needs a resource and at most one NAME (got %d arguments): raydar get clusters|jobs|services|workers [NAME]", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, ok := getResources[strings.ToLower(args[0])]
+			if !ok {
+				return fmt.Errorf("unknown resource %q: use clusters, jobs, services or workers", args[0])
+			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			name := ""
+			if len(args) == 2 {
+				name = args[1]
+			}
+			t, err := g.kube.Resolve()
+			if err != nil {
+				return err
+			}
+			ns := t.Namespace
+			if t.AllNamespaces {
+				if name != "" {
+					return errors.New("a NAME needs one namespace: drop -A/--all-namespaces or use -n")
+				}
+				ns = ""
+			}
+			c, err := client.New(t.Config, client.Options{Scheme: actions.Scheme()})
+			if err != nil {
+				return err
+			}
+			gt := &getter{c: c, ns: ns, name: name, user: t.User, now: time.Now()}
+			objs, err := gt.fetch(cmd.Context(), res)
+			if err != nil {
+				return err
+			}
+			if output != outputTable {
+				return gt.writeObjects(cmd.OutOrStdout(), output, res, objs)
+			}
+			if len(objs) == 0 {
+				where := "namespace " + ns
+				if ns == "" {
+					where = "any namespace"
+				}
+				_, err := fmt.Fprintf(cmd.ErrOrStderr(), "No %s found in %s.\n", res, where)
+				return err
+			}
+			return gt.writeTable(cmd.OutOrStdout(), res, objs)
+		},
+	}
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+// getter reads and prints one resource.
+type getter struct {
+	c    client.Client
+	ns   string // "" for all namespaces
+	name string
+	user string
+	now  time.Time
+}
+
+func (g *getter) wrap(err error, verb, resource, name string) error {
+	if err == nil {
+		return nil
+	}
+	return &actions.APIError{Verb: verb, Resource: resource, Namespace: cmp.Or(g.ns, "(all)"), Name: name, User: cmp.Or(g.user, actions.UnknownActor), Err: err}
+}
+
+// fetch returns the objects to print, sorted by namespace and name.
+func (g *getter) fetch(ctx context.Context, res string) ([]client.Object, error) {
+	var out []client.Object
+	one := func(obj client.Object, resource string) error {
+		return g.wrap(g.c.Get(ctx, client.ObjectKey{Namespace: g.ns, Name: g.name}, obj), "get", resource, g.name)
+	}
+	switch res {
+	case getClusters:
+		if g.name != "" {
+			rc := &rayv1.RayCluster{}
+			if err := one(rc, rayv1.ResourceRayClusters); err != nil {
+				return nil, err
+			}
+			return []client.Object{rc}, nil
+		}
+		var l rayv1.RayClusterList
+		if err := g.wrap(g.c.List(ctx, &l, client.InNamespace(g.ns)), "list", rayv1.ResourceRayClusters, ""); err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+	case getJobs:
+		if g.name != "" {
+			j := &rayv1.RayJob{}
+			if err := one(j, rayv1.ResourceRayJobs); err != nil {
+				return nil, err
+			}
+			return []client.Object{j}, nil
+		}
+		var l rayv1.RayJobList
+		if err := g.wrap(g.c.List(ctx, &l, client.InNamespace(g.ns)), "list", rayv1.ResourceRayJobs, ""); err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+	case getServices:
+		if g.name != "" {
+			s := &rayv1.RayService{}
+			if err := one(s, rayv1.ResourceRayServices); err != nil {
+				return nil, err
+			}
+			return []client.Object{s}, nil
+		}
+		var l rayv1.RayServiceList
+		if err := g.wrap(g.c.List(ctx, &l, client.InNamespace(g.ns)), "list", rayv1.ResourceRayServices, ""); err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+	case getWorkers:
+		sel := labels.NewSelector()
+		if g.name != "" {
+			// The cluster must exist: an empty list would hide a typo.
+			if err := one(&rayv1.RayCluster{}, rayv1.ResourceRayClusters); err != nil {
+				return nil, err
+			}
+			r, _ := labels.NewRequirement(rayv1.RayClusterLabelKey, selection.Equals, []string{g.name})
+			sel = sel.Add(*r)
+		} else {
+			r, _ := labels.NewRequirement(rayv1.RayNodeTypeLabelKey, selection.Exists, nil)
+			sel = sel.Add(*r)
+		}
+		var l corev1.PodList
+		if err := g.wrap(g.c.List(ctx, &l, client.InNamespace(g.ns), client.MatchingLabelsSelector{Selector: sel}), "list", "pods", ""); err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+		slices.SortStableFunc(out, func(a, b client.Object) int {
+			return cmp.Or(
+				cmp.Compare(a.GetNamespace(), b.GetNamespace()),
+				cmp.Compare(a.GetLabels()[rayv1.RayClusterLabelKey], b.GetLabels()[rayv1.RayClusterLabelKey]),
+				cmp.Compare(nodeTypeRank(a), nodeTypeRank(b)),
+				cmp.Compare(a.GetLabels()[rayv1.RayNodeGroupLabelKey], b.GetLabels()[rayv1.RayNodeGroupLabelKey]),
+				cmp.Compare(a.GetName(), b.GetName()))
+		})
+		return out, nil
+	}
+	slices.SortStableFunc(out, func(a, b client.Object) int {
+		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
+	})
+	return out, nil
+}
+
+// nodeTypeRank puts the head before the workers.
+func nodeTypeRank(o client.Object) int {
+	if o.GetLabels()[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) {
+		return 0
+	}
+	return 1
+}
+
+// writeObjects prints the objects with apiVersion and kind, one object when
+// a NAME was given (except workers), else a v1 List.
+func (g *getter) writeObjects(w io.Writer, format, res string, objs []client.Object) error {
+	items := make([]runtime.Object, 0, len(objs))
+	for _, o := range objs {
+		gvk, err := apiutil.GVKForObject(o, g.c.Scheme())
+		if err != nil {
+			return err
+		}
+		o.GetObjectKind().SetGroupVersionKind(gvk)
+		items = append(items, o)
+	}
+	if g.name != "" && res != getWorkers {
+		return writeData(w, format, items[0])
+	}
+	return writeData(w, format, struct {
+		APIVersion string           `json:"apiVersion"`
+		Kind       string           `json:"kind"`
+		Items      []runtime.Object `json:"items"`
+	}{"v1", "List", items})
+}
+
+func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error {
+	all := g.ns == ""
+	cols := func(c ...string) []string {
+		if all {
+			return append([]string{"NAMESPACE"}, c...)
+		}
+		return c
+	}
+	row := func(o client.Object, c ...string) []string {
+		if all {
+			return append([]string{o.GetNamespace()}, c...)
+		}
+		return c
+	}
+	var t *table
+	switch res {
+	case getClusters:
+		t = newTable(w, cols("NAME", "STATUS", "WORKERS", "GROUPS", "AGE")...)
+		for _, o := range objs {
+			rc := o.(*rayv1.RayCluster)
+			t.row(row(rc, rc.Name, clusterStatus(rc), clusterWorkers(rc), clusterGroups(rc), age(rc.CreationTimestamp, g.now))...)
+		}
+	case getJobs:
+		t = newTable(w, cols("NAME", "JOB STATUS", "DEPLOYMENT", "CLUSTER", "SUBMISSION", "AGE")...)
+		for _, o := range objs {
+			j := o.(*rayv1.RayJob)
+			cl := cmp.Or(j.Status.RayClusterName, j.Spec.SelectedClusterName())
+			t.row(row(j, j.Name, string(j.Status.JobStatus), string(j.Status.JobDeploymentStatus), cl, j.Status.JobId, age(j.CreationTimestamp, g.now))...)
+		}
+	case getServices:
+		t = newTable(w, cols("NAME", "READY", "ACTIVE CLUSTER", "PENDING CLUSTER", "ENDPOINTS", "AGE")...)
+		for _, o := range objs {
+			s := o.(*rayv1.RayService)
+			t.row(row(s, s.Name, conditionStatus(s.Status.Conditions, string(rayv1.RayServiceReady)),
+				s.Status.ActiveServiceStatus.RayClusterName, s.Status.PendingServiceStatus.RayClusterName,
+				strconv.Itoa(int(s.Status.NumServeEndpoints)), age(s.CreationTimestamp, g.now))...)
+		}
+	case getWorkers:
+		head := cols("NAME")
+		if g.name == "" {
+			head = append(head, "CLUSTER")
+		}
+		t = newTable(w, append(head, "GROUP", "TYPE", "PHASE", "READY", "IP", "NODE", "AGE")...)
+		for _, o := range objs {
+			p := o.(*corev1.Pod)
+			r := row(p, p.Name)
+			if g.name == "" {
+				r = append(r, p.Labels[rayv1.RayClusterLabelKey])
+			}
+			t.row(append(r, p.Labels[rayv1.RayNodeGroupLabelKey], p.Labels[rayv1.RayNodeTypeLabelKey], podPhase(p),
+				podReady(p), p.Status.PodIP, p.Spec.NodeName, age(p.CreationTimestamp, g.now))...)
+		}
+	}
+	return t.flush()
+}
+
+// clusterStatus is suspended/suspending, else status.state, else pending.
+func clusterStatus(rc *rayv1.RayCluster) string {
+	switch {
+	case rc.DeletionTimestamp != nil:
+		return "deleting"
+	case rc.Spec.IsSuspended() && rayv1.IsConditionTrue(rc.Status.Conditions, string(rayv1.RayClusterSuspended)):
+		return string(rayv1.Suspended)
+	case rc.Spec.IsSuspended():
+		return "suspending"
+	case rc.Status.State != "":
+		return string(rc.Status.State)
+	}
+	return "pending"
+}
+
+// clusterWorkers is ready/desired worker pods.
+func clusterWorkers(rc *rayv1.RayCluster) string {
+	desired := int32(0)
+	if !rc.Spec.IsSuspended() {
+		for i := range rc.Spec.WorkerGroupSpecs {
+			desired += rc.Spec.WorkerGroupSpecs[i].DesiredPods()
+		}
+	}
+	return fmt.Sprintf("%d/%d", rc.Status.ReadyWorkerReplicas, desired)
+}
+
+// clusterGroups is "group=replicas,…" (desired replicas).
+func clusterGroups(rc *rayv1.RayCluster) string {
+	parts := make([]string, 0, len(rc.Spec.WorkerGroupSpecs))
+	for i := range rc.Spec.WorkerGroupSpecs {
+		g := &rc.Spec.WorkerGroupSpecs[i]
+		parts = append(parts, fmt.Sprintf("%s=%d", g.GroupName, g.DesiredReplicas()))
+	}
+	return strings.Join(parts, ",")
+}
+
+func conditionStatus(conds []metav1.Condition, typ string) string {
+	for _, c := range conds {
+		if c.Type == typ {
+			return string(c.Status)
+		}
+	}
+	return ""
+}
+
+func podPhase(p *corev1.Pod) string {
+	if p.DeletionTimestamp != nil {
+		return "Terminating"
+	}
+	return string(p.Status.Phase)
+}
+
+func podReady(p *corev1.Pod) string {
+	ready := 0
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Ready {
+			ready++
+		}
+	}
+	return fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers))
+}

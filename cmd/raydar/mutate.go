@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/actions"
+)
+
+// This file is the shared flow of the mutating sub-commands (scale,
+// delete-workers, stop, suspend, resume): connect, preview, confirm, apply
+// through kube/actions (the TUI's code path), print the result.
+
+// mutationFlags are the flags every mutating sub-command takes.
+type mutationFlags struct {
+	output   string
+	yes      bool
+	readOnly bool
+}
+
+func (f *mutationFlags) addTo(cmd *cobra.Command) {
+	addOutputFlag(cmd, &f.output)
+	cmd.Flags().BoolVarP(&f.yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&f.readOnly, "readonly", false, "refuse to change anything (the command then fails)")
+}
+
+// mutation is one mutating sub-command's use of kube/actions.
+type mutation struct {
+	// question asks for confirmation, without "[y/N]".
+	question string
+	// setup adjusts the Actions options (e.g. a JobStopper); optional.
+	setup func(t *kube.Target, o *actions.Options) error
+	// preview reads and plans, without writing.
+	preview func(ctx context.Context, a *actions.Actions, ns string) (actions.Plan, error)
+	// apply is the action.
+	apply func(ctx context.Context, a *actions.Actions, ns string) (*actions.Result, error)
+}
+
+// errCancelled is returned when the person answers no: exit code 1.
+var errCancelled = errors.New("cancelled: nothing was changed")
+
+// stdinIsTerminal reports whether in is an interactive terminal. Tests
+// replace it.
+var stdinIsTerminal = func(in io.Reader) bool {
+	f, ok := in.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// runMutation runs m: without --yes it previews the plan on stderr and asks
+// y/N (default No) on a terminal, and refuses without one; then it applies
+// and prints the result (the plan and the outcome) on stdout.
+func runMutation(cmd *cobra.Command, g *globals, f *mutationFlags, m mutation) error {
+	if err := checkOutput(f.output); err != nil {
+		return err
+	}
+	if g.kube.AllNamespaces {
+		return errors.New("-A/--all-namespaces only works with get; name the namespace with -n")
+	}
+	t, err := g.kube.Resolve()
+	if err != nil {
+		return err
+	}
+	opts := actions.Options{ReadOnly: f.readOnly}
+	if m.setup != nil && !f.readOnly {
+		if err := m.setup(t, &opts); err != nil {
+			return err
+		}
+	}
+	a, err := actions.NewForTarget(t, opts)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	ns := t.Namespace
+	stderr := cmd.ErrOrStderr()
+
+	// Read-only refuses in apply, before any I/O; nothing to confirm.
+	previewed := false
+	if !f.yes && !a.ReadOnly() {
+		if !stdinIsTerminal(cmd.InOrStdin()) {
+			return fmt.Errorf("%s: confirmation needed but stdin is not a terminal; pass --yes to confirm", cmd.Name())
+		}
+		p, err := m.preview(ctx, a, ns)
+		if err != nil {
+			return err
+		}
+		for _, l := range p.Lines() {
+			fmt.Fprintln(stderr, l)
+		}
+		ok, err := confirm(cmd.InOrStdin(), stderr, m.question)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errCancelled
+		}
+		previewed = true
+	}
+
+	r, err := m.apply(ctx, a, ns)
+	if r != nil {
+		if perr := printResult(cmd.OutOrStdout(), stderr, f.output, r, previewed); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	return err
+}
+
+// confirm asks question and reads one answer; only y or yes (any case) is yes.
+func confirm(in io.Reader, out io.Writer, question string) (bool, error) {
+	fmt.Fprintf(out, "%s [y/N] ", question)
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	if errors.Is(err, io.EOF) && line == "" {
+		fmt.Fprintln(out)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
+}
+
+// printResult prints what was done: the Result as JSON/YAML, or the plan's
+// lines (unless the person saw them before confirming) and the outcome as
+// text. Problems after the change (Event, audit) go to stderr.
+func printResult(out, stderr io.Writer, format string, r *actions.Result, previewed bool) error {
+	if r.EventError != "" {
+		fmt.Fprintln(stderr, "warning: the change was made but its Event was not recorded:", r.EventError)
+	}
+	if r.AuditError != "" {
+		fmt.Fprintln(stderr, "warning: the change was made but the audit log was not written:", r.AuditError)
+	}
+	if format != outputTable {
+		return writeData(out, format, r)
+	}
+	if r.Outcome != actions.OutcomeApplied && r.Outcome != actions.OutcomeUnchanged {
+		return nil // the error says it
+	}
+	if r.Plan != nil && !previewed {
+		for _, l := range r.Plan.Lines() {
+			fmt.Fprintln(out, l)
+		}
+	}
+	switch r.Outcome {
+	case actions.OutcomeUnchanged:
+		_, err := fmt.Fprintf(out, "%s %s: unchanged, nothing to do\n", r.Action, r.Object)
+		return err
+	default:
+		_, err := fmt.Fprintf(out, "%s %s: applied\n", r.Action, r.Object)
+		return err
+	}
+}
+
+// countFlag parses a replica-count flag with the TUI's rules.
+func countFlag(cmd *cobra.Command, name, value string) (*int32, error) {
+	if !cmd.Flags().Changed(name) {
+		return nil, nil
+	}
+	n, err := actions.ParseCount("--"+name, value)
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/yaml"
+)
+
+// The -o formats of get and of the mutating sub-commands.
+const (
+	outputTable = "table"
+	outputJSON  = "json"
+	outputYAML  = "yaml"
+)
+
+// addOutputFlag registers -o/--output on cmd.
+func addOutputFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVarP(p, "output", "o", outputTable, "output format: table, json or yaml")
+}
+
+// checkOutput validates an -o value.
+func checkOutput(o string) error {
+	switch o {
+	case outputTable, outputJSON, outputYAML:
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q: use table, json or yaml", o)
+}
+
+// writeData writes v as indented JSON or as YAML.
+func writeData(w io.Writer, format string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if format == outputYAML {
+		if b, err = yaml.JSONToYAML(b); err != nil {
+			return err
+		}
+	} else {
+		b = append(b, '\n')
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// table writes aligned columns; the header is upper case.
+type table struct {
+	tw *tabwriter.Writer
+}
+
+func newTable(w io.Writer, header ...string) *table {
+	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)}
+	t.row(header...)
+	return t
+}
+
+func (t *table) row(cells ...string) {
+	for i, c := range cells {
+		if c == "" {
+			cells[i] = "-"
+		}
+	}
+	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
+}
+
+func (t *table) flush() error { return t.tw.Flush() }
+
+// age is kubectl's AGE column.
+func age(ts metav1.Time, now time.Time) string {
+	if ts.IsZero() {
+		return "-"
+	}
+	return duration.HumanDuration(now.Sub(ts.Time))
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/raydar/raydar/kube/actions"
+)
+
+// newSuspendCmd: raydar suspend KIND NAME.
+func newSuspendCmd(g *globals) *cobra.Command { return newSuspendResumeCmd(g, true) }
+
+// newResumeCmd: raydar resume KIND NAME.
+func newResumeCmd(g *globals) *cobra.Command { return newSuspendResumeCmd(g, false) }
+
+func newSuspendResumeCmd(g *globals, suspend bool) *cobra.Command {
+	var f mutationFlags
+	verb, short := "resume", "Resume a suspended RayCluster, RayJob or RayService (spec.suspend: false)"
+	if suspend {
+		verb, short = "suspend", "Suspend a RayCluster, RayJob or RayService (spec.suspend: true)"
+	}
+	cmd := &cobra.Command{
+		Use:   verb + " KIND NAME",
+		Short: short,
+		Long: short + ".\nKIND is raycluster (rc), rayjob (rj) or rayservice (rs). A RayJob can be suspended\n" +
+			"only with shutdownAfterJobFinishes: true.",
+		Example: fmt.Sprintf("  raydar %s rc my-cluster\n  raydar %s rayjob my-job --yes", verb, verb),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return fmt.Errorf("%s needs KIND and NAME (got %d arguments): raydar %s raycluster|rayjob|rayservice NAME", verb, len(args), verb)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kind, err := actions.ParseKind(args[0])
+			if err != nil {
+				return err
+			}
+			name := args[1]
+			return runMutation(cmd, g, &f, mutation{
+				question: fmt.Sprintf("%s %s %s?", strings.ToUpper(verb[:1])+verb[1:], kind, name),
+				preview: func(ctx context.Context, a *actions.Actions, ns string) (actions.Plan, error) {
+					return a.PreviewSuspend(ctx, kind, ns, name, suspend)
+				},
+				apply: func(ctx context.Context, a *actions.Actions, ns string) (*actions.Result, error) {
+					if suspend {
+						return a.Suspend(ctx, kind, ns, name)
+					}
+					return a.Resume(ctx, kind, ns, name)
+				},
+			})
+		},
+	}
+	f.addTo(cmd)
+	return cmd
+}
