@@ -42,6 +42,7 @@ func newRootCmd() *cobra.Command {
 		newStopCmd(g),
 		newSuspendCmd(g),
 		newResumeCmd(g),
+		newSandboxCmd(),
 	)
 	return root
 }

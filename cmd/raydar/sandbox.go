@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/rayapi/crds"
+)
+
+// sandboxCRDs are the CRDs the sandbox installs: ray.io/v1.
+func sandboxCRDs() []byte { return crds.YAML() }
+
+// newSandboxCmd runs a real control plane on loopback in the foreground, for
+// trying raydar (or kubectl) without a cluster.
+func newSandboxCmd() *cobra.Command {
+	var (
+		stateDir, toolsDir string
+		pool               sandbox.NodePool
+	)
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Run a local Kubernetes control plane with fake nodes and the ray.io CRDs until Ctrl-C",
+		Long: `Run etcd, kube-apiserver, kube-scheduler, kube-controller-manager and kwok on
+loopback, with fake nodes and the ray.io/v1 CRDs installed, until Ctrl-C or
+SIGTERM. Pods bound to the fake nodes become Running with an IP; nothing is
+executed. Point raydar or kubectl at it with the printed KUBECONFIG.
+
+Without node flags the nodes are three CPU nodes and one node with 4 GPUs;
+any of --nodes, --node-cpu, --node-memory, --node-gpu gives instead --nodes
+identical nodes.
+
+The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox.ToolsDirEnv + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			// envtest logs through controller-runtime; without a logger it
+			// prints a warning with a stack trace after 30 seconds.
+			ctrllog.SetLogger(logr.Discard())
+			errOut := cmd.ErrOrStderr()
+			opts := sandbox.Full()
+			opts.StateDir = stateDir
+			opts.ToolsDir = toolsDir
+			opts.CRDs = [][]byte{sandboxCRDs()}
+			f := cmd.Flags()
+			if f.Changed("nodes") || f.Changed("node-cpu") || f.Changed("node-memory") || f.Changed("node-gpu") {
+				opts.Nodes = []sandbox.NodePool{pool}
+			}
+			opts.Logf = func(format string, args ...any) {
+				fmt.Fprintf(errOut, "  "+format+"\n", args...)
+			}
+
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			fmt.Fprintln(errOut, "starting the sandbox…")
+			begin := time.Now()
+			sb, err := sandbox.Start(ctx, opts)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "sandbox ready in %s\n", time.Since(begin).Round(time.Millisecond))
+			fmt.Fprintf(out, "  server:     %s\n", sb.Config.Host)
+			fmt.Fprintf(out, "  kubeconfig: %s\n", sb.KubeconfigPath)
+			fmt.Fprintf(out, "  logs:       %s\n", sb.StateDir)
+			fmt.Fprintf(out, "  nodes:      %s\n", strings.Join(sb.Nodes(), " "))
+			fmt.Fprintf(out, "\nexport KUBECONFIG=%s\n\n", sb.KubeconfigPath)
+			fmt.Fprintln(out, "Ctrl-C stops it.")
+
+			<-ctx.Done()
+			stop() // a second Ctrl-C kills raydar, and the sandbox with it
+			fmt.Fprintln(errOut, "stopping the sandbox…")
+			begin = time.Now()
+			if err := sb.Stop(); err != nil {
+				return err
+			}
+			fmt.Fprintf(errOut, "stopped in %s\n", time.Since(begin).Round(time.Millisecond))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&pool.Count, "nodes", 4, "number of fake nodes")
+	f.StringVar(&pool.CPU, "node-cpu", "16", "CPU capacity of each node")
+	f.StringVar(&pool.Memory, "node-memory", "64Gi", "memory capacity of each node")
+	f.IntVar(&pool.GPU, "node-gpu", 0, "nvidia.com/gpu capacity of each node")
+	f.StringVar(&stateDir, "state-dir", "", "directory for logs, certificates and etcd data, kept after exit (default: a temporary directory, removed on exit)")
+	f.StringVar(&toolsDir, "tools-dir", "", "directory of the control-plane binaries (default: $"+sandbox.ToolsDirEnv+" or the repository's bin/k8s)")
+	return cmd
+}
