@@ -20,10 +20,12 @@ tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, contr
 	@bash hack/build-tools.sh
 
 # crd:allowDangerousTypes: KubeRay's RayJob has float32 entrypointNumCpus/entrypointNumGpus.
+# crd:generateEmbeddedObjectMeta: keep labels/annotations/name of embedded pod templates and Services
+# (without it the API server prunes template.metadata.labels).
 # rbac is generated only once controller/ has Go files.
 generate: tools ## regenerate deepcopy and CRD manifests from rayapi/v1
 	$(TOOLS)/controller-gen object paths=./rayapi/v1/...
-	$(TOOLS)/controller-gen crd:maxDescLen=0,allowDangerousTypes=true paths=./rayapi/v1/... output:crd:artifacts:config=rayapi/crds/bases
+	$(TOOLS)/controller-gen crd:maxDescLen=0,allowDangerousTypes=true,generateEmbeddedObjectMeta=true paths=./rayapi/v1/... output:crd:artifacts:config=rayapi/crds/bases
 	@if [ -n "$$(find controller -name '*.go' 2>/dev/null | head -1)" ]; then \
 	  echo '$(TOOLS)/controller-gen rbac:roleName=raydar-operator paths=./controller/... output:rbac:artifacts:config=config/rbac'; \
 	  $(TOOLS)/controller-gen rbac:roleName=raydar-operator paths=./controller/... output:rbac:artifacts:config=config/rbac; \

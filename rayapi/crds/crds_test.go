@@ -121,6 +121,25 @@ func TestSchemaHasRaydarAdditions(t *testing.T) {
 	if len(wg.XValidations) == 0 {
 		t.Error("workerGroupSpecs[] has no CEL rule (minReplicas <= maxReplicas)")
 	}
+	// Embedded object metadata keeps its fields (generateEmbeddedObjectMeta);
+	// otherwise the API server prunes pod template labels and annotations.
+	head := byKind["RayCluster"].Properties["spec"].Properties["headGroupSpec"]
+	for _, path := range []struct {
+		what   string
+		schema apiextensionsv1.JSONSchemaProps
+	}{
+		{"head template", head.Properties["template"].Properties["metadata"]},
+		{"headService", head.Properties["headService"].Properties["metadata"]},
+		{"worker template", wg.Properties["template"].Properties["metadata"]},
+		{"submitter template", byKind["RayJob"].Properties["spec"].Properties["submitterPodTemplate"].Properties["metadata"]},
+		{"serveService", byKind["RayService"].Properties["spec"].Properties["serveService"].Properties["metadata"]},
+	} {
+		for _, f := range []string{"labels", "annotations", "name"} {
+			if _, ok := path.schema.Properties[f]; !ok {
+				t.Errorf("%s metadata has no %s property: it would be pruned", path.what, f)
+			}
+		}
+	}
 	rs := byKind["RayService"].Properties["spec"]
 	if d := rs.Properties["rayClusterDeletionDelaySeconds"].Default; d == nil || string(d.Raw) != "60" {
 		t.Errorf("rayClusterDeletionDelaySeconds default = %v", d)
