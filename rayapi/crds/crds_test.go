@@ -2,6 +2,7 @@ package crds
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -163,5 +164,26 @@ func TestYAMLIsAllDocuments(t *testing.T) {
 	}
 	if !bytes.Equal(y, YAML()) {
 		t.Error("YAML() is not stable")
+	}
+}
+
+// Client-side `kubectl apply` stores the whole object in the
+// last-applied-configuration annotation, and annotations are limited to
+// 256KiB in total: each CRD must stay below that for
+// `raydar crds | kubectl apply -f -` to work.
+func TestCRDsFitClientSideApply(t *testing.T) {
+	objs, err := Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 256 * 1024
+	for _, c := range objs {
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) >= limit {
+			t.Errorf("%s is %d bytes of JSON; kubectl apply needs < %d", c.Name, len(b), limit)
+		}
 	}
 }
