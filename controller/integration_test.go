@@ -1,0 +1,640 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+func TestIntegrationBringUp(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	startOperator(t, ns, nil)
+	createRC(t, testCluster(ns, "demo", 3))
+	rc := waitReady(t, ns, "demo", 3)
+
+	heads, workers := clusterPods(t, ns, "demo")
+	if len(heads) != 1 || len(workers) != 3 {
+		t.Fatalf("pods: %v %v", allPodNames(heads), allPodNames(workers))
+	}
+	h := heads[0]
+	if !strings.HasPrefix(h.Name, "demo-head-") || h.Labels[rayv1.RayNodeGroupLabelKey] != "headgroup" || h.Labels[rayv1.RayIDLabelKey] != "demo-head" ||
+		h.Labels[rayv1.KubernetesCreatedByLabelKey] != "kuberay-operator" {
+		t.Errorf("head pod %s labels %v", h.Name, h.Labels)
+	}
+	for _, w := range workers {
+		if !strings.HasPrefix(w.Name, "demo-small-worker-") || w.Labels[rayv1.RayNodeGroupLabelKey] != "small" || len(w.Spec.InitContainers) != 1 {
+			t.Errorf("worker %s labels %v", w.Name, w.Labels)
+		}
+	}
+	for _, p := range append(heads, workers...) {
+		if len(p.OwnerReferences) != 1 || p.OwnerReferences[0].UID != rc.UID {
+			t.Errorf("pod %s owners %v", p.Name, p.OwnerReferences)
+		}
+	}
+	svc, err := kc.CoreV1().Services(ns).Get(context.Background(), "demo-head-svc", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.OwnerReferences[0].UID != rc.UID {
+		t.Errorf("service %+v", svc.Spec)
+	}
+
+	s := rc.Status
+	if s.Head.PodName != h.Name || s.Head.PodIP == "" || s.Head.ServiceName != "demo-head-svc" || s.Head.ServiceIP != s.Head.PodIP ||
+		s.Endpoints["dashboard"] != "8265" || s.Endpoints["metrics"] != "8080" || s.ObservedGeneration != rc.Generation ||
+		s.AvailableWorkerReplicas != 3 || s.MaxWorkerReplicas != 100 || s.DesiredCPU.String() != "400m" ||
+		s.StateTransitionTimes[rayv1.Ready] == nil {
+		t.Errorf("status %+v", s)
+	}
+	for _, c := range []rayv1.RayClusterConditionType{rayv1.HeadPodReady, rayv1.RayClusterProvisioned} {
+		if !rayv1.IsConditionTrue(s.Conditions, string(c)) {
+			t.Errorf("condition %s not true: %v", c, s.Conditions)
+		}
+	}
+	ev := waitEvent(t, ns, "demo", reasonCreated, "3 worker pods in group small")
+	for _, p := range append(heads, workers...) {
+		if !strings.Contains(ev.Note, p.Name) {
+			t.Errorf("creation Event %q does not name %s", ev.Note, p.Name)
+		}
+	}
+	// Nothing changes any more: no status writes, no new Events.
+	rv := rc.ResourceVersion
+	consistently(t, 2*time.Second, "a quiet cluster", func() (bool, string) {
+		got := getRC(t, ns, "demo")
+		return got.ResourceVersion == rv, "resourceVersion moved: status churn " + fmt.Sprint(got.Status)
+	})
+}
+
+func TestIntegrationScaleUpAndDown(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	startOperator(t, ns, nil)
+	createRC(t, testCluster(ns, "sc", 2))
+	waitReady(t, ns, "sc", 2)
+
+	patchRC(t, ns, "sc", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(5)) })
+	waitReady(t, ns, "sc", 5)
+	_, before := clusterPods(t, ns, "sc")
+
+	patchRC(t, ns, "sc", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(1)) })
+	waitReady(t, ns, "sc", 1)
+	eventually(t, 30*time.Second, "one worker pod left", func() (bool, string) {
+		_, w := clusterPods(t, ns, "sc")
+		return len(w) == 1, fmt.Sprint(allPodNames(w))
+	})
+	_, after := clusterPods(t, ns, "sc")
+	if !slices.Contains(allPodNames(before), after[0].Name) {
+		t.Errorf("scale-down created a new pod %s", after[0].Name)
+	}
+	waitEvent(t, ns, "sc", reasonDeletedWorkerPods, "scaling group small down from 5 to 1 pods")
+
+	// Clamping: replicas above maxReplicas.
+	patchRC(t, ns, "sc", func(rc *rayv1.RayCluster) {
+		rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(50))
+		rc.Spec.WorkerGroupSpecs[0].MaxReplicas = ptr(int32(3))
+	})
+	waitReady(t, ns, "sc", 3)
+}
+
+func TestIntegrationWorkersToDelete(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	startOperator(t, ns, nil)
+	rc := testCluster(ns, "wd", 3)
+	rc.Spec.EnableInTreeAutoscaling = ptr(true)
+	createRC(t, rc)
+	waitReady(t, ns, "wd", 3)
+
+	// Autoscaler: sidecar, ServiceAccount, Role, RoleBinding.
+	heads, workers := clusterPods(t, ns, "wd")
+	if len(heads[0].Spec.Containers) != 2 || heads[0].Spec.Containers[1].Name != "autoscaler" || heads[0].Spec.ServiceAccountName != "wd" {
+		t.Errorf("head containers %v sa %q", heads[0].Spec.Containers, heads[0].Spec.ServiceAccountName)
+	}
+	if _, err := kc.CoreV1().ServiceAccounts(ns).Get(context.Background(), "wd", metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	}
+	role := &rbacv1.Role{}
+	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "wd"}, role); err != nil {
+		t.Error(err)
+	}
+	if _, err := kc.RbacV1().RoleBindings(ns).Get(context.Background(), "wd", metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	}
+
+	names := allPodNames(workers)
+	slices.Sort(names)
+	victim := names[1]
+	// The autoscaler's way: replicas down by one and the pod named.
+	patchRC(t, ns, "wd", func(rc *rayv1.RayCluster) {
+		rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(2))
+		rc.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete = []string{victim}
+	})
+	want := []string{names[0], names[2]}
+	eventually(t, 30*time.Second, "exactly "+victim+" gone", func() (bool, string) {
+		_, w := clusterPods(t, ns, "wd")
+		got := allPodNames(w)
+		slices.Sort(got)
+		return slices.Equal(got, want), fmt.Sprint(got)
+	})
+	waitEvent(t, ns, "wd", reasonDeletedWorkerPods, victim)
+	consistently(t, 2*time.Second, "no other pod deleted or created", func() (bool, string) {
+		_, w := clusterPods(t, ns, "wd")
+		got := allPodNames(w)
+		slices.Sort(got)
+		return slices.Equal(got, want), fmt.Sprint(got)
+	})
+
+	// The gone pod's name lingers in workersToDelete; replicas drop again
+	// without naming a pod: under autoscaling nothing is chosen at random.
+	patchRC(t, ns, "wd", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(1)) })
+	consistently(t, 2*time.Second, "no random scale-down under autoscaling", func() (bool, string) {
+		_, w := clusterPods(t, ns, "wd")
+		return len(w) == 2, fmt.Sprint(allPodNames(w))
+	})
+	// Now the autoscaler names the second pod: only it goes.
+	patchRC(t, ns, "wd", func(rc *rayv1.RayCluster) {
+		rc.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete = []string{victim, names[2]}
+	})
+	eventually(t, 30*time.Second, "only "+names[0]+" left", func() (bool, string) {
+		_, w := clusterPods(t, ns, "wd")
+		got := allPodNames(w)
+		return slices.Equal(got, []string{names[0]}), fmt.Sprint(got)
+	})
+	waitReady(t, ns, "wd", 1)
+}
+
+func TestIntegrationSuspendResume(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	startOperator(t, ns, nil)
+	createRC(t, testCluster(ns, "sus", 2))
+	waitReady(t, ns, "sus", 2)
+
+	patchRC(t, ns, "sus", func(rc *rayv1.RayCluster) { rc.Spec.Suspend = ptr(true) })
+	eventually(t, 30*time.Second, "suspended", func() (bool, string) {
+		rc := getRC(t, ns, "sus")
+		h, w := clusterPods(t, ns, "sus")
+		return rc.Status.State == rayv1.Suspended && rayv1.IsConditionTrue(rc.Status.Conditions, string(rayv1.RayClusterSuspended)) &&
+				!rayv1.IsConditionTrue(rc.Status.Conditions, string(rayv1.RayClusterSuspending)) && len(h)+len(w) == 0,
+			fmt.Sprintf("state=%q pods=%d conds=%v", rc.Status.State, len(h)+len(w), rc.Status.Conditions)
+	})
+	waitEvent(t, ns, "sus", reasonSuspending, "deleting all pods")
+	waitEvent(t, ns, "sus", reasonSuspended, "suspended")
+	consistently(t, time.Second, "no pods while suspended", func() (bool, string) {
+		h, w := clusterPods(t, ns, "sus")
+		return len(h)+len(w) == 0, fmt.Sprint(len(h) + len(w))
+	})
+
+	patchRC(t, ns, "sus", func(rc *rayv1.RayCluster) { rc.Spec.Suspend = ptr(false) })
+	rc := waitReady(t, ns, "sus", 2)
+	if c := findCondition(rc.Status.Conditions, string(rayv1.RayClusterSuspended)); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("Suspended after resume: %+v", c)
+	}
+	waitEvent(t, ns, "sus", reasonResumed, "recreating")
+}
+
+func TestIntegrationFailedPodReplaced(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	startOperator(t, ns, nil)
+	createRC(t, testCluster(ns, "fp", 2))
+	waitReady(t, ns, "fp", 2)
+	_, workers := clusterPods(t, ns, "fp")
+	victim := workers[0].Name
+	if err := sb.SetPodPhase(context.Background(), ns, victim, corev1.PodFailed); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "failed pod replaced", func() (bool, string) {
+		_, w := clusterPods(t, ns, "fp")
+		names := allPodNames(w)
+		return len(w) == 2 && !slices.Contains(names, victim), fmt.Sprint(names)
+	})
+	waitReady(t, ns, "fp", 2)
+	waitEvent(t, ns, "fp", reasonDeletedWorkerPods, victim+" is Failed")
+}
+
+func TestIntegrationHeadNotReady(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	startOperator(t, ns, nil)
+	createRC(t, testCluster(ns, "hn", 1))
+	waitReady(t, ns, "hn", 1)
+	heads, _ := clusterPods(t, ns, "hn")
+	setReady := func(status corev1.ConditionStatus) {
+		h, err := kc.CoreV1().Pods(ns).Get(context.Background(), heads[0].Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range h.Status.Conditions {
+			if h.Status.Conditions[i].Type == corev1.PodReady || h.Status.Conditions[i].Type == corev1.ContainersReady {
+				h.Status.Conditions[i].Status = status
+				h.Status.Conditions[i].Reason = ""
+				if status == corev1.ConditionFalse {
+					h.Status.Conditions[i].Reason = "ContainersNotReady"
+				}
+			}
+		}
+		if _, err := kc.CoreV1().Pods(ns).UpdateStatus(context.Background(), h, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setReady(corev1.ConditionFalse)
+	eventually(t, 30*time.Second, "status to say the head is not ready", func() (bool, string) {
+		rc := getRC(t, ns, "hn")
+		c := findCondition(rc.Status.Conditions, string(rayv1.HeadPodReady))
+		return rc.Status.State == "" && c != nil && c.Status == metav1.ConditionFalse && c.Reason == "ContainersNotReady",
+			fmt.Sprintf("state=%q HeadPodReady=%+v", rc.Status.State, c)
+	})
+	setReady(corev1.ConditionTrue)
+	waitReady(t, ns, "hn", 1)
+}
+
+func TestIntegrationInvalidSpec(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	startOperator(t, ns, nil)
+	rc := testCluster(ns, "bad", 2)
+	rc.Spec.HeadGroupSpec.RayStartParams = map[string]string{"labels": "a=b"}
+	createRC(t, rc)
+	const field = "spec.headGroupSpec.rayStartParams[labels]"
+	eventually(t, 30*time.Second, "a ReplicaFailure condition naming the field", func() (bool, string) {
+		got := getRC(t, ns, "bad")
+		c := findCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == reasonValidationFailed && strings.Contains(c.Message, field),
+			fmt.Sprintf("%+v", got.Status.Conditions)
+	})
+	waitEvent(t, ns, "bad", reasonInvalidSpec, field)
+	rv := getRC(t, ns, "bad").ResourceVersion
+	consistently(t, 2*time.Second, "no objects and no more writes", func() (bool, string) {
+		h, w := clusterPods(t, ns, "bad")
+		svcs, _ := kc.CoreV1().Services(ns).List(context.Background(), metav1.ListOptions{})
+		got := getRC(t, ns, "bad")
+		return len(h)+len(w) == 0 && len(svcs.Items) == 0 && got.ResourceVersion == rv,
+			fmt.Sprintf("pods=%d services=%d rv %s→%s", len(h)+len(w), len(svcs.Items), rv, got.ResourceVersion)
+	})
+	if n := len(clusterEvents(t, ns, "bad")); n != 1 {
+		t.Errorf("%d Events for one invalid spec, want 1 (no crash loop)", n)
+	}
+	// Fixed: it comes up.
+	patchRC(t, ns, "bad", func(rc *rayv1.RayCluster) {
+		rc.Spec.HeadGroupSpec.RayStartParams = nil
+		rc.Spec.HeadGroupSpec.Labels = map[string]string{"a": "b"}
+	})
+	got := waitReady(t, ns, "bad", 2)
+	if findCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure)) != nil {
+		t.Error("ReplicaFailure stayed after the fix")
+	}
+}
+
+// httpRequestInfo is what countingConfig's callback sees of a request.
+type httpRequestInfo struct{ Method, Path string }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// countingConfig returns a copy of the sandbox config whose transport calls
+// f for every request.
+func countingConfig(f func(*httpRequestInfo)) *rest.Config {
+	cfg := rest.CopyConfig(sb.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			info := &httpRequestInfo{Method: r.Method, Path: r.URL.Path}
+			f(info)
+			return rt.RoundTrip(r)
+		})
+	})
+	return cfg
+}
+
+func TestIntegrationRestartMidScaleUp(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	// Operator A dies (its context is cancelled, requests in flight are cut)
+	// after sending 6 pod creations of a 1+20 pod cluster.
+	var podPosts atomic.Int32
+	ctxA, killA := context.WithCancel(context.Background())
+	cfgA := countingConfig(func(r *httpRequestInfo) {
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/namespaces/"+ns+"/pods") && podPosts.Add(1) == 6 {
+			killA()
+		}
+	})
+	opA, err := New(cfgA, Options{DisableLeaderElection: true, Namespaces: []string{ns}, IgnoreOtherOperators: true,
+		SkipControllerNameValidation: true, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doneA := make(chan error, 1)
+	go func() { doneA <- opA.Start(ctxA) }()
+	createRC(t, testCluster(ns, "rs", 20))
+	select {
+	case <-doneA:
+	case <-time.After(60 * time.Second):
+		t.Fatal("operator A was never killed")
+	}
+	h, w := clusterPods(t, ns, "rs")
+	t.Logf("operator A killed after %d pod POSTs; %d head and %d worker pods exist", podPosts.Load(), len(h), len(w))
+
+	// Operator B takes over: the cluster completes with no duplicates.
+	startOperator(t, ns, nil)
+	waitReady(t, ns, "rs", 20)
+	consistently(t, 2*time.Second, "exactly 1 head and 20 workers", func() (bool, string) {
+		h, w := clusterPods(t, ns, "rs")
+		return len(h) == 1 && len(w) == 20, fmt.Sprintf("%d heads, %d workers", len(h), len(w))
+	})
+}
+
+func TestIntegrationRestartMidScaleDown(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	first := startOperator(t, ns, nil)
+	createRC(t, testCluster(ns, "rd", 12))
+	waitReady(t, ns, "rd", 12)
+	first.stop()
+
+	var deletes atomic.Int32
+	ctxA, killA := context.WithCancel(context.Background())
+	cfgA := countingConfig(func(r *httpRequestInfo) {
+		if r.Method == "DELETE" && strings.Contains(r.Path, "/namespaces/"+ns+"/pods/") && deletes.Add(1) == 3 {
+			killA()
+		}
+	})
+	opA, err := New(cfgA, Options{DisableLeaderElection: true, Namespaces: []string{ns}, IgnoreOtherOperators: true,
+		SkipControllerNameValidation: true, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doneA := make(chan error, 1)
+	go func() { doneA <- opA.Start(ctxA) }()
+	patchRC(t, ns, "rd", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(2)) })
+	select {
+	case <-doneA:
+	case <-time.After(60 * time.Second):
+		t.Fatal("operator A was never killed")
+	}
+	startOperator(t, ns, nil)
+	waitReady(t, ns, "rd", 2)
+	eventually(t, 30*time.Second, "2 workers", func() (bool, string) {
+		_, w := clusterPods(t, ns, "rd")
+		return len(w) == 2, fmt.Sprint(len(w))
+	})
+}
+
+func TestIntegrationGarbageCollection(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	startOperator(t, ns, nil)
+	createRC(t, testCluster(ns, "gc", 2))
+	waitReady(t, ns, "gc", 2)
+	if err := cl.Delete(context.Background(), testCluster(ns, "gc", 0)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "children garbage-collected", func() (bool, string) {
+		h, w := clusterPods(t, ns, "gc")
+		_, err := kc.CoreV1().Services(ns).Get(context.Background(), "gc-head-svc", metav1.GetOptions{})
+		return len(h)+len(w) == 0 && apierrors.IsNotFound(err), fmt.Sprintf("pods=%d svc err=%v", len(h)+len(w), err)
+	})
+}
+
+func TestIntegrationRedisCleanupFinalizer(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	startOperator(t, ns, nil)
+	ft := func(name, timeout string) *rayv1.RayCluster {
+		rc := testCluster(ns, name, 1)
+		rc.Spec.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{RedisAddress: "redis:6379"}
+		rc.Annotations = map[string]string{rayv1.GCSFaultToleranceDeletionTimeoutAnnotationKey: timeout}
+		return rc
+	}
+
+	t.Run("clean-up Job succeeds", func(t *testing.T) {
+		createRC(t, ft("ftok", "120"))
+		rc := waitReady(t, ns, "ftok", 1)
+		if !slices.Contains(rc.Finalizers, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
+			t.Fatalf("finalizers %v", rc.Finalizers)
+		}
+		if err := cl.Delete(context.Background(), rc); err != nil {
+			t.Fatal(err)
+		}
+		// The Job controller runs the clean-up pod on a fake node; make it succeed.
+		var jobPod string
+		eventually(t, 60*time.Second, "the clean-up Job's pod", func() (bool, string) {
+			pods, err := kc.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "job-name=ftok-redis-cleanup"})
+			if err != nil || len(pods.Items) == 0 {
+				return false, fmt.Sprint(err)
+			}
+			jobPod = pods.Items[0].Name
+			return true, ""
+		})
+		if err := sb.SetPodPhase(context.Background(), ns, jobPod, corev1.PodSucceeded); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 60*time.Second, "the cluster gone", func() (bool, string) {
+			err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "ftok"}, &rayv1.RayCluster{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
+	})
+
+	t.Run("deletion never hangs: the finalizer goes after the timeout", func(t *testing.T) {
+		createRC(t, ft("fthang", "3"))
+		rc := waitReady(t, ns, "fthang", 1)
+		start := time.Now()
+		if err := cl.Delete(context.Background(), rc); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 60*time.Second, "the cluster gone", func() (bool, string) {
+			err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "fthang"}, &rayv1.RayCluster{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
+		if d := time.Since(start); d < 3*time.Second {
+			t.Errorf("gone after %s, before the timeout", d)
+		}
+	})
+}
+
+func TestIntegrationLeaderElection(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	lease := "raydar-test-" + ns
+	elect := func(id string) func(*Options) {
+		return func(o *Options) {
+			o.DisableLeaderElection = false
+			o.LeaderElectionNamespace = ns
+			o.LeaderElectionID = lease
+			o.Identity = id
+			o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 3*time.Second, 2*time.Second, 300*time.Millisecond
+		}
+	}
+	a := startOperator(t, ns, elect("alice"))
+	b := startOperator(t, ns, elect("bob"))
+	var leader, follower *runningOperator
+	eventually(t, 30*time.Second, "one leader that both see", func() (bool, string) {
+		la, lb := a.Leader(), b.Leader()
+		if la.IsLeader == lb.IsLeader || la.Holder == "" || la.Holder != lb.Holder {
+			return false, fmt.Sprintf("%+v / %+v", la, lb)
+		}
+		leader, follower = a, b
+		if lb.IsLeader {
+			leader, follower = b, a
+		}
+		return true, ""
+	})
+	if h := follower.Leader().Holder; h != leader.Leader().Identity {
+		t.Fatalf("follower sees %q, leader is %q", h, leader.Leader().Identity)
+	}
+	createRC(t, testCluster(ns, "le", 2))
+	waitReady(t, ns, "le", 2)
+	// Only the leader reconciled: its gate saw the cluster, the follower's
+	// reconciler never ran.
+	follower.rec.mu.Lock()
+	followerSaw := len(follower.rec.uids)
+	follower.rec.mu.Unlock()
+	if followerSaw != 0 {
+		t.Errorf("the follower reconciled %d clusters", followerSaw)
+	}
+	// The follower's cache is warm all the same (the TUI reads it).
+	if err := follower.Cache().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "le"}, &rayv1.RayCluster{}); err != nil {
+		t.Errorf("follower cache: %v", err)
+	}
+
+	// The leader goes away (it releases the Lease); the other takes over.
+	leader.stop()
+	eventually(t, 30*time.Second, "the follower to lead", func() (bool, string) {
+		l := follower.Leader()
+		return l.IsLeader && l.Holder == l.Identity, fmt.Sprintf("%+v", l)
+	})
+	patchRC(t, ns, "le", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(3)) })
+	waitReady(t, ns, "le", 3)
+}
+
+func TestIntegrationOtherOperator(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	// A pod looking like KubeRay's operator (Helm labels), run by kwok.
+	fake := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "kuberay-operator-7d9f", Namespace: ns,
+			Labels: map[string]string{rayv1.KubernetesApplicationNameLabelKey: "kuberay-operator"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kuberay-operator", Image: "quay.io/kuberay/operator:v1.5.2"}}},
+	}
+	if _, err := kc.CoreV1().Pods(ns).Create(context.Background(), fake, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = kc.CoreV1().Pods(ns).Delete(context.Background(), fake.Name, metav1.DeleteOptions{})
+		eventually(t, 30*time.Second, "the fake KubeRay pod gone", func() (bool, string) {
+			_, err := kc.CoreV1().Pods(ns).Get(context.Background(), fake.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
+	})
+	eventually(t, 30*time.Second, "the fake KubeRay pod running", func() (bool, string) {
+		p, err := kc.CoreV1().Pods(ns).Get(context.Background(), fake.Name, metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, fmt.Sprint(err)
+	})
+
+	op := startOperator(t, ns, func(o *Options) { o.IgnoreOtherOperators = false; o.OtherOperatorInterval = 500 * time.Millisecond })
+	eventually(t, 30*time.Second, "detection", func() (bool, string) {
+		o := op.OtherOperator()
+		return o.Detected && slices.Contains(o.Pods, ns+"/"+fake.Name), fmt.Sprintf("%+v", o)
+	})
+
+	createRC(t, testCluster(ns, "kr", 1))
+	theirs := testCluster(ns, "kueue", 1)
+	theirs.Spec.ManagedBy = ptr(rayv1.MultiKueueController)
+	createRC(t, theirs)
+	ours := testCluster(ns, "ours", 1)
+	ours.Spec.ManagedBy = ptr(rayv1.ManagedByRaydar)
+	createRC(t, ours)
+
+	waitReady(t, ns, "ours", 1)
+	waitEvent(t, ns, "kr", reasonOtherOperator, ns+"/"+fake.Name)
+	waitEvent(t, ns, "kueue", reasonManagedElsewhere, "kueue.x-k8s.io/multikueue")
+	for _, name := range []string{"kr", "kueue"} {
+		h, w := clusterPods(t, ns, name)
+		if len(h)+len(w) != 0 {
+			t.Errorf("%s: raydar created pods although it must not touch the cluster", name)
+		}
+		if st := getRC(t, ns, name).Status; st.ObservedGeneration != 0 {
+			t.Errorf("%s: raydar wrote its status: %+v", name, st)
+		}
+	}
+	eventually(t, 10*time.Second, "Unmanaged to list both", func() (bool, string) {
+		u := op.Unmanaged()
+		_, a := u[types.NamespacedName{Namespace: ns, Name: "kr"}]
+		_, b := u[types.NamespacedName{Namespace: ns, Name: "kueue"}]
+		return a && b, fmt.Sprint(u)
+	})
+
+	// KubeRay goes away: raydar takes the unowned cluster over.
+	if err := kc.CoreV1().Pods(ns).Delete(context.Background(), fake.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, ns, "kr", 1)
+	if h, w := clusterPods(t, ns, "kueue"); len(h)+len(w) != 0 {
+		t.Error("the MultiKueue cluster was touched")
+	}
+}
+
+// TestIntegrationConflictsRetried races spec updates against the reconciler
+// coming up: every 409 must be retried from a fresh read and the cluster
+// reach the state its latest spec asks for.
+func TestIntegrationConflictsRetried(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	var conflicts atomic.Int32
+	cfg := rest.CopyConfig(sb.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(r)
+			if err == nil && resp.StatusCode == 409 {
+				conflicts.Add(1)
+			}
+			return resp, err
+		})
+	})
+	op, err := New(cfg, Options{DisableLeaderElection: true, Namespaces: []string{ns}, IgnoreOtherOperators: true,
+		SkipControllerNameValidation: true, StatusCoalesceWindow: -1, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- op.Start(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	createRC(t, testCluster(ns, "cf", 1))
+	// Bump the spec (annotations and replicas) while the operator works.
+	for i := range 30 {
+		patchRC(t, ns, "cf", func(rc *rayv1.RayCluster) {
+			if rc.Annotations == nil {
+				rc.Annotations = map[string]string{}
+			}
+			rc.Annotations["bump"] = fmt.Sprint(i)
+			rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(1 + i%4))
+		})
+		time.Sleep(30 * time.Millisecond)
+	}
+	want := int32(1 + 29%4)
+	waitReady(t, ns, "cf", want)
+	eventually(t, 30*time.Second, fmt.Sprint(want, " workers"), func() (bool, string) {
+		_, w := clusterPods(t, ns, "cf")
+		return int32(len(w)) == want, fmt.Sprint(len(w))
+	})
+	t.Logf("%d conflicts seen and retried", conflicts.Load())
+}

@@ -1,0 +1,151 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// fakeReconciler runs the reconciler against controller-runtime's fake
+// client, for the act-side rules that need no real API server.
+func fakeReconciler(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) (*reconciler, client.Client, *events.FakeRecorder) {
+	t.Helper()
+	c := fake.NewClientBuilder().WithScheme(NewScheme()).
+		WithStatusSubresource(&rayv1.RayCluster{}).
+		WithIndex(&corev1.Pod{}, ownerUIDField, func(o client.Object) []string {
+			if uid := controllerUID(o.GetOwnerReferences()); uid != "" {
+				return []string{uid}
+			}
+			return nil
+		}).
+		WithObjects(objs...).
+		WithInterceptorFuncs(funcs).
+		Build()
+	rec := events.NewFakeRecorder(100)
+	g := newGate(c, true)
+	r := newReconciler(c, c, rec, g, defaultBuildConfig(), -1)
+	return r, c, rec
+}
+
+func freshCluster(name string, workers int32) *rayv1.RayCluster {
+	rc := cluster(name, group("small", workers))
+	rc.ResourceVersion = ""
+	return rc
+}
+
+func TestReconcileRetriesConflictsFromAFreshRead(t *testing.T) {
+	rc := freshCluster("c", 2)
+	conflicts := 0
+	r, c, _ := fakeReconciler(t, interceptor.Funcs{
+		SubResourceUpdate: func(ctx context.Context, cl client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if conflicts < 2 {
+				conflicts++
+				return apierrors.NewConflict(schema.GroupResource{Group: "ray.io", Resource: "rayclusters"}, obj.GetName(), errors.New("the object has been modified"))
+			}
+			return cl.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	}, rc)
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "c"}}
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	if conflicts != 2 {
+		t.Fatalf("conflicts = %d", conflicts)
+	}
+	got := &rayv1.RayCluster{}
+	if err := c.Get(context.Background(), req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.DesiredWorkerReplicas != 2 || got.Status.ObservedGeneration == 0 && got.Generation != 0 {
+		t.Fatalf("status not written after the conflicts: %+v", got.Status)
+	}
+	// The retries did not create anything twice.
+	pods := &corev1.PodList{}
+	if err := c.List(context.Background(), pods); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 3 {
+		t.Fatalf("%d pods after three attempts, want 3", len(pods.Items))
+	}
+}
+
+func TestReconcileCreateFailureIsACondition(t *testing.T) {
+	rc := freshCluster("c", 2)
+	r, c, rec := fakeReconciler(t, interceptor.Funcs{
+		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if p, ok := obj.(*corev1.Pod); ok && isWorkerPod(p) {
+				return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, p.Name, errors.New("exceeded quota: pods=10"))
+			}
+			return cl.Create(ctx, obj, opts...)
+		},
+	}, rc)
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "c"}}
+	_, err := r.Reconcile(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "exceeded quota") {
+		t.Fatalf("reconcile error %v, want the quota error (retried with back-off)", err)
+	}
+	got := &rayv1.RayCluster{}
+	_ = c.Get(context.Background(), req.NamespacedName, got)
+	cond := findCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
+	if cond == nil || cond.Reason != rayv1.FailedCreateWorkerPod || !strings.Contains(cond.Message, "exceeded quota") {
+		t.Fatalf("ReplicaFailure %+v", cond)
+	}
+	var evs []string
+	for len(rec.Events) > 0 {
+		evs = append(evs, <-rec.Events)
+	}
+	joined := strings.Join(evs, "\n")
+	if !strings.Contains(joined, "Warning FailedCreateWorkerPod") || !strings.Contains(joined, "Normal Created") {
+		t.Errorf("events:\n%s", joined)
+	}
+	// The failed creations left no expectation behind (the next pass tries
+	// again); the head, created, is expected until the informer sees it.
+	got.UID = rc.UID
+	over := r.exp.overlayPods(got.UID, nil)
+	if len(over) != 1 || !isHeadPod(over[0]) {
+		t.Errorf("expected pods after the failure: %v", podNames(over))
+	}
+}
+
+func TestReconcileStatusCoalescing(t *testing.T) {
+	rc := freshCluster("c", 1)
+	r, c, _ := fakeReconciler(t, interceptor.Funcs{}, rc)
+	r.coalesce = time.Hour
+	now := t0
+	r.now = func() time.Time { return now }
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "c"}}
+	res, err := r.Reconcile(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &rayv1.RayCluster{}
+	_ = c.Get(context.Background(), req.NamespacedName, got)
+	if got.Status.ObservedGeneration != 0 || got.Status.DesiredWorkerReplicas != 0 {
+		t.Fatalf("a non-urgent status was written at once: %+v", got.Status)
+	}
+	if res.RequeueAfter != time.Hour {
+		t.Fatalf("requeue after %s, want the coalescing window", res.RequeueAfter)
+	}
+	now = now.Add(time.Hour)
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Get(context.Background(), req.NamespacedName, got)
+	if got.Status.DesiredWorkerReplicas != 1 || got.Status.LastUpdateTime == nil {
+		t.Fatalf("held status not written when due: %+v", got.Status)
+	}
+}
