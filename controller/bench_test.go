@@ -1,0 +1,205 @@
+package controller
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// writeCounter counts the operator's write requests by kind.
+type writeCounter struct {
+	podCreates, podDeletes, services, events, status, other atomic.Int64
+}
+
+func (c *writeCounter) observe(r *http.Request) {
+	if r.Method == http.MethodGet {
+		return
+	}
+	p := r.URL.Path
+	switch {
+	case strings.HasSuffix(p, "/status"):
+		c.status.Add(1)
+	case strings.Contains(p, "/events"):
+		c.events.Add(1)
+	case strings.HasSuffix(p, "/pods") && r.Method == http.MethodPost:
+		c.podCreates.Add(1)
+	case strings.Contains(p, "/pods") && r.Method == http.MethodDelete:
+		c.podDeletes.Add(1)
+	case strings.HasSuffix(p, "/services"):
+		c.services.Add(1)
+	default:
+		c.other.Add(1)
+	}
+}
+
+func (c *writeCounter) total() int64 {
+	return c.podCreates.Load() + c.podDeletes.Load() + c.services.Load() + c.events.Load() + c.status.Load() + c.other.Load()
+}
+
+// BenchmarkBringUp is the reconcile target of docs/performance-targets.md:
+// N RayClusters of 1 head + 3 workers (min 3, max 3), created by 8 parallel
+// clients on the sandbox (20 kwok nodes); time from the first create until
+// every RayCluster is ready. It reports the operator's writes per cluster
+// (all, status, Events), its heap after the run and the process's peak RSS,
+// and the time from deleting every RayCluster until their pods are gone.
+func BenchmarkBringUp(b *testing.B) {
+	needSandbox(b)
+	for _, n := range []int{100, 300} {
+		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) { benchBringUp(b, n) })
+	}
+}
+
+func benchBringUp(b *testing.B, n int) {
+	var sumUp, sumDel time.Duration
+	var writes, status, events, podCreates, other int64
+	var heap uint64
+	for range b.N {
+		b.StopTimer()
+		ns := newNamespace(b)
+		wc := &writeCounter{}
+		cfg := rest.CopyConfig(sb.Config)
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				wc.observe(r)
+				return rt.RoundTrip(r)
+			})
+		})
+		op, err := New(cfg, Options{DisableLeaderElection: true, Namespaces: []string{ns}, IgnoreOtherOperators: true,
+			SkipControllerNameValidation: true, Logger: testLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- op.Start(ctx) }()
+		if !op.Cache().WaitForCacheSync(ctx) {
+			b.Fatal("cache did not sync")
+		}
+		w, err := cl.Watch(ctx, &rayv1.RayClusterList{}, client.InNamespace(ns))
+		if err != nil {
+			b.Fatal(err)
+		}
+
+		b.StartTimer()
+		start := time.Now()
+		var wg sync.WaitGroup
+		next := atomic.Int64{}
+		for range 8 {
+			wg.Go(func() {
+				for {
+					i := next.Add(1) - 1
+					if i >= int64(n) {
+						return
+					}
+					rc := testCluster(ns, fmt.Sprintf("bench-%04d", i), 3)
+					rc.Spec.WorkerGroupSpecs[0].MinReplicas = ptr(int32(3))
+					rc.Spec.WorkerGroupSpecs[0].MaxReplicas = ptr(int32(3))
+					if err := cl.Create(context.Background(), rc); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		readyClusters := map[string]bool{}
+		timeout := time.After(5 * time.Minute)
+		for len(readyClusters) < n {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					b.Fatal("watch closed")
+				}
+				if ev.Type == watch.Added || ev.Type == watch.Modified {
+					rc := ev.Object.(*rayv1.RayCluster)
+					if rc.Status.State == rayv1.Ready {
+						readyClusters[rc.Name] = true
+					}
+				}
+			case <-timeout:
+				b.Fatalf("only %d of %d clusters ready after 5 minutes", len(readyClusters), n)
+			}
+		}
+		up := time.Since(start)
+		b.StopTimer()
+		wg.Wait()
+		w.Stop()
+		sumUp += up
+
+		// Trailing writes (Events are sent asynchronously) land within a second.
+		time.Sleep(time.Second)
+		writes += wc.total()
+		status += wc.status.Load()
+		events += wc.events.Load()
+		podCreates += wc.podCreates.Load()
+		other += wc.other.Load()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		heap += ms.HeapInuse
+
+		// Delete every cluster; time until their pods are gone (garbage collector).
+		delStart := time.Now()
+		if err := cl.DeleteAllOf(context.Background(), &rayv1.RayCluster{}, client.InNamespace(ns)); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			pods := &corev1.PodList{}
+			if err := cl.List(context.Background(), pods, client.InNamespace(ns), client.HasLabels{rayv1.RayClusterLabelKey}); err != nil {
+				b.Fatal(err)
+			}
+			if len(pods.Items) == 0 {
+				break
+			}
+			if time.Since(delStart) > 5*time.Minute {
+				b.Fatalf("%d pods left 5 minutes after deletion", len(pods.Items))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		sumDel += time.Since(delStart)
+		cancel()
+		<-done
+	}
+	per := float64(b.N) * float64(n)
+	b.ReportMetric(sumUp.Seconds()/float64(b.N), "s-to-ready")
+	b.ReportMetric(float64(writes)/per, "writes/cluster")
+	b.ReportMetric(float64(status)/per, "status-writes/cluster")
+	b.ReportMetric(float64(events)/per, "events/cluster")
+	b.ReportMetric(float64(podCreates)/per, "pod-creates/cluster")
+	b.ReportMetric(float64(other)/per, "other-writes/cluster")
+	b.ReportMetric(float64(heap)/float64(b.N)/(1<<20), "heap-MiB")
+	b.ReportMetric(peakRSSMiB(), "peak-RSS-MiB")
+	b.ReportMetric(sumDel.Seconds()/float64(b.N), "s-to-deleted")
+}
+
+// peakRSSMiB is the process's peak resident set (VmHWM), 0 if unknown.
+func peakRSSMiB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
