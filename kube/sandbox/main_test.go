@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // One sandbox serves every test of the package that does not need its own;
@@ -63,6 +66,9 @@ func TestMain(m *testing.M) {
 		return
 	}
 	flag.Parse()
+	// envtest logs through controller-runtime, which warns (with a stack
+	// trace) when no logger was set 30 seconds into the process.
+	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
 	if shared != nil {
 		begin := time.Now()

@@ -303,8 +303,14 @@ func (s *Sandbox) prepareStateDir(dir string) error {
 	}
 	s.StateDir = dir
 	lockPath := filepath.Join(dir, lockName)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("sandbox: state dir: %w", err)
+	}
 	_, statErr := os.Stat(lockPath)
-	hadLock := statErr == nil
+	if ours := statErr == nil; !ours && len(entries) > 0 {
+		return fmt.Errorf("sandbox: state dir %s is not empty and was not made by a sandbox (found %s)", dir, entries[0].Name())
+	}
 	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return fmt.Errorf("sandbox: state dir: %w", err)
@@ -313,23 +319,20 @@ func (s *Sandbox) prepareStateDir(dir string) error {
 		f.Close()
 		return fmt.Errorf("sandbox: state dir %s is in use by another sandbox: %w", dir, err)
 	}
-	s.lock = f
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
+	// A previous sandbox's state: certificates and etcd data cannot be reused
+	// (envtest would not know the CA), so start afresh.
 	for _, e := range entries {
 		if e.Name() == lockName {
 			continue
 		}
-		if !hadLock {
-			return fmt.Errorf("sandbox: state dir %s is not empty and was not made by a sandbox (found %s)", dir, e.Name())
-		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			f.Close()
 			return fmt.Errorf("sandbox: clearing the previous sandbox's state: %w", err)
 		}
 	}
+	_ = f.Truncate(0)
 	_, _ = fmt.Fprintf(f, "raydar sandbox state directory; locked by pid %d while running\n", os.Getpid())
+	s.lock = f
 	return nil
 }
 

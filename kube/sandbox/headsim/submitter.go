@@ -10,9 +10,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
+	batchinformers "k8s.io/client-go/informers/batch/v1"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -38,18 +37,9 @@ func submitterSelector() string {
 }
 
 func newSubmitterJobInformer(cs kubernetes.Interface, ns string) toolscache.SharedIndexInformer {
-	sel := submitterSelector()
-	lw := &toolscache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = sel
-			return cs.BatchV1().Jobs(ns).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = sel
-			return cs.BatchV1().Jobs(ns).Watch(ctx, o)
-		},
-	}
-	return toolscache.NewSharedIndexInformer(lw, &batchv1.Job{}, 0, toolscache.Indexers{})
+	return batchinformers.NewFilteredJobInformer(cs, ns, 0, toolscache.Indexers{}, func(o *metav1.ListOptions) {
+		o.LabelSelector = submitterSelector()
+	})
 }
 
 // submitter is the stand-in state of one submitter Job.

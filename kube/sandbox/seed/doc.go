@@ -1,0 +1,41 @@
+// Package seed owns the live workloads of `raydar demo`: the ray.io/v1
+// objects it creates in the sandbox, the scenario drivers that keep them
+// moving, and the shape of the sandbox they are meant for.
+//
+//	sb, _ := sandbox.Start(ctx, seed.SandboxOptions())
+//	c, _ := seed.NewClient(sb.Config)
+//	_ = seed.Seed(ctx, c, seed.Options{})   // idempotent
+//	go seed.Drive(ctx, c, seed.Options{})   // until ctx is done
+//
+// What is seeded (Objects lists it; the names are the constants below), all
+// in one namespace (DefaultNamespace unless Options.Namespace says otherwise)
+// and labelled PartOfLabelKey=PartOfValue, each with a ScenarioAnnotationKey
+// annotation telling what it shows:
+//
+//   - RayCluster ClusterElastic: a worker group that Drive scales between
+//     ElasticMin and ElasticMax, one step every Options.ScaleEvery, with a
+//     plain JSON patch of replicas, as Ray's autoscaler does;
+//   - RayCluster ClusterGPU: its worker group asks for more GPUs per pod than
+//     any node of SandboxOptions has, so its workers stay Pending with
+//     PodScheduled=False, reason Unschedulable ("Insufficient nvidia.com/gpu");
+//   - RayCluster ClusterPaused: suspended;
+//   - RayCluster ClusterShared: a long-lived cluster that jobs select;
+//   - RayJob JobLogs: running, printing a line every second (LogsDuration);
+//   - RayJob JobSucceeded and JobFailed: short jobs ending SUCCEEDED and
+//     FAILED (exit 1 with a message on stderr);
+//   - RayJob JobWaiting: clusterSelector on ClusterGPU, which never becomes
+//     ready, so the job waits in Initializing;
+//   - RayJob JobSelector: clusterSelector on ClusterShared, running;
+//   - RayService ServiceName: once it is Ready and settled for
+//     Options.UpgradeAfter, Drive bumps its application image tag (v1 → v2 →
+//     …), so a pending cluster comes up, traffic switches to it and the old
+//     cluster is deleted after ServiceDeletionDelay seconds; then again.
+//
+// Every entrypoint is a short POSIX shell script (echo, printf, sleep and
+// shell arithmetic only: no files, no network), because the sandbox's
+// simulated Ray heads (kube/sandbox/headsim) run entrypoints as real
+// subprocesses on this machine.
+//
+// The package does not start anything itself: the sandbox, the reconcile
+// loop and the simulated heads are the caller's (cmd/raydar's demo).
+package seed

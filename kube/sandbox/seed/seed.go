@@ -1,0 +1,134 @@
+package seed
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/raydar/raydar/controller"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// Defaults of Options.
+const (
+	DefaultScaleEvery   = 20 * time.Second
+	DefaultUpgradeAfter = 45 * time.Second
+)
+
+// Options configure Seed and Drive. The zero value is the demo's.
+type Options struct {
+	// Namespace holds the seeded objects; DefaultNamespace when empty.
+	// Seed creates it if it is missing.
+	Namespace string
+	// ScaleEvery is the time between two scaling steps of ClusterElastic
+	// (DefaultScaleEvery).
+	ScaleEvery time.Duration
+	// UpgradeAfter is how long the RayService stays Ready with no upgrade
+	// in progress before Drive upgrades it again (DefaultUpgradeAfter).
+	UpgradeAfter time.Duration
+	// PollEvery is how often Drive reads the RayService (default 2 s).
+	PollEvery time.Duration
+	// Logf receives one line per object created and per driver step.
+	Logf func(format string, args ...any)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.ScaleEvery <= 0 {
+		o.ScaleEvery = DefaultScaleEvery
+	}
+	if o.UpgradeAfter <= 0 {
+		o.UpgradeAfter = DefaultUpgradeAfter
+	}
+	if o.PollEvery <= 0 {
+		o.PollEvery = 2 * time.Second
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	return o
+}
+
+// NewClient returns a client for Seed and Drive: it talks to the API server
+// directly (no cache) and knows client-go's types and ray.io/v1.
+func NewClient(cfg *rest.Config) (client.Client, error) {
+	return client.New(cfg, client.Options{Scheme: controller.NewScheme()})
+}
+
+// Seed creates the namespace and every object of Objects that does not exist
+// yet; objects that exist, seeded earlier or made by someone else, are left
+// as they are, so running it again creates nothing twice. c must know
+// ray.io/v1 (NewClient); a direct client is best, since Seed reads the
+// namespace's default ServiceAccount.
+//
+// Before creating anything it waits (up to a minute) for the namespace's
+// default ServiceAccount, without which pods are rejected; if it does not
+// appear Seed goes on and the reconcile loop retries the pods.
+func Seed(ctx context.Context, c client.Client, opts Options) error {
+	o := opts.withDefaults()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.Namespace, Labels: map[string]string{PartOfLabelKey: PartOfValue}}}
+	switch err := c.Create(ctx, ns); {
+	case err == nil:
+		o.Logf("seed: created namespace %s", o.Namespace)
+	case apierrors.IsAlreadyExists(err):
+	default:
+		return fmt.Errorf("creating namespace %s: %w", o.Namespace, err)
+	}
+	if err := waitServiceAccount(ctx, c, o.Namespace, time.Minute); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		o.Logf("seed: %v; going on", err)
+	}
+	for _, obj := range Objects(o.Namespace) {
+		kind := kindOf(obj)
+		switch err := c.Create(ctx, obj); {
+		case err == nil:
+			o.Logf("seed: created %s %s/%s", kind, obj.GetNamespace(), obj.GetName())
+		case apierrors.IsAlreadyExists(err):
+		default:
+			return fmt.Errorf("creating %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// waitServiceAccount polls for the namespace's default ServiceAccount, which
+// the controller-manager creates shortly after the namespace.
+func waitServiceAccount(ctx context.Context, c client.Client, ns string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, &corev1.ServiceAccount{})
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no default ServiceAccount in namespace %s after %s: %v", ns, timeout, err)
+		case <-t.C:
+		}
+	}
+}
+
+func kindOf(obj client.Object) string {
+	switch obj.(type) {
+	case *rayv1.RayCluster:
+		return rayv1.KindRayCluster
+	case *rayv1.RayJob:
+		return rayv1.KindRayJob
+	case *rayv1.RayService:
+		return rayv1.KindRayService
+	}
+	return fmt.Sprintf("%T", obj)
+}
