@@ -111,6 +111,9 @@ func (e *expectations) observedCreate(cluster types.UID, obj client.Object) {
 
 // expectDelete records a pod deletion about to be sent.
 func (e *expectations) expectDelete(cluster types.UID, p *corev1.Pod) {
+	if p.UID == "" {
+		return // a create whose answer was lost: nothing to key on
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.get(cluster).deletes[p.UID] = pendingDelete{name: p.Name, at: e.now()}

@@ -253,3 +253,29 @@ func podReplicaIndex(p *corev1.Pod) int {
 	}
 	return i
 }
+
+// RayService children. A RayService owns RayClusters named
+// "<rayservice>-<5 random characters>" and two Services that follow its
+// active cluster: "<rayservice>-head-svc" and "<rayservice>-serve-svc"
+// (or spec.serveService.metadata.name).
+
+const serveServiceSuffix = "-serve-svc"
+
+// rayServiceClusterName is the name of a new RayCluster of a RayService.
+func rayServiceClusterName(rayService, suffix string) string {
+	return rayService + "-" + suffix
+}
+
+// RayServiceHeadServiceName is the name of a RayService's head Service.
+func RayServiceHeadServiceName(rs *rayv1.RayService) string {
+	return defaultHeadServiceName(rs.Name)
+}
+
+// RayServiceServeServiceName is the name of a RayService's serve Service:
+// spec.serveService.metadata.name when set, else "<rayservice>-serve-svc".
+func RayServiceServeServiceName(rs *rayv1.RayService) string {
+	if s := rs.Spec.ServeService; s != nil && s.Name != "" {
+		return s.Name
+	}
+	return trimName(rs.Name, maxServiceNameLength-len(serveServiceSuffix)) + serveServiceSuffix
+}

@@ -324,6 +324,10 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 	}
 
 	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
+	if out.ambiguous && (res.RequeueAfter == 0 || res.RequeueAfter > time.Second) {
+		// Look again soon, live, even if no watch event comes.
+		res.RequeueAfter = time.Second
+	}
 	if !p.SkipStatus {
 		status := p.Status
 		if len(out.failures) > 0 {
