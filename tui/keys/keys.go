@@ -72,10 +72,10 @@ func Default() *KeyMap {
 		Help:          b("?", "help", "?"),
 		Command:       b(":", "command", ":"),
 		Filter:        b("/", "filter", "/"),
-		Back:          b("esc", "back / clear filter", "esc"),
+		Back:          b("esc", "back", "esc"),
 		Open:          b("enter", "open", "enter"),
-		AllNamespaces: b("0", "all namespaces", "0"),
-		Refresh:       b("ctrl+r", "refresh", "ctrl+r"),
+		AllNamespaces: b("0", "all ns", "0"),
+		Refresh:       b("ctrl+r", "reload", "ctrl+r"),
 
 		Up:       b("k/↑", "up", "k", "up"),
 		Down:     b("j/↓", "down", "j", "down"),
@@ -84,9 +84,9 @@ func Default() *KeyMap {
 		PageUp:   b("pgup/ctrl+b", "page up", "pgup", "ctrl+b"),
 		PageDown: b("pgdn/ctrl+f", "page down", "pgdown", "ctrl+f"),
 
-		SortName:   b("N", "sort by name", "N"),
-		SortAge:    b("A", "sort by age", "A"),
-		SortStatus: b("S", "sort by status", "S"),
+		SortName:   b("N", "sort: name", "N"),
+		SortAge:    b("A", "sort: age", "A"),
+		SortStatus: b("S", "sort: status", "S"),
 
 		Mark:       b("space", "mark", "space"),
 		MarkRange:  b("ctrl+space", "mark range", "ctrl+space"),

@@ -590,6 +590,15 @@ func (m *Model[V]) layout() {
 		return t + gap*max(k-1, 0)
 	}
 	avail := m.width - prefixW
+	if over := total() - avail; over > 0 { // shrink growing columns
+		for i, c := range cols {
+			if w[i] > 0 && c.Grow {
+				take := min(over, w[i]-max(c.Min, 1))
+				w[i] -= take
+				over -= take
+			}
+		}
+	}
 	for total() > avail { // drop columns, highest Drop first
 		best := -1
 		for i, c := range cols {
@@ -601,15 +610,6 @@ func (m *Model[V]) layout() {
 			break
 		}
 		w[best] = 0
-	}
-	if over := total() - avail; over > 0 { // shrink growing columns
-		for i, c := range cols {
-			if w[i] > 0 && c.Grow {
-				take := min(over, w[i]-max(c.Min, 1))
-				w[i] -= take
-				over -= take
-			}
-		}
 	}
 	if spare := avail - total(); spare > 0 { // widen growing columns
 		var grow []int

@@ -1,0 +1,361 @@
+// Package watch owns the bridge from the shared informer cache to the TUI:
+// event handlers on RayCluster, RayJob, RayService, Ray pods (label
+// ray.io/node-type) and their Events push deltas into a coalescing buffer;
+// Source.Next blocks until at least one delta is there, waits one batch
+// window for more and hands back the batch. Store holds the objects the views
+// read, by UID, so rendering never does I/O.
+//
+// No polling and no re-listing: the informers' initial list arrives as the
+// first batch, then only changes.
+package watch
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// Kind is the kind of object a delta carries.
+type Kind uint8
+
+// Kinds the bridge watches.
+const (
+	RayCluster Kind = iota
+	RayJob
+	RayService
+	Pod
+	Event
+	numKinds
+)
+
+// Kinds lists every Kind.
+var Kinds = [...]Kind{RayCluster, RayJob, RayService, Pod, Event}
+
+func (k Kind) String() string {
+	switch k {
+	case RayCluster:
+		return "RayCluster"
+	case RayJob:
+		return "RayJob"
+	case RayService:
+		return "RayService"
+	case Pod:
+		return "Pod"
+	case Event:
+		return "Event"
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// Delta is one change: the object's latest state, or its last known state
+// when Deleted.
+type Delta struct {
+	Kind    Kind
+	Deleted bool
+	Object  client.Object
+}
+
+// DefaultWindow is the batch window: at most ~10 batches a second.
+const DefaultWindow = 100 * time.Millisecond
+
+type pkey struct {
+	kind Kind
+	uid  types.UID
+}
+
+// Source collects deltas from informer handlers and hands them out in
+// batches. Several deltas of one object inside a window coalesce into the
+// latest, so memory is bounded by the number of objects, not the event rate,
+// and a slow consumer never blocks an informer.
+type Source struct {
+	window time.Duration
+	after  func(time.Duration) <-chan time.Time // time.After; replaced in tests
+
+	mu       sync.Mutex
+	pending  map[pkey]int // index into batch
+	batch    []Delta
+	regs     []registration
+	watching bool
+	notify   chan struct{}
+	// allRegistered is closed once Watch has registered every handler.
+	allRegistered chan struct{}
+
+	rayPods sync.Map // pod UID → struct{}: Events of these pods are kept
+}
+
+type registration struct {
+	inf cache.Informer
+	reg toolscache.ResourceEventHandlerRegistration
+}
+
+// NewSource returns a Source with the given batch window (DefaultWindow if
+// window < 0; 0 hands out whatever is pending at once).
+func NewSource(window time.Duration) *Source {
+	if window < 0 {
+		window = DefaultWindow
+	}
+	return &Source{window: window, pending: map[pkey]int{}, notify: make(chan struct{}, 1), allRegistered: make(chan struct{}), after: time.After}
+}
+
+// Push adds a delta. Informer handlers call it; tests and custom feeds may
+// too. It never blocks.
+func (s *Source) Push(d Delta) {
+	if d.Object == nil {
+		return
+	}
+	k := pkey{d.Kind, Key(d.Object)}
+	s.mu.Lock()
+	if i, ok := s.pending[k]; ok {
+		s.batch[i] = d
+	} else {
+		s.pending[k] = len(s.batch)
+		s.batch = append(s.batch, d)
+	}
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Next blocks until at least one delta is pending, then waits the batch
+// window and returns everything pending, in order of first arrival. It
+// returns ctx.Err() when ctx ends first.
+func (s *Source) Next(ctx context.Context) ([]Delta, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.notify:
+		}
+		if s.window > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-s.after(s.window):
+			}
+		}
+		s.mu.Lock()
+		b := s.batch
+		s.batch = nil
+		clear(s.pending)
+		s.mu.Unlock()
+		if len(b) > 0 {
+			return b, nil
+		}
+	}
+}
+
+// Pending is the number of deltas waiting (for tests and metrics).
+func (s *Source) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.batch)
+}
+
+// Key is the identity of an object in the bridge and the store: its UID, or
+// namespace/name for objects without one (hand-made test objects).
+func Key(o client.Object) types.UID {
+	if u := o.GetUID(); u != "" {
+		return u
+	}
+	return types.UID(o.GetNamespace() + "/" + o.GetName())
+}
+
+// InformerSource is the part of a controller-runtime cache.Cache the bridge
+// needs; cache.Cache and cache.Informers implement it.
+type InformerSource interface {
+	GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error)
+}
+
+// Watch registers the bridge's handlers on the cache's informers for the
+// five kinds (starting informers the cache does not have yet, without
+// waiting for them to sync). The Event handler is added once the Pod handler
+// has seen the initial list, so the Events of existing Ray pods are
+// recognised. The handlers are removed when ctx ends. Watch may be called
+// once per Source.
+func (s *Source) Watch(ctx context.Context, c InformerSource) error {
+	s.mu.Lock()
+	if s.watching {
+		s.mu.Unlock()
+		return fmt.Errorf("watch: Source.Watch called twice")
+	}
+	s.watching = true
+	s.mu.Unlock()
+	objs := []struct {
+		kind Kind
+		obj  client.Object
+	}{
+		{RayCluster, &rayv1.RayCluster{}},
+		{RayJob, &rayv1.RayJob{}},
+		{RayService, &rayv1.RayService{}},
+		{Pod, &corev1.Pod{}},
+	}
+	var regs []registration
+	for _, o := range objs {
+		r, err := s.register(ctx, c, o.kind, o.obj)
+		if err != nil {
+			remove(regs)
+			return err
+		}
+		regs = append(regs, r)
+	}
+	evInf, err := c.GetInformer(ctx, &corev1.Event{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		remove(regs)
+		return fmt.Errorf("watch %s: %w", Event, err)
+	}
+	s.mu.Lock()
+	s.regs = append(s.regs, regs...)
+	s.mu.Unlock()
+	podReg := regs[len(regs)-1].reg
+	go func() {
+		if toolscache.WaitForCacheSync(ctx.Done(), podReg.HasSynced) {
+			if reg, err := evInf.AddEventHandler(s.Handler(Event)); err == nil {
+				s.mu.Lock()
+				s.regs = append(s.regs, registration{evInf, reg})
+				s.mu.Unlock()
+				close(s.allRegistered)
+			}
+		}
+		<-ctx.Done()
+		s.mu.Lock()
+		all := s.regs
+		s.regs = nil
+		s.mu.Unlock()
+		remove(all)
+	}()
+	return nil
+}
+
+func (s *Source) register(ctx context.Context, c InformerSource, kind Kind, obj client.Object) (registration, error) {
+	inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+	if err != nil {
+		return registration{}, fmt.Errorf("watch %s: %w", kind, err)
+	}
+	reg, err := inf.AddEventHandler(s.Handler(kind))
+	if err != nil {
+		return registration{}, fmt.Errorf("watch %s: %w", kind, err)
+	}
+	return registration{inf, reg}, nil
+}
+
+func remove(regs []registration) {
+	for _, r := range regs {
+		_ = r.inf.RemoveEventHandler(r.reg)
+	}
+}
+
+// Synced reports whether every handler registered by Watch has received its
+// informer's initial list (false before Watch).
+func (s *Source) Synced() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.regs) < len(Kinds) {
+		return false
+	}
+	for _, r := range s.regs {
+		if !r.reg.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// WaitSynced blocks until Watch has registered every handler and each has
+// received its informer's initial list, or ctx ends.
+func (s *Source) WaitSynced(ctx context.Context) error {
+	select {
+	case <-s.allRegistered:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if !toolscache.WaitForCacheSync(ctx.Done(), s.Synced) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// Handler returns the event handler for kind, for callers that run their own
+// informers. Pods without the ray.io/node-type label and Events that are not
+// about a ray.io object or a Ray pod are ignored.
+func (s *Source) Handler(kind Kind) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { s.upsert(kind, nil, obj) },
+		UpdateFunc: func(old, obj any) {
+			s.upsert(kind, old, obj)
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			o, ok := obj.(client.Object)
+			if !ok {
+				return
+			}
+			if kind == Pod {
+				if _, known := s.rayPods.LoadAndDelete(Key(o)); !known && !IsRayPod(o) {
+					return
+				}
+			}
+			if kind == Event && !s.relevantEvent(o) {
+				return
+			}
+			s.Push(Delta{Kind: kind, Deleted: true, Object: o})
+		},
+	}
+}
+
+func (s *Source) upsert(kind Kind, old, obj any) {
+	o, ok := obj.(client.Object)
+	if !ok {
+		return
+	}
+	switch kind {
+	case Pod:
+		if !IsRayPod(o) {
+			if _, was := s.rayPods.LoadAndDelete(Key(o)); was { // label removed
+				s.Push(Delta{Kind: kind, Deleted: true, Object: o})
+			}
+			return
+		}
+		s.rayPods.Store(Key(o), struct{}{})
+	case Event:
+		if !s.relevantEvent(o) {
+			return
+		}
+	}
+	s.Push(Delta{Kind: kind, Object: o})
+}
+
+// IsRayPod reports whether o carries the ray.io/node-type label.
+func IsRayPod(o client.Object) bool {
+	_, ok := o.GetLabels()[rayv1.RayNodeTypeLabelKey]
+	return ok
+}
+
+func (s *Source) relevantEvent(o client.Object) bool {
+	ev, ok := o.(*corev1.Event)
+	if !ok {
+		return false
+	}
+	ref := ev.InvolvedObject
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil && gv.Group == rayv1.GroupName {
+		return true
+	}
+	if ref.Kind == "Pod" && (ref.APIVersion == "" || ref.APIVersion == "v1") {
+		_, ok := s.rayPods.Load(ref.UID)
+		return ok
+	}
+	return false
+}

@@ -1,0 +1,245 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+func cluster(name string) *rayv1.RayCluster {
+	return &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name)}}
+}
+
+func rayPod(name, clusterName string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name),
+		Labels: map[string]string{rayv1.RayNodeTypeLabelKey: "worker", rayv1.RayClusterLabelKey: clusterName}}}
+}
+
+func event(name string, about client.Object, kind, apiVersion string, at time.Time) *corev1.Event {
+	return &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name)},
+		InvolvedObject: corev1.ObjectReference{Kind: kind, APIVersion: apiVersion, Name: about.GetName(), UID: about.GetUID()},
+		LastTimestamp:  metav1.NewTime(at),
+		Reason:         name,
+	}
+}
+
+func TestNextCoalescesAndKeepsArrivalOrder(t *testing.T) {
+	s := NewSource(0)
+	a, b := cluster("a"), cluster("b")
+	s.Push(Delta{Kind: RayCluster, Object: a})
+	s.Push(Delta{Kind: RayCluster, Object: b})
+	a2 := a.DeepCopy()
+	a2.Status.State = rayv1.Ready
+	s.Push(Delta{Kind: RayCluster, Object: a2})
+	s.Push(Delta{Kind: RayCluster, Deleted: true, Object: b})
+	got, err := s.Next(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Object != a2 || !got[1].Deleted || got[1].Object != b {
+		t.Fatalf("batch = %+v", got)
+	}
+	if s.Pending() != 0 {
+		t.Fatal("batch not drained")
+	}
+}
+
+func TestNextBlocksUntilADeltaArrives(t *testing.T) {
+	s := NewSource(10 * time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan []Delta)
+	go func() {
+		b, _ := s.Next(ctx)
+		done <- b
+	}()
+	select {
+	case b := <-done:
+		t.Fatalf("Next returned %v with nothing pending", b)
+	default:
+	}
+	s.Push(Delta{Kind: RayCluster, Object: cluster("x")})
+	if b := <-done; len(b) != 1 {
+		t.Fatalf("batch = %v", b)
+	}
+	go func() {
+		_, err := s.Next(ctx)
+		done <- nil
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v", err)
+		}
+	}()
+	cancel()
+	<-done
+}
+
+// TestBatchWindowCollectsABurst: the first delta wakes Next, which then
+// waits for the window; everything pushed meanwhile lands in the same batch.
+func TestBatchWindowCollectsABurst(t *testing.T) {
+	s := NewSource(DefaultWindow)
+	waiting := make(chan time.Duration)
+	fire := make(chan time.Time)
+	s.after = func(d time.Duration) <-chan time.Time { waiting <- d; return fire }
+	done := make(chan []Delta)
+	go func() {
+		b, _ := s.Next(context.Background())
+		done <- b
+	}()
+	s.Push(Delta{Kind: Pod, Object: rayPod("p0", "c")})
+	if d := <-waiting; d != DefaultWindow {
+		t.Fatalf("window %v", d)
+	}
+	for i := 1; i < 1000; i++ {
+		s.Push(Delta{Kind: Pod, Object: rayPod(fmt.Sprint("p", i), "c")})
+	}
+	fire <- time.Time{}
+	if b := <-done; len(b) != 1000 {
+		t.Fatalf("got %d deltas", len(b))
+	}
+}
+
+func TestHandlerFiltersPodsAndEvents(t *testing.T) {
+	s := NewSource(0)
+	pods, evs, rcs := s.Handler(Pod), s.Handler(Event), s.Handler(RayCluster)
+	plain := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "nginx", UID: "uid-nginx"}}
+	ray := rayPod("w1", "c")
+	rc := cluster("c")
+	pods.OnAdd(plain, true)
+	pods.OnAdd(ray, true)
+	rcs.OnAdd(rc, true)
+	evs.OnAdd(event("e-plain", plain, "Pod", "v1", time.Unix(1, 0)), true)
+	evs.OnAdd(event("e-ray", ray, "Pod", "v1", time.Unix(2, 0)), true)
+	evs.OnAdd(event("e-rc", rc, rayv1.KindRayCluster, "ray.io/v1", time.Unix(3, 0)), true)
+	// The label is removed: the pod leaves.
+	unlabelled := ray.DeepCopy()
+	unlabelled.Labels = nil
+	pods.OnUpdate(ray, unlabelled)
+	pods.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "ns/nginx", Obj: plain})
+	rcs.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "ns/c", Obj: rc})
+
+	b, _ := s.Next(context.Background())
+	var got []string
+	for _, d := range b {
+		got = append(got, fmt.Sprintf("%s %s del=%v", d.Kind, d.Object.GetName(), d.Deleted))
+	}
+	want := []string{"Pod w1 del=true", "RayCluster c del=true", "Event e-ray del=false", "Event e-rc del=false"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got  %v\nwant %v", got, want)
+	}
+}
+
+func TestWatchRegistersOnTheCache(t *testing.T) {
+	sch := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(sch); err != nil {
+		t.Fatal(err)
+	}
+	if err := rayv1.AddToScheme(sch); err != nil {
+		t.Fatal(err)
+	}
+	c := &informertest.FakeInformers{Scheme: sch}
+	s := NewSource(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.Watch(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Watch(ctx, c); err == nil {
+		t.Fatal("second Watch accepted")
+	}
+	rc := cluster("c")
+	p := rayPod("c-head", "c")
+	for _, o := range []client.Object{rc, p, event("ev", p, "Pod", "v1", time.Unix(5, 0)),
+		&rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "j", UID: "uj"}},
+		&rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "s", UID: "us"}}} {
+		inf, err := c.FakeInformerFor(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inf.Add(o)
+	}
+	b, err := s.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := NewStore()
+	st.Apply(b)
+	for _, k := range Kinds {
+		if st.Len(k) != 1 {
+			t.Fatalf("%s: %d objects", k, st.Len(k))
+		}
+	}
+}
+
+func TestStoreIndexes(t *testing.T) {
+	st := NewStore()
+	rc := cluster("c")
+	p1, p2, other := rayPod("c-w2", "c"), rayPod("c-w1", "c"), rayPod("d-w1", "d")
+	ch := st.Add(rc, p1, p2, other)
+	if len(ch.Upserted[Pod]) != 3 || !ch.Any(RayCluster) || ch.Any(Event) {
+		t.Fatalf("changes = %+v", ch)
+	}
+	got := st.PodsOf(ClusterRef{"ns", "c"})
+	if len(got) != 2 || got[0].Name != "c-w1" {
+		t.Fatalf("PodsOf = %v", got)
+	}
+	// Events: per object, oldest first, capped.
+	base := time.Unix(1000, 0)
+	for i := range MaxEventsPerObject + 5 {
+		st.Add(event(fmt.Sprint("e", i), rc, rayv1.KindRayCluster, "ray.io/v1", base.Add(time.Duration(i)*time.Second)))
+	}
+	st.Add(event("pe", p1, "Pod", "v1", base.Add(-time.Hour)))
+	evs := st.EventsFor(rc.UID)
+	if len(evs) != MaxEventsPerObject || evs[0].Name != "e5" || evs[len(evs)-1].Name != fmt.Sprint("e", MaxEventsPerObject+4) {
+		t.Fatalf("events = %d, first %s", len(evs), evs[0].Name)
+	}
+	if all := st.EventsFor(rc.UID, p1.UID); len(all) != MaxEventsPerObject+1 || all[0].Name != "pe" {
+		t.Fatalf("merged events = %d", len(all))
+	}
+	if st.Len(Event) != MaxEventsPerObject+1 {
+		t.Fatalf("stored events = %d", st.Len(Event))
+	}
+	// Deleting a pod unindexes it; a changed cluster label moves it.
+	ch = st.Apply([]Delta{{Kind: Pod, Deleted: true, Object: p1}})
+	if len(ch.Deleted[Pod]) != 1 || len(st.PodsOf(ClusterRef{"ns", "c"})) != 1 {
+		t.Fatal("pod delete")
+	}
+	moved := p2.DeepCopy()
+	moved.Labels[rayv1.RayClusterLabelKey] = "d"
+	st.Add(moved)
+	if len(st.PodsOf(ClusterRef{"ns", "c"})) != 0 || len(st.PodsOf(ClusterRef{"ns", "d"})) != 2 {
+		t.Fatal("pod relabel")
+	}
+	// A non-Ray pod is refused; deleting an unknown object changes nothing.
+	if ch := st.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x", UID: "x"}}); !ch.Empty() {
+		t.Fatal("non-Ray pod stored")
+	}
+	if ch := st.Apply([]Delta{{Kind: RayJob, Deleted: true, Object: &rayv1.RayJob{}}}); !ch.Empty() {
+		t.Fatal("unknown delete reported")
+	}
+	if ns := st.Namespaces(); len(ns) != 1 || ns[0] != "ns" {
+		t.Fatalf("namespaces = %v", ns)
+	}
+	if o, ok := st.Find(RayCluster, "ns", "c"); !ok || o != rc {
+		t.Fatal("Find")
+	}
+	evCh := Changes{Upserted: [numKinds][]client.Object{Event: {event("z", rc, "RayCluster", "ray.io/v1", base)}}}
+	if !evCh.Touches(map[types.UID]bool{rc.UID: true}) || evCh.Touches(map[types.UID]bool{p1.UID: true}) {
+		t.Fatal("Touches")
+	}
+}
