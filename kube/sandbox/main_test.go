@@ -61,14 +61,14 @@ func sandboxFor(t testing.TB) *Sandbox {
 const childStateEnv = "RAYDAR_SANDBOX_TEST_CHILD_STATE_DIR"
 
 func TestMain(m *testing.M) {
+	// envtest logs through controller-runtime, which warns (with a stack
+	// trace) when no logger was set 30 seconds into the process.
+	ctrllog.SetLogger(logr.Discard())
 	if dir := os.Getenv(childStateEnv); dir != "" {
 		runChild(dir)
 		return
 	}
 	flag.Parse()
-	// envtest logs through controller-runtime, which warns (with a stack
-	// trace) when no logger was set 30 seconds into the process.
-	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
 	if shared != nil {
 		begin := time.Now()

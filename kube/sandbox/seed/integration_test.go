@@ -1,0 +1,320 @@
+package seed
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// TestDemo seeds the demo namespace twice (nothing is created twice),
+// checks that every seeded kind reaches the state it is there to show, then
+// runs the drivers fast and checks that they scale and upgrade.
+func TestDemo(t *testing.T) {
+	needSandbox(t)
+	ctx := context.Background()
+	opts := Options{Logf: t.Logf}
+	ns := DefaultNamespace
+	for range 2 {
+		if err := Seed(ctx, cl, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, l := range map[string]client.ObjectList{
+		"RayClusters": &rayv1.RayClusterList{}, "RayJobs": &rayv1.RayJobList{}, "RayServices": &rayv1.RayServiceList{},
+	} {
+		if err := cl.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{PartOfLabelKey: PartOfValue}); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int{"RayClusters": 4, "RayJobs": 5, "RayServices": 1}[name]
+		if n := len(itemNames(l)); n != want {
+			t.Fatalf("%d seeded %s after two Seeds, want %d: %v", n, name, want, itemNames(l))
+		}
+	}
+
+	t.Run("clusters", func(t *testing.T) { testClusters(t, ns) })
+	t.Run("jobs", func(t *testing.T) { testJobs(t, ns) })
+	t.Run("service", func(t *testing.T) { testService(t, ns) })
+	t.Run("drive", func(t *testing.T) { testDrive(t, ns) })
+}
+
+func itemNames(l client.ObjectList) []string {
+	var out []string
+	switch l := l.(type) {
+	case *rayv1.RayClusterList:
+		for _, i := range l.Items {
+			out = append(out, i.Name)
+		}
+	case *rayv1.RayJobList:
+		for _, i := range l.Items {
+			out = append(out, i.Name)
+		}
+	case *rayv1.RayServiceList:
+		for _, i := range l.Items {
+			out = append(out, i.Name)
+		}
+	}
+	return out
+}
+
+func getRC(t *testing.T, ns, name string) *rayv1.RayCluster {
+	t.Helper()
+	rc := &rayv1.RayCluster{}
+	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// clusterPods lists a cluster's pods that are not being deleted.
+func clusterPods(t *testing.T, ns, name string) (heads, workers []corev1.Pod) {
+	t.Helper()
+	list := &corev1.PodList{}
+	if err := cl.List(context.Background(), list, client.InNamespace(ns), client.MatchingLabels{rayv1.RayClusterLabelKey: name}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		switch p.Labels[rayv1.RayNodeTypeLabelKey] {
+		case string(rayv1.HeadNode):
+			heads = append(heads, p)
+		case string(rayv1.WorkerNode):
+			workers = append(workers, p)
+		}
+	}
+	return heads, workers
+}
+
+func waitClusterReady(t *testing.T, ns, name string, workers int32) {
+	t.Helper()
+	eventually(t, 2*time.Minute, fmt.Sprintf("RayCluster %s ready with %d workers", name, workers), func() (bool, string) {
+		s := getRC(t, ns, name).Status
+		return s.State == rayv1.Ready && s.ReadyWorkerReplicas == workers,
+			fmt.Sprintf("state=%q readyWorkers=%d desired=%d", s.State, s.ReadyWorkerReplicas, s.DesiredWorkerReplicas)
+	})
+}
+
+func podCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == t {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func testClusters(t *testing.T, ns string) {
+	t.Run(ClusterElastic, func(t *testing.T) { waitClusterReady(t, ns, ClusterElastic, ElasticStart) })
+	t.Run(ClusterShared, func(t *testing.T) { waitClusterReady(t, ns, ClusterShared, SharedReplicas) })
+
+	t.Run(ClusterPaused, func(t *testing.T) {
+		eventually(t, time.Minute, "RayCluster "+ClusterPaused+" suspended", func() (bool, string) {
+			rc := getRC(t, ns, ClusterPaused)
+			heads, workers := clusterPods(t, ns, ClusterPaused)
+			return rc.Status.State == rayv1.Suspended &&
+					rayv1.IsConditionTrue(rc.Status.Conditions, string(rayv1.RayClusterSuspended)) &&
+					len(heads)+len(workers) == 0,
+				fmt.Sprintf("state=%q conditions=%v pods=%d", rc.Status.State, rc.Status.Conditions, len(heads)+len(workers))
+		})
+	})
+
+	t.Run(ClusterGPU, func(t *testing.T) {
+		eventually(t, 2*time.Minute, "the GPU workers Pending, Unschedulable for lack of GPUs, the head Running", func() (bool, string) {
+			heads, workers := clusterPods(t, ns, ClusterGPU)
+			if len(heads) != 1 || heads[0].Status.Phase != corev1.PodRunning {
+				return false, fmt.Sprintf("%d heads", len(heads))
+			}
+			if len(workers) != 2 {
+				return false, fmt.Sprintf("%d workers", len(workers))
+			}
+			for _, p := range workers {
+				c := podCondition(&p, corev1.PodScheduled)
+				if p.Status.Phase != corev1.PodPending || c == nil || c.Status != corev1.ConditionFalse ||
+					c.Reason != corev1.PodReasonUnschedulable || !strings.Contains(c.Message, "Insufficient "+string(GPUResource)) {
+					return false, fmt.Sprintf("pod %s: phase %s, PodScheduled %+v", p.Name, p.Status.Phase, c)
+				}
+			}
+			return true, ""
+		})
+		eventually(t, time.Minute, "a FailedScheduling Event on a GPU worker", func() (bool, string) {
+			list := &eventsv1.EventList{}
+			if err := cl.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+				return false, err.Error()
+			}
+			for _, e := range list.Items {
+				if e.Reason == "FailedScheduling" && strings.HasPrefix(e.Regarding.Name, ClusterGPU+"-"+GPUGroup) &&
+					strings.Contains(e.Note, string(GPUResource)) {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("%d events, none FailedScheduling for %s", len(list.Items), ClusterGPU)
+		})
+		if s := getRC(t, ns, ClusterGPU).Status; s.State == rayv1.Ready {
+			t.Fatalf("%s is ready with unschedulable workers: %+v", ClusterGPU, s)
+		}
+	})
+}
+
+func getJob(t *testing.T, ns, name string) *rayv1.RayJob {
+	t.Helper()
+	j := &rayv1.RayJob{}
+	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func waitJob(t *testing.T, ns, name string, job rayv1.JobStatus, dep rayv1.JobDeploymentStatus) *rayv1.RayJob {
+	t.Helper()
+	var j *rayv1.RayJob
+	eventually(t, 3*time.Minute, fmt.Sprintf("RayJob %s %s/%s", name, job, dep), func() (bool, string) {
+		j = getJob(t, ns, name)
+		s := j.Status
+		return s.JobStatus == job && s.JobDeploymentStatus == dep,
+			fmt.Sprintf("job=%q deployment=%q reason=%q message=%q cluster=%q", s.JobStatus, s.JobDeploymentStatus, s.Reason, s.Message, s.RayClusterName)
+	})
+	return j
+}
+
+func testJobs(t *testing.T, ns string) {
+	if !reconcilers["RayJob"] {
+		t.Skip("the controller package has no RayJob reconciler yet")
+	}
+	t.Run(JobLogs, func(t *testing.T) {
+		j := waitJob(t, ns, JobLogs, rayv1.JobStatusRunning, rayv1.JobDeploymentStatusRunning)
+		eventually(t, time.Minute, "live log lines from the head", func() (bool, string) {
+			url, ok := sim.DashboardURL(ns, j.Status.RayClusterName)
+			if !ok {
+				return false, "no dashboard for " + j.Status.RayClusterName
+			}
+			dc, err := dashboard.New(url)
+			if err != nil {
+				return false, err.Error()
+			}
+			logs, err := dc.GetJobLogs(context.Background(), j.Status.JobId)
+			return err == nil && strings.Contains(logs, "step 2/"), fmt.Sprintf("err %v, logs %q", err, logs)
+		})
+	})
+	t.Run(JobSucceeded, func(t *testing.T) {
+		waitJob(t, ns, JobSucceeded, rayv1.JobStatusSucceeded, rayv1.JobDeploymentStatusComplete)
+	})
+	t.Run(JobFailed, func(t *testing.T) {
+		j := waitJob(t, ns, JobFailed, rayv1.JobStatusFailed, rayv1.JobDeploymentStatusFailed)
+		if j.Status.Reason != rayv1.AppFailed || !strings.Contains(j.Status.Message, FailedMessage) {
+			t.Fatalf("reason %q, message %q; want %s with %q", j.Status.Reason, j.Status.Message, rayv1.AppFailed, FailedMessage)
+		}
+	})
+	t.Run(JobSelector, func(t *testing.T) {
+		j := waitJob(t, ns, JobSelector, rayv1.JobStatusRunning, rayv1.JobDeploymentStatusRunning)
+		if j.Status.RayClusterName != ClusterShared {
+			t.Fatalf("runs on %q, want %s", j.Status.RayClusterName, ClusterShared)
+		}
+	})
+	// By now the other jobs have gone through their lives; this one is
+	// still waiting for a cluster that cannot become ready.
+	t.Run(JobWaiting, func(t *testing.T) {
+		s := getJob(t, ns, JobWaiting).Status
+		if s.JobDeploymentStatus != rayv1.JobDeploymentStatusInitializing || s.JobStatus != rayv1.JobStatusNew {
+			t.Fatalf("job=%q deployment=%q message=%q; want it Initializing without a Ray job", s.JobStatus, s.JobDeploymentStatus, s.Message)
+		}
+	})
+}
+
+func getRS(t *testing.T, ns string) *rayv1.RayService {
+	t.Helper()
+	rs := &rayv1.RayService{}
+	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: ServiceName}, rs); err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func testService(t *testing.T, ns string) {
+	if !reconcilers["RayService"] {
+		t.Skip("the controller package has no RayService reconciler yet")
+	}
+	eventually(t, 3*time.Minute, "RayService "+ServiceName+" Ready and settled", func() (bool, string) {
+		rs := getRS(t, ns)
+		return Settled(rs) && rs.Status.ServiceStatus == rayv1.Running,
+			fmt.Sprintf("serviceStatus=%q active=%q pending=%q conditions=%v", rs.Status.ServiceStatus,
+				rs.Status.ActiveServiceStatus.RayClusterName, rs.Status.PendingServiceStatus.RayClusterName, rs.Status.Conditions)
+	})
+}
+
+// testDrive runs Drive with short periods: ClusterElastic must move both
+// ways within its bounds and settle when Drive stops; the RayService must
+// go through one upgrade: a pending cluster with the next image, the switch,
+// the old cluster deleted.
+func testDrive(t *testing.T, ns string) {
+	var before *rayv1.RayService
+	if reconcilers["RayService"] {
+		before = getRS(t, ns)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		Drive(ctx, cl, Options{ScaleEvery: time.Second, UpgradeAfter: 2 * time.Second, PollEvery: 200 * time.Millisecond, Logf: t.Logf})
+	})
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			wg.Wait()
+		}
+	}
+	defer stop()
+
+	var seen []int32
+	up, down := false, false
+	eventually(t, time.Minute, "the scaler to move "+ClusterElastic+" up and down", func() (bool, string) {
+		r := getRC(t, ns, ClusterElastic).Spec.WorkerGroupSpecs[0].Replicas
+		if n := len(seen); n == 0 || seen[n-1] != *r {
+			if *r < ElasticMin || *r > ElasticMax {
+				t.Fatalf("replicas %d outside [%d, %d]", *r, ElasticMin, ElasticMax)
+			}
+			if n > 0 {
+				up = up || *r > seen[n-1]
+				down = down || *r < seen[n-1]
+			}
+			seen = append(seen, *r)
+		}
+		return up && down, fmt.Sprintf("replicas seen %v", seen)
+	})
+
+	if before != nil {
+		old := before.Status.ActiveServiceStatus.RayClusterName
+		want := NextImage(FirstServiceImage)
+		eventually(t, 3*time.Minute, "the RayService upgraded to "+want+" on a new cluster", func() (bool, string) {
+			rs := getRS(t, ns)
+			active := rs.Status.ActiveServiceStatus.RayClusterName
+			if active == "" || active == old || !Settled(rs) {
+				return false, fmt.Sprintf("active=%q (was %q) pending=%q", active, old, rs.Status.PendingServiceStatus.RayClusterName)
+			}
+			rc := getRC(t, ns, active)
+			img := rc.Spec.HeadGroupSpec.Template.Spec.Containers[0].Image
+			return img == want, fmt.Sprintf("active %s runs %s", active, img)
+		})
+		stop() // no second upgrade while the old cluster goes
+		eventually(t, time.Duration(ServiceDeletionDelay)*time.Second+time.Minute, "the old cluster "+old+" deleted", func() (bool, string) {
+			err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: old}, &rayv1.RayCluster{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
+	}
+
+	stop()
+	final := *getRC(t, ns, ClusterElastic).Spec.WorkerGroupSpecs[0].Replicas
+	waitClusterReady(t, ns, ClusterElastic, final)
+}
