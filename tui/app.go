@@ -1,0 +1,543 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/tui/keys"
+	"github.com/raydar/raydar/tui/styles"
+)
+
+type mode int
+
+const (
+	modeNormal mode = iota
+	modeCommand
+	modeFilter
+	modeHelp
+	modeDialog
+)
+
+type flashLevel int
+
+const (
+	flashInfo flashLevel = iota
+	flashWarn
+	flashErr
+)
+
+type flash struct {
+	text    string
+	level   flashLevel
+	expires time.Time
+}
+
+// Messages.
+type (
+	batchMsg struct {
+		gen    int
+		deltas []watch.Delta
+		err    error
+	}
+	tickMsg     struct{}
+	resizeMsg   struct{ seq int }
+	doneMsg     struct{ msg tea.Msg }
+	contextsMsg struct {
+		names []string
+		err   error
+	}
+	switchedMsg struct {
+		name string
+		sess Session
+		err  error
+	}
+)
+
+// App is the root model. Create it with New and run it with
+// tea.NewProgram(app, ProgramOptions(opts)...).
+type App struct {
+	opts    Options
+	st      *styles.Styles
+	km      *keys.KeyMap
+	now     func() time.Time
+	actions map[ViewKind][]Action
+
+	e          *env
+	gen        int
+	sessCancel context.CancelFunc
+
+	width, height int
+	pending       tea.WindowSizeMsg
+	resizeSeq     int
+
+	ns    string
+	lists map[ViewKind]page
+	stack []page
+
+	mode    mode
+	prompt  prompt
+	history []string
+	// historyAt is the history entry shown in the command prompt.
+	historyAt int
+	flash     flash
+	busy      int
+	spin      spinner.Model
+	contexts  []string
+	role      string
+	dialog    Dialog
+	quitting  bool
+}
+
+// New builds the TUI. It fails only when a view action's key clashes with
+// the key map.
+func New(opts Options) (*App, error) {
+	a := &App{opts: opts, km: opts.Keys, now: opts.Now, lists: map[ViewKind]page{}}
+	if a.km == nil {
+		a.km = keys.Default()
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if opts.NoColor {
+		a.st = styles.Plain()
+	} else {
+		a.st = styles.Default()
+	}
+	if a.opts.Tick <= 0 {
+		a.opts.Tick = time.Second
+	}
+	if a.opts.ResizeDebounce <= 0 {
+		a.opts.ResizeDebounce = 50 * time.Millisecond
+	}
+	sp := spinner.MiniDot
+	if opts.NoColor {
+		sp = spinner.Line
+	}
+	a.spin = spinner.New(spinner.WithSpinner(sp), spinner.WithStyle(a.st.Busy))
+
+	// Actions: rebind from the key file, hide dangerous ones when read-only,
+	// refuse clashes with the key map.
+	a.actions = map[ViewKind][]Action{}
+	for vk, list := range opts.Actions {
+		var extra []keys.Named
+		for _, act := range list {
+			if act.Dangerous && opts.ReadOnly {
+				continue
+			}
+			act.Key = a.km.Action(act.Name, act.Key)
+			a.actions[vk] = append(a.actions[vk], act)
+			b := act.Key
+			extra = append(extra, keys.Named{Name: "action " + act.Name, Binding: &b})
+		}
+		if err := a.km.Check(extra...); err != nil {
+			return nil, fmt.Errorf("%s view actions: %w", vk, err)
+		}
+	}
+	store := opts.Store
+	if store == nil {
+		store = watch.NewStore()
+	}
+	a.startSession(opts.Session, store)
+	a.showList(opts.StartView)
+	return a, nil
+}
+
+// ProgramOptions are the tea.ProgramOptions that go with opts: with NoColor
+// the colour profile is pinned to ASCII whatever the terminal says.
+func ProgramOptions(opts Options) []tea.ProgramOption {
+	if opts.NoColor {
+		return []tea.ProgramOption{tea.WithColorProfile(colorprofile.Ascii)}
+	}
+	return nil
+}
+
+func (a *App) logf(format string, args ...any) {
+	if a.opts.Logf != nil {
+		a.opts.Logf(format, args...)
+	}
+}
+
+// startSession makes sess the current session with store as its data.
+func (a *App) startSession(sess Session, store *watch.Store) {
+	if a.sessCancel != nil {
+		a.sessCancel()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a.sessCancel = cancel
+	a.gen++
+	a.e = &env{st: a.st, km: a.km, now: a.now, store: store, sess: sess, ctx: ctx}
+	a.ns = sess.Namespace
+	a.lists = map[ViewKind]page{}
+	a.role = ""
+	if sess.Role != nil {
+		a.role = sess.Role()
+	}
+}
+
+// Init starts the feed and the clock.
+func (a *App) Init() tea.Cmd {
+	return tea.Batch(a.nextBatch(), a.tick())
+}
+
+func (a *App) nextBatch() tea.Cmd {
+	feed, ctx, gen := a.e.sess.Feed, a.e.ctx, a.gen
+	if feed == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		ds, err := feed.Next(ctx)
+		return batchMsg{gen: gen, deltas: ds, err: err}
+	}
+}
+
+func (a *App) tick() tea.Cmd {
+	return tea.Tick(a.opts.Tick, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// Update implements tea.Model.
+func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	return a, a.update(msg)
+}
+
+func (a *App) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		if a.width == 0 || a.height == 0 {
+			a.resize(msg.Width, msg.Height)
+			return nil
+		}
+		if msg.Width == a.width && msg.Height == a.height {
+			a.pending = tea.WindowSizeMsg{}
+			return nil
+		}
+		a.pending = msg
+		a.resizeSeq++
+		seq := a.resizeSeq
+		return tea.Tick(a.opts.ResizeDebounce, func(time.Time) tea.Msg { return resizeMsg{seq} })
+	case resizeMsg:
+		if msg.seq == a.resizeSeq && a.pending.Width > 0 {
+			a.resize(a.pending.Width, a.pending.Height)
+			a.pending = tea.WindowSizeMsg{}
+		}
+	case tea.KeyPressMsg:
+		return a.key(msg)
+	case tea.PasteMsg:
+		if a.mode == modeCommand || a.mode == modeFilter {
+			a.prompt.insert(strings.ReplaceAll(msg.Content, "\n", " "))
+			a.promptChanged()
+		}
+	case batchMsg:
+		return a.applyBatch(msg)
+	case tickMsg:
+		return tea.Batch(a.onTick(), a.tick())
+	case spinner.TickMsg:
+		if a.busy > 0 {
+			var cmd tea.Cmd
+			a.spin, cmd = a.spin.Update(msg)
+			return cmd
+		}
+	case doneMsg:
+		a.busy = max(a.busy-1, 0)
+		if b, ok := msg.msg.(tea.BatchMsg); ok {
+			return tea.Batch(b...)
+		}
+		if msg.msg == nil {
+			return nil
+		}
+		return a.update(msg.msg)
+	case ResultMsg:
+		if msg.Err != nil {
+			a.setFlash(flashErr, msg.Err.Error())
+		} else if msg.Text != "" {
+			a.setFlash(flashInfo, msg.Text)
+		}
+	case ShowDialogMsg:
+		if msg.Dialog != nil {
+			a.dialog = msg.Dialog
+			a.mode = modeDialog
+		}
+	case contextsMsg:
+		if msg.err != nil {
+			a.logf("listing contexts: %v", msg.err)
+		} else {
+			a.contexts = msg.names
+		}
+	case switchedMsg:
+		if msg.err != nil {
+			a.setFlash(flashErr, fmt.Sprintf("context %s: %v", msg.name, msg.err))
+			return nil
+		}
+		root := ClustersView
+		if len(a.stack) > 0 {
+			root = a.stack[0].kind()
+		}
+		a.startSession(msg.sess, watch.NewStore())
+		a.showList(root)
+		a.setFlash(flashInfo, "context: "+msg.sess.Context)
+		return a.nextBatch()
+	default:
+		for _, p := range a.stack {
+			if r, ok := p.(receiver); ok {
+				if cmd, handled := r.receive(msg); handled {
+					return cmd
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// receiver is implemented by pages that get their own messages (job logs).
+type receiver interface {
+	receive(msg tea.Msg) (tea.Cmd, bool)
+}
+
+// initer is implemented by pages that start work when pushed.
+type initer interface{ init() tea.Cmd }
+
+// ticker is implemented by pages that do periodic work while on top.
+type ticker interface{ tick() tea.Cmd }
+
+func (a *App) applyBatch(msg batchMsg) tea.Cmd {
+	if msg.gen != a.gen {
+		return nil // from a previous context
+	}
+	if msg.err != nil {
+		if !errors.Is(msg.err, context.Canceled) {
+			a.logf("feed: %v", msg.err)
+			a.setFlash(flashErr, "watch stopped: "+msg.err.Error())
+		}
+		return nil
+	}
+	ch := a.e.store.Apply(msg.deltas)
+	var cmds []tea.Cmd
+	if !ch.Empty() {
+		for _, p := range a.lists {
+			p.apply(&ch)
+		}
+		for _, p := range a.stack[1:] {
+			if c := applyCmd(p, &ch); c != nil {
+				cmds = append(cmds, c)
+			}
+		}
+	}
+	cmds = append(cmds, a.nextBatch())
+	return tea.Batch(cmds...)
+}
+
+// cmdApplier is implemented by pages whose refresh on a store change starts
+// work (the job page refetches logs when the job's status changes).
+type cmdApplier interface {
+	applyCmd(ch *watch.Changes) tea.Cmd
+}
+
+func applyCmd(p page, ch *watch.Changes) tea.Cmd {
+	if c, ok := p.(cmdApplier); ok {
+		return c.applyCmd(ch)
+	}
+	p.apply(ch)
+	return nil
+}
+
+func (a *App) onTick() tea.Cmd {
+	if a.e.sess.Role != nil {
+		a.role = a.e.sess.Role()
+	}
+	if a.flash.text != "" && !a.flash.expires.IsZero() && a.now().After(a.flash.expires) {
+		a.flash = flash{}
+	}
+	if t, ok := a.top().(ticker); ok {
+		return a.track(t.tick())
+	}
+	return nil
+}
+
+// track runs cmd with the busy indicator on until it returns.
+func (a *App) track(cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	a.busy++
+	wrapped := func() tea.Msg { return doneMsg{cmd()} }
+	if a.busy == 1 {
+		return tea.Batch(wrapped, a.spin.Tick)
+	}
+	return wrapped
+}
+
+func (a *App) setFlash(level flashLevel, text string) {
+	d := 5 * time.Second
+	if level == flashErr {
+		d = 10 * time.Second
+	}
+	a.flash = flash{text: text, level: level, expires: a.now().Add(d)}
+}
+
+func (a *App) top() page { return a.stack[len(a.stack)-1] }
+
+// bodyHeight is the height left for the page: header, hints, title bar,
+// crumbs and the status line take one line each.
+func (a *App) bodyHeight() int { return max(a.height-5, 1) }
+
+func (a *App) resize(w, h int) {
+	a.width, a.height = w, h
+	for _, p := range a.lists {
+		p.setSize(w, a.bodyHeight())
+	}
+	for _, p := range a.stack {
+		p.setSize(w, a.bodyHeight())
+	}
+}
+
+// showList makes the list view of kind the root of the stack.
+func (a *App) showList(kind ViewKind) {
+	p, ok := a.lists[kind]
+	if !ok {
+		switch kind {
+		case JobsView:
+			p = newJobsPage(a.e)
+		case ServicesView:
+			p = newServicesPage(a.e)
+		case PodsView:
+			p = newPodsPage(a.e)
+		default:
+			kind = ClustersView
+			p = newClustersPage(a.e)
+		}
+		a.lists[kind] = p
+	}
+	p.setNamespace(a.ns)
+	p.setSize(a.width, a.bodyHeight())
+	a.stack = []page{p}
+}
+
+func (a *App) push(p page) tea.Cmd {
+	p.setNamespace(a.ns)
+	p.setSize(a.width, a.bodyHeight())
+	a.stack = append(a.stack, p)
+	if i, ok := p.(initer); ok {
+		return a.track(i.init())
+	}
+	return nil
+}
+
+func (a *App) pop() {
+	if len(a.stack) > 1 {
+		a.stack = a.stack[:len(a.stack)-1]
+	}
+}
+
+func (a *App) setNamespace(ns string) {
+	a.ns = ns
+	for _, p := range a.lists {
+		p.setNamespace(ns)
+	}
+	for _, p := range a.stack {
+		p.setNamespace(ns)
+	}
+}
+
+func (a *App) quit() tea.Cmd {
+	a.quitting = true
+	if a.sessCancel != nil {
+		a.sessCancel()
+	}
+	return tea.Quit
+}
+
+// key handles a key press according to the mode.
+func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
+	km := a.km
+	switch a.mode {
+	case modeDialog:
+		done, cmd := a.dialog.Update(msg)
+		if done {
+			a.dialog = nil
+			a.mode = modeNormal
+		}
+		return a.track(cmd)
+	case modeCommand, modeFilter:
+		return a.promptKey(msg)
+	case modeHelp:
+		switch {
+		case key.Matches(msg, km.Quit):
+			return a.quit()
+		case key.Matches(msg, km.Help, km.Back), msg.String() == "q":
+			a.mode = modeNormal
+		}
+		return nil
+	}
+	p := a.top()
+	switch {
+	case key.Matches(msg, km.Quit):
+		return a.quit()
+	case key.Matches(msg, km.Help):
+		a.mode = modeHelp
+		return nil
+	case key.Matches(msg, km.Command):
+		a.mode = modeCommand
+		a.prompt = prompt{}
+		a.historyAt = len(a.history)
+		if a.opts.Backend != nil && a.contexts == nil {
+			b := a.opts.Backend
+			return func() tea.Msg {
+				names, err := b.Contexts()
+				return contextsMsg{names, err}
+			}
+		}
+		return nil
+	case key.Matches(msg, km.Filter):
+		t := p.tbl()
+		if t == nil {
+			a.setFlash(flashWarn, "no filter in this view")
+			return nil
+		}
+		a.mode = modeFilter
+		a.prompt = prompt{}
+		a.prompt.insert(t.Filter())
+		return nil
+	case key.Matches(msg, km.Back):
+		if t := p.tbl(); t != nil && t.Filter() != "" {
+			_ = t.SetFilter("")
+			return nil
+		}
+		a.pop()
+		return nil
+	case key.Matches(msg, km.AllNamespaces):
+		a.setNamespace("")
+		a.setFlash(flashInfo, "namespace: all")
+		return nil
+	case key.Matches(msg, km.Open):
+		if next := p.open(); next != nil {
+			return a.push(next)
+		}
+		return nil
+	}
+	for _, act := range a.actions[p.kind()] {
+		if key.Matches(msg, act.Key) && act.Run != nil {
+			return a.track(act.Run(p.target()))
+		}
+	}
+	handled, cmd := p.update(msg)
+	if handled {
+		return a.track(cmd)
+	}
+	return nil
+}
+
+// View implements tea.Model.
+func (a *App) View() tea.View {
+	v := tea.NewView(a.render())
+	v.AltScreen = true
+	v.WindowTitle = "raydar"
+	return v
+}

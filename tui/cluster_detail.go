@@ -1,0 +1,267 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/raydar/raydar/kube/watch"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/styles"
+	"github.com/raydar/raydar/tui/table"
+)
+
+// maxDetailEvents is how many recent Events the cluster detail shows.
+const maxDetailEvents = 5
+
+// treeRow is a row of the cluster detail: a group (head or worker group)
+// or one of its pods.
+type treeRow struct {
+	id    string
+	group string // sort key of the group, e.g. "001"
+	name  string // group name
+	head  bool
+	spec  *rayv1.WorkerGroupSpec // worker groups
+	pod   *corev1.Pod            // pod rows
+	ready int                    // group rows: ready pods
+	pods  int                    // group rows: pods
+}
+
+// clusterDetail shows one RayCluster: a summary, its head and worker groups
+// with min/desired/max/ready and their pods beneath, and its recent Events.
+type clusterDetail struct {
+	e       *env
+	rc      *rayv1.RayCluster
+	uid     types.UID
+	deleted bool
+	t       *table.Model[treeRow]
+	events  []*corev1.Event
+	podUIDs uidSet
+	w, h    int
+}
+
+func newClusterDetail(e *env, rc *rayv1.RayCluster) *clusterDetail {
+	d := &clusterDetail{e: e, rc: rc, uid: watch.Key(rc)}
+	spec := table.Spec[treeRow]{
+		Columns: []table.Column{
+			{Title: "NAME", Width: 36, Grow: true, Min: 30, Sort: sortName},
+			{Title: "MIN", Width: 3, Right: true},
+			{Title: "DESIRED", Width: 7, Right: true},
+			{Title: "MAX", Width: 3, Right: true},
+			{Title: "READY", Width: 5, Right: true},
+			{Title: "PHASE", Width: 11, Sort: sortStatus},
+			{Title: "RESTARTS", Width: 8, Right: true, Drop: 2},
+			{Title: "IP", Width: 15, Drop: 3},
+			{Title: "NODE", Width: 12, Grow: true, Min: 6, Drop: 4},
+			ageCol(),
+		},
+		ID: func(r treeRow) string { return r.id },
+		Meta: func(r treeRow) table.Meta {
+			if r.pod != nil {
+				m := objMeta(r.pod, podStatus(r.pod))
+				m.Group = r.group + "1"
+				return m
+			}
+			m := table.Meta{Name: r.name, Group: r.group + "0", Class: styles.OK}
+			if r.ready < d.desired(r) {
+				m.Class = styles.Pending
+			}
+			return m
+		},
+		Cells: func(r treeRow) []string {
+			if p := r.pod; p != nil {
+				ready, restarts := podReady(p)
+				return []string{"  " + p.Name, "", "", "", ready, podStatus(p), fmt.Sprint(restarts),
+					orNone(p.Status.PodIP), orNone(p.Spec.NodeName), ""}
+			}
+			if r.head {
+				return []string{"head", "1", "1", "1", fmt.Sprintf("%d/1", r.ready), "", "", "", "", ""}
+			}
+			if r.spec == nil { // pods of a group the spec no longer has
+				return []string{r.name + " (not in spec)", "", "", "", fmt.Sprint(r.ready), "", "", "", "", ""}
+			}
+			s := r.spec
+			name := "group " + s.GroupName
+			if s.Suspend != nil && *s.Suspend {
+				name += " (suspended)"
+			}
+			return []string{name, i32(s.MinReplicas), fmt.Sprint(d.desired(r)), i32(s.MaxReplicas),
+				fmt.Sprintf("%d/%d", r.ready, d.desired(r)), "", "", "", "", ""}
+		},
+		Live: func(r treeRow, now time.Time, c []string) {
+			if r.pod != nil {
+				c[9] = age(now, r.pod.CreationTimestamp.Time)
+			}
+		},
+	}
+	d.t = table.New(spec, e.st, e.km, e.now)
+	d.refresh()
+	return d
+}
+
+// desired is the number of pods a group should have.
+func (d *clusterDetail) desired(r treeRow) int {
+	if r.head {
+		return 1
+	}
+	if r.spec == nil || r.spec.Replicas == nil {
+		return 0
+	}
+	hosts := max(int(r.spec.NumOfHosts), 1)
+	return int(*r.spec.Replicas) * hosts
+}
+
+// refresh rebuilds the rows and events from the store.
+func (d *clusterDetail) refresh() {
+	if o, ok := d.e.store.Get(watch.RayCluster, d.uid); ok {
+		d.rc = o.(*rayv1.RayCluster)
+	}
+	rc := d.rc
+	groups := []treeRow{{id: "group/head", group: "000", name: "head", head: true}}
+	idx := map[string]int{}
+	for i := range rc.Spec.WorkerGroupSpecs {
+		s := &rc.Spec.WorkerGroupSpecs[i]
+		idx[s.GroupName] = len(groups)
+		groups = append(groups, treeRow{id: "group/" + s.GroupName, group: fmt.Sprintf("%03d", i+1), name: s.GroupName, spec: s})
+	}
+	var rows []treeRow
+	d.podUIDs = uidSet{d.uid: true}
+	for _, p := range d.e.store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name}) {
+		d.podUIDs[watch.Key(p)] = true
+		gi := 0
+		if p.Labels[rayv1.RayNodeTypeLabelKey] != string(rayv1.HeadNode) {
+			g := p.Labels[rayv1.RayNodeGroupLabelKey]
+			i, ok := idx[g]
+			if !ok {
+				i = len(groups)
+				idx[g] = i
+				groups = append(groups, treeRow{id: "group/" + g, group: fmt.Sprintf("%03d", i), name: g})
+			}
+			gi = i
+		}
+		groups[gi].pods++
+		if podIsReady(p) {
+			groups[gi].ready++
+		}
+		rows = append(rows, treeRow{id: string(watch.Key(p)), group: groups[gi].group, pod: p})
+	}
+	d.t.Set(append(groups, rows...))
+	uids := make([]types.UID, 0, len(d.podUIDs))
+	for u := range d.podUIDs {
+		uids = append(uids, u)
+	}
+	ev := d.e.store.EventsFor(uids...)
+	if len(ev) > maxDetailEvents {
+		ev = ev[len(ev)-maxDetailEvents:]
+	}
+	d.events = ev
+	d.layout()
+}
+
+func (d *clusterDetail) kind() ViewKind { return ClusterDetailView }
+func (d *clusterDetail) title() string {
+	t := "RayCluster " + d.rc.Namespace + "/" + d.rc.Name
+	if d.deleted {
+		t += " (deleted)"
+	}
+	return t
+}
+func (d *clusterDetail) crumb() string                              { return d.rc.Namespace + "/" + d.rc.Name }
+func (d *clusterDetail) setNamespace(string)                        {}
+func (d *clusterDetail) tbl() tabler                                { return d.t }
+func (d *clusterDetail) open() page                                 { return nil }
+func (d *clusterDetail) keys() []key.Binding                        { return nil }
+func (d *clusterDetail) setSize(w, h int)                           { d.w, d.h = w, h; d.layout() }
+func (d *clusterDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) { return d.t.HandleKey(msg), nil }
+
+const summaryLines = 3
+
+func (d *clusterDetail) eventLines() int { return 1 + max(len(d.events), 1) }
+
+func (d *clusterDetail) layout() {
+	d.t.SetSize(d.w, max(d.h-summaryLines-d.eventLines(), 3))
+}
+
+func (d *clusterDetail) apply(ch *watch.Changes) {
+	touched := false
+	for _, o := range ch.Deleted[watch.RayCluster] {
+		if watch.Key(o) == d.uid {
+			d.deleted = true
+			touched = true
+		}
+	}
+	if ch.Touches(d.podUIDs) {
+		touched = true
+	}
+	if !touched {
+		for _, o := range append(ch.Upserted[watch.Pod], ch.Deleted[watch.Pod]...) {
+			if o.GetNamespace() == d.rc.Namespace && o.GetLabels()[rayv1.RayClusterLabelKey] == d.rc.Name {
+				touched = true
+				break
+			}
+		}
+	}
+	if touched {
+		d.refresh()
+	}
+}
+
+func (d *clusterDetail) target() Target {
+	t := Target{View: ClusterDetailView, Namespace: d.rc.Namespace, Owner: d.rc}
+	if r, ok := d.t.Selected(); ok {
+		if r.pod != nil {
+			t.Selected = r.pod
+			t.Group = r.pod.Labels[rayv1.RayNodeGroupLabelKey]
+		} else {
+			t.Group = r.name
+		}
+	}
+	for _, r := range d.t.Marked() {
+		if r.pod != nil {
+			t.Marked = append(t.Marked, r.pod)
+		}
+	}
+	return t
+}
+
+func (d *clusterDetail) view() string {
+	st, rc, now := d.e.st, d.rc, d.e.now()
+	s := rc.Status
+	lbl := func(k string) string { return st.Label.Render(k + ":") }
+	status := clusterStatus(rc)
+	l1 := fmt.Sprintf("%s %s  %s %d/%d available, %d ready (min %d, max %d)  %s %s",
+		lbl("State"), st.Class(styles.ClassOf(status)).Render(status),
+		lbl("Workers"), s.AvailableWorkerReplicas, s.DesiredWorkerReplicas, s.ReadyWorkerReplicas,
+		s.MinWorkerReplicas, s.MaxWorkerReplicas, lbl("Age"), age(now, rc.CreationTimestamp.Time))
+	l2 := fmt.Sprintf("%s %s CPU, %s memory, %s GPU  %s %s  %s %s",
+		lbl("Desired"), qty(s.DesiredCPU), qty(s.DesiredMemory), qty(s.DesiredGPU),
+		lbl("Head"), orNone(s.Head.PodIP), lbl("Ray"), orNone(rc.Spec.RayVersion))
+	l3 := lbl("Conditions") + " " + conditions(s.Conditions)
+	var b strings.Builder
+	b.WriteString(l1 + "\n" + l2 + "\n" + l3 + "\n")
+	b.WriteString(d.t.View())
+	b.WriteString("\n" + st.Section.Render("Events"))
+	if len(d.events) == 0 {
+		b.WriteString("\n" + st.Faint.Render("  none"))
+	}
+	for _, ev := range d.events {
+		obj := ev.InvolvedObject.Name
+		if ev.InvolvedObject.Kind != rayv1.KindRayCluster {
+			obj = strings.ToLower(ev.InvolvedObject.Kind) + "/" + obj
+		} else {
+			obj = "raycluster"
+		}
+		line := fmt.Sprintf("  %5s  %-7s  %-22s %-24s %s", age(now, watch.EventTime(ev)), ev.Type, ev.Reason, obj,
+			strings.ReplaceAll(ev.Message, "\n", " "))
+		if ev.Type == corev1.EventTypeWarning {
+			line = st.Class(styles.Warn).Render(line)
+		}
+		b.WriteString("\n" + line)
+	}
+	return b.String()
+}

@@ -1,0 +1,20 @@
+// Package tui owns raydar's terminal UI: a k9s-style shell (header,
+// key hints, title bar, breadcrumbs, flash line, `:` command mode with
+// aliases and completion, `/` filter, `?` help) around live views of
+// RayClusters, RayJobs, RayServices and Ray pods, and detail views of a
+// cluster, a job and a service.
+//
+// Data flows one way: a Feed (kube/watch.Source, fed by the shared informer
+// cache) hands batches of deltas to Update, which applies them to a
+// watch.Store and to the views' tables; View only reads. Every call that can
+// block (job logs, context switches, actions) runs inside a tea.Cmd with the
+// busy indicator on.
+//
+// Sub-packages: keys (the one KeyMap and its loader), styles (the one
+// Styles sheet), table (the generic virtualised table).
+//
+// Extension points: Backend (context switching), JobLogs (Ray dashboard),
+// Session.Role (reconciler role), Options.Actions (per-view actions with a
+// Dangerous flag for --readonly; issue 7), Dialog (modal components opened
+// by actions).
+package tui

@@ -1,0 +1,250 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/raydar/raydar/kube/watch"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/styles"
+)
+
+const (
+	// maxLogLines is how many log lines the job view keeps.
+	maxLogLines = 1000
+	// logRefresh is how often the logs of a running job are fetched again
+	// while its view is on top.
+	logRefresh = 5 * time.Second
+	logTimeout = 10 * time.Second
+)
+
+type jobLogsMsg struct {
+	uid  types.UID
+	text string
+	err  error
+}
+
+// jobDetail shows one RayJob and the tail of its Ray job's logs.
+type jobDetail struct {
+	e          *env
+	job        *rayv1.RayJob
+	uid        types.UID
+	deleted    bool
+	logs       []string
+	logErr     error
+	loaded     bool
+	fetching   bool
+	lastFetch  time.Time
+	lastStatus string
+	scroll     int // lines scrolled up from the end of the logs
+	w, h       int
+}
+
+func newJobDetail(e *env, j *rayv1.RayJob) *jobDetail {
+	return &jobDetail{e: e, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
+}
+
+func jobState(j *rayv1.RayJob) string {
+	return string(j.Status.JobStatus) + "/" + string(j.Status.JobDeploymentStatus)
+}
+
+func (d *jobDetail) kind() ViewKind { return JobDetailView }
+func (d *jobDetail) title() string {
+	t := "RayJob " + d.job.Namespace + "/" + d.job.Name
+	if d.deleted {
+		t += " (deleted)"
+	}
+	return t
+}
+func (d *jobDetail) crumb() string       { return d.job.Namespace + "/" + d.job.Name }
+func (d *jobDetail) setNamespace(string) {}
+func (d *jobDetail) setSize(w, h int)    { d.w, d.h = w, h }
+func (d *jobDetail) tbl() tabler         { return nil }
+func (d *jobDetail) init() tea.Cmd       { return d.fetch() }
+
+func (d *jobDetail) keys() []key.Binding {
+	bs := []key.Binding{d.e.km.Open}
+	if d.e.sess.Logs != nil {
+		r := d.e.km.Refresh
+		r.SetHelp(r.Help().Key, "reload logs")
+		bs = append(bs, r)
+	}
+	return bs
+}
+
+func (d *jobDetail) open() page {
+	name := d.job.Status.RayClusterName
+	if name == "" {
+		return nil
+	}
+	o, ok := d.e.store.Find(watch.RayCluster, d.job.Namespace, name)
+	if !ok {
+		return nil
+	}
+	return newClusterDetail(d.e, o.(*rayv1.RayCluster))
+}
+
+func (d *jobDetail) target() Target {
+	return Target{View: JobDetailView, Namespace: d.job.Namespace, Selected: d.job, Owner: d.job}
+}
+
+// fetch asks for the logs in a command; one fetch at a time.
+func (d *jobDetail) fetch() tea.Cmd {
+	logs := d.e.sess.Logs
+	if logs == nil || d.fetching {
+		return nil
+	}
+	d.fetching = true
+	d.lastFetch = d.e.now()
+	ctx, ns, name, uid := d.e.ctx, d.job.Namespace, d.job.Name, d.uid
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, logTimeout)
+		defer cancel()
+		text, err := logs.JobLogs(ctx, ns, name)
+		return jobLogsMsg{uid: uid, text: text, err: err}
+	}
+}
+
+func (d *jobDetail) receive(msg tea.Msg) (tea.Cmd, bool) {
+	m, ok := msg.(jobLogsMsg)
+	if !ok || m.uid != d.uid {
+		return nil, false
+	}
+	d.fetching = false
+	d.loaded = true
+	d.logErr = m.err
+	if m.err == nil {
+		d.logs = splitLogs(m.text)
+	}
+	return nil, true
+}
+
+// splitLogs keeps the last maxLogLines lines, without escape sequences.
+func splitLogs(text string) []string {
+	text = strings.TrimRight(ansi.Strip(text), "\n")
+	if text == "" {
+		return nil
+	}
+	lines := strings.Split(text, "\n")
+	if len(lines) > maxLogLines {
+		lines = lines[len(lines)-maxLogLines:]
+	}
+	for i, l := range lines {
+		lines[i] = strings.ReplaceAll(strings.TrimRight(l, "\r"), "\t", "    ")
+	}
+	return lines
+}
+
+func (d *jobDetail) tick() tea.Cmd {
+	if d.job.Status.JobStatus.IsTerminal() || d.e.now().Sub(d.lastFetch) < logRefresh {
+		return nil
+	}
+	return d.fetch()
+}
+
+func (d *jobDetail) apply(ch *watch.Changes) { _ = d.applyCmd(ch) }
+
+func (d *jobDetail) applyCmd(ch *watch.Changes) tea.Cmd {
+	for _, o := range ch.Deleted[watch.RayJob] {
+		if watch.Key(o) == d.uid {
+			d.deleted = true
+		}
+	}
+	for _, o := range ch.Upserted[watch.RayJob] {
+		if watch.Key(o) == d.uid {
+			d.job = o.(*rayv1.RayJob)
+		}
+	}
+	if s := jobState(d.job); s != d.lastStatus {
+		d.lastStatus = s
+		return d.fetch()
+	}
+	return nil
+}
+
+func (d *jobDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	km := d.e.km
+	page := max(d.logHeight()-1, 1)
+	switch {
+	case key.Matches(msg, km.Refresh):
+		return true, d.fetch()
+	case key.Matches(msg, km.Up):
+		d.scroll++
+	case key.Matches(msg, km.Down):
+		d.scroll--
+	case key.Matches(msg, km.PageUp):
+		d.scroll += page
+	case key.Matches(msg, km.PageDown):
+		d.scroll -= page
+	case key.Matches(msg, km.Top):
+		d.scroll = len(d.logs)
+	case key.Matches(msg, km.Bottom):
+		d.scroll = 0
+	default:
+		return false, nil
+	}
+	d.scroll = clampInt(d.scroll, 0, max(len(d.logs)-d.logHeight(), 0))
+	return true, nil
+}
+
+func clampInt(v, lo, hi int) int { return min(max(v, lo), hi) }
+
+const jobHeaderLines = 8
+
+func (d *jobDetail) logHeight() int { return max(d.h-jobHeaderLines, 1) }
+
+func (d *jobDetail) view() string {
+	st, j, now := d.e.st, d.job, d.e.now()
+	s := j.Status
+	lbl := func(k string) string { return st.Label.Render(fmt.Sprintf("%-12s", k+":")) }
+	val := func(v string) string { return fmt.Sprintf("%-22s", v) }
+	jobStatus := orNone(string(s.JobStatus))
+	dep := orNone(string(s.JobDeploymentStatus))
+	when := func(t string, abs string) string {
+		if abs == "" {
+			return t
+		}
+		return t + " ago (" + abs + ")"
+	}
+	start, end := none, none
+	if s.StartTime != nil {
+		start = when(metaAge(now, s.StartTime), s.StartTime.UTC().Format(time.RFC3339))
+	}
+	if s.EndTime != nil {
+		end = when(metaAge(now, s.EndTime), s.EndTime.UTC().Format(time.RFC3339))
+	}
+	lines := []string{
+		lbl("Job status") + st.Class(styles.ClassOf(jobStatus)).Render(val(jobStatus)) + " " + st.Label.Render("Deployment:") + " " + st.Class(styles.ClassOf(dep)).Render(dep),
+		lbl("Cluster") + orNone(s.RayClusterName),
+		lbl("Job ID") + val(orNone(s.JobId)) + " " + st.Label.Render("Mode:") + " " + orNone(string(j.Spec.SubmissionMode)),
+		lbl("Start") + start + "  " + st.Label.Render("Duration:") + " " + jobDuration(now, j),
+		lbl("End") + end,
+		lbl("Reason") + orNone(string(s.Reason)),
+		lbl("Message") + orNone(strings.ReplaceAll(s.Message, "\n", " ")),
+		lbl("Entrypoint") + orNone(j.Spec.Entrypoint),
+	}
+	out := strings.Join(lines, "\n") + "\n"
+	lh := d.logHeight()
+	switch {
+	case d.e.sess.Logs == nil:
+		return out + st.Section.Render("Logs") + " " + st.Faint.Render("not available (no dashboard client)")
+	case d.logErr != nil:
+		return out + st.Section.Render("Logs") + " " + st.FlashErr.Render("error: "+d.logErr.Error())
+	case !d.loaded:
+		return out + st.Section.Render("Logs") + " " + st.Faint.Render("loading…")
+	case len(d.logs) == 0:
+		return out + st.Section.Render("Logs") + " " + st.Faint.Render("empty")
+	}
+	n := lh - 1
+	end2 := len(d.logs) - d.scroll
+	begin := max(end2-n, 0)
+	head := fmt.Sprintf("Logs (lines %d-%d of %d)", begin+1, end2, len(d.logs))
+	return out + st.Section.Render(head) + "\n" + strings.Join(d.logs[begin:end2], "\n")
+}

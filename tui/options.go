@@ -1,0 +1,185 @@
+package tui
+
+import (
+	"context"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/tui/keys"
+)
+
+// Options configure the TUI. The zero value works: an empty store, no live
+// feed, default keys, colours, the wall clock.
+type Options struct {
+	// Session is the initial connection (context name, server, feed, role,
+	// job logs).
+	Session Session
+	// Backend switches contexts (:ctx); nil disables switching.
+	Backend Backend
+	// Store is the initial store; nil starts empty. Tests fill it directly.
+	Store *watch.Store
+	// Keys is the key map; nil means keys.Default(). Load the user's with
+	// keys.LoadDefault().
+	Keys *keys.KeyMap
+	// NoColor draws without colour and with ASCII glyphs (--no-color). Pass
+	// ProgramOptions(opts) to tea.NewProgram as well.
+	NoColor bool
+	// ReadOnly hides Dangerous actions (--readonly).
+	ReadOnly bool
+	// Actions are the per-view actions (issue 7); see Action.
+	Actions map[ViewKind][]Action
+	// StartView is the first view (default ClustersView).
+	StartView ViewKind
+	// Now is the clock; nil means time.Now. Tests pin it.
+	Now func() time.Time
+	// Tick is how often ages, the role and flash expiry refresh (default 1s).
+	Tick time.Duration
+	// ResizeDebounce delays applying a terminal resize while the size keeps
+	// changing (default 50ms). The first size applies at once.
+	ResizeDebounce time.Duration
+	// Logf receives diagnostics (write them to a file; never the screen).
+	Logf func(format string, args ...any)
+}
+
+// Session is one connection as the TUI sees it.
+type Session struct {
+	Context string
+	Server  string
+	// Namespace is the initial namespace; "" means all namespaces.
+	Namespace string
+	// Feed delivers batches of deltas (a *watch.Source); nil means the
+	// store never changes.
+	Feed Feed
+	// Role reports the embedded reconciler's role ("leader", "observer",
+	// "another operator: NAME", …). It is called on every tick from the UI
+	// loop, so it must be cheap (read an atomic). nil shows nothing.
+	Role func() string
+	// Logs fetches the tail of a Ray job's logs; nil hides logs.
+	Logs JobLogs
+}
+
+// Feed is the live data source: Next blocks until a batch is ready (see
+// watch.Source.Next).
+type Feed interface {
+	Next(ctx context.Context) ([]watch.Delta, error)
+}
+
+// JobLogs fetches the logs of the Ray job behind a RayJob (through the Ray
+// dashboard). It is called inside a tea.Cmd, never from View.
+type JobLogs interface {
+	JobLogs(ctx context.Context, namespace, rayJobName string) (string, error)
+}
+
+// JobLogsFunc adapts a function to JobLogs.
+type JobLogsFunc func(ctx context.Context, namespace, rayJobName string) (string, error)
+
+// JobLogs implements JobLogs.
+func (f JobLogsFunc) JobLogs(ctx context.Context, namespace, rayJobName string) (string, error) {
+	return f(ctx, namespace, rayJobName)
+}
+
+// Backend rebuilds the data source for another kubeconfig context. Both
+// methods are called inside tea.Cmds.
+type Backend interface {
+	// Contexts lists the kubeconfig's context names (for :ctx completion).
+	Contexts() ([]string, error)
+	// Switch connects to the named context and returns its session. The
+	// TUI stops reading the previous session's Feed; the Backend should stop
+	// the previous cache.
+	Switch(ctx context.Context, contextName string) (Session, error)
+}
+
+// ViewKind names a view.
+type ViewKind int
+
+// The views.
+const (
+	ClustersView ViewKind = iota
+	JobsView
+	ServicesView
+	PodsView
+	ClusterDetailView
+	JobDetailView
+	ServiceDetailView
+)
+
+func (v ViewKind) String() string {
+	switch v {
+	case ClustersView:
+		return "rayclusters"
+	case JobsView:
+		return "rayjobs"
+	case ServicesView:
+		return "rayservices"
+	case PodsView:
+		return "pods"
+	case ClusterDetailView:
+		return "raycluster"
+	case JobDetailView:
+		return "rayjob"
+	case ServiceDetailView:
+		return "rayservice"
+	}
+	return "view"
+}
+
+// Action is one operation offered in a view (issue 7: scale, delete marked
+// workers, stop job, suspend/resume, delete, describe, logs). Every mutation
+// goes through kube/actions; the TUI only binds keys, shows help and runs
+// the returned command with the busy indicator on.
+type Action struct {
+	// Name identifies the action in keys.yaml ("actions:") and audit logs.
+	Name string
+	// Key is the default binding with its help text.
+	Key key.Binding
+	// Dangerous actions are hidden in read-only mode.
+	Dangerous bool
+	// Run is called from Update with the current target and returns the
+	// command that does the work (a dialog, an API call…). The command's
+	// message is delivered back to the TUI: return a ResultMsg to flash the
+	// outcome, or a ShowDialogMsg to open a dialog.
+	Run func(Target) tea.Cmd
+}
+
+// Target is what an action acts on.
+type Target struct {
+	View ViewKind
+	// Namespace is the namespace scope ("" = all).
+	Namespace string
+	// Selected is the object under the cursor (nil if none): a RayCluster,
+	// RayJob, RayService or Pod. In the cluster detail view it is the
+	// selected pod, or nil on a group row.
+	Selected client.Object
+	// Group is the worker group of the selected row in the cluster detail
+	// view ("" otherwise).
+	Group string
+	// Marked are the marked rows' objects, in row order (empty: none).
+	Marked []client.Object
+	// Owner is the object the view is about (the RayCluster of the cluster
+	// detail, the RayJob or RayService of theirs); nil in list views.
+	Owner client.Object
+}
+
+// ResultMsg reports the outcome of an action: the TUI flashes Text, or Err
+// as an error.
+type ResultMsg struct {
+	Text string
+	Err  error
+}
+
+// Dialog is a modal component opened by an action (a scale form, a
+// confirmation). While open it receives every key press.
+type Dialog interface {
+	// Update handles a key; done closes the dialog; cmd runs with the busy
+	// indicator.
+	Update(msg tea.KeyPressMsg) (done bool, cmd tea.Cmd)
+	// View renders the dialog's content within width cells.
+	View(width int) string
+}
+
+// ShowDialogMsg opens a dialog.
+type ShowDialogMsg struct{ Dialog Dialog }
