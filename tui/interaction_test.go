@@ -50,7 +50,7 @@ func TestFilter(t *testing.T) {
 		{[]string{"/", "!fruit", "<enter>"}, []string{"notebook", "train-a"}},
 		{[]string{"/", "-l team=ml", "<enter>"}, []string{"fruit-raycluster-abcde", "fruit-raycluster-fghij", "notebook", "train-a"}},
 		{[]string{"/", "-l team!=ml", "<enter>"}, nil},
-		{[]string{"/", "provisioning"}, []string{"fruit-raycluster-fghij"}},           // applied while typing
+		{[]string{"/", "provisioning"}, []string{"fruit-raycluster-fghij"}},                                                               // applied while typing
 		{[]string{"/", "train", "<enter>", "<esc>"}, []string{"fruit-raycluster-abcde", "fruit-raycluster-fghij", "notebook", "train-a"}}, // esc clears
 		{[]string{"/", "note", "<esc>"}, []string{"fruit-raycluster-abcde", "fruit-raycluster-fghij", "notebook", "train-a"}},
 		{[]string{"/", "note(", "<enter>"}, []string{"notebook"}}, // invalid keeps the last valid filter
@@ -239,7 +239,9 @@ type fakeBackend struct {
 	stores map[string]*watch.Source
 }
 
-func (b *fakeBackend) Contexts() ([]string, error) { return []string{"sandbox", "staging", "prod"}, nil }
+func (b *fakeBackend) Contexts() ([]string, error) {
+	return []string{"sandbox", "staging", "prod"}, nil
+}
 
 func (b *fakeBackend) Switch(_ context.Context, name string) (Session, error) {
 	src, ok := b.stores[name]
