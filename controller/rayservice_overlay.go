@@ -52,8 +52,16 @@ func (ov *rsOverlay) get(key string, now time.Time) *rsOverlayEntry {
 
 func (ov *rsOverlay) put(key string, e *rsOverlayEntry) {
 	ov.mu.Lock()
+	defer ov.mu.Unlock()
 	ov.m[key] = e
-	ov.mu.Unlock()
+	if len(ov.m) > 256 {
+		// Entries nobody looks at again (objects gone) expire here.
+		for k, old := range ov.m {
+			if e.at.Sub(old.at) > rsOverlayTTL {
+				delete(ov.m, k)
+			}
+		}
+	}
 }
 
 func (ov *rsOverlay) expectCluster(c *rayv1.RayCluster, now time.Time) {

@@ -200,6 +200,7 @@ func SetupRayServiceReconciler(mgr manager.Manager, opts RayServiceOptions) erro
 		probes: map[types.UID]*rsProbe{}, subs: map[types.UID]*rsSubmission{},
 		written: map[types.UID]*rsWritten{}, dirty: map[types.UID]time.Time{}, carriedDirty: map[types.UID]time.Time{},
 		skipped: map[types.UID]string{}, overlay: newRSOverlay(),
+		uids: map[types.NamespacedName]types.UID{}, clustersOf: map[types.UID]map[types.UID]bool{},
 	}
 
 	rsPredicate := predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
@@ -251,6 +252,9 @@ type rayServiceReconciler struct {
 	dirty        map[types.UID]time.Time     // RayService UID → since when its status differs materially
 	carriedDirty map[types.UID]time.Time     // … differs only in what is carried
 	skipped      map[types.UID]string        // RayService UID → reason told in an Event
+	// uids and clustersOf let a RayService that is gone be forgotten.
+	uids       map[types.NamespacedName]types.UID
+	clustersOf map[types.UID]map[types.UID]bool
 }
 
 // rsWritten is a status this process wrote, until the cache shows it.
@@ -285,10 +289,14 @@ func (r *rayServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	rs := &rayv1.RayService{}
 	if err := r.client.Get(ctx, req.NamespacedName, rs); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
+	r.mu.Lock()
+	r.uids[req.NamespacedName] = rs.UID
+	r.mu.Unlock()
 	r.readYourStatus(rs)
 	obs, err := r.observe(ctx, rs)
 	if err != nil {
@@ -296,6 +304,46 @@ func (r *rayServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	p := decideRayService(obs)
 	return r.act(ctx, obs, p)
+}
+
+// forget drops what memory holds about a RayService that is gone.
+func (r *rayServiceReconciler) forget(nn types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	uid, ok := r.uids[nn]
+	if !ok {
+		return
+	}
+	delete(r.uids, nn)
+	for c := range r.clustersOf[uid] {
+		delete(r.probes, c)
+		delete(r.subs, c)
+	}
+	delete(r.clustersOf, uid)
+	delete(r.written, uid)
+	delete(r.dirty, uid)
+	delete(r.carriedDirty, uid)
+	delete(r.skipped, uid)
+}
+
+// noteClusters records the RayService's clusters and forgets the probes
+// and submissions of those that are gone.
+func (r *rayServiceReconciler) noteClusters(rs *rayv1.RayService, clusters []*rayv1.RayCluster) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := map[types.UID]bool{}
+	for _, c := range clusters {
+		if c.UID != "" {
+			now[c.UID] = true
+		}
+	}
+	for c := range r.clustersOf[rs.UID] {
+		if !now[c] {
+			delete(r.probes, c)
+			delete(r.subs, c)
+		}
+	}
+	r.clustersOf[rs.UID] = now
 }
 
 // readYourStatus lays our last status write over a cache that has not
@@ -353,6 +401,7 @@ func (r *rayServiceReconciler) observe(ctx context.Context, rs *rayv1.RayService
 		}
 	}
 	o.Clusters = r.overlay.clusters(rs, cached, now)
+	r.noteClusters(rs, o.Clusters)
 
 	// Pods.
 	for _, c := range o.Clusters {
