@@ -52,7 +52,10 @@ type DeleteWorkersPlan struct {
 
 // Lines implements Plan.
 func (p *DeleteWorkersPlan) Lines() []string {
-	l := []string{fmt.Sprintf("RayCluster %s/%s: delete exactly these %s and no others:", p.Namespace, p.Cluster, plural(len(p.Pods), "worker pod"))}
+	l := []string{fmt.Sprintf("RayCluster %s/%s: delete exactly these %d worker pods and no others:", p.Namespace, p.Cluster, len(p.Pods))}
+	if len(p.Pods) == 1 {
+		l[0] = fmt.Sprintf("RayCluster %s/%s: delete exactly this worker pod and no other:", p.Namespace, p.Cluster)
+	}
 	for _, g := range p.Groups {
 		l = append(l, fmt.Sprintf("group %s: %s", g.Group, strings.Join(g.Pods, ", ")))
 		s := fmt.Sprintf("  replicas %d → %d", g.Current.Replicas, g.New.Replicas)
