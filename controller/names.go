@@ -279,3 +279,42 @@ func RayServiceServeServiceName(rs *rayv1.RayService) string {
 	}
 	return trimName(rs.Name, maxServiceNameLength-len(serveServiceSuffix)) + serveServiceSuffix
 }
+
+// RayJob children. A RayJob owns a RayCluster named "<rayjob>-<5 random
+// characters>" (unless its clusterSelector names an existing one) and, in
+// K8sJobMode, a submitter batch Job named "<rayjob>". Both carry the
+// originated-from labels and the submission mode. A generated submission ID
+// is "<rayjob>-<5 random characters>" too.
+
+// rayJobClusterName is the name of a new RayCluster of a RayJob.
+func rayJobClusterName(rayJob, suffix string) string { return rayJob + "-" + suffix }
+
+// rayJobGeneratedID is a generated Ray submission ID for a RayJob.
+func rayJobGeneratedID(rayJob, suffix string) string { return rayJob + "-" + suffix }
+
+// RayJobSubmitterName is the name of a RayJob's K8sJobMode submitter Job.
+func RayJobSubmitterName(rj *rayv1.RayJob) string { return rj.Name }
+
+// rayJobChildLabels are the labels of the RayCluster and the submitter Job a
+// RayJob creates: the RayJob's own labels, then the originated-from labels
+// and the submission mode, which cannot be overridden.
+func rayJobChildLabels(rj *rayv1.RayJob) map[string]string {
+	l := make(map[string]string, len(rj.Labels)+4)
+	for k, v := range rj.Labels {
+		l[k] = v
+	}
+	l[rayv1.RayOriginatedFromCRNameLabelKey] = rj.Name
+	l[rayv1.RayOriginatedFromCRDLabelKey] = rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob)
+	l[rayv1.RayJobSubmissionModeLabelKey] = string(rj.Spec.EffectiveSubmissionMode())
+	l[rayv1.KubernetesCreatedByLabelKey] = rayv1.ComponentName
+	return l
+}
+
+// rayJobOwnerRef is the controller owner reference of a RayJob's children.
+func rayJobOwnerRef(rj *rayv1.RayJob) metav1.OwnerReference {
+	t := true
+	return metav1.OwnerReference{
+		APIVersion: rayv1.GroupVersion.String(), Kind: rayv1.KindRayJob,
+		Name: rj.Name, UID: rj.UID, Controller: &t, BlockOwnerDeletion: &t,
+	}
+}

@@ -1,0 +1,1169 @@
+package controller
+
+// The RayJob state machine as a pure function: rjDecide maps what was
+// observed (the RayJob, its cluster, submitter, head pod, the dashboard's
+// answer, this process's unrecorded stop confirmations, the time) to a plan
+// (the status to write, objects to create or delete, a submission, a stop,
+// Events, when to look again). No I/O, no clock, no randomness except
+// through rjObserved.Now and NewSuffix.
+//
+// The behaviour follows KubeRay's RayJob controller (New → Initializing →
+// Running → Complete/Failed, Waiting for InteractiveMode, Retrying,
+// Suspending/Suspended) with these additions: raydar's conditions; a
+// declarative stop (annotation raydar.io/stop-requested) carried out once
+// per request; a deletion that stops the Ray job until the dashboard
+// confirms, recorded on the object before the finalizer goes, and that gives
+// up after a bound; requeues at the next deadline instead of every 3 s.
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// rjConfig holds the reconciler's tunables (see RayJobOptions).
+type rjConfig struct {
+	ClusterDomain string
+	// StopConfirmTimeout bounds how long a deleted RayJob keeps its
+	// finalizer while the dashboard does not confirm the stop.
+	StopConfirmTimeout time.Duration
+	// StatusCheckTimeout: a Running job whose dashboard cannot be asked for
+	// this long fails with JobStatusCheckTimeoutExceeded (KubeRay: 300 s).
+	StatusCheckTimeout time.Duration
+	// TransitionGracePeriod: a terminal Ray job whose K8sJobMode submitter
+	// has not finished after this long fails with
+	// JobDeploymentStatusTransitionGracePeriodExceeded (KubeRay: 300 s).
+	TransitionGracePeriod time.Duration
+	// SubmitterFinishedGrace: a submitter that finished while Ray does not
+	// report a terminal job fails the RayJob after this long (KubeRay: 30 s).
+	SubmitterFinishedGrace time.Duration
+	// MinPoll and MaxPoll bound how often the dashboard is asked about a
+	// running job: early often, then less, as the job ages.
+	MinPoll, MaxPoll time.Duration
+	// DeleteRayJobAfterJobFinishes: with shutdownAfterJobFinishes, delete
+	// the RayJob itself instead of only its cluster (KubeRay's
+	// DELETE_RAYJOB_CR_AFTER_JOB_FINISHES).
+	DeleteRayJobAfterJobFinishes bool
+}
+
+func defaultRJConfig() rjConfig {
+	return rjConfig{
+		ClusterDomain:          "cluster.local",
+		StopConfirmTimeout:     DefaultStopConfirmTimeout,
+		StatusCheckTimeout:     300 * time.Second,
+		TransitionGracePeriod:  300 * time.Second,
+		SubmitterFinishedGrace: 30 * time.Second,
+		MinPoll:                time.Second,
+		MaxPoll:                10 * time.Second,
+	}
+}
+
+// rjObserved is everything the reconciler read before deciding.
+type rjObserved struct {
+	Job *rayv1.RayJob
+	Now time.Time
+	// SkipReason: raydar must not reconcile this RayJob (managedBy, another
+	// operator); "" otherwise.
+	SkipReason string
+	// Cluster is the RayCluster named by status.rayClusterName (nil when
+	// absent or not named yet).
+	Cluster *rayv1.RayCluster
+	// Submitter is the K8sJobMode submitter Job (nil when absent).
+	Submitter *batchv1.Job
+	// HeadPod is the cluster's head pod (read in SidecarMode only).
+	HeadPod *corev1.Pod
+	// Dash is the dashboard's answer about status.jobId, when asked.
+	Dash *rjDash
+	// StopFailures counts unconfirmed attempts of the current stop (in
+	// memory), for the back-off; StopLastAttempt and StopLastError are the
+	// time and error of the last one.
+	StopFailures    int
+	StopLastAttempt time.Time
+	StopLastError   string
+	Config          rjConfig
+	NewSuffix       func() string
+}
+
+// rjDash is one GetJobInfo answer.
+type rjDash struct {
+	Info *dashboard.JobInfo
+	Err  error
+}
+
+// rjStop is a stop to send.
+type rjStop struct {
+	ClusterName string
+	JobID       string
+	// Request is the annotation value it answers; "" for the stop of a
+	// deletion.
+	Request string
+}
+
+// rjDelete names an object to delete (with a UID precondition).
+type rjDelete struct {
+	Name   string
+	UID    string
+	Reason string // in words, for the Event
+}
+
+// rjPlan is what the reconciler will do, in this order: add the finalizer,
+// write the status (before anything that relies on what it records: a
+// generated cluster name or submission ID), create/delete, submit, stop,
+// remove the finalizer or delete the RayJob.
+type rjPlan struct {
+	AddFinalizer    bool
+	RemoveFinalizer bool
+	// Status is the status the RayJob has after this pass.
+	Status rayv1.RayJobStatus
+	// WriteStatus: Status differs from what is stored.
+	WriteStatus bool
+
+	CreateCluster   *rayv1.RayCluster
+	DeleteCluster   *rjDelete
+	SuspendWorkers  string // cluster whose worker groups get suspend=true
+	CreateSubmitter *batchv1.Job
+	DeleteSubmitter *rjDelete
+	Submit          *rjSubmit
+	Stop            *rjStop
+	DeleteSelf      string // reason; "" keeps the RayJob
+
+	Events       []event
+	RequeueAfter time.Duration
+}
+
+// rjSubmit is an HTTPMode submission.
+type rjSubmit struct {
+	ClusterName string
+	Request     dashboard.SubmitJobRequest
+}
+
+// Reasons of RayJob Events and conditions that are not in rayapi/v1.
+const (
+	rjReasonCreatedCluster       = "CreatedRayCluster"
+	rjReasonCreatedSubmitter     = "CreatedSubmitterJob"
+	rjReasonDeletedCluster       = "DeletedRayCluster"
+	rjReasonDeletedSubmitter     = "DeletedSubmitterJob"
+	rjReasonSuspendedWorkers     = "DeletedWorkers"
+	rjReasonSubmitted            = "Submitted"
+	rjReasonWaitingForCluster    = "WaitingForCluster"
+	rjReasonClusterNotFound      = "ClusterNotFound"
+	rjReasonClusterNameTaken     = "ClusterNameTaken"
+	rjReasonRunning              = "Running"
+	rjReasonWaitingForJobID      = "WaitingForJobID"
+	rjReasonCompleted            = "Completed"
+	rjReasonRetrying             = "Retrying"
+	rjReasonSuspending           = "Suspending"
+	rjReasonResumed              = "Resumed"
+	rjReasonInvalidSpec          = "InvalidSpec"
+	rjReasonSpecValid            = "SpecValid"
+	rjReasonDashboardUnreachable = "DashboardUnreachable"
+	rjReasonStopSent             = "StopSent"
+	rjReasonStopConfirmed        = "StopConfirmed"
+	rjReasonStopFailed           = "StopFailed"
+	rjReasonStopNotConfirmed     = "StopNotConfirmed"
+	rjReasonStopPending          = "StopPending"
+	rjReasonStopRequested        = "StopRequested"
+	rjReasonDeletedOnFinish      = "DeletedRayJob"
+	rjReasonNotSubmitted         = "NotSubmitted"
+	rjReasonNotComplete          = "NotComplete"
+	rjReasonNotFailed            = "NotFailed"
+	rjReasonNotSuspended         = "NotSuspended"
+	rjReasonStopped              = "Stopped"
+	rjReasonCreateFailed         = "FailedCreate"
+	rjReasonDeleteFailed         = "FailedDelete"
+	rjReasonSubmitFailed         = "FailedSubmit"
+)
+
+// DefaultStopConfirmTimeout is how long a deleted RayJob waits for the
+// dashboard to confirm the stop of its Ray job before its finalizer is
+// released anyway.
+const DefaultStopConfirmTimeout = 2 * time.Minute
+
+// rjSoon is the requeue after a write whose result the next pass acts on.
+const rjSoon = 200 * time.Millisecond
+
+// rjTime is t as the API stores it (whole seconds), so that a status
+// computed now compares equal to the same status read back.
+func rjTime(t time.Time) *metav1.Time {
+	mt := metav1.NewTime(t).Rfc3339Copy()
+	return &mt
+}
+
+// rjDecide is the pure decision.
+func rjDecide(o *rjObserved) *rjPlan {
+	j := o.Job
+	p := &rjPlan{Status: *j.Status.DeepCopy()}
+	if o.SkipReason != "" {
+		return p
+	}
+	if j.DeletionTimestamp != nil {
+		rjDecideDeletion(o, p)
+		return rjFinish(o, p)
+	}
+	if !slices.Contains(j.Finalizers, rayv1.RayJobStopJobFinalizer) {
+		p.AddFinalizer = true
+	}
+	st := &p.Status
+	st.ObservedGeneration = j.Generation
+	if st.Succeeded == nil {
+		st.Succeeded = ptrTo(int32(0))
+	}
+	if st.Failed == nil {
+		st.Failed = ptrTo(int32(0))
+	}
+
+	// Validation.
+	errs := rayv1.ValidateRayJob(j)
+	errs = append(errs, rayv1.ValidateRayJobStatus(j)...)
+	if len(errs) > 0 {
+		msg := truncate(errs.ToAggregate().Error(), 1000)
+		if st.JobDeploymentStatus != rayv1.JobDeploymentStatusValidationFailed || st.Message != msg {
+			p.Events = append(p.Events, event{Type: corev1.EventTypeWarning, Reason: rjReasonInvalidSpec, Action: "Validate",
+				Message: "The RayJob spec is invalid, nothing is created: " + msg})
+		}
+		st.JobDeploymentStatus = rayv1.JobDeploymentStatusValidationFailed
+		st.Reason = rayv1.ValidationFailed
+		st.Message = msg
+		rjDecideStopRequest(o, p)
+		return rjFinish(o, p)
+	}
+	if st.JobDeploymentStatus == rayv1.JobDeploymentStatusValidationFailed {
+		p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: rjReasonSpecValid, Action: "Validate",
+			Message: "The RayJob spec is valid now; starting"})
+		rjReset(st, true)
+		st.JobDeploymentStatus = rayv1.JobDeploymentStatusNew
+	}
+
+	// A stop request: once per annotation value.
+	if rjDecideStopRequest(o, p) {
+		return rjFinish(o, p)
+	}
+
+	switch st.JobDeploymentStatus {
+	case rayv1.JobDeploymentStatusNew:
+		rjDecideNew(o, p)
+	case rayv1.JobDeploymentStatusInitializing:
+		rjDecideInitializing(o, p)
+	case rayv1.JobDeploymentStatusWaiting:
+		rjDecideWaiting(o, p)
+	case rayv1.JobDeploymentStatusRunning:
+		rjDecideRunning(o, p)
+	case rayv1.JobDeploymentStatusRetrying, rayv1.JobDeploymentStatusSuspending:
+		rjDecideRelease(o, p)
+	case rayv1.JobDeploymentStatusSuspended:
+		if !j.Spec.Suspend {
+			p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: rjReasonResumed, Action: "Resume",
+				Message: "spec.suspend is false: starting again with a new cluster"})
+			rjReset(st, true)
+			st.JobDeploymentStatus = rayv1.JobDeploymentStatusNew
+			rjRequeue(p, rjSoon)
+		}
+	case rayv1.JobDeploymentStatusComplete, rayv1.JobDeploymentStatusFailed:
+		rjDecideFinished(o, p)
+	default:
+		// An unknown status (written by something else): start over.
+		rjReset(st, false)
+		st.JobDeploymentStatus = rayv1.JobDeploymentStatusNew
+		rjRequeue(p, rjSoon)
+	}
+	return rjFinish(o, p)
+}
+
+// rjFinish computes the conditions and whether the status changed.
+func rjFinish(o *rjObserved, p *rjPlan) *rjPlan {
+	if o.Job.DeletionTimestamp == nil {
+		rjSetConditions(o, &p.Status)
+	}
+	p.WriteStatus = !equality.Semantic.DeepEqual(o.Job.Status, p.Status)
+	if p.WriteStatus && p.RequeueAfter == 0 && !rayv1.IsJobDeploymentTerminal(p.Status.JobDeploymentStatus) &&
+		p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusSuspended &&
+		p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusValidationFailed {
+		// A status-only change raises no watch event: look again.
+		rjRequeue(p, rjSoon)
+	}
+	return p
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// rjRequeue lowers p.RequeueAfter to d (d > 0).
+func rjRequeue(p *rjPlan, d time.Duration) {
+	if d <= 0 {
+		d = time.Millisecond
+	}
+	if p.RequeueAfter == 0 || d < p.RequeueAfter {
+		p.RequeueAfter = d
+	}
+}
+
+// rjRequeueAt lowers p.RequeueAfter to the time until at.
+func rjRequeueAt(o *rjObserved, p *rjPlan, at time.Time) {
+	rjRequeue(p, at.Sub(o.Now))
+}
+
+// rjReset clears what belongs to one attempt (KubeRay's reset when leaving
+// Suspending or Retrying). With cluster, the cluster name and its status
+// copy go too (a new cluster will be made); the counts and conditions stay.
+func rjReset(st *rayv1.RayJobStatus, cluster bool) {
+	if cluster {
+		st.RayClusterName = ""
+		st.RayClusterStatus = rayv1.RayClusterStatus{}
+	}
+	st.JobId = ""
+	st.DashboardURL = ""
+	st.JobStatus = rayv1.JobStatusNew
+	st.Reason = ""
+	st.Message = ""
+	st.StartTime = nil
+	st.EndTime = nil
+	st.RayJobStatusInfo = rayv1.RayJobStatusInfo{}
+	st.JobStatusCheckFailureStartTime = nil
+}
+
+// rjDecideNew records the names the attempt will use: the submission ID,
+// the cluster's name, the start time. They are written before anything is
+// created, so a repeated pass never makes a second cluster or submission.
+func rjDecideNew(o *rjObserved, p *rjPlan) {
+	j, st := o.Job, &p.Status
+	mode := j.Spec.EffectiveSubmissionMode()
+	switch {
+	case j.Spec.JobId != "":
+		st.JobId = j.Spec.JobId
+	case mode == rayv1.InteractiveMode:
+		st.JobId = ""
+	case st.JobId == "":
+		st.JobId = rayJobGeneratedID(j.Name, o.NewSuffix())
+	}
+	if j.Spec.UsesClusterSelector() {
+		st.RayClusterName = j.Spec.SelectedClusterName()
+	} else if st.RayClusterName == "" {
+		st.RayClusterName = rayJobClusterName(j.Name, o.NewSuffix())
+	}
+	st.StartTime = rjTime(o.Now)
+	st.EndTime = nil
+	st.JobStatus = rayv1.JobStatusNew
+	st.Reason, st.Message = "", ""
+	st.JobDeploymentStatus = rayv1.JobDeploymentStatusInitializing
+	rjRequeue(p, rjSoon)
+}
+
+// rjCheckDeadlines fails the job when activeDeadlineSeconds or (before the
+// Ray job runs) preRunningDeadlineSeconds has passed since startTime, and
+// otherwise asks to be woken at the earlier of them. It reports whether the
+// job failed.
+func rjCheckDeadlines(o *rjObserved, p *rjPlan) bool {
+	j, st := o.Job, &p.Status
+	if st.StartTime == nil {
+		return false
+	}
+	start := st.StartTime.Time
+	if d := j.Spec.ActiveDeadlineSeconds; d != nil {
+		at := start.Add(time.Duration(*d) * time.Second)
+		if !o.Now.Before(at) {
+			rjFail(o, p, rayv1.DeadlineExceeded, fmt.Sprintf("The RayJob ran longer than activeDeadlineSeconds (%ds) since %s",
+				*d, start.UTC().Format(time.RFC3339)))
+			return true
+		}
+		rjRequeueAt(o, p, at)
+	}
+	if d := j.Spec.PreRunningDeadlineSeconds; d != nil && st.JobStatus != rayv1.JobStatusRunning && !rayv1.IsJobTerminal(st.JobStatus) {
+		at := start.Add(time.Duration(*d) * time.Second)
+		if !o.Now.Before(at) {
+			rjFail(o, p, rayv1.PreRunningDeadlineExceeded, fmt.Sprintf("The Ray job did not reach RUNNING within preRunningDeadlineSeconds (%ds); its status is %s",
+				*d, orWord(string(st.JobStatus), "not submitted")))
+			return true
+		}
+		rjRequeueAt(o, p, at)
+	}
+	return false
+}
+
+func orWord(s, w string) string {
+	if s == "" {
+		return w
+	}
+	return s
+}
+
+// rjSuspendIfAsked moves to Suspending when spec.suspend is set.
+func rjSuspendIfAsked(o *rjObserved, p *rjPlan) bool {
+	if !o.Job.Spec.Suspend {
+		return false
+	}
+	p.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusSuspending
+	p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: rjReasonSuspending, Action: "Suspend",
+		Message: "spec.suspend is true: deleting the cluster and the submitter (the Ray job is not stopped first)"})
+	rjRequeue(p, rjSoon)
+	return true
+}
+
+// rjOwns reports whether obj is controlled by the RayJob.
+func rjOwns(j *rayv1.RayJob, refs []metav1.OwnerReference) bool {
+	return controllerUID(refs) == string(j.UID)
+}
+
+// rjEnsureCluster makes sure the cluster exists (creating it when the
+// RayJob owns it), reporting whether it is there to use.
+func rjEnsureCluster(o *rjObserved, p *rjPlan) bool {
+	j, st := o.Job, &p.Status
+	rc := o.Cluster
+	if j.Spec.UsesClusterSelector() {
+		if rc == nil {
+			st.Message = fmt.Sprintf("Waiting for RayCluster %s (spec.clusterSelector) to exist", st.RayClusterName)
+			return false
+		}
+		return rc.DeletionTimestamp == nil
+	}
+	if rc == nil {
+		p.CreateCluster = buildRayJobCluster(j, st.RayClusterName)
+		st.Message = fmt.Sprintf("Creating RayCluster %s", st.RayClusterName)
+		return false
+	}
+	if !rjOwns(j, rc.OwnerReferences) {
+		msg := fmt.Sprintf("RayCluster %s exists but does not belong to this RayJob; waiting for it to go", rc.Name)
+		if st.Message != msg {
+			p.Events = append(p.Events, event{Type: corev1.EventTypeWarning, Reason: rjReasonClusterNameTaken, Action: "Create", Message: msg})
+		}
+		st.Message = msg
+		rjRequeue(p, 30*time.Second)
+		return false
+	}
+	return rc.DeletionTimestamp == nil
+}
+
+func rjDecideInitializing(o *rjObserved, p *rjPlan) {
+	j, st := o.Job, &p.Status
+	if rjSuspendIfAsked(o, p) || rjCheckDeadlines(o, p) {
+		return
+	}
+	if !rjEnsureCluster(o, p) {
+		return
+	}
+	rc := o.Cluster
+	st.RayClusterStatus = *rc.Status.DeepCopy()
+	if rc.Status.State != rayv1.Ready {
+		st.Message = fmt.Sprintf("Waiting for RayCluster %s to be ready", rc.Name)
+		return // the cluster's status change wakes us
+	}
+	st.DashboardURL = rayJobDashboardURL(rc, o.Config.ClusterDomain)
+	mode := j.Spec.EffectiveSubmissionMode()
+	switch mode {
+	case rayv1.K8sJobMode:
+		if o.Submitter == nil {
+			p.CreateSubmitter = buildSubmitterJob(j, rc, st.DashboardURL)
+		} else if !rjOwns(j, o.Submitter.OwnerReferences) {
+			msg := fmt.Sprintf("A Job named %s exists but does not belong to this RayJob; waiting for it to go", o.Submitter.Name)
+			if st.Message != msg {
+				p.Events = append(p.Events, event{Type: corev1.EventTypeWarning, Reason: rjReasonCreateFailed, Action: "Create", Message: msg})
+			}
+			st.Message = msg
+			rjRequeue(p, 30*time.Second)
+			return
+		}
+	case rayv1.InteractiveMode:
+		if j.Spec.JobId == "" {
+			st.JobDeploymentStatus = rayv1.JobDeploymentStatusWaiting
+			st.Message = "Waiting for spec.jobId: submit the job to " + st.DashboardURL + " and set its submission ID"
+			p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: rjReasonWaitingForJobID, Action: "Wait",
+				Message: fmt.Sprintf("RayCluster %s is ready; InteractiveMode waits for spec.jobId", rc.Name)})
+			return
+		}
+		st.JobId = j.Spec.JobId
+	}
+	st.JobDeploymentStatus = rayv1.JobDeploymentStatusRunning
+	st.Message = ""
+	p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: rjReasonRunning, Action: "Submit",
+		Message: fmt.Sprintf("RayCluster %s is ready; running Ray job %s (%s)", rc.Name, orWord(st.JobId, "?"), mode)})
+	rjRequeue(p, rjSoon)
+}
+
+func rjDecideWaiting(o *rjObserved, p *rjPlan) {
+	j, st := o.Job, &p.Status
+	if rjSuspendIfAsked(o, p) || rjCheckDeadlines(o, p) {
+		return
+	}
+	if j.Spec.JobId == "" {
+		return
+	}
+	st.JobId = j.Spec.JobId
+	st.JobDeploymentStatus = rayv1.JobDeploymentStatusRunning
+	st.Message = ""
+	p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: rjReasonRunning, Action: "Track",
+		Message: "spec.jobId is set: following Ray job " + st.JobId})
+	rjRequeue(p, rjSoon)
+}
+
+// rjSubmitterFinished reports whether a submitter Job has finished, when,
+// and whether it failed.
+func rjSubmitterFinished(job *batchv1.Job) (done, failed bool, at time.Time, msg string) {
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobFailed:
+			return true, true, c.LastTransitionTime.Time, describeSubmitter(job)
+		case batchv1.JobComplete:
+			return true, false, c.LastTransitionTime.Time, describeSubmitter(job)
+		}
+	}
+	return false, false, time.Time{}, ""
+}
+
+// rjSidecarExit returns the exit code of a terminated SidecarMode submitter.
+func rjSidecarExit(pod *corev1.Pod) (int32, bool) {
+	if pod == nil {
+		return 0, false
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == rayv1.RayJobSubmitterContainerName && cs.State.Terminated != nil {
+			return cs.State.Terminated.ExitCode, true
+		}
+	}
+	return 0, false
+}
+
+// rjPoll is how long to wait before asking the dashboard again about a
+// running job: a quarter of its age, within [MinPoll, MaxPoll].
+func rjPoll(o *rjObserved, st *rayv1.RayJobStatus) time.Duration {
+	d := o.Config.MinPoll
+	if st.StartTime != nil {
+		d = o.Now.Sub(st.StartTime.Time) / 4
+	}
+	return min(max(d, o.Config.MinPoll), o.Config.MaxPoll)
+}
+
+func rjDecideRunning(o *rjObserved, p *rjPlan) {
+	j, st := o.Job, &p.Status
+	mode := j.Spec.EffectiveSubmissionMode()
+	if rjSuspendIfAsked(o, p) || rjCheckDeadlines(o, p) {
+		return
+	}
+	if !rjEnsureCluster(o, p) {
+		rjRequeue(p, rjPoll(o, st))
+		return
+	}
+	rc := o.Cluster
+	st.RayClusterStatus = *rc.Status.DeepCopy()
+
+	// The submitter.
+	var subDone bool
+	var subAt time.Time
+	switch mode {
+	case rayv1.K8sJobMode:
+		if o.Submitter == nil {
+			p.CreateSubmitter = buildSubmitterJob(j, rc, st.DashboardURL)
+			break
+		}
+		done, failed, at, msg := rjSubmitterFinished(o.Submitter)
+		if failed {
+			rjFail(o, p, rayv1.SubmissionFailed, fmt.Sprintf("The submitter Job %s failed: %s", o.Submitter.Name, msg))
+			return
+		}
+		subDone, subAt = done, at
+	case rayv1.SidecarMode:
+		if code, ok := rjSidecarExit(o.HeadPod); ok {
+			if code != 0 {
+				rjFail(o, p, rayv1.SubmissionFailed, fmt.Sprintf("The %s container of head pod %s exited with code %d",
+					rayv1.RayJobSubmitterContainerName, o.HeadPod.Name, code))
+				return
+			}
+			subDone = true
+			if cs := rjContainerStatus(o.HeadPod, rayv1.RayJobSubmitterContainerName); cs != nil {
+				subAt = cs.State.Terminated.FinishedAt.Time
+			}
+		}
+	}
+
+	poll := rjPoll(o, st)
+	switch {
+	case o.Dash == nil:
+		rjRequeue(p, poll)
+		return
+	case o.Dash.Err != nil && errors.Is(o.Dash.Err, dashboard.ErrNotFound):
+		st.JobStatusCheckFailureStartTime = nil
+		if mode == rayv1.HTTPMode {
+			req, err := raydash.SubmitRequest(j, st.JobId)
+			if err != nil {
+				rjFail(o, p, rayv1.SubmissionFailed, err.Error())
+				return
+			}
+			p.Submit = &rjSubmit{ClusterName: rc.Name, Request: req}
+			rjRequeue(p, o.Config.MinPoll)
+			return
+		}
+		if subDone && !subAt.IsZero() {
+			at := subAt.Add(o.Config.SubmitterFinishedGrace)
+			if !o.Now.Before(at) {
+				rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
+					fmt.Sprintf("The submitter finished but the dashboard does not know Ray job %s", st.JobId))
+				return
+			}
+			rjRequeueAt(o, p, at)
+		}
+		rjRequeue(p, poll)
+		return
+	case o.Dash.Err != nil:
+		rjDashboardFailing(o, p, o.Dash.Err)
+		return
+	}
+
+	// The dashboard answered.
+	info := o.Dash.Info
+	st.JobStatusCheckFailureStartTime = nil
+	st.JobStatus = rayv1.JobStatus(info.Status)
+	st.Message = truncate(info.Message, 2000)
+	if t := info.Started(); !t.IsZero() {
+		st.RayJobStatusInfo.StartTime = rjTime(t)
+	}
+	if t := info.Ended(); !t.IsZero() {
+		st.RayJobStatusInfo.EndTime = rjTime(t)
+	}
+	if !rayv1.IsJobTerminal(st.JobStatus) {
+		if subDone && !subAt.IsZero() {
+			at := subAt.Add(o.Config.SubmitterFinishedGrace)
+			if !o.Now.Before(at) {
+				rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
+					fmt.Sprintf("The submitter finished but Ray job %s is still %s", st.JobId, st.JobStatus))
+				return
+			}
+			rjRequeueAt(o, p, at)
+		}
+		rjRequeue(p, poll)
+		return
+	}
+	if mode == rayv1.K8sJobMode && !subDone {
+		// Wait for the submitter to see the end (its pod is still
+		// following the logs), within a grace period.
+		end := o.Now
+		if st.RayJobStatusInfo.EndTime != nil {
+			end = st.RayJobStatusInfo.EndTime.Time
+		}
+		at := end.Add(o.Config.TransitionGracePeriod)
+		if !o.Now.Before(at) {
+			rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
+				fmt.Sprintf("Ray job %s is %s but the submitter Job %s has not finished within %s", st.JobId, st.JobStatus,
+					o.Submitter.Name, o.Config.TransitionGracePeriod))
+			return
+		}
+		rjRequeueAt(o, p, at)
+		rjRequeue(p, poll)
+		return
+	}
+	if st.JobStatus == rayv1.JobStatusFailed {
+		rjFail(o, p, rayv1.AppFailed, st.Message)
+		return
+	}
+	rjComplete(o, p)
+}
+
+func rjContainerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for i := range pod.Status.ContainerStatuses {
+		if pod.Status.ContainerStatuses[i].Name == name {
+			return &pod.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// rjDashboardFailing handles a dashboard that cannot be asked: the failure
+// clock starts (written once, so a failing dashboard causes no status
+// writes after that), the job fails once StatusCheckTimeout has passed, and
+// the next look backs off with the length of the outage.
+func rjDashboardFailing(o *rjObserved, p *rjPlan, err error) {
+	st := &p.Status
+	if st.JobStatusCheckFailureStartTime == nil {
+		st.JobStatusCheckFailureStartTime = rjTime(o.Now)
+		p.Events = append(p.Events, event{Type: corev1.EventTypeWarning, Reason: rjReasonDashboardUnreachable, Action: "GetJobInfo",
+			Message: fmt.Sprintf("Cannot read Ray job %s from the dashboard of RayCluster %s (retrying with back-off; the RayJob fails after %s): %s",
+				st.JobId, st.RayClusterName, o.Config.StatusCheckTimeout, truncate(err.Error(), 500))})
+	}
+	since := st.JobStatusCheckFailureStartTime.Time
+	at := since.Add(o.Config.StatusCheckTimeout)
+	if !o.Now.Before(at) {
+		rjFail(o, p, rayv1.JobStatusCheckTimeoutExceeded, fmt.Sprintf("The dashboard could not be asked about Ray job %s for %s: %s",
+			st.JobId, o.Config.StatusCheckTimeout, truncate(err.Error(), 500)))
+		return
+	}
+	back := min(max(o.Now.Sub(since), o.Config.MinPoll), 3*o.Config.MaxPoll)
+	rjRequeue(p, back)
+	rjRequeueAt(o, p, at)
+}
+
+// rjFail ends the attempt as failed, then retries it when the reason allows
+// and backoffLimit is not used up.
+func rjFail(o *rjObserved, p *rjPlan, reason rayv1.JobFailedReason, msg string) {
+	j, st := o.Job, &p.Status
+	st.Failed = ptrTo(derefInt32(st.Failed) + 1)
+	st.Reason = reason
+	st.Message = truncate(msg, 2000)
+	// A job someone asked to stop is not retried.
+	retryable := reason != rayv1.DeadlineExceeded && reason != rayv1.PreRunningDeadlineExceeded &&
+		reason != rayv1.JobStatusCheckTimeoutExceeded && reason != rayv1.ValidationFailed &&
+		j.Annotations[rayv1.StopRequestedAnnotationKey] == ""
+	limit := j.Spec.BackoffLimitOrDefault()
+	if retryable && *st.Failed <= limit {
+		st.JobDeploymentStatus = rayv1.JobDeploymentStatusRetrying
+		p.Events = append(p.Events, event{Type: corev1.EventTypeWarning, Reason: rjReasonRetrying, Action: "Retry",
+			Message: fmt.Sprintf("Attempt %d failed (%s: %s); retrying with a new cluster (backoffLimit %d)", *st.Failed, reason, truncate(msg, 300), limit)})
+		rjRequeue(p, rjSoon)
+		return
+	}
+	st.JobDeploymentStatus = rayv1.JobDeploymentStatusFailed
+	st.EndTime = rjTime(o.Now)
+	p.Events = append(p.Events, event{Type: corev1.EventTypeWarning, Reason: string(reason), Action: "Fail",
+		Message: "The RayJob failed: " + truncate(msg, 800)})
+	rjDecideFinished(o, p)
+}
+
+func derefInt32(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// rjComplete ends the attempt as Complete (SUCCEEDED or STOPPED).
+func rjComplete(o *rjObserved, p *rjPlan) {
+	st := &p.Status
+	st.JobDeploymentStatus = rayv1.JobDeploymentStatusComplete
+	st.Reason = ""
+	st.EndTime = rjTime(o.Now)
+	if st.JobStatus == rayv1.JobStatusSucceeded {
+		st.Succeeded = ptrTo(derefInt32(st.Succeeded) + 1)
+	}
+	p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: rjReasonCompleted, Action: "Complete",
+		Message: fmt.Sprintf("Ray job %s is %s", st.JobId, st.JobStatus)})
+	rjDecideFinished(o, p)
+}
+
+// rjDecideRelease deletes the cluster (unless selected) and the submitter
+// of an attempt that is being retried or suspended, then moves on: Retrying
+// → New, Suspending → Suspended.
+func rjDecideRelease(o *rjObserved, p *rjPlan) {
+	j, st := o.Job, &p.Status
+	why := "the attempt is being retried"
+	if st.JobDeploymentStatus == rayv1.JobDeploymentStatusSuspending {
+		why = "the RayJob is suspended"
+	}
+	pending := false
+	if rc := o.Cluster; rc != nil && !j.Spec.UsesClusterSelector() && rjOwns(j, rc.OwnerReferences) {
+		pending = true
+		if rc.DeletionTimestamp == nil {
+			p.DeleteCluster = &rjDelete{Name: rc.Name, UID: string(rc.UID), Reason: why}
+		}
+	}
+	if s := o.Submitter; s != nil && rjOwns(j, s.OwnerReferences) {
+		pending = true
+		if s.DeletionTimestamp == nil {
+			p.DeleteSubmitter = &rjDelete{Name: s.Name, UID: string(s.UID), Reason: why}
+		}
+	}
+	if pending {
+		rjRequeue(p, 2*time.Second) // deletions of children wake us too
+		return
+	}
+	if st.JobDeploymentStatus == rayv1.JobDeploymentStatusSuspending {
+		rjReset(st, !j.Spec.UsesClusterSelector())
+		st.JobDeploymentStatus = rayv1.JobDeploymentStatusSuspended
+		p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: string(rayv1.JobDeploymentStatusSuspended), Action: "Suspend",
+			Message: "The cluster and the submitter are deleted; the RayJob is suspended"})
+		return
+	}
+	rjReset(st, !j.Spec.UsesClusterSelector())
+	st.JobDeploymentStatus = rayv1.JobDeploymentStatusNew
+	rjRequeue(p, rjSoon)
+}
+
+// rjCleanupRule is one deletion to run after the job finished.
+type rjCleanupRule struct {
+	Policy rayv1.DeletionPolicyType
+	Due    time.Time
+	Why    string
+}
+
+// rjCleanupRules lists the deletions that apply to the finished job, each
+// with its due time (from status.endTime): deletionRules whose condition
+// matches, or the legacy onSuccess/onFailure policy (ttl
+// ttlSecondsAfterFinished), or shutdownAfterJobFinishes.
+func rjCleanupRules(j *rayv1.RayJob, st *rayv1.RayJobStatus, cfg rjConfig) []rjCleanupRule {
+	if st.EndTime == nil {
+		return nil
+	}
+	end := st.EndTime.Time
+	s := &j.Spec
+	var out []rjCleanupRule
+	switch {
+	case s.UsesDeletionRules():
+		for _, r := range s.DeletionStrategy.DeletionRules {
+			c := r.Condition
+			var match bool
+			var what string
+			switch {
+			case c.JobStatus != nil:
+				match, what = st.JobStatus == *c.JobStatus, "jobStatus "+string(*c.JobStatus)
+			case c.JobDeploymentStatus != nil:
+				match, what = st.JobDeploymentStatus == *c.JobDeploymentStatus, "jobDeploymentStatus "+string(*c.JobDeploymentStatus)
+			}
+			if !match || r.Policy == rayv1.DeleteNone {
+				continue
+			}
+			out = append(out, rjCleanupRule{Policy: r.Policy, Due: end.Add(time.Duration(c.TTLSeconds) * time.Second),
+				Why: fmt.Sprintf("deletion rule %s on %s after %ds", r.Policy, what, c.TTLSeconds)})
+		}
+	case s.DeletionStrategy != nil:
+		var pol *rayv1.DeletionPolicy
+		var side string
+		switch {
+		case st.JobStatus == rayv1.JobStatusSucceeded:
+			pol, side = s.DeletionStrategy.OnSuccess, "onSuccess"
+		case st.JobDeploymentStatus == rayv1.JobDeploymentStatusFailed:
+			pol, side = s.DeletionStrategy.OnFailure, "onFailure"
+		}
+		if pol != nil && pol.Policy != nil && *pol.Policy != rayv1.DeleteNone {
+			out = append(out, rjCleanupRule{Policy: *pol.Policy, Due: end.Add(time.Duration(s.TTLSecondsAfterFinished) * time.Second),
+				Why: fmt.Sprintf("deletionStrategy.%s %s after %ds", side, *pol.Policy, s.TTLSecondsAfterFinished)})
+		}
+	case s.ShutdownAfterJobFinishes:
+		pol := rayv1.DeleteCluster
+		if cfg.DeleteRayJobAfterJobFinishes {
+			pol = rayv1.DeleteSelf
+		}
+		out = append(out, rjCleanupRule{Policy: pol, Due: end.Add(time.Duration(s.TTLSecondsAfterFinished) * time.Second),
+			Why: fmt.Sprintf("shutdownAfterJobFinishes, ttlSecondsAfterFinished %ds", s.TTLSecondsAfterFinished)})
+	}
+	return out
+}
+
+// rjDestructiveness orders policies: DeleteSelf > DeleteCluster > DeleteWorkers.
+func rjDestructiveness(p rayv1.DeletionPolicyType) int {
+	switch p {
+	case rayv1.DeleteSelf:
+		return 3
+	case rayv1.DeleteCluster:
+		return 2
+	case rayv1.DeleteWorkers:
+		return 1
+	}
+	return 0
+}
+
+// rjDecideFinished runs the clean-up of a Complete or Failed RayJob: of the
+// rules that are due, the most destructive (it includes the gentler ones);
+// a rule due later that would do more sets the requeue. A selected cluster
+// is never touched. Every action is idempotent: a cluster already deleted
+// or workers already suspended need nothing.
+func rjDecideFinished(o *rjObserved, p *rjPlan) {
+	j, st := o.Job, &p.Status
+	rules := rjCleanupRules(j, st, o.Config)
+	var best *rjCleanupRule
+	for i := range rules {
+		r := &rules[i]
+		if !o.Now.Before(r.Due) && (best == nil || rjDestructiveness(r.Policy) > rjDestructiveness(best.Policy)) {
+			best = r
+		}
+	}
+	for _, r := range rules {
+		if o.Now.Before(r.Due) && (best == nil || rjDestructiveness(r.Policy) > rjDestructiveness(best.Policy)) {
+			rjRequeueAt(o, p, r.Due)
+		}
+	}
+	if best == nil {
+		return
+	}
+	rc := o.Cluster
+	ours := rc != nil && !j.Spec.UsesClusterSelector() && rjOwns(j, rc.OwnerReferences) && rc.DeletionTimestamp == nil
+	switch best.Policy {
+	case rayv1.DeleteSelf:
+		p.DeleteSelf = best.Why
+	case rayv1.DeleteCluster:
+		if ours {
+			p.DeleteCluster = &rjDelete{Name: rc.Name, UID: string(rc.UID), Reason: best.Why}
+		}
+	case rayv1.DeleteWorkers:
+		if ours && rjHasRunningWorkerGroups(rc) {
+			p.SuspendWorkers = rc.Name
+		}
+	}
+}
+
+func rjHasRunningWorkerGroups(rc *rayv1.RayCluster) bool {
+	for i := range rc.Spec.WorkerGroupSpecs {
+		if !rc.Spec.WorkerGroupSpecs[i].IsSuspended() {
+			return true
+		}
+	}
+	return false
+}
+
+// Stop records. A stop's outcome is kept in the condition
+// rayv1.JobStopConditionType, whose message names the Ray job and the
+// request (the annotation's value) or the deletion it answered, so that it
+// is carried out once per request, also across restarts:
+//
+//	Stop of Ray job "<id>" for request "<value>" confirmed: <detail>
+//	Stop of Ray job "<id>" on deletion confirmed: <detail>
+//	Stop of Ray job "<id>" for request "<value>" not confirmed yet: <detail>
+
+// rjStopRecord is a parsed stop condition.
+type rjStopRecord struct {
+	JobID     string
+	Request   string // "" for a deletion
+	Deletion  bool
+	Confirmed bool
+}
+
+var rjStopRecordRE = regexp.MustCompile(`^Stop of Ray job ("(?:[^"\\]|\\.)*") (?:for request ("(?:[^"\\]|\\.)*")|(on deletion)) (confirmed|not confirmed yet)`)
+
+// rjStopMessage renders a stop record and its detail.
+func rjStopMessage(r rjStopRecord, detail string) string {
+	var b strings.Builder
+	b.WriteString("Stop of Ray job " + strconv.Quote(r.JobID) + " ")
+	if r.Deletion {
+		b.WriteString("on deletion ")
+	} else {
+		b.WriteString("for request " + strconv.Quote(r.Request) + " ")
+	}
+	if r.Confirmed {
+		b.WriteString("confirmed")
+	} else {
+		b.WriteString("not confirmed yet")
+	}
+	if detail != "" {
+		b.WriteString(": " + detail)
+	}
+	return b.String()
+}
+
+// rjParseStopRecord reads the stop condition of a status.
+func rjParseStopRecord(st *rayv1.RayJobStatus) (rjStopRecord, bool) {
+	c := findCondition(st.Conditions, rayv1.JobStopConditionType)
+	if c == nil {
+		return rjStopRecord{}, false
+	}
+	m := rjStopRecordRE.FindStringSubmatch(c.Message)
+	if m == nil {
+		return rjStopRecord{}, false
+	}
+	r := rjStopRecord{Deletion: m[3] != "", Confirmed: m[4] == "confirmed"}
+	var err error
+	if r.JobID, err = strconv.Unquote(m[1]); err != nil {
+		return rjStopRecord{}, false
+	}
+	if !r.Deletion {
+		if r.Request, err = strconv.Unquote(m[2]); err != nil {
+			return rjStopRecord{}, false
+		}
+	}
+	if r.Confirmed != (c.Status == metav1.ConditionTrue) {
+		return rjStopRecord{}, false
+	}
+	return r, true
+}
+
+// rjSetStopRecord writes a stop record into the status.
+func rjSetStopRecord(st *rayv1.RayJobStatus, r rjStopRecord, detail string, now time.Time) {
+	c := metav1.Condition{Type: rayv1.JobStopConditionType, Status: metav1.ConditionFalse, Reason: rjReasonStopPending,
+		Message: truncate(rjStopMessage(r, detail), 1000)}
+	if r.Confirmed {
+		c.Status = metav1.ConditionTrue
+		c.Reason = rjReasonStopRequested
+		if r.Deletion {
+			c.Reason = "RayJobDeleted"
+		}
+	}
+	setCondition(&st.Conditions, c, now)
+	if cc := findCondition(st.Conditions, rayv1.JobStopConditionType); cc != nil {
+		cc.LastTransitionTime = *rjTime(cc.LastTransitionTime.Time)
+	}
+}
+
+// rjStopConfirmedFor reports whether a stop of Ray job id is on record as
+// confirmed.
+func rjStopConfirmedFor(st *rayv1.RayJobStatus, id string) bool {
+	r, ok := rjParseStopRecord(st)
+	return ok && r.Confirmed && r.JobID == id
+}
+
+// rjRayJobMayRun reports whether, by the status, a Ray job may be running
+// and a stop has to be sent: the deployment is Running and the last known
+// Ray status is not terminal.
+func rjRayJobMayRun(st *rayv1.RayJobStatus) bool {
+	return st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning && st.JobId != "" && !rayv1.IsJobTerminal(st.JobStatus)
+}
+
+// rjDecideStopRequest carries out the annotation's stop request once per
+// value. It reports whether the request ended the decision (nothing was
+// submitted yet: the RayJob ends STOPPED without a call).
+func rjDecideStopRequest(o *rjObserved, p *rjPlan) bool {
+	j, st := o.Job, &p.Status
+	req := j.Annotations[rayv1.StopRequestedAnnotationKey]
+	if req == "" {
+		return false
+	}
+	if r, ok := rjParseStopRecord(st); ok && r.Confirmed && !r.Deletion && r.Request == req {
+		return false // done; the poll sees STOPPED
+	}
+	rec := rjStopRecord{JobID: st.JobId, Request: req, Confirmed: true}
+	switch {
+	case rjRayJobMayRun(st) && o.Cluster != nil:
+		rjPlanStop(o, p, &rjStop{ClusterName: st.RayClusterName, JobID: st.JobId, Request: req})
+		return false
+	case rayv1.IsJobDeploymentTerminal(st.JobDeploymentStatus):
+		rjSetStopRecord(st, rec, fmt.Sprintf("the Ray job had already ended (%s)", orWord(string(st.JobStatus), string(st.JobDeploymentStatus))), o.Now)
+		return false
+	case st.JobDeploymentStatus == rayv1.JobDeploymentStatusValidationFailed:
+		rjSetStopRecord(st, rec, "the RayJob is invalid; nothing was submitted", o.Now)
+		return false
+	}
+	// New, Initializing, Waiting, Retrying, Suspending, Suspended, or
+	// Running on a cluster that is gone: no Ray job runs. The RayJob ends
+	// here, STOPPED, and no attempt starts.
+	detail := "nothing was submitted yet; the RayJob will not submit"
+	if rjRayJobMayRun(st) {
+		detail = "RayCluster " + st.RayClusterName + " is gone, so no Ray job runs; the RayJob will not submit again"
+	}
+	rjSetStopRecord(st, rec, detail, o.Now)
+	st.JobStatus = rayv1.JobStatusStopped
+	st.JobDeploymentStatus = rayv1.JobDeploymentStatusComplete
+	st.Reason = ""
+	st.Message = "Stopped on request before the Ray job was submitted"
+	st.EndTime = rjTime(o.Now)
+	p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: rjReasonStopConfirmed, Action: "Stop",
+		Message: "Stop requested (" + req + "): " + detail + "; the RayJob ends STOPPED"})
+	rjDecideFinished(o, p)
+	return true
+}
+
+// rjDecideDeletion: a deleted RayJob whose Ray job may run keeps its
+// finalizer until a stop is confirmed (and recorded), or until
+// StopConfirmTimeout has passed since the deletion.
+func rjDecideDeletion(o *rjObserved, p *rjPlan) {
+	j, st := o.Job, &p.Status
+	if !slices.Contains(j.Finalizers, rayv1.RayJobStopJobFinalizer) {
+		return
+	}
+	switch {
+	case !rjRayJobMayRun(st), o.Cluster == nil, rjStopConfirmedFor(st, st.JobId):
+		p.RemoveFinalizer = true
+		return
+	}
+	deadline := j.DeletionTimestamp.Add(o.Config.StopConfirmTimeout)
+	if !o.Now.Before(deadline) {
+		last := o.StopLastError
+		if last == "" {
+			if c := findCondition(st.Conditions, rayv1.JobStopConditionType); c != nil && c.Status != metav1.ConditionTrue {
+				last = c.Message
+			}
+		}
+		msg := fmt.Sprintf("Released finalizer %s without a confirmed stop of Ray job %s: the dashboard of RayCluster %s did not confirm it within %s of the deletion",
+			rayv1.RayJobStopJobFinalizer, st.JobId, st.RayClusterName, o.Config.StopConfirmTimeout)
+		if last != "" {
+			msg += " (last error: " + truncate(last, 400) + ")"
+		}
+		msg += "; the Ray job may still run"
+		p.Events = append(p.Events, event{Type: corev1.EventTypeWarning, Reason: rjReasonStopNotConfirmed, Action: "Stop", Message: msg})
+		p.RemoveFinalizer = true
+		return
+	}
+	rjPlanStop(o, p, &rjStop{ClusterName: st.RayClusterName, JobID: st.JobId})
+	rjRequeueAt(o, p, deadline)
+}
+
+// rjStopBackoff is the wait after the n-th unconfirmed attempt of a stop:
+// 1 s, 2 s, 4 s, … up to 15 s.
+func rjStopBackoff(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	return min(time.Second<<min(n-1, 4), 15*time.Second)
+}
+
+// rjPlanStop sends the stop now, or, after failed attempts, once the
+// back-off has passed; it asks to be woken for the next attempt.
+func rjPlanStop(o *rjObserved, p *rjPlan, s *rjStop) {
+	if o.StopFailures > 0 {
+		if next := o.StopLastAttempt.Add(rjStopBackoff(o.StopFailures)); o.Now.Before(next) {
+			rjRequeueAt(o, p, next)
+			return
+		}
+	}
+	p.Stop = s
+	rjRequeue(p, max(rjStopBackoff(o.StopFailures+1), time.Second))
+}
+
+// rjSetConditions derives raydar's conditions from the status.
+func rjSetConditions(o *rjObserved, st *rayv1.RayJobStatus) {
+	now := o.Now
+	set := func(t string, ok bool, reason, msg string) {
+		s := metav1.ConditionFalse
+		if ok {
+			s = metav1.ConditionTrue
+		}
+		setCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: truncate(msg, 1000),
+			ObservedGeneration: o.Job.Generation}, now)
+		if c := findCondition(st.Conditions, t); c != nil {
+			c.ObservedGeneration = o.Job.Generation
+			c.LastTransitionTime = *rjTime(c.LastTransitionTime.Time)
+		}
+	}
+	ds := st.JobDeploymentStatus
+
+	// ClusterReady.
+	switch rc := o.Cluster; {
+	case rc != nil && rc.Name == st.RayClusterName:
+		if rc.Status.State == rayv1.Ready {
+			set(rayv1.RayJobClusterReady, true, rayv1.RayJobReasonClusterReady, "RayCluster "+rc.Name+" is ready")
+		} else {
+			set(rayv1.RayJobClusterReady, false, rayv1.RayJobReasonClusterCreating, "RayCluster "+rc.Name+" is not ready yet")
+		}
+	case st.RayClusterName != "" && ds != rayv1.JobDeploymentStatusInitializing:
+		set(rayv1.RayJobClusterReady, false, rjReasonClusterNotFound, "RayCluster "+st.RayClusterName+" does not exist")
+	case st.RayClusterName != "":
+		set(rayv1.RayJobClusterReady, false, rayv1.RayJobReasonClusterCreating, "RayCluster "+st.RayClusterName+" is being created")
+	default:
+		set(rayv1.RayJobClusterReady, false, rjReasonWaitingForCluster, "No cluster yet")
+	}
+
+	// JobSubmitted.
+	if st.JobStatus != rayv1.JobStatusNew && st.JobId != "" {
+		set(rayv1.RayJobSubmitted, true, rayv1.RayJobReasonSubmitted, "Ray job "+st.JobId+" is known to the dashboard")
+	} else {
+		set(rayv1.RayJobSubmitted, false, rjReasonNotSubmitted, "The Ray job is not submitted yet")
+	}
+
+	// Complete / Failed / Suspended.
+	switch ds {
+	case rayv1.JobDeploymentStatusComplete:
+		reason := rayv1.RayJobReasonSucceeded
+		if st.JobStatus == rayv1.JobStatusStopped {
+			reason = rjReasonStopped
+		}
+		set(rayv1.RayJobComplete, true, reason, fmt.Sprintf("Ray job %s ended %s", st.JobId, st.JobStatus))
+	default:
+		set(rayv1.RayJobComplete, false, rjReasonNotComplete, "Deployment status "+orWord(string(ds), "New"))
+	}
+	if ds == rayv1.JobDeploymentStatusFailed || ds == rayv1.JobDeploymentStatusValidationFailed {
+		set(rayv1.RayJobFailedCondition, true, orWord(string(st.Reason), "Failed"), st.Message)
+	} else {
+		set(rayv1.RayJobFailedCondition, false, rjReasonNotFailed, "Deployment status "+orWord(string(ds), "New"))
+	}
+	if ds == rayv1.JobDeploymentStatusSuspended || ds == rayv1.JobDeploymentStatusSuspending {
+		set(rayv1.RayJobSuspended, ds == rayv1.JobDeploymentStatusSuspended, rayv1.RayJobReasonSuspended, "spec.suspend is true")
+	} else {
+		set(rayv1.RayJobSuspended, false, rjReasonNotSuspended, "Not suspended")
+	}
+}
