@@ -175,6 +175,7 @@ func (d *clusterDetail) crumb() string                              { return d.r
 func (d *clusterDetail) setNamespace(string)                        {}
 func (d *clusterDetail) tbl() tabler                                { return d.t }
 func (d *clusterDetail) open() page                                 { return nil }
+func (d *clusterDetail) canOpen() bool                              { return false }
 func (d *clusterDetail) keys() []key.Binding                        { return nil }
 func (d *clusterDetail) setSize(w, h int)                           { d.w, d.h = w, h; d.layout() }
 func (d *clusterDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) { return d.t.HandleKey(msg), nil }

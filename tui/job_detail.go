@@ -79,6 +79,8 @@ func (d *jobDetail) keys() []key.Binding {
 	return bs
 }
 
+func (d *jobDetail) canOpen() bool { return d.job.Status.RayClusterName != "" }
+
 func (d *jobDetail) open() page {
 	name := d.job.Status.RayClusterName
 	if name == "" {

@@ -40,8 +40,10 @@ type page interface {
 	// update handles a key the app did not; it reports whether it did.
 	update(msg tea.KeyPressMsg) (bool, tea.Cmd)
 	view() string
-	// open returns the page Enter drills down to (nil: none).
+	// open returns the page Enter drills down to (nil: none); canOpen says
+	// cheaply whether there may be one (for hints and help).
 	open() page
+	canOpen() bool
 	target() Target
 	// keys lists the page's own bindings for help and hints.
 	keys() []key.Binding
@@ -116,6 +118,8 @@ func (p *listPage[V]) apply(ch *watch.Changes) {
 	}
 	p.t.Apply(up, del)
 }
+
+func (p *listPage[V]) canOpen() bool { return p.drill != nil && p.t.Len() > 0 }
 
 func (p *listPage[V]) open() page {
 	v, ok := p.t.Selected()

@@ -81,7 +81,7 @@ func (a *App) hint(b key.Binding) string {
 func (a *App) hintsLine() string {
 	km, p := a.km, a.top()
 	var bs []key.Binding
-	if p.open() != nil {
+	if p.canOpen() {
 		bs = append(bs, km.Open)
 	}
 	if len(a.stack) > 1 {
@@ -246,7 +246,7 @@ func bindingRows(bs ...key.Binding) [][2]string {
 func (a *App) helpGroups() []helpGroup {
 	km, p := a.km, a.top()
 	general := []key.Binding{km.Command, km.Filter, km.Help, km.Back}
-	if p.open() != nil {
+	if p.canOpen() {
 		general = append(general, km.Open)
 	}
 	general = append(general, km.AllNamespaces, km.Quit)

@@ -51,6 +51,10 @@ func (d *serviceDetail) target() Target {
 
 // open drills down to the active cluster (or the pending one if there is
 // no active cluster yet).
+func (d *serviceDetail) canOpen() bool {
+	return d.svc.Status.ActiveServiceStatus.RayClusterName != "" || d.svc.Status.PendingServiceStatus.RayClusterName != ""
+}
+
 func (d *serviceDetail) open() page {
 	st := d.svc.Status
 	for _, name := range []string{st.ActiveServiceStatus.RayClusterName, st.PendingServiceStatus.RayClusterName} {

@@ -148,6 +148,19 @@ func Plain() *Styles {
 	return s
 }
 
+// Codes returns the escape codes a style puts before and after text, so
+// hot paths can wrap many strings without calling Render each time. For a
+// plain style both are empty. Only for styles without padding, borders or
+// widths.
+func Codes(st lipgloss.Style) (before, after string) {
+	r := st.Render("X")
+	i := strings.Index(r, "X")
+	if i < 0 {
+		return "", ""
+	}
+	return r[:i], r[i+1:]
+}
+
 // Class returns the style of a status class.
 func (s *Styles) Class(c Class) lipgloss.Style {
 	if c < 0 || int(c) >= len(s.classes) {
@@ -160,7 +173,7 @@ func (s *Styles) Class(c Class) lipgloss.Style {
 // condition reason…) to a class. Unknown words are Neutral.
 func ClassOf(status string) Class {
 	switch strings.ToLower(status) {
-	case "ready", "running", "healthy", "true", "available", "complete", "active":
+	case "ready", "running", "healthy", "true", "available", "active":
 		return OK
 	case "succeeded", "completed", "stopped", "terminated":
 		return Done

@@ -17,6 +17,7 @@ import (
 // The zero Filter matches every row.
 type Filter struct {
 	raw    string
+	lit    string // lower-case literal: no regex syntax in the text
 	re     *regexp.Regexp
 	invert bool
 	sel    labels.Selector
@@ -53,6 +54,9 @@ func ParseFilter(s string) (Filter, error) {
 		return Filter{}, fmt.Errorf("filter: %w", err)
 	}
 	f.re = re
+	if regexp.QuoteMeta(t) == t {
+		f.lit = strings.ToLower(t)
+	}
 	return f, nil
 }
 
@@ -62,13 +66,16 @@ func (f Filter) String() string { return f.raw }
 // Empty reports whether the filter matches everything.
 func (f Filter) Empty() bool { return f.re == nil && f.sel == nil }
 
-// Match reports whether a row with the given column text and labels passes.
-func (f Filter) Match(text string, lbls map[string]string) bool {
+// Match reports whether a row with the given column text (in lower case)
+// and labels passes.
+func (f Filter) Match(lowerText string, lbls map[string]string) bool {
 	switch {
 	case f.sel != nil:
 		return f.sel.Matches(labels.Set(lbls))
+	case f.lit != "":
+		return strings.Contains(lowerText, f.lit) != f.invert
 	case f.re != nil:
-		return f.re.MatchString(text) != f.invert
+		return f.re.MatchString(lowerText) != f.invert
 	}
 	return true
 }

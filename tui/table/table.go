@@ -18,6 +18,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/raydar/raydar/tui/keys"
@@ -101,7 +102,7 @@ type entry[V any] struct {
 	v     V
 	meta  Meta
 	cells []string
-	text  string // cells joined, for the filter
+	text  string // cells joined, in lower case, for the filter
 	vis   bool   // in rows
 }
 
@@ -138,6 +139,12 @@ type Model[V any] struct {
 	widths        []int // per column; 0 = hidden
 	scratch       []string
 	sb            strings.Builder
+	lb            strings.Builder
+
+	// escape codes around a row, by status class, and for the selected and
+	// marked rows (Render per row costs more than the rest of a frame)
+	classCodes          [styles.Done + 1][2]string
+	selCodes, markCodes [2]string
 }
 
 // New returns an empty table sorted by name.
@@ -145,7 +152,7 @@ func New[V any](spec Spec[V], st *styles.Styles, km *keys.KeyMap, now func() tim
 	if now == nil {
 		now = time.Now
 	}
-	return &Model[V]{
+	m := &Model[V]{
 		spec:  spec,
 		st:    st,
 		km:    km,
@@ -153,6 +160,18 @@ func New[V any](spec Spec[V], st *styles.Styles, km *keys.KeyMap, now func() tim
 		items: map[string]*entry[V]{},
 		marks: map[string]struct{}{},
 	}
+	codes := func(s lipgloss.Style) [2]string {
+		if st.Plain {
+			return [2]string{}
+		}
+		b, a := styles.Codes(s)
+		return [2]string{b, a}
+	}
+	for c := range m.classCodes {
+		m.classCodes[c] = codes(st.Class(styles.Class(c)))
+	}
+	m.selCodes, m.markCodes = codes(st.Selected), codes(st.Marked)
+	return m
 }
 
 // SetSize sets the table's size; height includes the column header line.
@@ -252,7 +271,7 @@ func (m *Model[V]) Refresh() {
 
 func (m *Model[V]) newEntry(v V) *entry[V] {
 	e := &entry[V]{id: m.spec.ID(v), v: v, meta: m.spec.Meta(v), cells: m.spec.Cells(v)}
-	e.text = strings.Join(e.cells, " ")
+	e.text = strings.ToLower(strings.Join(e.cells, " "))
 	return e
 }
 
@@ -660,21 +679,18 @@ func (m *Model[V]) View() string {
 		if marked {
 			mark = g.Mark
 		}
-		line := m.line(cells)
-		style := m.st.Class(e.meta.Class)
+		codes := m.classCodes[clamp(int(e.meta.Class), 0, len(m.classCodes)-1)]
 		switch {
 		case i == m.cursor:
-			style = m.st.Selected
+			codes = m.selCodes
 		case marked:
-			style = m.st.Marked
+			codes = m.markCodes
 		}
 		sb.WriteString(cur)
 		sb.WriteString(mark)
-		if m.st.Plain {
-			sb.WriteString(line)
-		} else {
-			sb.WriteString(style.Render(line))
-		}
+		sb.WriteString(codes[0])
+		m.writeLine(sb, cells)
+		sb.WriteString(codes[1])
 	}
 	return sb.String()
 }
@@ -692,17 +708,20 @@ func (m *Model[V]) header(sb *strings.Builder) {
 		}
 		titles[i] = t
 	}
-	h := strings.Repeat(" ", prefixW) + m.line(titles)
+	var hb strings.Builder
+	hb.WriteString(strings.Repeat(" ", prefixW))
+	m.writeLine(&hb, titles)
 	if m.st.Plain {
-		sb.WriteString(h)
+		sb.WriteString(hb.String())
 	} else {
-		sb.WriteString(m.st.TableHeader.Render(h))
+		sb.WriteString(m.st.TableHeader.Render(hb.String()))
 	}
 }
 
-// line lays out cells in the column widths, cut to the table width.
-func (m *Model[V]) line(cells []string) string {
-	var b strings.Builder
+// writeLine lays out cells in the column widths, cut to the table width.
+func (m *Model[V]) writeLine(out *strings.Builder, cells []string) {
+	b := &m.lb
+	b.Reset()
 	first := true
 	for i, w := range m.widths {
 		if w == 0 {
@@ -716,27 +735,32 @@ func (m *Model[V]) line(cells []string) string {
 		if i < len(cells) {
 			c = cells[i]
 		}
-		b.WriteString(fit(c, w, m.spec.Columns[i].Right, m.st.Glyphs.Ellipsis))
+		fit(b, c, w, m.spec.Columns[i].Right, m.st.Glyphs.Ellipsis)
 	}
 	s := strings.TrimRight(b.String(), " ")
-	if ansi.StringWidth(s) > m.width-prefixW {
-		s = ansi.Truncate(s, m.width-prefixW, "")
+	if width(s) > m.width-prefixW {
+		s = ansi.Truncate(s, max(m.width-prefixW, 0), "")
 	}
-	return s
+	out.WriteString(s)
 }
 
-// fit pads or truncates s to exactly w cells.
-func fit(s string, w int, right bool, tail string) string {
+// fit writes s padded or truncated to exactly w cells.
+func fit(b *strings.Builder, s string, w int, right bool, tail string) {
 	sw := width(s)
 	if sw > w {
 		s = ansi.Truncate(s, w, tail)
 		sw = ansi.StringWidth(s)
 	}
-	pad := strings.Repeat(" ", max(w-sw, 0))
-	if right {
-		return pad + s
+	pad := max(w-sw, 0)
+	if !right {
+		b.WriteString(s)
 	}
-	return s + pad
+	for range pad {
+		b.WriteByte(' ')
+	}
+	if right {
+		b.WriteString(s)
+	}
 }
 
 // width is ansi.StringWidth with a fast path for ASCII.
