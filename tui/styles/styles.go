@@ -175,7 +175,7 @@ func ClassOf(status string) Class {
 	switch strings.ToLower(status) {
 	case "ready", "running", "healthy", "true", "available", "active":
 		return OK
-	case "succeeded", "completed", "stopped", "terminated":
+	case "succeeded", "complete", "completed", "stopped", "terminated":
 		return Done
 	case "pending", "initializing", "deploying", "waiting", "creating",
 		"containercreating", "new", "upgrading", "suspending", "retrying",
