@@ -93,6 +93,7 @@ type App struct {
 	spin      spinner.Model
 	contexts  []string
 	role      string
+	syncing   bool
 	dialog    Dialog
 	quitting  bool
 }
@@ -181,6 +182,7 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 	if sess.Role != nil {
 		a.role = sess.Role()
 	}
+	a.syncing = sess.Synced != nil && !sess.Synced()
 }
 
 // Init starts the feed and the clock.
@@ -318,6 +320,9 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if a.syncing {
+		a.syncing = !a.e.sess.Synced()
+	}
 	ch := a.e.store.Apply(msg.deltas)
 	var cmds []tea.Cmd
 	if !ch.Empty() {
@@ -351,6 +356,9 @@ func applyCmd(p page, ch *watch.Changes) tea.Cmd {
 func (a *App) onTick() tea.Cmd {
 	if a.e.sess.Role != nil {
 		a.role = a.e.sess.Role()
+	}
+	if a.syncing {
+		a.syncing = !a.e.sess.Synced()
 	}
 	if a.flash.text != "" && !a.flash.expires.IsZero() && a.now().After(a.flash.expires) {
 		a.flash = flash{}

@@ -178,8 +178,10 @@ func start(t *testing.T, opts Options, w, h int) (*teatest.TestModel, *App) {
 		opts.Store = fixture()
 	}
 	if opts.Session.Context == "" {
-		opts.Session = Session{Context: "sandbox", Server: "https://127.0.0.1:6443", Role: func() string { return "leader" },
-			Feed: opts.Session.Feed, Logs: opts.Session.Logs, Namespace: opts.Session.Namespace}
+		opts.Session.Context, opts.Session.Server = "sandbox", "https://127.0.0.1:6443"
+		if opts.Session.Role == nil {
+			opts.Session.Role = func() string { return "leader" }
+		}
 	}
 	app, err := New(opts)
 	if err != nil {

@@ -526,6 +526,19 @@ func TestRoleIsRefreshedOnTick(t *testing.T) {
 	}
 }
 
+func TestSyncingUntilTheFeedIsSynced(t *testing.T) {
+	synced := false
+	a := newApp(t, Options{Session: Session{Synced: func() bool { return synced }}})
+	if !strings.Contains(ansi.Strip(a.headerLine()), "syncing") {
+		t.Fatal(a.headerLine())
+	}
+	synced = true
+	a.Update(batchMsg{gen: a.gen})
+	if strings.Contains(ansi.Strip(a.headerLine()), "syncing") {
+		t.Fatal(a.headerLine())
+	}
+}
+
 func TestStaleBatchIsDropped(t *testing.T) {
 	a := newApp(t, Options{})
 	n := a.e.store.Len(watch.RayCluster)

@@ -60,6 +60,10 @@ type Session struct {
 	Role func() string
 	// Logs fetches the tail of a Ray job's logs; nil hides logs.
 	Logs JobLogs
+	// Synced reports whether the feed has delivered the informers' initial
+	// lists (watch.Source.Synced); until then the header says "syncing".
+	// Called from the UI loop on ticks and batches; nil means synced.
+	Synced func() bool
 }
 
 // Feed is the live data source: Next blocks until a batch is ready (see

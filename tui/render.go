@@ -65,6 +65,9 @@ func (a *App) headerLine() string {
 		parts = append(parts, field("role", a.role))
 	}
 	s := strings.Join(parts, sep)
+	if a.syncing {
+		s += sep + st.FlashWarn.Render("syncing…")
+	}
 	if a.busy > 0 {
 		s += "  " + a.spin.View()
 	}

@@ -98,7 +98,7 @@ func TestSandboxObjectAppearsChangesAndDisappears(t *testing.T) {
 	if err := cl.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	tm, _ := start(t, Options{Store: watch.NewStore(), Session: Session{Feed: src}}, 100, 30)
+	tm, _ := start(t, Options{Store: watch.NewStore(), Session: Session{Feed: src, Synced: src.Synced}}, 100, 30)
 
 	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "it-cluster"}}
 	rc.Spec.RayVersion = "2.41.0"
