@@ -551,3 +551,35 @@ func TestStaleBatchIsDropped(t *testing.T) {
 		t.Fatal("current batch not applied")
 	}
 }
+
+// TestTinyTerminals: every view draws at any size without panicking and
+// without lines wider than the terminal.
+func TestTinyTerminals(t *testing.T) {
+	logs := JobLogsFunc(func(context.Context, string, string) (string, error) { return "a\nb", nil })
+	seqs := [][]string{nil, {"<enter>"}, {":rj", "<enter>", "<enter>"}, {":rs", "<enter>", "<enter>"}, {":pods", "<enter>"}, {"?"}, {":ns ml", "<enter>"}}
+	for _, size := range [][2]int{{1, 1}, {10, 3}, {20, 6}, {40, 10}, {200, 60}} {
+		for _, seq := range seqs {
+			a := newApp(t, Options{Session: Session{Logs: logs}})
+			a.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+			a.Update(resizeMsg{seq: a.resizeSeq})
+			for _, k := range seq {
+				if strings.HasPrefix(k, "<") {
+					a.Update(namedKey(k[1 : len(k)-1]))
+					continue
+				}
+				for _, r := range k {
+					a.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+				}
+			}
+			lines := strings.Split(ansi.Strip(a.View().Content), "\n")
+			if len(lines) > size[1] {
+				t.Fatalf("%v %v: %d lines", size, seq, len(lines))
+			}
+			for _, l := range lines {
+				if w := ansi.StringWidth(l); w > size[0] {
+					t.Fatalf("%v %v: line %q is %d wide", size, seq, l, w)
+				}
+			}
+		}
+	}
+}

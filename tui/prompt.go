@@ -16,7 +16,8 @@ import (
 // always at the end (k9s' prompt works the same way).
 type prompt struct {
 	text string
-	err  string
+	// note is shown beside the prompt: a filter error or the completions.
+	note string
 	// completion cycling state
 	cands   []string
 	candIdx int
@@ -140,7 +141,7 @@ func (a *App) promptKey(msg tea.KeyPressMsg) tea.Cmd {
 // promptChanged applies the filter as it is typed; an invalid expression
 // keeps the previous filter and shows the error beside the prompt.
 func (a *App) promptChanged() {
-	a.prompt.err = ""
+	a.prompt.note = ""
 	if a.mode != modeFilter {
 		return
 	}
@@ -149,7 +150,7 @@ func (a *App) promptChanged() {
 		return
 	}
 	if _, err := table.ParseFilter(a.prompt.text); err != nil {
-		a.prompt.err = err.Error()
+		a.prompt.note = err.Error()
 		return
 	}
 	_ = t.SetFilter(a.prompt.text)
@@ -222,12 +223,12 @@ func (a *App) complete() {
 		p.text = base + lcp
 		p.cands = nil
 		// show the choices without cycling yet
-		p.err = strings.Join(cands, " ")
+		p.note = strings.Join(cands, " ")
 		return
 	}
 	p.cands, p.base, p.candIdx = cands, base, 0
 	p.text = base + cands[0]
-	p.err = strings.Join(cands, " ")
+	p.note = strings.Join(cands, " ")
 }
 
 func takesArg(cmd string) bool {

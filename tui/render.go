@@ -189,8 +189,8 @@ func (a *App) statusLine() string {
 			lead = "/"
 		}
 		s := st.Prompt.Render(lead) + a.prompt.text + st.Prompt.Render(caret(st.Plain))
-		if a.prompt.err != "" {
-			s += "  " + st.Faint.Render(a.prompt.err)
+		if a.prompt.note != "" {
+			s += "  " + st.Faint.Render(a.prompt.note)
 		}
 		return s
 	}

@@ -19,8 +19,6 @@ type Glyphs struct {
 	Rule     string // horizontal rule of the title bar
 	Asc      string // sort ascending
 	Desc     string // sort descending
-	Branch   string // tree branch before a child row
-	Last     string // tree branch before the last child row
 	Sep      string // separator between header fields
 }
 
@@ -87,7 +85,7 @@ func Default() *Styles {
 	s := &Styles{
 		Glyphs: Glyphs{
 			Cursor: "▶", Mark: "●", Ellipsis: "…", Rule: "─",
-			Asc: "↑", Desc: "↓", Branch: "├─", Last: "└─", Sep: "│",
+			Asc: "↑", Desc: "↓", Sep: "│",
 		},
 	}
 	b := lipgloss.NewStyle()
@@ -136,7 +134,7 @@ func Plain() *Styles {
 		Plain: true,
 		Glyphs: Glyphs{
 			Cursor: ">", Mark: "*", Ellipsis: "~", Rule: "-",
-			Asc: "^", Desc: "v", Branch: "|-", Last: "`-", Sep: "|",
+			Asc: "^", Desc: "v", Sep: "|",
 		},
 		Logo: b, HeaderKey: b, HeaderValue: b, HintKey: b, HintText: b,
 		Title: b, TitleCounter: b, TitleFilter: b, Rule: b, TableHeader: b,

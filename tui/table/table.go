@@ -256,19 +256,6 @@ func (m *Model[V]) Set(vs []V) {
 	m.Apply(vs, del)
 }
 
-// Refresh re-projects every item (after a change of what Cells depends on).
-func (m *Model[V]) Refresh() {
-	vs := make([]V, 0, len(m.items))
-	for _, e := range m.items {
-		vs = append(vs, e.v)
-	}
-	for _, v := range vs {
-		ne := m.newEntry(v)
-		*m.items[ne.id] = *ne
-	}
-	m.rebuild()
-}
-
 func (m *Model[V]) newEntry(v V) *entry[V] {
 	e := &entry[V]{id: m.spec.ID(v), v: v, meta: m.spec.Meta(v), cells: m.spec.Cells(v)}
 	e.text = strings.ToLower(strings.Join(e.cells, " "))
