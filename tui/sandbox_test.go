@@ -94,7 +94,7 @@ func TestSandboxObjectAppearsChangesAndDisappears(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tui-it"}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tui-it-"}}
 	if err := cl.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
