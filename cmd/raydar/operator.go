@@ -26,8 +26,9 @@ func newOperatorCmd(g *globals) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "operator",
-		Short: "Run the RayCluster reconcile loop headless (leader-elected)",
-		Long: `Run raydar's reconcile loop for RayClusters without the terminal UI.
+		Short: "Run the reconcile loop for RayClusters, RayJobs and RayServices headless (leader-elected)",
+		Long: `Run raydar's reconcile loop for RayClusters, RayJobs and RayServices without
+the terminal UI.
 
 Several raydar processes (operators and TUIs) may run against one cluster: they
 elect one leader on a Lease and only the leader reconciles. While a KubeRay
@@ -44,7 +45,7 @@ are always reconciled.`,
 			ctrllog.SetLogger(logger)
 			o.Logger = logger
 			o.DisableLeaderElection = noElect
-			op, err := controller.New(target.Config, o)
+			op, err := newReconcileLoop(target.Config, loopConfig{operator: o})
 			if err != nil {
 				return err
 			}
