@@ -45,7 +45,13 @@ func sandboxFor(t testing.TB) *Sandbox {
 	}
 	sharedOnce.Do(func() {
 		begin := time.Now()
-		shared, sharedErr = Start(context.Background(), sharedOptions())
+		opts := sharedOptions()
+		if testing.Verbose() {
+			opts.Logf = func(format string, args ...any) {
+				fmt.Fprintf(os.Stderr, "sandbox %6.2fs: "+format+"\n", append([]any{time.Since(begin).Seconds()}, args...)...)
+			}
+		}
+		shared, sharedErr = Start(context.Background(), opts)
 		if sharedErr == nil {
 			fmt.Fprintf(os.Stderr, "shared sandbox started in %s\n", time.Since(begin).Round(time.Millisecond))
 		}
@@ -87,6 +93,7 @@ func TestMain(m *testing.M) {
 func runChild(dir string) {
 	sb, err := Start(context.Background(), Options{
 		StateDir:          dir,
+		StartTimeout:      2 * time.Minute, // the parent waits 3
 		Scheduler:         true,
 		ControllerManager: true,
 		Kwok:              true,

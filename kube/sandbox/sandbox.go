@@ -400,6 +400,11 @@ func (s *Sandbox) startAPIServer(ctx context.Context) error {
 	// envtest's default service range is a /24: a few hundred Ray clusters
 	// would exhaust it.
 	env.ControlPlane.APIServer.Configure().Set("service-cluster-ip-range", serviceCIDR)
+	// ServiceAccount (envtest's choice): pods need no ServiceAccount object
+	// and get no token volume. TaintNodesByCondition would give every new
+	// node a not-ready taint that only the node-lifecycle controller removes,
+	// and that controller would mark kwok's heartbeat-less nodes NotReady.
+	env.ControlPlane.APIServer.Configure().Set("disable-admission-plugins", "ServiceAccount,TaintNodesByCondition")
 	s.env = env
 
 	var cfg *rest.Config

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -179,15 +180,15 @@ func (s *Sandbox) probeScheduling(ctx context.Context) error {
 		if err != nil {
 			return false, err
 		}
-		if run {
-			return p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "", nil
+		if run && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
+			return true, nil
 		}
 		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled {
+			if !run && c.Type == corev1.PodScheduled {
 				return true, nil // True, or False because no node fits: either way the scheduler works
 			}
 		}
-		return false, nil
+		return false, fmt.Errorf("probe pod on node %q is %s, conditions %s", p.Spec.NodeName, p.Status.Phase, conditionsString(p.Status.Conditions))
 	})
 	if err != nil {
 		return err
@@ -259,4 +260,21 @@ func (s *Sandbox) probeControllerManager(ctx context.Context) error {
 	}
 	s.logf("controller-manager probe passed (%s)", since(begin))
 	return nil
+}
+
+// conditionsString formats pod conditions for error messages.
+func conditionsString(cs []corev1.PodCondition) string {
+	var b strings.Builder
+	b.WriteString("[")
+	for i, c := range cs {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "%s=%s", c.Type, c.Status)
+		if c.Reason != "" {
+			fmt.Fprintf(&b, "(%s: %s)", c.Reason, c.Message)
+		}
+	}
+	b.WriteString("]")
+	return b.String()
 }

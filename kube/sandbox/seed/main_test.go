@@ -15,6 +15,7 @@ import (
 
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 )
 
@@ -89,10 +90,36 @@ func runWithSandbox(m *testing.M) (code int, err error) {
 	return m.Run(), nil
 }
 
-// setupReconcilers adds what the controller package has beyond RayClusters.
+// setupReconcilers adds the RayJob and RayService reconcilers to op, reaching
+// dashboards and Serve proxies through the simulated heads, as the demo does.
 func setupReconcilers(op *controller.Operator) error {
 	reconcilers["RayCluster"] = true
+	res, err := raydash.New(raydash.Options{AddressBook: sim, HeadServiceName: controller.HeadServiceName})
+	if err != nil {
+		return err
+	}
+	if err := controller.SetupRayJobReconciler(op.Manager(), controller.RayJobOptions{Operator: op, Dashboards: res}); err != nil {
+		return fmt.Errorf("RayJob reconciler: %w", err)
+	}
+	reconcilers["RayJob"] = true
+	if err := controller.SetupRayServiceReconciler(op.Manager(), controller.RayServiceOptions{
+		Operator: op, Dashboards: res, ProxyChecker: controller.ServeProxyCheckerFromAddressBook(simProxies{sim}),
+	}); err != nil {
+		return fmt.Errorf("RayService reconciler: %w", err)
+	}
+	reconcilers["RayService"] = true
 	return nil
+}
+
+// simProxies gives a cluster's simulated head's Serve proxy as the proxy of
+// each of its pods.
+type simProxies struct{ sim *headsim.Sim }
+
+func (s simProxies) ServeProxyURL(ns, cluster string) (string, bool) {
+	if h := s.sim.Head(ns, cluster); h != nil {
+		return h.ProxyURL(), true
+	}
+	return "", false
 }
 
 func testLogger() logr.Logger {
