@@ -24,14 +24,21 @@ type globals struct {
 
 func newRootCmd() *cobra.Command {
 	g := &globals{}
+	tf := &tuiFlags{}
 	root := &cobra.Command{
-		Use:           "raydar",
-		Short:         "A terminal dashboard and reconcile loop for Ray on Kubernetes",
+		Use:   "raydar",
+		Short: "A terminal dashboard and reconcile loop for Ray on Kubernetes",
+		Long: `raydar with no sub-command opens the terminal UI on the current kube context,
+with the embedded reconcile loop for RayCluster, RayJob and RayService (it
+leaves them alone while a KubeRay operator runs in the cluster).`,
+		Args:          cobra.NoArgs,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	g.kube.AddTo(root.PersistentFlags())
+	tf.addTo(root)
+	root.RunE = newTUIRunE(g, tf)
 	root.AddCommand(
 		newVersionCmd(),
 		newCrdsCmd(),
@@ -43,6 +50,7 @@ func newRootCmd() *cobra.Command {
 		newSuspendCmd(g),
 		newResumeCmd(g),
 		newSandboxCmd(),
+		newDemoCmd(),
 	)
 	return root
 }

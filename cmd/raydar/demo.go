@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/raydar/raydar/controller"
+	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/headsim"
+	"github.com/raydar/raydar/kube/sandbox/seed"
+)
+
+// newDemoCmd runs the TUI on a local sandbox seeded with live workloads.
+func newDemoCmd() *cobra.Command {
+	var (
+		tf       tuiFlags
+		stateDir string
+		headless bool
+	)
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Open the TUI on a local sandbox with live Ray workloads (no cluster needed)",
+		Long: `Start a real control plane on loopback (etcd, kube-apiserver, scheduler,
+controller-manager, kwok fake nodes), simulated Ray heads, the embedded reconcile
+loop, seed RayClusters, RayJobs and a RayService that keep changing, and open the
+TUI on them. Quitting stops everything; no process is left behind.
+
+--state-dir keeps the sandbox's logs and kubeconfig (<state-dir>/kubeconfig)
+in a directory of your choice, so kubectl can look at the same cluster while
+the demo runs. --headless runs everything but the TUI until Ctrl-C.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDemo(cmd.Context(), cmd.ErrOrStderr(), &tf, stateDir, headless)
+		},
+	}
+	tf.addTo(cmd)
+	cmd.Flags().StringVar(&stateDir, "state-dir", "", "directory for the sandbox's state and logs (default: a temporary directory, removed on exit)")
+	cmd.Flags().BoolVar(&headless, "headless", false, "run the sandbox, reconcile loop and workloads without the TUI until Ctrl-C")
+	return cmd
+}
+
+// proxyBook gives the RayService reconciler the Serve proxy address of each
+// simulated head: kwok's pod IPs lead nowhere.
+type proxyBook struct{ sim *headsim.Sim }
+
+func (b proxyBook) ServeProxyURL(namespace, cluster string) (string, bool) {
+	h := b.sim.Head(namespace, cluster)
+	if h == nil {
+		return "", false
+	}
+	return h.ProxyURL(), true
+}
+
+func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir string, headless bool) error {
+	logger, closeLog, err := openLog(tf.logFile)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	step := func(format string, args ...any) {
+		fmt.Fprintf(progress, "raydar demo: "+format+"\n", args...)
+		logger.Info(fmt.Sprintf(format, args...))
+	}
+
+	step("starting the sandbox control plane (etcd, kube-apiserver, scheduler, controller-manager, kwok)…")
+	begin := time.Now()
+	opts := seed.SandboxOptions()
+	opts.StateDir = stateDir
+	opts.Logf = func(format string, args ...any) { logger.Info("sandbox: " + fmt.Sprintf(format, args...)) }
+	sb, err := sandbox.Start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		step("stopping the sandbox…")
+		if err := sb.Stop(); err != nil {
+			step("stopping the sandbox: %v", err)
+		}
+	}()
+	step("sandbox ready in %s; kubeconfig %s", time.Since(begin).Round(100*time.Millisecond), sb.KubeconfigPath)
+
+	sim, err := headsim.Start(ctx, headsim.Options{
+		Config:      sb.Config,
+		SetPodPhase: sb.SetPodPhase,
+		Logf:        func(format string, args ...any) { logger.Info("headsim: " + fmt.Sprintf(format, args...)) },
+	})
+	if err != nil {
+		return fmt.Errorf("simulated Ray heads: %w", err)
+	}
+	defer func() { _ = sim.Close() }()
+
+	flags := kube.Flags{Kubeconfig: sb.KubeconfigPath, Namespace: seed.DefaultNamespace}
+	target, err := flags.Resolve()
+	if err != nil {
+		return err
+	}
+	seedClient, err := seed.NewClient(sb.Config)
+	if err != nil {
+		return err
+	}
+	dash, err := raydash.New(raydash.Options{
+		AddressBook:     sim,
+		Secrets:         raydash.SecretsFromClientset(sb.Clientset()),
+		HeadServiceName: controller.HeadServiceName,
+	})
+	if err != nil {
+		return err
+	}
+	sc := sessionConfig{
+		reconcile:  true,
+		dashboards: dash,
+		proxies:    controller.ServeProxyCheckerFromAddressBook(proxyBook{sim}),
+		logger:     logger,
+	}
+	// The sandbox is private to this process: no election to wait for.
+	sc.operator.DisableLeaderElection = true
+
+	step("seeding RayClusters, RayJobs and a RayService in namespace %s…", seed.DefaultNamespace)
+	seedOpts := seed.Options{Logf: func(format string, args ...any) { logger.Info("seed: " + fmt.Sprintf(format, args...)) }}
+	if err := seed.Seed(ctx, seedClient, seedOpts); err != nil {
+		return fmt.Errorf("seeding: %w", err)
+	}
+	driveCtx, stopDrive := context.WithCancel(ctx)
+	defer stopDrive()
+	go seed.Drive(driveCtx, seedClient, seedOpts)
+
+	if headless {
+		s, err := connect(ctx, target, sc)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		step("running headless; export KUBECONFIG=%s ; Ctrl-C stops", sb.KubeconfigPath)
+		<-ctx.Done()
+		return nil
+	}
+	return runTUI(ctx, flags, target, sc, tf, logger)
+}

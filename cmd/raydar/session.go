@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/raydar/raydar/controller"
+	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/watch"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui"
+)
+
+// sessionConfig says how the TUI connects to a cluster.
+type sessionConfig struct {
+	// reconcile runs the embedded reconcile loop (leader-elected); without
+	// it the TUI only observes through its own cache.
+	reconcile bool
+	// operator are the loop's options (leader election, other operators).
+	operator controller.Options
+	// dashboards and proxies override how Ray dashboards and Serve proxies
+	// are reached (the demo's sandbox passes its address book).
+	dashboards raydash.Resolver
+	proxies    controller.ServeProxyChecker
+	logger     logr.Logger
+}
+
+// session is one live connection: a cache (the reconcile loop's when it is
+// embedded), the bridge that feeds the TUI from it, and the role shown in
+// the header. Close stops all of it.
+type session struct {
+	target     *kube.Target
+	op         *controller.Operator // nil when observing only
+	reader     client.Reader        // reads from the cache
+	dashboards raydash.Resolver
+	src        *watch.Source
+	role       atomic.Pointer[string]
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// leaseNamespace picks where TUIs and operators meet for the leader
+// election: raydar-system when it exists (the deploy manifests create it),
+// else default. Every raydar picks the same way, so they meet on one Lease.
+func leaseNamespace(ctx context.Context, t *kube.Target) string {
+	cs, err := kubernetes.NewForConfig(t.Config)
+	if err != nil {
+		return "default"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, controller.DefaultLeaderElectionNamespace, metav1.GetOptions{}); err == nil {
+		return controller.DefaultLeaderElectionNamespace
+	}
+	return "default"
+}
+
+// connect starts a session on target. The returned session is running;
+// Close stops it.
+func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session, error) {
+	ctx, cancel := context.WithCancel(parent)
+	s := &session{target: t, src: watch.NewSource(watch.DefaultWindow), cancel: cancel}
+	var informers cache.Cache
+	if sc.reconcile {
+		o := sc.operator
+		o.Logger = sc.logger
+		if o.LeaderElectionNamespace == "" && !o.DisableLeaderElection {
+			o.LeaderElectionNamespace = leaseNamespace(ctx, t)
+		}
+		op, err := newReconcileLoop(t.Config, loopConfig{operator: o, dashboards: sc.dashboards, proxies: sc.proxies})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		s.op, informers, s.reader = op, op.Cache(), op.Client()
+		s.setRole("starting")
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := op.Start(ctx); err != nil && ctx.Err() == nil {
+				sc.logger.Error(err, "reconcile loop stopped")
+				s.setRole("observer (reconcile loop stopped: " + shortErr(err) + ")")
+				return
+			}
+		}()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.followRole(ctx)
+		}()
+	} else {
+		c, err := cache.New(t.Config, cache.Options{
+			Scheme:           controller.NewScheme(),
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.Pod{}: {Label: labels.SelectorFromSet(nil).Add(rayPodRequirement())},
+			},
+		})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		informers, s.reader = c, c
+		s.setRole("observer (reconcile loop off)")
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := c.Start(ctx); err != nil && ctx.Err() == nil {
+				sc.logger.Error(err, "cache stopped")
+			}
+		}()
+	}
+	s.dashboards = sc.dashboards
+	if s.dashboards == nil {
+		r, err := raydash.New(raydash.Options{Config: t.Config, Secrets: raydash.SecretsFromReader(s.reader), HeadServiceName: controller.HeadServiceName})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		s.dashboards = r
+	}
+	if err := s.src.Watch(ctx, informers); err != nil {
+		cancel()
+		s.wg.Wait()
+		return nil, fmt.Errorf("watching: %w", err)
+	}
+	return s, nil
+}
+
+func (s *session) setRole(r string) { s.role.Store(&r) }
+
+// Role is read by the TUI on every tick: an atomic load.
+func (s *session) Role() string {
+	if p := s.role.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// followRole turns the loop's leader and other-operator state into the
+// header's words, once a second.
+func (s *session) followRole(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		s.setRole(describeRole(s.op.Leader(), s.op.OtherOperator(), time.Now()))
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// describeRole says who reconciles, in the header's words.
+func describeRole(l controller.LeaderStatus, other controller.OtherOperator, now time.Time) string {
+	if other.Detected && !other.Ignored {
+		return "another operator: KubeRay (" + strings.Join(other.Pods, ", ") + ")"
+	}
+	switch {
+	case !l.Enabled || l.IsLeader:
+		return "leader"
+	case l.Holder != "" && !l.Expired(now):
+		return "observer (leader: " + l.Holder + ")"
+	}
+	return "observer (electing)"
+}
+
+// Session is what the TUI needs of this connection.
+func (s *session) Session(namespace string) tui.Session {
+	return tui.Session{
+		Context:   s.target.ContextName,
+		Server:    s.target.Server,
+		Namespace: namespace,
+		Feed:      s.src,
+		Synced:    s.src.Synced,
+		Role:      s.Role,
+		Logs:      tui.JobLogsFunc(s.jobLogs),
+	}
+}
+
+// jobLogs fetches a RayJob's Ray job logs from its cluster's dashboard.
+func (s *session) jobLogs(ctx context.Context, ns, name string) (string, error) {
+	var job rayv1.RayJob
+	if err := s.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &job); err != nil {
+		return "", err
+	}
+	if job.Status.RayClusterName == "" || job.Status.JobId == "" {
+		return "", fmt.Errorf("RayJob %s has no Ray job yet (deployment status %q)", name, job.Status.JobDeploymentStatus)
+	}
+	var rc rayv1.RayCluster
+	if err := s.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: job.Status.RayClusterName}, &rc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("cluster %s of RayJob %s is gone; its logs went with it", job.Status.RayClusterName, name)
+		}
+		return "", err
+	}
+	dc, err := s.dashboards.ClientFor(ctx, &rc)
+	if err != nil {
+		return "", err
+	}
+	return dc.GetJobLogs(ctx, job.Status.JobId)
+}
+
+// Close stops the session's loop, cache and bridge and waits for them.
+func (s *session) Close() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// rayPodRequirement selects Ray pods: those with a ray.io/node-type label.
+func rayPodRequirement() labels.Requirement {
+	r, err := labels.NewRequirement(rayv1.RayNodeTypeLabelKey, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant key: cannot fail
+	}
+	return *r
+}
+
+func shortErr(err error) string {
+	msg := err.Error()
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		msg = st.Status().Message
+	}
+	if len(msg) > 80 {
+		msg = msg[:77] + "..."
+	}
+	return msg
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/tui"
+	"github.com/raydar/raydar/tui/keys"
+)
+
+// tuiFlags are the flags of the TUI (raydar with no sub-command, and raydar demo).
+type tuiFlags struct {
+	readOnly    bool
+	noColor     bool
+	noReconcile bool
+	ignoreOther bool
+	logFile     string
+}
+
+func (f *tuiFlags) addTo(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.BoolVar(&f.readOnly, "readonly", false, "hide and refuse every mutating action (scale, delete workers, stop, suspend, delete)")
+	fs.BoolVar(&f.noColor, "no-color", os.Getenv("NO_COLOR") != "", "draw without colour, with ASCII glyphs")
+	fs.BoolVar(&f.noReconcile, "no-reconcile", false, "only observe: do not run the embedded reconcile loop")
+	fs.BoolVar(&f.ignoreOther, "ignore-other-operator", false, "reconcile even while a KubeRay operator runs in the cluster")
+	fs.StringVar(&f.logFile, "log-file", defaultLogFile(), "where raydar writes its log (never to the screen)")
+}
+
+// defaultLogFile is $XDG_STATE_HOME/raydar/raydar.log (~/.local/state/raydar/raydar.log).
+func defaultLogFile() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return filepath.Join(os.TempDir(), "raydar.log")
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "raydar", "raydar.log")
+}
+
+// openLog routes raydar's, controller-runtime's and client-go's logs to a
+// file, so that nothing is ever written over the TUI.
+func openLog(path string) (logr.Logger, func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return logr.Discard(), nil, fmt.Errorf("log file: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return logr.Discard(), nil, fmt.Errorf("log file: %w", err)
+	}
+	var mu sync.Mutex
+	l := funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		ts := time.Now().Format("2006-01-02T15:04:05.000Z07:00")
+		if prefix != "" {
+			fmt.Fprintln(f, ts, prefix, args)
+			return
+		}
+		fmt.Fprintln(f, ts, args)
+	}, funcr.Options{Verbosity: 1})
+	ctrllog.SetLogger(l)
+	klog.SetLogger(l.WithName("client-go"))
+	return l, func() { _ = f.Close() }, nil
+}
+
+// newTUIRunE is raydar's default action: the TUI on the current kube context.
+func newTUIRunE(g *globals, f *tuiFlags) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		logger, closeLog, err := openLog(f.logFile)
+		if err != nil {
+			return err
+		}
+		defer closeLog()
+		target, err := g.kube.Resolve()
+		if err != nil {
+			return err
+		}
+		sc := sessionConfig{reconcile: !f.noReconcile, logger: logger}
+		sc.operator.IgnoreOtherOperators = f.ignoreOther
+		return runTUI(cmd.Context(), g.kube, target, sc, f, logger)
+	}
+}
+
+// runTUI connects, runs the TUI until the user quits, and stops everything.
+func runTUI(ctx context.Context, flags kube.Flags, target *kube.Target, sc sessionConfig, f *tuiFlags, logger logr.Logger) error {
+	km, err := keys.LoadDefault()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b := &backend{parent: ctx, flags: flags, sc: sc, allNamespaces: flags.AllNamespaces}
+	s, err := connect(ctx, target, sc)
+	if err != nil {
+		return err
+	}
+	b.cur = s
+	defer b.close()
+
+	acts, err := actions.NewForTarget(target, actions.Options{ReadOnly: f.readOnly})
+	if err != nil {
+		return err
+	}
+	_ = acts // the TUI's actions are wired by tuiActions (see actions.go)
+	opts := tui.Options{
+		Session:  s.Session(b.namespace(target)),
+		Backend:  b,
+		Keys:     km,
+		NoColor:  f.noColor,
+		ReadOnly: f.readOnly,
+		Logf: func(format string, args ...any) {
+			logger.Info(fmt.Sprintf(format, args...))
+		},
+	}
+	app, err := tui.New(opts)
+	if err != nil {
+		return err
+	}
+	logger.Info("TUI started", "context", target.ContextName, "server", target.Server, "readonly", f.readOnly)
+	_, err = tea.NewProgram(app, tui.ProgramOptions(opts)...).Run()
+	return err
+}
+
+// backend switches kube contexts for the TUI (:ctx NAME): a new session
+// replaces the old one, which is stopped.
+type backend struct {
+	parent        context.Context
+	flags         kube.Flags
+	sc            sessionConfig
+	allNamespaces bool
+
+	mu  sync.Mutex
+	cur *session
+}
+
+func (b *backend) namespace(t *kube.Target) string {
+	if b.allNamespaces {
+		return ""
+	}
+	return t.Namespace
+}
+
+// Contexts lists the kubeconfig's contexts.
+func (b *backend) Contexts() ([]string, error) { return b.flags.Contexts() }
+
+// Switch connects to another context.
+func (b *backend) Switch(_ context.Context, name string) (tui.Session, error) {
+	fl := b.flags
+	fl.Context = name
+	t, err := fl.Resolve()
+	if err != nil {
+		return tui.Session{}, err
+	}
+	s, err := connect(b.parent, t, b.sc)
+	if err != nil {
+		return tui.Session{}, err
+	}
+	b.mu.Lock()
+	old := b.cur
+	b.cur = s
+	b.mu.Unlock()
+	if old != nil {
+		go old.Close()
+	}
+	return s.Session(b.namespace(t)), nil
+}
+
+func (b *backend) close() {
+	b.mu.Lock()
+	s := b.cur
+	b.cur = nil
+	b.mu.Unlock()
+	if s != nil {
+		s.Close()
+	}
+}
