@@ -1,0 +1,596 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/sandbox/headsim"
+	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// Integration tests of the RayJob reconciler on the package's sandbox: the
+// RayCluster reconciler brings the job's cluster up on kwok's fake nodes,
+// the simulated Ray heads (kube/sandbox/headsim) run the jobs as real
+// subprocesses and count every dashboard call, kube-controller-manager's
+// Job controller runs the K8sJobMode submitter Jobs (whose submission
+// headsim makes, since kwok runs no containers).
+
+// rjLong is how long an integration wait may take on a small, busy machine.
+const rjLong = 3 * time.Minute
+
+// rjHarness is one test's namespace, simulated heads and operator.
+type rjHarness struct {
+	t   *testing.T
+	ns  string
+	sim *headsim.Sim
+	op  *runningOperator
+
+	mu           sync.Mutex
+	statusWrites map[string]int // by RayJob name
+}
+
+func newRJHarness(t *testing.T, mod func(*RayJobOptions)) *rjHarness {
+	t.Helper()
+	needSandbox(t)
+	t.Parallel()
+	h := &rjHarness{t: t, ns: newNamespace(t), statusWrites: map[string]int{}}
+	sim, err := headsim.Start(context.Background(), headsim.Options{Config: sb.Config, Namespace: h.ns, SetPodPhase: sb.SetPodPhase})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	h.sim = sim
+	h.op = h.start(context.Background(), mod)
+	return h
+}
+
+// start starts an operator with the RayCluster and RayJob reconcilers (a
+// fresh process: nothing in memory carries over from a stopped one).
+func (h *rjHarness) start(ctx context.Context, mod func(*RayJobOptions)) *runningOperator {
+	t := h.t
+	t.Helper()
+	prefix := "/apis/ray.io/v1/namespaces/" + h.ns + "/rayjobs/"
+	cfg := countingConfig(func(r *httpRequestInfo) {
+		if (r.Method == "PUT" || r.Method == "PATCH") && strings.HasPrefix(r.Path, prefix) && strings.HasSuffix(r.Path, "/status") {
+			name := strings.TrimSuffix(strings.TrimPrefix(r.Path, prefix), "/status")
+			h.mu.Lock()
+			h.statusWrites[name]++
+			h.mu.Unlock()
+		}
+	})
+	op, err := New(cfg, Options{DisableLeaderElection: true, Namespaces: []string{h.ns}, IgnoreOtherOperators: true,
+		SkipControllerNameValidation: true, StatusCoalesceWindow: 200 * time.Millisecond, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := raydash.New(raydash.Options{AddressBook: h.sim, HeadServiceName: HeadServiceName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := RayJobOptions{Operator: op, Dashboards: res, MaxPollInterval: 2 * time.Second}
+	if mod != nil {
+		mod(&opts)
+	}
+	if err := SetupRayJobReconciler(op.Manager(), opts); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	r := &runningOperator{Operator: op, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- op.Start(ctx) }()
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (h *rjHarness) writes(name string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.statusWrites[name]
+}
+
+// rayJob is an HTTPMode RayJob on a cluster of one head (no workers).
+func (h *rjHarness) rayJob(name, entrypoint string, mods ...func(*rayv1.RayJob)) *rayv1.RayJob {
+	spec := testCluster(h.ns, "unused", 0).Spec
+	j := &rayv1.RayJob{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: h.ns},
+		Spec:       rayv1.RayJobSpec{Entrypoint: entrypoint, SubmissionMode: rayv1.HTTPMode, RayClusterSpec: &spec},
+	}
+	for _, m := range mods {
+		m(j)
+	}
+	if err := cl.Create(context.Background(), j); err != nil {
+		h.t.Fatal(err)
+	}
+	return j
+}
+
+func (h *rjHarness) get(name string) (*rayv1.RayJob, error) {
+	j := &rayv1.RayJob{}
+	err := cl.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, j)
+	return j, err
+}
+
+func describeRJ(j *rayv1.RayJob) string {
+	var conds []string
+	for _, c := range j.Status.Conditions {
+		conds = append(conds, fmt.Sprintf("%s=%s/%s", c.Type, c.Status, c.Reason))
+	}
+	return fmt.Sprintf("deployment=%q job=%q reason=%q message=%q cluster=%q conds=%v", j.Status.JobDeploymentStatus, j.Status.JobStatus,
+		j.Status.Reason, j.Status.Message, j.Status.RayClusterName, conds)
+}
+
+// wait polls the RayJob until cond holds.
+func (h *rjHarness) wait(name, what string, cond func(*rayv1.RayJob) bool) *rayv1.RayJob {
+	h.t.Helper()
+	var j *rayv1.RayJob
+	eventually(h.t, rjLong, name+" "+what, func() (bool, string) {
+		var err error
+		if j, err = h.get(name); err != nil {
+			return false, err.Error()
+		}
+		return cond(j), describeRJ(j)
+	})
+	return j
+}
+
+func (h *rjHarness) waitGone(name string) {
+	h.t.Helper()
+	eventually(h.t, rjLong, name+" to be gone", func() (bool, string) {
+		j, err := h.get(name)
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return false, fmt.Sprintf("finalizers %v; %s", j.Finalizers, describeRJ(j))
+	})
+}
+
+func deploymentIs(ds rayv1.JobDeploymentStatus) func(*rayv1.RayJob) bool {
+	return func(j *rayv1.RayJob) bool { return j.Status.JobDeploymentStatus == ds }
+}
+
+func jobIs(js rayv1.JobStatus) func(*rayv1.RayJob) bool {
+	return func(j *rayv1.RayJob) bool { return j.Status.JobStatus == js }
+}
+
+// events lists the Events regarding a RayJob.
+func (h *rjHarness) events(name string) []eventsv1.Event {
+	h.t.Helper()
+	list, err := kc.EventsV1().Events(h.ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Kind == rayv1.KindRayJob && e.Regarding.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (h *rjHarness) waitEvent(name, reason, substr string) eventsv1.Event {
+	h.t.Helper()
+	var found eventsv1.Event
+	eventually(h.t, time.Minute, "Event "+reason+" containing "+substr, func() (bool, string) {
+		var seen []string
+		for _, e := range h.events(name) {
+			seen = append(seen, e.Reason+": "+e.Note)
+			if e.Reason == reason && strings.Contains(e.Note, substr) {
+				found = e
+				return true, ""
+			}
+		}
+		return false, strings.Join(seen, " | ")
+	})
+	return found
+}
+
+// dashboard is a client for a cluster's simulated dashboard.
+func (h *rjHarness) dashboard(cluster string) *dashboard.Client {
+	h.t.Helper()
+	u, ok := h.sim.DashboardURL(h.ns, cluster)
+	if !ok {
+		h.t.Fatalf("cluster %s has no dashboard", cluster)
+	}
+	dc, err := dashboard.New(u)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return dc
+}
+
+func (h *rjHarness) stopCalls(j *rayv1.RayJob) int {
+	return h.sim.Calls(h.ns, j.Status.RayClusterName, "POST", "/api/jobs/"+j.Status.JobId+"/stop")
+}
+
+func (h *rjHarness) submissions(j *rayv1.RayJob) int {
+	return h.sim.Calls(h.ns, j.Status.RayClusterName, "POST", "/api/jobs/")
+}
+
+func condTrue(j *rayv1.RayJob, t string) bool { return rayv1.IsConditionTrue(j.Status.Conditions, t) }
+
+func TestIntegrationRayJobHTTPModeSucceeds(t *testing.T) {
+	h := newRJHarness(t, nil)
+	h.rayJob("ok", `echo "hello from $GREETING"; sleep 1`, func(j *rayv1.RayJob) {
+		j.Spec.RuntimeEnvYAML = "env_vars:\n  GREETING: raydar\n"
+		j.Spec.Metadata = map[string]string{"owner": "tests"}
+	})
+	j := h.wait("ok", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
+	st := j.Status
+	if st.JobStatus != rayv1.JobStatusSucceeded || derefInt32(st.Succeeded) != 1 || derefInt32(st.Failed) != 0 || st.Reason != "" {
+		t.Fatal(describeRJ(j))
+	}
+	if !strings.HasPrefix(st.RayClusterName, "ok-") || len(st.RayClusterName) != len("ok-")+5 || !strings.HasPrefix(st.JobId, "ok-") {
+		t.Fatalf("names: cluster %q job %q", st.RayClusterName, st.JobId)
+	}
+	if st.DashboardURL != st.RayClusterName+"-head-svc."+h.ns+".svc.cluster.local:8265" {
+		t.Fatalf("dashboardURL %q", st.DashboardURL)
+	}
+	if st.StartTime == nil || st.EndTime == nil || st.RayJobStatusInfo.StartTime == nil || st.RayJobStatusInfo.EndTime == nil ||
+		st.EndTime.Before(st.StartTime) || st.ObservedGeneration != j.Generation || st.RayClusterStatus.State != rayv1.Ready {
+		t.Fatalf("status %+v", st)
+	}
+	for _, c := range []string{rayv1.RayJobComplete, rayv1.RayJobSubmitted, rayv1.RayJobClusterReady} {
+		if !condTrue(j, c) {
+			t.Fatalf("condition %s not true: %s", c, describeRJ(j))
+		}
+	}
+	if condTrue(j, rayv1.RayJobFailedCondition) {
+		t.Fatal("Failed is true")
+	}
+	// The cluster belongs to the RayJob and says where it came from.
+	rc := getRC(t, h.ns, st.RayClusterName)
+	if controllerUID(rc.OwnerReferences) != string(j.UID) || rc.Labels[rayv1.RayOriginatedFromCRNameLabelKey] != "ok" ||
+		rc.Labels[rayv1.RayOriginatedFromCRDLabelKey] != "RayJob" || rc.Labels[rayv1.RayJobSubmissionModeLabelKey] != "HTTPMode" {
+		t.Fatalf("cluster %+v", rc.ObjectMeta)
+	}
+	// The job ran with its runtime env; its logs are readable; it was
+	// submitted once.
+	logs, err := h.dashboard(st.RayClusterName).GetJobLogs(context.Background(), st.JobId)
+	if err != nil || logs != "hello from raydar\n" {
+		t.Fatalf("logs %q %v", logs, err)
+	}
+	if n := h.submissions(j); n != 1 {
+		t.Fatalf("%d submissions, want 1: %v", n, h.sim.AllCalls(h.ns, st.RayClusterName))
+	}
+	h.waitEvent("ok", rjReasonCreatedCluster, st.RayClusterName)
+	h.waitEvent("ok", rjReasonSubmitted, st.JobId)
+	h.waitEvent("ok", rjReasonCompleted, "SUCCEEDED")
+	// Status is written on changes only: a handful of transitions.
+	if n := h.writes("ok"); n > 15 {
+		t.Fatalf("%d status writes for one job", n)
+	}
+}
+
+func TestIntegrationRayJobFailingEntrypoint(t *testing.T) {
+	h := newRJHarness(t, nil)
+	h.rayJob("bad", `echo "it broke" >&2; exit 3`)
+	j := h.wait("bad", "Failed", deploymentIs(rayv1.JobDeploymentStatusFailed))
+	st := j.Status
+	if st.JobStatus != rayv1.JobStatusFailed || st.Reason != rayv1.AppFailed || derefInt32(st.Failed) != 1 ||
+		!strings.Contains(st.Message, "exit code 3") || !strings.Contains(st.Message, "it broke") {
+		t.Fatal(describeRJ(j))
+	}
+	if !condTrue(j, rayv1.RayJobFailedCondition) || condTrue(j, rayv1.RayJobComplete) {
+		t.Fatal(describeRJ(j))
+	}
+	h.waitEvent("bad", string(rayv1.AppFailed), "exit code 3")
+}
+
+func TestIntegrationRayJobK8sJobMode(t *testing.T) {
+	h := newRJHarness(t, nil)
+	h.rayJob("k8s", `echo submitted by the submitter`, func(j *rayv1.RayJob) { j.Spec.SubmissionMode = rayv1.K8sJobMode })
+	j := h.wait("k8s", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
+	if j.Status.JobStatus != rayv1.JobStatusSucceeded {
+		t.Fatal(describeRJ(j))
+	}
+	sub := &batchv1.Job{}
+	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "k8s"}, sub); err != nil {
+		t.Fatal(err)
+	}
+	if controllerUID(sub.OwnerReferences) != string(j.UID) || sub.Labels[rayv1.RayJobSubmissionModeLabelKey] != "K8sJobMode" {
+		t.Fatalf("submitter %+v", sub.ObjectMeta)
+	}
+	if done, failed, _, _ := rjSubmitterFinished(sub); !done || failed {
+		t.Fatalf("submitter not complete: %s", describeSubmitter(sub))
+	}
+	if n := h.submissions(j); n != 1 {
+		t.Fatalf("%d submissions, want 1", n)
+	}
+	logs, err := h.dashboard(j.Status.RayClusterName).GetJobLogs(context.Background(), j.Status.JobId)
+	if err != nil || logs != "submitted by the submitter\n" {
+		t.Fatalf("logs %q %v", logs, err)
+	}
+	h.waitEvent("k8s", rjReasonCreatedSubmitter, j.Status.JobId)
+}
+
+func TestIntegrationRayJobSidecarMode(t *testing.T) {
+	h := newRJHarness(t, nil)
+	h.rayJob("side", `echo from the sidecar`, func(j *rayv1.RayJob) { j.Spec.SubmissionMode = rayv1.SidecarMode })
+	j := h.wait("side", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
+	if j.Status.JobStatus != rayv1.JobStatusSucceeded {
+		t.Fatal(describeRJ(j))
+	}
+	heads, _ := clusterPods(t, h.ns, j.Status.RayClusterName)
+	if len(heads) != 1 || !hasContainer(heads[0].Spec.Containers, rayv1.RayJobSubmitterContainerName) ||
+		heads[0].Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Fatalf("head pods %v", allPodNames(heads))
+	}
+}
+
+func TestIntegrationRayJobClusterSelector(t *testing.T) {
+	h := newRJHarness(t, nil)
+	createRC(t, testCluster(h.ns, "shared", 0))
+	waitReady(t, h.ns, "shared", 0)
+	h.rayJob("sel", `echo on a shared cluster`, func(j *rayv1.RayJob) {
+		j.Spec.RayClusterSpec = nil
+		j.Spec.ClusterSelector = map[string]string{rayv1.RayClusterLabelKey: "shared"}
+	})
+	j := h.wait("sel", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
+	if j.Status.RayClusterName != "shared" || j.Status.JobStatus != rayv1.JobStatusSucceeded {
+		t.Fatal(describeRJ(j))
+	}
+	rc := getRC(t, h.ns, "shared")
+	if len(rc.OwnerReferences) != 0 || rc.DeletionTimestamp != nil {
+		t.Fatalf("the selected cluster was touched: %+v", rc.ObjectMeta)
+	}
+	list := &rayv1.RayClusterList{}
+	if err := cl.List(context.Background(), list, client.InNamespace(h.ns)); err != nil || len(list.Items) != 1 {
+		t.Fatalf("clusters %d %v", len(list.Items), err)
+	}
+}
+
+func TestIntegrationRayJobStopAnnotation(t *testing.T) {
+	h := newRJHarness(t, nil)
+	h.rayJob("stopme", `sleep 600`)
+	j := h.wait("stopme", "RUNNING", jobIs(rayv1.JobStatusRunning))
+	patchRJ(t, h.ns, "stopme", func(j *rayv1.RayJob) {
+		j.Annotations = map[string]string{rayv1.StopRequestedAnnotationKey: "tester@2030-01-01T00:00:00Z"}
+	})
+	j = h.wait("stopme", "STOPPED", func(j *rayv1.RayJob) bool {
+		return j.Status.JobStatus == rayv1.JobStatusStopped && j.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusComplete
+	})
+	if !condTrue(j, rayv1.JobStopConditionType) {
+		t.Fatal(describeRJ(j))
+	}
+	if rec, ok := rjParseStopRecord(&j.Status); !ok || rec.Request != "tester@2030-01-01T00:00:00Z" || rec.JobID != j.Status.JobId {
+		t.Fatalf("record %+v %v", rec, ok)
+	}
+	if n := h.stopCalls(j); n != 1 {
+		t.Fatalf("%d stop calls, want 1: %v", n, h.sim.AllCalls(h.ns, j.Status.RayClusterName))
+	}
+	h.waitEvent("stopme", rjReasonStopConfirmed, "tester@")
+	// More passes (a label change wakes the reconciler) send nothing more.
+	patchRJ(t, h.ns, "stopme", func(j *rayv1.RayJob) { j.Labels = map[string]string{"touched": "yes"} })
+	consistently(t, 3*time.Second, "one stop call", func() (bool, string) {
+		n := h.stopCalls(j)
+		return n == 1, fmt.Sprint(n)
+	})
+	// Not retried, even with retries left: a stop is not a failure.
+	if derefInt32(j.Status.Failed) != 0 {
+		t.Fatal(describeRJ(j))
+	}
+}
+
+func TestIntegrationRayJobDeleteStopsOnce(t *testing.T) {
+	h := newRJHarness(t, nil)
+	h.rayJob("del", `sleep 600`)
+	j := h.wait("del", "RUNNING", jobIs(rayv1.JobStatusRunning))
+	if !containsString(j.Finalizers, rayv1.RayJobStopJobFinalizer) {
+		t.Fatalf("finalizers %v", j.Finalizers)
+	}
+	dc := h.dashboard(j.Status.RayClusterName)
+	if err := cl.Delete(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	h.waitGone("del")
+	if n := h.stopCalls(j); n != 1 {
+		t.Fatalf("%d stop calls, want 1: %v", n, h.sim.AllCalls(h.ns, j.Status.RayClusterName))
+	}
+	h.waitEvent("del", rjReasonStopConfirmed, "deleted")
+	// The Ray job was stopped by the call (the head may already be gone
+	// with the cluster, which the garbage collector deletes next).
+	if info, err := dc.GetJobInfo(context.Background(), j.Status.JobId); err == nil && info.Status != dashboard.JobStopped {
+		t.Fatalf("Ray job %s", info.Status)
+	}
+}
+
+func TestIntegrationRayJobDeleteUnreachableReleasesFinalizer(t *testing.T) {
+	const bound = 5 * time.Second
+	h := newRJHarness(t, func(o *RayJobOptions) { o.StopConfirmTimeout = bound })
+	h.rayJob("lost", `sleep 600`)
+	j := h.wait("lost", "RUNNING", jobIs(rayv1.JobStatusRunning))
+	if err := h.sim.SetRefuse(h.ns, j.Status.RayClusterName, true); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	if err := cl.Delete(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	h.waitGone("lost")
+	if took := time.Since(begin); took < bound-time.Second {
+		t.Fatalf("finalizer released after %s, before the %s bound", took, bound)
+	}
+	e := h.waitEvent("lost", rjReasonStopNotConfirmed, "did not confirm")
+	if e.Type != corev1.EventTypeWarning || !strings.Contains(e.Note, j.Status.JobId) {
+		t.Fatalf("%+v", e)
+	}
+	if n := h.stopCalls(j); n != 0 {
+		t.Fatalf("%d stop calls reached a refusing dashboard", n)
+	}
+}
+
+// A stop confirmed and recorded by one raydar that dies before releasing the
+// finalizer is not sent again by the next one.
+func TestIntegrationRayJobStopRecordSurvivesRestart(t *testing.T) {
+	recorded := make(chan struct{})
+	unblock := make(chan struct{})
+	var once sync.Once
+	h := newRJHarness(t, func(o *RayJobOptions) {
+		o.afterStopRecorded = func(*rayv1.RayJob) error {
+			once.Do(func() { close(recorded) })
+			<-unblock
+			return errors.New("simulated crash after recording the stop")
+		}
+	})
+	h.rayJob("crash", `sleep 600`)
+	j := h.wait("crash", "RUNNING", jobIs(rayv1.JobStatusRunning))
+	if err := cl.Delete(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-recorded:
+	case <-time.After(rjLong):
+		t.Fatal("the stop was never recorded")
+	}
+	// raydar A "dies" here: its context ends before the pass can go on.
+	h.op.cancel()
+	close(unblock)
+	h.op.stop()
+
+	j = h.wait("crash", "still held by the finalizer, the stop on record", func(j *rayv1.RayJob) bool {
+		return containsString(j.Finalizers, rayv1.RayJobStopJobFinalizer) && rjStopConfirmedFor(&j.Status, j.Status.JobId)
+	})
+	if n := h.stopCalls(j); n != 1 {
+		t.Fatalf("%d stop calls before the restart, want 1", n)
+	}
+	// raydar B finishes the deletion without a second stop.
+	h.start(context.Background(), nil)
+	h.waitGone("crash")
+	if n := h.stopCalls(j); n != 1 {
+		t.Fatalf("%d stop calls after the restart, want 1: %v", n, h.sim.AllCalls(h.ns, j.Status.RayClusterName))
+	}
+}
+
+func TestIntegrationRayJobShutdownAfterJobFinishes(t *testing.T) {
+	h := newRJHarness(t, nil)
+	h.rayJob("ttl", `true`, func(j *rayv1.RayJob) { j.Spec.ShutdownAfterJobFinishes, j.Spec.TTLSecondsAfterFinished = true, 3 })
+	j := h.wait("ttl", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
+	name := j.Status.RayClusterName
+	var gone time.Time
+	eventually(t, rjLong, "cluster "+name+" deleted", func() (bool, string) {
+		rc := &rayv1.RayCluster{}
+		err := cl.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, rc)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err == nil && rc.DeletionTimestamp != nil:
+		default:
+			return false, fmt.Sprint(err)
+		}
+		gone = time.Now()
+		return true, ""
+	})
+	if early := j.Status.EndTime.Add(3 * time.Second).Sub(gone); early > time.Second { // endTime has whole seconds
+		t.Fatalf("cluster deleted %s before the TTL", early)
+	}
+	h.waitEvent("ttl", rjReasonDeletedCluster, "ttlSecondsAfterFinished 3s")
+	// The RayJob stays (KubeRay's default), with its result.
+	j, err := h.get("ttl")
+	if err != nil || j.Status.JobStatus != rayv1.JobStatusSucceeded {
+		t.Fatalf("%v %v", err, describeRJ(j))
+	}
+}
+
+func TestIntegrationRayJobDeletionRules(t *testing.T) {
+	h := newRJHarness(t, nil)
+	succeeded := rayv1.JobStatusSucceeded
+	failed := rayv1.JobStatusFailed
+	h.rayJob("rules", `true`, func(j *rayv1.RayJob) {
+		j.Spec.RayClusterSpec.WorkerGroupSpecs[0].Replicas = ptr(int32(1))
+		j.Spec.DeletionStrategy = &rayv1.DeletionStrategy{DeletionRules: []rayv1.DeletionRule{
+			{Policy: rayv1.DeleteWorkers, Condition: rayv1.DeletionCondition{JobStatus: &succeeded}},
+			{Policy: rayv1.DeleteCluster, Condition: rayv1.DeletionCondition{JobStatus: &succeeded, TTLSeconds: 4}},
+			{Policy: rayv1.DeleteSelf, Condition: rayv1.DeletionCondition{JobStatus: &failed}},
+		}}
+	})
+	j := h.wait("rules", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
+	name := j.Status.RayClusterName
+	// DeleteWorkers first: every group suspended, the workers go, the head
+	// stays.
+	eventually(t, rjLong, "workers deleted", func() (bool, string) {
+		rc := &rayv1.RayCluster{}
+		if err := cl.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, rc); err != nil {
+			return false, err.Error()
+		}
+		heads, workers := clusterPods(t, h.ns, name)
+		return rc.Spec.WorkerGroupSpecs[0].IsSuspended() && len(workers) == 0 && len(heads) == 1,
+			fmt.Sprintf("suspended=%v heads=%d workers=%d", rc.Spec.WorkerGroupSpecs[0].IsSuspended(), len(heads), len(workers))
+	})
+	// Then DeleteCluster after its TTL; the FAILED rule (DeleteSelf) never
+	// applies.
+	eventually(t, rjLong, "cluster deleted", func() (bool, string) {
+		rc := &rayv1.RayCluster{}
+		err := cl.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, rc)
+		return apierrors.IsNotFound(err) || (err == nil && rc.DeletionTimestamp != nil), fmt.Sprint(err)
+	})
+	h.waitEvent("rules", rjReasonDeletedCluster, "DeleteCluster")
+	consistently(t, 2*time.Second, "the RayJob stays", func() (bool, string) {
+		_, err := h.get("rules")
+		return err == nil, fmt.Sprint(err)
+	})
+}
+
+func TestIntegrationRayJobRetriesWithNewCluster(t *testing.T) {
+	h := newRJHarness(t, nil)
+	h.rayJob("retry", `exit 1`, func(j *rayv1.RayJob) { j.Spec.BackoffLimit = ptr(int32(1)) })
+	j := h.wait("retry", "Failed after the retry", deploymentIs(rayv1.JobDeploymentStatusFailed))
+	if derefInt32(j.Status.Failed) != 2 || j.Status.Reason != rayv1.AppFailed {
+		t.Fatal(describeRJ(j))
+	}
+	h.waitEvent("retry", rjReasonRetrying, "Attempt 1 failed")
+	// Two attempts, two clusters: the first one was deleted.
+	var deleted int
+	for _, e := range h.events("retry") {
+		if e.Reason == rjReasonDeletedCluster && strings.Contains(e.Note, "retried") {
+			deleted++
+		}
+	}
+	if deleted != 1 {
+		t.Fatalf("%d clusters deleted for the retry, want 1", deleted)
+	}
+}
+
+func containsString(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// patchRJ applies f to a fresh copy and updates it, retrying conflicts.
+func patchRJ(t testing.TB, ns, name string, f func(*rayv1.RayJob)) {
+	t.Helper()
+	for range 10 {
+		j := &rayv1.RayJob{}
+		if err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
+			t.Fatal(err)
+		}
+		f(j)
+		err := cl.Update(context.Background(), j)
+		if err == nil {
+			return
+		}
+		if !apierrors.IsConflict(err) {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("too many conflicts updating", name)
+}
