@@ -14,8 +14,8 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/controller"
-	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 )
 
