@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,7 +45,7 @@ func TestMain(m *testing.M) {
 	}
 	ctrllog.SetLogger(testLogger())
 	opts := sandbox.Full()
-	opts.Nodes = []sandbox.NodePool{{Count: 20, NamePrefix: "kwok-node", CPU: "64", Memory: "256Gi"}}
+	opts.Nodes = nil // added below, after start
 	opts.CRDs = [][]byte{crds.YAML()}
 	if os.Getenv("RAYDAR_TEST_LOG") != "" {
 		opts.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "sandbox: "+f+"\n", a...) }
@@ -56,6 +57,11 @@ func TestMain(m *testing.M) {
 	}
 	sb = s
 	kc = s.Clientset()
+	if err := addNodes(context.Background(), 20); err != nil {
+		fmt.Fprintln(os.Stderr, "controller tests: adding nodes:", err)
+		_ = s.Stop()
+		os.Exit(1)
+	}
 	cl, err = client.NewWithWatch(s.Config, client.Options{Scheme: NewScheme()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -67,6 +73,23 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "stopping the sandbox:", err)
 	}
 	os.Exit(code)
+}
+
+// addNodes adds n large fake nodes and removes the taints the API server's
+// TaintNodesByCondition admission puts on new nodes: the sandbox runs no
+// node-lifecycle controller to lift them once kwok reports the nodes Ready.
+func addNodes(ctx context.Context, n int) error {
+	names, err := sb.AddNodes(ctx, sandbox.NodePool{Count: n, NamePrefix: "kwok-node", CPU: "64", Memory: "256Gi"})
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		patch := []byte(`{"spec":{"taints":null}}`)
+		if _, err := kc.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // testLogger logs to stderr when RAYDAR_TEST_LOG is set, else nowhere.
