@@ -57,7 +57,7 @@ func (d *driver) logErr(loop string, err error) {
 		return
 	}
 	d.lastErr.Store(loop, msg)
-	d.o.Logf("seed: %s: %v", loop, err)
+	d.o.Logf("%s: %v", loop, err)
 }
 
 func (d *driver) clearErr(loop string) { d.lastErr.Delete(loop) }
@@ -138,7 +138,7 @@ func (d *driver) scaleStep(ctx context.Context, dir int32) (int32, error) {
 		}
 		return dir, fmt.Errorf("scaling %s/%s to %d: %w", ClusterElastic, ElasticGroup, next, err)
 	}
-	d.o.Logf("seed: scaled RayCluster %s/%s group %s: %d → %d replicas", d.o.Namespace, ClusterElastic, ElasticGroup, cur, next)
+	d.o.Logf("scaled RayCluster %s/%s group %s: %d → %d replicas", d.o.Namespace, ClusterElastic, ElasticGroup, cur, next)
 	return dir, nil
 }
 
@@ -251,7 +251,7 @@ func (d *driver) upgrade(ctx context.Context, rs *rayv1.RayService) error {
 	if err := d.jsonPatch(ctx, rs, ops); err != nil {
 		return fmt.Errorf("upgrading RayService %s to %s: %w", ServiceName, to, err)
 	}
-	d.o.Logf("seed: upgrading RayService %s/%s: image %s → %s (active cluster %s)",
+	d.o.Logf("upgrading RayService %s/%s: image %s → %s (active cluster %s)",
 		d.o.Namespace, ServiceName, from, to, rs.Status.ActiveServiceStatus.RayClusterName)
 	return nil
 }

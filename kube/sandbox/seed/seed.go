@@ -34,7 +34,8 @@ type Options struct {
 	UpgradeAfter time.Duration
 	// PollEvery is how often Drive reads the RayService (default 2 s).
 	PollEvery time.Duration
-	// Logf receives one line per object created and per driver step.
+	// Logf receives one line per object created and per driver step (the
+	// lines carry no prefix; callers add theirs).
 	Logf func(format string, args ...any)
 }
 
@@ -77,7 +78,7 @@ func Seed(ctx context.Context, c client.Client, opts Options) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.Namespace, Labels: map[string]string{PartOfLabelKey: PartOfValue}}}
 	switch err := c.Create(ctx, ns); {
 	case err == nil:
-		o.Logf("seed: created namespace %s", o.Namespace)
+		o.Logf("created namespace %s", o.Namespace)
 	case apierrors.IsAlreadyExists(err):
 	default:
 		return fmt.Errorf("creating namespace %s: %w", o.Namespace, err)
@@ -86,13 +87,13 @@ func Seed(ctx context.Context, c client.Client, opts Options) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		o.Logf("seed: %v; going on", err)
+		o.Logf("%v; going on", err)
 	}
 	for _, obj := range Objects(o.Namespace) {
 		kind := kindOf(obj)
 		switch err := c.Create(ctx, obj); {
 		case err == nil:
-			o.Logf("seed: created %s %s/%s", kind, obj.GetNamespace(), obj.GetName())
+			o.Logf("created %s %s/%s", kind, obj.GetNamespace(), obj.GetName())
 		case apierrors.IsAlreadyExists(err):
 		default:
 			return fmt.Errorf("creating %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
