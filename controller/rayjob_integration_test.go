@@ -594,3 +594,66 @@ func patchRJ(t testing.TB, ns, name string, f func(*rayv1.RayJob)) {
 	}
 	t.Fatal("too many conflicts updating", name)
 }
+
+func TestIntegrationRayJobInteractiveMode(t *testing.T) {
+	h := newRJHarness(t, nil)
+	h.rayJob("inter", "unused by InteractiveMode", func(j *rayv1.RayJob) { j.Spec.SubmissionMode = rayv1.InteractiveMode })
+	j := h.wait("inter", "Waiting", deploymentIs(rayv1.JobDeploymentStatusWaiting))
+	// The user submits with their own tools, then names the submission.
+	if _, err := h.dashboard(j.Status.RayClusterName).SubmitJob(context.Background(),
+		dashboard.SubmitJobRequest{Entrypoint: "echo by hand", SubmissionID: "by-hand-1"}); err != nil {
+		t.Fatal(err)
+	}
+	patchRJ(t, h.ns, "inter", func(j *rayv1.RayJob) { j.Spec.JobId = "by-hand-1" })
+	j = h.wait("inter", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
+	if j.Status.JobId != "by-hand-1" || j.Status.JobStatus != rayv1.JobStatusSucceeded {
+		t.Fatal(describeRJ(j))
+	}
+	if n := h.submissions(j); n != 1 {
+		t.Fatalf("%d submissions, want only the user's", n)
+	}
+}
+
+func TestIntegrationRayJobActiveDeadline(t *testing.T) {
+	h := newRJHarness(t, nil)
+	h.rayJob("late", `sleep 600`, func(j *rayv1.RayJob) {
+		j.Spec.ActiveDeadlineSeconds = ptr(int32(8))
+		j.Spec.BackoffLimit = ptr(int32(2))
+	})
+	j := h.wait("late", "Failed", deploymentIs(rayv1.JobDeploymentStatusFailed))
+	if j.Status.Reason != rayv1.DeadlineExceeded || derefInt32(j.Status.Failed) != 1 {
+		t.Fatal(describeRJ(j))
+	}
+	if took := j.Status.EndTime.Sub(j.Status.StartTime.Time); took < 8*time.Second || took > 20*time.Second {
+		t.Fatalf("failed %s after the start, deadline 8s", took)
+	}
+	h.waitEvent("late", string(rayv1.DeadlineExceeded), "activeDeadlineSeconds (8s)")
+}
+
+// While the dashboard refuses, a running RayJob writes its status once
+// (the start of the failure clock), not on every poll, and recovers when
+// the dashboard answers again.
+func TestIntegrationRayJobQuietWhileDashboardRefuses(t *testing.T) {
+	h := newRJHarness(t, func(o *RayJobOptions) { o.MinPollInterval = 200 * time.Millisecond })
+	h.rayJob("quiet", `sleep 600`)
+	j := h.wait("quiet", "RUNNING", jobIs(rayv1.JobStatusRunning))
+	if err := h.sim.SetRefuse(h.ns, j.Status.RayClusterName, true); err != nil {
+		t.Fatal(err)
+	}
+	j = h.wait("quiet", "the failure clock", func(j *rayv1.RayJob) bool { return j.Status.JobStatusCheckFailureStartTime != nil })
+	before := h.writes("quiet")
+	time.Sleep(8 * time.Second) // many poll periods
+	if n := h.writes("quiet") - before; n > 1 {
+		t.Fatalf("%d status writes in 8 s while the dashboard refused", n)
+	}
+	if j, _ := h.get("quiet"); j.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning {
+		t.Fatal(describeRJ(j))
+	}
+	h.waitEvent("quiet", rjReasonDashboardUnreachable, "retrying with back-off")
+	if err := h.sim.SetRefuse(h.ns, j.Status.RayClusterName, false); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("quiet", "the clock cleared", func(j *rayv1.RayJob) bool {
+		return j.Status.JobStatusCheckFailureStartTime == nil && j.Status.JobStatus == rayv1.JobStatusRunning
+	})
+}
