@@ -81,6 +81,10 @@ type rjObserved struct {
 	// Cluster is the RayCluster named by status.rayClusterName (nil when
 	// absent or not named yet).
 	Cluster *rayv1.RayCluster
+	// ClusterEmpty: Cluster is being deleted and none of its pods exists
+	// any more, so no Ray job can run on it (read only for a deleted
+	// RayJob).
+	ClusterEmpty bool
 	// Submitter is the K8sJobMode submitter Job (nil when absent).
 	Submitter *batchv1.Job
 	// HeadPod is the cluster's head pod (read in SidecarMode only).
@@ -1040,7 +1044,7 @@ func rjDecideStopRequest(o *rjObserved, p *rjPlan) bool {
 	st.JobStatus = rayv1.JobStatusStopped
 	st.JobDeploymentStatus = rayv1.JobDeploymentStatusComplete
 	st.Reason = ""
-	st.Message = "Stopped on request before the Ray job was submitted"
+	st.Message = "Stopped on request: " + detail
 	st.EndTime = rjTime(o.Now)
 	p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: rjReasonStopConfirmed, Action: "Stop",
 		Message: "Stop requested (" + req + "): " + detail + "; the RayJob ends STOPPED"})
@@ -1057,7 +1061,7 @@ func rjDecideDeletion(o *rjObserved, p *rjPlan) {
 		return
 	}
 	switch {
-	case !rjRayJobMayRun(st), o.Cluster == nil, rjStopConfirmedFor(st, st.JobId):
+	case !rjRayJobMayRun(st), o.Cluster == nil, o.ClusterEmpty, rjStopConfirmedFor(st, st.JobId):
 		p.RemoveFinalizer = true
 		return
 	}

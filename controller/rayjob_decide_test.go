@@ -846,6 +846,8 @@ func TestRayJobDecideDeletion(t *testing.T) {
 		{name: "not submitted yet: released", job: rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), deleting),
 			now: t0.Add(time.Second), mods: []func(*rjObserved){rc}, wantRemove: true},
 		{name: "cluster gone: released", job: rjJob(running, deleting), now: t0.Add(time.Second), wantRemove: true},
+		{name: "cluster deleted with all its pods: released", job: rjJob(running, deleting), now: t0.Add(time.Second),
+			mods: []func(*rjObserved){rc, func(o *rjObserved) { o.ClusterEmpty = true }}, wantRemove: true},
 		{name: "no finalizer: nothing", job: rjJob(running, deleting, func(j *rayv1.RayJob) { j.Finalizers = []string{"other"} }),
 			now: t0.Add(time.Second), mods: []func(*rjObserved){rc}},
 	} {

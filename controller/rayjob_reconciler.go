@@ -426,6 +426,14 @@ func (r *rayJobReconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*rjOb
 			return nil, fmt.Errorf("reading RayCluster %s: %w", st.RayClusterName, err)
 		}
 	}
+	if rj.DeletionTimestamp != nil && o.Cluster != nil && o.Cluster.DeletionTimestamp != nil {
+		pods := &corev1.PodList{}
+		if err := r.client.List(ctx, pods, client.InNamespace(rj.Namespace),
+			client.MatchingLabelsSelector{Selector: clusterPodsSelector(o.Cluster.Name)}); err != nil {
+			return nil, fmt.Errorf("listing the pods of RayCluster %s: %w", o.Cluster.Name, err)
+		}
+		o.ClusterEmpty = len(pods.Items) == 0
+	}
 	if mode == rayv1.K8sJobMode {
 		job := &batchv1.Job{}
 		err := r.jobs.Get(ctx, types.NamespacedName{Namespace: rj.Namespace, Name: RayJobSubmitterName(rj)}, job)
