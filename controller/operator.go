@@ -43,7 +43,7 @@ const (
 	DefaultLeaderElectionID        = "raydar-operator"
 	DefaultLeaderElectionNamespace = "raydar-system"
 	DefaultConcurrency             = 8
-	DefaultStatusCoalesceWindow    = time.Second
+	DefaultStatusCoalesceWindow    = 2 * time.Second
 	DefaultOtherOperatorInterval   = 30 * time.Second
 	DefaultQPS                     = 300
 	DefaultBurst                   = 600
@@ -90,7 +90,7 @@ type Options struct {
 	OtherOperatorInterval time.Duration
 	// StatusCoalesceWindow holds status changes that are not urgent (counts
 	// and addresses while pods come up) for at most this long, so they are
-	// written once. Default 1 s; negative writes every change at once.
+	// written once. Default 2 s; negative writes every change at once.
 	StatusCoalesceWindow time.Duration
 	// QPS and Burst of the operator's client (a copy of the given config).
 	// Defaults 300 and 600: bring-up of many clusters is write-bound.
