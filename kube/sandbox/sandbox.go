@@ -144,6 +144,10 @@ type Sandbox struct {
 // has been scheduled (and run, with kwok), and the garbage collector has
 // removed a probe object. On error everything started is stopped again.
 // The processes outlive ctx; only Stop ends them.
+//
+// envtest logs through controller-runtime's global logger: a binary that has
+// not called sigs.k8s.io/controller-runtime/pkg/log.SetLogger gets a warning
+// from controller-runtime 30 seconds after its start.
 func Start(ctx context.Context, opts Options) (sb *Sandbox, err error) {
 	begin := time.Now()
 	o, err := opts.withDefaults()
@@ -189,21 +193,29 @@ func Start(ctx context.Context, opts Options) (sb *Sandbox, err error) {
 		return nil, err
 	}
 
-	// Independent waits run side by side; each fails fast if a child dies.
+	// Independent waits run side by side; each fails fast if a child dies,
+	// and the first failure cancels the others.
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		errs []error
 	)
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
 	run := func(f func(context.Context) error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := f(ctx); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
+			err := f(wctx)
+			if err == nil {
+				return
 			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(errs) == 0 || !errors.Is(err, context.Canceled) {
+				errs = append(errs, err)
+			}
+			wcancel()
 		}()
 	}
 	run(func(ctx context.Context) error { return s.installCRDs(ctx, crds) })
