@@ -27,6 +27,9 @@ import (
 // Serve proxy of each Ready head pod, and kube-controller-manager's
 // EndpointSlice controller fills the serve Service's endpoints.
 
+// rsLong is how long an integration wait may take on a small, busy machine.
+const rsLong = 3 * time.Minute
+
 const rsITServeConfig = `applications:
   - name: fruit
     import_path: fruit.deployment_graph
@@ -239,7 +242,7 @@ func (h *rsHarness) checkStatusWrites(name string) {
 func TestIntegrationRayServiceBringUp(t *testing.T) {
 	h := newRSHarness(t)
 	h.rayService("svc", 60)
-	rs := h.waitServing("svc", 90*time.Second)
+	rs := h.waitServing("svc", rsLong)
 	active := rs.Status.ActiveServiceStatus.RayClusterName
 
 	if !strings.HasPrefix(active, "svc-") || len(active) != len("svc-")+5 {
@@ -288,7 +291,7 @@ func TestIntegrationRayServiceQuietWhileDashboardRefuses(t *testing.T) {
 	h := newRSHarness(t)
 	h.rayService("svc", 60)
 	var cluster string
-	eventually(t, 60*time.Second, "the first RayCluster", func() (bool, string) {
+	eventually(t, rsLong, "the first RayCluster", func() (bool, string) {
 		cs := h.clusters("svc")
 		if len(cs) == 1 {
 			cluster = cs[0].Name
@@ -300,11 +303,11 @@ func TestIntegrationRayServiceQuietWhileDashboardRefuses(t *testing.T) {
 	if err := h.sim.SetRefuse(h.ns, cluster, true); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 60*time.Second, "the head pod Running and Ready", func() (bool, string) {
+	eventually(t, rsLong, "the head pod Running and Ready", func() (bool, string) {
 		heads, _ := clusterPods(t, h.ns, cluster)
 		return len(heads) == 1 && isRunningAndReady(&heads[0]), fmt.Sprint(len(heads))
 	})
-	time.Sleep(8 * time.Second)
+	time.Sleep(10 * time.Second)
 	if m := findCondition(h.get("svc").Status.Conditions, string(rayv1.RayServiceReady)); m == nil || !strings.Contains(m.Message, "not answering") {
 		t.Errorf("Ready while the dashboard refuses: %+v", m)
 	}
@@ -314,14 +317,14 @@ func TestIntegrationRayServiceQuietWhileDashboardRefuses(t *testing.T) {
 	if err := h.sim.SetRefuse(h.ns, cluster, false); err != nil {
 		t.Fatal(err)
 	}
-	h.waitServing("svc", 90*time.Second)
+	h.waitServing("svc", rsLong)
 	h.checkStatusWrites("svc")
 }
 
 func TestIntegrationRayServiceConfigChange(t *testing.T) {
 	h := newRSHarness(t)
 	h.rayService("svc", 60)
-	active := h.waitServing("svc", 90*time.Second).Status.ActiveServiceStatus.RayClusterName
+	active := h.waitServing("svc", rsLong).Status.ActiveServiceStatus.RayClusterName
 
 	h.update("svc", func(rs *rayv1.RayService) {
 		rs.Spec.ServeConfigV2 = rsITServeConfig + `  - name: veg
@@ -329,7 +332,7 @@ func TestIntegrationRayServiceConfigChange(t *testing.T) {
     route_prefix: /veg
 `
 	})
-	eventually(t, 60*time.Second, "application veg RUNNING on the same cluster", func() (bool, string) {
+	eventually(t, rsLong, "application veg RUNNING on the same cluster", func() (bool, string) {
 		rs := h.get("svc")
 		st := rs.Status.ActiveServiceStatus
 		return st.RayClusterName == active && st.Applications["veg"].Status == rayv1.ApplicationStatusRunning &&
@@ -348,7 +351,7 @@ func TestIntegrationRayServiceConfigChange(t *testing.T) {
 	if err := kc.CoreV1().Pods(h.ns).Delete(context.Background(), heads[0].Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 90*time.Second, "the applications re-submitted to the new head", func() (bool, string) {
+	eventually(t, rsLong, "the applications re-submitted to the new head", func() (bool, string) {
 		rs := h.get("svc")
 		return h.servePuts(active) == 3 && rayv1.IsConditionTrue(rs.Status.Conditions, string(rayv1.RayServiceReady)) &&
 			rs.Status.ActiveServiceStatus.Applications["veg"].Status == rayv1.ApplicationStatusRunning, fmt.Sprintf("puts=%d %s", h.servePuts(active), rsSummary(rs))
@@ -456,7 +459,7 @@ func (z *zeroDowntime) finish(t *testing.T) []string {
 func TestIntegrationRayServiceUpgradeZeroDowntime(t *testing.T) {
 	h := newRSHarness(t)
 	h.rayService("svc", 4)
-	oldCluster := h.waitServing("svc", 90*time.Second).Status.ActiveServiceStatus.RayClusterName
+	oldCluster := h.waitServing("svc", rsLong).Status.ActiveServiceStatus.RayClusterName
 	z := watchZeroDowntime(t, h.ns, "svc-serve-svc")
 
 	h.update("svc", func(rs *rayv1.RayService) {
@@ -465,12 +468,12 @@ func TestIntegrationRayServiceUpgradeZeroDowntime(t *testing.T) {
 			c.Image = "rayproject/ray:2.53.0"
 		}
 	})
-	eventually(t, 60*time.Second, "UpgradeInProgress with a pending cluster", func() (bool, string) {
+	eventually(t, rsLong, "UpgradeInProgress with a pending cluster", func() (bool, string) {
 		rs := h.get("svc")
 		return rayv1.IsConditionTrue(rs.Status.Conditions, string(rayv1.UpgradeInProgress)) &&
 			rs.Status.PendingServiceStatus.RayClusterName != "", rsSummary(rs)
 	})
-	rs := h.waitServing("svc", 90*time.Second)
+	rs := h.waitServing("svc", rsLong)
 	newCluster := rs.Status.ActiveServiceStatus.RayClusterName
 	if newCluster == oldCluster {
 		t.Fatalf("still served by %s", oldCluster)
@@ -484,7 +487,7 @@ func TestIntegrationRayServiceUpgradeZeroDowntime(t *testing.T) {
 		t.Errorf("old cluster has no %s annotation: %v", rsDeleteAfterKey, old.Annotations)
 	}
 	// The old cluster stays for the delay (4 s), then goes.
-	eventually(t, 60*time.Second, "the old cluster deleted", func() (bool, string) {
+	eventually(t, rsLong, "the old cluster deleted", func() (bool, string) {
 		rc := &rayv1.RayCluster{}
 		err := cl.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: oldCluster}, rc)
 		return apierrors.IsNotFound(err) || rc.DeletionTimestamp != nil, fmt.Sprint(err)
@@ -504,7 +507,7 @@ func TestIntegrationRayServiceUpgradeZeroDowntime(t *testing.T) {
 func TestIntegrationRayServiceRestart(t *testing.T) {
 	h := newRSHarness(t)
 	h.rayService("svc", 12)
-	oldCluster := h.waitServing("svc", 90*time.Second).Status.ActiveServiceStatus.RayClusterName
+	oldCluster := h.waitServing("svc", rsLong).Status.ActiveServiceStatus.RayClusterName
 
 	// A restart of raydar re-submits nothing: the hash on the cluster and
 	// the applications on the dashboard say the config runs.
@@ -522,7 +525,7 @@ func TestIntegrationRayServiceRestart(t *testing.T) {
 		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
 	})
 	var deadline time.Time
-	eventually(t, 90*time.Second, "the switch to a new cluster", func() (bool, string) {
+	eventually(t, rsLong, "the switch to a new cluster", func() (bool, string) {
 		rc := getRC(t, h.ns, oldCluster)
 		v := rc.Annotations[rsDeleteAfterKey]
 		if v == "" {
@@ -547,7 +550,7 @@ func TestIntegrationRayServiceRestart(t *testing.T) {
 	if late := time.Since(deadline); late > 15*time.Second {
 		t.Errorf("deleted %s after its deadline", late)
 	}
-	h.waitServing("svc", 60*time.Second)
+	h.waitServing("svc", rsLong)
 }
 
 func TestIntegrationRayServiceDeployFailed(t *testing.T) {
@@ -562,7 +565,7 @@ func TestIntegrationRayServiceDeployFailed(t *testing.T) {
 	if err := cl.Create(context.Background(), rs); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 90*time.Second, "DEPLOY_FAILED in the status", func() (bool, string) {
+	eventually(t, rsLong, "DEPLOY_FAILED in the status", func() (bool, string) {
 		rs := h.get("bad")
 		a := rs.Status.PendingServiceStatus.Applications["broken"]
 		ready := findCondition(rs.Status.Conditions, string(rayv1.RayServiceReady))
@@ -577,16 +580,16 @@ func TestIntegrationRayServiceDeployFailed(t *testing.T) {
 func TestIntegrationRayServiceSuspendResume(t *testing.T) {
 	h := newRSHarness(t)
 	h.rayService("svc", 60)
-	h.waitServing("svc", 90*time.Second)
+	h.waitServing("svc", rsLong)
 	h.update("svc", func(rs *rayv1.RayService) { rs.Spec.Suspend = true })
-	eventually(t, 60*time.Second, "Suspended with nothing left", func() (bool, string) {
+	eventually(t, rsLong, "Suspended with nothing left", func() (bool, string) {
 		rs := h.get("svc")
 		_, err := kc.CoreV1().Services(h.ns).Get(context.Background(), "svc-serve-svc", metav1.GetOptions{})
 		return rayv1.IsConditionTrue(rs.Status.Conditions, string(rayv1.RayServiceSuspended)) && len(h.clusters("svc")) == 0 &&
 			apierrors.IsNotFound(err), rsSummary(rs)
 	})
 	h.update("svc", func(rs *rayv1.RayService) { rs.Spec.Suspend = false })
-	rs := h.waitServing("svc", 90*time.Second)
+	rs := h.waitServing("svc", rsLong)
 	if c := findCondition(rs.Status.Conditions, string(rayv1.RayServiceSuspended)); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("Suspended after resume: %+v", c)
 	}
