@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
@@ -29,6 +30,9 @@ type LeaderStatus struct {
 	LeaseDuration time.Duration
 	// ObservedAt is when this process last read the Lease.
 	ObservedAt time.Time
+	// LastError is the last error reading or writing the Lease ("" after a
+	// success), e.g. no permission to write Leases in the namespace.
+	LastError string
 }
 
 // Expired reports whether the holder's lease has run out at time now.
@@ -45,41 +49,46 @@ type observingLock struct {
 	mu       sync.Mutex
 	rec      resourcelock.LeaderElectionRecord
 	observed time.Time
+	lastErr  string
 }
 
-func (l *observingLock) note(r *resourcelock.LeaderElectionRecord) {
+func (l *observingLock) note(r *resourcelock.LeaderElectionRecord, err error) {
 	l.mu.Lock()
-	l.rec = *r
-	l.observed = time.Now()
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	if err != nil {
+		// NotFound on Get is the normal first step of an election.
+		if !apierrors.IsNotFound(err) {
+			l.lastErr = err.Error()
+		}
+		return
+	}
+	l.lastErr = ""
+	if r != nil {
+		l.rec = *r
+		l.observed = time.Now()
+	}
 }
 
 func (l *observingLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	r, raw, err := l.Interface.Get(ctx)
-	if err == nil && r != nil {
-		l.note(r)
-	}
+	l.note(r, err)
 	return r, raw, err
 }
 
 func (l *observingLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
 	err := l.Interface.Create(ctx, r)
-	if err == nil {
-		l.note(&r)
-	}
+	l.note(&r, err)
 	return err
 }
 
 func (l *observingLock) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
 	err := l.Interface.Update(ctx, r)
-	if err == nil {
-		l.note(&r)
-	}
+	l.note(&r, err)
 	return err
 }
 
-func (l *observingLock) snapshot() (resourcelock.LeaderElectionRecord, time.Time) {
+func (l *observingLock) snapshot() (resourcelock.LeaderElectionRecord, time.Time, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.rec, l.observed
+	return l.rec, l.observed, l.lastErr
 }

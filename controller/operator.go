@@ -331,6 +331,20 @@ func (o *Operator) Start(ctx context.Context) error {
 	return o.mgr.Start(ctx)
 }
 
+// StartInBackground builds an Operator and runs it until ctx is done, for
+// embedding (the TUI): it returns at once; Start's result arrives on the
+// channel (nil when ctx ends, an error when leadership is lost or the
+// manager fails).
+func StartInBackground(ctx context.Context, cfg *rest.Config, opts Options) (*Operator, <-chan error, error) {
+	op, err := New(cfg, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- op.Start(ctx) }()
+	return op, done, nil
+}
+
 // Cache is the manager's informer cache, shared with the TUI. It holds
 // RayClusters, Ray pods (those labelled ray.io/node-type) and Ray Services
 // (labelled ray.io/cluster), without managed fields; other kinds are
@@ -360,7 +374,8 @@ func (o *Operator) Leader() LeaderStatus {
 		return s
 	}
 	s.Lease = o.ns + "/" + o.opts.LeaderElectionID
-	rec, at := o.lock.snapshot()
+	rec, at, lastErr := o.lock.snapshot()
+	s.LastError = lastErr
 	s.Holder = rec.HolderIdentity
 	s.RenewTime = rec.RenewTime.Time
 	if rec.LeaseDurationSeconds > 0 {
