@@ -345,6 +345,26 @@ func TestIntegrationRayServiceConfigChange(t *testing.T) {
 		t.Errorf("%d Serve submissions, want 2 (bring-up and change)", got)
 	}
 
+	// More replicas and a worker group appended at the end: applied to the
+	// same cluster in place.
+	h.update("svc", func(rs *rayv1.RayService) {
+		spec := &rs.Spec.RayClusterSpec
+		spec.WorkerGroupSpecs[0].Replicas = ptr(int32(2))
+		extra := *spec.WorkerGroupSpecs[0].DeepCopy()
+		extra.GroupName, extra.Replicas = "extra", ptr(int32(1))
+		spec.WorkerGroupSpecs = append(spec.WorkerGroupSpecs, extra)
+	})
+	eventually(t, rsLong, "replicas and the appended group applied in place", func() (bool, string) {
+		rc := getRC(t, h.ns, active)
+		_, workers := clusterPods(t, h.ns, active)
+		groups := len(rc.Spec.WorkerGroupSpecs)
+		return groups == 2 && *rc.Spec.WorkerGroupSpecs[0].Replicas == 2 && len(workers) == 3,
+			fmt.Sprintf("%d groups, %d workers", groups, len(workers))
+	})
+	if cs := h.clusters("svc"); len(cs) != 1 || cs[0].Name != active {
+		t.Errorf("clusters after an in-place change: %d", len(cs))
+	}
+
 	// The head restarts (its pod is replaced) and loses the applications:
 	// they are submitted again.
 	heads, _ := clusterPods(t, h.ns, active)
