@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -101,25 +104,8 @@ func benchBringUp(b *testing.B, n int) {
 		b.StartTimer()
 		start := time.Now()
 		cpu0 := cpuTime()
-		var wg sync.WaitGroup
-		next := atomic.Int64{}
-		for range 8 {
-			wg.Go(func() {
-				for {
-					i := next.Add(1) - 1
-					if i >= int64(n) {
-						return
-					}
-					rc := testCluster(ns, fmt.Sprintf("bench-%04d", i), 3)
-					rc.Spec.WorkerGroupSpecs[0].MinReplicas = ptr(int32(3))
-					rc.Spec.WorkerGroupSpecs[0].MaxReplicas = ptr(int32(3))
-					if err := cl.Create(context.Background(), rc); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-		}
+		created := make(chan struct{})
+		go func() { defer close(created); createBenchClusters(b, ns, n) }()
 		readyClusters := map[string]bool{}
 		timeout := time.After(5 * time.Minute)
 		for len(readyClusters) < n {
@@ -155,7 +141,7 @@ func benchBringUp(b *testing.B, n int) {
 		up := time.Since(start)
 		b.StopTimer()
 		cpu := cpuTime() - cpu0
-		wg.Wait()
+		<-created
 		w.Stop()
 		sumUp += up
 		sumCPU += cpu
@@ -217,9 +203,86 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// peakRSSMiB is the process's peak resident set (VmHWM), 0 if unknown.
-func peakRSSMiB() float64 {
-	f, err := os.Open("/proc/self/status")
+// BenchmarkOperatorProcess runs the bring-up of 100 clusters against
+// `raydar operator` as its own process, to measure what a deployed operator
+// holds: its peak RSS (VmHWM), without the benchmark's clients and watch.
+func BenchmarkOperatorProcess(b *testing.B) {
+	needSandbox(b)
+	bin := filepath.Join(b.TempDir(), "raydar")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/raydar/raydar/cmd/raydar").CombinedOutput(); err != nil {
+		b.Fatalf("building raydar: %v\n%s", err, out)
+	}
+	const n = 100
+	var sumUp time.Duration
+	var rss float64
+	for range b.N {
+		b.StopTimer()
+		ns := newNamespace(b)
+		cmd := exec.Command(bin, "operator", "--kubeconfig", sb.KubeconfigPath, "--no-leader-election",
+			"--watch-namespaces", ns, "--ignore-other-operator", "--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+		cmd.Stderr = io.Discard
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(2 * time.Second) // cache sync
+		b.StartTimer()
+		start := time.Now()
+		createBenchClusters(b, ns, n)
+		eventually(b, 5*time.Minute, "all clusters ready", func() (bool, string) {
+			list := &rayv1.RayClusterList{}
+			if err := cl.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+				return false, err.Error()
+			}
+			ready := 0
+			for _, rc := range list.Items {
+				if rc.Status.State == rayv1.Ready {
+					ready++
+				}
+			}
+			return ready == n, fmt.Sprint(ready, " ready")
+		})
+		sumUp += time.Since(start)
+		b.StopTimer()
+		rss += procPeakRSSMiB(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		_ = cl.DeleteAllOf(context.Background(), &rayv1.RayCluster{}, client.InNamespace(ns))
+	}
+	b.ReportMetric(sumUp.Seconds()/float64(b.N), "s-to-ready")
+	b.ReportMetric(rss/float64(b.N), "operator-peak-RSS-MiB")
+}
+
+// createBenchClusters creates n clusters of 1 head + 3 workers (min 3,
+// max 3) with 8 parallel clients.
+func createBenchClusters(b *testing.B, ns string, n int) {
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range 8 {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(n) {
+					return
+				}
+				rc := testCluster(ns, fmt.Sprintf("bench-%04d", i), 3)
+				rc.Spec.WorkerGroupSpecs[0].MinReplicas = ptr(int32(3))
+				rc.Spec.WorkerGroupSpecs[0].MaxReplicas = ptr(int32(3))
+				if err := cl.Create(context.Background(), rc); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// peakRSSMiB is this process's peak resident set (VmHWM), 0 if unknown.
+func peakRSSMiB() float64 { return procPeakRSSMiB("/proc/self/status") }
+
+// procPeakRSSMiB reads VmHWM from a /proc/<pid>/status file.
+func procPeakRSSMiB(path string) float64 {
+	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}
