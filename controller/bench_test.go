@@ -20,6 +20,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -201,6 +202,68 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRawPods is the ceiling the bring-up is measured against: the
+// same 4 pods per cluster created directly (8 parallel clients), no
+// operator; time until every pod is Running and Ready.
+func BenchmarkRawPods(b *testing.B) {
+	needSandbox(b)
+	const n = 100
+	var sum time.Duration
+	for range b.N {
+		b.StopTimer()
+		ns := newNamespace(b)
+		rcs := make([]*rayv1.RayCluster, n)
+		for i := range rcs {
+			rcs[i] = testCluster(ns, fmt.Sprintf("raw-%04d", i), 3)
+			rcs[i].UID = types.UID(fmt.Sprint("raw-uid-", i))
+		}
+		b.StartTimer()
+		start := time.Now()
+		var wg sync.WaitGroup
+		next := atomic.Int64{}
+		for range 8 {
+			wg.Go(func() {
+				for {
+					i := next.Add(1) - 1
+					if i >= int64(4*n) {
+						return
+					}
+					rc := rcs[i/4]
+					var pod *corev1.Pod
+					if i%4 == 0 {
+						pod = buildPod(rc, podBuild{name: headPodName(rc.Name, randomSuffix()), head: true}, "h", defaultBuildConfig())
+					} else {
+						pod = buildPod(rc, podBuild{name: workerPodName(rc.Name, "small", randomSuffix()), group: &rc.Spec.WorkerGroupSpecs[0]}, "h", defaultBuildConfig())
+					}
+					pod.OwnerReferences = nil
+					if err := cl.Create(context.Background(), pod); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		eventually(b, 5*time.Minute, "all raw pods ready", func() (bool, string) {
+			pods := &corev1.PodList{}
+			if err := cl.List(context.Background(), pods, client.InNamespace(ns)); err != nil {
+				return false, err.Error()
+			}
+			ready := 0
+			for i := range pods.Items {
+				if isRunningAndReady(&pods.Items[i]) {
+					ready++
+				}
+			}
+			return ready == 4*n, fmt.Sprint(ready, " ready")
+		})
+		sum += time.Since(start)
+		b.StopTimer()
+		wg.Wait()
+		_ = cl.DeleteAllOf(context.Background(), &corev1.Pod{}, client.InNamespace(ns))
+	}
+	b.ReportMetric(sum.Seconds()/float64(b.N), "s-to-ready")
 }
 
 // BenchmarkOperatorProcess runs the bring-up of 100 clusters against
