@@ -219,6 +219,10 @@ func BenchmarkRawPods(b *testing.B) {
 			rcs[i] = testCluster(ns, fmt.Sprintf("raw-%04d", i), 3)
 			rcs[i].UID = types.UID(fmt.Sprint("raw-uid-", i))
 		}
+		w, err := cl.Watch(context.Background(), &corev1.PodList{}, client.InNamespace(ns))
+		if err != nil {
+			b.Fatal(err)
+		}
 		b.StartTimer()
 		start := time.Now()
 		var wg sync.WaitGroup
@@ -245,19 +249,22 @@ func BenchmarkRawPods(b *testing.B) {
 				}
 			})
 		}
-		eventually(b, 5*time.Minute, "all raw pods ready", func() (bool, string) {
-			pods := &corev1.PodList{}
-			if err := cl.List(context.Background(), pods, client.InNamespace(ns)); err != nil {
-				return false, err.Error()
-			}
-			ready := 0
-			for i := range pods.Items {
-				if isRunningAndReady(&pods.Items[i]) {
-					ready++
+		readyPods := map[string]bool{}
+		deadline := time.After(5 * time.Minute)
+		for len(readyPods) < 4*n {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					b.Fatal("watch closed")
 				}
+				if p, isPod := ev.Object.(*corev1.Pod); isPod && isRunningAndReady(p) {
+					readyPods[p.Name] = true
+				}
+			case <-deadline:
+				b.Fatalf("only %d of %d pods ready after 5 minutes", len(readyPods), 4*n)
 			}
-			return ready == 4*n, fmt.Sprint(ready, " ready")
-		})
+		}
+		w.Stop()
 		sum += time.Since(start)
 		b.StopTimer()
 		wg.Wait()
