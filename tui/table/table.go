@@ -95,6 +95,9 @@ type Spec[V any] struct {
 	// Live, if set, rewrites the time-dependent cells (ages, durations) of
 	// the visible rows at draw time; cells is a scratch copy.
 	Live func(v V, now time.Time, cells []string)
+	// Markable, if set, says which items may be marked; the others are
+	// skipped by a range and refused by ToggleMark. nil: every item.
+	Markable func(v V) bool
 }
 
 type entry[V any] struct {
@@ -490,17 +493,26 @@ func (m *Model[V]) MarkCount() int { return len(m.marks) }
 // ClearMarks unmarks every item.
 func (m *Model[V]) ClearMarks() { clear(m.marks); m.anchor = "" }
 
-// ToggleMark marks or unmarks the selected item.
-func (m *Model[V]) ToggleMark() {
+// ToggleMark marks or unmarks the selected item; it reports false (and
+// does nothing) when there is none or it may not be marked (Spec.Markable).
+func (m *Model[V]) ToggleMark() bool {
 	if m.selID == "" {
-		return
+		return false
 	}
 	if _, ok := m.marks[m.selID]; ok {
 		delete(m.marks, m.selID)
 	} else {
+		if !m.markable(m.items[m.selID]) {
+			return false
+		}
 		m.marks[m.selID] = struct{}{}
 	}
 	m.anchor = m.selID
+	return true
+}
+
+func (m *Model[V]) markable(e *entry[V]) bool {
+	return e != nil && (m.spec.Markable == nil || m.spec.Markable(e.v))
 }
 
 // MarkRange marks every visible row between the last toggled row and the
@@ -516,7 +528,9 @@ func (m *Model[V]) MarkRange() {
 		i, j = j, i
 	}
 	for _, e := range m.rows[i : j+1] {
-		m.marks[e.id] = struct{}{}
+		if m.markable(e) {
+			m.marks[e.id] = struct{}{}
+		}
 	}
 	m.anchor = m.selID
 }

@@ -244,6 +244,37 @@ func TestMarks(t *testing.T) {
 	}
 }
 
+// TestMarkable: rows Spec.Markable refuses are neither toggled nor taken
+// into a range.
+func TestMarkable(t *testing.T) {
+	sp := spec()
+	sp.Markable = func(i item) bool { return i.status != "failed" } // not charlie
+	m := New(sp, styles.Plain(), keys.Default(), func() time.Time { return t0 })
+	m.SetSize(80, 10)
+	m.Apply(sample(), nil)
+	m.MoveTo(2) // charlie
+	if m.ToggleMark() || m.MarkCount() != 0 {
+		t.Fatal("an unmarkable row was marked")
+	}
+	m.MoveTo(0)
+	if !m.ToggleMark() {
+		t.Fatal("alpha refused")
+	}
+	m.MoveTo(3)
+	m.MarkRange() // alpha..delta without charlie
+	var got []string
+	for _, v := range m.Marked() {
+		got = append(got, v.name)
+	}
+	if !slices.Equal(got, []string{"alpha", "bravo", "delta"}) {
+		t.Fatalf("marked %v", got)
+	}
+	m.MoveTo(1)
+	if !m.ToggleMark() || m.MarkCount() != 2 {
+		t.Fatal("unmarking bravo")
+	}
+}
+
 func TestViewDrawsOnlyTheViewport(t *testing.T) {
 	var items []item
 	for i := range 1000 {
