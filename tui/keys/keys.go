@@ -42,6 +42,11 @@ type KeyMap struct {
 	MarkRange  key.Binding
 	ClearMarks key.Binding
 
+	// Wrap toggles line wrapping and Follow toggles following new lines in
+	// the describe and log pages.
+	Wrap   key.Binding
+	Follow key.Binding
+
 	// actions holds user overrides for view actions (issue 7), by action
 	// name; see Action.
 	actions map[string][]string
@@ -53,6 +58,7 @@ const (
 	GroupNavigation = "Navigation"
 	GroupSort       = "Sort"
 	GroupMarks      = "Marks"
+	GroupText       = "Text"
 )
 
 // Named is one binding with its config-file name and help group.
@@ -91,6 +97,9 @@ func Default() *KeyMap {
 		Mark:       b("space", "mark", "space"),
 		MarkRange:  b("ctrl+space", "mark range", "ctrl+space"),
 		ClearMarks: b("ctrl+\\", "clear marks", "ctrl+\\"),
+
+		Wrap:   b("w", "wrap", "w"),
+		Follow: b("f", "follow", "f"),
 	}
 }
 
@@ -117,6 +126,8 @@ func (k *KeyMap) All() []Named {
 		{"mark", GroupMarks, &k.Mark},
 		{"mark-range", GroupMarks, &k.MarkRange},
 		{"clear-marks", GroupMarks, &k.ClearMarks},
+		{"wrap", GroupText, &k.Wrap},
+		{"follow", GroupText, &k.Follow},
 	}
 }
 
