@@ -60,6 +60,11 @@ type (
 		sess Session
 		err  error
 	}
+	// pushMsg pushes the page build returns (nil: nothing) on the stack;
+	// build runs in Update, so it may read the store.
+	pushMsg struct{ build func(e *env) page }
+	// warnMsg flashes a warning.
+	warnMsg string
 )
 
 // App is the root model. Create it with New and run it with
@@ -267,6 +272,12 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 			a.dialog = msg.Dialog
 			a.mode = modeDialog
 		}
+	case pushMsg:
+		if p := msg.build(a.e); p != nil {
+			return a.push(p)
+		}
+	case warnMsg:
+		a.setFlash(flashWarn, string(msg))
 	case contextsMsg:
 		if msg.err != nil {
 			a.logf("listing contexts: %v", msg.err)
@@ -425,6 +436,11 @@ func (a *App) showList(kind ViewKind) {
 	}
 	p.setNamespace(a.ns)
 	p.setSize(a.width, a.bodyHeight())
+	for _, old := range a.stack {
+		if old != p {
+			closePage(old)
+		}
+	}
 	a.stack = []page{p}
 }
 
@@ -440,7 +456,18 @@ func (a *App) push(p page) tea.Cmd {
 
 func (a *App) pop() {
 	if len(a.stack) > 1 {
+		closePage(a.top())
 		a.stack = a.stack[:len(a.stack)-1]
+	}
+}
+
+// closer is implemented by pages that hold resources while open (a log
+// stream); close is called when the page leaves the stack.
+type closer interface{ close() }
+
+func closePage(p page) {
+	if c, ok := p.(closer); ok {
+		c.close()
 	}
 }
 
@@ -467,6 +494,9 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 	km := a.km
 	switch a.mode {
 	case modeDialog:
+		if key.Matches(msg, km.Quit) {
+			return a.quit()
+		}
 		done, cmd := a.dialog.Update(msg)
 		if done {
 			a.dialog = nil
@@ -532,7 +562,13 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	for _, act := range a.actions[p.kind()] {
 		if key.Matches(msg, act.Key) && act.Run != nil {
-			return a.track(act.Run(p.target()))
+			tg := p.target()
+			tg.e = a.e
+			var opened tea.Cmd
+			tg.show = func(d Dialog) { a.dialog, a.mode = d, modeDialog }
+			tg.push = func(np page) tea.Cmd { opened = a.push(np); return nil }
+			cmd := act.Run(tg)
+			return tea.Batch(opened, a.track(cmd))
 		}
 	}
 	handled, cmd := p.update(msg)

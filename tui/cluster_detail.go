@@ -98,10 +98,17 @@ func newClusterDetail(e *env, rc *rayv1.RayCluster) *clusterDetail {
 				c[9] = age(now, r.pod.CreationTimestamp.Time)
 			}
 		},
+		Markable: func(r treeRow) bool { return r.isWorker() },
 	}
 	d.t = table.New(spec, e.st, e.km, e.now)
 	d.refresh()
 	return d
+}
+
+// isWorker reports whether the row is a worker pod (the rows that may be
+// marked for deletion).
+func (r treeRow) isWorker() bool {
+	return r.pod != nil && r.pod.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.WorkerNode)
 }
 
 // desired is the number of pods a group should have.
@@ -171,14 +178,28 @@ func (d *clusterDetail) title() string {
 	}
 	return t
 }
-func (d *clusterDetail) crumb() string                              { return d.rc.Namespace + "/" + d.rc.Name }
-func (d *clusterDetail) setNamespace(string)                        {}
-func (d *clusterDetail) tbl() tabler                                { return d.t }
-func (d *clusterDetail) open() page                                 { return nil }
-func (d *clusterDetail) canOpen() bool                              { return false }
-func (d *clusterDetail) keys() []key.Binding                        { return nil }
-func (d *clusterDetail) setSize(w, h int)                           { d.w, d.h = w, h; d.layout() }
-func (d *clusterDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) { return d.t.HandleKey(msg), nil }
+func (d *clusterDetail) crumb() string       { return d.rc.Namespace + "/" + d.rc.Name }
+func (d *clusterDetail) setNamespace(string) {}
+func (d *clusterDetail) tbl() tabler         { return d.t }
+func (d *clusterDetail) open() page          { return nil }
+func (d *clusterDetail) canOpen() bool       { return false }
+func (d *clusterDetail) keys() []key.Binding { return nil }
+func (d *clusterDetail) setSize(w, h int)    { d.w, d.h = w, h; d.layout() }
+
+// update refuses to mark anything but worker pods (space on the head pod
+// or a group row flashes why); ranges skip such rows (Spec.Markable).
+func (d *clusterDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	if key.Matches(msg, d.e.km.Mark) {
+		if r, ok := d.t.Selected(); ok && !r.isWorker() {
+			why := "only worker pods can be marked"
+			if r.pod != nil || r.head {
+				why = "the head pod cannot be marked: only worker pods can be deleted"
+			}
+			return true, func() tea.Msg { return warnMsg(why) }
+		}
+	}
+	return d.t.HandleKey(msg), nil
+}
 
 const summaryLines = 3
 

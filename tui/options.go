@@ -64,6 +64,11 @@ type Session struct {
 	// lists (watch.Source.Synced); until then the header says "syncing".
 	// Called from the UI loop on ticks and batches; nil means synced.
 	Synced func() bool
+	// Deps are this connection's dependencies of the default actions
+	// (DefaultActions): a Backend that switches contexts sets them on each
+	// Session it returns. nil uses the ActionDeps given to DefaultActions,
+	// as long as their Context is this session's.
+	Deps *ActionDeps
 }
 
 // Feed is the live data source: Next blocks until a batch is ready (see
@@ -109,6 +114,10 @@ const (
 	ClusterDetailView
 	JobDetailView
 	ServiceDetailView
+	// DescribeView is the describe page of one object (d).
+	DescribeView
+	// LogsView is the log page of one pod (l).
+	LogsView
 )
 
 func (v ViewKind) String() string {
@@ -127,6 +136,10 @@ func (v ViewKind) String() string {
 		return "rayjob"
 	case ServiceDetailView:
 		return "rayservice"
+	case DescribeView:
+		return "describe"
+	case LogsView:
+		return "logs"
 	}
 	return "view"
 }
@@ -166,6 +179,16 @@ type Target struct {
 	// Owner is the object the view is about (the RayCluster of the cluster
 	// detail, the RayJob or RayService of theirs); nil in list views.
 	Owner client.Object
+
+	// e is the session the target was taken in (set by the App before Run;
+	// the default actions read its store and styles inside Run, which is
+	// called from Update, never from a command).
+	e *env
+	// show opens a dialog and push pushes a page at once, within the
+	// Update that runs the action, so keys typed right after the action's
+	// key reach the dialog or page (set by the App; nil outside it).
+	show func(Dialog)
+	push func(page) tea.Cmd
 }
 
 // ResultMsg reports the outcome of an action: the TUI flashes Text, or Err

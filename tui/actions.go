@@ -1,0 +1,554 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/kube/watch"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// PodLogs streams a container's logs (the lead implements it with
+// client-go's GetLogs(...).Stream). The TUI reads the stream in a goroutine
+// and closes it when the log page closes; follow keeps it open for new
+// lines. Implementations should bound the initial tail (TailLines): the
+// page keeps only the last MaxPodLogLines lines anyway.
+type PodLogs interface {
+	PodLogs(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error)
+}
+
+// PodLogsFunc adapts a function to PodLogs.
+type PodLogsFunc func(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error)
+
+// PodLogs implements PodLogs.
+func (f PodLogsFunc) PodLogs(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error) {
+	return f(ctx, namespace, pod, container, follow)
+}
+
+// ActionDeps are what the default actions need from one connection.
+type ActionDeps struct {
+	// Context is the kubeconfig context these dependencies act on. When it
+	// is set and the TUI has switched to another context whose Session
+	// carries no Deps, the mutating actions refuse instead of acting on the
+	// wrong cluster.
+	Context string
+	// Actions is the mutation choke point (read-only gate, Events, audit).
+	// nil: the mutating actions report that they are unavailable.
+	Actions *actions.Actions
+	// Reader lists what a delete takes with it that the TUI's store does
+	// not hold (Services, batch Jobs and their pods); it is called inside a
+	// command. nil: Actions.Client().
+	Reader client.Reader
+	// PodLogs streams pod logs; nil: the logs action says it is unavailable.
+	PodLogs PodLogs
+	// OtherOperator reports whether another operator (KubeRay) reconciles
+	// the object, so raydar's RayJob reconciler will not see a stop
+	// request: the stop then goes through the Ray dashboard
+	// (StopJobDirect, which needs actions.Options.JobStopper). nil: never.
+	// Called from Update; it must be cheap.
+	OtherOperator func(obj client.Object) bool
+}
+
+// Action names (keys.yaml "actions:" entries).
+const (
+	ActionScale         = "scale"
+	ActionDeleteWorkers = "delete-workers"
+	ActionStopJob       = "stop-job"
+	ActionSuspend       = "suspend"
+	ActionDelete        = "delete"
+	ActionDescribe      = "describe"
+	ActionLogs          = "logs"
+)
+
+// actionTimeout bounds one apply or read made by an action.
+const actionTimeout = 30 * time.Second
+
+func binding(k, desc string) key.Binding {
+	return key.NewBinding(key.WithKeys(k), key.WithHelp(k, desc))
+}
+
+// DefaultActions returns raydar's actions for every view (issue 7):
+//
+//	s       scale a worker group (cluster detail, on a group or pod row)
+//	ctrl+d  delete the marked worker pods, or the selected one (cluster
+//	        detail); delete the selected RayCluster/RayJob/RayService
+//	        (lists, job and service detail)
+//	x       stop a RayJob (jobs list, job detail)
+//	z       suspend or resume a RayCluster/RayJob/RayService (lists and
+//	        details)
+//	d       describe the selected object: summary, Events, YAML
+//	l       follow a pod's logs (pods list, cluster detail on a pod row)
+//
+// Every mutating action is Dangerous (hidden with --readonly), opens a
+// confirmation whose default button is Cancel, and applies through
+// deps.Actions, which refuses by itself in read-only mode.
+func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
+	r := &actionRunner{base: deps}
+	scale := Action{Name: ActionScale, Key: binding("s", "scale group"), Dangerous: true, Run: inSession(r.scale)}
+	delWorkers := Action{Name: ActionDeleteWorkers, Key: binding("ctrl+d", "delete workers"), Dangerous: true, Run: inSession(r.deleteWorkers)}
+	stop := Action{Name: ActionStopJob, Key: binding("x", "stop job"), Dangerous: true, Run: inSession(r.stopJob)}
+	suspend := Action{Name: ActionSuspend, Key: binding("z", "suspend/resume"), Dangerous: true, Run: inSession(r.suspend)}
+	del := Action{Name: ActionDelete, Key: binding("ctrl+d", "delete"), Dangerous: true, Run: inSession(r.delete)}
+	describe := Action{Name: ActionDescribe, Key: binding("d", "describe"), Run: inSession(r.describe)}
+	logs := Action{Name: ActionLogs, Key: binding("l", "logs"), Run: inSession(r.logs)}
+	return map[ViewKind][]Action{
+		ClustersView:      {describe, suspend, del},
+		JobsView:          {describe, stop, suspend, del},
+		ServicesView:      {describe, suspend, del},
+		PodsView:          {describe, logs},
+		ClusterDetailView: {scale, delWorkers, describe, logs, suspend},
+		JobDetailView:     {describe, stop, suspend, del},
+		ServiceDetailView: {describe, suspend, del},
+	}
+}
+
+// inSession refuses targets that were not taken by the App (which sets the
+// session they belong to).
+func inSession(run func(Target) tea.Cmd) func(Target) tea.Cmd {
+	return func(tg Target) tea.Cmd {
+		if tg.e == nil {
+			return errMsg(errors.New("this action runs only inside the TUI"))
+		}
+		return run(tg)
+	}
+}
+
+// actionRunner holds the deps the actions were built with.
+type actionRunner struct{ base ActionDeps }
+
+// errMsg returns a command that flashes err.
+func errMsg(err error) tea.Cmd { return func() tea.Msg { return ResultMsg{Err: err} } }
+
+func warn(format string, args ...any) tea.Cmd {
+	s := fmt.Sprintf(format, args...)
+	return func() tea.Msg { return warnMsg(s) }
+}
+
+// deps returns the dependencies for the target's session.
+func (r *actionRunner) deps(tg Target) (ActionDeps, error) {
+	if d := tg.e.sess.Deps; d != nil {
+		return *d, nil
+	}
+	if r.base.Context != "" && r.base.Context != tg.e.sess.Context {
+		return ActionDeps{}, fmt.Errorf("actions are connected to context %s, not %s: nothing was changed", r.base.Context, tg.e.sess.Context)
+	}
+	return r.base, nil
+}
+
+// mutator returns the Actions of the target's session.
+func (r *actionRunner) mutator(tg Target) (*actions.Actions, error) {
+	d, err := r.deps(tg)
+	if err != nil {
+		return nil, err
+	}
+	if d.Actions == nil {
+		return nil, errors.New("changes are not available in this session (no API client)")
+	}
+	return d.Actions, nil
+}
+
+// ctx is the session's context (cancelled on quit and context switch).
+func (tg Target) ctx() context.Context {
+	if tg.e.ctx != nil {
+		return tg.e.ctx
+	}
+	return context.Background()
+}
+
+// applyCmd runs an apply method in a command and turns its outcome into a
+// ResultMsg.
+func applyAction(tg Target, apply func(ctx context.Context) (*actions.Result, error), ok func(*actions.Result) string) func() tea.Cmd {
+	parent := tg.ctx()
+	return func() tea.Cmd {
+		return func() tea.Msg {
+			ctx, cancel := context.WithTimeout(parent, actionTimeout)
+			defer cancel()
+			res, err := apply(ctx)
+			if err != nil {
+				return ResultMsg{Err: err}
+			}
+			if res.Outcome == actions.OutcomeUnchanged {
+				return ResultMsg{Text: "no change: " + res.Object.String() + " already is as asked"}
+			}
+			text := ok(res)
+			if res.EventError != "" {
+				text += " (the Event was not recorded: " + res.EventError + ")"
+			}
+			if res.AuditError != "" {
+				text += " (audit log: " + res.AuditError + ")"
+			}
+			return ResultMsg{Text: text}
+		}
+	}
+}
+
+// show opens d at once when the App allows it, else through a command.
+func (tg Target) showDialog(d Dialog) tea.Cmd {
+	if tg.show != nil {
+		tg.show(d)
+		return nil
+	}
+	return func() tea.Msg { return ShowDialogMsg{Dialog: d} }
+}
+
+// pushPage pushes the page build returns, at once when the App allows it.
+func (tg Target) pushPage(build func(e *env) page) tea.Cmd {
+	if tg.push != nil {
+		return tg.push(build(tg.e))
+	}
+	return func() tea.Msg { return pushMsg{build: build} }
+}
+
+// ---- scale ----
+
+func (r *actionRunner) scale(tg Target) tea.Cmd {
+	rc, ok := tg.Owner.(*rayv1.RayCluster)
+	if !ok {
+		return warn("scale: open a RayCluster first")
+	}
+	if tg.Group == "" || tg.Group == "head" || tg.Group == rayv1.RayNodeHeadGroupLabelValue {
+		return warn("scale: select a worker group (or one of its pods); the head group has one pod")
+	}
+	if _, ok := rc.Spec.WorkerGroup(tg.Group); !ok {
+		return warn("scale: group %s is not in the spec of %s/%s", tg.Group, rc.Namespace, rc.Name)
+	}
+	a, err := r.mutator(tg)
+	if err != nil {
+		return errMsg(err)
+	}
+	ns, name, group := rc.Namespace, rc.Name, tg.Group
+	d := newScaleDialog(tg.e.st, rc, group, func(req actions.ScaleRequest) func() tea.Cmd {
+		return applyAction(tg, func(ctx context.Context) (*actions.Result, error) {
+			return a.ScaleGroup(ctx, ns, name, group, req)
+		}, func(res *actions.Result) string {
+			p, _ := res.Plan.(*actions.ScalePlan)
+			if p == nil {
+				return fmt.Sprintf("scaled %s/%s group %s", ns, name, group)
+			}
+			return fmt.Sprintf("scaled %s/%s group %s: replicas %d → %d", ns, name, group, p.Current.Replicas, p.New.Replicas)
+		})
+	})
+	return tg.showDialog(d)
+}
+
+// ---- delete workers ----
+
+func (r *actionRunner) deleteWorkers(tg Target) tea.Cmd {
+	rc, ok := tg.Owner.(*rayv1.RayCluster)
+	if !ok {
+		return warn("delete workers: open a RayCluster first")
+	}
+	var names []string
+	for _, o := range tg.Marked {
+		names = append(names, o.GetName())
+	}
+	if len(names) == 0 {
+		p, ok := tg.Selected.(*corev1.Pod)
+		switch {
+		case !ok:
+			return warn("delete workers: mark worker pods with space (or select one) first")
+		case p.Labels[rayv1.RayNodeTypeLabelKey] != string(rayv1.WorkerNode):
+			return warn("delete workers: %s is the head pod; only workers can be deleted", p.Name)
+		}
+		names = []string{p.Name}
+	}
+	a, err := r.mutator(tg)
+	if err != nil {
+		return errMsg(err)
+	}
+	// Every pod of the cluster the TUI knows, for the plan (multi-host
+	// groups need the other hosts of a replica).
+	var pods []corev1.Pod
+	for _, p := range tg.e.store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name}) {
+		pods = append(pods, *p)
+	}
+	req := actions.DeleteWorkersRequest{Pods: names}
+	ns, name := rc.Namespace, rc.Name
+	plan, err := actions.PlanDeleteWorkers(rc, pods, req)
+	title := fmt.Sprintf("Delete worker pods of RayCluster %s/%s", ns, name)
+	if err != nil {
+		return tg.showDialog(newConfirm(tg.e.st, title, []string{"nothing can be deleted:"}, err.Error(), nil))
+	}
+	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) {
+		return a.DeleteWorkers(ctx, ns, name, req)
+	}, func(res *actions.Result) string {
+		p, _ := res.Plan.(*actions.DeleteWorkersPlan)
+		if p == nil {
+			return fmt.Sprintf("deleting workers of %s/%s", ns, name)
+		}
+		return fmt.Sprintf("deleting %d worker pods of %s/%s: %s", len(p.Pods), ns, name, strings.Join(p.Pods, ", "))
+	})
+	return tg.showDialog(newConfirm(tg.e.st, title, deleteWorkersLines(plan), "", apply))
+}
+
+// deleteWorkersLines are the plan's lines with one pod a line, so that
+// long pod names are never broken.
+func deleteWorkersLines(p *actions.DeleteWorkersPlan) []string {
+	ls := []string{p.Lines()[0]}
+	for _, g := range p.Groups {
+		s := fmt.Sprintf("group %s: replicas %d → %d", g.Group, g.Current.Replicas, g.New.Replicas)
+		if g.Current.Min != g.New.Min {
+			s += fmt.Sprintf(", minReplicas %d → %d", g.Current.Min, g.New.Min)
+		}
+		ls = append(ls, s)
+		for _, pod := range g.Pods {
+			ls = append(ls, "  "+pod)
+		}
+	}
+	for _, w := range p.Warnings {
+		ls = append(ls, "warning: "+w)
+	}
+	return ls
+}
+
+// ---- stop job ----
+
+func (r *actionRunner) stopJob(tg Target) tea.Cmd {
+	j, ok := tg.Selected.(*rayv1.RayJob)
+	if !ok {
+		return warn("stop: select a RayJob first")
+	}
+	d, err := r.deps(tg)
+	if err != nil {
+		return errMsg(err)
+	}
+	a, err := r.mutator(tg)
+	if err != nil {
+		return errMsg(err)
+	}
+	ns, name := j.Namespace, j.Name
+	direct := d.OtherOperator != nil && d.OtherOperator(j)
+	title := fmt.Sprintf("Stop RayJob %s/%s", ns, name)
+	var plan *actions.StopJobPlan
+	var apply func() tea.Cmd
+	if direct {
+		plan, err = actions.PlanStopJobDirect(j)
+		apply = applyAction(tg, func(ctx context.Context) (*actions.Result, error) { return a.StopJobDirect(ctx, ns, name) },
+			func(res *actions.Result) string {
+				return fmt.Sprintf("stopped the Ray job of RayJob %s/%s through the Ray dashboard", ns, name)
+			})
+	} else {
+		plan, err = actions.PlanStopJob(j, a.Actor(), tg.e.now())
+		apply = applyAction(tg, func(ctx context.Context) (*actions.Result, error) { return a.StopJob(ctx, ns, name) },
+			func(res *actions.Result) string {
+				return fmt.Sprintf("stop requested for RayJob %s/%s; the RayJob reconciler stops it", ns, name)
+			})
+	}
+	if err != nil {
+		return tg.showDialog(newConfirm(tg.e.st, title, []string{"the job cannot be stopped:"}, err.Error(), nil))
+	}
+	return tg.showDialog(newConfirm(tg.e.st, title, plan.Lines(), "", apply))
+}
+
+// ---- suspend / resume ----
+
+// lifecycleObject returns the RayCluster, RayJob or RayService the target
+// is about: the selection in lists, the detail's object in details.
+func lifecycleObject(tg Target) (client.Object, actions.Kind, bool) {
+	obj := tg.Selected
+	if tg.View == ClusterDetailView {
+		obj = tg.Owner
+	}
+	switch obj.(type) {
+	case *rayv1.RayCluster:
+		return obj, actions.KindRayCluster, true
+	case *rayv1.RayJob:
+		return obj, actions.KindRayJob, true
+	case *rayv1.RayService:
+		return obj, actions.KindRayService, true
+	}
+	return nil, "", false
+}
+
+func isSuspended(obj client.Object) bool {
+	switch o := obj.(type) {
+	case *rayv1.RayCluster:
+		return o.Spec.IsSuspended()
+	case *rayv1.RayJob:
+		return o.Spec.Suspend
+	case *rayv1.RayService:
+		return o.Spec.Suspend
+	}
+	return false
+}
+
+func (r *actionRunner) suspend(tg Target) tea.Cmd {
+	obj, kind, ok := lifecycleObject(tg)
+	if !ok {
+		return warn("suspend/resume: select a RayCluster, RayJob or RayService first")
+	}
+	a, err := r.mutator(tg)
+	if err != nil {
+		return errMsg(err)
+	}
+	suspend := !isSuspended(obj)
+	verb, done := "Resume", "resumed"
+	if suspend {
+		verb, done = "Suspend", "suspended"
+	}
+	ns, name := obj.GetNamespace(), obj.GetName()
+	title := fmt.Sprintf("%s %s %s/%s", verb, kind, ns, name)
+	plan, err := actions.PlanSuspend(obj, suspend)
+	if err != nil {
+		return tg.showDialog(newConfirm(tg.e.st, title, []string{strings.ToLower(verb) + " is not possible:"}, err.Error(), nil))
+	}
+	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) {
+		if suspend {
+			return a.Suspend(ctx, kind, ns, name)
+		}
+		return a.Resume(ctx, kind, ns, name)
+	}, func(*actions.Result) string { return fmt.Sprintf("%s %s %s/%s", done, kind, ns, name) })
+	return tg.showDialog(newConfirm(tg.e.st, title, plan.Lines(), "", apply))
+}
+
+// ---- delete ----
+
+func (r *actionRunner) delete(tg Target) tea.Cmd {
+	obj, kind, ok := lifecycleObject(tg)
+	if !ok {
+		return warn("delete: select a RayCluster, RayJob or RayService first")
+	}
+	d, err := r.deps(tg)
+	if err != nil {
+		return errMsg(err)
+	}
+	a, err := r.mutator(tg)
+	if err != nil {
+		return errMsg(err)
+	}
+	reader := d.Reader
+	if reader == nil {
+		reader = a.Client()
+	}
+	// RayClusters and Ray pods come from the store (read here, in Update);
+	// Services, batch Jobs and their pods, which the store does not hold,
+	// from the reader inside the command.
+	ns, name := obj.GetNamespace(), obj.GetName()
+	var rel actions.Related
+	for _, o := range tg.e.store.List(watch.RayCluster) {
+		if o.GetNamespace() == ns {
+			rel.RayClusters = append(rel.RayClusters, *o.(*rayv1.RayCluster))
+		}
+	}
+	for _, o := range tg.e.store.List(watch.Pod) {
+		if o.GetNamespace() == ns {
+			rel.Pods = append(rel.Pods, *o.(*corev1.Pod))
+		}
+	}
+	st, parent := tg.e.st, tg.ctx()
+	title := fmt.Sprintf("Delete %s %s/%s", kind, ns, name)
+	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) { return a.Delete(ctx, kind, ns, name) },
+		func(res *actions.Result) string {
+			s := fmt.Sprintf("deleted %s %s/%s", kind, ns, name)
+			if p, _ := res.Plan.(*actions.DeletePlan); p != nil && len(p.Dependents) > 0 {
+				s += fmt.Sprintf(" and %d objects it owned", len(p.Dependents))
+			}
+			return s
+		})
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(parent, actionTimeout)
+		defer cancel()
+		warnings := relatedFromReader(ctx, reader, ns, &rel)
+		plan, err := actions.PlanDelete(obj, rel)
+		if err != nil {
+			return ShowDialogMsg{Dialog: newConfirm(st, title, []string{"nothing can be deleted:"}, err.Error(), nil)}
+		}
+		plan.Warnings = append(plan.Warnings, warnings...)
+		return ShowDialogMsg{Dialog: newConfirm(st, title, deleteLines(plan), "", apply)}
+	}
+}
+
+// relatedFromReader adds the namespace's Services, batch Jobs and the
+// Jobs' pods to rel; what cannot be listed becomes a warning.
+func relatedFromReader(ctx context.Context, rd client.Reader, ns string, rel *actions.Related) []string {
+	var warnings []string
+	list := func(l client.ObjectList, what string, opts ...client.ListOption) bool {
+		if err := rd.List(ctx, l, append(opts, client.InNamespace(ns))...); err != nil {
+			warnings = append(warnings, fmt.Sprintf("could not list %s (%v): what else goes may be incomplete", what, err))
+			return false
+		}
+		return true
+	}
+	var svcs corev1.ServiceList
+	if list(&svcs, "services") {
+		rel.Services = svcs.Items
+	}
+	var jobs batchv1.JobList
+	if list(&jobs, "jobs") && len(jobs.Items) > 0 {
+		rel.Jobs = jobs.Items
+		names := make([]string, 0, len(jobs.Items))
+		for i := range jobs.Items {
+			names = append(names, jobs.Items[i].Name)
+		}
+		if req, err := labels.NewRequirement(batchv1.JobNameLabel, selection.In, names); err == nil {
+			var pods corev1.PodList
+			if list(&pods, "pods", client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*req)}) {
+				rel.Pods = append(rel.Pods, pods.Items...)
+			}
+		}
+	}
+	return warnings
+}
+
+// maxDeleteDependents is how many dependents the delete dialog names one
+// by one; the rest are counted.
+const maxDeleteDependents = 8
+
+// deleteLines are the plan's lines with the dependents list cut short.
+func deleteLines(p *actions.DeletePlan) []string {
+	if len(p.Dependents) <= maxDeleteDependents {
+		return p.Lines()
+	}
+	cut := *p
+	cut.Dependents = p.Dependents[:maxDeleteDependents]
+	ls := cut.Lines()
+	// Lines: "delete …", "also deleted: <summary>", dependents…; keep the
+	// full summary and say how many are not named.
+	full := p.Lines()
+	ls[1] = full[1]
+	at := 2 + maxDeleteDependents
+	more := fmt.Sprintf("  … and %d more", len(p.Dependents)-maxDeleteDependents)
+	return append(ls[:at:at], append([]string{more}, ls[at:]...)...)
+}
+
+// ---- describe and logs ----
+
+func (r *actionRunner) describe(tg Target) tea.Cmd {
+	obj := tg.Selected
+	if tg.View == ClusterDetailView && obj == nil {
+		obj = tg.Owner
+	}
+	if obj == nil {
+		return warn("describe: nothing selected")
+	}
+	return tg.pushPage(func(e *env) page { return newDescribePage(e, obj) })
+}
+
+func (r *actionRunner) logs(tg Target) tea.Cmd {
+	p, ok := tg.Selected.(*corev1.Pod)
+	if !ok {
+		return warn("logs: select a pod first")
+	}
+	d, err := r.deps(tg)
+	if err != nil {
+		return errMsg(err)
+	}
+	if d.PodLogs == nil {
+		return errMsg(errors.New("pod logs are not available in this session"))
+	}
+	src := d.PodLogs
+	return tg.pushPage(func(e *env) page { return newPodLogsPage(e, p, src) })
+}

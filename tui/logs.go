@@ -1,0 +1,373 @@
+package tui
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/raydar/raydar/kube/watch"
+)
+
+const (
+	// MaxPodLogLines is how many lines a pod log page keeps; older lines
+	// are dropped (k9s' unbounded log buffer grew to gigabytes).
+	MaxPodLogLines = 5000
+	// maxLogLineBytes cuts longer lines (the rest of the line is dropped).
+	maxLogLineBytes = 16 << 10
+	// logBatch is the shortest time between two deliveries of log lines to
+	// the UI: a chatty pod costs at most ~10 updates a second, whatever its
+	// line rate.
+	logBatch = 100 * time.Millisecond
+)
+
+// logPageSeq numbers log pages, so a late batch of a closed page is not
+// taken by the next one.
+var logPageSeq atomic.Int64
+
+type (
+	// podLogsOpenedMsg: the stream is open (or failed to open).
+	podLogsOpenedMsg struct {
+		id  int64
+		err error
+	}
+	// podLogsMsg is a batch of lines read since the last batch.
+	podLogsMsg struct {
+		id      int64
+		lines   []string
+		dropped int
+		done    bool
+		err     error
+	}
+)
+
+// logStream is the hand-off between the goroutine reading a log stream and
+// the UI: the reader appends lines to a bounded buffer and wakes the one
+// pending next command, which takes the whole buffer. The reader never
+// waits for the UI, and the UI never waits for the reader.
+type logStream struct {
+	wake chan struct{}
+
+	mu      sync.Mutex
+	buf     []string
+	dropped int
+	done    bool
+	err     error
+	last    time.Time
+}
+
+func newLogStream() *logStream { return &logStream{wake: make(chan struct{}, 1)} }
+
+func (s *logStream) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *logStream) push(line string) {
+	s.mu.Lock()
+	if len(s.buf) >= MaxPodLogLines {
+		s.buf = s.buf[1:]
+		s.dropped++
+	}
+	s.buf = append(s.buf, line)
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *logStream) finish(err error) {
+	s.mu.Lock()
+	s.done, s.err = true, err
+	s.mu.Unlock()
+	s.signal()
+}
+
+// cleanLogLine removes escape sequences and carriage returns and expands
+// tabs, so a line's width is what it shows.
+func cleanLogLine(b []byte) string {
+	return strings.ReplaceAll(strings.TrimRight(ansi.Strip(string(b)), "\r"), "\t", "    ")
+}
+
+// read reads r line by line until it ends or fails; ctx ending is not an
+// error.
+func (s *logStream) read(ctx context.Context, r io.Reader) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	for {
+		chunk, more, err := br.ReadLine()
+		if room := maxLogLineBytes - len(line); room > 0 {
+			line = append(line, chunk[:min(len(chunk), room)]...)
+		}
+		if err != nil {
+			if len(line) > 0 {
+				s.push(cleanLogLine(line))
+			}
+			if errors.Is(err, io.EOF) || ctx.Err() != nil {
+				err = nil
+			}
+			s.finish(err)
+			return
+		}
+		if !more {
+			s.push(cleanLogLine(line))
+			line = line[:0]
+		}
+	}
+}
+
+// next waits for lines (or the end) and returns them as one batch; nil
+// when ctx ends first.
+func (s *logStream) next(ctx context.Context, id int64) tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			return nil
+		}
+		s.mu.Lock()
+		wait := logBatch - time.Since(s.last)
+		s.mu.Unlock()
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			}
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.last = time.Now()
+		m := podLogsMsg{id: id, lines: s.buf, dropped: s.dropped, done: s.done, err: s.err}
+		s.buf, s.dropped = nil, 0
+		return m
+	}
+}
+
+// podLogsPage follows one container's logs: the last MaxPodLogLines lines,
+// following new ones (f toggles), wrapping long ones (w toggles). Esc
+// closes the page and the stream.
+type podLogsPage struct {
+	e         *env
+	id        int64
+	pod       *corev1.Pod
+	container string
+	src       PodLogs
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	stream *logStream
+
+	lines   []string
+	dropped int
+	opened  bool
+	ended   bool
+	err     error
+
+	follow bool
+	wrap   bool
+	scroll int // lines above the end
+	w, h   int
+}
+
+func newPodLogsPage(e *env, p *corev1.Pod, src PodLogs) *podLogsPage {
+	ctr := ""
+	if len(p.Spec.Containers) > 0 {
+		ctr = p.Spec.Containers[0].Name // the Ray container comes first
+	}
+	return &podLogsPage{e: e, id: logPageSeq.Add(1), pod: p, container: ctr, src: src, follow: true}
+}
+
+func (p *podLogsPage) kind() ViewKind { return LogsView }
+func (p *podLogsPage) title() string {
+	return fmt.Sprintf("Logs %s/%s (%s)", p.pod.Namespace, p.pod.Name, orNone(p.container))
+}
+func (p *podLogsPage) crumb() string        { return "logs " + p.pod.Name }
+func (p *podLogsPage) setSize(w, h int)     { p.w, p.h = w, h; p.clamp() }
+func (p *podLogsPage) setNamespace(string)  {}
+func (p *podLogsPage) apply(*watch.Changes) {}
+func (p *podLogsPage) open() page           { return nil }
+func (p *podLogsPage) canOpen() bool        { return false }
+func (p *podLogsPage) tbl() tabler          { return nil }
+func (p *podLogsPage) keys() []key.Binding {
+	return []key.Binding{p.e.km.Follow, p.e.km.Wrap}
+}
+func (p *podLogsPage) target() Target {
+	return Target{View: LogsView, Namespace: p.pod.Namespace, Selected: p.pod, Owner: p.pod}
+}
+
+// init opens the stream in a command (with the busy indicator); the reader
+// goroutine then runs until the stream ends or the page closes.
+func (p *podLogsPage) init() tea.Cmd {
+	p.ctx, p.cancel = context.WithCancel(p.e.ctx)
+	p.stream = newLogStream()
+	ctx, s, src, id := p.ctx, p.stream, p.src, p.id
+	ns, name, ctr := p.pod.Namespace, p.pod.Name, p.container
+	return func() tea.Msg {
+		rc, err := src.PodLogs(ctx, ns, name, ctr, true)
+		if err != nil {
+			return podLogsOpenedMsg{id: id, err: err}
+		}
+		stop := context.AfterFunc(ctx, func() { _ = rc.Close() }) // unblocks the read
+		go func() {
+			defer func() {
+				if stop() {
+					_ = rc.Close()
+				}
+			}()
+			s.read(ctx, rc)
+		}()
+		return podLogsOpenedMsg{id: id}
+	}
+}
+
+func (p *podLogsPage) close() {
+	if p.cancel != nil {
+		p.cancel()
+	}
+}
+
+func (p *podLogsPage) receive(msg tea.Msg) (tea.Cmd, bool) {
+	switch m := msg.(type) {
+	case podLogsOpenedMsg:
+		if m.id != p.id {
+			return nil, false
+		}
+		p.opened = true
+		if m.err != nil {
+			p.ended, p.err = true, m.err
+			return nil, true
+		}
+		return p.stream.next(p.ctx, p.id), true
+	case podLogsMsg:
+		if m.id != p.id {
+			return nil, false
+		}
+		p.add(m.lines, m.dropped)
+		if m.done {
+			p.ended, p.err = true, m.err
+			return nil, true
+		}
+		return p.stream.next(p.ctx, p.id), true
+	}
+	return nil, false
+}
+
+// add appends a batch, keeping the last MaxPodLogLines lines; when not
+// following, the view stays on the lines it shows.
+func (p *podLogsPage) add(lines []string, dropped int) {
+	p.lines = append(p.lines, lines...)
+	if over := len(p.lines) - MaxPodLogLines; over > 0 {
+		p.lines = p.lines[over:]
+		dropped += over
+	}
+	p.dropped += dropped
+	if !p.follow {
+		p.scroll += len(lines)
+	}
+	p.clamp()
+}
+
+func (p *podLogsPage) bodyHeight() int { return max(p.h-1, 1) }
+
+func (p *podLogsPage) clamp() {
+	if p.follow {
+		p.scroll = 0
+	}
+	p.scroll = clampInt(p.scroll, 0, max(len(p.lines)-p.bodyHeight(), 0))
+}
+
+func (p *podLogsPage) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	km := p.e.km
+	page := max(p.bodyHeight()-1, 1)
+	switch {
+	case key.Matches(msg, km.Follow):
+		p.follow = !p.follow
+	case key.Matches(msg, km.Wrap):
+		p.wrap = !p.wrap
+	case key.Matches(msg, km.Up):
+		p.follow = false
+		p.scroll++
+	case key.Matches(msg, km.Down):
+		p.scroll--
+	case key.Matches(msg, km.PageUp):
+		p.follow = false
+		p.scroll += page
+	case key.Matches(msg, km.PageDown):
+		p.scroll -= page
+	case key.Matches(msg, km.Top):
+		p.follow = false
+		p.scroll = len(p.lines)
+	case key.Matches(msg, km.Bottom):
+		p.scroll = 0
+	default:
+		return false, nil
+	}
+	p.clamp()
+	return true, nil
+}
+
+// renderTail renders the rows that end with lines[end-1], at most h rows.
+func renderTail(lines []string, end, w, h int, wrap bool) []string {
+	var rev [][]string
+	n := 0
+	for i := end - 1; i >= 0 && n < h; i-- {
+		rows := renderRows(lines, i, w, 1, false)
+		if wrap {
+			rows = strings.Split(ansi.Wrap(lines[i], max(w, 1), ""), "\n")
+		}
+		rev = append(rev, rows)
+		n += len(rows)
+	}
+	out := make([]string, 0, n)
+	for i := len(rev) - 1; i >= 0; i-- {
+		out = append(out, rev[i]...)
+	}
+	if len(out) > h {
+		out = out[len(out)-h:]
+	}
+	return out
+}
+
+func (p *podLogsPage) view() string {
+	st := p.e.st
+	var state string
+	switch {
+	case !p.opened:
+		state = st.Faint.Render("connecting…")
+	case p.err != nil:
+		state = st.FlashErr.Render("error: " + p.err.Error())
+	case p.ended:
+		state = st.Faint.Render("stream ended")
+	case p.follow:
+		state = "following"
+	default:
+		state = "paused (f follows)"
+	}
+	end := len(p.lines) - p.scroll
+	begin := max(end-p.bodyHeight(), 0)
+	head := fmt.Sprintf("Logs (lines %d-%d of %d", min(begin+1, end), end, len(p.lines))
+	if p.dropped > 0 {
+		head += fmt.Sprintf(", %d older dropped", p.dropped)
+	}
+	head += ")"
+	wrap := "wrap off"
+	if p.wrap {
+		wrap = "wrap on"
+	}
+	out := []string{st.Section.Render(head) + "  " + state + "  " + st.Faint.Render(wrap)}
+	out = append(out, renderTail(p.lines, end, p.w, p.bodyHeight(), p.wrap)...)
+	return strings.Join(out, "\n")
+}
