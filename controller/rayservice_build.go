@@ -23,26 +23,12 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// raydar's own annotations on the RayClusters of a RayService. They extend
-// ray.io/v1 without changing its schema.
-//
-// TODO(lead): rayapi/v1/labels.go is the home of annotation keys; move these
-// three there (this file may not edit it).
+// The RayService reconciler's annotations on its clusters; rayapi/v1 is
+// their home (see there for what each holds).
 const (
-	// rsServeConfigHashKey holds the hash of the serveConfigV2 last
-	// accepted by the cluster's dashboard (see rsServeConfig). After a
-	// restart it tells whether the cluster runs the desired config without
-	// re-submitting it.
-	rsServeConfigHashKey = "raydar.io/serve-config-hash"
-	// rsDeleteAfterKey holds the RFC 3339 time after which a cluster that
-	// stopped serving is deleted (rayClusterDeletionDelaySeconds after the
-	// switch). Stored on the cluster so that the delay survives a restart.
-	rsDeleteAfterKey = "raydar.io/delete-after"
-	// rsReplicasHashKey holds the hash of the RayService's replicas, min
-	// and max of every worker group last applied to the cluster. Replica
-	// changes of the RayService are pushed to the cluster once, so the
-	// autoscaler stays free to change replicas in between.
-	rsReplicasHashKey = "raydar.io/rayservice-replicas-hash"
+	rsServeConfigHashKey = rayv1.ServeConfigHashAnnotationKey
+	rsDeleteAfterKey     = rayv1.DeleteAfterAnnotationKey
+	rsReplicasHashKey    = rayv1.RayServiceReplicasHashAnnotationKey
 )
 
 // rsHashPrefix marks the cluster-spec hashes raydar writes into

@@ -404,4 +404,17 @@ const (
 	// AuditEventSource is the reportingController of Events raydar records for
 	// actions taken by a person through the TUI or CLI.
 	AuditEventSource = "raydar.io/actions"
+
+	// ServeConfigHashAnnotationKey on a RayService's cluster holds the hash
+	// of the serveConfigV2 its dashboard last accepted, so a restarted
+	// raydar knows whether to submit again.
+	ServeConfigHashAnnotationKey = "raydar.io/serve-config-hash"
+	// DeleteAfterAnnotationKey on a RayService's old cluster holds the RFC
+	// 3339 time after which it is deleted (rayClusterDeletionDelaySeconds
+	// after traffic switched away), so the delay survives a restart.
+	DeleteAfterAnnotationKey = "raydar.io/delete-after"
+	// RayServiceReplicasHashAnnotationKey on a RayService's cluster holds
+	// the hash of the replicas, min and max last pushed from the RayService,
+	// so replica changes are applied once and the autoscaler stays free.
+	RayServiceReplicasHashAnnotationKey = "raydar.io/rayservice-replicas-hash"
 )
