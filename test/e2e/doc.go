@@ -1,0 +1,11 @@
+// Package e2e owns raydar's end-to-end test of `raydar demo` (issue 8): it
+// builds the binary, runs the demo in a tmux session as a person would (a
+// fixed-size terminal, keys sent with send-keys, the screen read with
+// capture-pane), checks that every seeded workload shows with its expected
+// state, scales a worker group and stops a job through the TUI's keys,
+// checks both in the API, quits, and checks that nothing the demo started
+// is left running.
+//
+// The test needs tmux and the control-plane binaries (`make tools`); it is
+// skipped with -short. The package has no code besides its test.
+package e2e
