@@ -26,7 +26,8 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// One sandbox (etcd + kube-apiserver with the ray.io CRDs) serves the
+// One sandbox (etcd, kube-apiserver with the ray.io CRDs, scheduler,
+// controller-manager and kwok, so that pods run on fake nodes) serves the
 // package; the first test that needs it starts it and TestMain stops it.
 // With -short no sandbox is started and those tests skip.
 var (
@@ -54,7 +55,10 @@ func sandboxFor(t *testing.T) *sandbox.Sandbox {
 		t.Skip("integration test: starts a control plane")
 	}
 	sbOnce.Do(func() {
-		sb, sbErr = sandbox.Start(context.Background(), sandbox.Options{CRDs: [][]byte{crds.YAML()}, StartTimeout: 5 * time.Minute})
+		opts := sandbox.Full()
+		opts.CRDs = [][]byte{crds.YAML()}
+		opts.StartTimeout = 5 * time.Minute
+		sb, sbErr = sandbox.Start(context.Background(), opts)
 	})
 	if sbErr != nil {
 		t.Fatalf("starting the sandbox: %v", sbErr)
@@ -62,15 +66,10 @@ func sandboxFor(t *testing.T) *sandbox.Sandbox {
 	return sb
 }
 
-// TestSandboxObjectAppearsChangesAndDisappears runs the TUI on the real
-// data path: API server → controller-runtime cache → kube/watch bridge →
-// batches → store → table. A RayCluster created through the API appears,
-// its status change shows, and its deletion removes it.
-func TestSandboxObjectAppearsChangesAndDisappears(t *testing.T) {
-	s := sandboxFor(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-
+// sandboxFeed returns a client of the sandbox and the TUI's live feed
+// from its own informer cache (synced), both ending with ctx.
+func sandboxFeed(t *testing.T, ctx context.Context, s *sandbox.Sandbox) (client.Client, *watch.Source) {
+	t.Helper()
 	sch := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rayv1.AddToScheme} {
 		if err := add(sch); err != nil {
@@ -93,7 +92,18 @@ func TestSandboxObjectAppearsChangesAndDisappears(t *testing.T) {
 	if err := src.WaitSynced(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return cl, src
+}
 
+// TestSandboxObjectAppearsChangesAndDisappears runs the TUI on the real
+// data path: API server → controller-runtime cache → kube/watch bridge →
+// batches → store → table. A RayCluster created through the API appears,
+// its status change shows, and its deletion removes it.
+func TestSandboxObjectAppearsChangesAndDisappears(t *testing.T) {
+	s := sandboxFor(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cl, src := sandboxFeed(t, ctx, s)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tui-it-"}}
 	if err := cl.Create(ctx, ns); err != nil {
 		t.Fatal(err)
