@@ -97,7 +97,7 @@ func binding(k, desc string) key.Binding {
 // deps.Actions, which refuses by itself in read-only mode.
 func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
 	r := &actionRunner{base: deps}
-	scale := Action{Name: ActionScale, Key: binding("s", "scale group"), Dangerous: true, Run: inSession(r.scale)}
+	scale := Action{Name: ActionScale, Key: binding("s", "scale"), Dangerous: true, Run: inSession(r.scale)}
 	delWorkers := Action{Name: ActionDeleteWorkers, Key: binding("ctrl+d", "delete workers"), Dangerous: true, Run: inSession(r.deleteWorkers)}
 	stop := Action{Name: ActionStopJob, Key: binding("x", "stop job"), Dangerous: true, Run: inSession(r.stopJob)}
 	suspend := Action{Name: ActionSuspend, Key: binding("z", "suspend/resume"), Dangerous: true, Run: inSession(r.suspend)}

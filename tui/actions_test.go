@@ -487,7 +487,7 @@ func TestReadOnlyHidesActions(t *testing.T) {
 	opts.ReadOnly = true
 	screen, _ := run(t, opts, trainA(2, "?")...)
 	mustContain(t, screen, "describe", "logs")
-	for _, hidden := range []string{"scale group", "delete workers", "suspend/resume"} {
+	for _, hidden := range []string{"scale", "delete workers", "suspend/resume"} {
 		if strings.Contains(screen, hidden) {
 			t.Fatalf("read-only help offers %q:\n%s", hidden, screen)
 		}
@@ -568,8 +568,15 @@ func TestActionsFollowTheContext(t *testing.T) {
 func TestActionHelp(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	screen, _ := run(t, w.opts(), trainA(0, "?")...)
-	mustContain(t, screen, "s       scale group", "ctrl+d  delete workers", "d       describe", "l       logs", "z       suspend/resume")
+	mustContain(t, screen, "s       scale", "ctrl+d  delete workers", "d       describe", "l       logs", "z       suspend/resume")
 	requireGolden(t, screen)
 	screen, _ = run(t, w.opts(), ":rj", "<enter>", "?")
 	mustContain(t, screen, "x       stop job", "ctrl+d  delete")
+	// When the hints do not fit, the help hint still shows.
+	tm, _ := start(t, w.opts(), 60, 20)
+	typeKeys(tm, trainA(0)...)
+	screen, _ = finalScreen(t, tm)
+	if hints := strings.Split(screen, "\n")[1]; !strings.HasSuffix(hints, "<?> help") || strings.Contains(hints, "suspend") {
+		t.Fatalf("hints at 60 columns: %q", hints)
+	}
 }

@@ -17,4 +17,13 @@
 // Session.Role (reconciler role), Options.Actions (per-view actions with a
 // Dangerous flag for --readonly; issue 7), Dialog (modal components opened
 // by actions).
+//
+// DefaultActions are raydar's actions (issue 7): scale a worker group (s),
+// delete marked workers (ctrl+d in the cluster detail), stop a RayJob (x),
+// suspend/resume (z), delete (ctrl+d), describe (d) and follow a pod's logs
+// (l). The mutating ones open a dialog whose focus starts away from
+// Confirm, validate what is typed with kube/actions' Plan functions, and
+// apply through kube/actions (the choke point: read-only gate, Events,
+// audit log) in a command with the busy indicator on. Their dependencies
+// per connection are ActionDeps (Session.Deps after a context switch).
 package tui

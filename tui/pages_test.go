@@ -11,6 +11,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/kube/watch"
@@ -264,5 +265,38 @@ func TestLogStreamBounds(t *testing.T) {
 	cancel()
 	if msg := newLogStream().next(ctx, 1)(); msg != nil {
 		t.Fatalf("next after cancel returned %v", msg)
+	}
+}
+
+// TestActionViewsInTinyTerminals: dialogs, describe and log pages draw at
+// any size without panicking and without lines wider than the terminal.
+func TestActionViewsInTinyTerminals(t *testing.T) {
+	seqs := [][]string{trainA(2, "s", "x"), trainA(3, "<space>", "<ctrl+d>"), {"G", "z"}, {":rj", "<enter>", "G", "x"},
+		{"G", "d"}, {"G", "d", "w", "G"}, {":pods", "<enter>", "l"}}
+	for _, size := range [][2]int{{1, 1}, {10, 3}, {20, 6}, {40, 10}, {200, 60}} {
+		for _, seq := range seqs {
+			w := newWorld(t, worldOpts{})
+			a := newApp(t, Options{Store: w.store, Actions: DefaultActions(ActionDeps{Actions: w.acts, PodLogs: fixedLogs("a\nb\n", nil)})})
+			a.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+			a.Update(resizeMsg{seq: a.resizeSeq})
+			for _, k := range seq {
+				if strings.HasPrefix(k, "<") {
+					a.Update(namedKey(k[1 : len(k)-1]))
+					continue
+				}
+				for _, r := range k {
+					a.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+				}
+			}
+			lines := strings.Split(ansi.Strip(a.View().Content), "\n")
+			if len(lines) > size[1] {
+				t.Fatalf("%v %v: %d lines", size, seq, len(lines))
+			}
+			for _, l := range lines {
+				if w := ansi.StringWidth(l); w > size[0] {
+					t.Fatalf("%v %v: line %q is %d wide", size, seq, l, w)
+				}
+			}
+		}
 	}
 }

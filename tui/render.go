@@ -107,8 +107,23 @@ func (a *App) hintsLine() string {
 	if len(a.stack) == 1 {
 		bs = append(bs, km.AllNamespaces)
 	}
+	// The help hint always shows: when the hints do not all fit, room is
+	// kept for it.
+	var help string
+	helpW := 0
+	if km.Help.Enabled() {
+		help = a.hint(km.Help)
+		helpW = ansi.StringWidth(help) + 2
+	}
 	var b strings.Builder
-	w := 0
+	w, helpShown := 0, help == ""
+	add := func(h string, hw int) {
+		if w > 0 {
+			b.WriteString("  ")
+		}
+		b.WriteString(h)
+		w += hw
+	}
 	for _, k := range bs {
 		if !k.Enabled() {
 			continue
@@ -118,14 +133,25 @@ func (a *App) hintsLine() string {
 		if w > 0 {
 			hw += 2
 		}
-		if w+hw > a.width {
+		isHelp := h == help
+		reserve := 0
+		if !helpShown && !isHelp {
+			reserve = helpW
+		}
+		if w+hw+reserve > a.width {
 			break
 		}
+		add(h, hw)
+		helpShown = helpShown || isHelp
+	}
+	if !helpShown {
+		hw := ansi.StringWidth(help)
 		if w > 0 {
-			b.WriteString("  ")
+			hw += 2
 		}
-		b.WriteString(h)
-		w += hw
+		if w+hw <= a.width {
+			add(help, hw)
+		}
 	}
 	return b.String()
 }
