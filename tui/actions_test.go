@@ -347,6 +347,13 @@ func TestStopJobDialog(t *testing.T) {
 			t.Fatalf("stop requested on cancel: %q", v)
 		}
 	})
+	t.Run("esc cancels, also on Confirm", func(t *testing.T) {
+		w := newWorld(t, worldOpts{})
+		_, a := dialogRun(t, w.opts(), "cancelled", append(open, "<tab>", "<esc>")...)
+		if a.mode != modeNormal || w.job(t, "ml", "nightly-eval").Annotations[rayv1.StopRequestedAnnotationKey] != "" {
+			t.Fatal("esc did not cancel")
+		}
+	})
 	t.Run("confirm requests the stop", func(t *testing.T) {
 		w := newWorld(t, worldOpts{})
 		dialogRun(t, w.opts(), "stop requested for RayJob ml/nightly-eval", append(open, "<tab>", "<enter>")...)

@@ -328,3 +328,33 @@ func waitQuiet(w *countingWriter) int {
 		}
 	}
 }
+
+// BenchmarkPodLogs: a full log page (MaxPodLogLines lines) receives a
+// batch of 500 lines (what a chatty pod writes in one 100 ms batch window)
+// and draws a frame; with wrap on, long lines wrap at the frame.
+func BenchmarkPodLogs(b *testing.B) {
+	batch := strings.Split(strings.TrimRight(logLines(1, 500), "\n"), "\n")
+	for _, wrap := range []bool{false, true} {
+		name := "batch-frame"
+		if wrap {
+			name = "batch-frame-wrap"
+		}
+		b.Run(name, func(b *testing.B) {
+			a := benchApp(b, PodsView)
+			a.Update(tea.WindowSizeMsg{Width: benchW, Height: benchH})
+			p := newPodLogsPage(a.e, a.e.store.List(watch.Pod)[0].(*corev1.Pod), nil)
+			p.opened, p.wrap = true, wrap
+			a.push(p)
+			long := strings.Repeat("traceback frame ", 40)
+			for i := 0; i < MaxPodLogLines; i += len(batch) {
+				p.add(append(batch[:len(batch)-1:len(batch)-1], long), 0)
+			}
+			msg := podLogsMsg{id: p.id, lines: batch}
+			b.ReportAllocs()
+			for b.Loop() {
+				a.Update(msg)
+				_ = a.View()
+			}
+		})
+	}
+}
