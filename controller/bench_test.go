@@ -284,7 +284,7 @@ func BenchmarkOperatorProcess(b *testing.B) {
 	}
 	const n = 100
 	var sumUp time.Duration
-	var rss float64
+	var rss, anon, file float64
 	for range b.N {
 		b.StopTimer()
 		ns := newNamespace(b)
@@ -313,13 +313,18 @@ func BenchmarkOperatorProcess(b *testing.B) {
 		})
 		sumUp += time.Since(start)
 		b.StopTimer()
-		rss += procPeakRSSMiB(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+		status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+		rss += procPeakRSSMiB(status)
+		anon += procField(status, "RssAnon:")
+		file += procField(status, "RssFile:")
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 		_ = cl.DeleteAllOf(context.Background(), &rayv1.RayCluster{}, client.InNamespace(ns))
 	}
 	b.ReportMetric(sumUp.Seconds()/float64(b.N), "s-to-ready")
 	b.ReportMetric(rss/float64(b.N), "operator-peak-RSS-MiB")
+	b.ReportMetric(anon/float64(b.N), "operator-anon-RSS-MiB")
+	b.ReportMetric(file/float64(b.N), "operator-file-RSS-MiB")
 }
 
 // createBenchClusters creates n clusters of 1 head + 3 workers (min 3,
@@ -351,7 +356,10 @@ func createBenchClusters(b *testing.B, ns string, n int) {
 func peakRSSMiB() float64 { return procPeakRSSMiB("/proc/self/status") }
 
 // procPeakRSSMiB reads VmHWM from a /proc/<pid>/status file.
-func procPeakRSSMiB(path string) float64 {
+func procPeakRSSMiB(path string) float64 { return procField(path, "VmHWM:") }
+
+// procField reads a "<field> <n> kB" line of a /proc status file, in MiB.
+func procField(path, field string) float64 {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0
@@ -359,7 +367,7 @@ func procPeakRSSMiB(path string) float64 {
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(s.Text(), field); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
 			return kb / 1024
 		}

@@ -77,6 +77,7 @@ type reconciler struct {
 type writtenCluster struct {
 	stale map[string]bool // resourceVersions our writes superseded
 	obj   *rayv1.RayCluster
+	at    time.Time
 }
 
 func newReconciler(c client.Client, api client.Reader, rec recorder.EventRecorder, g *gate, cfg buildConfig, coalesce time.Duration) *reconciler {
@@ -167,6 +168,14 @@ func (r *reconciler) rememberWrite(prevRV string, obj *rayv1.RayCluster) {
 	}
 	w.stale[prevRV] = true
 	w.obj = obj.DeepCopy()
+	w.at = r.now()
+	// A cluster that is not reconciled again would keep its entry: drop
+	// entries the cache has had ample time to catch up with.
+	for uid, old := range r.written {
+		if r.now().Sub(old.at) > expectationTTL {
+			delete(r.written, uid)
+		}
+	}
 }
 
 func (r *reconciler) reconcileOnce(ctx context.Context, rc *rayv1.RayCluster) (ctrl.Result, error) {
