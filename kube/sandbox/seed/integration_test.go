@@ -3,6 +3,7 @@ package seed
 import (
 	"context"
 	"fmt"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"strings"
 	"sync"
 	"testing"
@@ -48,20 +49,19 @@ func TestDemo(t *testing.T) {
 	t.Run("drive", func(t *testing.T) { testDrive(t, ns) })
 }
 
+// itemNames names the seeded items of l: those Seed created, not the
+// RayClusters the reconcilers create for RayJobs and the RayService (which
+// carry their owner's labels, and an owner reference).
 func itemNames(l client.ObjectList) []string {
+	items, err := apimeta.ExtractList(l)
+	if err != nil {
+		panic(err)
+	}
 	var out []string
-	switch l := l.(type) {
-	case *rayv1.RayClusterList:
-		for _, i := range l.Items {
-			out = append(out, i.Name)
-		}
-	case *rayv1.RayJobList:
-		for _, i := range l.Items {
-			out = append(out, i.Name)
-		}
-	case *rayv1.RayServiceList:
-		for _, i := range l.Items {
-			out = append(out, i.Name)
+	for _, it := range items {
+		o := it.(client.Object)
+		if len(o.GetOwnerReferences()) == 0 {
+			out = append(out, o.GetName())
 		}
 	}
 	return out
