@@ -122,6 +122,7 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 		dashboards: dash,
 		proxies:    controller.ServeProxyCheckerFromAddressBook(proxyBook{sim}),
 		logger:     logger,
+		readOnly:   tf.readOnly,
 	}
 	// The sandbox is private to this process: no election to wait for.
 	sc.operator.DisableLeaderElection = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -40,6 +42,8 @@ type sessionConfig struct {
 	dashboards raydash.Resolver
 	proxies    controller.ServeProxyChecker
 	logger     logr.Logger
+	// readOnly refuses every mutation at the choke point (kube/actions).
+	readOnly bool
 }
 
 // session is one live connection: a cache (the reconcile loop's when it is
@@ -52,6 +56,7 @@ type session struct {
 	dashboards raydash.Resolver
 	src        *watch.Source
 	role       atomic.Pointer[string]
+	deps       *tui.ActionDeps
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -137,6 +142,11 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		}
 		s.dashboards = r
 	}
+	if err := s.setupActions(t, sc); err != nil {
+		cancel()
+		s.wg.Wait()
+		return nil, err
+	}
 	if err := s.src.Watch(ctx, informers); err != nil {
 		cancel()
 		s.wg.Wait()
@@ -194,7 +204,54 @@ func (s *session) Session(namespace string) tui.Session {
 		Synced:    s.src.Synced,
 		Role:      s.Role,
 		Logs:      tui.JobLogsFunc(s.jobLogs),
+		Deps:      s.deps,
 	}
+}
+
+// setupActions builds the session's action dependencies: every mutation
+// goes through kube/actions (read-only gate, Events, audit log).
+func (s *session) setupActions(t *kube.Target, sc sessionConfig) error {
+	acts, err := actions.NewForTarget(t, actions.Options{
+		ReadOnly:   sc.readOnly,
+		JobStopper: &actions.DashboardStopper{Reader: s.reader, Resolver: s.dashboards},
+	})
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(t.Config)
+	if err != nil {
+		return err
+	}
+	s.deps = &tui.ActionDeps{
+		Context: t.ContextName,
+		Actions: acts,
+		PodLogs: tui.PodLogsFunc(func(ctx context.Context, ns, pod, container string, follow bool) (io.ReadCloser, error) {
+			tail := int64(podLogTailLines)
+			return cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: follow, TailLines: &tail}).Stream(ctx)
+		}),
+		OtherOperator: s.otherOperatorReconciles,
+	}
+	return nil
+}
+
+// podLogTailLines is how much history a pod log view starts with.
+const podLogTailLines = 1000
+
+// otherOperatorReconciles says whether a KubeRay operator, not raydar,
+// reconciles obj: a stop request must then go to the dashboard directly.
+// Called from the TUI's Update: reads only in-memory state.
+func (s *session) otherOperatorReconciles(obj client.Object) bool {
+	if s.op == nil {
+		return false
+	}
+	other := s.op.OtherOperator()
+	if !other.Detected || other.Ignored {
+		return false
+	}
+	if j, ok := obj.(*rayv1.RayJob); ok {
+		return !rayv1.IsManagedBy(j.Spec.ManagedBy, rayv1.ManagedByRaydar)
+	}
+	return true
 }
 
 // jobLogs fetches a RayJob's Ray job logs from its cluster's dashboard.

@@ -16,7 +16,6 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/kube"
-	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/tui"
 	"github.com/raydar/raydar/tui/keys"
 )
@@ -90,7 +89,7 @@ func newTUIRunE(g *globals, f *tuiFlags) func(*cobra.Command, []string) error {
 		if err != nil {
 			return err
 		}
-		sc := sessionConfig{reconcile: !f.noReconcile, logger: logger}
+		sc := sessionConfig{reconcile: !f.noReconcile, logger: logger, readOnly: f.readOnly}
 		sc.operator.IgnoreOtherOperators = f.ignoreOther
 		return runTUI(cmd.Context(), g.kube, target, sc, f, logger)
 	}
@@ -112,12 +111,8 @@ func runTUI(ctx context.Context, flags kube.Flags, target *kube.Target, sc sessi
 	b.cur = s
 	defer b.close()
 
-	acts, err := actions.NewForTarget(target, actions.Options{ReadOnly: f.readOnly})
-	if err != nil {
-		return err
-	}
-	_ = acts // the TUI's actions are wired by tuiActions (see actions.go)
 	opts := tui.Options{
+		Actions:  tui.DefaultActions(*s.deps),
 		Session:  s.Session(b.namespace(target)),
 		Backend:  b,
 		Keys:     km,
