@@ -3,7 +3,6 @@ package seed
 import (
 	"context"
 	"fmt"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
