@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/sandbox"
@@ -40,6 +42,7 @@ func TestDemo(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("the end-to-end test drives the demo through tmux: install it (apt-get install -y tmux)")
 	}
+	ctrllog.SetLogger(logr.Discard()) // the API client's; the demo logs to its own file
 	tools, err := sandbox.FindToolsDir()
 	if err != nil {
 		t.Fatalf("control-plane binaries: %v (run `make tools`)", err)
@@ -143,6 +146,7 @@ func TestDemo(t *testing.T) {
 	}
 
 	// ---- quit: everything stops ----
+	d.seesProcesses()
 	d.command("q")
 	d.waitExit(2 * time.Minute)
 	d.noneLeft()
@@ -423,29 +427,47 @@ func (d *demo) waitExit(timeout time.Duration) {
 	}
 }
 
-// noneLeft fails for every process still running that the demo started:
-// its environment has the marker (every descendant inherits it: control
-// plane, simulated heads' job shells) or its command line names the state
-// directory.
+// processes lists the running processes the demo started ("pid: cmdline"):
+// those whose environment has the marker (every descendant inherits it:
+// the control plane, the simulated heads' job shells) or whose command line
+// names the state directory.
+func (d *demo) processes() []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		if p == fmt.Sprintf("/proc/%d", os.Getpid()) {
+			continue
+		}
+		env, _ := os.ReadFile(p + "/environ")
+		cmdline, _ := os.ReadFile(p + "/cmdline")
+		if len(cmdline) == 0 { // a zombie or a kernel thread
+			continue
+		}
+		if bytes.Contains(env, []byte(d.marker+"\x00")) || bytes.Contains(cmdline, []byte(d.stateDir)) {
+			out = append(out, filepath.Base(p)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return out
+}
+
+// seesProcesses fails unless processes finds the control plane and a job
+// shell of a simulated head while the demo runs: without that, noneLeft
+// would prove nothing.
+func (d *demo) seesProcesses() {
+	d.t.Helper()
+	all := strings.Join(d.processes(), "\n")
+	for _, want := range []string{"etcd", "kube-apiserver", "kwok", "scored 512 rows"} {
+		if !strings.Contains(all, want) {
+			d.t.Fatalf("no process of the demo's matches %q; found:\n%s", want, all)
+		}
+	}
+}
+
+// noneLeft fails if any process the demo started is still running.
 func (d *demo) noneLeft() {
 	d.t.Helper()
-	var left []string
 	eventually(d.t, 30*time.Second, "no process of the demo left", func() (bool, string) {
-		left = left[:0]
-		procs, _ := filepath.Glob("/proc/[0-9]*")
-		for _, p := range procs {
-			if p == fmt.Sprintf("/proc/%d", os.Getpid()) {
-				continue
-			}
-			env, _ := os.ReadFile(p + "/environ")
-			cmdline, _ := os.ReadFile(p + "/cmdline")
-			if len(cmdline) == 0 { // a zombie or a kernel thread
-				continue
-			}
-			if bytes.Contains(env, []byte(d.marker+"\x00")) || bytes.Contains(cmdline, []byte(d.stateDir)) {
-				left = append(left, filepath.Base(p)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-			}
-		}
+		left := d.processes()
 		return len(left) == 0, strings.Join(left, "\n")
 	})
 }
