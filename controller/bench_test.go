@@ -255,7 +255,21 @@ func BenchmarkRawPods(b *testing.B) {
 			select {
 			case ev, ok := <-w.ResultChan():
 				if !ok {
-					b.Fatal("watch closed")
+					// The API server ended the watch: list, then watch again.
+					pods := &corev1.PodList{}
+					if err := cl.List(context.Background(), pods, client.InNamespace(ns)); err != nil {
+						b.Fatal(err)
+					}
+					for i := range pods.Items {
+						if isRunningAndReady(&pods.Items[i]) {
+							readyPods[pods.Items[i].Name] = true
+						}
+					}
+					if w, err = cl.Watch(context.Background(), &corev1.PodList{}, client.InNamespace(ns),
+						&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: pods.ResourceVersion}}); err != nil {
+						b.Fatal(err)
+					}
+					continue
 				}
 				if p, isPod := ev.Object.(*corev1.Pod); isPod && isRunningAndReady(p) {
 					readyPods[p.Name] = true
