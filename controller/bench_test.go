@@ -175,7 +175,7 @@ func benchBringUp(b *testing.B, n int) {
 			if time.Since(delStart) > 5*time.Minute {
 				b.Fatalf("%d pods left 5 minutes after deletion", len(pods.Items))
 			}
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(200 * time.Millisecond)
 		}
 		sumDel += time.Since(delStart)
 		cancel()
