@@ -64,11 +64,12 @@
 //
 // Embedded, inside the TUI process:
 //
-//	op, err := controller.New(cfg, controller.Options{LeaderElectionNamespace: ns, Identity: user})
-//	go op.Start(ctx)
-//	op.Cache()         // the shared informer cache
-//	op.Leader()        // who reconciles, for the header
+//	op, done, err := controller.StartInBackground(ctx, cfg, controller.Options{LeaderElectionNamespace: ns, Identity: user})
+//	op.Cache()         // the shared informer cache (RayClusters, Ray pods, Ray Services)
+//	op.Leader()        // LeaderStatus: who holds the Lease, whether this process leads, Lease errors
 //	op.OtherOperator() // a KubeRay operator found in the cluster, and what raydar does about it
+//	op.Unmanaged()     // RayClusters left alone, and why
+//	<-done             // nil when ctx ends; an error if leadership is lost
 //
 // Headless: `raydar operator` (cmd/raydar/operator.go) with the manifests and
 // least-privilege RBAC in config/.
