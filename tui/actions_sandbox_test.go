@@ -160,8 +160,8 @@ func TestSandboxDeleteMarkedWorkers(t *testing.T) {
 		Actions: DefaultActions(ActionDeps{Context: "sandbox", Actions: sandboxActions(t, cl)})}, 100, 30)
 	waitScreen(t, tm, "marked ")
 	typeKeys(tm, "<enter>")
-	for _, w := range workers {
-		waitScreen(t, tm, w)
+	for name := range before { // every row in place before moving the cursor: the head and the workers
+		waitScreen(t, tm, name)
 	}
 	// Rows: head group, head pod, group cpu, then the workers by name.
 	// Mark the first and the third.

@@ -571,6 +571,15 @@ func TestActionsFollowTheContext(t *testing.T) {
 	}
 }
 
+// TestActionsWithoutAPIClient: without kube/actions the mutating actions
+// say so instead of opening a dialog.
+func TestActionsWithoutAPIClient(t *testing.T) {
+	_, a := dialogRun(t, Options{Actions: DefaultActions(ActionDeps{})}, "changes are not available in this session", trainA(2, "s")...)
+	if a.mode != modeNormal {
+		t.Fatal("a dialog opened")
+	}
+}
+
 // TestActionHelp: ? lists the view's actions with their keys.
 func TestActionHelp(t *testing.T) {
 	w := newWorld(t, worldOpts{})
