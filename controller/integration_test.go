@@ -646,3 +646,44 @@ func TestIntegrationConflictsRetried(t *testing.T) {
 	})
 	t.Logf("%d conflicts seen and retried", conflicts.Load())
 }
+
+func TestIntegrationRecreateUpgrade(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	startOperator(t, ns, nil)
+	rc := testCluster(ns, "up", 2)
+	rc.Spec.UpgradeStrategy = &rayv1.RayClusterUpgradeStrategy{Type: ptr(rayv1.RayClusterRecreate)}
+	createRC(t, rc)
+	waitReady(t, ns, "up", 2)
+	h, w := clusterPods(t, ns, "up")
+	old := append(allPodNames(h), allPodNames(w)...)
+
+	// Scaling is not a template change: nothing is recreated.
+	patchRC(t, ns, "up", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(3)) })
+	waitReady(t, ns, "up", 3)
+	h, _ = clusterPods(t, ns, "up")
+	if h[0].Name != old[0] {
+		t.Fatalf("scaling recreated the head: %s → %s", old[0], h[0].Name)
+	}
+	// A new image: every pod is replaced.
+	patchRC(t, ns, "up", func(rc *rayv1.RayCluster) {
+		rc.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
+	})
+	waitEvent(t, ns, "up", reasonRecreate, "deleting all 4 pods")
+	eventually(t, 60*time.Second, "every pod replaced and ready", func() (bool, string) {
+		rc := getRC(t, ns, "up")
+		h, w := clusterPods(t, ns, "up")
+		for _, p := range append(h, w...) {
+			if slices.Contains(old, p.Name) {
+				return false, "old pod " + p.Name + " still there"
+			}
+		}
+		return rc.Status.State == rayv1.Ready && len(h) == 1 && len(w) == 3, fmt.Sprintf("state=%q pods=%d", rc.Status.State, len(h)+len(w))
+	})
+	_, w = clusterPods(t, ns, "up")
+	for _, p := range w {
+		if p.Spec.Containers[0].Image != "rayproject/ray:2.53.0" {
+			t.Errorf("pod %s runs %s", p.Name, p.Spec.Containers[0].Image)
+		}
+	}
+}
