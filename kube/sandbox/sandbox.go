@@ -476,6 +476,11 @@ func (s *Sandbox) startComponents() error {
 			"--kubeconfig=" + s.KubeconfigPath,
 			"--leader-elect=false",
 			"--secure-port=0",
+			// The default 50 requests/s caps binding at 50 pods/s, which
+			// would make the scheduler, not the operator under test, the
+			// bottleneck of every bring-up.
+			"--kube-api-qps=500",
+			"--kube-api-burst=1000",
 		}})
 	}
 	if s.opts.ControllerManager {
