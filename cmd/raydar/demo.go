@@ -124,8 +124,9 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 		logger:     logger,
 		readOnly:   tf.readOnly,
 	}
-	// The sandbox is private to this process: no election to wait for.
-	sc.operator.DisableLeaderElection = true
+	// The loop stands for election like any raydar: another raydar pointed
+	// at the demo's kubeconfig then only observes. The demo's loop is the
+	// first candidate, so it leads at once.
 
 	step("seeding RayClusters, RayJobs and a RayService in namespace %s…", seed.DefaultNamespace)
 	seedOpts := seed.Options{Logf: func(format string, args ...any) { logger.Info("seed: " + fmt.Sprintf(format, args...)) }}
