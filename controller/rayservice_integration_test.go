@@ -36,16 +36,6 @@ const rsITServeConfig = `applications:
     route_prefix: /fruit
 `
 
-// simProxies gives the simulated head's Serve proxy as every pod's proxy.
-type simProxies struct{ sim *headsim.Sim }
-
-func (s simProxies) ServeProxyURL(ns, cluster string) (string, bool) {
-	if h := s.sim.Head(ns, cluster); h != nil {
-		return h.ProxyURL(), true
-	}
-	return "", false
-}
-
 // rsHarness is one test's namespace, simulated heads and operator.
 type rsHarness struct {
 	t   *testing.T
@@ -96,7 +86,7 @@ func (h *rsHarness) start() {
 		t.Fatal(err)
 	}
 	if err := SetupRayServiceReconciler(op.Manager(), RayServiceOptions{Operator: op, Dashboards: res,
-		ProxyChecker: ServeProxyCheckerFromAddressBook(simProxies{h.sim})}); err != nil {
+		ProxyChecker: ServeProxyCheckerFromAddressBook(h.sim)}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

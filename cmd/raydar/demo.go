@@ -48,18 +48,6 @@ the demo runs. --headless runs everything but the TUI until Ctrl-C.`,
 	return cmd
 }
 
-// proxyBook gives the RayService reconciler the Serve proxy address of each
-// simulated head: kwok's pod IPs lead nowhere.
-type proxyBook struct{ sim *headsim.Sim }
-
-func (b proxyBook) ServeProxyURL(namespace, cluster string) (string, bool) {
-	h := b.sim.Head(namespace, cluster)
-	if h == nil {
-		return "", false
-	}
-	return h.ProxyURL(), true
-}
-
 func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir string, headless bool) error {
 	logger, closeLog, err := openLog(tf.logFile)
 	if err != nil {
@@ -120,7 +108,7 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 	sc := sessionConfig{
 		reconcile:  true,
 		dashboards: dash,
-		proxies:    controller.ServeProxyCheckerFromAddressBook(proxyBook{sim}),
+		proxies:    controller.ServeProxyCheckerFromAddressBook(sim),
 		logger:     logger,
 		readOnly:   tf.readOnly,
 	}

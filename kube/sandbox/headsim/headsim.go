@@ -270,6 +270,17 @@ func (s *Sim) DashboardURL(namespace, name string) (string, bool) {
 	return h.front.url(), true
 }
 
+// ServeProxyURL is the base URL of the Serve proxy of the RayCluster
+// namespace/name, while it has a Ready head pod. The simulated head's proxy
+// stands for every pod's (Serve's proxy_location EveryNode); the RayService
+// reconciler's ServeProxyCheckerFromAddressBook uses it.
+func (s *Sim) ServeProxyURL(namespace, name string) (string, bool) {
+	if h := s.Head(namespace, name); h != nil {
+		return h.ProxyURL(), true
+	}
+	return "", false
+}
+
 // Head returns the simulated head of the RayCluster namespace/name, nil
 // while it has none. Use it for fault switches (SetHTTP500, SetLatency).
 func (s *Sim) Head(namespace, name string) *rayhead.Head {

@@ -103,23 +103,12 @@ func setupReconcilers(op *controller.Operator) error {
 	}
 	reconcilers["RayJob"] = true
 	if err := controller.SetupRayServiceReconciler(op.Manager(), controller.RayServiceOptions{
-		Operator: op, Dashboards: res, ProxyChecker: controller.ServeProxyCheckerFromAddressBook(simProxies{sim}),
+		Operator: op, Dashboards: res, ProxyChecker: controller.ServeProxyCheckerFromAddressBook(sim),
 	}); err != nil {
 		return fmt.Errorf("RayService reconciler: %w", err)
 	}
 	reconcilers["RayService"] = true
 	return nil
-}
-
-// simProxies gives a cluster's simulated head's Serve proxy as the proxy of
-// each of its pods.
-type simProxies struct{ sim *headsim.Sim }
-
-func (s simProxies) ServeProxyURL(ns, cluster string) (string, bool) {
-	if h := s.sim.Head(ns, cluster); h != nil {
-		return h.ProxyURL(), true
-	}
-	return "", false
 }
 
 func testLogger() logr.Logger {
