@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -256,23 +255,12 @@ func (s *session) otherOperatorReconciles(obj client.Object) bool {
 
 // jobLogs fetches a RayJob's Ray job logs from its cluster's dashboard.
 func (s *session) jobLogs(ctx context.Context, ns, name string) (string, error) {
-	var job rayv1.RayJob
-	if err := s.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &job); err != nil {
-		return "", err
-	}
-	if job.Status.RayClusterName == "" || job.Status.JobId == "" {
-		return "", fmt.Errorf("RayJob %s has no Ray job yet (deployment status %q)", name, job.Status.JobDeploymentStatus)
-	}
-	var rc rayv1.RayCluster
-	if err := s.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: job.Status.RayClusterName}, &rc); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", fmt.Errorf("cluster %s of RayJob %s is gone; its logs went with it", job.Status.RayClusterName, name)
-		}
-		return "", err
-	}
-	dc, err := s.dashboards.ClientFor(ctx, &rc)
+	dc, job, err := raydash.ClientForRayJob(ctx, s.reader, s.dashboards, ns, name)
 	if err != nil {
 		return "", err
+	}
+	if job.Status.JobId == "" {
+		return "", fmt.Errorf("RayJob %s has no Ray job yet (deployment status %q)", name, job.Status.JobDeploymentStatus)
 	}
 	return dc.GetJobLogs(ctx, job.Status.JobId)
 }

@@ -235,22 +235,7 @@ type DashboardStopper struct {
 
 // StopJob implements JobStopper.
 func (s *DashboardStopper) StopJob(ctx context.Context, ns, rayJobName, submissionID string) error {
-	var j rayv1.RayJob
-	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: rayJobName}, &j); err != nil {
-		return err
-	}
-	name := j.Status.RayClusterName
-	if name == "" && j.Spec.UsesClusterSelector() {
-		name = j.Spec.SelectedClusterName()
-	}
-	if name == "" {
-		return fmt.Errorf("RayJob %s/%s has no RayCluster yet", ns, rayJobName)
-	}
-	var rc rayv1.RayCluster
-	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &rc); err != nil {
-		return err
-	}
-	dc, err := s.Resolver.ClientFor(ctx, &rc)
+	dc, _, err := raydash.ClientForRayJob(ctx, s.Reader, s.Resolver, ns, rayJobName)
 	if err != nil {
 		return err
 	}
