@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -253,16 +254,38 @@ func (r *ClusterResolver) headService(rc *rayv1.RayCluster) string {
 }
 
 // AuthSecretName is the Secret holding a token-mode cluster's Ray auth
-// token: authOptions.secretName, else the cluster's name; "" when the
-// cluster does not use token auth.
+// token: authOptions.secretName, else the Secret the controller generates,
+// named after the cluster; "" when the cluster does not use token auth.
+//
+// As in KubeRay, only an explicit authOptions.mode "token" turns auth on
+// (an authOptions without a mode does not), and a name longer than 50
+// characters keeps its last 50 (KubeRay's utils.CheckName).
 func AuthSecretName(rc *rayv1.RayCluster) string {
-	if rc.Spec.EffectiveAuthMode() != rayv1.AuthModeToken {
+	o := rc.Spec.AuthOptions
+	if o == nil || o.Mode != rayv1.AuthModeToken {
 		return ""
 	}
-	if o := rc.Spec.AuthOptions; o != nil && o.SecretName != nil && *o.SecretName != "" {
+	if o.SecretName != nil && *o.SecretName != "" {
 		return *o.SecretName
 	}
-	return rc.Name
+	return GeneratedAuthSecretName(rc.Name)
+}
+
+// maxGeneratedNameLength is KubeRay's utils.CheckName limit.
+const maxGeneratedNameLength = 50
+
+// GeneratedAuthSecretName is the name of the auth Secret the controller
+// creates for cluster: the cluster's name, its last 50 characters when
+// longer, with a leading digit or punctuation replaced by "r".
+func GeneratedAuthSecretName(cluster string) string {
+	s := cluster
+	if len(s) > maxGeneratedNameLength {
+		s = s[len(s)-maxGeneratedNameLength:]
+	}
+	if s != "" && (unicode.IsDigit(rune(s[0])) || unicode.IsPunct(rune(s[0]))) {
+		s = "r" + s[1:]
+	}
+	return s
 }
 
 // token returns the cluster's Ray auth token ("" without token auth).

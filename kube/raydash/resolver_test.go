@@ -205,11 +205,11 @@ func TestTokenFromSecret(t *testing.T) {
 			return rc
 		}()},
 		{name: "token, generated Secret named after the cluster", rc: tokenCluster("ns", "rc", nil), token: "generated"},
-		{name: "token, mode defaulted", rc: func() *rayv1.RayCluster {
+		{name: "authOptions without a mode: no token (KubeRay turns auth on only for mode token)", rc: func() *rayv1.RayCluster {
 			rc := cluster("ns", "rc")
 			rc.Spec.AuthOptions = &rayv1.AuthOptions{}
 			return rc
-		}(), token: "generated"},
+		}()},
 		{name: "token, own Secret", rc: tokenCluster("ns", "rc", strPtr("mine")), token: "own"},
 		{name: "Secret without the key", rc: tokenCluster("ns", "rc", strPtr("empty")), err: "has no auth_token key"},
 		{name: "missing Secret", rc: tokenCluster("ns", "rc", strPtr("nope")), err: "from Secret nope"},
@@ -282,5 +282,35 @@ func TestHelpers(t *testing.T) {
 	}
 	if !InCluster(env(map[string]string{"KUBERNETES_SERVICE_HOST": "x"})) || InCluster(env(nil)) {
 		t.Fatal("InCluster")
+	}
+}
+
+func TestAuthSecretName(t *testing.T) {
+	long := strings.Repeat("a", 40) + "-0123456789ab" // 53 characters
+	for _, tc := range []struct {
+		name string
+		mode rayv1.AuthMode
+		own  *string
+		rc   string
+		want string
+	}{
+		{name: "token: named after the cluster", mode: rayv1.AuthModeToken, rc: "rc", want: "rc"},
+		{name: "token, own Secret", mode: rayv1.AuthModeToken, own: strPtr("mine"), rc: "rc", want: "mine"},
+		{name: "token, empty secretName: generated", mode: rayv1.AuthModeToken, own: strPtr(""), rc: "rc", want: "rc"},
+		{name: "disabled", mode: rayv1.AuthModeDisabled, rc: "rc"},
+		{name: "mode unset", rc: "rc"},
+		{name: "long name keeps the last 50 characters", mode: rayv1.AuthModeToken, rc: long, want: long[3:]},
+		{name: "long name whose tail starts with a digit: KubeRay replaces it by r", mode: rayv1.AuthModeToken,
+			rc: "ab9" + strings.Repeat("c", 49), want: "r" + strings.Repeat("c", 49)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := cluster("ns", tc.rc)
+			if tc.mode != "" || tc.own != nil {
+				rc.Spec.AuthOptions = &rayv1.AuthOptions{Mode: tc.mode, SecretName: tc.own}
+			}
+			if got := AuthSecretName(rc); got != tc.want {
+				t.Fatalf("AuthSecretName = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
