@@ -609,14 +609,18 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 			rjRequeue(p, o.Config.MinPoll)
 			return
 		}
-		if subDone && !subAt.IsZero() {
-			at := subAt.Add(o.Config.SubmitterFinishedGrace)
-			if !o.Now.Before(at) {
+		if subDone {
+			// The submitter followed the job to its end, yet Ray does not
+			// know it (KubeRay: AppFailed at once, or past the 30 s
+			// submitter grace its timeout reason).
+			if !subAt.IsZero() && !o.Now.Before(subAt.Add(o.Config.SubmitterFinishedGrace)) {
+				st.JobStatus = rayv1.JobStatusFailed
 				rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
-					fmt.Sprintf("The submitter finished but the dashboard does not know Ray job %s", st.JobId))
+					fmt.Sprintf("The submitter finished at %s but the dashboard does not know Ray job %s", subAt.UTC().Format(time.RFC3339), st.JobId))
 				return
 			}
-			rjRequeueAt(o, p, at)
+			rjFail(o, p, rayv1.AppFailed, "Submitter completed but Ray job not found in RayCluster.")
+			return
 		}
 		rjRequeue(p, poll)
 		return
@@ -640,8 +644,10 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 		if subDone && !subAt.IsZero() {
 			at := subAt.Add(o.Config.SubmitterFinishedGrace)
 			if !o.Now.Before(at) {
+				was := st.JobStatus
+				st.JobStatus = rayv1.JobStatusFailed // as KubeRay records it
 				rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
-					fmt.Sprintf("The submitter finished but Ray job %s is still %s", st.JobId, st.JobStatus))
+					fmt.Sprintf("The submitter finished at %s but Ray job %s is still %s after %s", subAt.UTC().Format(time.RFC3339), st.JobId, was, o.Config.SubmitterFinishedGrace))
 				return
 			}
 			rjRequeueAt(o, p, at)
@@ -649,21 +655,32 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 		rjRequeue(p, poll)
 		return
 	}
-	if mode == rayv1.K8sJobMode && !subDone {
-		// Wait for the submitter to see the end (its pod is still
-		// following the logs), within a grace period.
-		end := o.Now
+	if (mode == rayv1.K8sJobMode || mode == rayv1.SidecarMode) && !subDone {
+		// Wait for the submitter to see the end (it is still following
+		// the logs), within a grace period from the Ray job's end. Past
+		// it, the RayJob ends as the Ray job did (KubeRay's
+		// checkTransitionGracePeriodAndUpdateStatusIfNeeded): Complete
+		// for SUCCEEDED or STOPPED — never retried, the job ran — and
+		// Failed (retried within backoffLimit) for FAILED. Without
+		// Ray's end time there is no deadline, as in KubeRay.
 		if st.RayJobStatusInfo.EndTime != nil {
-			end = st.RayJobStatusInfo.EndTime.Time
+			at := st.RayJobStatusInfo.EndTime.Add(o.Config.TransitionGracePeriod)
+			if !o.Now.Before(at) {
+				sub := "submitter Job " + RayJobSubmitterName(j)
+				if mode == rayv1.SidecarMode {
+					sub = "submitter container " + rayv1.RayJobSubmitterContainerName
+				}
+				msg := fmt.Sprintf("Ray job %s is %s but the %s has not finished within %s of the job's end", st.JobId, st.JobStatus,
+					sub, o.Config.TransitionGracePeriod)
+				if st.JobStatus == rayv1.JobStatusFailed {
+					rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, msg)
+					return
+				}
+				rjCompleteWith(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, msg)
+				return
+			}
+			rjRequeueAt(o, p, at)
 		}
-		at := end.Add(o.Config.TransitionGracePeriod)
-		if !o.Now.Before(at) {
-			rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
-				fmt.Sprintf("Ray job %s is %s but the submitter Job %s has not finished within %s", st.JobId, st.JobStatus,
-					o.Submitter.Name, o.Config.TransitionGracePeriod))
-			return
-		}
-		rjRequeueAt(o, p, at)
 		rjRequeue(p, poll)
 		return
 	}
@@ -741,10 +758,17 @@ func derefInt32(p *int32) int32 {
 }
 
 // rjComplete ends the attempt as Complete (SUCCEEDED or STOPPED).
-func rjComplete(o *rjObserved, p *rjPlan) {
+func rjComplete(o *rjObserved, p *rjPlan) { rjCompleteWith(o, p, "", "") }
+
+// rjCompleteWith ends the attempt as Complete with a reason and message
+// (both kept as they are when reason is "").
+func rjCompleteWith(o *rjObserved, p *rjPlan, reason rayv1.JobFailedReason, msg string) {
 	st := &p.Status
 	st.JobDeploymentStatus = rayv1.JobDeploymentStatusComplete
-	st.Reason = ""
+	st.Reason = reason
+	if reason != "" {
+		st.Message = truncate(msg, 2000)
+	}
 	st.EndTime = rjTime(o.Now)
 	if st.JobStatus == rayv1.JobStatusSucceeded {
 		st.Succeeded = ptrTo(derefInt32(st.Succeeded) + 1)

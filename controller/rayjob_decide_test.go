@@ -390,7 +390,7 @@ func TestRayJobDecideRunning(t *testing.T) {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
-		{name: "K8sJobMode: terminal, submitter not done past the grace → Failed", job: rjJob(run, mode(rayv1.K8sJobMode)),
+		{name: "K8sJobMode: SUCCEEDED, submitter not done past the grace → Complete", job: rjJob(run, mode(rayv1.K8sJobMode)),
 			mods: []func(*rjObserved){withCluster(rjCluster(true)), withSubmitter(submitterJob("", time.Time{})), withDash(info(dashboard.JobSucceeded)),
 				func(o *rjObserved) { o.Now = t0.Add(30*time.Second + 300*time.Second) }},
 			check: func(t *testing.T, p *rjPlan) {
@@ -409,7 +409,15 @@ func TestRayJobDecideRunning(t *testing.T) {
 			mods: []func(*rjObserved){withCluster(rjCluster(true)), withSubmitter(submitterJob(batchv1.JobComplete, t0)), withDash(dashErr(dashboard.ErrNotFound)),
 				func(o *rjObserved) { o.Now = t0.Add(31 * time.Second) }},
 			check: func(t *testing.T, p *rjPlan) {
-				if p.Status.Reason != rayv1.JobDeploymentStatusTransitionGracePeriodExceeded {
+				if p.Status.Reason != rayv1.JobDeploymentStatusTransitionGracePeriodExceeded || p.Status.JobStatus != rayv1.JobStatusFailed {
+					t.Fatalf("%+v", p.Status)
+				}
+			}},
+		{name: "K8sJobMode: submitter just finished, Ray does not know the job → Failed AppFailed", job: rjJob(run, mode(rayv1.K8sJobMode)),
+			mods: []func(*rjObserved){withCluster(rjCluster(true)), withSubmitter(submitterJob(batchv1.JobComplete, t0.Add(15*time.Second))), withDash(dashErr(dashboard.ErrNotFound))},
+			check: func(t *testing.T, p *rjPlan) {
+				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || p.Status.Reason != rayv1.AppFailed ||
+					p.Status.Message != "Submitter completed but Ray job not found in RayCluster." {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
@@ -923,4 +931,81 @@ func TestRayJobDecideIsStable(t *testing.T) {
 		j.Status.RayClusterName = "rj-rc001" // the fixture's cluster
 	}
 	t.Fatal("status never settled")
+}
+
+// A Ray job that ended while its submitter still runs past the transition
+// grace period (300 s from Ray's end time) ends the RayJob as the Ray job
+// ended: a SUCCEEDED (or STOPPED) job is Complete and never run again,
+// whatever backoffLimit allows; only a FAILED one is retried (KubeRay's
+// checkTransitionGracePeriodAndUpdateStatusIfNeeded, then its backoff).
+func TestRayJobDecideTerminalWithSubmitterStillRunning(t *testing.T) {
+	end := t0.Add(30 * time.Second) // info(): Ray's end time
+	running := submitterJob("", time.Time{})
+	sidecarRunning := func(o *rjObserved) {
+		o.HeadPod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "rj-rc001-head-x"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+			Name: rayv1.RayJobSubmitterContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	}
+	for _, tc := range []struct {
+		name      string
+		mode      rayv1.JobSubmissionMode
+		ray       dashboard.JobStatus
+		now       time.Time
+		wantDS    rayv1.JobDeploymentStatus
+		wantJS    rayv1.JobStatus
+		wantSucc  int32
+		wantFail  int32
+		wantRsn   rayv1.JobFailedReason
+		wantAfter time.Duration // requeue no later than this
+	}{
+		{name: "SUCCEEDED within the grace: keep waiting", mode: rayv1.K8sJobMode, ray: dashboard.JobSucceeded, now: end.Add(299 * time.Second),
+			wantDS: rayv1.JobDeploymentStatusRunning, wantJS: rayv1.JobStatusSucceeded, wantAfter: time.Second},
+		{name: "SUCCEEDED past the grace: Complete, not retried", mode: rayv1.K8sJobMode, ray: dashboard.JobSucceeded, now: end.Add(300 * time.Second),
+			wantDS: rayv1.JobDeploymentStatusComplete, wantJS: rayv1.JobStatusSucceeded, wantSucc: 1,
+			wantRsn: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded},
+		{name: "STOPPED past the grace: Complete, not retried", mode: rayv1.K8sJobMode, ray: dashboard.JobStopped, now: end.Add(301 * time.Second),
+			wantDS: rayv1.JobDeploymentStatusComplete, wantJS: rayv1.JobStatusStopped,
+			wantRsn: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded},
+		{name: "FAILED past the grace: retried (backoffLimit)", mode: rayv1.K8sJobMode, ray: dashboard.JobFailed, now: end.Add(300 * time.Second),
+			wantDS: rayv1.JobDeploymentStatusRetrying, wantJS: rayv1.JobStatusFailed, wantFail: 1,
+			wantRsn: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded},
+		{name: "SidecarMode: SUCCEEDED, sidecar still running: wait", mode: rayv1.SidecarMode, ray: dashboard.JobSucceeded, now: end.Add(10 * time.Second),
+			wantDS: rayv1.JobDeploymentStatusRunning, wantJS: rayv1.JobStatusSucceeded},
+		{name: "SidecarMode: SUCCEEDED past the grace: Complete, not retried", mode: rayv1.SidecarMode, ray: dashboard.JobSucceeded, now: end.Add(300 * time.Second),
+			wantDS: rayv1.JobDeploymentStatusComplete, wantJS: rayv1.JobStatusSucceeded, wantSucc: 1,
+			wantRsn: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := rjJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), mode(tc.mode),
+				func(j *rayv1.RayJob) { j.Spec.BackoffLimit = ptr(int32(3)) })
+			mods := []func(*rjObserved){withCluster(rjCluster(true)), withDash(info(tc.ray))}
+			if tc.mode == rayv1.K8sJobMode {
+				mods = append(mods, withSubmitter(running))
+			} else {
+				mods = append(mods, sidecarRunning)
+			}
+			p := rjDecide(observe(j, tc.now, mods...))
+			st := p.Status
+			if st.JobDeploymentStatus != tc.wantDS || st.JobStatus != tc.wantJS || st.Reason != tc.wantRsn ||
+				*st.Succeeded != tc.wantSucc || *st.Failed != tc.wantFail {
+				t.Fatalf("deployment %s, job %s, reason %q, succeeded %d, failed %d; want %s, %s, %q, %d, %d",
+					st.JobDeploymentStatus, st.JobStatus, st.Reason, *st.Succeeded, *st.Failed, tc.wantDS, tc.wantJS, tc.wantRsn, tc.wantSucc, tc.wantFail)
+			}
+			if tc.wantDS == rayv1.JobDeploymentStatusComplete {
+				if p.CreateCluster != nil || p.DeleteCluster != nil || p.Submit != nil || hasEvent(p, rjReasonRetrying, "") {
+					t.Fatalf("a finished job is not run again: %+v | %s", p, rjEvents(p))
+				}
+				if !strings.Contains(st.Message, "has not finished within 5m0s") {
+					t.Fatal(st.Message)
+				}
+				// The next pass leaves it Complete.
+				j.Status = st
+				if p2 := rjDecide(observe(j, tc.now.Add(time.Hour), mods...)); p2.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete || *p2.Status.Succeeded != tc.wantSucc {
+					t.Fatalf("next pass: %+v", p2.Status)
+				}
+			}
+			if tc.wantAfter > 0 && (p.RequeueAfter == 0 || p.RequeueAfter > tc.wantAfter) {
+				t.Fatalf("requeue %s, want within %s", p.RequeueAfter, tc.wantAfter)
+			}
+		})
+	}
 }
