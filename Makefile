@@ -16,7 +16,7 @@ help: ## list targets
 build: ## build bin/raydar
 	$(GO) build -o $(BIN)/raydar ./cmd/raydar
 
-tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen into bin/k8s
+tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen and KubeRay's operator (the conformance oracle) into bin/k8s
 	@bash hack/build-tools.sh
 
 # crd:allowDangerousTypes: KubeRay's RayJob has float32 entrypointNumCpus/entrypointNumGpus.

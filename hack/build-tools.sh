@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the sandbox control plane (kube-apiserver, etcd, kube-controller-manager,
-# kube-scheduler, kwok) and controller-gen from the Go module proxy into bin/k8s.
+# kube-scheduler, kwok), controller-gen and KubeRay's operator (the oracle of
+# the conformance suite, test/conformance) from the Go module proxy into bin/k8s.
 # Idempotent: a binary already built from the pinned version is skipped.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -43,4 +44,22 @@ for t in "${tools[@]}"; do
   echo "$want" > "$out/.$name.stamp"
   echo "   $name built in $(( $(date +%s) - start ))s"
 done
+# KubeRay's operator is its own module with its own dependency versions, so it
+# is built with `go install module@version` outside hack/tools. Its samples
+# (config/samples) stay in the module cache, where the conformance suite reads
+# them.
+kuberay=github.com/ray-project/kuberay/ray-operator
+kuberayver=v1.5.0
+if [[ -x "$out/kuberay-operator" && -f "$out/.kuberay-operator.stamp" && "$(cat "$out/.kuberay-operator.stamp")" == "$kuberayver" ]]; then
+  echo ">> [kuberay] kuberay-operator $kuberayver: up to date"
+else
+  echo ">> [kuberay] building KubeRay's operator $kuberayver (the conformance suite's oracle)"
+  start=$(date +%s)
+  tmp="$(mktemp -d)"
+  GOBIN="$tmp" go install -trimpath -ldflags "-s -w" "$kuberay@$kuberayver"
+  mv "$tmp/ray-operator" "$out/kuberay-operator"
+  rm -rf "$tmp"
+  echo "$kuberayver" > "$out/.kuberay-operator.stamp"
+  echo "   kuberay-operator built in $(( $(date +%s) - start ))s"
+fi
 echo ">> tools ready in $out"

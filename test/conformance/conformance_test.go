@@ -1,0 +1,238 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/restmapper"
+)
+
+// compared are the kinds whose objects an operator may create, listed in
+// every namespace of the suite on each poll.
+var compared = []struct {
+	gvr  schema.GroupVersionResource
+	kind string
+}{
+	{schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "Pod"},
+	{schema.GroupVersionResource{Version: "v1", Resource: "services"}, "Service"},
+	{schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, "ServiceAccount"},
+	{schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, "Secret"},
+	{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "ConfigMap"},
+	{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, "PersistentVolumeClaim"},
+	{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}, "Role"},
+	{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}, "RoleBinding"},
+	{schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, "Job"},
+	{schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}, "Ingress"},
+	{schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}, "NetworkPolicy"},
+	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}, "RayCluster"},
+	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayjobs"}, "RayJob"},
+	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayservices"}, "RayService"},
+}
+
+// Settling: how often both sides are read, and how long a manifest may
+// take to reach exactly its intended differences. Generous: a loaded
+// 2-core machine runs two operators, a control plane and kwok here.
+const (
+	pollEvery      = 2 * time.Second
+	settleDeadline = 8 * time.Minute
+)
+
+// manifestRun is the state of one manifest during the suite.
+type manifestRun struct {
+	m        Manifest
+	idx      int
+	applied  map[string]bool // "Kind/name" the manifest created
+	skipped  []string        // objects not applied (cluster-scoped or unknown kinds)
+	last     []Diff          // differences at the last poll
+	prev     string          // both sides' snapshot at the previous poll
+	settled  bool
+	objects  int
+}
+
+func TestConformance(t *testing.T) {
+	if env == nil {
+		t.Skip("conformance suite: needs the sandbox and KubeRay's operator (skipped with -short)")
+	}
+	intended, err := LoadIntended("intended.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	runs := make([]*manifestRun, len(env.corpus))
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(env.kc.Discovery()))
+	for i, m := range env.corpus {
+		r := &manifestRun{m: m, idx: i, applied: map[string]bool{}}
+		runs[i] = r
+		for _, ns := range []string{env.kubeRayNS(i), env.raydarNS(i)} {
+			if err := r.apply(ctx, mapper, ns); err != nil {
+				t.Fatalf("%s: applying to %s: %v", m.Name, ns, err)
+			}
+		}
+	}
+
+	deadline := time.Now().Add(settleDeadline)
+	for {
+		snap, err := snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending := 0
+		for _, r := range runs {
+			if r.settled {
+				continue
+			}
+			r.evaluate(snap, intended)
+			if !r.settled {
+				pending++
+			}
+		}
+		if pending == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(pollEvery)
+	}
+
+	// Report: unexplained differences per manifest, intended entries that
+	// matched nothing, and the summary line.
+	used := map[*Intended]int{}
+	var nIntended, nUnexplained, nObjects int
+	for _, r := range runs {
+		in, un := Classify(r.last, intended, used)
+		nIntended += len(in)
+		nUnexplained += len(un)
+		nObjects += r.objects
+		for _, d := range un {
+			t.Errorf("unexplained difference: %s", d)
+		}
+		if !r.settled && len(un) == 0 {
+			t.Errorf("%s: did not settle within %s", r.m.Name, settleDeadline)
+		}
+		if len(r.skipped) > 0 {
+			t.Logf("%s: not applied (cluster-scoped or unknown kinds): %s", r.m.Name, strings.Join(r.skipped, ", "))
+		}
+	}
+	for _, e := range intended {
+		if used[e] == 0 {
+			t.Errorf("intended difference no longer occurs (remove it from intended.yaml and docs/kuberay-compatibility.md): %s", e)
+		}
+	}
+	summary := fmt.Sprintf("conformance: %d manifests compared, %d objects compared, %d differences intended, %d differences unexplained",
+		len(runs), nObjects, nIntended, nUnexplained)
+	t.Log(summary)
+	fmt.Fprintln(os.Stderr, summary)
+}
+
+// apply creates the manifest's namespaced objects in ns.
+func (r *manifestRun) apply(ctx context.Context, mapper meta.RESTMapper, ns string) error {
+	for _, o := range r.m.Objects {
+		obj := o.DeepCopy()
+		gvk := obj.GroupVersionKind()
+		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			r.skip(fmt.Sprintf("%s %s (kind not served)", gvk.Kind, obj.GetName()))
+			continue
+		}
+		if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+			r.skip(fmt.Sprintf("%s %s (cluster-scoped)", gvk.Kind, obj.GetName()))
+			continue
+		}
+		obj.SetNamespace(ns)
+		if _, err := env.dyn.Resource(mapping.Resource).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err)
+		}
+		r.applied[gvk.Kind+"/"+obj.GetName()] = true
+	}
+	return nil
+}
+
+func (r *manifestRun) skip(what string) {
+	for _, s := range r.skipped {
+		if s == what {
+			return
+		}
+	}
+	r.skipped = append(r.skipped, what)
+}
+
+// evaluate compares both sides; the manifest is settled when its
+// differences are all intended and neither side changed since the last poll.
+func (r *manifestRun) evaluate(snap map[string][]unstructured.Unstructured, intended []*Intended) {
+	krNS, rdNS := env.kubeRayNS(r.idx), env.raydarNS(r.idx)
+	kr := Normalize(krNS, r.filter(snap[krNS]), r.applied)
+	rd := Normalize(rdNS, r.filter(snap[rdNS]), r.applied)
+	r.objects = max(len(kr), len(rd))
+	r.last = Compare(r.m.Name, kr, rd)
+	state := canonical(kr) + "|" + canonical(rd)
+	_, un := Classify(r.last, intended, nil)
+	r.settled = len(un) == 0 && state == r.prev
+	r.prev = state
+}
+
+// filter keeps what an operator made or writes: the manifest's Ray objects
+// and every object the manifest did not create, less what Kubernetes makes
+// by itself (the default ServiceAccount, the root CA ConfigMap, a Job's
+// pods, which follow from the Job compared).
+func (r *manifestRun) filter(objs []unstructured.Unstructured) []unstructured.Unstructured {
+	var out []unstructured.Unstructured
+	for _, o := range objs {
+		k, n := o.GetKind(), o.GetName()
+		switch {
+		case r.applied[k+"/"+n] && !isRayKind(k):
+		case k == "ServiceAccount" && n == "default":
+		case k == "ConfigMap" && n == "kube-root-ca.crt":
+		case k == "Pod" && ownedBy(o, "Job", "ReplicaSet"):
+		default:
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func ownedBy(o unstructured.Unstructured, kinds ...string) bool {
+	for _, ref := range o.GetOwnerReferences() {
+		for _, k := range kinds {
+			if ref.Kind == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// snapshot lists every compared kind once, across all namespaces, by
+// namespace.
+func snapshot(ctx context.Context) (map[string][]unstructured.Unstructured, error) {
+	out := map[string][]unstructured.Unstructured{}
+	for _, c := range compared {
+		list, err := env.dyn.Resource(c.gvr).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", c.gvr.Resource, err)
+		}
+		for _, item := range list.Items {
+			ns := item.GetNamespace()
+			if !strings.HasPrefix(ns, "kr-") && !strings.HasPrefix(ns, "rd-") {
+				continue
+			}
+			item.SetKind(c.kind)
+			out[ns] = append(out[ns], item)
+		}
+	}
+	for ns := range out {
+		sort.Slice(out[ns], func(i, j int) bool {
+			a, b := out[ns][i], out[ns][j]
+			return a.GetKind()+"/"+a.GetName() < b.GetKind()+"/"+b.GetName()
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,241 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+)
+
+// Diff is one difference between what KubeRay and raydar made for one
+// manifest: the object, the path inside it ("" for an object only one side
+// has) and each side's value ("<absent>" where it has none).
+type Diff struct {
+	Manifest string
+	Object   string
+	Path     string
+	KubeRay  string
+	Raydar   string
+}
+
+const absent = "<absent>"
+
+// Key is the line that names d in reports and that intended entries match.
+func (d Diff) Key() string {
+	if d.Path == "" {
+		return d.Manifest + ": " + d.Object
+	}
+	return d.Manifest + ": " + d.Object + " " + d.Path
+}
+
+func (d Diff) String() string {
+	return fmt.Sprintf("%s\n      kuberay: %s\n      raydar:  %s", d.Key(), d.KubeRay, d.Raydar)
+}
+
+// Compare diffs the normalised objects of both sides.
+func Compare(manifest string, kuberay, raydar []Object) []Diff {
+	kr := map[string]Object{}
+	for _, o := range kuberay {
+		kr[o.ID] = o
+	}
+	rd := map[string]Object{}
+	for _, o := range raydar {
+		rd[o.ID] = o
+	}
+	ids := map[string]bool{}
+	for id := range kr {
+		ids[id] = true
+	}
+	for id := range rd {
+		ids[id] = true
+	}
+	var out []Diff
+	for _, id := range sortedKeys(ids) {
+		a, inA := kr[id]
+		b, inB := rd[id]
+		switch {
+		case !inA:
+			out = append(out, Diff{Manifest: manifest, Object: id, KubeRay: absent, Raydar: "present"})
+		case !inB:
+			out = append(out, Diff{Manifest: manifest, Object: id, KubeRay: "present", Raydar: absent})
+		default:
+			r := &reporter{}
+			cmp.Equal(a.Content, b.Content, cmp.Reporter(r))
+			for _, d := range r.diffs {
+				d.Manifest, d.Object = manifest, id
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// reporter collects go-cmp's differences with a JSON-path-like name.
+type reporter struct {
+	path  cmp.Path
+	diffs []Diff
+}
+
+func (r *reporter) PushStep(ps cmp.PathStep) { r.path = append(r.path, ps) }
+func (r *reporter) PopStep()                 { r.path = r.path[:len(r.path)-1] }
+
+func (r *reporter) Report(rs cmp.Result) {
+	if rs.Equal() {
+		return
+	}
+	vx, vy := r.path.Last().Values()
+	d := Diff{Path: pathString(r.path), KubeRay: absent, Raydar: absent}
+	if vx.IsValid() {
+		d.KubeRay = valueString(vx.Interface())
+	}
+	if vy.IsValid() {
+		d.Raydar = valueString(vy.Interface())
+	}
+	r.diffs = append(r.diffs, d)
+}
+
+// pathString renders map keys as .key (or [key] when the key has dots or
+// slashes, as label keys do) and list indexes as [i].
+func pathString(p cmp.Path) string {
+	var b strings.Builder
+	for _, s := range p {
+		switch t := s.(type) {
+		case cmp.MapIndex:
+			k := fmt.Sprint(t.Key().Interface())
+			if strings.ContainsAny(k, "./ ") {
+				b.WriteString("[" + k + "]")
+			} else {
+				b.WriteString("." + k)
+			}
+		case cmp.SliceIndex:
+			kx, ky := t.SplitKeys()
+			switch {
+			case kx == ky:
+				fmt.Fprintf(&b, "[%d]", kx)
+			case kx == -1:
+				fmt.Fprintf(&b, "[+%d]", ky)
+			default:
+				fmt.Fprintf(&b, "[%d-]", kx)
+			}
+		}
+	}
+	return b.String()
+}
+
+func valueString(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// Intended is one listed difference: globs ("*" matches anything, "?" one
+// character) on the manifest, the object and the path, and the reason a
+// KubeRay user would accept it.
+type Intended struct {
+	Manifest string `json:"manifest"`
+	Object   string `json:"object"`
+	Path     string `json:"path"`
+	// Raydar, when set, is a glob the raydar value must match (so an entry
+	// does not excuse any value at that path).
+	Raydar string `json:"raydar,omitempty"`
+	Why    string `json:"why"`
+
+	manifest, object, path, raydar *regexp.Regexp
+}
+
+// LoadIntended reads the list of intended differences.
+func LoadIntended(file string) ([]*Intended, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var list []*Intended
+	if err := yaml.UnmarshalStrict(b, &list); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	for i, e := range list {
+		if e.Why == "" {
+			return nil, fmt.Errorf("%s: entry %d (%s %s): no reason (why)", file, i+1, e.Object, e.Path)
+		}
+		if e.Manifest == "" {
+			e.Manifest = "*"
+		}
+		if e.Object == "" {
+			e.Object = "*"
+		}
+		e.manifest, e.object, e.path = glob(e.Manifest), glob(e.Object), glob(e.Path)
+		if e.Raydar != "" {
+			e.raydar = glob(e.Raydar)
+		}
+	}
+	return list, nil
+}
+
+// Matches reports whether d is this intended difference.
+func (e *Intended) Matches(d Diff) bool {
+	return e.manifest.MatchString(d.Manifest) && e.object.MatchString(d.Object) && e.path.MatchString(d.Path) &&
+		(e.raydar == nil || e.raydar.MatchString(d.Raydar))
+}
+
+func (e *Intended) String() string {
+	return fmt.Sprintf("%s: %s %s (%s)", e.Manifest, e.Object, e.Path, e.Why)
+}
+
+func glob(g string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	for _, r := range g {
+		switch r {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+// Classify splits diffs into intended and unexplained, and records on each
+// entry of list that it matched.
+func Classify(diffs []Diff, list []*Intended, used map[*Intended]int) (intended, unexplained []Diff) {
+	for _, d := range diffs {
+		var hit *Intended
+		for _, e := range list {
+			if e.Matches(d) {
+				hit = e
+				break
+			}
+		}
+		if hit == nil {
+			unexplained = append(unexplained, d)
+			continue
+		}
+		if used != nil {
+			used[hit]++
+		}
+		intended = append(intended, d)
+	}
+	return intended, unexplained
+}

@@ -1,0 +1,30 @@
+// Package conformance owns raydar's differential test against KubeRay: the
+// real KubeRay operator (v1.5.0, built by `make tools` into bin/k8s) and
+// raydar's reconcile loop reconcile the same manifests side by side on one
+// sandbox, each in namespaces of its own, and everything each creates is
+// normalised and diffed.
+//
+// The corpus is every sample KubeRay ships in its Go module
+// (config/samples, read from the module cache at test time, never copied)
+// plus raydar's own manifests in testdata/ for the fields the samples leave
+// out. For each manifest the suite waits until both sides settle and their
+// differences are exactly the intended ones listed in intended.yaml (each
+// with the reason a KubeRay user would accept; docs/kuberay-compatibility.md
+// describes them). An unlisted difference fails the suite, and so does a
+// listed one that no longer occurs.
+//
+// What is compared (normalize.go): pods (command and args verbatim, env,
+// ports, probes, resources, volumes and mounts, init containers in order,
+// labels, annotations, service account, restart policy), Services,
+// ServiceAccounts, Roles, RoleBindings, Secrets (values by length), Jobs,
+// Ingresses, and the RayCluster/RayJob/RayService objects themselves
+// (labels, annotations, finalizers, status). Random name suffixes, UIDs,
+// resource versions, timestamps, IPs, node names and the namespace are
+// normalised away first.
+//
+// KubeRay reaches the simulated Ray heads (kube/sandbox/headsim) through
+// proxy.go: its HTTP clients use Go's default transport, which honours
+// HTTP_PROXY, so in-cluster names like
+// http://<svc>.<ns>.svc.cluster.local:8265 are answered by the head that
+// headsim runs for that cluster, the same head raydar talks to.
+package conformance

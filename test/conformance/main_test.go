@@ -1,0 +1,226 @@
+package conformance
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/raydar/raydar/controller"
+	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/headsim"
+	"github.com/raydar/raydar/rayapi/crds"
+)
+
+// One sandbox for the package: KubeRay reconciles the kr-NN namespaces,
+// raydar the rd-NN ones, manifest NN in both.
+var env *suite
+
+type suite struct {
+	sb        *sandbox.Sandbox
+	kc        kubernetes.Interface
+	dyn       dynamic.Interface
+	corpus    []Manifest
+	kuberay   *exec.Cmd
+	kuberayLg string
+}
+
+func (s *suite) kubeRayNS(i int) string { return fmt.Sprintf("kr-%02d", i) }
+func (s *suite) raydarNS(i int) string  { return fmt.Sprintf("rd-%02d", i) }
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	ctrllog.SetLogger(logr.Discard())
+	s, err := startSuite(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance: ", err)
+		if s != nil {
+			s.stop()
+		}
+		os.Exit(1)
+	}
+	env = s
+	code := m.Run()
+	if code != 0 && s.kuberayLg != "" {
+		fmt.Fprintln(os.Stderr, "conformance: KubeRay's log is", s.kuberayLg, "(kept: the sandbox state dir is removed)")
+	}
+	s.stop()
+	os.Exit(code)
+}
+
+// loadCorpus is KubeRay's samples and raydar's own manifests.
+func loadCorpus() ([]Manifest, error) {
+	dir, err := KubeRayModuleDir()
+	if err != nil {
+		return nil, err
+	}
+	samples, err := LoadSamples(dir)
+	if err != nil {
+		return nil, err
+	}
+	own, err := LoadDir("testdata", "raydar/")
+	if err != nil {
+		return nil, err
+	}
+	var out []Manifest
+	for _, m := range append(samples, own...) {
+		if m.HasRayObject() {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func startSuite(ctx context.Context) (*suite, error) {
+	corpus, err := loadCorpus()
+	if err != nil {
+		return nil, err
+	}
+	opts := sandbox.Full()
+	opts.Nodes = nil
+	opts.CRDs = [][]byte{crds.YAML()}
+	opts.StartTimeout = 5 * time.Minute
+	sb, err := sandbox.Start(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("starting the sandbox: %w", err)
+	}
+	s := &suite{sb: sb, kc: sb.Clientset(), corpus: corpus}
+	if s.dyn, err = dynamic.NewForConfig(sb.Config); err != nil {
+		return s, err
+	}
+	if err := s.addNodes(ctx); err != nil {
+		return s, err
+	}
+	var krNS, rdNS []string
+	for i := range corpus {
+		krNS = append(krNS, s.kubeRayNS(i))
+		rdNS = append(rdNS, s.raydarNS(i))
+	}
+	for _, ns := range append(append([]string{}, krNS...), rdNS...) {
+		if _, err := s.kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			return s, err
+		}
+	}
+	sim, err := headsim.Start(ctx, headsim.Options{Config: sb.Config, SetPodPhase: sb.SetPodPhase})
+	if err != nil {
+		return s, fmt.Errorf("simulated heads: %w", err)
+	}
+	proxy := &HeadProxy{Clientset: s.kc, Heads: sim}
+	if err := proxy.Start(); err != nil {
+		return s, err
+	}
+	if err := s.startKubeRay(krNS, proxy.URL()); err != nil {
+		return s, err
+	}
+	if err := s.startRaydar(ctx, rdNS, sim); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// addNodes adds large fake nodes (and a few with GPUs) and lifts the taints
+// new nodes get (the sandbox runs no node-lifecycle controller).
+func (s *suite) addNodes(ctx context.Context) error {
+	pools := []sandbox.NodePool{
+		{Count: 16, NamePrefix: "cpu", CPU: "128", Memory: "512Gi"},
+		{Count: 4, NamePrefix: "gpu", CPU: "128", Memory: "512Gi", GPU: 8},
+	}
+	for _, p := range pools {
+		names, err := s.sb.AddNodes(ctx, p)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if _, err := s.kc.CoreV1().Nodes().Patch(ctx, n, types.MergePatchType, []byte(`{"spec":{"taints":null}}`), metav1.PatchOptions{}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// startKubeRay runs the real KubeRay operator on the kr namespaces with
+// v1.7's default feature gates (RayJobDeletionPolicy and
+// RayMultiHostIndexing are beta and on there, alpha and off in v1.5.0).
+func (s *suite) startKubeRay(namespaces []string, proxyURL string) error {
+	bin := filepath.Join(s.sb.ToolsDir, "kuberay-operator")
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("KubeRay's operator is not built (%v): run `make tools`", err)
+	}
+	logf, err := os.CreateTemp("", "conformance-kuberay-*.log")
+	if err != nil {
+		return err
+	}
+	s.kuberayLg = logf.Name()
+	cmd := exec.Command(bin,
+		"--watch-namespace="+strings.Join(namespaces, ","),
+		"--enable-leader-election=false",
+		"--metrics-addr=0",
+		"--health-probe-bind-address=0",
+		"--reconcile-concurrency=4",
+		"--feature-gates=RayJobDeletionPolicy=true,RayMultiHostIndexing=true",
+	)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.sb.KubeconfigPath, "HTTP_PROXY="+proxyURL, "http_proxy="+proxyURL, "NO_PROXY=", "no_proxy=")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting KubeRay: %w", err)
+	}
+	s.kuberay = cmd
+	return nil
+}
+
+// startRaydar runs raydar's loop for all three kinds on the rd namespaces,
+// reaching dashboards and Serve proxies through headsim's address book.
+func (s *suite) startRaydar(ctx context.Context, namespaces []string, sim *headsim.Sim) error {
+	op, err := controller.New(s.sb.Config, controller.Options{
+		DisableLeaderElection: true,
+		Namespaces:            namespaces,
+		IgnoreOtherOperators:  true,
+		MetricsBindAddress:    "0",
+		Logger:                logr.Discard(),
+	})
+	if err != nil {
+		return err
+	}
+	dash, err := raydash.New(raydash.Options{AddressBook: sim, Secrets: raydash.SecretsFromClientset(s.kc), HeadServiceName: controller.HeadServiceName})
+	if err != nil {
+		return err
+	}
+	if err := controller.SetupRayJobReconciler(op.Manager(), controller.RayJobOptions{Operator: op, Dashboards: dash}); err != nil {
+		return err
+	}
+	if err := controller.SetupRayServiceReconciler(op.Manager(), controller.RayServiceOptions{Operator: op, Dashboards: dash, ProxyChecker: controller.ServeProxyCheckerFromAddressBook(sim)}); err != nil {
+		return err
+	}
+	go func() { _ = op.Start(ctx) }()
+	return nil
+}
+
+func (s *suite) stop() {
+	if s.kuberay != nil && s.kuberay.Process != nil {
+		_ = s.kuberay.Process.Kill()
+		_, _ = s.kuberay.Process.Wait()
+	}
+	if s.sb != nil {
+		_ = s.sb.Stop()
+	}
+}

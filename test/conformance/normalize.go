@@ -1,0 +1,306 @@
+package conformance
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Object is one normalised object of one side: its identity within the
+// manifest's namespace ("Pod raycluster-kuberay-head-#####") and the
+// content that is compared.
+type Object struct {
+	ID      string
+	Content map[string]any
+}
+
+// Placeholders that stand for what differs between two runs by nature.
+const (
+	nsPlaceholder     = "NS"
+	suffixPlaceholder = "-#####"
+	timePlaceholder   = "<time>"
+)
+
+var (
+	// generatedSuffix is a random name suffix as the API server's
+	// generateName and apimachinery's rand.String make it: five characters
+	// from an alphabet without vowels, so real words are rarely hit.
+	generatedSuffix = regexp.MustCompile(`-[bcdfghjklmnpqrstvwxz2456789]{5}\b`)
+	rfc3339         = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
+)
+
+// keyedLists are the lists whose order is not part of their meaning (or
+// whose order is compared separately): they are compared as maps keyed by
+// the given field, so a difference names the entry ("env[RAY_ADDRESS]")
+// rather than an index that shifts.
+var keyedLists = map[string]string{
+	"containers":     "name",
+	"initContainers": "name",
+	"env":            "name",
+	"ports":          "name",
+	"volumes":        "name",
+	"volumeMounts":   "mountPath",
+	"conditions":     "type",
+}
+
+// orderedLists are keyed lists whose order matters: their order is kept as
+// a sibling "<name>Order" field ("ray-head,autoscaler").
+var orderedLists = map[string]bool{"containers": true, "initContainers": true}
+
+// Normalize turns the objects found in one namespace into comparable
+// Objects. applied holds "Kind/name" of the objects the manifest itself
+// created: of those only what an operator writes is kept (labels,
+// annotations, finalizers, status); everything else is an operator's child
+// and is kept whole, less what differs by nature.
+func Normalize(namespace string, objs []unstructured.Unstructured, applied map[string]bool) []Object {
+	out := make([]Object, 0, len(objs))
+	for i := range objs {
+		u := &objs[i]
+		m := runtime.DeepCopyJSON(u.UnstructuredContent())
+		kind := u.GetKind()
+		normalizeObject(kind, m, applied[kind+"/"+u.GetName()])
+		v := replaceStrings(m, namespace)
+		m = v.(map[string]any)
+		name := normalizeString(u.GetName(), namespace)
+		out = append(out, Object{ID: kind + " " + name, Content: m})
+	}
+	return disambiguate(out)
+}
+
+// disambiguate numbers objects whose IDs are equal after normalisation
+// (the workers of one group): sorted by content, so that equal pods pair up
+// whatever their names were.
+func disambiguate(objs []Object) []Object {
+	byID := map[string][]int{}
+	for i, o := range objs {
+		byID[o.ID] = append(byID[o.ID], i)
+	}
+	for id, idx := range byID {
+		if len(idx) < 2 {
+			continue
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return canonical(objs[idx[a]].Content) < canonical(objs[idx[b]].Content) })
+		for n, i := range idx {
+			objs[i].ID = fmt.Sprintf("%s#%d", id, n+1)
+		}
+	}
+	sort.Slice(objs, func(i, j int) bool { return objs[i].ID < objs[j].ID })
+	return objs
+}
+
+func canonical(v any) string {
+	b, _ := json.Marshal(v) // maps marshal with sorted keys
+	return string(b)
+}
+
+// normalizeObject removes what differs by nature and keeps what an
+// operator decides.
+func normalizeObject(kind string, m map[string]any, applied bool) {
+	meta, _ := m["metadata"].(map[string]any)
+	keep := map[string]any{}
+	for _, k := range []string{"labels", "annotations", "ownerReferences", "finalizers"} {
+		if v, ok := meta[k]; ok {
+			keep[k] = v
+		}
+	}
+	if a, ok := keep["annotations"].(map[string]any); ok {
+		delete(a, "kubectl.kubernetes.io/last-applied-configuration")
+		if len(a) == 0 {
+			delete(keep, "annotations")
+		}
+	}
+	if refs, ok := keep["ownerReferences"].([]any); ok {
+		for _, r := range refs {
+			if rm, ok := r.(map[string]any); ok {
+				delete(rm, "uid")
+			}
+		}
+	}
+	m["metadata"] = keep
+	delete(m, "apiVersion")
+	delete(m, "kind")
+
+	spec, _ := m["spec"].(map[string]any)
+	status, _ := m["status"].(map[string]any)
+	switch kind {
+	case "Pod":
+		delete(spec, "nodeName")
+		// Pod status is kwok's; only the phase says something about the
+		// operator (a pod it should have replaced).
+		m["status"] = map[string]any{"phase": status["phase"]}
+	case "Service":
+		if ip, _ := spec["clusterIP"].(string); ip != "None" {
+			delete(spec, "clusterIP")
+			delete(spec, "clusterIPs")
+		}
+		for _, p := range asList(spec["ports"]) {
+			if pm, ok := p.(map[string]any); ok {
+				delete(pm, "nodePort")
+			}
+		}
+		delete(m, "status")
+	case "Job":
+		delete(spec, "selector")
+		if t, ok := spec["template"].(map[string]any); ok {
+			if tm, ok := t["metadata"].(map[string]any); ok {
+				if l, ok := tm["labels"].(map[string]any); ok {
+					for _, k := range []string{"batch.kubernetes.io/controller-uid", "controller-uid", "batch.kubernetes.io/job-name", "job-name"} {
+						delete(l, k)
+					}
+				}
+			}
+		}
+		delete(m, "status")
+	case "Secret":
+		if data, ok := m["data"].(map[string]any); ok {
+			for k, v := range data {
+				s, _ := v.(string)
+				b, err := base64.StdEncoding.DecodeString(s)
+				if err != nil {
+					data[k] = "<undecodable>"
+					continue
+				}
+				data[k] = fmt.Sprintf("<%d bytes>", len(b))
+			}
+		}
+	case "RayCluster", "RayJob", "RayService":
+		if applied {
+			// The user's spec, as applied; an operator's write to it would
+			// show here.
+			_ = spec
+		}
+		normalizeRayStatus(status)
+	default:
+		delete(m, "status")
+	}
+}
+
+// normalizeRayStatus drops what differs by nature in a Ray object's status:
+// addresses, free-text messages, timestamps (replaced later).
+func normalizeRayStatus(status map[string]any) {
+	if status == nil {
+		return
+	}
+	if head, ok := status["head"].(map[string]any); ok {
+		for _, k := range []string{"podIP", "serviceIP"} {
+			delete(head, k)
+		}
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			delete(t, "message")
+			delete(t, "lastTransitionTime")
+			for _, c := range t {
+				walk(c)
+			}
+		case []any:
+			for _, c := range t {
+				walk(c)
+			}
+		}
+	}
+	walk(status)
+}
+
+func asList(v any) []any { l, _ := v.([]any); return l }
+
+// replaceStrings walks v: lists become maps where keyedLists says so, and
+// every string has the namespace, random suffixes and timestamps replaced.
+func replaceStrings(v any, namespace string) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, c := range t {
+			nk := normalizeString(k, namespace)
+			if key, ok := keyedLists[k]; ok {
+				if l, ok := c.([]any); ok {
+					if km, order, ok := keyList(l, key, namespace); ok {
+						out[nk] = km
+						if orderedLists[k] {
+							out[k+"Order"] = strings.Join(order, ",")
+						}
+						continue
+					}
+				}
+			}
+			out[nk] = replaceStrings(c, namespace)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, c := range t {
+			out[i] = replaceStrings(c, namespace)
+		}
+		return out
+	case string:
+		return normalizeString(t, namespace)
+	}
+	return v
+}
+
+// keyList turns a list of objects into a map by their key field; false when
+// an element has no such key or keys repeat.
+func keyList(l []any, key, namespace string) (map[string]any, []string, bool) {
+	out := make(map[string]any, len(l))
+	order := make([]string, 0, len(l))
+	for _, e := range l {
+		em, ok := e.(map[string]any)
+		if !ok {
+			return nil, nil, false
+		}
+		k, ok := em[key].(string)
+		if !ok {
+			return nil, nil, false
+		}
+		k = normalizeString(k, namespace)
+		if _, dup := out[k]; dup {
+			return nil, nil, false
+		}
+		out[k] = replaceStrings(em, namespace)
+		order = append(order, k)
+	}
+	return out, order, true
+}
+
+// normalizeString replaces the namespace (as a whole DNS label), random
+// name suffixes and RFC 3339 timestamps.
+func normalizeString(s, namespace string) string {
+	if namespace != "" && strings.Contains(s, namespace) {
+		s = nsPattern(namespace).ReplaceAllString(s, "${1}"+nsPlaceholder+"${2}")
+	}
+	s = generatedSuffix.ReplaceAllString(s, suffixPlaceholder)
+	return rfc3339.ReplaceAllString(s, timePlaceholder)
+}
+
+var nsPatterns sync.Map // namespace -> *regexp.Regexp
+
+// nsPattern matches ns as a whole DNS label, keeping what stands either
+// side in groups 1 and 2.
+func nsPattern(ns string) *regexp.Regexp {
+	if re, ok := nsPatterns.Load(ns); ok {
+		return re.(*regexp.Regexp)
+	}
+	re := regexp.MustCompile(`(^|[^a-z0-9-])` + regexp.QuoteMeta(ns) + `($|[^a-z0-9-])`)
+	nsPatterns.Store(ns, re)
+	return re
+}
+
+// sortedIDs lists the IDs of objs.
+func sortedIDs(objs []Object) []string {
+	ids := make([]string, 0, len(objs))
+	for _, o := range objs {
+		ids = append(ids, o.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}

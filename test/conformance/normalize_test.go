@@ -1,0 +1,137 @@
+package conformance
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+func pod(t *testing.T, doc string) unstructured.Unstructured {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatal(err)
+	}
+	return unstructured.Unstructured{Object: m}
+}
+
+const krPod = `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: demo-small-worker-x7k2p
+  namespace: kr-01
+  uid: 1111
+  resourceVersion: "12"
+  creationTimestamp: "2026-12-01T08:00:00Z"
+  generateName: demo-small-worker-
+  labels: {ray.io/cluster: demo, ray.io/group: small}
+  ownerReferences: [{apiVersion: ray.io/v1, kind: RayCluster, name: demo, uid: abc, controller: true}]
+spec:
+  nodeName: cpu-3
+  initContainers: [{name: wait-gcs-ready, image: ray}]
+  containers:
+  - name: ray-worker
+    image: ray
+    env:
+    - {name: FQ_RAY_IP, value: demo-head-svc.kr-01.svc.cluster.local}
+    - {name: RAY_CLUSTER_NAME, value: demo}
+status: {phase: Running, podIP: 10.0.0.7}
+`
+
+func TestNormalizeRemovesWhatDiffersByNature(t *testing.T) {
+	kr := pod(t, krPod)
+	rdDoc := strings.NewReplacer("kr-01", "rd-01", "x7k2p", "q9zzb", "cpu-3", "cpu-9", "10.0.0.7", "10.0.0.99",
+		"uid: 1111", "uid: 2222", "uid: abc", "uid: def", `"12"`, `"99"`, "08:00:00Z", "08:01:07Z").Replace(krPod)
+	rd := pod(t, rdDoc)
+	a := Normalize("kr-01", []unstructured.Unstructured{kr}, nil)
+	b := Normalize("rd-01", []unstructured.Unstructured{rd}, nil)
+	if d := Compare("m", a, b); len(d) != 0 {
+		t.Fatalf("pods equal but for names, namespace, node, IP, UIDs and times differ: %v", d)
+	}
+	if a[0].ID != "Pod demo-small-worker"+suffixPlaceholder {
+		t.Errorf("ID = %q", a[0].ID)
+	}
+}
+
+func TestCompareNamesTheEntryThatDiffers(t *testing.T) {
+	kr := pod(t, krPod)
+	rd := pod(t, strings.Replace(strings.Replace(krPod, "kr-01", "rd-01", -1), "value: demo}", "value: other}", 1))
+	diffs := Compare("m", Normalize("kr-01", []unstructured.Unstructured{kr}, nil), Normalize("rd-01", []unstructured.Unstructured{rd}, nil))
+	if len(diffs) != 1 {
+		t.Fatalf("want one difference, got %v", diffs)
+	}
+	d := diffs[0]
+	if d.Path != ".spec.containers.ray-worker.env.RAY_CLUSTER_NAME.value" || d.KubeRay != "demo" || d.Raydar != "other" {
+		t.Errorf("got %s", d)
+	}
+}
+
+func TestCompareSeesInitContainerOrder(t *testing.T) {
+	two := strings.Replace(krPod, "initContainers: [{name: wait-gcs-ready, image: ray}]",
+		"initContainers: [{name: wait-gcs-ready, image: ray}, {name: certs, image: x}]", 1)
+	swapped := strings.Replace(krPod, "initContainers: [{name: wait-gcs-ready, image: ray}]",
+		"initContainers: [{name: certs, image: x}, {name: wait-gcs-ready, image: ray}]", 1)
+	diffs := Compare("m", Normalize("kr-01", []unstructured.Unstructured{pod(t, two)}, nil),
+		Normalize("kr-01", []unstructured.Unstructured{pod(t, swapped)}, nil))
+	if len(diffs) != 1 || diffs[0].Path != ".spec.initContainersOrder" {
+		t.Fatalf("want the order named, got %v", diffs)
+	}
+}
+
+func TestCompareObjectOnOneSide(t *testing.T) {
+	diffs := Compare("m", Normalize("kr-01", []unstructured.Unstructured{pod(t, krPod)}, nil), nil)
+	if len(diffs) != 1 || diffs[0].Path != "" || diffs[0].Raydar != absent {
+		t.Fatalf("got %v", diffs)
+	}
+}
+
+func TestIntendedMatchAndLoad(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "i.yaml")
+	if err := os.WriteFile(f, []byte("- object: 'Pod *'\n  path: '.spec.containers.*.env.RAY_USAGE_STATS_EXTRA_TAGS.value'\n  raydar: 'kuberay_version=raydar*'\n  why: usage stats name raydar\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, err := LoadIntended(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit := Diff{Manifest: "samples/x.yaml", Object: "Pod a-head-#####", Path: ".spec.containers.ray-head.env.RAY_USAGE_STATS_EXTRA_TAGS.value", Raydar: "kuberay_version=raydar;kuberay_crd=RayCluster"}
+	miss := hit
+	miss.Raydar = "kuberay_version=v1.5.0"
+	used := map[*Intended]int{}
+	in, un := Classify([]Diff{hit, miss}, list, used)
+	if len(in) != 1 || len(un) != 1 || un[0] != miss || used[list[0]] != 1 {
+		t.Fatalf("intended %v unexplained %v", in, un)
+	}
+	if err := os.WriteFile(f, []byte("- object: 'Pod *'\n  path: '.x'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadIntended(f); err == nil || !strings.Contains(err.Error(), "no reason") {
+		t.Fatalf("an entry without a reason must be refused, got %v", err)
+	}
+}
+
+func TestSamplesLoadFromTheModuleCache(t *testing.T) {
+	dir, err := KubeRayModuleDir()
+	if err != nil {
+		t.Skipf("KubeRay's module is not in the cache (make tools): %v", err)
+	}
+	samples, err := LoadSamples(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range samples {
+		if m.HasRayObject() {
+			n++
+		}
+	}
+	if n < 40 {
+		t.Fatalf("only %d sample manifests with Ray objects in %s", n, dir)
+	}
+}
