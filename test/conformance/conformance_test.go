@@ -50,14 +50,14 @@ const (
 
 // manifestRun is the state of one manifest during the suite.
 type manifestRun struct {
-	m        Manifest
-	idx      int
-	applied  map[string]bool // "Kind/name" the manifest created
-	skipped  []string        // objects not applied (cluster-scoped or unknown kinds)
-	last     []Diff          // differences at the last poll
-	prev     string          // both sides' snapshot at the previous poll
-	settled  bool
-	objects  int
+	m       Manifest
+	idx     int
+	applied map[string]bool // "Kind/name" the manifest created
+	skipped []string        // objects not applied (cluster-scoped or unknown kinds)
+	last    []Diff          // differences at the last poll
+	prev    string          // both sides' snapshot at the previous poll
+	settled bool
+	objects int
 }
 
 func TestConformance(t *testing.T) {
