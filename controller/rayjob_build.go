@@ -7,6 +7,7 @@ package controller
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -39,7 +40,8 @@ func buildRayJobCluster(rj *rayv1.RayJob, name string) *rayv1.RayCluster {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            name,
 			Namespace:       rj.Namespace,
-			Labels:          rayJobChildLabels(rj),
+			Labels:          rayJobClusterLabels(rj),
+			Annotations:     rayJobClusterAnnotations(rj),
 			OwnerReferences: []metav1.OwnerReference{rayJobOwnerRef(rj)},
 		},
 	}
@@ -47,7 +49,6 @@ func buildRayJobCluster(rj *rayv1.RayJob, name string) *rayv1.RayCluster {
 		rc.Spec = *rj.Spec.RayClusterSpec.DeepCopy()
 	}
 	if rj.Spec.EffectiveSubmissionMode() == rayv1.SidecarMode {
-		rc.Annotations = map[string]string{rayv1.DisableProvisionedHeadRestartAnnotationKey: "true"}
 		pod := &rc.Spec.HeadGroupSpec.Template.Spec
 		pod.RestartPolicy = corev1.RestartPolicyNever
 		if !hasContainer(pod.Containers, rayv1.RayJobSubmitterContainerName) {
@@ -167,15 +168,11 @@ func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardAddr str
 			c.Env = setEnvIfAbsent(c.Env, e)
 		}
 	}
-	labels := rayJobChildLabels(rj)
+	labels := rayJobSubmitterLabels(rj)
 	if tmpl.Labels == nil {
 		tmpl.Labels = map[string]string{}
 	}
-	for k, v := range labels {
-		if _, ok := tmpl.Labels[k]; !ok {
-			tmpl.Labels[k] = v
-		}
-	}
+	maps.Copy(tmpl.Labels, labels)
 	backoff := rj.Spec.SubmitterBackoffLimit()
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -30,9 +31,21 @@ func TestBuildRayJobCluster(t *testing.T) {
 			t.Fatalf("label %s=%q, want %q", k, rc.Labels[k], v)
 		}
 	}
+	if _, ok := rc.Labels[rayv1.KubernetesCreatedByLabelKey]; ok || len(rc.Labels) != 4 {
+		t.Fatalf("labels %v: KubeRay's are the RayJob's, the two originated-from and the submission mode", rc.Labels)
+	}
 	if len(rc.Spec.HeadGroupSpec.Template.Spec.Containers) != 1 || rc.Annotations != nil {
 		t.Fatal("HTTPMode got a sidecar")
 	}
+	// The RayJob's annotations reach the cluster (kubectl's last-applied
+	// too, as in KubeRay); raydar's stop protocol does not.
+	j.Annotations = map[string]string{"team.io/cost-center": "42", corev1.LastAppliedConfigAnnotation: "{}",
+		rayv1.StopRequestedAnnotationKey: "alice", rayv1.JobStopRecordAnnotationKey: "{}"}
+	rc = buildRayJobCluster(j, "rj-rc001")
+	if want := map[string]string{"team.io/cost-center": "42", corev1.LastAppliedConfigAnnotation: "{}"}; !maps.Equal(rc.Annotations, want) {
+		t.Fatalf("annotations %v, want %v", rc.Annotations, want)
+	}
+	j.Annotations = nil
 	// The RayJob's spec is copied, not shared.
 	rc.Spec.HeadGroupSpec.RayStartParams["x"] = "y"
 	if j.Spec.RayClusterSpec.HeadGroupSpec.RayStartParams["x"] != "" {
@@ -72,9 +85,15 @@ func TestBuildSubmitterJob(t *testing.T) {
 	})
 	rc := rjCluster(true)
 	job := buildSubmitterJob(j, rc, "rj-rc001-head-svc.ns.svc.cluster.local:8265")
-	if job.Name != "rj" || controllerUID(job.OwnerReferences) != "rj-uid" || *job.Spec.BackoffLimit != 2 ||
-		job.Labels[rayv1.RayJobSubmissionModeLabelKey] != "K8sJobMode" || job.Spec.Template.Labels[rayv1.RayOriginatedFromCRNameLabelKey] != "rj" {
+	if job.Name != "rj" || controllerUID(job.OwnerReferences) != "rj-uid" || *job.Spec.BackoffLimit != 2 {
 		t.Fatalf("%+v", job)
+	}
+	// KubeRay's labels exactly, on the Job and its pods: none of the
+	// RayJob's own labels, no submission mode.
+	wantLabels := map[string]string{rayv1.RayOriginatedFromCRNameLabelKey: "rj", rayv1.RayOriginatedFromCRDLabelKey: "RayJob",
+		rayv1.KubernetesCreatedByLabelKey: rayv1.ComponentName}
+	if !maps.Equal(job.Labels, wantLabels) || !maps.Equal(job.Spec.Template.Labels, wantLabels) {
+		t.Fatalf("labels %v, pod labels %v; want %v", job.Labels, job.Spec.Template.Labels, wantLabels)
 	}
 	pod := job.Spec.Template.Spec
 	c := &pod.Containers[0]

@@ -396,8 +396,21 @@ const (
 	// StopRequestedAnnotationKey on a RayJob asks the RayJob reconciler to stop
 	// the Ray job (declarative stop). Its value identifies the request (who and
 	// when); the reconciler stops the job exactly once per value and records
-	// the outcome in status.conditions (JobStopConditionType).
+	// the outcome in JobStopRecordAnnotationKey (and, for display, in
+	// status.conditions as JobStopConditionType).
 	StopRequestedAnnotationKey = "raydar.io/stop-requested"
+	// JobStopRecordAnnotationKey on a RayJob is raydar's durable record of a
+	// stop it sent (which Ray job, for which request or the deletion, whether
+	// the dashboard confirmed it), written with a resourceVersion precondition.
+	// It is an annotation because KubeRay's RayJob CRD (v1.5.0) has no
+	// status.conditions and prunes them: the record must survive either CRD.
+	JobStopRecordAnnotationKey = "raydar.io/stop-record"
+	// ManagedByRaydarAnnotationKey set to "true" on a RayCluster, RayJob or
+	// RayService opts it in to raydar's reconcile loop while a KubeRay
+	// operator runs, like spec.managedBy: raydar.io/raydar — which KubeRay's
+	// CRDs refuse (their managedBy allows only KubeRay's and MultiKueue's
+	// values). The annotation works with both CRDs.
+	ManagedByRaydarAnnotationKey = "raydar.io/managed-by-raydar"
 	// JobStopConditionType is the RayJob condition that reports a requested stop:
 	// Status True once the dashboard confirmed it (stopped, already terminal or unknown).
 	JobStopConditionType = "StopConfirmed"
