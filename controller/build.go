@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/version"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -64,36 +65,48 @@ const (
 	envHeadPodName        = "RAY_HEAD_POD_NAME"
 	envCRDVersion         = "KUBERAY_CRD_VER"
 	envUlimit             = "RAY_START_ULIMIT_OPEN_FILES"
+	envGenAutoscalerCmd   = "KUBERAY_GEN_AUTOSCALER_START_CMD"
+
+	envTaskWaitForDeathInfo    = "RAY_timeout_ms_task_wait_for_death_info"
+	envGcsServerRequestTimeout = "RAY_gcs_server_request_timeout_seconds"
+	envServeKVTimeout          = "RAY_SERVE_KV_TIMEOUT_S"
 )
 
-// ray start flags that take no value: "true" renders as a bare flag and
-// anything else leaves the flag out.
-var booleanRayFlags = map[string]bool{
-	"head": true, "block": true, "no-monitor": true, "disable-usage-stats": true,
-	"no-redirect-output": true, "verbose": true,
-}
+// Ports and timeouts of KubeRay's defaults.
+const (
+	defaultMetricsPort        = rayv1.DefaultMetricsPort
+	defaultDashboardAgentPort = rayv1.DefaultDashboardAgentPort
+	defaultDashboardPort      = rayv1.DefaultDashboardPort
+	defaultServingPort        = rayv1.DefaultServingPort
+)
+
+// kuberayVersionValue is what raydar writes into ray.io/kuberay-version on
+// the pods it creates. KubeRay writes its own version there; a value that is
+// not a KubeRay version makes a KubeRay operator that takes over re-stamp the
+// pods' Recreate hash instead of recreating every pod for a hash it computes
+// differently.
+const kuberayVersionValue = "raydar"
 
 // autoscalingEnabled reports whether the in-tree autoscaler is on.
 func autoscalingEnabled(rc *rayv1.RayCluster) bool { return rc.Spec.IsAutoscalingEnabled() }
 
-// autoscalerV2 reports whether the autoscaler runs v2: chosen by
-// autoscalerOptions.version, else by the head's RAY_enable_autoscaler_v2,
-// else by rayVersion (v2 from Ray 2.47), the rule rayapi/v1 validates with.
-func autoscalerV2(rc *rayv1.RayCluster) bool {
+// autoscalerVersion is autoscalerOptions.version when autoscaling is on and
+// the version is set, else "". KubeRay switches to v2 (RAY_enable_autoscaler_v2
+// and restartPolicy Never) only on this field, never on rayVersion or on
+// an env var the user set.
+func autoscalerVersion(rc *rayv1.RayCluster) rayv1.AutoscalerVersion {
 	if !autoscalingEnabled(rc) {
-		return false
+		return ""
 	}
 	if o := rc.Spec.AutoscalerOptions; o != nil && o.Version != nil {
-		return *o.Version == rayv1.AutoscalerVersionV2
+		return *o.Version
 	}
-	if cs := rc.Spec.HeadGroupSpec.Template.Spec.Containers; len(cs) > 0 {
-		for _, e := range cs[rayv1.RayContainerIndex].Env {
-			if e.Name == envAutoscalerV2 {
-				return e.Value == "1" || e.Value == "true"
-			}
-		}
-	}
-	return rayAtLeast(rc.Spec.RayVersion, 2, 47)
+	return ""
+}
+
+// autoscalerV2 reports whether the cluster asks for autoscaler v2.
+func autoscalerV2(rc *rayv1.RayCluster) bool {
+	return autoscalerVersion(rc) == rayv1.AutoscalerVersionV2
 }
 
 // gcsFTEnabled reports whether GCS fault tolerance is on (options or the
@@ -120,24 +133,25 @@ func externalStorageNamespace(rc *rayv1.RayCluster) string {
 	return string(rc.UID)
 }
 
-// headGCSPort is the GCS port of the head container (gcs-server), else 6379.
-func headGCSPort(rc *rayv1.RayCluster) int32 {
-	if p, ok := containerPort(rc.Spec.HeadGroupSpec.Template.Spec, rayv1.GcsServerPortName); ok {
-		return p
-	}
+// headPort is the port workers and drivers reach the GCS on: the head's
+// rayStartParams port, else 6379. Like KubeRay, the head container's
+// gcs-server port is not consulted (keeping the two equal is the user's job).
+func headPort(rc *rayv1.RayCluster) string {
 	if v, ok := rc.Spec.HeadGroupSpec.RayStartParams["port"]; ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			return int32(n)
-		}
+		return v
 	}
-	return rayv1.DefaultGcsServerPort
+	return strconv.Itoa(int(rayv1.DefaultGcsServerPort))
 }
 
 func containerPort(spec corev1.PodSpec, name string) (int32, bool) {
 	if len(spec.Containers) == 0 {
 		return 0, false
 	}
-	for _, p := range spec.Containers[rayv1.RayContainerIndex].Ports {
+	return containerPortOf(&spec.Containers[rayv1.RayContainerIndex], name)
+}
+
+func containerPortOf(c *corev1.Container, name string) (int32, bool) {
+	for _, p := range c.Ports {
 		if p.Name == name {
 			return p.ContainerPort, true
 		}
@@ -202,157 +216,39 @@ func gpuCount(l corev1.ResourceList) resource.Quantity {
 
 const tpuResource corev1.ResourceName = "google.com/tpu"
 
-// containerQuantity returns the limit of n, else the request.
-func containerQuantity(c *corev1.Container, n corev1.ResourceName) (resource.Quantity, bool) {
-	if q, ok := c.Resources.Limits[n]; ok && !q.IsZero() {
-		return q, true
-	}
-	if q, ok := c.Resources.Requests[n]; ok && !q.IsZero() {
-		return q, true
-	}
-	return resource.Quantity{}, false
-}
-
-// rayStartParams returns the effective ray start flags of a group: the
-// user's, plus those KubeRay derives (resources, ports, autoscaler, head).
-func rayStartParams(rc *rayv1.RayCluster, user map[string]string, c *corev1.Container, head bool,
-	logical, nodeLabels map[string]string, cfg buildConfig) map[string]string {
-	p := maps.Clone(user)
-	if p == nil {
-		p = map[string]string{}
-	}
-	setDefault := func(k, v string) {
-		if _, ok := p[k]; !ok {
-			p[k] = v
-		}
-	}
-	if q, ok := containerQuantity(c, corev1.ResourceCPU); ok {
-		setDefault("num-cpus", strconv.FormatInt(q.Value(), 10))
-	}
-	if q, ok := containerQuantity(c, corev1.ResourceMemory); ok {
-		setDefault("memory", strconv.FormatInt(q.Value(), 10))
-	}
-	if g := gpuCount(c.Resources.Limits); !g.IsZero() {
-		setDefault("num-gpus", strconv.FormatInt(g.Value(), 10))
-	}
-	res := map[string]float64{}
-	if q, ok := c.Resources.Limits[tpuResource]; ok && !q.IsZero() {
-		res["TPU"] = float64(q.Value())
-	}
-	for k, v := range logical {
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			res[k] = f
-		}
-	}
-	if len(res) > 0 && (len(logical) > 0 || p["resources"] == "") {
-		b, _ := json.Marshal(res)
-		p["resources"] = string(b)
-	}
-	if len(nodeLabels) > 0 {
-		keys := slices.Sorted(maps.Keys(nodeLabels))
-		parts := make([]string, 0, len(keys))
-		for _, k := range keys {
-			parts = append(parts, k+"="+nodeLabels[k])
-		}
-		p["labels"] = strings.Join(parts, ",")
-	}
-	metrics := rayv1.DefaultMetricsPort
-	if mp, ok := containerPortOf(c, rayv1.MetricsPortName); ok {
-		metrics = mp
-	}
-	setDefault("metrics-export-port", strconv.Itoa(int(metrics)))
-	setDefault("dashboard-agent-listen-port", strconv.Itoa(int(rayv1.DefaultDashboardAgentPort)))
-	setDefault("block", "true")
-	if head {
-		setDefault("dashboard-host", "0.0.0.0")
-		if gp := headGCSPort(rc); gp != rayv1.DefaultGcsServerPort {
-			setDefault("port", strconv.Itoa(int(gp)))
-		}
-		if autoscalingEnabled(rc) {
-			p["no-monitor"] = "true"
-		}
-		if o := rc.Spec.GcsFaultToleranceOptions; o != nil && o.RedisPassword != nil {
-			setDefault("redis-password", "$"+envRedisPassword)
-		}
-	} else {
-		setDefault("address", headFQDN(rc, cfg.ClusterDomain)+":"+strconv.Itoa(int(headGCSPort(rc))))
-	}
-	return p
-}
-
-func containerPortOf(c *corev1.Container, name string) (int32, bool) {
-	for _, p := range c.Ports {
-		if p.Name == name {
-			return p.ContainerPort, true
-		}
-	}
-	return 0, false
-}
-
-// rayStartCommand renders the `ray start` command line, flags sorted.
-func rayStartCommand(head bool, params map[string]string) string {
-	var b strings.Builder
-	b.WriteString("ray start")
-	if head {
-		b.WriteString(" --head")
-	}
-	for _, k := range slices.Sorted(maps.Keys(params)) {
-		v := params[k]
-		if k == "head" {
-			continue
-		}
-		if booleanRayFlags[k] {
-			if strings.EqualFold(v, "true") {
-				b.WriteString(" --" + k)
-			}
-			continue
-		}
-		b.WriteString(" --" + k + "=" + shellValue(v))
-	}
-	return b.String()
-}
-
-// shellValue quotes a flag value for bash unless it is already quoted or
-// needs no quoting. Values starting with $ are left for the shell to expand.
-func shellValue(v string) string {
-	if v == "" {
-		return "''"
-	}
-	if strings.HasPrefix(v, "'") || strings.HasPrefix(v, `"`) || strings.HasPrefix(v, "$") {
-		return v
-	}
-	if strings.ContainsAny(v, " \t\n{}[]\"'`;&|<>()*?!#~\\") {
-		return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
-	}
-	return v
+// envExists reports whether env defines name.
+func envExists(env []corev1.EnvVar, name string) bool {
+	return slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == name })
 }
 
 // setEnv appends an env var unless the container already defines it.
 func setEnv(c *corev1.Container, e corev1.EnvVar) {
-	for _, x := range c.Env {
-		if x.Name == e.Name {
-			return
-		}
+	if !envExists(c.Env, e.Name) {
+		c.Env = append(c.Env, e)
 	}
-	c.Env = append(c.Env, e)
 }
+
+// addEnv appends an env var whether or not the container defines it
+// (KubeRay appends these unconditionally; the last one wins in the pod).
+func addEnv(c *corev1.Container, e corev1.EnvVar) { c.Env = append(c.Env, e) }
 
 func fieldEnv(name, path string) corev1.EnvVar {
 	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 }
 
-func credentialEnv(name string, c *rayv1.RedisCredential) (corev1.EnvVar, bool) {
-	if c == nil {
-		return corev1.EnvVar{}, false
+// creatorKind is the kind that created the cluster (ray.io/originated-from-crd:
+// RayJob or RayService), else RayCluster.
+func creatorKind(rc *rayv1.RayCluster) string {
+	switch k := rc.Labels[rayv1.RayOriginatedFromCRDLabelKey]; k {
+	case rayv1.KindRayJob, rayv1.KindRayService:
+		return k
 	}
-	if c.ValueFrom != nil {
-		return corev1.EnvVar{Name: name, ValueFrom: c.ValueFrom.DeepCopy()}, true
-	}
-	if c.Value != "" {
-		return corev1.EnvVar{Name: name, Value: c.Value}, true
-	}
-	return corev1.EnvVar{}, false
+	return rayv1.KindRayCluster
 }
+
+// bashCommand is the command KubeRay gives every container whose script it
+// writes (the login shell of KubeRay before v1.4 is off by default).
+func bashCommand() []string { return []string{"/bin/bash", "-c", "--"} }
 
 // podBuild describes one pod to build.
 type podBuild struct {
@@ -365,291 +261,378 @@ type podBuild struct {
 	host         int
 }
 
-// buildPod returns the pod for b, owned by rc.
+// buildPod returns the pod for b, owned by rc, as KubeRay v1.7.0 builds it
+// (common.DefaultHeadPodTemplate / DefaultWorkerPodTemplate, then
+// common.BuildPod). The order of the steps is KubeRay's, so env vars,
+// volumes and containers come out in KubeRay's order.
 func buildPod(rc *rayv1.RayCluster, b podBuild, hash string, cfg buildConfig) *corev1.Pod {
 	var tmpl *corev1.PodTemplateSpec
-	var userParams, logical, nodeLabels map[string]string
-	var lbls map[string]string
-	groupName := rayv1.RayNodeHeadGroupLabelValue
+	var params, groupResources, groupLabels map[string]string
+	nodeType, groupName := rayv1.HeadNode, rayv1.RayNodeHeadGroupLabelValue
 	if b.head {
 		tmpl = rc.Spec.HeadGroupSpec.Template.DeepCopy()
-		userParams = rc.Spec.HeadGroupSpec.RayStartParams
-		logical, nodeLabels = rc.Spec.HeadGroupSpec.Resources, rc.Spec.HeadGroupSpec.Labels
-		lbls = headPodLabels(rc)
+		params = maps.Clone(rc.Spec.HeadGroupSpec.RayStartParams)
+		groupResources, groupLabels = rc.Spec.HeadGroupSpec.Resources, rc.Spec.HeadGroupSpec.Labels
 	} else {
 		tmpl = b.group.Template.DeepCopy()
-		userParams = b.group.RayStartParams
-		logical, nodeLabels = b.group.Resources, b.group.Labels
-		lbls = workerPodLabels(rc, b.group)
-		groupName = b.group.GroupName
-		if b.replica != "" {
-			multiHostLabels(lbls, b.replica, b.replicaIndex, b.host)
-		}
+		params = maps.Clone(b.group.RayStartParams)
+		groupResources, groupLabels = b.group.Resources, b.group.Labels
+		nodeType, groupName = rayv1.WorkerNode, b.group.GroupName
 	}
-	ann := maps.Clone(tmpl.Annotations)
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[rayv1.UpgradeStrategyRecreateHashKey] = hash
-	ft := gcsFTEnabled(rc)
-	if ft {
-		ann[rayv1.RayFTEnabledAnnotationKey] = "true"
-		if b.head {
-			ann[rayv1.RayExternalStorageNSAnnotationKey] = externalStorageNamespace(rc)
-		}
+	if params == nil {
+		params = map[string]string{}
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            b.name,
 			Namespace:       rc.Namespace,
-			Labels:          lbls,
-			Annotations:     ann,
+			Annotations:     maps.Clone(tmpl.Annotations),
 			OwnerReferences: []metav1.OwnerReference{ownerRef(rc)},
 		},
 		Spec: tmpl.Spec,
+	}
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	// Labels: the template's, then the group's labels field over them, then
+	// KubeRay's fixed ones.
+	merged := maps.Clone(tmpl.Labels)
+	if merged == nil {
+		merged = map[string]string{}
+	}
+	maps.Copy(merged, groupLabels)
+	pod.Labels = podLabels(rc.Name, nodeType, groupName, merged)
+	if b.replica != "" {
+		multiHostLabels(pod.Labels, b.replica, b.replicaIndex, b.host)
 	}
 	spec := &pod.Spec
 	if len(spec.Containers) == 0 {
 		return pod // rejected by validation before we get here
 	}
 	ray := &spec.Containers[rayv1.RayContainerIndex]
-
-	// Ports: the head gets the default ports it lacks; every Ray container
-	// exposes metrics.
-	if b.head && len(ray.Ports) == 0 {
-		for _, n := range []string{rayv1.GcsServerPortName, rayv1.DashboardPortName, rayv1.ClientPortName} {
-			ray.Ports = append(ray.Ports, corev1.ContainerPort{Name: n, ContainerPort: rayv1.DefaultPorts()[n], Protocol: corev1.ProtocolTCP})
-		}
-	}
-	if _, ok := containerPortOf(ray, rayv1.MetricsPortName); !ok {
-		ray.Ports = append(ray.Ports, corev1.ContainerPort{Name: rayv1.MetricsPortName, ContainerPort: rayv1.DefaultMetricsPort, Protocol: corev1.ProtocolTCP})
-	}
-
-	params := rayStartParams(rc, userParams, ray, b.head, logical, nodeLabels, cfg)
-	startCmd := rayStartCommand(b.head, params)
-	if !strings.EqualFold(ann[rayv1.RayOverwriteContainerCmdAnnotationKey], "true") {
-		full := "ulimit -n ${" + envUlimit + ":-65536}; " + startCmd
-		if user := strings.TrimSpace(strings.Join(append(slices.Clone(ray.Command), ray.Args...), " ")); user != "" {
-			full = user + " && " + full
-		}
-		ray.Command = []string{"/bin/bash", "-c", "--"}
-		ray.Args = []string{full}
-	}
-
 	fq := headFQDN(rc, cfg.ClusterDomain)
-	gcsPort := strconv.Itoa(int(headGCSPort(rc)))
-	setEnv(ray, fieldEnv(envClusterName, "metadata.labels['"+rayv1.RayClusterLabelKey+"']"))
-	setEnv(ray, fieldEnv(envClusterNamespace, "metadata.namespace"))
-	setEnv(ray, fieldEnv(envCloudInstanceID, "metadata.name"))
-	setEnv(ray, corev1.EnvVar{Name: envFQRayIP, Value: fq})
-	setEnv(ray, corev1.EnvVar{Name: envRayIP, Value: HeadServiceName(rc)})
-	setEnv(ray, corev1.EnvVar{Name: envRayPort, Value: gcsPort})
-	if b.head {
-		setEnv(ray, corev1.EnvVar{Name: envRayAddress, Value: "127.0.0.1:" + gcsPort})
-	} else {
-		setEnv(ray, corev1.EnvVar{Name: envRayAddress, Value: fq + ":" + gcsPort})
+	port := headPort(rc)
+
+	// Workers wait for the GCS after the user's own init containers. The
+	// init container sees the Ray container's env and mounts as the user
+	// wrote them, before anything below is injected.
+	if !b.head {
+		spec.InitContainers = append(spec.InitContainers, waitGCSContainer(ray, fq, port))
 	}
-	setEnv(ray, corev1.EnvVar{Name: envNodeTypeName, Value: groupName})
-	setEnv(ray, corev1.EnvVar{Name: envGenRayStartCmd, Value: startCmd})
-	setEnv(ray, corev1.EnvVar{Name: envUsageStatsInUse, Value: "1"})
-	setEnv(ray, corev1.EnvVar{Name: envUsageStatsTags, Value: "kuberay_version=raydar;kuberay_crd=RayCluster"})
-	setEnv(ray, corev1.EnvVar{Name: envDiskUsage, Value: "1"})
-	if autoscalerV2(rc) {
-		setEnv(ray, corev1.EnvVar{Name: envAutoscalerV2, Value: "true"})
+
+	applyGroupResources(params, groupResources)
+	applyGroupLabels(params, groupLabels)
+	setMissingRayStartParams(params, b.head, fq+":"+port)
+
+	if strings.EqualFold(rc.Annotations[rayv1.RayOverwriteContainerCmdAnnotationKey], "true") {
+		pod.Annotations[rayv1.RayOverwriteContainerCmdAnnotationKey] = "true"
 	}
-	if ft {
-		if b.head {
-			if o := rc.Spec.GcsFaultToleranceOptions; o != nil {
-				if o.RedisAddress != "" {
-					setEnv(ray, corev1.EnvVar{Name: envRedisAddress, Value: o.RedisAddress})
-				}
-				if e, ok := credentialEnv(envRedisPassword, o.RedisPassword); ok {
-					setEnv(ray, e)
-				}
-				if e, ok := credentialEnv(envRedisUsername, o.RedisUsername); ok {
-					setEnv(ray, e)
-				}
-			}
-			setEnv(ray, corev1.EnvVar{Name: envExternalStorageNS, Value: externalStorageNamespace(rc)})
-		} else {
-			setEnv(ray, corev1.EnvVar{Name: envGcsReconnectTimout, Value: "600"})
+
+	if b.head && autoscalingEnabled(rc) {
+		params["no-monitor"] = "true"
+		spec.ServiceAccountName = checkName(autoscalerServiceAccountName(rc))
+		spec.Containers = append(spec.Containers, autoscalerContainer(rc, ray.Image))
+		ray = &spec.Containers[rayv1.RayContainerIndex]
+		switch autoscalerVersion(rc) {
+		case rayv1.AutoscalerVersionV2:
+			addEnv(ray, corev1.EnvVar{Name: envAutoscalerV2, Value: "true"})
+			spec.RestartPolicy = corev1.RestartPolicyNever
+		case rayv1.AutoscalerVersionV1:
+			addEnv(ray, corev1.EnvVar{Name: envAutoscalerV2, Value: "false"})
 		}
 	}
 
-	addSharedMemory(spec, ray)
-	if cfg.InjectProbes {
-		injectProbes(rc, ray, b.head)
+	configureGCSFaultTolerance(rc, pod, ray, params, b.head)
+
+	if _, ok := containerPortOf(ray, rayv1.MetricsPortName); !ok {
+		ray.Ports = append(ray.Ports, corev1.ContainerPort{Name: rayv1.MetricsPortName, ContainerPort: defaultMetricsPort})
 	}
-	if !b.head {
-		spec.InitContainers = append([]corev1.Container{waitGCSContainer(ray, fq, gcsPort)}, spec.InitContainers...)
-	}
-	if b.head && autoscalingEnabled(rc) {
-		addAutoscaler(rc, pod)
-	}
-	if autoscalerV2(rc) && tmpl.Spec.RestartPolicy == "" {
+	if !b.head && autoscalerV2(rc) {
 		spec.RestartPolicy = corev1.RestartPolicyNever
 	}
+
+	// Token auth env (auth.go), where KubeRay's pod templates add it: after
+	// the autoscaler and GCS FT env, before the env BuildPod generates.
+	addTokenAuth(rc, pod)
+
+	// From here on KubeRay's BuildPod: volumes, the command, env, probes.
+	if _, ok := params["plasma-directory"]; !ok {
+		addEmptyDir(spec, ray, sharedMemVolume, sharedMemPath, corev1.StorageMediumMemory)
+	}
+	if b.head && autoscalingEnabled(rc) {
+		addEmptyDir(spec, ray, rayLogsVolume, rayLogsPath, corev1.StorageMediumDefault)
+		for i := range spec.Containers {
+			if spec.Containers[i].Name == rayv1.AutoscalerContainerName {
+				addEmptyDir(spec, &spec.Containers[i], rayLogsVolume, rayLogsPath, corev1.StorageMediumDefault)
+				break
+			}
+		}
+	}
+
+	user := joinCommand(ray.Command) + joinCommand(ray.Args)
+	applyContainerResources(params, ray.Resources)
+	startCmd := renderRayStart(b.head, params)
+	overwrite := strings.EqualFold(pod.Annotations[rayv1.RayOverwriteContainerCmdAnnotationKey], "true")
+	// A user command that already runs `ray start` is left alone, as KubeRay does.
+	if !overwrite && !strings.Contains(user, "ray start") {
+		generated := "ulimit -n ${" + envUlimit + ":-65536}; " + startCmd
+		ray.Command = bashCommand()
+		if user != "" {
+			ray.Args = []string{user + " && " + generated}
+		} else {
+			ray.Args = []string{generated}
+		}
+	}
+
+	for i := range spec.InitContainers {
+		addEnv(&spec.InitContainers[i], corev1.EnvVar{Name: envFQRayIP, Value: fq})
+		addEnv(&spec.InitContainers[i], corev1.EnvVar{Name: envRayIP, Value: HeadServiceName(rc)})
+	}
+	setRayContainerEnv(rc, ray, b.head, fq, port, startCmd)
+
+	if cfg.InjectProbes {
+		injectProbes(rc, ray, b.head, params)
+	}
+
+	pod.Annotations[rayv1.UpgradeStrategyRecreateHashKey] = hash
+	pod.Annotations[rayv1.KubeRayVersion] = kuberayVersionValue
 	return pod
 }
 
-// addSharedMemory mounts a memory-backed emptyDir at /dev/shm unless the
-// container already mounts something there.
-func addSharedMemory(spec *corev1.PodSpec, c *corev1.Container) {
-	for _, m := range c.VolumeMounts {
-		if m.MountPath == sharedMemPath {
-			return
+// configureGCSFaultTolerance sets the ray.io/ft-enabled annotation of the
+// head ("true" or "false", always), and with GCS fault tolerance on: the
+// workers' GCS reconnect timeout, and the head's Redis address, credentials
+// and storage namespace (KubeRay's configureGCSFaultTolerance and
+// configureRedisFT).
+func configureGCSFaultTolerance(rc *rayv1.RayCluster, pod *corev1.Pod, ray *corev1.Container, params map[string]string, head bool) {
+	ft := gcsFTEnabled(rc)
+	if head {
+		pod.Annotations[rayv1.RayFTEnabledAnnotationKey] = strconv.FormatBool(ft)
+	}
+	if !ft {
+		return
+	}
+	if !head {
+		setEnv(ray, corev1.EnvVar{Name: envGcsReconnectTimout, Value: "600"})
+		return
+	}
+	o := rc.Spec.GcsFaultToleranceOptions
+	if o != nil && rc.Spec.GcsFTBackend() == rayv1.GcsFTBackendRocksDB {
+		return
+	}
+	ns := externalStorageNamespace(rc)
+	pod.Annotations[rayv1.RayExternalStorageNSAnnotationKey] = ns
+	setEnv(ray, corev1.EnvVar{Name: envExternalStorageNS, Value: ns})
+	if o == nil {
+		// ray.io/ft-enabled alone: a redis-password in rayStartParams is
+		// copied to REDIS_PASSWORD for the clean-up Job.
+		if v, ok := params["redis-password"]; ok && !envExists(ray.Env, envRedisPassword) {
+			addEnv(ray, corev1.EnvVar{Name: envRedisPassword, Value: v})
 		}
+		return
 	}
-	vol := corev1.Volume{Name: sharedMemVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}
-	if q, ok := containerQuantity(c, corev1.ResourceMemory); ok {
-		vol.EmptyDir.SizeLimit = &q
+	addEnv(ray, corev1.EnvVar{Name: envRedisAddress, Value: o.RedisAddress})
+	if c := o.RedisUsername; c != nil {
+		params["redis-username"] = "$" + envRedisUsername
+		addEnv(ray, corev1.EnvVar{Name: envRedisUsername, Value: c.Value, ValueFrom: c.ValueFrom.DeepCopy()})
 	}
-	spec.Volumes = append(spec.Volumes, vol)
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: sharedMemVolume, MountPath: sharedMemPath})
+	if c := o.RedisPassword; c != nil {
+		params["redis-password"] = "$" + envRedisPassword
+		addEnv(ray, corev1.EnvVar{Name: envRedisPassword, Value: c.Value, ValueFrom: c.ValueFrom.DeepCopy()})
+	}
 }
 
-// rayAtLeast reports whether version ("2.53.0") is at least major.minor.
-func rayAtLeast(version string, major, minor int) bool {
-	parts := strings.SplitN(strings.TrimPrefix(version, "v"), ".", 3)
-	if len(parts) < 2 {
-		return false
+// setRayContainerEnv injects KubeRay's env vars into the Ray container
+// (KubeRay's setContainerEnvVars), in KubeRay's order.
+func setRayContainerEnv(rc *rayv1.RayCluster, ray *corev1.Container, head bool, fq, port, startCmd string) {
+	ip := "127.0.0.1"
+	if !head {
+		ip = fq
+		addEnv(ray, corev1.EnvVar{Name: envFQRayIP, Value: fq})
+		addEnv(ray, corev1.EnvVar{Name: envRayIP, Value: HeadServiceName(rc)})
 	}
-	ma, err1 := strconv.Atoi(parts[0])
-	mi, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil {
-		return false
+	addEnv(ray, fieldEnv(envClusterName, "metadata.labels['"+rayv1.RayClusterLabelKey+"']"))
+	addEnv(ray, fieldEnv(envClusterNamespace, "metadata.namespace"))
+	addEnv(ray, fieldEnv(envCloudInstanceID, "metadata.name"))
+	addEnv(ray, fieldEnv(envNodeTypeName, "metadata.labels['"+rayv1.RayNodeGroupLabelKey+"']"))
+	addEnv(ray, corev1.EnvVar{Name: envGenRayStartCmd, Value: startCmd})
+	setEnv(ray, corev1.EnvVar{Name: envRayPort, Value: port})
+	kind := creatorKind(rc)
+	if kind == rayv1.KindRayService {
+		setEnv(ray, corev1.EnvVar{Name: envTaskWaitForDeathInfo, Value: "0"})
+		setEnv(ray, corev1.EnvVar{Name: envGcsServerRequestTimeout, Value: "5"})
+		setEnv(ray, corev1.EnvVar{Name: envServeKVTimeout, Value: "5"})
 	}
-	return ma > major || (ma == major && mi >= minor)
+	setEnv(ray, corev1.EnvVar{Name: envRayAddress, Value: ip + ":" + port})
+	setEnv(ray, corev1.EnvVar{Name: envUsageStatsInUse, Value: "1"})
+	if head {
+		addEnv(ray, corev1.EnvVar{Name: envUsageStatsTags, Value: "kuberay_version=" + kuberayVersionValue + ";kuberay_crd=" + kind})
+	}
+	setEnv(ray, corev1.EnvVar{Name: envDiskUsage, Value: "1"})
+}
+
+// addEmptyDir mounts an emptyDir volume at path in c unless c already
+// mounts something there; the volume is added unless the pod has one of
+// that name. A memory-backed one is sized to the container's memory limit,
+// else its request.
+func addEmptyDir(spec *corev1.PodSpec, c *corev1.Container, name, path string, medium corev1.StorageMedium) {
+	if slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == path }) {
+		return
+	}
+	if !slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == name }) {
+		vol := corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: medium}}}
+		if medium == corev1.StorageMediumMemory {
+			if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+				vol.EmptyDir.SizeLimit = &q
+			} else if q, ok := c.Resources.Requests[corev1.ResourceMemory]; ok {
+				vol.EmptyDir.SizeLimit = &q
+			}
+		}
+		spec.Volumes = append(spec.Volumes, vol)
+	}
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: path})
+}
+
+// unifiedHealthCheck reports whether the Ray version serves the single
+// HTTP health endpoint (Ray >= 2.53.0); unparsable versions do not.
+func unifiedHealthCheck(rayVersion string) bool {
+	v, err := version.ParseGeneric(rayVersion)
+	return err == nil && v.AtLeast(version.MustParseGeneric("2.53.0"))
+}
+
+// wgetHealthCheck is KubeRay's exec probe for one health URL.
+func wgetHealthCheck(timeout int, port int32, path string) string {
+	return fmt.Sprintf("wget --tries 1 -T %d -q -O- http://localhost:%d/%s | grep success", timeout, port, path)
 }
 
 // injectProbes adds KubeRay's readiness and liveness probes when the Ray
-// container has none.
-func injectProbes(rc *rayv1.RayCluster, c *corev1.Container, head bool) {
-	mk := func(initial, failure int32) *corev1.Probe {
-		p := &corev1.Probe{InitialDelaySeconds: initial, PeriodSeconds: 5, TimeoutSeconds: 2, SuccessThreshold: 1, FailureThreshold: failure}
-		if rayAtLeast(rc.Spec.RayVersion, 2, 53) {
-			p.HTTPGet = &corev1.HTTPGetAction{Path: "/api/healthz", Port: intstr.FromInt32(rayv1.DefaultDashboardAgentPort)}
-			return p
+// container has none (KubeRay's initLivenessAndReadinessProbe). The ports
+// come from rayStartParams (dashboard-agent-listen-port, dashboard-port).
+// RayService workers' readiness also checks their Serve proxy.
+func injectProbes(rc *rayv1.RayCluster, c *corev1.Container, head bool, params map[string]string) {
+	paramPort := func(key string, def int32) int32 {
+		if v, ok := params[key]; ok {
+			if n, err := strconv.ParseInt(v, 10, 32); err == nil {
+				return int32(n)
+			}
 		}
-		check := fmt.Sprintf("wget -T 2 -q -O- http://localhost:%d/api/local_raylet_healthz | grep success", rayv1.DefaultDashboardAgentPort)
-		if head {
-			check += fmt.Sprintf(" && wget -T 2 -q -O- http://localhost:%d/api/gcs_healthz | grep success", rayv1.DefaultDashboardPort)
-		}
-		p.Exec = &corev1.ExecAction{Command: []string{"bash", "-c", check}}
-		return p
+		return def
 	}
-	if c.ReadinessProbe == nil {
-		c.ReadinessProbe = mk(10, 10)
+	agentPort := paramPort("dashboard-agent-listen-port", defaultDashboardAgentPort)
+	checks := []string{wgetHealthCheck(2, agentPort, "api/local_raylet_healthz")}
+	if head {
+		// KubeRay passes 10 here (its readiness failure threshold) where a
+		// timeout is meant; the text is kept as KubeRay writes it.
+		checks = append(checks, wgetHealthCheck(10, paramPort("dashboard-port", defaultDashboardPort), "api/gcs_healthz"))
+	}
+	timeout := int32(2)
+	if head {
+		timeout = 5
+	}
+	http := unifiedHealthCheck(rc.Spec.RayVersion)
+	handler := func(checks []string) corev1.ProbeHandler {
+		if http {
+			return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/api/healthz", Port: intstr.FromInt32(agentPort)}}
+		}
+		return corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"bash", "-c", strings.Join(checks, " && ")}}}
 	}
 	if c.LivenessProbe == nil {
-		c.LivenessProbe = mk(30, 120)
+		c.LivenessProbe = &corev1.Probe{ProbeHandler: handler(checks), InitialDelaySeconds: 30, TimeoutSeconds: timeout,
+			PeriodSeconds: 5, SuccessThreshold: 1, FailureThreshold: 120}
+	}
+	if c.ReadinessProbe == nil {
+		c.ReadinessProbe = &corev1.Probe{ProbeHandler: handler(checks), InitialDelaySeconds: 10, TimeoutSeconds: timeout,
+			PeriodSeconds: 5, SuccessThreshold: 1, FailureThreshold: 10}
+		if !head && creatorKind(rc) == rayv1.KindRayService {
+			servePort := defaultServingPort
+			if p, ok := containerPortOf(c, rayv1.ServingPortName); ok {
+				servePort = p
+			}
+			serve := append(slices.Clone(checks), wgetHealthCheck(10, servePort, "-/healthz"))
+			c.ReadinessProbe.ProbeHandler = corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"bash", "-c", strings.Join(serve, " && ")}}}
+			c.ReadinessProbe.FailureThreshold = 1
+		}
 	}
 }
 
+// waitGCSScript is the script of the wait-gcs-ready init container,
+// byte-for-byte KubeRay's (its indentation included); the four %s are the
+// head address and port, twice.
+const waitGCSScript = "\n\t\t\t\t\tSECONDS=0\n\t\t\t\t\twhile true; do\n\t\t\t\t\t\tif (( SECONDS <= 120 )); then\n\t\t\t\t\t\t\tif ray health-check --address %s:%s > /dev/null 2>&1; then\n\t\t\t\t\t\t\t\techo \"GCS is ready.\"\n\t\t\t\t\t\t\t\tbreak\n\t\t\t\t\t\t\tfi\n\t\t\t\t\t\t\techo \"$SECONDS seconds elapsed: Waiting for GCS to be ready.\"\n\t\t\t\t\t\telse\n\t\t\t\t\t\t\tif ray health-check --address %s:%s; then\n\t\t\t\t\t\t\t\techo \"GCS is ready. Any error messages above can be safely ignored.\"\n\t\t\t\t\t\t\t\tbreak\n\t\t\t\t\t\t\tfi\n\t\t\t\t\t\t\techo \"$SECONDS seconds elapsed: Still waiting for GCS to be ready. For troubleshooting, refer to the FAQ at https://docs.ray.io/en/master/cluster/kubernetes/troubleshooting.html.\"\n\t\t\t\t\t\tfi\n\t\t\t\t\t\tsleep 5\n\t\t\t\t\tdone\n\t\t\t\t"
+
 // waitGCSContainer is the worker init container that loops until the GCS of
-// the head answers.
+// the head answers. It gets the Ray container's env and mounts as the user
+// wrote them (TLS settings may point at files in those volumes).
 func waitGCSContainer(ray *corev1.Container, fq, port string) corev1.Container {
-	q := func(s string) resource.Quantity { return resource.MustParse(s) }
-	res := corev1.ResourceList{corev1.ResourceCPU: q("200m"), corev1.ResourceMemory: q("256Mi")}
-	env := slices.Clone(ray.Env)
+	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("256Mi")}
+	c := ray.DeepCopy()
 	return corev1.Container{
 		Name:            initContainerName,
 		Image:           ray.Image,
 		ImagePullPolicy: ray.ImagePullPolicy,
-		Command:         []string{"/bin/bash", "-lc", "--"},
-		Args: []string{"SECONDS=0; while true; do if (( SECONDS <= 120 )); then " +
-			"if ray health-check --address " + fq + ":" + port + " > /dev/null 2>&1; then echo \"GCS is ready.\"; break; fi; " +
-			"echo \"$SECONDS seconds elapsed: Waiting for GCS to be ready.\"; else " +
-			"if ray health-check --address " + fq + ":" + port + "; then echo \"GCS is ready. Any error messages above can be safely ignored.\"; break; fi; " +
-			"echo \"$SECONDS seconds elapsed: Still waiting for GCS to be ready.\"; fi; sleep 5; done"},
-		Env:             env,
-		Resources:       corev1.ResourceRequirements{Limits: res, Requests: res},
-		SecurityContext: ray.SecurityContext.DeepCopy(),
-		VolumeMounts:    slices.Clone(ray.VolumeMounts),
+		Command:         bashCommand(),
+		Args:            []string{fmt.Sprintf(waitGCSScript, fq, port, fq, port)},
+		SecurityContext: c.SecurityContext,
+		Env:             c.Env,
+		VolumeMounts:    c.VolumeMounts,
+		Resources:       corev1.ResourceRequirements{Limits: res, Requests: res.DeepCopy()},
 	}
 }
 
-// addAutoscaler adds the autoscaler sidecar to the head pod, the shared
-// /tmp/ray volume, and the service account the autoscaler RBAC binds.
-func addAutoscaler(rc *rayv1.RayCluster, pod *corev1.Pod) {
-	spec := &pod.Spec
-	ray := &spec.Containers[rayv1.RayContainerIndex]
-	for _, c := range spec.Containers {
-		if c.Name == rayv1.AutoscalerContainerName {
-			return
-		}
-	}
-	if spec.ServiceAccountName == "" {
-		spec.ServiceAccountName = autoscalerRBACName(rc)
-	}
-	hasLogs := false
-	for _, m := range ray.VolumeMounts {
-		if m.MountPath == rayLogsPath {
-			hasLogs = true
-		}
-	}
-	if !hasLogs {
-		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: rayLogsVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
-		ray.VolumeMounts = append(ray.VolumeMounts, corev1.VolumeMount{Name: rayLogsVolume, MountPath: rayLogsPath})
-	}
-	var logsMount corev1.VolumeMount
-	for _, m := range ray.VolumeMounts {
-		if m.MountPath == rayLogsPath {
-			logsMount = m
-		}
-	}
-	opts := rc.Spec.AutoscalerOptions
-	if opts == nil {
-		opts = &rayv1.AutoscalerOptions{}
-	}
-	image := ray.Image
-	if opts.Image != nil && *opts.Image != "" {
-		image = *opts.Image
-	}
-	pull := ray.ImagePullPolicy
-	if opts.ImagePullPolicy != nil {
-		pull = *opts.ImagePullPolicy
-	}
+// autoscalerStartCmd is the autoscaler's command, also offered to custom
+// args as $KUBERAY_GEN_AUTOSCALER_START_CMD.
+const autoscalerStartCmd = "ray kuberay-autoscaler --cluster-name $(" + envClusterName + ") --cluster-namespace $(" + envClusterNamespace + ")"
+
+// autoscalerContainer is the autoscaler sidecar (KubeRay's
+// BuildAutoscalerContainer with autoscalerOptions merged over it). image
+// is the Ray container's; the pull policy defaults to IfNotPresent. Its
+// /tmp/ray mount is added with the head's (buildPod).
+func autoscalerContainer(rc *rayv1.RayCluster, image string) corev1.Container {
 	res := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse(rayv1.DefaultAutoscalerCPU),
 		corev1.ResourceMemory: resource.MustParse(rayv1.DefaultAutoscalerMemory),
 	}
-	resources := corev1.ResourceRequirements{Limits: res, Requests: res.DeepCopy()}
-	if opts.Resources != nil {
-		resources = *opts.Resources.DeepCopy()
-	}
-	cmd := []string{"/bin/bash", "-c", "--"}
-	args := []string{"ray kuberay-autoscaler --cluster-name $(" + envClusterName + ") --cluster-namespace $(" + envClusterNamespace + ")"}
-	if len(opts.Command) > 0 {
-		cmd = slices.Clone(opts.Command)
-	}
-	if len(opts.Args) > 0 {
-		args = slices.Clone(opts.Args)
-	}
 	c := corev1.Container{
 		Name:            rayv1.AutoscalerContainerName,
 		Image:           image,
-		ImagePullPolicy: pull,
-		Command:         cmd,
-		Args:            args,
+		ImagePullPolicy: corev1.PullIfNotPresent,
 		Env: []corev1.EnvVar{
 			fieldEnv(envClusterName, "metadata.labels['"+rayv1.RayClusterLabelKey+"']"),
 			fieldEnv(envClusterNamespace, "metadata.namespace"),
 			fieldEnv(envHeadPodName, "metadata.name"),
 			{Name: envCRDVersion, Value: rayv1.Version},
+			{Name: envGenAutoscalerCmd, Value: autoscalerStartCmd},
 		},
-		EnvFrom:         slices.Clone(opts.EnvFrom),
-		Resources:       resources,
-		SecurityContext: opts.SecurityContext.DeepCopy(),
-		VolumeMounts:    append([]corev1.VolumeMount{logsMount}, opts.VolumeMounts...),
+		Command:   bashCommand(),
+		Args:      []string{autoscalerStartCmd},
+		Resources: corev1.ResourceRequirements{Limits: res, Requests: res.DeepCopy()},
 	}
-	if autoscalerV2(rc) {
-		c.Env = append(c.Env, corev1.EnvVar{Name: envAutoscalerV2, Value: "true"})
+	o := rc.Spec.AutoscalerOptions
+	if o == nil {
+		return c
 	}
-	for _, e := range opts.Env {
-		setEnv(&c, e)
+	if o.Resources != nil {
+		c.Resources = *o.Resources.DeepCopy()
 	}
-	spec.Containers = append(spec.Containers, c)
+	if o.Image != nil {
+		c.Image = *o.Image
+	}
+	if o.ImagePullPolicy != nil {
+		c.ImagePullPolicy = *o.ImagePullPolicy
+	}
+	c.Env = append(c.Env, o.Env...)
+	c.EnvFrom = append(c.EnvFrom, o.EnvFrom...)
+	c.VolumeMounts = append(c.VolumeMounts, o.VolumeMounts...)
+	if o.SecurityContext != nil {
+		c.SecurityContext = o.SecurityContext.DeepCopy()
+	}
+	if len(o.Command) > 0 {
+		c.Command = slices.Clone(o.Command)
+	}
+	if len(o.Args) > 0 {
+		c.Args = slices.Clone(o.Args)
+	}
+	return c
 }
 
 // headServicePorts returns the ports of the head Service: the head

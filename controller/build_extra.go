@@ -16,20 +16,28 @@ import (
 
 // buildAutoscalerRBAC returns the ServiceAccount, Role and RoleBinding the
 // autoscaler sidecar runs with: it reads and patches pods (and resizes them)
-// and reads and patches its RayCluster (replicas and workersToDelete).
+// and reads and patches its RayCluster (replicas and workersToDelete). Names
+// and labels are KubeRay's (common/rbac.go): the Role and RoleBinding are
+// named after the cluster, the ServiceAccount after the head's service
+// account (or the cluster).
 func buildAutoscalerRBAC(rc *rayv1.RayCluster) []client.Object {
-	name := autoscalerRBACName(rc)
-	meta := func() metav1.ObjectMeta {
+	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{
-			Name:            name,
-			Namespace:       rc.Namespace,
-			Labels:          serviceLabels(rc.Name, rayv1.HeadNode),
+			Name:      name,
+			Namespace: rc.Namespace,
+			Labels: map[string]string{
+				rayv1.RayClusterLabelKey:                rc.Name,
+				rayv1.KubernetesApplicationNameLabelKey: rayv1.ApplicationName,
+				rayv1.KubernetesCreatedByLabelKey:       rayv1.ComponentName,
+			},
 			OwnerReferences: []metav1.OwnerReference{ownerRef(rc)},
 		}
 	}
-	sa := &corev1.ServiceAccount{ObjectMeta: meta()}
+	saName := checkName(autoscalerServiceAccountName(rc))
+	roleName := autoscalerRoleName(rc)
+	sa := &corev1.ServiceAccount{ObjectMeta: meta(saName)}
 	role := &rbacv1.Role{
-		ObjectMeta: meta(),
+		ObjectMeta: meta(roleName),
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch"}},
 			{APIGroups: []string{""}, Resources: []string{"pods/resize"}, Verbs: []string{"patch"}},
@@ -37,9 +45,9 @@ func buildAutoscalerRBAC(rc *rayv1.RayCluster) []client.Object {
 		},
 	}
 	rb := &rbacv1.RoleBinding{
-		ObjectMeta: meta(),
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: rc.Namespace}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		ObjectMeta: meta(roleName),
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: saName, Namespace: rc.Namespace}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: roleName},
 	}
 	// The head template may name an existing service account; then it is
 	// the user's and only the Role and RoleBinding are created.

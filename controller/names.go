@@ -8,6 +8,7 @@ package controller
 
 import (
 	"strconv"
+	"unicode"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,13 +107,36 @@ func redisCleanupJobName(cluster string) string {
 	return trimName(cluster, maxServiceNameLength-len(redisCleanupSuffix)) + redisCleanupSuffix
 }
 
-// autoscalerRBACName names the autoscaler's ServiceAccount, Role and
-// RoleBinding: the head pod's serviceAccountName when set, else the cluster name.
-func autoscalerRBACName(rc *rayv1.RayCluster) string {
+// autoscalerServiceAccountName is the service account of an autoscaling
+// head: the head pod's serviceAccountName when set (the user creates it),
+// else the cluster name (raydar creates it).
+func autoscalerServiceAccountName(rc *rayv1.RayCluster) string {
 	if sa := rc.Spec.HeadGroupSpec.Template.Spec.ServiceAccountName; sa != "" {
 		return sa
 	}
 	return rc.Name
+}
+
+// autoscalerRoleName names the autoscaler's Role and RoleBinding: the
+// cluster name, whatever service account the head uses (KubeRay's names).
+func autoscalerRoleName(rc *rayv1.RayCluster) string { return checkName(rc.Name) }
+
+// checkName is KubeRay's utils.CheckName, which it applies to the
+// autoscaler's ServiceAccount, Role and RoleBinding names and to the head
+// pod's serviceAccountName: names over 50 characters lose their first
+// characters, and a leading digit or punctuation becomes "r".
+func checkName(s string) string {
+	const maxLength = 50
+	if len(s) > maxLength {
+		s = s[len(s)-maxLength:]
+	}
+	if s == "" {
+		return s
+	}
+	if r := rune(s[0]); unicode.IsDigit(r) || unicode.IsPunct(r) {
+		s = "r" + s[1:]
+	}
+	return s
 }
 
 // headFQDN is the cluster-internal DNS name of the head Service.
