@@ -378,20 +378,14 @@ func ValidateRayClusterSpec(spec *RayClusterSpec, annotations map[string]string,
 	return allErrs
 }
 
-// isAutoscalerV2 reports whether autoscaler v2 is asked for explicitly, by
-// autoscalerOptions.version or the head's RAY_enable_autoscaler_v2 env var.
-// Like KubeRay, the restartPolicy rule does not apply when v2 is only implied
-// by rayVersion.
-func isAutoscalerV2(spec *RayClusterSpec, headRay *corev1.Container) bool {
-	if o := spec.AutoscalerOptions; o != nil && o.Version != nil {
-		return *o.Version == AutoscalerVersionV2
-	}
-	if headRay != nil {
-		if _, env := findEnv(headRay.Env, EnvRayEnableAutoscalerV2); env != nil {
-			return env.Value == "1" || env.Value == "true"
-		}
-	}
-	return false
+// isAutoscalerV2 reports whether autoscaler v2 is asked for by
+// autoscalerOptions.version: v2, the one switch KubeRay (and raydar's
+// builder) acts on with restartPolicy Never. Neither rayVersion nor a
+// RAY_enable_autoscaler_v2 env var the user sets brings in the
+// restartPolicy rule (KubeRay v1.7.0 utils/validation.go).
+func isAutoscalerV2(spec *RayClusterSpec, _ *corev1.Container) bool {
+	o := spec.AutoscalerOptions
+	return o != nil && o.Version != nil && *o.Version == AutoscalerVersionV2
 }
 
 func validateRayVersionAtLeast(p *field.Path, v, minimum, what string) field.ErrorList {

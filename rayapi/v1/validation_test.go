@@ -137,6 +137,11 @@ func TestValidateRayCluster(t *testing.T) {
 			c.Spec.HeadGroupSpec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
 			c.Spec.WorkerGroupSpecs[1].Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
 		}, []want{{field.ErrorTypeNotSupported, wg1 + ".template.spec.restartPolicy"}, {field.ErrorTypeNotSupported, "spec.headGroupSpec.template.spec.restartPolicy"}}},
+		{"valid: autoscaler v2 by env var alone allows restartPolicy Always", func(c *RayCluster) {
+			c.Spec.EnableInTreeAutoscaling = b(true)
+			c.Spec.HeadGroupSpec.Template.Spec.Containers[0].Env = []corev1.EnvVar{env(EnvRayEnableAutoscalerV2, "true")}
+			c.Spec.HeadGroupSpec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
+		}, nil},
 		{"valid: autoscaler v1 allows restartPolicy Always", func(c *RayCluster) {
 			c.Spec.EnableInTreeAutoscaling = b(true)
 			c.Spec.AutoscalerOptions = &AutoscalerOptions{Version: ptr(AutoscalerVersionV1)}
