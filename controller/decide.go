@@ -33,6 +33,8 @@ type observed struct {
 	HeadlessService *corev1.Service
 	// RBACReady: the autoscaler's ServiceAccount, Role and RoleBinding exist.
 	RBACReady bool
+	// AuthSecretReady: the generated auth Secret exists (auth.go).
+	AuthSecretReady bool
 	// CleanupJob is the Redis clean-up Job; read only while a deleted
 	// cluster waits on the GCS FT finalizer.
 	CleanupJob *batchv1.Job
@@ -64,8 +66,11 @@ type plan struct {
 
 	CreateServices []*corev1.Service
 	CreateRBAC     []client.Object
-	CreatePods     []*corev1.Pod
-	DeletePods     []podDeletion
+	// CreateAuthSecret is the auth Secret to create, without its token
+	// (act adds it); before any pod.
+	CreateAuthSecret *corev1.Secret
+	CreatePods       []*corev1.Pod
+	DeletePods       []podDeletion
 	// DeleteAll deletes every pod of the cluster in one request
 	// (deletecollection by label); DeletePods then lists them for the
 	// expectations and the Event.
@@ -199,6 +204,7 @@ func decide(o *observed) *plan {
 	if autoscalingEnabled(rc) && !o.RBACReady {
 		p.CreateRBAC = buildAutoscalerRBAC(rc)
 	}
+	decideAuthSecret(o, p)
 
 	decidePods(o, p)
 

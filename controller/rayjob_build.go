@@ -26,8 +26,6 @@ const (
 	envDashboardAddress = "RAY_DASHBOARD_ADDRESS"
 	envSubmissionID     = "RAY_JOB_SUBMISSION_ID"
 	envPythonUnbuffered = "PYTHONUNBUFFERED"
-	envRayAuthMode      = "RAY_AUTH_MODE"
-	envRayAuthToken     = "RAY_AUTH_TOKEN"
 )
 
 // buildRayJobCluster is the RayCluster a RayJob creates: its
@@ -121,19 +119,18 @@ func submitterResources() corev1.ResourceRequirements {
 	}
 }
 
-// authEnv gives the submitter the cluster's Ray auth token when the
-// cluster uses token auth.
+// authEnv gives the submitter the cluster's Ray auth env (auth.go) when
+// the cluster uses token auth, as KubeRay's configureSubmitterContainer does
+// for both the K8sJobMode Job and the SidecarMode container: the cluster is
+// the one the job runs on (created or selected), so is the Secret.
 func authEnv(rc *rayv1.RayCluster) []corev1.EnvVar {
 	name := raydash.AuthSecretName(rc)
 	if name == "" {
 		return nil
 	}
-	return []corev1.EnvVar{
-		{Name: envRayAuthMode, Value: string(rayv1.AuthModeToken)},
-		{Name: envRayAuthToken, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: raydash.AuthTokenKey,
-		}}},
-	}
+	var c corev1.Container
+	setTokenAuthEnv(&c, name)
+	return c.Env
 }
 
 // buildSubmitterJob is the K8sJobMode submitter: a batch Job named after

@@ -35,6 +35,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -70,6 +71,8 @@ type reconciler struct {
 	dirtySince map[types.UID]time.Time
 	// rbacReady remembers clusters whose autoscaler RBAC exists.
 	rbacReady map[types.UID]bool
+	// authSecretReady remembers clusters whose auth Secret exists (auth.go).
+	authSecretReady map[types.UID]bool
 	// uids maps names to UIDs, to forget a cluster once it is gone.
 	uids map[types.NamespacedName]types.UID
 }
@@ -86,6 +89,7 @@ func newReconciler(c client.Client, api client.Reader, rec recorder.EventRecorde
 		exp: newExpectations(), now: time.Now, newSuffix: randomSuffix,
 		written: map[types.UID]*writtenCluster{}, dirtySince: map[types.UID]time.Time{},
 		rbacReady: map[types.UID]bool{}, uids: map[types.NamespacedName]types.UID{},
+		authSecretReady: map[types.UID]bool{},
 	}
 }
 
@@ -134,6 +138,7 @@ func (r *reconciler) forget(nn types.NamespacedName) {
 		delete(r.written, uid)
 		delete(r.dirtySince, uid)
 		delete(r.rbacReady, uid)
+		delete(r.authSecretReady, uid)
 	}
 	r.mu.Unlock()
 	if ok {
@@ -225,6 +230,9 @@ func (r *reconciler) observe(ctx context.Context, rc *rayv1.RayCluster) (*observ
 		if o.RBACReady, err = r.autoscalerRBACExists(ctx, rc); err != nil {
 			return nil, err
 		}
+	}
+	if o.AuthSecretReady, err = r.authSecretExists(ctx, rc); err != nil {
+		return nil, err
 	}
 	if rc.DeletionTimestamp != nil && hasFinalizer(rc, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
 		job := &batchv1.Job{}
@@ -482,7 +490,13 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 		}
 	}
 
+	// Pods read their Ray auth token from the Secret: none without it.
+	secretOK := r.createAuthSecret(ctx, rc, p.CreateAuthSecret, out)
+
 	for _, pod := range p.CreatePods {
+		if !secretOK {
+			break
+		}
 		reason := rayv1.FailedCreateWorkerPod
 		if isHeadPod(pod) {
 			reason = rayv1.FailedCreateHeadPod
