@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -633,82 +632,6 @@ func autoscalerContainer(rc *rayv1.RayCluster, image string) corev1.Container {
 		c.Args = slices.Clone(o.Args)
 	}
 	return c
-}
-
-// headServicePorts returns the ports of the head Service: the head
-// container's named ports, else the defaults; metrics is always present.
-func headServicePorts(rc *rayv1.RayCluster) []corev1.ServicePort {
-	var out []corev1.ServicePort
-	seen := map[string]bool{}
-	spec := rc.Spec.HeadGroupSpec.Template.Spec
-	if len(spec.Containers) > 0 {
-		for _, p := range spec.Containers[rayv1.RayContainerIndex].Ports {
-			if p.Name == "" || seen[p.Name] {
-				continue
-			}
-			seen[p.Name] = true
-			proto := p.Protocol
-			if proto == "" {
-				proto = corev1.ProtocolTCP
-			}
-			out = append(out, corev1.ServicePort{Name: p.Name, Port: p.ContainerPort, TargetPort: intstr.FromInt32(p.ContainerPort), Protocol: proto})
-		}
-	}
-	if len(out) == 0 {
-		defaults := rayv1.DefaultPorts()
-		for _, n := range []string{rayv1.GcsServerPortName, rayv1.DashboardPortName, rayv1.ClientPortName, rayv1.ServingPortName} {
-			seen[n] = true
-			out = append(out, corev1.ServicePort{Name: n, Port: defaults[n], TargetPort: intstr.FromInt32(defaults[n]), Protocol: corev1.ProtocolTCP})
-		}
-	}
-	if !seen[rayv1.MetricsPortName] {
-		out = append(out, corev1.ServicePort{Name: rayv1.MetricsPortName, Port: rayv1.DefaultMetricsPort, TargetPort: intstr.FromInt32(rayv1.DefaultMetricsPort), Protocol: corev1.ProtocolTCP})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// buildHeadService returns the head Service: the headService override when
-// given (its spec and metadata kept, selector and missing ports filled in),
-// else a Service of headGroupSpec.serviceType, headless for ClusterIP.
-func buildHeadService(rc *rayv1.RayCluster, cfg buildConfig) *corev1.Service {
-	svc := &corev1.Service{}
-	if hs := rc.Spec.HeadGroupSpec.HeadService; hs != nil {
-		svc.Spec = *hs.Spec.DeepCopy()
-		svc.Labels = maps.Clone(hs.Labels)
-		svc.Annotations = maps.Clone(hs.Annotations)
-	}
-	svc.Name = HeadServiceName(rc)
-	svc.Namespace = rc.Namespace
-	svc.OwnerReferences = []metav1.OwnerReference{ownerRef(rc)}
-	if svc.Labels == nil {
-		svc.Labels = map[string]string{}
-	}
-	maps.Copy(svc.Labels, serviceLabels(rc.Name, rayv1.HeadNode))
-	if len(rc.Spec.HeadServiceAnnotations) > 0 {
-		if svc.Annotations == nil {
-			svc.Annotations = map[string]string{}
-		}
-		maps.Copy(svc.Annotations, rc.Spec.HeadServiceAnnotations)
-	}
-	svc.Spec.Selector = headSelector(rc.Name)
-	if len(svc.Spec.Ports) == 0 {
-		svc.Spec.Ports = headServicePorts(rc)
-	}
-	if rc.Spec.HeadGroupSpec.HeadService == nil || svc.Spec.Type == "" {
-		t := rc.Spec.HeadGroupSpec.ServiceType
-		if t == "" {
-			t = corev1.ServiceTypeClusterIP
-		}
-		if svc.Spec.Type == "" {
-			svc.Spec.Type = t
-		}
-	}
-	if rc.Spec.HeadGroupSpec.HeadService == nil && svc.Spec.Type == corev1.ServiceTypeClusterIP && cfg.HeadlessHeadService {
-		svc.Spec.ClusterIP = corev1.ClusterIPNone
-		svc.Spec.PublishNotReadyAddresses = true
-	}
-	return svc
 }
 
 // buildHeadlessWorkerService returns the headless Service multi-host groups
