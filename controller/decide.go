@@ -95,7 +95,7 @@ type plan struct {
 
 // Reasons of Events that are not ReplicaFailure reasons (those are in rayapi/v1).
 const (
-	reasonInvalidSpec        = "InvalidSpec"
+	reasonInvalidSpec        = "InvalidRayClusterSpec" // KubeRay's utils.InvalidRayClusterSpec
 	reasonValidationFailed   = string(rayv1.ValidationFailed)
 	reasonSuspending         = "Suspending"
 	reasonSuspended          = "Suspended"
@@ -181,7 +181,7 @@ func decide(o *observed) *plan {
 		decideDeletion(o, p)
 		return p
 	}
-	if errs := rayv1.ValidateRayCluster(rc); len(errs) > 0 {
+	if errs := append(rayv1.ValidateRayCluster(rc), unsupportedRayCluster(rc)...); len(errs) > 0 {
 		p.Invalid = errs
 		p.Status = computeStatus(o.Cluster, o.Pods, o.HeadService, p, nil, o.Now)
 		if old := findCondition(rc.Status.Conditions, string(rayv1.RayClusterReplicaFailure)); old == nil ||

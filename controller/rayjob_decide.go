@@ -171,7 +171,7 @@ const (
 	rjReasonRetrying             = "Retrying"
 	rjReasonSuspending           = "Suspending"
 	rjReasonResumed              = "Resumed"
-	rjReasonInvalidSpec          = "InvalidSpec"
+	rjReasonInvalidSpec          = "InvalidRayJobSpec" // KubeRay's utils.InvalidRayJobSpec
 	rjReasonSpecValid            = "SpecValid"
 	rjReasonDashboardUnreachable = "DashboardUnreachable"
 	rjReasonStopSent             = "StopSent"
@@ -231,6 +231,7 @@ func rjDecide(o *rjObserved) *rjPlan {
 
 	// Validation.
 	errs := rayv1.ValidateRayJob(j)
+	errs = append(errs, unsupportedRayJob(j)...)
 	errs = append(errs, rayv1.ValidateRayJobStatus(j)...)
 	if len(errs) > 0 {
 		msg := truncate(errs.ToAggregate().Error(), 1000)

@@ -228,7 +228,7 @@ func (p *rsPlan) eventf(typ, reason, action, format string, args ...any) {
 
 // Event reasons of the RayService reconciler.
 const (
-	reasonRSInvalidSpec          = "InvalidSpec"
+	reasonRSInvalidSpec          = "InvalidRayServiceSpec" // KubeRay's utils.InvalidRayServiceSpec
 	reasonRSClusterCreated       = "RayClusterCreated"
 	reasonRSClusterUpdated       = "RayClusterUpdated"
 	reasonRSClusterDeleted       = "RayClusterDeleted"
@@ -237,7 +237,6 @@ const (
 	reasonRSTrafficSwitched      = "TrafficSwitched"
 	reasonRSServiceCreated       = "ServiceCreated"
 	reasonRSServiceUpdated       = "ServiceUpdated"
-	reasonRSIncrementalAsNew     = "IncrementalUpgradeUnsupported"
 	reasonRSUpgradeSkipped       = "UpgradeSkipped"
 	reasonRSSuspending           = "Suspending"
 	reasonRSSuspended            = "Suspended"
@@ -284,7 +283,7 @@ func decideRayService(o *rsObserved) *rsPlan {
 	}
 	st := rsStatusBase(rs)
 
-	if errs := rayv1.ValidateRayService(rs); len(errs) > 0 {
+	if errs := append(rayv1.ValidateRayService(rs), unsupportedRayService(rs)...); len(errs) > 0 {
 		msg := invalidMessage(errs)
 		if old := findCondition(rs.Status.Conditions, string(rayv1.RayServiceReady)); old == nil ||
 			old.Reason != string(rayv1.RayServiceValidationFailed) || old.Message != msg {
@@ -345,15 +344,8 @@ func decideRayService(o *rsObserved) *rsPlan {
 		}
 	}
 
+	// NewClusterWithIncrementalUpgrade never gets here: unsupported.go refuses it.
 	upgrade := rs.Spec.EffectiveUpgradeType()
-	if upgrade == rayv1.NewClusterWithIncrementalUpgrade {
-		upgrade = rayv1.NewCluster
-		if rs.Generation != rs.Status.ObservedGeneration {
-			p.eventf(corev1.EventTypeWarning, reasonRSIncrementalAsNew, "Upgrade",
-				"upgradeStrategy NewClusterWithIncrementalUpgrade needs the Gateway API, which raydar does not drive: "+
-					"cluster changes are rolled out as NewCluster (a new cluster, traffic switched at once when it is ready)")
-		}
-	}
 
 	needNew := false
 	specMatchesActive := active != nil && rsClusterMatches(active, &rs.Spec.RayClusterSpec) == rsMatches

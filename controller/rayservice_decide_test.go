@@ -573,18 +573,23 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		}
 	})
 
-	t.Run("NewClusterWithIncrementalUpgrade is rolled out as NewCluster and says so", func(t *testing.T) {
+	t.Run("NewClusterWithIncrementalUpgrade is refused: no upgrade starts, the active cluster keeps serving", func(t *testing.T) {
 		e, _ := serving(t)
 		inc := rayv1.NewClusterWithIncrementalUpgrade
 		e.o.Service.Spec.RayClusterSpec.EnableInTreeAutoscaling = ptr(true)
 		e.o.Service.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{Type: &inc, ClusterUpgradeOptions: &rayv1.ClusterUpgradeOptions{
 			StepSizePercent: ptr(int32(10)), IntervalSeconds: ptr(int32(30)), GatewayClassName: "istio"}}
 		p := decideRayService(e.o)
-		if p.CreateCluster == nil {
-			t.Fatal("no new cluster")
+		if p.CreateCluster != nil || len(p.DeleteClusters) != 0 || len(p.UpdateClusters) != 0 || len(p.UpdateServices) != 0 ||
+			len(p.DeleteServices) != 0 || len(p.Submit) != 0 {
+			t.Fatalf("a refused upgrade changed something: %+v", p)
 		}
-		if got := rsEventReasons(p); got[0] != reasonRSIncrementalAsNew {
+		if got := rsEventReasons(p); len(got) != 1 || got[0] != "InvalidRayServiceSpec" {
 			t.Errorf("events = %v", got)
+		}
+		c := findCondition(p.Status.Conditions, string(rayv1.RayServiceReady))
+		if c == nil || c.Reason != string(rayv1.RayServiceValidationFailed) || !strings.Contains(c.Message, "spec.upgradeStrategy.type") {
+			t.Errorf("Ready %+v", c)
 		}
 	})
 

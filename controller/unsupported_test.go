@@ -1,0 +1,140 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+func TestUnsupportedFields(t *testing.T) {
+	incremental := rayv1.NewClusterWithIncrementalUpgrade
+	newCluster := rayv1.NewCluster
+	for _, tc := range []struct {
+		name string
+		spec func(*rayv1.RayClusterSpec)
+		ann  map[string]string
+		// want is the field path under the RayCluster's spec/metadata; ""
+		// means accepted.
+		want string
+	}{
+		{name: "nothing unusual", spec: func(*rayv1.RayClusterSpec) {}},
+		{name: "tlsOptions", spec: func(s *rayv1.RayClusterSpec) { s.TLSOptions = &rayv1.TLSOptions{Enabled: ptr(true)} }, want: "spec.tlsOptions"},
+		{name: "tlsOptions disabled is still refused, as KubeRay does without its gate", spec: func(s *rayv1.RayClusterSpec) {
+			s.TLSOptions = &rayv1.TLSOptions{Enabled: ptr(false)}
+		}, want: "spec.tlsOptions"},
+		{name: "networkPolicy", spec: func(s *rayv1.RayClusterSpec) { s.NetworkPolicy = &rayv1.NetworkPolicyConfig{} }, want: "spec.networkPolicy"},
+		{name: "historyServerOptions", spec: func(s *rayv1.RayClusterSpec) {
+			s.HistoryServerOptions = &rayv1.HistoryServerOptions{CollectorOptions: &rayv1.CollectorOptions{}}
+		}, want: "spec.historyServerOptions"},
+		{name: "rocksdb GCS FT", spec: func(s *rayv1.RayClusterSpec) {
+			s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
+		}, want: "spec.gcsFaultToleranceOptions.backend"},
+		{name: "redis GCS FT is implemented", spec: func(s *rayv1.RayClusterSpec) {
+			s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRedis, RedisAddress: "redis:6379"}
+		}},
+		{name: "enableK8sTokenAuth", spec: func(s *rayv1.RayClusterSpec) {
+			s.AuthOptions = &rayv1.AuthOptions{Mode: rayv1.AuthModeToken, EnableK8sTokenAuth: ptr(true)}
+		}, want: "spec.authOptions.enableK8sTokenAuth"},
+		{name: "token auth is implemented", spec: func(s *rayv1.RayClusterSpec) {
+			s.AuthOptions = &rayv1.AuthOptions{Mode: rayv1.AuthModeToken, EnableK8sTokenAuth: ptr(false)}
+		}},
+		{name: "enableIngress", spec: func(s *rayv1.RayClusterSpec) { s.HeadGroupSpec.EnableIngress = ptr(true) }, want: "spec.headGroupSpec.enableIngress"},
+		{name: "enableIngress false", spec: func(s *rayv1.RayClusterSpec) { s.HeadGroupSpec.EnableIngress = ptr(false) }},
+		{name: "ray.io/enable-serve-service", spec: func(*rayv1.RayClusterSpec) {}, ann: map[string]string{rayv1.EnableServeServiceKey: "true"},
+			want: "metadata.annotations[ray.io/enable-serve-service]"},
+		{name: "ray.io/enable-serve-service false", spec: func(*rayv1.RayClusterSpec) {}, ann: map[string]string{rayv1.EnableServeServiceKey: "false"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			check := func(kind, got, want string) {
+				t.Helper()
+				if want == "" {
+					if got != "" {
+						t.Errorf("%s: refused %s, want accepted", kind, got)
+					}
+					return
+				}
+				if !strings.HasPrefix(got, want+": Forbidden: "+notImplemented) {
+					t.Errorf("%s: %q, want a refusal of %s", kind, got, want)
+				}
+			}
+			rc := cluster("c", group("g", 1))
+			rc.Annotations = tc.ann
+			tc.spec(&rc.Spec)
+			check("RayCluster", joinErrs(unsupportedRayCluster(rc)), tc.want)
+
+			// The same spec in a RayJob and a RayService is refused there,
+			// under their own paths.
+			under := func(prefix string) string {
+				if tc.want == "" || strings.HasPrefix(tc.want, "metadata.") {
+					return tc.want
+				}
+				return prefix + strings.TrimPrefix(tc.want, "spec")
+			}
+			rj := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "j", Annotations: tc.ann}, Spec: rayv1.RayJobSpec{RayClusterSpec: rc.Spec.DeepCopy()}}
+			check("RayJob", joinErrs(unsupportedRayJob(rj)), under("spec.rayClusterSpec"))
+			rs := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "s", Annotations: tc.ann}, Spec: rayv1.RayServiceSpec{RayClusterSpec: *rc.Spec.DeepCopy()}}
+			check("RayService", joinErrs(unsupportedRayService(rs)), under("spec.rayClusterConfig"))
+		})
+	}
+
+	t.Run("RayJob on a selected cluster creates none", func(t *testing.T) {
+		rc := cluster("c")
+		rc.Spec.TLSOptions = &rayv1.TLSOptions{}
+		rj := &rayv1.RayJob{Spec: rayv1.RayJobSpec{RayClusterSpec: &rc.Spec, ClusterSelector: map[string]string{rayv1.RayClusterLabelKey: "c"}}}
+		if errs := unsupportedRayJob(rj); len(errs) != 0 {
+			t.Fatal(errs)
+		}
+	})
+	t.Run("RayService upgrade strategies", func(t *testing.T) {
+		rs := &rayv1.RayService{Spec: rayv1.RayServiceSpec{RayClusterSpec: cluster("c").Spec}}
+		rs.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{Type: &newCluster}
+		if errs := unsupportedRayService(rs); len(errs) != 0 {
+			t.Fatal(errs)
+		}
+		rs.Spec.UpgradeStrategy.Type = &incremental
+		if got := joinErrs(unsupportedRayService(rs)); !strings.HasPrefix(got, "spec.upgradeStrategy.type: Forbidden: "+notImplemented) {
+			t.Fatal(got)
+		}
+	})
+	t.Run("RayService initializing timeout", func(t *testing.T) {
+		rs := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{rayv1.RayServiceInitializingTimeoutAnnotation: "5m"}},
+			Spec: rayv1.RayServiceSpec{RayClusterSpec: cluster("c").Spec}}
+		if got := joinErrs(unsupportedRayService(rs)); !strings.HasPrefix(got, "metadata.annotations[ray.io/initializing-timeout]: Forbidden: ") {
+			t.Fatal(got)
+		}
+	})
+}
+
+// joinErrs is the errors' messages, one a line; "" for none.
+func joinErrs(errs field.ErrorList) string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return strings.Join(out, "\n")
+}
+
+// The refusal goes through the validation path of each reconciler: the
+// KubeRay reason on the Event, the field in the status, nothing created.
+func TestUnsupportedRefusedByDecide(t *testing.T) {
+	rc := cluster("c", group("g", 1))
+	rc.Spec.NetworkPolicy = &rayv1.NetworkPolicyConfig{}
+	p := decide(obsOf(rc, nil))
+	if len(p.CreatePods) != 0 || len(p.CreateServices) != 0 || p.CreateAuthSecret != nil {
+		t.Fatalf("a refused cluster creates %d pods, %d Services", len(p.CreatePods), len(p.CreateServices))
+	}
+	cond := findCondition(p.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
+	if cond == nil || cond.Reason != string(rayv1.ValidationFailed) || !strings.Contains(cond.Message, "spec.networkPolicy") ||
+		!strings.Contains(cond.Message, "would not be isolated") {
+		t.Fatalf("ReplicaFailure %+v", cond)
+	}
+	if len(p.Events) != 1 || p.Events[0].Type != corev1.EventTypeWarning || p.Events[0].Reason != "InvalidRayClusterSpec" ||
+		!strings.Contains(p.Events[0].Message, "spec.networkPolicy") {
+		t.Fatalf("events %+v", p.Events)
+	}
+}
