@@ -256,14 +256,20 @@ func TestIntegrationHeadNotReady(t *testing.T) {
 		}
 	}
 	setReady(corev1.ConditionFalse)
+	// HeadPodReady says so; state stays "ready" (sticky, as in KubeRay).
 	eventually(t, 30*time.Second, "status to say the head is not ready", func() (bool, string) {
 		rc := getRC(t, ns, "hn")
 		c := findCondition(rc.Status.Conditions, string(rayv1.HeadPodReady))
-		return rc.Status.State == "" && c != nil && c.Status == metav1.ConditionFalse && c.Reason == "ContainersNotReady",
+		return rc.Status.State == rayv1.Ready && c != nil && c.Status == metav1.ConditionFalse && c.Reason == "ContainersNotReady",
 			fmt.Sprintf("state=%q HeadPodReady=%+v", rc.Status.State, c)
 	})
 	setReady(corev1.ConditionTrue)
-	waitReady(t, ns, "hn", 1)
+	eventually(t, 30*time.Second, "status to say the head is ready again", func() (bool, string) {
+		rc := getRC(t, ns, "hn")
+		c := findCondition(rc.Status.Conditions, string(rayv1.HeadPodReady))
+		return rc.Status.State == rayv1.Ready && c != nil && c.Status == metav1.ConditionTrue,
+			fmt.Sprintf("state=%q HeadPodReady=%+v", rc.Status.State, c)
+	})
 }
 
 func TestIntegrationInvalidSpec(t *testing.T) {

@@ -1,12 +1,15 @@
 package controller
 
-// The one status computation of RayCluster. It is pure and says what is true
-// now: state is "ready" only while the head and every desired worker are
-// running and ready, HeadPodReady follows the head pod, the counts are live.
-// Only RayClusterProvisioned is sticky, as its reason
+// The one status computation of RayCluster. It is pure. The conditions say
+// what is true now: HeadPodReady follows the head pod, the counts are live;
+// only RayClusterProvisioned is sticky, as its reason
 // (AllPodRunningAndReadyFirstTime) says: it records that the cluster came up
 // once, and the ray.io/disable-provisioned-head-restart annotation depends
-// on that memory.
+// on that memory. status.state is KubeRay's (v1.7.0 calculateStatus): it
+// becomes "ready" when the head and every desired worker are running and
+// ready, "suspended" when a suspended cluster has no pods left, and
+// otherwise keeps its value: a cluster that was ready stays "ready" while a
+// pod restarts or a worker is added, until it is suspended.
 
 import (
 	"maps"
@@ -166,6 +169,8 @@ func computeStatus(rc *rayv1.RayCluster, pods []*corev1.Pod, svc *corev1.Service
 	}
 	s.Conditions = conds
 
+	// state is sticky: only these two transitions change it.
+	s.State = old.State
 	switch {
 	case suspended:
 		s.State = rayv1.Suspended
@@ -371,6 +376,13 @@ func statusEqual(a, b rayv1.RayClusterStatus) bool {
 // coalesced for a short window (see Options.StatusCoalesceWindow).
 func statusUrgent(old, cur rayv1.RayClusterStatus) bool {
 	if old.State != cur.State {
+		return true
+	}
+	// state no longer leaves "ready" when the head does (it is sticky, as
+	// in KubeRay), so the head becoming or ceasing to be ready is urgent
+	// by itself.
+	was, is := condStatus(old.Conditions, string(rayv1.HeadPodReady)), condStatus(cur.Conditions, string(rayv1.HeadPodReady))
+	if was != is && (was == metav1.ConditionTrue || is == metav1.ConditionTrue) {
 		return true
 	}
 	for _, t := range []rayv1.RayClusterConditionType{rayv1.RayClusterSuspending, rayv1.RayClusterSuspended, rayv1.RayClusterReplicaFailure} {

@@ -53,8 +53,9 @@ func TestStatusTrueNow(t *testing.T) {
 		})
 	}
 
-	// Ready, then the head stops being ready: state, HeadPodReady and the
-	// reason say so at once (KubeRay #2188); Provisioned stays (it means
+	// Ready, then the head stops being ready: HeadPodReady and its reason
+	// say so at once (KubeRay #2188); state stays "ready" as in KubeRay
+	// (it only moves to ready or suspended); Provisioned stays (it means
 	// "came up once").
 	ws := workerPods(rc, "small", ready, 3)
 	rc.Status = computeStatus(rc, all(headPod(rc, ready), ws), svc, &plan{}, nil, t0)
@@ -63,23 +64,23 @@ func TestStatusTrueNow(t *testing.T) {
 		t.Fatalf("no ready transition time: %+v", rc.Status.StateTransitionTimes)
 	}
 	s := computeStatus(rc, all(headPod(rc, runningNotReady), ws), svc, &plan{}, nil, t0.Add(time.Minute))
-	if s.State != "" {
-		t.Errorf("state %q after the head stopped being ready", s.State)
+	if s.State != rayv1.Ready || !s.StateTransitionTimes[rayv1.Ready].Time.Equal(t0) {
+		t.Errorf("state %q (since %v) after the head stopped being ready, want ready since %v", s.State, s.StateTransitionTimes[rayv1.Ready], t0)
 	}
 	h := condOf(s, rayv1.HeadPodReady)
 	if h.Status != metav1.ConditionFalse || h.Reason != "ContainersNotReady" || !h.LastTransitionTime.Time.Equal(t0.Add(time.Minute)) {
 		t.Errorf("HeadPodReady %+v", h)
 	}
 	if !statusUrgent(rc.Status, s) {
-		t.Error("leaving ready is not urgent")
+		t.Error("the head no longer ready is not urgent")
 	}
 	if condOf(s, rayv1.RayClusterProvisioned).Status != metav1.ConditionTrue {
 		t.Error("Provisioned forgot the cluster came up")
 	}
-	// A worker stops being ready: counts and state say so.
+	// A worker stops being ready: the counts say so, state stays ready.
 	ws2 := append(workerPods(rc, "small", ready, 2), mkPod(rc, false, "small", "c-small-worker-x", runningNotReady))
 	s = computeStatus(rc, all(headPod(rc, ready), ws2), svc, &plan{}, nil, t0.Add(time.Minute))
-	if s.State != "" || s.ReadyWorkerReplicas != 2 || s.AvailableWorkerReplicas != 3 {
+	if s.State != rayv1.Ready || s.ReadyWorkerReplicas != 2 || s.AvailableWorkerReplicas != 3 {
 		t.Errorf("worker not ready: state %q ready %d available %d", s.State, s.ReadyWorkerReplicas, s.AvailableWorkerReplicas)
 	}
 }
