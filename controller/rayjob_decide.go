@@ -37,6 +37,8 @@ import (
 // rjConfig holds the reconciler's tunables (see RayJobOptions).
 type rjConfig struct {
 	ClusterDomain string
+	// Build configures the RayJob's head Service like the cluster's.
+	Build buildConfig
 	// StopConfirmTimeout bounds how long a deleted RayJob keeps its
 	// finalizer while the dashboard does not confirm the stop.
 	StopConfirmTimeout time.Duration
@@ -62,6 +64,7 @@ type rjConfig struct {
 func defaultRJConfig() rjConfig {
 	return rjConfig{
 		ClusterDomain:          "cluster.local",
+		Build:                  defaultBuildConfig(),
 		StopConfirmTimeout:     DefaultStopConfirmTimeout,
 		StatusCheckTimeout:     300 * time.Second,
 		TransitionGracePeriod:  300 * time.Second,
@@ -89,6 +92,9 @@ type rjObserved struct {
 	Submitter *batchv1.Job
 	// HeadPod is the cluster's head pod (read in SidecarMode only).
 	HeadPod *corev1.Pod
+	// HeadService is the RayJob's own head Service "<rayjob>-head-svc"
+	// (nil when absent).
+	HeadService *corev1.Service
 	// Dash is the dashboard's answer about status.jobId, when asked.
 	Dash *rjDash
 	// StopFailures counts unconfirmed attempts of the current stop (in
@@ -140,9 +146,13 @@ type rjPlan struct {
 	SuspendWorkers  string // cluster whose worker groups get suspend=true
 	CreateSubmitter *batchv1.Job
 	DeleteSubmitter *rjDelete
-	Submit          *rjSubmit
-	Stop            *rjStop
-	DeleteSelf      string // reason; "" keeps the RayJob
+	// CreateHeadService and UpdateHeadService keep the RayJob's head
+	// Service on its cluster's head (KubeRay's reconcileServices).
+	CreateHeadService *corev1.Service
+	UpdateHeadService *corev1.Service
+	Submit            *rjSubmit
+	Stop              *rjStop
+	DeleteSelf        string // reason; "" keeps the RayJob
 
 	Events       []event
 	RequeueAfter time.Duration
@@ -189,6 +199,11 @@ const (
 	rjReasonCreateFailed         = "FailedCreate"
 	rjReasonDeleteFailed         = "FailedDelete"
 	rjReasonSubmitFailed         = "FailedSubmit"
+	// KubeRay's reasons for the RayJob's head Service.
+	rjReasonCreatedService      = "CreatedService"
+	rjReasonUpdatedService      = "UpdatedService"
+	rjReasonCreateServiceFailed = "FailedToCreateService"
+	rjReasonUpdateServiceFailed = "FailedToUpdateService"
 )
 
 // DefaultStopConfirmTimeout is how long a deleted RayJob waits for the
@@ -563,6 +578,7 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 	}
 	rc := o.Cluster
 	st.RayClusterStatus = *rc.Status.DeepCopy()
+	rjDecideHeadService(o, p, rc)
 
 	// The submitter.
 	var subDone bool
@@ -656,9 +672,11 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 		rjRequeue(p, poll)
 		return
 	}
-	if (mode == rayv1.K8sJobMode || mode == rayv1.SidecarMode) && !subDone {
+	if mode == rayv1.K8sJobMode && !subDone {
 		// Wait for the submitter to see the end (it is still following
-		// the logs), within a grace period from the Ray job's end. Past
+		// the logs), within a grace period from the Ray job's end. (KubeRay
+		// waits for a SidecarMode submitter's exit too; raydar does not: the
+		// Ray job's end is final, and the sidecar only follows its logs.) Past
 		// it, the RayJob ends as the Ray job did (KubeRay's
 		// checkTransitionGracePeriodAndUpdateStatusIfNeeded): Complete
 		// for SUCCEEDED or STOPPED — never retried, the job ran — and
@@ -667,12 +685,8 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 		if st.RayJobStatusInfo.EndTime != nil {
 			at := st.RayJobStatusInfo.EndTime.Add(o.Config.TransitionGracePeriod)
 			if !o.Now.Before(at) {
-				sub := "submitter Job " + RayJobSubmitterName(j)
-				if mode == rayv1.SidecarMode {
-					sub = "submitter container " + rayv1.RayJobSubmitterContainerName
-				}
-				msg := fmt.Sprintf("Ray job %s is %s but the %s has not finished within %s of the job's end", st.JobId, st.JobStatus,
-					sub, o.Config.TransitionGracePeriod)
+				msg := fmt.Sprintf("Ray job %s is %s but the submitter Job %s has not finished within %s of the job's end", st.JobId, st.JobStatus,
+					RayJobSubmitterName(j), o.Config.TransitionGracePeriod)
 				if st.JobStatus == rayv1.JobStatusFailed {
 					rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, msg)
 					return
@@ -690,6 +704,32 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 		return
 	}
 	rjComplete(o, p)
+}
+
+// rjDecideHeadService keeps the RayJob's head Service "<rayjob>-head-svc"
+// on the head of its cluster while the job runs, as KubeRay's
+// reconcileServices does: created when absent, its spec replaced (the
+// cluster IP kept) only when it selects another cluster. A RayJob on a
+// selected cluster has none. A Service of that name the RayJob does not own
+// is left alone.
+func rjDecideHeadService(o *rjObserved, p *rjPlan, rc *rayv1.RayCluster) {
+	j := o.Job
+	if j.Spec.UsesClusterSelector() {
+		return
+	}
+	want := buildRayJobHeadService(j, rc, o.Config.Build)
+	have := o.HeadService
+	switch {
+	case have == nil:
+		p.CreateHeadService = want
+	case have.DeletionTimestamp != nil || !rjOwns(j, have.OwnerReferences):
+	case have.Spec.Selector[rayv1.RayClusterLabelKey] != want.Spec.Selector[rayv1.RayClusterLabelKey]:
+		upd := have.DeepCopy()
+		want.Spec.ClusterIP = have.Spec.ClusterIP
+		want.Spec.ClusterIPs = have.Spec.ClusterIPs
+		upd.Spec = want.Spec
+		p.UpdateHeadService = upd
+	}
 }
 
 func rjContainerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {

@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
@@ -968,11 +969,9 @@ func TestRayJobDecideTerminalWithSubmitterStillRunning(t *testing.T) {
 		{name: "FAILED past the grace: retried (backoffLimit)", mode: rayv1.K8sJobMode, ray: dashboard.JobFailed, now: end.Add(300 * time.Second),
 			wantDS: rayv1.JobDeploymentStatusRetrying, wantJS: rayv1.JobStatusFailed, wantFail: 1,
 			wantRsn: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded},
-		{name: "SidecarMode: SUCCEEDED, sidecar still running: wait", mode: rayv1.SidecarMode, ray: dashboard.JobSucceeded, now: end.Add(10 * time.Second),
-			wantDS: rayv1.JobDeploymentStatusRunning, wantJS: rayv1.JobStatusSucceeded},
-		{name: "SidecarMode: SUCCEEDED past the grace: Complete, not retried", mode: rayv1.SidecarMode, ray: dashboard.JobSucceeded, now: end.Add(300 * time.Second),
-			wantDS: rayv1.JobDeploymentStatusComplete, wantJS: rayv1.JobStatusSucceeded, wantSucc: 1,
-			wantRsn: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded},
+		{name: "SidecarMode: SUCCEEDED, sidecar still running: Complete (raydar does not wait for the sidecar)", mode: rayv1.SidecarMode,
+			ray: dashboard.JobSucceeded, now: end.Add(10 * time.Second),
+			wantDS: rayv1.JobDeploymentStatusComplete, wantJS: rayv1.JobStatusSucceeded, wantSucc: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := rjJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), mode(tc.mode),
@@ -994,7 +993,7 @@ func TestRayJobDecideTerminalWithSubmitterStillRunning(t *testing.T) {
 				if p.CreateCluster != nil || p.DeleteCluster != nil || p.Submit != nil || hasEvent(p, rjReasonRetrying, "") {
 					t.Fatalf("a finished job is not run again: %+v | %s", p, rjEvents(p))
 				}
-				if !strings.Contains(st.Message, "has not finished within 5m0s") {
+				if tc.wantRsn != "" && !strings.Contains(st.Message, "has not finished within 5m0s") {
 					t.Fatal(st.Message)
 				}
 				// The next pass leaves it Complete.
@@ -1007,5 +1006,79 @@ func TestRayJobDecideTerminalWithSubmitterStillRunning(t *testing.T) {
 				t.Fatalf("requeue %s, want within %s", p.RequeueAfter, tc.wantAfter)
 			}
 		})
+	}
+}
+
+// The RayJob's own head Service "<rayjob>-head-svc" (KubeRay's
+// reconcileServices and BuildHeadServiceForRayJob): made while the job
+// runs, a copy of the cluster's head Service with the RayJob's labels and
+// owner, re-pointed only when the job's cluster changes.
+func TestRayJobDecideHeadService(t *testing.T) {
+	run := inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning)
+	now := t0.Add(20 * time.Second)
+	rc := rjCluster(true)
+	want := buildRayJobHeadService(rjJob(run), rc, defaultBuildConfig())
+
+	t.Run("built as KubeRay builds it", func(t *testing.T) {
+		if want.Name != "rj-head-svc" || want.Namespace != "ns" || controllerUID(want.OwnerReferences) != "rj-uid" {
+			t.Fatalf("%+v", want.ObjectMeta)
+		}
+		wantLabels := map[string]string{rayv1.RayOriginatedFromCRNameLabelKey: "rj", rayv1.RayOriginatedFromCRDLabelKey: "RayJob",
+			rayv1.RayNodeTypeLabelKey: "head", rayv1.RayIDLabelKey: "rj-head"}
+		if fmt.Sprint(want.Labels) != fmt.Sprint(wantLabels) {
+			t.Fatalf("labels %v, want %v", want.Labels, wantLabels)
+		}
+		clusterSvc := buildHeadService(rc, defaultBuildConfig())
+		if !equality.Semantic.DeepEqual(want.Spec, clusterSvc.Spec) || want.Spec.Selector[rayv1.RayClusterLabelKey] != "rj-rc001" {
+			t.Fatalf("spec %+v, want the cluster's head Service's %+v", want.Spec, clusterSvc.Spec)
+		}
+		withAnn := rc.DeepCopy()
+		withAnn.Spec.HeadServiceAnnotations = map[string]string{"lb": "x"}
+		if s := buildRayJobHeadService(rjJob(run), withAnn, defaultBuildConfig()); len(s.Annotations) != 0 {
+			t.Fatalf("headServiceAnnotations are the cluster's Service's only: %v", s.Annotations)
+		}
+	})
+	for _, tc := range []struct {
+		name       string
+		job        *rayv1.RayJob
+		have       *corev1.Service
+		wantCreate bool
+		wantUpdate bool
+	}{
+		{name: "absent → created", job: rjJob(run), wantCreate: true},
+		{name: "on the job's cluster → left alone", job: rjJob(run), have: want.DeepCopy()},
+		{name: "on another cluster → re-pointed", job: rjJob(run), have: func() *corev1.Service {
+			s := want.DeepCopy()
+			s.Spec.Selector[rayv1.RayClusterLabelKey] = "rj-old01"
+			s.Spec.ClusterIP = "10.0.0.7"
+			return s
+		}(), wantUpdate: true},
+		{name: "not the RayJob's → left alone", job: rjJob(run), have: func() *corev1.Service {
+			s := want.DeepCopy()
+			s.OwnerReferences = nil
+			s.Spec.Selector[rayv1.RayClusterLabelKey] = "other"
+			return s
+		}()},
+		{name: "clusterSelector → none", job: rjJob(run, selector("rj-rc001"))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := rjDecide(observe(tc.job, now, withCluster(rc), withDash(info(dashboard.JobRunning)), func(o *rjObserved) { o.HeadService = tc.have }))
+			if (p.CreateHeadService != nil) != tc.wantCreate || (p.UpdateHeadService != nil) != tc.wantUpdate {
+				t.Fatalf("create %v, update %v", p.CreateHeadService, p.UpdateHeadService)
+			}
+			if u := p.UpdateHeadService; u != nil {
+				if u.Spec.Selector[rayv1.RayClusterLabelKey] != "rj-rc001" || u.Spec.ClusterIP != "10.0.0.7" || u.ResourceVersion != tc.have.ResourceVersion {
+					t.Fatalf("%+v", u)
+				}
+			}
+			if c := p.CreateHeadService; c != nil && !equality.Semantic.DeepEqual(c, want) {
+				t.Fatalf("%+v", c)
+			}
+		})
+	}
+	// Before the job runs there is none (KubeRay makes it in Running).
+	p := rjDecide(observe(rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, "")), now, withCluster(rc)))
+	if p.CreateHeadService != nil {
+		t.Fatal("created while Initializing")
 	}
 }

@@ -304,7 +304,8 @@ func TestIntegrationRayJobK8sJobMode(t *testing.T) {
 	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "k8s"}, sub); err != nil {
 		t.Fatal(err)
 	}
-	if controllerUID(sub.OwnerReferences) != string(j.UID) || sub.Labels[rayv1.RayJobSubmissionModeLabelKey] != "K8sJobMode" {
+	if controllerUID(sub.OwnerReferences) != string(j.UID) || sub.Labels[rayv1.RayOriginatedFromCRNameLabelKey] != "k8s" ||
+		sub.Labels[rayv1.KubernetesCreatedByLabelKey] != rayv1.ComponentName {
 		t.Fatalf("submitter %+v", sub.ObjectMeta)
 	}
 	if done, failed, _, _ := rjSubmitterFinished(sub); !done || failed {
@@ -656,4 +657,32 @@ func TestIntegrationRayJobQuietWhileDashboardRefuses(t *testing.T) {
 	h.wait("quiet", "the clock cleared", func(j *rayv1.RayJob) bool {
 		return j.Status.JobStatusCheckFailureStartTime == nil && j.Status.JobStatus == rayv1.JobStatusRunning
 	})
+}
+
+// The RayJob's own head Service "<rayjob>-head-svc" follows the head of the
+// job's current cluster: made on the first attempt, re-pointed at the new
+// cluster of the retry. The RayJob's annotations reach each cluster.
+func TestIntegrationRayJobHeadService(t *testing.T) {
+	h := newRJHarness(t, nil)
+	h.rayJob("hsvc", `exit 1`, func(j *rayv1.RayJob) {
+		j.Spec.BackoffLimit = ptr(int32(1))
+		j.Annotations = map[string]string{"team.io/cost-center": "42"}
+	})
+	j := h.wait("hsvc", "Failed after the retry", deploymentIs(rayv1.JobDeploymentStatusFailed))
+	svc := &corev1.Service{}
+	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "hsvc-head-svc"}, svc); err != nil {
+		t.Fatal(err)
+	}
+	if controllerUID(svc.OwnerReferences) != string(j.UID) || svc.Labels[rayv1.RayOriginatedFromCRDLabelKey] != "RayJob" ||
+		svc.Labels[rayv1.RayIDLabelKey] != "hsvc-head" || svc.Labels[rayv1.RayClusterLabelKey] != "" {
+		t.Fatalf("Service %+v", svc.ObjectMeta)
+	}
+	if got := svc.Spec.Selector[rayv1.RayClusterLabelKey]; got != j.Status.RayClusterName {
+		t.Fatalf("the head Service selects cluster %q, want the last attempt's %q", got, j.Status.RayClusterName)
+	}
+	h.waitEvent("hsvc", rjReasonCreatedService, "hsvc-head-svc")
+	h.waitEvent("hsvc", rjReasonUpdatedService, "hsvc-head-svc")
+	if rc := getRC(t, h.ns, j.Status.RayClusterName); rc.Annotations["team.io/cost-center"] != "42" {
+		t.Fatalf("cluster annotations %v", rc.Annotations)
+	}
 }

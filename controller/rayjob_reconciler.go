@@ -46,6 +46,7 @@ import (
 // +kubebuilder:rbac:groups=ray.io,resources=rayclusters,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=services/proxy,verbs=get;create
 
 // RayJobControllerName names the RayJob controller in logs and Events.
@@ -127,6 +128,10 @@ func SetupRayJobReconciler(mgr manager.Manager, opts RayJobOptions) error {
 		domain = withDefaults(Options{}).ClusterDomain
 	}
 	cfg.ClusterDomain = domain
+	cfg.Build.ClusterDomain = domain
+	if op := opts.Operator; op != nil {
+		cfg.Build.InjectProbes = !op.opts.DisableProbeInjection
+	}
 	if opts.StopConfirmTimeout > 0 {
 		cfg.StopConfirmTimeout = opts.StopConfirmTimeout
 	}
@@ -159,14 +164,18 @@ func SetupRayJobReconciler(mgr manager.Manager, opts RayJobOptions) error {
 		opts.Dashboards = res
 	}
 
-	// Submitter Jobs are watched in a cache of their own that holds only
-	// the Jobs of RayJobs.
+	// Submitter Jobs and the RayJobs' head Services are watched in a cache
+	// of their own that holds only the Jobs and Services of RayJobs (the
+	// head Service carries KubeRay's labels, without ray.io/cluster, so
+	// the shared cache does not hold it).
+	ofRayJobs := labels.SelectorFromSet(labels.Set{rayv1.RayOriginatedFromCRDLabelKey: rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob)})
 	jobOpts := cache.Options{
 		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
 		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{&batchv1.Job{}: {
-			Label: labels.SelectorFromSet(labels.Set{rayv1.RayOriginatedFromCRDLabelKey: rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob)}),
-		}},
+		ByObject: map[client.Object]cache.ByObject{
+			&batchv1.Job{}:    {Label: ofRayJobs},
+			&corev1.Service{}: {Label: ofRayJobs},
+		},
 	}
 	if len(namespaces) > 0 {
 		jobOpts.DefaultNamespaces = map[string]cache.Config{}
@@ -219,17 +228,26 @@ func SetupRayJobReconciler(mgr manager.Manager, opts RayJobOptions) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToRayJobs), builder.WithPredicates(headPods)).
 		WatchesRawSource(source.Kind(jobs, &batchv1.Job{},
 			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, j *batchv1.Job) []reconcile.Request {
-				for _, ref := range j.OwnerReferences {
-					if ref.Controller != nil && *ref.Controller && ref.Kind == rayv1.KindRayJob {
-						return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: j.Namespace, Name: ref.Name}}}
-					}
-				}
-				return nil
+				return rayJobOwnerRequest(j)
+			}))).
+		WatchesRawSource(source.Kind(jobs, &corev1.Service{},
+			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, s *corev1.Service) []reconcile.Request {
+				return rayJobOwnerRequest(s)
 			}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency, SkipNameValidation: &skipNames}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("controller: building the RayJob controller: %w", err)
+	}
+	return nil
+}
+
+// rayJobOwnerRequest is the request of the RayJob controlling obj.
+func rayJobOwnerRequest(obj client.Object) []reconcile.Request {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller && ref.Kind == rayv1.KindRayJob {
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}}
+		}
 	}
 	return nil
 }
@@ -244,7 +262,7 @@ func isRayJobSidecarHead(obj client.Object) bool {
 type rayJobReconciler struct {
 	client    client.Client // reads from the shared cache, writes to the API server
 	api       client.Reader // live reads
-	jobs      client.Reader // submitter Jobs
+	jobs      client.Reader // submitter Jobs and head Services of RayJobs
 	recorder  recorder.EventRecorder
 	dash      raydash.Resolver
 	gate      *gate
@@ -444,6 +462,16 @@ func (r *rayJobReconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*rjOb
 			return nil, fmt.Errorf("reading the submitter Job: %w", err)
 		}
 	}
+	if !rj.Spec.UsesClusterSelector() && rj.DeletionTimestamp == nil {
+		svc := &corev1.Service{}
+		err := r.jobs.Get(ctx, types.NamespacedName{Namespace: rj.Namespace, Name: RayJobHeadServiceName(rj)}, svc)
+		switch {
+		case err == nil:
+			o.HeadService = svc
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("reading the head Service: %w", err)
+		}
+	}
 	if mode == rayv1.SidecarMode && o.Cluster != nil {
 		pods := &corev1.PodList{}
 		if err := r.client.List(ctx, pods, client.InNamespace(rj.Namespace), client.MatchingLabels(headSelector(o.Cluster.Name))); err != nil {
@@ -554,6 +582,30 @@ func (r *rayJobReconciler) act(ctx context.Context, o *rjObserved, p *rjPlan) (c
 		case apierrors.IsAlreadyExists(err):
 		default:
 			fail("create-submitter", rjReasonCreateFailed, "Create", "Failed to create the submitter Job "+j.Name, err)
+		}
+	}
+	if s := p.CreateHeadService; s != nil {
+		err := r.client.Create(ctx, s)
+		switch {
+		case err == nil:
+			r.event(rj, event{Type: corev1.EventTypeNormal, Reason: rjReasonCreatedService, Action: "Create",
+				Message: fmt.Sprintf("Created the service %s/%s", s.Namespace, s.Name)})
+		case apierrors.IsAlreadyExists(err):
+		default:
+			fail("create-service", rjReasonCreateServiceFailed, "Create", fmt.Sprintf("Failed to create the service %s/%s", s.Namespace, s.Name), err)
+		}
+	}
+	if s := p.UpdateHeadService; s != nil {
+		err := r.client.Update(ctx, s)
+		switch {
+		case err == nil:
+			r.event(rj, event{Type: corev1.EventTypeNormal, Reason: rjReasonUpdatedService, Action: "Update",
+				Message: fmt.Sprintf("Updated the service %s/%s", s.Namespace, s.Name)})
+		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+			// The next pass sees the new version.
+			res.RequeueAfter = rjSoon
+		default:
+			fail("update-service", rjReasonUpdateServiceFailed, "Update", fmt.Sprintf("Failed to update the service %s/%s", s.Namespace, s.Name), err)
 		}
 	}
 	if d := p.DeleteCluster; d != nil {

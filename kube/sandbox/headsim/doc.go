@@ -13,7 +13,7 @@
 //     tests can assert how often something was called ([Sim.Calls]: "the stop
 //     was sent exactly once"); [Sim.SetRefuse] makes a dashboard unreachable.
 //   - K8sJobMode: it watches RayJob submitter batch Jobs (labels
-//     ray.io/originated-from-crd=RayJob, ray.io/job-submission-mode=K8sJobMode)
+//     ray.io/originated-from-crd=RayJob, as KubeRay and raydar label them)
 //     and, once the submitter pod runs, makes the submission its command
 //     would make (submit unless the submission ID is known, then follow the
 //     job); when the Ray job is terminal it ends the pod Succeeded (or Failed

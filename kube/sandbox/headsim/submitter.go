@@ -30,10 +30,11 @@ const (
 // jobControllerUIDLabel is set by the Job controller on a Job's pods.
 const jobControllerUIDLabel = "batch.kubernetes.io/controller-uid"
 
-// submitterSelector selects the K8sJobMode submitter Jobs of RayJobs.
+// submitterSelector selects the K8sJobMode submitter Jobs of RayJobs: the
+// only Jobs labelled as originated from a RayJob. KubeRay labels them with
+// the originated-from pair and created-by, without the submission mode.
 func submitterSelector() string {
-	return rayv1.RayOriginatedFromCRDLabelKey + "=" + rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob) +
-		"," + rayv1.RayJobSubmissionModeLabelKey + "=" + string(rayv1.K8sJobMode)
+	return rayv1.RayOriginatedFromCRDLabelKey + "=" + rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob)
 }
 
 func newSubmitterJobInformer(cs kubernetes.Interface, ns string) toolscache.SharedIndexInformer {
