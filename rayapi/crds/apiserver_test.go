@@ -350,6 +350,15 @@ func TestAPIServerRejectsInvalid(t *testing.T) {
 		{"numOfHosts 0", cluster, func(t *testing.T, spec map[string]any) {
 			set(t, spec, int64(0), "workerGroupSpecs", 0, "numOfHosts")
 		}, []string{"spec.workerGroupSpecs[0].numOfHosts"}},
+		{"two worker groups of one name", cluster, func(t *testing.T, spec map[string]any) {
+			dupGroup(t, spec)
+		}, []string{"spec.workerGroupSpecs", "worker group names must be unique"}},
+		{"two worker groups of one name in a RayJob", job, func(t *testing.T, spec map[string]any) {
+			dupGroup(t, spec["rayClusterSpec"].(map[string]any))
+		}, []string{"spec.rayClusterSpec.workerGroupSpecs", "worker group names must be unique"}},
+		{"two worker groups of one name in a RayService", service, func(t *testing.T, spec map[string]any) {
+			dupGroup(t, spec["rayClusterConfig"].(map[string]any))
+		}, []string{"spec.rayClusterConfig.workerGroupSpecs", "worker group names must be unique"}},
 		{"rayClusterSpec and clusterSelector", job, func(t *testing.T, spec map[string]any) {
 			spec["clusterSelector"] = map[string]any{"ray.io/cluster": "shared"}
 		}, []string{"rayClusterSpec", "clusterSelector"}},
@@ -386,6 +395,22 @@ func TestAPIServerRejectsInvalid(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dupGroup appends a copy of the first worker group of a cluster spec, so
+// two groups share a name.
+func dupGroup(t *testing.T, clusterSpec map[string]any) {
+	t.Helper()
+	groups, ok := clusterSpec["workerGroupSpecs"].([]any)
+	if !ok || len(groups) == 0 {
+		t.Fatal("no worker groups to duplicate")
+	}
+	b, _ := json.Marshal(groups[0])
+	var cp map[string]any
+	if err := json.Unmarshal(b, &cp); err != nil {
+		t.Fatal(err)
+	}
+	clusterSpec["workerGroupSpecs"] = append(groups, cp)
 }
 
 // set sets the value at path (map keys and list indices) under m; every step

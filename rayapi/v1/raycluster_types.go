@@ -53,8 +53,12 @@ type RayClusterSpec struct {
 	// command and the probe style.
 	// +optional
 	RayVersion string `json:"rayVersion,omitempty"`
-	// WorkerGroupSpecs describe the worker groups.
+	// WorkerGroupSpecs describe the worker groups. Group names are unique.
+	// At most 256 groups: the bound keeps the uniqueness rule within the
+	// API server's CEL cost budget (KubeRay sets no bound and no rule).
 	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:XValidation:rule="self.all(x, self.exists_one(y, y.groupName == x.groupName))",message="worker group names must be unique"
 	WorkerGroupSpecs []WorkerGroupSpec `json:"workerGroupSpecs,omitempty"`
 }
 
@@ -273,8 +277,10 @@ type WorkerGroupSpec struct {
 	// Suspend deletes the group's pods; set by the RayJob DeleteWorkers policy, not by users.
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
-	// GroupName identifies the group (the ray.io/group label). Unique in the cluster.
+	// GroupName identifies the group (the ray.io/group label, so at most 63
+	// characters). Unique in the cluster.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
 	GroupName string `json:"groupName"`
 	// Replicas is the desired number of replicas, clamped to [minReplicas, maxReplicas].
 	// +kubebuilder:default:=0

@@ -57,6 +57,11 @@ const (
 	deletionPolicyNotSelector = "not supported when spec.clusterSelector is set: the job does not own the cluster"
 )
 
+// MaxWorkerGroups bounds spec.workerGroupSpecs, as the CRD's maxItems does:
+// the bound keeps the CRD's unique-group-name rule within the API server's
+// CEL cost budget.
+const MaxWorkerGroups = 256
+
 // rayStartResourceParams are the rayStartParams that declare resources, which
 // conflict with the group's resources field.
 var rayStartResourceParams = []string{"num-cpus", "num-gpus", "memory", "resources"}
@@ -207,6 +212,9 @@ func ValidateRayClusterSpec(spec *RayClusterSpec, annotations map[string]string,
 	allErrs = append(allErrs, validateGroupRayParams(hp, head.RayStartParams, head.Resources, head.Labels)...)
 
 	// Worker groups.
+	if n := len(spec.WorkerGroupSpecs); n > MaxWorkerGroups {
+		allErrs = append(allErrs, field.TooMany(p.Child("workerGroupSpecs"), n, MaxWorkerGroups))
+	}
 	autoscaling := spec.IsAutoscalingEnabled()
 	autoscalerV2 := autoscaling && isAutoscalerV2(spec, headRay)
 	names := map[string]bool{}

@@ -81,6 +81,14 @@ func TestValidateRayCluster(t *testing.T) {
 			[]want{{field.ErrorTypeRequired, wg0 + ".groupName"}}},
 		{"duplicate group name", func(c *RayCluster) { c.Spec.WorkerGroupSpecs[1].GroupName = "cpu" },
 			[]want{{field.ErrorTypeDuplicate, wg1 + ".groupName"}}},
+		{"more worker groups than the CRD allows", func(c *RayCluster) {
+			g := c.Spec.WorkerGroupSpecs[0]
+			c.Spec.WorkerGroupSpecs = nil
+			for i := range MaxWorkerGroups + 1 {
+				g.GroupName = fmt.Sprintf("g%d", i)
+				c.Spec.WorkerGroupSpecs = append(c.Spec.WorkerGroupSpecs, *g.DeepCopy())
+			}
+		}, []want{{field.ErrorTypeTooMany, "spec.workerGroupSpecs"}}},
 		{"group name not a label value", func(c *RayCluster) { c.Spec.WorkerGroupSpecs[0].GroupName = "has space" },
 			[]want{{field.ErrorTypeInvalid, wg0 + ".groupName"}}},
 		{"min > max", func(c *RayCluster) { c.Spec.WorkerGroupSpecs[1].MinReplicas = i32(5) },
