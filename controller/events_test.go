@@ -104,21 +104,38 @@ func TestSkipReason(t *testing.T) {
 		managedBy *string
 		other     OtherOperator
 		skip      bool
+		optIn     bool
 	}{
-		{nil, none, false},
-		{ptr(rayv1.KubeRayController), none, false},
-		{ptr(rayv1.ManagedByRaydar), none, false},
-		{ptr(rayv1.MultiKueueController), none, true},
-		{nil, kuberay, true},
-		{ptr(rayv1.KubeRayController), kuberay, true},
-		{ptr(rayv1.ManagedByRaydar), kuberay, false},
-		{nil, OtherOperator{Detected: true, Ignored: true, Pods: kuberay.Pods}, false},
+		// The annotation opt-in (KubeRay's CRDs allow no raydar.io value):
+		// with managedBy multikueue KubeRay leaves the object alone, so
+		// raydar takes it; with managedBy unset a running KubeRay would
+		// act on it too, so raydar refuses.
+		{ptr(rayv1.MultiKueueController), kuberay, false, true},
+		{ptr(rayv1.MultiKueueController), none, false, true},
+		{nil, kuberay, true, true},
+		{ptr(rayv1.KubeRayController), kuberay, true, true},
+		{nil, none, false, true},
+		{nil, none, false, false},
+		{ptr(rayv1.KubeRayController), none, false, false},
+		{ptr(rayv1.ManagedByRaydar), none, false, false},
+		{ptr(rayv1.MultiKueueController), none, true, false},
+		{nil, kuberay, true, false},
+		{ptr(rayv1.KubeRayController), kuberay, true, false},
+		{ptr(rayv1.ManagedByRaydar), kuberay, false, false},
+		{nil, OtherOperator{Detected: true, Ignored: true, Pods: kuberay.Pods}, false, false},
 	}
 	for _, tc := range tests {
 		rc.Spec.ManagedBy = tc.managedBy
+		rc.Annotations = nil
+		if tc.optIn {
+			rc.Annotations = map[string]string{rayv1.ManagedByRaydarAnnotationKey: "true"}
+		}
 		why := skipReason(rc, tc.other)
 		if (why != "") != tc.skip {
-			t.Errorf("managedBy=%v other=%+v: skip reason %q, want skip=%v", tc.managedBy, tc.other, why, tc.skip)
+			t.Errorf("managedBy=%v optIn=%v other=%+v: skip reason %q, want skip=%v", tc.managedBy, tc.optIn, tc.other, why, tc.skip)
+		}
+		if tc.optIn && tc.skip && tc.other.Detected && !strings.Contains(why, rayv1.MultiKueueController) {
+			t.Errorf("the refusal of an annotated object says how to opt in: %q", why)
 		}
 	}
 	if msg := kuberay.Message(); !strings.Contains(msg, "ray-system/kuberay-operator-abc") || !strings.Contains(msg, rayv1.ManagedByRaydar) {

@@ -48,8 +48,15 @@ func (o OtherOperator) Message() string {
 	case o.Ignored:
 		return fmt.Sprintf("a KubeRay operator is running (%s) but raydar reconciles anyway (--ignore-other-operator): both will act on the same clusters", joinPhrases(o.Pods))
 	}
-	return fmt.Sprintf("a KubeRay operator is running (%s): raydar leaves ray.io objects to it, except those with spec.managedBy: %s",
-		joinPhrases(o.Pods), rayv1.ManagedByRaydar)
+	return fmt.Sprintf("a KubeRay operator is running (%s): raydar leaves ray.io objects to it, except those opted in with spec.managedBy: %s "+
+		"(raydar's CRDs) or the annotation %s: \"true\" with spec.managedBy: %s (KubeRay's CRDs, which KubeRay then leaves alone)",
+		joinPhrases(o.Pods), rayv1.ManagedByRaydar, rayv1.ManagedByRaydarAnnotationKey, rayv1.MultiKueueController)
+}
+
+// optedIn reports whether an object asks for raydar through the annotation
+// raydar.io/managed-by-raydar: "true".
+func optedIn(annotations map[string]string) bool {
+	return annotations[rayv1.ManagedByRaydarAnnotationKey] == "true"
 }
 
 // gate decides which RayClusters raydar may touch: not those whose
@@ -88,15 +95,29 @@ func (g *gate) skipReason(rc *rayv1.RayCluster) string {
 	return skipReason(rc, other)
 }
 
-// skipReason is the pure rule behind gate.skipReason.
+// skipReason is the pure rule behind gate.skipReason. raydar reconciles
+// an object whose spec.managedBy is raydar.io/raydar (raydar's CRDs only:
+// KubeRay's allow no such value), or that carries the annotation
+// raydar.io/managed-by-raydar: "true" — with spec.managedBy
+// kueue.x-k8s.io/multikueue, the one other value KubeRay's CRDs allow and
+// that KubeRay's operator leaves alone, or unset while no KubeRay operator
+// runs (an annotated object with managedBy unset would be reconciled by a
+// running KubeRay too, so it is refused then).
 func skipReason(rc *rayv1.RayCluster, other OtherOperator) string {
 	mb := rc.Spec.ManagedBy
+	kuberayRuns := other.Detected && !other.Ignored
 	switch {
 	case rayv1.IsManagedBy(mb, rayv1.ManagedByRaydar):
 		return ""
+	case optedIn(rc.Annotations) && rayv1.IsManagedBy(mb, rayv1.MultiKueueController):
+		return ""
 	case !rayv1.IsManagedBy(mb, rayv1.KubeRayController):
 		return fmt.Sprintf("spec.managedBy is %q: that controller reconciles this cluster, raydar does not touch it", *mb)
-	case other.Detected && !other.Ignored:
+	case optedIn(rc.Annotations) && kuberayRuns:
+		return fmt.Sprintf("the annotation %s is set, but a KubeRay operator is running (%s) and reconciles every object whose spec.managedBy is unset or %s; "+
+			"set spec.managedBy: %s too so that it leaves this one to raydar", rayv1.ManagedByRaydarAnnotationKey, joinPhrases(other.Pods),
+			rayv1.KubeRayController, rayv1.MultiKueueController)
+	case kuberayRuns:
 		return other.Message()
 	}
 	return ""

@@ -46,6 +46,9 @@ func buildRayJobCluster(rj *rayv1.RayJob, name string) *rayv1.RayCluster {
 	if rj.Spec.RayClusterSpec != nil {
 		rc.Spec = *rj.Spec.RayClusterSpec.DeepCopy()
 	}
+	if mb := childManagedBy(rj.Spec.ManagedBy, rj.Annotations); mb != nil {
+		rc.Spec.ManagedBy = mb
+	}
 	if rj.Spec.EffectiveSubmissionMode() == rayv1.SidecarMode {
 		pod := &rc.Spec.HeadGroupSpec.Template.Spec
 		pod.RestartPolicy = corev1.RestartPolicyNever

@@ -110,3 +110,19 @@ func buildRayJobHeadService(rj *rayv1.RayJob, rc *rayv1.RayCluster, cfg buildCon
 	svc.OwnerReferences = []metav1.OwnerReference{rayJobOwnerRef(rj)}
 	return svc
 }
+
+// childManagedBy is the spec.managedBy of a cluster raydar makes for an
+// opted-in RayJob or RayService, so that a running KubeRay leaves the child
+// alone as it leaves the parent: raydar.io/raydar, or, for the annotation
+// opt-in (whose annotation the child inherits), kueue.x-k8s.io/multikueue.
+// nil keeps the template's value.
+func childManagedBy(managedBy *string, annotations map[string]string) *string {
+	switch {
+	case managedBy == nil:
+		return nil
+	case *managedBy == rayv1.ManagedByRaydar, *managedBy == rayv1.MultiKueueController && optedIn(annotations):
+		v := *managedBy
+		return &v
+	}
+	return nil
+}

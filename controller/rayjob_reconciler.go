@@ -395,7 +395,7 @@ func (r *rayJobReconciler) rememberWrite(prevRV string, obj *rayv1.RayJob) {
 // skipReason says why raydar leaves rj alone: its spec.managedBy names
 // another controller, or a KubeRay operator runs (the Operator's gate).
 func (r *rayJobReconciler) skipReason(rj *rayv1.RayJob) string {
-	probe := &rayv1.RayCluster{Spec: rayv1.RayClusterSpec{ManagedBy: rj.Spec.ManagedBy}}
+	probe := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Annotations: rj.Annotations}, Spec: rayv1.RayClusterSpec{ManagedBy: rj.Spec.ManagedBy}}
 	var why string
 	if r.gate != nil {
 		why = r.gate.skipReason(probe)

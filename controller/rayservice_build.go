@@ -183,9 +183,8 @@ func rsInjectServeLabels(spec *rayv1.RayClusterSpec, head bool) {
 func rsBuildCluster(rs *rayv1.RayService, name string) *rayv1.RayCluster {
 	spec := rs.Spec.RayClusterSpec.DeepCopy()
 	rsInjectServeLabels(spec, true)
-	if rayv1.IsManagedBy(rs.Spec.ManagedBy, rayv1.ManagedByRaydar) && rs.Spec.ManagedBy != nil {
-		mb := rayv1.ManagedByRaydar
-		spec.ManagedBy = &mb
+	if mb := childManagedBy(rs.Spec.ManagedBy, rs.Annotations); mb != nil {
+		spec.ManagedBy = mb
 	}
 	labels := map[string]string{}
 	for k, v := range rs.Labels {

@@ -365,7 +365,7 @@ func (r *rayServiceReconciler) readYourStatus(rs *rayv1.RayService) {
 // skipReason says why raydar leaves rs alone: its spec.managedBy names
 // another controller, or a KubeRay operator runs (the Operator's gate).
 func (r *rayServiceReconciler) skipReason(rs *rayv1.RayService) string {
-	probe := &rayv1.RayCluster{Spec: rayv1.RayClusterSpec{ManagedBy: rs.Spec.ManagedBy}}
+	probe := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Annotations: rs.Annotations}, Spec: rayv1.RayClusterSpec{ManagedBy: rs.Spec.ManagedBy}}
 	var why string
 	if r.gate != nil {
 		why = r.gate.skipReason(probe)
