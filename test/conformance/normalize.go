@@ -27,6 +27,8 @@ const (
 	nsPlaceholder     = "NS"
 	suffixPlaceholder = "-#####"
 	timePlaceholder   = "<time>"
+	uidPlaceholder    = "<uid>"
+	nodePortValue     = "<nodePort>"
 )
 
 var (
@@ -34,7 +36,10 @@ var (
 	// generateName and apimachinery's rand.String make it: five characters
 	// from an alphabet without vowels, so real words are rarely hit.
 	generatedSuffix = regexp.MustCompile(`-[bcdfghjklmnpqrstvwxz2456789]{5}\b`)
-	rfc3339         = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
+	// uuid is an object's UID wherever it is copied (GCS FT's external
+	// storage namespace defaults to the RayCluster's UID).
+	uuid    = regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	rfc3339 = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
 )
 
 // keyedLists are the lists whose order is not part of their meaning (or
@@ -69,6 +74,7 @@ func Normalize(namespace string, objs []unstructured.Unstructured, applied map[s
 		normalizeObject(kind, m, applied[kind+"/"+u.GetName()])
 		v := replaceStrings(m, namespace)
 		m = v.(map[string]any)
+		dropEmpty(m)
 		name := normalizeString(u.GetName(), namespace)
 		out = append(out, Object{ID: kind + " " + name, Content: m})
 	}
@@ -105,6 +111,7 @@ func canonical(v any) string {
 // operator decides.
 func normalizeObject(kind string, m map[string]any, applied bool) {
 	meta, _ := m["metadata"].(map[string]any)
+	generation, _ := meta["generation"].(int64)
 	keep := map[string]any{}
 	for _, k := range []string{"labels", "annotations", "ownerReferences", "finalizers"} {
 		if v, ok := meta[k]; ok {
@@ -177,7 +184,7 @@ func normalizeObject(kind string, m map[string]any, applied bool) {
 			// show here.
 			_ = spec
 		}
-		normalizeRayStatus(status)
+		normalizeRayStatus(status, generation)
 	default:
 		delete(m, "status")
 	}
@@ -185,9 +192,27 @@ func normalizeObject(kind string, m map[string]any, applied bool) {
 
 // normalizeRayStatus drops what differs by nature in a Ray object's status:
 // addresses, free-text messages, timestamps (replaced later).
-func normalizeRayStatus(status map[string]any) {
+func normalizeRayStatus(status map[string]any, generation int64) {
 	if status == nil {
 		return
+	}
+	// Operators bump the generation differently (KubeRay rewrites the whole
+	// object to add a finalizer); what a reader learns from
+	// observedGeneration is whether the status is current.
+	if og, ok := status["observedGeneration"].(int64); ok {
+		if og == generation {
+			status["observedGeneration"] = "current"
+		} else {
+			status["observedGeneration"] = "behind"
+		}
+	}
+	// A NodePort is the API server's random pick.
+	if ep, ok := status["endpoints"].(map[string]any); ok {
+		for k, v := range ep {
+			if s, _ := v.(string); len(s) == 5 && s >= "30000" && s <= "32767" {
+				ep[k] = nodePortValue
+			}
+		}
 	}
 	if head, ok := status["head"].(map[string]any); ok {
 		for _, k := range []string{"podIP", "serviceIP"} {
@@ -210,6 +235,27 @@ func normalizeRayStatus(status map[string]any) {
 		}
 	}
 	walk(status)
+}
+
+// dropEmpty removes empty objects: KubeRay writes whole objects back with
+// Go's encoding, which turns an absent struct into {}; the API reads both
+// the same.
+func dropEmpty(m map[string]any) {
+	for k, v := range m {
+		switch t := v.(type) {
+		case map[string]any:
+			dropEmpty(t)
+			if len(t) == 0 {
+				delete(m, k)
+			}
+		case []any:
+			for _, e := range t {
+				if em, ok := e.(map[string]any); ok {
+					dropEmpty(em)
+				}
+			}
+		}
+	}
 }
 
 func asList(v any) []any { l, _ := v.([]any); return l }
@@ -279,6 +325,7 @@ func normalizeString(s, namespace string) string {
 		s = nsPattern(namespace).ReplaceAllString(s, "${1}"+nsPlaceholder+"${2}")
 	}
 	s = generatedSuffix.ReplaceAllString(s, suffixPlaceholder)
+	s = uuid.ReplaceAllString(s, uidPlaceholder)
 	return rfc3339.ReplaceAllString(s, timePlaceholder)
 }
 
