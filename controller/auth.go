@@ -173,29 +173,36 @@ func (r *reconciler) authSecretExists(ctx context.Context, rc *rayv1.RayCluster)
 	if !needsAuthSecret(rc) || rc.DeletionTimestamp != nil {
 		return false, nil
 	}
+	return r.existsOnce(ctx, rc, r.authSecretReady, "Secret", raydash.GeneratedAuthSecretName(rc.Name))
+}
+
+// existsOnce reads whether the core/v1 object kind/name exists in rc's
+// namespace, live and metadata only, unless memo already says it does; a
+// found object is remembered in memo (keyed by rc's UID), so it is read
+// once per cluster per process.
+func (r *reconciler) existsOnce(ctx context.Context, rc *rayv1.RayCluster, memo map[types.UID]bool, kind, name string) (bool, error) {
 	r.mu.Lock()
-	ok := r.authSecretReady[rc.UID]
+	ok := memo[rc.UID]
 	r.mu.Unlock()
 	if ok {
 		return true, nil
 	}
 	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	name := raydash.GeneratedAuthSecretName(rc.Name)
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
 	err := r.api.Get(ctx, types.NamespacedName{Namespace: rc.Namespace, Name: name}, m)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("reading the auth Secret %s: %w", name, err)
+		return false, fmt.Errorf("reading %s %s: %w", kind, name, err)
 	}
-	r.setAuthSecretReady(rc.UID)
+	r.remember(memo, rc.UID)
 	return true, nil
 }
 
-func (r *reconciler) setAuthSecretReady(uid types.UID) {
+func (r *reconciler) remember(memo map[types.UID]bool, uid types.UID) {
 	r.mu.Lock()
-	r.authSecretReady[uid] = true
+	memo[uid] = true
 	r.mu.Unlock()
 }
 
@@ -213,12 +220,12 @@ func (r *reconciler) createAuthSecret(ctx context.Context, rc *rayv1.RayCluster,
 	}
 	switch {
 	case err == nil:
-		r.setAuthSecretReady(rc.UID)
+		r.remember(r.authSecretReady, rc.UID)
 		r.recorder.Eventf(rc, nil, corev1.EventTypeNormal, reasonCreated, "Create",
 			"Created auth Secret %s (key %s) for authOptions.mode token", s.Name, raydash.AuthTokenKey)
 		return true
 	case apierrors.IsAlreadyExists(err):
-		r.setAuthSecretReady(rc.UID)
+		r.remember(r.authSecretReady, rc.UID)
 		return true
 	default:
 		// The error is the API server's; it never contains the request body.

@@ -35,6 +35,9 @@ type observed struct {
 	RBACReady bool
 	// AuthSecretReady: the generated auth Secret exists (auth.go).
 	AuthSecretReady bool
+	// ServeServiceReady: the ray.io/enable-serve-service Service exists
+	// (serve_service.go).
+	ServeServiceReady bool
 	// CleanupJob is the Redis clean-up Job; read only while a deleted
 	// cluster waits on the GCS FT finalizer.
 	CleanupJob *batchv1.Job
@@ -205,6 +208,7 @@ func decide(o *observed) *plan {
 		p.CreateRBAC = buildAutoscalerRBAC(rc)
 	}
 	decideAuthSecret(o, p)
+	decideServeService(o, p)
 
 	decidePods(o, p)
 

@@ -285,6 +285,11 @@ func podReplicaIndex(p *corev1.Pod) int {
 
 const serveServiceSuffix = "-serve-svc"
 
+// rayClusterServeServiceName names the serve Service of a RayCluster
+// annotated ray.io/enable-serve-service: "<cluster>-serve-svc" (cluster
+// names are at most 53 characters, so it fits).
+func rayClusterServeServiceName(cluster string) string { return cluster + serveServiceSuffix }
+
 // rayServiceClusterName is the name of a new RayCluster of a RayService.
 func rayServiceClusterName(rayService, suffix string) string {
 	return rayService + "-" + suffix

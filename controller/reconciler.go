@@ -73,6 +73,9 @@ type reconciler struct {
 	rbacReady map[types.UID]bool
 	// authSecretReady remembers clusters whose auth Secret exists (auth.go).
 	authSecretReady map[types.UID]bool
+	// serveServiceReady remembers clusters whose serve Service exists
+	// (serve_service.go).
+	serveServiceReady map[types.UID]bool
 	// uids maps names to UIDs, to forget a cluster once it is gone.
 	uids map[types.NamespacedName]types.UID
 }
@@ -89,7 +92,7 @@ func newReconciler(c client.Client, api client.Reader, rec recorder.EventRecorde
 		exp: newExpectations(), now: time.Now, newSuffix: randomSuffix,
 		written: map[types.UID]*writtenCluster{}, dirtySince: map[types.UID]time.Time{},
 		rbacReady: map[types.UID]bool{}, uids: map[types.NamespacedName]types.UID{},
-		authSecretReady: map[types.UID]bool{},
+		authSecretReady: map[types.UID]bool{}, serveServiceReady: map[types.UID]bool{},
 	}
 }
 
@@ -139,6 +142,7 @@ func (r *reconciler) forget(nn types.NamespacedName) {
 		delete(r.dirtySince, uid)
 		delete(r.rbacReady, uid)
 		delete(r.authSecretReady, uid)
+		delete(r.serveServiceReady, uid)
 	}
 	r.mu.Unlock()
 	if ok {
@@ -232,6 +236,9 @@ func (r *reconciler) observe(ctx context.Context, rc *rayv1.RayCluster) (*observ
 		}
 	}
 	if o.AuthSecretReady, err = r.authSecretExists(ctx, rc); err != nil {
+		return nil, err
+	}
+	if o.ServeServiceReady, err = r.serveServiceExists(ctx, rc); err != nil {
 		return nil, err
 	}
 	if rc.DeletionTimestamp != nil && hasFinalizer(rc, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
@@ -466,7 +473,11 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 					r.exp.createFailed(rc.UID, svc)
 				default:
 					r.exp.createFailed(rc.UID, svc)
-					out.fail(rayv1.FailedCreateHeadService, fmt.Sprintf("creating Service %s: %v", svc.Name, err))
+					reason := rayv1.FailedCreateHeadService
+					if svc.Name == rayClusterServeServiceName(rc.Name) {
+						reason = rayv1.FailedCreateServeService
+					}
+					out.fail(reason, fmt.Sprintf("creating Service %s: %v", svc.Name, err))
 				}
 			})
 		})

@@ -7,7 +7,8 @@ package controller
 // ReplicaFailure/ValidationFailed; RayJob: jobDeploymentStatus
 // ValidationFailed; RayService: Ready False/ValidationFailed). A user must
 // never believe they have mTLS, isolation or fault tolerance they do not
-// have.
+// have. It also holds the one rule that makes an implemented feature
+// impossible to honour (ray.io/enable-serve-service without a serve port).
 //
 // RayJob and RayService carry a RayClusterSpec and pass their annotations
 // on to the clusters they create, so they are refused as a whole, before
@@ -54,9 +55,11 @@ func unsupportedClusterSpec(spec *rayv1.RayClusterSpec, annotations map[string]s
 		errs = append(errs, refuse(p.Child("headGroupSpec", "enableIngress"),
 			"no dashboard Ingress <cluster>-head-ingress is created"))
 	}
-	if annotations[rayv1.EnableServeServiceKey] == rayv1.EnableServeServiceTrue {
-		errs = append(errs, refuse(annPath.Key(rayv1.EnableServeServiceKey),
-			"no <cluster>-serve-svc Service is created"))
+	if wantsServeService(annotations) && len(servePorts(spec)) == 0 {
+		// Implemented (serve_service.go), but impossible without a port.
+		errs = append(errs, field.Invalid(annPath.Key(rayv1.EnableServeServiceKey), rayv1.EnableServeServiceTrue,
+			"the head's Ray container declares ports but none named serve or serve-*, so <cluster>-serve-svc cannot be made "+
+				"(KubeRay then creates no pods either)"))
 	}
 	return errs
 }

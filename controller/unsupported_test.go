@@ -21,6 +21,8 @@ func TestUnsupportedFields(t *testing.T) {
 		// want is the field path under the RayCluster's spec/metadata; ""
 		// means accepted.
 		want string
+		// invalid: implemented, but this spec cannot be honoured.
+		invalid bool
 	}{
 		{name: "nothing unusual", spec: func(*rayv1.RayClusterSpec) {}},
 		{name: "tlsOptions", spec: func(s *rayv1.RayClusterSpec) { s.TLSOptions = &rayv1.TLSOptions{Enabled: ptr(true)} }, want: "spec.tlsOptions"},
@@ -45,8 +47,10 @@ func TestUnsupportedFields(t *testing.T) {
 		}},
 		{name: "enableIngress", spec: func(s *rayv1.RayClusterSpec) { s.HeadGroupSpec.EnableIngress = ptr(true) }, want: "spec.headGroupSpec.enableIngress"},
 		{name: "enableIngress false", spec: func(s *rayv1.RayClusterSpec) { s.HeadGroupSpec.EnableIngress = ptr(false) }},
-		{name: "ray.io/enable-serve-service", spec: func(*rayv1.RayClusterSpec) {}, ann: map[string]string{rayv1.EnableServeServiceKey: "true"},
-			want: "metadata.annotations[ray.io/enable-serve-service]"},
+		{name: "ray.io/enable-serve-service is implemented", spec: func(*rayv1.RayClusterSpec) {}, ann: map[string]string{rayv1.EnableServeServiceKey: "true"}},
+		{name: "ray.io/enable-serve-service without a serve port", spec: func(s *rayv1.RayClusterSpec) {
+			s.HeadGroupSpec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "dashboard", ContainerPort: 8265}}
+		}, ann: map[string]string{rayv1.EnableServeServiceKey: "true"}, want: "metadata.annotations[ray.io/enable-serve-service]", invalid: true},
 		{name: "ray.io/enable-serve-service false", spec: func(*rayv1.RayClusterSpec) {}, ann: map[string]string{rayv1.EnableServeServiceKey: "false"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,7 +62,11 @@ func TestUnsupportedFields(t *testing.T) {
 					}
 					return
 				}
-				if !strings.HasPrefix(got, want+": Forbidden: "+notImplemented) {
+				prefix := want + ": Forbidden: " + notImplemented
+				if tc.invalid {
+					prefix = want + ": Invalid value: "
+				}
+				if !strings.HasPrefix(got, prefix) {
 					t.Errorf("%s: %q, want a refusal of %s", kind, got, want)
 				}
 			}
