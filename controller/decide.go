@@ -14,6 +14,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +39,9 @@ type observed struct {
 	// ServeServiceReady: the ray.io/enable-serve-service Service exists
 	// (serve_service.go).
 	ServeServiceReady bool
+	// Ingress is the dashboard Ingress, read only with enableIngress
+	// (ingress.go); nil when absent.
+	Ingress *networkingv1.Ingress
 	// CleanupJob is the Redis clean-up Job; read only while a deleted
 	// cluster waits on the GCS FT finalizer.
 	CleanupJob *batchv1.Job
@@ -72,8 +76,11 @@ type plan struct {
 	// CreateAuthSecret is the auth Secret to create, without its token
 	// (act adds it); before any pod.
 	CreateAuthSecret *corev1.Secret
-	CreatePods       []*corev1.Pod
-	DeletePods       []podDeletion
+	// CreateIngress and UpdateIngress: the dashboard Ingress (ingress.go).
+	CreateIngress *networkingv1.Ingress
+	UpdateIngress *networkingv1.Ingress
+	CreatePods    []*corev1.Pod
+	DeletePods    []podDeletion
 	// DeleteAll deletes every pod of the cluster in one request
 	// (deletecollection by label); DeletePods then lists them for the
 	// expectations and the Event.
@@ -209,6 +216,7 @@ func decide(o *observed) *plan {
 	}
 	decideAuthSecret(o, p)
 	decideServeService(o, p)
+	decideIngress(o, p)
 
 	decidePods(o, p)
 

@@ -36,6 +36,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;create;update
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -239,6 +240,9 @@ func (r *reconciler) observe(ctx context.Context, rc *rayv1.RayCluster) (*observ
 		return nil, err
 	}
 	if o.ServeServiceReady, err = r.serveServiceExists(ctx, rc); err != nil {
+		return nil, err
+	}
+	if o.Ingress, err = r.getIngress(ctx, rc); err != nil {
 		return nil, err
 	}
 	if rc.DeletionTimestamp != nil && hasFinalizer(rc, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
@@ -501,6 +505,7 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 		}
 	}
 
+	r.applyIngress(ctx, rc, p, out)
 	// Pods read their Ray auth token from the Secret: none without it.
 	secretOK := r.createAuthSecret(ctx, rc, p.CreateAuthSecret, out)
 

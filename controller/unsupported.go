@@ -51,10 +51,6 @@ func unsupportedClusterSpec(spec *rayv1.RayClusterSpec, annotations map[string]s
 		errs = append(errs, refuse(p.Child("authOptions", "enableK8sTokenAuth"),
 			"no Kubernetes-delegated token auth (RAY_ENABLE_K8S_TOKEN_AUTH, projected ServiceAccount token); use authOptions.mode token with a Secret"))
 	}
-	if e := spec.HeadGroupSpec.EnableIngress; e != nil && *e {
-		errs = append(errs, refuse(p.Child("headGroupSpec", "enableIngress"),
-			"no dashboard Ingress <cluster>-head-ingress is created"))
-	}
 	if wantsServeService(annotations) && len(servePorts(spec)) == 0 {
 		// Implemented (serve_service.go), but impossible without a port.
 		errs = append(errs, field.Invalid(annPath.Key(rayv1.EnableServeServiceKey), rayv1.EnableServeServiceTrue,
