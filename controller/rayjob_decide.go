@@ -103,8 +103,14 @@ type rjObserved struct {
 	StopFailures    int
 	StopLastAttempt time.Time
 	StopLastError   string
-	Config          rjConfig
-	NewSuffix       func() string
+	// UnrecordedStop is a confirmed stop this process remembers and the
+	// RayJob does not show yet (the record to write again).
+	UnrecordedStop string
+	// StatusPrunesConditions: the API server drops status.conditions of
+	// RayJobs (KubeRay's CRD), so they are not compared.
+	StatusPrunesConditions bool
+	Config                 rjConfig
+	NewSuffix              func() string
 }
 
 // rjDash is one GetJobInfo answer.
@@ -152,7 +158,10 @@ type rjPlan struct {
 	UpdateHeadService *corev1.Service
 	Submit            *rjSubmit
 	Stop              *rjStop
-	DeleteSelf        string // reason; "" keeps the RayJob
+	// StopRecord is a stop record to write into the RayJob's annotation
+	// (with a resourceVersion precondition) before the status; "" for none.
+	StopRecord string
+	DeleteSelf string // reason; "" keeps the RayJob
 
 	Events       []event
 	RequeueAfter time.Duration
@@ -307,7 +316,14 @@ func rjFinish(o *rjObserved, p *rjPlan) *rjPlan {
 	if o.Job.DeletionTimestamp == nil {
 		rjSetConditions(o, &p.Status)
 	}
-	p.WriteStatus = !equality.Semantic.DeepEqual(o.Job.Status, p.Status)
+	if o.UnrecordedStop != "" && p.StopRecord == "" {
+		p.StopRecord = o.UnrecordedStop
+	}
+	next := p.Status
+	if o.StatusPrunesConditions {
+		next.Conditions = o.Job.Status.Conditions
+	}
+	p.WriteStatus = !equality.Semantic.DeepEqual(o.Job.Status, next)
 	if p.WriteStatus && p.RequeueAfter == 0 && !rayv1.IsJobDeploymentTerminal(p.Status.JobDeploymentStatus) &&
 		p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusSuspended &&
 		p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusValidationFailed {
@@ -978,16 +994,20 @@ func rjHasRunningWorkerGroups(rc *rayv1.RayCluster) bool {
 	return false
 }
 
-// Stop records. A stop's outcome is kept in the condition
-// rayv1.JobStopConditionType, whose message names the Ray job and the
-// request (the annotation's value) or the deletion it answered, so that it
-// is carried out once per request, also across restarts:
+// Stop records. A stop's outcome is kept in the annotation
+// rayv1.JobStopRecordAnnotationKey on the RayJob (and, for display, in the
+// condition rayv1.JobStopConditionType), whose text names the Ray job and
+// the request (the stop annotation's value) or the deletion it answered, so
+// that it is carried out once per request, also across restarts:
 //
 //	Stop of Ray job "<id>" for request "<value>" confirmed: <detail>
 //	Stop of Ray job "<id>" on deletion confirmed: <detail>
 //	Stop of Ray job "<id>" for request "<value>" not confirmed yet: <detail>
+//
+// An annotation, not the status: KubeRay's RayJob CRD has no
+// status.conditions, and a cluster running it prunes them.
 
-// rjStopRecord is a parsed stop condition.
+// rjStopRecord is a parsed stop record.
 type rjStopRecord struct {
 	JobID     string
 	Request   string // "" for a deletion
@@ -1017,13 +1037,14 @@ func rjStopMessage(r rjStopRecord, detail string) string {
 	return b.String()
 }
 
-// rjParseStopRecord reads the stop condition of a status.
-func rjParseStopRecord(st *rayv1.RayJobStatus) (rjStopRecord, bool) {
-	c := findCondition(st.Conditions, rayv1.JobStopConditionType)
-	if c == nil {
-		return rjStopRecord{}, false
-	}
-	m := rjStopRecordRE.FindStringSubmatch(c.Message)
+// rjStopRecordValue is the annotation value of a record.
+func rjStopRecordValue(r rjStopRecord, detail string) string {
+	return truncate(rjStopMessage(r, detail), 1000)
+}
+
+// rjParseStopRecordText parses a record's text.
+func rjParseStopRecordText(text string) (rjStopRecord, bool) {
+	m := rjStopRecordRE.FindStringSubmatch(text)
 	if m == nil {
 		return rjStopRecord{}, false
 	}
@@ -1037,20 +1058,45 @@ func rjParseStopRecord(st *rayv1.RayJobStatus) (rjStopRecord, bool) {
 			return rjStopRecord{}, false
 		}
 	}
-	if r.Confirmed != (c.Status == metav1.ConditionTrue) {
+	return r, true
+}
+
+// rjParseStopRecord reads the stop record of a RayJob: its annotation, or
+// (written by an earlier raydar) its stop condition.
+func rjParseStopRecord(j *rayv1.RayJob) (rjStopRecord, bool) {
+	if v, ok := j.Annotations[rayv1.JobStopRecordAnnotationKey]; ok {
+		return rjParseStopRecordText(v)
+	}
+	c := findCondition(j.Status.Conditions, rayv1.JobStopConditionType)
+	if c == nil {
+		return rjStopRecord{}, false
+	}
+	r, ok := rjParseStopRecordText(c.Message)
+	if !ok || r.Confirmed != (c.Status == metav1.ConditionTrue) {
 		return rjStopRecord{}, false
 	}
 	return r, true
 }
 
-// rjSetStopRecord writes a stop record into the status.
-func rjSetStopRecord(st *rayv1.RayJobStatus, r rjStopRecord, detail string, now time.Time) {
-	c := metav1.Condition{Type: rayv1.JobStopConditionType, Status: metav1.ConditionFalse, Reason: rjReasonStopPending,
-		Message: truncate(rjStopMessage(r, detail), 1000)}
-	if r.Confirmed {
+// rjStopRecordText is the text of a RayJob's stop record ("" if none).
+func rjStopRecordText(j *rayv1.RayJob) string {
+	if v, ok := j.Annotations[rayv1.JobStopRecordAnnotationKey]; ok {
+		return v
+	}
+	if c := findCondition(j.Status.Conditions, rayv1.JobStopConditionType); c != nil {
+		return c.Message
+	}
+	return ""
+}
+
+// rjSetStopCondition shows a stop record in the status (for display; the
+// annotation is the record).
+func rjSetStopCondition(st *rayv1.RayJobStatus, value string, confirmed, deletion bool, now time.Time) {
+	c := metav1.Condition{Type: rayv1.JobStopConditionType, Status: metav1.ConditionFalse, Reason: rjReasonStopPending, Message: value}
+	if confirmed {
 		c.Status = metav1.ConditionTrue
 		c.Reason = rjReasonStopRequested
-		if r.Deletion {
+		if deletion {
 			c.Reason = "RayJobDeleted"
 		}
 	}
@@ -1060,10 +1106,36 @@ func rjSetStopRecord(st *rayv1.RayJobStatus, r rjStopRecord, detail string, now 
 	}
 }
 
+// rjSetStopRecord puts a stop record on a RayJob: the annotation and the
+// condition.
+func rjSetStopRecord(j *rayv1.RayJob, r rjStopRecord, detail string, now time.Time) {
+	v := rjStopRecordValue(r, detail)
+	if j.Annotations == nil {
+		j.Annotations = map[string]string{}
+	}
+	j.Annotations[rayv1.JobStopRecordAnnotationKey] = v
+	rjSetStopCondition(&j.Status, v, r.Confirmed, r.Deletion, now)
+}
+
+// rjPlanStopRecord makes the plan record a stop: the annotation (written
+// before the status) and the condition in the status.
+func rjPlanStopRecord(o *rjObserved, p *rjPlan, r rjStopRecord, detail string) {
+	p.StopRecord = rjStopRecordValue(r, detail)
+	rjSetStopCondition(&p.Status, p.StopRecord, r.Confirmed, r.Deletion, o.Now)
+}
+
+// rjCurrentStopRecord is the stop record as it stands after this plan.
+func rjCurrentStopRecord(o *rjObserved, p *rjPlan) (rjStopRecord, bool) {
+	if p.StopRecord != "" {
+		return rjParseStopRecordText(p.StopRecord)
+	}
+	return rjParseStopRecord(o.Job)
+}
+
 // rjStopConfirmedFor reports whether a stop of Ray job id is on record as
 // confirmed.
-func rjStopConfirmedFor(st *rayv1.RayJobStatus, id string) bool {
-	r, ok := rjParseStopRecord(st)
+func rjStopConfirmedFor(j *rayv1.RayJob, id string) bool {
+	r, ok := rjParseStopRecord(j)
 	return ok && r.Confirmed && r.JobID == id
 }
 
@@ -1083,7 +1155,7 @@ func rjDecideStopRequest(o *rjObserved, p *rjPlan) bool {
 	if req == "" {
 		return false
 	}
-	if r, ok := rjParseStopRecord(st); ok && r.Confirmed && !r.Deletion && r.Request == req {
+	if r, ok := rjCurrentStopRecord(o, p); ok && r.Confirmed && !r.Deletion && r.Request == req {
 		return false // done; the poll sees STOPPED
 	}
 	rec := rjStopRecord{JobID: st.JobId, Request: req, Confirmed: true}
@@ -1092,10 +1164,10 @@ func rjDecideStopRequest(o *rjObserved, p *rjPlan) bool {
 		rjPlanStop(o, p, &rjStop{ClusterName: st.RayClusterName, JobID: st.JobId, Request: req})
 		return false
 	case rayv1.IsJobDeploymentTerminal(st.JobDeploymentStatus):
-		rjSetStopRecord(st, rec, fmt.Sprintf("the Ray job had already ended (%s)", orWord(string(st.JobStatus), string(st.JobDeploymentStatus))), o.Now)
+		rjPlanStopRecord(o, p, rec, fmt.Sprintf("the Ray job had already ended (%s)", orWord(string(st.JobStatus), string(st.JobDeploymentStatus))))
 		return false
 	case st.JobDeploymentStatus == rayv1.JobDeploymentStatusValidationFailed:
-		rjSetStopRecord(st, rec, "the RayJob is invalid; nothing was submitted", o.Now)
+		rjPlanStopRecord(o, p, rec, "the RayJob is invalid; nothing was submitted")
 		return false
 	}
 	// New, Initializing, Waiting, Retrying, Suspending, Suspended, or
@@ -1105,7 +1177,7 @@ func rjDecideStopRequest(o *rjObserved, p *rjPlan) bool {
 	if rjRayJobMayRun(st) {
 		detail = "RayCluster " + st.RayClusterName + " is gone, so no Ray job runs; the RayJob will not submit again"
 	}
-	rjSetStopRecord(st, rec, detail, o.Now)
+	rjPlanStopRecord(o, p, rec, detail)
 	st.JobStatus = rayv1.JobStatusStopped
 	st.JobDeploymentStatus = rayv1.JobDeploymentStatusComplete
 	st.Reason = ""
@@ -1126,7 +1198,7 @@ func rjDecideDeletion(o *rjObserved, p *rjPlan) {
 		return
 	}
 	switch {
-	case !rjRayJobMayRun(st), o.Cluster == nil, o.ClusterEmpty, rjStopConfirmedFor(st, st.JobId):
+	case !rjRayJobMayRun(st), o.Cluster == nil, o.ClusterEmpty, rjStopConfirmedFor(j, st.JobId):
 		p.RemoveFinalizer = true
 		return
 	}
@@ -1134,8 +1206,8 @@ func rjDecideDeletion(o *rjObserved, p *rjPlan) {
 	if !o.Now.Before(deadline) {
 		last := o.StopLastError
 		if last == "" {
-			if c := findCondition(st.Conditions, rayv1.JobStopConditionType); c != nil && c.Status != metav1.ConditionTrue {
-				last = c.Message
+			if r, ok := rjParseStopRecord(j); ok && !r.Confirmed {
+				last = rjStopRecordText(j)
 			}
 		}
 		msg := fmt.Sprintf("Released finalizer %s without a confirmed stop of Ray job %s: the dashboard of RayCluster %s did not confirm it within %s of the deletion",

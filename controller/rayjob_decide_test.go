@@ -368,7 +368,7 @@ func TestRayJobDecideRunning(t *testing.T) {
 		{name: "FAILED after a stop request is not retried", job: rjJob(run, func(j *rayv1.RayJob) {
 			j.Spec.BackoffLimit = ptr(int32(3))
 			j.Annotations = map[string]string{rayv1.StopRequestedAnnotationKey: "alice@x"}
-			rjSetStopRecord(&j.Status, rjStopRecord{JobID: "rj-id001", Request: "alice@x", Confirmed: true}, "", t0)
+			rjSetStopRecord(j, rjStopRecord{JobID: "rj-id001", Request: "alice@x", Confirmed: true}, "", t0)
 		}),
 			mods: []func(*rjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobFailed))},
 			check: func(t *testing.T, p *rjPlan) {
@@ -771,7 +771,7 @@ func TestRayJobDecideStopRequest(t *testing.T) {
 	})
 	t.Run("recorded for this request: not again, the poll sees STOPPED", func(t *testing.T) {
 		j := rjJob(running, req("alice@1"))
-		rjSetStopRecord(&j.Status, rjStopRecord{JobID: "rj-id001", Request: "alice@1", Confirmed: true}, "stopping", t0)
+		rjSetStopRecord(j, rjStopRecord{JobID: "rj-id001", Request: "alice@1", Confirmed: true}, "stopping", t0)
 		p := rjDecide(observe(j, t0.Add(time.Minute), rc, withDash(info(dashboard.JobRunning))))
 		if p.Stop != nil {
 			t.Fatal("stop sent twice for one request")
@@ -786,14 +786,14 @@ func TestRayJobDecideStopRequest(t *testing.T) {
 	})
 	t.Run("a new request value: stopped again", func(t *testing.T) {
 		j := rjJob(running, req("bob@2"))
-		rjSetStopRecord(&j.Status, rjStopRecord{JobID: "rj-id001", Request: "alice@1", Confirmed: true}, "", t0)
+		rjSetStopRecord(j, rjStopRecord{JobID: "rj-id001", Request: "alice@1", Confirmed: true}, "", t0)
 		if p := rjDecide(observe(j, t0.Add(time.Minute), rc, withDash(info(dashboard.JobRunning)))); p.Stop == nil || p.Stop.Request != "bob@2" {
 			t.Fatalf("%+v", p.Stop)
 		}
 	})
 	t.Run("a pending record does not count", func(t *testing.T) {
 		j := rjJob(running, req("alice@1"))
-		rjSetStopRecord(&j.Status, rjStopRecord{JobID: "rj-id001", Request: "alice@1"}, "refused", t0)
+		rjSetStopRecord(j, rjStopRecord{JobID: "rj-id001", Request: "alice@1"}, "refused", t0)
 		if p := rjDecide(observe(j, t0.Add(time.Minute), rc, withDash(info(dashboard.JobRunning)))); p.Stop == nil {
 			t.Fatal("pending stop not retried")
 		}
@@ -801,19 +801,21 @@ func TestRayJobDecideStopRequest(t *testing.T) {
 	t.Run("before submission: STOPPED without a call, no cluster", func(t *testing.T) {
 		for _, ds := range []rayv1.JobDeploymentStatus{rayv1.JobDeploymentStatusNew, rayv1.JobDeploymentStatusInitializing,
 			rayv1.JobDeploymentStatusRetrying, rayv1.JobDeploymentStatusSuspended} {
-			p := rjDecide(observe(rjJob(inPhase(ds, ""), req("alice@1")), t0.Add(time.Minute)))
+			j := rjJob(inPhase(ds, ""), req("alice@1"))
+			p := rjDecide(observe(j, t0.Add(time.Minute)))
 			st := p.Status
 			if p.Stop != nil || p.CreateCluster != nil || st.JobStatus != rayv1.JobStatusStopped || st.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete {
 				t.Fatalf("%s: %+v", ds, st)
 			}
-			if !rjStopConfirmedFor(&st, st.JobId) || !hasEvent(p, rjReasonStopConfirmed, "nothing was submitted") {
+			if !rjStopConfirmedFor(rjApplied(j, p), st.JobId) || !hasEvent(p, rjReasonStopConfirmed, "nothing was submitted") {
 				t.Fatalf("%s: %v %s", ds, st.Conditions, rjEvents(p))
 			}
 		}
 	})
 	t.Run("already finished: recorded, no call", func(t *testing.T) {
-		p := rjDecide(observe(rjJob(inPhase(rayv1.JobDeploymentStatusComplete, rayv1.JobStatusSucceeded), req("alice@1")), t0.Add(2*time.Minute), rc))
-		if p.Stop != nil || !rjStopConfirmedFor(&p.Status, "rj-id001") || p.Status.JobStatus != rayv1.JobStatusSucceeded {
+		j := rjJob(inPhase(rayv1.JobDeploymentStatusComplete, rayv1.JobStatusSucceeded), req("alice@1"))
+		p := rjDecide(observe(j, t0.Add(2*time.Minute), rc))
+		if p.Stop != nil || !rjStopConfirmedFor(rjApplied(j, p), "rj-id001") || p.Status.JobStatus != rayv1.JobStatusSucceeded {
 			t.Fatalf("%+v", p.Status)
 		}
 	})
@@ -842,13 +844,13 @@ func TestRayJobDecideDeletion(t *testing.T) {
 		{name: "past the bound: released with a warning", job: rjJob(running, deleting), now: t0.Add(DefaultStopConfirmTimeout),
 			mods: []func(*rjObserved){rc, func(o *rjObserved) { o.StopLastError = "connection refused" }}, wantRemove: true, wantEvent: rjReasonStopNotConfirmed},
 		{name: "stop on record for this job: released", job: rjJob(running, deleting, func(j *rayv1.RayJob) {
-			rjSetStopRecord(&j.Status, rjStopRecord{JobID: "rj-id001", Deletion: true, Confirmed: true}, "", t0)
+			rjSetStopRecord(j, rjStopRecord{JobID: "rj-id001", Deletion: true, Confirmed: true}, "", t0)
 		}), now: t0.Add(time.Second), mods: []func(*rjObserved){rc}, wantRemove: true},
 		{name: "a request's stop on record counts too", job: rjJob(running, deleting, func(j *rayv1.RayJob) {
-			rjSetStopRecord(&j.Status, rjStopRecord{JobID: "rj-id001", Request: "r", Confirmed: true}, "", t0)
+			rjSetStopRecord(j, rjStopRecord{JobID: "rj-id001", Request: "r", Confirmed: true}, "", t0)
 		}), now: t0.Add(time.Second), mods: []func(*rjObserved){rc}, wantRemove: true},
 		{name: "a stop on record for an older attempt does not", job: rjJob(running, deleting, func(j *rayv1.RayJob) {
-			rjSetStopRecord(&j.Status, rjStopRecord{JobID: "rj-old", Deletion: true, Confirmed: true}, "", t0)
+			rjSetStopRecord(j, rjStopRecord{JobID: "rj-old", Deletion: true, Confirmed: true}, "", t0)
 		}), now: t0.Add(time.Second), mods: []func(*rjObserved){rc}, wantStop: true, requeue: time.Second},
 		{name: "terminal: released", job: rjJob(inPhase(rayv1.JobDeploymentStatusComplete, rayv1.JobStatusSucceeded), deleting),
 			now: t0.Add(time.Second), mods: []func(*rjObserved){rc}, wantRemove: true},
@@ -887,16 +889,28 @@ func TestRayJobStopRecordRoundTrip(t *testing.T) {
 		{JobID: "rj-abc", Request: `quote " and \ backslash: confirmed`, Confirmed: false},
 		{JobID: `odd "id"`, Deletion: true, Confirmed: true},
 	} {
-		var st rayv1.RayJobStatus
-		rjSetStopRecord(&st, r, "detail with \"quotes\"", t0)
-		got, ok := rjParseStopRecord(&st)
+		j := &rayv1.RayJob{}
+		rjSetStopRecord(j, r, "detail with \"quotes\"", t0)
+		got, ok := rjParseStopRecord(j)
 		if !ok || got != r {
-			t.Fatalf("round trip of %+v: %+v %v (%q)", r, got, ok, st.Conditions[0].Message)
+			t.Fatalf("round trip of %+v: %+v %v (%q)", r, got, ok, j.Annotations[rayv1.JobStopRecordAnnotationKey])
+		}
+		// The annotation is the record: a status without conditions (pruned
+		// by KubeRay's CRD) loses nothing.
+		j.Status.Conditions = nil
+		if got, ok := rjParseStopRecord(j); !ok || got != r {
+			t.Fatalf("without the condition: %+v %v", got, ok)
+		}
+		// A record of an earlier raydar, in the condition only, still reads.
+		legacy := &rayv1.RayJob{}
+		rjSetStopCondition(&legacy.Status, rjStopRecordValue(r, ""), r.Confirmed, r.Deletion, t0)
+		if got, ok := rjParseStopRecord(legacy); !ok || got != r {
+			t.Fatalf("legacy condition: %+v %v", got, ok)
 		}
 	}
 	// A condition written by someone else is no record.
 	st := rayv1.RayJobStatus{Conditions: []metav1.Condition{{Type: rayv1.JobStopConditionType, Status: metav1.ConditionTrue, Message: "stopped"}}}
-	if _, ok := rjParseStopRecord(&st); ok {
+	if _, ok := rjParseStopRecord(&rayv1.RayJob{Status: st}); ok {
 		t.Fatal("parsed a foreign condition")
 	}
 }
@@ -1081,4 +1095,18 @@ func TestRayJobDecideHeadService(t *testing.T) {
 	if p.CreateHeadService != nil {
 		t.Fatal("created while Initializing")
 	}
+}
+
+// rjApplied is the RayJob as it stands after p's writes: its status and
+// stop record.
+func rjApplied(j *rayv1.RayJob, p *rjPlan) *rayv1.RayJob {
+	out := j.DeepCopy()
+	out.Status = *p.Status.DeepCopy()
+	if p.StopRecord != "" {
+		if out.Annotations == nil {
+			out.Annotations = map[string]string{}
+		}
+		out.Annotations[rayv1.JobStopRecordAnnotationKey] = p.StopRecord
+	}
+	return out
 }

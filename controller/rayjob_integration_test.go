@@ -370,7 +370,7 @@ func TestIntegrationRayJobStopAnnotation(t *testing.T) {
 	if !condTrue(j, rayv1.JobStopConditionType) {
 		t.Fatal(describeRJ(j))
 	}
-	if rec, ok := rjParseStopRecord(&j.Status); !ok || rec.Request != "tester@2030-01-01T00:00:00Z" || rec.JobID != j.Status.JobId {
+	if rec, ok := rjParseStopRecord(j); !ok || rec.Request != "tester@2030-01-01T00:00:00Z" || rec.JobID != j.Status.JobId {
 		t.Fatalf("record %+v %v", rec, ok)
 	}
 	if n := h.stopCalls(j); n != 1 {
@@ -466,7 +466,7 @@ func TestIntegrationRayJobStopRecordSurvivesRestart(t *testing.T) {
 	h.op.stop()
 
 	j = h.wait("crash", "still held by the finalizer, the stop on record", func(j *rayv1.RayJob) bool {
-		return containsString(j.Finalizers, rayv1.RayJobStopJobFinalizer) && rjStopConfirmedFor(&j.Status, j.Status.JobId)
+		return containsString(j.Finalizers, rayv1.RayJobStopJobFinalizer) && rjStopConfirmedFor(j, j.Status.JobId)
 	})
 	if n := h.stopCalls(j); n != 1 {
 		t.Fatalf("%d stop calls before the restart, want 1", n)

@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -206,7 +208,7 @@ func SetupRayJobReconciler(mgr manager.Manager, opts RayJobOptions) error {
 		afterStopRecorded: opts.afterStopRecorded,
 		written:           map[types.UID]*rjWritten{}, stops: map[types.UID]rjStopRecord{},
 		stopFails: map[types.UID]*rjStopFailure{}, told: map[types.UID]map[string]string{},
-		uids: map[types.NamespacedName]types.UID{},
+		uids: map[types.NamespacedName]types.UID{}, checkFailSince: map[types.UID]rjCheckFail{},
 	}
 
 	jobPredicate := predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
@@ -284,6 +286,17 @@ type rayJobReconciler struct {
 	// that a failure repeating every pass gives one Event.
 	told map[types.UID]map[string]string
 	uids map[types.NamespacedName]types.UID
+	// checkFailSince is the dashboard failure clock of RayJobs whose CRD
+	// does not keep status.jobStatusCheckFailureStartTime.
+	checkFailSince map[types.UID]rjCheckFail
+	// prunesConditions: the API server dropped the conditions of a status
+	// this process wrote (KubeRay's RayJob CRD has none).
+	prunesConditions atomic.Bool
+}
+
+type rjCheckFail struct {
+	jobID string
+	since metav1.Time
 }
 
 type rjWritten struct {
@@ -363,6 +376,7 @@ func (r *rayJobReconciler) forget(nn types.NamespacedName) {
 	delete(r.stops, uid)
 	delete(r.stopFails, uid)
 	delete(r.told, uid)
+	delete(r.checkFailSince, uid)
 }
 
 // readYourWrites returns this process's last written version when the
@@ -427,12 +441,24 @@ func (r *rayJobReconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*rjOb
 	}
 	r.mu.Unlock()
 	if haveRec {
-		if cur, ok := rjParseStopRecord(st); !ok || !cur.Confirmed || cur.JobID != rec.JobID || cur.Request != rec.Request {
+		if cur, ok := rjParseStopRecord(rj); !ok || !cur.Confirmed || cur.JobID != rec.JobID || cur.Request != rec.Request {
 			rj = rj.DeepCopy()
-			rjSetStopRecord(&rj.Status, rec, "confirmed by the dashboard", o.Now)
+			rjSetStopRecord(rj, rec, "confirmed by the dashboard", o.Now)
 			o.Job, st = rj, &rj.Status
+			o.UnrecordedStop = rj.Annotations[rayv1.JobStopRecordAnnotationKey]
 		}
 	}
+	o.StatusPrunesConditions = r.prunesConditions.Load()
+	// The dashboard failure clock, when the CRD prunes it (KubeRay v1.5.0's
+	// RayJob status has no jobStatusCheckFailureStartTime).
+	r.mu.Lock()
+	if c, ok := r.checkFailSince[rj.UID]; ok && st.JobStatusCheckFailureStartTime == nil && c.jobID == st.JobId &&
+		st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning {
+		rj = rj.DeepCopy()
+		rj.Status.JobStatusCheckFailureStartTime = c.since.DeepCopy()
+		o.Job, st = rj, &rj.Status
+	}
+	r.mu.Unlock()
 
 	if st.RayClusterName != "" {
 		rc := &rayv1.RayCluster{}
@@ -539,6 +565,14 @@ func (r *rayJobReconciler) act(ctx context.Context, o *rjObserved, p *rjPlan) (c
 
 	if p.AddFinalizer {
 		if err := r.patchFinalizers(ctx, rj, func(f []string) []string { return append(f, rayv1.RayJobStopJobFinalizer) }); err != nil {
+			return res, err
+		}
+	}
+	if v := p.StopRecord; v != "" {
+		if err := r.patchStopRecord(ctx, rj, v); err != nil {
+			if apierrors.IsNotFound(err) {
+				return ctrl.Result{}, nil
+			}
 			return res, err
 		}
 	}
@@ -748,6 +782,19 @@ func (r *rayJobReconciler) writeStatus(ctx context.Context, rj *rayv1.RayJob, st
 		rj.Status = old
 		return err
 	}
+	// What the API server kept: KubeRay's RayJob CRD prunes the conditions
+	// and (v1.5.0) the dashboard failure clock, so they are neither compared
+	// nor relied on from the stored object.
+	if len(st.Conditions) > 0 && len(rj.Status.Conditions) == 0 {
+		r.prunesConditions.Store(true)
+	}
+	r.mu.Lock()
+	if t := st.JobStatusCheckFailureStartTime; t != nil && rj.Status.JobStatusCheckFailureStartTime == nil {
+		r.checkFailSince[rj.UID] = rjCheckFail{jobID: st.JobId, since: *t}
+	} else if t == nil {
+		delete(r.checkFailSince, rj.UID)
+	}
+	r.mu.Unlock()
 	r.rememberWrite(prev, rj)
 	return nil
 }
@@ -770,7 +817,7 @@ func (r *rayJobReconciler) stop(ctx context.Context, rj *rayv1.RayJob, o *rjObse
 		}
 		return false, err
 	}
-	if cur, ok := rjParseStopRecord(&live.Status); ok && cur.Confirmed && cur.JobID == s.JobID && (s.Request == "" || cur.Request == s.Request) {
+	if cur, ok := rjParseStopRecord(live); ok && cur.Confirmed && cur.JobID == s.JobID && (s.Request == "" || cur.Request == s.Request) {
 		r.rememberWrite(rj.ResourceVersion, live)
 		*rj = *live
 		return true, nil
@@ -810,9 +857,8 @@ func (r *rayJobReconciler) stop(ctx context.Context, rj *rayv1.RayJob, o *rjObse
 			r.event(rj, event{Type: corev1.EventTypeWarning, Reason: rjReasonStopFailed, Action: "Stop",
 				Message: fmt.Sprintf("Could not stop Ray job %s for %s; retrying: %v", s.JobID, what, err)})
 			if s.Request != "" {
-				pending := rj.Status.DeepCopy()
-				rjSetStopRecord(pending, rjStopRecord{JobID: s.JobID, Request: s.Request}, "the dashboard did not answer: "+truncate(err.Error(), 300), o.Now)
-				if err := r.writeStatus(ctx, rj, *pending); err != nil && !apierrors.IsConflict(err) {
+				v := rjStopRecordValue(rjStopRecord{JobID: s.JobID, Request: s.Request}, "the dashboard did not answer: "+truncate(err.Error(), 300))
+				if err := r.patchStopRecord(ctx, rj, v); err != nil && !apierrors.IsConflict(err) {
 					return false, err
 				}
 			}
@@ -843,14 +889,18 @@ func (r *rayJobReconciler) stop(ctx context.Context, rj *rayv1.RayJob, o *rjObse
 	return true, nil
 }
 
-// recordStop writes a confirmed stop into the RayJob's status, retrying
-// conflicts from fresh reads: the record must land.
+// recordStop writes a confirmed stop into the RayJob's annotation (with a
+// resourceVersion precondition), retrying conflicts from fresh reads: the
+// record must land. The condition that shows it follows in the status,
+// best effort (a CRD without status.conditions drops it).
 func (r *rayJobReconciler) recordStop(ctx context.Context, rj *rayv1.RayJob, rec rjStopRecord, detail string, now time.Time) error {
+	v := rjStopRecordValue(rec, detail)
 	for attempt := 0; ; attempt++ {
-		st := rj.Status.DeepCopy()
-		rjSetStopRecord(st, rec, detail, now)
-		err := r.writeStatus(ctx, rj, *st)
-		if err == nil || !apierrors.IsConflict(err) || attempt >= 4 {
+		err := r.patchStopRecord(ctx, rj, v)
+		if err == nil {
+			break
+		}
+		if !apierrors.IsConflict(err) || attempt >= 4 {
 			return err
 		}
 		live := &rayv1.RayJob{}
@@ -859,4 +909,32 @@ func (r *rayJobReconciler) recordStop(ctx context.Context, rj *rayv1.RayJob, rec
 		}
 		*rj = *live
 	}
+	st := rj.Status.DeepCopy()
+	rjSetStopCondition(st, v, rec.Confirmed, rec.Deletion, now)
+	if err := r.writeStatus(ctx, rj, *st); err != nil && !apierrors.IsConflict(err) {
+		log.FromContext(ctx).Info("the stop is recorded; showing it in the status failed", "error", err.Error())
+	}
+	return nil
+}
+
+// patchStopRecord writes the stop record annotation, with an optimistic
+// lock: a stale view fails with a conflict instead of overwriting a record
+// another process wrote.
+func (r *rayJobReconciler) patchStopRecord(ctx context.Context, rj *rayv1.RayJob, value string) error {
+	if rj.Annotations[rayv1.JobStopRecordAnnotationKey] == value {
+		return nil
+	}
+	prev := rj.ResourceVersion
+	orig := rj.DeepCopy()
+	rj.Annotations = maps.Clone(rj.Annotations)
+	if rj.Annotations == nil {
+		rj.Annotations = map[string]string{}
+	}
+	rj.Annotations[rayv1.JobStopRecordAnnotationKey] = value
+	if err := r.client.Patch(ctx, rj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		rj.Annotations = orig.Annotations
+		return err
+	}
+	r.rememberWrite(prev, rj)
+	return nil
 }
