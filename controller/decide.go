@@ -85,6 +85,9 @@ type plan struct {
 	// (deletecollection by label); DeletePods then lists them for the
 	// expectations and the Event.
 	DeleteAll bool
+	// StampPods are annotations to merge into existing pods (the Recreate
+	// hash on a head pod another operator made).
+	StampPods []podStamp
 	CreateJob *batchv1.Job
 
 	// Events are facts the decision itself establishes (invalid spec,
@@ -101,6 +104,12 @@ type plan struct {
 	Status rayv1.RayClusterStatus
 	// RequeueAfter asks for another pass even without a watch event.
 	RequeueAfter time.Duration
+}
+
+// podStamp is an annotation merge into an existing pod.
+type podStamp struct {
+	Pod         *corev1.Pod
+	Annotations map[string]string
 }
 
 // Reasons of Events that are not ReplicaFailure reasons (those are in rayapi/v1).
@@ -247,11 +256,25 @@ func decidePods(o *observed, p *plan) {
 	}
 
 	// Recreate upgrade: pod templates changed, so every pod goes; the next
-	// pass creates them afresh from the new templates.
+	// pass creates them afresh from the new templates. Only pods raydar
+	// made carry a hash raydar can compare (ray.io/kuberay-version
+	// "raydar"): those of a KubeRay operator that ran the cluster before
+	// hold KubeRay's hash, computed differently, and never trigger a
+	// Recreate by themselves. As KubeRay does when its own version changes,
+	// raydar stamps its hash of the current spec onto such a head pod, so a
+	// spec change after the takeover still recreates every pod.
 	hash := specHash(rc)
 	if rc.Spec.UpgradeType() == rayv1.RayClusterRecreate {
 		for _, pod := range active {
+			if pod.Annotations[rayv1.KubeRayVersion] != kuberayVersionValue {
+				if isHeadPod(pod) {
+					p.StampPods = append(p.StampPods, podStamp{Pod: pod, Annotations: map[string]string{
+						rayv1.UpgradeStrategyRecreateHashKey: hash, rayv1.KubeRayVersion: kuberayVersionValue}})
+				}
+				continue
+			}
 			if h, ok := pod.Annotations[rayv1.UpgradeStrategyRecreateHashKey]; ok && h != hash {
+				p.StampPods = nil
 				deleteAll(p, active, "upgradeStrategy Recreate: the pod templates changed")
 				p.ResetProvisioned = true
 				p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: reasonRecreate, Action: "Upgrade",

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -415,6 +416,49 @@ func TestDecideRecreate(t *testing.T) {
 	rc3.Spec.UpgradeStrategy = nil
 	if p := decide(obsOf(rc3, headSvc(rc3), one(h), ws)); len(p.DeletePods) != 0 {
 		t.Errorf("strategy None deleted %v", deletedNames(p))
+	}
+}
+
+// Taking over a Recreate cluster from KubeRay: its pods carry KubeRay's
+// hash (computed differently) and KubeRay's version; none is deleted for
+// it. raydar stamps its own hash onto the head pod, so that a real spec
+// change afterwards still recreates every pod, KubeRay's included.
+func TestDecideRecreateTakeover(t *testing.T) {
+	rc := cluster("c", group("small", 2))
+	rc.Spec.UpgradeStrategy = &rayv1.RayClusterUpgradeStrategy{Type: ptr(rayv1.RayClusterRecreate)}
+	kuberay := func(p *corev1.Pod) *corev1.Pod {
+		p.Annotations[rayv1.UpgradeStrategyRecreateHashKey] = "6K8TMPTHBMU9QFNJ0QS3NB1OFLS2S29B" // KubeRay's sha1/base32hex
+		p.Annotations[rayv1.KubeRayVersion] = "v1.7.0"
+		return p
+	}
+	h := kuberay(headPod(rc, ready))
+	ws := workerPods(rc, "small", ready, 2)
+	for _, w := range ws {
+		kuberay(w)
+	}
+
+	p := decide(obsOf(rc, headSvc(rc), one(h), ws))
+	if len(p.DeletePods) != 0 || p.DeleteAll {
+		t.Fatalf("takeover deleted %v", deletedNames(p))
+	}
+	if len(p.StampPods) != 1 || p.StampPods[0].Pod.Name != h.Name ||
+		p.StampPods[0].Annotations[rayv1.UpgradeStrategyRecreateHashKey] != specHash(rc) ||
+		p.StampPods[0].Annotations[rayv1.KubeRayVersion] != kuberayVersionValue {
+		t.Fatalf("stamps %+v", p.StampPods)
+	}
+
+	// The head stamped (the workers still KubeRay's): stable, no deletion.
+	stamped := h.DeepCopy()
+	maps.Copy(stamped.Annotations, p.StampPods[0].Annotations)
+	if p := decide(obsOf(rc, headSvc(rc), one(stamped), ws)); len(p.DeletePods) != 0 || len(p.StampPods) != 0 {
+		t.Fatalf("after the stamp: delete %v, stamps %d", deletedNames(p), len(p.StampPods))
+	}
+	// A spec change after the takeover: every pod goes, KubeRay's workers too.
+	rc2 := rc.DeepCopy()
+	rc2.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
+	p = decide(obsOf(rc2, headSvc(rc2), one(stamped), ws))
+	if !p.DeleteAll || len(p.DeletePods) != 3 || len(p.StampPods) != 0 {
+		t.Fatalf("spec change after takeover: deleteAll=%v delete=%v stamps=%d", p.DeleteAll, deletedNames(p), len(p.StampPods))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"strings"
 	"sync"
@@ -544,6 +545,18 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 		})
 	}
 
+	for _, st := range p.StampPods {
+		run(func() {
+			err := r.stampPod(ctx, st)
+			record(func() {
+				if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+					out.ambiguous = out.ambiguous || ambiguous(err)
+					log.FromContext(ctx).Info("stamping the Recreate hash onto a pod failed; next pass retries", "pod", st.Pod.Name, "error", err.Error())
+				}
+			})
+		})
+	}
+
 	if p.DeleteAll && len(p.DeletePods) > 0 {
 		for _, d := range p.DeletePods {
 			r.exp.expectDelete(rc.UID, d.Pod)
@@ -639,4 +652,17 @@ func kindOf(obj client.Object) string {
 		return "RoleBinding"
 	}
 	return fmt.Sprintf("%T", obj)
+}
+
+// stampPod merges annotations into a pod (UID and resourceVersion
+// preconditions: a successor or a newer version is left alone; the next
+// pass decides again).
+func (r *reconciler) stampPod(ctx context.Context, st podStamp) error {
+	orig := st.Pod
+	pod := orig.DeepCopy()
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	maps.Copy(pod.Annotations, st.Annotations)
+	return r.client.Patch(ctx, pod, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 }
