@@ -46,6 +46,9 @@ var compared = []struct {
 const (
 	pollEvery      = 2 * time.Second
 	settleDeadline = 8 * time.Minute
+	// stablePolls is how many polls in a row both sides must stay
+	// unchanged (and their differences all intended) to count as settled.
+	stablePolls = 5
 )
 
 // manifestRun is the state of one manifest during the suite.
@@ -56,6 +59,7 @@ type manifestRun struct {
 	skipped []string        // objects not applied (cluster-scoped or unknown kinds)
 	last    []Diff          // differences at the last poll
 	prev    string          // both sides' snapshot at the previous poll
+	stable  int             // polls in a row with the same snapshot and no unexplained difference
 	settled bool
 	objects int
 }
@@ -165,18 +169,40 @@ func (r *manifestRun) skip(what string) {
 	r.skipped = append(r.skipped, what)
 }
 
-// evaluate compares both sides; the manifest is settled when its
-// differences are all intended and neither side changed since the last poll.
+// evaluate compares both sides. The manifest is settled when both
+// operators have written a status on every Ray object it applied, its
+// differences are all intended, and neither side changed for stablePolls
+// polls.
 func (r *manifestRun) evaluate(snap map[string][]unstructured.Unstructured, intended []*Intended) {
 	krNS, rdNS := env.kubeRayNS(r.idx), env.raydarNS(r.idx)
-	kr := Normalize(krNS, r.filter(snap[krNS]), r.applied)
-	rd := Normalize(rdNS, r.filter(snap[rdNS]), r.applied)
+	krObjs, rdObjs := r.filter(snap[krNS]), r.filter(snap[rdNS])
+	kr := Normalize(krNS, krObjs, r.applied)
+	rd := Normalize(rdNS, rdObjs, r.applied)
 	r.objects = max(len(kr), len(rd))
 	r.last = Compare(r.m.Name, kr, rd)
 	state := canonical(kr) + "|" + canonical(rd)
 	_, un := Classify(r.last, intended, nil)
-	r.settled = len(un) == 0 && state == r.prev
+	if len(un) == 0 && state == r.prev && r.seenByOperator(krObjs) && r.seenByOperator(rdObjs) {
+		r.stable++
+	} else {
+		r.stable = 0
+	}
+	r.settled = r.stable >= stablePolls
 	r.prev = state
+}
+
+// seenByOperator reports whether every Ray object the manifest applied has a
+// status: before that, both sides look alike because neither has acted.
+func (r *manifestRun) seenByOperator(objs []unstructured.Unstructured) bool {
+	for _, o := range objs {
+		if !r.applied[o.GetKind()+"/"+o.GetName()] || !isRayKind(o.GetKind()) {
+			continue
+		}
+		if st, _ := o.Object["status"].(map[string]any); len(st) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // filter keeps what an operator made or writes: the manifest's Ray objects

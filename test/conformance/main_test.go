@@ -32,13 +32,25 @@ import (
 var env *suite
 
 type suite struct {
-	sb        *sandbox.Sandbox
-	kc        kubernetes.Interface
-	dyn       dynamic.Interface
-	corpus    []Manifest
-	kuberay   *exec.Cmd
-	kuberayLg string
+	sb     *sandbox.Sandbox
+	kc     kubernetes.Interface
+	dyn    dynamic.Interface
+	corpus []Manifest
+	sim    *headsim.Sim
+	proxy  *HeadProxy
+	// kuberay are the KubeRay processes started (killed at the end).
+	kuberay []*exec.Cmd
+	logs    []string
+	// raydar are the cancel functions of raydar loops started.
+	raydar []context.CancelFunc
 }
+
+// Namespaces of the takeover tests: objects created and settled by one
+// operator, then reconciled by the other.
+const (
+	takeoverFromKubeRay = "tk-from-kuberay"
+	takeoverFromRaydar  = "tk-from-raydar"
+)
 
 func (s *suite) kubeRayNS(i int) string { return fmt.Sprintf("kr-%02d", i) }
 func (s *suite) raydarNS(i int) string  { return fmt.Sprintf("rd-%02d", i) }
@@ -59,8 +71,14 @@ func TestMain(m *testing.M) {
 	}
 	env = s
 	code := m.Run()
-	if code != 0 && s.kuberayLg != "" {
-		fmt.Fprintln(os.Stderr, "conformance: KubeRay's log is", s.kuberayLg, "(kept: the sandbox state dir is removed)")
+	if code != 0 {
+		for _, l := range s.logs {
+			fmt.Fprintln(os.Stderr, "conformance: KubeRay's log is", l, "(kept)")
+		}
+	} else {
+		for _, l := range s.logs {
+			_ = os.Remove(l)
+		}
 	}
 	s.stop()
 	os.Exit(code)
@@ -114,23 +132,22 @@ func startSuite(ctx context.Context) (*suite, error) {
 		krNS = append(krNS, s.kubeRayNS(i))
 		rdNS = append(rdNS, s.raydarNS(i))
 	}
-	for _, ns := range append(append([]string{}, krNS...), rdNS...) {
+	for _, ns := range append(append([]string{takeoverFromKubeRay, takeoverFromRaydar}, krNS...), rdNS...) {
 		if _, err := s.kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			return s, err
 		}
 	}
-	sim, err := headsim.Start(ctx, headsim.Options{Config: sb.Config, SetPodPhase: sb.SetPodPhase})
-	if err != nil {
+	if s.sim, err = headsim.Start(ctx, headsim.Options{Config: sb.Config, SetPodPhase: sb.SetPodPhase}); err != nil {
 		return s, fmt.Errorf("simulated heads: %w", err)
 	}
-	proxy := &HeadProxy{Clientset: s.kc, Heads: sim}
-	if err := proxy.Start(); err != nil {
+	s.proxy = &HeadProxy{Clientset: s.kc, Heads: s.sim}
+	if err := s.proxy.Start(); err != nil {
 		return s, err
 	}
-	if err := s.startKubeRay(krNS, proxy.URL()); err != nil {
+	if _, err := s.startKubeRay(append(krNS, takeoverFromKubeRay)); err != nil {
 		return s, err
 	}
-	if err := s.startRaydar(ctx, rdNS, sim); err != nil {
+	if _, err := s.startRaydar(append(rdNS, takeoverFromRaydar), false); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -160,16 +177,18 @@ func (s *suite) addNodes(ctx context.Context) error {
 // startKubeRay runs the real KubeRay operator on the kr namespaces with
 // v1.7's default feature gates (RayJobDeletionPolicy and
 // RayMultiHostIndexing are beta and on there, alpha and off in v1.5.0).
-func (s *suite) startKubeRay(namespaces []string, proxyURL string) error {
+func (s *suite) startKubeRay(namespaces []string) (*exec.Cmd, error) {
 	bin := filepath.Join(s.sb.ToolsDir, "kuberay-operator")
 	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("KubeRay's operator is not built (%v): run `make tools`", err)
+		return nil, fmt.Errorf("KubeRay's operator is not built (%v): run `make tools`", err)
 	}
 	logf, err := os.CreateTemp("", "conformance-kuberay-*.log")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.kuberayLg = logf.Name()
+	defer logf.Close()
+	s.logs = append(s.logs, logf.Name())
+	proxyURL := s.proxy.URL()
 	cmd := exec.Command(bin,
 		"--watch-namespace="+strings.Join(namespaces, ","),
 		"--enable-leader-election=false",
@@ -182,43 +201,67 @@ func (s *suite) startKubeRay(namespaces []string, proxyURL string) error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting KubeRay: %w", err)
+		return nil, fmt.Errorf("starting KubeRay: %w", err)
 	}
-	s.kuberay = cmd
-	return nil
+	s.kuberay = append(s.kuberay, cmd)
+	return cmd, nil
+}
+
+// stopKubeRay kills one KubeRay process and waits for it.
+func stopKubeRay(cmd *exec.Cmd) {
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
 }
 
 // startRaydar runs raydar's loop for all three kinds on the rd namespaces,
 // reaching dashboards and Serve proxies through headsim's address book.
-func (s *suite) startRaydar(ctx context.Context, namespaces []string, sim *headsim.Sim) error {
+// The returned function stops it and waits until it has. another says
+// that a raydar loop already runs in this process (controller names are
+// then not checked for uniqueness).
+func (s *suite) startRaydar(namespaces []string, another bool) (stop func(), err error) {
 	op, err := controller.New(s.sb.Config, controller.Options{
-		DisableLeaderElection: true,
-		Namespaces:            namespaces,
-		IgnoreOtherOperators:  true,
-		MetricsBindAddress:    "0",
-		Logger:                logr.Discard(),
+		DisableLeaderElection:        true,
+		Namespaces:                   namespaces,
+		IgnoreOtherOperators:         true,
+		MetricsBindAddress:           "0",
+		Logger:                       logr.Discard(),
+		SkipControllerNameValidation: another,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	dash, err := raydash.New(raydash.Options{AddressBook: sim, Secrets: raydash.SecretsFromClientset(s.kc), HeadServiceName: controller.HeadServiceName})
+	dash, err := raydash.New(raydash.Options{AddressBook: s.sim, Secrets: raydash.SecretsFromClientset(s.kc), HeadServiceName: controller.HeadServiceName})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := controller.SetupRayJobReconciler(op.Manager(), controller.RayJobOptions{Operator: op, Dashboards: dash}); err != nil {
-		return err
+		return nil, err
 	}
-	if err := controller.SetupRayServiceReconciler(op.Manager(), controller.RayServiceOptions{Operator: op, Dashboards: dash, ProxyChecker: controller.ServeProxyCheckerFromAddressBook(sim)}); err != nil {
-		return err
+	if err := controller.SetupRayServiceReconciler(op.Manager(), controller.RayServiceOptions{Operator: op, Dashboards: dash, ProxyChecker: controller.ServeProxyCheckerFromAddressBook(s.sim)}); err != nil {
+		return nil, err
 	}
-	go func() { _ = op.Start(ctx) }()
-	return nil
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = op.Start(ctx) }()
+	stop = func() { cancel(); <-done }
+	s.raydar = append(s.raydar, stop)
+	return stop, nil
 }
 
 func (s *suite) stop() {
-	if s.kuberay != nil && s.kuberay.Process != nil {
-		_ = s.kuberay.Process.Kill()
-		_, _ = s.kuberay.Process.Wait()
+	for _, cmd := range s.kuberay {
+		if cmd.ProcessState == nil {
+			stopKubeRay(cmd)
+		}
+	}
+	for _, stop := range s.raydar {
+		stop()
+	}
+	if s.sim != nil {
+		_ = s.sim.Close()
+	}
+	if s.proxy != nil {
+		_ = s.proxy.Close()
 	}
 	if s.sb != nil {
 		_ = s.sb.Stop()
