@@ -301,6 +301,11 @@ func decideRayService(o *rsObserved) *rsPlan {
 		p.Urgent = rsStatusUrgent(rs.Status, st)
 		return p
 	}
+	if decideRSInitializingTimeout(o, p, &st) {
+		p.Status = st
+		p.Urgent = p.Urgent || rsStatusUrgent(rs.Status, st)
+		return p
+	}
 
 	cfg, _ := rsParseServeConfig(rs.Spec.ServeConfigV2) // validated above
 	views := map[string]*rsClusterView{}

@@ -90,9 +90,5 @@ func unsupportedRayService(rs *rayv1.RayService) field.ErrorList {
 		errs = append(errs, refuse(field.NewPath("spec", "upgradeStrategy", "type"),
 			"no incremental upgrade (Gateway API Gateway and HTTPRoute, traffic shifted step by step); the current cluster keeps serving and no upgrade starts"))
 	}
-	if v := rs.Annotations[rayv1.RayServiceInitializingTimeoutAnnotation]; v != "" {
-		errs = append(errs, refuse(field.NewPath("metadata", "annotations").Key(rayv1.RayServiceInitializingTimeoutAnnotation),
-			"a RayService that does not become ready in time is not failed"))
-	}
 	return errs
 }

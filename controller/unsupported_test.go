@@ -112,13 +112,6 @@ func TestUnsupportedFields(t *testing.T) {
 			t.Fatal(got)
 		}
 	})
-	t.Run("RayService initializing timeout", func(t *testing.T) {
-		rs := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{rayv1.RayServiceInitializingTimeoutAnnotation: "5m"}},
-			Spec: rayv1.RayServiceSpec{RayClusterSpec: cluster("c").Spec}}
-		if got := joinErrs(unsupportedRayService(rs)); !strings.HasPrefix(got, "metadata.annotations[ray.io/initializing-timeout]: Forbidden: ") {
-			t.Fatal(got)
-		}
-	})
 }
 
 // joinErrs is the errors' messages, one a line; "" for none.
