@@ -336,16 +336,31 @@ func rsServePort(rc *rayv1.RayCluster) int32 {
 	return rayv1.DefaultServingPort
 }
 
-// rsServiceLabels are the labels of a RayService's Services. ray.io/cluster
-// names the active cluster (it also keeps the Services in raydar's shared
-// cache, which holds only Services labelled ray.io/cluster).
-func rsServiceLabels(rs *rayv1.RayService, active *rayv1.RayCluster) map[string]string {
+// rsHeadServiceLabels are the labels of a RayService's head Service, as
+// KubeRay's BuildHeadServiceForRayService sets them (replacing the cluster
+// head Service's): the originated-from pair, the node type and the
+// identifier "<rayservice>-head". No ray.io/cluster: the selector says
+// which cluster serves.
+func rsHeadServiceLabels(rs *rayv1.RayService) map[string]string {
 	l := rsOriginLabels(rs)
-	l[rayv1.RayClusterLabelKey] = active.Name
-	l[rayv1.KubernetesApplicationNameLabelKey] = rayv1.ApplicationName
-	l[rayv1.KubernetesCreatedByLabelKey] = rayv1.ComponentName
+	l[rayv1.RayNodeTypeLabelKey] = string(rayv1.HeadNode)
+	l[rayv1.RayIDLabelKey] = kubeRayCheckLabel(rs.Name + "-" + string(rayv1.HeadNode))
 	return l
 }
+
+// rsServeServiceLabels are the labels KubeRay's BuildServeService puts on
+// a RayService's serve Service (over spec.serveService's own): the
+// originated-from pair and ray.io/serve "<rayservice>-serve".
+func rsServeServiceLabels(rs *rayv1.RayService) map[string]string {
+	l := rsOriginLabels(rs)
+	l[rayv1.RayClusterServingServiceLabelKey] = rs.Name + "-serve"
+	return l
+}
+
+// rsFormerServiceLabels are labels raydar used to put on a RayService's
+// Services and KubeRay does not; an update removes them (ray.io/cluster
+// would name a cluster that no longer serves).
+var rsFormerServiceLabels = []string{rayv1.RayClusterLabelKey, rayv1.KubernetesApplicationNameLabelKey, rayv1.KubernetesCreatedByLabelKey}
 
 // rsBuildHeadService is the RayService's head Service: the active
 // cluster's head Service under the name "<rayservice>-head-svc", owned by
@@ -355,7 +370,7 @@ func rsBuildHeadService(rs *rayv1.RayService, active *rayv1.RayCluster, cfg buil
 	svc.Name = RayServiceHeadServiceName(rs)
 	svc.Namespace = rs.Namespace
 	svc.OwnerReferences = []metav1.OwnerReference{rsOwnerRef(rs)}
-	maps.Copy(svc.Labels, rsServiceLabels(rs, active))
+	svc.Labels = rsHeadServiceLabels(rs)
 	return svc
 }
 
@@ -375,7 +390,7 @@ func rsBuildServeService(rs *rayv1.RayService, active *rayv1.RayCluster) *corev1
 	if svc.Labels == nil {
 		svc.Labels = map[string]string{}
 	}
-	maps.Copy(svc.Labels, rsServiceLabels(rs, active))
+	maps.Copy(svc.Labels, rsServeServiceLabels(rs))
 	svc.Spec.Selector = map[string]string{
 		rayv1.RayClusterLabelKey:               active.Name,
 		rayv1.RayClusterServingServiceLabelKey: "true",
@@ -383,6 +398,10 @@ func rsBuildServeService(rs *rayv1.RayService, active *rayv1.RayCluster) *corev1
 	if len(svc.Spec.Ports) == 0 {
 		p := rsServePort(active)
 		svc.Spec.Ports = []corev1.ServicePort{{Name: rayv1.ServingPortName, Port: p, TargetPort: intstr.FromInt32(p), Protocol: corev1.ProtocolTCP}}
+	}
+	if svc.Spec.Type == "" {
+		// KubeRay: the RayService's headGroupSpec.serviceType.
+		svc.Spec.Type = rs.Spec.RayClusterSpec.HeadGroupSpec.ServiceType
 	}
 	if svc.Spec.Type == "" {
 		svc.Spec.Type = corev1.ServiceTypeClusterIP
@@ -421,6 +440,14 @@ func rsServiceUpdate(existing, desired *corev1.Service) *corev1.Service {
 	if desired.Spec.PublishNotReadyAddresses != upd.Spec.PublishNotReadyAddresses {
 		upd.Spec.PublishNotReadyAddresses = desired.Spec.PublishNotReadyAddresses
 		changed = true
+	}
+	for _, k := range rsFormerServiceLabels {
+		if _, want := desired.Labels[k]; !want {
+			if _, has := upd.Labels[k]; has {
+				delete(upd.Labels, k)
+				changed = true
+			}
+		}
 	}
 	for _, m := range []struct{ have, want *map[string]string }{{&upd.Labels, &desired.Labels}, {&upd.Annotations, &desired.Annotations}} {
 		for k, v := range *m.want {

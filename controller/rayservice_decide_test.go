@@ -615,7 +615,8 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 			if s.Spec.Selector[rayv1.RayClusterLabelKey] != pending.Name {
 				t.Errorf("%s selector = %v", s.Name, s.Spec.Selector)
 			}
-			if s.Labels[rayv1.RayClusterLabelKey] != pending.Name {
+			// KubeRay's labels: the selector, not a label, names the cluster.
+			if _, has := s.Labels[rayv1.RayClusterLabelKey]; has || s.Labels[rayv1.RayOriginatedFromCRNameLabelKey] != "svc" {
 				t.Errorf("%s labels = %v", s.Name, s.Labels)
 			}
 		}
@@ -852,4 +853,55 @@ func TestRayServiceDecideLifecycle(t *testing.T) {
 			t.Fatalf("UpdateClusters = %+v", p.UpdateClusters)
 		}
 	})
+}
+
+// Taking over a RayService from KubeRay: its Services carry KubeRay's labels
+// (no ray.io/cluster) and select the cluster KubeRay made active. raydar
+// adopts them (owned by the RayService's UID): no create, traffic stays on
+// the cluster they select, and labels raydar used to add are not added.
+func TestRayServiceDecideAdoptsKubeRayServices(t *testing.T) {
+	e := newRSEnv(t, rsTestService())
+	old := e.cluster("kold1", 2*time.Hour)
+	cur := e.cluster("kcur1", time.Hour) // newer, same spec: would win without the Services
+	for _, rc := range []*rayv1.RayCluster{old, cur} {
+		e.pods(rc, "true", "true", true)
+		e.submitted(rc)
+		e.probe(rc, dashboard.AppRunning, true)
+	}
+	e.services(old)
+	// As KubeRay labels them.
+	e.o.HeadService.Labels = map[string]string{rayv1.RayOriginatedFromCRNameLabelKey: "svc", rayv1.RayOriginatedFromCRDLabelKey: "RayService",
+		rayv1.RayNodeTypeLabelKey: "head", rayv1.RayIDLabelKey: "svc-head"}
+	e.o.ServeService.Labels = map[string]string{rayv1.RayOriginatedFromCRNameLabelKey: "svc", rayv1.RayOriginatedFromCRDLabelKey: "RayService",
+		rayv1.RayClusterServingServiceLabelKey: "svc-serve"}
+	e.o.Service.Status.ActiveServiceStatus.RayClusterName = ""
+	e.o.Probes[old.Name].Active = true
+	e.o.ServeEndpoints = 2
+
+	p := decideRayService(e.o)
+	if len(p.CreateServices) != 0 {
+		t.Fatalf("created %d Services over KubeRay's", len(p.CreateServices))
+	}
+	for _, s := range p.UpdateServices {
+		if s.Spec.Selector[rayv1.RayClusterLabelKey] != old.Name {
+			t.Fatalf("%s re-pointed to %v: traffic must stay where KubeRay left it", s.Name, s.Spec.Selector)
+		}
+	}
+	if p.Status.ActiveServiceStatus.RayClusterName != old.Name {
+		t.Fatalf("active = %q, want %q (the one the serve Service selects)", p.Status.ActiveServiceStatus.RayClusterName, old.Name)
+	}
+	for _, s := range []*corev1.Service{rsBuildHeadService(e.o.Service, old, defaultBuildConfig()), rsBuildServeService(e.o.Service, old)} {
+		if upd := rsServiceUpdate(s, s); upd != nil {
+			t.Fatal("a Service as built needs an update")
+		}
+		if _, has := s.Labels[rayv1.RayClusterLabelKey]; has {
+			t.Fatalf("%s labelled %v", s.Name, s.Labels)
+		}
+	}
+	// A Service an earlier raydar labelled ray.io/cluster loses the label.
+	stale := rsBuildServeService(e.o.Service, old)
+	stale.Labels[rayv1.RayClusterLabelKey] = "svc-gone1"
+	if upd := rsServiceUpdate(stale, rsBuildServeService(e.o.Service, old)); upd == nil || upd.Labels[rayv1.RayClusterLabelKey] != "" {
+		t.Fatalf("stale ray.io/cluster label kept: %+v", upd)
+	}
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -266,6 +267,16 @@ func TestIntegrationRayServiceBringUp(t *testing.T) {
 	}
 	if head.Spec.Selector[rayv1.RayClusterLabelKey] != active || head.Spec.Selector[rayv1.RayNodeTypeLabelKey] != "head" {
 		t.Errorf("head Service selector %v", head.Spec.Selector)
+	}
+	// KubeRay's labels on both (so raydar sees the Services KubeRay made,
+	// which carry no ray.io/cluster, and makes the same).
+	if want := map[string]string{rayv1.RayOriginatedFromCRNameLabelKey: "svc", rayv1.RayOriginatedFromCRDLabelKey: "RayService",
+		rayv1.RayNodeTypeLabelKey: "head", rayv1.RayIDLabelKey: "svc-head"}; !maps.Equal(head.Labels, want) {
+		t.Errorf("head Service labels %v, want %v", head.Labels, want)
+	}
+	if want := map[string]string{rayv1.RayOriginatedFromCRNameLabelKey: "svc", rayv1.RayOriginatedFromCRDLabelKey: "RayService",
+		rayv1.RayClusterServingServiceLabelKey: "svc-serve"}; !maps.Equal(svc.Labels, want) {
+		t.Errorf("serve Service labels %v, want %v", svc.Labels, want)
 	}
 	heads, _ := clusterPods(t, h.ns, active)
 	if len(heads) != 1 || heads[0].Labels[rayv1.RayClusterServingServiceLabelKey] != "true" {

@@ -167,15 +167,21 @@ func SetupRayServiceReconciler(mgr manager.Manager, opts RayServiceOptions) erro
 		}
 	}
 
-	// EndpointSlices are watched in a cache of their own, holding only the
-	// slices of RayService serve Services (the EndpointSlice controller
-	// copies the Service's labels, ray.io/originated-from-crd among them).
+	// The RayServices' Services and the EndpointSlices of their serve
+	// Services are watched in a cache of their own, holding only objects
+	// labelled ray.io/originated-from-crd=RayService (the EndpointSlice
+	// controller copies the Service's labels). KubeRay labels these
+	// Services without ray.io/cluster, so the shared cache (Services of
+	// clusters) does not hold those it made: raydar must see them to adopt
+	// them.
+	ofRayServices := labels.SelectorFromSet(labels.Set{rayv1.RayOriginatedFromCRDLabelKey: rayv1.KindRayService})
 	sliceOpts := cache.Options{
 		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
 		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{&discoveryv1.EndpointSlice{}: {
-			Label: labels.SelectorFromSet(labels.Set{rayv1.RayOriginatedFromCRDLabelKey: rayv1.KindRayService}),
-		}},
+		ByObject: map[client.Object]cache.ByObject{
+			&discoveryv1.EndpointSlice{}: {Label: ofRayServices},
+			&corev1.Service{}:            {Label: ofRayServices},
+		},
 	}
 	if len(namespaces) > 0 {
 		sliceOpts.DefaultNamespaces = map[string]cache.Config{}
@@ -212,7 +218,6 @@ func SetupRayServiceReconciler(mgr manager.Manager, opts RayServiceOptions) erro
 		Named("rayservice").
 		For(&rayv1.RayService{}, builder.WithPredicates(rsPredicate)).
 		Owns(&rayv1.RayCluster{}).
-		Owns(&corev1.Service{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToRayService), builder.WithPredicates(podPredicate)).
 		WatchesRawSource(source.Kind(slices, &discoveryv1.EndpointSlice{},
 			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, s *discoveryv1.EndpointSlice) []reconcile.Request {
@@ -221,6 +226,8 @@ func SetupRayServiceReconciler(mgr manager.Manager, opts RayServiceOptions) erro
 				}
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Labels[rayv1.RayOriginatedFromCRNameLabelKey]}}}
 			}))).
+		WatchesRawSource(source.Kind(slices, &corev1.Service{},
+			handler.TypedEnqueueRequestForOwner[*corev1.Service](mgr.GetScheme(), mgr.GetRESTMapper(), &rayv1.RayService{}, handler.OnlyControllerOwner()))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency, SkipNameValidation: &skipNames}).
 		Complete(r)
 	if err != nil {
@@ -233,7 +240,7 @@ func SetupRayServiceReconciler(mgr manager.Manager, opts RayServiceOptions) erro
 type rayServiceReconciler struct {
 	client         client.Client // reads from the shared cache, writes to the API server
 	api            client.Reader
-	slices         client.Reader // EndpointSlices of serve Services
+	slices         client.Reader // the Services of RayServices and the EndpointSlices of serve Services
 	recorder       recorder.EventRecorder
 	dash           raydash.Resolver
 	proxy          ServeProxyChecker
@@ -469,7 +476,7 @@ func (r *rayServiceReconciler) observe(ctx context.Context, rs *rayv1.RayService
 
 func (r *rayServiceReconciler) getService(ctx context.Context, ns, name string, now time.Time) (*corev1.Service, error) {
 	svc := &corev1.Service{}
-	err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc)
+	err := r.slices.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc)
 	switch {
 	case apierrors.IsNotFound(err):
 		svc = nil
