@@ -176,10 +176,10 @@ type rjSubmit struct {
 // Reasons of RayJob Events and conditions that are not in rayapi/v1.
 const (
 	rjReasonCreatedCluster       = "CreatedRayCluster"
-	rjReasonCreatedSubmitter     = "CreatedSubmitterJob"
+	rjReasonCreatedSubmitter     = "CreatedRayJobSubmitter" // KubeRay's reasons where it has one
 	rjReasonDeletedCluster       = "DeletedRayCluster"
-	rjReasonDeletedSubmitter     = "DeletedSubmitterJob"
-	rjReasonSuspendedWorkers     = "DeletedWorkers"
+	rjReasonDeletedSubmitter     = "DeletedRayJobSubmitter"
+	rjReasonSuspendedWorkers     = "UpdatedRayCluster"
 	rjReasonSubmitted            = "Submitted"
 	rjReasonWaitingForCluster    = "WaitingForCluster"
 	rjReasonClusterNotFound      = "ClusterNotFound"
@@ -205,7 +205,14 @@ const (
 	rjReasonNotFailed            = "NotFailed"
 	rjReasonNotSuspended         = "NotSuspended"
 	rjReasonStopped              = "Stopped"
-	rjReasonCreateFailed         = "FailedCreate"
+	rjReasonCreateClusterFailed  = "FailedToCreateRayCluster"
+	rjReasonCreateSubFailed      = "FailedToCreateRayJobSubmitter"
+	rjReasonDeleteClusterFailed  = "FailedToDeleteRayCluster"
+	rjReasonDeleteSubFailed      = "FailedToDeleteRayJobSubmitter"
+	rjReasonUpdateClusterFailed  = "FailedToUpdateRayCluster"
+	rjReasonInvalidMetadata      = "InvalidRayJobMetadata"
+	rjReasonInvalidStatus        = "InvalidRayJobStatus"
+	rjReasonClusterNotFoundEvent = "RayClusterNotFound"
 	rjReasonDeleteFailed         = "FailedDelete"
 	rjReasonSubmitFailed         = "FailedSubmit"
 	// KubeRay's reasons for the RayJob's head Service.
@@ -256,11 +263,20 @@ func rjDecide(o *rjObserved) *rjPlan {
 	// Validation.
 	errs := rayv1.ValidateRayJob(j)
 	errs = append(errs, unsupportedRayJob(j)...)
-	errs = append(errs, rayv1.ValidateRayJobStatus(j)...)
+	statusErrs := rayv1.ValidateRayJobStatus(j)
+	// KubeRay's Event reason says which part is invalid.
+	reason := rjReasonInvalidSpec
+	switch {
+	case len(errs) > 0 && strings.HasPrefix(errs[0].Field, "metadata"):
+		reason = rjReasonInvalidMetadata
+	case len(errs) == 0 && len(statusErrs) > 0:
+		reason = rjReasonInvalidStatus
+	}
+	errs = append(errs, statusErrs...)
 	if len(errs) > 0 {
 		msg := truncate(errs.ToAggregate().Error(), 1000)
 		if st.JobDeploymentStatus != rayv1.JobDeploymentStatusValidationFailed || st.Message != msg {
-			p.Events = append(p.Events, event{Type: corev1.EventTypeWarning, Reason: rjReasonInvalidSpec, Action: "Validate",
+			p.Events = append(p.Events, event{Type: corev1.EventTypeWarning, Reason: reason, Action: "Validate",
 				Message: "The RayJob spec is invalid, nothing is created: " + msg})
 		}
 		st.JobDeploymentStatus = rayv1.JobDeploymentStatusValidationFailed
@@ -458,7 +474,12 @@ func rjEnsureCluster(o *rjObserved, p *rjPlan) bool {
 	rc := o.Cluster
 	if j.Spec.UsesClusterSelector() {
 		if rc == nil {
-			st.Message = fmt.Sprintf("Waiting for RayCluster %s (spec.clusterSelector) to exist", st.RayClusterName)
+			msg := fmt.Sprintf("Waiting for RayCluster %s (spec.clusterSelector) to exist", st.RayClusterName)
+			if st.Message != msg {
+				p.Events = append(p.Events, event{Type: corev1.EventTypeWarning, Reason: rjReasonClusterNotFoundEvent, Action: "Validate",
+					Message: fmt.Sprintf("RayCluster %s/%s set in the clusterSelector is not found", j.Namespace, st.RayClusterName)})
+			}
+			st.Message = msg
 			return false
 		}
 		return rc.DeletionTimestamp == nil
@@ -503,7 +524,7 @@ func rjDecideInitializing(o *rjObserved, p *rjPlan) {
 		} else if !rjOwns(j, o.Submitter.OwnerReferences) {
 			msg := fmt.Sprintf("A Job named %s exists but does not belong to this RayJob; waiting for it to go", o.Submitter.Name)
 			if st.Message != msg {
-				p.Events = append(p.Events, event{Type: corev1.EventTypeWarning, Reason: rjReasonCreateFailed, Action: "Create", Message: msg})
+				p.Events = append(p.Events, event{Type: corev1.EventTypeWarning, Reason: rjReasonCreateSubFailed, Action: "Create", Message: msg})
 			}
 			st.Message = msg
 			rjRequeue(p, 30*time.Second)

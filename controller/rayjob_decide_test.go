@@ -1110,3 +1110,18 @@ func rjApplied(j *rayv1.RayJob, p *rjPlan) *rayv1.RayJob {
 	}
 	return out
 }
+
+// KubeRay's Event reasons users alert on: a clusterSelector naming a
+// cluster that does not exist gives RayClusterNotFound (once per message).
+func TestRayJobDecideSelectedClusterNotFoundEvent(t *testing.T) {
+	j := rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), selector("missing"))
+	j.Status.RayClusterName = "missing"
+	p := rjDecide(observe(j, t0.Add(time.Second)))
+	if !hasEvent(p, rjReasonClusterNotFoundEvent, "ns/missing set in the clusterSelector is not found") {
+		t.Fatal(rjEvents(p))
+	}
+	j.Status = p.Status
+	if p := rjDecide(observe(j, t0.Add(2*time.Second))); hasEvent(p, rjReasonClusterNotFoundEvent, "") {
+		t.Fatal("repeated:", rjEvents(p))
+	}
+}

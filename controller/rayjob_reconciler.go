@@ -604,7 +604,7 @@ func (r *rayJobReconciler) act(ctx context.Context, o *rjObserved, p *rjPlan) (c
 				Message: fmt.Sprintf("Created RayCluster %s for the Ray job", c.Name)})
 		case apierrors.IsAlreadyExists(err):
 		default:
-			fail("create-cluster", rjReasonCreateFailed, "Create", "Failed to create RayCluster "+c.Name, err)
+			fail("create-cluster", rjReasonCreateClusterFailed, "Create", "Failed to create RayCluster "+c.Name, err)
 		}
 	}
 	if j := p.CreateSubmitter; j != nil {
@@ -615,7 +615,7 @@ func (r *rayJobReconciler) act(ctx context.Context, o *rjObserved, p *rjPlan) (c
 				Message: fmt.Sprintf("Created submitter Job %s (submits Ray job %s to %s)", j.Name, rj.Status.JobId, rj.Status.DashboardURL)})
 		case apierrors.IsAlreadyExists(err):
 		default:
-			fail("create-submitter", rjReasonCreateFailed, "Create", "Failed to create the submitter Job "+j.Name, err)
+			fail("create-submitter", rjReasonCreateSubFailed, "Create", "Failed to create the submitter Job "+j.Name, err)
 		}
 	}
 	if s := p.CreateHeadService; s != nil {
@@ -644,7 +644,7 @@ func (r *rayJobReconciler) act(ctx context.Context, o *rjObserved, p *rjPlan) (c
 	}
 	if d := p.DeleteCluster; d != nil {
 		if err := r.deleteChild(ctx, &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: rj.Namespace, Name: d.Name}}, d); err != nil {
-			fail("delete-cluster", rjReasonDeleteFailed, "Delete", "Failed to delete RayCluster "+d.Name, err)
+			fail("delete-cluster", rjReasonDeleteClusterFailed, "Delete", "Failed to delete RayCluster "+d.Name, err)
 		} else {
 			r.event(rj, event{Type: corev1.EventTypeNormal, Reason: rjReasonDeletedCluster, Action: "Delete",
 				Message: fmt.Sprintf("Deleted RayCluster %s: %s", d.Name, d.Reason)})
@@ -652,7 +652,7 @@ func (r *rayJobReconciler) act(ctx context.Context, o *rjObserved, p *rjPlan) (c
 	}
 	if d := p.DeleteSubmitter; d != nil {
 		if err := r.deleteChild(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: rj.Namespace, Name: d.Name}}, d); err != nil {
-			fail("delete-submitter", rjReasonDeleteFailed, "Delete", "Failed to delete the submitter Job "+d.Name, err)
+			fail("delete-submitter", rjReasonDeleteSubFailed, "Delete", "Failed to delete the submitter Job "+d.Name, err)
 		} else {
 			r.event(rj, event{Type: corev1.EventTypeNormal, Reason: rjReasonDeletedSubmitter, Action: "Delete",
 				Message: fmt.Sprintf("Deleted submitter Job %s: %s", d.Name, d.Reason)})
@@ -660,7 +660,7 @@ func (r *rayJobReconciler) act(ctx context.Context, o *rjObserved, p *rjPlan) (c
 	}
 	if name := p.SuspendWorkers; name != "" {
 		if err := r.suspendWorkers(ctx, rj.Namespace, name); err != nil {
-			fail("suspend-workers", rjReasonDeleteFailed, "Delete", "Failed to suspend the worker groups of RayCluster "+name, err)
+			fail("suspend-workers", rjReasonUpdateClusterFailed, "Update", "Failed to suspend the worker groups of RayCluster "+name, err)
 		} else {
 			r.event(rj, event{Type: corev1.EventTypeNormal, Reason: rjReasonSuspendedWorkers, Action: "Delete",
 				Message: fmt.Sprintf("Suspended every worker group of RayCluster %s (its worker pods go): deletion rule DeleteWorkers", name)})
