@@ -395,6 +395,25 @@ func rsBuildServeService(rs *rayv1.RayService, active *rayv1.RayCluster) *corev1
 		rayv1.RayClusterLabelKey:               active.Name,
 		rayv1.RayClusterServingServiceLabelKey: "true",
 	}
+	// KubeRay v1.7.0's ports: the active cluster's head container ports
+	// named "serve" or "serve-*"; a port of spec.serveService with the same
+	// name replaces the detected one (keeping its appProtocol, say); with
+	// none detected, spec.serveService's ports as given. The API server
+	// fills protocol and targetPort.
+	if auto := servePorts(&active.Spec); len(auto) > 0 {
+		user := map[string]corev1.ServicePort{}
+		for _, p := range svc.Spec.Ports {
+			user[p.Name] = p
+		}
+		ports := make([]corev1.ServicePort, 0, len(auto))
+		for _, p := range auto {
+			if u, ok := user[p.Name]; ok {
+				p = u
+			}
+			ports = append(ports, p)
+		}
+		svc.Spec.Ports = ports
+	}
 	if len(svc.Spec.Ports) == 0 {
 		p := rsServePort(active)
 		svc.Spec.Ports = []corev1.ServicePort{{Name: rayv1.ServingPortName, Port: p, TargetPort: intstr.FromInt32(p), Protocol: corev1.ProtocolTCP}}

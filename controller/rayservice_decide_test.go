@@ -905,3 +905,24 @@ func TestRayServiceDecideAdoptsKubeRayServices(t *testing.T) {
 		t.Fatalf("stale ray.io/cluster label kept: %+v", upd)
 	}
 }
+
+// The serve Service's ports, as KubeRay v1.7.0 builds them: every head
+// container port named serve or serve-*, a same-named port of
+// spec.serveService in its place; its type from headGroupSpec.serviceType.
+func TestRayServiceServeServicePorts(t *testing.T) {
+	rs := rsTestService()
+	c := &rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0]
+	c.Ports = []corev1.ContainerPort{{Name: "dashboard", ContainerPort: 8265}, {Name: "serve", ContainerPort: 8000}, {Name: "serve-grpc", ContainerPort: 9000}}
+	rs.Spec.RayClusterSpec.HeadGroupSpec.ServiceType = corev1.ServiceTypeNodePort
+	h2c := "kubernetes.io/h2c"
+	rs.Spec.ServeService = &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "serve-grpc", Port: 9000, AppProtocol: &h2c}, {Name: "other", Port: 1}}}}
+	rc := rsBuildCluster(rs, "svc-abcde")
+	svc := rsBuildServeService(rs, rc)
+	if len(svc.Spec.Ports) != 2 || svc.Spec.Ports[0].Name != "serve" || svc.Spec.Ports[0].Port != 8000 ||
+		svc.Spec.Ports[1].Name != "serve-grpc" || svc.Spec.Ports[1].AppProtocol == nil || *svc.Spec.Ports[1].AppProtocol != h2c {
+		t.Fatalf("ports %+v", svc.Spec.Ports)
+	}
+	if svc.Spec.Type != corev1.ServiceTypeNodePort {
+		t.Fatalf("type %q, want the head group's NodePort", svc.Spec.Type)
+	}
+}
