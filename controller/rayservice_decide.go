@@ -229,20 +229,21 @@ func (p *rsPlan) eventf(typ, reason, action, format string, args ...any) {
 // Event reasons of the RayService reconciler.
 const (
 	reasonRSInvalidSpec          = "InvalidRayServiceSpec" // KubeRay's utils.InvalidRayServiceSpec
-	reasonRSClusterCreated       = "RayClusterCreated"
-	reasonRSClusterUpdated       = "RayClusterUpdated"
-	reasonRSClusterDeleted       = "RayClusterDeleted"
-	reasonRSServeSubmitted       = "ServeConfigSubmitted"
-	reasonRSServeRejected        = "ServeConfigRejected"
+	reasonRSClusterCreated       = "CreatedRayCluster"     // KubeRay's reasons where it has one
+	reasonRSClusterUpdated       = "UpdatedRayCluster"
+	reasonRSClusterDeleted       = "DeletedRayCluster"
+	reasonRSServeSubmitted       = "UpdatedServeApplications"
+	reasonRSServeRejected        = "FailedToUpdateServeApplications"
 	reasonRSTrafficSwitched      = "TrafficSwitched"
-	reasonRSServiceCreated       = "ServiceCreated"
-	reasonRSServiceUpdated       = "ServiceUpdated"
+	reasonRSServiceCreated       = "CreatedService"
+	reasonRSServiceUpdated       = "UpdatedService"
 	reasonRSUpgradeSkipped       = "UpgradeSkipped"
 	reasonRSSuspending           = "Suspending"
 	reasonRSSuspended            = "Suspended"
 	reasonRSResumed              = "Resumed"
 	reasonRSApplicationFailed    = "ServeApplicationFailed"
 	reasonRSDashboardUnreachable = "DashboardUnreachable"
+	reasonRSClusterCreateFailed  = "FailedToCreateRayCluster"
 )
 
 // rsPhase describes where a cluster is on its way to serving, for the

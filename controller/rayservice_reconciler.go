@@ -621,7 +621,7 @@ func (r *rayServiceReconciler) act(ctx context.Context, obs *rsObserved, p *rsPl
 		r.overlay.expectCluster(c, now)
 		if err := r.client.Create(ctx, c); err != nil && !apierrors.IsAlreadyExists(err) {
 			r.overlay.forgetCluster(c)
-			r.recorder.Eventf(rs, nil, corev1.EventTypeWarning, reasonRSClusterCreated, "Create", "Creating RayCluster %s failed: %v", c.Name, err)
+			r.recorder.Eventf(rs, nil, corev1.EventTypeWarning, reasonRSClusterCreateFailed, "Create", "Creating RayCluster %s failed: %v", c.Name, err)
 			fail(fmt.Errorf("creating RayCluster %s: %w", c.Name, err))
 		} else if err == nil {
 			r.overlay.createdCluster(c, now)
