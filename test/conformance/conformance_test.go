@@ -38,6 +38,7 @@ var compared = []struct {
 	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}, "RayCluster"},
 	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayjobs"}, "RayJob"},
 	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayservices"}, "RayService"},
+	{schema.GroupVersionResource{Version: "v1", Resource: "events"}, "Event"},
 }
 
 // Settling: how often both sides are read, and how long a manifest may
@@ -211,9 +212,24 @@ func (r *manifestRun) seenByOperator(objs []unstructured.Unstructured) bool {
 // pods, which follow from the Job compared).
 func (r *manifestRun) filter(objs []unstructured.Unstructured) []unstructured.Unstructured {
 	var out []unstructured.Unstructured
+	warnings := map[string]map[string]any{} // involved object -> reasons
 	for _, o := range objs {
 		k, n := o.GetKind(), o.GetName()
 		switch {
+		case k == "Event":
+			// Warning Events are what users alert on: each object must get
+			// the same reasons (how often, and Normal Events, are each
+			// operator's own).
+			if t, _ := o.Object["type"].(string); t == "Warning" {
+				kind, _, _ := unstructured.NestedString(o.Object, "involvedObject", "kind")
+				name, _, _ := unstructured.NestedString(o.Object, "involvedObject", "name")
+				reason, _ := o.Object["reason"].(string)
+				key := kind + "-" + name
+				if warnings[key] == nil {
+					warnings[key] = map[string]any{}
+				}
+				warnings[key][reason] = true
+			}
 		case r.applied[k+"/"+n] && !isRayKind(k):
 		case k == "ServiceAccount" && n == "default":
 		case k == "ConfigMap" && n == "kube-root-ca.crt":
@@ -221,6 +237,12 @@ func (r *manifestRun) filter(objs []unstructured.Unstructured) []unstructured.Un
 		default:
 			out = append(out, o)
 		}
+	}
+	for key, reasons := range warnings {
+		w := unstructured.Unstructured{Object: map[string]any{"reasons": reasons}}
+		w.SetKind("Warnings")
+		w.SetName(key)
+		out = append(out, w)
 	}
 	return out
 }

@@ -154,12 +154,13 @@ type Intended struct {
 	Manifest string `json:"manifest"`
 	Object   string `json:"object"`
 	Path     string `json:"path"`
-	// Raydar, when set, is a glob the raydar value must match (so an entry
-	// does not excuse any value at that path).
-	Raydar string `json:"raydar,omitempty"`
-	Why    string `json:"why"`
+	// KubeRay and Raydar, when set, are globs each side's value must match
+	// (so an entry does not excuse any value at that path).
+	KubeRay string `json:"kuberay,omitempty"`
+	Raydar  string `json:"raydar,omitempty"`
+	Why     string `json:"why"`
 
-	manifest, object, path, raydar *regexp.Regexp
+	manifest, object, path, kuberay, raydar *regexp.Regexp
 }
 
 // LoadIntended reads the list of intended differences.
@@ -183,6 +184,9 @@ func LoadIntended(file string) ([]*Intended, error) {
 			e.Object = "*"
 		}
 		e.manifest, e.object, e.path = glob(e.Manifest), glob(e.Object), glob(e.Path)
+		if e.KubeRay != "" {
+			e.kuberay = glob(e.KubeRay)
+		}
 		if e.Raydar != "" {
 			e.raydar = glob(e.Raydar)
 		}
@@ -193,7 +197,7 @@ func LoadIntended(file string) ([]*Intended, error) {
 // Matches reports whether d is this intended difference.
 func (e *Intended) Matches(d Diff) bool {
 	return e.manifest.MatchString(d.Manifest) && e.object.MatchString(d.Object) && e.path.MatchString(d.Path) &&
-		(e.raydar == nil || e.raydar.MatchString(d.Raydar))
+		(e.kuberay == nil || e.kuberay.MatchString(d.KubeRay)) && (e.raydar == nil || e.raydar.MatchString(d.Raydar))
 }
 
 func (e *Intended) String() string {

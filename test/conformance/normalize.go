@@ -214,17 +214,15 @@ func normalizeRayStatus(status map[string]any, generation int64) {
 			}
 		}
 	}
-	if head, ok := status["head"].(map[string]any); ok {
-		for _, k := range []string{"podIP", "serviceIP"} {
-			delete(head, k)
-		}
-	}
 	var walk func(v any)
 	walk = func(v any) {
 		switch t := v.(type) {
 		case map[string]any:
-			delete(t, "message")
-			delete(t, "lastTransitionTime")
+			// Also inside the copies of a cluster's status that RayJob
+			// and RayService statuses hold.
+			for _, k := range []string{"message", "lastTransitionTime", "podIP", "serviceIP"} {
+				delete(t, k)
+			}
 			for _, c := range t {
 				walk(c)
 			}
