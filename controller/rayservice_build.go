@@ -191,13 +191,16 @@ func rsBuildCluster(rs *rayv1.RayService, name string) *rayv1.RayCluster {
 		labels[k] = v
 	}
 	maps.Copy(labels, rsOriginLabels(rs))
-	ann := map[string]string{}
-	for k, v := range rs.Annotations {
-		if k == corev1.LastAppliedConfigAnnotation {
-			continue
-		}
-		ann[k] = v
+	// Every annotation of the RayService, kubectl's last-applied
+	// configuration too, as KubeRay's constructRayClusterForRayService
+	// copies them, and the operator version KubeRay records (raydar's
+	// value: a KubeRay that takes over re-stamps such a cluster in place
+	// instead of comparing hashes it computes differently).
+	ann := maps.Clone(rs.Annotations)
+	if ann == nil {
+		ann = map[string]string{}
 	}
+	ann[rayv1.KubeRayVersion] = kuberayVersionValue
 	ann[rayv1.HashWithoutReplicasAndWorkersToDeleteKey] = rsClusterHash(&rs.Spec.RayClusterSpec, -1)
 	ann[rayv1.NumWorkerGroupsKey] = strconv.Itoa(len(spec.WorkerGroupSpecs))
 	ann[rsReplicasHashKey] = rsReplicasHash(&rs.Spec.RayClusterSpec)

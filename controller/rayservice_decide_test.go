@@ -926,3 +926,19 @@ func TestRayServiceServeServicePorts(t *testing.T) {
 		t.Fatalf("type %q, want the head group's NodePort", svc.Spec.Type)
 	}
 }
+
+// The RayService's annotations reach its cluster as KubeRay copies them
+// (kubectl's last-applied too), with the operator version annotation.
+func TestRayServiceClusterAnnotations(t *testing.T) {
+	rs := rsTestService()
+	rs.Annotations = map[string]string{corev1.LastAppliedConfigAnnotation: "{}", "team.io/x": "1"}
+	rc := rsBuildCluster(rs, "svc-abcde")
+	for k, v := range map[string]string{corev1.LastAppliedConfigAnnotation: "{}", "team.io/x": "1", rayv1.KubeRayVersion: kuberayVersionValue} {
+		if rc.Annotations[k] != v {
+			t.Fatalf("annotation %s=%q, want %q (all: %v)", k, rc.Annotations[k], v, rc.Annotations)
+		}
+	}
+	if rs.Annotations[rayv1.KubeRayVersion] != "" {
+		t.Fatal("the RayService's annotations were modified")
+	}
+}
