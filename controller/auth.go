@@ -153,9 +153,10 @@ func addAutoscalerTokenAuth(rc *rayv1.RayCluster, c *corev1.Container, secretNam
 	c.Env = slices.Insert(c.Env, at, add...)
 }
 
-// reasonFailedCreateAuthSecret is the ReplicaFailure reason (and Warning
-// Event) of a failed auth Secret creation; no pod is created in that pass,
-// as in KubeRay, where the error ends the pass before reconcilePods.
+// reasonFailedCreateAuthSecret is raydar's Warning Event of a failed auth
+// Secret creation (KubeRay emits none, and sets no ReplicaFailure: the
+// condition is left as it was); no pod is created in that pass, as in
+// KubeRay, where the error ends the pass before reconcilePods.
 const reasonFailedCreateAuthSecret = "FailedCreateAuthSecret"
 
 // decideAuthSecret plans the auth Secret when the cluster needs it and it
@@ -229,7 +230,7 @@ func (r *reconciler) createAuthSecret(ctx context.Context, rc *rayv1.RayCluster,
 		return true
 	default:
 		// The error is the API server's; it never contains the request body.
-		out.fail(reasonFailedCreateAuthSecret, fmt.Sprintf("creating the auth Secret %s: %v", s.Name, err))
+		out.fail(reasonFailedCreateAuthSecret, fmt.Sprintf("Failed creating auth Secret %s/%s, %v", s.Namespace, s.Name, err))
 		return false
 	}
 }

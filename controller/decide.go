@@ -97,9 +97,6 @@ type plan struct {
 	Invalid field.ErrorList
 	// SkipStatus: the cluster is being deleted; its status is not written.
 	SkipStatus bool
-	// ResetProvisioned: all pods are being replaced (suspend, Recreate), so
-	// RayClusterProvisioned starts over.
-	ResetProvisioned bool
 	// Status is the status the cluster has if the plan succeeds.
 	Status rayv1.RayClusterStatus
 	// RequeueAfter asks for another pass even without a watch event.
@@ -114,7 +111,7 @@ type podStamp struct {
 
 // Reasons of Events that are not ReplicaFailure reasons (those are in rayapi/v1).
 const (
-	reasonInvalidSpec        = "InvalidRayClusterSpec" // KubeRay's utils.InvalidRayClusterSpec
+	reasonInvalidSpec        = rayv1.EventInvalidRayClusterSpec
 	reasonValidationFailed   = string(rayv1.ValidationFailed)
 	reasonSuspending         = "Suspending"
 	reasonSuspended          = "Suspended"
@@ -251,7 +248,14 @@ func decidePods(o *observed, p *plan) {
 		if len(active) > 0 {
 			deleteAll(p, active, "the cluster is suspended")
 		}
-		p.ResetProvisioned = true
+		return
+	}
+	// Suspended: nothing is created until a pass has recorded the resume
+	// (spec.suspend false) in the status, as in KubeRay v1.7.0
+	// (reconcilePods returns while RayClusterSuspended is true). Removing
+	// spec.suspend instead of setting it false leaves the cluster
+	// suspended there too.
+	if suspendStatus(rc.Status.Conditions) == rayv1.RayClusterSuspended {
 		return
 	}
 
@@ -276,7 +280,6 @@ func decidePods(o *observed, p *plan) {
 			if h, ok := pod.Annotations[rayv1.UpgradeStrategyRecreateHashKey]; ok && h != hash {
 				p.StampPods = nil
 				deleteAll(p, active, "upgradeStrategy Recreate: the pod templates changed")
-				p.ResetProvisioned = true
 				p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: reasonRecreate, Action: "Upgrade",
 					Message: fmt.Sprintf("Pod templates changed (hash %s, pod %s has %s): deleting all %d pods to recreate them",
 						hash, pod.Name, h, len(active))})

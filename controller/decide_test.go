@@ -365,18 +365,33 @@ func TestDecideSuspend(t *testing.T) {
 		t.Error("no transition time for suspended")
 	}
 
-	// 4. Resume: pods are created again, Suspended false.
+	// 4. suspend removed (not set false): KubeRay keeps the cluster
+	// suspended (v1.7.0 calculateStatus resumes only on suspend: false).
 	rc.Status = p.Status
+	rc.Spec.Suspend = nil
+	p = decide(obsOf(rc, headSvc(rc)))
+	if len(p.CreatePods) != 0 || !rayv1.IsConditionTrue(p.Status.Conditions, string(rayv1.RayClusterSuspended)) {
+		t.Fatalf("suspend removed: created %d pods, conds=%+v", len(p.CreatePods), p.Status.Conditions)
+	}
+
+	// 5. Resume: first Suspended goes false, no pod yet (KubeRay's
+	// reconcilePods returns while the status still says suspended) ...
 	rc.Spec.Suspend = ptr(false)
 	p = decide(obsOf(rc, headSvc(rc)))
-	if heads, w := creations(p); heads != 1 || w["small"] != 2 {
-		t.Fatalf("resume created heads=%d workers=%v", heads, w)
+	if len(p.CreatePods) != 0 {
+		t.Fatalf("resume created %d pods before recording it", len(p.CreatePods))
 	}
 	if c := condOf(p.Status, rayv1.RayClusterSuspended); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("Suspended after resume = %+v", c)
 	}
 	if len(p.Events) != 1 || p.Events[0].Reason != reasonResumed {
 		t.Errorf("events = %+v", p.Events)
+	}
+	// ... then the pods are created again.
+	rc.Status = p.Status
+	p = decide(obsOf(rc, headSvc(rc)))
+	if heads, w := creations(p); heads != 1 || w["small"] != 2 {
+		t.Fatalf("resume created heads=%d workers=%v", heads, w)
 	}
 }
 

@@ -6,110 +6,142 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// Event reasons of write outcomes.
-const (
-	reasonCreated           = "Created"
-	reasonCreatedHeadPod    = "CreatedHeadPod"
-	reasonCreatedWorkerPods = "CreatedWorkerPods"
-	reasonCreatedService    = "CreatedService"
-	reasonDeletedHeadPod    = "DeletedHeadPod"
-	reasonDeletedWorkerPods = "DeletedWorkerPods"
-	reasonDeletedPods       = "DeletedPods"
-)
+// reasonCreated is the reason of raydar's Events for objects KubeRay
+// creates without an Event of its own (the auth Secret).
+const reasonCreated = "Created"
 
 // maxNamesInEvent bounds the pod names listed in one Event.
 const maxNamesInEvent = 10
 
-// summarizeEvents turns what a pass did into few, informative Events: one
-// for everything created, one per reason things were deleted, one per kind
-// of failure. Every object created or deleted is named (up to a limit).
+// summarizeEvents turns what a pass did into Events with KubeRay's reasons
+// (v1.7.0 utils.K8sEventType; rayapi/v1 Event*): one per reason, and per
+// worker group for worker pods, where KubeRay emits one per object. An
+// Event about one object has KubeRay's message; one about several names
+// them all (up to a limit). Deletions are grouped by why, which the
+// message says. Failures are Warnings, one per reason, their messages
+// KubeRay's, joined.
 func summarizeEvents(p *plan, out *outcome) []event {
 	var evs []event
+	normal := func(reason, action, msg string) {
+		evs = append(evs, event{Type: corev1.EventTypeNormal, Reason: reason, Action: action, Message: msg})
+	}
 
 	// Creations.
-	var parts []string
-	kinds := map[string]bool{}
 	for _, s := range out.createdServices {
-		parts = append(parts, "Service "+s.Name)
-		kinds[reasonCreatedService] = true
+		normal(rayv1.EventCreatedService, "Create", "Created service "+s.Namespace+"/"+s.Name)
 	}
 	for _, o := range out.createdRBAC {
-		parts = append(parts, "autoscaler "+kindOf(o)+" "+o.GetName())
-		kinds[reasonCreated] = true
+		reason, what := rbacEvent(o, true)
+		normal(reason, "Create", "Created "+what+" "+o.GetNamespace()+"/"+o.GetName())
 	}
-	workers := map[string][]string{}
+	workers := map[string][]*corev1.Pod{}
 	for _, pod := range out.createdPods {
 		if isHeadPod(pod) {
-			parts = append(parts, "head pod "+pod.Name)
-			kinds[reasonCreatedHeadPod] = true
+			normal(rayv1.EventCreatedHeadPod, "Create", "Created head Pod "+pod.Namespace+"/"+pod.Name)
 			continue
 		}
-		workers[podGroup(pod)] = append(workers[podGroup(pod)], pod.Name)
-		kinds[reasonCreatedWorkerPods] = true
+		workers[podGroup(pod)] = append(workers[podGroup(pod)], pod)
 	}
 	for _, g := range sortedKeys(workers) {
-		parts = append(parts, podPhrase(len(workers[g]), "worker pod")+" in group "+g+" ("+nameList(workers[g])+")")
-	}
-	if out.createdJob != nil {
-		parts = append(parts, "Redis clean-up Job "+out.createdJob.Name)
-		kinds[reasonCreated] = true
-	}
-	if len(parts) > 0 {
-		reason := reasonCreated
-		if len(kinds) == 1 {
-			for k := range kinds {
-				reason = k
-			}
+		ps := workers[g]
+		msg := "Created worker Pod " + ps[0].Namespace + "/" + ps[0].Name
+		if len(ps) > 1 {
+			msg = fmt.Sprintf("Created %d worker Pods in group %s: %s", len(ps), g, nameList(namesOf(ps)))
 		}
-		evs = append(evs, event{Type: corev1.EventTypeNormal, Reason: reason, Action: "Create", Message: "Created " + joinPhrases(parts)})
+		normal(rayv1.EventCreatedWorkerPod, "Create", msg)
+	}
+	if j := out.createdJob; j != nil {
+		normal(rayv1.EventCreatedRedisCleanupJob, "Create", "Created Redis cleanup Job "+j.Namespace+"/"+j.Name)
 	}
 
-	// Deletions, one Event per reason.
-	byReason := map[string][]podDeletion{}
+	// Deletions, grouped by why.
+	byWhy := map[string][]*corev1.Pod{}
 	for _, d := range out.deleted {
-		byReason[d.Reason] = append(byReason[d.Reason], d)
+		byWhy[d.Reason] = append(byWhy[d.Reason], d.Pod)
 	}
-	for _, why := range sortedKeys(byReason) {
-		ds := byReason[why]
-		var heads, ws []string
-		for _, d := range ds {
-			if isHeadPod(d.Pod) {
-				heads = append(heads, d.Pod.Name)
+	for _, why := range sortedKeys(byWhy) {
+		var heads, ws []*corev1.Pod
+		for _, pod := range byWhy[why] {
+			if isHeadPod(pod) {
+				heads = append(heads, pod)
 			} else {
-				ws = append(ws, d.Pod.Name)
+				ws = append(ws, pod)
 			}
 		}
-		var what []string
-		reason := reasonDeletedPods
 		switch {
-		case len(heads) > 0 && len(ws) == 0:
-			reason = reasonDeletedHeadPod
-		case len(heads) == 0:
-			reason = reasonDeletedWorkerPods
+		case p.DeleteAll:
+			// One deletecollection request: KubeRay's DeletedPod.
+			normal(rayv1.EventDeletedPod, "Delete", fmt.Sprintf("Deleted %s (%s): %s",
+				podPhrase(len(heads)+len(ws), "Pod"), nameList(namesOf(byWhy[why])), why))
+		default:
+			for _, h := range heads {
+				normal(rayv1.EventDeletedHeadPod, "Delete", "Deleted head Pod "+h.Namespace+"/"+h.Name+": "+why)
+			}
+			switch len(ws) {
+			case 0:
+			case 1:
+				normal(rayv1.EventDeletedWorkerPod, "Delete", "Deleted worker Pod "+ws[0].Namespace+"/"+ws[0].Name+": "+why)
+			default:
+				normal(rayv1.EventDeletedWorkerPod, "Delete", fmt.Sprintf("Deleted %d worker Pods (%s): %s", len(ws), nameList(namesOf(ws)), why))
+			}
 		}
-		if len(heads) > 0 {
-			what = append(what, "head pod "+nameList(heads))
-		}
-		if len(ws) > 0 {
-			what = append(what, podPhrase(len(ws), "worker pod")+" ("+nameList(ws)+")")
-		}
-		evs = append(evs, event{Type: corev1.EventTypeNormal, Reason: reason, Action: "Delete",
-			Message: "Deleted " + joinPhrases(what) + ": " + why})
 	}
 
 	// Failures, one Warning per reason.
 	byFailure := map[string][]string{}
 	for _, f := range out.failures {
-		byFailure[f.Reason] = append(byFailure[f.Reason], f.Message)
+		byFailure[f.Event] = append(byFailure[f.Event], f.Message)
 	}
 	for _, reason := range sortedKeys(byFailure) {
-		msgs := byFailure[reason]
-		msg := "Failed " + strings.Join(dedupe(msgs), "; ")
-		evs = append(evs, event{Type: corev1.EventTypeWarning, Reason: reason, Action: "Reconcile", Message: msg})
+		evs = append(evs, event{Type: corev1.EventTypeWarning, Reason: reason, Action: failureAction(reason),
+			Message: strings.Join(dedupe(byFailure[reason]), "; ")})
 	}
 	return evs
+}
+
+// failureAction is KubeRay's Event action of a failure reason.
+func failureAction(reason string) string {
+	switch {
+	case strings.HasPrefix(reason, "FailedToDelete"):
+		return "Delete"
+	case strings.HasPrefix(reason, "FailedToUpdate"):
+		return "Update"
+	}
+	return "Create"
+}
+
+// rbacEvent is KubeRay's Event reason for creating (or failing to create)
+// an autoscaler RBAC object, and how its messages name the kind.
+func rbacEvent(o client.Object, created bool) (reason, what string) {
+	switch kindOf(o) {
+	case "ServiceAccount":
+		if created {
+			return rayv1.EventCreatedServiceAccount, "service account"
+		}
+		return rayv1.EventFailedToCreateServiceAccount, "service account"
+	case "Role":
+		if created {
+			return rayv1.EventCreatedRole, "role"
+		}
+		return rayv1.EventFailedToCreateRole, "role"
+	}
+	if created {
+		return rayv1.EventCreatedRoleBinding, "role binding"
+	}
+	return rayv1.EventFailedToCreateRoleBinding, "role binding"
+}
+
+func namesOf(pods []*corev1.Pod) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = p.Name
+	}
+	return out
 }
 
 func podPhrase(n int, what string) string {

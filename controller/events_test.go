@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -15,39 +16,50 @@ func TestSummarizeEvents(t *testing.T) {
 	rc := cluster("c", group("small", 3))
 	p := decide(obsOf(rc, nil))
 	out := &outcome{createdServices: p.CreateServices, createdPods: p.CreatePods}
-	evs := summarizeEvents(p, out)
-	if len(evs) != 1 {
-		t.Fatalf("bring-up produced %d Events, want one: %+v", len(evs), evs)
+	// KubeRay's reasons (v1.7.0 utils/constant.go) and, for one object,
+	// its messages (raycluster_controller.go createService, createHeadPod,
+	// createWorkerPod); several worker pods of a group share one Event.
+	want := []event{
+		{Type: corev1.EventTypeNormal, Reason: "CreatedService", Action: "Create", Message: "Created service ns/c-head-svc"},
+		{Type: corev1.EventTypeNormal, Reason: "CreatedHeadPod", Action: "Create", Message: "Created head Pod ns/c-head-s0000"},
+		{Type: corev1.EventTypeNormal, Reason: "CreatedWorkerPod", Action: "Create",
+			Message: "Created 3 worker Pods in group small: c-small-worker-s0001, c-small-worker-s0002, c-small-worker-s0003"},
 	}
-	e := evs[0]
-	if e.Type != corev1.EventTypeNormal || e.Reason != reasonCreated ||
-		!strings.Contains(e.Message, "Service c-head-svc") || !strings.Contains(e.Message, "head pod c-head-s0000") ||
-		!strings.Contains(e.Message, "3 worker pods in group small (c-small-worker-s0001, c-small-worker-s0002, c-small-worker-s0003)") {
-		t.Errorf("event %+v", e)
+	if evs := summarizeEvents(p, out); !reflect.DeepEqual(evs, want) {
+		t.Errorf("bring-up Events\n got %+v\nwant %+v", evs, want)
+	}
+	out = &outcome{createdPods: workerPods(rc, "small", pending, 1)}
+	if evs := summarizeEvents(&plan{}, out); len(evs) != 1 || evs[0].Message != "Created worker Pod ns/"+out.createdPods[0].Name {
+		t.Errorf("one worker: %+v", evs)
 	}
 
-	// Only workers: the specific reason.
-	out = &outcome{createdPods: workerPods(rc, "small", pending, 2)}
-	if evs := summarizeEvents(&plan{}, out); evs[0].Reason != reasonCreatedWorkerPods {
-		t.Errorf("reason %s", evs[0].Reason)
-	}
-
-	// Deletions grouped by reason; failures as warnings.
+	// Deletions grouped by why; failures as Warnings with KubeRay's reasons.
 	ws := workerPods(rc, "small", ready, 3)
 	out = &outcome{
 		deleted: []podDeletion{{Pod: ws[0], Reason: "listed in workersToDelete"}, {Pod: ws[1], Reason: "listed in workersToDelete"},
 			{Pod: ws[2], Reason: "pod failed"}},
-		failures: []failure{{Reason: rayv1.FailedCreateWorkerPod, Message: "creating pod a: quota"}, {Reason: rayv1.FailedCreateWorkerPod, Message: "creating pod b: quota"}},
+		failures: []failure{
+			{Condition: rayv1.FailedCreateWorkerPod, Event: rayv1.EventFailedToCreateWorkerPod, Message: "Failed to create worker Pod for the cluster ns/c, quota"},
+			{Condition: rayv1.FailedCreateWorkerPod, Event: rayv1.EventFailedToCreateWorkerPod, Message: "Failed to create worker Pod for the cluster ns/c, quota"},
+			{Event: rayv1.EventFailedToCreateService, Message: "Failed creating service ns/c-head-svc, forbidden"},
+		},
 	}
-	evs = summarizeEvents(&plan{}, out)
-	if len(evs) != 3 {
-		t.Fatalf("events %+v", evs)
+	want = []event{
+		{Type: corev1.EventTypeNormal, Reason: "DeletedWorkerPod", Action: "Delete",
+			Message: "Deleted 2 worker Pods (c-small-worker-w0, c-small-worker-w1): listed in workersToDelete"},
+		{Type: corev1.EventTypeNormal, Reason: "DeletedWorkerPod", Action: "Delete", Message: "Deleted worker Pod ns/c-small-worker-w2: pod failed"},
+		{Type: corev1.EventTypeWarning, Reason: "FailedToCreateService", Action: "Create", Message: "Failed creating service ns/c-head-svc, forbidden"},
+		{Type: corev1.EventTypeWarning, Reason: "FailedToCreateWorkerPod", Action: "Create", Message: "Failed to create worker Pod for the cluster ns/c, quota"},
 	}
-	if evs[0].Reason != reasonDeletedWorkerPods || !strings.Contains(evs[0].Message, "Deleted 2 worker pods (c-small-worker-w0, c-small-worker-w1): listed in workersToDelete") {
-		t.Errorf("deletion event %+v", evs[0])
+	if evs := summarizeEvents(&plan{}, out); !reflect.DeepEqual(evs, want) {
+		t.Errorf("deletion and failure Events\n got %+v\nwant %+v", evs, want)
 	}
-	if evs[2].Type != corev1.EventTypeWarning || evs[2].Reason != rayv1.FailedCreateWorkerPod || !strings.Contains(evs[2].Message, "creating pod a: quota; creating pod b: quota") {
-		t.Errorf("failure event %+v", evs[2])
+
+	// One deletecollection (suspend): KubeRay's DeletedPod.
+	out = &outcome{deleted: []podDeletion{{Pod: ws[0], Reason: "the cluster is suspended"}, {Pod: ws[1], Reason: "the cluster is suspended"}}}
+	if evs := summarizeEvents(&plan{DeleteAll: true}, out); len(evs) != 1 || evs[0].Reason != "DeletedPod" ||
+		evs[0].Message != "Deleted 2 Pods (c-small-worker-w0, c-small-worker-w1): the cluster is suspended" {
+		t.Errorf("suspend Events %+v", evs)
 	}
 }
 

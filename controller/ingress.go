@@ -41,10 +41,10 @@ const ingressClassAnnotation = "kubernetes.io/ingress.class"
 
 // Event reasons of the Ingress, KubeRay's (utils/constant.go).
 const (
-	reasonCreatedIngress        = "CreatedIngress"
-	reasonUpdatedIngress        = "UpdatedIngress"
-	reasonFailedToCreateIngress = "FailedToCreateIngress"
-	reasonFailedToUpdateIngress = "FailedToUpdateIngress"
+	reasonCreatedIngress        = rayv1.EventCreatedIngress
+	reasonUpdatedIngress        = rayv1.EventUpdatedIngress
+	reasonFailedToCreateIngress = rayv1.EventFailedToCreateIngress
+	reasonFailedToUpdateIngress = rayv1.EventFailedToUpdateIngress
 )
 
 // wantsIngress: headGroupSpec.enableIngress is true.
@@ -172,12 +172,12 @@ func (r *reconciler) applyIngress(ctx context.Context, rc *rayv1.RayCluster, p *
 			r.recorder.Eventf(rc, nil, corev1.EventTypeNormal, reasonCreatedIngress, "Create", "Created ingress %s/%s", ing.Namespace, ing.Name)
 		case apierrors.IsAlreadyExists(err):
 		default:
-			out.fail(reasonFailedToCreateIngress, fmt.Sprintf("creating Ingress %s: %v", ing.Name, err))
+			out.fail(reasonFailedToCreateIngress, fmt.Sprintf("Failed creating ingress %s/%s, %v", ing.Namespace, ing.Name, err))
 		}
 	}
 	if ing := p.UpdateIngress; ing != nil {
 		if err := r.client.Update(ctx, ing); err != nil {
-			out.fail(reasonFailedToUpdateIngress, fmt.Sprintf("updating Ingress %s: %v", ing.Name, err))
+			out.fail(reasonFailedToUpdateIngress, fmt.Sprintf("Failed updating ingress %s/%s, %v", ing.Namespace, ing.Name, err))
 			return
 		}
 		r.recorder.Eventf(rc, nil, corev1.EventTypeNormal, reasonUpdatedIngress, "Update", "Updated ingress %s/%s", ing.Namespace, ing.Name)

@@ -68,8 +68,10 @@ func TestIntegrationBringUp(t *testing.T) {
 			t.Errorf("condition %s not true: %v", c, s.Conditions)
 		}
 	}
-	ev := waitEvent(t, ns, "demo", reasonCreated, "3 worker pods in group small")
-	for _, p := range append(heads, workers...) {
+	// KubeRay's Event reasons: CreatedHeadPod, CreatedWorkerPod.
+	waitEvent(t, ns, "demo", rayv1.EventCreatedHeadPod, "Created head Pod "+ns+"/"+heads[0].Name)
+	ev := waitEvent(t, ns, "demo", rayv1.EventCreatedWorkerPod, "3 worker Pods in group small")
+	for _, p := range workers {
 		if !strings.Contains(ev.Note, p.Name) {
 			t.Errorf("creation Event %q does not name %s", ev.Note, p.Name)
 		}
@@ -103,7 +105,7 @@ func TestIntegrationScaleUpAndDown(t *testing.T) {
 	if !slices.Contains(allPodNames(before), after[0].Name) {
 		t.Errorf("scale-down created a new pod %s", after[0].Name)
 	}
-	waitEvent(t, ns, "sc", reasonDeletedWorkerPods, "scaling group small down from 5 to 1 pods")
+	waitEvent(t, ns, "sc", rayv1.EventDeletedWorkerPod, "scaling group small down from 5 to 1 pods")
 
 	// Clamping: replicas above maxReplicas.
 	patchRC(t, ns, "sc", func(rc *rayv1.RayCluster) {
@@ -153,7 +155,7 @@ func TestIntegrationWorkersToDelete(t *testing.T) {
 		slices.Sort(got)
 		return slices.Equal(got, want), fmt.Sprint(got)
 	})
-	waitEvent(t, ns, "wd", reasonDeletedWorkerPods, victim)
+	waitEvent(t, ns, "wd", rayv1.EventDeletedWorkerPod, victim)
 	consistently(t, 2*time.Second, "no other pod deleted or created", func() (bool, string) {
 		_, w := clusterPods(t, ns, "wd")
 		got := allPodNames(w)
@@ -227,7 +229,7 @@ func TestIntegrationFailedPodReplaced(t *testing.T) {
 		return len(w) == 2 && !slices.Contains(names, victim), fmt.Sprint(names)
 	})
 	waitReady(t, ns, "fp", 2)
-	waitEvent(t, ns, "fp", reasonDeletedWorkerPods, victim+" is Failed")
+	waitEvent(t, ns, "fp", rayv1.EventDeletedWorkerPod, victim+" is Failed")
 }
 
 func TestIntegrationHeadNotReady(t *testing.T) {

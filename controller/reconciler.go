@@ -311,8 +311,16 @@ type outcome struct {
 	ambiguous       bool
 }
 
-func (o *outcome) fail(reason, msg string) {
-	o.failures = append(o.failures, failure{Reason: reason, Message: msg})
+// fail records a failure KubeRay reports by a Warning Event only: its
+// reason and message.
+func (o *outcome) fail(event, msg string) {
+	o.failures = append(o.failures, failure{Event: event, Message: msg})
+}
+
+// failPod records a failed pod write, which KubeRay reports by a Warning
+// Event and the ReplicaFailure condition.
+func (o *outcome) failPod(cond, event, msg string, err error) {
+	o.failures = append(o.failures, failure{Condition: cond, Event: event, Message: msg, Err: err})
 }
 
 // act applies the plan: every write is idempotent (names are fixed before
@@ -360,7 +368,7 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 	if !p.SkipStatus {
 		status := p.Status
 		if len(out.failures) > 0 {
-			done := &plan{CreatePods: out.createdPods, DeletePods: out.deleted, Invalid: p.Invalid, ResetProvisioned: p.ResetProvisioned}
+			done := &plan{CreatePods: out.createdPods, DeletePods: out.deleted, Invalid: p.Invalid}
 			svc := obs.HeadService
 			for _, s := range out.createdServices {
 				if s.Name == HeadServiceName(rc) {
@@ -478,11 +486,7 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 					r.exp.createFailed(rc.UID, svc)
 				default:
 					r.exp.createFailed(rc.UID, svc)
-					reason := rayv1.FailedCreateHeadService
-					if svc.Name == rayClusterServeServiceName(rc.Name) {
-						reason = rayv1.FailedCreateServeService
-					}
-					out.fail(reason, fmt.Sprintf("creating Service %s: %v", svc.Name, err))
+					out.fail(rayv1.EventFailedToCreateService, fmt.Sprintf("Failed creating service %s/%s, %v", svc.Namespace, svc.Name, err))
 				}
 			})
 		})
@@ -498,7 +502,8 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 			case apierrors.IsAlreadyExists(err):
 			default:
 				rbacOK = false
-				out.fail(rayv1.FailedCreateHeadPod, fmt.Sprintf("creating the autoscaler's %s %s: %v", kindOf(obj), obj.GetName(), err))
+				reason, what := rbacEvent(obj, false)
+				out.fail(reason, fmt.Sprintf("Failed creating %s %s/%s, %v", what, obj.GetNamespace(), obj.GetName(), err))
 			}
 		}
 		if rbacOK {
@@ -514,9 +519,16 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 		if !secretOK {
 			break
 		}
-		reason := rayv1.FailedCreateWorkerPod
+		// KubeRay's Event and ReplicaFailure reasons and its message.
+		cond, reason := rayv1.FailedCreateWorkerPod, rayv1.EventFailedToCreateWorkerPod
+		msg := func(err error) string {
+			return fmt.Sprintf("Failed to create worker Pod for the cluster %s/%s, %v", rc.Namespace, rc.Name, err)
+		}
 		if isHeadPod(pod) {
-			reason = rayv1.FailedCreateHeadPod
+			cond, reason = rayv1.FailedCreateHeadPod, rayv1.EventFailedToCreateHeadPod
+			msg = func(err error) string {
+				return fmt.Sprintf("Failed to create head Pod %s/%s, %v", pod.Namespace, pod.Name, err)
+			}
 			if !rbacOK {
 				continue
 			}
@@ -536,10 +548,10 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 					out.ambiguous = true
 				case ambiguous(err):
 					out.ambiguous = true
-					out.fail(reason, fmt.Sprintf("creating pod %s: %v", pod.Name, err))
+					out.failPod(cond, reason, msg(err), err)
 				default:
 					r.exp.createFailed(rc.UID, pod)
-					out.fail(reason, fmt.Sprintf("creating pod %s: %v", pod.Name, err))
+					out.failPod(cond, reason, msg(err), err)
 				}
 			})
 		})
@@ -569,7 +581,8 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 					for _, d := range p.DeletePods {
 						r.exp.deleteFailed(rc.UID, d.Pod)
 					}
-					out.fail(rayv1.FailedDeleteAllPods, fmt.Sprintf("deleting all pods: %v", err))
+					out.failPod(rayv1.FailedDeleteAllPods, rayv1.EventFailedToDeletePodCollection,
+						fmt.Sprintf("Failed deleting Pods for RayCluster %s/%s: %s, %v", rc.Namespace, rc.Name, p.DeletePods[0].Reason, err), err)
 					return
 				}
 				out.deleted = append(out.deleted, p.DeletePods...)
@@ -598,11 +611,13 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 						} else {
 							out.ambiguous = true
 						}
-						reason := rayv1.FailedDeleteWorkerPod
 						if isHeadPod(d.Pod) {
-							reason = rayv1.FailedDeleteHeadPod
+							out.failPod(rayv1.FailedDeleteHeadPod, rayv1.EventFailedToDeleteHeadPod,
+								fmt.Sprintf("Failed deleting head Pod %s/%s, %v", d.Pod.Namespace, d.Pod.Name, err), err)
+						} else {
+							out.failPod(rayv1.FailedDeleteWorkerPod, rayv1.EventFailedToDeleteWorkerPod,
+								fmt.Sprintf("Failed deleting Pod %s/%s, %v", d.Pod.Namespace, d.Pod.Name, err), err)
 						}
-						out.fail(reason, fmt.Sprintf("deleting pod %s: %v", d.Pod.Name, err))
 					}
 				})
 			})
@@ -618,7 +633,8 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 					out.createdJob = p.CreateJob
 				case apierrors.IsAlreadyExists(err):
 				default:
-					out.fail(reasonRedisCleanupFailed, fmt.Sprintf("creating the Redis clean-up Job: %v", err))
+					out.fail(rayv1.EventFailedToCreateRedisCleanupJob, fmt.Sprintf("Failed to create Redis cleanup Job %s/%s, %v",
+						p.CreateJob.Namespace, p.CreateJob.Name, err))
 				}
 			})
 		})

@@ -101,7 +101,10 @@ func TestReconcileCreateFailureIsACondition(t *testing.T) {
 	got := &rayv1.RayCluster{}
 	_ = c.Get(context.Background(), req.NamespacedName, got)
 	cond := findCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
-	if cond == nil || cond.Reason != rayv1.FailedCreateWorkerPod || !strings.Contains(cond.Message, "exceeded quota") {
+	// KubeRay's ReplicaFailure reason and message (errors.Join of its
+	// marker and the API error), and its Warning Event reason and message.
+	if cond == nil || cond.Reason != rayv1.FailedCreateWorkerPod || !strings.HasPrefix(cond.Message, "FailedCreateWorkerPod\npods \"c-small-worker-") ||
+		!strings.HasSuffix(cond.Message, `" is forbidden: exceeded quota: pods=10`) {
 		t.Fatalf("ReplicaFailure %+v", cond)
 	}
 	var evs []string
@@ -109,7 +112,8 @@ func TestReconcileCreateFailureIsACondition(t *testing.T) {
 		evs = append(evs, <-rec.Events)
 	}
 	joined := strings.Join(evs, "\n")
-	if !strings.Contains(joined, "Warning FailedCreateWorkerPod") || !strings.Contains(joined, "Normal Created") {
+	if !strings.Contains(joined, "Warning FailedToCreateWorkerPod Failed to create worker Pod for the cluster ns/c, pods \"c-small-worker-") ||
+		!strings.Contains(joined, "Normal CreatedHeadPod Created head Pod ns/c-head-") {
 		t.Errorf("events:\n%s", joined)
 	}
 	// The failed creations left no expectation behind (the next pass tries

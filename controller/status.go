@@ -1,11 +1,13 @@
 package controller
 
-// The one status computation of RayCluster. It is pure. The conditions say
-// what is true now: HeadPodReady follows the head pod, the counts are live;
-// only RayClusterProvisioned is sticky, as its reason
-// (AllPodRunningAndReadyFirstTime) says: it records that the cluster came up
-// once, and the ray.io/disable-provisioned-head-restart annotation depends
-// on that memory. status.state is KubeRay's (v1.7.0 calculateStatus): it
+// The one status computation of RayCluster. It is pure. The conditions are
+// KubeRay v1.7.0's (raycluster_controller.go calculateStatus), in its order,
+// with its reasons and messages: ReplicaFailure while a pod write fails;
+// HeadPodReady from the head pod's Ready condition; RayClusterProvisioned,
+// sticky once true (it records that the cluster came up once, and the
+// ray.io/disable-provisioned-head-restart annotation depends on that
+// memory) until a suspension completes; RayClusterSuspending and
+// RayClusterSuspended, always present. status.state is KubeRay's too: it
 // becomes "ready" when the head and every desired worker are running and
 // ready, "suspended" when a suspended cluster has no pods left, and
 // otherwise keeps its value: a cluster that was ready stays "ready" while a
@@ -27,18 +29,35 @@ import (
 
 // failure is a write that failed while acting on a plan.
 type failure struct {
-	// Reason is a ReplicaFailure reason (rayapi/v1), e.g. FailedCreateWorkerPod.
-	Reason  string
+	// Condition is KubeRay's ReplicaFailure reason for it (rayapi/v1, e.g.
+	// FailedCreateWorkerPod), "" when KubeRay sets no condition for it.
+	Condition string
+	// Event is KubeRay's Warning Event reason (e.g. FailedToCreateWorkerPod).
+	Event string
+	// Message is the Event's message, in KubeRay's words.
 	Message string
+	// Err is the API server's error.
+	Err error
 }
 
-// Condition reasons raydar adds to KubeRay's.
+// replicaFailureMessage is the ReplicaFailure message of f: KubeRay's
+// errors.Join(ErrFailed..., err).Error(), the reason and the error on two
+// lines.
+func (f failure) replicaFailureMessage() string {
+	if f.Err == nil {
+		return f.Condition
+	}
+	return f.Condition + "\n" + f.Err.Error()
+}
+
+// Condition messages KubeRay writes (v1.7.0 raycluster_controller.go
+// calculateStatus).
 const (
-	reasonHeadPodNotReady   = "HeadPodNotReady"
-	reasonSuspendRequested  = "SuspendRequested"
-	reasonSuspendComplete   = "SuspendComplete"
-	reasonNotSuspended      = "RayClusterResumed"
-	reasonPodsBeingReplaced = "RayClusterPodsBeingReplaced"
+	msgHeadPodNotFound     = "Head Pod not found"
+	msgProvisionedFirst    = "All Ray Pods are ready for the first time"
+	msgProvisioning        = "RayCluster Pods are being provisioned for first time"
+	msgProvisionSuspended  = "RayCluster has been suspended"
+	containersNotReadyCond = "ContainersNotReady"
 )
 
 // computeStatus derives the status from the spec and the pods (as they are,
@@ -108,71 +127,71 @@ func computeStatus(rc *rayv1.RayCluster, pods []*corev1.Pod, svc *corev1.Service
 		setCondition(&conds, metav1.Condition{Type: string(t), Status: st, Reason: reason, Message: msg}, now)
 	}
 
-	// HeadPodReady follows the head pod.
-	switch {
-	case head == nil:
-		set(rayv1.HeadPodReady, metav1.ConditionFalse, rayv1.HeadPodNotFound, "no head pod exists")
-	case isRunningAndReady(head):
-		set(rayv1.HeadPodReady, metav1.ConditionTrue, rayv1.HeadPodRunningAndReady, "")
-	default:
-		reason, msg := podNotReadyReason(head)
-		set(rayv1.HeadPodReady, metav1.ConditionFalse, reason, msg)
-	}
+	// The conditions in KubeRay's order (v1.7.0 calculateStatus), so a new
+	// condition is appended where KubeRay appends it.
 
-	// Suspending and Suspended: present once suspend was ever asked for.
-	suspended := false
-	switch {
-	case suspending && total == 0:
-		suspended = true
-		set(rayv1.RayClusterSuspending, metav1.ConditionFalse, reasonSuspendComplete, "")
-		set(rayv1.RayClusterSuspended, metav1.ConditionTrue, reasonSuspendComplete, "all pods are gone")
-	case suspending:
-		set(rayv1.RayClusterSuspending, metav1.ConditionTrue, reasonSuspendRequested,
-			strconv.Itoa(total)+" pods left to delete")
-		if findCondition(conds, string(rayv1.RayClusterSuspended)) != nil {
-			set(rayv1.RayClusterSuspended, metav1.ConditionFalse, reasonSuspendRequested, "")
-		}
-	default:
-		if findCondition(conds, string(rayv1.RayClusterSuspending)) != nil {
-			set(rayv1.RayClusterSuspending, metav1.ConditionFalse, reasonNotSuspended, "")
-		}
-		if findCondition(conds, string(rayv1.RayClusterSuspended)) != nil {
-			set(rayv1.RayClusterSuspended, metav1.ConditionFalse, reasonNotSuspended, "")
-		}
-	}
-
-	// RayClusterProvisioned: true once every pod was running and ready.
-	prov := findCondition(conds, string(rayv1.RayClusterProvisioned))
-	switch {
-	case suspending || (p != nil && p.ResetProvisioned):
-		set(rayv1.RayClusterProvisioned, metav1.ConditionFalse, reasonPodsBeingReplaced, "the pods are being deleted")
-	case prov != nil && prov.Status == metav1.ConditionTrue:
-	case allReady:
-		set(rayv1.RayClusterProvisioned, metav1.ConditionTrue, rayv1.AllPodRunningAndReadyFirstTime, "")
-	default:
-		set(rayv1.RayClusterProvisioned, metav1.ConditionFalse, rayv1.RayClusterPodsProvisioning, "")
-	}
-
-	// ReplicaFailure: present only while something fails.
+	// ReplicaFailure: set by a failed pod write, removed by a pass without
+	// failures; a failure KubeRay gives no condition reason (a Service, the
+	// autoscaler's RBAC) leaves it as it was.
 	switch {
 	case invalid:
 		set(rayv1.RayClusterReplicaFailure, metav1.ConditionTrue, reasonValidationFailed, invalidMessage(p.Invalid))
 		s.Reason = invalidMessage(p.Invalid)
 	case len(failures) > 0:
-		msgs := make([]string, 0, len(failures))
 		for _, f := range failures {
-			msgs = append(msgs, f.Message)
+			if f.Condition != "" {
+				set(rayv1.RayClusterReplicaFailure, metav1.ConditionTrue, f.Condition, truncate(f.replicaFailureMessage(), 1024))
+				break
+			}
 		}
-		set(rayv1.RayClusterReplicaFailure, metav1.ConditionTrue, failures[0].Reason, truncate(strings.Join(msgs, "; "), 1024))
 	default:
 		removeCondition(&conds, string(rayv1.RayClusterReplicaFailure))
+	}
+
+	// HeadPodReady follows the head pod's Ready condition.
+	if head == nil {
+		set(rayv1.HeadPodReady, metav1.ConditionFalse, rayv1.HeadPodNotFound, msgHeadPodNotFound)
+	} else {
+		c := headPodReadyCondition(head)
+		set(rayv1.HeadPodReady, c.Status, c.Reason, c.Message)
+	}
+
+	// RayClusterProvisioned records that every pod was running and ready
+	// once; only a suspension resets it.
+	prevSuspend := suspendStatus(old.Conditions)
+	if !rayv1.IsConditionTrue(conds, string(rayv1.RayClusterProvisioned)) && prevSuspend != rayv1.RayClusterSuspended {
+		if allReady {
+			set(rayv1.RayClusterProvisioned, metav1.ConditionTrue, rayv1.AllPodRunningAndReadyFirstTime, msgProvisionedFirst)
+		} else {
+			set(rayv1.RayClusterProvisioned, metav1.ConditionFalse, rayv1.RayClusterPodsProvisioning, msgProvisioning)
+		}
+	}
+
+	// RayClusterSuspending and RayClusterSuspended, always present, reason
+	// their own type: False/False → Suspending True (spec.suspend) → all
+	// pods gone: Suspending False, Suspended True → spec.suspend false:
+	// Suspended False.
+	switch prevSuspend {
+	case rayv1.RayClusterSuspending:
+		if total == 0 {
+			set(rayv1.RayClusterProvisioned, metav1.ConditionFalse, rayv1.RayClusterPodsProvisioning, msgProvisionSuspended)
+			set(rayv1.RayClusterSuspending, metav1.ConditionFalse, string(rayv1.RayClusterSuspending), "")
+			set(rayv1.RayClusterSuspended, metav1.ConditionTrue, string(rayv1.RayClusterSuspended), "")
+		}
+	case rayv1.RayClusterSuspended:
+		if spec.Suspend != nil && !*spec.Suspend {
+			set(rayv1.RayClusterSuspended, metav1.ConditionFalse, string(rayv1.RayClusterSuspended), "")
+		}
+	default:
+		set(rayv1.RayClusterSuspended, metav1.ConditionFalse, string(rayv1.RayClusterSuspended), "")
+		set(rayv1.RayClusterSuspending, condition(spec.IsSuspended()), string(rayv1.RayClusterSuspending), "")
 	}
 	s.Conditions = conds
 
 	// state is sticky: only these two transitions change it.
 	s.State = old.State
 	switch {
-	case suspended:
+	case spec.IsSuspended() && total == 0:
 		s.State = rayv1.Suspended
 	case allReady:
 		s.State = rayv1.Ready
@@ -263,40 +282,58 @@ func endpoints(svc *corev1.Service) map[string]string {
 	return out
 }
 
-// podNotReadyReason explains a pod that is not ready, from the most specific
-// signal: the Ray container's waiting or terminated reason, then the pod's
-// Ready condition, then its phase.
-func podNotReadyReason(p *corev1.Pod) (string, string) {
-	if len(p.Spec.Containers) > 0 {
-		name := p.Spec.Containers[rayv1.RayContainerIndex].Name
-		for _, cs := range p.Status.ContainerStatuses {
-			if cs.Name != name {
-				continue
-			}
-			if w := cs.State.Waiting; w != nil && w.Reason != "" {
-				return conditionReason(w.Reason), truncate("pod "+p.Name+": "+w.Message, 512)
-			}
-			if t := cs.State.Terminated; t != nil && t.Reason != "" {
-				return conditionReason(t.Reason), truncate("pod "+p.Name+": "+t.Message, 512)
+// headPodReadyCondition is HeadPodReady for an existing head pod, as
+// KubeRay v1.7.0 derives it (utils.FindHeadPodReadyCondition): the pod's
+// Ready condition's status and message; its reason, HeadPodRunningAndReady
+// when ready without one, and for ContainersNotReady the reason of the
+// first container that is waiting or terminated, its name and message
+// appended. A pod without a Ready condition (not scheduled yet) is False,
+// reason Unknown.
+func headPodReadyCondition(p *corev1.Pod) metav1.Condition {
+	c := metav1.Condition{Type: string(rayv1.HeadPodReady), Status: metav1.ConditionFalse, Reason: rayv1.UnknownReason}
+	for _, pc := range p.Status.Conditions {
+		if pc.Type != corev1.PodReady {
+			continue
+		}
+		c.Status = metav1.ConditionStatus(pc.Status)
+		c.Message = pc.Message
+		reason := pc.Reason
+		if pc.Status == corev1.ConditionTrue && reason == "" {
+			reason = rayv1.HeadPodRunningAndReady
+		}
+		if reason != "" {
+			c.Reason = conditionReason(reason, c.Reason)
+		}
+		if reason == containersNotReadyCond {
+			for _, cs := range p.Status.ContainerStatuses {
+				var r, m string
+				switch {
+				case cs.State.Waiting != nil:
+					r, m = cs.State.Waiting.Reason, cs.State.Waiting.Message
+				case cs.State.Terminated != nil:
+					r, m = cs.State.Terminated.Reason, cs.State.Terminated.Message
+				default:
+					continue
+				}
+				if c.Message != "" {
+					c.Message += "; "
+				}
+				c.Message += cs.Name + ": " + m
+				c.Reason = conditionReason(r, c.Reason)
+				break
 			}
 		}
+		break
 	}
-	if p.DeletionTimestamp != nil {
-		return "Terminating", "pod " + p.Name + " is terminating"
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Reason != "" {
-			return conditionReason(c.Reason), truncate("pod "+p.Name+": "+c.Message, 512)
-		}
-	}
-	if p.Status.Phase != "" && p.Status.Phase != corev1.PodRunning {
-		return conditionReason(string(p.Status.Phase)), "pod " + p.Name + " is " + string(p.Status.Phase)
-	}
-	return reasonHeadPodNotReady, "pod " + p.Name + " is not ready"
+	c.Message = truncate(c.Message, 1024)
+	return c
 }
 
-// conditionReason makes s a valid condition reason (CamelCase identifier).
-func conditionReason(s string) string {
+// conditionReason is s when it is a valid condition reason; else s without
+// the characters a reason cannot hold, or fallback when nothing is left
+// (the API server refuses a status with an invalid reason: KubeRay's write
+// would fail there, raydar's keeps the reason it had).
+func conditionReason(s, fallback string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -306,9 +343,28 @@ func conditionReason(s string) string {
 	}
 	out := b.String()
 	if out == "" || !(out[0] >= 'a' && out[0] <= 'z' || out[0] >= 'A' && out[0] <= 'Z') {
-		return reasonHeadPodNotReady
+		return fallback
 	}
 	return out
+}
+
+// suspendStatus is the suspension a status records: RayClusterSuspending
+// or RayClusterSuspended when that condition is true, else "" (KubeRay's
+// utils.FindRayClusterSuspendStatus).
+func suspendStatus(conds []metav1.Condition) rayv1.RayClusterConditionType {
+	for _, c := range conds {
+		if (c.Type == string(rayv1.RayClusterSuspending) || c.Type == string(rayv1.RayClusterSuspended)) && c.Status == metav1.ConditionTrue {
+			return rayv1.RayClusterConditionType(c.Type)
+		}
+	}
+	return ""
+}
+
+func condition(b bool) metav1.ConditionStatus {
+	if b {
+		return metav1.ConditionTrue
+	}
+	return metav1.ConditionFalse
 }
 
 func truncate(s string, n int) string {
@@ -380,13 +436,12 @@ func statusUrgent(old, cur rayv1.RayClusterStatus) bool {
 	}
 	// state no longer leaves "ready" when the head does (it is sticky, as
 	// in KubeRay), so the head becoming or ceasing to be ready is urgent
-	// by itself.
-	was, is := condStatus(old.Conditions, string(rayv1.HeadPodReady)), condStatus(cur.Conditions, string(rayv1.HeadPodReady))
-	if was != is && (was == metav1.ConditionTrue || is == metav1.ConditionTrue) {
-		return true
-	}
-	for _, t := range []rayv1.RayClusterConditionType{rayv1.RayClusterSuspending, rayv1.RayClusterSuspended, rayv1.RayClusterReplicaFailure} {
-		if condStatus(old.Conditions, string(t)) != condStatus(cur.Conditions, string(t)) {
+	// by itself; so are a suspension and a failure starting or ending. A
+	// condition first written False (the suspend conditions of a new
+	// cluster) is not.
+	for _, t := range []rayv1.RayClusterConditionType{rayv1.HeadPodReady, rayv1.RayClusterSuspending, rayv1.RayClusterSuspended, rayv1.RayClusterReplicaFailure} {
+		was, is := condStatus(old.Conditions, string(t)), condStatus(cur.Conditions, string(t))
+		if was != is && (was == metav1.ConditionTrue || is == metav1.ConditionTrue) {
 			return true
 		}
 	}

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -27,7 +29,7 @@ func TestStatusTrueNow(t *testing.T) {
 		provisioned metav1.ConditionStatus
 	}{
 		{"nothing yet", nil, "", metav1.ConditionFalse, rayv1.HeadPodNotFound, 0, 0, metav1.ConditionFalse},
-		{"pending", all(headPod(rc, pending), workerPods(rc, "small", pending, 3)), "", metav1.ConditionFalse, "Pending", 0, 0, metav1.ConditionFalse},
+		{"pending", all(headPod(rc, pending), workerPods(rc, "small", pending, 3)), "", metav1.ConditionFalse, rayv1.UnknownReason, 0, 0, metav1.ConditionFalse},
 		{"head ready, workers not", all(headPod(rc, ready), workerPods(rc, "small", runningNotReady, 3)), "", metav1.ConditionTrue, rayv1.HeadPodRunningAndReady, 0, 3, metav1.ConditionFalse},
 		{"all ready", all(headPod(rc, ready), workerPods(rc, "small", ready, 3)), rayv1.Ready, metav1.ConditionTrue, rayv1.HeadPodRunningAndReady, 3, 3, metav1.ConditionTrue},
 	}
@@ -138,14 +140,145 @@ func TestStatusFields(t *testing.T) {
 	if s.Head.ServiceIP != "10.0.0.7" {
 		t.Errorf("headless service IP %q", s.Head.ServiceIP)
 	}
-	// Failures show as ReplicaFailure and go away once nothing fails.
-	s = computeStatus(rc, one(h), svc, &plan{}, []failure{{Reason: rayv1.FailedCreateWorkerPod, Message: "creating pod x: quota"}}, t0)
-	if c := condOf(s, rayv1.RayClusterReplicaFailure); c == nil || c.Reason != rayv1.FailedCreateWorkerPod {
+	// Failures of pod writes show as ReplicaFailure with KubeRay's reason
+	// and message (errors.Join(ErrFailedCreateWorkerPod, err)) and go away
+	// once nothing fails.
+	quota := errors.New(`pods "c-gpu-worker-x" is forbidden: exceeded quota`)
+	s = computeStatus(rc, one(h), svc, &plan{}, []failure{
+		{Event: rayv1.EventFailedToCreateService, Message: "Failed creating service ns/c-head-svc, no"},
+		{Condition: rayv1.FailedCreateWorkerPod, Event: rayv1.EventFailedToCreateWorkerPod, Err: quota},
+	}, t0)
+	if c := condOf(s, rayv1.RayClusterReplicaFailure); c == nil || c.Status != metav1.ConditionTrue || c.Reason != "FailedCreateWorkerPod" ||
+		c.Message != "FailedCreateWorkerPod\n"+quota.Error() {
 		t.Fatalf("ReplicaFailure %+v", c)
 	}
 	rc.Status = s
 	if s := computeStatus(rc, one(h), svc, &plan{}, nil, t0); condOf(s, rayv1.RayClusterReplicaFailure) != nil {
 		t.Error("ReplicaFailure stayed after success")
+	}
+	// A failure KubeRay gives no condition reason (a Service) leaves
+	// ReplicaFailure as it was: absent stays absent, present stays.
+	svcFail := []failure{{Event: rayv1.EventFailedToCreateService, Message: "Failed creating service ns/c-head-svc, no"}}
+	if got := condOf(computeStatus(rc, one(h), svc, &plan{}, svcFail, t0), rayv1.RayClusterReplicaFailure); got == nil || got.Reason != "FailedCreateWorkerPod" {
+		t.Errorf("a Service failure changed ReplicaFailure to %+v", got)
+	}
+	rc.Status.Conditions = nil
+	if got := condOf(computeStatus(rc, one(h), svc, &plan{}, svcFail, t0), rayv1.RayClusterReplicaFailure); got != nil {
+		t.Errorf("a Service failure set ReplicaFailure %+v", got)
+	}
+}
+
+// conds is a condition list without transition times, for comparison.
+func conds(s rayv1.RayClusterStatus) []metav1.Condition {
+	out := make([]metav1.Condition, len(s.Conditions))
+	for i, c := range s.Conditions {
+		c.LastTransitionTime = metav1.Time{}
+		out[i] = c
+	}
+	return out
+}
+
+func cnd(t rayv1.RayClusterConditionType, st metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return metav1.Condition{Type: string(t), Status: st, Reason: reason, Message: msg}
+}
+
+// TestStatusConditionsAsKubeRay walks a cluster through bring-up,
+// suspension and resumption and compares the whole condition list, in
+// order, with what KubeRay v1.7.0's calculateStatus writes
+// (raycluster_controller.go:1970-2137).
+func TestStatusConditionsAsKubeRay(t *testing.T) {
+	const F, T = metav1.ConditionFalse, metav1.ConditionTrue
+	rc := cluster("c", group("small", 1))
+	svc := headSvc(rc)
+	up := append(one(headPod(rc, ready)), workerPods(rc, "small", ready, 1)...)
+	provisioning := cnd(rayv1.RayClusterProvisioned, F, "RayClusterPodsProvisioning", "RayCluster Pods are being provisioned for first time")
+	provisioned := cnd(rayv1.RayClusterProvisioned, T, "AllPodRunningAndReadyFirstTime", "All Ray Pods are ready for the first time")
+	notSuspended := cnd(rayv1.RayClusterSuspended, F, "RayClusterSuspended", "")
+	notSuspending := cnd(rayv1.RayClusterSuspending, F, "RayClusterSuspending", "")
+	headReady := cnd(rayv1.HeadPodReady, T, "HeadPodRunningAndReady", "")
+	noHead := cnd(rayv1.HeadPodReady, F, "HeadPodNotFound", "Head Pod not found")
+
+	steps := []struct {
+		name    string
+		suspend *bool
+		pods    []*corev1.Pod
+		state   rayv1.ClusterState
+		want    []metav1.Condition
+	}{
+		{"new, no pods", nil, nil, "", []metav1.Condition{noHead, provisioning, notSuspended, notSuspending}},
+		{"head unschedulable", nil, one(headPod(rc, pending)), "",
+			[]metav1.Condition{cnd(rayv1.HeadPodReady, F, "Unknown", ""), provisioning, notSuspended, notSuspending}},
+		{"all ready", nil, up, rayv1.Ready, []metav1.Condition{headReady, provisioned, notSuspended, notSuspending}},
+		{"suspend asked", ptr(true), up, rayv1.Ready,
+			[]metav1.Condition{headReady, provisioned, notSuspended, cnd(rayv1.RayClusterSuspending, T, "RayClusterSuspending", "")}},
+		{"all pods gone", ptr(true), nil, rayv1.Suspended, []metav1.Condition{noHead,
+			cnd(rayv1.RayClusterProvisioned, F, "RayClusterPodsProvisioning", "RayCluster has been suspended"),
+			cnd(rayv1.RayClusterSuspended, T, "RayClusterSuspended", ""), notSuspending}},
+		{"still suspended", ptr(true), nil, rayv1.Suspended, []metav1.Condition{noHead,
+			cnd(rayv1.RayClusterProvisioned, F, "RayClusterPodsProvisioning", "RayCluster has been suspended"),
+			cnd(rayv1.RayClusterSuspended, T, "RayClusterSuspended", ""), notSuspending}},
+		{"resumed", ptr(false), nil, rayv1.Suspended, []metav1.Condition{noHead,
+			cnd(rayv1.RayClusterProvisioned, F, "RayClusterPodsProvisioning", "RayCluster has been suspended"),
+			notSuspended, notSuspending}},
+		{"coming back", ptr(false), up[:1], rayv1.Suspended, []metav1.Condition{headReady, provisioning, notSuspended, notSuspending}},
+		{"back up", ptr(false), up, rayv1.Ready, []metav1.Condition{headReady, provisioned, notSuspended, notSuspending}},
+	}
+	for _, st := range steps {
+		rc.Spec.Suspend = st.suspend
+		s := computeStatus(rc, st.pods, svc, &plan{}, nil, t0)
+		if got := conds(s); !reflect.DeepEqual(got, st.want) {
+			t.Errorf("%s: conditions\n got %+v\nwant %+v", st.name, got, st.want)
+		}
+		if s.State != st.state {
+			t.Errorf("%s: state %q, want %q", st.name, s.State, st.state)
+		}
+		rc.Status = s
+	}
+}
+
+// TestHeadPodReadyAsKubeRay: HeadPodReady as utils.FindHeadPodReadyCondition
+// (v1.7.0 utils/util.go:84-138) derives it from the head pod.
+func TestHeadPodReadyAsKubeRay(t *testing.T) {
+	rc := cluster("c")
+	base := headPod(rc, pending)
+	tests := []struct {
+		name   string
+		status corev1.PodStatus
+		want   metav1.Condition
+	}{
+		{"unschedulable: no Ready condition", corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/1 nodes are available"}}},
+			cnd(rayv1.HeadPodReady, metav1.ConditionFalse, "Unknown", "")},
+		{"ready without a reason", corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+			cnd(rayv1.HeadPodReady, metav1.ConditionTrue, "HeadPodRunningAndReady", "")},
+		{"containers not ready: the first waiting container", corev1.PodStatus{Phase: corev1.PodRunning,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "containers with unready status: [ray-head]"}},
+			ContainerStatuses: []corev1.ContainerStatus{
+				{Name: "sidecar", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
+				{Name: "ray-head", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s"}}},
+			}},
+			cnd(rayv1.HeadPodReady, metav1.ConditionFalse, "CrashLoopBackOff", "containers with unready status: [ray-head]; ray-head: back-off 10s")},
+		{"containers not ready, all running", corev1.PodStatus{Phase: corev1.PodRunning,
+			Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "m"}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "ray-head", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
+			cnd(rayv1.HeadPodReady, metav1.ConditionFalse, "ContainersNotReady", "m")},
+		{"terminated", corev1.PodStatus{Phase: corev1.PodRunning,
+			Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "ray-head", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled"}}}}},
+			cnd(rayv1.HeadPodReady, metav1.ConditionFalse, "OOMKilled", "ray-head: ")},
+		{"ready condition status unknown", corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionUnknown, Reason: "NodeLost"}}},
+			cnd(rayv1.HeadPodReady, metav1.ConditionUnknown, "NodeLost", "")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := base.DeepCopy()
+			pod.Status = tc.status
+			if got := headPodReadyCondition(pod); got != tc.want {
+				t.Errorf("got %+v\nwant %+v", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -169,8 +302,8 @@ func TestStatusUrgency(t *testing.T) {
 }
 
 func TestConditionReason(t *testing.T) {
-	for in, want := range map[string]string{"CrashLoopBackOff": "CrashLoopBackOff", "bad reason!": "badreason", "": reasonHeadPodNotReady, "9x": reasonHeadPodNotReady} {
-		if got := conditionReason(in); got != want {
+	for in, want := range map[string]string{"CrashLoopBackOff": "CrashLoopBackOff", "bad reason!": "badreason", "": "Fallback", "9x": "Fallback"} {
+		if got := conditionReason(in, "Fallback"); got != want {
 			t.Errorf("conditionReason(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -32,12 +32,18 @@ const (
 	// KubeRay's value so selectors written for KubeRay keep matching.
 	ComponentName = "kuberay-operator"
 
+	// RayClusterHeadlessServiceLabelKey holds the cluster name on its
+	// headless worker Service "<cluster>-headless" (its only label).
+	RayClusterHeadlessServiceLabelKey = "ray.io/headless-worker-svc"
+
 	// RayClusterServingServiceLabelKey marks pods that serve traffic ("true"/"false").
 	RayClusterServingServiceLabelKey = "ray.io/serve"
 
 	// RayWorkerReplicaNameKey names a multi-host replica group.
 	RayWorkerReplicaNameKey = "ray.io/worker-group-replica-name"
-	// RayWorkerReplicaIndexKey is the index of a multi-host replica in its group.
+	// RayWorkerReplicaIndexKey is the index of a worker replica in its group
+	// (every worker pod, single- or multi-host, with KubeRay's
+	// RayMultiHostIndexing gate, on by default in v1.7).
 	RayWorkerReplicaIndexKey = "ray.io/worker-group-replica-index"
 	// RayHostIndexKey is the index of a pod (host) within its multi-host replica.
 	RayHostIndexKey = "ray.io/replica-host-index"
@@ -168,13 +174,94 @@ const (
 	UnknownReason                  = "Unknown"
 
 	// ReplicaFailure reasons.
-	FailedCreateHeadPod      = "FailedCreateHeadPod"
-	FailedCreateWorkerPod    = "FailedCreateWorkerPod"
-	FailedDeleteHeadPod      = "FailedDeleteHeadPod"
-	FailedDeleteWorkerPod    = "FailedDeleteWorkerPod"
-	FailedDeleteAllPods      = "FailedDeleteAllPods"
-	FailedCreateHeadService  = "FailedCreateHeadService"
-	FailedCreateServeService = "FailedCreateServeService"
+	FailedCreateHeadPod   = "FailedCreateHeadPod"
+	FailedCreateWorkerPod = "FailedCreateWorkerPod"
+	FailedDeleteHeadPod   = "FailedDeleteHeadPod"
+	FailedDeleteWorkerPod = "FailedDeleteWorkerPod"
+	FailedDeleteAllPods   = "FailedDeleteAllPods"
+)
+
+// Event reasons, KubeRay's (v1.7.0 controllers/ray/utils/constant.go,
+// K8sEventType). Users alert on them, so raydar's Events carry the same
+// reason for the same fact. A failed pod write has both an Event reason
+// (FailedTo...) and a ReplicaFailure condition reason (Failed..., above),
+// paired as KubeRay pairs them in raycluster_controller.go; other failures
+// (Services, the autoscaler's RBAC, the Ingress, the clean-up Job) have an
+// Event only and leave the ReplicaFailure condition as it was.
+const (
+	// RayCluster.
+	EventInvalidRayClusterSpec     = "InvalidRayClusterSpec"
+	EventInvalidRayClusterMetadata = "InvalidRayClusterMetadata"
+	EventInvalidRayClusterStatus   = "InvalidRayClusterStatus"
+
+	EventCreatedHeadPod        = "CreatedHeadPod"
+	EventFailedToCreateHeadPod = "FailedToCreateHeadPod"
+	EventDeletedHeadPod        = "DeletedHeadPod"
+	EventFailedToDeleteHeadPod = "FailedToDeleteHeadPod"
+
+	EventCreatedWorkerPod                  = "CreatedWorkerPod"
+	EventFailedToCreateWorkerPod           = "FailedToCreateWorkerPod"
+	EventDeletedWorkerPod                  = "DeletedWorkerPod"
+	EventFailedToDeleteWorkerPod           = "FailedToDeleteWorkerPod"
+	EventFailedToDeleteWorkerPodCollection = "FailedToDeleteWorkerPodCollection"
+
+	EventDeletedPod                  = "DeletedPod"
+	EventFailedToDeletePod           = "FailedToDeletePod"
+	EventFailedToDeletePodCollection = "FailedToDeletePodCollection"
+
+	EventCreatedRedisCleanupJob        = "CreatedRedisCleanupJob"
+	EventFailedToCreateRedisCleanupJob = "FailedToCreateRedisCleanupJob"
+	EventForceDeletedStuckCluster      = "ForceDeletedStuckCluster"
+
+	EventCreatedService        = "CreatedService"
+	EventUpdatedService        = "UpdatedService"
+	EventFailedToCreateService = "FailedToCreateService"
+	EventFailedToUpdateService = "FailedToUpdateService"
+	EventFailedToDeleteService = "FailedToDeleteService"
+	EventDeletedService        = "DeletedService"
+
+	EventCreatedServiceAccount            = "CreatedServiceAccount"
+	EventFailedToCreateServiceAccount     = "FailedToCreateServiceAccount"
+	EventAutoscalerServiceAccountNotFound = "AutoscalerServiceAccountNotFound"
+	EventCreatedRole                      = "CreatedRole"
+	EventFailedToCreateRole               = "FailedToCreateRole"
+	EventCreatedRoleBinding               = "CreatedRoleBinding"
+	EventFailedToCreateRoleBinding        = "FailedToCreateRoleBinding"
+
+	EventCreatedIngress        = "CreatedIngress"
+	EventFailedToCreateIngress = "FailedToCreateIngress"
+	EventUpdatedIngress        = "UpdatedIngress"
+	EventFailedToUpdateIngress = "FailedToUpdateIngress"
+
+	EventCreatedPVC        = "CreatedPVC"
+	EventFailedToCreatePVC = "FailedToCreatePVC"
+
+	// RayJob.
+	EventInvalidRayJobSpec             = "InvalidRayJobSpec"
+	EventInvalidRayJobMetadata         = "InvalidRayJobMetadata"
+	EventInvalidRayJobStatus           = "InvalidRayJobStatus"
+	EventCreatedRayJobSubmitter        = "CreatedRayJobSubmitter"
+	EventDeletedRayJobSubmitter        = "DeletedRayJobSubmitter"
+	EventFailedToCreateRayJobSubmitter = "FailedToCreateRayJobSubmitter"
+	EventFailedToDeleteRayJobSubmitter = "FailedToDeleteRayJobSubmitter"
+	EventCreatedRayCluster             = "CreatedRayCluster"
+	EventUpdatedRayCluster             = "UpdatedRayCluster"
+	EventDeletedRayCluster             = "DeletedRayCluster"
+	EventFailedToCreateRayCluster      = "FailedToCreateRayCluster"
+	EventFailedToDeleteRayCluster      = "FailedToDeleteRayCluster"
+	EventFailedToUpdateRayCluster      = "FailedToUpdateRayCluster"
+	EventRayClusterNotFound            = "RayClusterNotFound"
+
+	// RayService.
+	EventInvalidRayServiceSpec           = "InvalidRayServiceSpec"
+	EventInvalidRayServiceMetadata       = "InvalidRayServiceMetadata"
+	EventRayServiceInitializingTimeout   = "RayServiceInitializingTimeout"
+	EventUpdatedHeadPodServeLabel        = "UpdatedHeadPodServeLabel"
+	EventUpdatedServeApplications        = "UpdatedServeApplications"
+	EventUpdatedServeTargetCapacity      = "UpdatedServeTargetCapacity"
+	EventFailedToUpdateHeadPodServeLabel = "FailedToUpdateHeadPodServeLabel"
+	EventFailedToUpdateServeApplications = "FailedToUpdateServeApplications"
+	EventFailedToUpdateTargetCapacity    = "FailedToUpdateTargetCapacity"
 )
 
 // Autoscaler, auth, GCS FT, upgrade and network-policy enum values.
