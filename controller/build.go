@@ -254,9 +254,12 @@ type podBuild struct {
 	name  string
 	head  bool
 	group *rayv1.WorkerGroupSpec // nil for the head
-	// multi-host replica identity, replica == "" for single-host pods.
-	replica      string
+	// replicaIndex is the worker's ray.io/worker-group-replica-index
+	// (every worker, as KubeRay with RayMultiHostIndexing); replica and
+	// host are a multi-host pod's replica name and host index, replica ""
+	// for single-host pods.
 	replicaIndex int
+	replica      string
 	host         int
 }
 
@@ -301,8 +304,8 @@ func buildPod(rc *rayv1.RayCluster, b podBuild, hash string, cfg buildConfig) *c
 	}
 	maps.Copy(merged, groupLabels)
 	pod.Labels = podLabels(rc.Name, nodeType, groupName, merged)
-	if b.replica != "" {
-		multiHostLabels(pod.Labels, b.replica, b.replicaIndex, b.host)
+	if !b.head {
+		replicaLabels(pod.Labels, b.replicaIndex, b.replica, b.host)
 	}
 	spec := &pod.Spec
 	if len(spec.Containers) == 0 {

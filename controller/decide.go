@@ -358,7 +358,7 @@ func decidePods(o *observed, p *plan) {
 // decideGroup scales one single-host worker group:
 //  1. every live pod named in workersToDelete goes (names of pods already
 //     gone are ignored, so they never stand in for another pod);
-//  2. missing pods are created;
+//  2. missing pods are created, each with the lowest free replica index;
 //  3. surplus pods are deleted only when the in-tree autoscaler is off —
 //     otherwise the autoscaler alone picks which workers go.
 func decideGroup(o *observed, p *plan, g *rayv1.WorkerGroupSpec, pods []*corev1.Pod, hash string) {
@@ -385,9 +385,23 @@ func decideGroup(o *observed, p *plan, g *rayv1.WorkerGroupSpec, pods []*corev1.
 	diff := desired - len(remaining)
 	switch {
 	case diff > 0:
+		// Each new worker takes the lowest replica index no remaining pod
+		// holds (KubeRay v1.7.0 reconcilePods, RayMultiHostIndexing): the
+		// indexes live in the pods' labels, so they survive a restart.
+		used := map[int]bool{}
+		for _, pod := range remaining {
+			if i := podReplicaIndex(pod); i >= 0 {
+				used[i] = true
+			}
+		}
+		idx := 0
 		for range diff {
+			for used[idx] {
+				idx++
+			}
+			used[idx] = true
 			name := workerPodName(rc.Name, g.GroupName, o.NewSuffix())
-			p.CreatePods = append(p.CreatePods, buildPod(rc, podBuild{name: name, group: g}, hash, o.Config))
+			p.CreatePods = append(p.CreatePods, buildPod(rc, podBuild{name: name, group: g, replicaIndex: idx}, hash, o.Config))
 		}
 	case diff < 0 && !autoscalingEnabled(rc):
 		victims := slices.Clone(remaining)

@@ -277,6 +277,43 @@ func TestDecideScaling(t *testing.T) {
 	}
 }
 
+// TestDecideSingleHostReplicaIndex: with RayMultiHostIndexing (on by
+// default in v1.7) KubeRay labels single-host workers too with
+// ray.io/worker-group-replica-index (common/pod.go:673-682), choosing for
+// each new pod the lowest index no remaining pod holds
+// (raycluster_controller.go:1171-1207); pods listed in workersToDelete free
+// theirs, pods without the label hold none.
+func TestDecideSingleHostReplicaIndex(t *testing.T) {
+	g := group("small", 5)
+	rc := cluster("c", g)
+	ws := workerPods(rc, "small", ready, 4)
+	for i, idx := range []string{"0", "2", "1", ""} {
+		if idx == "" {
+			delete(ws[i].Labels, rayv1.RayWorkerReplicaIndexKey)
+		} else {
+			ws[i].Labels[rayv1.RayWorkerReplicaIndexKey] = idx
+		}
+	}
+	rc.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete = []string{ws[2].Name} // frees index 1
+	p := decide(obsOf(rc, headSvc(rc), one(headPod(rc, ready)), ws))
+	var got []string
+	for _, pod := range p.CreatePods {
+		got = append(got, pod.Labels[rayv1.RayWorkerReplicaIndexKey])
+		for _, k := range []string{rayv1.RayWorkerReplicaNameKey, rayv1.RayHostIndexKey} {
+			if v, ok := pod.Labels[k]; ok {
+				t.Errorf("single-host pod %s has the multi-host label %s=%s", pod.Name, k, v)
+			}
+		}
+	}
+	if !slices.Equal(got, []string{"1", "3"}) {
+		t.Errorf("new replica indexes %v, want [1 3] (the lowest free ones)", got)
+	}
+	// The head carries none.
+	if _, ok := headPod(rc, pending).Labels[rayv1.RayWorkerReplicaIndexKey]; ok {
+		t.Error("the head pod has a replica index")
+	}
+}
+
 func TestDecideMultiHost(t *testing.T) {
 	g := group("tpu", 2)
 	g.NumOfHosts = 4

@@ -173,11 +173,17 @@ func workerPodLabels(rc *rayv1.RayCluster, g *rayv1.WorkerGroupSpec) map[string]
 	return podLabels(rc.Name, rayv1.WorkerNode, g.GroupName, g.Template.Labels)
 }
 
-// multiHostLabels adds the replica labels of a multi-host worker pod.
-func multiHostLabels(l map[string]string, replica string, replicaIndex, host int) {
-	l[rayv1.RayWorkerReplicaNameKey] = replica
+// replicaLabels adds a worker pod's replica labels, as KubeRay v1.7.0 does
+// with its RayMultiHostIndexing gate on (the default; common/pod.go
+// DefaultWorkerPodTemplate): ray.io/worker-group-replica-index on every
+// worker, and for a pod of a multi-host replica (replica != "") its
+// ray.io/worker-group-replica-name and ray.io/replica-host-index.
+func replicaLabels(l map[string]string, replicaIndex int, replica string, host int) {
 	l[rayv1.RayWorkerReplicaIndexKey] = strconv.Itoa(replicaIndex)
-	l[rayv1.RayHostIndexKey] = strconv.Itoa(host)
+	if replica != "" {
+		l[rayv1.RayWorkerReplicaNameKey] = replica
+		l[rayv1.RayHostIndexKey] = strconv.Itoa(host)
+	}
 }
 
 // serviceLabels are the labels of a Service of the cluster (head or headless).
@@ -269,7 +275,8 @@ func isWorkerPod(p *corev1.Pod) bool {
 // podReplica is the multi-host replica name of p, "" for single-host pods.
 func podReplica(p *corev1.Pod) string { return p.Labels[rayv1.RayWorkerReplicaNameKey] }
 
-// podReplicaIndex is the multi-host replica index of p, -1 if absent.
+// podReplicaIndex is the replica index of worker pod p, -1 if absent (a pod
+// made before raydar, or KubeRay, labelled single-host workers).
 func podReplicaIndex(p *corev1.Pod) int {
 	i, err := strconv.Atoi(p.Labels[rayv1.RayWorkerReplicaIndexKey])
 	if err != nil {
