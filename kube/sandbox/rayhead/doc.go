@@ -4,13 +4,39 @@
 // another, speaking the wire format rayapi/dashboard expects from a real Ray
 // head.
 //
-// Jobs run the way Ray runs them on a head: the entrypoint is a real
-// "/bin/sh -c" subprocess in its own process group, with runtime_env.env_vars
-// in its environment and a temporary working directory; its stdout and stderr
-// are kept in a bounded buffer; its exit code decides SUCCEEDED or FAILED.
-// Stopping sends SIGTERM to the process group and SIGKILL after a grace
-// period. Close stops every job, so no subprocess outlives the Head; on Linux
-// the shell also gets SIGKILL (Pdeathsig) if the whole process dies.
+// Jobs the host can run run the way Ray runs them on a head: the entrypoint
+// is a real "/bin/sh -c" subprocess in its own process group, with
+// runtime_env.env_vars in its environment and a temporary working directory;
+// its stdout and stderr are kept in a bounded buffer; its exit code decides
+// SUCCEEDED or FAILED. Stopping sends SIGTERM to the process group and
+// SIGKILL after a grace period. Close stops every job, so no subprocess
+// outlives the Head; on Linux the shell also gets SIGKILL (Pdeathsig) if the
+// whole process dies.
+//
+// Jobs the host cannot run are played out instead of executed, so that a
+// real Ray job (KubeRay's samples: `python /home/ray/samples/…`, scripts that
+// import ray) shows its whole lifecycle in the sandbox. Played out is:
+//
+//   - an entrypoint whose first command is not a shell builtin and not an
+//     executable on the job's PATH (python, ray, …);
+//   - python FILE where FILE does not exist on the host (a relative FILE
+//     never does: the job's working directory is new and empty), python -c
+//     CODE where CODE imports ray, python -m ray…;
+//   - any job that asks for an outcome or a time, through runtime_env
+//     env_vars RAYDAR_SANDBOX_OUTCOME=SUCCEEDED|FAILED and
+//     RAYDAR_SANDBOX_DURATION=30s (or seconds), or the job metadata keys
+//     raydar.io/sandbox-outcome and raydar.io/sandbox-duration (a RayJob's
+//     spec.metadata); the env var wins when both are set.
+//
+// A played job is PENDING for up to a second, RUNNING with one log line a
+// second for the duration (default 5 s), then SUCCEEDED, or FAILED with exit
+// code 1 when asked (an override with a bad value fails at once, naming
+// it). Its logs start with a line saying it was not executed, why, and what
+// it will do: "raydar sandbox: this entrypoint was not executed (python is
+// not on this host); playing it out: SUCCEEDED after 5s". Stop and Close end
+// it at once (STOPPED). With Options.AnnounceExecution, an executed job's
+// logs start with a line saying it ran on the host. [WouldPlay] tells which
+// way an entrypoint goes.
 //
 // Serve is simulated: a declarative config is validated as Ray's
 // ServeDeploySchema would be (schema errors are a 400, as in Ray), then each

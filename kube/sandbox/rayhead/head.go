@@ -58,6 +58,11 @@ type Options struct {
 	// ProxyListenAddr is the Serve proxy's listen address (default: the
 	// dashboard's host, port 0).
 	ProxyListenAddr string
+	// AnnounceExecution starts the logs of every job whose entrypoint is
+	// executed (not played out) with a line saying so, as played-out jobs'
+	// logs start with theirs. Off, an executed job's logs are exactly its
+	// output, as on a Ray head.
+	AnnounceExecution bool
 }
 
 // Head is a simulated Ray head node. Create it with New, then Start it.

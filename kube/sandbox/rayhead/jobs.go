@@ -43,6 +43,8 @@ type job struct {
 	env  []string
 	logs *logBuffer
 	dir  string // working directory, once made
+	// ended is closed when the job reaches a terminal status (finish).
+	ended chan struct{}
 
 	proc          *os.Process // set when the entrypoint has started
 	exited        bool        // the entrypoint's process has exited
@@ -185,8 +187,9 @@ func (h *Head) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			EntrypointMemory:    req.EntrypointMemory,
 			EntrypointResources: req.EntrypointResources,
 		},
-		env:  append(append([]string(nil), h.opts.Env...), extraEnv...),
-		logs: newLogBuffer(h.opts.MaxLogBytes),
+		env:   append(append([]string(nil), h.opts.Env...), extraEnv...),
+		logs:  newLogBuffer(h.opts.MaxLogBytes),
+		ended: make(chan struct{}),
 	}
 	if j.info.Metadata == nil {
 		j.info.Metadata = map[string]string{}
@@ -206,6 +209,13 @@ func (h *Head) handleSubmit(w http.ResponseWriter, r *http.Request) {
 // an event: the start, the exit of the process, a stop request.
 func (h *Head) runJob(j *job) {
 	defer h.jobWG.Done()
+	if p := planJob(j.info.Entrypoint, j.env, j.info.Metadata, realHost(j.env)); p.play {
+		h.playJob(j, p)
+		return
+	}
+	if h.opts.AnnounceExecution {
+		fmt.Fprintf(j.logs, "%sexecuting the entrypoint on this host (/bin/sh -c, in a fresh working directory)\n", LogPrefix)
+	}
 
 	dir, dirErr := os.MkdirTemp(h.workDir, "job-*")
 	cmd := exec.Command("/bin/sh", "-c", j.info.Entrypoint)
@@ -307,6 +317,7 @@ func (h *Head) finish(j *job, status dashboard.JobStatus, message, errorType str
 	j.info.ErrorType = errorType
 	j.info.EndTime = nowMS()
 	j.info.DriverExitCode = code
+	close(j.ended)
 }
 
 // stopLocked asks a job to stop: a pending job stops at once; a running one

@@ -74,7 +74,8 @@ func TestJobFailsWithExitCode(t *testing.T) {
 		t.Errorf("info = %+v", info)
 	}
 
-	id = submit(t, c, dashboard.SubmitJobRequest{Entrypoint: "no-such-command-rayhead"})
+	// A command the shell runs and does not find is the shell's 127.
+	id = submit(t, c, dashboard.SubmitJobRequest{Entrypoint: "true; no-such-command-rayhead"})
 	info = waitJob(t, c, id, dashboard.JobFailed)
 	if !strings.Contains(info.Message, "exit code 127") {
 		t.Errorf("message = %q", info.Message)
