@@ -638,18 +638,23 @@ func autoscalerContainer(rc *rayv1.RayCluster, image string) corev1.Container {
 }
 
 // buildHeadlessWorkerService returns the headless Service multi-host groups
-// use for pod-to-pod discovery.
+// use for pod-to-pod discovery, as KubeRay v1.7.0 builds it
+// (common/service.go BuildHeadlessServiceForRayCluster): labelled only
+// ray.io/headless-worker-svc=<cluster>. It has no ray.io/cluster label, so
+// the shared cache does not hold it: the reconciler reads it live
+// (headlessServiceExists), which also finds one KubeRay made.
 func buildHeadlessWorkerService(rc *rayv1.RayCluster) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            headlessWorkerServiceName(rc.Name),
 			Namespace:       rc.Namespace,
-			Labels:          serviceLabels(rc.Name, rayv1.WorkerNode),
+			Labels:          map[string]string{rayv1.RayClusterHeadlessServiceLabelKey: rc.Name},
 			OwnerReferences: []metav1.OwnerReference{ownerRef(rc)},
 		},
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
 			Selector:                 workerSelector(rc.Name),
+			Type:                     corev1.ServiceTypeClusterIP,
 			PublishNotReadyAddresses: true,
 		},
 	}

@@ -29,9 +29,11 @@ type observed struct {
 	// process's unseen writes laid over them: pods it created are present,
 	// pods it deleted carry a deletionTimestamp.
 	Pods []*corev1.Pod
-	// HeadService and HeadlessService are nil when absent.
-	HeadService     *corev1.Service
-	HeadlessService *corev1.Service
+	// HeadService is nil when absent.
+	HeadService *corev1.Service
+	// HeadlessServiceReady: the headless worker Service exists (read live:
+	// it carries KubeRay's labels, not ray.io/cluster, so it is not cached).
+	HeadlessServiceReady bool
 	// RBACReady: the autoscaler's ServiceAccount, Role and RoleBinding exist.
 	RBACReady bool
 	// AuthSecretReady: the generated auth Secret exists (auth.go).
@@ -124,6 +126,9 @@ const (
 	reasonOtherOperator      = "OtherOperatorDetected"
 )
 
+// resumeRequeue is how soon the pass after a resume is recorded runs.
+const resumeRequeue = 100 * time.Millisecond
+
 // isActive: not terminating.
 func isActive(p *corev1.Pod) bool { return p.DeletionTimestamp == nil }
 
@@ -214,7 +219,7 @@ func decide(o *observed) *plan {
 	if o.HeadService == nil {
 		p.CreateServices = append(p.CreateServices, buildHeadService(rc, o.Config))
 	}
-	if needsHeadlessWorkerService(rc) && o.HeadlessService == nil {
+	if needsHeadlessWorkerService(rc) && !o.HeadlessServiceReady {
 		p.CreateServices = append(p.CreateServices, buildHeadlessWorkerService(rc))
 	}
 	if autoscalingEnabled(rc) && !o.RBACReady {
@@ -256,6 +261,11 @@ func decidePods(o *observed, p *plan) {
 	// spec.suspend instead of setting it false leaves the cluster
 	// suspended there too.
 	if suspendStatus(rc.Status.Conditions) == rayv1.RayClusterSuspended {
+		if rc.Spec.Suspend != nil && !*rc.Spec.Suspend {
+			// This pass records the resume; a status write brings no
+			// watch event, so come back for the pods.
+			p.RequeueAfter = resumeRequeue
+		}
 		return
 	}
 

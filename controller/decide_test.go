@@ -345,7 +345,7 @@ func TestDecideMultiHost(t *testing.T) {
 	}
 	broken := pods[1:] // replica 0 misses host 0
 	o := obsOf(rc, headSvc(rc), one(headPod(rc, ready)), broken)
-	o.HeadlessService = buildHeadlessWorkerService(rc)
+	o.HeadlessServiceReady = true
 	p2 := decide(o)
 	if len(p2.DeletePods) != 3 {
 		t.Errorf("deleted %v, want the 3 remaining hosts of the broken replica", deletedNames(p2))
@@ -415,8 +415,8 @@ func TestDecideSuspend(t *testing.T) {
 	// reconcilePods returns while the status still says suspended) ...
 	rc.Spec.Suspend = ptr(false)
 	p = decide(obsOf(rc, headSvc(rc)))
-	if len(p.CreatePods) != 0 {
-		t.Fatalf("resume created %d pods before recording it", len(p.CreatePods))
+	if len(p.CreatePods) != 0 || p.RequeueAfter == 0 {
+		t.Fatalf("resume created %d pods before recording it (requeue after %s)", len(p.CreatePods), p.RequeueAfter)
 	}
 	if c := condOf(p.Status, rayv1.RayClusterSuspended); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("Suspended after resume = %+v", c)

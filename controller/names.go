@@ -186,7 +186,7 @@ func replicaLabels(l map[string]string, replicaIndex int, replica string, host i
 	}
 }
 
-// serviceLabels are the labels of a Service of the cluster (head or headless).
+// serviceLabels are the labels of the head Service.
 func serviceLabels(cluster string, nodeType rayv1.RayNodeType) map[string]string {
 	return map[string]string{
 		rayv1.RayClusterLabelKey:                cluster,

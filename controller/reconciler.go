@@ -78,6 +78,9 @@ type reconciler struct {
 	// serveServiceReady remembers clusters whose serve Service exists
 	// (serve_service.go).
 	serveServiceReady map[types.UID]bool
+	// headlessServiceReady remembers clusters whose headless worker
+	// Service exists (read live: KubeRay's labels are not cached).
+	headlessServiceReady map[types.UID]bool
 	// uids maps names to UIDs, to forget a cluster once it is gone.
 	uids map[types.NamespacedName]types.UID
 }
@@ -95,6 +98,7 @@ func newReconciler(c client.Client, api client.Reader, rec recorder.EventRecorde
 		written: map[types.UID]*writtenCluster{}, dirtySince: map[types.UID]time.Time{},
 		rbacReady: map[types.UID]bool{}, uids: map[types.NamespacedName]types.UID{},
 		authSecretReady: map[types.UID]bool{}, serveServiceReady: map[types.UID]bool{},
+		headlessServiceReady: map[types.UID]bool{},
 	}
 }
 
@@ -145,6 +149,7 @@ func (r *reconciler) forget(nn types.NamespacedName) {
 		delete(r.rbacReady, uid)
 		delete(r.authSecretReady, uid)
 		delete(r.serveServiceReady, uid)
+		delete(r.headlessServiceReady, uid)
 	}
 	r.mu.Unlock()
 	if ok {
@@ -227,8 +232,8 @@ func (r *reconciler) observe(ctx context.Context, rc *rayv1.RayCluster) (*observ
 	if o.HeadService, err = r.getService(ctx, rc, HeadServiceName(rc)); err != nil {
 		return nil, err
 	}
-	if needsHeadlessWorkerService(rc) {
-		if o.HeadlessService, err = r.getService(ctx, rc, headlessWorkerServiceName(rc.Name)); err != nil {
+	if needsHeadlessWorkerService(rc) && rc.DeletionTimestamp == nil {
+		if o.HeadlessServiceReady, err = r.existsOnce(ctx, rc, r.headlessServiceReady, "Service", headlessWorkerServiceName(rc.Name)); err != nil {
 			return nil, err
 		}
 	}
@@ -483,7 +488,12 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 					r.exp.created(rc.UID, svc)
 					out.createdServices = append(out.createdServices, svc)
 				case apierrors.IsAlreadyExists(err):
+					// Made by someone else (KubeRay, before a takeover):
+					// adopted by name, never created again.
 					r.exp.createFailed(rc.UID, svc)
+					if svc.Name == headlessWorkerServiceName(rc.Name) {
+						r.remember(r.headlessServiceReady, rc.UID)
+					}
 				default:
 					r.exp.createFailed(rc.UID, svc)
 					out.fail(rayv1.EventFailedToCreateService, fmt.Sprintf("Failed creating service %s/%s, %v", svc.Namespace, svc.Name, err))

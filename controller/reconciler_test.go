@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +152,70 @@ func TestReconcileStatusCoalescing(t *testing.T) {
 	_ = c.Get(context.Background(), req.NamespacedName, got)
 	if got.Status.DesiredWorkerReplicas != 1 || got.Status.LastUpdateTime == nil {
 		t.Fatalf("held status not written when due: %+v", got.Status)
+	}
+}
+
+// TestReconcileAdoptsKubeRaysHeadlessService: a multi-host cluster taken
+// over from KubeRay already has <cluster>-headless, labelled only
+// ray.io/headless-worker-svc (no ray.io/cluster, so not in raydar's cache):
+// raydar reads it live and never creates it again (no AlreadyExists pass
+// after pass). A cluster without one gets it with KubeRay's labels.
+func TestReconcileAdoptsKubeRaysHeadlessService(t *testing.T) {
+	multiHost := func() *rayv1.RayCluster {
+		g := group("tpu", 1)
+		g.NumOfHosts = 2
+		rc := cluster("c", g)
+		rc.ResourceVersion = ""
+		return rc
+	}
+	kuberays := buildHeadlessWorkerService(multiHost())
+	kuberays.OwnerReferences = nil
+	for _, tc := range []struct {
+		name     string
+		existing []client.Object
+		creates  int
+	}{
+		{"KubeRay's exists", []client.Object{kuberays}, 0},
+		{"none", nil, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			creates := 0
+			r, c, _ := fakeReconciler(t, interceptor.Funcs{
+				Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+					if obj.GetName() == "c-headless" {
+						creates++
+					}
+					return cl.Create(ctx, obj, opts...)
+				},
+			}, append(tc.existing, multiHost())...)
+			// The shared cache holds only Services labelled ray.io/cluster.
+			r.client = interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+				Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if err := cl.Get(ctx, key, obj, opts...); err != nil {
+						return err
+					}
+					if _, ok := obj.(*corev1.Service); ok && obj.GetLabels()[rayv1.RayClusterLabelKey] == "" {
+						return apierrors.NewNotFound(schema.GroupResource{Resource: "services"}, key.Name)
+					}
+					return nil
+				},
+			})
+			req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "c"}}
+			for range 2 {
+				if _, err := r.Reconcile(context.Background(), req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if creates != tc.creates {
+				t.Errorf("%d creates of c-headless, want %d", creates, tc.creates)
+			}
+			svc := &corev1.Service{}
+			if err := c.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "c-headless"}, svc); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[string]string{"ray.io/headless-worker-svc": "c"}; !maps.Equal(svc.Labels, want) {
+				t.Errorf("labels %v, want KubeRay's %v", svc.Labels, want)
+			}
+		})
 	}
 }
