@@ -9,6 +9,10 @@
 //     address are refused and the head's jobs are stopped. Heads are keyed by
 //     pod UID: a replaced head pod gets a fresh head, as a restarted Ray head
 //     without GCS fault tolerance forgets its jobs.
+//   - With Options.AddressBook, the heads' addresses are also written to a
+//     file (kube/sandbox/addrbook) on every head start and stop, so that a
+//     raydar in another process (`raydar operator` beside `raydar sandbox`)
+//     reaches them.
 //   - Every request to a cluster's dashboard passes a counting front, so
 //     tests can assert how often something was called ([Sim.Calls]: "the stop
 //     was sent exactly once"); [Sim.SetRefuse] makes a dashboard unreachable.

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -55,6 +56,10 @@ type Options struct {
 	PollInterval time.Duration
 	// Logf receives one line per head start/stop and stand-in action.
 	Logf func(format string, args ...any)
+	// AddressBook, when set, is a file the Sim keeps up to date with every
+	// head's dashboard and Serve proxy URL (kube/sandbox/addrbook), for
+	// raydar processes other than this one. Close empties it.
+	AddressBook string
 }
 
 // Sim runs simulated heads for the Ready head pods it sees. Create it with
@@ -81,6 +86,8 @@ type Sim struct {
 	refusing map[types.NamespacedName]bool
 	subs     map[types.UID]*submitter // submitter Job UID → stand-in state
 	closing  sync.WaitGroup           // heads being closed
+
+	bookMu sync.Mutex // serialises address book writes
 }
 
 // head is one simulated head for one head pod.
@@ -176,6 +183,10 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		s.Close()
 		return nil, errors.New("headsim: watches did not sync")
 	}
+	if err := s.publish(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	for range 2 {
 		s.wg.Add(2)
 		go func() { defer s.wg.Done(); s.runQueue(runCtx, s.headQ, s.syncHeadPod) }()
@@ -255,6 +266,7 @@ func (s *Sim) Close() error {
 	}
 	wg.Wait()
 	s.closing.Wait()
+	errs = append(errs, s.publish())
 	return errors.Join(errs...)
 }
 
@@ -439,6 +451,9 @@ func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error 
 	if refuse {
 		f.setRefuse(true)
 	}
+	if err := s.publish(); err != nil {
+		s.opts.Logf("headsim: %v", err)
+	}
 	s.opts.Logf("headsim: %s: head pod %s Ready; dashboard at %s", cluster, pod.Name, f.url())
 
 	if c := sidecar(pod); c != nil && rcErr == nil {
@@ -461,8 +476,29 @@ func (s *Sim) stopHead(h *head, why string) {
 		delete(s.byClust, h.cluster)
 	}
 	s.mu.Unlock()
+	if err := s.publish(); err != nil {
+		s.opts.Logf("headsim: %v", err)
+	}
 	s.opts.Logf("headsim: %s: closing the head of pod %s: %s", h.cluster, h.pod, why)
 	s.closeHead(h)
+}
+
+// publish writes the address book (Options.AddressBook) from the heads
+// there are now. Writes are serialised and each takes its snapshot while
+// holding the turn, so the file ends with the latest state.
+func (s *Sim) publish() error {
+	if s.opts.AddressBook == "" {
+		return nil
+	}
+	s.bookMu.Lock()
+	defer s.bookMu.Unlock()
+	s.mu.Lock()
+	entries := make([]addrbook.Entry, 0, len(s.byClust))
+	for k, h := range s.byClust {
+		entries = append(entries, addrbook.Entry{Namespace: k.Namespace, Cluster: k.Name, Dashboard: h.front.url(), ServeProxy: h.h.ProxyURL()})
+	}
+	s.mu.Unlock()
+	return addrbook.Write(s.opts.AddressBook, entries)
 }
 
 // closeHead refuses connections at once and stops the jobs in the
