@@ -11,11 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube"
-	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox"
-	"github.com/raydar/raydar/kube/sandbox/headsim"
 	"github.com/raydar/raydar/kube/sandbox/seed"
 )
 
@@ -78,18 +75,20 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 	}()
 	step("sandbox ready in %s; kubeconfig %s", time.Since(begin).Round(100*time.Millisecond), sb.KubeconfigPath)
 
-	sim, err := headsim.Start(ctx, headsim.Options{
-		Config:      sb.Config,
-		SetPodPhase: sb.SetPodPhase,
-		Logf:        func(format string, args ...any) { logger.Info("headsim: " + fmt.Sprintf(format, args...)) },
-	})
+	sim, err := startHeads(ctx, sb, func(format string, args ...any) { logger.Info("headsim: " + fmt.Sprintf(format, args...)) })
 	if err != nil {
-		return fmt.Errorf("simulated Ray heads: %w", err)
+		return err
 	}
 	defer func() { _ = sim.Close() }()
 
+	// The demo's own loop reaches the heads as any other raydar pointed at
+	// its kubeconfig does: through the address book the kubeconfig names.
 	flags := kube.Flags{Kubeconfig: sb.KubeconfigPath, Namespace: seed.DefaultNamespace}
 	target, err := flags.Resolve()
+	if err != nil {
+		return err
+	}
+	book, err := sandboxBookFor(flags)
 	if err != nil {
 		return err
 	}
@@ -97,20 +96,11 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 	if err != nil {
 		return err
 	}
-	dash, err := raydash.New(raydash.Options{
-		AddressBook:     sim,
-		Secrets:         raydash.SecretsFromClientset(sb.Clientset()),
-		HeadServiceName: controller.HeadServiceName,
-	})
-	if err != nil {
-		return err
-	}
 	sc := sessionConfig{
-		reconcile:  true,
-		dashboards: dash,
-		proxies:    controller.ServeProxyCheckerFromAddressBook(sim),
-		logger:     logger,
-		readOnly:   tf.readOnly,
+		reconcile: true,
+		book:      book,
+		logger:    logger,
+		readOnly:  tf.readOnly,
 	}
 	// The loop stands for election like any raydar: another raydar pointed
 	// at the demo's kubeconfig then only observes. The demo's loop is the

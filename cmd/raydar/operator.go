@@ -1,18 +1,26 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/controller"
+	"github.com/raydar/raydar/kube"
 )
 
 // newOperatorCmd runs raydar's reconcile loop headless, as KubeRay's
@@ -41,16 +49,33 @@ are always reconciled.`,
 			if err != nil {
 				return err
 			}
-			logger := newLogger(verbosity)
+			logger := newLogger(cmd.ErrOrStderr(), verbosity)
 			ctrllog.SetLogger(logger)
 			o.Logger = logger
 			o.DisableLeaderElection = noElect
-			op, err := newReconcileLoop(target.Config, loopConfig{operator: o})
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if !noElect {
+				ns, why, err := operatorLeaseNamespace(ctx, target, o.LeaderElectionNamespace, inPodNamespace())
+				if err != nil {
+					return err
+				}
+				o.LeaderElectionNamespace = ns
+				if why != "" {
+					logger.Info(why)
+				}
+			}
+			book, err := sandboxBookFor(g.kube)
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			if book != nil {
+				logger.Info("the cluster is a raydar sandbox: reaching its simulated Ray heads through its address book", "addressBook", book.Path())
+			}
+			op, err := newReconcileLoop(target.Config, loopConfig{operator: o, book: book})
+			if err != nil {
+				return err
+			}
 			l := op.Leader()
 			logger.Info("starting raydar operator", "server", target.Server, "identity", l.Identity,
 				"lease", l.Lease, "leaderElection", l.Enabled)
@@ -62,7 +87,7 @@ are always reconciled.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&noElect, "no-leader-election", false, "reconcile without electing a leader (only when no other raydar runs)")
-	f.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace in a cluster, else "+controller.DefaultLeaderElectionNamespace+")")
+	f.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace in a cluster, else "+controller.DefaultLeaderElectionNamespace+" when it exists, else default, as the TUI picks)")
 	f.StringVar(&o.LeaderElectionID, "leader-election-id", controller.DefaultLeaderElectionID, "name of the leader election Lease")
 	f.StringVar(&o.Identity, "identity", "", "identity in the leader election (default <hostname>_<random>)")
 	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint ("0" turns it off)`)
@@ -77,14 +102,64 @@ are always reconciled.`,
 	return cmd
 }
 
-// newLogger logs one line per entry to stderr.
-func newLogger(v int) logr.Logger {
+// newLogger logs one line per entry to w (the command's stderr).
+func newLogger(w io.Writer, v int) logr.Logger {
+	var mu sync.Mutex
 	return funcr.New(func(prefix, args string) {
 		ts := time.Now().Format("2006-01-02T15:04:05.000Z07:00")
+		mu.Lock()
+		defer mu.Unlock()
 		if prefix != "" {
-			fmt.Fprintln(os.Stderr, ts, prefix, args)
+			fmt.Fprintln(w, ts, prefix, args)
 			return
 		}
-		fmt.Fprintln(os.Stderr, ts, args)
+		fmt.Fprintln(w, ts, args)
 	}, funcr.Options{Verbosity: v})
+}
+
+// podNamespaceFile holds the namespace of the pod raydar runs in (every
+// pod with a ServiceAccount token has it). A variable for tests.
+var podNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// inPodNamespace is the namespace of the pod this process runs in, "" out
+// of a cluster.
+func inPodNamespace() string {
+	b, err := os.ReadFile(podNamespaceFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// operatorLeaseNamespace picks the namespace of the leader election Lease:
+// the flag's when given (refused at once when that namespace does not
+// exist: the election would retry forever), else the pod's own namespace in
+// a cluster, else what every TUI picks (raydar-system when it exists, else
+// default), so that operators and TUIs meet on one Lease. why says what was
+// picked when it was not asked for.
+func operatorLeaseNamespace(ctx context.Context, t *kube.Target, flag, podNamespace string) (ns, why string, err error) {
+	switch {
+	case flag != "":
+		cs, err := kubernetes.NewForConfig(t.Config)
+		if err != nil {
+			return "", "", err
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		// Only a definite NotFound refuses: a caller without the right
+		// to read namespaces may still write Leases in this one.
+		if _, err := cs.CoreV1().Namespaces().Get(ctx, flag, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			return "", "", fmt.Errorf("the leader election namespace %q does not exist on %s: create it (kubectl create namespace %s), "+
+				"or pass --leader-election-namespace with an existing namespace (e.g. default)", flag, t.Server, flag)
+		}
+		return flag, "", nil
+	case podNamespace != "":
+		return podNamespace, "leader election Lease in the pod's namespace " + podNamespace, nil
+	}
+	ns = leaseNamespace(ctx, t)
+	if ns == controller.DefaultLeaderElectionNamespace {
+		return ns, "leader election Lease in namespace " + ns, nil
+	}
+	return ns, fmt.Sprintf("leader election Lease in namespace %s (namespace %s does not exist; TUIs on this cluster pick the same)",
+		ns, controller.DefaultLeaderElectionNamespace), nil
 }

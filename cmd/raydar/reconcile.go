@@ -7,6 +7,7 @@ import (
 
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/sandbox/addrbook"
 )
 
 // loopConfig says how to build the reconcile loop: the RayCluster operator
@@ -14,11 +15,10 @@ import (
 // three share one cache (which the TUI reads too) and one leader election.
 type loopConfig struct {
 	operator controller.Options
-	// dashboards reaches Ray dashboards; nil picks service DNS in a pod and
-	// the API server's service proxy outside.
-	dashboards raydash.Resolver
-	// proxies checks Serve proxies; nil picks the RayService reconciler's default.
-	proxies controller.ServeProxyChecker
+	// book is the sandbox's address book of simulated Ray heads
+	// (sandboxBookFor); nil reaches dashboards through service DNS in a pod
+	// and the API server's service proxy outside.
+	book *addrbook.Book
 }
 
 // newReconcileLoop builds the reconcile loop for all three kinds. Start it
@@ -28,22 +28,14 @@ func newReconcileLoop(cfg *rest.Config, lc loopConfig) (*controller.Operator, er
 	if err != nil {
 		return nil, err
 	}
-	dash := lc.dashboards
-	if dash == nil {
-		r, err := raydash.New(raydash.Options{
-			Config:          cfg,
-			Secrets:         raydash.SecretsFromReader(op.Client()),
-			HeadServiceName: controller.HeadServiceName,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("dashboard resolver: %w", err)
-		}
-		dash = r
+	dash, err := newDashboards(cfg, lc.book, raydash.SecretsFromReader(op.Client()))
+	if err != nil {
+		return nil, err
 	}
 	if err := controller.SetupRayJobReconciler(op.Manager(), controller.RayJobOptions{Operator: op, Dashboards: dash}); err != nil {
 		return nil, fmt.Errorf("RayJob reconciler: %w", err)
 	}
-	if err := controller.SetupRayServiceReconciler(op.Manager(), controller.RayServiceOptions{Operator: op, Dashboards: dash, ProxyChecker: lc.proxies}); err != nil {
+	if err := controller.SetupRayServiceReconciler(op.Manager(), controller.RayServiceOptions{Operator: op, Dashboards: dash, ProxyChecker: serveProxies(lc.book)}); err != nil {
 		return nil, fmt.Errorf("RayService reconciler: %w", err)
 	}
 	return op, nil

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -13,6 +15,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/rayapi/crds"
 )
 
@@ -28,11 +31,20 @@ func newSandboxCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "sandbox",
-		Short: "Run a local Kubernetes control plane with fake nodes and the ray.io CRDs until Ctrl-C",
+		Short: "Run a local Kubernetes control plane with fake nodes, simulated Ray heads and the ray.io CRDs until Ctrl-C",
 		Long: `Run etcd, kube-apiserver, kube-scheduler, kube-controller-manager and kwok on
 loopback, with fake nodes and the ray.io/v1 CRDs installed, until Ctrl-C or
-SIGTERM. Pods bound to the fake nodes become Running with an IP; nothing is
-executed. Point raydar or kubectl at it with the printed KUBECONFIG.
+SIGTERM. Pods bound to the fake nodes become Running with an IP; no container
+runs. Point raydar or kubectl at it with the printed KUBECONFIG.
+
+Ray heads are simulated as kwok simulates kubelets: when a RayCluster's head
+pod is Ready, a simulated head answers for it (the Jobs and Serve API of
+Ray's dashboard, a Serve proxy), and RayJob submitters submit to it. A job's
+entrypoint runs as a host shell command when the host can run it; otherwise
+(python scripts, ray imports) it is played out: RUNNING with a few log lines,
+then SUCCEEDED, or FAILED when the RayJob asks for it (see the README). A
+raydar operator or TUI pointed at this KUBECONFIG reaches the simulated heads
+through the address book that the kubeconfig names.
 
 Without node flags the nodes are three CPU nodes and one node with 4 GPUs;
 any of --nodes, --node-cpu, --node-memory, --node-gpu gives instead --nodes
@@ -65,12 +77,18 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			if err != nil {
 				return err
 			}
+			sim, err := startHeads(ctx, sb, func(format string, args ...any) { opts.Logf(format, args...) })
+			if err != nil {
+				_ = sb.Stop()
+				return err
+			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "sandbox ready in %s\n", time.Since(begin).Round(time.Millisecond))
 			fmt.Fprintf(out, "  server:     %s\n", sb.Config.Host)
 			fmt.Fprintf(out, "  kubeconfig: %s\n", sb.KubeconfigPath)
 			fmt.Fprintf(out, "  logs:       %s\n", sb.StateDir)
 			fmt.Fprintf(out, "  nodes:      %s\n", strings.Join(sb.Nodes(), " "))
+			fmt.Fprintf(out, "  ray heads:  simulated; addresses in %s\n", filepath.Join(sb.StateDir, addrbook.FileName))
 			fmt.Fprintf(out, "\nexport KUBECONFIG=%s\n\n", sb.KubeconfigPath)
 			fmt.Fprintln(out, "Ctrl-C stops it.")
 
@@ -78,7 +96,8 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			stop() // a second Ctrl-C kills raydar, and the sandbox with it
 			fmt.Fprintln(errOut, "stopping the sandbox…")
 			begin = time.Now()
-			if err := sb.Stop(); err != nil {
+			simErr := sim.Close()
+			if err := errors.Join(simErr, sb.Stop()); err != nil {
 				return err
 			}
 			fmt.Fprintf(errOut, "stopped in %s\n", time.Since(begin).Round(time.Millisecond))

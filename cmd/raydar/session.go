@@ -24,6 +24,7 @@ import (
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui"
@@ -36,11 +37,10 @@ type sessionConfig struct {
 	reconcile bool
 	// operator are the loop's options (leader election, other operators).
 	operator controller.Options
-	// dashboards and proxies override how Ray dashboards and Serve proxies
-	// are reached (the demo's sandbox passes its address book).
-	dashboards raydash.Resolver
-	proxies    controller.ServeProxyChecker
-	logger     logr.Logger
+	// book is the address book of a sandbox's simulated Ray heads, nil
+	// for other clusters (sandboxBookFor; per context).
+	book   *addrbook.Book
+	logger logr.Logger
 	// readOnly refuses every mutation at the choke point (kube/actions).
 	readOnly bool
 }
@@ -89,7 +89,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		if o.LeaderElectionNamespace == "" && !o.DisableLeaderElection {
 			o.LeaderElectionNamespace = leaseNamespace(ctx, t)
 		}
-		op, err := newReconcileLoop(t.Config, loopConfig{operator: o, dashboards: sc.dashboards, proxies: sc.proxies})
+		op, err := newReconcileLoop(t.Config, loopConfig{operator: o, book: sc.book})
 		if err != nil {
 			cancel()
 			return nil, err
@@ -132,15 +132,13 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 			}
 		}()
 	}
-	s.dashboards = sc.dashboards
-	if s.dashboards == nil {
-		r, err := raydash.New(raydash.Options{Config: t.Config, Secrets: raydash.SecretsFromReader(s.reader), HeadServiceName: controller.HeadServiceName})
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		s.dashboards = r
+	dash, err := newDashboards(t.Config, sc.book, raydash.SecretsFromReader(s.reader))
+	if err != nil {
+		cancel()
+		s.wg.Wait()
+		return nil, err
 	}
+	s.dashboards = dash
 	if err := s.setupActions(t, sc); err != nil {
 		cancel()
 		s.wg.Wait()

@@ -44,7 +44,7 @@ func newStopCmd(g *globals) *cobra.Command {
 				},
 			}
 			if direct {
-				m.setup = dashboardStopper
+				m.setup = func(t *kube.Target, o *actions.Options) error { return dashboardStopper(g.kube, t, o) }
 				m.preview = func(ctx context.Context, a *actions.Actions, ns string) (actions.Plan, error) {
 					return a.PreviewStopJobDirect(ctx, ns, job)
 				}
@@ -62,12 +62,16 @@ func newStopCmd(g *globals) *cobra.Command {
 
 // dashboardStopper gives the Actions a JobStopper that reaches dashboards
 // the way the TUI does (kube/raydash).
-func dashboardStopper(t *kube.Target, o *actions.Options) error {
+func dashboardStopper(f kube.Flags, t *kube.Target, o *actions.Options) error {
 	c, err := client.New(t.Config, client.Options{Scheme: actions.Scheme()})
 	if err != nil {
 		return err
 	}
-	res, err := raydash.New(raydash.Options{Config: t.Config, Secrets: raydash.SecretsFromReader(c)})
+	book, err := sandboxBookFor(f)
+	if err != nil {
+		return err
+	}
+	res, err := newDashboards(t.Config, book, raydash.SecretsFromReader(c))
 	if err != nil {
 		return err
 	}

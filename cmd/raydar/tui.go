@@ -89,7 +89,11 @@ func newTUIRunE(g *globals, f *tuiFlags) func(*cobra.Command, []string) error {
 		if err != nil {
 			return err
 		}
-		sc := sessionConfig{reconcile: !f.noReconcile, logger: logger, readOnly: f.readOnly}
+		book, err := sandboxBookFor(g.kube)
+		if err != nil {
+			return err
+		}
+		sc := sessionConfig{reconcile: !f.noReconcile, logger: logger, readOnly: f.readOnly, book: book}
 		sc.operator.IgnoreOtherOperators = f.ignoreOther
 		return runTUI(cmd.Context(), g.kube, target, sc, f, logger)
 	}
@@ -161,7 +165,11 @@ func (b *backend) Switch(_ context.Context, name string) (tui.Session, error) {
 	if err != nil {
 		return tui.Session{}, err
 	}
-	s, err := connect(b.parent, t, b.sc)
+	sc := b.sc
+	if sc.book, err = sandboxBookFor(fl); err != nil {
+		return tui.Session{}, err
+	}
+	s, err := connect(b.parent, t, sc)
 	if err != nil {
 		return tui.Session{}, err
 	}
