@@ -29,7 +29,7 @@ import (
 // needed only because the autoscaler's Role grants them and Kubernetes lets
 // nobody grant what they do not hold.
 //
-// +kubebuilder:rbac:groups=ray.io,resources=rayclusters,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters,verbs=get;list;watch;patch;update
 // +kubebuilder:rbac:groups=ray.io,resources=rayclusters/status,verbs=update
 // +kubebuilder:rbac:groups=ray.io,resources=rayclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;deletecollection;patch
@@ -407,18 +407,36 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 	return res, nil
 }
 
-// patchFinalizers changes the finalizers with an optimistic lock: a
-// conflict goes back to Reconcile, which retries from a fresh read.
+// patchFinalizers changes the finalizers by writing the whole object, as
+// KubeRay v1.7.0 does (r.Update after setDefaults, raycluster_controller.go
+// :163, :254-258, :296): so the stored spec comes out as KubeRay's would,
+// every rayStartParams at least {} and explicit zero values its types omit
+// dropped. The write carries the resourceVersion read: a conflict goes back
+// to Reconcile, which retries from a fresh read.
 func (r *reconciler) patchFinalizers(ctx context.Context, rc *rayv1.RayCluster, f func([]string) []string) error {
 	prev := rc.ResourceVersion
-	orig := rc.DeepCopy()
-	rc.Finalizers = f(append([]string(nil), rc.Finalizers...))
-	if err := r.client.Patch(ctx, rc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		rc.Finalizers = orig.Finalizers
+	obj := rc.DeepCopy()
+	obj.Finalizers = f(append([]string(nil), rc.Finalizers...))
+	defaultRayStartParams(&obj.Spec)
+	if err := r.client.Update(ctx, obj); err != nil {
 		return err
 	}
+	*rc = *obj
 	r.rememberWrite(prev, rc)
 	return nil
+}
+
+// defaultRayStartParams makes every nil rayStartParams an empty map, as
+// KubeRay's setDefaults does before it writes a RayCluster.
+func defaultRayStartParams(s *rayv1.RayClusterSpec) {
+	if s.HeadGroupSpec.RayStartParams == nil {
+		s.HeadGroupSpec.RayStartParams = map[string]string{}
+	}
+	for i := range s.WorkerGroupSpecs {
+		if s.WorkerGroupSpecs[i].RayStartParams == nil {
+			s.WorkerGroupSpecs[i].RayStartParams = map[string]string{}
+		}
+	}
 }
 
 // writeStatus writes the status if it really changed. Changes that are not

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -217,5 +218,31 @@ func TestReconcileAdoptsKubeRaysHeadlessService(t *testing.T) {
 				t.Errorf("labels %v, want KubeRay's %v", svc.Labels, want)
 			}
 		})
+	}
+}
+
+// TestReconcileFinalizerWritesAsKubeRay: KubeRay adds the GCS FT finalizer
+// with r.Update after setDefaults (raycluster_controller.go:163, :254-258),
+// so the stored cluster gets rayStartParams {} on the head and every worker
+// group; raydar writes it the same way.
+func TestReconcileFinalizerWritesAsKubeRay(t *testing.T) {
+	rc := freshCluster("c", 1)
+	rc.Spec.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{RedisAddress: "redis:6379"}
+	rc.Spec.HeadGroupSpec.RayStartParams = nil
+	rc.Spec.WorkerGroupSpecs[0].RayStartParams = nil
+	r, c, _ := fakeReconciler(t, interceptor.Funcs{}, rc)
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "c"}}
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	got := &rayv1.RayCluster{}
+	if err := c.Get(context.Background(), req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(got.Finalizers, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
+		t.Fatalf("finalizers %v", got.Finalizers)
+	}
+	if got.Spec.HeadGroupSpec.RayStartParams == nil || got.Spec.WorkerGroupSpecs[0].RayStartParams == nil {
+		t.Errorf("rayStartParams head %v worker %v, want {} as KubeRay writes", got.Spec.HeadGroupSpec.RayStartParams, got.Spec.WorkerGroupSpecs[0].RayStartParams)
 	}
 }

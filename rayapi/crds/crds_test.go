@@ -142,8 +142,17 @@ func TestSchemaHasRaydarAdditions(t *testing.T) {
 		}
 	}
 	rs := byKind["RayService"].Properties["spec"]
-	if d := rs.Properties["rayClusterDeletionDelaySeconds"].Default; d == nil || string(d.Raw) != "60" {
-		t.Errorf("rayClusterDeletionDelaySeconds default = %v", d)
+	// KubeRay's schema defaults neither rayClusterDeletionDelaySeconds nor
+	// the Ingress path and pathType (its operator does): a default here
+	// would put values into stored objects that KubeRay's CRD leaves out.
+	if d := rs.Properties["rayClusterDeletionDelaySeconds"].Default; d != nil {
+		t.Errorf("rayClusterDeletionDelaySeconds default = %s, want none (as KubeRay)", d.Raw)
+	}
+	ing := head.Properties["ingressOptions"]
+	for _, f := range []string{"path", "pathType"} {
+		if d := ing.Properties[f].Default; d != nil {
+			t.Errorf("ingressOptions.%s default = %s, want none (as KubeRay)", f, d.Raw)
+		}
 	}
 }
 

@@ -30,14 +30,6 @@ func (s *RayClusterSpec) Default() {
 			g.NumOfHosts = 1
 		}
 	}
-	if o := s.HeadGroupSpec.IngressOptions; o != nil {
-		if o.Path == nil {
-			o.Path = ptrTo(DefaultIngressPath)
-		}
-		if o.PathType == nil {
-			o.PathType = ptrTo(IngressPathTypePrefix)
-		}
-	}
 	if np := s.NetworkPolicy; np != nil && np.Mode == nil {
 		np.Mode = ptrTo(NetworkPolicyDenyAll)
 	}
@@ -60,9 +52,6 @@ func (j *RayJob) Default() {
 // Default fills unset fields with the CRD defaults.
 func (r *RayService) Default() {
 	s := &r.Spec
-	if s.RayClusterDeletionDelaySeconds == nil {
-		s.RayClusterDeletionDelaySeconds = ptrTo(DefaultRayClusterDeletionDelaySeconds)
-	}
 	if u := s.UpgradeStrategy; u != nil && u.ClusterUpgradeOptions != nil && u.ClusterUpgradeOptions.MaxSurgePercent == nil {
 		u.ClusterUpgradeOptions.MaxSurgePercent = ptrTo(DefaultMaxSurgePercent)
 	}

@@ -222,8 +222,9 @@ func TestDefault(t *testing.T) {
 	if *g.Replicas != 2 || *g.MinReplicas != 0 || *g.MaxReplicas != math.MaxInt32 || g.NumOfHosts != 1 || *g.Priority != 0 {
 		t.Errorf("worker group defaults: %+v", g)
 	}
-	if *c.Spec.HeadGroupSpec.IngressOptions.Path != "/" || *c.Spec.HeadGroupSpec.IngressOptions.PathType != IngressPathTypePrefix {
-		t.Error("ingress defaults")
+	// KubeRay's schema has no ingress defaults: the operator applies them.
+	if o := c.Spec.HeadGroupSpec.IngressOptions; o.Path != nil || o.PathType != nil || o.PathOrDefault() != "/" || o.PathTypeOrDefault() != IngressPathTypePrefix {
+		t.Errorf("ingress defaults: %+v", o)
 	}
 	if *c.Spec.NetworkPolicy.Mode != NetworkPolicyDenyAll {
 		t.Error("network policy mode default")
@@ -238,7 +239,8 @@ func TestDefault(t *testing.T) {
 	inc := NewClusterWithIncrementalUpgrade
 	s := &RayService{Spec: RayServiceSpec{UpgradeStrategy: &RayServiceUpgradeStrategy{Type: &inc, ClusterUpgradeOptions: &ClusterUpgradeOptions{}}}}
 	s.Default()
-	if *s.Spec.RayClusterDeletionDelaySeconds != 60 || *s.Spec.UpgradeStrategy.ClusterUpgradeOptions.MaxSurgePercent != 100 {
+	// rayClusterDeletionDelaySeconds has no schema default in KubeRay.
+	if s.Spec.RayClusterDeletionDelaySeconds != nil || s.Spec.DeletionDelaySeconds() != 60 || *s.Spec.UpgradeStrategy.ClusterUpgradeOptions.MaxSurgePercent != 100 {
 		t.Errorf("RayService defaults: %+v", s.Spec)
 	}
 }

@@ -241,8 +241,10 @@ type HeadGroupSpec struct {
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 	// RayStartParams are `ray start` flags without the leading dashes.
+	// Not omitempty, as in KubeRay: an empty map is written as {} (nil as
+	// null, which the API server drops).
 	// +optional
-	RayStartParams map[string]string `json:"rayStartParams,omitempty"`
+	RayStartParams map[string]string `json:"rayStartParams"`
 	// ServiceType of the head Service. Default ClusterIP (headless).
 	// +optional
 	ServiceType corev1.ServiceType `json:"serviceType,omitempty"`
@@ -257,12 +259,12 @@ type IngressOptions struct {
 	// Host the rule matches; any host when unset.
 	// +optional
 	Host *string `json:"host,omitempty"`
-	// Path routed to the dashboard. Default "/".
-	// +kubebuilder:default="/"
+	// Path routed to the dashboard. Default "/", applied by the operator
+	// (PathOrDefault), not by the schema, as in KubeRay.
 	// +optional
 	Path *string `json:"path,omitempty"`
-	// PathType of Path. Default Prefix.
-	// +kubebuilder:default=Prefix
+	// PathType of Path. Default Prefix, applied by the operator
+	// (PathTypeOrDefault), not by the schema, as in KubeRay.
 	// +optional
 	PathType *IngressPathType `json:"pathType,omitempty"`
 	// TLS termination of the Ingress.
@@ -312,8 +314,10 @@ type WorkerGroupSpec struct {
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 	// RayStartParams are `ray start` flags without the leading dashes.
+	// Not omitempty, as in KubeRay: an empty map is written as {} (nil as
+	// null, which the API server drops).
 	// +optional
-	RayStartParams map[string]string `json:"rayStartParams,omitempty"`
+	RayStartParams map[string]string `json:"rayStartParams"`
 	// Template is the worker pod template.
 	Template corev1.PodTemplateSpec `json:"template"`
 	// ScaleStrategy names pods the autoscaler wants deleted.

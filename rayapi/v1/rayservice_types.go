@@ -43,8 +43,9 @@ type RayServiceUpgradeStrategy struct {
 
 // RayServiceSpec is the desired state of a RayService.
 type RayServiceSpec struct {
-	// RayClusterDeletionDelaySeconds before an old cluster is deleted. Default 60.
-	// +kubebuilder:default:=60
+	// RayClusterDeletionDelaySeconds before an old cluster is deleted.
+	// Default 60, applied by the operator (DeletionDelaySeconds), not by the
+	// schema, as in KubeRay.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	RayClusterDeletionDelaySeconds *int32 `json:"rayClusterDeletionDelaySeconds,omitempty"`
