@@ -6,6 +6,13 @@
 // checks both in the API, quits, and checks that nothing the demo started
 // is left running.
 //
-// The test needs tmux and the control-plane binaries (`make tools`); it is
+// TestSandboxThenOperator (issue 12) runs the README's first run in two
+// processes: `raydar sandbox`, then `raydar operator` with the KUBECONFIG it
+// printed, then KubeRay's ray-job and ray-service samples (testdata/, copied
+// unchanged from KubeRay v1.7.0) applied server-side: the RayJob SUCCEEDS
+// (played out by the simulated head), the same job asking for failure FAILS,
+// the RayService becomes Ready.
+//
+// TestDemo needs tmux; both need the control-plane binaries (`make tools`); it is
 // skipped with -short. The package has no code besides its test.
 package e2e
