@@ -2,6 +2,7 @@ package v1
 
 import (
 	"math"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
 )
@@ -173,9 +174,10 @@ func (s *RayClusterSpec) EffectiveAutoscalerVersion() AutoscalerVersion {
 }
 
 // IsGCSFaultToleranceEnabled reports whether GCS FT is on: gcsFaultToleranceOptions
-// is set, or the annotation ray.io/ft-enabled is "true".
+// is set, or the annotation ray.io/ft-enabled is "true" in any case, as
+// KubeRay v1.7.0 reads it (utils.IsGCSFaultToleranceEnabled lower-cases it).
 func (s *RayClusterSpec) IsGCSFaultToleranceEnabled(annotations map[string]string) bool {
-	return s.GcsFaultToleranceOptions != nil || annotations[RayFTEnabledAnnotationKey] == "true"
+	return s.GcsFaultToleranceOptions != nil || strings.ToLower(annotations[RayFTEnabledAnnotationKey]) == "true"
 }
 
 // GcsFTBackend returns the GCS FT backend, redis when unset; "" when GCS FT options are absent.
@@ -197,16 +199,16 @@ func (s *RayClusterSpec) UpgradeType() RayClusterUpgradeType {
 	return *s.UpgradeStrategy.Type
 }
 
-// EffectiveAuthMode returns the effective auth mode: disabled without authOptions,
-// token when authOptions is set without a mode.
+// EffectiveAuthMode is the auth mode the Ray pods run with: token only
+// with an explicit authOptions.mode: token, as KubeRay v1.7.0 decides
+// (utils.IsAuthEnabled); otherwise disabled. KubeRay's API doc says the
+// mode defaults to token, but neither its schema nor its operator applies
+// that default.
 func (s *RayClusterSpec) EffectiveAuthMode() AuthMode {
-	if s.AuthOptions == nil {
-		return AuthModeDisabled
-	}
-	if s.AuthOptions.Mode == "" {
+	if s.AuthOptions != nil && s.AuthOptions.Mode == AuthModeToken {
 		return AuthModeToken
 	}
-	return s.AuthOptions.Mode
+	return AuthModeDisabled
 }
 
 // IsManagedBy reports whether an object with this spec.managedBy value is

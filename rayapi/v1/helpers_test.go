@@ -149,16 +149,32 @@ func TestEffectiveValues(t *testing.T) {
 		cs.EffectiveAuthMode() != AuthModeDisabled || cs.IsGCSFaultToleranceEnabled(nil) {
 		t.Error("RayCluster zero-value predicates")
 	}
-	if !cs.IsGCSFaultToleranceEnabled(map[string]string{RayFTEnabledAnnotationKey: "true"}) ||
-		cs.IsGCSFaultToleranceEnabled(map[string]string{RayFTEnabledAnnotationKey: "false"}) {
-		t.Error("ray.io/ft-enabled annotation")
+	// KubeRay lower-cases ray.io/ft-enabled (utils.IsGCSFaultToleranceEnabled).
+	for v, want := range map[string]bool{"true": true, "True": true, "TRUE": true, "false": false, "yes": false, "": false} {
+		if got := cs.IsGCSFaultToleranceEnabled(map[string]string{RayFTEnabledAnnotationKey: v}); got != want {
+			t.Errorf("ray.io/ft-enabled %q: GCS FT %v, want %v", v, got, want)
+		}
+	}
+	// Token auth needs an explicit mode: token (KubeRay's utils.IsAuthEnabled).
+	for _, tc := range []struct {
+		opts *AuthOptions
+		want AuthMode
+	}{
+		{nil, AuthModeDisabled},
+		{&AuthOptions{}, AuthModeDisabled},
+		{&AuthOptions{Mode: AuthModeDisabled}, AuthModeDisabled},
+		{&AuthOptions{Mode: AuthModeToken}, AuthModeToken},
+	} {
+		if got := (&RayClusterSpec{AuthOptions: tc.opts}).EffectiveAuthMode(); got != tc.want {
+			t.Errorf("authOptions %+v: mode %q, want %q", tc.opts, got, tc.want)
+		}
 	}
 	var nilSpec *RayClusterSpec
 	if nilSpec.IsAutoscalingEnabled() {
 		t.Error("nil spec autoscaling")
 	}
 	cs = RayClusterSpec{EnableInTreeAutoscaling: b(true), GcsFaultToleranceOptions: &GcsFaultToleranceOptions{},
-		AuthOptions: &AuthOptions{}}
+		AuthOptions: &AuthOptions{Mode: AuthModeToken}}
 	if !cs.IsAutoscalingEnabled() || cs.GcsFTBackend() != GcsFTBackendRedis || !cs.IsGCSFaultToleranceEnabled(nil) ||
 		cs.EffectiveAuthMode() != AuthModeToken {
 		t.Error("RayCluster set predicates")

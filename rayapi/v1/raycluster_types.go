@@ -93,7 +93,8 @@ type AuthOptions struct {
 	// Secret is generated.
 	// +optional
 	SecretName *string `json:"secretName,omitempty"`
-	// Mode is disabled or token. Default token.
+	// Mode is disabled or token. Token auth is on only with mode: token
+	// (KubeRay documents a default of token but applies none).
 	// +kubebuilder:validation:Enum=disabled;token
 	// +optional
 	Mode AuthMode `json:"mode,omitempty"`
