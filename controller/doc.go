@@ -1,10 +1,17 @@
 // Package controller owns raydar's reconcile loop for KubeRay's RayCluster
 // (ray.io/v1), replacing KubeRay's operator: the head pod, the head Service,
-// the worker pods of every group, the autoscaler's ServiceAccount, Role and
-// RoleBinding, the GCS fault-tolerance finalizer and its Redis clean-up Job,
-// the RayCluster's status and its Events. It also owns leader election among
-// raydar processes and the detection of another operator (KubeRay) in the
-// cluster.
+// the worker pods of every group (and the headless Service of multi-host
+// groups), the autoscaler's ServiceAccount, Role and RoleBinding, the auth
+// Secret of token authentication (auth.go), the dashboard Ingress of
+// headGroupSpec.enableIngress (ingress.go), the serve Service of
+// ray.io/enable-serve-service (serve_service.go), the GCS fault-tolerance
+// finalizer and its Redis clean-up Job, the RayCluster's status and its
+// Events, with KubeRay v1.7.0's conditions and Event reasons. Fields raydar
+// does not implement are refused, with the reason in the status and an
+// Event, never silently ignored (unsupported.go). It also owns the RayJob
+// and RayService loops (rayjob_*.go, rayservice_*.go), leader election
+// among raydar processes and the detection of another operator (KubeRay)
+// in the cluster.
 //
 // # Shape
 //
@@ -52,10 +59,12 @@
 // # Economy
 //
 // The cache holds only RayClusters, pods labelled ray.io/node-type and
-// Services labelled ray.io/cluster, without managed fields. Pod updates that
+// Services labelled ray.io/cluster, without managed fields; children that
+// carry KubeRay's labels instead (the headless and serve Services, the auth
+// Secret) are read live once per cluster per process. Pod updates that
 // change nothing the decision reads are dropped before the queue. A pass
-// emits one Event for everything it created, one per reason for what it
-// deleted, one per kind of failure. Status changes that are not urgent
+// emits one Event per KubeRay reason (and per worker group) for what it
+// created, one per reason for what it deleted, one per kind of failure. Status changes that are not urgent
 // (counts and addresses while pods come up) are coalesced for up to
 // Options.StatusCoalesceWindow; a change of state or of a suspend/failure
 // condition is written at once.
