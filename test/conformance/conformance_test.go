@@ -220,9 +220,11 @@ func (r *manifestRun) filter(objs []unstructured.Unstructured) []unstructured.Un
 			// Warning Events are what users alert on: each object must get
 			// the same reasons (how often, and Normal Events, are each
 			// operator's own).
-			if t, _ := o.Object["type"].(string); t == "Warning" {
-				kind, _, _ := unstructured.NestedString(o.Object, "involvedObject", "kind")
-				name, _, _ := unstructured.NestedString(o.Object, "involvedObject", "name")
+			// Only Events on Ray objects: the operators' own (pods get
+			// the scheduler's, which differ with pod names).
+			kind, _, _ := unstructured.NestedString(o.Object, "involvedObject", "kind")
+			name, _, _ := unstructured.NestedString(o.Object, "involvedObject", "name")
+			if t, _ := o.Object["type"].(string); t == "Warning" && isRayKind(kind) {
 				reason, _ := o.Object["reason"].(string)
 				key := kind + "-" + name
 				if warnings[key] == nil {

@@ -60,9 +60,9 @@ func Compare(manifest string, kuberay, raydar []Object) []Diff {
 		b, inB := rd[id]
 		switch {
 		case !inA:
-			out = append(out, Diff{Manifest: manifest, Object: id, KubeRay: absent, Raydar: "present"})
+			out = append(out, Diff{Manifest: manifest, Object: id, KubeRay: absent, Raydar: presentAs(b)})
 		case !inB:
-			out = append(out, Diff{Manifest: manifest, Object: id, KubeRay: "present", Raydar: absent})
+			out = append(out, Diff{Manifest: manifest, Object: id, KubeRay: presentAs(a), Raydar: absent})
 		default:
 			r := &reporter{}
 			cmp.Equal(a.Content, b.Content, cmp.Reporter(r))
@@ -73,6 +73,16 @@ func Compare(manifest string, kuberay, raydar []Object) []Diff {
 		}
 	}
 	return out
+}
+
+// presentAs shows an object only one side has: "present", and what it is
+// when that is short (a Warning Event's reasons).
+func presentAs(o Object) string {
+	c := canonical(o.Content)
+	if len(c) > 300 {
+		c = c[:300] + "…"
+	}
+	return "present " + c
 }
 
 func sortedKeys(m map[string]bool) []string {

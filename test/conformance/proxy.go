@@ -80,14 +80,16 @@ func (p *HeadProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // resolve maps an in-cluster host and port to a simulated head's URL.
-func (p *HeadProxy) resolve(ctx context.Context, host, port string) (string, error) {
+func (p *HeadProxy) resolve(ctx context.Context, host, _ string) (string, error) {
 	ns, cluster, err := p.clusterOf(ctx, host)
 	if err != nil {
 		return "", err
 	}
+	// KubeRay calls pods only for Serve's proxy health (on whatever serve
+	// port the head declares) and Services only for the dashboard.
 	var u string
 	var ok bool
-	if port == fmt.Sprint(rayv1.DefaultServingPort) {
+	if net.ParseIP(host) != nil {
 		u, ok = p.Heads.ServeProxyURL(ns, cluster)
 	} else {
 		u, ok = p.Heads.DashboardURL(ns, cluster)
