@@ -72,7 +72,7 @@ type fileFormat struct {
 
 // Write replaces the book at path with heads (sorted), atomically.
 func Write(path string, heads []Entry) error {
-	heads = append([]Entry(nil), heads...)
+	heads = append([]Entry{}, heads...) // [] rather than null when empty
 	sort.Slice(heads, func(a, b int) bool {
 		if heads[a].Namespace != heads[b].Namespace {
 			return heads[a].Namespace < heads[b].Namespace

@@ -331,8 +331,8 @@ func (h *Head) playJob(j *job, p playPlan) {
 	fmt.Fprintf(j.logs, "%sthis entrypoint was not executed (%s); playing it out: %s after %s\n",
 		LogPrefix, p.reason, p.outcome, p.duration)
 	if p.invalid == "" && !strings.HasPrefix(p.reason, "asked for by") {
-		fmt.Fprintf(j.logs, "%s(%s=FAILED or %s=30s in runtime_env env_vars, or the metadata %s / %s, choose the outcome and the time)\n",
-			LogPrefix, OutcomeEnv, DurationEnv, OutcomeMetadata, DurationMetadata)
+		fmt.Fprintf(j.logs, "%sthe RayJob's spec.metadata %s: FAILED asks for a failure, %s: 30s for another time\n",
+			LogPrefix, OutcomeMetadata, DurationMetadata)
 	}
 	if !h.wait(j, min(time.Second, p.duration/5)) { // PENDING: the runtime env "being set up"
 		return
