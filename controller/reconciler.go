@@ -409,7 +409,7 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 
 // patchFinalizers changes the finalizers by writing the whole object, as
 // KubeRay v1.7.0 does (r.Update after setDefaults, raycluster_controller.go
-// :163, :254-258, :296): so the stored spec comes out as KubeRay's would,
+// :163, :256, :312): so the stored spec comes out as KubeRay's would,
 // every rayStartParams at least {} and explicit zero values its types omit
 // dropped. The write carries the resourceVersion read: a conflict goes back
 // to Reconcile, which retries from a fresh read.
