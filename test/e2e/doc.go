@@ -13,6 +13,6 @@
 // (played out by the simulated head), the same job asking for failure FAILS,
 // the RayService becomes Ready.
 //
-// TestDemo needs tmux; both need the control-plane binaries (`make tools`); it is
-// skipped with -short. The package has no code besides its test.
+// TestDemo needs tmux; both need the control-plane binaries (`make tools`)
+// and are skipped with -short. The package has no code besides its tests.
 package e2e
