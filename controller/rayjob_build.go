@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
+	"sigs.k8s.io/yaml"
 
 	"github.com/raydar/raydar/kube/raydash"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -32,8 +34,10 @@ const (
 // rayClusterSpec, the child labels, a controller reference to the RayJob,
 // and in SidecarMode the submitter container in the head pod (whose restart
 // policy becomes Never, and the cluster is annotated so that its head is not
-// re-created once provisioned: a new head would run the job again).
-func buildRayJobCluster(rj *rayv1.RayJob, name string) *rayv1.RayCluster {
+// re-created once provisioned: a new head would run the job again). It
+// fails only where KubeRay's constructRayClusterForRayJob fails: a
+// submit command it cannot build (rayJobSubmitCommand).
+func buildRayJobCluster(rj *rayv1.RayJob, name string) (*rayv1.RayCluster, error) {
 	rc := &rayv1.RayCluster{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            name,
@@ -53,10 +57,14 @@ func buildRayJobCluster(rj *rayv1.RayJob, name string) *rayv1.RayCluster {
 		pod := &rc.Spec.HeadGroupSpec.Template.Spec
 		pod.RestartPolicy = corev1.RestartPolicyNever
 		if !hasContainer(pod.Containers, rayv1.RayJobSubmitterContainerName) {
-			pod.Containers = append(pod.Containers, sidecarSubmitter(rj, rc))
+			side, err := sidecarSubmitter(rj, rc)
+			if err != nil {
+				return nil, err
+			}
+			pod.Containers = append(pod.Containers, side)
 		}
 	}
-	return rc
+	return rc, nil
 }
 
 func hasContainer(cs []corev1.Container, name string) bool {
@@ -76,24 +84,45 @@ func headImage(spec *rayv1.RayClusterSpec) string {
 	return ""
 }
 
-// sidecarSubmitter is the SidecarMode submitter container: the head image,
-// talking to the dashboard on 127.0.0.1.
-func sidecarSubmitter(rj *rayv1.RayJob, rc *rayv1.RayCluster) corev1.Container {
-	addr := "127.0.0.1:" + strconv.Itoa(int(dashboardContainerPort(&rc.Spec)))
+// sidecarSubmitter is the SidecarMode submitter container, as KubeRay
+// v1.7.0 builds it (rayjob_controller.go getSubmitterContainer and
+// configureSubmitterContainer, common/job.go GetDefaultSubmitterContainer):
+// the head image, the default submitter resources, bash running
+// rayJobSubmitCommand against the dashboard on 127.0.0.1, and the env
+// KubeRay appends: PYTHONUNBUFFERED, RAY_DASHBOARD_ADDRESS (the RayJob's
+// status.dashboardURL, empty while the cluster is being created) and
+// RAY_JOB_SUBMISSION_ID, then the cluster's token-auth env.
+func sidecarSubmitter(rj *rayv1.RayJob, rc *rayv1.RayCluster) (corev1.Container, error) {
+	script, err := rayJobSubmitCommand(rj, rayv1.SidecarMode, rj.Status.DashboardURL)
+	if err != nil {
+		return corev1.Container{}, err
+	}
 	c := corev1.Container{
-		Name:    rayv1.RayJobSubmitterContainerName,
-		Image:   headImage(&rc.Spec),
-		Command: []string{"/bin/bash", "-ce", "--"},
-		Args:    []string{submitterScript(rj)},
-		Env: []corev1.EnvVar{
-			{Name: envPythonUnbuffered, Value: "1"},
-			{Name: envDashboardAddress, Value: addr},
-			{Name: envSubmissionID, Value: rj.Status.JobId},
-		},
+		Name:      rayv1.RayJobSubmitterContainerName,
+		Image:     headImage(&rc.Spec),
+		Command:   submitterShell(),
+		Args:      []string{script},
 		Resources: submitterResources(),
 	}
-	c.Env = append(c.Env, authEnv(rc)...)
-	return c
+	c.Env = append(c.Env, submitterEnv(rj, rj.Status.DashboardURL)...)
+	for _, e := range authEnv(rc) {
+		c.Env = setEnvIfAbsent(c.Env, e)
+	}
+	return c, nil
+}
+
+// submitterShell is the command of KubeRay's submitter containers
+// (utils.GetContainerCommand([]string{"e"}) without ENABLE_LOGIN_SHELL).
+func submitterShell() []string { return []string{"/bin/bash", "-ce", "--"} }
+
+// submitterEnv is the env KubeRay's configureSubmitterContainer appends to
+// a submitter container, whether or not the container has them already.
+func submitterEnv(rj *rayv1.RayJob, dashboardURL string) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: envPythonUnbuffered, Value: "1"},
+		{Name: envDashboardAddress, Value: dashboardURL},
+		{Name: envSubmissionID, Value: rj.Status.JobId},
+	}
 }
 
 // dashboardContainerPort is the head container's "dashboard" port, 8265
@@ -136,12 +165,22 @@ func authEnv(rc *rayv1.RayCluster) []corev1.EnvVar {
 	return c.Env
 }
 
-// buildSubmitterJob is the K8sJobMode submitter: a batch Job named after
-// the RayJob running, in spec.submitterPodTemplate or a default pod (the
-// head's image, 500m/200Mi requested, 1/1Gi limits), the script of
-// submitterScript unless the template's first container has a command.
-// dashboardAddr is the dashboard's host:port (status.dashboardURL).
-func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardAddr string) *batchv1.Job {
+// buildSubmitterJob is the K8sJobMode submitter as KubeRay v1.7.0 makes
+// it (rayjob_controller.go getSubmitterTemplate, configureSubmitterContainer
+// and createNewK8sJob; common/job.go GetSubmitterTemplate): a batch Job
+// named after the RayJob running spec.submitterPodTemplate or a default pod
+// (the head's image, 500m/200Mi requested, 1/1Gi limits, restartPolicy
+// Never); its first container runs rayJobSubmitCommand unless it has a
+// command of its own, and gets KubeRay's env appended (submitterEnv) and
+// the cluster's token-auth env where absent. dashboardURL is
+// status.dashboardURL (host:port, no scheme). One addition: a template
+// without restartPolicy gets Never (KubeRay passes it on, and the API
+// server refuses the Job).
+func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardURL string) (*batchv1.Job, error) {
+	script, err := rayJobSubmitCommand(rj, rayv1.K8sJobMode, dashboardURL)
+	if err != nil {
+		return nil, err
+	}
 	var tmpl corev1.PodTemplateSpec
 	if rj.Spec.SubmitterPodTemplate != nil {
 		tmpl = *rj.Spec.SubmitterPodTemplate.DeepCopy()
@@ -158,12 +197,10 @@ func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardAddr str
 	if len(tmpl.Spec.Containers) > 0 {
 		c := &tmpl.Spec.Containers[0]
 		if len(c.Command) == 0 {
-			c.Command = []string{"/bin/bash", "-ce", "--"}
-			c.Args = []string{submitterScript(rj)}
+			c.Command = submitterShell()
+			c.Args = []string{script}
 		}
-		c.Env = setEnvIfAbsent(c.Env, corev1.EnvVar{Name: envPythonUnbuffered, Value: "1"})
-		c.Env = setEnvIfAbsent(c.Env, corev1.EnvVar{Name: envDashboardAddress, Value: dashboardAddr})
-		c.Env = setEnvIfAbsent(c.Env, corev1.EnvVar{Name: envSubmissionID, Value: rj.Status.JobId})
+		c.Env = append(c.Env, submitterEnv(rj, dashboardURL)...)
 		for _, e := range authEnv(rc) {
 			c.Env = setEnvIfAbsent(c.Env, e)
 		}
@@ -182,7 +219,7 @@ func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardAddr str
 			OwnerReferences: []metav1.OwnerReference{rayJobOwnerRef(rj)},
 		},
 		Spec: batchv1.JobSpec{BackoffLimit: &backoff, Template: tmpl},
-	}
+	}, nil
 }
 
 func setEnvIfAbsent(env []corev1.EnvVar, e corev1.EnvVar) []corev1.EnvVar {
@@ -194,50 +231,103 @@ func setEnvIfAbsent(env []corev1.EnvVar, e corev1.EnvVar) []corev1.EnvVar {
 	return append(env, e)
 }
 
-// submitterScript is the submitter's bash script: wait until the
-// dashboard's GCS health check answers; submit the job (no-wait) unless
-// Ray already knows its submission ID, so a restarted submitter pod never
-// submits twice; then follow its logs until it ends.
-func submitterScript(rj *rayv1.RayJob) string {
+// KubeRay's wait for the dashboard's GCS (utils/constant.go
+// RayDashboardGCSHealthPath, RayDashboardGCSHealthCheckTimeoutSeconds,
+// BasePythonHealthCommand).
+const (
+	submitterGCSHealthPath    = "api/gcs_healthz"
+	submitterGCSHealthTimeout = 10
+	submitterHealthCommand    = `python -c "import urllib.request; r=urllib.request.urlopen('%s', timeout=%d); exit(0 if b'success' in r.read() else 1)"`
+)
+
+// rayJobSubmitCommand is the bash script of KubeRay v1.7.0's submitters
+// (common/job.go BuildJobSubmitCommand, SidecarSubmitterRestart off), its
+// words joined by single spaces:
+//
+//	until <python GCS health check> >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at <address> ..." ; sleep 2 ; done ;
+//	[K8sJobMode: if ! ray job status --address <address> <id> >/dev/null 2>&1 ; then]
+//	ray job submit --address <address> [K8sJobMode: --no-wait] [--runtime-env-json "<json>"] [--metadata-json "<json>"]
+//	  [--submission-id <id>] [--entrypoint-num-cpus %f] [--entrypoint-num-gpus %f] [--entrypoint-resources "<json>"] -- <entrypoint> ;
+//	[K8sJobMode: fi ; ray job logs --address <address> --follow <id>]
+//
+// The address is http://<dashboardURL> in K8sJobMode, whose health check
+// goes through it too, and http://127.0.0.1:<dashboard port> in SidecarMode,
+// whose health check asks localhost. JSON values are Go-quoted
+// (strconv.Quote), the runtime env as sigs.k8s.io/yaml converts it; the
+// entrypoint is passed as written, trimmed. Errors are KubeRay's: a
+// runtimeEnvYAML that is not YAML, metadata with a rayVersion below 2.6.0.
+func rayJobSubmitCommand(rj *rayv1.RayJob, mode rayv1.JobSubmissionMode, dashboardURL string) (string, error) {
 	s := &rj.Spec
-	submit := []string{"ray", "job", "submit", `--address="http://${RAY_DASHBOARD_ADDRESS}"`, "--no-wait",
-		`--submission-id="${RAY_JOB_SUBMISSION_ID}"`}
-	if s.RuntimeEnvYAML != "" {
-		if env, err := raydash.RuntimeEnv(s.RuntimeEnvYAML); err == nil {
-			if js, err := json.Marshal(env); err == nil {
-				submit = append(submit, "--runtime-env-json="+shellQuote(string(js)))
-			}
+	var address, healthURL string
+	switch mode {
+	case rayv1.SidecarMode:
+		if s.RayClusterSpec == nil {
+			return "", fmt.Errorf("SidecarMode needs spec.rayClusterSpec")
 		}
+		port := dashboardContainerPort(s.RayClusterSpec)
+		address = "http://127.0.0.1:" + strconv.Itoa(int(port))
+		healthURL = fmt.Sprintf("http://localhost:%d/%s", port, submitterGCSHealthPath)
+	case rayv1.K8sJobMode:
+		address = dashboardURL
+		if !strings.HasPrefix(address, "http://") {
+			address = "http://" + address
+		}
+		healthURL = address + "/" + submitterGCSHealthPath
+	default:
+		return "", fmt.Errorf("unsupported submission mode for job submit command: %s", mode)
+	}
+	id := rj.Status.JobId
+	cmd := []string{"until", fmt.Sprintf(submitterHealthCommand, healthURL, submitterGCSHealthTimeout), ">/dev/null", "2>&1", ";",
+		"do", "echo", strconv.Quote("Waiting for Ray Dashboard GCS to become healthy at " + address + " ..."), ";", "sleep", "2", ";", "done", ";"}
+	statusCheck := mode == rayv1.K8sJobMode
+	if statusCheck {
+		cmd = append(cmd, "if", "!", "ray", "job", "status", "--address", address, id, ">/dev/null", "2>&1", ";", "then")
+	}
+	cmd = append(cmd, "ray", "job", "submit", "--address", address)
+	if statusCheck {
+		cmd = append(cmd, "--no-wait")
+	}
+	if s.RuntimeEnvYAML != "" {
+		js, err := yaml.YAMLToJSON([]byte(s.RuntimeEnvYAML))
+		if err != nil {
+			return "", err
+		}
+		cmd = append(cmd, "--runtime-env-json", strconv.Quote(string(js)))
 	}
 	if len(s.Metadata) > 0 {
-		if js, err := json.Marshal(s.Metadata); err == nil {
-			submit = append(submit, "--metadata-json="+shellQuote(string(js)))
+		if s.RayClusterSpec != nil && s.RayClusterSpec.RayVersion != "" {
+			ok, err := rayVersionAtLeast(s.RayClusterSpec.RayVersion, 2, 6)
+			if err != nil {
+				return "", fmt.Errorf("failed to parse Ray version: %v: %w", s.RayClusterSpec.RayVersion, err)
+			}
+			if !ok {
+				return "", fmt.Errorf("the Ray version must be at least 2.6.0 to use the metadata field")
+			}
 		}
+		js, err := json.Marshal(s.Metadata)
+		if err != nil {
+			return "", err
+		}
+		cmd = append(cmd, "--metadata-json", strconv.Quote(string(js)))
+	}
+	if id != "" {
+		cmd = append(cmd, "--submission-id", id)
 	}
 	if s.EntrypointNumCpus > 0 {
-		submit = append(submit, "--entrypoint-num-cpus="+strconv.FormatFloat(float64(s.EntrypointNumCpus), 'g', -1, 32))
+		cmd = append(cmd, "--entrypoint-num-cpus", fmt.Sprintf("%f", s.EntrypointNumCpus))
 	}
 	if s.EntrypointNumGpus > 0 {
-		submit = append(submit, "--entrypoint-num-gpus="+strconv.FormatFloat(float64(s.EntrypointNumGpus), 'g', -1, 32))
+		cmd = append(cmd, "--entrypoint-num-gpus", fmt.Sprintf("%f", s.EntrypointNumGpus))
 	}
 	if s.EntrypointResources != "" {
-		submit = append(submit, "--entrypoint-resources="+shellQuote(s.EntrypointResources))
+		cmd = append(cmd, "--entrypoint-resources", strconv.Quote(s.EntrypointResources))
 	}
-	submit = append(submit, "--", s.Entrypoint)
-
-	var b strings.Builder
-	b.WriteString(`until python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5)' ` +
-		`"http://${RAY_DASHBOARD_ADDRESS}/api/gcs_healthz" >/dev/null 2>&1; do ` +
-		`echo "waiting for the Ray dashboard at ${RAY_DASHBOARD_ADDRESS}"; sleep 2; done` + "\n")
-	b.WriteString(`if ! ray job status --address="http://${RAY_DASHBOARD_ADDRESS}" "${RAY_JOB_SUBMISSION_ID}" >/dev/null 2>&1; then` + "\n  ")
-	b.WriteString(strings.Join(submit, " "))
-	b.WriteString("\nfi\n")
-	b.WriteString(`ray job logs --address="http://${RAY_DASHBOARD_ADDRESS}" --follow "${RAY_JOB_SUBMISSION_ID}"` + "\n")
-	return b.String()
+	cmd = append(cmd, "--", strings.TrimSpace(s.Entrypoint), ";")
+	if statusCheck {
+		cmd = append(cmd, "fi", ";", "ray", "job", "logs", "--address", address, "--follow", id)
+	}
+	return strings.Join(cmd, " "), nil
 }
-
-// shellQuote quotes s for bash with single quotes.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // rayJobDashboardURL is status.dashboardURL: the head Service's DNS name and
 // dashboard port, without a scheme (as KubeRay writes it).
@@ -260,4 +350,14 @@ func describeSubmitter(j *batchv1.Job) string {
 		}
 	}
 	return fmt.Sprintf("%d active, %d failed pods", j.Status.Active, j.Status.Failed)
+}
+
+// rayVersionAtLeast reports whether the Ray version v is at least
+// major.minor.0.
+func rayVersionAtLeast(v string, major, minor uint) (bool, error) {
+	got, err := version.ParseGeneric(v)
+	if err != nil {
+		return false, err
+	}
+	return got.AtLeast(version.MajorMinor(major, minor)), nil
 }

@@ -485,7 +485,12 @@ func rjEnsureCluster(o *rjObserved, p *rjPlan) bool {
 		return rc.DeletionTimestamp == nil
 	}
 	if rc == nil {
-		p.CreateCluster = buildRayJobCluster(j, st.RayClusterName)
+		want, err := buildRayJobCluster(j, st.RayClusterName)
+		if err != nil {
+			rjBuildFailed(p, rjReasonCreateClusterFailed, "RayCluster "+st.RayClusterName, err)
+			return false
+		}
+		p.CreateCluster = want
 		st.Message = fmt.Sprintf("Creating RayCluster %s", st.RayClusterName)
 		return false
 	}
@@ -520,7 +525,9 @@ func rjDecideInitializing(o *rjObserved, p *rjPlan) {
 	switch mode {
 	case rayv1.K8sJobMode:
 		if o.Submitter == nil {
-			p.CreateSubmitter = buildSubmitterJob(j, rc, st.DashboardURL)
+			if !rjPlanSubmitter(o, p, rc) {
+				return
+			}
 		} else if !rjOwns(j, o.Submitter.OwnerReferences) {
 			msg := fmt.Sprintf("A Job named %s exists but does not belong to this RayJob; waiting for it to go", o.Submitter.Name)
 			if st.Message != msg {
@@ -545,6 +552,30 @@ func rjDecideInitializing(o *rjObserved, p *rjPlan) {
 	p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: rjReasonRunning, Action: "Submit",
 		Message: fmt.Sprintf("RayCluster %s is ready; running Ray job %s (%s)", rc.Name, orWord(st.JobId, "?"), mode)})
 	rjRequeue(p, rjSoon)
+}
+
+// rjPlanSubmitter plans the creation of the K8sJobMode submitter Job,
+// reporting false when it cannot be built.
+func rjPlanSubmitter(o *rjObserved, p *rjPlan, rc *rayv1.RayCluster) bool {
+	job, err := buildSubmitterJob(o.Job, rc, p.Status.DashboardURL)
+	if err != nil {
+		rjBuildFailed(p, rjReasonCreateSubFailed, "the submitter Job "+RayJobSubmitterName(o.Job), err)
+		return false
+	}
+	p.CreateSubmitter = job
+	return true
+}
+
+// rjBuildFailed records a child that cannot be built (KubeRay's submit
+// command errors: it retries every 3 s, as here): the message says why,
+// with one Warning Event per distinct message.
+func rjBuildFailed(p *rjPlan, reason, what string, err error) {
+	msg := fmt.Sprintf("Cannot build %s: %v", what, err)
+	if p.Status.Message != msg {
+		p.Events = append(p.Events, event{Type: corev1.EventTypeWarning, Reason: reason, Action: "Create", Message: msg})
+	}
+	p.Status.Message = truncate(msg, 2000)
+	rjRequeue(p, 3*time.Second)
 }
 
 func rjDecideWaiting(o *rjObserved, p *rjPlan) {
@@ -623,7 +654,7 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 	switch mode {
 	case rayv1.K8sJobMode:
 		if o.Submitter == nil {
-			p.CreateSubmitter = buildSubmitterJob(j, rc, st.DashboardURL)
+			rjPlanSubmitter(o, p, rc)
 			break
 		}
 		done, failed, at, msg := rjSubmitterFinished(o.Submitter)

@@ -61,13 +61,17 @@ func jobFinished(j *batchv1.Job) bool {
 	return false
 }
 
+// envValue is the value the container sees for name: the last entry of
+// that name, as the kubelet resolves duplicates (KubeRay appends its
+// submitter env after a template's own).
 func envValue(c *corev1.Container, name string) string {
+	v := ""
 	for _, e := range c.Env {
 		if e.Name == name {
-			return e.Value
+			v = e.Value
 		}
 	}
-	return ""
+	return v
 }
 
 // syncSubmitter plays the submitter container of one K8sJobMode Job: wait
