@@ -512,15 +512,24 @@ func rjDecideInitializing(o *rjObserved, p *rjPlan) {
 		return
 	}
 	if !rjEnsureCluster(o, p) {
+		if p.CreateCluster != nil {
+			// KubeRay copies the status of the cluster it just created.
+			st.RayClusterStatus = rayv1.RayClusterStatus{}
+		}
 		return
 	}
 	rc := o.Cluster
-	st.RayClusterStatus = *rc.Status.DeepCopy()
-	if rc.Status.State != rayv1.Ready {
-		st.Message = fmt.Sprintf("Waiting for RayCluster %s to be ready", rc.Name)
-		return // the cluster's status change wakes us
+	if st.DashboardURL == "" {
+		// KubeRay v1.7.0 (rayjob_controller.go, Initializing) copies the
+		// cluster's status only while it waits for it to be ready; once
+		// ready, the next copy comes with the Ray job's status (Running).
+		if rc.Status.State != rayv1.Ready {
+			st.RayClusterStatus = *rc.Status.DeepCopy()
+			st.Message = fmt.Sprintf("Waiting for RayCluster %s to be ready", rc.Name)
+			return // the cluster's status change wakes us
+		}
+		st.DashboardURL = rayJobDashboardURL(rc, o.Config.ClusterDomain)
 	}
-	st.DashboardURL = rayJobDashboardURL(rc, o.Config.ClusterDomain)
 	mode := j.Spec.EffectiveSubmissionMode()
 	switch mode {
 	case rayv1.K8sJobMode:
@@ -611,17 +620,22 @@ func rjSubmitterFinished(job *batchv1.Job) (done, failed bool, at time.Time, msg
 	return false, false, time.Time{}, ""
 }
 
-// rjSidecarExit returns the exit code of a terminated SidecarMode submitter.
-func rjSidecarExit(pod *corev1.Pod) (int32, bool) {
-	if pod == nil {
-		return 0, false
-	}
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == rayv1.RayJobSubmitterContainerName && cs.State.Terminated != nil {
-			return cs.State.Terminated.ExitCode, true
+// rjSubmitterFailedCondition is the submitter Job's true Failed condition.
+func rjSubmitterFailedCondition(job *batchv1.Job) batchv1.JobCondition {
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			return c
 		}
 	}
-	return 0, false
+	return batchv1.JobCondition{}
+}
+
+// rjSubmitterFinishedMessage is KubeRay's message for a submitter that
+// finished while its Ray job did not end within the submitter grace
+// (rayjob_controller.go checkSubmitterFinishedTimeoutAndUpdateStatusIfNeeded).
+func rjSubmitterFinishedMessage(o *rjObserved, at time.Time) string {
+	return fmt.Sprintf("The RayJob submitter finished at %v but the ray job did not reach terminal state within %v",
+		at.Format(time.DateTime), o.Config.SubmitterFinishedGrace)
 }
 
 // rjPoll is how long to wait before asking the dashboard again about a
@@ -645,7 +659,6 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 		return
 	}
 	rc := o.Cluster
-	st.RayClusterStatus = *rc.Status.DeepCopy()
 	rjDecideHeadService(o, p, rc)
 
 	// The submitter.
@@ -657,23 +670,38 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 			rjPlanSubmitter(o, p, rc)
 			break
 		}
-		done, failed, at, msg := rjSubmitterFinished(o.Submitter)
+		done, failed, at, _ := rjSubmitterFinished(o.Submitter)
 		if failed {
-			rjFail(o, p, rayv1.SubmissionFailed, fmt.Sprintf("The submitter Job %s failed: %s", o.Submitter.Name, msg))
+			// KubeRay (rayjob_controller.go checkSubmitterAndUpdateStatusIfNeeded):
+			// a Ray job already seen FAILED is the application's failure,
+			// its message kept; otherwise the submission failed.
+			if st.JobStatus == rayv1.JobStatusFailed {
+				rjFail(o, p, rayv1.AppFailed, st.Message)
+				return
+			}
+			c := rjSubmitterFailedCondition(o.Submitter)
+			rjFail(o, p, rayv1.SubmissionFailed, fmt.Sprintf("Job submission has failed. Reason: %s. Message: %s", c.Reason, c.Message))
 			return
 		}
 		subDone, subAt = done, at
 	case rayv1.SidecarMode:
-		if code, ok := rjSidecarExit(o.HeadPod); ok {
-			if code != 0 {
-				rjFail(o, p, rayv1.SubmissionFailed, fmt.Sprintf("The %s container of head pod %s exited with code %d",
-					rayv1.RayJobSubmitterContainerName, o.HeadPod.Name, code))
+		if o.HeadPod == nil {
+			// KubeRay: the head (and with it the submitter) is gone.
+			rjFail(o, p, rayv1.AppFailed, "Ray head pod not found.")
+			return
+		}
+		if cs := rjContainerStatus(o.HeadPod, rayv1.RayJobSubmitterContainerName); cs != nil && cs.State.Terminated != nil {
+			t := cs.State.Terminated
+			if t.ExitCode != 0 {
+				if st.JobStatus == rayv1.JobStatusFailed {
+					rjFail(o, p, rayv1.AppFailed, st.Message)
+					return
+				}
+				rjFail(o, p, rayv1.SubmissionFailed, fmt.Sprintf("Ray head pod container %s terminated with exit code %d: %s",
+					cs.Name, t.ExitCode, t.Reason))
 				return
 			}
-			subDone = true
-			if cs := rjContainerStatus(o.HeadPod, rayv1.RayJobSubmitterContainerName); cs != nil {
-				subAt = cs.State.Terminated.FinishedAt.Time
-			}
+			subDone, subAt = true, t.FinishedAt.Time
 		}
 	}
 
@@ -700,8 +728,7 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 			// submitter grace its timeout reason).
 			if !subAt.IsZero() && !o.Now.Before(subAt.Add(o.Config.SubmitterFinishedGrace)) {
 				st.JobStatus = rayv1.JobStatusFailed
-				rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
-					fmt.Sprintf("The submitter finished at %s but the dashboard does not know Ray job %s", subAt.UTC().Format(time.RFC3339), st.JobId))
+				rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, rjSubmitterFinishedMessage(o, subAt))
 				return
 			}
 			rjFail(o, p, rayv1.AppFailed, "Submitter completed but Ray job not found in RayCluster.")
@@ -714,8 +741,11 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 		return
 	}
 
-	// The dashboard answered.
+	// The dashboard answered. KubeRay copies the cluster's status with
+	// every job status it records (rayjob_controller.go, Running: "Always
+	// update RayClusterStatus along with JobStatus"), and only then.
 	info := o.Dash.Info
+	st.RayClusterStatus = *rc.Status.DeepCopy()
 	st.JobStatusCheckFailureStartTime = nil
 	st.JobStatus = rayv1.JobStatus(info.Status)
 	st.Message = truncate(info.Message, 2000)
@@ -729,10 +759,8 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 		if subDone && !subAt.IsZero() {
 			at := subAt.Add(o.Config.SubmitterFinishedGrace)
 			if !o.Now.Before(at) {
-				was := st.JobStatus
 				st.JobStatus = rayv1.JobStatusFailed // as KubeRay records it
-				rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
-					fmt.Sprintf("The submitter finished at %s but Ray job %s is still %s after %s", subAt.UTC().Format(time.RFC3339), st.JobId, was, o.Config.SubmitterFinishedGrace))
+				rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, rjSubmitterFinishedMessage(o, subAt))
 				return
 			}
 			rjRequeueAt(o, p, at)
@@ -740,21 +768,20 @@ func rjDecideRunning(o *rjObserved, p *rjPlan) {
 		rjRequeue(p, poll)
 		return
 	}
-	if mode == rayv1.K8sJobMode && !subDone {
-		// Wait for the submitter to see the end (it is still following
-		// the logs), within a grace period from the Ray job's end. (KubeRay
-		// waits for a SidecarMode submitter's exit too; raydar does not: the
-		// Ray job's end is final, and the sidecar only follows its logs.) Past
-		// it, the RayJob ends as the Ray job did (KubeRay's
-		// checkTransitionGracePeriodAndUpdateStatusIfNeeded): Complete
-		// for SUCCEEDED or STOPPED — never retried, the job ran — and
-		// Failed (retried within backoffLimit) for FAILED. Without
-		// Ray's end time there is no deadline, as in KubeRay.
+	if (mode == rayv1.K8sJobMode || mode == rayv1.SidecarMode) && !subDone {
+		// Wait for the submitter (the K8sJobMode Job, the SidecarMode
+		// container) to see the end: it still follows the logs. KubeRay
+		// (rayjob_controller.go: isJobTerminal && finishedAt != nil, and
+		// checkTransitionGracePeriodAndUpdateStatusIfNeeded) waits the
+		// transition grace period from the Ray job's end, then ends the
+		// RayJob as the Ray job did: Complete for SUCCEEDED or STOPPED —
+		// never retried, the job ran — and Failed (retried within
+		// backoffLimit) for FAILED. Without Ray's end time there is no
+		// deadline, as in KubeRay.
 		if st.RayJobStatusInfo.EndTime != nil {
 			at := st.RayJobStatusInfo.EndTime.Add(o.Config.TransitionGracePeriod)
 			if !o.Now.Before(at) {
-				msg := fmt.Sprintf("Ray job %s is %s but the submitter Job %s has not finished within %s of the job's end", st.JobId, st.JobStatus,
-					RayJobSubmitterName(j), o.Config.TransitionGracePeriod)
+				const msg = "JobDeploymentStatus does not transition to Complete or Failed within the grace period after JobStatus reaches a terminal state."
 				if st.JobStatus == rayv1.JobStatusFailed {
 					rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, msg)
 					return
@@ -913,14 +940,16 @@ func rjDecideRelease(o *rjObserved, p *rjPlan) {
 		rjRequeue(p, 2*time.Second) // deletions of children wake us too
 		return
 	}
+	// KubeRay resets the cluster's name and status copy whether the
+	// cluster was the RayJob's or selected (New names a selected one again).
 	if st.JobDeploymentStatus == rayv1.JobDeploymentStatusSuspending {
-		rjReset(st, !j.Spec.UsesClusterSelector())
+		rjReset(st, true)
 		st.JobDeploymentStatus = rayv1.JobDeploymentStatusSuspended
 		p.Events = append(p.Events, event{Type: corev1.EventTypeNormal, Reason: string(rayv1.JobDeploymentStatusSuspended), Action: "Suspend",
 			Message: "The cluster and the submitter are deleted; the RayJob is suspended"})
 		return
 	}
-	rjReset(st, !j.Spec.UsesClusterSelector())
+	rjReset(st, true)
 	st.JobDeploymentStatus = rayv1.JobDeploymentStatusNew
 	rjRequeue(p, rjSoon)
 }

@@ -211,9 +211,6 @@ func TestRayJobDecideInitializing(t *testing.T) {
 		if s, _ := condStatusOf(p.Status, rayv1.RayJobClusterReady); s != metav1.ConditionTrue {
 			t.Fatal("ClusterReady", s)
 		}
-		if p.Status.RayClusterStatus.State != rayv1.Ready {
-			t.Fatal("rayClusterStatus not copied")
-		}
 	})
 	t.Run("ready: K8sJobMode creates the submitter", func(t *testing.T) {
 		p := rjDecide(observe(rjJob(init, mode(rayv1.K8sJobMode)), t0.Add(time.Second), withCluster(rjCluster(true))))
@@ -425,10 +422,51 @@ func TestRayJobDecideRunning(t *testing.T) {
 		{name: "SidecarMode: the sidecar exited non-zero → Failed SubmissionFailed", job: rjJob(run, mode(rayv1.SidecarMode)),
 			mods: []func(*rjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobPending)), func(o *rjObserved) {
 				o.HeadPod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "rj-rc001-head-x"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
-					Name: rayv1.RayJobSubmitterContainerName, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2}}}}}}
+					Name: rayv1.RayJobSubmitterContainerName, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error"}}}}}}
 			}},
 			check: func(t *testing.T, p *rjPlan) {
-				if p.Status.Reason != rayv1.SubmissionFailed || !strings.Contains(p.Status.Message, "exited with code 2") {
+				if p.Status.Reason != rayv1.SubmissionFailed || p.Status.Message != "Ray head pod container ray-job-submitter terminated with exit code 2: Error" {
+					t.Fatalf("%+v", p.Status)
+				}
+			}},
+		{name: "SidecarMode: the sidecar exited non-zero after Ray said FAILED → Failed AppFailed, Ray's message kept",
+			job: rjJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusFailed), mode(rayv1.SidecarMode), func(j *rayv1.RayJob) { j.Status.Message = "boom" }),
+			mods: []func(*rjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobFailed)), func(o *rjObserved) {
+				o.HeadPod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "rj-rc001-head-x"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+					Name: rayv1.RayJobSubmitterContainerName, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}}}
+			}},
+			check: func(t *testing.T, p *rjPlan) {
+				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || p.Status.Reason != rayv1.AppFailed || p.Status.Message != "boom" {
+					t.Fatalf("%+v", p.Status)
+				}
+			}},
+		{name: "SidecarMode: the sidecar exited 0 and Ray says SUCCEEDED → Complete at once", job: rjJob(run, mode(rayv1.SidecarMode)),
+			mods: []func(*rjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobSucceeded)), func(o *rjObserved) {
+				o.HeadPod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "rj-rc001-head-x"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+					Name: rayv1.RayJobSubmitterContainerName, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0,
+						FinishedAt: metav1.NewTime(o.Now)}}}}}}
+			}},
+			check: func(t *testing.T, p *rjPlan) {
+				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete || p.Status.Reason != "" {
+					t.Fatalf("%+v", p.Status)
+				}
+			}},
+		{name: "SidecarMode: no head pod → Failed AppFailed", job: rjJob(run, mode(rayv1.SidecarMode)),
+			mods: []func(*rjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobRunning))},
+			check: func(t *testing.T, p *rjPlan) {
+				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || p.Status.Reason != rayv1.AppFailed || p.Status.Message != "Ray head pod not found." {
+					t.Fatalf("%+v", p.Status)
+				}
+			}},
+		{name: "K8sJobMode: the submitter Job failed → Failed SubmissionFailed with the Job's condition", job: rjJob(run, mode(rayv1.K8sJobMode)),
+			mods: []func(*rjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobPending)), withSubmitter(func() *batchv1.Job {
+				j := submitterJob(batchv1.JobFailed, t0)
+				j.Status.Conditions[0].Reason, j.Status.Conditions[0].Message = "BackoffLimitExceeded", "Job has reached the specified backoff limit"
+				return j
+			}())},
+			check: func(t *testing.T, p *rjPlan) {
+				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || p.Status.Reason != rayv1.SubmissionFailed ||
+					p.Status.Message != "Job submission has failed. Reason: BackoffLimitExceeded. Message: Job has reached the specified backoff limit" {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
@@ -983,9 +1021,17 @@ func TestRayJobDecideTerminalWithSubmitterStillRunning(t *testing.T) {
 		{name: "FAILED past the grace: retried (backoffLimit)", mode: rayv1.K8sJobMode, ray: dashboard.JobFailed, now: end.Add(300 * time.Second),
 			wantDS: rayv1.JobDeploymentStatusRetrying, wantJS: rayv1.JobStatusFailed, wantFail: 1,
 			wantRsn: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded},
-		{name: "SidecarMode: SUCCEEDED, sidecar still running: Complete (raydar does not wait for the sidecar)", mode: rayv1.SidecarMode,
+		{name: "SidecarMode: SUCCEEDED, sidecar still running: keep waiting for it", mode: rayv1.SidecarMode,
 			ray: dashboard.JobSucceeded, now: end.Add(10 * time.Second),
-			wantDS: rayv1.JobDeploymentStatusComplete, wantJS: rayv1.JobStatusSucceeded, wantSucc: 1},
+			wantDS: rayv1.JobDeploymentStatusRunning, wantJS: rayv1.JobStatusSucceeded, wantAfter: 10 * time.Second},
+		{name: "SidecarMode: FAILED, sidecar still running past the grace: Failed as KubeRay, retried", mode: rayv1.SidecarMode,
+			ray: dashboard.JobFailed, now: end.Add(300 * time.Second),
+			wantDS: rayv1.JobDeploymentStatusRetrying, wantJS: rayv1.JobStatusFailed, wantFail: 1,
+			wantRsn: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded},
+		{name: "SidecarMode: SUCCEEDED, sidecar still running past the grace: Complete", mode: rayv1.SidecarMode,
+			ray: dashboard.JobSucceeded, now: end.Add(300 * time.Second),
+			wantDS: rayv1.JobDeploymentStatusComplete, wantJS: rayv1.JobStatusSucceeded, wantSucc: 1,
+			wantRsn: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := rjJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), mode(tc.mode),
@@ -1007,7 +1053,7 @@ func TestRayJobDecideTerminalWithSubmitterStillRunning(t *testing.T) {
 				if p.CreateCluster != nil || p.DeleteCluster != nil || p.Submit != nil || hasEvent(p, rjReasonRetrying, "") {
 					t.Fatalf("a finished job is not run again: %+v | %s", p, rjEvents(p))
 				}
-				if tc.wantRsn != "" && !strings.Contains(st.Message, "has not finished within 5m0s") {
+				if tc.wantRsn != "" && st.Message != "JobDeploymentStatus does not transition to Complete or Failed within the grace period after JobStatus reaches a terminal state." {
 					t.Fatal(st.Message)
 				}
 				// The next pass leaves it Complete.
@@ -1123,5 +1169,61 @@ func TestRayJobDecideSelectedClusterNotFoundEvent(t *testing.T) {
 	j.Status = p.Status
 	if p := rjDecide(observe(j, t0.Add(2*time.Second))); hasEvent(p, rjReasonClusterNotFoundEvent, "") {
 		t.Fatal("repeated:", rjEvents(p))
+	}
+}
+
+// status.rayClusterStatus is copied exactly when KubeRay v1.7.0 copies it
+// (rayjob_controller.go: Initializing while the cluster is not ready, ~214;
+// Running with every job status, ~352) and reset when the attempt's
+// cluster is released (Suspending/Retrying, ~394), selected cluster or not.
+func TestRayJobDecideClusterStatusCopy(t *testing.T) {
+	stale := rayv1.RayClusterStatus{DesiredWorkerReplicas: 99}
+	withStale := func(j *rayv1.RayJob) { j.Status.RayClusterStatus = stale }
+	notReady := rjCluster(false)
+	notReady.Status.DesiredWorkerReplicas = 2
+	ready := rjCluster(true)
+	ready.Status.DesiredWorkerReplicas = 3
+	selector := func(j *rayv1.RayJob) {
+		j.Spec.RayClusterSpec = nil
+		j.Spec.ClusterSelector = map[string]string{rayv1.RayClusterLabelKey: "rj-rc001"}
+	}
+	run := inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning)
+	for _, tc := range []struct {
+		name     string
+		job      *rayv1.RayJob
+		mods     []func(*rjObserved)
+		want     rayv1.RayClusterStatus
+		wantName string
+	}{
+		{name: "Initializing, the cluster is created: the new cluster's empty status",
+			job: rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), withStale), want: rayv1.RayClusterStatus{}, wantName: "rj-rc001"},
+		{name: "Initializing, not ready: copied",
+			job: rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), withStale), mods: []func(*rjObserved){withCluster(notReady)},
+			want: notReady.Status, wantName: "rj-rc001"},
+		{name: "Initializing, ready: not copied (the next copy comes with a job status)",
+			job: rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), withStale), mods: []func(*rjObserved){withCluster(ready)},
+			want: stale, wantName: "rj-rc001"},
+		{name: "Running, the dashboard answered: copied",
+			job: rjJob(run, withStale), mods: []func(*rjObserved){withCluster(ready), withDash(info(dashboard.JobRunning))},
+			want: ready.Status, wantName: "rj-rc001"},
+		{name: "Running, the dashboard fails: not copied",
+			job: rjJob(run, withStale), mods: []func(*rjObserved){withCluster(ready), withDash(dashErr(errRefused))},
+			want: stale, wantName: "rj-rc001"},
+		{name: "Running, the dashboard does not know the job yet: not copied",
+			job: rjJob(run, withStale, mode(rayv1.K8sJobMode)), mods: []func(*rjObserved){withCluster(ready), withSubmitter(submitterJob("", time.Time{})),
+				withDash(dashErr(dashboard.ErrNotFound))},
+			want: stale, wantName: "rj-rc001"},
+		{name: "Suspending, its cluster gone: reset",
+			job: rjJob(inPhase(rayv1.JobDeploymentStatusSuspending, rayv1.JobStatusRunning), withStale), want: rayv1.RayClusterStatus{}},
+		{name: "Suspending on a selected cluster: reset too, name and all",
+			job:  rjJob(inPhase(rayv1.JobDeploymentStatusSuspending, rayv1.JobStatusRunning), withStale, selector),
+			mods: []func(*rjObserved){withCluster(ready)}, want: rayv1.RayClusterStatus{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := rjDecide(observe(tc.job, t0.Add(time.Second), tc.mods...))
+			if !equality.Semantic.DeepEqual(p.Status.RayClusterStatus, tc.want) || p.Status.RayClusterName != tc.wantName {
+				t.Fatalf("rayClusterName %q rayClusterStatus %+v\nwant %q %+v", p.Status.RayClusterName, p.Status.RayClusterStatus, tc.wantName, tc.want)
+			}
+		})
 	}
 }

@@ -321,11 +321,15 @@ func TestIntegrationRayJobK8sJobMode(t *testing.T) {
 	h.waitEvent("k8s", rjReasonCreatedSubmitter, j.Status.JobId)
 }
 
+// The sandbox cannot end one container of a pod (kwok ends whole pods), so
+// the sidecar never exits here: as in KubeRay, the RayJob waits for it the
+// transition grace period from the Ray job's end (shortened here), then
+// completes with JobDeploymentStatusTransitionGracePeriodExceeded.
 func TestIntegrationRayJobSidecarMode(t *testing.T) {
-	h := newRJHarness(t, nil)
+	h := newRJHarness(t, func(o *RayJobOptions) { o.TransitionGracePeriod = 3 * time.Second })
 	h.rayJob("side", `echo from the sidecar`, func(j *rayv1.RayJob) { j.Spec.SubmissionMode = rayv1.SidecarMode })
 	j := h.wait("side", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
-	if j.Status.JobStatus != rayv1.JobStatusSucceeded {
+	if j.Status.JobStatus != rayv1.JobStatusSucceeded || j.Status.Reason != rayv1.JobDeploymentStatusTransitionGracePeriodExceeded {
 		t.Fatal(describeRJ(j))
 	}
 	heads, _ := clusterPods(t, h.ns, j.Status.RayClusterName)
