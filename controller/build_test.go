@@ -640,16 +640,31 @@ func TestBuildHeadService(t *testing.T) {
 	}
 }
 
+// TestNames: pod and replica names as KubeRay v1.7.0 makes them
+// (utils.PodName util.go:203 with generateName, the API server's five
+// random characters, utils.GenerateRayWorkerReplicaGroupName util.go:380).
 func TestNames(t *testing.T) {
-	long := strings.Repeat("a", 53)
-	if n := headPodName(long, "abcde"); len(n) > 55 || !strings.HasPrefix(n, "aaaa") {
-		t.Errorf("head name %q (%d)", n, len(n))
-	}
-	if n := defaultHeadServiceName(long); len(n) > 63 || !strings.HasSuffix(n, "-head-svc") {
-		t.Errorf("svc name %q", n)
-	}
-	if workerPodName("c", "g", "xyz12") != "c-g-worker-xyz12" {
-		t.Error("worker name")
+	a50, a53 := strings.Repeat("a", 50), strings.Repeat("a", 53)
+	for _, tt := range []struct {
+		name, got, want string
+	}{
+		{"head", headPodName("demo", "abcde"), "demo-head-abcde"},
+		// The cluster name is cut to 50 before "-head-": 61 characters.
+		{"long head", headPodName(a53, "abcde"), a50 + "-head-abcde"},
+		{"worker", workerPodName("c", "g", "xyz12"), "c-g-worker-xyz12"},
+		// "<cluster>-<group>" is cut to 50 before "-worker-": 63 characters.
+		{"long worker", workerPodName(strings.Repeat("c", 30), strings.Repeat("g", 30), "xyz12"),
+			strings.Repeat("c", 30) + "-" + strings.Repeat("g", 19) + "-worker-xyz12"},
+		// Group names may have capitals (label values); pod names may not.
+		{"capital group", workerPodName("c", "TPU", "xyz12"), "c-tpu-worker-xyz12"},
+		{"replica", replicaName("tpu", "q1w2e"), "tpu-q1w2e"},
+		{"replica keeps the group's case", replicaName("TPU", "q1w2e"), "TPU-q1w2e"},
+		{"head svc", defaultHeadServiceName("demo"), "demo-head-svc"},
+		{"long head svc", defaultHeadServiceName(a53), a53 + "-head-svc"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, tt.got, tt.want)
+		}
 	}
 	if s := randomSuffix(); len(s) != 5 {
 		t.Errorf("suffix %q", s)

@@ -472,9 +472,10 @@ func decideMultiHostGroup(o *observed, p *plan, g *rayv1.WorkerGroupSpec, pods [
 				idx++
 			}
 			used[idx] = true
-			rn := replicaName(rc.Name, g.GroupName, o.NewSuffix())
+			rn := replicaName(g.GroupName, o.NewSuffix())
 			for h := range hosts {
-				b := podBuild{name: multiHostPodName(rn, h), group: g, replica: rn, replicaIndex: idx, host: h}
+				name := workerPodName(rc.Name, g.GroupName, o.NewSuffix())
+				b := podBuild{name: name, group: g, replica: rn, replicaIndex: idx, host: h}
 				p.CreatePods = append(p.CreatePods, buildPod(rc, b, hash, o.Config))
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -324,12 +325,33 @@ func TestDecideMultiHost(t *testing.T) {
 	if workers["tpu"] != 8 {
 		t.Fatalf("created %d pods, want 2 replicas x 4 hosts = 8", workers["tpu"])
 	}
-	replicas := map[string][]string{}
+	// KubeRay v1.7.0 (reconcileMultiHostWorkerGroup, raycluster_controller.go
+	// :1410-1424; buildWorkerPod :1767; common/pod.go:672-681): every host
+	// is a "<cluster>-<group>-worker-<5>" pod of its own, its replica
+	// named "<group>-<5>" in ray.io/worker-group-replica-name, with the
+	// replica index and its host index. seqSuffix hands out s0000, s0001,
+	// ... in the order the names are chosen: replica, then its hosts.
+	type row struct{ name, replica, index, host string }
+	var got []row
 	for _, pod := range p.CreatePods {
-		replicas[pod.Labels[rayv1.RayWorkerReplicaNameKey]] = append(replicas[pod.Labels[rayv1.RayWorkerReplicaNameKey]], pod.Labels[rayv1.RayHostIndexKey])
+		if pod.Labels[rayv1.RayNodeTypeLabelKey] != string(rayv1.WorkerNode) {
+			continue
+		}
+		got = append(got, row{pod.Name, pod.Labels[rayv1.RayWorkerReplicaNameKey],
+			pod.Labels[rayv1.RayWorkerReplicaIndexKey], pod.Labels[rayv1.RayHostIndexKey]})
 	}
-	if len(replicas) != 2 {
-		t.Fatalf("replicas = %v", replicas)
+	want := []row{
+		{"c-tpu-worker-s0001", "tpu-s0000", "0", "0"},
+		{"c-tpu-worker-s0002", "tpu-s0000", "0", "1"},
+		{"c-tpu-worker-s0003", "tpu-s0000", "0", "2"},
+		{"c-tpu-worker-s0004", "tpu-s0000", "0", "3"},
+		{"c-tpu-worker-s0006", "tpu-s0005", "1", "0"},
+		{"c-tpu-worker-s0007", "tpu-s0005", "1", "1"},
+		{"c-tpu-worker-s0008", "tpu-s0005", "1", "2"},
+		{"c-tpu-worker-s0009", "tpu-s0005", "1", "3"},
+	}
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(row{})); d != "" {
+		t.Fatalf("multi-host pods (-want +got):\n%s", d)
 	}
 	if len(p.CreateServices) != 1 || p.CreateServices[0].Name != "c-headless" {
 		t.Errorf("want the headless worker Service, got %v", p.CreateServices)

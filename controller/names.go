@@ -8,6 +8,7 @@ package controller
 
 import (
 	"strconv"
+	"strings"
 	"unicode"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,8 +21,9 @@ import (
 )
 
 const (
-	// maxPrefixLength bounds a generated pod name prefix, as KubeRay does
-	// for generateName, so that the full name stays a valid hostname.
+	// maxPrefixLength bounds the base of a pod name ("<cluster>" or
+	// "<cluster>-<group>") before its "-head-"/"-worker-", as KubeRay's
+	// utils.PodName does.
 	maxPrefixLength = 50
 	// maxServiceNameLength is the DNS-1035 label limit of Service names.
 	maxServiceNameLength = 63
@@ -45,8 +47,8 @@ const (
 // before the create request is sent (see the package comment).
 func randomSuffix() string { return utilrand.String(suffixLength) }
 
-// trimName cuts s to n bytes and makes sure it does not end in a character a
-// DNS label cannot end with before a suffix is appended.
+// trimName cuts s to n bytes, as KubeRay cuts its name prefixes (it leaves
+// the cut end as it is, and so does raydar).
 func trimName(s string, n int) string {
 	if len(s) > n {
 		s = s[:n]
@@ -54,35 +56,40 @@ func trimName(s string, n int) string {
 	return s
 }
 
-// headPodPrefix is the name prefix of head pods: "<cluster>-head-".
-func headPodPrefix(cluster string) string {
-	return trimName(cluster+"-head-", maxPrefixLength)
+// podNamePrefix is KubeRay's utils.PodName in its generateName form
+// (v1.7.0 controllers/ray/utils/util.go:203): base cut to 50 bytes, then
+// "-<node type>-", all lower-cased. The 50 leave room for "-worker-" and the
+// five random characters within a 63-character hostname.
+func podNamePrefix(base string, nodeType rayv1.RayNodeType) string {
+	return strings.ToLower(trimName(base, maxPrefixLength) + "-" + string(nodeType) + "-")
 }
 
-// workerPodPrefix is the name prefix of a group's worker pods:
-// "<cluster>-<group>-worker-".
+// headPodPrefix is the name prefix of head pods: "<cluster>-head-"
+// (raycluster_controller.go:1719 buildHeadPod; raydar never uses KubeRay's
+// ENABLE_DETERMINISTIC_HEAD_POD_NAME).
+func headPodPrefix(cluster string) string { return podNamePrefix(cluster, rayv1.HeadNode) }
+
+// workerPodPrefix is the name prefix of a group's worker pods,
+// "<cluster>-<group>-worker-", single-host and multi-host alike
+// (raycluster_controller.go:1767 buildWorkerPod).
 func workerPodPrefix(cluster, group string) string {
-	return trimName(cluster+"-"+group+"-worker-", maxPrefixLength)
+	return podNamePrefix(cluster+"-"+group, rayv1.WorkerNode)
 }
 
 // headPodName is a new head pod name.
 func headPodName(cluster, suffix string) string { return headPodPrefix(cluster) + suffix }
 
-// workerPodName is a new single-host worker pod name.
+// workerPodName is a new worker pod name; every host of a multi-host
+// replica gets one of its own, as in KubeRay, which tells replicas apart by
+// their labels only (replicaLabels).
 func workerPodName(cluster, group, suffix string) string {
 	return workerPodPrefix(cluster, group) + suffix
 }
 
-// replicaName names a multi-host replica: the worker prefix plus a suffix.
-// Its pods are "<replica>-<host index>".
-func replicaName(cluster, group, suffix string) string {
-	return workerPodPrefix(cluster, group) + suffix
-}
-
-// multiHostPodName is the name of host i of a multi-host replica.
-func multiHostPodName(replica string, host int) string {
-	return replica + "-" + strconv.Itoa(host)
-}
+// replicaName names a multi-host replica, the value of its pods'
+// ray.io/worker-group-replica-name: "<group>-<5 random characters>"
+// (KubeRay's utils.GenerateRayWorkerReplicaGroupName, util.go:380).
+func replicaName(group, suffix string) string { return group + "-" + suffix }
 
 // HeadServiceName is the name of a RayCluster's head Service:
 // headService.metadata.name when the override names it, else "<cluster>-head-svc".
