@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,23 +145,18 @@ func installKubeRayCRDs(t *testing.T) {
 			t.Fatalf("installing KubeRay's %s: %v", f, err)
 		}
 	}
-	// Served with the new schema once Established again.
-	env.waitFor(t, "KubeRay's CRDs established", func(ctx context.Context) (bool, error) {
-		for _, n := range []string{"rayclusters.ray.io", "rayjobs.ray.io", "rayservices.ray.io"} {
-			c, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			ok := false
-			for _, cond := range c.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue && c.Status.ObservedGeneration == c.Generation {
-					ok = true
-				}
-			}
-			if !ok {
-				return false, nil
-			}
-		}
-		return true, nil
+	// The API server serves the new schema a moment after the update: wait
+	// until a field only raydar's CRD has (authOptions; KubeRay v1.5.0 has
+	// none) is refused as unknown by a strict dry run.
+	probe := []byte(`{"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"schema-probe","namespace":"default"},
+"spec":{"authOptions":{"mode":"token"},"headGroupSpec":{"rayStartParams":{},"template":{"spec":{"containers":[{"name":"ray-head","image":"rayproject/ray:2.52.0"}]}}}}}`)
+	objs, err := decodeAll(probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.waitFor(t, "KubeRay's RayCluster schema served", func(ctx context.Context) (bool, error) {
+		_, err := env.dyn.Resource(rayClusters).Namespace("default").Create(ctx, &objs[0], metav1.CreateOptions{
+			DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict})
+		return err != nil && strings.Contains(err.Error(), "unknown field"), nil
 	})
 }
