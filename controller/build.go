@@ -307,6 +307,12 @@ func buildPod(rc *rayv1.RayCluster, b podBuild, hash string, cfg buildConfig) *c
 	if !b.head {
 		replicaLabels(pod.Labels, b.replicaIndex, b.replica, b.host)
 	}
+	// A RayService's cluster: workers start serving, the head not until
+	// the RayService controller sees its proxy (KubeRay v1.7.0 common/pod.go
+	// BuildPod, over the template's own value).
+	if creatorKind(rc) == rayv1.KindRayService {
+		pod.Labels[rayv1.RayClusterServingServiceLabelKey] = strconv.FormatBool(!b.head)
+	}
 	spec := &pod.Spec
 	if len(spec.Containers) == 0 {
 		return pod // rejected by validation before we get here
