@@ -40,8 +40,9 @@ const rsHashPrefix = "rd1-"
 // upgrade ignores: per group replicas, minReplicas, maxReplicas,
 // workersToDelete (scaleStrategy) and suspend; tolerations and
 // schedulingGates of every pod template; the cluster's upgradeStrategy,
-// suspend and managedBy; and the ray.io/serve labels raydar puts on the pod
-// templates. Only the first n worker groups are kept (n < 0: all).
+// suspend and managedBy; and the ray.io/serve labels raydar before
+// v1.7-conformance put on the pod templates (clusters it made then keep
+// their hash). Only the first n worker groups are kept (n < 0: all).
 func rsStripForHash(spec *rayv1.RayClusterSpec, n int) *rayv1.RayClusterSpec {
 	s := spec.DeepCopy()
 	if n >= 0 && n < len(s.WorkerGroupSpecs) {
@@ -160,29 +161,11 @@ func rsOriginLabels(rs *rayv1.RayService) map[string]string {
 	}
 }
 
-// rsInjectServeLabels puts the initial ray.io/serve label on the pod
-// templates, as KubeRay does: "false" on the head (turned "true" once its
-// Serve proxy answers, unless excludeHeadPodFromServeSvc), "true" on
-// workers (turned "false" when their proxy does not answer).
-func rsInjectServeLabels(spec *rayv1.RayClusterSpec, head bool) {
-	set := func(t *corev1.PodTemplateSpec, v string) {
-		if t.Labels == nil {
-			t.Labels = map[string]string{}
-		}
-		t.Labels[rayv1.RayClusterServingServiceLabelKey] = v
-	}
-	if head {
-		set(&spec.HeadGroupSpec.Template, "false")
-	}
-	for i := range spec.WorkerGroupSpecs {
-		set(&spec.WorkerGroupSpecs[i].Template, "true")
-	}
-}
-
 // rsBuildCluster builds a new RayCluster of the RayService.
 func rsBuildCluster(rs *rayv1.RayService, name string) *rayv1.RayCluster {
+	// The spec as the user wrote it: the pods' initial ray.io/serve labels
+	// come from the pod builder (buildPod), as in KubeRay.
 	spec := rs.Spec.RayClusterSpec.DeepCopy()
-	rsInjectServeLabels(spec, true)
 	if mb := childManagedBy(rs.Spec.ManagedBy, rs.Annotations); mb != nil {
 		spec.ManagedBy = mb
 	}
@@ -229,12 +212,10 @@ func rsInPlaceUpdate(rc *rayv1.RayCluster, rs *rayv1.RayService) (*rayv1.RayClus
 	n := rsNumWorkerGroups(rc)
 	if len(spec.WorkerGroupSpecs) > n && len(upd.Spec.WorkerGroupSpecs) == n {
 		added := spec.DeepCopy().WorkerGroupSpecs[n:]
-		tmp := rayv1.RayClusterSpec{WorkerGroupSpecs: added}
-		rsInjectServeLabels(&tmp, false)
-		for _, g := range tmp.WorkerGroupSpecs {
+		for _, g := range added {
 			what = append(what, "added worker group "+g.GroupName)
 		}
-		upd.Spec.WorkerGroupSpecs = append(upd.Spec.WorkerGroupSpecs, tmp.WorkerGroupSpecs...)
+		upd.Spec.WorkerGroupSpecs = append(upd.Spec.WorkerGroupSpecs, added...)
 		upd.Annotations[rayv1.NumWorkerGroupsKey] = strconv.Itoa(len(upd.Spec.WorkerGroupSpecs))
 		upd.Annotations[rayv1.HashWithoutReplicasAndWorkersToDeleteKey] = rsClusterHash(spec, -1)
 	}

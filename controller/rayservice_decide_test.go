@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -158,9 +159,11 @@ func TestRayServiceDecideBringUp(t *testing.T) {
 		if len(rc.OwnerReferences) != 1 || rc.OwnerReferences[0].UID != "rs-uid" || !*rc.OwnerReferences[0].Controller {
 			t.Errorf("owner = %+v", rc.OwnerReferences)
 		}
-		if rc.Spec.HeadGroupSpec.Template.Labels[rayv1.RayClusterServingServiceLabelKey] != "false" ||
-			rc.Spec.WorkerGroupSpecs[0].Template.Labels[rayv1.RayClusterServingServiceLabelKey] != "true" {
-			t.Errorf("serve labels on templates: head %v worker %v", rc.Spec.HeadGroupSpec.Template.Labels, rc.Spec.WorkerGroupSpecs[0].Template.Labels)
+		// KubeRay keeps the spec as written: the serve labels are the pod
+		// builder's (TestBuildPodRayServiceServeLabel).
+		if !equality.Semantic.DeepEqual(rc.Spec.HeadGroupSpec.Template, e.o.Service.Spec.RayClusterSpec.HeadGroupSpec.Template) ||
+			!equality.Semantic.DeepEqual(rc.Spec.WorkerGroupSpecs[0].Template, e.o.Service.Spec.RayClusterSpec.WorkerGroupSpecs[0].Template) {
+			t.Errorf("pod templates changed: head %v worker %v", rc.Spec.HeadGroupSpec.Template.Labels, rc.Spec.WorkerGroupSpecs[0].Template.Labels)
 		}
 		if !strings.HasPrefix(rc.Annotations[rayv1.HashWithoutReplicasAndWorkersToDeleteKey], rsHashPrefix) || rc.Annotations[rayv1.NumWorkerGroupsKey] != "1" {
 			t.Errorf("annotations = %v", rc.Annotations)
@@ -540,8 +543,9 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 				t.Errorf("groups %d, annotation %s", len(upd.Spec.WorkerGroupSpecs), upd.Annotations[rayv1.NumWorkerGroupsKey])
 			}
 			last := upd.Spec.WorkerGroupSpecs[len(upd.Spec.WorkerGroupSpecs)-1]
-			if last.Template.Labels[rayv1.RayClusterServingServiceLabelKey] != "true" {
-				t.Errorf("worker template labels = %v", last.Template.Labels)
+			groups := e.o.Service.Spec.RayClusterSpec.WorkerGroupSpecs
+			if want := groups[len(groups)-1]; !equality.Semantic.DeepEqual(last, want) {
+				t.Errorf("added worker group %+v, want the RayService's as written %+v", last, want)
 			}
 			// Applied once: the cluster with the update matches and needs nothing more.
 			e.o.Clusters[0] = upd
