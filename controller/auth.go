@@ -6,7 +6,9 @@ package controller
 //
 //   - authOptions.mode "token" turns it on; an authOptions without a mode
 //     does not. Ray >= 2.52 is required (rayapi/v1 validation).
-//   - Without authOptions.secretName the controller creates a Secret named
+//   - Without authOptions.secretName, for any authOptions whose mode is not
+//     "disabled" (an empty mode too, though its pods get no token, as in
+//     KubeRay: needsAuthSecret), the controller creates a Secret named
 //     after the cluster (kube/raydash.GeneratedAuthSecretName), labelled
 //     ray.io/cluster, controlled by the RayCluster, with one key auth_token:
 //     32 bytes from crypto/rand, standard base64. It is created once, when
@@ -51,13 +53,20 @@ func tokenAuthEnabled(spec *rayv1.RayClusterSpec) bool {
 	return spec.AuthOptions != nil && spec.AuthOptions.Mode == rayv1.AuthModeToken
 }
 
-// needsAuthSecret: the controller owes the cluster its auth Secret (token
-// mode without a user-given secretName).
+// needsAuthSecret: the controller owes the cluster its auth Secret. KubeRay
+// v1.7.0 creates it for every authOptions whose mode is not "disabled" (an
+// empty mode, authOptions: {}, too), unless enableK8sTokenAuth is on or
+// secretName names the user's (raycluster_controller.go:426-438
+// reconcileAuthSecret), while only mode token puts the token into the pods
+// (common/pod.go:297, :702 utils.IsAuthEnabled). raydar does the same.
 func needsAuthSecret(rc *rayv1.RayCluster) bool {
-	if !tokenAuthEnabled(&rc.Spec) {
+	o := rc.Spec.AuthOptions
+	if o == nil || o.Mode == rayv1.AuthModeDisabled {
 		return false
 	}
-	o := rc.Spec.AuthOptions
+	if o.EnableK8sTokenAuth != nil && *o.EnableK8sTokenAuth {
+		return false
+	}
 	return o.SecretName == nil || *o.SecretName == ""
 }
 
@@ -223,7 +232,7 @@ func (r *reconciler) createAuthSecret(ctx context.Context, rc *rayv1.RayCluster,
 	case err == nil:
 		r.remember(r.authSecretReady, rc.UID)
 		r.recorder.Eventf(rc, nil, corev1.EventTypeNormal, reasonCreated, "Create",
-			"Created auth Secret %s (key %s) for authOptions.mode token", s.Name, raydash.AuthTokenKey)
+			"Created auth Secret %s (key %s) for authOptions", s.Name, raydash.AuthTokenKey)
 		return true
 	case apierrors.IsAlreadyExists(err):
 		r.remember(r.authSecretReady, rc.UID)

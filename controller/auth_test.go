@@ -143,7 +143,11 @@ func TestDecideAuthSecret(t *testing.T) {
 	}{
 		{name: "no authOptions", want: false},
 		{name: "mode disabled", auth: &rayv1.AuthOptions{Mode: rayv1.AuthModeDisabled}},
-		{name: "mode unset", auth: &rayv1.AuthOptions{}},
+		// KubeRay v1.7.0 reconcileAuthSecret (raycluster_controller.go:426)
+		// skips only a nil authOptions and mode disabled: authOptions {} gets
+		// the Secret, while its pods get no token (TestTokenAuthPods).
+		{name: "mode unset: the Secret all the same", auth: &rayv1.AuthOptions{}, want: true},
+		{name: "mode unset with secretName: nothing created", auth: &rayv1.AuthOptions{SecretName: ptr("mine")}},
 		{name: "token, Secret missing", auth: &rayv1.AuthOptions{Mode: rayv1.AuthModeToken}, want: true},
 		{name: "token, Secret exists: never re-created or rotated", auth: &rayv1.AuthOptions{Mode: rayv1.AuthModeToken}, exists: true},
 		{name: "token, user's Secret: nothing created", auth: &rayv1.AuthOptions{Mode: rayv1.AuthModeToken, SecretName: ptr("mine")}},
