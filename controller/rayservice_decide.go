@@ -744,8 +744,14 @@ func decideRSSuspend(o *rsObserved, p *rsPlan, st *rayv1.RayServiceStatuses) boo
 	suspended := rayv1.IsConditionTrue(rs.Status.Conditions, string(rayv1.RayServiceSuspended))
 	if !rs.Spec.Suspend && !suspending {
 		if suspended {
+			// KubeRay v1.7.0 handleSuspend: Suspended False Resumed, and
+			// Ready and UpgradeInProgress start over as Initializing (a
+			// fresh transition time re-arms the initializing timeout).
 			rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceSuspended, false, rayv1.RayServiceResumed, "suspend is false: the RayService is being brought up again"), o.Now)
-			rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceSuspending, false, rayv1.RayServiceResumed, ""), o.Now)
+			removeCondition(&st.Conditions, string(rayv1.RayServiceReady))
+			removeCondition(&st.Conditions, string(rayv1.UpgradeInProgress))
+			rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "RayService is initializing after resuming from suspend."), o.Now)
+			rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.RayServiceInitializing, "RayService is initializing after resuming from suspend."), o.Now)
 			p.eventf(corev1.EventTypeNormal, reasonRSResumed, "Resume", "suspend is false: bringing the RayService up again")
 		}
 		return false
@@ -773,9 +779,18 @@ func decideRSSuspend(o *rsObserved, p *rsPlan, st *rayv1.RayServiceStatuses) boo
 		if !suspending {
 			p.eventf(corev1.EventTypeNormal, reasonRSSuspending, "Suspend", "suspend is true: deleting every RayCluster and Service of the RayService")
 		}
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceSuspending, true, rayv1.SuspendInProgress, "deleting the RayService's RayClusters and Services"), o.Now)
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceSuspended, false, rayv1.SuspendInProgress, ""), o.Now)
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.SuspendRequested, "the RayService is being suspended"), o.Now)
+		// KubeRay: Suspending True SuspendRequested when suspend is first
+		// seen, SuspendInProgress while deleting; Ready, UpgradeInProgress
+		// and RollbackInProgress False SuspendInProgress; Suspended not
+		// set until the end.
+		why := rayv1.SuspendRequested
+		if suspending {
+			why = rayv1.SuspendInProgress
+		}
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceSuspending, true, why, "deleting the RayService's RayClusters and Services"), o.Now)
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.SuspendInProgress, "the RayService is being suspended"), o.Now)
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.SuspendInProgress, "No upgrade in progress."), o.Now)
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RollbackInProgress, false, rayv1.SuspendInProgress, "No rollback in progress."), o.Now)
 	} else {
 		if !suspended {
 			p.eventf(corev1.EventTypeNormal, reasonRSSuspended, "Suspend", "every RayCluster and Service of the RayService is gone")
@@ -783,8 +798,9 @@ func decideRSSuspend(o *rsObserved, p *rsPlan, st *rayv1.RayServiceStatuses) boo
 		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceSuspending, false, rayv1.SuspendComplete, ""), o.Now)
 		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceSuspended, true, rayv1.SuspendComplete, "every RayCluster and Service of the RayService is deleted"), o.Now)
 		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.SuspendComplete, "the RayService is suspended"), o.Now)
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.SuspendComplete, "No upgrade in progress."), o.Now)
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RollbackInProgress, false, rayv1.SuspendComplete, "No rollback in progress."), o.Now)
 	}
-	rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.NoActiveCluster, ""), o.Now)
 	return true
 }
 

@@ -178,7 +178,7 @@ func TestRayServiceDecideBringUp(t *testing.T) {
 		if c := rsCondOf(st, rayv1.RayServiceReady); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.RayServiceInitializing) {
 			t.Errorf("Ready = %+v", c)
 		}
-		if c := rsCondOf(st, rayv1.UpgradeInProgress); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.NoActiveCluster) {
+		if c := rsCondOf(st, rayv1.UpgradeInProgress); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.RayServiceInitializing) {
 			t.Errorf("UpgradeInProgress = %+v", c)
 		}
 		if !p.Urgent {
@@ -253,9 +253,14 @@ func TestRayServiceDecideBringUp(t *testing.T) {
 		if a := st.ActiveServiceStatus.Applications["app1"]; a.Status != "RUNNING" || a.Deployments["Fruit"].Status != "HEALTHY" {
 			t.Errorf("applications = %+v", st.ActiveServiceStatus.Applications)
 		}
-		// No endpoints yet: not Ready, and that is not worth a write of its own.
-		if c := rsCondOf(st, rayv1.RayServiceReady); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.ZeroServeEndpoints) {
+		// No endpoints yet: not Ready, still Initializing (KubeRay says
+		// ZeroServeEndpoints only once Ready was True), and that is not
+		// worth a write of its own.
+		if c := rsCondOf(st, rayv1.RayServiceReady); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.RayServiceInitializing) {
 			t.Errorf("Ready = %+v", c)
+		}
+		if c := rsCondOf(st, rayv1.UpgradeInProgress); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.NoPendingCluster) {
+			t.Errorf("UpgradeInProgress = %+v", c)
 		}
 		if p.Urgent {
 			t.Error("switch to the first cluster without endpoints was urgent; it should be coalesced with Ready")

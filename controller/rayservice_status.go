@@ -55,20 +55,40 @@ func rsComputeStatus(o *rsObserved, st rayv1.RayServiceStatuses, active, pending
 		}
 		return rsPhase{Message: "waiting for the head pod of RayCluster " + c.Name}
 	}
+	// Ready and UpgradeInProgress follow KubeRay v1.7.0's
+	// calculateConditions (rayservice_controller.go): both start
+	// Initializing on a RayService without conditions; Ready turns True
+	// with serve endpoints and ZeroServeEndpoints when they go, and is
+	// otherwise left as it is (Initializing, InitializingTimeout,
+	// ValidationFailed, ZeroServeEndpoints); UpgradeInProgress says which
+	// clusters exist, except that without an active cluster an
+	// initializing (or timed-out) RayService keeps its reason. raydar's
+	// messages say more than KubeRay's.
+	if len(st.Conditions) == 0 {
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "RayService is initializing"), o.Now)
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.RayServiceInitializing, "RayService is initializing"), o.Now)
+	}
+	ready := findCondition(st.Conditions, string(rayv1.RayServiceReady))
 	switch {
 	case active != nil && st.NumServeEndpoints > 0:
 		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints,
 			"the serve Service routes to RayCluster "+active.Name), o.Now)
-	case active != nil:
+	case ready != nil && ready.Status == metav1.ConditionTrue:
 		msg := "the serve Service " + RayServiceServeServiceName(rs) + " has no ready endpoints"
-		if ph := phase(active); ph.Failed {
-			msg += ": " + ph.Message
+		if active != nil {
+			if ph := phase(active); ph.Failed {
+				msg += ": " + ph.Message
+			}
 		}
 		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.ZeroServeEndpoints, msg), o.Now)
-	case pending != nil:
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, phase(pending).Message), o.Now)
-	default:
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "no RayCluster yet"), o.Now)
+	case ready != nil && ready.Reason == string(rayv1.RayServiceInitializing):
+		// Still initializing: only the message follows the progress.
+		switch {
+		case pending != nil:
+			ready.Message = truncate(phase(pending).Message, 1000)
+		case active != nil:
+			ready.Message = truncate(phase(active).Message, 1000)
+		}
 	}
 	switch {
 	case active != nil && pending != nil:
@@ -78,9 +98,15 @@ func rsComputeStatus(o *rsObserved, st rayv1.RayServiceStatuses, active, pending
 		}
 		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, true, rayv1.BothActivePendingClustersExist, msg), o.Now)
 	case active != nil:
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.NoPendingCluster, ""), o.Now)
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.NoPendingCluster, "Active Ray cluster exists and no pending Ray cluster"), o.Now)
 	default:
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.NoActiveCluster, ""), o.Now)
+		c := findCondition(st.Conditions, string(rayv1.UpgradeInProgress))
+		if c == nil || (c.Reason != string(rayv1.RayServiceInitializing) && c.Reason != string(rayv1.RayServiceInitializingTimeout)) {
+			u := rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.NoActiveCluster,
+				"No active Ray cluster exists, and the RayService is not initializing.")
+			u.Status = metav1.ConditionUnknown
+			rsSetCondition(&st.Conditions, u, o.Now)
+		}
 	}
 	st.ServiceStatus = rayv1.NotRunning
 	if rayv1.IsConditionTrue(st.Conditions, string(rayv1.RayServiceReady)) {

@@ -130,3 +130,116 @@ func TestRayServiceHashes(t *testing.T) {
 		t.Error("empty config has a hash")
 	}
 }
+
+// Ready and UpgradeInProgress in every phase, as KubeRay v1.7.0's
+// calculateConditions (rayservice_controller.go) sets them: reasons and
+// statuses (raydar's messages differ).
+func TestRayServiceConditionsAsKubeRay(t *testing.T) {
+	type c = struct {
+		s metav1.ConditionStatus
+		r rayv1.RayServiceConditionReason
+	}
+	F, T, U := metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionUnknown
+	prior := func(ready, upgrade *c) []metav1.Condition {
+		var out []metav1.Condition
+		if ready != nil {
+			out = append(out, metav1.Condition{Type: string(rayv1.RayServiceReady), Status: ready.s, Reason: string(ready.r), LastTransitionTime: metav1.NewTime(t0)})
+		}
+		if upgrade != nil {
+			out = append(out, metav1.Condition{Type: string(rayv1.UpgradeInProgress), Status: upgrade.s, Reason: string(upgrade.r), LastTransitionTime: metav1.NewTime(t0)})
+		}
+		return out
+	}
+	a, b := cluster("svc-aaaaa"), cluster("svc-bbbbb")
+	for _, tc := range []struct {
+		name            string
+		prior           []metav1.Condition
+		active, pending *rayv1.RayCluster
+		endpoints       int32
+		ready, upgrade  c
+	}{
+		{name: "new RayService, no cluster yet", ready: c{F, rayv1.RayServiceInitializing}, upgrade: c{F, rayv1.RayServiceInitializing}},
+		{name: "new RayService, its pending cluster's pods cannot be created", pending: a,
+			ready: c{F, rayv1.RayServiceInitializing}, upgrade: c{F, rayv1.RayServiceInitializing}},
+		{name: "initializing, pending cluster coming up", prior: prior(&c{F, rayv1.RayServiceInitializing}, &c{F, rayv1.RayServiceInitializing}), pending: a,
+			ready: c{F, rayv1.RayServiceInitializing}, upgrade: c{F, rayv1.RayServiceInitializing}},
+		{name: "first cluster active, no endpoints yet: still Initializing", prior: prior(&c{F, rayv1.RayServiceInitializing}, &c{F, rayv1.RayServiceInitializing}), active: a,
+			ready: c{F, rayv1.RayServiceInitializing}, upgrade: c{F, rayv1.NoPendingCluster}},
+		{name: "serving", prior: prior(&c{F, rayv1.RayServiceInitializing}, &c{F, rayv1.NoPendingCluster}), active: a, endpoints: 2,
+			ready: c{T, rayv1.NonZeroServeEndpoints}, upgrade: c{F, rayv1.NoPendingCluster}},
+		{name: "endpoints dropped to 0", prior: prior(&c{T, rayv1.NonZeroServeEndpoints}, &c{F, rayv1.NoPendingCluster}), active: a,
+			ready: c{F, rayv1.ZeroServeEndpoints}, upgrade: c{F, rayv1.NoPendingCluster}},
+		{name: "still no endpoints: ZeroServeEndpoints stays", prior: prior(&c{F, rayv1.ZeroServeEndpoints}, &c{F, rayv1.NoPendingCluster}), active: a,
+			ready: c{F, rayv1.ZeroServeEndpoints}, upgrade: c{F, rayv1.NoPendingCluster}},
+		{name: "upgrade: both clusters", prior: prior(&c{T, rayv1.NonZeroServeEndpoints}, &c{F, rayv1.NoPendingCluster}), active: a, pending: b, endpoints: 1,
+			ready: c{T, rayv1.NonZeroServeEndpoints}, upgrade: c{T, rayv1.BothActivePendingClustersExist}},
+		{name: "upgrade done", prior: prior(&c{T, rayv1.NonZeroServeEndpoints}, &c{T, rayv1.BothActivePendingClustersExist}), active: b, endpoints: 1,
+			ready: c{T, rayv1.NonZeroServeEndpoints}, upgrade: c{F, rayv1.NoPendingCluster}},
+		{name: "no active cluster once one was: Unknown NoActiveCluster", prior: prior(&c{F, rayv1.ZeroServeEndpoints}, &c{F, rayv1.NoPendingCluster}), pending: b,
+			ready: c{F, rayv1.ZeroServeEndpoints}, upgrade: c{U, rayv1.NoActiveCluster}},
+		{name: "timed out while initializing: kept", prior: prior(&c{F, rayv1.RayServiceInitializingTimeout}, &c{F, rayv1.RayServiceInitializingTimeout}),
+			ready: c{F, rayv1.RayServiceInitializingTimeout}, upgrade: c{F, rayv1.RayServiceInitializingTimeout}},
+		{name: "spec fixed after ValidationFailed: Ready keeps it until endpoints, as in KubeRay", prior: prior(&c{F, rayv1.RayServiceValidationFailed}, nil), pending: a,
+			ready: c{F, rayv1.RayServiceValidationFailed}, upgrade: c{U, rayv1.NoActiveCluster}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := rsTestService()
+			rs.Generation = 1
+			rs.Status.Conditions = tc.prior
+			o := &rsObserved{Service: rs, Now: t0.Add(time.Minute), ServeEndpoints: tc.endpoints}
+			st := rsComputeStatus(o, rsStatusBase(rs), tc.active, tc.pending, nil)
+			for _, want := range []struct {
+				typ rayv1.RayServiceConditionType
+				c   c
+			}{{rayv1.RayServiceReady, tc.ready}, {rayv1.UpgradeInProgress, tc.upgrade}} {
+				got := findCondition(st.Conditions, string(want.typ))
+				if got == nil || got.Status != want.c.s || got.Reason != string(want.c.r) {
+					t.Errorf("%s = %+v, want %s %s", want.typ, got, want.c.s, want.c.r)
+				}
+			}
+		})
+	}
+}
+
+// The conditions of each step of a suspension and a resume, as KubeRay
+// v1.7.0's handleSuspend sets them (reasons and statuses; "" = absent).
+func TestRayServiceSuspendConditionsAsKubeRay(t *testing.T) {
+	type want = map[rayv1.RayServiceConditionType]string // "Status/Reason"
+	rs := rsTestService()
+	rs.Generation = 1
+	e := newRSEnv(t, rs)
+	e.cluster("aaaaa", time.Minute)
+	e.o.Service.Spec.Suspend = true
+	steps := []struct {
+		name  string
+		setup func()
+		want  want
+	}{
+		{"suspend first seen, the cluster still there", func() {}, want{
+			rayv1.RayServiceSuspending: "True/SuspendRequested", rayv1.RayServiceSuspended: "",
+			rayv1.RayServiceReady: "False/SuspendInProgress", rayv1.UpgradeInProgress: "False/SuspendInProgress", rayv1.RollbackInProgress: "False/SuspendInProgress"}},
+		{"still deleting", func() {}, want{
+			rayv1.RayServiceSuspending: "True/SuspendInProgress", rayv1.RayServiceSuspended: "",
+			rayv1.RayServiceReady: "False/SuspendInProgress", rayv1.UpgradeInProgress: "False/SuspendInProgress"}},
+		{"everything gone", func() { e.o.Clusters = nil }, want{
+			rayv1.RayServiceSuspending: "False/SuspendComplete", rayv1.RayServiceSuspended: "True/SuspendComplete",
+			rayv1.RayServiceReady: "False/SuspendComplete", rayv1.UpgradeInProgress: "False/SuspendComplete", rayv1.RollbackInProgress: "False/SuspendComplete"}},
+		{"resumed", func() { e.o.Service.Spec.Suspend = false }, want{
+			rayv1.RayServiceSuspending: "False/SuspendComplete", rayv1.RayServiceSuspended: "False/RayServiceResumed",
+			rayv1.RayServiceReady: "False/Initializing", rayv1.UpgradeInProgress: "False/Initializing"}},
+	}
+	for _, s := range steps {
+		s.setup()
+		p := decideRayService(e.o)
+		for typ, w := range s.want {
+			got := ""
+			if c := findCondition(p.Status.Conditions, string(typ)); c != nil {
+				got = string(c.Status) + "/" + c.Reason
+			}
+			if got != w {
+				t.Errorf("%s: %s = %q, want %q", s.name, typ, got, w)
+			}
+		}
+		e.o.Service.Status = p.Status
+	}
+}

@@ -94,7 +94,11 @@ func TestRayServiceInitializingTimeout(t *testing.T) {
 		e.submitted(rc)
 		e.services(rc)
 		e.probe(rc, dashboard.AppRunning, true).Active = true
+		e.o.ServeEndpoints = 1 // served: Ready
 		e.o.Service.Status = decideRayService(e.o).Status
+		if c := rsCondOf(e.o.Service.Status, rayv1.RayServiceReady); c.Status != metav1.ConditionTrue {
+			t.Fatalf("Ready %+v", c)
+		}
 		e.o.ServeEndpoints = 0 // endpoints dropped: ZeroServeEndpoints, not Initializing
 		e.o.Service.Status = decideRayService(e.o).Status
 		e.o.Now = t0.Add(time.Hour)
