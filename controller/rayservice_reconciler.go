@@ -856,7 +856,11 @@ func (r *rayServiceReconciler) writeStatus(ctx context.Context, rs *rayv1.RaySer
 	t := metav1.NewTime(now)
 	status.LastUpdateTime = &t
 	obj.Status = status
-	if err := r.client.Status().Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
+	patch, err := rsStatusPatch(orig, obj)
+	if err != nil {
+		return 0, err
+	}
+	if err := r.client.Status().Patch(ctx, obj, patch); err != nil {
 		return 0, err
 	}
 	r.mu.Lock()
