@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -477,9 +478,19 @@ func (r *reconciler) writeStatus(ctx context.Context, rc *rayv1.RayCluster, stat
 	return 0, nil
 }
 
-// applyWrites runs the plan's creations and deletions, in parallel where
-// they do not depend on each other (the head pod waits for the autoscaler's
-// ServiceAccount).
+// applyWrites runs the plan's writes in KubeRay v1.7.0's order, step by
+// step, the writes of one step in parallel:
+//
+//  1. the children before the pods (raycluster_controller.go:359-370
+//     reconcileFuncs): the autoscaler's RBAC, the Ingress, the auth Secret,
+//     the Services;
+//  2. the head pod (reconcilePods, :1013-1052);
+//  3. the other pod writes: head deletions, workers (:1068), Recreate stamps.
+//
+// A step that fails ends the pass as KubeRay's first error does: no pod is
+// written while a child before them could not be created, and no worker is
+// created or deleted in a pass whose head pod could not be created. A head
+// that exists, ready or not, holds nothing back.
 func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *plan) *outcome {
 	out := &outcome{}
 	var mu sync.Mutex
@@ -542,47 +553,33 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 	r.applyIngress(ctx, rc, p, out)
 	// Pods read their Ray auth token from the Secret: none without it.
 	secretOK := r.createAuthSecret(ctx, rc, p.CreateAuthSecret, out)
+	wg.Wait()
+	if !rbacOK || !secretOK || slices.ContainsFunc(out.failures, endsPass) {
+		// Step 1 failed: KubeRay's pass ends before reconcilePods.
+		return r.finishWrites(ctx, p, out, &wg)
+	}
 
+	// Step 2: the head pod.
+	headOK := true
+	var workers []*corev1.Pod
 	for _, pod := range p.CreatePods {
-		if !secretOK {
-			break
-		}
-		// KubeRay's Event and ReplicaFailure reasons and its message.
-		cond, reason := rayv1.FailedCreateWorkerPod, rayv1.EventFailedToCreateWorkerPod
-		msg := func(err error) string {
-			return fmt.Sprintf("Failed to create worker Pod for the cluster %s/%s, %v", rc.Namespace, rc.Name, err)
-		}
-		if isHeadPod(pod) {
-			cond, reason = rayv1.FailedCreateHeadPod, rayv1.EventFailedToCreateHeadPod
-			msg = func(err error) string {
-				return fmt.Sprintf("Failed to create head Pod %s/%s, %v", pod.Namespace, pod.Name, err)
-			}
-			if !rbacOK {
-				continue
-			}
+		if !isHeadPod(pod) {
+			workers = append(workers, pod)
+			continue
 		}
 		run(func() {
-			r.exp.expectCreate(rc.UID, pod)
-			err := r.client.Create(ctx, pod)
-			record(func() {
-				switch {
-				case err == nil:
-					r.exp.created(rc.UID, pod)
-					out.createdPods = append(out.createdPods, pod)
-				case apierrors.IsAlreadyExists(err):
-					// Our own earlier create whose answer was lost, or a
-					// name clash: read live next time to tell.
-					r.exp.createFailed(rc.UID, pod)
-					out.ambiguous = true
-				case ambiguous(err):
-					out.ambiguous = true
-					out.failPod(cond, reason, msg(err), err)
-				default:
-					r.exp.createFailed(rc.UID, pod)
-					out.failPod(cond, reason, msg(err), err)
-				}
-			})
+			ok := r.createPod(ctx, rc, pod, out, record)
+			record(func() { headOK = headOK && ok })
 		})
+	}
+	wg.Wait()
+
+	// Step 3: the other pod writes; without the head that was wanted,
+	// those of the head only.
+	if headOK {
+		for _, pod := range workers {
+			run(func() { r.createPod(ctx, rc, pod, out, record) })
+		}
 	}
 
 	for _, st := range p.StampPods {
@@ -618,6 +615,9 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 		})
 	} else {
 		for _, d := range p.DeletePods {
+			if !headOK && !isHeadPod(d.Pod) {
+				continue
+			}
 			run(func() {
 				r.exp.expectDelete(rc.UID, d.Pod)
 				var opts []client.DeleteOption
@@ -652,22 +652,67 @@ func (r *reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 		}
 	}
 
-	if p.CreateJob != nil {
-		run(func() {
-			err := r.client.Create(ctx, p.CreateJob)
-			record(func() {
-				switch {
-				case err == nil:
-					out.createdJob = p.CreateJob
-				case apierrors.IsAlreadyExists(err):
-				default:
-					out.fail(rayv1.EventFailedToCreateRedisCleanupJob, fmt.Sprintf("Failed to create Redis cleanup Job %s/%s, %v",
-						p.CreateJob.Namespace, p.CreateJob.Name, err))
-				}
-			})
-		})
+	return r.finishWrites(ctx, p, out, &wg)
+}
+
+// endsPass: a failed write of step 1 that keeps the pods from being written.
+// A failed update of a drifted Ingress does not: KubeRay never updates one
+// (raydar's own repair, ingress.go), so it holds nothing back.
+func endsPass(f failure) bool { return f.Event != reasonFailedToUpdateIngress }
+
+// createPod creates one planned pod and records the outcome, with KubeRay's
+// Event and ReplicaFailure reasons and message; it reports whether the pod
+// was created.
+func (r *reconciler) createPod(ctx context.Context, rc *rayv1.RayCluster, pod *corev1.Pod, out *outcome, record func(func())) bool {
+	cond, reason := rayv1.FailedCreateWorkerPod, rayv1.EventFailedToCreateWorkerPod
+	msg := func(err error) string {
+		return fmt.Sprintf("Failed to create worker Pod for the cluster %s/%s, %v", rc.Namespace, rc.Name, err)
 	}
+	if isHeadPod(pod) {
+		cond, reason = rayv1.FailedCreateHeadPod, rayv1.EventFailedToCreateHeadPod
+		msg = func(err error) string {
+			return fmt.Sprintf("Failed to create head Pod %s/%s, %v", pod.Namespace, pod.Name, err)
+		}
+	}
+	r.exp.expectCreate(rc.UID, pod)
+	err := r.client.Create(ctx, pod)
+	record(func() {
+		switch {
+		case err == nil:
+			r.exp.created(rc.UID, pod)
+			out.createdPods = append(out.createdPods, pod)
+		case apierrors.IsAlreadyExists(err):
+			// Our own earlier create whose answer was lost, or a
+			// name clash: read live next time to tell.
+			r.exp.createFailed(rc.UID, pod)
+			out.ambiguous = true
+		case ambiguous(err):
+			out.ambiguous = true
+			out.failPod(cond, reason, msg(err), err)
+		default:
+			r.exp.createFailed(rc.UID, pod)
+			out.failPod(cond, reason, msg(err), err)
+		}
+	})
+	return err == nil
+}
+
+// finishWrites waits for the writes under way, then creates the Redis
+// clean-up Job of a deleted cluster (its plan writes no pod), and returns
+// the outcome.
+func (r *reconciler) finishWrites(ctx context.Context, p *plan, out *outcome, wg *sync.WaitGroup) *outcome {
 	wg.Wait()
+	if j := p.CreateJob; j != nil {
+		err := r.client.Create(ctx, j)
+		switch {
+		case err == nil:
+			out.createdJob = j
+		case apierrors.IsAlreadyExists(err):
+		default:
+			out.fail(rayv1.EventFailedToCreateRedisCleanupJob, fmt.Sprintf("Failed to create Redis cleanup Job %s/%s, %v",
+				j.Namespace, j.Name, err))
+		}
+	}
 	sortPods(out.createdPods)
 	return out
 }
