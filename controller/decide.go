@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -322,8 +321,13 @@ func decidePods(o *observed, p *plan) {
 	switch {
 	case len(heads) == 0:
 		provisioned := rayv1.IsConditionTrue(rc.Status.Conditions, string(rayv1.RayClusterProvisioned))
-		if provisioned && strings.EqualFold(rc.Annotations[rayv1.DisableProvisionedHeadRestartAnnotationKey], "true") {
-			break
+		// Exactly "true", as KubeRay's shouldSkipHeadPodRestart (:1458).
+		if provisioned && rc.Annotations[rayv1.DisableProvisionedHeadRestartAnnotationKey] == "true" {
+			// No new head, and KubeRay's pass ends here, before its worker
+			// loop (raycluster_controller.go:1014-1032): the workers are
+			// left as they are, failed ones too.
+			p.DeletePods = slices.DeleteFunc(p.DeletePods, func(d podDeletion) bool { return !isHeadPod(d.Pod) })
+			return
 		}
 		p.CreatePods = append(p.CreatePods, buildPod(rc, podBuild{name: headPodName(rc.Name, o.NewSuffix()), head: true}, hash, o.Config))
 	case len(heads) > 1:

@@ -675,4 +675,24 @@ func TestDecideDisableProvisionedHeadRestart(t *testing.T) {
 	if p := decide(obsOf(rc, headSvc(rc))); len(p.CreatePods) != 0 {
 		t.Fatal("head re-created after provisioning despite the annotation")
 	}
+
+	// KubeRay's pass ends there, before its worker loop
+	// (raycluster_controller.go:1014-1032): a group scaled up, a failed
+	// worker and a surplus one are all left as they are.
+	withWorkers := cluster("c", group("small", 1), group("big", 3))
+	withWorkers.Annotations, withWorkers.Status = rc.Annotations, rc.Status
+	ws := append(workerPods(withWorkers, "small", ready, 2), workerPods(withWorkers, "big", failed, 1)...)
+	if p := decide(obsOf(withWorkers, headSvc(withWorkers), ws)); len(p.CreatePods) != 0 || len(p.DeletePods) != 0 {
+		t.Errorf("head gone for good: created %v, deleted %v; want the workers left alone", podNames(p.CreatePods), deletedNames(p))
+	}
+	// A failed head is still deleted (KubeRay: :1021-1035), not replaced.
+	p := decide(obsOf(withWorkers, headSvc(withWorkers), one(headPod(withWorkers, failed)), ws))
+	if len(p.CreatePods) != 0 || !slices.Equal(deletedNames(p), []string{"c-head-hhhhh"}) {
+		t.Errorf("failed head: created %v, deleted %v; want only the head deleted", podNames(p.CreatePods), deletedNames(p))
+	}
+	// "True" is not "true" for KubeRay.
+	withWorkers.Annotations = map[string]string{rayv1.DisableProvisionedHeadRestartAnnotationKey: "True"}
+	if p := decide(obsOf(withWorkers, headSvc(withWorkers), ws)); len(p.CreatePods) == 0 {
+		t.Error("annotation \"True\": head not re-created")
+	}
 }
