@@ -759,12 +759,16 @@ func (r *rayJobReconciler) suspendWorkers(ctx context.Context, ns, name string) 
 	return r.client.Patch(ctx, rc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 }
 
-// patchFinalizers changes the finalizers with an optimistic lock.
+// patchFinalizers changes the finalizers with an optimistic lock. It writes
+// the whole object (Update), as KubeRay adds and removes its finalizer
+// (rayjob_controller.go r.Update): the stored spec then leaves out what the
+// types omit when empty (a manifest's "shutdownAfterJobFinishes: false" or
+// "jobId: ''") exactly as under KubeRay.
 func (r *rayJobReconciler) patchFinalizers(ctx context.Context, rj *rayv1.RayJob, f func([]string) []string) error {
 	prev := rj.ResourceVersion
 	orig := rj.DeepCopy()
 	rj.Finalizers = f(append([]string(nil), rj.Finalizers...))
-	if err := r.client.Patch(ctx, rj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.client.Update(ctx, rj); err != nil {
 		rj.Finalizers = orig.Finalizers
 		return err
 	}
