@@ -763,7 +763,7 @@ func (r *rayJobReconciler) suspendWorkers(ctx context.Context, ns, name string) 
 // the whole object (Update), as KubeRay adds and removes its finalizer
 // (rayjob_controller.go r.Update): the stored spec then leaves out what the
 // types omit when empty (a manifest's "shutdownAfterJobFinishes: false" or
-// "jobId: ''") exactly as under KubeRay.
+// an empty jobId) exactly as under KubeRay.
 func (r *rayJobReconciler) patchFinalizers(ctx context.Context, rj *rayv1.RayJob, f func([]string) []string) error {
 	prev := rj.ResourceVersion
 	orig := rj.DeepCopy()
