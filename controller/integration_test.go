@@ -73,7 +73,11 @@ func TestIntegrationBringUp(t *testing.T) {
 	ev := waitEvent(t, ns, "demo", rayv1.EventCreatedWorkerPod, "3 worker Pods in group small")
 	for _, p := range workers {
 		if !strings.Contains(ev.Note, p.Name) {
-			t.Errorf("creation Event %q does not name %s", ev.Note, p.Name)
+			var all []string
+			for _, e := range clusterEvents(t, ns, "demo") {
+				all = append(all, e.Reason+": "+e.Note)
+			}
+			t.Errorf("creation Event %q does not name %s; all Events:\n%s", ev.Note, p.Name, strings.Join(all, "\n"))
 		}
 	}
 	// Nothing changes any more: no status writes, no new Events.
