@@ -135,3 +135,13 @@ func TestSamplesLoadFromTheModuleCache(t *testing.T) {
 		t.Fatalf("only %d sample manifests with Ray objects in %s", n, dir)
 	}
 }
+
+func TestIntendedFileLoads(t *testing.T) {
+	list, err := LoadIntended("intended.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) == 0 {
+		t.Fatal("intended.yaml lists nothing")
+	}
+}
