@@ -128,7 +128,7 @@ func TestConformance(t *testing.T) {
 		}
 	}
 	for _, e := range intended {
-		if used[e] == 0 {
+		if used[e] == 0 && !e.Sometimes {
 			t.Errorf("intended difference no longer occurs (remove it from intended.yaml and docs/kuberay-compatibility.md): %s", e)
 		}
 	}

@@ -168,7 +168,11 @@ type Intended struct {
 	// (so an entry does not excuse any value at that path).
 	KubeRay string `json:"kuberay,omitempty"`
 	Raydar  string `json:"raydar,omitempty"`
-	Why     string `json:"why"`
+	// Sometimes marks a difference that KubeRay's own nondeterminism makes
+	// in some runs only (a race in its cache): it may be absent from a run.
+	// Every other entry must occur.
+	Sometimes bool   `json:"sometimes,omitempty"`
+	Why       string `json:"why"`
 
 	manifest, object, path, kuberay, raydar *regexp.Regexp
 }
@@ -216,7 +220,7 @@ func (e *Intended) String() string {
 
 func glob(g string) *regexp.Regexp {
 	var b strings.Builder
-	b.WriteString("^")
+	b.WriteString("(?s)^") // values can span lines (an entrypoint)
 	for _, r := range g {
 		switch r {
 		case '*':
