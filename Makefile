@@ -38,8 +38,11 @@ verify-generated: generate ## fail when generated files differ from what is comm
 unit: ## unit tests only (no control plane)
 	$(GO) test -short $(TEST_FLAGS) ./...
 
-test: tools ## unit and integration tests (integration tests start a real control plane)
-	$(GO) test $(TEST_FLAGS) ./...
+# The conformance suite runs verbose so that its summary line (manifests,
+# objects, differences intended and unexplained) shows when it passes too.
+test: tools ## unit and integration tests (integration tests start a real control plane), then the KubeRay conformance suite
+	$(GO) test $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/conformance)
+	$(GO) test $(TEST_FLAGS) -v ./test/conformance
 
 bench: tools ## benchmarks; results are recorded in docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...

@@ -122,7 +122,41 @@ func (s *Sandbox) installCRDs(ctx context.Context, crds []*apiextensionsv1.Custo
 			return err
 		}
 	}
-	s.logf("%d CRD(s) Established", len(crds))
+	// Established is not yet served: discovery may still lack a kind for a
+	// moment, and a client's REST mapper that looks then fails with "no
+	// matches for kind" (seen on a loaded machine). Wait until discovery
+	// lists every CRD's resource in every served version.
+	for _, crd := range crds {
+		for _, v := range crd.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			gv := crd.Spec.Group + "/" + v.Name
+			err := s.poll(ctx, "discovery of "+crd.Spec.Names.Plural+"."+gv, func(ctx context.Context) (bool, error) {
+				// The aggregated discovery clients use (REST mappers
+				// included), not the per-version endpoint alone.
+				_, lists, err := s.clients.Discovery().ServerGroupsAndResources()
+				if err != nil && len(lists) == 0 {
+					return false, nil // not served yet
+				}
+				for _, l := range lists {
+					if l.GroupVersion != gv {
+						continue
+					}
+					for _, r := range l.APIResources {
+						if r.Name == crd.Spec.Names.Plural {
+							return true, nil
+						}
+					}
+				}
+				return false, nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	s.logf("%d CRD(s) Established and served", len(crds))
 	return nil
 }
 
