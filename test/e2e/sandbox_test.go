@@ -27,6 +27,7 @@ import (
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
 	"github.com/raydar/raydar/kube/sandbox/seed"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/test/conformance"
 )
 
 // TestSandboxThenOperator is issue 12's first run, as the README lists it:
@@ -87,9 +88,16 @@ func TestSandboxThenOperator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	// Terminal 3: kubectl apply -f, server-side, into default.
-	apply(t, ctx, c, "testdata/ray-job.sample.yaml", nil)
-	apply(t, ctx, c, "testdata/ray-job.sample.yaml", func(u *unstructured.Unstructured) {
+	// Terminal 3: kubectl apply -f, server-side, into default: KubeRay's
+	// own samples, read from its module in the Go module cache (make tools
+	// downloads it), not copied.
+	moduleDir, err := conformance.KubeRayModuleDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := func(name string) string { return filepath.Join(moduleDir, "config", "samples", name) }
+	apply(t, ctx, c, sample("ray-job.sample.yaml"), nil)
+	apply(t, ctx, c, sample("ray-job.sample.yaml"), func(u *unstructured.Unstructured) {
 		if u.GetKind() != "RayJob" {
 			u.SetName("") // the ConfigMap is the same: skip it
 			return
@@ -99,7 +107,7 @@ func TestSandboxThenOperator(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	apply(t, ctx, c, "testdata/ray-service.sample.yaml", nil)
+	apply(t, ctx, c, sample("ray-service.sample.yaml"), nil)
 
 	dump := func() string {
 		return fmt.Sprintf("raydar sandbox:\n%s\nraydar operator:\n%s", tail(sbx.output(), 40), tail(op.output(), 40))
