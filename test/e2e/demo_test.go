@@ -43,18 +43,7 @@ func TestDemo(t *testing.T) {
 		t.Fatal("the end-to-end test drives the demo through tmux: install it (apt-get install -y tmux)")
 	}
 	ctrllog.SetLogger(logr.Discard()) // the API client's; the demo logs to its own file
-	tools, err := sandbox.FindToolsDir()
-	if err != nil {
-		t.Fatalf("control-plane binaries: %v (run `make tools`)", err)
-	}
-
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "raydar")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/raydar")
-	build.Dir = moduleRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin, tools, dir := buildRaydar(t)
 
 	d := startDemo(t, bin, tools, dir)
 	defer d.dumpOnFailure()
@@ -524,4 +513,22 @@ func ptrString(p *int32) string {
 		return "nil"
 	}
 	return strconv.Itoa(int(*p))
+}
+
+// buildRaydar finds the control-plane binaries and builds raydar into a
+// fresh temporary directory, which it returns too (the test's HOME).
+func buildRaydar(t *testing.T) (bin, tools, dir string) {
+	t.Helper()
+	tools, err := sandbox.FindToolsDir()
+	if err != nil {
+		t.Fatalf("control-plane binaries: %v (run `make tools`)", err)
+	}
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "raydar")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/raydar")
+	build.Dir = moduleRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin, tools, dir
 }

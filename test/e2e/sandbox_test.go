@@ -44,17 +44,7 @@ func TestSandboxThenOperator(t *testing.T) {
 		t.Skip("end-to-end test: builds raydar and runs a sandbox and an operator (skipped with -short)")
 	}
 	ctrllog.SetLogger(logr.Discard())
-	tools, err := sandbox.FindToolsDir()
-	if err != nil {
-		t.Fatalf("control-plane binaries: %v (run `make tools`)", err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "raydar")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/raydar")
-	build.Dir = moduleRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin, tools, dir := buildRaydar(t)
 	env := append(os.Environ(), sandbox.ToolsDirEnv+"="+tools, "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"))
 
 	// Terminal 1: raydar sandbox.
