@@ -179,8 +179,8 @@ func (r *manifestRun) skip(what string) {
 func (r *manifestRun) evaluate(snap map[string][]unstructured.Unstructured, intended []*Intended) {
 	krNS, rdNS := env.kubeRayNS(r.idx), env.raydarNS(r.idx)
 	krObjs, rdObjs := r.filter(snap[krNS]), r.filter(snap[rdNS])
-	kr := Normalize(krNS, krObjs, r.applied)
-	rd := Normalize(rdNS, rdObjs, r.applied)
+	kr := Normalize(krNS, krObjs)
+	rd := Normalize(rdNS, rdObjs)
 	r.objects = max(len(kr), len(rd))
 	r.last = Compare(r.m.Name, kr, rd)
 	state := canonical(kr) + "|" + canonical(rd)

@@ -61,17 +61,17 @@ var keyedLists = map[string]string{
 var orderedLists = map[string]bool{"containers": true, "initContainers": true}
 
 // Normalize turns the objects found in one namespace into comparable
-// Objects. applied holds "Kind/name" of the objects the manifest itself
-// created: of those only what an operator writes is kept (labels,
-// annotations, finalizers, status); everything else is an operator's child
-// and is kept whole, less what differs by nature.
-func Normalize(namespace string, objs []unstructured.Unstructured, applied map[string]bool) []Object {
+// Objects: everything an operator decides is kept (metadata labels,
+// annotations, owners and finalizers; spec; status), less what differs by
+// nature. Which objects to pass is the caller's choice (the suite leaves out
+// what the manifest itself created, except its Ray objects).
+func Normalize(namespace string, objs []unstructured.Unstructured) []Object {
 	out := make([]Object, 0, len(objs))
 	for i := range objs {
 		u := &objs[i]
 		m := runtime.DeepCopyJSON(u.UnstructuredContent())
 		kind := u.GetKind()
-		normalizeObject(kind, m, applied[kind+"/"+u.GetName()])
+		normalizeObject(kind, m)
 		v := replaceStrings(m, namespace)
 		m = v.(map[string]any)
 		dropEmpty(m)
@@ -109,7 +109,7 @@ func canonical(v any) string {
 
 // normalizeObject removes what differs by nature and keeps what an
 // operator decides.
-func normalizeObject(kind string, m map[string]any, applied bool) {
+func normalizeObject(kind string, m map[string]any) {
 	meta, _ := m["metadata"].(map[string]any)
 	generation, _ := meta["generation"].(int64)
 	keep := map[string]any{}
@@ -179,11 +179,6 @@ func normalizeObject(kind string, m map[string]any, applied bool) {
 			}
 		}
 	case "RayCluster", "RayJob", "RayService":
-		if applied {
-			// The user's spec, as applied; an operator's write to it would
-			// show here.
-			_ = spec
-		}
 		normalizeRayStatus(status, generation)
 	default:
 		delete(m, "status")

@@ -48,8 +48,8 @@ func TestNormalizeRemovesWhatDiffersByNature(t *testing.T) {
 	rdDoc := strings.NewReplacer("kr-01", "rd-01", "x7k2p", "q9zzb", "cpu-3", "cpu-9", "10.0.0.7", "10.0.0.99",
 		"uid: 1111", "uid: 2222", "uid: abc", "uid: def", `"12"`, `"99"`, "08:00:00Z", "08:01:07Z").Replace(krPod)
 	rd := pod(t, rdDoc)
-	a := Normalize("kr-01", []unstructured.Unstructured{kr}, nil)
-	b := Normalize("rd-01", []unstructured.Unstructured{rd}, nil)
+	a := Normalize("kr-01", []unstructured.Unstructured{kr})
+	b := Normalize("rd-01", []unstructured.Unstructured{rd})
 	if d := Compare("m", a, b); len(d) != 0 {
 		t.Fatalf("pods equal but for names, namespace, node, IP, UIDs and times differ: %v", d)
 	}
@@ -61,7 +61,7 @@ func TestNormalizeRemovesWhatDiffersByNature(t *testing.T) {
 func TestCompareNamesTheEntryThatDiffers(t *testing.T) {
 	kr := pod(t, krPod)
 	rd := pod(t, strings.Replace(strings.Replace(krPod, "kr-01", "rd-01", -1), "value: demo}", "value: other}", 1))
-	diffs := Compare("m", Normalize("kr-01", []unstructured.Unstructured{kr}, nil), Normalize("rd-01", []unstructured.Unstructured{rd}, nil))
+	diffs := Compare("m", Normalize("kr-01", []unstructured.Unstructured{kr}), Normalize("rd-01", []unstructured.Unstructured{rd}))
 	if len(diffs) != 1 {
 		t.Fatalf("want one difference, got %v", diffs)
 	}
@@ -76,15 +76,15 @@ func TestCompareSeesInitContainerOrder(t *testing.T) {
 		"initContainers: [{name: wait-gcs-ready, image: ray}, {name: certs, image: x}]", 1)
 	swapped := strings.Replace(krPod, "initContainers: [{name: wait-gcs-ready, image: ray}]",
 		"initContainers: [{name: certs, image: x}, {name: wait-gcs-ready, image: ray}]", 1)
-	diffs := Compare("m", Normalize("kr-01", []unstructured.Unstructured{pod(t, two)}, nil),
-		Normalize("kr-01", []unstructured.Unstructured{pod(t, swapped)}, nil))
+	diffs := Compare("m", Normalize("kr-01", []unstructured.Unstructured{pod(t, two)}),
+		Normalize("kr-01", []unstructured.Unstructured{pod(t, swapped)}))
 	if len(diffs) != 1 || diffs[0].Path != ".spec.initContainersOrder" {
 		t.Fatalf("want the order named, got %v", diffs)
 	}
 }
 
 func TestCompareObjectOnOneSide(t *testing.T) {
-	diffs := Compare("m", Normalize("kr-01", []unstructured.Unstructured{pod(t, krPod)}, nil), nil)
+	diffs := Compare("m", Normalize("kr-01", []unstructured.Unstructured{pod(t, krPod)}), nil)
 	if len(diffs) != 1 || diffs[0].Path != "" || diffs[0].Raydar != absent {
 		t.Fatalf("got %v", diffs)
 	}

@@ -61,7 +61,7 @@ func (p *HeadProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "conformance head proxy: only plain http:// requests are forwarded", http.StatusBadRequest)
 		return
 	}
-	target, err := p.resolve(r.Context(), r.URL.Hostname(), r.URL.Port())
+	target, err := p.resolve(r.Context(), r.URL.Hostname())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
@@ -79,8 +79,8 @@ func (p *HeadProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rp.ServeHTTP(w, r)
 }
 
-// resolve maps an in-cluster host and port to a simulated head's URL.
-func (p *HeadProxy) resolve(ctx context.Context, host, _ string) (string, error) {
+// resolve maps an in-cluster host to a simulated head's URL.
+func (p *HeadProxy) resolve(ctx context.Context, host string) (string, error) {
 	ns, cluster, err := p.clusterOf(ctx, host)
 	if err != nil {
 		return "", err
