@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 func i32(v int32) *int32 { return &v }
@@ -270,6 +271,28 @@ func TestDefaultPorts(t *testing.T) {
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("port %s = %d, want %d", k, got[k], v)
+		}
+	}
+}
+
+func TestRayPodDefinition(t *testing.T) {
+	cases := map[string]struct {
+		podLabels map[string]string
+		want      bool
+	}{
+		"head":         {map[string]string{RayNodeTypeLabelKey: string(HeadNode)}, true},
+		"worker":       {map[string]string{RayNodeTypeLabelKey: string(WorkerNode)}, true},
+		"submitter":    {map[string]string{RayNodeTypeLabelKey: "submitter"}, true},
+		"cluster only": {map[string]string{RayClusterLabelKey: "c"}, false},
+		"no labels":    {nil, false},
+	}
+	sel := RayPodSelector()
+	for name, c := range cases {
+		if got := IsRayPod(c.podLabels); got != c.want {
+			t.Errorf("%s: IsRayPod = %v, want %v", name, got, c.want)
+		}
+		if got := sel.Matches(labels.Set(c.podLabels)); got != c.want {
+			t.Errorf("%s: RayPodSelector matches = %v, want %v", name, got, c.want)
 		}
 	}
 }
