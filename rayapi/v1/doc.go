@@ -4,8 +4,9 @@
 // kubebuilder markers (from which `make generate` writes the CRDs in
 // rayapi/crds/bases), every label, annotation, finalizer, port, condition and
 // state name (labels.go), small pure helpers every consumer needs
-// (helpers.go), and the only implementation of spec validation
-// (validation.go).
+// (helpers.go), the one definition of a Ray pod (raypods.go), and the only
+// implementation of spec validation (validation.go: entry points and shared
+// rules; validation_<kind>.go: one kind's spec).
 //
 // +kubebuilder:object:generate=true
 // +groupName=ray.io

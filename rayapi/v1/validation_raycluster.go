@@ -1,0 +1,282 @@
+package v1
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/version"
+)
+
+// RayCluster spec validation (see validation.go for the entry points).
+
+// ValidateRayClusterSpec validates a RayClusterSpec found at path p (spec,
+// spec.rayClusterSpec or spec.rayClusterConfig). annotations are those of the
+// object that holds the spec; ray.io/ft-enabled and
+// ray.io/external-storage-namespace interact with gcsFaultToleranceOptions.
+func ValidateRayClusterSpec(spec *RayClusterSpec, annotations map[string]string, p *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	annPath := field.NewPath("metadata", "annotations")
+
+	allErrs = append(allErrs, validateManagedBy(p.Child("managedBy"), spec.ManagedBy)...)
+	if spec.UpgradeStrategy != nil {
+		allErrs = append(allErrs, supportedPtr(p.Child("upgradeStrategy", "type"), spec.UpgradeStrategy.Type,
+			RayClusterRecreate, RayClusterUpgradeNone)...)
+	}
+
+	// Head group.
+	head := &spec.HeadGroupSpec
+	hp := p.Child("headGroupSpec")
+	headContainers := hp.Child("template", "spec", "containers")
+	var headRay *corev1.Container
+	if len(head.Template.Spec.Containers) == 0 {
+		allErrs = append(allErrs, field.Required(headContainers,
+			"the head pod needs at least one container; containers[0] runs Ray"))
+	} else {
+		headRay = &head.Template.Spec.Containers[RayContainerIndex]
+	}
+	allErrs = append(allErrs, supported(hp.Child("serviceType"), head.ServiceType,
+		serviceTypeClusterIP, serviceTypeNodePort, serviceTypeLoadBalancer, serviceTypeExternalName)...)
+	if o := head.IngressOptions; o != nil {
+		allErrs = append(allErrs, supportedPtr(hp.Child("ingressOptions", "pathType"), o.PathType,
+			IngressPathTypeExact, IngressPathTypePrefix, IngressPathTypeImplementationSpecific)...)
+		if o.Path != nil && !strings.HasPrefix(*o.Path, "/") {
+			allErrs = append(allErrs, field.Invalid(hp.Child("ingressOptions", "path"), *o.Path, "must be an absolute path (start with '/')"))
+		}
+	}
+	allErrs = append(allErrs, validateGroupRayParams(hp, head.RayStartParams, head.Resources, head.Labels)...)
+
+	// Worker groups.
+	if n := len(spec.WorkerGroupSpecs); n > MaxWorkerGroups {
+		allErrs = append(allErrs, field.TooMany(p.Child("workerGroupSpecs"), n, MaxWorkerGroups))
+	}
+	autoscaling := spec.IsAutoscalingEnabled()
+	autoscalerV2 := autoscaling && isAutoscalerV2(spec, headRay)
+	names := map[string]bool{}
+	for i := range spec.WorkerGroupSpecs {
+		g := &spec.WorkerGroupSpecs[i]
+		gp := p.Child("workerGroupSpecs").Index(i)
+		switch {
+		case g.GroupName == "":
+			allErrs = append(allErrs, field.Required(gp.Child("groupName"), ""))
+		case names[g.GroupName]:
+			allErrs = append(allErrs, field.Duplicate(gp.Child("groupName"), g.GroupName))
+		default:
+			names[g.GroupName] = true
+			for _, msg := range validation.IsValidLabelValue(g.GroupName) {
+				allErrs = append(allErrs, field.Invalid(gp.Child("groupName"), g.GroupName,
+					"becomes the value of the "+RayNodeGroupLabelKey+" label: "+msg))
+			}
+		}
+		if len(g.Template.Spec.Containers) == 0 {
+			allErrs = append(allErrs, field.Required(gp.Child("template", "spec", "containers"),
+				"a worker pod needs at least one container; containers[0] runs Ray"))
+		}
+		allErrs = append(allErrs, nonNegative(gp.Child("replicas"), g.Replicas)...)
+		allErrs = append(allErrs, nonNegative(gp.Child("minReplicas"), g.MinReplicas)...)
+		allErrs = append(allErrs, nonNegative(gp.Child("maxReplicas"), g.MaxReplicas)...)
+		if g.MinReplicas != nil && g.MaxReplicas != nil && *g.MinReplicas > *g.MaxReplicas {
+			allErrs = append(allErrs, field.Invalid(gp.Child("minReplicas"), *g.MinReplicas,
+				fmt.Sprintf("must be <= maxReplicas (%d)", *g.MaxReplicas)))
+		}
+		if g.NumOfHosts < 0 {
+			allErrs = append(allErrs, field.Invalid(gp.Child("numOfHosts"), g.NumOfHosts, "must be greater than or equal to 1"))
+		}
+		allErrs = append(allErrs, nonNegative(gp.Child("idleTimeoutSeconds"), g.IdleTimeoutSeconds)...)
+		allErrs = append(allErrs, validateGroupRayParams(gp, g.RayStartParams, g.Resources, g.Labels)...)
+		if g.IsSuspended() && autoscaling {
+			allErrs = append(allErrs, field.Forbidden(gp.Child("suspend"),
+				"a worker group cannot be suspended while enableInTreeAutoscaling is true"))
+		}
+		if autoscalerV2 {
+			if rp := g.Template.Spec.RestartPolicy; rp != "" && rp != corev1.RestartPolicyNever {
+				allErrs = append(allErrs, field.NotSupported(gp.Child("template", "spec", "restartPolicy"), rp,
+					[]string{string(corev1.RestartPolicyNever)}))
+			}
+		}
+		for j, name := range g.ScaleStrategy.WorkersToDelete {
+			if name == "" {
+				allErrs = append(allErrs, field.Required(gp.Child("scaleStrategy", "workersToDelete").Index(j), "pod name"))
+			}
+		}
+	}
+
+	// Autoscaler.
+	if o := spec.AutoscalerOptions; o != nil {
+		ap := p.Child("autoscalerOptions")
+		allErrs = append(allErrs, nonNegative(ap.Child("idleTimeoutSeconds"), o.IdleTimeoutSeconds)...)
+		allErrs = append(allErrs, supportedPtr(ap.Child("upscalingMode"), o.UpscalingMode,
+			UpscalingModeDefault, UpscalingModeAggressive, UpscalingModeConservative)...)
+		allErrs = append(allErrs, supportedPtr(ap.Child("version"), o.Version, AutoscalerVersionV1, AutoscalerVersionV2)...)
+	}
+	if headRay != nil {
+		i, env := findEnv(headRay.Env, EnvRayEnableAutoscalerV2)
+		envPath := headContainers.Index(RayContainerIndex).Child("env").Index(i)
+		switch {
+		case env == nil:
+		case !autoscaling && (env.Value == "1" || env.Value == "true"):
+			allErrs = append(allErrs, field.Forbidden(envPath,
+				EnvRayEnableAutoscalerV2+" cannot enable autoscaler v2 while enableInTreeAutoscaling is not true"))
+		case autoscaling && spec.AutoscalerOptions != nil && spec.AutoscalerOptions.Version != nil:
+			allErrs = append(allErrs, field.Forbidden(envPath,
+				"must not be set together with "+p.Child("autoscalerOptions", "version").String()+"; use only the latter"))
+		}
+		if autoscalerV2 {
+			if rp := head.Template.Spec.RestartPolicy; rp != "" && rp != corev1.RestartPolicyNever {
+				allErrs = append(allErrs, field.NotSupported(hp.Child("template", "spec", "restartPolicy"), rp,
+					[]string{string(corev1.RestartPolicyNever)}))
+			}
+		}
+	}
+
+	// GCS fault tolerance.
+	ftPath := p.Child("gcsFaultToleranceOptions")
+	ft := spec.GcsFaultToleranceOptions
+	if ft != nil && annotations[RayFTEnabledAnnotationKey] != "" {
+		allErrs = append(allErrs, field.Forbidden(ftPath,
+			"must not be set together with the annotation "+RayFTEnabledAnnotationKey+"; use only "+ftPath.String()))
+	}
+	if headRay != nil {
+		envPath := func(i int) *field.Path { return headContainers.Index(RayContainerIndex).Child("env").Index(i) }
+		if !spec.IsGCSFaultToleranceEnabled(annotations) {
+			if i, env := findEnv(headRay.Env, EnvRayRedisAddress); env != nil {
+				allErrs = append(allErrs, field.Forbidden(envPath(i),
+					EnvRayRedisAddress+" implicitly enables GCS fault tolerance; set "+ftPath.String()+" instead"))
+			}
+		}
+		if ft != nil {
+			for _, name := range []string{EnvRedisPassword, EnvRayRedisAddress} {
+				if i, env := findEnv(headRay.Env, name); env != nil {
+					allErrs = append(allErrs, field.Forbidden(envPath(i),
+						name+" must not be set when "+ftPath.String()+" is set; use its redisPassword/redisAddress"))
+				}
+			}
+		}
+		if i, env := findEnv(headRay.Env, EnvRedisUsername); env != nil {
+			allErrs = append(allErrs, field.Forbidden(envPath(i), "use "+ftPath.Child("redisUsername").String()))
+		}
+	}
+	if head.RayStartParams[rayStartParamRedisUser] != "" {
+		allErrs = append(allErrs, field.Forbidden(hp.Child("rayStartParams").Key(rayStartParamRedisUser),
+			"use "+ftPath.Child("redisUsername").String()))
+	}
+	if ft != nil {
+		if head.RayStartParams[rayStartParamRedisPass] != "" {
+			allErrs = append(allErrs, field.Forbidden(hp.Child("rayStartParams").Key(rayStartParamRedisPass),
+				"use "+ftPath.Child("redisPassword").String()))
+		}
+		if annotations[RayExternalStorageNSAnnotationKey] != "" {
+			allErrs = append(allErrs, field.Forbidden(annPath.Key(RayExternalStorageNSAnnotationKey),
+				"use "+ftPath.Child("externalStorageNamespace").String()))
+		}
+		allErrs = append(allErrs, supported(ftPath.Child("backend"), ft.Backend, GcsFTBackendRedis, GcsFTBackendRocksDB)...)
+		if spec.GcsFTBackend() == GcsFTBackendRedis && ft.RedisAddress == "" {
+			allErrs = append(allErrs, field.Required(ftPath.Child("redisAddress"), "required with the redis backend"))
+		}
+		for name, c := range map[string]*RedisCredential{"redisPassword": ft.RedisPassword, "redisUsername": ft.RedisUsername} {
+			if c != nil && c.Value != "" && c.ValueFrom != nil {
+				allErrs = append(allErrs, field.Forbidden(ftPath.Child(name, "valueFrom"), "must not be set together with value"))
+			}
+		}
+		if s := ft.Storage; s != nil {
+			sp := ftPath.Child("storage")
+			if s.ClaimName != "" && (s.Size != nil || s.StorageClassName != nil || len(s.AccessModes) > 0) {
+				allErrs = append(allErrs, field.Forbidden(sp.Child("claimName"),
+					"must not be set together with size, storageClassName or accessModes (they configure a managed claim)"))
+			}
+			if s.Size != nil && s.Size.Sign() <= 0 {
+				allErrs = append(allErrs, field.Invalid(sp.Child("size"), s.Size.String(), errMustBePositive))
+			}
+			allErrs = append(allErrs, supportedPtr(sp.Child("deletionPolicy"), s.DeletionPolicy,
+				DeleteWithClusterGCSStorageDeletionPolicy, RetainGCSStorageDeletionPolicy)...)
+		}
+	}
+
+	// Authentication.
+	if a := spec.AuthOptions; a != nil {
+		allErrs = append(allErrs, supported(p.Child("authOptions", "mode"), a.Mode, AuthModeDisabled, AuthModeToken)...)
+		if a.Mode == AuthModeToken {
+			allErrs = append(allErrs, validateRayVersionAtLeast(p.Child("rayVersion"), spec.RayVersion, MinRayVersionForTokenAuth,
+				"authOptions.mode=token")...)
+		}
+	}
+
+	// Network policy.
+	if np := spec.NetworkPolicy; np != nil {
+		npp := p.Child("networkPolicy")
+		allErrs = append(allErrs, supportedPtr(npp.Child("mode"), np.Mode,
+			NetworkPolicyDenyAll, NetworkPolicyDenyAllIngress, NetworkPolicyDenyAllEgress)...)
+		seen := map[string]bool{}
+		for i, wg := range np.WorkerGroups {
+			wp := npp.Child("workerGroups").Index(i).Child("groupName")
+			switch {
+			case wg.GroupName == "":
+				allErrs = append(allErrs, field.Required(wp, ""))
+			case seen[wg.GroupName]:
+				allErrs = append(allErrs, field.Duplicate(wp, wg.GroupName))
+			}
+			seen[wg.GroupName] = true
+		}
+	}
+	return allErrs
+}
+
+// isAutoscalerV2 reports whether autoscaler v2 is asked for by
+// autoscalerOptions.version: v2, the one switch KubeRay (and raydar's
+// builder) acts on with restartPolicy Never. Neither rayVersion nor a
+// RAY_enable_autoscaler_v2 env var the user sets brings in the
+// restartPolicy rule (KubeRay v1.7.0 utils/validation.go).
+func isAutoscalerV2(spec *RayClusterSpec, _ *corev1.Container) bool {
+	o := spec.AutoscalerOptions
+	return o != nil && o.Version != nil && *o.Version == AutoscalerVersionV2
+}
+
+func validateRayVersionAtLeast(p *field.Path, v, minimum, what string) field.ErrorList {
+	if v == "" {
+		return field.ErrorList{field.Required(p, what+" needs Ray >= "+minimum)}
+	}
+	got, err := version.ParseGeneric(v)
+	if err != nil {
+		return field.ErrorList{field.Invalid(p, v, "not a version: "+err.Error())}
+	}
+	if got.LessThan(version.MustParseGeneric(minimum)) {
+		return field.ErrorList{field.Invalid(p, v, what+" needs Ray >= "+minimum)}
+	}
+	return nil
+}
+
+// validateGroupRayParams checks rayStartParams against the resources and labels fields of a group.
+func validateGroupRayParams(gp *field.Path, params, resources, labels map[string]string) field.ErrorList {
+	var allErrs field.ErrorList
+	if len(resources) > 0 {
+		for _, k := range rayStartResourceParams {
+			if params[k] != "" {
+				allErrs = append(allErrs, field.Forbidden(gp.Child("rayStartParams").Key(k),
+					"must not be set together with "+gp.Child("resources").String()+"; use only one"))
+			}
+		}
+	}
+	for k, v := range resources {
+		if q, err := resource.ParseQuantity(v); err != nil || q.Sign() < 0 {
+			allErrs = append(allErrs, field.Invalid(gp.Child("resources").Key(k), v, "must be a non-negative number or quantity"))
+		}
+	}
+	if _, ok := params[rayStartParamLabels]; ok {
+		allErrs = append(allErrs, field.Forbidden(gp.Child("rayStartParams").Key(rayStartParamLabels),
+			"use "+gp.Child("labels").String()))
+	}
+	lp := gp.Child("labels")
+	for k, v := range labels {
+		for _, msg := range validation.IsQualifiedName(k) {
+			allErrs = append(allErrs, field.Invalid(lp, k, msg))
+		}
+		for _, msg := range validation.IsValidLabelValue(v) {
+			allErrs = append(allErrs, field.Invalid(lp.Key(k), v, msg))
+		}
+	}
+	sortErrors(allErrs)
+	return allErrs
+}
