@@ -174,16 +174,13 @@ func (g *getter) fetch(ctx context.Context, res string) ([]client.Object, error)
 			out = append(out, &l.Items[i])
 		}
 	case getWorkers:
-		sel := labels.NewSelector()
+		sel := rayv1.RayPodSelector()
 		if g.name != "" {
 			// The cluster must exist: an empty list would hide a typo.
 			if err := one(&rayv1.RayCluster{}, rayv1.ResourceRayClusters); err != nil {
 				return nil, err
 			}
 			r, _ := labels.NewRequirement(rayv1.RayClusterLabelKey, selection.Equals, []string{g.name})
-			sel = sel.Add(*r)
-		} else {
-			r, _ := labels.NewRequirement(rayv1.RayNodeTypeLabelKey, selection.Exists, nil)
 			sel = sel.Add(*r)
 		}
 		var l corev1.PodList

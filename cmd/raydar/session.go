@@ -14,8 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -115,7 +113,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 			Scheme:           controller.NewScheme(),
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Pod{}: {Label: labels.SelectorFromSet(nil).Add(rayPodRequirement())},
+				&corev1.Pod{}: {Label: rayv1.RayPodSelector()},
 			},
 		})
 		if err != nil {
@@ -267,15 +265,6 @@ func (s *session) jobLogs(ctx context.Context, ns, name string) (string, error) 
 func (s *session) Close() {
 	s.cancel()
 	s.wg.Wait()
-}
-
-// rayPodRequirement selects Ray pods: those with a ray.io/node-type label.
-func rayPodRequirement() labels.Requirement {
-	r, err := labels.NewRequirement(rayv1.RayNodeTypeLabelKey, selection.Exists, nil)
-	if err != nil {
-		panic(err) // a constant key: cannot fail
-	}
-	return *r
 }
 
 func shortErr(err error) string {
