@@ -1,0 +1,11 @@
+// Package status owns the words, ready counts and ages raydar shows for every
+// kind: raydar get and the TUI both use it, so one object reads the same in
+// both.
+//
+// Each kind has one function that gives its STATUS word (Cluster, Job,
+// Service, Pod) and Of picks the one for an object; a new kind adds its
+// function and one case in Of. The other functions are the shared columns:
+// ready counts ("2/3": Workers, PodReady, Apps), ages (Age, Since), a job's
+// run time (JobDuration) and a conditions summary (Conditions). Every
+// function is pure: it reads the object and the clock it is given.
+package status
