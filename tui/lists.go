@@ -59,7 +59,7 @@ func newClustersPage(e *env) page {
 			s := rc.Status
 			return []string{
 				rc.Name, rc.Namespace,
-				fmt.Sprintf("%d/%d", s.AvailableWorkerReplicas, s.DesiredWorkerReplicas),
+				clusterWorkers(rc),
 				qty(s.DesiredCPU), qty(s.DesiredMemory), qty(s.DesiredGPU),
 				clusterStatus(rc), "",
 			}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -256,22 +256,23 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 		t = newTable(w, cols("NAME", "STATUS", "WORKERS", "GROUPS", "AGE")...)
 		for _, o := range objs {
 			rc := o.(*rayv1.RayCluster)
-			t.row(row(rc, rc.Name, clusterStatus(rc), clusterWorkers(rc), clusterGroups(rc), age(rc.CreationTimestamp, g.now))...)
+			t.row(row(rc, rc.Name, status.Cluster(rc), status.Workers(rc), clusterGroups(rc), status.Age(g.now, rc.CreationTimestamp.Time))...)
 		}
 	case getJobs:
-		t = newTable(w, cols("NAME", "JOB STATUS", "DEPLOYMENT", "CLUSTER", "SUBMISSION", "AGE")...)
+		t = newTable(w, cols("NAME", "JOB STATUS", "DEPLOYMENT", "CLUSTER", "SUBMISSION", "DURATION", "AGE")...)
 		for _, o := range objs {
 			j := o.(*rayv1.RayJob)
 			cl := cmp.Or(j.Status.RayClusterName, j.Spec.SelectedClusterName())
-			t.row(row(j, j.Name, string(j.Status.JobStatus), string(j.Status.JobDeploymentStatus), cl, j.Status.JobId, age(j.CreationTimestamp, g.now))...)
+			t.row(row(j, j.Name, status.Job(j), status.JobDeployment(j), cl, j.Status.JobId,
+				status.JobDuration(g.now, j), status.Age(g.now, j.CreationTimestamp.Time))...)
 		}
 	case getServices:
-		t = newTable(w, cols("NAME", "READY", "ACTIVE CLUSTER", "PENDING CLUSTER", "ENDPOINTS", "AGE")...)
+		t = newTable(w, cols("NAME", "STATUS", "ACTIVE CLUSTER", "PENDING CLUSTER", "APPS", "ENDPOINTS", "AGE")...)
 		for _, o := range objs {
 			s := o.(*rayv1.RayService)
-			t.row(row(s, s.Name, conditionStatus(s.Status.Conditions, string(rayv1.RayServiceReady)),
-				s.Status.ActiveServiceStatus.RayClusterName, s.Status.PendingServiceStatus.RayClusterName,
-				strconv.Itoa(int(s.Status.NumServeEndpoints)), age(s.CreationTimestamp, g.now))...)
+			t.row(row(s, s.Name, status.Service(s),
+				s.Status.ActiveServiceStatus.RayClusterName, s.Status.PendingServiceStatus.RayClusterName, status.Apps(s),
+				strconv.Itoa(int(s.Status.NumServeEndpoints)), status.Age(g.now, s.CreationTimestamp.Time))...)
 		}
 	case getWorkers:
 		head := cols("NAME")
@@ -285,37 +286,12 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 			if g.name == "" {
 				r = append(r, p.Labels[rayv1.RayClusterLabelKey])
 			}
-			t.row(append(r, p.Labels[rayv1.RayNodeGroupLabelKey], p.Labels[rayv1.RayNodeTypeLabelKey], podPhase(p),
-				podReady(p), p.Status.PodIP, p.Spec.NodeName, age(p.CreationTimestamp, g.now))...)
+			ready, _ := status.PodReady(p)
+			t.row(append(r, p.Labels[rayv1.RayNodeGroupLabelKey], p.Labels[rayv1.RayNodeTypeLabelKey], status.Pod(p),
+				ready, p.Status.PodIP, p.Spec.NodeName, status.Age(g.now, p.CreationTimestamp.Time))...)
 		}
 	}
 	return t.flush()
-}
-
-// clusterStatus is suspended/suspending, else status.state, else pending.
-func clusterStatus(rc *rayv1.RayCluster) string {
-	switch {
-	case rc.DeletionTimestamp != nil:
-		return "deleting"
-	case rc.Spec.IsSuspended() && rayv1.IsConditionTrue(rc.Status.Conditions, string(rayv1.RayClusterSuspended)):
-		return string(rayv1.Suspended)
-	case rc.Spec.IsSuspended():
-		return "suspending"
-	case rc.Status.State != "":
-		return string(rc.Status.State)
-	}
-	return "pending"
-}
-
-// clusterWorkers is ready/desired worker pods.
-func clusterWorkers(rc *rayv1.RayCluster) string {
-	desired := int32(0)
-	if !rc.Spec.IsSuspended() {
-		for i := range rc.Spec.WorkerGroupSpecs {
-			desired += rc.Spec.WorkerGroupSpecs[i].DesiredPods()
-		}
-	}
-	return fmt.Sprintf("%d/%d", rc.Status.ReadyWorkerReplicas, desired)
 }
 
 // clusterGroups is "group=replicas,…" (desired replicas).
@@ -326,30 +302,4 @@ func clusterGroups(rc *rayv1.RayCluster) string {
 		parts = append(parts, fmt.Sprintf("%s=%d", g.GroupName, g.DesiredReplicas()))
 	}
 	return strings.Join(parts, ",")
-}
-
-func conditionStatus(conds []metav1.Condition, typ string) string {
-	for _, c := range conds {
-		if c.Type == typ {
-			return string(c.Status)
-		}
-	}
-	return ""
-}
-
-func podPhase(p *corev1.Pod) string {
-	if p.DeletionTimestamp != nil {
-		return "Terminating"
-	}
-	return string(p.Status.Phase)
-}
-
-func podReady(p *corev1.Pod) string {
-	ready := 0
-	for _, s := range p.Status.ContainerStatuses {
-		if s.Ready {
-			ready++
-		}
-	}
-	return fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers))
 }

@@ -6,11 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/yaml"
 )
 
@@ -73,11 +70,3 @@ func (t *table) row(cells ...string) {
 }
 
 func (t *table) flush() error { return t.tw.Flush() }
-
-// age is kubectl's AGE column.
-func age(ts metav1.Time, now time.Time) string {
-	if ts.IsZero() {
-		return "-"
-	}
-	return duration.HumanDuration(now.Sub(ts.Time))
-}
