@@ -47,6 +47,7 @@ func newGetCmd(g *globals) *cobra.Command {
 		Short: "List RayClusters, RayJobs, RayServices, or the Ray pods of a cluster",
 		Long: "List RayClusters, RayJobs or RayServices (one of them with NAME), or the Ray pods of\n" +
 			"cluster NAME (workers: group, type, phase, ready, IP, node; every Ray pod without NAME).\n" +
+			"STATUS words, ready counts and ages read as in the TUI.\n" +
 			"-o json|yaml prints the objects themselves, as kubectl does.",
 		Example: "  raydar get clusters -A\n  raydar get workers my-cluster -n team-a\n  raydar get jobs my-job -o yaml",
 		Args: func(_ *cobra.Command, args []string) error {
