@@ -17,6 +17,17 @@ func cond[T ~string](t T, status metav1.ConditionStatus, reason string) metav1.C
 
 var deleted = ptr.To(metav1.Now())
 
+// checkWord checks a kind's word function and Of, which must agree.
+func checkWord[T runtime.Object](t *testing.T, name string, word func(T) string, obj T, want string) {
+	t.Helper()
+	if got := word(obj); got != want {
+		t.Errorf("%s: %q, want %q", name, got, want)
+	}
+	if got := Of(obj); got != want {
+		t.Errorf("%s: Of = %q, want %q", name, got, want)
+	}
+}
+
 func TestCluster(t *testing.T) {
 	const yes, no = metav1.ConditionTrue, metav1.ConditionFalse
 	tests := []struct {
@@ -60,12 +71,7 @@ func TestCluster(t *testing.T) {
 		if tt.deleted {
 			rc.DeletionTimestamp = deleted
 		}
-		if got := Cluster(rc); got != tt.want {
-			t.Errorf("%s: Cluster = %q, want %q", tt.name, got, tt.want)
-		}
-		if got := Of(rc); got != tt.want {
-			t.Errorf("%s: Of = %q, want %q", tt.name, got, tt.want)
-		}
+		checkWord(t, tt.name, Cluster, rc, tt.want)
 	}
 }
 
@@ -97,12 +103,7 @@ func TestService(t *testing.T) {
 		if tt.deleted {
 			s.DeletionTimestamp = deleted
 		}
-		if got := Service(s); got != tt.want {
-			t.Errorf("%s: Service = %q, want %q", tt.name, got, tt.want)
-		}
-		if got := Of(s); got != tt.want {
-			t.Errorf("%s: Of = %q, want %q", tt.name, got, tt.want)
-		}
+		checkWord(t, tt.name, Service, s, tt.want)
 	}
 }
 
@@ -145,12 +146,7 @@ func TestPod(t *testing.T) {
 		if tt.deleted {
 			p.DeletionTimestamp = deleted
 		}
-		if got := Pod(p); got != tt.want {
-			t.Errorf("%s: Pod = %q, want %q", tt.name, got, tt.want)
-		}
-		if got := Of(p); got != tt.want {
-			t.Errorf("%s: Of = %q, want %q", tt.name, got, tt.want)
-		}
+		checkWord(t, tt.name, Pod, p, tt.want)
 	}
 }
 
