@@ -86,6 +86,9 @@ func (h *rjHarness) start(ctx context.Context, mod func(*rayjob.RayJobOptions)) 
 	if mod != nil {
 		mod(&opts.RayJob)
 	}
+	if d := opts.RayJob.Dashboards; d != nil {
+		opts.Dashboards = d // New gives every kind Options.Dashboards
+	}
 	op, err := New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
