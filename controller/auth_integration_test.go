@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/controller/raycluster"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -35,8 +39,8 @@ func TestIntegrationTokenAuth(t *testing.T) {
 	}
 
 	fromSecret := func(c *corev1.Container) bool {
-		e := envOf(c, "RAY_AUTH_TOKEN")
-		m := envOf(c, "RAY_AUTH_MODE")
+		e := fixture.EnvOf(c, "RAY_AUTH_TOKEN")
+		m := fixture.EnvOf(c, "RAY_AUTH_MODE")
 		return e != nil && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == "auth" &&
 			e.ValueFrom.SecretKeyRef.Key == "auth_token" && m != nil && m.Value == "token"
 	}
@@ -47,19 +51,19 @@ func TestIntegrationTokenAuth(t *testing.T) {
 		}
 	}
 	for _, p := range workers {
-		if c := findContainer(p.Spec.InitContainers, initContainerName); c == nil || !fromSecret(c) {
+		if c := fixture.FindContainer(p.Spec.InitContainers, kit.InitContainerName); c == nil || !fromSecret(c) {
 			t.Errorf("pod %s: wait-gcs-ready lacks the auth env", p.Name)
 		}
 	}
 
 	// Later passes (a scale-up) keep the token; no Event shows it.
-	patchRC(t, ns, "auth", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(3)) })
+	patchRC(t, ns, "auth", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(3)) })
 	waitReady(t, ns, "auth", 3)
 	again, err := kc.CoreV1().Secrets(ns).Get(context.Background(), "auth", metav1.GetOptions{})
 	if err != nil || string(again.Data["auth_token"]) != tok || again.ResourceVersion != sec.ResourceVersion {
 		t.Errorf("the auth Secret changed after a later pass (%v)", err)
 	}
-	waitEvent(t, ns, "auth", reasonCreated, "auth Secret auth")
+	waitEvent(t, ns, "auth", raycluster.ReasonCreated, "auth Secret auth")
 	for _, e := range clusterEvents(t, ns, "auth") {
 		if strings.Contains(e.Note, tok) {
 			t.Errorf("Event %s shows the token", e.Reason)

@@ -5,6 +5,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/controller/rayjob"
+
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -24,8 +27,8 @@ func TestIntegrationRayJobTokenAuth(t *testing.T) {
 		}
 		return "", false
 	})
-	h := newRJHarness(t, func(o *RayJobOptions) {
-		res, err := raydash.New(raydash.Options{AddressBook: book, HeadServiceName: HeadServiceName,
+	h := newRJHarness(t, func(o *rayjob.RayJobOptions) {
+		res, err := raydash.New(raydash.Options{AddressBook: book, HeadServiceName: kit.HeadServiceName,
 			Secrets: raydash.SecretsFromClientset(kc)})
 		if err != nil {
 			t.Fatal(err)

@@ -18,6 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/controller/raycluster"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -237,9 +241,9 @@ func BenchmarkRawPods(b *testing.B) {
 					rc := rcs[i/4]
 					var pod *corev1.Pod
 					if i%4 == 0 {
-						pod = buildPod(rc, podBuild{name: headPodName(rc.Name, randomSuffix()), head: true}, "h", defaultBuildConfig())
+						pod = raycluster.BuildPod(rc, raycluster.PodBuild{Name: kit.HeadPodName(rc.Name, kit.RandomSuffix()), Head: true}, "h", raycluster.DefaultBuildConfig())
 					} else {
-						pod = buildPod(rc, podBuild{name: workerPodName(rc.Name, "small", randomSuffix()), group: &rc.Spec.WorkerGroupSpecs[0]}, "h", defaultBuildConfig())
+						pod = raycluster.BuildPod(rc, raycluster.PodBuild{Name: kit.WorkerPodName(rc.Name, "small", kit.RandomSuffix()), Group: &rc.Spec.WorkerGroupSpecs[0]}, "h", raycluster.DefaultBuildConfig())
 					}
 					pod.OwnerReferences = nil
 					if err := cl.Create(context.Background(), pod); err != nil {
@@ -261,7 +265,7 @@ func BenchmarkRawPods(b *testing.B) {
 						b.Fatal(err)
 					}
 					for i := range pods.Items {
-						if isRunningAndReady(&pods.Items[i]) {
+						if kit.IsRunningAndReady(&pods.Items[i]) {
 							readyPods[pods.Items[i].Name] = true
 						}
 					}
@@ -271,7 +275,7 @@ func BenchmarkRawPods(b *testing.B) {
 					}
 					continue
 				}
-				if p, isPod := ev.Object.(*corev1.Pod); isPod && isRunningAndReady(p) {
+				if p, isPod := ev.Object.(*corev1.Pod); isPod && kit.IsRunningAndReady(p) {
 					readyPods[p.Name] = true
 				}
 			case <-deadline:
@@ -354,8 +358,8 @@ func createBenchClusters(b *testing.B, ns string, n int) {
 					return
 				}
 				rc := testCluster(ns, fmt.Sprintf("bench-%04d", i), 3)
-				rc.Spec.WorkerGroupSpecs[0].MinReplicas = ptr(int32(3))
-				rc.Spec.WorkerGroupSpecs[0].MaxReplicas = ptr(int32(3))
+				rc.Spec.WorkerGroupSpecs[0].MinReplicas = fixture.Ptr(int32(3))
+				rc.Spec.WorkerGroupSpecs[0].MaxReplicas = fixture.Ptr(int32(3))
 				if err := cl.Create(context.Background(), rc); err != nil {
 					b.Error(err)
 					return

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/raycluster"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -19,7 +22,7 @@ func TestIntegrationIngressAndServeService(t *testing.T) {
 	startOperator(t, ns, nil)
 	rc := testCluster(ns, "web", 1)
 	rc.Annotations = map[string]string{rayv1.EnableServeServiceKey: "true"}
-	rc.Spec.HeadGroupSpec.EnableIngress = ptr(true)
+	rc.Spec.HeadGroupSpec.EnableIngress = fixture.Ptr(true)
 	createRC(t, rc)
 	got := waitReady(t, ns, "web", 1)
 
@@ -38,7 +41,7 @@ func TestIntegrationIngressAndServeService(t *testing.T) {
 	if len(svc.OwnerReferences) != 1 || svc.OwnerReferences[0].UID != got.UID || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 8000 {
 		t.Errorf("serve Service %+v", svc)
 	}
-	waitEvent(t, ns, "web", reasonCreatedIngress, "web-head-ingress")
+	waitEvent(t, ns, "web", raycluster.ReasonCreatedIngress, "web-head-ingress")
 
 	// An edit of the Ingress is undone on the next pass (a cluster change
 	// brings one).
@@ -46,7 +49,7 @@ func TestIntegrationIngressAndServeService(t *testing.T) {
 	if _, err := kc.NetworkingV1().Ingresses(ns).Update(context.Background(), ing, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	patchRC(t, ns, "web", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(2)) })
+	patchRC(t, ns, "web", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(2)) })
 	eventually(t, 30*time.Second, "the Ingress back as the cluster asks", func() (bool, string) {
 		cur, err := kc.NetworkingV1().Ingresses(ns).Get(context.Background(), "web-head-ingress", metav1.GetOptions{})
 		if err != nil {

@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/controller/raycluster"
+
 	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
@@ -102,11 +106,11 @@ func TestIntegrationScaleUpAndDown(t *testing.T) {
 	createRC(t, testCluster(ns, "sc", 2))
 	waitReady(t, ns, "sc", 2)
 
-	patchRC(t, ns, "sc", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(5)) })
+	patchRC(t, ns, "sc", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(5)) })
 	waitReady(t, ns, "sc", 5)
 	_, before := clusterPods(t, ns, "sc")
 
-	patchRC(t, ns, "sc", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(1)) })
+	patchRC(t, ns, "sc", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(1)) })
 	waitReady(t, ns, "sc", 1)
 	eventually(t, 30*time.Second, "one worker pod left", func() (bool, string) {
 		_, w := clusterPods(t, ns, "sc")
@@ -120,8 +124,8 @@ func TestIntegrationScaleUpAndDown(t *testing.T) {
 
 	// Clamping: replicas above maxReplicas.
 	patchRC(t, ns, "sc", func(rc *rayv1.RayCluster) {
-		rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(50))
-		rc.Spec.WorkerGroupSpecs[0].MaxReplicas = ptr(int32(3))
+		rc.Spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(50))
+		rc.Spec.WorkerGroupSpecs[0].MaxReplicas = fixture.Ptr(int32(3))
 	})
 	waitReady(t, ns, "sc", 3)
 }
@@ -131,7 +135,7 @@ func TestIntegrationWorkersToDelete(t *testing.T) {
 	ns := newNamespace(t)
 	startOperator(t, ns, nil)
 	rc := testCluster(ns, "wd", 3)
-	rc.Spec.EnableInTreeAutoscaling = ptr(true)
+	rc.Spec.EnableInTreeAutoscaling = fixture.Ptr(true)
 	createRC(t, rc)
 	waitReady(t, ns, "wd", 3)
 
@@ -156,7 +160,7 @@ func TestIntegrationWorkersToDelete(t *testing.T) {
 	victim := names[1]
 	// The autoscaler's way: replicas down by one and the pod named.
 	patchRC(t, ns, "wd", func(rc *rayv1.RayCluster) {
-		rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(2))
+		rc.Spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(2))
 		rc.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete = []string{victim}
 	})
 	want := []string{names[0], names[2]}
@@ -176,7 +180,7 @@ func TestIntegrationWorkersToDelete(t *testing.T) {
 
 	// The gone pod's name lingers in workersToDelete; replicas drop again
 	// without naming a pod: under autoscaling nothing is chosen at random.
-	patchRC(t, ns, "wd", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(1)) })
+	patchRC(t, ns, "wd", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(1)) })
 	consistently(t, 2*time.Second, "no random scale-down under autoscaling", func() (bool, string) {
 		_, w := clusterPods(t, ns, "wd")
 		return len(w) == 2, fmt.Sprint(allPodNames(w))
@@ -200,7 +204,7 @@ func TestIntegrationSuspendResume(t *testing.T) {
 	createRC(t, testCluster(ns, "sus", 2))
 	waitReady(t, ns, "sus", 2)
 
-	patchRC(t, ns, "sus", func(rc *rayv1.RayCluster) { rc.Spec.Suspend = ptr(true) })
+	patchRC(t, ns, "sus", func(rc *rayv1.RayCluster) { rc.Spec.Suspend = fixture.Ptr(true) })
 	eventually(t, 30*time.Second, "suspended", func() (bool, string) {
 		rc := getRC(t, ns, "sus")
 		h, w := clusterPods(t, ns, "sus")
@@ -208,19 +212,19 @@ func TestIntegrationSuspendResume(t *testing.T) {
 				!rayv1.IsConditionTrue(rc.Status.Conditions, string(rayv1.RayClusterSuspending)) && len(h)+len(w) == 0,
 			fmt.Sprintf("state=%q pods=%d conds=%v", rc.Status.State, len(h)+len(w), rc.Status.Conditions)
 	})
-	waitEvent(t, ns, "sus", reasonSuspending, "deleting all pods")
-	waitEvent(t, ns, "sus", reasonSuspended, "suspended")
+	waitEvent(t, ns, "sus", raycluster.ReasonSuspending, "deleting all pods")
+	waitEvent(t, ns, "sus", raycluster.ReasonSuspended, "suspended")
 	consistently(t, time.Second, "no pods while suspended", func() (bool, string) {
 		h, w := clusterPods(t, ns, "sus")
 		return len(h)+len(w) == 0, fmt.Sprint(len(h) + len(w))
 	})
 
-	patchRC(t, ns, "sus", func(rc *rayv1.RayCluster) { rc.Spec.Suspend = ptr(false) })
+	patchRC(t, ns, "sus", func(rc *rayv1.RayCluster) { rc.Spec.Suspend = fixture.Ptr(false) })
 	rc := waitReady(t, ns, "sus", 2)
-	if c := findCondition(rc.Status.Conditions, string(rayv1.RayClusterSuspended)); c == nil || c.Status != metav1.ConditionFalse {
+	if c := kit.FindCondition(rc.Status.Conditions, string(rayv1.RayClusterSuspended)); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("Suspended after resume: %+v", c)
 	}
-	waitEvent(t, ns, "sus", reasonResumed, "recreating")
+	waitEvent(t, ns, "sus", raycluster.ReasonResumed, "recreating")
 }
 
 func TestIntegrationFailedPodReplaced(t *testing.T) {
@@ -272,14 +276,14 @@ func TestIntegrationHeadNotReady(t *testing.T) {
 	// HeadPodReady says so; state stays "ready" (sticky, as in KubeRay).
 	eventually(t, 30*time.Second, "status to say the head is not ready", func() (bool, string) {
 		rc := getRC(t, ns, "hn")
-		c := findCondition(rc.Status.Conditions, string(rayv1.HeadPodReady))
+		c := kit.FindCondition(rc.Status.Conditions, string(rayv1.HeadPodReady))
 		return rc.Status.State == rayv1.Ready && c != nil && c.Status == metav1.ConditionFalse && c.Reason == "ContainersNotReady",
 			fmt.Sprintf("state=%q HeadPodReady=%+v", rc.Status.State, c)
 	})
 	setReady(corev1.ConditionTrue)
 	eventually(t, 30*time.Second, "status to say the head is ready again", func() (bool, string) {
 		rc := getRC(t, ns, "hn")
-		c := findCondition(rc.Status.Conditions, string(rayv1.HeadPodReady))
+		c := kit.FindCondition(rc.Status.Conditions, string(rayv1.HeadPodReady))
 		return rc.Status.State == rayv1.Ready && c != nil && c.Status == metav1.ConditionTrue,
 			fmt.Sprintf("state=%q HeadPodReady=%+v", rc.Status.State, c)
 	})
@@ -295,11 +299,11 @@ func TestIntegrationInvalidSpec(t *testing.T) {
 	const field = "spec.headGroupSpec.rayStartParams[labels]"
 	eventually(t, 30*time.Second, "a ReplicaFailure condition naming the field", func() (bool, string) {
 		got := getRC(t, ns, "bad")
-		c := findCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == reasonValidationFailed && strings.Contains(c.Message, field),
+		c := kit.FindCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == raycluster.ReasonValidationFailed && strings.Contains(c.Message, field),
 			fmt.Sprintf("%+v", got.Status.Conditions)
 	})
-	waitEvent(t, ns, "bad", reasonInvalidSpec, field)
+	waitEvent(t, ns, "bad", raycluster.ReasonInvalidSpec, field)
 	rv := getRC(t, ns, "bad").ResourceVersion
 	consistently(t, 2*time.Second, "no objects and no more writes", func() (bool, string) {
 		h, w := clusterPods(t, ns, "bad")
@@ -317,7 +321,7 @@ func TestIntegrationInvalidSpec(t *testing.T) {
 		rc.Spec.HeadGroupSpec.Labels = map[string]string{"a": "b"}
 	})
 	got := waitReady(t, ns, "bad", 2)
-	if findCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure)) != nil {
+	if kit.FindCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure)) != nil {
 		t.Error("ReplicaFailure stayed after the fix")
 	}
 }
@@ -407,7 +411,7 @@ func TestIntegrationRestartMidScaleDown(t *testing.T) {
 	}
 	doneA := make(chan error, 1)
 	go func() { doneA <- opA.Start(ctxA) }()
-	patchRC(t, ns, "rd", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(2)) })
+	patchRC(t, ns, "rd", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(2)) })
 	select {
 	case <-doneA:
 	case <-time.After(60 * time.Second):
@@ -492,7 +496,7 @@ func TestIntegrationRedisCleanupFinalizer(t *testing.T) {
 		if d := time.Since(start); d < 2*time.Second {
 			t.Errorf("gone after %s, before the timeout", d)
 		}
-		waitEvent(t, ns, "fthang", reasonRedisCleanupTimout, "did not finish within 3s")
+		waitEvent(t, ns, "fthang", raycluster.ReasonRedisCleanupTimout, "did not finish within 3s")
 	})
 }
 
@@ -530,9 +534,9 @@ func TestIntegrationLeaderElection(t *testing.T) {
 	waitReady(t, ns, "le", 2)
 	// Only the leader reconciled: its gate saw the cluster, the follower's
 	// reconciler never ran.
-	follower.rec.mu.Lock()
-	followerSaw := len(follower.rec.uids)
-	follower.rec.mu.Unlock()
+	follower.rec.Mu.Lock()
+	followerSaw := len(follower.rec.Uids)
+	follower.rec.Mu.Unlock()
 	if followerSaw != 0 {
 		t.Errorf("the follower reconciled %d clusters", followerSaw)
 	}
@@ -547,7 +551,7 @@ func TestIntegrationLeaderElection(t *testing.T) {
 		l := follower.Leader()
 		return l.IsLeader && l.Holder == l.Identity, fmt.Sprintf("%+v", l)
 	})
-	patchRC(t, ns, "le", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(3)) })
+	patchRC(t, ns, "le", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(3)) })
 	waitReady(t, ns, "le", 3)
 }
 
@@ -583,15 +587,15 @@ func TestIntegrationOtherOperator(t *testing.T) {
 
 	createRC(t, testCluster(ns, "kr", 1))
 	theirs := testCluster(ns, "kueue", 1)
-	theirs.Spec.ManagedBy = ptr(rayv1.MultiKueueController)
+	theirs.Spec.ManagedBy = fixture.Ptr(rayv1.MultiKueueController)
 	createRC(t, theirs)
 	ours := testCluster(ns, "ours", 1)
-	ours.Spec.ManagedBy = ptr(rayv1.ManagedByRaydar)
+	ours.Spec.ManagedBy = fixture.Ptr(rayv1.ManagedByRaydar)
 	createRC(t, ours)
 
 	waitReady(t, ns, "ours", 1)
-	waitEvent(t, ns, "kr", reasonOtherOperator, ns+"/"+fake.Name)
-	waitEvent(t, ns, "kueue", reasonManagedElsewhere, "kueue.x-k8s.io/multikueue")
+	waitEvent(t, ns, "kr", kit.ReasonOtherOperator, ns+"/"+fake.Name)
+	waitEvent(t, ns, "kueue", kit.ReasonManagedElsewhere, "kueue.x-k8s.io/multikueue")
 	for _, name := range []string{"kr", "kueue"} {
 		h, w := clusterPods(t, ns, name)
 		if len(h)+len(w) != 0 {
@@ -653,7 +657,7 @@ func TestIntegrationConflictsRetried(t *testing.T) {
 				rc.Annotations = map[string]string{}
 			}
 			rc.Annotations["bump"] = fmt.Sprint(i)
-			rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(1 + i%4))
+			rc.Spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(1 + i%4))
 		})
 		time.Sleep(30 * time.Millisecond)
 	}
@@ -671,14 +675,14 @@ func TestIntegrationRecreateUpgrade(t *testing.T) {
 	ns := newNamespace(t)
 	startOperator(t, ns, nil)
 	rc := testCluster(ns, "up", 2)
-	rc.Spec.UpgradeStrategy = &rayv1.RayClusterUpgradeStrategy{Type: ptr(rayv1.RayClusterRecreate)}
+	rc.Spec.UpgradeStrategy = &rayv1.RayClusterUpgradeStrategy{Type: fixture.Ptr(rayv1.RayClusterRecreate)}
 	createRC(t, rc)
 	waitReady(t, ns, "up", 2)
 	h, w := clusterPods(t, ns, "up")
 	old := append(allPodNames(h), allPodNames(w)...)
 
 	// Scaling is not a template change: nothing is recreated.
-	patchRC(t, ns, "up", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(3)) })
+	patchRC(t, ns, "up", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(3)) })
 	waitReady(t, ns, "up", 3)
 	h, _ = clusterPods(t, ns, "up")
 	if h[0].Name != old[0] {
@@ -688,7 +692,7 @@ func TestIntegrationRecreateUpgrade(t *testing.T) {
 	patchRC(t, ns, "up", func(rc *rayv1.RayCluster) {
 		rc.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
 	})
-	waitEvent(t, ns, "up", reasonRecreate, "deleting all 4 pods")
+	waitEvent(t, ns, "up", raycluster.ReasonRecreate, "deleting all 4 pods")
 	eventually(t, 60*time.Second, "every pod replaced and ready", func() (bool, string) {
 		rc := getRC(t, ns, "up")
 		h, w := clusterPods(t, ns, "up")

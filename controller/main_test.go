@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raydar/raydar/controller/internal/fixture"
+
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +27,7 @@ import (
 
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/rayapi/crds"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -62,7 +65,7 @@ func TestMain(m *testing.M) {
 		_ = s.Stop()
 		os.Exit(1)
 	}
-	cl, err = client.NewWithWatch(s.Config, client.Options{Scheme: NewScheme()})
+	cl, err = client.NewWithWatch(s.Config, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		_ = s.Stop()
@@ -187,7 +190,7 @@ func testCluster(ns, name string, n int32) *rayv1.RayCluster {
 				Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: ctr("ray-head")}},
 			},
 			WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{
-				GroupName: "small", Replicas: ptr(n), MinReplicas: ptr(int32(0)), MaxReplicas: ptr(int32(100)),
+				GroupName: "small", Replicas: fixture.Ptr(n), MinReplicas: fixture.Ptr(int32(0)), MaxReplicas: fixture.Ptr(int32(100)),
 				RayStartParams: map[string]string{},
 				Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: ctr("ray-worker")}},
 			}},

@@ -9,6 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/controller/raycluster"
+	"github.com/raydar/raydar/controller/rayjob"
+	"github.com/raydar/raydar/controller/rayservice"
+
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -18,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,7 +31,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	crevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -35,6 +38,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -105,8 +110,25 @@ type Options struct {
 	// SkipControllerNameValidation allows several Operators in one process
 	// (tests).
 	SkipControllerNameValidation bool
-	// Scheme to use; default a scheme with client-go's types and ray.io/v1.
+	// Scheme to use; default scheme.New() (client-go's types and ray.io/v1).
 	Scheme *runtime.Scheme
+
+	// AddressBook, when set, reaches dashboards and Serve proxies through
+	// it (the sandbox's simulated heads) instead of service DNS in a pod or
+	// the API server's proxy outside.
+	AddressBook AddressBook
+	// Dashboards reaches each cluster's Ray dashboard (RayJob, RayService).
+	// Default: a raydash resolver with ClusterDomain and AddressBook.
+	Dashboards raydash.Resolver
+	// ServeProxyChecker checks pods' Serve proxies (RayService). Default:
+	// AddressBook's when set, else pod IPs in a pod, the API server's pod
+	// proxy outside.
+	ServeProxyChecker ServeProxyChecker
+	// RayJob and RayService hold the settings of those two kinds alone;
+	// New fills in what all kinds share (the gate, Namespaces,
+	// ClusterDomain, Dashboards, probe injection, name validation).
+	RayJob     rayjob.RayJobOptions
+	RayService rayservice.RayServiceOptions
 }
 
 // Operator is raydar's reconcile loop for RayClusters, on a
@@ -114,26 +136,15 @@ type Options struct {
 // share.
 type Operator struct {
 	mgr  manager.Manager
-	gate *gate
-	rec  *reconciler
+	gate *kit.Gate
+	rec  *raycluster.Reconciler
 	lock *observingLock
 	opts Options
 	ns   string
 }
 
-// NewScheme returns a scheme with client-go's types and ray.io/v1.
-func NewScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := rayv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}
-
-// New builds an Operator; Start runs it.
+// New builds an Operator for all three kinds (RayCluster, RayJob,
+// RayService) on one manager, cache and leader election; Start runs it.
 func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if cfg == nil {
 		return nil, errors.New("controller: nil rest.Config")
@@ -148,8 +159,8 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	cacheOpts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:     {Label: rayPodsCacheSelector()},
-			&corev1.Service{}: {Label: rayServicesCacheSelector()},
+			&corev1.Pod{}:     {Label: kit.RayPodsCacheSelector()},
+			&corev1.Service{}: {Label: kit.RayServicesCacheSelector()},
 		},
 	}
 	if len(opts.Namespaces) > 0 {
@@ -203,8 +214,8 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		return nil, fmt.Errorf("controller: creating the manager: %w", err)
 	}
 	o.mgr = mgr
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, ownerUIDField, func(obj client.Object) []string {
-		if uid := controllerUID(obj.GetOwnerReferences()); uid != "" {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, raycluster.OwnerUIDField, func(obj client.Object) []string {
+		if uid := kit.ControllerUID(obj.GetOwnerReferences()); uid != "" {
 			return []string{uid}
 		}
 		return nil
@@ -212,28 +223,31 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		return nil, fmt.Errorf("controller: indexing pods: %w", err)
 	}
 
-	o.gate = newGate(mgr.GetAPIReader(), opts.IgnoreOtherOperators)
-	o.gate.cache = mgr.GetClient()
-	bc := defaultBuildConfig()
+	o.gate = kit.NewGate(mgr.GetAPIReader(), opts.IgnoreOtherOperators)
+	o.gate.Cache = mgr.GetClient()
+	bc := raycluster.DefaultBuildConfig()
 	bc.ClusterDomain = opts.ClusterDomain
 	bc.InjectProbes = !opts.DisableProbeInjection
-	o.rec = newReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ControllerName), o.gate, bc, opts.StatusCoalesceWindow)
+	o.rec = raycluster.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ControllerName), o.gate, bc, opts.StatusCoalesceWindow)
 
-	h := &childHandler{exp: o.rec.exp}
+	h := &raycluster.ChildHandler{Exp: o.rec.Exp}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("raycluster").
 		For(&rayv1.RayCluster{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
-			predicate.LabelChangedPredicate{}, finalizersChanged()))).
+			predicate.LabelChangedPredicate{}, kit.FinalizersChanged()))).
 		Watches(&corev1.Pod{}, h).
 		Watches(&corev1.Service{}, h).
-		WatchesRawSource(source.Channel(o.gate.kick, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(o.gate.Kick, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency}).
 		Complete(o.rec)
 	if err != nil {
 		return nil, fmt.Errorf("controller: building the RayCluster controller: %w", err)
 	}
-	if err := mgr.Add(&otherOperatorWatcher{g: o.gate, interval: opts.OtherOperatorInterval}); err != nil {
+	if err := o.setupKinds(opts); err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(&kit.OtherOperatorWatcher{G: o.gate, Interval: opts.OtherOperatorInterval}); err != nil {
 		return nil, err
 	}
 	if opts.HealthProbeBindAddress != "" && opts.HealthProbeBindAddress != "0" {
@@ -256,12 +270,6 @@ func ctrlConfig(opts Options) (c config.Controller) {
 	c.SkipNameValidation = &opts.SkipControllerNameValidation
 	c.MaxConcurrentReconciles = opts.Concurrency
 	return c
-}
-
-func finalizersChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e crevent.UpdateEvent) bool {
-		return strings.Join(e.ObjectOld.GetFinalizers(), ",") != strings.Join(e.ObjectNew.GetFinalizers(), ",")
-	}}
 }
 
 func orZero(addr string) string {
@@ -316,7 +324,7 @@ func withDefaults(o Options) Options {
 		o.ClusterDomain = "cluster.local"
 	}
 	if o.Scheme == nil {
-		o.Scheme = NewScheme()
+		o.Scheme = scheme.New()
 	}
 	return o
 }
@@ -327,7 +335,7 @@ func withDefaults(o Options) Options {
 // returns an error if leadership is lost; callers that want to stay a
 // candidate start a new Operator.
 func (o *Operator) Start(ctx context.Context) error {
-	o.gate.check(ctx)
+	o.gate.Check(ctx)
 	return o.mgr.Start(ctx)
 }
 
@@ -390,7 +398,7 @@ func (o *Operator) Leader() LeaderStatus {
 
 // OtherOperator says whether a KubeRay operator was found in the cluster,
 // and what raydar does about it.
-func (o *Operator) OtherOperator() OtherOperator { return o.gate.otherOperator() }
+func (o *Operator) OtherOperator() kit.OtherOperator { return o.gate.OtherOperator() }
 
 // Unmanaged lists the RayClusters raydar leaves alone (spec.managedBy names
 // another controller, or a KubeRay operator runs), with the reason. Only the
@@ -400,4 +408,41 @@ func (o *Operator) Unmanaged() map[types.NamespacedName]string { return o.gate.U
 // SkipReason says why raydar would not reconcile rc ("" if it would), from
 // spec.managedBy and the current other-operator detection; any process can
 // call it, leader or not.
-func (o *Operator) SkipReason(rc *rayv1.RayCluster) string { return o.gate.skipReason(rc) }
+func (o *Operator) SkipReason(rc *rayv1.RayCluster) string { return o.gate.SkipReason(rc) }
+
+// setupKinds adds the RayJob and RayService reconcilers to the manager with
+// what all kinds share taken from opts.
+func (o *Operator) setupKinds(opts Options) error {
+	dash := opts.Dashboards
+	if dash == nil {
+		ro := raydash.Options{Config: o.mgr.GetConfig(), Secrets: raydash.SecretsFromReader(o.mgr.GetAPIReader()),
+			HeadServiceName: kit.HeadServiceName, ClusterDomain: opts.ClusterDomain}
+		if opts.AddressBook != nil {
+			ro.AddressBook = opts.AddressBook
+		}
+		res, err := raydash.New(ro)
+		if err != nil {
+			return fmt.Errorf("controller: dashboards: %w", err)
+		}
+		dash = res
+	}
+	rj := opts.RayJob
+	rj.Gate, rj.Dashboards, rj.Namespaces, rj.ClusterDomain = o.gate, dash, opts.Namespaces, opts.ClusterDomain
+	rj.DisableProbeInjection = opts.DisableProbeInjection
+	rj.SkipControllerNameValidation = rj.SkipControllerNameValidation || opts.SkipControllerNameValidation
+	if err := rayjob.SetupRayJobReconciler(o.mgr, rj); err != nil {
+		return fmt.Errorf("RayJob reconciler: %w", err)
+	}
+	proxies := opts.ServeProxyChecker
+	if proxies == nil && opts.AddressBook != nil {
+		proxies = ServeProxyCheckerFromAddressBook(opts.AddressBook)
+	}
+	rs := opts.RayService
+	rs.Gate, rs.Dashboards, rs.ProxyChecker, rs.Namespaces, rs.ClusterDomain = o.gate, dash, proxies, opts.Namespaces, opts.ClusterDomain
+	rs.DisableProbeInjection = opts.DisableProbeInjection
+	rs.SkipControllerNameValidation = rs.SkipControllerNameValidation || opts.SkipControllerNameValidation
+	if err := rayservice.SetupRayServiceReconciler(o.mgr, rs); err != nil {
+		return fmt.Errorf("RayService reconciler: %w", err)
+	}
+	return nil
+}

@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/controller/rayjob"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -43,7 +47,7 @@ type rjHarness struct {
 	statusWrites map[string]int // by RayJob name
 }
 
-func newRJHarness(t *testing.T, mod func(*RayJobOptions)) *rjHarness {
+func newRJHarness(t *testing.T, mod func(*rayjob.RayJobOptions)) *rjHarness {
 	t.Helper()
 	needSandbox(t)
 	t.Parallel()
@@ -60,7 +64,7 @@ func newRJHarness(t *testing.T, mod func(*RayJobOptions)) *rjHarness {
 
 // start starts an operator with the RayCluster and RayJob reconcilers (a
 // fresh process: nothing in memory carries over from a stopped one).
-func (h *rjHarness) start(ctx context.Context, mod func(*RayJobOptions)) *runningOperator {
+func (h *rjHarness) start(ctx context.Context, mod func(*rayjob.RayJobOptions)) *runningOperator {
 	t := h.t
 	t.Helper()
 	prefix := "/apis/ray.io/v1/namespaces/" + h.ns + "/rayjobs/"
@@ -72,20 +76,21 @@ func (h *rjHarness) start(ctx context.Context, mod func(*RayJobOptions)) *runnin
 			h.mu.Unlock()
 		}
 	})
-	op, err := New(cfg, Options{DisableLeaderElection: true, Namespaces: []string{h.ns}, IgnoreOtherOperators: true,
-		SkipControllerNameValidation: true, StatusCoalesceWindow: 200 * time.Millisecond, Logger: testLogger()})
+	res, err := raydash.New(raydash.Options{AddressBook: h.sim, HeadServiceName: kit.HeadServiceName})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := raydash.New(raydash.Options{AddressBook: h.sim, HeadServiceName: HeadServiceName})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := RayJobOptions{Operator: op, Dashboards: res, MaxPollInterval: 2 * time.Second}
+	opts := Options{DisableLeaderElection: true, Namespaces: []string{h.ns}, IgnoreOtherOperators: true,
+		SkipControllerNameValidation: true, StatusCoalesceWindow: 200 * time.Millisecond, Logger: testLogger(),
+		Dashboards: res, RayJob: rayjob.RayJobOptions{MaxPollInterval: 2 * time.Second}}
 	if mod != nil {
-		mod(&opts)
+		mod(&opts.RayJob)
 	}
-	if err := SetupRayJobReconciler(op.Manager(), opts); err != nil {
+	if d := opts.RayJob.Dashboards; d != nil {
+		opts.Dashboards = d // New gives every kind Options.Dashboards
+	}
+	op, err := New(cfg, opts)
+	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -233,7 +238,7 @@ func TestIntegrationRayJobHTTPModeSucceeds(t *testing.T) {
 	})
 	j := h.wait("ok", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
 	st := j.Status
-	if st.JobStatus != rayv1.JobStatusSucceeded || derefInt32(st.Succeeded) != 1 || derefInt32(st.Failed) != 0 || st.Reason != "" {
+	if st.JobStatus != rayv1.JobStatusSucceeded || rayjob.DerefInt32(st.Succeeded) != 1 || rayjob.DerefInt32(st.Failed) != 0 || st.Reason != "" {
 		t.Fatal(describeRJ(j))
 	}
 	if !strings.HasPrefix(st.RayClusterName, "ok-") || len(st.RayClusterName) != len("ok-")+5 || !strings.HasPrefix(st.JobId, "ok-") {
@@ -256,7 +261,7 @@ func TestIntegrationRayJobHTTPModeSucceeds(t *testing.T) {
 	}
 	// The cluster belongs to the RayJob and says where it came from.
 	rc := getRC(t, h.ns, st.RayClusterName)
-	if controllerUID(rc.OwnerReferences) != string(j.UID) || rc.Labels[rayv1.RayOriginatedFromCRNameLabelKey] != "ok" ||
+	if kit.ControllerUID(rc.OwnerReferences) != string(j.UID) || rc.Labels[rayv1.RayOriginatedFromCRNameLabelKey] != "ok" ||
 		rc.Labels[rayv1.RayOriginatedFromCRDLabelKey] != "RayJob" || rc.Labels[rayv1.RayJobSubmissionModeLabelKey] != "HTTPMode" {
 		t.Fatalf("cluster %+v", rc.ObjectMeta)
 	}
@@ -269,9 +274,9 @@ func TestIntegrationRayJobHTTPModeSucceeds(t *testing.T) {
 	if n := h.submissions(j); n != 1 {
 		t.Fatalf("%d submissions, want 1: %v", n, h.sim.AllCalls(h.ns, st.RayClusterName))
 	}
-	h.waitEvent("ok", rjReasonCreatedCluster, st.RayClusterName)
-	h.waitEvent("ok", rjReasonSubmitted, st.JobId)
-	h.waitEvent("ok", rjReasonCompleted, "SUCCEEDED")
+	h.waitEvent("ok", rayjob.RjReasonCreatedCluster, st.RayClusterName)
+	h.waitEvent("ok", rayjob.RjReasonSubmitted, st.JobId)
+	h.waitEvent("ok", rayjob.RjReasonCompleted, "SUCCEEDED")
 	// Status is written on changes only: a handful of transitions.
 	if n := h.writes("ok"); n > 15 {
 		t.Fatalf("%d status writes for one job", n)
@@ -283,7 +288,7 @@ func TestIntegrationRayJobFailingEntrypoint(t *testing.T) {
 	h.rayJob("bad", `echo "it broke" >&2; exit 3`)
 	j := h.wait("bad", "Failed", deploymentIs(rayv1.JobDeploymentStatusFailed))
 	st := j.Status
-	if st.JobStatus != rayv1.JobStatusFailed || st.Reason != rayv1.AppFailed || derefInt32(st.Failed) != 1 ||
+	if st.JobStatus != rayv1.JobStatusFailed || st.Reason != rayv1.AppFailed || rayjob.DerefInt32(st.Failed) != 1 ||
 		!strings.Contains(st.Message, "exit code 3") || !strings.Contains(st.Message, "it broke") {
 		t.Fatal(describeRJ(j))
 	}
@@ -304,12 +309,12 @@ func TestIntegrationRayJobK8sJobMode(t *testing.T) {
 	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "k8s"}, sub); err != nil {
 		t.Fatal(err)
 	}
-	if controllerUID(sub.OwnerReferences) != string(j.UID) || sub.Labels[rayv1.RayOriginatedFromCRNameLabelKey] != "k8s" ||
+	if kit.ControllerUID(sub.OwnerReferences) != string(j.UID) || sub.Labels[rayv1.RayOriginatedFromCRNameLabelKey] != "k8s" ||
 		sub.Labels[rayv1.KubernetesCreatedByLabelKey] != rayv1.ComponentName {
 		t.Fatalf("submitter %+v", sub.ObjectMeta)
 	}
-	if done, failed, _, _ := rjSubmitterFinished(sub); !done || failed {
-		t.Fatalf("submitter not complete: %s", describeSubmitter(sub))
+	if done, failed, _, _ := rayjob.RjSubmitterFinished(sub); !done || failed {
+		t.Fatalf("submitter not complete: %s", rayjob.DescribeSubmitter(sub))
 	}
 	if n := h.submissions(j); n != 1 {
 		t.Fatalf("%d submissions, want 1", n)
@@ -318,7 +323,7 @@ func TestIntegrationRayJobK8sJobMode(t *testing.T) {
 	if err != nil || logs != "submitted by the submitter\n" {
 		t.Fatalf("logs %q %v", logs, err)
 	}
-	h.waitEvent("k8s", rjReasonCreatedSubmitter, j.Status.JobId)
+	h.waitEvent("k8s", rayjob.RjReasonCreatedSubmitter, j.Status.JobId)
 }
 
 // The sandbox cannot end one container of a pod (kwok ends whole pods), so
@@ -326,14 +331,14 @@ func TestIntegrationRayJobK8sJobMode(t *testing.T) {
 // transition grace period from the Ray job's end (shortened here), then
 // completes with JobDeploymentStatusTransitionGracePeriodExceeded.
 func TestIntegrationRayJobSidecarMode(t *testing.T) {
-	h := newRJHarness(t, func(o *RayJobOptions) { o.TransitionGracePeriod = 3 * time.Second })
+	h := newRJHarness(t, func(o *rayjob.RayJobOptions) { o.TransitionGracePeriod = 3 * time.Second })
 	h.rayJob("side", `echo from the sidecar`, func(j *rayv1.RayJob) { j.Spec.SubmissionMode = rayv1.SidecarMode })
 	j := h.wait("side", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
 	if j.Status.JobStatus != rayv1.JobStatusSucceeded || j.Status.Reason != rayv1.JobDeploymentStatusTransitionGracePeriodExceeded {
 		t.Fatal(describeRJ(j))
 	}
 	heads, _ := clusterPods(t, h.ns, j.Status.RayClusterName)
-	if len(heads) != 1 || !hasContainer(heads[0].Spec.Containers, rayv1.RayJobSubmitterContainerName) ||
+	if len(heads) != 1 || !rayjob.HasContainer(heads[0].Spec.Containers, rayv1.RayJobSubmitterContainerName) ||
 		heads[0].Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Fatalf("head pods %v", allPodNames(heads))
 	}
@@ -374,13 +379,13 @@ func TestIntegrationRayJobStopAnnotation(t *testing.T) {
 	if !condTrue(j, rayv1.JobStopConditionType) {
 		t.Fatal(describeRJ(j))
 	}
-	if rec, ok := rjParseStopRecord(j); !ok || rec.Request != "tester@2030-01-01T00:00:00Z" || rec.JobID != j.Status.JobId {
+	if rec, ok := rayjob.RjParseStopRecord(j); !ok || rec.Request != "tester@2030-01-01T00:00:00Z" || rec.JobID != j.Status.JobId {
 		t.Fatalf("record %+v %v", rec, ok)
 	}
 	if n := h.stopCalls(j); n != 1 {
 		t.Fatalf("%d stop calls, want 1: %v", n, h.sim.AllCalls(h.ns, j.Status.RayClusterName))
 	}
-	h.waitEvent("stopme", rjReasonStopConfirmed, "tester@")
+	h.waitEvent("stopme", rayjob.RjReasonStopConfirmed, "tester@")
 	// More passes (a label change wakes the reconciler) send nothing more.
 	patchRJ(t, h.ns, "stopme", func(j *rayv1.RayJob) { j.Labels = map[string]string{"touched": "yes"} })
 	consistently(t, 3*time.Second, "one stop call", func() (bool, string) {
@@ -388,7 +393,7 @@ func TestIntegrationRayJobStopAnnotation(t *testing.T) {
 		return n == 1, fmt.Sprint(n)
 	})
 	// Not retried, even with retries left: a stop is not a failure.
-	if derefInt32(j.Status.Failed) != 0 {
+	if rayjob.DerefInt32(j.Status.Failed) != 0 {
 		t.Fatal(describeRJ(j))
 	}
 }
@@ -408,7 +413,7 @@ func TestIntegrationRayJobDeleteStopsOnce(t *testing.T) {
 	if n := h.stopCalls(j); n != 1 {
 		t.Fatalf("%d stop calls, want 1: %v", n, h.sim.AllCalls(h.ns, j.Status.RayClusterName))
 	}
-	h.waitEvent("del", rjReasonStopConfirmed, "deleted")
+	h.waitEvent("del", rayjob.RjReasonStopConfirmed, "deleted")
 	// The Ray job was stopped by the call (the head may already be gone
 	// with the cluster, which the garbage collector deletes next).
 	if info, err := dc.GetJobInfo(context.Background(), j.Status.JobId); err == nil && info.Status != dashboard.JobStopped {
@@ -418,7 +423,7 @@ func TestIntegrationRayJobDeleteStopsOnce(t *testing.T) {
 
 func TestIntegrationRayJobDeleteUnreachableReleasesFinalizer(t *testing.T) {
 	const bound = 5 * time.Second
-	h := newRJHarness(t, func(o *RayJobOptions) { o.StopConfirmTimeout = bound })
+	h := newRJHarness(t, func(o *rayjob.RayJobOptions) { o.StopConfirmTimeout = bound })
 	h.rayJob("lost", `sleep 600`)
 	j := h.wait("lost", "RUNNING", jobIs(rayv1.JobStatusRunning))
 	if err := h.sim.SetRefuse(h.ns, j.Status.RayClusterName, true); err != nil {
@@ -432,7 +437,7 @@ func TestIntegrationRayJobDeleteUnreachableReleasesFinalizer(t *testing.T) {
 	if took := time.Since(begin); took < bound-time.Second {
 		t.Fatalf("finalizer released after %s, before the %s bound", took, bound)
 	}
-	e := h.waitEvent("lost", rjReasonStopNotConfirmed, "did not confirm")
+	e := h.waitEvent("lost", rayjob.RjReasonStopNotConfirmed, "did not confirm")
 	if e.Type != corev1.EventTypeWarning || !strings.Contains(e.Note, j.Status.JobId) {
 		t.Fatalf("%+v", e)
 	}
@@ -447,8 +452,8 @@ func TestIntegrationRayJobStopRecordSurvivesRestart(t *testing.T) {
 	recorded := make(chan struct{})
 	unblock := make(chan struct{})
 	var once sync.Once
-	h := newRJHarness(t, func(o *RayJobOptions) {
-		o.afterStopRecorded = func(*rayv1.RayJob) error {
+	h := newRJHarness(t, func(o *rayjob.RayJobOptions) {
+		o.AfterStopRecorded = func(*rayv1.RayJob) error {
 			once.Do(func() { close(recorded) })
 			<-unblock
 			return errors.New("simulated crash after recording the stop")
@@ -470,7 +475,7 @@ func TestIntegrationRayJobStopRecordSurvivesRestart(t *testing.T) {
 	h.op.stop()
 
 	j = h.wait("crash", "still held by the finalizer, the stop on record", func(j *rayv1.RayJob) bool {
-		return containsString(j.Finalizers, rayv1.RayJobStopJobFinalizer) && rjStopConfirmedFor(j, j.Status.JobId)
+		return containsString(j.Finalizers, rayv1.RayJobStopJobFinalizer) && rayjob.RjStopConfirmedFor(j, j.Status.JobId)
 	})
 	if n := h.stopCalls(j); n != 1 {
 		t.Fatalf("%d stop calls before the restart, want 1", n)
@@ -504,7 +509,7 @@ func TestIntegrationRayJobShutdownAfterJobFinishes(t *testing.T) {
 	if early := j.Status.EndTime.Add(3 * time.Second).Sub(gone); early > time.Second { // endTime has whole seconds
 		t.Fatalf("cluster deleted %s before the TTL", early)
 	}
-	h.waitEvent("ttl", rjReasonDeletedCluster, "ttlSecondsAfterFinished 3s")
+	h.waitEvent("ttl", rayjob.RjReasonDeletedCluster, "ttlSecondsAfterFinished 3s")
 	// The RayJob stays (KubeRay's default), with its result.
 	j, err := h.get("ttl")
 	if err != nil || j.Status.JobStatus != rayv1.JobStatusSucceeded {
@@ -517,7 +522,7 @@ func TestIntegrationRayJobDeletionRules(t *testing.T) {
 	succeeded := rayv1.JobStatusSucceeded
 	failed := rayv1.JobStatusFailed
 	h.rayJob("rules", `true`, func(j *rayv1.RayJob) {
-		j.Spec.RayClusterSpec.WorkerGroupSpecs[0].Replicas = ptr(int32(1))
+		j.Spec.RayClusterSpec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(1))
 		j.Spec.DeletionStrategy = &rayv1.DeletionStrategy{DeletionRules: []rayv1.DeletionRule{
 			{Policy: rayv1.DeleteWorkers, Condition: rayv1.DeletionCondition{JobStatus: &succeeded}},
 			{Policy: rayv1.DeleteCluster, Condition: rayv1.DeletionCondition{JobStatus: &succeeded, TTLSeconds: 4}},
@@ -544,7 +549,7 @@ func TestIntegrationRayJobDeletionRules(t *testing.T) {
 		err := cl.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, rc)
 		return apierrors.IsNotFound(err) || (err == nil && rc.DeletionTimestamp != nil), fmt.Sprint(err)
 	})
-	h.waitEvent("rules", rjReasonDeletedCluster, "DeleteCluster")
+	h.waitEvent("rules", rayjob.RjReasonDeletedCluster, "DeleteCluster")
 	consistently(t, 2*time.Second, "the RayJob stays", func() (bool, string) {
 		_, err := h.get("rules")
 		return err == nil, fmt.Sprint(err)
@@ -553,16 +558,16 @@ func TestIntegrationRayJobDeletionRules(t *testing.T) {
 
 func TestIntegrationRayJobRetriesWithNewCluster(t *testing.T) {
 	h := newRJHarness(t, nil)
-	h.rayJob("retry", `exit 1`, func(j *rayv1.RayJob) { j.Spec.BackoffLimit = ptr(int32(1)) })
+	h.rayJob("retry", `exit 1`, func(j *rayv1.RayJob) { j.Spec.BackoffLimit = fixture.Ptr(int32(1)) })
 	j := h.wait("retry", "Failed after the retry", deploymentIs(rayv1.JobDeploymentStatusFailed))
-	if derefInt32(j.Status.Failed) != 2 || j.Status.Reason != rayv1.AppFailed {
+	if rayjob.DerefInt32(j.Status.Failed) != 2 || j.Status.Reason != rayv1.AppFailed {
 		t.Fatal(describeRJ(j))
 	}
-	h.waitEvent("retry", rjReasonRetrying, "Attempt 1 failed")
+	h.waitEvent("retry", rayjob.RjReasonRetrying, "Attempt 1 failed")
 	// Two attempts, two clusters: the first one was deleted.
 	var deleted int
 	for _, e := range h.events("retry") {
-		if e.Reason == rjReasonDeletedCluster && strings.Contains(e.Note, "retried") {
+		if e.Reason == rayjob.RjReasonDeletedCluster && strings.Contains(e.Note, "retried") {
 			deleted++
 		}
 	}
@@ -622,11 +627,11 @@ func TestIntegrationRayJobInteractiveMode(t *testing.T) {
 func TestIntegrationRayJobActiveDeadline(t *testing.T) {
 	h := newRJHarness(t, nil)
 	h.rayJob("late", `sleep 600`, func(j *rayv1.RayJob) {
-		j.Spec.ActiveDeadlineSeconds = ptr(int32(8))
-		j.Spec.BackoffLimit = ptr(int32(2))
+		j.Spec.ActiveDeadlineSeconds = fixture.Ptr(int32(8))
+		j.Spec.BackoffLimit = fixture.Ptr(int32(2))
 	})
 	j := h.wait("late", "Failed", deploymentIs(rayv1.JobDeploymentStatusFailed))
-	if j.Status.Reason != rayv1.DeadlineExceeded || derefInt32(j.Status.Failed) != 1 {
+	if j.Status.Reason != rayv1.DeadlineExceeded || rayjob.DerefInt32(j.Status.Failed) != 1 {
 		t.Fatal(describeRJ(j))
 	}
 	if took := j.Status.EndTime.Sub(j.Status.StartTime.Time); took < 8*time.Second || took > 20*time.Second {
@@ -639,7 +644,7 @@ func TestIntegrationRayJobActiveDeadline(t *testing.T) {
 // (the start of the failure clock), not on every poll, and recovers when
 // the dashboard answers again.
 func TestIntegrationRayJobQuietWhileDashboardRefuses(t *testing.T) {
-	h := newRJHarness(t, func(o *RayJobOptions) { o.MinPollInterval = 200 * time.Millisecond })
+	h := newRJHarness(t, func(o *rayjob.RayJobOptions) { o.MinPollInterval = 200 * time.Millisecond })
 	h.rayJob("quiet", `sleep 600`)
 	j := h.wait("quiet", "RUNNING", jobIs(rayv1.JobStatusRunning))
 	if err := h.sim.SetRefuse(h.ns, j.Status.RayClusterName, true); err != nil {
@@ -654,7 +659,7 @@ func TestIntegrationRayJobQuietWhileDashboardRefuses(t *testing.T) {
 	if j, _ := h.get("quiet"); j.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning {
 		t.Fatal(describeRJ(j))
 	}
-	h.waitEvent("quiet", rjReasonDashboardUnreachable, "retrying with back-off")
+	h.waitEvent("quiet", rayjob.RjReasonDashboardUnreachable, "retrying with back-off")
 	if err := h.sim.SetRefuse(h.ns, j.Status.RayClusterName, false); err != nil {
 		t.Fatal(err)
 	}
@@ -669,7 +674,7 @@ func TestIntegrationRayJobQuietWhileDashboardRefuses(t *testing.T) {
 func TestIntegrationRayJobHeadService(t *testing.T) {
 	h := newRJHarness(t, nil)
 	h.rayJob("hsvc", `exit 1`, func(j *rayv1.RayJob) {
-		j.Spec.BackoffLimit = ptr(int32(1))
+		j.Spec.BackoffLimit = fixture.Ptr(int32(1))
 		j.Annotations = map[string]string{"team.io/cost-center": "42"}
 	})
 	j := h.wait("hsvc", "Failed after the retry", deploymentIs(rayv1.JobDeploymentStatusFailed))
@@ -677,15 +682,15 @@ func TestIntegrationRayJobHeadService(t *testing.T) {
 	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "hsvc-head-svc"}, svc); err != nil {
 		t.Fatal(err)
 	}
-	if controllerUID(svc.OwnerReferences) != string(j.UID) || svc.Labels[rayv1.RayOriginatedFromCRDLabelKey] != "RayJob" ||
+	if kit.ControllerUID(svc.OwnerReferences) != string(j.UID) || svc.Labels[rayv1.RayOriginatedFromCRDLabelKey] != "RayJob" ||
 		svc.Labels[rayv1.RayIDLabelKey] != "hsvc-head" || svc.Labels[rayv1.RayClusterLabelKey] != "" {
 		t.Fatalf("Service %+v", svc.ObjectMeta)
 	}
 	if got := svc.Spec.Selector[rayv1.RayClusterLabelKey]; got != j.Status.RayClusterName {
 		t.Fatalf("the head Service selects cluster %q, want the last attempt's %q", got, j.Status.RayClusterName)
 	}
-	h.waitEvent("hsvc", rjReasonCreatedService, "hsvc-head-svc")
-	h.waitEvent("hsvc", rjReasonUpdatedService, "hsvc-head-svc")
+	h.waitEvent("hsvc", rayjob.RjReasonCreatedService, "hsvc-head-svc")
+	h.waitEvent("hsvc", rayjob.RjReasonUpdatedService, "hsvc-head-svc")
 	if rc := getRC(t, h.ns, j.Status.RayClusterName); rc.Annotations["team.io/cost-center"] != "42" {
 		t.Fatalf("cluster annotations %v", rc.Annotations)
 	}

@@ -11,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/controller/rayservice"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,17 +81,14 @@ func (h *rsHarness) start() {
 			h.mu.Unlock()
 		}
 	})
+	res, err := raydash.New(raydash.Options{AddressBook: h.sim, HeadServiceName: kit.HeadServiceName})
+	if err != nil {
+		t.Fatal(err)
+	}
 	op, err := New(cfg, Options{DisableLeaderElection: true, Namespaces: []string{h.ns}, IgnoreOtherOperators: true,
-		SkipControllerNameValidation: true, StatusCoalesceWindow: 200 * time.Millisecond, Logger: testLogger()})
+		SkipControllerNameValidation: true, StatusCoalesceWindow: 200 * time.Millisecond, Logger: testLogger(),
+		Dashboards: res, ServeProxyChecker: rayservice.ServeProxyCheckerFromAddressBook(h.sim)})
 	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := raydash.New(raydash.Options{AddressBook: h.sim, HeadServiceName: HeadServiceName})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := SetupRayServiceReconciler(op.Manager(), RayServiceOptions{Operator: op, Dashboards: res,
-		ProxyChecker: ServeProxyCheckerFromAddressBook(h.sim)}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -109,7 +110,7 @@ func (h *rsHarness) rayService(name string, delay int32) *rayv1.RayService {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: h.ns},
 		Spec: rayv1.RayServiceSpec{
 			ServeConfigV2:                  rsITServeConfig,
-			RayClusterDeletionDelaySeconds: ptr(delay),
+			RayClusterDeletionDelaySeconds: fixture.Ptr(delay),
 			RayClusterSpec:                 testCluster(h.ns, "unused", 1).Spec,
 		},
 	}
@@ -246,7 +247,7 @@ func TestIntegrationRayServiceBringUp(t *testing.T) {
 	if len(rc.OwnerReferences) != 1 || rc.OwnerReferences[0].Kind != "RayService" {
 		t.Errorf("cluster owner %+v", rc.OwnerReferences)
 	}
-	if rc.Annotations[rsServeConfigHashKey] == "" {
+	if rc.Annotations[rayservice.RsServeConfigHashKey] == "" {
 		t.Error("no serve config hash recorded on the cluster")
 	}
 	app := rs.Status.ActiveServiceStatus.Applications["fruit"]
@@ -306,10 +307,10 @@ func TestIntegrationRayServiceQuietWhileDashboardRefuses(t *testing.T) {
 	}
 	eventually(t, rsLong, "the head pod Running and Ready", func() (bool, string) {
 		heads, _ := clusterPods(t, h.ns, cluster)
-		return len(heads) == 1 && isRunningAndReady(&heads[0]), fmt.Sprint(len(heads))
+		return len(heads) == 1 && kit.IsRunningAndReady(&heads[0]), fmt.Sprint(len(heads))
 	})
 	time.Sleep(10 * time.Second)
-	if m := findCondition(h.get("svc").Status.Conditions, string(rayv1.RayServiceReady)); m == nil || !strings.Contains(m.Message, "not answering") {
+	if m := kit.FindCondition(h.get("svc").Status.Conditions, string(rayv1.RayServiceReady)); m == nil || !strings.Contains(m.Message, "not answering") {
 		t.Errorf("Ready while the dashboard refuses: %+v", m)
 	}
 	if n := h.servePuts(cluster); n != 0 {
@@ -350,9 +351,9 @@ func TestIntegrationRayServiceConfigChange(t *testing.T) {
 	// same cluster in place.
 	h.update("svc", func(rs *rayv1.RayService) {
 		spec := &rs.Spec.RayClusterSpec
-		spec.WorkerGroupSpecs[0].Replicas = ptr(int32(2))
+		spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(2))
 		extra := *spec.WorkerGroupSpecs[0].DeepCopy()
-		extra.GroupName, extra.Replicas = "extra", ptr(int32(1))
+		extra.GroupName, extra.Replicas = "extra", fixture.Ptr(int32(1))
 		spec.WorkerGroupSpecs = append(spec.WorkerGroupSpecs, extra)
 	})
 	eventually(t, rsLong, "replicas and the appended group applied in place", func() (bool, string) {
@@ -425,7 +426,7 @@ func watchZeroDowntime(t *testing.T, ns, svcName string) *zeroDowntime {
 		}
 		ready := 0
 		for i := range pods.Items {
-			if isRunningAndReady(&pods.Items[i]) {
+			if kit.IsRunningAndReady(&pods.Items[i]) {
 				ready++
 			}
 		}
@@ -504,8 +505,8 @@ func TestIntegrationRayServiceUpgradeZeroDowntime(t *testing.T) {
 		t.Errorf("new cluster image %s", got)
 	}
 	old := getRC(t, h.ns, oldCluster)
-	if old.Annotations[rsDeleteAfterKey] == "" {
-		t.Errorf("old cluster has no %s annotation: %v", rsDeleteAfterKey, old.Annotations)
+	if old.Annotations[rayservice.RsDeleteAfterKey] == "" {
+		t.Errorf("old cluster has no %s annotation: %v", rayservice.RsDeleteAfterKey, old.Annotations)
 	}
 	// The old cluster stays for the delay (4 s), then goes.
 	eventually(t, rsLong, "the old cluster deleted", func() (bool, string) {
@@ -548,7 +549,7 @@ func TestIntegrationRayServiceRestart(t *testing.T) {
 	var deadline time.Time
 	eventually(t, rsLong, "the switch to a new cluster", func() (bool, string) {
 		rc := getRC(t, h.ns, oldCluster)
-		v := rc.Annotations[rsDeleteAfterKey]
+		v := rc.Annotations[rayservice.RsDeleteAfterKey]
 		if v == "" {
 			return false, rsSummary(h.get("svc"))
 		}
@@ -589,7 +590,7 @@ func TestIntegrationRayServiceDeployFailed(t *testing.T) {
 	eventually(t, rsLong, "DEPLOY_FAILED in the status", func() (bool, string) {
 		rs := h.get("bad")
 		a := rs.Status.PendingServiceStatus.Applications["broken"]
-		ready := findCondition(rs.Status.Conditions, string(rayv1.RayServiceReady))
+		ready := kit.FindCondition(rs.Status.Conditions, string(rayv1.RayServiceReady))
 		return a.Status == rayv1.ApplicationStatusDeployFailed && strings.Contains(a.Message, "ModuleNotFoundError") &&
 			ready != nil && ready.Status == metav1.ConditionFalse && strings.Contains(ready.Message, "DEPLOY_FAILED"), rsSummary(rs)
 	})
@@ -611,7 +612,7 @@ func TestIntegrationRayServiceSuspendResume(t *testing.T) {
 	})
 	h.update("svc", func(rs *rayv1.RayService) { rs.Spec.Suspend = false })
 	rs := h.waitServing("svc", rsLong)
-	if c := findCondition(rs.Status.Conditions, string(rayv1.RayServiceSuspended)); c == nil || c.Status != metav1.ConditionFalse {
+	if c := kit.FindCondition(rs.Status.Conditions, string(rayv1.RayServiceSuspended)); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("Suspended after resume: %+v", c)
 	}
 }

@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/controller/raycluster"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -20,7 +24,7 @@ func TestIntegrationRecreateTakeoverKeepsPods(t *testing.T) {
 	ns := newNamespace(t)
 	startOperator(t, ns, nil)
 	rc := testCluster(ns, "tk", 2)
-	rc.Spec.UpgradeStrategy = &rayv1.RayClusterUpgradeStrategy{Type: ptr(rayv1.RayClusterRecreate)}
+	rc.Spec.UpgradeStrategy = &rayv1.RayClusterUpgradeStrategy{Type: fixture.Ptr(rayv1.RayClusterRecreate)}
 	createRC(t, rc)
 	waitReady(t, ns, "tk", 2)
 	h, w := clusterPods(t, ns, "tk")
@@ -48,7 +52,7 @@ func TestIntegrationRecreateTakeoverKeepsPods(t *testing.T) {
 			return false, fmt.Sprintf("%d heads", len(h))
 		}
 		v := h[0].Annotations[rayv1.KubeRayVersion]
-		return v == kuberayVersionValue, "version " + v
+		return v == kit.KuberayVersionValue, "version " + v
 	})
 	h, w = clusterPods(t, ns, "tk")
 	for _, p := range append(h, w...) {
@@ -60,7 +64,7 @@ func TestIntegrationRecreateTakeoverKeepsPods(t *testing.T) {
 	patchRC(t, ns, "tk", func(rc *rayv1.RayCluster) {
 		rc.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
 	})
-	waitEvent(t, ns, "tk", reasonRecreate, "deleting all 3 pods")
+	waitEvent(t, ns, "tk", raycluster.ReasonRecreate, "deleting all 3 pods")
 	eventually(t, 60*time.Second, "every pod replaced", func() (bool, string) {
 		h, w := clusterPods(t, ns, "tk")
 		for _, p := range append(h, w...) {

@@ -48,12 +48,3 @@ func newDashboards(cfg *rest.Config, book *addrbook.Book, secrets raydash.Secret
 	}
 	return r, nil
 }
-
-// serveProxies checks Serve proxies through the sandbox's address book when
-// there is one; nil leaves the RayService reconciler's default.
-func serveProxies(book *addrbook.Book) controller.ServeProxyChecker {
-	if book == nil {
-		return nil
-	}
-	return controller.ServeProxyCheckerFromAddressBook(book)
-}

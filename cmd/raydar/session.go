@@ -24,6 +24,7 @@ import (
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui"
 )
@@ -110,7 +111,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		}()
 	} else {
 		c, err := cache.New(t.Config, cache.Options{
-			Scheme:           controller.NewScheme(),
+			Scheme:           scheme.New(),
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.Pod{}: {Label: rayv1.RayPodSelector()},

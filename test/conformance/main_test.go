@@ -219,6 +219,10 @@ func stopKubeRay(cmd *exec.Cmd) {
 // that a raydar loop already runs in this process (controller names are
 // then not checked for uniqueness).
 func (s *suite) startRaydar(namespaces []string, another bool) (stop func(), err error) {
+	dash, err := raydash.New(raydash.Options{AddressBook: s.sim, Secrets: raydash.SecretsFromClientset(s.kc), HeadServiceName: controller.HeadServiceName})
+	if err != nil {
+		return nil, err
+	}
 	op, err := controller.New(s.sb.Config, controller.Options{
 		DisableLeaderElection:        true,
 		Namespaces:                   namespaces,
@@ -226,18 +230,10 @@ func (s *suite) startRaydar(namespaces []string, another bool) (stop func(), err
 		MetricsBindAddress:           "0",
 		Logger:                       logr.Discard(),
 		SkipControllerNameValidation: another,
+		Dashboards:                   dash,
+		ServeProxyChecker:            controller.ServeProxyCheckerFromAddressBook(s.sim),
 	})
 	if err != nil {
-		return nil, err
-	}
-	dash, err := raydash.New(raydash.Options{AddressBook: s.sim, Secrets: raydash.SecretsFromClientset(s.kc), HeadServiceName: controller.HeadServiceName})
-	if err != nil {
-		return nil, err
-	}
-	if err := controller.SetupRayJobReconciler(op.Manager(), controller.RayJobOptions{Operator: op, Dashboards: dash}); err != nil {
-		return nil, err
-	}
-	if err := controller.SetupRayServiceReconciler(op.Manager(), controller.RayServiceOptions{Operator: op, Dashboards: dash, ProxyChecker: controller.ServeProxyCheckerFromAddressBook(s.sim)}); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())

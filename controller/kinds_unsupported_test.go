@@ -1,0 +1,128 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/raycluster"
+	"github.com/raydar/raydar/controller/rayjob"
+	"github.com/raydar/raydar/controller/rayservice"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+func TestUnsupportedFields(t *testing.T) {
+	incremental := rayv1.NewClusterWithIncrementalUpgrade
+	newCluster := rayv1.NewCluster
+	for _, tc := range []struct {
+		name string
+		spec func(*rayv1.RayClusterSpec)
+		ann  map[string]string
+		// want is the field path under the RayCluster's spec/metadata; ""
+		// means accepted.
+		want string
+		// invalid: not a missing feature, a spec that cannot be honoured.
+		invalid bool
+	}{
+		{name: "nothing unusual", spec: func(*rayv1.RayClusterSpec) {}},
+		{name: "tlsOptions", spec: func(s *rayv1.RayClusterSpec) { s.TLSOptions = &rayv1.TLSOptions{Enabled: fixture.Ptr(true)} }, want: "spec.tlsOptions"},
+		{name: "tlsOptions disabled is still refused, as KubeRay does without its gate", spec: func(s *rayv1.RayClusterSpec) {
+			s.TLSOptions = &rayv1.TLSOptions{Enabled: fixture.Ptr(false)}
+		}, want: "spec.tlsOptions"},
+		{name: "networkPolicy", spec: func(s *rayv1.RayClusterSpec) { s.NetworkPolicy = &rayv1.NetworkPolicyConfig{} }, want: "spec.networkPolicy"},
+		{name: "historyServerOptions", spec: func(s *rayv1.RayClusterSpec) {
+			s.HistoryServerOptions = &rayv1.HistoryServerOptions{CollectorOptions: &rayv1.CollectorOptions{}}
+		}, want: "spec.historyServerOptions"},
+		{name: "rocksdb GCS FT", spec: func(s *rayv1.RayClusterSpec) {
+			s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
+		}, want: "spec.gcsFaultToleranceOptions.backend"},
+		{name: "GCS storage with redis: ignored otherwise, so refused (KubeRay refuses it too)", spec: func(s *rayv1.RayClusterSpec) {
+			s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{RedisAddress: "redis:6379", Storage: &rayv1.GcsEmbeddedStorage{}}
+		}, want: "spec.gcsFaultToleranceOptions.storage", invalid: true},
+		{name: "redis GCS FT is implemented", spec: func(s *rayv1.RayClusterSpec) {
+			s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRedis, RedisAddress: "redis:6379"}
+		}},
+		{name: "enableK8sTokenAuth", spec: func(s *rayv1.RayClusterSpec) {
+			s.AuthOptions = &rayv1.AuthOptions{Mode: rayv1.AuthModeToken, EnableK8sTokenAuth: fixture.Ptr(true)}
+		}, want: "spec.authOptions.enableK8sTokenAuth"},
+		{name: "token auth is implemented", spec: func(s *rayv1.RayClusterSpec) {
+			s.AuthOptions = &rayv1.AuthOptions{Mode: rayv1.AuthModeToken, EnableK8sTokenAuth: fixture.Ptr(false)}
+		}},
+		{name: "enableIngress is implemented", spec: func(s *rayv1.RayClusterSpec) { s.HeadGroupSpec.EnableIngress = fixture.Ptr(true) }},
+		{name: "enableIngress false", spec: func(s *rayv1.RayClusterSpec) { s.HeadGroupSpec.EnableIngress = fixture.Ptr(false) }},
+		{name: "ray.io/enable-serve-service is implemented", spec: func(*rayv1.RayClusterSpec) {}, ann: map[string]string{rayv1.EnableServeServiceKey: "true"}},
+		{name: "ray.io/enable-serve-service without a serve port", spec: func(s *rayv1.RayClusterSpec) {
+			s.HeadGroupSpec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "dashboard", ContainerPort: 8265}}
+		}, ann: map[string]string{rayv1.EnableServeServiceKey: "true"}, want: "metadata.annotations[ray.io/enable-serve-service]", invalid: true},
+		{name: "ray.io/enable-serve-service false", spec: func(*rayv1.RayClusterSpec) {}, ann: map[string]string{rayv1.EnableServeServiceKey: "false"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			check := func(kind, got, want string) {
+				t.Helper()
+				if want == "" {
+					if got != "" {
+						t.Errorf("%s: refused %s, want accepted", kind, got)
+					}
+					return
+				}
+				prefix := want + ": Forbidden: " + raycluster.NotImplemented
+				if tc.invalid {
+					prefix = want + ": " // implemented, but this spec cannot be honoured
+				}
+				if !strings.HasPrefix(got, prefix) {
+					t.Errorf("%s: %q, want a refusal of %s", kind, got, want)
+				}
+			}
+			rc := fixture.Cluster("c", fixture.Group("g", 1))
+			rc.Annotations = tc.ann
+			tc.spec(&rc.Spec)
+			check("RayCluster", joinErrs(raycluster.UnsupportedRayCluster(rc)), tc.want)
+
+			// The same spec in a RayJob and a RayService is refused there,
+			// under their own paths.
+			under := func(prefix string) string {
+				if tc.want == "" || strings.HasPrefix(tc.want, "metadata.") {
+					return tc.want
+				}
+				return prefix + strings.TrimPrefix(tc.want, "spec")
+			}
+			rj := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "j", Annotations: tc.ann}, Spec: rayv1.RayJobSpec{RayClusterSpec: rc.Spec.DeepCopy()}}
+			check("RayJob", joinErrs(rayjob.UnsupportedRayJob(rj)), under("spec.rayClusterSpec"))
+			rs := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "s", Annotations: tc.ann}, Spec: rayv1.RayServiceSpec{RayClusterSpec: *rc.Spec.DeepCopy()}}
+			check("RayService", joinErrs(rayservice.UnsupportedRayService(rs)), under("spec.rayClusterConfig"))
+		})
+	}
+
+	t.Run("RayJob on a selected cluster creates none", func(t *testing.T) {
+		rc := fixture.Cluster("c")
+		rc.Spec.TLSOptions = &rayv1.TLSOptions{}
+		rj := &rayv1.RayJob{Spec: rayv1.RayJobSpec{RayClusterSpec: &rc.Spec, ClusterSelector: map[string]string{rayv1.RayClusterLabelKey: "c"}}}
+		if errs := rayjob.UnsupportedRayJob(rj); len(errs) != 0 {
+			t.Fatal(errs)
+		}
+	})
+	t.Run("RayService upgrade strategies", func(t *testing.T) {
+		rs := &rayv1.RayService{Spec: rayv1.RayServiceSpec{RayClusterSpec: fixture.Cluster("c").Spec}}
+		rs.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{Type: &newCluster}
+		if errs := rayservice.UnsupportedRayService(rs); len(errs) != 0 {
+			t.Fatal(errs)
+		}
+		rs.Spec.UpgradeStrategy.Type = &incremental
+		if got := joinErrs(rayservice.UnsupportedRayService(rs)); !strings.HasPrefix(got, "spec.upgradeStrategy.type: Forbidden: "+raycluster.NotImplemented) {
+			t.Fatal(got)
+		}
+	})
+}
+
+// joinErrs is the errors' messages, one a line; "" for none.
+func joinErrs(errs field.ErrorList) string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return strings.Join(out, "\n")
+}

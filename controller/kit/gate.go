@@ -1,0 +1,262 @@
+package kit
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// Reasons of the Events of a skipped object.
+const (
+	ReasonManagedElsewhere = "ManagedElsewhere"
+	ReasonOtherOperator    = "OtherOperatorDetected"
+)
+
+// Labels by which a KubeRay operator's pods are recognised: the Helm chart
+// sets app.kubernetes.io/name=kuberay-operator, the kustomize manifests
+// app.kubernetes.io/component=kuberay-operator.
+var otherOperatorSelectors = []client.MatchingLabels{
+	{rayv1.KubernetesApplicationNameLabelKey: "kuberay-operator"},
+	{"app.kubernetes.io/component": "kuberay-operator"},
+}
+
+// OtherOperator is what raydar knows about another operator managing
+// ray.io objects in the cluster.
+type OtherOperator struct {
+	// Detected is true while a KubeRay operator pod is running or starting.
+	Detected bool
+	// Pods are the detected operator pods, "namespace/name".
+	Pods []string
+	// Ignored is true when raydar was told to reconcile anyway
+	// (Options.IgnoreOtherOperators).
+	Ignored bool
+	// CheckedAt is the time of the last check; Err its error, if any.
+	CheckedAt time.Time
+	Err       string
+}
+
+// Message says, in words, what the detection means for raydar.
+func (o OtherOperator) Message() string {
+	switch {
+	case !o.Detected:
+		return ""
+	case o.Ignored:
+		return fmt.Sprintf("a KubeRay operator is running (%s) but raydar reconciles anyway (--ignore-other-operator): both will act on the same clusters", joinPhrases(o.Pods))
+	}
+	return fmt.Sprintf("a KubeRay operator is running (%s): raydar leaves ray.io objects to it, except those opted in with spec.managedBy: %s "+
+		"(raydar's CRDs) or the annotation %s: \"true\" with spec.managedBy: %s (KubeRay's CRDs, which KubeRay then leaves alone)",
+		joinPhrases(o.Pods), rayv1.ManagedByRaydar, rayv1.ManagedByRaydarAnnotationKey, rayv1.MultiKueueController)
+}
+
+// optedIn reports whether an object asks for raydar through the annotation
+// raydar.io/managed-by-raydar: "true".
+func optedIn(annotations map[string]string) bool {
+	return annotations[rayv1.ManagedByRaydarAnnotationKey] == "true"
+}
+
+// gate decides which RayClusters raydar may touch: not those whose
+// spec.managedBy names another controller, and, while a KubeRay operator
+// runs in the cluster, not those KubeRay would reconcile (managedBy unset
+// or ray.io/kuberay-operator) unless told to ignore it.
+type Gate struct {
+	ignoreOthers bool
+	api          client.Reader
+	// kick receives every RayCluster to re-reconcile when the detection
+	// changes.
+	Kick  chan crevent.GenericEvent
+	Cache client.Reader
+
+	mu        sync.RWMutex
+	other     OtherOperator
+	notified  map[types.UID]string
+	unmanaged map[types.NamespacedName]string
+}
+
+func NewGate(api client.Reader, ignoreOthers bool) *Gate {
+	return &Gate{
+		api: api, ignoreOthers: ignoreOthers,
+		Kick:      make(chan crevent.GenericEvent, 1024),
+		notified:  map[types.UID]string{},
+		unmanaged: map[types.NamespacedName]string{},
+		other:     OtherOperator{Ignored: ignoreOthers},
+	}
+}
+
+// skipReason says why raydar must not reconcile rc, "" if it may.
+func (g *Gate) SkipReason(rc *rayv1.RayCluster) string {
+	g.mu.RLock()
+	other := g.other
+	g.mu.RUnlock()
+	return SkipReason(rc, other)
+}
+
+// skipReason is the pure rule behind gate.skipReason. raydar reconciles
+// an object whose spec.managedBy is raydar.io/raydar (raydar's CRDs only:
+// KubeRay's allow no such value), or that carries the annotation
+// raydar.io/managed-by-raydar: "true" — with spec.managedBy
+// kueue.x-k8s.io/multikueue, the one other value KubeRay's CRDs allow and
+// that KubeRay's operator leaves alone, or unset while no KubeRay operator
+// runs (an annotated object with managedBy unset would be reconciled by a
+// running KubeRay too, so it is refused then).
+func SkipReason(rc *rayv1.RayCluster, other OtherOperator) string {
+	mb := rc.Spec.ManagedBy
+	kuberayRuns := other.Detected && !other.Ignored
+	switch {
+	case rayv1.IsManagedBy(mb, rayv1.ManagedByRaydar):
+		return ""
+	case optedIn(rc.Annotations) && rayv1.IsManagedBy(mb, rayv1.MultiKueueController):
+		return ""
+	case !rayv1.IsManagedBy(mb, rayv1.KubeRayController):
+		return fmt.Sprintf("spec.managedBy is %q: that controller reconciles this cluster, raydar does not touch it", *mb)
+	case optedIn(rc.Annotations) && kuberayRuns:
+		return fmt.Sprintf("the annotation %s is set, but a KubeRay operator is running (%s) and reconciles every object whose spec.managedBy is unset or %s; "+
+			"set spec.managedBy: %s too so that it leaves this one to raydar", rayv1.ManagedByRaydarAnnotationKey, joinPhrases(other.Pods),
+			rayv1.KubeRayController, rayv1.MultiKueueController)
+	case kuberayRuns:
+		return other.Message()
+	}
+	return ""
+}
+
+// skip reports whether to leave rc alone; the first time for each cluster
+// and reason it says why in an Event and the log.
+func (g *Gate) Skip(ctx context.Context, rc *rayv1.RayCluster, rec recorder.EventRecorder) bool {
+	why := g.SkipReason(rc)
+	nn := types.NamespacedName{Namespace: rc.Namespace, Name: rc.Name}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if why == "" {
+		delete(g.unmanaged, nn)
+		delete(g.notified, rc.UID)
+		return false
+	}
+	g.unmanaged[nn] = why
+	if g.notified[rc.UID] != why {
+		g.notified[rc.UID] = why
+		reason := ReasonManagedElsewhere
+		if rayv1.IsManagedBy(rc.Spec.ManagedBy, rayv1.KubeRayController) {
+			reason = ReasonOtherOperator
+		}
+		log.FromContext(ctx).Info("not reconciling", "reason", why)
+		rec.Eventf(rc, nil, corev1.EventTypeNormal, reason, "Skip", "raydar does not reconcile this cluster: %s", why)
+	}
+	return true
+}
+
+func (g *Gate) Forget(uid types.UID, nn types.NamespacedName) {
+	g.mu.Lock()
+	delete(g.notified, uid)
+	delete(g.unmanaged, nn)
+	g.mu.Unlock()
+}
+
+// Unmanaged lists the RayClusters raydar currently leaves alone and why.
+func (g *Gate) Unmanaged() map[types.NamespacedName]string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := make(map[types.NamespacedName]string, len(g.unmanaged))
+	for k, v := range g.unmanaged {
+		out[k] = v
+	}
+	return out
+}
+
+func (g *Gate) OtherOperator() OtherOperator {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	o := g.other
+	o.Pods = append([]string(nil), o.Pods...)
+	return o
+}
+
+// check looks for KubeRay operator pods once. When the answer changes,
+// every cached RayCluster is re-queued.
+func (g *Gate) Check(ctx context.Context) {
+	found := map[string]bool{}
+	var errMsg string
+	for _, sel := range otherOperatorSelectors {
+		list := &corev1.PodList{}
+		if err := g.api.List(ctx, list, sel); err != nil {
+			errMsg = err.Error()
+			continue
+		}
+		for _, p := range list.Items {
+			if p.DeletionTimestamp == nil && (p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodPending) {
+				found[p.Namespace+"/"+p.Name] = true
+			}
+		}
+	}
+	pods := SortedKeys(found)
+	sort.Strings(pods)
+	g.mu.Lock()
+	before := g.other.Detected
+	if errMsg == "" || len(pods) > 0 {
+		g.other.Detected = len(pods) > 0
+		g.other.Pods = pods
+	}
+	g.other.CheckedAt = time.Now()
+	g.other.Err = errMsg
+	changed := before != g.other.Detected
+	msg := g.other.Message()
+	g.mu.Unlock()
+	if changed {
+		if msg != "" {
+			log.FromContext(ctx).Info("other operator detected", "message", msg)
+		} else {
+			log.FromContext(ctx).Info("no other operator any more; reconciling every RayCluster")
+		}
+		g.requeueAll(ctx)
+	}
+}
+
+func (g *Gate) requeueAll(ctx context.Context) {
+	if g.Cache == nil {
+		return
+	}
+	list := &rayv1.RayClusterList{}
+	if err := g.Cache.List(ctx, list); err != nil {
+		return
+	}
+	for i := range list.Items {
+		// Never block: a process that does not lead has no consumer, and
+		// gaining the lead reconciles every cluster anyway.
+		select {
+		case g.Kick <- crevent.GenericEvent{Object: &list.Items[i]}:
+		default:
+			return
+		}
+	}
+}
+
+// watcher runs check periodically on every raydar process, leader or not,
+// so that every TUI can show it.
+type OtherOperatorWatcher struct {
+	G        *Gate
+	Interval time.Duration
+}
+
+func (w *OtherOperatorWatcher) NeedLeaderElection() bool { return false }
+
+func (w *OtherOperatorWatcher) Start(ctx context.Context) error {
+	t := time.NewTicker(w.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			w.G.Check(ctx)
+		}
+	}
+}

@@ -1,0 +1,635 @@
+package raycluster
+
+// decide: a pure function from what was observed to a plan. No I/O, no
+// clock, no randomness except through observed.NewSuffix and observed.Now,
+// so every rule here is table-tested without an API server.
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/raydar/raydar/controller/kit"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// observed is everything the reconciler read before deciding.
+type observed struct {
+	Cluster *rayv1.RayCluster
+	// Pods are the pods controlled by Cluster (owner UID), with this
+	// process's unseen writes laid over them: pods it created are present,
+	// pods it deleted carry a deletionTimestamp.
+	Pods []*corev1.Pod
+	// HeadService is nil when absent.
+	HeadService *corev1.Service
+	// HeadlessServiceReady: the headless worker Service exists (read live:
+	// it carries KubeRay's labels, not ray.io/cluster, so it is not cached).
+	HeadlessServiceReady bool
+	// RBACReady: the autoscaler's ServiceAccount, Role and RoleBinding exist.
+	RBACReady bool
+	// AuthSecretReady: the generated auth Secret exists (auth.go).
+	AuthSecretReady bool
+	// ServeServiceReady: the ray.io/enable-serve-service Service exists
+	// (serve_service.go).
+	ServeServiceReady bool
+	// Ingress is the dashboard Ingress, read only with enableIngress
+	// (ingress.go); nil when absent.
+	Ingress *networkingv1.Ingress
+	// CleanupJob is the Redis clean-up Job; read only while a deleted
+	// cluster waits on the GCS FT finalizer.
+	CleanupJob *batchv1.Job
+	Now        time.Time
+	Config     BuildConfig
+	// NewSuffix returns a fresh random name suffix.
+	NewSuffix func() string
+}
+
+// podDeletion is a pod to delete and why, in words for the Event.
+type podDeletion struct {
+	Pod    *corev1.Pod
+	Reason string
+}
+
+// plan is what the reconciler will do, in order: finalizer, Services and
+// autoscaler RBAC, pods, the clean-up Job, finalizer removal, status.
+type plan struct {
+	AddFinalizer    bool
+	RemoveFinalizer bool
+
+	CreateServices []*corev1.Service
+	CreateRBAC     []client.Object
+	// CreateAuthSecret is the auth Secret to create, without its token
+	// (act adds it); before any pod.
+	CreateAuthSecret *corev1.Secret
+	// CreateIngress and UpdateIngress: the dashboard Ingress (ingress.go).
+	CreateIngress *networkingv1.Ingress
+	UpdateIngress *networkingv1.Ingress
+	CreatePods    []*corev1.Pod
+	DeletePods    []podDeletion
+	// DeleteAll deletes every pod of the cluster in one request
+	// (deletecollection by label); DeletePods then lists them for the
+	// expectations and the Event.
+	DeleteAll bool
+	// StampPods are annotations to merge into existing pods (the Recreate
+	// hash on a head pod another operator made).
+	StampPods []podStamp
+	CreateJob *batchv1.Job
+
+	// Events are facts the decision itself establishes (invalid spec,
+	// suspended, recreate); the outcomes of writes become Events in act.
+	Events []kit.Event
+	// Invalid holds the spec's validation errors; nothing is created.
+	Invalid field.ErrorList
+	// SkipStatus: the cluster is being deleted; its status is not written.
+	SkipStatus bool
+	// Status is the status the cluster has if the plan succeeds.
+	Status rayv1.RayClusterStatus
+	// RequeueAfter asks for another pass even without a watch event.
+	RequeueAfter time.Duration
+}
+
+// podStamp is an annotation merge into an existing pod.
+type podStamp struct {
+	Pod         *corev1.Pod
+	Annotations map[string]string
+}
+
+// Reasons of Events that are not ReplicaFailure reasons (those are in rayapi/v1).
+const (
+	ReasonInvalidSpec        = rayv1.EventInvalidRayClusterSpec
+	ReasonValidationFailed   = string(rayv1.ValidationFailed)
+	ReasonSuspending         = "Suspending"
+	ReasonSuspended          = "Suspended"
+	ReasonResumed            = "Resumed"
+	ReasonRecreate           = "RecreatingPods"
+	reasonRedisCleanup       = "RedisCleanup"
+	reasonRedisCleanupFailed = "RedisCleanupFailed"
+	ReasonRedisCleanupTimout = "RedisCleanupTimedOut"
+)
+
+// resumeRequeue is how soon the pass after a resume is recorded runs.
+const resumeRequeue = 100 * time.Millisecond
+
+// isActive: not terminating.
+func isActive(p *corev1.Pod) bool { return p.DeletionTimestamp == nil }
+
+// replaceReason says why a pod must be deleted and re-created, "" if not:
+// it reached a terminal phase (the kubelet never restarts such a pod), or its
+// Ray container exited and restartPolicy Never keeps it down.
+func replaceReason(p *corev1.Pod) string {
+	switch p.Status.Phase {
+	case corev1.PodFailed, corev1.PodSucceeded:
+		r := "pod " + p.Name + " is " + string(p.Status.Phase)
+		if p.Status.Reason != "" {
+			r += " (" + p.Status.Reason + ")"
+		}
+		return r
+	case corev1.PodRunning:
+		if p.Spec.RestartPolicy != corev1.RestartPolicyNever || len(p.Spec.Containers) == 0 {
+			return ""
+		}
+		name := p.Spec.Containers[rayv1.RayContainerIndex].Name
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name == name && cs.State.Terminated != nil {
+				return fmt.Sprintf("the Ray container of pod %s exited with code %d and restartPolicy is Never",
+					p.Name, cs.State.Terminated.ExitCode)
+			}
+		}
+	}
+	return ""
+}
+
+func hasFinalizer(rc *rayv1.RayCluster, f string) bool {
+	return slices.Contains(rc.Finalizers, f)
+}
+
+// redisCleanupTimeout is how long a deleted cluster waits for the Redis
+// clean-up before the finalizer is removed anyway.
+func redisCleanupTimeout(rc *rayv1.RayCluster) time.Duration {
+	if v := rc.Annotations[rayv1.GCSFaultToleranceDeletionTimeoutAnnotationKey]; v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return time.Duration(n) * time.Second
+		}
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			return d
+		}
+	}
+	return time.Duration(rayv1.DefaultGCSFTDeletionTimeoutSeconds) * time.Second
+}
+
+// suspendInProgress: spec.suspend is set, or a suspension already started
+// and must finish (it is atomic: Suspending → all pods gone → Suspended).
+func suspendInProgress(rc *rayv1.RayCluster) bool {
+	return rc.Spec.IsSuspended() || rayv1.IsConditionTrue(rc.Status.Conditions, string(rayv1.RayClusterSuspending))
+}
+
+// decide is the whole reconcile decision for one RayCluster.
+func decide(o *observed) *plan {
+	rc := o.Cluster
+	p := &plan{}
+	if rc.DeletionTimestamp != nil {
+		decideDeletion(o, p)
+		return p
+	}
+	if errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayCluster(rc)...); len(errs) > 0 {
+		p.Invalid = errs
+		p.Status = computeStatus(o.Cluster, o.Pods, o.HeadService, p, nil, o.Now)
+		if old := kit.FindCondition(rc.Status.Conditions, string(rayv1.RayClusterReplicaFailure)); old == nil ||
+			old.Reason != ReasonValidationFailed || old.Message != kit.InvalidMessage(errs) {
+			p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: ReasonInvalidSpec, Action: "Validate",
+				Message: "Invalid spec, nothing is created or deleted until it is fixed: " + kit.InvalidMessage(errs)})
+		}
+		return p
+	}
+	if needsRedisCleanup(rc) && !hasFinalizer(rc, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
+		p.AddFinalizer = true
+	}
+
+	if o.HeadService == nil {
+		p.CreateServices = append(p.CreateServices, BuildHeadService(rc, o.Config))
+	}
+	if needsHeadlessWorkerService(rc) && !o.HeadlessServiceReady {
+		p.CreateServices = append(p.CreateServices, buildHeadlessWorkerService(rc))
+	}
+	if autoscalingEnabled(rc) && !o.RBACReady {
+		p.CreateRBAC = buildAutoscalerRBAC(rc)
+	}
+	decideAuthSecret(o, p)
+	decideServeService(o, p)
+	decideIngress(o, p)
+
+	decidePods(o, p)
+
+	after := podsAfter(o.Pods, p, o.Now)
+	p.Status = computeStatus(rc, after, o.HeadService, p, nil, o.Now)
+	decideStatusEvents(rc, p)
+	return p
+}
+
+// decidePods fills the pod creations and deletions of the plan.
+func decidePods(o *observed, p *plan) {
+	rc := o.Cluster
+	var active []*corev1.Pod
+	for _, pod := range o.Pods {
+		if isActive(pod) {
+			active = append(active, pod)
+		}
+	}
+	sortPods(active)
+
+	// Suspend: every pod goes, nothing is created.
+	if suspendInProgress(rc) {
+		if len(active) > 0 {
+			deleteAll(p, active, "the cluster is suspended")
+		}
+		return
+	}
+	// Suspended: nothing is created until a pass has recorded the resume
+	// (spec.suspend false) in the status, as in KubeRay v1.7.0
+	// (reconcilePods returns while RayClusterSuspended is true). Removing
+	// spec.suspend instead of setting it false leaves the cluster
+	// suspended there too.
+	if suspendStatus(rc.Status.Conditions) == rayv1.RayClusterSuspended {
+		if rc.Spec.Suspend != nil && !*rc.Spec.Suspend {
+			// This pass records the resume; a status write brings no
+			// watch event, so come back for the pods.
+			p.RequeueAfter = resumeRequeue
+		}
+		return
+	}
+
+	// Recreate upgrade: pod templates changed, so every pod goes; the next
+	// pass creates them afresh from the new templates. Only pods raydar
+	// made carry a hash raydar can compare (ray.io/kuberay-version
+	// "raydar"): those of a KubeRay operator that ran the cluster before
+	// hold KubeRay's hash, computed differently, and never trigger a
+	// Recreate by themselves. As KubeRay does when its own version changes,
+	// raydar stamps its hash of the current spec onto such a head pod, so a
+	// spec change after the takeover still recreates every pod.
+	hash := specHash(rc)
+	if rc.Spec.UpgradeType() == rayv1.RayClusterRecreate {
+		for _, pod := range active {
+			if pod.Annotations[rayv1.KubeRayVersion] != kit.KuberayVersionValue {
+				if kit.IsHeadPod(pod) {
+					p.StampPods = append(p.StampPods, podStamp{Pod: pod, Annotations: map[string]string{
+						rayv1.UpgradeStrategyRecreateHashKey: hash, rayv1.KubeRayVersion: kit.KuberayVersionValue}})
+				}
+				continue
+			}
+			if h, ok := pod.Annotations[rayv1.UpgradeStrategyRecreateHashKey]; ok && h != hash {
+				p.StampPods = nil
+				deleteAll(p, active, "upgradeStrategy Recreate: the pod templates changed")
+				p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonRecreate, Action: "Upgrade",
+					Message: fmt.Sprintf("Pod templates changed (hash %s, pod %s has %s): deleting all %d pods to recreate them",
+						hash, pod.Name, h, len(active))})
+				return
+			}
+		}
+	}
+
+	// Failed pods are deleted and replaced in the same pass.
+	var live []*corev1.Pod
+	for _, pod := range active {
+		if r := replaceReason(pod); r != "" {
+			p.DeletePods = append(p.DeletePods, podDeletion{Pod: pod, Reason: r + "; it will be replaced"})
+			continue
+		}
+		live = append(live, pod)
+	}
+
+	// Head.
+	var heads []*corev1.Pod
+	byGroup := map[string][]*corev1.Pod{}
+	for _, pod := range live {
+		switch {
+		case kit.IsHeadPod(pod):
+			heads = append(heads, pod)
+		case kit.IsWorkerPod(pod):
+			byGroup[kit.PodGroup(pod)] = append(byGroup[kit.PodGroup(pod)], pod)
+		}
+	}
+	switch {
+	case len(heads) == 0:
+		provisioned := rayv1.IsConditionTrue(rc.Status.Conditions, string(rayv1.RayClusterProvisioned))
+		// Exactly "true", as KubeRay's shouldSkipHeadPodRestart (:1458).
+		if provisioned && rc.Annotations[rayv1.DisableProvisionedHeadRestartAnnotationKey] == "true" {
+			// No new head, and KubeRay's pass ends here, before its worker
+			// loop (raycluster_controller.go:1014-1032): the workers are
+			// left as they are, failed ones too.
+			p.DeletePods = slices.DeleteFunc(p.DeletePods, func(d podDeletion) bool { return !kit.IsHeadPod(d.Pod) })
+			return
+		}
+		p.CreatePods = append(p.CreatePods, BuildPod(rc, PodBuild{Name: kit.HeadPodName(rc.Name, o.NewSuffix()), Head: true}, hash, o.Config))
+	case len(heads) > 1:
+		// Keep the best head (ready, then oldest); the others go.
+		best := slices.Clone(heads)
+		sort.SliceStable(best, func(i, j int) bool {
+			ri, rj := kit.IsRunningAndReady(best[i]), kit.IsRunningAndReady(best[j])
+			if ri != rj {
+				return ri
+			}
+			return olderThan(best[i], best[j])
+		})
+		for _, h := range best[1:] {
+			p.DeletePods = append(p.DeletePods, podDeletion{Pod: h, Reason: "more than one head pod; keeping " + best[0].Name})
+		}
+	}
+
+	// Workers of groups no longer in the spec.
+	groups := map[string]bool{}
+	for i := range rc.Spec.WorkerGroupSpecs {
+		groups[rc.Spec.WorkerGroupSpecs[i].GroupName] = true
+	}
+	for _, name := range kit.SortedKeys(byGroup) {
+		if groups[name] {
+			continue
+		}
+		for _, pod := range byGroup[name] {
+			p.DeletePods = append(p.DeletePods, podDeletion{Pod: pod, Reason: "worker group " + name + " is no longer in the spec"})
+		}
+	}
+
+	for i := range rc.Spec.WorkerGroupSpecs {
+		g := &rc.Spec.WorkerGroupSpecs[i]
+		if g.Hosts() > 1 {
+			decideMultiHostGroup(o, p, g, byGroup[g.GroupName], hash)
+		} else {
+			decideGroup(o, p, g, byGroup[g.GroupName], hash)
+		}
+	}
+}
+
+// decideGroup scales one single-host worker group:
+//  1. every live pod named in workersToDelete goes (names of pods already
+//     gone are ignored, so they never stand in for another pod);
+//  2. missing pods are created, each with the lowest free replica index;
+//  3. surplus pods are deleted only when the in-tree autoscaler is off —
+//     otherwise the autoscaler alone picks which workers go.
+func decideGroup(o *observed, p *plan, g *rayv1.WorkerGroupSpec, pods []*corev1.Pod, hash string) {
+	rc := o.Cluster
+	if g.IsSuspended() {
+		for _, pod := range pods {
+			p.DeletePods = append(p.DeletePods, podDeletion{Pod: pod, Reason: "worker group " + g.GroupName + " is suspended"})
+		}
+		return
+	}
+	named := map[string]bool{}
+	for _, n := range g.ScaleStrategy.WorkersToDelete {
+		named[n] = true
+	}
+	var remaining []*corev1.Pod
+	for _, pod := range pods {
+		if named[pod.Name] {
+			p.DeletePods = append(p.DeletePods, podDeletion{Pod: pod, Reason: "listed in scaleStrategy.workersToDelete of group " + g.GroupName})
+			continue
+		}
+		remaining = append(remaining, pod)
+	}
+	desired := int(g.DesiredPods())
+	diff := desired - len(remaining)
+	switch {
+	case diff > 0:
+		// Each new worker takes the lowest replica index no remaining pod
+		// holds (KubeRay v1.7.0 reconcilePods, RayMultiHostIndexing): the
+		// indexes live in the pods' labels, so they survive a restart.
+		used := map[int]bool{}
+		for _, pod := range remaining {
+			if i := kit.PodReplicaIndex(pod); i >= 0 {
+				used[i] = true
+			}
+		}
+		idx := 0
+		for range diff {
+			for used[idx] {
+				idx++
+			}
+			used[idx] = true
+			name := kit.WorkerPodName(rc.Name, g.GroupName, o.NewSuffix())
+			p.CreatePods = append(p.CreatePods, BuildPod(rc, PodBuild{Name: name, Group: g, replicaIndex: idx}, hash, o.Config))
+		}
+	case diff < 0 && !autoscalingEnabled(rc):
+		victims := slices.Clone(remaining)
+		sortForScaleDown(victims)
+		for _, pod := range victims[:-diff] {
+			p.DeletePods = append(p.DeletePods, podDeletion{Pod: pod,
+				Reason: fmt.Sprintf("scaling group %s down from %d to %d pods", g.GroupName, len(remaining), desired)})
+		}
+	}
+}
+
+// decideMultiHostGroup scales a group whose replicas are numOfHosts pods
+// each. Replicas are created and deleted whole; an incomplete replica is
+// deleted and replaced.
+func decideMultiHostGroup(o *observed, p *plan, g *rayv1.WorkerGroupSpec, pods []*corev1.Pod, hash string) {
+	rc := o.Cluster
+	hosts := int(g.Hosts())
+	replicas := map[string][]*corev1.Pod{}
+	for _, pod := range pods {
+		replicas[kit.PodReplica(pod)] = append(replicas[kit.PodReplica(pod)], pod)
+	}
+	del := func(rs []*corev1.Pod, why string) {
+		for _, pod := range rs {
+			p.DeletePods = append(p.DeletePods, podDeletion{Pod: pod, Reason: why})
+		}
+	}
+	if g.IsSuspended() {
+		del(pods, "worker group "+g.GroupName+" is suspended")
+		return
+	}
+	named := map[string]bool{}
+	for _, n := range g.ScaleStrategy.WorkersToDelete {
+		named[n] = true
+	}
+	var complete []string
+	used := map[int]bool{}
+	for _, name := range kit.SortedKeys(replicas) {
+		rs := replicas[name]
+		switch {
+		case name == "":
+			del(rs, "worker pod of multi-host group "+g.GroupName+" has no replica label")
+		case len(rs) != hosts:
+			del(rs, fmt.Sprintf("multi-host replica %s has %d of %d hosts; it is replaced whole", name, len(rs), hosts))
+		case slices.ContainsFunc(rs, func(pod *corev1.Pod) bool { return named[pod.Name] }):
+			del(rs, "a pod of multi-host replica "+name+" is listed in scaleStrategy.workersToDelete of group "+g.GroupName)
+		default:
+			complete = append(complete, name)
+			used[kit.PodReplicaIndex(rs[0])] = true
+		}
+	}
+	desired := int(g.DesiredReplicas())
+	diff := desired - len(complete)
+	switch {
+	case diff > 0:
+		idx := 0
+		for range diff {
+			for used[idx] {
+				idx++
+			}
+			used[idx] = true
+			rn := kit.ReplicaName(g.GroupName, o.NewSuffix())
+			for h := range hosts {
+				name := kit.WorkerPodName(rc.Name, g.GroupName, o.NewSuffix())
+				b := PodBuild{Name: name, Group: g, replica: rn, replicaIndex: idx, host: h}
+				p.CreatePods = append(p.CreatePods, BuildPod(rc, b, hash, o.Config))
+			}
+		}
+	case diff < 0 && !autoscalingEnabled(rc):
+		// Not-ready replicas first, then the highest index.
+		sort.SliceStable(complete, func(i, j int) bool {
+			ri, rj := allReady(replicas[complete[i]]), allReady(replicas[complete[j]])
+			if ri != rj {
+				return !ri
+			}
+			return kit.PodReplicaIndex(replicas[complete[i]][0]) > kit.PodReplicaIndex(replicas[complete[j]][0])
+		})
+		for _, name := range complete[:-diff] {
+			del(replicas[name], fmt.Sprintf("scaling multi-host group %s down from %d to %d replicas", g.GroupName, len(complete), desired))
+		}
+	}
+}
+
+func allReady(pods []*corev1.Pod) bool {
+	for _, p := range pods {
+		if !kit.IsRunningAndReady(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// decideDeletion handles a RayCluster being deleted. Children go by
+// garbage collection; only a GCS FT cluster (with the Redis clean-up
+// finalizer) needs work: delete the pods, wait for the head to go, run the
+// clean-up Job, then drop the finalizer. The finalizer is dropped anyway
+// after the timeout, so a deletion never hangs forever.
+func decideDeletion(o *observed, p *plan) {
+	rc := o.Cluster
+	p.SkipStatus = true
+	if !hasFinalizer(rc, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
+		return
+	}
+	timeout := redisCleanupTimeout(rc)
+	deadline := rc.DeletionTimestamp.Add(timeout)
+	if !o.Now.Before(deadline) {
+		p.RemoveFinalizer = true
+		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: ReasonRedisCleanupTimout, Action: "Delete",
+			Message: fmt.Sprintf("Redis clean-up did not finish within %s; removing finalizer %s anyway: "+
+				"keys under namespace %q may remain in Redis", timeout, rayv1.GCSFaultToleranceRedisCleanupFinalizer,
+				externalStorageNamespace(rc))})
+		return
+	}
+	remaining := deadline.Sub(o.Now)
+	poll := min(2*time.Second, remaining)
+	var active []*corev1.Pod
+	headLeft := false
+	for _, pod := range o.Pods {
+		if isActive(pod) {
+			active = append(active, pod)
+		}
+		if kit.IsHeadPod(pod) {
+			headLeft = true
+		}
+	}
+	switch {
+	case len(active) > 0:
+		sortPods(active)
+		deleteAll(p, active, "the cluster is being deleted")
+		p.RequeueAfter = poll
+	case headLeft:
+		p.RequeueAfter = poll // wait for the head (and its GCS) to stop
+	case o.CleanupJob == nil:
+		p.CreateJob = buildRedisCleanupJob(rc, o.Config)
+		p.RequeueAfter = poll
+	case jobCondition(o.CleanupJob, batchv1.JobComplete):
+		p.RemoveFinalizer = true
+		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonRedisCleanup, Action: "Delete",
+			Message: "Redis clean-up Job " + o.CleanupJob.Name + " succeeded; removing finalizer"})
+	case jobCondition(o.CleanupJob, batchv1.JobFailed):
+		p.RemoveFinalizer = true
+		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonRedisCleanupFailed, Action: "Delete",
+			Message: fmt.Sprintf("Redis clean-up Job %s failed; removing finalizer anyway: keys under namespace %q may remain in Redis",
+				o.CleanupJob.Name, externalStorageNamespace(rc))})
+	default:
+		p.RequeueAfter = poll
+	}
+}
+
+func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func deleteAll(p *plan, pods []*corev1.Pod, why string) {
+	p.DeleteAll = true
+	for _, pod := range pods {
+		p.DeletePods = append(p.DeletePods, podDeletion{Pod: pod, Reason: why})
+	}
+}
+
+// decideStatusEvents adds the Events of state changes the plan brings.
+func decideStatusEvents(rc *rayv1.RayCluster, p *plan) {
+	old, cur := rc.Status.Conditions, p.Status.Conditions
+	became := func(t rayv1.RayClusterConditionType) bool {
+		return !rayv1.IsConditionTrue(old, string(t)) && rayv1.IsConditionTrue(cur, string(t))
+	}
+	if became(rayv1.RayClusterSuspending) {
+		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonSuspending, Action: "Suspend",
+			Message: "spec.suspend is true: deleting all pods"})
+	}
+	if became(rayv1.RayClusterSuspended) {
+		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonSuspended, Action: "Suspend",
+			Message: "All pods are gone; the cluster is suspended"})
+	}
+	if rayv1.IsConditionTrue(old, string(rayv1.RayClusterSuspended)) && !rayv1.IsConditionTrue(cur, string(rayv1.RayClusterSuspended)) {
+		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonResumed, Action: "Resume",
+			Message: "spec.suspend is false: recreating the pods"})
+	}
+}
+
+// podsAfter is the pod list as it will be once the plan succeeds: created
+// pods added, deleted pods terminating.
+func podsAfter(pods []*corev1.Pod, p *plan, now time.Time) []*corev1.Pod {
+	gone := map[string]bool{}
+	for _, d := range p.DeletePods {
+		gone[d.Pod.Name] = true
+	}
+	out := make([]*corev1.Pod, 0, len(pods)+len(p.CreatePods))
+	for _, pod := range pods {
+		if gone[pod.Name] && pod.DeletionTimestamp == nil {
+			cp := pod.DeepCopy()
+			t := metav1.NewTime(now)
+			cp.DeletionTimestamp = &t
+			pod = cp
+		}
+		out = append(out, pod)
+	}
+	return append(out, p.CreatePods...)
+}
+
+// sortPods orders pods by name, so decisions do not depend on cache order.
+func sortPods(pods []*corev1.Pod) {
+	sort.SliceStable(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+}
+
+func olderThan(a, b *corev1.Pod) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
+}
+
+// sortForScaleDown puts the pods cheapest to lose first: unscheduled, then
+// not running, then not ready, then the newest.
+func sortForScaleDown(pods []*corev1.Pod) {
+	rank := func(p *corev1.Pod) int {
+		switch {
+		case p.Spec.NodeName == "":
+			return 0
+		case p.Status.Phase != corev1.PodRunning:
+			return 1
+		case !kit.IsRunningAndReady(p):
+			return 2
+		}
+		return 3
+	}
+	sort.SliceStable(pods, func(i, j int) bool {
+		if ri, rj := rank(pods[i]), rank(pods[j]); ri != rj {
+			return ri < rj
+		}
+		return olderThan(pods[j], pods[i])
+	})
+}

@@ -1,0 +1,71 @@
+package raycluster
+
+// The one list of what raydar accepts in ray.io/v1 but does not implement.
+// A field here is refused, never ignored: the object is not reconciled into
+// anything (no pods, no cluster, no upgrade), a Warning Event with KubeRay's
+// validation reason says why, and the status names the field (RayCluster:
+// ReplicaFailure/ValidationFailed; RayJob: jobDeploymentStatus
+// ValidationFailed; RayService: Ready False/ValidationFailed). A user must
+// never believe they have mTLS, isolation or fault tolerance they do not
+// have. It also holds the one rule that makes an implemented feature
+// impossible to honour (ray.io/enable-serve-service without a serve port).
+//
+// RayJob and RayService carry a RayClusterSpec and pass their annotations
+// on to the clusters they create, so they are refused as a whole, before
+// any cluster exists.
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// notImplemented is the prefix of every refusal's detail.
+const NotImplemented = "not implemented by raydar, so this object is not reconciled: "
+
+func Refuse(p *field.Path, missing string) *field.Error {
+	return field.Forbidden(p, NotImplemented+missing)
+}
+
+// unsupportedClusterSpec lists the unimplemented fields of a RayClusterSpec
+// at p and of the annotations that reach the cluster at annPath.
+func UnsupportedClusterSpec(spec *rayv1.RayClusterSpec, annotations map[string]string, p, annPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if spec.TLSOptions != nil {
+		errs = append(errs, Refuse(p.Child("tlsOptions"),
+			"no mTLS between Ray pods (KubeRay's RayClusterMTLS gate, cert-manager certificates); traffic would be unencrypted"))
+	}
+	if spec.NetworkPolicy != nil {
+		errs = append(errs, Refuse(p.Child("networkPolicy"),
+			"no NetworkPolicies are created (KubeRay's RayClusterNetworkPolicy gate); the pods would not be isolated"))
+	}
+	if spec.HistoryServerOptions != nil {
+		errs = append(errs, Refuse(p.Child("historyServerOptions"),
+			"no history server collector sidecar (KubeRay's RayClusterHistoryServer gate)"))
+	}
+	if o := spec.GcsFaultToleranceOptions; o != nil && o.Backend == rayv1.GcsFTBackendRocksDB {
+		errs = append(errs, Refuse(p.Child("gcsFaultToleranceOptions", "backend"),
+			"no embedded rocksdb GCS storage (KubeRay's GCSFaultToleranceEmbeddedStorage gate: PVC at /data/gcs); GCS state would not survive a head restart"))
+	} else if o != nil && o.Storage != nil {
+		// KubeRay refuses it too: the volume is the rocksdb backend's.
+		errs = append(errs, field.Forbidden(p.Child("gcsFaultToleranceOptions", "storage"),
+			"applies only to the rocksdb backend; with redis no volume would be made"))
+	}
+	if o := spec.AuthOptions; o != nil && o.EnableK8sTokenAuth != nil && *o.EnableK8sTokenAuth {
+		errs = append(errs, Refuse(p.Child("authOptions", "enableK8sTokenAuth"),
+			"no Kubernetes-delegated token auth (RAY_ENABLE_K8S_TOKEN_AUTH, projected ServiceAccount token); use authOptions.mode token with a Secret"))
+	}
+	if wantsServeService(annotations) && len(ServePorts(spec)) == 0 {
+		// Implemented (serve_service.go), but impossible without a port.
+		errs = append(errs, field.Invalid(annPath.Key(rayv1.EnableServeServiceKey), rayv1.EnableServeServiceTrue,
+			"the head's Ray container declares ports but none named serve or serve-*, so <cluster>-serve-svc cannot be made "+
+				"(KubeRay then creates no pods either)"))
+	}
+	return errs
+}
+
+// unsupportedRayCluster lists what a RayCluster asks for that raydar does
+// not implement.
+func UnsupportedRayCluster(rc *rayv1.RayCluster) field.ErrorList {
+	return UnsupportedClusterSpec(&rc.Spec, rc.Annotations, field.NewPath("spec"), field.NewPath("metadata", "annotations"))
+}

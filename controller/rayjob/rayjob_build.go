@@ -1,0 +1,353 @@
+package rayjob
+
+// The objects a RayJob creates: its RayCluster (with the SidecarMode
+// submitter injected into the head pod) and the K8sJobMode submitter Job.
+// Pure functions of the RayJob and, for the submitter, its cluster.
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/controller/raycluster"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
+	"sigs.k8s.io/yaml"
+
+	"github.com/raydar/raydar/kube/raydash"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// Environment of the submitter containers (KubeRay's names, which users'
+// own submitter templates may refer to).
+const (
+	envDashboardAddress = "RAY_DASHBOARD_ADDRESS"
+	envSubmissionID     = "RAY_JOB_SUBMISSION_ID"
+	envPythonUnbuffered = "PYTHONUNBUFFERED"
+)
+
+// buildRayJobCluster is the RayCluster a RayJob creates: its
+// rayClusterSpec, the child labels, a controller reference to the RayJob,
+// and in SidecarMode the submitter container in the head pod (whose restart
+// policy becomes Never, and the cluster is annotated so that its head is not
+// re-created once provisioned: a new head would run the job again). It
+// fails only where KubeRay's constructRayClusterForRayJob fails: a
+// submit command it cannot build (rayJobSubmitCommand).
+func buildRayJobCluster(rj *rayv1.RayJob, name string) (*rayv1.RayCluster, error) {
+	rc := &rayv1.RayCluster{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            name,
+			Namespace:       rj.Namespace,
+			Labels:          rayJobClusterLabels(rj),
+			Annotations:     rayJobClusterAnnotations(rj),
+			OwnerReferences: []metav1.OwnerReference{kit.RayJobOwnerRef(rj)},
+		},
+	}
+	if rj.Spec.RayClusterSpec != nil {
+		rc.Spec = *rj.Spec.RayClusterSpec.DeepCopy()
+	}
+	if mb := kit.ChildManagedBy(rj.Spec.ManagedBy, rj.Annotations); mb != nil {
+		rc.Spec.ManagedBy = mb
+	}
+	if rj.Spec.EffectiveSubmissionMode() == rayv1.SidecarMode {
+		pod := &rc.Spec.HeadGroupSpec.Template.Spec
+		pod.RestartPolicy = corev1.RestartPolicyNever
+		if !HasContainer(pod.Containers, rayv1.RayJobSubmitterContainerName) {
+			side, err := sidecarSubmitter(rj, rc)
+			if err != nil {
+				return nil, err
+			}
+			pod.Containers = append(pod.Containers, side)
+		}
+	}
+	return rc, nil
+}
+
+func HasContainer(cs []corev1.Container, name string) bool {
+	for _, c := range cs {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// headImage is the image of the head's Ray container.
+func headImage(spec *rayv1.RayClusterSpec) string {
+	if cs := spec.HeadGroupSpec.Template.Spec.Containers; len(cs) > rayv1.RayContainerIndex {
+		return cs[rayv1.RayContainerIndex].Image
+	}
+	return ""
+}
+
+// sidecarSubmitter is the SidecarMode submitter container, as KubeRay
+// v1.7.0 builds it (rayjob_controller.go getSubmitterContainer and
+// configureSubmitterContainer, common/job.go GetDefaultSubmitterContainer):
+// the head image, the default submitter resources, bash running
+// rayJobSubmitCommand against the dashboard on 127.0.0.1, and the env
+// KubeRay appends: PYTHONUNBUFFERED, RAY_DASHBOARD_ADDRESS (the RayJob's
+// status.dashboardURL, empty while the cluster is being created) and
+// RAY_JOB_SUBMISSION_ID, then the cluster's token-auth env.
+func sidecarSubmitter(rj *rayv1.RayJob, rc *rayv1.RayCluster) (corev1.Container, error) {
+	script, err := rayJobSubmitCommand(rj, rayv1.SidecarMode, rj.Status.DashboardURL)
+	if err != nil {
+		return corev1.Container{}, err
+	}
+	c := corev1.Container{
+		Name:      rayv1.RayJobSubmitterContainerName,
+		Image:     headImage(&rc.Spec),
+		Command:   submitterShell(),
+		Args:      []string{script},
+		Resources: submitterResources(),
+	}
+	c.Env = append(c.Env, submitterEnv(rj, rj.Status.DashboardURL)...)
+	for _, e := range authEnv(rc) {
+		c.Env = setEnvIfAbsent(c.Env, e)
+	}
+	return c, nil
+}
+
+// submitterShell is the command of KubeRay's submitter containers
+// (utils.GetContainerCommand([]string{"e"}) without ENABLE_LOGIN_SHELL).
+func submitterShell() []string { return []string{"/bin/bash", "-ce", "--"} }
+
+// submitterEnv is the env KubeRay's configureSubmitterContainer appends to
+// a submitter container, whether or not the container has them already.
+func submitterEnv(rj *rayv1.RayJob, dashboardURL string) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: envPythonUnbuffered, Value: "1"},
+		{Name: envDashboardAddress, Value: dashboardURL},
+		{Name: envSubmissionID, Value: rj.Status.JobId},
+	}
+}
+
+func submitterResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse(rayv1.DefaultSubmitterCPURequest),
+			corev1.ResourceMemory: resource.MustParse(rayv1.DefaultSubmitterMemoryRequest),
+		},
+		Limits: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse(rayv1.DefaultSubmitterCPULimit),
+			corev1.ResourceMemory: resource.MustParse(rayv1.DefaultSubmitterMemoryLimit),
+		},
+	}
+}
+
+// authEnv gives the submitter the cluster's Ray auth env (auth.go) when
+// the cluster uses token auth, as KubeRay's configureSubmitterContainer does
+// for both the K8sJobMode Job and the SidecarMode container: the cluster is
+// the one the job runs on (created or selected), so is the Secret.
+func authEnv(rc *rayv1.RayCluster) []corev1.EnvVar {
+	name := raydash.AuthSecretName(rc)
+	if name == "" {
+		return nil
+	}
+	var c corev1.Container
+	raycluster.SetTokenAuthEnv(&c, name)
+	return c.Env
+}
+
+// buildSubmitterJob is the K8sJobMode submitter as KubeRay v1.7.0 makes
+// it (rayjob_controller.go getSubmitterTemplate, configureSubmitterContainer
+// and createNewK8sJob; common/job.go GetSubmitterTemplate): a batch Job
+// named after the RayJob running spec.submitterPodTemplate or a default pod
+// (the head's image, 500m/200Mi requested, 1/1Gi limits, restartPolicy
+// Never); its first container runs rayJobSubmitCommand unless it has a
+// command of its own, and gets KubeRay's env appended (submitterEnv) and
+// the cluster's token-auth env where absent. dashboardURL is
+// status.dashboardURL (host:port, no scheme). One addition: a template
+// without restartPolicy gets Never (KubeRay passes it on, and the API
+// server refuses the Job).
+func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardURL string) (*batchv1.Job, error) {
+	script, err := rayJobSubmitCommand(rj, rayv1.K8sJobMode, dashboardURL)
+	if err != nil {
+		return nil, err
+	}
+	var tmpl corev1.PodTemplateSpec
+	if rj.Spec.SubmitterPodTemplate != nil {
+		tmpl = *rj.Spec.SubmitterPodTemplate.DeepCopy()
+	} else {
+		tmpl = corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name:      rayv1.RayJobSubmitterContainerName,
+			Image:     headImage(&rc.Spec),
+			Resources: submitterResources(),
+		}}}}
+	}
+	if tmpl.Spec.RestartPolicy == "" {
+		tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+	}
+	if len(tmpl.Spec.Containers) > 0 {
+		c := &tmpl.Spec.Containers[0]
+		if len(c.Command) == 0 {
+			c.Command = submitterShell()
+			c.Args = []string{script}
+		}
+		c.Env = append(c.Env, submitterEnv(rj, dashboardURL)...)
+		for _, e := range authEnv(rc) {
+			c.Env = setEnvIfAbsent(c.Env, e)
+		}
+	}
+	labels := rayJobSubmitterLabels(rj)
+	if tmpl.Labels == nil {
+		tmpl.Labels = map[string]string{}
+	}
+	maps.Copy(tmpl.Labels, labels)
+	backoff := rj.Spec.SubmitterBackoffLimit()
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            kit.RayJobSubmitterName(rj),
+			Namespace:       rj.Namespace,
+			Labels:          labels,
+			OwnerReferences: []metav1.OwnerReference{kit.RayJobOwnerRef(rj)},
+		},
+		Spec: batchv1.JobSpec{BackoffLimit: &backoff, Template: tmpl},
+	}, nil
+}
+
+func setEnvIfAbsent(env []corev1.EnvVar, e corev1.EnvVar) []corev1.EnvVar {
+	for _, x := range env {
+		if x.Name == e.Name {
+			return env
+		}
+	}
+	return append(env, e)
+}
+
+// KubeRay's wait for the dashboard's GCS (utils/constant.go
+// RayDashboardGCSHealthPath, RayDashboardGCSHealthCheckTimeoutSeconds,
+// BasePythonHealthCommand).
+const (
+	submitterGCSHealthPath    = "api/gcs_healthz"
+	submitterGCSHealthTimeout = 10
+	submitterHealthCommand    = `python -c "import urllib.request; r=urllib.request.urlopen('%s', timeout=%d); exit(0 if b'success' in r.read() else 1)"`
+)
+
+// rayJobSubmitCommand is the bash script of KubeRay v1.7.0's submitters
+// (common/job.go BuildJobSubmitCommand, SidecarSubmitterRestart off), its
+// words joined by single spaces:
+//
+//	until <python GCS health check> >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at <address> ..." ; sleep 2 ; done ;
+//	[K8sJobMode: if ! ray job status --address <address> <id> >/dev/null 2>&1 ; then]
+//	ray job submit --address <address> [K8sJobMode: --no-wait] [--runtime-env-json "<json>"] [--metadata-json "<json>"]
+//	  [--submission-id <id>] [--entrypoint-num-cpus %f] [--entrypoint-num-gpus %f] [--entrypoint-resources "<json>"] -- <entrypoint> ;
+//	[K8sJobMode: fi ; ray job logs --address <address> --follow <id>]
+//
+// The address is http://<dashboardURL> in K8sJobMode, whose health check
+// goes through it too, and http://127.0.0.1:<dashboard port> in SidecarMode,
+// whose health check asks localhost. JSON values are Go-quoted
+// (strconv.Quote), the runtime env as sigs.k8s.io/yaml converts it; the
+// entrypoint is passed as written, trimmed. Errors are KubeRay's: a
+// runtimeEnvYAML that is not YAML, metadata with a rayVersion below 2.6.0.
+func rayJobSubmitCommand(rj *rayv1.RayJob, mode rayv1.JobSubmissionMode, dashboardURL string) (string, error) {
+	s := &rj.Spec
+	var address, healthURL string
+	switch mode {
+	case rayv1.SidecarMode:
+		if s.RayClusterSpec == nil {
+			return "", fmt.Errorf("SidecarMode needs spec.rayClusterSpec")
+		}
+		port := kit.DashboardContainerPort(s.RayClusterSpec)
+		address = "http://127.0.0.1:" + strconv.Itoa(int(port))
+		healthURL = fmt.Sprintf("http://localhost:%d/%s", port, submitterGCSHealthPath)
+	case rayv1.K8sJobMode:
+		address = dashboardURL
+		if !strings.HasPrefix(address, "http://") {
+			address = "http://" + address
+		}
+		healthURL = address + "/" + submitterGCSHealthPath
+	default:
+		return "", fmt.Errorf("unsupported submission mode for job submit command: %s", mode)
+	}
+	id := rj.Status.JobId
+	cmd := []string{"until", fmt.Sprintf(submitterHealthCommand, healthURL, submitterGCSHealthTimeout), ">/dev/null", "2>&1", ";",
+		"do", "echo", strconv.Quote("Waiting for Ray Dashboard GCS to become healthy at " + address + " ..."), ";", "sleep", "2", ";", "done", ";"}
+	statusCheck := mode == rayv1.K8sJobMode
+	if statusCheck {
+		cmd = append(cmd, "if", "!", "ray", "job", "status", "--address", address, id, ">/dev/null", "2>&1", ";", "then")
+	}
+	cmd = append(cmd, "ray", "job", "submit", "--address", address)
+	if statusCheck {
+		cmd = append(cmd, "--no-wait")
+	}
+	if s.RuntimeEnvYAML != "" {
+		js, err := yaml.YAMLToJSON([]byte(s.RuntimeEnvYAML))
+		if err != nil {
+			return "", err
+		}
+		cmd = append(cmd, "--runtime-env-json", strconv.Quote(string(js)))
+	}
+	if len(s.Metadata) > 0 {
+		if s.RayClusterSpec != nil && s.RayClusterSpec.RayVersion != "" {
+			ok, err := rayVersionAtLeast(s.RayClusterSpec.RayVersion, 2, 6)
+			if err != nil {
+				return "", fmt.Errorf("failed to parse Ray version: %v: %w", s.RayClusterSpec.RayVersion, err)
+			}
+			if !ok {
+				return "", fmt.Errorf("the Ray version must be at least 2.6.0 to use the metadata field")
+			}
+		}
+		js, err := json.Marshal(s.Metadata)
+		if err != nil {
+			return "", err
+		}
+		cmd = append(cmd, "--metadata-json", strconv.Quote(string(js)))
+	}
+	if id != "" {
+		cmd = append(cmd, "--submission-id", id)
+	}
+	if s.EntrypointNumCpus > 0 {
+		cmd = append(cmd, "--entrypoint-num-cpus", fmt.Sprintf("%f", s.EntrypointNumCpus))
+	}
+	if s.EntrypointNumGpus > 0 {
+		cmd = append(cmd, "--entrypoint-num-gpus", fmt.Sprintf("%f", s.EntrypointNumGpus))
+	}
+	if s.EntrypointResources != "" {
+		cmd = append(cmd, "--entrypoint-resources", strconv.Quote(s.EntrypointResources))
+	}
+	cmd = append(cmd, "--", strings.TrimSpace(s.Entrypoint), ";")
+	if statusCheck {
+		cmd = append(cmd, "fi", ";", "ray", "job", "logs", "--address", address, "--follow", id)
+	}
+	return strings.Join(cmd, " "), nil
+}
+
+// rayJobDashboardURL is status.dashboardURL: the head Service's DNS name and
+// dashboard port, without a scheme (as KubeRay writes it).
+func rayJobDashboardURL(rc *rayv1.RayCluster, clusterDomain string) string {
+	return raydash.ServiceDNSAddress(kit.HeadServiceName(rc), rc.Namespace, clusterDomain, raydash.DashboardPort(rc))
+}
+
+// describeSubmitter says in words what a submitter Job's state is.
+func DescribeSubmitter(j *batchv1.Job) string {
+	for _, c := range j.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobFailed || c.Type == batchv1.JobComplete) {
+			msg := string(c.Type)
+			if c.Reason != "" {
+				msg += " (" + c.Reason + ")"
+			}
+			if c.Message != "" {
+				msg += ": " + c.Message
+			}
+			return msg
+		}
+	}
+	return fmt.Sprintf("%d active, %d failed pods", j.Status.Active, j.Status.Failed)
+}
+
+// rayVersionAtLeast reports whether the Ray version v is at least
+// major.minor.0.
+func rayVersionAtLeast(v string, major, minor uint) (bool, error) {
+	got, err := version.ParseGeneric(v)
+	if err != nil {
+		return false, err
+	}
+	return got.AtLeast(version.MajorMinor(major, minor)), nil
+}

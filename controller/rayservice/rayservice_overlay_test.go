@@ -1,0 +1,89 @@
+package rayservice
+
+import (
+	"testing"
+	"time"
+
+	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/kit"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+func TestRayServiceOverlay(t *testing.T) {
+	rs := rsTestService()
+	mk := func(suffix, rv string) *rayv1.RayCluster {
+		rc := rsBuildCluster(rs, kit.RayServiceClusterName(rs.Name, suffix))
+		rc.UID, rc.ResourceVersion = types.UID("uid-"+rc.Name), rv
+		return rc
+	}
+	ov := newRSOverlay()
+
+	// Created: present until the cache shows it.
+	created := mk("aaaaa", "1")
+	ov.expectCluster(created, fixture.T0)
+	if got := ov.clusters(rs, nil, fixture.T0); len(got) != 1 || got[0].Name != created.Name {
+		t.Fatalf("created cluster missing from a lagging cache: %v", got)
+	}
+	if got := ov.clusters(rs, []*rayv1.RayCluster{created}, fixture.T0); len(got) != 1 {
+		t.Fatalf("created cluster doubled: %d", len(got))
+	}
+	if got := ov.clusters(rs, nil, fixture.T0); len(got) != 0 {
+		t.Fatalf("entry kept after the cache showed the cluster: %v", got)
+	}
+
+	// Updated: ours while the cache shows the superseded version.
+	cached := mk("bbbbb", "5")
+	mine := cached.DeepCopy()
+	mine.ResourceVersion = "6"
+	mine.Annotations[RsServeConfigHashKey] = "h"
+	ov.updatedCluster("5", mine, fixture.T0)
+	if got := ov.clusters(rs, []*rayv1.RayCluster{cached}, fixture.T0); got[0].Annotations[RsServeConfigHashKey] != "h" {
+		t.Fatal("our update not laid over the stale cache")
+	}
+	newer := cached.DeepCopy()
+	newer.ResourceVersion = "7"
+	if got := ov.clusters(rs, []*rayv1.RayCluster{newer}, fixture.T0); got[0].ResourceVersion != "7" {
+		t.Fatal("a newer cached version lost to the overlay")
+	}
+
+	// Deleted: terminating until the cache says so.
+	ov.deletedCluster(cached, fixture.T0)
+	if got := ov.clusters(rs, []*rayv1.RayCluster{cached}, fixture.T0); got[0].DeletionTimestamp == nil {
+		t.Fatal("deleted cluster not terminating")
+	}
+
+	// Expired entries are dropped.
+	ov.expectCluster(mk("ccccc", "1"), fixture.T0)
+	if got := ov.clusters(rs, nil, fixture.T0.Add(rsOverlayTTL+time.Second)); len(got) != 0 {
+		t.Fatalf("expired entry kept: %v", got)
+	}
+
+	// Pods: only our label is laid over, and only on the superseded version.
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "pu", ResourceVersion: "3",
+		Labels: map[string]string{rayv1.RayClusterServingServiceLabelKey: "false"}}}
+	patched := pod.DeepCopy()
+	patched.ResourceVersion = "4"
+	patched.Labels[rayv1.RayClusterServingServiceLabelKey] = "true"
+	ov.updatedPod("3", patched, fixture.T0)
+	stale := pod.DeepCopy()
+	stale.Status.Phase = corev1.PodRunning
+	if got := ov.pod(stale, fixture.T0); got.Labels[rayv1.RayClusterServingServiceLabelKey] != "true" || got.Status.Phase != corev1.PodRunning {
+		t.Fatalf("pod overlay = %+v", got)
+	}
+
+	// Services: a created one shows until cached; a deleted one is gone.
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", UID: "su"}}
+	ov.wroteService(svc, "", fixture.T0)
+	if ov.service("ns", "s", nil, fixture.T0) == nil {
+		t.Fatal("created Service missing")
+	}
+	ov.deletedService(svc, fixture.T0)
+	if ov.service("ns", "s", svc, fixture.T0) != nil {
+		t.Fatal("deleted Service still there")
+	}
+}

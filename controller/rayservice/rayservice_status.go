@@ -1,0 +1,232 @@
+package rayservice
+
+// The RayService's status, computed in one place (rsComputeStatus), and the
+// rules that keep it quiet: what counts as a change worth a write
+// (rsStatusMaterialEqual), what must be written at once (rsStatusUrgent),
+// and what is only carried along (the copies of the clusters' statuses).
+
+import (
+	"time"
+
+	"github.com/raydar/raydar/controller/kit"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// rsStatusBase is the RayService's current status, deep-copied, as the
+// starting point of the new one.
+func rsStatusBase(rs *rayv1.RayService) rayv1.RayServiceStatuses {
+	st := *rs.Status.DeepCopy()
+	st.ObservedGeneration = rs.Generation
+	return st
+}
+
+// rsSetCondition sets c, keeping the old transition time unless the status
+// changed.
+func rsSetCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) {
+	if old := kit.FindCondition(*conds, c.Type); old != nil {
+		if old.Status != c.Status {
+			old.LastTransitionTime = metav1.NewTime(now)
+		}
+		old.Status, old.Reason, old.Message, old.ObservedGeneration = c.Status, c.Reason, c.Message, c.ObservedGeneration
+		return
+	}
+	c.LastTransitionTime = metav1.NewTime(now)
+	*conds = append(*conds, c)
+}
+
+// rsComputeStatus is the status after the plan: active is the cluster
+// serving after it (nil: none yet), pending the one being prepared.
+func rsComputeStatus(o *rsObserved, st rayv1.RayServiceStatuses, active, pending *rayv1.RayCluster, views map[string]*rsClusterView) rayv1.RayServiceStatuses {
+	rs := o.Service
+	st.ObservedGeneration = rs.Generation
+	st.ActiveServiceStatus = rsClusterStatus(o, active, views)
+	st.PendingServiceStatus = rsClusterStatus(o, pending, views)
+	st.NumServeEndpoints = 0
+	if active != nil {
+		st.NumServeEndpoints = o.ServeEndpoints
+	}
+
+	phase := func(c *rayv1.RayCluster) rsPhase {
+		if v := views[c.Name]; v != nil && v.Phase.Message != "" {
+			return v.Phase
+		}
+		return rsPhase{Message: "waiting for the head pod of RayCluster " + c.Name}
+	}
+	// Ready and UpgradeInProgress follow KubeRay v1.7.0's
+	// calculateConditions (rayservice_controller.go): both start
+	// Initializing on a RayService without conditions; Ready turns True
+	// with serve endpoints and ZeroServeEndpoints when they go, and is
+	// otherwise left as it is (Initializing, InitializingTimeout,
+	// ValidationFailed, ZeroServeEndpoints); UpgradeInProgress says which
+	// clusters exist, except that without an active cluster an
+	// initializing (or timed-out) RayService keeps its reason. raydar's
+	// messages say more than KubeRay's.
+	if len(st.Conditions) == 0 {
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "RayService is initializing"), o.Now)
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.RayServiceInitializing, "RayService is initializing"), o.Now)
+	}
+	ready := kit.FindCondition(st.Conditions, string(rayv1.RayServiceReady))
+	switch {
+	case active != nil && st.NumServeEndpoints > 0:
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints,
+			"the serve Service routes to RayCluster "+active.Name), o.Now)
+	case ready != nil && ready.Status == metav1.ConditionTrue:
+		msg := "the serve Service " + kit.RayServiceServeServiceName(rs) + " has no ready endpoints"
+		if active != nil {
+			if ph := phase(active); ph.Failed {
+				msg += ": " + ph.Message
+			}
+		}
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.ZeroServeEndpoints, msg), o.Now)
+	case ready != nil && ready.Reason == string(rayv1.RayServiceInitializing):
+		// Still initializing: only the message follows the progress.
+		switch {
+		case pending != nil:
+			ready.Message = kit.Truncate(phase(pending).Message, 1000)
+		case active != nil:
+			ready.Message = kit.Truncate(phase(active).Message, 1000)
+		}
+	}
+	switch {
+	case active != nil && pending != nil:
+		msg := "RayCluster " + pending.Name + " is being prepared to replace RayCluster " + active.Name
+		if ph := phase(pending); ph.Failed {
+			msg += ": " + ph.Message
+		}
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, true, rayv1.BothActivePendingClustersExist, msg), o.Now)
+	case active != nil:
+		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.NoPendingCluster, "Active Ray cluster exists and no pending Ray cluster"), o.Now)
+	default:
+		c := kit.FindCondition(st.Conditions, string(rayv1.UpgradeInProgress))
+		if c == nil || (c.Reason != string(rayv1.RayServiceInitializing) && c.Reason != string(rayv1.RayServiceInitializingTimeout)) {
+			u := rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.NoActiveCluster,
+				"No active Ray cluster exists, and the RayService is not initializing.")
+			u.Status = metav1.ConditionUnknown
+			rsSetCondition(&st.Conditions, u, o.Now)
+		}
+	}
+	st.ServiceStatus = rayv1.NotRunning
+	if rayv1.IsConditionTrue(st.Conditions, string(rayv1.RayServiceReady)) {
+		st.ServiceStatus = rayv1.Running
+	}
+	return st
+}
+
+// rsClusterStatus describes one cluster: its applications as the dashboard
+// last showed them — kept from the previous status while the dashboard
+// does not answer, so a refused connection changes nothing — and a copy of
+// the cluster's status.
+func rsClusterStatus(o *rsObserved, c *rayv1.RayCluster, views map[string]*rsClusterView) rayv1.RayServiceStatus {
+	if c == nil {
+		return rayv1.RayServiceStatus{}
+	}
+	out := rayv1.RayServiceStatus{RayClusterName: c.Name, RayClusterStatus: *c.Status.DeepCopy()}
+	prev := o.Service.Status
+	for _, s := range []rayv1.RayServiceStatus{prev.ActiveServiceStatus, prev.PendingServiceStatus} {
+		if s.RayClusterName == c.Name {
+			out.Applications = s.Applications
+			out.TargetCapacity = s.TargetCapacity
+			out.TrafficRoutedPercent = s.TrafficRoutedPercent
+			out.LastTrafficMigratedTime = s.LastTrafficMigratedTime
+		}
+	}
+	if v := views[c.Name]; v != nil && v.Probe != nil && v.Probe.OK {
+		out.Applications = rsAppStatuses(v.Probe.Apps)
+	}
+	return out
+}
+
+// rsAppStatuses converts the dashboard's applications to the status form.
+func rsAppStatuses(apps map[string]dashboard.ServeApplication) map[string]rayv1.AppStatus {
+	if len(apps) == 0 {
+		return nil
+	}
+	out := make(map[string]rayv1.AppStatus, len(apps))
+	for name, a := range apps {
+		s := rayv1.AppStatus{Status: string(a.Status), Message: kit.Truncate(a.Message, 2000)}
+		if len(a.Deployments) > 0 {
+			s.Deployments = make(map[string]rayv1.ServeDeploymentStatus, len(a.Deployments))
+			for dn, d := range a.Deployments {
+				s.Deployments[dn] = rayv1.ServeDeploymentStatus{Status: string(d.Status), Message: kit.Truncate(d.Message, 1000)}
+			}
+		}
+		out[name] = s
+	}
+	return out
+}
+
+// rsWithoutCarried drops what is only carried along: lastUpdateTime and the
+// copies of the clusters' statuses (those change at every step of a
+// cluster's bring-up; they are written with the next real change, or after
+// a quiet period, never on their own at once).
+func rsWithoutCarried(s rayv1.RayServiceStatuses) rayv1.RayServiceStatuses {
+	s.LastUpdateTime = nil
+	s.ActiveServiceStatus.RayClusterStatus = rayv1.RayClusterStatus{}
+	s.PendingServiceStatus.RayClusterStatus = rayv1.RayClusterStatus{}
+	return s
+}
+
+// rsStatusMaterialEqual compares two statuses, ignoring what is carried.
+func rsStatusMaterialEqual(a, b rayv1.RayServiceStatuses) bool {
+	return equality.Semantic.DeepEqual(rsWithoutCarried(a), rsWithoutCarried(b))
+}
+
+// rsStatusEqual compares two statuses, ignoring only lastUpdateTime and the
+// clusters' lastUpdateTime.
+func rsStatusEqual(a, b rayv1.RayServiceStatuses) bool {
+	a.LastUpdateTime, b.LastUpdateTime = nil, nil
+	a.ActiveServiceStatus.RayClusterStatus.LastUpdateTime = nil
+	b.ActiveServiceStatus.RayClusterStatus.LastUpdateTime = nil
+	a.PendingServiceStatus.RayClusterStatus.LastUpdateTime = nil
+	b.PendingServiceStatus.RayClusterStatus.LastUpdateTime = nil
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+// rsStatusUrgent reports whether a change must be written at once rather
+// than coalesced: a new generation was observed, a condition's status
+// changed (Ready, UpgradeInProgress, suspend), the spec was found invalid,
+// traffic moved to another cluster, or an application failed. Messages,
+// application progress and endpoint counts that move while a cluster comes
+// up are coalesced.
+func rsStatusUrgent(old, cur rayv1.RayServiceStatuses) bool {
+	if old.ObservedGeneration != cur.ObservedGeneration {
+		return true
+	}
+	types := map[string]bool{}
+	for _, c := range old.Conditions {
+		types[c.Type] = true
+	}
+	for _, c := range cur.Conditions {
+		types[c.Type] = true
+	}
+	for t := range types {
+		if kit.CondStatus(old.Conditions, t) != kit.CondStatus(cur.Conditions, t) {
+			return true
+		}
+	}
+	if c := kit.FindCondition(cur.Conditions, string(rayv1.RayServiceReady)); c != nil && c.Reason == string(rayv1.RayServiceValidationFailed) {
+		if o := kit.FindCondition(old.Conditions, string(rayv1.RayServiceReady)); o == nil || o.Message != c.Message {
+			return true
+		}
+	}
+	if old.ActiveServiceStatus.RayClusterName != "" && old.ActiveServiceStatus.RayClusterName != cur.ActiveServiceStatus.RayClusterName {
+		return true
+	}
+	newlyFailed := func(o, c rayv1.RayServiceStatus) bool {
+		for name, a := range c.Applications {
+			if !rayv1.IsServeApplicationFailed(a.Status) {
+				continue
+			}
+			if o.RayClusterName != c.RayClusterName || o.Applications[name].Status != a.Status || o.Applications[name].Message != a.Message {
+				return true
+			}
+		}
+		return false
+	}
+	return newlyFailed(old.ActiveServiceStatus, cur.ActiveServiceStatus) || newlyFailed(old.PendingServiceStatus, cur.PendingServiceStatus)
+}
