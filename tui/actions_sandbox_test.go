@@ -19,7 +19,6 @@ import (
 
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube/actions"
-	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 	"github.com/raydar/raydar/kube/watch"
@@ -66,19 +65,18 @@ func sandboxNamespace(t *testing.T, ctx context.Context, cl client.Client) strin
 
 // startOperator runs raydar's RayCluster reconciler for ns (and whatever
 // setup adds to its manager) until the test ends.
-func startOperator(t *testing.T, s *sandbox.Sandbox, ns string, setup func(*controller.Operator) error) {
+func startOperator(t *testing.T, s *sandbox.Sandbox, ns string, configure func(*controller.Options)) {
 	t.Helper()
-	op, err := controller.New(s.Config, controller.Options{
+	opts := controller.Options{
 		DisableLeaderElection: true, SkipControllerNameValidation: true, IgnoreOtherOperators: true,
 		Namespaces: []string{ns}, StatusCoalesceWindow: 200 * time.Millisecond, Logger: logr.Discard(),
-	})
+	}
+	if configure != nil {
+		configure(&opts)
+	}
+	op, err := controller.New(s.Config, opts)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if setup != nil {
-		if err := setup(op); err != nil {
-			t.Fatal(err)
-		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -219,12 +217,9 @@ func TestSandboxStopJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sim.Close() })
-	res, err := raydash.New(raydash.Options{AddressBook: sim, HeadServiceName: controller.HeadServiceName})
-	if err != nil {
-		t.Fatal(err)
-	}
-	startOperator(t, s, ns, func(op *controller.Operator) error {
-		return controller.SetupRayJobReconciler(op.Manager(), controller.RayJobOptions{Operator: op, Dashboards: res, MaxPollInterval: 2 * time.Second})
+	startOperator(t, s, ns, func(o *controller.Options) {
+		o.AddressBook = sim
+		o.RayJob.MaxPollInterval = 2 * time.Second
 	})
 
 	spec := testClusterSpec(0)

@@ -14,7 +14,6 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/controller"
-	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 )
@@ -75,11 +74,15 @@ func runWithSandbox(m *testing.M) (code int, err error) {
 		IgnoreOtherOperators:  true,
 		StatusCoalesceWindow:  200 * time.Millisecond,
 		Logger:                testLogger(),
+		// Dashboards and Serve proxies through the simulated heads, as the
+		// demo does.
+		AddressBook: sim,
 	}); err != nil {
 		return 1, err
 	}
-	if err := setupReconcilers(op); err != nil {
-		return 1, err
+	// controller.New sets up all three kinds.
+	for _, k := range []string{"RayCluster", "RayJob", "RayService"} {
+		reconcilers[k] = true
 	}
 	done := make(chan error, 1)
 	go func() { done <- op.Start(ctx) }()
@@ -88,27 +91,6 @@ func runWithSandbox(m *testing.M) (code int, err error) {
 		<-done
 	}()
 	return m.Run(), nil
-}
-
-// setupReconcilers adds the RayJob and RayService reconcilers to op, reaching
-// dashboards and Serve proxies through the simulated heads, as the demo does.
-func setupReconcilers(op *controller.Operator) error {
-	reconcilers["RayCluster"] = true
-	res, err := raydash.New(raydash.Options{AddressBook: sim, HeadServiceName: controller.HeadServiceName})
-	if err != nil {
-		return err
-	}
-	if err := controller.SetupRayJobReconciler(op.Manager(), controller.RayJobOptions{Operator: op, Dashboards: res}); err != nil {
-		return fmt.Errorf("RayJob reconciler: %w", err)
-	}
-	reconcilers["RayJob"] = true
-	if err := controller.SetupRayServiceReconciler(op.Manager(), controller.RayServiceOptions{
-		Operator: op, Dashboards: res, ProxyChecker: controller.ServeProxyCheckerFromAddressBook(sim),
-	}); err != nil {
-		return fmt.Errorf("RayService reconciler: %w", err)
-	}
-	reconcilers["RayService"] = true
-	return nil
 }
 
 func testLogger() logr.Logger {
