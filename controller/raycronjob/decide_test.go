@@ -14,7 +14,9 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-func utc(y int, mo time.Month, d, h, mi, s int) time.Time { return time.Date(y, mo, d, h, mi, s, 0, time.UTC) }
+func utc(y int, mo time.Month, d, h, mi, s int) time.Time {
+	return time.Date(y, mo, d, h, mi, s, 0, time.UTC)
+}
 
 func location(t *testing.T, name string) *time.Location {
 	t.Helper()
@@ -32,7 +34,7 @@ func cronJob(schedule string, tz *string, created, last time.Time) *rayv1.RayCro
 		ObjectMeta: metav1.ObjectMeta{Name: "report", Namespace: "ml", UID: types.UID("uid-1"), Generation: 1,
 			CreationTimestamp: metav1.NewTime(created)},
 		Spec: rayv1.RayCronJobSpec{Schedule: schedule, TimeZone: tz, JobTemplate: rayv1.RayJobSpec{
-			Entrypoint:     "python report.py",
+			Entrypoint: "python report.py",
 			RayClusterSpec: &rayv1.RayClusterSpec{HeadGroupSpec: rayv1.HeadGroupSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				Containers: []corev1.Container{{Name: "ray-head", Image: "rayproject/ray:2.52.0"}}}}}},
 		}},
@@ -109,15 +111,15 @@ func TestDecideTicks(t *testing.T) {
 	t0 := utc(2024, 1, 1, 0, 0, 0)
 	day := 24 * time.Hour
 	tests := []struct {
-		name      string
-		schedule  string
-		tz        *string
-		local     *time.Location
-		created   time.Time
-		last      time.Time
-		jobs      []string
-		now       time.Time
-		want      outcome
+		name     string
+		schedule string
+		tz       *string
+		local    *time.Location
+		created  time.Time
+		last     time.Time
+		jobs     []string
+		now      time.Time
+		want     outcome
 	}{
 		// KubeRay v1.7.0's unit tests, same numbers.
 		{name: "first tick after creation", schedule: "*/5 * * * *", created: t0, now: t0.Add(5*time.Minute + 30*time.Second),
