@@ -7,9 +7,16 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
+
+// JobSelector selects the RayJobs a RayCronJob created (ticks and manual
+// runs alike): what observe lists for Input.Jobs and what a view lists.
+func JobSelector(cronJob string) labels.Selector {
+	return labels.SelectorFromSet(labels.Set{rayv1.RayCronJobNameLabelKey: cronJob})
+}
 
 // TickName is the name of the RayJob of the tick at t: "<cronjob>-<minutes
 // since the epoch>", KubeRay's deterministic name. A second create of the

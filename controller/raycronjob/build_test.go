@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -37,6 +38,9 @@ func TestTickJob(t *testing.T) {
 	j.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0].Image = "changed"
 	if cj.Spec.JobTemplate.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0].Image == "changed" {
 		t.Error("the RayJob shares its spec with the template")
+	}
+	if !JobSelector("report").Matches(labels.Set(j.Labels)) || JobSelector("other").Matches(labels.Set(j.Labels)) {
+		t.Errorf("JobSelector does not pick out the RayJob by its labels %v", j.Labels)
 	}
 	if TickName("report", tick.Add(5*time.Minute)) == j.Name {
 		t.Error("two ticks share a name")
