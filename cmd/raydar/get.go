@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -78,7 +79,7 @@ func newGetCmd(g *globals) *cobra.Command {
 				}
 				ns = ""
 			}
-			c, err := client.New(t.Config, client.Options{Scheme: actions.Scheme()})
+			c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
 			if err != nil {
 				return err
 			}

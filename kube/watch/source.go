@@ -304,7 +304,7 @@ func (s *Source) Handler(kind Kind) toolscache.ResourceEventHandler {
 				return
 			}
 			if kind == Pod {
-				if _, known := s.rayPods.LoadAndDelete(Key(o)); !known && !IsRayPod(o) {
+				if _, known := s.rayPods.LoadAndDelete(Key(o)); !known && !rayv1.IsRayPod(o.GetLabels()) {
 					return
 				}
 			}
@@ -323,7 +323,7 @@ func (s *Source) upsert(kind Kind, old, obj any) {
 	}
 	switch kind {
 	case Pod:
-		if !IsRayPod(o) {
+		if !rayv1.IsRayPod(o.GetLabels()) {
 			if _, was := s.rayPods.LoadAndDelete(Key(o)); was { // label removed
 				s.Push(Delta{Kind: kind, Deleted: true, Object: o})
 			}
@@ -336,12 +336,6 @@ func (s *Source) upsert(kind Kind, old, obj any) {
 		}
 	}
 	s.Push(Delta{Kind: kind, Object: o})
-}
-
-// IsRayPod reports whether o carries the ray.io/node-type label.
-func IsRayPod(o client.Object) bool {
-	_, ok := o.GetLabels()[rayv1.RayNodeTypeLabelKey]
-	return ok
 }
 
 func (s *Source) relevantEvent(o client.Object) bool {

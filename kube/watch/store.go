@@ -132,7 +132,7 @@ func (s *Store) Apply(ds []Delta) Changes {
 			ch.Deleted[d.Kind] = append(ch.Deleted[d.Kind], old)
 			continue
 		}
-		if d.Kind == Pod && !IsRayPod(d.Object) {
+		if d.Kind == Pod && !rayv1.IsRayPod(d.Object.GetLabels()) {
 			continue
 		}
 		if had {

@@ -14,11 +14,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -27,6 +25,7 @@ import (
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -102,19 +101,6 @@ type head struct {
 
 var _ raydash.AddressBook = (*Sim)(nil)
 
-// NewScheme returns the scheme the Sim's Client needs: client-go's types
-// and ray.io/v1.
-func NewScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := rayv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}
-
 // Start starts watching and returns once the watches have synced.
 func Start(ctx context.Context, opts Options) (*Sim, error) {
 	if opts.PollInterval <= 0 {
@@ -137,7 +123,7 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 			opts.Clientset = cs
 		}
 		if opts.Client == nil {
-			cl, err := client.New(cfg, client.Options{Scheme: NewScheme()})
+			cl, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 			if err != nil {
 				return nil, fmt.Errorf("headsim: %w", err)
 			}

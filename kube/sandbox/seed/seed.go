@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/raydar/raydar/controller"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -61,7 +61,7 @@ func (o Options) withDefaults() Options {
 // NewClient returns a client for Seed and Drive: it talks to the API server
 // directly (no cache) and knows client-go's types and ray.io/v1.
 func NewClient(cfg *rest.Config) (client.Client, error) {
-	return client.New(cfg, client.Options{Scheme: controller.NewScheme()})
+	return client.New(cfg, client.Options{Scheme: scheme.New()})
 }
 
 // Seed creates the namespace and every object of Objects that does not exist
