@@ -120,7 +120,7 @@ type JobLogsResponse struct {
 }
 
 func jobPath(id string, suffix string) string {
-	return "/api/jobs/" + url.PathEscape(id) + suffix
+	return JobsPath + url.PathEscape(id) + suffix
 }
 
 // SubmitJob submits a job (POST /api/jobs/) and returns its submission ID.
@@ -128,7 +128,7 @@ func jobPath(id string, suffix string) string {
 // (no entrypoint, bad runtime_env) gives ErrBadRequest.
 func (c *Client) SubmitJob(ctx context.Context, req SubmitJobRequest) (string, error) {
 	var resp SubmitJobResponse
-	if err := c.callJSON(ctx, http.MethodPost, "/api/jobs/", nil, req, &resp); err != nil {
+	if err := c.callJSON(ctx, http.MethodPost, JobsPath, nil, req, &resp); err != nil {
 		return "", err
 	}
 	if resp.SubmissionID != "" {
@@ -150,7 +150,7 @@ func (c *Client) GetJobInfo(ctx context.Context, id string) (*JobInfo, error) {
 // ListJobs returns every job the head knows (GET /api/jobs/).
 func (c *Client) ListJobs(ctx context.Context) ([]JobInfo, error) {
 	var jobs []JobInfo
-	if err := c.callJSON(ctx, http.MethodGet, "/api/jobs/", nil, nil, &jobs); err != nil {
+	if err := c.callJSON(ctx, http.MethodGet, JobsPath, nil, nil, &jobs); err != nil {
 		return nil, err
 	}
 	return jobs, nil

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/raydar/raydar/rayapi/dashboard"
 )
 
 // Defaults for Options.
@@ -273,11 +275,11 @@ func (h *Head) auth(next http.Handler) http.Handler {
 	want := []byte("Bearer " + h.opts.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
-		case "/api/gcs_healthz", "/api/version":
+		case dashboard.GCSHealthPath, dashboard.VersionPath:
 			next.ServeHTTP(w, r)
 			return
 		}
-		got := r.Header.Get("x-ray-authorization")
+		got := r.Header.Get(dashboard.AuthHeader)
 		if got == "" {
 			got = r.Header.Get("Authorization")
 		}
@@ -294,22 +296,23 @@ func (h *Head) auth(next http.Handler) http.Handler {
 
 func (h *Head) dashboardMux() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/gcs_healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+dashboard.GCSHealthPath, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
-		fmt.Fprint(w, "success")
+		fmt.Fprint(w, dashboard.HealthyBody)
 	})
-	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"version": "4", "ray_version": RayVersion, "ray_commit": "rayhead"})
+	mux.HandleFunc("GET "+dashboard.VersionPath, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, dashboard.VersionInfo{Version: "4", RayVersion: RayVersion, RayCommit: "rayhead"})
 	})
-	mux.HandleFunc("POST /api/jobs/{$}", h.handleSubmit)
-	mux.HandleFunc("GET /api/jobs/{$}", h.handleList)
-	mux.HandleFunc("GET /api/jobs/{id}", h.handleInfo)
-	mux.HandleFunc("DELETE /api/jobs/{id}", h.handleDelete)
-	mux.HandleFunc("POST /api/jobs/{id}/stop", h.handleStop)
-	mux.HandleFunc("GET /api/jobs/{id}/logs", h.handleLogs)
-	mux.HandleFunc("PUT /api/serve/applications/{$}", h.handleServePut)
-	mux.HandleFunc("GET /api/serve/applications/{$}", h.handleServeGet)
-	mux.HandleFunc("DELETE /api/serve/applications/{$}", h.handleServeDelete)
+	jobs, serve := dashboard.JobsPath, dashboard.ServeApplicationsPath
+	mux.HandleFunc("POST "+jobs+"{$}", h.handleSubmit)
+	mux.HandleFunc("GET "+jobs+"{$}", h.handleList)
+	mux.HandleFunc("GET "+jobs+"{id}", h.handleInfo)
+	mux.HandleFunc("DELETE "+jobs+"{id}", h.handleDelete)
+	mux.HandleFunc("POST "+jobs+"{id}/stop", h.handleStop)
+	mux.HandleFunc("GET "+jobs+"{id}/logs", h.handleLogs)
+	mux.HandleFunc("PUT "+serve+"{$}", h.handleServePut)
+	mux.HandleFunc("GET "+serve+"{$}", h.handleServeGet)
+	mux.HandleFunc("DELETE "+serve+"{$}", h.handleServeDelete)
 	return mux
 }
 
