@@ -260,13 +260,31 @@ func (a *Actions) run(ctx context.Context, action Action, ref ObjectRef, body fu
 	return r, err
 }
 
-// write runs attempt until it does not fail with a conflict (at most
-// a.backoff.Steps times), counting attempts in r.
-func (a *Actions) write(r *Result, attempt func() error) error {
-	return retry.RetryOnConflict(a.backoff, func() error {
-		r.Attempts++
-		return attempt()
+// runWrite is run for the actions that write the object. Each attempt
+// reads the object fresh, plans (setting r.Plan) and makes ONE write that
+// carries the resourceVersion it planned on, returning the change (nil when
+// nothing needed writing). An attempt that fails with a conflict starts over
+// (at most a.backoff.Steps times); r counts the attempts.
+func (a *Actions) runWrite(ctx context.Context, action Action, ref ObjectRef, attempt func(r *Result) (*change, error)) (*Result, error) {
+	return a.run(ctx, action, ref, func(r *Result) (*change, error) {
+		var ch *change
+		err := retry.RetryOnConflict(a.backoff, func() error {
+			r.Attempts++
+			var err error
+			ch, err = attempt(r)
+			return err
+		})
+		return ch, err
 	})
+}
+
+// patch writes out over base with an optimistic-locked merge patch (a 409
+// when the object changed since base was read), the error worded for ref.
+func (a *Actions) patch(ctx context.Context, ref ObjectRef, out, base client.Object) error {
+	if err := a.c.Patch(ctx, out, optimisticMergeFrom(base)); err != nil {
+		return a.apiErr(err, "patch", resourceOf(ref.Kind), ref.Namespace, ref.Name)
+	}
+	return nil
 }
 
 func verbOf(action Action) string {
