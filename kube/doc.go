@@ -27,8 +27,10 @@
 //     wire types), kube/sandbox/headsim (a simulated head for every Ready
 //     head pod, and stand-ins for the RayJob submitters),
 //     kube/sandbox/addrbook (where those heads answer, for other raydar
-//     processes) and kube/sandbox/seed (the demo's objects and the loop
-//     that keeps them moving).
+//     processes), kube/sandbox/refusable (the HTTP server a head answers
+//     on, which can refuse connections and listen again) and
+//     kube/sandbox/seed (the demo's objects and the loop that keeps them
+//     moving).
 //
 // Layers: no package under kube imports controller, tui or cmd, and rayapi
 // imports nothing of kube (layers_test.go checks it with `go list -deps`).

@@ -25,5 +25,6 @@
 // local cluster is this package with its sub-packages: rayhead (one
 // simulated Ray head), headsim (a simulated head for every Ready head pod,
 // and the RayJob submitters' stand-ins), addrbook (where the heads answer,
-// for other raydar processes) and seed (the demo's workloads).
+// for other raydar processes), refusable (the switchable HTTP server the
+// heads answer on) and seed (the demo's workloads).
 package sandbox

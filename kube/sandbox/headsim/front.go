@@ -1,13 +1,13 @@
 package headsim
 
 import (
-	"fmt"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/raydar/raydar/kube/sandbox/refusable"
 )
 
 // counts is the request counter of one cluster.
@@ -38,20 +38,10 @@ func (c *counts) snapshot() map[string]int {
 	return out
 }
 
-// front is the cluster's dashboard address: a loopback listener that counts
-// each request and passes it to the head.
-type front struct {
-	addr    string
-	handler http.Handler
-
-	mu       sync.Mutex
-	srv      *http.Server
-	closed   bool
-	refusing bool
-	wg       sync.WaitGroup
-}
-
-func newFront(target string, c *counts) (*front, error) {
+// newFront starts the cluster's dashboard address: a loopback server that
+// counts each request and passes it to the head at target. SetRefuse on it
+// makes the cluster's dashboard unreachable while the head keeps running.
+func newFront(target string, c *counts) (*refusable.Server, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return nil, err
@@ -61,57 +51,8 @@ func newFront(target string, c *counts) (*front, error) {
 	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
 		http.Error(w, "head unreachable: "+err.Error(), http.StatusBadGateway)
 	}
-	f := &front{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return refusable.Listen("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.add(r.Method + " " + r.URL.Path)
 		rp.ServeHTTP(w, r)
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	f.addr = ln.Addr().String()
-	f.serve(ln)
-	return f, nil
-}
-
-func (f *front) serve(ln net.Listener) {
-	srv := &http.Server{Handler: f.handler, ReadHeaderTimeout: 10 * time.Second}
-	f.srv = srv
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		_ = srv.Serve(ln)
-	}()
-}
-
-func (f *front) url() string { return "http://" + f.addr }
-
-func (f *front) setRefuse(on bool) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed || on == f.refusing {
-		return nil
-	}
-	if on {
-		f.srv.Close()
-		f.refusing = true
-		return nil
-	}
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return fmt.Errorf("headsim: listening again on %s: %w", f.addr, err)
-	}
-	f.serve(ln)
-	f.refusing = false
-	return nil
-}
-
-func (f *front) close() {
-	f.mu.Lock()
-	if !f.closed {
-		f.closed = true
-		f.srv.Close()
-	}
-	f.mu.Unlock()
-	f.wg.Wait()
+	}))
 }

@@ -90,7 +90,7 @@ func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error 
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		f.close()
+		f.Close()
 		h.Close()
 		return nil
 	}
@@ -110,18 +110,18 @@ func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error 
 		s.closeHead(old)
 	}
 	if refuse {
-		f.setRefuse(true)
+		f.SetRefuse(true)
 	}
 	if err := s.publish(); err != nil {
 		s.opts.Logf("headsim: %v", err)
 	}
-	s.opts.Logf("headsim: %s: head pod %s Ready; dashboard at %s", cluster, pod.Name, f.url())
+	s.opts.Logf("headsim: %s: head pod %s Ready; dashboard at %s", cluster, pod.Name, f.URL())
 
 	if c := sidecar(pod); c != nil && rcErr == nil {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.sidecarSubmit(s.ctx, rc, c, f.url(), token)
+			s.sidecarSubmit(s.ctx, rc, c, f.URL(), token)
 		}()
 	}
 	return nil
@@ -156,7 +156,7 @@ func (s *Sim) publish() error {
 	s.mu.Lock()
 	entries := make([]addrbook.Entry, 0, len(s.byClust))
 	for k, h := range s.byClust {
-		entries = append(entries, addrbook.Entry{Namespace: k.Namespace, Cluster: k.Name, Dashboard: h.front.url(), ServeProxy: h.h.ProxyURL()})
+		entries = append(entries, addrbook.Entry{Namespace: k.Namespace, Cluster: k.Name, Dashboard: h.front.URL(), ServeProxy: h.h.ProxyURL()})
 	}
 	s.mu.Unlock()
 	return addrbook.Write(s.opts.AddressBook, entries)
@@ -165,7 +165,7 @@ func (s *Sim) publish() error {
 // closeHead refuses connections at once and stops the jobs in the
 // background (a running job gets the stop grace period).
 func (s *Sim) closeHead(h *head) {
-	h.front.close()
+	h.front.Close()
 	s.closing.Add(1)
 	go func() {
 		defer s.closing.Done()

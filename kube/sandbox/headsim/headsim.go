@@ -20,6 +20,7 @@ import (
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
+	"github.com/raydar/raydar/kube/sandbox/refusable"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -90,7 +91,7 @@ type head struct {
 	pod     string // namespace/name
 	cluster types.NamespacedName
 	h       *rayhead.Head
-	front   *front
+	front   *refusable.Server
 	token   string // the Ray auth token the head requires, "" for none
 }
 
@@ -237,7 +238,7 @@ func (s *Sim) Close() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h.front.close()
+			h.front.Close()
 			if err := h.h.Close(); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
@@ -260,7 +261,7 @@ func (s *Sim) DashboardURL(namespace, name string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return h.front.url(), true
+	return h.front.URL(), true
 }
 
 // ServeProxyURL is the base URL of the Serve proxy of the RayCluster
@@ -297,7 +298,10 @@ func (s *Sim) SetRefuse(namespace, name string, on bool) error {
 	if h == nil {
 		return nil
 	}
-	return h.front.setRefuse(on)
+	if err := h.front.SetRefuse(on); err != nil {
+		return fmt.Errorf("headsim: %w", err)
+	}
+	return nil
 }
 
 // Calls counts the requests the dashboard of the RayCluster namespace/name
