@@ -39,7 +39,13 @@ type SubmitJobRequest struct {
 	// RuntimeEnv is Ray's runtime_env (env_vars, working_dir, pip, …).
 	RuntimeEnv map[string]any `json:"runtime_env,omitempty"`
 	// Metadata is free-form string metadata shown with the job.
-	Metadata            map[string]string  `json:"metadata,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+	EntrypointReservation
+}
+
+// EntrypointReservation is what Ray reserves for a job's entrypoint (its
+// driver): asked for in SubmitJobRequest, reported back in JobInfo.
+type EntrypointReservation struct {
 	EntrypointNumCPUs   float64            `json:"entrypoint_num_cpus,omitempty"`
 	EntrypointNumGPUs   float64            `json:"entrypoint_num_gpus,omitempty"`
 	EntrypointMemory    int64              `json:"entrypoint_memory,omitempty"`
@@ -85,10 +91,7 @@ type JobInfo struct {
 	// negative value -N: killed by signal N).
 	DriverExitCode *int `json:"driver_exit_code,omitempty"`
 
-	EntrypointNumCPUs   float64            `json:"entrypoint_num_cpus,omitempty"`
-	EntrypointNumGPUs   float64            `json:"entrypoint_num_gpus,omitempty"`
-	EntrypointMemory    int64              `json:"entrypoint_memory,omitempty"`
-	EntrypointResources map[string]float64 `json:"entrypoint_resources,omitempty"`
+	EntrypointReservation
 }
 
 // Started is StartTime as a time.Time (zero when unset).
