@@ -20,8 +20,9 @@ import (
 
 func TestObjectsAreValid(t *testing.T) {
 	seen := map[string]bool{}
+	sch := scheme.New()
 	for _, obj := range Objects("ns") {
-		key := kindOf(obj) + "/" + obj.GetName()
+		key := kindOf(sch, obj) + "/" + obj.GetName()
 		if seen[key] {
 			t.Errorf("%s twice", key)
 		}
