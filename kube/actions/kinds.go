@@ -40,6 +40,15 @@ var kindTable = []kindInfo{
 	{KindRayService, "rs", rayv1.ResourceRayServices, func() client.Object { return &rayv1.RayService{} }},
 }
 
+// kindByType maps each Kind's Go type (*rayv1.RayCluster, …) to it.
+var kindByType = func() map[reflect.Type]Kind {
+	m := make(map[reflect.Type]Kind, len(kindTable))
+	for _, k := range kindTable {
+		m[reflect.TypeOf(k.new())] = k.kind
+	}
+	return m
+}()
+
 // Kinds lists every Kind.
 var Kinds = func() []Kind {
 	out := make([]Kind, len(kindTable))
@@ -94,11 +103,8 @@ func newObject(k Kind) (client.Object, error) {
 
 // kindOf returns the Kind of a ray.io object.
 func kindOf(obj client.Object) (Kind, error) {
-	t := reflect.TypeOf(obj)
-	for _, k := range kindTable {
-		if reflect.TypeOf(k.new()) == t {
-			return k.kind, nil
-		}
+	if k, ok := kindByType[reflect.TypeOf(obj)]; ok {
+		return k, nil
 	}
 	return "", fmt.Errorf("actions: %T is not one of the kinds %v", obj, Kinds)
 }
