@@ -104,15 +104,24 @@ func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
 	del := Action{Name: ActionDelete, Key: binding("ctrl+d", "delete"), Dangerous: true, Run: inSession(r.delete)}
 	describe := Action{Name: ActionDescribe, Key: binding("d", "describe"), Run: inSession(r.describe)}
 	logs := Action{Name: ActionLogs, Key: binding("l", "logs"), Run: inSession(r.logs)}
-	return map[ViewKind][]Action{
-		ClustersView:      {describe, suspend, del},
-		JobsView:          {describe, stop, suspend, del},
-		ServicesView:      {describe, suspend, del},
-		PodsView:          {describe, logs},
-		ClusterDetailView: {scale, delWorkers, describe, logs, suspend},
-		JobDetailView:     {describe, stop, suspend, del},
-		ServiceDetailView: {describe, suspend, del},
+	byName := map[string]Action{}
+	for _, act := range []Action{scale, delWorkers, stop, suspend, del, describe, logs} {
+		byName[act.Name] = act
 	}
+	// Which view offers which is the registry's (kinds.go).
+	out := map[ViewKind][]Action{}
+	add := func(v ViewKind, names []string) {
+		for _, n := range names {
+			out[v] = append(out[v], byName[n])
+		}
+	}
+	for _, k := range kinds().kinds {
+		add(k.list, k.listActions)
+		if k.detail != "" {
+			add(k.detail, k.detailActions)
+		}
+	}
+	return out
 }
 
 // inSession refuses targets that were not taken by the App (which sets the
@@ -355,38 +364,23 @@ func (r *actionRunner) stopJob(tg Target) tea.Cmd {
 
 // ---- suspend / resume ----
 
-// lifecycleObject returns the RayCluster, RayJob or RayService the target
-// is about: the selection in lists, the detail's object in details.
-func lifecycleObject(tg Target) (client.Object, actions.Kind, bool) {
+// lifecycleObject returns the object suspend/resume and delete act on and
+// its kind: the selection in lists, the detail's object in details, if its
+// kind has a lifecycle (the registry's kind.lifecycle).
+func lifecycleObject(tg Target) (client.Object, *kind, bool) {
 	obj := tg.Selected
-	if tg.View == ClusterDetailView {
+	if tg.e.reg.isDetail(tg.View) {
 		obj = tg.Owner
 	}
-	switch obj.(type) {
-	case *rayv1.RayCluster:
-		return obj, actions.KindRayCluster, true
-	case *rayv1.RayJob:
-		return obj, actions.KindRayJob, true
-	case *rayv1.RayService:
-		return obj, actions.KindRayService, true
+	k := tg.e.reg.of(obj)
+	if k == nil || k.lifecycle == "" {
+		return nil, nil, false
 	}
-	return nil, "", false
-}
-
-func isSuspended(obj client.Object) bool {
-	switch o := obj.(type) {
-	case *rayv1.RayCluster:
-		return o.Spec.IsSuspended()
-	case *rayv1.RayJob:
-		return o.Spec.Suspend
-	case *rayv1.RayService:
-		return o.Spec.Suspend
-	}
-	return false
+	return obj, k, true
 }
 
 func (r *actionRunner) suspend(tg Target) tea.Cmd {
-	obj, kind, ok := lifecycleObject(tg)
+	obj, k, ok := lifecycleObject(tg)
 	if !ok {
 		return warn("suspend/resume: select a RayCluster, RayJob or RayService first")
 	}
@@ -394,7 +388,8 @@ func (r *actionRunner) suspend(tg Target) tea.Cmd {
 	if err != nil {
 		return errMsg(err)
 	}
-	suspend := !isSuspended(obj)
+	kind := k.lifecycle
+	suspend := !k.suspended(obj)
 	verb, done := "Resume", "resumed"
 	if suspend {
 		verb, done = "Suspend", "suspended"
@@ -417,10 +412,11 @@ func (r *actionRunner) suspend(tg Target) tea.Cmd {
 // ---- delete ----
 
 func (r *actionRunner) delete(tg Target) tea.Cmd {
-	obj, kind, ok := lifecycleObject(tg)
+	obj, k, ok := lifecycleObject(tg)
 	if !ok {
 		return warn("delete: select a RayCluster, RayJob or RayService first")
 	}
+	kind := k.lifecycle
 	d, err := r.deps(tg)
 	if err != nil {
 		return errMsg(err)
@@ -528,7 +524,7 @@ func deleteLines(p *actions.DeletePlan) []string {
 
 func (r *actionRunner) describe(tg Target) tea.Cmd {
 	obj := tg.Selected
-	if tg.View == ClusterDetailView && obj == nil {
+	if obj == nil { // a detail view's row without an object (a group)
 		obj = tg.Owner
 	}
 	if obj == nil {

@@ -11,8 +11,10 @@ import (
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/scheme"
 	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 )
@@ -74,6 +76,9 @@ type App struct {
 	st      *styles.Styles
 	km      *keys.KeyMap
 	now     func() time.Time
+	reg     *registry
+	scheme  *runtime.Scheme
+	seq     int64
 	actions map[ViewKind][]Action
 
 	e          *env
@@ -106,7 +111,7 @@ type App struct {
 // New builds the TUI. It fails only when a view action's key clashes with
 // the key map.
 func New(opts Options) (*App, error) {
-	a := &App{opts: opts, km: opts.Keys, now: opts.Now, lists: map[ViewKind]page{}}
+	a := &App{opts: opts, km: opts.Keys, now: opts.Now, reg: kinds(), scheme: scheme.New(), lists: map[ViewKind]page{}}
 	if a.km == nil {
 		a.km = keys.Default()
 	}
@@ -180,7 +185,7 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.sessCancel = cancel
 	a.gen++
-	a.e = &env{st: a.st, km: a.km, now: a.now, store: store, sess: sess, ctx: ctx}
+	a.e = &env{st: a.st, km: a.km, now: a.now, reg: a.reg, scheme: a.scheme, seq: &a.seq, store: store, sess: sess, ctx: ctx}
 	a.ns = sess.Namespace
 	a.lists = map[ViewKind]page{}
 	a.role = ""
@@ -289,7 +294,7 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 			a.setFlash(flashErr, fmt.Sprintf("context %s: %v", msg.name, msg.err))
 			return nil
 		}
-		root := ClustersView
+		var root ViewKind
 		if len(a.stack) > 0 {
 			root = a.stack[0].kind()
 		}
@@ -417,22 +422,17 @@ func (a *App) resize(w, h int) {
 	}
 }
 
-// showList makes the list view of kind the root of the stack.
-func (a *App) showList(kind ViewKind) {
-	p, ok := a.lists[kind]
+// showList makes the list view of the kind of v the root of the stack (the
+// first kind's when v is not a list).
+func (a *App) showList(v ViewKind) {
+	k, ok := a.reg.byView[v]
+	if !ok || k.list != v {
+		k = a.reg.kinds[0]
+	}
+	p, ok := a.lists[k.list]
 	if !ok {
-		switch kind {
-		case JobsView:
-			p = newJobsPage(a.e)
-		case ServicesView:
-			p = newServicesPage(a.e)
-		case PodsView:
-			p = newPodsPage(a.e)
-		default:
-			kind = ClustersView
-			p = newClustersPage(a.e)
-		}
-		a.lists[kind] = p
+		p = k.newList(a.e, k)
+		a.lists[k.list] = p
 	}
 	p.setNamespace(a.ns)
 	p.setSize(a.width, a.bodyHeight())

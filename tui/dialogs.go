@@ -19,11 +19,13 @@ import (
 
 // cliHints rewrites the CLI flag hints of kube/actions' messages into the
 // dialog's words.
-var cliHints = strings.NewReplacer(
-	"(--max)", "(the Max field)",
-	"(--min)", "(the Min field)",
-	"(--lower-min)", "(lower the group's Min first: s)",
-)
+func cliHints(msg string) string {
+	return strings.NewReplacer(
+		"(--max)", "(the Max field)",
+		"(--min)", "(the Min field)",
+		"(--lower-min)", "(lower the group's Min first: s)",
+	).Replace(msg)
+}
 
 func cancelled() tea.Cmd {
 	return func() tea.Msg { return ResultMsg{Text: "cancelled: nothing was changed"} }
@@ -79,7 +81,7 @@ type confirmBox struct {
 }
 
 func newConfirm(st *styles.Styles, title string, lines []string, err string, apply func() tea.Cmd) *confirmBox {
-	return &confirmBox{st: st, title: title, lines: lines, err: cliHints.Replace(err), apply: apply}
+	return &confirmBox{st: st, title: title, lines: lines, err: cliHints(err), apply: apply}
 }
 
 // Update implements Dialog.
@@ -314,7 +316,7 @@ func (d *scaleDialog) View(width int) string {
 		out = append(out, "current: "+d.cur.String())
 	}
 	if d.err != nil {
-		out = append(out, st.FlashErr.Render(ansi.Wrap("error: "+cliHints.Replace(d.err.Error()), w, "")))
+		out = append(out, st.FlashErr.Render(ansi.Wrap("error: "+cliHints(d.err.Error()), w, "")))
 	}
 	focus := noButton
 	switch d.focus {

@@ -33,7 +33,7 @@ type jobLogsMsg struct {
 
 // jobDetail shows one RayJob and the tail of its Ray job's logs.
 type jobDetail struct {
-	e          *env
+	pageBase
 	job        *rayv1.RayJob
 	uid        types.UID
 	deleted    bool
@@ -44,30 +44,19 @@ type jobDetail struct {
 	lastFetch  time.Time
 	lastStatus string
 	scroll     int // lines scrolled up from the end of the logs
-	w, h       int
 }
 
 func newJobDetail(e *env, j *rayv1.RayJob) *jobDetail {
-	return &jobDetail{e: e, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
+	return &jobDetail{pageBase: pageBase{e: e, vk: JobDetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
 }
 
 func jobState(j *rayv1.RayJob) string {
 	return string(j.Status.JobStatus) + "/" + string(j.Status.JobDeploymentStatus)
 }
 
-func (d *jobDetail) kind() ViewKind { return JobDetailView }
-func (d *jobDetail) title() string {
-	t := "RayJob " + d.job.Namespace + "/" + d.job.Name
-	if d.deleted {
-		t += " (deleted)"
-	}
-	return t
-}
-func (d *jobDetail) crumb() string       { return d.job.Namespace + "/" + d.job.Name }
-func (d *jobDetail) setNamespace(string) {}
-func (d *jobDetail) setSize(w, h int)    { d.w, d.h = w, h }
-func (d *jobDetail) tbl() tabler         { return nil }
-func (d *jobDetail) init() tea.Cmd       { return d.fetch() }
+func (d *jobDetail) title() string { return titled(rayv1.KindRayJob, d.job, d.deleted) }
+func (d *jobDetail) crumb() string { return d.job.Namespace + "/" + d.job.Name }
+func (d *jobDetail) init() tea.Cmd { return d.fetch() }
 
 func (d *jobDetail) keys() []key.Binding {
 	bs := []key.Binding{d.e.km.Open}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/keys"
 )
@@ -77,7 +78,7 @@ func TestDescribe(t *testing.T) {
 func TestObjectYAMLStripsManagedFields(t *testing.T) {
 	rc := fixture().List(watch.RayCluster)[0].(*rayv1.RayCluster).DeepCopy()
 	rc.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
-	y, err := objectYAML(rc)
+	y, err := objectYAML(scheme.New(), rc)
 	if err != nil {
 		t.Fatal(err)
 	}
