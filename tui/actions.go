@@ -382,7 +382,7 @@ func lifecycleObject(tg Target) (client.Object, *kind, bool) {
 func (r *actionRunner) suspend(tg Target) tea.Cmd {
 	obj, k, ok := lifecycleObject(tg)
 	if !ok {
-		return warn("suspend/resume: select a RayCluster, RayJob or RayService first")
+		return warn("suspend/resume: select a %s first", tg.e.reg.lifecycleKinds())
 	}
 	a, err := r.mutator(tg)
 	if err != nil {
@@ -414,7 +414,7 @@ func (r *actionRunner) suspend(tg Target) tea.Cmd {
 func (r *actionRunner) delete(tg Target) tea.Cmd {
 	obj, k, ok := lifecycleObject(tg)
 	if !ok {
-		return warn("delete: select a RayCluster, RayJob or RayService first")
+		return warn("delete: select a %s first", tg.e.reg.lifecycleKinds())
 	}
 	kind := k.lifecycle
 	d, err := r.deps(tg)

@@ -198,13 +198,8 @@ func (d *clusterDetail) layout() {
 }
 
 func (d *clusterDetail) apply(ch *watch.Changes) {
-	touched := false
-	for _, o := range ch.Deleted[watch.RayCluster] {
-		if watch.Key(o) == d.uid {
-			d.deleted = true
-			touched = true
-		}
-	}
+	_, touched := follow(ch, watch.RayCluster, d.uid)
+	d.deleted = d.deleted || touched
 	if ch.Touches(d.podUIDs) {
 		touched = true
 	}

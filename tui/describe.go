@@ -133,10 +133,8 @@ func (p *describePage) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 }
 
 func (p *describePage) apply(ch *watch.Changes) {
-	for _, o := range ch.Deleted[p.wk] {
-		if watch.Key(o) == p.uid {
-			p.deleted = true
-		}
+	if _, deleted := follow(ch, p.wk, p.uid); deleted {
+		p.deleted = true
 	}
 	if ch.Touches(uidSet{p.uid: true}) {
 		p.refresh()

@@ -10,6 +10,18 @@
 // block (job logs, context switches, actions) runs inside a tea.Cmd with the
 // busy indicator on.
 //
+// Kinds: the registry (registry.go, entries in kinds.go) holds, per kind,
+// its list columns (header, width, cell, sort key), its `:` aliases and
+// help line, the actions each of its views offers, its drill-down and
+// detail page, its store (watch) kind, whether suspend/resume and delete
+// apply and its describe fields. Adding a kind is one entry in kinds.go,
+// its two ViewKinds (options.go) and its detail page; nothing else in the
+// package switches over kinds.
+//
+// Pages (page.go) embed pageBase, which gives the defaults (no table,
+// nothing to open, no namespace scope, no store changes), so a page writes
+// its model, keys, size, view and target and overrides only what it does.
+//
 // Sub-packages: keys (the one KeyMap and its loader), styles (the one
 // Styles sheet), table (the generic virtualised table).
 //

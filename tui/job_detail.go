@@ -143,15 +143,10 @@ func (d *jobDetail) tick() tea.Cmd {
 func (d *jobDetail) apply(ch *watch.Changes) { _ = d.applyCmd(ch) }
 
 func (d *jobDetail) applyCmd(ch *watch.Changes) tea.Cmd {
-	for _, o := range ch.Deleted[watch.RayJob] {
-		if watch.Key(o) == d.uid {
-			d.deleted = true
-		}
-	}
-	for _, o := range ch.Upserted[watch.RayJob] {
-		if watch.Key(o) == d.uid {
-			d.job = o.(*rayv1.RayJob)
-		}
+	up, deleted := follow(ch, watch.RayJob, d.uid)
+	d.deleted = d.deleted || deleted
+	if up != nil {
+		d.job = up.(*rayv1.RayJob)
 	}
 	if s := jobState(d.job); s != d.lastStatus {
 		d.lastStatus = s

@@ -93,6 +93,23 @@ func titled(kind string, obj client.Object, deleted bool) string {
 	return t
 }
 
+// follow finds the object a detail page is about (uid, of store kind wk)
+// in a store change: its new version (nil: not upserted) and whether it
+// was deleted.
+func follow(ch *watch.Changes, wk watch.Kind, uid types.UID) (up client.Object, deleted bool) {
+	for _, o := range ch.Deleted[wk] {
+		if watch.Key(o) == uid {
+			deleted = true
+		}
+	}
+	for _, o := range ch.Upserted[wk] {
+		if watch.Key(o) == uid {
+			up = o
+		}
+	}
+	return up, deleted
+}
+
 // tabler is the part of table.Model the app drives without knowing V.
 type tabler interface {
 	SetFilter(string) error

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"strings"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/actions"
@@ -100,6 +102,21 @@ func (r *registry) of(obj client.Object) *kind {
 		return nil
 	}
 	return r.byWatch[wk]
+}
+
+// lifecycleKinds names the kinds suspend/resume and delete apply to, for
+// messages: "RayCluster, RayJob or RayService".
+func (r *registry) lifecycleKinds() string {
+	var ns []string
+	for _, k := range r.kinds {
+		if k.lifecycle != "" {
+			ns = append(ns, string(k.lifecycle))
+		}
+	}
+	if len(ns) < 2 {
+		return strings.Join(ns, "")
+	}
+	return strings.Join(ns[:len(ns)-1], ", ") + " or " + ns[len(ns)-1]
 }
 
 // isDetail reports whether v is a kind's detail view.

@@ -59,15 +59,10 @@ func (d *serviceDetail) open() page {
 }
 
 func (d *serviceDetail) apply(ch *watch.Changes) {
-	for _, o := range ch.Deleted[watch.RayService] {
-		if watch.Key(o) == d.uid {
-			d.deleted = true
-		}
-	}
-	for _, o := range ch.Upserted[watch.RayService] {
-		if watch.Key(o) == d.uid {
-			d.svc = o.(*rayv1.RayService)
-		}
+	up, deleted := follow(ch, watch.RayService, d.uid)
+	d.deleted = d.deleted || deleted
+	if up != nil {
+		d.svc = up.(*rayv1.RayService)
 	}
 	d.clamp()
 }

@@ -1,0 +1,69 @@
+package tui
+
+import (
+	"slices"
+	"testing"
+)
+
+// The registry is the one place kinds differ: every alias opens its own
+// kind's list, no alias is taken twice or shadows a command, and each view
+// offers the actions it always did, in the same order.
+func TestRegistryAliases(t *testing.T) {
+	r := kinds()
+	commands := []string{"ns", "namespace", "ctx", "context", "q", "q!", "quit", "exit", "help", "?"}
+	seen := map[string]ViewKind{}
+	for _, k := range r.kinds {
+		if len(k.aliases) == 0 || k.title == "" || k.help == "" || k.newList == nil {
+			t.Fatalf("%s: incomplete entry %+v", k.list, k)
+		}
+		for _, a := range k.aliases {
+			if prev, ok := seen[a]; ok {
+				t.Fatalf("alias %q of %s is also %s's", a, k.list, prev)
+			}
+			if slices.Contains(commands, a) {
+				t.Fatalf("alias %q of %s shadows a command", a, k.list)
+			}
+			seen[a] = k.list
+			if got := r.byAlias[a]; got != k {
+				t.Fatalf("alias %q → %v, want %s", a, got, k.list)
+			}
+		}
+		if r.byView[k.list] != k || (k.detail != "" && r.byView[k.detail] != k) {
+			t.Fatalf("%s: views not indexed", k.list)
+		}
+		if r.isDetail(k.list) || (k.detail != "" && !r.isDetail(k.detail)) {
+			t.Fatalf("%s: isDetail wrong", k.list)
+		}
+	}
+	if got := r.lifecycleKinds(); got != "RayCluster, RayJob or RayService" {
+		t.Fatalf("lifecycleKinds %q", got)
+	}
+}
+
+func TestDefaultActionsPerView(t *testing.T) {
+	want := map[ViewKind][]string{
+		ClustersView:      {ActionDescribe, ActionSuspend, ActionDelete},
+		JobsView:          {ActionDescribe, ActionStopJob, ActionSuspend, ActionDelete},
+		ServicesView:      {ActionDescribe, ActionSuspend, ActionDelete},
+		PodsView:          {ActionDescribe, ActionLogs},
+		ClusterDetailView: {ActionScale, ActionDeleteWorkers, ActionDescribe, ActionLogs, ActionSuspend},
+		JobDetailView:     {ActionDescribe, ActionStopJob, ActionSuspend, ActionDelete},
+		ServiceDetailView: {ActionDescribe, ActionSuspend, ActionDelete},
+	}
+	got := DefaultActions(ActionDeps{})
+	if len(got) != len(want) {
+		t.Fatalf("%d views have actions, want %d", len(got), len(want))
+	}
+	for v, names := range want {
+		var have []string
+		for _, a := range got[v] {
+			if a.Run == nil || a.Name == "" {
+				t.Fatalf("%s: action %+v has no name or Run", v, a)
+			}
+			have = append(have, a.Name)
+		}
+		if !slices.Equal(have, names) {
+			t.Fatalf("%s: actions %v, want %v", v, have, names)
+		}
+	}
+}
