@@ -157,16 +157,17 @@ func (r *actionRunner) deps(tg Target) (ActionDeps, error) {
 	return r.base, nil
 }
 
-// mutator returns the Actions of the target's session.
-func (r *actionRunner) mutator(tg Target) (*actions.Actions, error) {
+// mutator returns the dependencies and the Actions of the target's
+// session.
+func (r *actionRunner) mutator(tg Target) (ActionDeps, *actions.Actions, error) {
 	d, err := r.deps(tg)
 	if err != nil {
-		return nil, err
+		return ActionDeps{}, nil, err
 	}
 	if d.Actions == nil {
-		return nil, errors.New("changes are not available in this session (no API client)")
+		return ActionDeps{}, nil, errors.New("changes are not available in this session (no API client)")
 	}
-	return d.Actions, nil
+	return d, d.Actions, nil
 }
 
 // ctx is the session's context (cancelled on quit and context switch).
@@ -234,7 +235,7 @@ func (r *actionRunner) scale(tg Target) tea.Cmd {
 	if _, ok := rc.Spec.WorkerGroup(tg.Group); !ok {
 		return warn("scale: group %s is not in the spec of %s/%s", tg.Group, rc.Namespace, rc.Name)
 	}
-	a, err := r.mutator(tg)
+	_, a, err := r.mutator(tg)
 	if err != nil {
 		return errMsg(err)
 	}
@@ -274,7 +275,7 @@ func (r *actionRunner) deleteWorkers(tg Target) tea.Cmd {
 		}
 		names = []string{p.Name}
 	}
-	a, err := r.mutator(tg)
+	_, a, err := r.mutator(tg)
 	if err != nil {
 		return errMsg(err)
 	}
@@ -330,11 +331,7 @@ func (r *actionRunner) stopJob(tg Target) tea.Cmd {
 	if !ok {
 		return warn("stop: select a RayJob first")
 	}
-	d, err := r.deps(tg)
-	if err != nil {
-		return errMsg(err)
-	}
-	a, err := r.mutator(tg)
+	d, a, err := r.mutator(tg)
 	if err != nil {
 		return errMsg(err)
 	}
@@ -384,7 +381,7 @@ func (r *actionRunner) suspend(tg Target) tea.Cmd {
 	if !ok {
 		return warn("suspend/resume: select a %s first", tg.e.reg.lifecycleKinds())
 	}
-	a, err := r.mutator(tg)
+	_, a, err := r.mutator(tg)
 	if err != nil {
 		return errMsg(err)
 	}
@@ -417,11 +414,7 @@ func (r *actionRunner) delete(tg Target) tea.Cmd {
 		return warn("delete: select a %s first", tg.e.reg.lifecycleKinds())
 	}
 	kind := k.lifecycle
-	d, err := r.deps(tg)
-	if err != nil {
-		return errMsg(err)
-	}
-	a, err := r.mutator(tg)
+	d, a, err := r.mutator(tg)
 	if err != nil {
 		return errMsg(err)
 	}

@@ -19,77 +19,8 @@ import (
 
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
-	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 )
-
-// textView scrolls a block of lines. Without wrap, long lines are cut at
-// the width; with wrap they continue on the next rows. The top is a line
-// index, so toggling wrap keeps the same line at the top.
-type textView struct {
-	lines []string
-	top   int
-	wrap  bool
-	w, h  int
-}
-
-func (v *textView) setLines(ls []string) {
-	v.lines = ls
-	v.clamp()
-}
-
-func (v *textView) clamp() { v.top = clampInt(v.top, 0, max(len(v.lines)-v.h, 0)) }
-
-// key scrolls or toggles wrap; it reports whether it used the key.
-func (v *textView) key(km *keys.KeyMap, msg tea.KeyPressMsg) bool {
-	page := max(v.h-1, 1)
-	switch {
-	case key.Matches(msg, km.Up):
-		v.top--
-	case key.Matches(msg, km.Down):
-		v.top++
-	case key.Matches(msg, km.PageUp):
-		v.top -= page
-	case key.Matches(msg, km.PageDown):
-		v.top += page
-	case key.Matches(msg, km.Top):
-		v.top = 0
-	case key.Matches(msg, km.Bottom):
-		v.top = len(v.lines)
-	case key.Matches(msg, km.Wrap):
-		v.wrap = !v.wrap
-	default:
-		return false
-	}
-	v.clamp()
-	return true
-}
-
-// rows renders lines[from:] into at most h rows of at most w cells.
-func renderRows(lines []string, from, w, h int, wrap bool) []string {
-	out := make([]string, 0, h)
-	for i := from; i < len(lines) && len(out) < h; i++ {
-		l := lines[i]
-		if !wrap {
-			if ansi.StringWidth(l) > w {
-				l = ansi.Truncate(l, w, "")
-			}
-			out = append(out, l)
-			continue
-		}
-		for _, r := range strings.Split(ansi.Wrap(l, max(w, 1), ""), "\n") {
-			if len(out) == h {
-				break
-			}
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func (v *textView) view() string {
-	return strings.Join(renderRows(v.lines, v.top, v.w, v.h, v.wrap), "\n")
-}
 
 // describePage shows one object: a readable summary, its recent Events and
 // its YAML (without managedFields). It follows the object in the store.

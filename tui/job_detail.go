@@ -157,30 +157,15 @@ func (d *jobDetail) applyCmd(ch *watch.Changes) tea.Cmd {
 
 func (d *jobDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	km := d.e.km
-	page := max(d.logHeight()-1, 1)
 	switch {
 	case key.Matches(msg, km.Refresh):
 		return true, d.fetch()
-	case key.Matches(msg, km.Up):
-		d.scroll++
-	case key.Matches(msg, km.Down):
-		d.scroll--
-	case key.Matches(msg, km.PageUp):
-		d.scroll += page
-	case key.Matches(msg, km.PageDown):
-		d.scroll -= page
-	case key.Matches(msg, km.Top):
-		d.scroll = len(d.logs)
-	case key.Matches(msg, km.Bottom):
-		d.scroll = 0
-	default:
+	case !scrollKey(km, msg, &d.scroll, fromEnd, max(d.logHeight()-1, 1), len(d.logs)):
 		return false, nil
 	}
 	d.scroll = clampInt(d.scroll, 0, max(len(d.logs)-d.logHeight(), 0))
 	return true, nil
 }
-
-func clampInt(v, lo, hi int) int { return min(max(v, lo), hi) }
 
 const jobHeaderLines = 8
 

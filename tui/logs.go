@@ -279,29 +279,18 @@ func (p *podLogsPage) clamp() {
 
 func (p *podLogsPage) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	km := p.e.km
-	page := max(p.bodyHeight()-1, 1)
 	switch {
 	case key.Matches(msg, km.Follow):
 		p.follow = !p.follow
 	case key.Matches(msg, km.Wrap):
 		p.wrap = !p.wrap
-	case key.Matches(msg, km.Up):
-		p.follow = false
-		p.scroll++
-	case key.Matches(msg, km.Down):
-		p.scroll--
-	case key.Matches(msg, km.PageUp):
-		p.follow = false
-		p.scroll += page
-	case key.Matches(msg, km.PageDown):
-		p.scroll -= page
-	case key.Matches(msg, km.Top):
-		p.follow = false
-		p.scroll = len(p.lines)
-	case key.Matches(msg, km.Bottom):
-		p.scroll = 0
 	default:
-		return false, nil
+		if key.Matches(msg, km.Up, km.PageUp, km.Top) { // looking back stops following
+			p.follow = false
+		}
+		if !scrollKey(km, msg, &p.scroll, fromEnd, max(p.bodyHeight()-1, 1), len(p.lines)) {
+			return false, nil
+		}
 	}
 	p.clamp()
 	return true, nil

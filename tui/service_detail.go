@@ -68,21 +68,7 @@ func (d *serviceDetail) apply(ch *watch.Changes) {
 }
 
 func (d *serviceDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	km := d.e.km
-	switch {
-	case key.Matches(msg, km.Up):
-		d.offset--
-	case key.Matches(msg, km.Down):
-		d.offset++
-	case key.Matches(msg, km.PageUp):
-		d.offset -= d.h
-	case key.Matches(msg, km.PageDown):
-		d.offset += d.h
-	case key.Matches(msg, km.Top):
-		d.offset = 0
-	case key.Matches(msg, km.Bottom):
-		d.offset = len(d.lines())
-	default:
+	if !scrollKey(d.e.km, msg, &d.offset, fromTop, d.h, len(d.lines())) {
 		return false, nil
 	}
 	d.clamp()
