@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -406,176 +405,12 @@ func (a *App) setFlash(level flashLevel, text string) {
 	a.flash = flash{text: text, level: level, expires: a.now().Add(d)}
 }
 
-func (a *App) top() page { return a.stack[len(a.stack)-1] }
-
-// bodyHeight is the height left for the page: header, hints, title bar,
-// crumbs and the status line take one line each.
-func (a *App) bodyHeight() int { return max(a.height-5, 1) }
-
-func (a *App) resize(w, h int) {
-	a.width, a.height = w, h
-	for _, p := range a.lists {
-		p.setSize(w, a.bodyHeight())
-	}
-	for _, p := range a.stack {
-		p.setSize(w, a.bodyHeight())
-	}
-}
-
-// showList makes the list view of the kind of v the root of the stack (the
-// first kind's when v is not a list).
-func (a *App) showList(v ViewKind) {
-	k, ok := a.reg.byView[v]
-	if !ok || k.list != v {
-		k = a.reg.kinds[0]
-	}
-	p, ok := a.lists[k.list]
-	if !ok {
-		p = k.newList(a.e, k)
-		a.lists[k.list] = p
-	}
-	p.setNamespace(a.ns)
-	p.setSize(a.width, a.bodyHeight())
-	for _, old := range a.stack {
-		if old != p {
-			closePage(old)
-		}
-	}
-	a.stack = []page{p}
-}
-
-func (a *App) push(p page) tea.Cmd {
-	p.setNamespace(a.ns)
-	p.setSize(a.width, a.bodyHeight())
-	a.stack = append(a.stack, p)
-	if i, ok := p.(initer); ok {
-		return a.track(i.init())
-	}
-	return nil
-}
-
-func (a *App) pop() {
-	if len(a.stack) > 1 {
-		closePage(a.top())
-		a.stack = a.stack[:len(a.stack)-1]
-	}
-}
-
-// closer is implemented by pages that hold resources while open (a log
-// stream); close is called when the page leaves the stack.
-type closer interface{ close() }
-
-func closePage(p page) {
-	if c, ok := p.(closer); ok {
-		c.close()
-	}
-}
-
-func (a *App) setNamespace(ns string) {
-	a.ns = ns
-	for _, p := range a.lists {
-		p.setNamespace(ns)
-	}
-	for _, p := range a.stack {
-		p.setNamespace(ns)
-	}
-}
-
 func (a *App) quit() tea.Cmd {
 	a.quitting = true
 	if a.sessCancel != nil {
 		a.sessCancel()
 	}
 	return tea.Quit
-}
-
-// key handles a key press according to the mode.
-func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
-	km := a.km
-	switch a.mode {
-	case modeDialog:
-		if key.Matches(msg, km.Quit) {
-			return a.quit()
-		}
-		done, cmd := a.dialog.Update(msg)
-		if done {
-			a.dialog = nil
-			a.mode = modeNormal
-		}
-		return a.track(cmd)
-	case modeCommand, modeFilter:
-		return a.promptKey(msg)
-	case modeHelp:
-		switch {
-		case key.Matches(msg, km.Quit):
-			return a.quit()
-		case key.Matches(msg, km.Help, km.Back), msg.String() == "q":
-			a.mode = modeNormal
-		}
-		return nil
-	}
-	p := a.top()
-	switch {
-	case key.Matches(msg, km.Quit):
-		return a.quit()
-	case key.Matches(msg, km.Help):
-		a.mode = modeHelp
-		return nil
-	case key.Matches(msg, km.Command):
-		a.mode = modeCommand
-		a.prompt = prompt{}
-		a.historyAt = len(a.history)
-		if a.opts.Backend != nil && a.contexts == nil {
-			b := a.opts.Backend
-			return func() tea.Msg {
-				names, err := b.Contexts()
-				return contextsMsg{names, err}
-			}
-		}
-		return nil
-	case key.Matches(msg, km.Filter):
-		t := p.tbl()
-		if t == nil {
-			a.setFlash(flashWarn, "no filter in this view")
-			return nil
-		}
-		a.mode = modeFilter
-		a.prompt = prompt{}
-		a.prompt.insert(t.Filter())
-		return nil
-	case key.Matches(msg, km.Back):
-		if t := p.tbl(); t != nil && t.Filter() != "" {
-			_ = t.SetFilter("")
-			return nil
-		}
-		a.pop()
-		return nil
-	case key.Matches(msg, km.AllNamespaces):
-		a.setNamespace("")
-		a.setFlash(flashInfo, "namespace: all")
-		return nil
-	case key.Matches(msg, km.Open):
-		if next := p.open(); next != nil {
-			return a.push(next)
-		}
-		return nil
-	}
-	for _, act := range a.actions[p.kind()] {
-		if key.Matches(msg, act.Key) && act.Run != nil {
-			tg := p.target()
-			tg.e = a.e
-			var opened tea.Cmd
-			tg.show = func(d Dialog) { a.dialog, a.mode = d, modeDialog }
-			tg.push = func(np page) tea.Cmd { opened = a.push(np); return nil }
-			cmd := act.Run(tg)
-			return tea.Batch(opened, a.track(cmd))
-		}
-	}
-	handled, cmd := p.update(msg)
-	if handled {
-		return a.track(cmd)
-	}
-	return nil
 }
 
 // View implements tea.Model.
