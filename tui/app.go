@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"charm.land/bubbles/v2/spinner"
@@ -76,7 +77,7 @@ type App struct {
 	km      *keys.KeyMap
 	now     func() time.Time
 	reg     *registry
-	scheme  *runtime.Scheme
+	scheme  func() *runtime.Scheme
 	seq     int64
 	actions map[ViewKind][]Action
 
@@ -110,7 +111,7 @@ type App struct {
 // New builds the TUI. It fails only when a view action's key clashes with
 // the key map.
 func New(opts Options) (*App, error) {
-	a := &App{opts: opts, km: opts.Keys, now: opts.Now, reg: kinds(), scheme: scheme.New(), lists: map[ViewKind]page{}}
+	a := &App{opts: opts, km: opts.Keys, now: opts.Now, reg: kinds(), scheme: sync.OnceValue(scheme.New), lists: map[ViewKind]page{}}
 	if a.km == nil {
 		a.km = keys.Default()
 	}

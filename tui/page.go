@@ -17,14 +17,15 @@ import (
 )
 
 // env is what every page shares (soft-serve's Common): styles, keys, the
-// clock, the registry of kinds, the scheme, the store of the current
-// session and the session's context.
+// clock, the registry of kinds, the scheme (built on first use: only
+// describe needs it), the store of the current session and the session's
+// context.
 type env struct {
 	st     *styles.Styles
 	km     *keys.KeyMap
 	now    func() time.Time
 	reg    *registry
-	scheme *runtime.Scheme
+	scheme func() *runtime.Scheme
 	// seq numbers the App's log pages (nextSeq); shared by the sessions.
 	seq   *int64
 	store *watch.Store
