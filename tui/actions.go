@@ -110,12 +110,15 @@ func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
 	}
 	// Which view offers which is the registry's (kinds.go).
 	out := map[ViewKind][]Action{}
-	add := func(v ViewKind, names []string) {
-		for _, n := range names {
-			out[v] = append(out[v], byName[n])
+	add := func(v ViewKind, names string) {
+		for _, n := range strings.Fields(names) {
+			if act, ok := byName[n]; ok {
+				out[v] = append(out[v], act)
+			}
 		}
 	}
-	for _, k := range kinds().kinds {
+	reg := kinds()
+	for _, k := range reg.kinds {
 		add(k.list, k.listActions)
 		if k.detail != "" {
 			add(k.detail, k.detailActions)
@@ -386,7 +389,7 @@ func (r *actionRunner) suspend(tg Target) tea.Cmd {
 		return errMsg(err)
 	}
 	kind := k.lifecycle
-	suspend := !k.suspended(obj)
+	suspend := !k.typed.suspended(obj)
 	verb, done := "Resume", "resumed"
 	if suspend {
 		verb, done = "Suspend", "suspended"

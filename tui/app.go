@@ -5,16 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/raydar/raydar/kube/watch"
-	"github.com/raydar/raydar/rayapi/scheme"
 	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 )
@@ -76,8 +73,8 @@ type App struct {
 	st      *styles.Styles
 	km      *keys.KeyMap
 	now     func() time.Time
-	reg     *registry
-	scheme  func() *runtime.Scheme
+	reg     registry
+	scheme  lazyScheme
 	seq     int64
 	actions map[ViewKind][]Action
 
@@ -111,7 +108,7 @@ type App struct {
 // New builds the TUI. It fails only when a view action's key clashes with
 // the key map.
 func New(opts Options) (*App, error) {
-	a := &App{opts: opts, km: opts.Keys, now: opts.Now, reg: kinds(), scheme: sync.OnceValue(scheme.New), lists: map[ViewKind]page{}}
+	a := &App{opts: opts, km: opts.Keys, now: opts.Now, reg: kinds()}
 	if a.km == nil {
 		a.km = keys.Default()
 	}
@@ -137,8 +134,10 @@ func New(opts Options) (*App, error) {
 
 	// Actions: rebind from the key file, hide dangerous ones when read-only,
 	// refuse clashes with the key map.
-	a.actions = map[ViewKind][]Action{}
 	for vk, list := range opts.Actions {
+		if a.actions == nil {
+			a.actions = map[ViewKind][]Action{}
+		}
 		var extra []keys.Named
 		for _, act := range list {
 			if act.Dangerous && opts.ReadOnly {
@@ -185,7 +184,7 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.sessCancel = cancel
 	a.gen++
-	a.e = &env{st: a.st, km: a.km, now: a.now, reg: a.reg, scheme: a.scheme, seq: &a.seq, store: store, sess: sess, ctx: ctx}
+	a.e = &env{st: a.st, km: a.km, now: a.now, reg: &a.reg, scheme: &a.scheme, seq: &a.seq, store: store, sess: sess, ctx: ctx}
 	a.ns = sess.Namespace
 	a.lists = map[ViewKind]page{}
 	a.role = ""

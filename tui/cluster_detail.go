@@ -48,12 +48,12 @@ func newClusterDetail(e *env, rc *rayv1.RayCluster) *clusterDetail {
 	d := &clusterDetail{pageBase: pageBase{e: e, vk: ClusterDetailView}, rc: rc, uid: watch.Key(rc)}
 	spec := table.Spec[treeRow]{
 		Columns: []table.Column{
-			{Title: "NAME", Width: 36, Grow: true, Min: 30, Sort: table.SortCol(table.ByName)},
+			{Title: "NAME", Width: 36, Grow: true, Min: 30, Sort: table.ByName},
 			{Title: "MIN", Width: 3, Right: true},
 			{Title: "DESIRED", Width: 7, Right: true},
 			{Title: "MAX", Width: 3, Right: true},
 			{Title: "READY", Width: 5, Right: true},
-			{Title: "PHASE", Width: 11, Sort: table.SortCol(table.ByStatus)},
+			{Title: "PHASE", Width: 11, Sort: table.ByStatus},
 			{Title: "RESTARTS", Width: 8, Right: true, Drop: 2},
 			{Title: "IP", Width: 15, Drop: 3},
 			{Title: "NODE", Width: 12, Grow: true, Min: 6, Drop: 4},

@@ -45,11 +45,11 @@ func (p *describePage) refresh() {
 		p.obj = o
 	}
 	d := &describer{st: p.e.st, now: p.e.now()}
-	p.tv.setLines(d.lines(p.e.scheme(), p.e.reg.of(p.obj), p.obj, p.e.store.EventsFor(p.uid)))
+	p.tv.setLines(d.lines(p.e.scheme.get(), p.e.reg.of(p.obj), p.obj, p.e.store.EventsFor(p.uid)))
 }
 
 func (p *describePage) title() string {
-	return titled("Describe "+kindName(p.e.scheme(), p.obj), p.obj, p.deleted)
+	return titled("Describe "+kindName(p.e.scheme.get(), p.obj), p.obj, p.deleted)
 }
 func (p *describePage) crumb() string       { return "describe " + p.obj.GetName() }
 func (p *describePage) setSize(w, h int)    { p.tv.w, p.tv.h = w, h; p.tv.clamp() }
@@ -167,7 +167,7 @@ func (d *describer) lines(s *runtime.Scheme, k *kind, o client.Object, events []
 		d.field("Deleting", "since "+metaAge(now, dt)+" (finalizers: "+orNone(strings.Join(o.GetFinalizers(), ", "))+")")
 	}
 	if k != nil {
-		k.describe(d, o)
+		k.typed.describe(d, o)
 	}
 
 	d.section(fmt.Sprintf("Events (%d)", len(events)))

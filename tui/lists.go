@@ -22,14 +22,19 @@ type column[V any] struct {
 	live func(v V, now time.Time) string
 }
 
-// spec is the table's projection of a kind's columns.
+// spec is the table's projection of a kind's columns. It keeps only the
+// cell functions (not cols), so a list holds no more than its table.
 func spec[V client.Object](cols []column[V], meta func(V) table.Meta) table.Spec[V] {
-	var live []int
 	tcols := make([]table.Column, len(cols))
+	cells := make([]func(V) string, len(cols))
+	var lives []func(V, time.Time) string
 	for i, c := range cols {
-		tcols[i] = c.Column
+		tcols[i], cells[i] = c.Column, c.cell
 		if c.live != nil {
-			live = append(live, i)
+			if lives == nil {
+				lives = make([]func(V, time.Time) string, len(cols))
+			}
+			lives[i] = c.live
 		}
 	}
 	s := table.Spec[V]{
@@ -37,19 +42,21 @@ func spec[V client.Object](cols []column[V], meta func(V) table.Meta) table.Spec
 		ID:      func(v V) string { return string(watch.Key(v)) },
 		Meta:    meta,
 		Cells: func(v V) []string {
-			out := make([]string, len(cols))
-			for i, c := range cols {
-				if c.cell != nil {
-					out[i] = c.cell(v)
+			out := make([]string, len(cells))
+			for i, cell := range cells {
+				if cell != nil {
+					out[i] = cell(v)
 				}
 			}
 			return out
 		},
 	}
-	if len(live) > 0 {
+	if lives != nil {
 		s.Live = func(v V, now time.Time, c []string) {
-			for _, i := range live {
-				c[i] = cols[i].live(v, now)
+			for i, live := range lives {
+				if live != nil {
+					c[i] = live(v, now)
+				}
 			}
 		}
 	}
@@ -68,7 +75,7 @@ func objMeta(o client.Object, status string) table.Meta {
 }
 
 func nameCol[V client.Object]() column[V] {
-	return column[V]{Column: table.Column{Title: "NAME", Width: 24, Grow: true, Min: 14, Sort: table.SortCol(table.ByName)},
+	return column[V]{Column: table.Column{Title: "NAME", Width: 24, Grow: true, Min: 14, Sort: table.ByName},
 		cell: func(v V) string { return v.GetName() }}
 }
 
@@ -79,7 +86,7 @@ func nsCol[V client.Object]() column[V] {
 
 // ageTableCol is the AGE column's header.
 func ageTableCol() table.Column {
-	return table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.SortCol(table.ByAge)}
+	return table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge}
 }
 
 func ageCol[V client.Object]() column[V] {
@@ -95,7 +102,7 @@ type listPage[V client.Object] struct {
 }
 
 func newListPage[V client.Object](e *env, k *kind, d def[V]) *listPage[V] {
-	p := &listPage[V]{pageBase: pageBase{e: e, vk: k.list}, k: k, t: table.New(spec(d.columns, d.meta), e.st, e.km, e.now), drill: d.open}
+	p := &listPage[V]{pageBase: pageBase{e: e, vk: k.list}, k: k, t: table.New(spec(d.columns(), d.meta), e.st, e.km, e.now), drill: d.open}
 	objs := e.store.List(k.watch)
 	vs := make([]V, 0, len(objs))
 	for _, o := range objs {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/scheme"
 	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
@@ -25,12 +26,23 @@ type env struct {
 	km     *keys.KeyMap
 	now    func() time.Time
 	reg    *registry
-	scheme func() *runtime.Scheme
+	scheme *lazyScheme
 	// seq numbers the App's log pages (nextSeq); shared by the sessions.
 	seq   *int64
 	store *watch.Store
 	sess  Session
 	ctx   context.Context
+}
+
+// lazyScheme is the one scheme, built on first use (only describe needs
+// it); used from Update only.
+type lazyScheme struct{ s *runtime.Scheme }
+
+func (l *lazyScheme) get() *runtime.Scheme {
+	if l.s == nil {
+		l.s = scheme.New()
+	}
+	return l.s
 }
 
 // nextSeq returns a number no other page of the App got (Update only).

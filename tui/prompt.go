@@ -53,9 +53,7 @@ func (p *prompt) deleteWord() {
 // aliases (k9s style) and the commands.
 func (a *App) commandWords() []string {
 	w := []string{"ns", "namespace", "ctx", "context", "q", "quit", "help"}
-	for alias := range a.reg.byAlias {
-		w = append(w, alias)
-	}
+	w = append(w, a.reg.aliases()...)
 	sort.Strings(w)
 	return w
 }
@@ -170,7 +168,7 @@ func (a *App) candidates(text string) (base string, out []string) {
 		case "ctx", "context":
 			pool = a.contexts
 		default:
-			if _, ok := a.reg.byAlias[fields[0]]; ok || fields[0] == "ns" || fields[0] == "namespace" {
+			if _, ok := a.reg.byAlias(fields[0]); ok || fields[0] == "ns" || fields[0] == "namespace" {
 				pool = append([]string{"all"}, a.e.store.Namespaces()...)
 			}
 		}
@@ -239,7 +237,7 @@ func (a *App) runCommand(line string) tea.Cmd {
 		return nil
 	}
 	cmd, args := strings.ToLower(f[0]), f[1:]
-	if k, ok := a.reg.byAlias[cmd]; ok {
+	if k, ok := a.reg.byAlias(cmd); ok {
 		a.showList(k.list)
 		if len(args) > 0 {
 			a.switchNamespace(args[0])
@@ -270,7 +268,7 @@ func (a *App) runCommand(line string) tea.Cmd {
 	default:
 		try := ""
 		for _, k := range a.reg.kinds {
-			try += ":" + k.aliases[0] + " "
+			try += ":" + k.aliasList()[0] + " "
 		}
 		a.setFlash(flashErr, fmt.Sprintf("unknown command %q (try %s:ns :ctx :q)", cmd, try))
 	}

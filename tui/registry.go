@@ -14,35 +14,37 @@ import (
 // the TUI knows about a resource kind. Every place that differs by kind
 // (the list page and its columns, the `:` aliases, the help, the actions a
 // view offers, the drill-down, suspend/resume and delete, describe) reads
-// it here; kinds.go holds the entries.
+// it here; kinds.go holds the entries. An entry is constants and static
+// functions, so building the registry costs nothing per App.
 type kind struct {
 	// list is the kind's list view; detail its detail view ("": none).
 	list, detail ViewKind
 	// title is the list's title ("RayClusters"); help says what the first
 	// alias shows, in the help's Commands.
 	title, help string
-	// aliases are the `:` commands that show the list; the first is the one
-	// the help and the unknown-command message name.
-	aliases []string
+	// aliases are the `:` commands that show the list, separated by
+	// spaces (k9s' short names); the first is the one the help and the
+	// unknown-command message name.
+	aliases string
 	// watch is the store's kind of the objects.
 	watch watch.Kind
 	// lifecycle is the kind suspend/resume and delete act on ("": they do
 	// not apply).
 	lifecycle actions.Kind
 	// listActions and detailActions name the DefaultActions each view
-	// offers, in hint order.
-	listActions, detailActions []string
-
-	// Set by typed from the kind's typed definition.
-	newList   func(e *env, k *kind) page
-	suspended func(obj client.Object) bool
-	describe  func(d *describer, obj client.Object)
+	// offers, separated by spaces, in hint order.
+	listActions, detailActions string
+	// typed is the kind's typed definition (defOf).
+	typed typedKind
 }
+
+// aliasList is k's aliases.
+func (k *kind) aliasList() []string { return strings.Fields(k.aliases) }
 
 // def is the typed part of a kind's definition.
 type def[V client.Object] struct {
 	// columns are the list's columns, each with its cells.
-	columns []column[V]
+	columns func() []column[V]
 	// meta is what the table sorts, filters and colours by.
 	meta func(V) table.Meta
 	// open is the page Enter drills down to from the list (nil: none;
@@ -54,42 +56,66 @@ type def[V client.Object] struct {
 	describe func(d *describer, v V)
 }
 
-// typed completes k with its typed definition.
-func typed[V client.Object](k kind, d def[V]) *kind {
-	k.newList = func(e *env, k *kind) page { return newListPage(e, k, d) }
-	k.suspended = func(obj client.Object) bool {
-		v, ok := obj.(V)
-		return ok && d.suspended != nil && d.suspended(v)
-	}
-	k.describe = func(ds *describer, obj client.Object) {
-		if v, ok := obj.(V); ok && d.describe != nil {
+// typedKind is what the registry asks of a kind's typed definition.
+type typedKind interface {
+	newList(e *env, k *kind) page
+	suspended(obj client.Object) bool
+	describe(d *describer, obj client.Object)
+}
+
+// defOf adapts the function that returns a kind's definition to
+// typedKind.
+type defOf[V client.Object] func() def[V]
+
+func (f defOf[V]) newList(e *env, k *kind) page { return newListPage(e, k, f()) }
+
+func (f defOf[V]) suspended(obj client.Object) bool {
+	v, ok := obj.(V)
+	d := f()
+	return ok && d.suspended != nil && d.suspended(v)
+}
+
+func (f defOf[V]) describe(ds *describer, obj client.Object) {
+	if v, ok := obj.(V); ok {
+		if d := f(); d.describe != nil {
 			d.describe(ds, v)
 		}
 	}
-	return &k
 }
 
-// registry indexes the kinds by view, alias and store kind.
-type registry struct {
-	kinds   []*kind
-	byView  map[ViewKind]*kind
-	byAlias map[string]*kind
-	byWatch map[watch.Kind]*kind
-}
+// registry is the kinds, in the order of the help's Commands. Lookups scan
+// it: there are a handful.
+type registry struct{ kinds []kind }
 
-func newRegistry(ks ...*kind) *registry {
-	r := &registry{kinds: ks, byView: map[ViewKind]*kind{}, byAlias: map[string]*kind{}, byWatch: map[watch.Kind]*kind{}}
-	for _, k := range ks {
-		r.byView[k.list] = k
-		if k.detail != "" {
-			r.byView[k.detail] = k
+// byView returns the kind whose list or detail view v is.
+func (r *registry) byView(v ViewKind) (*kind, bool) {
+	for i := range r.kinds {
+		if k := &r.kinds[i]; k.list == v || (k.detail != "" && k.detail == v) {
+			return k, true
 		}
-		for _, a := range k.aliases {
-			r.byAlias[a] = k
-		}
-		r.byWatch[k.watch] = k
 	}
-	return r
+	return nil, false
+}
+
+// byAlias returns the kind a `:` command shows.
+func (r *registry) byAlias(alias string) (*kind, bool) {
+	for i := range r.kinds {
+		for _, a := range r.kinds[i].aliasList() {
+			if a == alias {
+				return &r.kinds[i], true
+			}
+		}
+	}
+	return nil, false
+}
+
+// aliases is every kind's aliases.
+func (r *registry) aliases() []string {
+	var out []string
+	for i := range r.kinds {
+		out = append(out, r.kinds[i].aliasList()...)
+	}
+	return out
 }
 
 // of returns the kind of a typed object (nil: none).
@@ -101,7 +127,12 @@ func (r *registry) of(obj client.Object) *kind {
 	if !ok {
 		return nil
 	}
-	return r.byWatch[wk]
+	for i := range r.kinds {
+		if r.kinds[i].watch == wk {
+			return &r.kinds[i]
+		}
+	}
+	return nil
 }
 
 // lifecycleKinds names the kinds suspend/resume and delete apply to, for
@@ -121,6 +152,6 @@ func (r *registry) lifecycleKinds() string {
 
 // isDetail reports whether v is a kind's detail view.
 func (r *registry) isDetail(v ViewKind) bool {
-	k, ok := r.byView[v]
+	k, ok := r.byView(v)
 	return ok && k.detail == v
 }

@@ -13,10 +13,10 @@ func TestRegistryAliases(t *testing.T) {
 	commands := []string{"ns", "namespace", "ctx", "context", "q", "q!", "quit", "exit", "help", "?"}
 	seen := map[string]ViewKind{}
 	for _, k := range r.kinds {
-		if len(k.aliases) == 0 || k.title == "" || k.help == "" || k.newList == nil {
+		if len(k.aliasList()) == 0 || k.title == "" || k.help == "" || k.typed == nil {
 			t.Fatalf("%s: incomplete entry %+v", k.list, k)
 		}
-		for _, a := range k.aliases {
+		for _, a := range k.aliasList() {
 			if prev, ok := seen[a]; ok {
 				t.Fatalf("alias %q of %s is also %s's", a, k.list, prev)
 			}
@@ -24,11 +24,14 @@ func TestRegistryAliases(t *testing.T) {
 				t.Fatalf("alias %q of %s shadows a command", a, k.list)
 			}
 			seen[a] = k.list
-			if got := r.byAlias[a]; got != k {
+			if got, _ := r.byAlias(a); got == nil || got.list != k.list {
 				t.Fatalf("alias %q → %v, want %s", a, got, k.list)
 			}
 		}
-		if r.byView[k.list] != k || (k.detail != "" && r.byView[k.detail] != k) {
+		if got, _ := r.byView(k.list); got == nil || got.list != k.list {
+			t.Fatalf("%s: list view not found", k.list)
+		}
+		if got, _ := r.byView(k.detail); k.detail != "" && (got == nil || got.list != k.list) {
 			t.Fatalf("%s: views not indexed", k.list)
 		}
 		if r.isDetail(k.list) || (k.detail != "" && !r.isDetail(k.detail)) {

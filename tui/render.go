@@ -301,7 +301,7 @@ func (a *App) helpGroups() []helpGroup {
 	}
 	var cmds [][2]string
 	for _, k := range a.reg.kinds {
-		cmds = append(cmds, [2]string{":" + k.aliases[0], k.help})
+		cmds = append(cmds, [2]string{":" + k.aliasList()[0], k.help})
 	}
 	gs = append(gs, helpGroup{"Commands", append(cmds, [][2]string{
 		{":ns NAME", "namespace"}, {":ns", "all namespaces"}, {":ctx NAME", "context"}, {":q", "quit"}, {"tab", "complete"},

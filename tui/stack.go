@@ -25,13 +25,13 @@ func (a *App) resize(w, h int) {
 // showList makes the list view of the kind of v the root of the stack (the
 // first kind's when v is not a list).
 func (a *App) showList(v ViewKind) {
-	k, ok := a.reg.byView[v]
+	k, ok := a.reg.byView(v)
 	if !ok || k.list != v {
-		k = a.reg.kinds[0]
+		k = &a.reg.kinds[0]
 	}
 	p, ok := a.lists[k.list]
 	if !ok {
-		p = k.newList(a.e, k)
+		p = k.typed.newList(a.e, k)
 		a.lists[k.list] = p
 	}
 	p.setNamespace(a.ns)

@@ -37,10 +37,18 @@ func (m *Model[V]) ToggleMark() bool {
 		if !m.markable(m.items[m.selID]) {
 			return false
 		}
-		m.marks[m.selID] = struct{}{}
+		m.mark(m.selID)
 	}
 	m.anchor = m.selID
 	return true
+}
+
+// mark marks id (the map is made on the first mark).
+func (m *Model[V]) mark(id string) {
+	if m.marks == nil {
+		m.marks = map[string]struct{}{}
+	}
+	m.marks[id] = struct{}{}
 }
 
 func (m *Model[V]) markable(e *entry[V]) bool {
@@ -61,7 +69,7 @@ func (m *Model[V]) MarkRange() {
 	}
 	for _, e := range m.rows[i : j+1] {
 		if m.markable(e) {
-			m.marks[e.id] = struct{}{}
+			m.mark(e.id)
 		}
 	}
 	m.anchor = m.selID

@@ -119,7 +119,7 @@ func (m *Model[V]) header(sb *strings.Builder) {
 	titles := make([]string, len(m.spec.Columns))
 	for i, c := range m.spec.Columns {
 		t := c.Title
-		if c.Sort != nil && *c.Sort == m.sortKey {
+		if c.Sort != 0 && c.Sort == m.sortKey {
 			if m.desc {
 				t += m.st.Glyphs.Desc
 			} else {

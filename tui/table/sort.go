@@ -8,9 +8,10 @@ import (
 // SortKey is what rows are sorted by.
 type SortKey int
 
-// Sort keys (k9s shift-N, shift-A, shift-S).
+// Sort keys (k9s shift-N, shift-A, shift-S). The zero SortKey is none: a
+// Column without Sort carries no sort indicator.
 const (
-	ByName SortKey = iota
+	ByName SortKey = iota + 1
 	ByAge
 	ByStatus
 )

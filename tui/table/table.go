@@ -28,12 +28,9 @@ type Column struct {
 	// namespace.
 	Namespace bool
 	// Sort marks the column whose title carries the sort indicator for
-	// that key.
-	Sort *SortKey
+	// that key (0: none).
+	Sort SortKey
 }
-
-// SortCol returns a pointer to k, for Column.Sort.
-func SortCol(k SortKey) *SortKey { return &k }
 
 // Meta is what the table needs to know about an item besides its cells.
 type Meta struct {
@@ -121,12 +118,12 @@ func New[V any](spec Spec[V], st *styles.Styles, km *keys.KeyMap, now func() tim
 		now = time.Now
 	}
 	m := &Model[V]{
-		spec:  spec,
-		st:    st,
-		km:    km,
-		now:   now,
-		items: map[string]*entry[V]{},
-		marks: map[string]struct{}{},
+		spec:    spec,
+		st:      st,
+		km:      km,
+		now:     now,
+		sortKey: ByName,
+		items:   map[string]*entry[V]{},
 	}
 	codes := func(s lipgloss.Style) [2]string {
 		if st.Plain {
