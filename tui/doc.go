@@ -14,9 +14,14 @@
 // its list columns (header, width, cell, sort key), its `:` aliases and
 // help line, the actions each of its views offers, its drill-down and
 // detail page, its store (watch) kind, whether suspend/resume and delete
-// apply and its describe fields. Adding a kind is one entry in kinds.go,
-// its two ViewKinds (options.go) and its detail page; nothing else in the
-// package switches over kinds.
+// apply and its describe fields. Nothing else in the package switches over
+// kinds. Adding a kind takes: its list and detail ViewKinds (options.go),
+// one entry in kinds.go (a kind literal and its def function, listed in
+// kinds()), and its detail page (a file of its own embedding pageBase).
+// Outside tui it needs its watch.Kind (kube/watch) and, for suspend/resume
+// and delete, its actions.Kind (kube/actions); an action of its own (a
+// RayCronJob's trigger) is one more Action in DefaultActions, named in the
+// entry's listActions/detailActions.
 //
 // Pages (page.go) embed pageBase, which gives the defaults (no table,
 // nothing to open, no namespace scope, no store changes), so a page writes

@@ -13,9 +13,10 @@ import (
 	"github.com/raydar/raydar/tui/table"
 )
 
-// The registry's entries. Adding a kind is one entry here (its list
-// columns, aliases, actions, describe fields), its ViewKinds and its detail
-// page.
+// The registry's entries: per kind a kind literal (views, aliases, actions,
+// store kind, lifecycle) and its def function (columns with their cells,
+// drill-down, suspended, describe fields). See the package doc for what
+// else adding a kind takes.
 
 // kinds returns the registry of the kinds the TUI shows, in the order of
 // the help's Commands.

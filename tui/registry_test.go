@@ -2,7 +2,14 @@ package tui
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/raydar/raydar/kube/watch"
 )
 
 // The registry is the one place kinds differ: every alias opens its own
@@ -67,6 +74,44 @@ func TestDefaultActionsPerView(t *testing.T) {
 		}
 		if !slices.Equal(have, names) {
 			t.Fatalf("%s: actions %v, want %v", v, have, names)
+		}
+	}
+}
+
+// A kind is one registry entry: with an entry added (here a second view of
+// the Ray pods under the alias "tp"), the command line, completion, the help
+// and the list page know it, and nothing else changes.
+func TestRegistryEntryIsAKind(t *testing.T) {
+	a := newApp(t, Options{Actions: DefaultActions(ActionDeps{})})
+	a.reg.kinds = append(a.reg.kinds, kind{
+		list: "testpods", title: "Test pods", help: "test pods", aliases: "tp testpods",
+		watch: watch.Pod, typed: defOf[*corev1.Pod](podDef),
+	})
+	typeApp(a, ":testp", "<tab>")
+	if a.prompt.text != "testpods" {
+		t.Fatalf("completion %q", a.prompt.text)
+	}
+	typeApp(a, "<enter>")
+	if a.top().kind() != "testpods" || a.top().title() != "Test pods" || a.top().tbl().Len() != a.e.store.Len(watch.Pod) {
+		t.Fatalf("top %v %q", a.top().kind(), a.top().title())
+	}
+	screen := ansi.Strip(a.View().Content)
+	mustContain(t, screen, "Test pods(all)", "train-a-head-x7k2p", "<testpods>")
+	typeApp(a, "?")
+	mustContain(t, ansi.Strip(a.View().Content), ":tp", "test pods")
+	typeApp(a, "<esc>", ":nope", "<enter>")
+	mustContain(t, ansi.Strip(a.View().Content), "(try :rc :rj :rs :pods :tp :ns :ctx :q)")
+}
+
+// typeApp sends keys straight to a (a "<name>" is a named key).
+func typeApp(a *App, seq ...string) {
+	for _, k := range seq {
+		if strings.HasPrefix(k, "<") {
+			a.Update(namedKey(k[1 : len(k)-1]))
+			continue
+		}
+		for _, r := range k {
+			a.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
 		}
 	}
 }
