@@ -27,14 +27,15 @@ type column[V any] struct {
 func spec[V client.Object](cols []column[V], meta func(V) table.Meta) table.Spec[V] {
 	tcols := make([]table.Column, len(cols))
 	cells := make([]func(V) string, len(cols))
-	var lives []func(V, time.Time) string
+	type liveCell struct {
+		i    int
+		live func(V, time.Time) string
+	}
+	lives := make([]liveCell, 0, len(cols))
 	for i, c := range cols {
 		tcols[i], cells[i] = c.Column, c.cell
 		if c.live != nil {
-			if lives == nil {
-				lives = make([]func(V, time.Time) string, len(cols))
-			}
-			lives[i] = c.live
+			lives = append(lives, liveCell{i, c.live})
 		}
 	}
 	s := table.Spec[V]{
@@ -51,12 +52,10 @@ func spec[V client.Object](cols []column[V], meta func(V) table.Meta) table.Spec
 			return out
 		},
 	}
-	if lives != nil {
+	if len(lives) > 0 {
 		s.Live = func(v V, now time.Time, c []string) {
-			for i, live := range lives {
-				if live != nil {
-					c[i] = live(v, now)
-				}
+			for _, l := range lives {
+				c[l.i] = l.live(v, now)
 			}
 		}
 	}
