@@ -2,10 +2,8 @@ package tui
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 
@@ -101,17 +99,4 @@ func TestRegistryEntryIsAKind(t *testing.T) {
 	mustContain(t, ansi.Strip(a.View().Content), ":tp", "test pods")
 	typeApp(a, "<esc>", ":nope", "<enter>")
 	mustContain(t, ansi.Strip(a.View().Content), "(try :rc :rj :rs :pods :tp :ns :ctx :q)")
-}
-
-// typeApp sends keys straight to a (a "<name>" is a named key).
-func typeApp(a *App, seq ...string) {
-	for _, k := range seq {
-		if strings.HasPrefix(k, "<") {
-			a.Update(namedKey(k[1 : len(k)-1]))
-			continue
-		}
-		for _, r := range k {
-			a.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
-		}
-	}
 }
