@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -40,6 +41,19 @@ var getResources = map[string]string{
 	"services": getServices, "service": getServices, "rayservices": getServices, "rayservice": getServices, "rs": getServices,
 	"cronjobs": getCronJobs, "cronjob": getCronJobs, "raycronjobs": getCronJobs, "raycronjob": getCronJobs, "rcj": getCronJobs,
 	"workers": getWorkers, "worker": getWorkers,
+}
+
+// getKinds are the ray.io resources of get: the resource name, an empty
+// object and an empty list of each.
+var getKinds = map[string]struct {
+	resource string
+	obj      func() client.Object
+	list     func() client.ObjectList
+}{
+	getClusters: {rayv1.ResourceRayClusters, func() client.Object { return &rayv1.RayCluster{} }, func() client.ObjectList { return &rayv1.RayClusterList{} }},
+	getJobs:     {rayv1.ResourceRayJobs, func() client.Object { return &rayv1.RayJob{} }, func() client.ObjectList { return &rayv1.RayJobList{} }},
+	getServices: {rayv1.ResourceRayServices, func() client.Object { return &rayv1.RayService{} }, func() client.ObjectList { return &rayv1.RayServiceList{} }},
+	getCronJobs: {rayv1.ResourceRayCronJobs, func() client.Object { return &rayv1.RayCronJob{} }, func() client.ObjectList { return &rayv1.RayCronJobList{} }},
 }
 
 // newGetCmd: raydar get clusters|jobs|services|cronjobs|workers [NAME].
@@ -133,68 +147,27 @@ func (g *getter) fetch(ctx context.Context, res string) ([]client.Object, error)
 	one := func(obj client.Object, resource string) error {
 		return g.wrap(g.c.Get(ctx, client.ObjectKey{Namespace: g.ns, Name: g.name}, obj), "get", resource, g.name)
 	}
-	switch res {
-	case getClusters:
+	if k, ok := getKinds[res]; ok {
 		if g.name != "" {
-			rc := &rayv1.RayCluster{}
-			if err := one(rc, rayv1.ResourceRayClusters); err != nil {
+			obj := k.obj()
+			if err := one(obj, k.resource); err != nil {
 				return nil, err
 			}
-			return []client.Object{rc}, nil
+			return []client.Object{obj}, nil
 		}
-		var l rayv1.RayClusterList
-		if err := g.wrap(g.c.List(ctx, &l, client.InNamespace(g.ns)), "list", rayv1.ResourceRayClusters, ""); err != nil {
+		l := k.list()
+		if err := g.wrap(g.c.List(ctx, l, client.InNamespace(g.ns)), "list", k.resource, ""); err != nil {
 			return nil, err
 		}
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-	case getJobs:
-		if g.name != "" {
-			j := &rayv1.RayJob{}
-			if err := one(j, rayv1.ResourceRayJobs); err != nil {
-				return nil, err
-			}
-			return []client.Object{j}, nil
-		}
-		var l rayv1.RayJobList
-		if err := g.wrap(g.c.List(ctx, &l, client.InNamespace(g.ns)), "list", rayv1.ResourceRayJobs, ""); err != nil {
+		items, err := apimeta.ExtractList(l)
+		if err != nil {
 			return nil, err
 		}
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
+		for _, it := range items {
+			out = append(out, it.(client.Object))
 		}
-	case getServices:
-		if g.name != "" {
-			s := &rayv1.RayService{}
-			if err := one(s, rayv1.ResourceRayServices); err != nil {
-				return nil, err
-			}
-			return []client.Object{s}, nil
-		}
-		var l rayv1.RayServiceList
-		if err := g.wrap(g.c.List(ctx, &l, client.InNamespace(g.ns)), "list", rayv1.ResourceRayServices, ""); err != nil {
-			return nil, err
-		}
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-	case getCronJobs:
-		if g.name != "" {
-			cj := &rayv1.RayCronJob{}
-			if err := one(cj, rayv1.ResourceRayCronJobs); err != nil {
-				return nil, err
-			}
-			return []client.Object{cj}, nil
-		}
-		var l rayv1.RayCronJobList
-		if err := g.wrap(g.c.List(ctx, &l, client.InNamespace(g.ns)), "list", rayv1.ResourceRayCronJobs, ""); err != nil {
-			return nil, err
-		}
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-	case getWorkers:
+	}
+	if res == getWorkers {
 		sel := rayv1.RayPodSelector()
 		if g.name != "" {
 			// The cluster must exist: an empty list would hide a typo.
