@@ -127,7 +127,7 @@ type Options struct {
 	// RayJob and RayService hold the settings of those two kinds alone;
 	// New fills in what all kinds share (the gate, Namespaces,
 	// ClusterDomain, Dashboards, probe injection, name validation).
-	RayJob     rayjob.RayJobOptions
+	RayJob     rayjob.Options
 	RayService rayservice.RayServiceOptions
 }
 
@@ -430,7 +430,7 @@ func (o *Operator) setupKinds(opts Options) error {
 	rj.Gate, rj.Dashboards, rj.Namespaces, rj.ClusterDomain = o.gate, dash, opts.Namespaces, opts.ClusterDomain
 	rj.DisableProbeInjection = opts.DisableProbeInjection
 	rj.SkipControllerNameValidation = rj.SkipControllerNameValidation || opts.SkipControllerNameValidation
-	if err := rayjob.SetupRayJobReconciler(o.mgr, rj); err != nil {
+	if err := rayjob.Setup(o.mgr, rj); err != nil {
 		return fmt.Errorf("RayJob reconciler: %w", err)
 	}
 	proxies := opts.ServeProxyChecker

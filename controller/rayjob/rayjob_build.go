@@ -33,20 +33,20 @@ const (
 	envPythonUnbuffered = "PYTHONUNBUFFERED"
 )
 
-// buildRayJobCluster is the RayCluster a RayJob creates: its
+// buildCluster is the RayCluster a RayJob creates: its
 // rayClusterSpec, the child labels, a controller reference to the RayJob,
 // and in SidecarMode the submitter container in the head pod (whose restart
 // policy becomes Never, and the cluster is annotated so that its head is not
 // re-created once provisioned: a new head would run the job again). It
 // fails only where KubeRay's constructRayClusterForRayJob fails: a
-// submit command it cannot build (rayJobSubmitCommand).
-func buildRayJobCluster(rj *rayv1.RayJob, name string) (*rayv1.RayCluster, error) {
+// submit command it cannot build (submitCommand).
+func buildCluster(rj *rayv1.RayJob, name string) (*rayv1.RayCluster, error) {
 	rc := &rayv1.RayCluster{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            name,
 			Namespace:       rj.Namespace,
-			Labels:          rayJobClusterLabels(rj),
-			Annotations:     rayJobClusterAnnotations(rj),
+			Labels:          clusterLabels(rj),
+			Annotations:     clusterAnnotations(rj),
 			OwnerReferences: []metav1.OwnerReference{kit.RayJobOwnerRef(rj)},
 		},
 	}
@@ -91,12 +91,12 @@ func headImage(spec *rayv1.RayClusterSpec) string {
 // v1.7.0 builds it (rayjob_controller.go getSubmitterContainer and
 // configureSubmitterContainer, common/job.go GetDefaultSubmitterContainer):
 // the head image, the default submitter resources, bash running
-// rayJobSubmitCommand against the dashboard on 127.0.0.1, and the env
+// submitCommand against the dashboard on 127.0.0.1, and the env
 // KubeRay appends: PYTHONUNBUFFERED, RAY_DASHBOARD_ADDRESS (the RayJob's
 // status.dashboardURL, empty while the cluster is being created) and
 // RAY_JOB_SUBMISSION_ID, then the cluster's token-auth env.
 func sidecarSubmitter(rj *rayv1.RayJob, rc *rayv1.RayCluster) (corev1.Container, error) {
-	script, err := rayJobSubmitCommand(rj, rayv1.SidecarMode, rj.Status.DashboardURL)
+	script, err := submitCommand(rj, rayv1.SidecarMode, rj.Status.DashboardURL)
 	if err != nil {
 		return corev1.Container{}, err
 	}
@@ -160,14 +160,14 @@ func authEnv(rc *rayv1.RayCluster) []corev1.EnvVar {
 // and createNewK8sJob; common/job.go GetSubmitterTemplate): a batch Job
 // named after the RayJob running spec.submitterPodTemplate or a default pod
 // (the head's image, 500m/200Mi requested, 1/1Gi limits, restartPolicy
-// Never); its first container runs rayJobSubmitCommand unless it has a
+// Never); its first container runs submitCommand unless it has a
 // command of its own, and gets KubeRay's env appended (submitterEnv) and
 // the cluster's token-auth env where absent. dashboardURL is
 // status.dashboardURL (host:port, no scheme). One addition: a template
 // without restartPolicy gets Never (KubeRay passes it on, and the API
 // server refuses the Job).
 func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardURL string) (*batchv1.Job, error) {
-	script, err := rayJobSubmitCommand(rj, rayv1.K8sJobMode, dashboardURL)
+	script, err := submitCommand(rj, rayv1.K8sJobMode, dashboardURL)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardURL stri
 			c.Env = setEnvIfAbsent(c.Env, e)
 		}
 	}
-	labels := rayJobSubmitterLabels(rj)
+	labels := submitterLabels(rj)
 	if tmpl.Labels == nil {
 		tmpl.Labels = map[string]string{}
 	}
@@ -230,7 +230,7 @@ const (
 	submitterHealthCommand    = `python -c "import urllib.request; r=urllib.request.urlopen('%s', timeout=%d); exit(0 if b'success' in r.read() else 1)"`
 )
 
-// rayJobSubmitCommand is the bash script of KubeRay v1.7.0's submitters
+// submitCommand is the bash script of KubeRay v1.7.0's submitters
 // (common/job.go BuildJobSubmitCommand, SidecarSubmitterRestart off), its
 // words joined by single spaces:
 //
@@ -246,7 +246,7 @@ const (
 // (strconv.Quote), the runtime env as sigs.k8s.io/yaml converts it; the
 // entrypoint is passed as written, trimmed. Errors are KubeRay's: a
 // runtimeEnvYAML that is not YAML, metadata with a rayVersion below 2.6.0.
-func rayJobSubmitCommand(rj *rayv1.RayJob, mode rayv1.JobSubmissionMode, dashboardURL string) (string, error) {
+func submitCommand(rj *rayv1.RayJob, mode rayv1.JobSubmissionMode, dashboardURL string) (string, error) {
 	s := &rj.Spec
 	var address, healthURL string
 	switch mode {
@@ -319,9 +319,9 @@ func rayJobSubmitCommand(rj *rayv1.RayJob, mode rayv1.JobSubmissionMode, dashboa
 	return strings.Join(cmd, " "), nil
 }
 
-// rayJobDashboardURL is status.dashboardURL: the head Service's DNS name and
+// dashboardURLOf is status.dashboardURL: the head Service's DNS name and
 // dashboard port, without a scheme (as KubeRay writes it).
-func rayJobDashboardURL(rc *rayv1.RayCluster, clusterDomain string) string {
+func dashboardURLOf(rc *rayv1.RayCluster, clusterDomain string) string {
 	return raydash.ServiceDNSAddress(kit.HeadServiceName(rc), rc.Namespace, clusterDomain, raydash.DashboardPort(rc))
 }
 

@@ -18,10 +18,10 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// rayJobClusterLabels are the labels of the RayCluster a RayJob creates:
+// clusterLabels are the labels of the RayCluster a RayJob creates:
 // every label of the RayJob, then the originated-from labels and the
 // submission mode, which cannot be overridden.
-func rayJobClusterLabels(rj *rayv1.RayJob) map[string]string {
+func clusterLabels(rj *rayv1.RayJob) map[string]string {
 	l := make(map[string]string, len(rj.Labels)+3)
 	maps.Copy(l, rj.Labels)
 	l[rayv1.RayOriginatedFromCRNameLabelKey] = rj.Name
@@ -30,19 +30,19 @@ func rayJobClusterLabels(rj *rayv1.RayJob) map[string]string {
 	return l
 }
 
-// rayJobProtocolAnnotation reports whether an annotation key is part of
+// protocolAnnotation reports whether an annotation key is part of
 // raydar's RayJob protocol (a stop request and its record): it concerns
 // the RayJob alone and is not handed on to the cluster.
-func rayJobProtocolAnnotation(k string) bool {
+func protocolAnnotation(k string) bool {
 	return k == rayv1.StopRequestedAnnotationKey || k == rayv1.JobStopRecordAnnotationKey
 }
 
-// rayJobClusterAnnotations are the annotations of the RayCluster a RayJob
+// clusterAnnotations are the annotations of the RayCluster a RayJob
 // creates: every annotation of the RayJob (kubectl's last-applied
 // configuration included, as KubeRay copies it) except raydar's stop
 // protocol, and in SidecarMode the one that keeps a provisioned head from
 // being re-created (a new head would run the job again). nil when empty.
-func rayJobClusterAnnotations(rj *rayv1.RayJob) map[string]string {
+func clusterAnnotations(rj *rayv1.RayJob) map[string]string {
 	var a map[string]string
 	set := func(k, v string) {
 		if a == nil {
@@ -51,7 +51,7 @@ func rayJobClusterAnnotations(rj *rayv1.RayJob) map[string]string {
 		a[k] = v
 	}
 	for k, v := range rj.Annotations {
-		if !rayJobProtocolAnnotation(k) {
+		if !protocolAnnotation(k) {
 			set(k, v)
 		}
 	}
@@ -61,10 +61,10 @@ func rayJobClusterAnnotations(rj *rayv1.RayJob) map[string]string {
 	return a
 }
 
-// rayJobSubmitterLabels are the labels of the K8sJobMode submitter Job and
+// submitterLabels are the labels of the K8sJobMode submitter Job and
 // the ones its pod template gets (overriding the template's own): the
 // originated-from labels and created-by, nothing of the RayJob's labels.
-func rayJobSubmitterLabels(rj *rayv1.RayJob) map[string]string {
+func submitterLabels(rj *rayv1.RayJob) map[string]string {
 	return map[string]string{
 		rayv1.RayOriginatedFromCRNameLabelKey: rj.Name,
 		rayv1.RayOriginatedFromCRDLabelKey:    rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob),
@@ -72,20 +72,20 @@ func rayJobSubmitterLabels(rj *rayv1.RayJob) map[string]string {
 	}
 }
 
-// RayJobHeadServiceName is the name of a RayJob's own head Service,
+// HeadServiceName is the name of a RayJob's own head Service,
 // "<rayjob>-head-svc", which follows the head of the RayJob's cluster.
-func RayJobHeadServiceName(rj *rayv1.RayJob) string {
+func HeadServiceName(rj *rayv1.RayJob) string {
 	return rj.Name + "-" + string(rayv1.HeadNode) + "-svc"
 }
 
-// buildRayJobHeadService is the RayJob's head Service: the cluster's head
+// buildHeadService is the RayJob's head Service: the cluster's head
 // Service (spec, selector, ports, the custom headService's annotations)
 // under the name "<rayjob>-head-svc", with the RayJob's labels only and a
 // controller reference to the RayJob. KubeRay builds it from the cluster
 // without spec.headServiceAnnotations, so those are left out.
-func buildRayJobHeadService(rj *rayv1.RayJob, rc *rayv1.RayCluster, cfg raycluster.BuildConfig) *corev1.Service {
+func buildHeadService(rj *rayv1.RayJob, rc *rayv1.RayCluster, cfg raycluster.BuildConfig) *corev1.Service {
 	svc := raycluster.BuildHeadService(rc, cfg)
-	svc.Name = RayJobHeadServiceName(rj)
+	svc.Name = HeadServiceName(rj)
 	svc.Namespace = rj.Namespace
 	svc.Labels = map[string]string{
 		rayv1.RayOriginatedFromCRNameLabelKey: rj.Name,

@@ -1,11 +1,11 @@
 package rayjob
 
-// The RayJob state machine as a pure function: rjDecide maps what was
+// The RayJob state machine as a pure function: Decide maps what was
 // observed (the RayJob, its cluster, submitter, head pod, the dashboard's
 // answer, this process's unrecorded stop confirmations, the time) to a plan
 // (the status to write, objects to create or delete, a submission, a stop,
 // Events, when to look again). No I/O, no clock, no randomness except
-// through rjObserved.Now and NewSuffix.
+// through Observed.Now and NewSuffix.
 //
 // The behaviour follows KubeRay's RayJob controller (New → Initializing →
 // Running → Complete/Failed, Waiting for InteractiveMode, Retrying,
@@ -37,8 +37,8 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// rjConfig holds the reconciler's tunables (see RayJobOptions).
-type rjConfig struct {
+// config holds the reconciler's tunables (see Options).
+type config struct {
 	ClusterDomain string
 	// Build configures the RayJob's head Service like the cluster's.
 	Build raycluster.BuildConfig
@@ -64,8 +64,8 @@ type rjConfig struct {
 	DeleteRayJobAfterJobFinishes bool
 }
 
-func defaultRJConfig() rjConfig {
-	return rjConfig{
+func defaultConfig() config {
+	return config{
 		ClusterDomain:          "cluster.local",
 		Build:                  raycluster.DefaultBuildConfig(),
 		StopConfirmTimeout:     DefaultStopConfirmTimeout,
@@ -77,8 +77,8 @@ func defaultRJConfig() rjConfig {
 	}
 }
 
-// rjObserved is everything the reconciler read before deciding.
-type RjObserved struct {
+// Observed is everything the reconciler read before deciding.
+type Observed struct {
 	Job *rayv1.RayJob
 	Now time.Time
 	// SkipReason: raydar must not reconcile this RayJob (managedBy, another
@@ -99,7 +99,7 @@ type RjObserved struct {
 	// (nil when absent).
 	HeadService *corev1.Service
 	// Dash is the dashboard's answer about status.jobId, when asked.
-	Dash *RjDash
+	Dash *DashAnswer
 	// StopFailures counts unconfirmed attempts of the current stop (in
 	// memory), for the back-off; StopLastAttempt and StopLastError are the
 	// time and error of the last one.
@@ -112,18 +112,18 @@ type RjObserved struct {
 	// StatusPrunesConditions: the API server drops status.conditions of
 	// RayJobs (KubeRay's CRD), so they are not compared.
 	StatusPrunesConditions bool
-	Config                 rjConfig
+	Config                 config
 	NewSuffix              func() string
 }
 
-// rjDash is one GetJobInfo answer.
-type RjDash struct {
+// DashAnswer is one GetJobInfo answer.
+type DashAnswer struct {
 	Info *dashboard.JobInfo
 	Err  error
 }
 
-// rjStop is a stop to send.
-type rjStop struct {
+// StopCall is a stop to send.
+type StopCall struct {
 	ClusterName string
 	JobID       string
 	// Request is the annotation value it answers; "" for the stop of a
@@ -131,18 +131,18 @@ type rjStop struct {
 	Request string
 }
 
-// rjDelete names an object to delete (with a UID precondition).
-type rjDelete struct {
+// deletion names an object to delete (with a UID precondition).
+type deletion struct {
 	Name   string
 	UID    string
 	Reason string // in words, for the Event
 }
 
-// rjPlan is what the reconciler will do, in this order: add the finalizer,
+// Plan is what the reconciler will do, in this order: add the finalizer,
 // write the status (before anything that relies on what it records: a
 // generated cluster name or submission ID), create/delete, submit, stop,
 // remove the finalizer or delete the RayJob.
-type rjPlan struct {
+type Plan struct {
 	AddFinalizer    bool
 	RemoveFinalizer bool
 	// Status is the status the RayJob has after this pass.
@@ -151,16 +151,16 @@ type rjPlan struct {
 	WriteStatus bool
 
 	CreateCluster   *rayv1.RayCluster
-	DeleteCluster   *rjDelete
+	DeleteCluster   *deletion
 	SuspendWorkers  string // cluster whose worker groups get suspend=true
 	CreateSubmitter *batchv1.Job
-	DeleteSubmitter *rjDelete
+	DeleteSubmitter *deletion
 	// CreateHeadService and UpdateHeadService keep the RayJob's head
 	// Service on its cluster's head (KubeRay's reconcileServices).
 	CreateHeadService *corev1.Service
 	UpdateHeadService *corev1.Service
-	Submit            *rjSubmit
-	Stop              *rjStop
+	Submit            *submission
+	Stop              *StopCall
 	// StopRecord is a stop record to write into the RayJob's annotation
 	// (with a resourceVersion precondition) before the status; "" for none.
 	StopRecord string
@@ -170,59 +170,59 @@ type rjPlan struct {
 	RequeueAfter time.Duration
 }
 
-// rjSubmit is an HTTPMode submission.
-type rjSubmit struct {
+// submission is an HTTPMode submission.
+type submission struct {
 	ClusterName string
 	Request     dashboard.SubmitJobRequest
 }
 
 // Reasons of RayJob Events and conditions that are not in rayapi/v1.
 const (
-	RjReasonCreatedCluster       = "CreatedRayCluster"
-	RjReasonCreatedSubmitter     = "CreatedRayJobSubmitter" // KubeRay's reasons where it has one
-	RjReasonDeletedCluster       = "DeletedRayCluster"
-	rjReasonDeletedSubmitter     = "DeletedRayJobSubmitter"
-	rjReasonSuspendedWorkers     = "UpdatedRayCluster"
-	RjReasonSubmitted            = "Submitted"
-	rjReasonWaitingForCluster    = "WaitingForCluster"
-	rjReasonClusterNotFound      = "ClusterNotFound"
-	rjReasonClusterNameTaken     = "ClusterNameTaken"
-	rjReasonRunning              = "Running"
-	rjReasonWaitingForJobID      = "WaitingForJobID"
-	RjReasonCompleted            = "Completed"
-	RjReasonRetrying             = "Retrying"
-	rjReasonSuspending           = "Suspending"
-	rjReasonResumed              = "Resumed"
-	rjReasonInvalidSpec          = "InvalidRayJobSpec" // KubeRay's utils.InvalidRayJobSpec
-	rjReasonSpecValid            = "SpecValid"
-	RjReasonDashboardUnreachable = "DashboardUnreachable"
-	rjReasonStopSent             = "StopSent"
-	RjReasonStopConfirmed        = "StopConfirmed"
-	rjReasonStopFailed           = "StopFailed"
-	RjReasonStopNotConfirmed     = "StopNotConfirmed"
-	rjReasonStopPending          = "StopPending"
-	rjReasonStopRequested        = "StopRequested"
-	rjReasonDeletedOnFinish      = "DeletedRayJob"
-	rjReasonNotSubmitted         = "NotSubmitted"
-	rjReasonNotComplete          = "NotComplete"
-	rjReasonNotFailed            = "NotFailed"
-	rjReasonNotSuspended         = "NotSuspended"
-	rjReasonStopped              = "Stopped"
-	rjReasonCreateClusterFailed  = "FailedToCreateRayCluster"
-	rjReasonCreateSubFailed      = "FailedToCreateRayJobSubmitter"
-	rjReasonDeleteClusterFailed  = "FailedToDeleteRayCluster"
-	rjReasonDeleteSubFailed      = "FailedToDeleteRayJobSubmitter"
-	rjReasonUpdateClusterFailed  = "FailedToUpdateRayCluster"
-	rjReasonInvalidMetadata      = "InvalidRayJobMetadata"
-	rjReasonInvalidStatus        = "InvalidRayJobStatus"
-	rjReasonClusterNotFoundEvent = "RayClusterNotFound"
-	rjReasonDeleteFailed         = "FailedDelete"
-	rjReasonSubmitFailed         = "FailedSubmit"
+	ReasonCreatedCluster       = "CreatedRayCluster"
+	ReasonCreatedSubmitter     = "CreatedRayJobSubmitter" // KubeRay's reasons where it has one
+	ReasonDeletedCluster       = "DeletedRayCluster"
+	reasonDeletedSubmitter     = "DeletedRayJobSubmitter"
+	reasonSuspendedWorkers     = "UpdatedRayCluster"
+	ReasonSubmitted            = "Submitted"
+	reasonWaitingForCluster    = "WaitingForCluster"
+	reasonClusterNotFound      = "ClusterNotFound"
+	reasonClusterNameTaken     = "ClusterNameTaken"
+	reasonRunning              = "Running"
+	reasonWaitingForJobID      = "WaitingForJobID"
+	ReasonCompleted            = "Completed"
+	ReasonRetrying             = "Retrying"
+	reasonSuspending           = "Suspending"
+	reasonResumed              = "Resumed"
+	reasonInvalidSpec          = "InvalidRayJobSpec" // KubeRay's utils.InvalidRayJobSpec
+	reasonSpecValid            = "SpecValid"
+	ReasonDashboardUnreachable = "DashboardUnreachable"
+	reasonStopSent             = "StopSent"
+	ReasonStopConfirmed        = "StopConfirmed"
+	reasonStopFailed           = "StopFailed"
+	ReasonStopNotConfirmed     = "StopNotConfirmed"
+	reasonStopPending          = "StopPending"
+	reasonStopRequested        = "StopRequested"
+	reasonDeletedOnFinish      = "DeletedRayJob"
+	reasonNotSubmitted         = "NotSubmitted"
+	reasonNotComplete          = "NotComplete"
+	reasonNotFailed            = "NotFailed"
+	reasonNotSuspended         = "NotSuspended"
+	reasonStopped              = "Stopped"
+	reasonCreateClusterFailed  = "FailedToCreateRayCluster"
+	reasonCreateSubFailed      = "FailedToCreateRayJobSubmitter"
+	reasonDeleteClusterFailed  = "FailedToDeleteRayCluster"
+	reasonDeleteSubFailed      = "FailedToDeleteRayJobSubmitter"
+	reasonUpdateClusterFailed  = "FailedToUpdateRayCluster"
+	reasonInvalidMetadata      = "InvalidRayJobMetadata"
+	reasonInvalidStatus        = "InvalidRayJobStatus"
+	reasonClusterNotFoundEvent = "RayClusterNotFound"
+	reasonDeleteFailed         = "FailedDelete"
+	reasonSubmitFailed         = "FailedSubmit"
 	// KubeRay's reasons for the RayJob's head Service.
-	RjReasonCreatedService      = "CreatedService"
-	RjReasonUpdatedService      = "UpdatedService"
-	rjReasonCreateServiceFailed = "FailedToCreateService"
-	rjReasonUpdateServiceFailed = "FailedToUpdateService"
+	ReasonCreatedService      = "CreatedService"
+	ReasonUpdatedService      = "UpdatedService"
+	reasonCreateServiceFailed = "FailedToCreateService"
+	reasonUpdateServiceFailed = "FailedToUpdateService"
 )
 
 // DefaultStopConfirmTimeout is how long a deleted RayJob waits for the
@@ -230,26 +230,26 @@ const (
 // released anyway.
 const DefaultStopConfirmTimeout = 2 * time.Minute
 
-// rjSoon is the requeue after a write whose result the next pass acts on.
-const rjSoon = 200 * time.Millisecond
+// soon is the requeue after a write whose result the next pass acts on.
+const soon = 200 * time.Millisecond
 
-// rjTime is t as the API stores it (whole seconds), so that a status
+// apiTime is t as the API stores it (whole seconds), so that a status
 // computed now compares equal to the same status read back.
-func rjTime(t time.Time) *metav1.Time {
+func apiTime(t time.Time) *metav1.Time {
 	mt := metav1.NewTime(t).Rfc3339Copy()
 	return &mt
 }
 
-// rjDecide is the pure decision.
-func RjDecide(o *RjObserved) *rjPlan {
+// Decide is the pure decision.
+func Decide(o *Observed) *Plan {
 	j := o.Job
-	p := &rjPlan{Status: *j.Status.DeepCopy()}
+	p := &Plan{Status: *j.Status.DeepCopy()}
 	if o.SkipReason != "" {
 		return p
 	}
 	if j.DeletionTimestamp != nil {
-		rjDecideDeletion(o, p)
-		return rjFinish(o, p)
+		decideDeletion(o, p)
+		return finish(o, p)
 	}
 	if !slices.Contains(j.Finalizers, rayv1.RayJobStopJobFinalizer) {
 		p.AddFinalizer = true
@@ -265,15 +265,15 @@ func RjDecide(o *RjObserved) *rjPlan {
 
 	// Validation.
 	errs := rayv1.ValidateRayJob(j)
-	errs = append(errs, UnsupportedRayJob(j)...)
+	errs = append(errs, Unsupported(j)...)
 	statusErrs := rayv1.ValidateRayJobStatus(j)
 	// KubeRay's Event reason says which part is invalid.
-	reason := rjReasonInvalidSpec
+	reason := reasonInvalidSpec
 	switch {
 	case len(errs) > 0 && strings.HasPrefix(errs[0].Field, "metadata"):
-		reason = rjReasonInvalidMetadata
+		reason = reasonInvalidMetadata
 	case len(errs) == 0 && len(statusErrs) > 0:
-		reason = rjReasonInvalidStatus
+		reason = reasonInvalidStatus
 	}
 	errs = append(errs, statusErrs...)
 	if len(errs) > 0 {
@@ -285,55 +285,55 @@ func RjDecide(o *RjObserved) *rjPlan {
 		st.JobDeploymentStatus = rayv1.JobDeploymentStatusValidationFailed
 		st.Reason = rayv1.ValidationFailed
 		st.Message = msg
-		rjDecideStopRequest(o, p)
-		return rjFinish(o, p)
+		decideStopRequest(o, p)
+		return finish(o, p)
 	}
 	if st.JobDeploymentStatus == rayv1.JobDeploymentStatusValidationFailed {
-		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: rjReasonSpecValid, Action: "Validate",
+		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonSpecValid, Action: "Validate",
 			Message: "The RayJob spec is valid now; starting"})
-		rjReset(st, true)
+		resetAttempt(st, true)
 		st.JobDeploymentStatus = rayv1.JobDeploymentStatusNew
 	}
 
 	// A stop request: once per annotation value.
-	if rjDecideStopRequest(o, p) {
-		return rjFinish(o, p)
+	if decideStopRequest(o, p) {
+		return finish(o, p)
 	}
 
 	switch st.JobDeploymentStatus {
 	case rayv1.JobDeploymentStatusNew:
-		rjDecideNew(o, p)
+		decideNew(o, p)
 	case rayv1.JobDeploymentStatusInitializing:
-		rjDecideInitializing(o, p)
+		decideInitializing(o, p)
 	case rayv1.JobDeploymentStatusWaiting:
-		rjDecideWaiting(o, p)
+		decideWaiting(o, p)
 	case rayv1.JobDeploymentStatusRunning:
-		rjDecideRunning(o, p)
+		decideRunning(o, p)
 	case rayv1.JobDeploymentStatusRetrying, rayv1.JobDeploymentStatusSuspending:
-		rjDecideRelease(o, p)
+		decideRelease(o, p)
 	case rayv1.JobDeploymentStatusSuspended:
 		if !j.Spec.Suspend {
-			p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: rjReasonResumed, Action: "Resume",
+			p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonResumed, Action: "Resume",
 				Message: "spec.suspend is false: starting again with a new cluster"})
-			rjReset(st, true)
+			resetAttempt(st, true)
 			st.JobDeploymentStatus = rayv1.JobDeploymentStatusNew
-			rjRequeue(p, rjSoon)
+			requeueAfter(p, soon)
 		}
 	case rayv1.JobDeploymentStatusComplete, rayv1.JobDeploymentStatusFailed:
-		rjDecideFinished(o, p)
+		decideFinished(o, p)
 	default:
 		// An unknown status (written by something else): start over.
-		rjReset(st, false)
+		resetAttempt(st, false)
 		st.JobDeploymentStatus = rayv1.JobDeploymentStatusNew
-		rjRequeue(p, rjSoon)
+		requeueAfter(p, soon)
 	}
-	return rjFinish(o, p)
+	return finish(o, p)
 }
 
-// rjFinish computes the conditions and whether the status changed.
-func rjFinish(o *RjObserved, p *rjPlan) *rjPlan {
+// finish computes the conditions and whether the status changed.
+func finish(o *Observed, p *Plan) *Plan {
 	if o.Job.DeletionTimestamp == nil {
-		rjSetConditions(o, &p.Status)
+		setConditions(o, &p.Status)
 	}
 	if o.UnrecordedStop != "" && p.StopRecord == "" {
 		p.StopRecord = o.UnrecordedStop
@@ -347,15 +347,15 @@ func rjFinish(o *RjObserved, p *rjPlan) *rjPlan {
 		p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusSuspended &&
 		p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusValidationFailed {
 		// A status-only change raises no watch event: look again.
-		rjRequeue(p, rjSoon)
+		requeueAfter(p, soon)
 	}
 	return p
 }
 
 func ptrTo[T any](v T) *T { return &v }
 
-// rjRequeue lowers p.RequeueAfter to d (d > 0).
-func rjRequeue(p *rjPlan, d time.Duration) {
+// requeueAfter lowers p.RequeueAfter to d (d > 0).
+func requeueAfter(p *Plan, d time.Duration) {
 	if d <= 0 {
 		d = time.Millisecond
 	}
@@ -364,15 +364,15 @@ func rjRequeue(p *rjPlan, d time.Duration) {
 	}
 }
 
-// rjRequeueAt lowers p.RequeueAfter to the time until at.
-func rjRequeueAt(o *RjObserved, p *rjPlan, at time.Time) {
-	rjRequeue(p, at.Sub(o.Now))
+// requeueAt lowers p.RequeueAfter to the time until at.
+func requeueAt(o *Observed, p *Plan, at time.Time) {
+	requeueAfter(p, at.Sub(o.Now))
 }
 
-// rjReset clears what belongs to one attempt (KubeRay's reset when leaving
+// resetAttempt clears what belongs to one attempt (KubeRay's reset when leaving
 // Suspending or Retrying). With cluster, the cluster name and its status
 // copy go too (a new cluster will be made); the counts and conditions stay.
-func rjReset(st *rayv1.RayJobStatus, cluster bool) {
+func resetAttempt(st *rayv1.RayJobStatus, cluster bool) {
 	if cluster {
 		st.RayClusterName = ""
 		st.RayClusterStatus = rayv1.RayClusterStatus{}
@@ -388,10 +388,10 @@ func rjReset(st *rayv1.RayJobStatus, cluster bool) {
 	st.JobStatusCheckFailureStartTime = nil
 }
 
-// rjDecideNew records the names the attempt will use: the submission ID,
+// decideNew records the names the attempt will use: the submission ID,
 // the cluster's name, the start time. They are written before anything is
 // created, so a repeated pass never makes a second cluster or submission.
-func rjDecideNew(o *RjObserved, p *rjPlan) {
+func decideNew(o *Observed, p *Plan) {
 	j, st := o.Job, &p.Status
 	mode := j.Spec.EffectiveSubmissionMode()
 	switch {
@@ -407,19 +407,19 @@ func rjDecideNew(o *RjObserved, p *rjPlan) {
 	} else if st.RayClusterName == "" {
 		st.RayClusterName = kit.RayJobClusterName(j.Name, o.NewSuffix())
 	}
-	st.StartTime = rjTime(o.Now)
+	st.StartTime = apiTime(o.Now)
 	st.EndTime = nil
 	st.JobStatus = rayv1.JobStatusNew
 	st.Reason, st.Message = "", ""
 	st.JobDeploymentStatus = rayv1.JobDeploymentStatusInitializing
-	rjRequeue(p, rjSoon)
+	requeueAfter(p, soon)
 }
 
-// rjCheckDeadlines fails the job when activeDeadlineSeconds or (before the
+// checkDeadlines fails the job when activeDeadlineSeconds or (before the
 // Ray job runs) preRunningDeadlineSeconds has passed since startTime, and
 // otherwise asks to be woken at the earlier of them. It reports whether the
 // job failed.
-func rjCheckDeadlines(o *RjObserved, p *rjPlan) bool {
+func checkDeadlines(o *Observed, p *Plan) bool {
 	j, st := o.Job, &p.Status
 	if st.StartTime == nil {
 		return false
@@ -428,20 +428,20 @@ func rjCheckDeadlines(o *RjObserved, p *rjPlan) bool {
 	if d := j.Spec.ActiveDeadlineSeconds; d != nil {
 		at := start.Add(time.Duration(*d) * time.Second)
 		if !o.Now.Before(at) {
-			rjFail(o, p, rayv1.DeadlineExceeded, fmt.Sprintf("The RayJob ran longer than activeDeadlineSeconds (%ds) since %s",
+			failAttempt(o, p, rayv1.DeadlineExceeded, fmt.Sprintf("The RayJob ran longer than activeDeadlineSeconds (%ds) since %s",
 				*d, start.UTC().Format(time.RFC3339)))
 			return true
 		}
-		rjRequeueAt(o, p, at)
+		requeueAt(o, p, at)
 	}
 	if d := j.Spec.PreRunningDeadlineSeconds; d != nil && st.JobStatus != rayv1.JobStatusRunning && !rayv1.IsJobTerminal(st.JobStatus) {
 		at := start.Add(time.Duration(*d) * time.Second)
 		if !o.Now.Before(at) {
-			rjFail(o, p, rayv1.PreRunningDeadlineExceeded, fmt.Sprintf("The Ray job did not reach RUNNING within preRunningDeadlineSeconds (%ds); its status is %s",
+			failAttempt(o, p, rayv1.PreRunningDeadlineExceeded, fmt.Sprintf("The Ray job did not reach RUNNING within preRunningDeadlineSeconds (%ds); its status is %s",
 				*d, orWord(string(st.JobStatus), "not submitted")))
 			return true
 		}
-		rjRequeueAt(o, p, at)
+		requeueAt(o, p, at)
 	}
 	return false
 }
@@ -453,33 +453,33 @@ func orWord(s, w string) string {
 	return s
 }
 
-// rjSuspendIfAsked moves to Suspending when spec.suspend is set.
-func rjSuspendIfAsked(o *RjObserved, p *rjPlan) bool {
+// suspendIfAsked moves to Suspending when spec.suspend is set.
+func suspendIfAsked(o *Observed, p *Plan) bool {
 	if !o.Job.Spec.Suspend {
 		return false
 	}
 	p.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusSuspending
-	p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: rjReasonSuspending, Action: "Suspend",
+	p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonSuspending, Action: "Suspend",
 		Message: "spec.suspend is true: deleting the cluster and the submitter (the Ray job is not stopped first)"})
-	rjRequeue(p, rjSoon)
+	requeueAfter(p, soon)
 	return true
 }
 
-// rjOwns reports whether obj is controlled by the RayJob.
-func rjOwns(j *rayv1.RayJob, refs []metav1.OwnerReference) bool {
+// owns reports whether obj is controlled by the RayJob.
+func owns(j *rayv1.RayJob, refs []metav1.OwnerReference) bool {
 	return kit.ControllerUID(refs) == string(j.UID)
 }
 
-// rjEnsureCluster makes sure the cluster exists (creating it when the
+// ensureCluster makes sure the cluster exists (creating it when the
 // RayJob owns it), reporting whether it is there to use.
-func rjEnsureCluster(o *RjObserved, p *rjPlan) bool {
+func ensureCluster(o *Observed, p *Plan) bool {
 	j, st := o.Job, &p.Status
 	rc := o.Cluster
 	if j.Spec.UsesClusterSelector() {
 		if rc == nil {
 			msg := fmt.Sprintf("Waiting for RayCluster %s (spec.clusterSelector) to exist", st.RayClusterName)
 			if st.Message != msg {
-				p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: rjReasonClusterNotFoundEvent, Action: "Validate",
+				p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonClusterNotFoundEvent, Action: "Validate",
 					Message: fmt.Sprintf("RayCluster %s/%s set in the clusterSelector is not found", j.Namespace, st.RayClusterName)})
 			}
 			st.Message = msg
@@ -488,33 +488,33 @@ func rjEnsureCluster(o *RjObserved, p *rjPlan) bool {
 		return rc.DeletionTimestamp == nil
 	}
 	if rc == nil {
-		want, err := buildRayJobCluster(j, st.RayClusterName)
+		want, err := buildCluster(j, st.RayClusterName)
 		if err != nil {
-			rjBuildFailed(p, rjReasonCreateClusterFailed, "RayCluster "+st.RayClusterName, err)
+			buildFailed(p, reasonCreateClusterFailed, "RayCluster "+st.RayClusterName, err)
 			return false
 		}
 		p.CreateCluster = want
 		st.Message = fmt.Sprintf("Creating RayCluster %s", st.RayClusterName)
 		return false
 	}
-	if !rjOwns(j, rc.OwnerReferences) {
+	if !owns(j, rc.OwnerReferences) {
 		msg := fmt.Sprintf("RayCluster %s exists but does not belong to this RayJob; waiting for it to go", rc.Name)
 		if st.Message != msg {
-			p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: rjReasonClusterNameTaken, Action: "Create", Message: msg})
+			p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonClusterNameTaken, Action: "Create", Message: msg})
 		}
 		st.Message = msg
-		rjRequeue(p, 30*time.Second)
+		requeueAfter(p, 30*time.Second)
 		return false
 	}
 	return rc.DeletionTimestamp == nil
 }
 
-func rjDecideInitializing(o *RjObserved, p *rjPlan) {
+func decideInitializing(o *Observed, p *Plan) {
 	j, st := o.Job, &p.Status
-	if rjSuspendIfAsked(o, p) || rjCheckDeadlines(o, p) {
+	if suspendIfAsked(o, p) || checkDeadlines(o, p) {
 		return
 	}
-	if !rjEnsureCluster(o, p) {
+	if !ensureCluster(o, p) {
 		if p.CreateCluster != nil {
 			// KubeRay copies the status of the cluster it just created.
 			st.RayClusterStatus = rayv1.RayClusterStatus{}
@@ -531,29 +531,29 @@ func rjDecideInitializing(o *RjObserved, p *rjPlan) {
 			st.Message = fmt.Sprintf("Waiting for RayCluster %s to be ready", rc.Name)
 			return // the cluster's status change wakes us
 		}
-		st.DashboardURL = rayJobDashboardURL(rc, o.Config.ClusterDomain)
+		st.DashboardURL = dashboardURLOf(rc, o.Config.ClusterDomain)
 	}
 	mode := j.Spec.EffectiveSubmissionMode()
 	switch mode {
 	case rayv1.K8sJobMode:
 		if o.Submitter == nil {
-			if !rjPlanSubmitter(o, p, rc) {
+			if !planSubmitter(o, p, rc) {
 				return
 			}
-		} else if !rjOwns(j, o.Submitter.OwnerReferences) {
+		} else if !owns(j, o.Submitter.OwnerReferences) {
 			msg := fmt.Sprintf("A Job named %s exists but does not belong to this RayJob; waiting for it to go", o.Submitter.Name)
 			if st.Message != msg {
-				p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: rjReasonCreateSubFailed, Action: "Create", Message: msg})
+				p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonCreateSubFailed, Action: "Create", Message: msg})
 			}
 			st.Message = msg
-			rjRequeue(p, 30*time.Second)
+			requeueAfter(p, 30*time.Second)
 			return
 		}
 	case rayv1.InteractiveMode:
 		if j.Spec.JobId == "" {
 			st.JobDeploymentStatus = rayv1.JobDeploymentStatusWaiting
 			st.Message = "Waiting for spec.jobId: submit the job to " + st.DashboardURL + " and set its submission ID"
-			p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: rjReasonWaitingForJobID, Action: "Wait",
+			p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonWaitingForJobID, Action: "Wait",
 				Message: fmt.Sprintf("RayCluster %s is ready; InteractiveMode waits for spec.jobId", rc.Name)})
 			return
 		}
@@ -561,38 +561,38 @@ func rjDecideInitializing(o *RjObserved, p *rjPlan) {
 	}
 	st.JobDeploymentStatus = rayv1.JobDeploymentStatusRunning
 	st.Message = ""
-	p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: rjReasonRunning, Action: "Submit",
+	p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonRunning, Action: "Submit",
 		Message: fmt.Sprintf("RayCluster %s is ready; running Ray job %s (%s)", rc.Name, orWord(st.JobId, "?"), mode)})
-	rjRequeue(p, rjSoon)
+	requeueAfter(p, soon)
 }
 
-// rjPlanSubmitter plans the creation of the K8sJobMode submitter Job,
+// planSubmitter plans the creation of the K8sJobMode submitter Job,
 // reporting false when it cannot be built.
-func rjPlanSubmitter(o *RjObserved, p *rjPlan, rc *rayv1.RayCluster) bool {
+func planSubmitter(o *Observed, p *Plan, rc *rayv1.RayCluster) bool {
 	job, err := buildSubmitterJob(o.Job, rc, p.Status.DashboardURL)
 	if err != nil {
-		rjBuildFailed(p, rjReasonCreateSubFailed, "the submitter Job "+kit.RayJobSubmitterName(o.Job), err)
+		buildFailed(p, reasonCreateSubFailed, "the submitter Job "+kit.RayJobSubmitterName(o.Job), err)
 		return false
 	}
 	p.CreateSubmitter = job
 	return true
 }
 
-// rjBuildFailed records a child that cannot be built (KubeRay's submit
+// buildFailed records a child that cannot be built (KubeRay's submit
 // command errors: it retries every 3 s, as here): the message says why,
 // with one Warning Event per distinct message.
-func rjBuildFailed(p *rjPlan, reason, what string, err error) {
+func buildFailed(p *Plan, reason, what string, err error) {
 	msg := fmt.Sprintf("Cannot build %s: %v", what, err)
 	if p.Status.Message != msg {
 		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: reason, Action: "Create", Message: msg})
 	}
 	p.Status.Message = kit.Truncate(msg, 2000)
-	rjRequeue(p, 3*time.Second)
+	requeueAfter(p, 3*time.Second)
 }
 
-func rjDecideWaiting(o *RjObserved, p *rjPlan) {
+func decideWaiting(o *Observed, p *Plan) {
 	j, st := o.Job, &p.Status
-	if rjSuspendIfAsked(o, p) || rjCheckDeadlines(o, p) {
+	if suspendIfAsked(o, p) || checkDeadlines(o, p) {
 		return
 	}
 	if j.Spec.JobId == "" {
@@ -601,14 +601,14 @@ func rjDecideWaiting(o *RjObserved, p *rjPlan) {
 	st.JobId = j.Spec.JobId
 	st.JobDeploymentStatus = rayv1.JobDeploymentStatusRunning
 	st.Message = ""
-	p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: rjReasonRunning, Action: "Track",
+	p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonRunning, Action: "Track",
 		Message: "spec.jobId is set: following Ray job " + st.JobId})
-	rjRequeue(p, rjSoon)
+	requeueAfter(p, soon)
 }
 
-// rjSubmitterFinished reports whether a submitter Job has finished, when,
+// SubmitterFinished reports whether a submitter Job has finished, when,
 // and whether it failed.
-func RjSubmitterFinished(job *batchv1.Job) (done, failed bool, at time.Time, msg string) {
+func SubmitterFinished(job *batchv1.Job) (done, failed bool, at time.Time, msg string) {
 	for _, c := range job.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue
@@ -623,8 +623,8 @@ func RjSubmitterFinished(job *batchv1.Job) (done, failed bool, at time.Time, msg
 	return false, false, time.Time{}, ""
 }
 
-// rjSubmitterFailedCondition is the submitter Job's true Failed condition.
-func rjSubmitterFailedCondition(job *batchv1.Job) batchv1.JobCondition {
+// submitterFailedCondition is the submitter Job's true Failed condition.
+func submitterFailedCondition(job *batchv1.Job) batchv1.JobCondition {
 	for _, c := range job.Status.Conditions {
 		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
 			return c
@@ -633,17 +633,17 @@ func rjSubmitterFailedCondition(job *batchv1.Job) batchv1.JobCondition {
 	return batchv1.JobCondition{}
 }
 
-// rjSubmitterFinishedMessage is KubeRay's message for a submitter that
+// submitterFinishedMessage is KubeRay's message for a submitter that
 // finished while its Ray job did not end within the submitter grace
 // (rayjob_controller.go checkSubmitterFinishedTimeoutAndUpdateStatusIfNeeded).
-func rjSubmitterFinishedMessage(o *RjObserved, at time.Time) string {
+func submitterFinishedMessage(o *Observed, at time.Time) string {
 	return fmt.Sprintf("The RayJob submitter finished at %v but the ray job did not reach terminal state within %v",
 		at.Format(time.DateTime), o.Config.SubmitterFinishedGrace)
 }
 
-// rjPoll is how long to wait before asking the dashboard again about a
+// pollInterval is how long to wait before asking the dashboard again about a
 // running job: a quarter of its age, within [MinPoll, MaxPoll].
-func rjPoll(o *RjObserved, st *rayv1.RayJobStatus) time.Duration {
+func pollInterval(o *Observed, st *rayv1.RayJobStatus) time.Duration {
 	d := o.Config.MinPoll
 	if st.StartTime != nil {
 		d = o.Now.Sub(st.StartTime.Time) / 4
@@ -651,18 +651,18 @@ func rjPoll(o *RjObserved, st *rayv1.RayJobStatus) time.Duration {
 	return min(max(d, o.Config.MinPoll), o.Config.MaxPoll)
 }
 
-func rjDecideRunning(o *RjObserved, p *rjPlan) {
+func decideRunning(o *Observed, p *Plan) {
 	j, st := o.Job, &p.Status
 	mode := j.Spec.EffectiveSubmissionMode()
-	if rjSuspendIfAsked(o, p) || rjCheckDeadlines(o, p) {
+	if suspendIfAsked(o, p) || checkDeadlines(o, p) {
 		return
 	}
-	if !rjEnsureCluster(o, p) {
-		rjRequeue(p, rjPoll(o, st))
+	if !ensureCluster(o, p) {
+		requeueAfter(p, pollInterval(o, st))
 		return
 	}
 	rc := o.Cluster
-	rjDecideHeadService(o, p, rc)
+	decideHeadService(o, p, rc)
 
 	// The submitter.
 	var subDone bool
@@ -670,37 +670,37 @@ func rjDecideRunning(o *RjObserved, p *rjPlan) {
 	switch mode {
 	case rayv1.K8sJobMode:
 		if o.Submitter == nil {
-			rjPlanSubmitter(o, p, rc)
+			planSubmitter(o, p, rc)
 			break
 		}
-		done, failed, at, _ := RjSubmitterFinished(o.Submitter)
+		done, failed, at, _ := SubmitterFinished(o.Submitter)
 		if failed {
 			// KubeRay (rayjob_controller.go checkSubmitterAndUpdateStatusIfNeeded):
 			// a Ray job already seen FAILED is the application's failure,
 			// its message kept; otherwise the submission failed.
 			if st.JobStatus == rayv1.JobStatusFailed {
-				rjFail(o, p, rayv1.AppFailed, st.Message)
+				failAttempt(o, p, rayv1.AppFailed, st.Message)
 				return
 			}
-			c := rjSubmitterFailedCondition(o.Submitter)
-			rjFail(o, p, rayv1.SubmissionFailed, fmt.Sprintf("Job submission has failed. Reason: %s. Message: %s", c.Reason, c.Message))
+			c := submitterFailedCondition(o.Submitter)
+			failAttempt(o, p, rayv1.SubmissionFailed, fmt.Sprintf("Job submission has failed. Reason: %s. Message: %s", c.Reason, c.Message))
 			return
 		}
 		subDone, subAt = done, at
 	case rayv1.SidecarMode:
 		if o.HeadPod == nil {
 			// KubeRay: the head (and with it the submitter) is gone.
-			rjFail(o, p, rayv1.AppFailed, "Ray head pod not found.")
+			failAttempt(o, p, rayv1.AppFailed, "Ray head pod not found.")
 			return
 		}
-		if cs := rjContainerStatus(o.HeadPod, rayv1.RayJobSubmitterContainerName); cs != nil && cs.State.Terminated != nil {
+		if cs := containerStatus(o.HeadPod, rayv1.RayJobSubmitterContainerName); cs != nil && cs.State.Terminated != nil {
 			t := cs.State.Terminated
 			if t.ExitCode != 0 {
 				if st.JobStatus == rayv1.JobStatusFailed {
-					rjFail(o, p, rayv1.AppFailed, st.Message)
+					failAttempt(o, p, rayv1.AppFailed, st.Message)
 					return
 				}
-				rjFail(o, p, rayv1.SubmissionFailed, fmt.Sprintf("Ray head pod container %s terminated with exit code %d: %s",
+				failAttempt(o, p, rayv1.SubmissionFailed, fmt.Sprintf("Ray head pod container %s terminated with exit code %d: %s",
 					cs.Name, t.ExitCode, t.Reason))
 				return
 			}
@@ -708,21 +708,21 @@ func rjDecideRunning(o *RjObserved, p *rjPlan) {
 		}
 	}
 
-	poll := rjPoll(o, st)
+	poll := pollInterval(o, st)
 	switch {
 	case o.Dash == nil:
-		rjRequeue(p, poll)
+		requeueAfter(p, poll)
 		return
 	case o.Dash.Err != nil && errors.Is(o.Dash.Err, dashboard.ErrNotFound):
 		st.JobStatusCheckFailureStartTime = nil
 		if mode == rayv1.HTTPMode {
 			req, err := raydash.SubmitRequest(j, st.JobId)
 			if err != nil {
-				rjFail(o, p, rayv1.SubmissionFailed, err.Error())
+				failAttempt(o, p, rayv1.SubmissionFailed, err.Error())
 				return
 			}
-			p.Submit = &rjSubmit{ClusterName: rc.Name, Request: req}
-			rjRequeue(p, o.Config.MinPoll)
+			p.Submit = &submission{ClusterName: rc.Name, Request: req}
+			requeueAfter(p, o.Config.MinPoll)
 			return
 		}
 		if subDone {
@@ -731,16 +731,16 @@ func rjDecideRunning(o *RjObserved, p *rjPlan) {
 			// submitter grace its timeout reason).
 			if !subAt.IsZero() && !o.Now.Before(subAt.Add(o.Config.SubmitterFinishedGrace)) {
 				st.JobStatus = rayv1.JobStatusFailed
-				rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, rjSubmitterFinishedMessage(o, subAt))
+				failAttempt(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, submitterFinishedMessage(o, subAt))
 				return
 			}
-			rjFail(o, p, rayv1.AppFailed, "Submitter completed but Ray job not found in RayCluster.")
+			failAttempt(o, p, rayv1.AppFailed, "Submitter completed but Ray job not found in RayCluster.")
 			return
 		}
-		rjRequeue(p, poll)
+		requeueAfter(p, poll)
 		return
 	case o.Dash.Err != nil:
-		rjDashboardFailing(o, p, o.Dash.Err)
+		dashboardFailing(o, p, o.Dash.Err)
 		return
 	}
 
@@ -753,22 +753,22 @@ func rjDecideRunning(o *RjObserved, p *rjPlan) {
 	st.JobStatus = rayv1.JobStatus(info.Status)
 	st.Message = kit.Truncate(info.Message, 2000)
 	if t := info.Started(); !t.IsZero() {
-		st.RayJobStatusInfo.StartTime = rjTime(t)
+		st.RayJobStatusInfo.StartTime = apiTime(t)
 	}
 	if t := info.Ended(); !t.IsZero() {
-		st.RayJobStatusInfo.EndTime = rjTime(t)
+		st.RayJobStatusInfo.EndTime = apiTime(t)
 	}
 	if !rayv1.IsJobTerminal(st.JobStatus) {
 		if subDone && !subAt.IsZero() {
 			at := subAt.Add(o.Config.SubmitterFinishedGrace)
 			if !o.Now.Before(at) {
 				st.JobStatus = rayv1.JobStatusFailed // as KubeRay records it
-				rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, rjSubmitterFinishedMessage(o, subAt))
+				failAttempt(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, submitterFinishedMessage(o, subAt))
 				return
 			}
-			rjRequeueAt(o, p, at)
+			requeueAt(o, p, at)
 		}
-		rjRequeue(p, poll)
+		requeueAfter(p, poll)
 		return
 	}
 	if (mode == rayv1.K8sJobMode || mode == rayv1.SidecarMode) && !subDone {
@@ -786,41 +786,41 @@ func rjDecideRunning(o *RjObserved, p *rjPlan) {
 			if !o.Now.Before(at) {
 				const msg = "JobDeploymentStatus does not transition to Complete or Failed within the grace period after JobStatus reaches a terminal state."
 				if st.JobStatus == rayv1.JobStatusFailed {
-					rjFail(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, msg)
+					failAttempt(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, msg)
 					return
 				}
-				rjCompleteWith(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, msg)
+				completeWith(o, p, rayv1.JobDeploymentStatusTransitionGracePeriodExceeded, msg)
 				return
 			}
-			rjRequeueAt(o, p, at)
+			requeueAt(o, p, at)
 		}
-		rjRequeue(p, poll)
+		requeueAfter(p, poll)
 		return
 	}
 	if st.JobStatus == rayv1.JobStatusFailed {
-		rjFail(o, p, rayv1.AppFailed, st.Message)
+		failAttempt(o, p, rayv1.AppFailed, st.Message)
 		return
 	}
-	rjComplete(o, p)
+	complete(o, p)
 }
 
-// rjDecideHeadService keeps the RayJob's head Service "<rayjob>-head-svc"
+// decideHeadService keeps the RayJob's head Service "<rayjob>-head-svc"
 // on the head of its cluster while the job runs, as KubeRay's
 // reconcileServices does: created when absent, its spec replaced (the
 // cluster IP kept) only when it selects another cluster. A RayJob on a
 // selected cluster has none. A Service of that name the RayJob does not own
 // is left alone.
-func rjDecideHeadService(o *RjObserved, p *rjPlan, rc *rayv1.RayCluster) {
+func decideHeadService(o *Observed, p *Plan, rc *rayv1.RayCluster) {
 	j := o.Job
 	if j.Spec.UsesClusterSelector() {
 		return
 	}
-	want := buildRayJobHeadService(j, rc, o.Config.Build)
+	want := buildHeadService(j, rc, o.Config.Build)
 	have := o.HeadService
 	switch {
 	case have == nil:
 		p.CreateHeadService = want
-	case have.DeletionTimestamp != nil || !rjOwns(j, have.OwnerReferences):
+	case have.DeletionTimestamp != nil || !owns(j, have.OwnerReferences):
 	case have.Spec.Selector[rayv1.RayClusterLabelKey] != want.Spec.Selector[rayv1.RayClusterLabelKey]:
 		upd := have.DeepCopy()
 		want.Spec.ClusterIP = have.Spec.ClusterIP
@@ -830,7 +830,7 @@ func rjDecideHeadService(o *RjObserved, p *rjPlan, rc *rayv1.RayCluster) {
 	}
 }
 
-func rjContainerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 	for i := range pod.Status.ContainerStatuses {
 		if pod.Status.ContainerStatuses[i].Name == name {
 			return &pod.Status.ContainerStatuses[i]
@@ -839,33 +839,33 @@ func rjContainerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 	return nil
 }
 
-// rjDashboardFailing handles a dashboard that cannot be asked: the failure
+// dashboardFailing handles a dashboard that cannot be asked: the failure
 // clock starts (written once, so a failing dashboard causes no status
 // writes after that), the job fails once StatusCheckTimeout has passed, and
 // the next look backs off with the length of the outage.
-func rjDashboardFailing(o *RjObserved, p *rjPlan, err error) {
+func dashboardFailing(o *Observed, p *Plan, err error) {
 	st := &p.Status
 	if st.JobStatusCheckFailureStartTime == nil {
-		st.JobStatusCheckFailureStartTime = rjTime(o.Now)
-		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: RjReasonDashboardUnreachable, Action: "GetJobInfo",
+		st.JobStatusCheckFailureStartTime = apiTime(o.Now)
+		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: ReasonDashboardUnreachable, Action: "GetJobInfo",
 			Message: fmt.Sprintf("Cannot read Ray job %s from the dashboard of RayCluster %s (retrying with back-off; the RayJob fails after %s): %s",
 				st.JobId, st.RayClusterName, o.Config.StatusCheckTimeout, kit.Truncate(err.Error(), 500))})
 	}
 	since := st.JobStatusCheckFailureStartTime.Time
 	at := since.Add(o.Config.StatusCheckTimeout)
 	if !o.Now.Before(at) {
-		rjFail(o, p, rayv1.JobStatusCheckTimeoutExceeded, fmt.Sprintf("The dashboard could not be asked about Ray job %s for %s: %s",
+		failAttempt(o, p, rayv1.JobStatusCheckTimeoutExceeded, fmt.Sprintf("The dashboard could not be asked about Ray job %s for %s: %s",
 			st.JobId, o.Config.StatusCheckTimeout, kit.Truncate(err.Error(), 500)))
 		return
 	}
 	back := min(max(o.Now.Sub(since), o.Config.MinPoll), 3*o.Config.MaxPoll)
-	rjRequeue(p, back)
-	rjRequeueAt(o, p, at)
+	requeueAfter(p, back)
+	requeueAt(o, p, at)
 }
 
-// rjFail ends the attempt as failed, then retries it when the reason allows
+// failAttempt ends the attempt as failed, then retries it when the reason allows
 // and backoffLimit is not used up.
-func rjFail(o *RjObserved, p *rjPlan, reason rayv1.JobFailedReason, msg string) {
+func failAttempt(o *Observed, p *Plan, reason rayv1.JobFailedReason, msg string) {
 	j, st := o.Job, &p.Status
 	st.Failed = ptrTo(DerefInt32(st.Failed) + 1)
 	st.Reason = reason
@@ -877,16 +877,16 @@ func rjFail(o *RjObserved, p *rjPlan, reason rayv1.JobFailedReason, msg string) 
 	limit := j.Spec.BackoffLimitOrDefault()
 	if retryable && *st.Failed <= limit {
 		st.JobDeploymentStatus = rayv1.JobDeploymentStatusRetrying
-		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: RjReasonRetrying, Action: "Retry",
+		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: ReasonRetrying, Action: "Retry",
 			Message: fmt.Sprintf("Attempt %d failed (%s: %s); retrying with a new cluster (backoffLimit %d)", *st.Failed, reason, kit.Truncate(msg, 300), limit)})
-		rjRequeue(p, rjSoon)
+		requeueAfter(p, soon)
 		return
 	}
 	st.JobDeploymentStatus = rayv1.JobDeploymentStatusFailed
-	st.EndTime = rjTime(o.Now)
+	st.EndTime = apiTime(o.Now)
 	p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: string(reason), Action: "Fail",
 		Message: "The RayJob failed: " + kit.Truncate(msg, 800)})
-	rjDecideFinished(o, p)
+	decideFinished(o, p)
 }
 
 func DerefInt32(p *int32) int32 {
@@ -896,85 +896,85 @@ func DerefInt32(p *int32) int32 {
 	return *p
 }
 
-// rjComplete ends the attempt as Complete (SUCCEEDED or STOPPED).
-func rjComplete(o *RjObserved, p *rjPlan) { rjCompleteWith(o, p, "", "") }
+// complete ends the attempt as Complete (SUCCEEDED or STOPPED).
+func complete(o *Observed, p *Plan) { completeWith(o, p, "", "") }
 
-// rjCompleteWith ends the attempt as Complete with a reason and message
+// completeWith ends the attempt as Complete with a reason and message
 // (both kept as they are when reason is "").
-func rjCompleteWith(o *RjObserved, p *rjPlan, reason rayv1.JobFailedReason, msg string) {
+func completeWith(o *Observed, p *Plan, reason rayv1.JobFailedReason, msg string) {
 	st := &p.Status
 	st.JobDeploymentStatus = rayv1.JobDeploymentStatusComplete
 	st.Reason = reason
 	if reason != "" {
 		st.Message = kit.Truncate(msg, 2000)
 	}
-	st.EndTime = rjTime(o.Now)
+	st.EndTime = apiTime(o.Now)
 	if st.JobStatus == rayv1.JobStatusSucceeded {
 		st.Succeeded = ptrTo(DerefInt32(st.Succeeded) + 1)
 	}
-	p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: RjReasonCompleted, Action: "Complete",
+	p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCompleted, Action: "Complete",
 		Message: fmt.Sprintf("Ray job %s is %s", st.JobId, st.JobStatus)})
-	rjDecideFinished(o, p)
+	decideFinished(o, p)
 }
 
-// rjDecideRelease deletes the cluster (unless selected) and the submitter
+// decideRelease deletes the cluster (unless selected) and the submitter
 // of an attempt that is being retried or suspended, then moves on: Retrying
 // → New, Suspending → Suspended.
-func rjDecideRelease(o *RjObserved, p *rjPlan) {
+func decideRelease(o *Observed, p *Plan) {
 	j, st := o.Job, &p.Status
 	why := "the attempt is being retried"
 	if st.JobDeploymentStatus == rayv1.JobDeploymentStatusSuspending {
 		why = "the RayJob is suspended"
 	}
 	pending := false
-	if rc := o.Cluster; rc != nil && !j.Spec.UsesClusterSelector() && rjOwns(j, rc.OwnerReferences) {
+	if rc := o.Cluster; rc != nil && !j.Spec.UsesClusterSelector() && owns(j, rc.OwnerReferences) {
 		pending = true
 		if rc.DeletionTimestamp == nil {
-			p.DeleteCluster = &rjDelete{Name: rc.Name, UID: string(rc.UID), Reason: why}
+			p.DeleteCluster = &deletion{Name: rc.Name, UID: string(rc.UID), Reason: why}
 		}
 	}
-	if s := o.Submitter; s != nil && rjOwns(j, s.OwnerReferences) {
+	if s := o.Submitter; s != nil && owns(j, s.OwnerReferences) {
 		pending = true
 		if s.DeletionTimestamp == nil {
-			p.DeleteSubmitter = &rjDelete{Name: s.Name, UID: string(s.UID), Reason: why}
+			p.DeleteSubmitter = &deletion{Name: s.Name, UID: string(s.UID), Reason: why}
 		}
 	}
 	if pending {
-		rjRequeue(p, 2*time.Second) // deletions of children wake us too
+		requeueAfter(p, 2*time.Second) // deletions of children wake us too
 		return
 	}
 	// KubeRay resets the cluster's name and status copy whether the
 	// cluster was the RayJob's or selected (New names a selected one again).
 	if st.JobDeploymentStatus == rayv1.JobDeploymentStatusSuspending {
-		rjReset(st, true)
+		resetAttempt(st, true)
 		st.JobDeploymentStatus = rayv1.JobDeploymentStatusSuspended
 		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: string(rayv1.JobDeploymentStatusSuspended), Action: "Suspend",
 			Message: "The cluster and the submitter are deleted; the RayJob is suspended"})
 		return
 	}
-	rjReset(st, true)
+	resetAttempt(st, true)
 	st.JobDeploymentStatus = rayv1.JobDeploymentStatusNew
-	rjRequeue(p, rjSoon)
+	requeueAfter(p, soon)
 }
 
-// rjCleanupRule is one deletion to run after the job finished.
-type rjCleanupRule struct {
+// cleanupRule is one deletion to run after the job finished.
+type cleanupRule struct {
 	Policy rayv1.DeletionPolicyType
 	Due    time.Time
 	Why    string
 }
 
-// rjCleanupRules lists the deletions that apply to the finished job, each
+// cleanupRules lists the deletions that apply to the finished job, each
 // with its due time (from status.endTime): deletionRules whose condition
 // matches, or the legacy onSuccess/onFailure policy (ttl
 // ttlSecondsAfterFinished), or shutdownAfterJobFinishes.
-func rjCleanupRules(j *rayv1.RayJob, st *rayv1.RayJobStatus, cfg rjConfig) []rjCleanupRule {
+func cleanupRules(j *rayv1.RayJob, st *rayv1.RayJobStatus, cfg config) []cleanupRule {
 	if st.EndTime == nil {
 		return nil
 	}
 	end := st.EndTime.Time
 	s := &j.Spec
-	var out []rjCleanupRule
+	var out []cleanupRule
 	switch {
 	case s.UsesDeletionRules():
 		for _, r := range s.DeletionStrategy.DeletionRules {
@@ -990,7 +990,7 @@ func rjCleanupRules(j *rayv1.RayJob, st *rayv1.RayJobStatus, cfg rjConfig) []rjC
 			if !match || r.Policy == rayv1.DeleteNone {
 				continue
 			}
-			out = append(out, rjCleanupRule{Policy: r.Policy, Due: end.Add(time.Duration(c.TTLSeconds) * time.Second),
+			out = append(out, cleanupRule{Policy: r.Policy, Due: end.Add(time.Duration(c.TTLSeconds) * time.Second),
 				Why: fmt.Sprintf("deletion rule %s on %s after %ds", r.Policy, what, c.TTLSeconds)})
 		}
 	case s.DeletionStrategy != nil:
@@ -1003,7 +1003,7 @@ func rjCleanupRules(j *rayv1.RayJob, st *rayv1.RayJobStatus, cfg rjConfig) []rjC
 			pol, side = s.DeletionStrategy.OnFailure, "onFailure"
 		}
 		if pol != nil && pol.Policy != nil && *pol.Policy != rayv1.DeleteNone {
-			out = append(out, rjCleanupRule{Policy: *pol.Policy, Due: end.Add(time.Duration(s.TTLSecondsAfterFinished) * time.Second),
+			out = append(out, cleanupRule{Policy: *pol.Policy, Due: end.Add(time.Duration(s.TTLSecondsAfterFinished) * time.Second),
 				Why: fmt.Sprintf("deletionStrategy.%s %s after %ds", side, *pol.Policy, s.TTLSecondsAfterFinished)})
 		}
 	case s.ShutdownAfterJobFinishes:
@@ -1011,14 +1011,14 @@ func rjCleanupRules(j *rayv1.RayJob, st *rayv1.RayJobStatus, cfg rjConfig) []rjC
 		if cfg.DeleteRayJobAfterJobFinishes {
 			pol = rayv1.DeleteSelf
 		}
-		out = append(out, rjCleanupRule{Policy: pol, Due: end.Add(time.Duration(s.TTLSecondsAfterFinished) * time.Second),
+		out = append(out, cleanupRule{Policy: pol, Due: end.Add(time.Duration(s.TTLSecondsAfterFinished) * time.Second),
 			Why: fmt.Sprintf("shutdownAfterJobFinishes, ttlSecondsAfterFinished %ds", s.TTLSecondsAfterFinished)})
 	}
 	return out
 }
 
-// rjDestructiveness orders policies: DeleteSelf > DeleteCluster > DeleteWorkers.
-func rjDestructiveness(p rayv1.DeletionPolicyType) int {
+// destructiveness orders policies: DeleteSelf > DeleteCluster > DeleteWorkers.
+func destructiveness(p rayv1.DeletionPolicyType) int {
 	switch p {
 	case rayv1.DeleteSelf:
 		return 3
@@ -1030,46 +1030,46 @@ func rjDestructiveness(p rayv1.DeletionPolicyType) int {
 	return 0
 }
 
-// rjDecideFinished runs the clean-up of a Complete or Failed RayJob: of the
+// decideFinished runs the clean-up of a Complete or Failed RayJob: of the
 // rules that are due, the most destructive (it includes the gentler ones);
 // a rule due later that would do more sets the requeue. A selected cluster
 // is never touched. Every action is idempotent: a cluster already deleted
 // or workers already suspended need nothing.
-func rjDecideFinished(o *RjObserved, p *rjPlan) {
+func decideFinished(o *Observed, p *Plan) {
 	j, st := o.Job, &p.Status
-	rules := rjCleanupRules(j, st, o.Config)
-	var best *rjCleanupRule
+	rules := cleanupRules(j, st, o.Config)
+	var best *cleanupRule
 	for i := range rules {
 		r := &rules[i]
-		if !o.Now.Before(r.Due) && (best == nil || rjDestructiveness(r.Policy) > rjDestructiveness(best.Policy)) {
+		if !o.Now.Before(r.Due) && (best == nil || destructiveness(r.Policy) > destructiveness(best.Policy)) {
 			best = r
 		}
 	}
 	for _, r := range rules {
-		if o.Now.Before(r.Due) && (best == nil || rjDestructiveness(r.Policy) > rjDestructiveness(best.Policy)) {
-			rjRequeueAt(o, p, r.Due)
+		if o.Now.Before(r.Due) && (best == nil || destructiveness(r.Policy) > destructiveness(best.Policy)) {
+			requeueAt(o, p, r.Due)
 		}
 	}
 	if best == nil {
 		return
 	}
 	rc := o.Cluster
-	ours := rc != nil && !j.Spec.UsesClusterSelector() && rjOwns(j, rc.OwnerReferences) && rc.DeletionTimestamp == nil
+	ours := rc != nil && !j.Spec.UsesClusterSelector() && owns(j, rc.OwnerReferences) && rc.DeletionTimestamp == nil
 	switch best.Policy {
 	case rayv1.DeleteSelf:
 		p.DeleteSelf = best.Why
 	case rayv1.DeleteCluster:
 		if ours {
-			p.DeleteCluster = &rjDelete{Name: rc.Name, UID: string(rc.UID), Reason: best.Why}
+			p.DeleteCluster = &deletion{Name: rc.Name, UID: string(rc.UID), Reason: best.Why}
 		}
 	case rayv1.DeleteWorkers:
-		if ours && rjHasRunningWorkerGroups(rc) {
+		if ours && hasRunningWorkerGroups(rc) {
 			p.SuspendWorkers = rc.Name
 		}
 	}
 }
 
-func rjHasRunningWorkerGroups(rc *rayv1.RayCluster) bool {
+func hasRunningWorkerGroups(rc *rayv1.RayCluster) bool {
 	for i := range rc.Spec.WorkerGroupSpecs {
 		if !rc.Spec.WorkerGroupSpecs[i].IsSuspended() {
 			return true
@@ -1091,18 +1091,18 @@ func rjHasRunningWorkerGroups(rc *rayv1.RayCluster) bool {
 // An annotation, not the status: KubeRay's RayJob CRD has no
 // status.conditions, and a cluster running it prunes them.
 
-// rjStopRecord is a parsed stop record.
-type RjStopRecord struct {
+// StopRecord is a parsed stop record.
+type StopRecord struct {
 	JobID     string
 	Request   string // "" for a deletion
 	Deletion  bool
 	Confirmed bool
 }
 
-var rjStopRecordRE = regexp.MustCompile(`^Stop of Ray job ("(?:[^"\\]|\\.)*") (?:for request ("(?:[^"\\]|\\.)*")|(on deletion)) (confirmed|not confirmed yet)`)
+var stopRecordRE = regexp.MustCompile(`^Stop of Ray job ("(?:[^"\\]|\\.)*") (?:for request ("(?:[^"\\]|\\.)*")|(on deletion)) (confirmed|not confirmed yet)`)
 
-// rjStopMessage renders a stop record and its detail.
-func rjStopMessage(r RjStopRecord, detail string) string {
+// stopMessage renders a stop record and its detail.
+func stopMessage(r StopRecord, detail string) string {
 	var b strings.Builder
 	b.WriteString("Stop of Ray job " + strconv.Quote(r.JobID) + " ")
 	if r.Deletion {
@@ -1121,49 +1121,49 @@ func rjStopMessage(r RjStopRecord, detail string) string {
 	return b.String()
 }
 
-// rjStopRecordValue is the annotation value of a record.
-func rjStopRecordValue(r RjStopRecord, detail string) string {
-	return kit.Truncate(rjStopMessage(r, detail), 1000)
+// stopRecordValue is the annotation value of a record.
+func stopRecordValue(r StopRecord, detail string) string {
+	return kit.Truncate(stopMessage(r, detail), 1000)
 }
 
-// rjParseStopRecordText parses a record's text.
-func rjParseStopRecordText(text string) (RjStopRecord, bool) {
-	m := rjStopRecordRE.FindStringSubmatch(text)
+// parseStopRecordText parses a record's text.
+func parseStopRecordText(text string) (StopRecord, bool) {
+	m := stopRecordRE.FindStringSubmatch(text)
 	if m == nil {
-		return RjStopRecord{}, false
+		return StopRecord{}, false
 	}
-	r := RjStopRecord{Deletion: m[3] != "", Confirmed: m[4] == "confirmed"}
+	r := StopRecord{Deletion: m[3] != "", Confirmed: m[4] == "confirmed"}
 	var err error
 	if r.JobID, err = strconv.Unquote(m[1]); err != nil {
-		return RjStopRecord{}, false
+		return StopRecord{}, false
 	}
 	if !r.Deletion {
 		if r.Request, err = strconv.Unquote(m[2]); err != nil {
-			return RjStopRecord{}, false
+			return StopRecord{}, false
 		}
 	}
 	return r, true
 }
 
-// rjParseStopRecord reads the stop record of a RayJob: its annotation, or
+// StopRecordOf reads the stop record of a RayJob: its annotation, or
 // (written by an earlier raydar) its stop condition.
-func RjParseStopRecord(j *rayv1.RayJob) (RjStopRecord, bool) {
+func StopRecordOf(j *rayv1.RayJob) (StopRecord, bool) {
 	if v, ok := j.Annotations[rayv1.JobStopRecordAnnotationKey]; ok {
-		return rjParseStopRecordText(v)
+		return parseStopRecordText(v)
 	}
 	c := kit.FindCondition(j.Status.Conditions, rayv1.JobStopConditionType)
 	if c == nil {
-		return RjStopRecord{}, false
+		return StopRecord{}, false
 	}
-	r, ok := rjParseStopRecordText(c.Message)
+	r, ok := parseStopRecordText(c.Message)
 	if !ok || r.Confirmed != (c.Status == metav1.ConditionTrue) {
-		return RjStopRecord{}, false
+		return StopRecord{}, false
 	}
 	return r, true
 }
 
-// rjStopRecordText is the text of a RayJob's stop record ("" if none).
-func rjStopRecordText(j *rayv1.RayJob) string {
+// stopRecordText is the text of a RayJob's stop record ("" if none).
+func stopRecordText(j *rayv1.RayJob) string {
 	if v, ok := j.Annotations[rayv1.JobStopRecordAnnotationKey]; ok {
 		return v
 	}
@@ -1173,116 +1173,116 @@ func rjStopRecordText(j *rayv1.RayJob) string {
 	return ""
 }
 
-// rjSetStopCondition shows a stop record in the status (for display; the
+// setStopCondition shows a stop record in the status (for display; the
 // annotation is the record).
-func rjSetStopCondition(st *rayv1.RayJobStatus, value string, confirmed, deletion bool, now time.Time) {
-	c := metav1.Condition{Type: rayv1.JobStopConditionType, Status: metav1.ConditionFalse, Reason: rjReasonStopPending, Message: value}
+func setStopCondition(st *rayv1.RayJobStatus, value string, confirmed, deletion bool, now time.Time) {
+	c := metav1.Condition{Type: rayv1.JobStopConditionType, Status: metav1.ConditionFalse, Reason: reasonStopPending, Message: value}
 	if confirmed {
 		c.Status = metav1.ConditionTrue
-		c.Reason = rjReasonStopRequested
+		c.Reason = reasonStopRequested
 		if deletion {
 			c.Reason = "RayJobDeleted"
 		}
 	}
 	kit.SetCondition(&st.Conditions, c, now)
 	if cc := kit.FindCondition(st.Conditions, rayv1.JobStopConditionType); cc != nil {
-		cc.LastTransitionTime = *rjTime(cc.LastTransitionTime.Time)
+		cc.LastTransitionTime = *apiTime(cc.LastTransitionTime.Time)
 	}
 }
 
-// rjSetStopRecord puts a stop record on a RayJob: the annotation and the
+// SetStopRecord puts a stop record on a RayJob: the annotation and the
 // condition.
-func RjSetStopRecord(j *rayv1.RayJob, r RjStopRecord, detail string, now time.Time) {
-	v := rjStopRecordValue(r, detail)
+func SetStopRecord(j *rayv1.RayJob, r StopRecord, detail string, now time.Time) {
+	v := stopRecordValue(r, detail)
 	if j.Annotations == nil {
 		j.Annotations = map[string]string{}
 	}
 	j.Annotations[rayv1.JobStopRecordAnnotationKey] = v
-	rjSetStopCondition(&j.Status, v, r.Confirmed, r.Deletion, now)
+	setStopCondition(&j.Status, v, r.Confirmed, r.Deletion, now)
 }
 
-// rjPlanStopRecord makes the plan record a stop: the annotation (written
+// planStopRecord makes the plan record a stop: the annotation (written
 // before the status) and the condition in the status.
-func rjPlanStopRecord(o *RjObserved, p *rjPlan, r RjStopRecord, detail string) {
-	p.StopRecord = rjStopRecordValue(r, detail)
-	rjSetStopCondition(&p.Status, p.StopRecord, r.Confirmed, r.Deletion, o.Now)
+func planStopRecord(o *Observed, p *Plan, r StopRecord, detail string) {
+	p.StopRecord = stopRecordValue(r, detail)
+	setStopCondition(&p.Status, p.StopRecord, r.Confirmed, r.Deletion, o.Now)
 }
 
-// rjCurrentStopRecord is the stop record as it stands after this plan.
-func rjCurrentStopRecord(o *RjObserved, p *rjPlan) (RjStopRecord, bool) {
+// currentStopRecord is the stop record as it stands after this plan.
+func currentStopRecord(o *Observed, p *Plan) (StopRecord, bool) {
 	if p.StopRecord != "" {
-		return rjParseStopRecordText(p.StopRecord)
+		return parseStopRecordText(p.StopRecord)
 	}
-	return RjParseStopRecord(o.Job)
+	return StopRecordOf(o.Job)
 }
 
-// rjStopConfirmedFor reports whether a stop of Ray job id is on record as
+// StopConfirmedFor reports whether a stop of Ray job id is on record as
 // confirmed.
-func RjStopConfirmedFor(j *rayv1.RayJob, id string) bool {
-	r, ok := RjParseStopRecord(j)
+func StopConfirmedFor(j *rayv1.RayJob, id string) bool {
+	r, ok := StopRecordOf(j)
 	return ok && r.Confirmed && r.JobID == id
 }
 
-// rjRayJobMayRun reports whether, by the status, a Ray job may be running
+// rayJobMayRun reports whether, by the status, a Ray job may be running
 // and a stop has to be sent: the deployment is Running and the last known
 // Ray status is not terminal.
-func rjRayJobMayRun(st *rayv1.RayJobStatus) bool {
+func rayJobMayRun(st *rayv1.RayJobStatus) bool {
 	return st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning && st.JobId != "" && !rayv1.IsJobTerminal(st.JobStatus)
 }
 
-// rjDecideStopRequest carries out the annotation's stop request once per
+// decideStopRequest carries out the annotation's stop request once per
 // value. It reports whether the request ended the decision (nothing was
 // submitted yet: the RayJob ends STOPPED without a call).
-func rjDecideStopRequest(o *RjObserved, p *rjPlan) bool {
+func decideStopRequest(o *Observed, p *Plan) bool {
 	j, st := o.Job, &p.Status
 	req := j.Annotations[rayv1.StopRequestedAnnotationKey]
 	if req == "" {
 		return false
 	}
-	if r, ok := rjCurrentStopRecord(o, p); ok && r.Confirmed && !r.Deletion && r.Request == req {
+	if r, ok := currentStopRecord(o, p); ok && r.Confirmed && !r.Deletion && r.Request == req {
 		return false // done; the poll sees STOPPED
 	}
-	rec := RjStopRecord{JobID: st.JobId, Request: req, Confirmed: true}
+	rec := StopRecord{JobID: st.JobId, Request: req, Confirmed: true}
 	switch {
-	case rjRayJobMayRun(st) && o.Cluster != nil:
-		rjPlanStop(o, p, &rjStop{ClusterName: st.RayClusterName, JobID: st.JobId, Request: req})
+	case rayJobMayRun(st) && o.Cluster != nil:
+		planStop(o, p, &StopCall{ClusterName: st.RayClusterName, JobID: st.JobId, Request: req})
 		return false
 	case rayv1.IsJobDeploymentTerminal(st.JobDeploymentStatus):
-		rjPlanStopRecord(o, p, rec, fmt.Sprintf("the Ray job had already ended (%s)", orWord(string(st.JobStatus), string(st.JobDeploymentStatus))))
+		planStopRecord(o, p, rec, fmt.Sprintf("the Ray job had already ended (%s)", orWord(string(st.JobStatus), string(st.JobDeploymentStatus))))
 		return false
 	case st.JobDeploymentStatus == rayv1.JobDeploymentStatusValidationFailed:
-		rjPlanStopRecord(o, p, rec, "the RayJob is invalid; nothing was submitted")
+		planStopRecord(o, p, rec, "the RayJob is invalid; nothing was submitted")
 		return false
 	}
 	// New, Initializing, Waiting, Retrying, Suspending, Suspended, or
 	// Running on a cluster that is gone: no Ray job runs. The RayJob ends
 	// here, STOPPED, and no attempt starts.
 	detail := "nothing was submitted yet; the RayJob will not submit"
-	if rjRayJobMayRun(st) {
+	if rayJobMayRun(st) {
 		detail = "RayCluster " + st.RayClusterName + " is gone, so no Ray job runs; the RayJob will not submit again"
 	}
-	rjPlanStopRecord(o, p, rec, detail)
+	planStopRecord(o, p, rec, detail)
 	st.JobStatus = rayv1.JobStatusStopped
 	st.JobDeploymentStatus = rayv1.JobDeploymentStatusComplete
 	st.Reason = ""
 	st.Message = "Stopped on request: " + detail
-	st.EndTime = rjTime(o.Now)
-	p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: RjReasonStopConfirmed, Action: "Stop",
+	st.EndTime = apiTime(o.Now)
+	p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonStopConfirmed, Action: "Stop",
 		Message: "Stop requested (" + req + "): " + detail + "; the RayJob ends STOPPED"})
-	rjDecideFinished(o, p)
+	decideFinished(o, p)
 	return true
 }
 
-// rjDecideDeletion: a deleted RayJob whose Ray job may run keeps its
+// decideDeletion: a deleted RayJob whose Ray job may run keeps its
 // finalizer until a stop is confirmed (and recorded), or until
 // StopConfirmTimeout has passed since the deletion.
-func rjDecideDeletion(o *RjObserved, p *rjPlan) {
+func decideDeletion(o *Observed, p *Plan) {
 	j, st := o.Job, &p.Status
 	if !slices.Contains(j.Finalizers, rayv1.RayJobStopJobFinalizer) {
 		return
 	}
 	switch {
-	case !rjRayJobMayRun(st), o.Cluster == nil, o.ClusterEmpty, RjStopConfirmedFor(j, st.JobId):
+	case !rayJobMayRun(st), o.Cluster == nil, o.ClusterEmpty, StopConfirmedFor(j, st.JobId):
 		p.RemoveFinalizer = true
 		return
 	}
@@ -1290,8 +1290,8 @@ func rjDecideDeletion(o *RjObserved, p *rjPlan) {
 	if !o.Now.Before(deadline) {
 		last := o.StopLastError
 		if last == "" {
-			if r, ok := RjParseStopRecord(j); ok && !r.Confirmed {
-				last = rjStopRecordText(j)
+			if r, ok := StopRecordOf(j); ok && !r.Confirmed {
+				last = stopRecordText(j)
 			}
 		}
 		msg := fmt.Sprintf("Released finalizer %s without a confirmed stop of Ray job %s: the dashboard of RayCluster %s did not confirm it within %s of the deletion",
@@ -1300,38 +1300,38 @@ func rjDecideDeletion(o *RjObserved, p *rjPlan) {
 			msg += " (last error: " + kit.Truncate(last, 400) + ")"
 		}
 		msg += "; the Ray job may still run"
-		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: RjReasonStopNotConfirmed, Action: "Stop", Message: msg})
+		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: ReasonStopNotConfirmed, Action: "Stop", Message: msg})
 		p.RemoveFinalizer = true
 		return
 	}
-	rjPlanStop(o, p, &rjStop{ClusterName: st.RayClusterName, JobID: st.JobId})
-	rjRequeueAt(o, p, deadline)
+	planStop(o, p, &StopCall{ClusterName: st.RayClusterName, JobID: st.JobId})
+	requeueAt(o, p, deadline)
 }
 
-// rjStopBackoff is the wait after the n-th unconfirmed attempt of a stop:
+// stopBackoff is the wait after the n-th unconfirmed attempt of a stop:
 // 1 s, 2 s, 4 s, … up to 15 s.
-func rjStopBackoff(n int) time.Duration {
+func stopBackoff(n int) time.Duration {
 	if n <= 0 {
 		return 0
 	}
 	return min(time.Second<<min(n-1, 4), 15*time.Second)
 }
 
-// rjPlanStop sends the stop now, or, after failed attempts, once the
+// planStop sends the stop now, or, after failed attempts, once the
 // back-off has passed; it asks to be woken for the next attempt.
-func rjPlanStop(o *RjObserved, p *rjPlan, s *rjStop) {
+func planStop(o *Observed, p *Plan, s *StopCall) {
 	if o.StopFailures > 0 {
-		if next := o.StopLastAttempt.Add(rjStopBackoff(o.StopFailures)); o.Now.Before(next) {
-			rjRequeueAt(o, p, next)
+		if next := o.StopLastAttempt.Add(stopBackoff(o.StopFailures)); o.Now.Before(next) {
+			requeueAt(o, p, next)
 			return
 		}
 	}
 	p.Stop = s
-	rjRequeue(p, max(rjStopBackoff(o.StopFailures+1), time.Second))
+	requeueAfter(p, max(stopBackoff(o.StopFailures+1), time.Second))
 }
 
-// rjSetConditions derives raydar's conditions from the status.
-func rjSetConditions(o *RjObserved, st *rayv1.RayJobStatus) {
+// setConditions derives raydar's conditions from the status.
+func setConditions(o *Observed, st *rayv1.RayJobStatus) {
 	now := o.Now
 	set := func(t string, ok bool, reason, msg string) {
 		s := metav1.ConditionFalse
@@ -1342,7 +1342,7 @@ func rjSetConditions(o *RjObserved, st *rayv1.RayJobStatus) {
 			ObservedGeneration: o.Job.Generation}, now)
 		if c := kit.FindCondition(st.Conditions, t); c != nil {
 			c.ObservedGeneration = o.Job.Generation
-			c.LastTransitionTime = *rjTime(c.LastTransitionTime.Time)
+			c.LastTransitionTime = *apiTime(c.LastTransitionTime.Time)
 		}
 	}
 	ds := st.JobDeploymentStatus
@@ -1356,18 +1356,18 @@ func rjSetConditions(o *RjObserved, st *rayv1.RayJobStatus) {
 			set(rayv1.RayJobClusterReady, false, rayv1.RayJobReasonClusterCreating, "RayCluster "+rc.Name+" is not ready yet")
 		}
 	case st.RayClusterName != "" && ds != rayv1.JobDeploymentStatusInitializing:
-		set(rayv1.RayJobClusterReady, false, rjReasonClusterNotFound, "RayCluster "+st.RayClusterName+" does not exist")
+		set(rayv1.RayJobClusterReady, false, reasonClusterNotFound, "RayCluster "+st.RayClusterName+" does not exist")
 	case st.RayClusterName != "":
 		set(rayv1.RayJobClusterReady, false, rayv1.RayJobReasonClusterCreating, "RayCluster "+st.RayClusterName+" is being created")
 	default:
-		set(rayv1.RayJobClusterReady, false, rjReasonWaitingForCluster, "No cluster yet")
+		set(rayv1.RayJobClusterReady, false, reasonWaitingForCluster, "No cluster yet")
 	}
 
 	// JobSubmitted.
 	if st.JobStatus != rayv1.JobStatusNew && st.JobId != "" {
 		set(rayv1.RayJobSubmitted, true, rayv1.RayJobReasonSubmitted, "Ray job "+st.JobId+" is known to the dashboard")
 	} else {
-		set(rayv1.RayJobSubmitted, false, rjReasonNotSubmitted, "The Ray job is not submitted yet")
+		set(rayv1.RayJobSubmitted, false, reasonNotSubmitted, "The Ray job is not submitted yet")
 	}
 
 	// Complete / Failed / Suspended.
@@ -1375,20 +1375,20 @@ func rjSetConditions(o *RjObserved, st *rayv1.RayJobStatus) {
 	case rayv1.JobDeploymentStatusComplete:
 		reason := rayv1.RayJobReasonSucceeded
 		if st.JobStatus == rayv1.JobStatusStopped {
-			reason = rjReasonStopped
+			reason = reasonStopped
 		}
 		set(rayv1.RayJobComplete, true, reason, fmt.Sprintf("Ray job %s ended %s", st.JobId, st.JobStatus))
 	default:
-		set(rayv1.RayJobComplete, false, rjReasonNotComplete, "Deployment status "+orWord(string(ds), "New"))
+		set(rayv1.RayJobComplete, false, reasonNotComplete, "Deployment status "+orWord(string(ds), "New"))
 	}
 	if ds == rayv1.JobDeploymentStatusFailed || ds == rayv1.JobDeploymentStatusValidationFailed {
 		set(rayv1.RayJobFailedCondition, true, orWord(string(st.Reason), "Failed"), st.Message)
 	} else {
-		set(rayv1.RayJobFailedCondition, false, rjReasonNotFailed, "Deployment status "+orWord(string(ds), "New"))
+		set(rayv1.RayJobFailedCondition, false, reasonNotFailed, "Deployment status "+orWord(string(ds), "New"))
 	}
 	if ds == rayv1.JobDeploymentStatusSuspended || ds == rayv1.JobDeploymentStatusSuspending {
 		set(rayv1.RayJobSuspended, ds == rayv1.JobDeploymentStatusSuspended, rayv1.RayJobReasonSuspended, "spec.suspend is true")
 	} else {
-		set(rayv1.RayJobSuspended, false, rjReasonNotSuspended, "Not suspended")
+		set(rayv1.RayJobSuspended, false, reasonNotSuspended, "Not suspended")
 	}
 }

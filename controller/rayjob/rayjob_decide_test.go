@@ -21,7 +21,7 @@ import (
 
 // Fixtures: an HTTPMode RayJob "rj" with its own cluster, in each phase.
 
-func rjJob(mods ...func(*rayv1.RayJob)) *rayv1.RayJob {
+func newJob(mods ...func(*rayv1.RayJob)) *rayv1.RayJob {
 	spec := fixture.Cluster("template").Spec
 	j := &rayv1.RayJob{
 		ObjectMeta: metav1.ObjectMeta{Name: "rj", Namespace: "ns", UID: "rj-uid", Generation: 1, ResourceVersion: "1",
@@ -45,13 +45,13 @@ func inPhase(ds rayv1.JobDeploymentStatus, js rayv1.JobStatus) func(*rayv1.RayJo
 		j.Status.JobStatus = js
 		j.Status.JobId = "rj-id001"
 		j.Status.RayClusterName = "rj-rc001"
-		j.Status.StartTime = rjTime(fixture.T0)
+		j.Status.StartTime = apiTime(fixture.T0)
 		j.Status.Succeeded, j.Status.Failed = fixture.Ptr(int32(0)), fixture.Ptr(int32(0))
 		if ds == rayv1.JobDeploymentStatusRunning || rayv1.IsJobDeploymentTerminal(ds) {
 			j.Status.DashboardURL = "rj-rc001-head-svc.ns.svc.cluster.local:8265"
 		}
 		if rayv1.IsJobDeploymentTerminal(ds) {
-			j.Status.EndTime = rjTime(fixture.T0.Add(time.Minute))
+			j.Status.EndTime = apiTime(fixture.T0.Add(time.Minute))
 		}
 	}
 }
@@ -63,10 +63,10 @@ func selector(name string) func(*rayv1.RayJob) {
 	}
 }
 
-// rjCluster is the job's cluster "rj-rc001", owned by the job.
-func rjCluster(readyState bool) *rayv1.RayCluster {
+// newCluster is the job's cluster "rj-rc001", owned by the job.
+func newCluster(readyState bool) *rayv1.RayCluster {
 	rc := fixture.Cluster("rj-rc001")
-	rc.OwnerReferences = []metav1.OwnerReference{kit.RayJobOwnerRef(rjJob())}
+	rc.OwnerReferences = []metav1.OwnerReference{kit.RayJobOwnerRef(newJob())}
 	if readyState {
 		rc.Status.State = rayv1.Ready
 	}
@@ -75,7 +75,7 @@ func rjCluster(readyState bool) *rayv1.RayCluster {
 
 func submitterJob(cond batchv1.JobConditionType, at time.Time) *batchv1.Job {
 	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "rj", Namespace: "ns", UID: "sub-uid",
-		OwnerReferences: []metav1.OwnerReference{kit.RayJobOwnerRef(rjJob())}}}
+		OwnerReferences: []metav1.OwnerReference{kit.RayJobOwnerRef(newJob())}}}
 	if cond != "" {
 		j.Status.Conditions = []batchv1.JobCondition{{Type: cond, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded",
 			Message: "Job has reached the specified backoff limit", LastTransitionTime: metav1.NewTime(at)}}
@@ -83,33 +83,33 @@ func submitterJob(cond batchv1.JobConditionType, at time.Time) *batchv1.Job {
 	return j
 }
 
-func info(s dashboard.JobStatus) *RjDash {
+func info(s dashboard.JobStatus) *DashAnswer {
 	i := &dashboard.JobInfo{Status: s, SubmissionID: "rj-id001", Message: "msg " + string(s), StartTime: fixture.T0.Add(2 * time.Second).UnixMilli()}
 	if s.IsTerminal() {
 		i.EndTime = fixture.T0.Add(30 * time.Second).UnixMilli()
 	}
-	return &RjDash{Info: i}
+	return &DashAnswer{Info: i}
 }
 
-func dashErr(err error) *RjDash { return &RjDash{Err: err} }
+func dashErr(err error) *DashAnswer { return &DashAnswer{Err: err} }
 
 var errRefused = fmt.Errorf("dial tcp: connection refused: %w", dashboard.ErrUnavailable)
 
-func observe(j *rayv1.RayJob, now time.Time, mods ...func(*RjObserved)) *RjObserved {
-	o := &RjObserved{Job: j, Now: now, Config: defaultRJConfig(), NewSuffix: func() string { return "abcde" }}
+func observe(j *rayv1.RayJob, now time.Time, mods ...func(*Observed)) *Observed {
+	o := &Observed{Job: j, Now: now, Config: defaultConfig(), NewSuffix: func() string { return "abcde" }}
 	for _, m := range mods {
 		m(o)
 	}
 	return o
 }
 
-func withCluster(rc *rayv1.RayCluster) func(*RjObserved) {
-	return func(o *RjObserved) { o.Cluster = rc }
+func withCluster(rc *rayv1.RayCluster) func(*Observed) {
+	return func(o *Observed) { o.Cluster = rc }
 }
-func withSubmitter(j *batchv1.Job) func(*RjObserved) { return func(o *RjObserved) { o.Submitter = j } }
-func withDash(d *RjDash) func(*RjObserved)           { return func(o *RjObserved) { o.Dash = d } }
+func withSubmitter(j *batchv1.Job) func(*Observed) { return func(o *Observed) { o.Submitter = j } }
+func withDash(d *DashAnswer) func(*Observed)       { return func(o *Observed) { o.Dash = d } }
 
-func hasEvent(p *rjPlan, reason, substr string) bool {
+func hasEvent(p *Plan, reason, substr string) bool {
 	for _, e := range p.Events {
 		if e.Reason == reason && strings.Contains(e.Message, substr) {
 			return true
@@ -118,7 +118,7 @@ func hasEvent(p *rjPlan, reason, substr string) bool {
 	return false
 }
 
-func rjEvents(p *rjPlan) string {
+func eventsOf(p *Plan) string {
 	var s []string
 	for _, e := range p.Events {
 		s = append(s, e.Reason+": "+e.Message)
@@ -141,14 +141,14 @@ func TestRayJobDecideNew(t *testing.T) {
 		wantCluster   string
 		wantFinalizer bool
 	}{
-		{name: "generated names, finalizer added", job: rjJob(func(j *rayv1.RayJob) { j.Finalizers = nil }),
+		{name: "generated names, finalizer added", job: newJob(func(j *rayv1.RayJob) { j.Finalizers = nil }),
 			wantJobID: "rj-abcde", wantCluster: "rj-abcde", wantFinalizer: true},
-		{name: "spec.jobId wins", job: rjJob(func(j *rayv1.RayJob) { j.Spec.JobId = "mine" }), wantJobID: "mine", wantCluster: "rj-abcde"},
-		{name: "InteractiveMode without spec.jobId: none yet", job: rjJob(mode(rayv1.InteractiveMode)), wantJobID: "", wantCluster: "rj-abcde"},
-		{name: "clusterSelector names the cluster", job: rjJob(selector("shared")), wantJobID: "rj-abcde", wantCluster: "shared"},
+		{name: "spec.jobId wins", job: newJob(func(j *rayv1.RayJob) { j.Spec.JobId = "mine" }), wantJobID: "mine", wantCluster: "rj-abcde"},
+		{name: "InteractiveMode without spec.jobId: none yet", job: newJob(mode(rayv1.InteractiveMode)), wantJobID: "", wantCluster: "rj-abcde"},
+		{name: "clusterSelector names the cluster", job: newJob(selector("shared")), wantJobID: "rj-abcde", wantCluster: "shared"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := RjDecide(observe(tc.job, fixture.T0))
+			p := Decide(observe(tc.job, fixture.T0))
 			st := p.Status
 			if st.JobDeploymentStatus != rayv1.JobDeploymentStatusInitializing || st.JobId != tc.wantJobID || st.RayClusterName != tc.wantCluster {
 				t.Fatalf("status %s id=%q cluster=%q", st.JobDeploymentStatus, st.JobId, st.RayClusterName)
@@ -156,7 +156,7 @@ func TestRayJobDecideNew(t *testing.T) {
 			if !st.StartTime.Time.Equal(fixture.T0) || st.ObservedGeneration != 1 || *st.Succeeded != 0 || *st.Failed != 0 {
 				t.Fatalf("status %+v", st)
 			}
-			if p.AddFinalizer != tc.wantFinalizer || !p.WriteStatus || p.RequeueAfter != rjSoon {
+			if p.AddFinalizer != tc.wantFinalizer || !p.WriteStatus || p.RequeueAfter != soon {
 				t.Fatalf("plan finalizer=%v write=%v requeue=%s", p.AddFinalizer, p.WriteStatus, p.RequeueAfter)
 			}
 			// Nothing is created before the names are written.
@@ -169,11 +169,11 @@ func TestRayJobDecideNew(t *testing.T) {
 
 func TestRayJobDecideInitializing(t *testing.T) {
 	init := inPhase(rayv1.JobDeploymentStatusInitializing, "")
-	foreign := rjCluster(true)
+	foreign := newCluster(true)
 	foreign.OwnerReferences = nil
 
 	t.Run("creates the cluster, owned and labelled", func(t *testing.T) {
-		p := RjDecide(observe(rjJob(init), fixture.T0.Add(time.Second)))
+		p := Decide(observe(newJob(init), fixture.T0.Add(time.Second)))
 		c := p.CreateCluster
 		if c == nil || c.Name != "rj-rc001" || c.Namespace != "ns" || kit.ControllerUID(c.OwnerReferences) != "rj-uid" {
 			t.Fatalf("cluster %+v", c)
@@ -187,7 +187,7 @@ func TestRayJobDecideInitializing(t *testing.T) {
 		}
 	})
 	t.Run("waits for the cluster to be ready, woken by its watch", func(t *testing.T) {
-		p := RjDecide(observe(rjJob(init), fixture.T0.Add(time.Second), withCluster(rjCluster(false))))
+		p := Decide(observe(newJob(init), fixture.T0.Add(time.Second), withCluster(newCluster(false))))
 		if p.CreateCluster != nil || p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusInitializing ||
 			!strings.Contains(p.Status.Message, "Waiting for RayCluster rj-rc001") {
 			t.Fatalf("%+v", p.Status)
@@ -197,63 +197,63 @@ func TestRayJobDecideInitializing(t *testing.T) {
 		}
 		// Written once; the second pass with the same view writes nothing
 		// and does not poll.
-		j := rjJob(init)
+		j := newJob(init)
 		j.Status = p.Status
-		p2 := RjDecide(observe(j, fixture.T0.Add(2*time.Second), withCluster(rjCluster(false))))
+		p2 := Decide(observe(j, fixture.T0.Add(2*time.Second), withCluster(newCluster(false))))
 		if p2.WriteStatus || p2.RequeueAfter != 0 {
 			t.Fatalf("second pass write=%v requeue=%s", p2.WriteStatus, p2.RequeueAfter)
 		}
 	})
 	t.Run("ready: HTTPMode runs", func(t *testing.T) {
-		p := RjDecide(observe(rjJob(init), fixture.T0.Add(time.Second), withCluster(rjCluster(true))))
+		p := Decide(observe(newJob(init), fixture.T0.Add(time.Second), withCluster(newCluster(true))))
 		if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning || p.Status.DashboardURL != "rj-rc001-head-svc.ns.svc.cluster.local:8265" {
 			t.Fatalf("%+v", p.Status)
 		}
-		if p.CreateSubmitter != nil || !hasEvent(p, rjReasonRunning, "HTTPMode") {
-			t.Fatal(rjEvents(p))
+		if p.CreateSubmitter != nil || !hasEvent(p, reasonRunning, "HTTPMode") {
+			t.Fatal(eventsOf(p))
 		}
 		if s, _ := condStatusOf(p.Status, rayv1.RayJobClusterReady); s != metav1.ConditionTrue {
 			t.Fatal("ClusterReady", s)
 		}
 	})
 	t.Run("ready: K8sJobMode creates the submitter", func(t *testing.T) {
-		p := RjDecide(observe(rjJob(init, mode(rayv1.K8sJobMode)), fixture.T0.Add(time.Second), withCluster(rjCluster(true))))
+		p := Decide(observe(newJob(init, mode(rayv1.K8sJobMode)), fixture.T0.Add(time.Second), withCluster(newCluster(true))))
 		if p.CreateSubmitter == nil || p.CreateSubmitter.Name != "rj" || p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning {
 			t.Fatalf("%+v", p)
 		}
 	})
 	t.Run("ready: InteractiveMode waits for spec.jobId", func(t *testing.T) {
-		j := rjJob(init, mode(rayv1.InteractiveMode))
+		j := newJob(init, mode(rayv1.InteractiveMode))
 		j.Status.JobId = ""
-		p := RjDecide(observe(j, fixture.T0.Add(time.Second), withCluster(rjCluster(true))))
-		if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusWaiting || !hasEvent(p, rjReasonWaitingForJobID, "") {
-			t.Fatalf("%s %s", p.Status.JobDeploymentStatus, rjEvents(p))
+		p := Decide(observe(j, fixture.T0.Add(time.Second), withCluster(newCluster(true))))
+		if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusWaiting || !hasEvent(p, reasonWaitingForJobID, "") {
+			t.Fatalf("%s %s", p.Status.JobDeploymentStatus, eventsOf(p))
 		}
 		j.Status = p.Status
 		j.Spec.JobId = "user-submitted"
-		p = RjDecide(observe(j, fixture.T0.Add(time.Minute), withCluster(rjCluster(true))))
+		p = Decide(observe(j, fixture.T0.Add(time.Minute), withCluster(newCluster(true))))
 		if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning || p.Status.JobId != "user-submitted" {
 			t.Fatalf("%s %s", p.Status.JobDeploymentStatus, p.Status.JobId)
 		}
 	})
 	t.Run("clusterSelector: never creates, waits for the cluster", func(t *testing.T) {
-		j := rjJob(init, selector("shared"))
+		j := newJob(init, selector("shared"))
 		j.Status.RayClusterName = "shared"
-		p := RjDecide(observe(j, fixture.T0.Add(time.Second)))
+		p := Decide(observe(j, fixture.T0.Add(time.Second)))
 		if p.CreateCluster != nil || !strings.Contains(p.Status.Message, "Waiting for RayCluster shared") {
 			t.Fatalf("%+v", p.Status)
 		}
 		shared := fixture.Cluster("shared")
 		shared.Status.State = rayv1.Ready
-		p = RjDecide(observe(j, fixture.T0.Add(time.Second), withCluster(shared)))
+		p = Decide(observe(j, fixture.T0.Add(time.Second), withCluster(shared)))
 		if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning || p.Status.DashboardURL != "shared-head-svc.ns.svc.cluster.local:8265" {
 			t.Fatalf("%+v", p.Status)
 		}
 	})
 	t.Run("a cluster of that name that is not ours is not used", func(t *testing.T) {
-		p := RjDecide(observe(rjJob(init), fixture.T0.Add(time.Second), withCluster(foreign)))
-		if p.CreateCluster != nil || p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusInitializing || !hasEvent(p, rjReasonClusterNameTaken, "") {
-			t.Fatalf("%+v %s", p.Status, rjEvents(p))
+		p := Decide(observe(newJob(init), fixture.T0.Add(time.Second), withCluster(foreign)))
+		if p.CreateCluster != nil || p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusInitializing || !hasEvent(p, reasonClusterNameTaken, "") {
+			t.Fatalf("%+v %s", p.Status, eventsOf(p))
 		}
 	})
 }
@@ -264,12 +264,12 @@ func TestRayJobDecideRunning(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		job   *rayv1.RayJob
-		mods  []func(*RjObserved)
-		check func(t *testing.T, p *rjPlan)
+		mods  []func(*Observed)
+		check func(t *testing.T, p *Plan)
 	}{
-		{name: "HTTPMode: unknown to Ray → submit", job: rjJob(run),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(dashErr(dashboard.ErrNotFound))},
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "HTTPMode: unknown to Ray → submit", job: newJob(run),
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(dashErr(dashboard.ErrNotFound))},
+			check: func(t *testing.T, p *Plan) {
 				if p.Submit == nil || p.Submit.Request.SubmissionID != "rj-id001" || p.Submit.Request.Entrypoint != "python job.py" {
 					t.Fatalf("submit %+v", p.Submit)
 				}
@@ -278,24 +278,24 @@ func TestRayJobDecideRunning(t *testing.T) {
 				}
 			}},
 		{name: "K8sJobMode: unknown to Ray → wait for the submitter, no submission",
-			job:  rjJob(run, mode(rayv1.K8sJobMode)),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withSubmitter(submitterJob("", time.Time{})), withDash(dashErr(dashboard.ErrNotFound))},
-			check: func(t *testing.T, p *rjPlan) {
+			job:  newJob(run, mode(rayv1.K8sJobMode)),
+			mods: []func(*Observed){withCluster(newCluster(true)), withSubmitter(submitterJob("", time.Time{})), withDash(dashErr(dashboard.ErrNotFound))},
+			check: func(t *testing.T, p *Plan) {
 				if p.Submit != nil || p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning || p.RequeueAfter == 0 {
 					t.Fatalf("%+v", p)
 				}
 			}},
 		{name: "K8sJobMode: submitter gone → created again",
-			job:  rjJob(run, mode(rayv1.K8sJobMode)),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(dashErr(dashboard.ErrNotFound))},
-			check: func(t *testing.T, p *rjPlan) {
+			job:  newJob(run, mode(rayv1.K8sJobMode)),
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(dashErr(dashboard.ErrNotFound))},
+			check: func(t *testing.T, p *Plan) {
 				if p.CreateSubmitter == nil {
 					t.Fatal("no submitter")
 				}
 			}},
-		{name: "RUNNING: status follows Ray, poll by age", job: rjJob(run),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobRunning))},
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "RUNNING: status follows Ray, poll by age", job: newJob(run),
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobRunning))},
+			check: func(t *testing.T, p *Plan) {
 				st := p.Status
 				if st.JobStatus != rayv1.JobStatusRunning || st.Message != "msg RUNNING" || !st.RayJobStatusInfo.StartTime.Time.Equal(fixture.T0.Add(2*time.Second)) {
 					t.Fatalf("%+v", st)
@@ -307,9 +307,9 @@ func TestRayJobDecideRunning(t *testing.T) {
 					t.Fatal("JobSubmitted", s)
 				}
 			}},
-		{name: "SUCCEEDED → Complete", job: rjJob(run),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobSucceeded))},
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "SUCCEEDED → Complete", job: newJob(run),
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobSucceeded))},
+			check: func(t *testing.T, p *Plan) {
 				st := p.Status
 				if st.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete || *st.Succeeded != 1 || *st.Failed != 0 ||
 					!st.EndTime.Time.Equal(now) || !st.RayJobStatusInfo.EndTime.Time.Equal(fixture.T0.Add(30*time.Second)) {
@@ -318,23 +318,23 @@ func TestRayJobDecideRunning(t *testing.T) {
 				if s, r := condStatusOf(st, rayv1.RayJobComplete); s != metav1.ConditionTrue || r != rayv1.RayJobReasonSucceeded {
 					t.Fatal(s, r)
 				}
-				if !hasEvent(p, RjReasonCompleted, "SUCCEEDED") || p.RequeueAfter != 0 {
-					t.Fatal(rjEvents(p), p.RequeueAfter)
+				if !hasEvent(p, ReasonCompleted, "SUCCEEDED") || p.RequeueAfter != 0 {
+					t.Fatal(eventsOf(p), p.RequeueAfter)
 				}
 			}},
-		{name: "STOPPED → Complete, not counted as succeeded", job: rjJob(run),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobStopped))},
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "STOPPED → Complete, not counted as succeeded", job: newJob(run),
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobStopped))},
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete || *p.Status.Succeeded != 0 {
 					t.Fatalf("%+v", p.Status)
 				}
-				if _, r := condStatusOf(p.Status, rayv1.RayJobComplete); r != rjReasonStopped {
+				if _, r := condStatusOf(p.Status, rayv1.RayJobComplete); r != reasonStopped {
 					t.Fatal(r)
 				}
 			}},
-		{name: "FAILED → Failed AppFailed with Ray's message", job: rjJob(run),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobFailed))},
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "FAILED → Failed AppFailed with Ray's message", job: newJob(run),
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobFailed))},
+			check: func(t *testing.T, p *Plan) {
 				st := p.Status
 				if st.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || st.Reason != rayv1.AppFailed || st.Message != "msg FAILED" || *st.Failed != 1 {
 					t.Fatalf("%+v", st)
@@ -343,146 +343,146 @@ func TestRayJobDecideRunning(t *testing.T) {
 					t.Fatal(s, r)
 				}
 				if !hasEvent(p, string(rayv1.AppFailed), "msg FAILED") {
-					t.Fatal(rjEvents(p))
+					t.Fatal(eventsOf(p))
 				}
 			}},
-		{name: "FAILED with retries left → Retrying", job: rjJob(run, func(j *rayv1.RayJob) { j.Spec.BackoffLimit = fixture.Ptr(int32(2)) }),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobFailed))},
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "FAILED with retries left → Retrying", job: newJob(run, func(j *rayv1.RayJob) { j.Spec.BackoffLimit = fixture.Ptr(int32(2)) }),
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobFailed))},
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRetrying || *p.Status.Failed != 1 || p.Status.EndTime != nil {
 					t.Fatalf("%+v", p.Status)
 				}
-				if !hasEvent(p, RjReasonRetrying, "Attempt 1 failed") {
-					t.Fatal(rjEvents(p))
+				if !hasEvent(p, ReasonRetrying, "Attempt 1 failed") {
+					t.Fatal(eventsOf(p))
 				}
 			}},
-		{name: "FAILED with retries used up → Failed", job: rjJob(run, func(j *rayv1.RayJob) {
+		{name: "FAILED with retries used up → Failed", job: newJob(run, func(j *rayv1.RayJob) {
 			j.Spec.BackoffLimit = fixture.Ptr(int32(1))
 			j.Status.Failed = fixture.Ptr(int32(1))
 		}),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobFailed))},
-			check: func(t *testing.T, p *rjPlan) {
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobFailed))},
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || *p.Status.Failed != 2 {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
-		{name: "FAILED after a stop request is not retried", job: rjJob(run, func(j *rayv1.RayJob) {
+		{name: "FAILED after a stop request is not retried", job: newJob(run, func(j *rayv1.RayJob) {
 			j.Spec.BackoffLimit = fixture.Ptr(int32(3))
 			j.Annotations = map[string]string{rayv1.StopRequestedAnnotationKey: "alice@x"}
-			RjSetStopRecord(j, RjStopRecord{JobID: "rj-id001", Request: "alice@x", Confirmed: true}, "", fixture.T0)
+			SetStopRecord(j, StopRecord{JobID: "rj-id001", Request: "alice@x", Confirmed: true}, "", fixture.T0)
 		}),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobFailed))},
-			check: func(t *testing.T, p *rjPlan) {
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobFailed))},
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || p.Stop != nil {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
-		{name: "K8sJobMode: submitter failed → Failed SubmissionFailed", job: rjJob(run, mode(rayv1.K8sJobMode)),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withSubmitter(submitterJob(batchv1.JobFailed, fixture.T0)), withDash(info(dashboard.JobPending))},
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "K8sJobMode: submitter failed → Failed SubmissionFailed", job: newJob(run, mode(rayv1.K8sJobMode)),
+			mods: []func(*Observed){withCluster(newCluster(true)), withSubmitter(submitterJob(batchv1.JobFailed, fixture.T0)), withDash(info(dashboard.JobPending))},
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || p.Status.Reason != rayv1.SubmissionFailed ||
 					!strings.Contains(p.Status.Message, "backoff limit") {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
-		{name: "K8sJobMode: terminal but submitter running → wait for it", job: rjJob(run, mode(rayv1.K8sJobMode)),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withSubmitter(submitterJob("", time.Time{})), withDash(info(dashboard.JobSucceeded))},
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "K8sJobMode: terminal but submitter running → wait for it", job: newJob(run, mode(rayv1.K8sJobMode)),
+			mods: []func(*Observed){withCluster(newCluster(true)), withSubmitter(submitterJob("", time.Time{})), withDash(info(dashboard.JobSucceeded))},
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning || p.Status.JobStatus != rayv1.JobStatusSucceeded {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
-		{name: "K8sJobMode: SUCCEEDED, submitter not done past the grace → Complete", job: rjJob(run, mode(rayv1.K8sJobMode)),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withSubmitter(submitterJob("", time.Time{})), withDash(info(dashboard.JobSucceeded)),
-				func(o *RjObserved) { o.Now = fixture.T0.Add(30*time.Second + 300*time.Second) }},
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "K8sJobMode: SUCCEEDED, submitter not done past the grace → Complete", job: newJob(run, mode(rayv1.K8sJobMode)),
+			mods: []func(*Observed){withCluster(newCluster(true)), withSubmitter(submitterJob("", time.Time{})), withDash(info(dashboard.JobSucceeded)),
+				func(o *Observed) { o.Now = fixture.T0.Add(30*time.Second + 300*time.Second) }},
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.Reason != rayv1.JobDeploymentStatusTransitionGracePeriodExceeded {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
-		{name: "K8sJobMode: terminal and submitter complete → Complete", job: rjJob(run, mode(rayv1.K8sJobMode)),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withSubmitter(submitterJob(batchv1.JobComplete, fixture.T0.Add(31*time.Second))), withDash(info(dashboard.JobSucceeded))},
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "K8sJobMode: terminal and submitter complete → Complete", job: newJob(run, mode(rayv1.K8sJobMode)),
+			mods: []func(*Observed){withCluster(newCluster(true)), withSubmitter(submitterJob(batchv1.JobComplete, fixture.T0.Add(31*time.Second))), withDash(info(dashboard.JobSucceeded))},
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
-		{name: "K8sJobMode: submitter finished, Ray never knew the job past 30 s → Failed", job: rjJob(run, mode(rayv1.K8sJobMode)),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withSubmitter(submitterJob(batchv1.JobComplete, fixture.T0)), withDash(dashErr(dashboard.ErrNotFound)),
-				func(o *RjObserved) { o.Now = fixture.T0.Add(31 * time.Second) }},
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "K8sJobMode: submitter finished, Ray never knew the job past 30 s → Failed", job: newJob(run, mode(rayv1.K8sJobMode)),
+			mods: []func(*Observed){withCluster(newCluster(true)), withSubmitter(submitterJob(batchv1.JobComplete, fixture.T0)), withDash(dashErr(dashboard.ErrNotFound)),
+				func(o *Observed) { o.Now = fixture.T0.Add(31 * time.Second) }},
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.Reason != rayv1.JobDeploymentStatusTransitionGracePeriodExceeded || p.Status.JobStatus != rayv1.JobStatusFailed {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
-		{name: "K8sJobMode: submitter just finished, Ray does not know the job → Failed AppFailed", job: rjJob(run, mode(rayv1.K8sJobMode)),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withSubmitter(submitterJob(batchv1.JobComplete, fixture.T0.Add(15*time.Second))), withDash(dashErr(dashboard.ErrNotFound))},
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "K8sJobMode: submitter just finished, Ray does not know the job → Failed AppFailed", job: newJob(run, mode(rayv1.K8sJobMode)),
+			mods: []func(*Observed){withCluster(newCluster(true)), withSubmitter(submitterJob(batchv1.JobComplete, fixture.T0.Add(15*time.Second))), withDash(dashErr(dashboard.ErrNotFound))},
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || p.Status.Reason != rayv1.AppFailed ||
 					p.Status.Message != "Submitter completed but Ray job not found in RayCluster." {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
-		{name: "SidecarMode: the sidecar exited non-zero → Failed SubmissionFailed", job: rjJob(run, mode(rayv1.SidecarMode)),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobPending)), func(o *RjObserved) {
+		{name: "SidecarMode: the sidecar exited non-zero → Failed SubmissionFailed", job: newJob(run, mode(rayv1.SidecarMode)),
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobPending)), func(o *Observed) {
 				o.HeadPod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "rj-rc001-head-x"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
 					Name: rayv1.RayJobSubmitterContainerName, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error"}}}}}}
 			}},
-			check: func(t *testing.T, p *rjPlan) {
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.Reason != rayv1.SubmissionFailed || p.Status.Message != "Ray head pod container ray-job-submitter terminated with exit code 2: Error" {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
 		{name: "SidecarMode: the sidecar exited non-zero after Ray said FAILED → Failed AppFailed, Ray's message kept",
-			job: rjJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusFailed), mode(rayv1.SidecarMode), func(j *rayv1.RayJob) { j.Status.Message = "boom" }),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobFailed)), func(o *RjObserved) {
+			job: newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusFailed), mode(rayv1.SidecarMode), func(j *rayv1.RayJob) { j.Status.Message = "boom" }),
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobFailed)), func(o *Observed) {
 				o.HeadPod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "rj-rc001-head-x"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
 					Name: rayv1.RayJobSubmitterContainerName, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}}}
 			}},
-			check: func(t *testing.T, p *rjPlan) {
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || p.Status.Reason != rayv1.AppFailed || p.Status.Message != "boom" {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
-		{name: "SidecarMode: the sidecar exited 0 and Ray says SUCCEEDED → Complete at once", job: rjJob(run, mode(rayv1.SidecarMode)),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobSucceeded)), func(o *RjObserved) {
+		{name: "SidecarMode: the sidecar exited 0 and Ray says SUCCEEDED → Complete at once", job: newJob(run, mode(rayv1.SidecarMode)),
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobSucceeded)), func(o *Observed) {
 				o.HeadPod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "rj-rc001-head-x"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
 					Name: rayv1.RayJobSubmitterContainerName, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0,
 						FinishedAt: metav1.NewTime(o.Now)}}}}}}
 			}},
-			check: func(t *testing.T, p *rjPlan) {
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete || p.Status.Reason != "" {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
-		{name: "SidecarMode: no head pod → Failed AppFailed", job: rjJob(run, mode(rayv1.SidecarMode)),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobRunning))},
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "SidecarMode: no head pod → Failed AppFailed", job: newJob(run, mode(rayv1.SidecarMode)),
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobRunning))},
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || p.Status.Reason != rayv1.AppFailed || p.Status.Message != "Ray head pod not found." {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
-		{name: "K8sJobMode: the submitter Job failed → Failed SubmissionFailed with the Job's condition", job: rjJob(run, mode(rayv1.K8sJobMode)),
-			mods: []func(*RjObserved){withCluster(rjCluster(true)), withDash(info(dashboard.JobPending)), withSubmitter(func() *batchv1.Job {
+		{name: "K8sJobMode: the submitter Job failed → Failed SubmissionFailed with the Job's condition", job: newJob(run, mode(rayv1.K8sJobMode)),
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobPending)), withSubmitter(func() *batchv1.Job {
 				j := submitterJob(batchv1.JobFailed, fixture.T0)
 				j.Status.Conditions[0].Reason, j.Status.Conditions[0].Message = "BackoffLimitExceeded", "Job has reached the specified backoff limit"
 				return j
 			}())},
-			check: func(t *testing.T, p *rjPlan) {
+			check: func(t *testing.T, p *Plan) {
 				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || p.Status.Reason != rayv1.SubmissionFailed ||
 					p.Status.Message != "Job submission has failed. Reason: BackoffLimitExceeded. Message: Job has reached the specified backoff limit" {
 					t.Fatalf("%+v", p.Status)
 				}
 			}},
-		{name: "cluster deleted underneath (not selector) → created again", job: rjJob(run),
-			check: func(t *testing.T, p *rjPlan) {
+		{name: "cluster deleted underneath (not selector) → created again", job: newJob(run),
+			check: func(t *testing.T, p *Plan) {
 				if p.CreateCluster == nil || p.RequeueAfter == 0 {
 					t.Fatalf("%+v", p)
 				}
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.check(t, RjDecide(observe(tc.job, now, tc.mods...)))
+			tc.check(t, Decide(observe(tc.job, now, tc.mods...)))
 		})
 	}
 }
@@ -491,12 +491,12 @@ func TestRayJobDecideRunning(t *testing.T) {
 // status writes while it stays down), the polls back off, and the job fails
 // after StatusCheckTimeout, without a retry.
 func TestRayJobDecideDashboardDown(t *testing.T) {
-	j := rjJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), func(j *rayv1.RayJob) { j.Spec.BackoffLimit = fixture.Ptr(int32(5)) })
-	rc := rjCluster(true)
+	j := newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), func(j *rayv1.RayJob) { j.Spec.BackoffLimit = fixture.Ptr(int32(5)) })
+	rc := newCluster(true)
 	now := fixture.T0.Add(time.Minute)
-	p := RjDecide(observe(j, now, withCluster(rc), withDash(dashErr(errRefused))))
-	if !p.WriteStatus || !p.Status.JobStatusCheckFailureStartTime.Time.Equal(now) || !hasEvent(p, RjReasonDashboardUnreachable, "connection refused") {
-		t.Fatalf("first failure: %+v %s", p.Status, rjEvents(p))
+	p := Decide(observe(j, now, withCluster(rc), withDash(dashErr(errRefused))))
+	if !p.WriteStatus || !p.Status.JobStatusCheckFailureStartTime.Time.Equal(now) || !hasEvent(p, ReasonDashboardUnreachable, "connection refused") {
+		t.Fatalf("first failure: %+v %s", p.Status, eventsOf(p))
 	}
 	// Apply the plan's status (ignoring the copy of the cluster status,
 	// which changes with the cluster only).
@@ -505,12 +505,12 @@ func TestRayJobDecideDashboardDown(t *testing.T) {
 	var waits []time.Duration
 	for i := 1; i <= 20; i++ {
 		at := now.Add(time.Duration(i) * 10 * time.Second)
-		p := RjDecide(observe(j, at, withCluster(rc), withDash(dashErr(errRefused))))
+		p := Decide(observe(j, at, withCluster(rc), withDash(dashErr(errRefused))))
 		if p.WriteStatus {
 			writes++
 		}
 		if len(p.Events) > 0 {
-			t.Fatalf("pass %d: events again: %s", i, rjEvents(p))
+			t.Fatalf("pass %d: events again: %s", i, eventsOf(p))
 		}
 		waits = append(waits, p.RequeueAfter)
 	}
@@ -520,12 +520,12 @@ func TestRayJobDecideDashboardDown(t *testing.T) {
 	if waits[0] != 10*time.Second || waits[len(waits)-1] != 30*time.Second {
 		t.Fatalf("back-off %v", waits)
 	}
-	p = RjDecide(observe(j, now.Add(300*time.Second), withCluster(rc), withDash(dashErr(errRefused))))
+	p = Decide(observe(j, now.Add(300*time.Second), withCluster(rc), withDash(dashErr(errRefused))))
 	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || p.Status.Reason != rayv1.JobStatusCheckTimeoutExceeded {
 		t.Fatalf("%+v", p.Status)
 	}
 	// An answer clears the clock.
-	p = RjDecide(observe(j, now.Add(time.Minute), withCluster(rc), withDash(info(dashboard.JobRunning))))
+	p = Decide(observe(j, now.Add(time.Minute), withCluster(rc), withDash(info(dashboard.JobRunning))))
 	if p.Status.JobStatusCheckFailureStartTime != nil {
 		t.Fatal("clock not cleared")
 	}
@@ -535,34 +535,34 @@ func TestRayJobDecideDeadlines(t *testing.T) {
 	active := func(j *rayv1.RayJob) { j.Spec.ActiveDeadlineSeconds = fixture.Ptr(int32(60)) }
 	pre := func(j *rayv1.RayJob) { j.Spec.PreRunningDeadlineSeconds = fixture.Ptr(int32(30)) }
 	retries := func(j *rayv1.RayJob) { j.Spec.BackoffLimit = fixture.Ptr(int32(3)) }
-	rc := withCluster(rjCluster(true))
+	rc := withCluster(newCluster(true))
 	for _, tc := range []struct {
 		name        string
 		job         *rayv1.RayJob
 		now         time.Time
-		dash        *RjDash
+		dash        *DashAnswer
 		wantReason  rayv1.JobFailedReason
 		wantRequeue time.Duration
 	}{
-		{name: "active deadline ahead: requeue exactly then", job: rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), active),
+		{name: "active deadline ahead: requeue exactly then", job: newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), active),
 			now: fixture.T0.Add(45 * time.Second), wantRequeue: 15 * time.Second},
-		{name: "active deadline passed while initializing", job: rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), active, retries),
+		{name: "active deadline passed while initializing", job: newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), active, retries),
 			now: fixture.T0.Add(60 * time.Second), wantReason: rayv1.DeadlineExceeded},
-		{name: "active deadline passed while running", job: rjJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), active, retries),
+		{name: "active deadline passed while running", job: newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), active, retries),
 			now: fixture.T0.Add(61 * time.Second), dash: info(dashboard.JobRunning), wantReason: rayv1.DeadlineExceeded},
-		{name: "pre-running deadline passed while PENDING", job: rjJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusPending), pre, retries),
+		{name: "pre-running deadline passed while PENDING", job: newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusPending), pre, retries),
 			now: fixture.T0.Add(30 * time.Second), dash: info(dashboard.JobPending), wantReason: rayv1.PreRunningDeadlineExceeded},
-		{name: "pre-running deadline does not apply once RUNNING", job: rjJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), pre),
+		{name: "pre-running deadline does not apply once RUNNING", job: newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), pre),
 			now: fixture.T0.Add(40 * time.Second), dash: info(dashboard.JobRunning), wantRequeue: 10 * time.Second},
-		{name: "pre-running deadline ahead: requeue then", job: rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), pre),
+		{name: "pre-running deadline ahead: requeue then", job: newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), pre),
 			now: fixture.T0.Add(28 * time.Second), wantRequeue: 2 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mods := []func(*RjObserved){}
+			mods := []func(*Observed){}
 			if tc.job.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning {
 				mods = append(mods, rc, withDash(tc.dash))
 			}
-			p := RjDecide(observe(tc.job, tc.now, mods...))
+			p := Decide(observe(tc.job, tc.now, mods...))
 			if tc.wantReason != "" {
 				// Deadlines are not retried.
 				if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || p.Status.Reason != tc.wantReason {
@@ -578,13 +578,13 @@ func TestRayJobDecideDeadlines(t *testing.T) {
 }
 
 func TestRayJobDecideRetryAndSuspend(t *testing.T) {
-	retrying := rjJob(inPhase(rayv1.JobDeploymentStatusRetrying, rayv1.JobStatusFailed), mode(rayv1.K8sJobMode), func(j *rayv1.RayJob) {
+	retrying := newJob(inPhase(rayv1.JobDeploymentStatusRetrying, rayv1.JobStatusFailed), mode(rayv1.K8sJobMode), func(j *rayv1.RayJob) {
 		j.Spec.BackoffLimit = fixture.Ptr(int32(2))
 		j.Status.Failed = fixture.Ptr(int32(1))
 		j.Status.Reason = rayv1.AppFailed
 	})
-	rc, sub := rjCluster(true), submitterJob(batchv1.JobComplete, fixture.T0)
-	p := RjDecide(observe(retrying, fixture.T0.Add(time.Minute), withCluster(rc), withSubmitter(sub)))
+	rc, sub := newCluster(true), submitterJob(batchv1.JobComplete, fixture.T0)
+	p := Decide(observe(retrying, fixture.T0.Add(time.Minute), withCluster(rc), withSubmitter(sub)))
 	if p.DeleteCluster == nil || p.DeleteCluster.UID != string(rc.UID) || p.DeleteSubmitter == nil || p.DeleteSubmitter.UID != "sub-uid" {
 		t.Fatalf("retry deletes: %+v %+v", p.DeleteCluster, p.DeleteSubmitter)
 	}
@@ -594,12 +594,12 @@ func TestRayJobDecideRetryAndSuspend(t *testing.T) {
 	// Deleting: wait, don't delete twice.
 	gone := rc.DeepCopy()
 	gone.DeletionTimestamp = &metav1.Time{Time: fixture.T0}
-	p = RjDecide(observe(retrying, fixture.T0.Add(time.Minute), withCluster(gone)))
+	p = Decide(observe(retrying, fixture.T0.Add(time.Minute), withCluster(gone)))
 	if p.DeleteCluster != nil || p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRetrying {
 		t.Fatalf("%+v", p)
 	}
 	// All gone: a new attempt, counts kept, names cleared.
-	p = RjDecide(observe(retrying, fixture.T0.Add(time.Minute)))
+	p = Decide(observe(retrying, fixture.T0.Add(time.Minute)))
 	st := p.Status
 	if st.JobDeploymentStatus != rayv1.JobDeploymentStatusNew || st.JobId != "" || st.RayClusterName != "" || st.StartTime != nil ||
 		*st.Failed != 1 || st.Reason != "" || st.JobStatus != "" {
@@ -607,25 +607,25 @@ func TestRayJobDecideRetryAndSuspend(t *testing.T) {
 	}
 	// …which gets fresh names.
 	retrying.Status = st
-	p = RjDecide(observe(retrying, fixture.T0.Add(2*time.Minute)))
+	p = Decide(observe(retrying, fixture.T0.Add(2*time.Minute)))
 	if p.Status.JobId != "rj-abcde" || p.Status.RayClusterName != "rj-abcde" {
 		t.Fatalf("%+v", p.Status)
 	}
 
 	// Suspend from Running, then resume.
-	susp := rjJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), func(j *rayv1.RayJob) {
+	susp := newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), func(j *rayv1.RayJob) {
 		j.Spec.Suspend, j.Spec.ShutdownAfterJobFinishes = true, true
 	})
-	p = RjDecide(observe(susp, fixture.T0.Add(time.Minute), withCluster(rc), withDash(info(dashboard.JobRunning))))
-	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusSuspending || p.Stop != nil || !hasEvent(p, rjReasonSuspending, "") {
-		t.Fatalf("%+v %s", p.Status, rjEvents(p))
+	p = Decide(observe(susp, fixture.T0.Add(time.Minute), withCluster(rc), withDash(info(dashboard.JobRunning))))
+	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusSuspending || p.Stop != nil || !hasEvent(p, reasonSuspending, "") {
+		t.Fatalf("%+v %s", p.Status, eventsOf(p))
 	}
 	susp.Status = p.Status
-	p = RjDecide(observe(susp, fixture.T0.Add(time.Minute), withCluster(rc)))
+	p = Decide(observe(susp, fixture.T0.Add(time.Minute), withCluster(rc)))
 	if p.DeleteCluster == nil {
 		t.Fatal("suspending keeps the cluster")
 	}
-	p = RjDecide(observe(susp, fixture.T0.Add(time.Minute)))
+	p = Decide(observe(susp, fixture.T0.Add(time.Minute)))
 	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusSuspended || p.Status.RayClusterName != "" {
 		t.Fatalf("%+v", p.Status)
 	}
@@ -634,13 +634,13 @@ func TestRayJobDecideRetryAndSuspend(t *testing.T) {
 	}
 	susp.Status = p.Status
 	susp.Spec.Suspend = false
-	p = RjDecide(observe(susp, fixture.T0.Add(2*time.Minute)))
-	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusNew || !hasEvent(p, rjReasonResumed, "") {
+	p = Decide(observe(susp, fixture.T0.Add(2*time.Minute)))
+	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusNew || !hasEvent(p, reasonResumed, "") {
 		t.Fatalf("%+v", p.Status)
 	}
 	// Suspend from Initializing goes the same way; Suspended stays put.
-	init := rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), func(j *rayv1.RayJob) { j.Spec.Suspend, j.Spec.ShutdownAfterJobFinishes = true, true })
-	if p := RjDecide(observe(init, fixture.T0)); p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusSuspending || p.CreateCluster != nil {
+	init := newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), func(j *rayv1.RayJob) { j.Spec.Suspend, j.Spec.ShutdownAfterJobFinishes = true, true })
+	if p := Decide(observe(init, fixture.T0)); p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusSuspending || p.CreateCluster != nil {
 		t.Fatalf("%+v", p)
 	}
 }
@@ -648,7 +648,7 @@ func TestRayJobDecideRetryAndSuspend(t *testing.T) {
 func TestRayJobDecideCleanup(t *testing.T) {
 	end := fixture.T0.Add(time.Minute)
 	done := func(js rayv1.JobStatus, ds rayv1.JobDeploymentStatus, mods ...func(*rayv1.RayJob)) *rayv1.RayJob {
-		return rjJob(append([]func(*rayv1.RayJob){inPhase(ds, js)}, mods...)...)
+		return newJob(append([]func(*rayv1.RayJob){inPhase(ds, js)}, mods...)...)
 	}
 	shutdown := func(ttl int32) func(*rayv1.RayJob) {
 		return func(j *rayv1.RayJob) { j.Spec.ShutdownAfterJobFinishes, j.Spec.TTLSecondsAfterFinished = true, ttl }
@@ -677,7 +677,7 @@ func TestRayJobDecideCleanup(t *testing.T) {
 		rule(rayv1.DeleteSelf, rayv1.JobStatusSucceeded, "", 20),
 		rule(rayv1.DeleteCluster, rayv1.JobStatusFailed, "", 0),
 	)
-	rc := rjCluster(true)
+	rc := newCluster(true)
 	rc.Spec.WorkerGroupSpecs = []rayv1.WorkerGroupSpec{fixture.Group("g", 2)}
 	suspended := rc.DeepCopy()
 	suspended.Spec.WorkerGroupSpecs[0].Suspend = fixture.Ptr(true)
@@ -727,7 +727,7 @@ func TestRayJobDecideCleanup(t *testing.T) {
 			now: end, want: want{suspend: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := RjDecide(observe(tc.job, tc.now, withCluster(tc.rc)))
+			p := Decide(observe(tc.job, tc.now, withCluster(tc.rc)))
 			got := want{deleteCluster: p.DeleteCluster != nil, suspend: p.SuspendWorkers != "", deleteSelf: p.DeleteSelf != "", requeue: p.RequeueAfter}
 			if got != tc.want {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
@@ -738,46 +738,46 @@ func TestRayJobDecideCleanup(t *testing.T) {
 		})
 	}
 	// DeleteRayJobAfterJobFinishes turns shutdown into DeleteSelf.
-	p := RjDecide(observe(done(rayv1.JobStatusSucceeded, rayv1.JobDeploymentStatusComplete, shutdown(0)), end, withCluster(rc),
-		func(o *RjObserved) { o.Config.DeleteRayJobAfterJobFinishes = true }))
+	p := Decide(observe(done(rayv1.JobStatusSucceeded, rayv1.JobDeploymentStatusComplete, shutdown(0)), end, withCluster(rc),
+		func(o *Observed) { o.Config.DeleteRayJobAfterJobFinishes = true }))
 	if p.DeleteSelf == "" || p.DeleteCluster != nil {
 		t.Fatalf("%+v", p)
 	}
 }
 
 func TestRayJobDecideValidation(t *testing.T) {
-	bad := rjJob(func(j *rayv1.RayJob) { j.Spec.RayClusterSpec = nil }) // neither spec nor selector
-	p := RjDecide(observe(bad, fixture.T0))
+	bad := newJob(func(j *rayv1.RayJob) { j.Spec.RayClusterSpec = nil }) // neither spec nor selector
+	p := Decide(observe(bad, fixture.T0))
 	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusValidationFailed || p.Status.Reason != rayv1.ValidationFailed ||
-		!strings.Contains(p.Status.Message, "rayClusterSpec") || !hasEvent(p, rjReasonInvalidSpec, "rayClusterSpec") {
-		t.Fatalf("%+v %s", p.Status, rjEvents(p))
+		!strings.Contains(p.Status.Message, "rayClusterSpec") || !hasEvent(p, reasonInvalidSpec, "rayClusterSpec") {
+		t.Fatalf("%+v %s", p.Status, eventsOf(p))
 	}
 	if p.CreateCluster != nil || p.RequeueAfter != 0 {
 		t.Fatal("acted on an invalid spec")
 	}
 	// Unchanged: no new Event, no write.
 	bad.Status = p.Status
-	if p := RjDecide(observe(bad, fixture.T0.Add(time.Minute))); p.WriteStatus || len(p.Events) > 0 {
-		t.Fatalf("write=%v %s", p.WriteStatus, rjEvents(p))
+	if p := Decide(observe(bad, fixture.T0.Add(time.Minute))); p.WriteStatus || len(p.Events) > 0 {
+		t.Fatalf("write=%v %s", p.WriteStatus, eventsOf(p))
 	}
 	// Fixed: starts.
-	fixed := rjJob()
+	fixed := newJob()
 	fixed.Status = bad.Status
-	p = RjDecide(observe(fixed, fixture.T0.Add(time.Minute)))
-	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusInitializing || !hasEvent(p, rjReasonSpecValid, "") {
+	p = Decide(observe(fixed, fixture.T0.Add(time.Minute)))
+	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusInitializing || !hasEvent(p, reasonSpecValid, "") {
 		t.Fatalf("%+v", p.Status)
 	}
 }
 
 func TestRayJobDecideSkip(t *testing.T) {
-	j := rjJob(func(j *rayv1.RayJob) { j.Finalizers = nil })
-	p := RjDecide(observe(j, fixture.T0, func(o *RjObserved) { o.SkipReason = "managed by someone else" }))
+	j := newJob(func(j *rayv1.RayJob) { j.Finalizers = nil })
+	p := Decide(observe(j, fixture.T0, func(o *Observed) { o.SkipReason = "managed by someone else" }))
 	if p.AddFinalizer || p.WriteStatus || p.CreateCluster != nil || p.RequeueAfter != 0 {
 		t.Fatalf("%+v", p)
 	}
 	// Deleting, managed elsewhere: the finalizer is not ours to remove.
-	j = rjJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), func(j *rayv1.RayJob) { j.DeletionTimestamp = &metav1.Time{Time: fixture.T0} })
-	p = RjDecide(observe(j, fixture.T0, withCluster(rjCluster(true)), func(o *RjObserved) { o.SkipReason = "x" }))
+	j = newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), func(j *rayv1.RayJob) { j.DeletionTimestamp = &metav1.Time{Time: fixture.T0} })
+	p = Decide(observe(j, fixture.T0, withCluster(newCluster(true)), func(o *Observed) { o.SkipReason = "x" }))
 	if p.RemoveFinalizer || p.Stop != nil {
 		t.Fatalf("%+v", p)
 	}
@@ -788,11 +788,11 @@ func TestRayJobDecideStopRequest(t *testing.T) {
 		return func(j *rayv1.RayJob) { j.Annotations = map[string]string{rayv1.StopRequestedAnnotationKey: v} }
 	}
 	running := inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning)
-	rc := withCluster(rjCluster(true))
+	rc := withCluster(newCluster(true))
 
 	t.Run("running: one stop for the request", func(t *testing.T) {
-		p := RjDecide(observe(rjJob(running, req("alice@1")), fixture.T0.Add(time.Minute), rc, withDash(info(dashboard.JobRunning))))
-		if p.Stop == nil || *p.Stop != (rjStop{ClusterName: "rj-rc001", JobID: "rj-id001", Request: "alice@1"}) {
+		p := Decide(observe(newJob(running, req("alice@1")), fixture.T0.Add(time.Minute), rc, withDash(info(dashboard.JobRunning))))
+		if p.Stop == nil || *p.Stop != (StopCall{ClusterName: "rj-rc001", JobID: "rj-id001", Request: "alice@1"}) {
 			t.Fatalf("%+v", p.Stop)
 		}
 		if p.RequeueAfter != time.Second {
@@ -800,25 +800,25 @@ func TestRayJobDecideStopRequest(t *testing.T) {
 		}
 	})
 	t.Run("back-off while the stop is not confirmed", func(t *testing.T) {
-		last := func(o *RjObserved) { o.StopFailures, o.StopLastAttempt = 3, fixture.T0.Add(time.Minute) }
-		j := rjJob(running, req("alice@1"))
-		p := RjDecide(observe(j, fixture.T0.Add(time.Minute+time.Second), rc, withDash(info(dashboard.JobRunning)), last))
+		last := func(o *Observed) { o.StopFailures, o.StopLastAttempt = 3, fixture.T0.Add(time.Minute) }
+		j := newJob(running, req("alice@1"))
+		p := Decide(observe(j, fixture.T0.Add(time.Minute+time.Second), rc, withDash(info(dashboard.JobRunning)), last))
 		if p.Stop != nil || p.RequeueAfter != 3*time.Second { // 4 s after the third failure
 			t.Fatalf("%+v %s", p.Stop, p.RequeueAfter)
 		}
-		p = RjDecide(observe(j, fixture.T0.Add(time.Minute+4*time.Second), rc, withDash(info(dashboard.JobRunning)), last))
+		p = Decide(observe(j, fixture.T0.Add(time.Minute+4*time.Second), rc, withDash(info(dashboard.JobRunning)), last))
 		if p.Stop == nil || p.RequeueAfter != 8*time.Second {
 			t.Fatalf("%+v %s", p.Stop, p.RequeueAfter)
 		}
 	})
 	t.Run("recorded for this request: not again, the poll sees STOPPED", func(t *testing.T) {
-		j := rjJob(running, req("alice@1"))
-		RjSetStopRecord(j, RjStopRecord{JobID: "rj-id001", Request: "alice@1", Confirmed: true}, "stopping", fixture.T0)
-		p := RjDecide(observe(j, fixture.T0.Add(time.Minute), rc, withDash(info(dashboard.JobRunning))))
+		j := newJob(running, req("alice@1"))
+		SetStopRecord(j, StopRecord{JobID: "rj-id001", Request: "alice@1", Confirmed: true}, "stopping", fixture.T0)
+		p := Decide(observe(j, fixture.T0.Add(time.Minute), rc, withDash(info(dashboard.JobRunning))))
 		if p.Stop != nil {
 			t.Fatal("stop sent twice for one request")
 		}
-		p = RjDecide(observe(j, fixture.T0.Add(time.Minute), rc, withDash(info(dashboard.JobStopped))))
+		p = Decide(observe(j, fixture.T0.Add(time.Minute), rc, withDash(info(dashboard.JobStopped))))
 		if p.Status.JobStatus != rayv1.JobStatusStopped || p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete {
 			t.Fatalf("%+v", p.Status)
 		}
@@ -827,37 +827,37 @@ func TestRayJobDecideStopRequest(t *testing.T) {
 		}
 	})
 	t.Run("a new request value: stopped again", func(t *testing.T) {
-		j := rjJob(running, req("bob@2"))
-		RjSetStopRecord(j, RjStopRecord{JobID: "rj-id001", Request: "alice@1", Confirmed: true}, "", fixture.T0)
-		if p := RjDecide(observe(j, fixture.T0.Add(time.Minute), rc, withDash(info(dashboard.JobRunning)))); p.Stop == nil || p.Stop.Request != "bob@2" {
+		j := newJob(running, req("bob@2"))
+		SetStopRecord(j, StopRecord{JobID: "rj-id001", Request: "alice@1", Confirmed: true}, "", fixture.T0)
+		if p := Decide(observe(j, fixture.T0.Add(time.Minute), rc, withDash(info(dashboard.JobRunning)))); p.Stop == nil || p.Stop.Request != "bob@2" {
 			t.Fatalf("%+v", p.Stop)
 		}
 	})
 	t.Run("a pending record does not count", func(t *testing.T) {
-		j := rjJob(running, req("alice@1"))
-		RjSetStopRecord(j, RjStopRecord{JobID: "rj-id001", Request: "alice@1"}, "refused", fixture.T0)
-		if p := RjDecide(observe(j, fixture.T0.Add(time.Minute), rc, withDash(info(dashboard.JobRunning)))); p.Stop == nil {
+		j := newJob(running, req("alice@1"))
+		SetStopRecord(j, StopRecord{JobID: "rj-id001", Request: "alice@1"}, "refused", fixture.T0)
+		if p := Decide(observe(j, fixture.T0.Add(time.Minute), rc, withDash(info(dashboard.JobRunning)))); p.Stop == nil {
 			t.Fatal("pending stop not retried")
 		}
 	})
 	t.Run("before submission: STOPPED without a call, no cluster", func(t *testing.T) {
 		for _, ds := range []rayv1.JobDeploymentStatus{rayv1.JobDeploymentStatusNew, rayv1.JobDeploymentStatusInitializing,
 			rayv1.JobDeploymentStatusRetrying, rayv1.JobDeploymentStatusSuspended} {
-			j := rjJob(inPhase(ds, ""), req("alice@1"))
-			p := RjDecide(observe(j, fixture.T0.Add(time.Minute)))
+			j := newJob(inPhase(ds, ""), req("alice@1"))
+			p := Decide(observe(j, fixture.T0.Add(time.Minute)))
 			st := p.Status
 			if p.Stop != nil || p.CreateCluster != nil || st.JobStatus != rayv1.JobStatusStopped || st.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete {
 				t.Fatalf("%s: %+v", ds, st)
 			}
-			if !RjStopConfirmedFor(rjApplied(j, p), st.JobId) || !hasEvent(p, RjReasonStopConfirmed, "nothing was submitted") {
-				t.Fatalf("%s: %v %s", ds, st.Conditions, rjEvents(p))
+			if !StopConfirmedFor(applied(j, p), st.JobId) || !hasEvent(p, ReasonStopConfirmed, "nothing was submitted") {
+				t.Fatalf("%s: %v %s", ds, st.Conditions, eventsOf(p))
 			}
 		}
 	})
 	t.Run("already finished: recorded, no call", func(t *testing.T) {
-		j := rjJob(inPhase(rayv1.JobDeploymentStatusComplete, rayv1.JobStatusSucceeded), req("alice@1"))
-		p := RjDecide(observe(j, fixture.T0.Add(2*time.Minute), rc))
-		if p.Stop != nil || !RjStopConfirmedFor(rjApplied(j, p), "rj-id001") || p.Status.JobStatus != rayv1.JobStatusSucceeded {
+		j := newJob(inPhase(rayv1.JobDeploymentStatusComplete, rayv1.JobStatusSucceeded), req("alice@1"))
+		p := Decide(observe(j, fixture.T0.Add(2*time.Minute), rc))
+		if p.Stop != nil || !StopConfirmedFor(applied(j, p), "rj-id001") || p.Status.JobStatus != rayv1.JobStatusSucceeded {
 			t.Fatalf("%+v", p.Status)
 		}
 	})
@@ -866,46 +866,46 @@ func TestRayJobDecideStopRequest(t *testing.T) {
 func TestRayJobDecideDeletion(t *testing.T) {
 	deleting := func(j *rayv1.RayJob) { j.DeletionTimestamp = &metav1.Time{Time: fixture.T0} }
 	running := inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning)
-	rc := withCluster(rjCluster(true))
+	rc := withCluster(newCluster(true))
 	for _, tc := range []struct {
 		name       string
 		job        *rayv1.RayJob
 		now        time.Time
-		mods       []func(*RjObserved)
+		mods       []func(*Observed)
 		wantStop   bool
 		wantRemove bool
 		wantEvent  string
 		requeue    time.Duration
 	}{
-		{name: "running: stop, finalizer kept", job: rjJob(running, deleting), now: fixture.T0.Add(time.Second), mods: []func(*RjObserved){rc},
+		{name: "running: stop, finalizer kept", job: newJob(running, deleting), now: fixture.T0.Add(time.Second), mods: []func(*Observed){rc},
 			wantStop: true, requeue: time.Second},
-		{name: "running, failing: waits out the back-off", job: rjJob(running, deleting), now: fixture.T0.Add(101 * time.Second),
-			mods: []func(*RjObserved){rc, func(o *RjObserved) { o.StopFailures, o.StopLastAttempt = 5, fixture.T0.Add(100*time.Second) }}, requeue: 14 * time.Second},
-		{name: "running, failing: back-off bounded by the deadline", job: rjJob(running, deleting), now: fixture.T0.Add(115 * time.Second),
-			mods: []func(*RjObserved){rc, func(o *RjObserved) { o.StopFailures, o.StopLastAttempt = 5, fixture.T0.Add(100*time.Second) }}, wantStop: true, requeue: 5 * time.Second},
-		{name: "past the bound: released with a warning", job: rjJob(running, deleting), now: fixture.T0.Add(DefaultStopConfirmTimeout),
-			mods: []func(*RjObserved){rc, func(o *RjObserved) { o.StopLastError = "connection refused" }}, wantRemove: true, wantEvent: RjReasonStopNotConfirmed},
-		{name: "stop on record for this job: released", job: rjJob(running, deleting, func(j *rayv1.RayJob) {
-			RjSetStopRecord(j, RjStopRecord{JobID: "rj-id001", Deletion: true, Confirmed: true}, "", fixture.T0)
-		}), now: fixture.T0.Add(time.Second), mods: []func(*RjObserved){rc}, wantRemove: true},
-		{name: "a request's stop on record counts too", job: rjJob(running, deleting, func(j *rayv1.RayJob) {
-			RjSetStopRecord(j, RjStopRecord{JobID: "rj-id001", Request: "r", Confirmed: true}, "", fixture.T0)
-		}), now: fixture.T0.Add(time.Second), mods: []func(*RjObserved){rc}, wantRemove: true},
-		{name: "a stop on record for an older attempt does not", job: rjJob(running, deleting, func(j *rayv1.RayJob) {
-			RjSetStopRecord(j, RjStopRecord{JobID: "rj-old", Deletion: true, Confirmed: true}, "", fixture.T0)
-		}), now: fixture.T0.Add(time.Second), mods: []func(*RjObserved){rc}, wantStop: true, requeue: time.Second},
-		{name: "terminal: released", job: rjJob(inPhase(rayv1.JobDeploymentStatusComplete, rayv1.JobStatusSucceeded), deleting),
-			now: fixture.T0.Add(time.Second), mods: []func(*RjObserved){rc}, wantRemove: true},
-		{name: "not submitted yet: released", job: rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), deleting),
-			now: fixture.T0.Add(time.Second), mods: []func(*RjObserved){rc}, wantRemove: true},
-		{name: "cluster gone: released", job: rjJob(running, deleting), now: fixture.T0.Add(time.Second), wantRemove: true},
-		{name: "cluster deleted with all its pods: released", job: rjJob(running, deleting), now: fixture.T0.Add(time.Second),
-			mods: []func(*RjObserved){rc, func(o *RjObserved) { o.ClusterEmpty = true }}, wantRemove: true},
-		{name: "no finalizer: nothing", job: rjJob(running, deleting, func(j *rayv1.RayJob) { j.Finalizers = []string{"other"} }),
-			now: fixture.T0.Add(time.Second), mods: []func(*RjObserved){rc}},
+		{name: "running, failing: waits out the back-off", job: newJob(running, deleting), now: fixture.T0.Add(101 * time.Second),
+			mods: []func(*Observed){rc, func(o *Observed) { o.StopFailures, o.StopLastAttempt = 5, fixture.T0.Add(100*time.Second) }}, requeue: 14 * time.Second},
+		{name: "running, failing: back-off bounded by the deadline", job: newJob(running, deleting), now: fixture.T0.Add(115 * time.Second),
+			mods: []func(*Observed){rc, func(o *Observed) { o.StopFailures, o.StopLastAttempt = 5, fixture.T0.Add(100*time.Second) }}, wantStop: true, requeue: 5 * time.Second},
+		{name: "past the bound: released with a warning", job: newJob(running, deleting), now: fixture.T0.Add(DefaultStopConfirmTimeout),
+			mods: []func(*Observed){rc, func(o *Observed) { o.StopLastError = "connection refused" }}, wantRemove: true, wantEvent: ReasonStopNotConfirmed},
+		{name: "stop on record for this job: released", job: newJob(running, deleting, func(j *rayv1.RayJob) {
+			SetStopRecord(j, StopRecord{JobID: "rj-id001", Deletion: true, Confirmed: true}, "", fixture.T0)
+		}), now: fixture.T0.Add(time.Second), mods: []func(*Observed){rc}, wantRemove: true},
+		{name: "a request's stop on record counts too", job: newJob(running, deleting, func(j *rayv1.RayJob) {
+			SetStopRecord(j, StopRecord{JobID: "rj-id001", Request: "r", Confirmed: true}, "", fixture.T0)
+		}), now: fixture.T0.Add(time.Second), mods: []func(*Observed){rc}, wantRemove: true},
+		{name: "a stop on record for an older attempt does not", job: newJob(running, deleting, func(j *rayv1.RayJob) {
+			SetStopRecord(j, StopRecord{JobID: "rj-old", Deletion: true, Confirmed: true}, "", fixture.T0)
+		}), now: fixture.T0.Add(time.Second), mods: []func(*Observed){rc}, wantStop: true, requeue: time.Second},
+		{name: "terminal: released", job: newJob(inPhase(rayv1.JobDeploymentStatusComplete, rayv1.JobStatusSucceeded), deleting),
+			now: fixture.T0.Add(time.Second), mods: []func(*Observed){rc}, wantRemove: true},
+		{name: "not submitted yet: released", job: newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), deleting),
+			now: fixture.T0.Add(time.Second), mods: []func(*Observed){rc}, wantRemove: true},
+		{name: "cluster gone: released", job: newJob(running, deleting), now: fixture.T0.Add(time.Second), wantRemove: true},
+		{name: "cluster deleted with all its pods: released", job: newJob(running, deleting), now: fixture.T0.Add(time.Second),
+			mods: []func(*Observed){rc, func(o *Observed) { o.ClusterEmpty = true }}, wantRemove: true},
+		{name: "no finalizer: nothing", job: newJob(running, deleting, func(j *rayv1.RayJob) { j.Finalizers = []string{"other"} }),
+			now: fixture.T0.Add(time.Second), mods: []func(*Observed){rc}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := RjDecide(observe(tc.job, tc.now, tc.mods...))
+			p := Decide(observe(tc.job, tc.now, tc.mods...))
 			if (p.Stop != nil) != tc.wantStop || p.RemoveFinalizer != tc.wantRemove || p.RequeueAfter != tc.requeue {
 				t.Fatalf("stop=%+v remove=%v requeue=%s", p.Stop, p.RemoveFinalizer, p.RequeueAfter)
 			}
@@ -913,10 +913,10 @@ func TestRayJobDecideDeletion(t *testing.T) {
 				t.Fatalf("%+v", p.Stop)
 			}
 			if tc.wantEvent != "" && !hasEvent(p, tc.wantEvent, "may still run") {
-				t.Fatal(rjEvents(p))
+				t.Fatal(eventsOf(p))
 			}
-			if tc.wantEvent == RjReasonStopNotConfirmed && !hasEvent(p, tc.wantEvent, "connection refused") {
-				t.Fatal(rjEvents(p))
+			if tc.wantEvent == ReasonStopNotConfirmed && !hasEvent(p, tc.wantEvent, "connection refused") {
+				t.Fatal(eventsOf(p))
 			}
 			if p.WriteStatus || p.CreateCluster != nil || p.Submit != nil || p.AddFinalizer {
 				t.Fatalf("deleting RayJob got %+v", p)
@@ -926,45 +926,45 @@ func TestRayJobDecideDeletion(t *testing.T) {
 }
 
 func TestRayJobStopRecordRoundTrip(t *testing.T) {
-	for _, r := range []RjStopRecord{
+	for _, r := range []StopRecord{
 		{JobID: "rj-abc", Request: "alice@2030-01-02T03:04:05Z", Confirmed: true},
 		{JobID: "rj-abc", Request: `quote " and \ backslash: confirmed`, Confirmed: false},
 		{JobID: `odd "id"`, Deletion: true, Confirmed: true},
 	} {
 		j := &rayv1.RayJob{}
-		RjSetStopRecord(j, r, "detail with \"quotes\"", fixture.T0)
-		got, ok := RjParseStopRecord(j)
+		SetStopRecord(j, r, "detail with \"quotes\"", fixture.T0)
+		got, ok := StopRecordOf(j)
 		if !ok || got != r {
 			t.Fatalf("round trip of %+v: %+v %v (%q)", r, got, ok, j.Annotations[rayv1.JobStopRecordAnnotationKey])
 		}
 		// The annotation is the record: a status without conditions (pruned
 		// by KubeRay's CRD) loses nothing.
 		j.Status.Conditions = nil
-		if got, ok := RjParseStopRecord(j); !ok || got != r {
+		if got, ok := StopRecordOf(j); !ok || got != r {
 			t.Fatalf("without the condition: %+v %v", got, ok)
 		}
 		// A record of an earlier raydar, in the condition only, still reads.
 		legacy := &rayv1.RayJob{}
-		rjSetStopCondition(&legacy.Status, rjStopRecordValue(r, ""), r.Confirmed, r.Deletion, fixture.T0)
-		if got, ok := RjParseStopRecord(legacy); !ok || got != r {
+		setStopCondition(&legacy.Status, stopRecordValue(r, ""), r.Confirmed, r.Deletion, fixture.T0)
+		if got, ok := StopRecordOf(legacy); !ok || got != r {
 			t.Fatalf("legacy condition: %+v %v", got, ok)
 		}
 	}
 	// A condition written by someone else is no record.
 	st := rayv1.RayJobStatus{Conditions: []metav1.Condition{{Type: rayv1.JobStopConditionType, Status: metav1.ConditionTrue, Message: "stopped"}}}
-	if _, ok := RjParseStopRecord(&rayv1.RayJob{Status: st}); ok {
+	if _, ok := StopRecordOf(&rayv1.RayJob{Status: st}); ok {
 		t.Fatal("parsed a foreign condition")
 	}
 }
 
 func TestRayJobPollInterval(t *testing.T) {
-	cfg := defaultRJConfig()
+	cfg := defaultConfig()
 	for _, tc := range []struct {
 		age  time.Duration
 		want time.Duration
 	}{{0, time.Second}, {2 * time.Second, time.Second}, {20 * time.Second, 5 * time.Second}, {time.Hour, 10 * time.Second}} {
-		st := &rayv1.RayJobStatus{StartTime: rjTime(fixture.T0)}
-		if got := rjPoll(&RjObserved{Now: fixture.T0.Add(tc.age), Config: cfg}, st); got != tc.want {
+		st := &rayv1.RayJobStatus{StartTime: apiTime(fixture.T0)}
+		if got := pollInterval(&Observed{Now: fixture.T0.Add(tc.age), Config: cfg}, st); got != tc.want {
 			t.Fatalf("age %s: %s, want %s", tc.age, got, tc.want)
 		}
 	}
@@ -974,10 +974,10 @@ func TestRayJobPollInterval(t *testing.T) {
 // whole seconds): a second pass over a written status writes nothing.
 func TestRayJobDecideIsStable(t *testing.T) {
 	now := fixture.T0.Add(1500 * time.Millisecond) // not a whole second
-	j := rjJob(func(j *rayv1.RayJob) { j.Finalizers = nil })
-	rc := rjCluster(true)
+	j := newJob(func(j *rayv1.RayJob) { j.Finalizers = nil })
+	rc := newCluster(true)
 	for i := 0; i < 6; i++ {
-		p := RjDecide(observe(j, now, withCluster(rc), withDash(info(dashboard.JobRunning))))
+		p := Decide(observe(j, now, withCluster(rc), withDash(info(dashboard.JobRunning))))
 		if !p.WriteStatus {
 			if j.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning || j.Status.JobStatus != rayv1.JobStatusRunning {
 				t.Fatalf("settled at %s/%s", j.Status.JobDeploymentStatus, j.Status.JobStatus)
@@ -998,7 +998,7 @@ func TestRayJobDecideIsStable(t *testing.T) {
 func TestRayJobDecideTerminalWithSubmitterStillRunning(t *testing.T) {
 	end := fixture.T0.Add(30 * time.Second) // info(): Ray's end time
 	running := submitterJob("", time.Time{})
-	sidecarRunning := func(o *RjObserved) {
+	sidecarRunning := func(o *Observed) {
 		o.HeadPod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "rj-rc001-head-x"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
 			Name: rayv1.RayJobSubmitterContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
 	}
@@ -1038,15 +1038,15 @@ func TestRayJobDecideTerminalWithSubmitterStillRunning(t *testing.T) {
 			wantRsn: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j := rjJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), mode(tc.mode),
+			j := newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), mode(tc.mode),
 				func(j *rayv1.RayJob) { j.Spec.BackoffLimit = fixture.Ptr(int32(3)) })
-			mods := []func(*RjObserved){withCluster(rjCluster(true)), withDash(info(tc.ray))}
+			mods := []func(*Observed){withCluster(newCluster(true)), withDash(info(tc.ray))}
 			if tc.mode == rayv1.K8sJobMode {
 				mods = append(mods, withSubmitter(running))
 			} else {
 				mods = append(mods, sidecarRunning)
 			}
-			p := RjDecide(observe(j, tc.now, mods...))
+			p := Decide(observe(j, tc.now, mods...))
 			st := p.Status
 			if st.JobDeploymentStatus != tc.wantDS || st.JobStatus != tc.wantJS || st.Reason != tc.wantRsn ||
 				*st.Succeeded != tc.wantSucc || *st.Failed != tc.wantFail {
@@ -1054,15 +1054,15 @@ func TestRayJobDecideTerminalWithSubmitterStillRunning(t *testing.T) {
 					st.JobDeploymentStatus, st.JobStatus, st.Reason, *st.Succeeded, *st.Failed, tc.wantDS, tc.wantJS, tc.wantRsn, tc.wantSucc, tc.wantFail)
 			}
 			if tc.wantDS == rayv1.JobDeploymentStatusComplete {
-				if p.CreateCluster != nil || p.DeleteCluster != nil || p.Submit != nil || hasEvent(p, RjReasonRetrying, "") {
-					t.Fatalf("a finished job is not run again: %+v | %s", p, rjEvents(p))
+				if p.CreateCluster != nil || p.DeleteCluster != nil || p.Submit != nil || hasEvent(p, ReasonRetrying, "") {
+					t.Fatalf("a finished job is not run again: %+v | %s", p, eventsOf(p))
 				}
 				if tc.wantRsn != "" && st.Message != "JobDeploymentStatus does not transition to Complete or Failed within the grace period after JobStatus reaches a terminal state." {
 					t.Fatal(st.Message)
 				}
 				// The next pass leaves it Complete.
 				j.Status = st
-				if p2 := RjDecide(observe(j, tc.now.Add(time.Hour), mods...)); p2.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete || *p2.Status.Succeeded != tc.wantSucc {
+				if p2 := Decide(observe(j, tc.now.Add(time.Hour), mods...)); p2.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete || *p2.Status.Succeeded != tc.wantSucc {
 					t.Fatalf("next pass: %+v", p2.Status)
 				}
 			}
@@ -1080,8 +1080,8 @@ func TestRayJobDecideTerminalWithSubmitterStillRunning(t *testing.T) {
 func TestRayJobDecideHeadService(t *testing.T) {
 	run := inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning)
 	now := fixture.T0.Add(20 * time.Second)
-	rc := rjCluster(true)
-	want := buildRayJobHeadService(rjJob(run), rc, raycluster.DefaultBuildConfig())
+	rc := newCluster(true)
+	want := buildHeadService(newJob(run), rc, raycluster.DefaultBuildConfig())
 
 	t.Run("built as KubeRay builds it", func(t *testing.T) {
 		if want.Name != "rj-head-svc" || want.Namespace != "ns" || kit.ControllerUID(want.OwnerReferences) != "rj-uid" {
@@ -1098,7 +1098,7 @@ func TestRayJobDecideHeadService(t *testing.T) {
 		}
 		withAnn := rc.DeepCopy()
 		withAnn.Spec.HeadServiceAnnotations = map[string]string{"lb": "x"}
-		if s := buildRayJobHeadService(rjJob(run), withAnn, raycluster.DefaultBuildConfig()); len(s.Annotations) != 0 {
+		if s := buildHeadService(newJob(run), withAnn, raycluster.DefaultBuildConfig()); len(s.Annotations) != 0 {
 			t.Fatalf("headServiceAnnotations are the cluster's Service's only: %v", s.Annotations)
 		}
 	})
@@ -1109,24 +1109,24 @@ func TestRayJobDecideHeadService(t *testing.T) {
 		wantCreate bool
 		wantUpdate bool
 	}{
-		{name: "absent → created", job: rjJob(run), wantCreate: true},
-		{name: "on the job's cluster → left alone", job: rjJob(run), have: want.DeepCopy()},
-		{name: "on another cluster → re-pointed", job: rjJob(run), have: func() *corev1.Service {
+		{name: "absent → created", job: newJob(run), wantCreate: true},
+		{name: "on the job's cluster → left alone", job: newJob(run), have: want.DeepCopy()},
+		{name: "on another cluster → re-pointed", job: newJob(run), have: func() *corev1.Service {
 			s := want.DeepCopy()
 			s.Spec.Selector[rayv1.RayClusterLabelKey] = "rj-old01"
 			s.Spec.ClusterIP = "10.0.0.7"
 			return s
 		}(), wantUpdate: true},
-		{name: "not the RayJob's → left alone", job: rjJob(run), have: func() *corev1.Service {
+		{name: "not the RayJob's → left alone", job: newJob(run), have: func() *corev1.Service {
 			s := want.DeepCopy()
 			s.OwnerReferences = nil
 			s.Spec.Selector[rayv1.RayClusterLabelKey] = "other"
 			return s
 		}()},
-		{name: "clusterSelector → none", job: rjJob(run, selector("rj-rc001"))},
+		{name: "clusterSelector → none", job: newJob(run, selector("rj-rc001"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := RjDecide(observe(tc.job, now, withCluster(rc), withDash(info(dashboard.JobRunning)), func(o *RjObserved) { o.HeadService = tc.have }))
+			p := Decide(observe(tc.job, now, withCluster(rc), withDash(info(dashboard.JobRunning)), func(o *Observed) { o.HeadService = tc.have }))
 			if (p.CreateHeadService != nil) != tc.wantCreate || (p.UpdateHeadService != nil) != tc.wantUpdate {
 				t.Fatalf("create %v, update %v", p.CreateHeadService, p.UpdateHeadService)
 			}
@@ -1141,15 +1141,15 @@ func TestRayJobDecideHeadService(t *testing.T) {
 		})
 	}
 	// Before the job runs there is none (KubeRay makes it in Running).
-	p := RjDecide(observe(rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, "")), now, withCluster(rc)))
+	p := Decide(observe(newJob(inPhase(rayv1.JobDeploymentStatusInitializing, "")), now, withCluster(rc)))
 	if p.CreateHeadService != nil {
 		t.Fatal("created while Initializing")
 	}
 }
 
-// rjApplied is the RayJob as it stands after p's writes: its status and
+// applied is the RayJob as it stands after p's writes: its status and
 // stop record.
-func rjApplied(j *rayv1.RayJob, p *rjPlan) *rayv1.RayJob {
+func applied(j *rayv1.RayJob, p *Plan) *rayv1.RayJob {
 	out := j.DeepCopy()
 	out.Status = *p.Status.DeepCopy()
 	if p.StopRecord != "" {
@@ -1164,15 +1164,15 @@ func rjApplied(j *rayv1.RayJob, p *rjPlan) *rayv1.RayJob {
 // KubeRay's Event reasons users alert on: a clusterSelector naming a
 // cluster that does not exist gives RayClusterNotFound (once per message).
 func TestRayJobDecideSelectedClusterNotFoundEvent(t *testing.T) {
-	j := rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), selector("missing"))
+	j := newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), selector("missing"))
 	j.Status.RayClusterName = "missing"
-	p := RjDecide(observe(j, fixture.T0.Add(time.Second)))
-	if !hasEvent(p, rjReasonClusterNotFoundEvent, "ns/missing set in the clusterSelector is not found") {
-		t.Fatal(rjEvents(p))
+	p := Decide(observe(j, fixture.T0.Add(time.Second)))
+	if !hasEvent(p, reasonClusterNotFoundEvent, "ns/missing set in the clusterSelector is not found") {
+		t.Fatal(eventsOf(p))
 	}
 	j.Status = p.Status
-	if p := RjDecide(observe(j, fixture.T0.Add(2*time.Second))); hasEvent(p, rjReasonClusterNotFoundEvent, "") {
-		t.Fatal("repeated:", rjEvents(p))
+	if p := Decide(observe(j, fixture.T0.Add(2*time.Second))); hasEvent(p, reasonClusterNotFoundEvent, "") {
+		t.Fatal("repeated:", eventsOf(p))
 	}
 }
 
@@ -1183,9 +1183,9 @@ func TestRayJobDecideSelectedClusterNotFoundEvent(t *testing.T) {
 func TestRayJobDecideClusterStatusCopy(t *testing.T) {
 	stale := rayv1.RayClusterStatus{DesiredWorkerReplicas: 99}
 	withStale := func(j *rayv1.RayJob) { j.Status.RayClusterStatus = stale }
-	notReady := rjCluster(false)
+	notReady := newCluster(false)
 	notReady.Status.DesiredWorkerReplicas = 2
-	ready := rjCluster(true)
+	ready := newCluster(true)
 	ready.Status.DesiredWorkerReplicas = 3
 	selector := func(j *rayv1.RayJob) {
 		j.Spec.RayClusterSpec = nil
@@ -1195,36 +1195,36 @@ func TestRayJobDecideClusterStatusCopy(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		job      *rayv1.RayJob
-		mods     []func(*RjObserved)
+		mods     []func(*Observed)
 		want     rayv1.RayClusterStatus
 		wantName string
 	}{
 		{name: "Initializing, the cluster is created: the new cluster's empty status",
-			job: rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), withStale), want: rayv1.RayClusterStatus{}, wantName: "rj-rc001"},
+			job: newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), withStale), want: rayv1.RayClusterStatus{}, wantName: "rj-rc001"},
 		{name: "Initializing, not ready: copied",
-			job: rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), withStale), mods: []func(*RjObserved){withCluster(notReady)},
+			job: newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), withStale), mods: []func(*Observed){withCluster(notReady)},
 			want: notReady.Status, wantName: "rj-rc001"},
 		{name: "Initializing, ready: not copied (the next copy comes with a job status)",
-			job: rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), withStale), mods: []func(*RjObserved){withCluster(ready)},
+			job: newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), withStale), mods: []func(*Observed){withCluster(ready)},
 			want: stale, wantName: "rj-rc001"},
 		{name: "Running, the dashboard answered: copied",
-			job: rjJob(run, withStale), mods: []func(*RjObserved){withCluster(ready), withDash(info(dashboard.JobRunning))},
+			job: newJob(run, withStale), mods: []func(*Observed){withCluster(ready), withDash(info(dashboard.JobRunning))},
 			want: ready.Status, wantName: "rj-rc001"},
 		{name: "Running, the dashboard fails: not copied",
-			job: rjJob(run, withStale), mods: []func(*RjObserved){withCluster(ready), withDash(dashErr(errRefused))},
+			job: newJob(run, withStale), mods: []func(*Observed){withCluster(ready), withDash(dashErr(errRefused))},
 			want: stale, wantName: "rj-rc001"},
 		{name: "Running, the dashboard does not know the job yet: not copied",
-			job: rjJob(run, withStale, mode(rayv1.K8sJobMode)), mods: []func(*RjObserved){withCluster(ready), withSubmitter(submitterJob("", time.Time{})),
+			job: newJob(run, withStale, mode(rayv1.K8sJobMode)), mods: []func(*Observed){withCluster(ready), withSubmitter(submitterJob("", time.Time{})),
 				withDash(dashErr(dashboard.ErrNotFound))},
 			want: stale, wantName: "rj-rc001"},
 		{name: "Suspending, its cluster gone: reset",
-			job: rjJob(inPhase(rayv1.JobDeploymentStatusSuspending, rayv1.JobStatusRunning), withStale), want: rayv1.RayClusterStatus{}},
+			job: newJob(inPhase(rayv1.JobDeploymentStatusSuspending, rayv1.JobStatusRunning), withStale), want: rayv1.RayClusterStatus{}},
 		{name: "Suspending on a selected cluster: reset too, name and all",
-			job:  rjJob(inPhase(rayv1.JobDeploymentStatusSuspending, rayv1.JobStatusRunning), withStale, selector),
-			mods: []func(*RjObserved){withCluster(ready)}, want: rayv1.RayClusterStatus{}},
+			job:  newJob(inPhase(rayv1.JobDeploymentStatusSuspending, rayv1.JobStatusRunning), withStale, selector),
+			mods: []func(*Observed){withCluster(ready)}, want: rayv1.RayClusterStatus{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := RjDecide(observe(tc.job, fixture.T0.Add(time.Second), tc.mods...))
+			p := Decide(observe(tc.job, fixture.T0.Add(time.Second), tc.mods...))
 			if !equality.Semantic.DeepEqual(p.Status.RayClusterStatus, tc.want) || p.Status.RayClusterName != tc.wantName {
 				t.Fatalf("rayClusterName %q rayClusterStatus %+v\nwant %q %+v", p.Status.RayClusterName, p.Status.RayClusterStatus, tc.wantName, tc.want)
 			}

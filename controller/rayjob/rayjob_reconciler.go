@@ -53,17 +53,17 @@ import (
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=services/proxy,verbs=get;create
 
-// RayJobControllerName names the RayJob controller in logs and Events.
-const RayJobControllerName = "raydar-rayjob"
+// ControllerName names the RayJob controller in logs and Events.
+const ControllerName = "raydar-rayjob"
 
-// DefaultRayJobConcurrency is the number of RayJobs reconciled at once.
-const DefaultRayJobConcurrency = 4
+// DefaultConcurrency is the number of RayJobs reconciled at once.
+const DefaultConcurrency = 4
 
-// rayJobClusterField indexes cached RayJobs by status.rayClusterName.
-const rayJobClusterField = "raydar.status.rayClusterName"
+// clusterNameField indexes cached RayJobs by status.rayClusterName.
+const clusterNameField = "raydar.status.rayClusterName"
 
-// RayJobOptions configure SetupRayJobReconciler. The zero value is usable.
-type RayJobOptions struct {
+// Options configure Setup. The zero value is usable.
+type Options struct {
 	// Dashboards reaches each cluster's Ray dashboard: set by New from
 	// Options.Dashboards.
 	Dashboards raydash.Resolver
@@ -110,10 +110,10 @@ type RayJobOptions struct {
 	AfterStopRecorded func(*rayv1.RayJob) error
 }
 
-// SetupRayJobReconciler adds the RayJob reconciler to mgr (normally
+// Setup adds the RayJob reconciler to mgr (normally
 // Operator.Manager(), so that it shares the cache and the leader election).
-func SetupRayJobReconciler(mgr manager.Manager, opts RayJobOptions) error {
-	cfg := defaultRJConfig()
+func Setup(mgr manager.Manager, opts Options) error {
+	cfg := defaultConfig()
 	g := opts.Gate
 	namespaces := opts.Namespaces
 	skipNames := opts.SkipControllerNameValidation
@@ -139,7 +139,7 @@ func SetupRayJobReconciler(mgr manager.Manager, opts RayJobOptions) error {
 	cfg.MaxPoll = max(cfg.MaxPoll, cfg.MinPoll)
 	cfg.DeleteRayJobAfterJobFinishes = opts.DeleteRayJobAfterJobFinishes
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = DefaultRayJobConcurrency
+		opts.Concurrency = DefaultConcurrency
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -171,7 +171,7 @@ func SetupRayJobReconciler(mgr manager.Manager, opts RayJobOptions) error {
 	if err := mgr.Add(jobs); err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rayv1.RayJob{}, rayJobClusterField, func(obj client.Object) []string {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rayv1.RayJob{}, clusterNameField, func(obj client.Object) []string {
 		if n := obj.(*rayv1.RayJob).Status.RayClusterName; n != "" {
 			return []string{n}
 		}
@@ -180,14 +180,14 @@ func SetupRayJobReconciler(mgr manager.Manager, opts RayJobOptions) error {
 		return fmt.Errorf("controller: indexing RayJobs: %w", err)
 	}
 
-	r := &rayJobReconciler{
+	r := &reconciler{
 		client: mgr.GetClient(), api: mgr.GetAPIReader(), jobs: jobs,
-		recorder: mgr.GetEventRecorder(RayJobControllerName),
+		recorder: mgr.GetEventRecorder(ControllerName),
 		dash:     opts.Dashboards, gate: g, cfg: cfg, now: opts.Now, newSuffix: kit.RandomSuffix,
 		afterStopRecorded: opts.AfterStopRecorded,
-		written:           map[types.UID]*rjWritten{}, stops: map[types.UID]RjStopRecord{},
-		stopFails: map[types.UID]*rjStopFailure{}, told: map[types.UID]map[string]string{},
-		uids: map[types.NamespacedName]types.UID{}, checkFailSince: map[types.UID]rjCheckFail{},
+		written:           map[types.UID]*writtenJob{}, stops: map[types.UID]StopRecord{},
+		stopFails: map[types.UID]*stopFailure{}, told: map[types.UID]map[string]string{},
+		uids: map[types.NamespacedName]types.UID{}, checkFailSince: map[types.UID]checkFail{},
 	}
 
 	jobPredicate := predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
@@ -195,11 +195,11 @@ func SetupRayJobReconciler(mgr manager.Manager, opts RayJobOptions) error {
 			return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil)
 		}})
 	headPods := predicate.Funcs{
-		CreateFunc:  func(e crevent.CreateEvent) bool { return isRayJobSidecarHead(e.Object) },
-		DeleteFunc:  func(e crevent.DeleteEvent) bool { return isRayJobSidecarHead(e.Object) },
+		CreateFunc:  func(e crevent.CreateEvent) bool { return isSidecarHead(e.Object) },
+		DeleteFunc:  func(e crevent.DeleteEvent) bool { return isSidecarHead(e.Object) },
 		GenericFunc: func(crevent.GenericEvent) bool { return false },
 		UpdateFunc: func(e crevent.UpdateEvent) bool {
-			return isRayJobSidecarHead(e.ObjectNew) && kit.RelevantChange(e.ObjectOld, e.ObjectNew)
+			return isSidecarHead(e.ObjectNew) && kit.RelevantChange(e.ObjectOld, e.ObjectNew)
 		},
 	}
 	err = ctrl.NewControllerManagedBy(mgr).
@@ -209,11 +209,11 @@ func SetupRayJobReconciler(mgr manager.Manager, opts RayJobOptions) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToRayJobs), builder.WithPredicates(headPods)).
 		WatchesRawSource(source.Kind(jobs, &batchv1.Job{},
 			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, j *batchv1.Job) []reconcile.Request {
-				return rayJobOwnerRequest(j)
+				return ownerRequest(j)
 			}))).
 		WatchesRawSource(source.Kind(jobs, &corev1.Service{},
 			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, s *corev1.Service) []reconcile.Request {
-				return rayJobOwnerRequest(s)
+				return ownerRequest(s)
 			}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency, SkipNameValidation: &skipNames}).
 		Complete(r)
@@ -223,8 +223,8 @@ func SetupRayJobReconciler(mgr manager.Manager, opts RayJobOptions) error {
 	return nil
 }
 
-// rayJobOwnerRequest is the request of the RayJob controlling obj.
-func rayJobOwnerRequest(obj client.Object) []reconcile.Request {
+// ownerRequest is the request of the RayJob controlling obj.
+func ownerRequest(obj client.Object) []reconcile.Request {
 	for _, ref := range obj.GetOwnerReferences() {
 		if ref.Controller != nil && *ref.Controller && ref.Kind == rayv1.KindRayJob {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}}
@@ -233,21 +233,21 @@ func rayJobOwnerRequest(obj client.Object) []reconcile.Request {
 	return nil
 }
 
-// isRayJobSidecarHead: a head pod with a SidecarMode submitter.
-func isRayJobSidecarHead(obj client.Object) bool {
+// isSidecarHead: a head pod with a SidecarMode submitter.
+func isSidecarHead(obj client.Object) bool {
 	pod, ok := obj.(*corev1.Pod)
 	return ok && kit.IsHeadPod(pod) && HasContainer(pod.Spec.Containers, rayv1.RayJobSubmitterContainerName)
 }
 
-// rayJobReconciler reconciles RayJobs.
-type rayJobReconciler struct {
+// reconciler reconciles RayJobs.
+type reconciler struct {
 	client    client.Client // reads from the shared cache, writes to the API server
 	api       client.Reader // live reads
 	jobs      client.Reader // submitter Jobs and head Services of RayJobs
 	recorder  recorder.EventRecorder
 	dash      raydash.Resolver
 	gate      *kit.Gate
-	cfg       rjConfig
+	cfg       config
 	now       func() time.Time
 	newSuffix func() string
 
@@ -256,55 +256,55 @@ type rayJobReconciler struct {
 	mu sync.Mutex
 	// written is this process's last write of each RayJob, until the cache
 	// shows it.
-	written map[types.UID]*rjWritten
+	written map[types.UID]*writtenJob
 	// stops are confirmed stops, until the RayJob's status shows them.
-	stops map[types.UID]RjStopRecord
+	stops map[types.UID]StopRecord
 	// stopFails counts unconfirmed attempts of the current stop.
-	stopFails map[types.UID]*rjStopFailure
+	stopFails map[types.UID]*stopFailure
 	// told remembers which warnings were already given (key → message), so
 	// that a failure repeating every pass gives one Event.
 	told map[types.UID]map[string]string
 	uids map[types.NamespacedName]types.UID
 	// checkFailSince is the dashboard failure clock of RayJobs whose CRD
 	// does not keep status.jobStatusCheckFailureStartTime.
-	checkFailSince map[types.UID]rjCheckFail
+	checkFailSince map[types.UID]checkFail
 	// prunesConditions: the API server dropped the conditions of a status
 	// this process wrote (KubeRay's RayJob CRD has none).
 	prunesConditions atomic.Bool
 }
 
-type rjCheckFail struct {
+type checkFail struct {
 	jobID string
 	since metav1.Time
 }
 
-type rjWritten struct {
+type writtenJob struct {
 	staleRV string
 	obj     *rayv1.RayJob
 }
 
-type rjStopFailure struct {
+type stopFailure struct {
 	key  string // job ID and request the failures are about
 	n    int
 	at   time.Time
 	last string
 }
 
-func (r *rayJobReconciler) clusterToRayJobs(ctx context.Context, obj client.Object) []reconcile.Request {
-	return r.rayJobsOfCluster(ctx, obj.GetNamespace(), obj.GetName())
+func (r *reconciler) clusterToRayJobs(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.jobsOfCluster(ctx, obj.GetNamespace(), obj.GetName())
 }
 
-func (r *rayJobReconciler) podToRayJobs(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r *reconciler) podToRayJobs(ctx context.Context, obj client.Object) []reconcile.Request {
 	if name := obj.GetLabels()[rayv1.RayClusterLabelKey]; name != "" {
-		return r.rayJobsOfCluster(ctx, obj.GetNamespace(), name)
+		return r.jobsOfCluster(ctx, obj.GetNamespace(), name)
 	}
 	return nil
 }
 
-// rayJobsOfCluster lists the RayJobs that use a cluster (status.rayClusterName).
-func (r *rayJobReconciler) rayJobsOfCluster(ctx context.Context, ns, cluster string) []reconcile.Request {
+// jobsOfCluster lists the RayJobs that use a cluster (status.rayClusterName).
+func (r *reconciler) jobsOfCluster(ctx context.Context, ns, cluster string) []reconcile.Request {
 	list := &rayv1.RayJobList{}
-	if err := r.client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{rayJobClusterField: cluster}); err != nil {
+	if err := r.client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{clusterNameField: cluster}); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
@@ -315,7 +315,7 @@ func (r *rayJobReconciler) rayJobsOfCluster(ctx context.Context, ns, cluster str
 }
 
 // Reconcile implements reconcile.Reconciler.
-func (r *rayJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rj := &rayv1.RayJob{}
 	if err := r.client.Get(ctx, req.NamespacedName, rj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -332,18 +332,18 @@ func (r *rayJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	p := RjDecide(obs)
+	p := Decide(obs)
 	res, err := r.act(ctx, obs, p)
 	if apierrors.IsConflict(err) {
 		// Someone else wrote the RayJob: decide again from a fresh read,
 		// soon (the cache brings the new version).
 		log.FromContext(ctx).V(1).Info("conflict writing the RayJob; deciding again", "error", err.Error())
-		return ctrl.Result{RequeueAfter: rjSoon}, nil
+		return ctrl.Result{RequeueAfter: soon}, nil
 	}
 	return res, err
 }
 
-func (r *rayJobReconciler) forget(nn types.NamespacedName) {
+func (r *reconciler) forget(nn types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	uid, ok := r.uids[nn]
@@ -360,7 +360,7 @@ func (r *rayJobReconciler) forget(nn types.NamespacedName) {
 
 // readYourWrites returns this process's last written version when the
 // cache still shows the version that write replaced.
-func (r *rayJobReconciler) readYourWrites(rj *rayv1.RayJob) *rayv1.RayJob {
+func (r *reconciler) readYourWrites(rj *rayv1.RayJob) *rayv1.RayJob {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	w, ok := r.written[rj.UID]
@@ -374,7 +374,7 @@ func (r *rayJobReconciler) readYourWrites(rj *rayv1.RayJob) *rayv1.RayJob {
 	return rj
 }
 
-func (r *rayJobReconciler) rememberWrite(prevRV string, obj *rayv1.RayJob) {
+func (r *reconciler) rememberWrite(prevRV string, obj *rayv1.RayJob) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if w, ok := r.written[obj.UID]; ok && w.obj.ResourceVersion == prevRV {
@@ -382,12 +382,12 @@ func (r *rayJobReconciler) rememberWrite(prevRV string, obj *rayv1.RayJob) {
 		// version before the first.
 		prevRV = w.staleRV
 	}
-	r.written[obj.UID] = &rjWritten{staleRV: prevRV, obj: obj.DeepCopy()}
+	r.written[obj.UID] = &writtenJob{staleRV: prevRV, obj: obj.DeepCopy()}
 }
 
 // skipReason says why raydar leaves rj alone: its spec.managedBy names
 // another controller, or a KubeRay operator runs (the Operator's gate).
-func (r *rayJobReconciler) skipReason(rj *rayv1.RayJob) string {
+func (r *reconciler) skipReason(rj *rayv1.RayJob) string {
 	probe := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Annotations: rj.Annotations}, Spec: rayv1.RayClusterSpec{ManagedBy: rj.Spec.ManagedBy}}
 	var why string
 	if r.gate != nil {
@@ -398,9 +398,9 @@ func (r *rayJobReconciler) skipReason(rj *rayv1.RayJob) string {
 	return strings.ReplaceAll(why, "this cluster", "this RayJob")
 }
 
-// observe reads what rjDecide needs.
-func (r *rayJobReconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*RjObserved, error) {
-	o := &RjObserved{Job: rj, Now: r.now(), Config: r.cfg, NewSuffix: r.newSuffix}
+// observe reads what Decide needs.
+func (r *reconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*Observed, error) {
+	o := &Observed{Job: rj, Now: r.now(), Config: r.cfg, NewSuffix: r.newSuffix}
 	if o.SkipReason = r.skipReason(rj); o.SkipReason != "" {
 		if r.tell(rj.UID, "skip", o.SkipReason) {
 			log.FromContext(ctx).Info("not reconciling", "reason", o.SkipReason)
@@ -420,9 +420,9 @@ func (r *rayJobReconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*RjOb
 	}
 	r.mu.Unlock()
 	if haveRec {
-		if cur, ok := RjParseStopRecord(rj); !ok || !cur.Confirmed || cur.JobID != rec.JobID || cur.Request != rec.Request {
+		if cur, ok := StopRecordOf(rj); !ok || !cur.Confirmed || cur.JobID != rec.JobID || cur.Request != rec.Request {
 			rj = rj.DeepCopy()
-			RjSetStopRecord(rj, rec, "confirmed by the dashboard", o.Now)
+			SetStopRecord(rj, rec, "confirmed by the dashboard", o.Now)
 			o.Job, st = rj, &rj.Status
 			o.UnrecordedStop = rj.Annotations[rayv1.JobStopRecordAnnotationKey]
 		}
@@ -469,7 +469,7 @@ func (r *rayJobReconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*RjOb
 	}
 	if !rj.Spec.UsesClusterSelector() && rj.DeletionTimestamp == nil {
 		svc := &corev1.Service{}
-		err := r.jobs.Get(ctx, types.NamespacedName{Namespace: rj.Namespace, Name: RayJobHeadServiceName(rj)}, svc)
+		err := r.jobs.Get(ctx, types.NamespacedName{Namespace: rj.Namespace, Name: HeadServiceName(rj)}, svc)
 		switch {
 		case err == nil:
 			o.HeadService = svc
@@ -491,7 +491,7 @@ func (r *rayJobReconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*RjOb
 	// Ask the dashboard about a running job.
 	if rj.DeletionTimestamp == nil && st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning && st.JobId != "" &&
 		o.Cluster != nil && o.Cluster.DeletionTimestamp == nil {
-		o.Dash = &RjDash{}
+		o.Dash = &DashAnswer{}
 		dc, err := r.dash.ClientFor(ctx, o.Cluster)
 		if err == nil {
 			o.Dash.Info, err = dc.GetJobInfo(ctx, st.JobId)
@@ -511,7 +511,7 @@ func (r *rayJobReconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*RjOb
 
 // tell records that a warning with this key and message was given; it
 // reports whether it is new.
-func (r *rayJobReconciler) tell(uid types.UID, key, msg string) bool {
+func (r *reconciler) tell(uid types.UID, key, msg string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.told[uid]
@@ -526,18 +526,18 @@ func (r *rayJobReconciler) tell(uid types.UID, key, msg string) bool {
 	return true
 }
 
-func (r *rayJobReconciler) untell(uid types.UID, key string) {
+func (r *reconciler) untell(uid types.UID, key string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.told[uid], key)
 }
 
-func (r *rayJobReconciler) event(rj *rayv1.RayJob, e kit.Event) {
+func (r *reconciler) event(rj *rayv1.RayJob, e kit.Event) {
 	r.recorder.Eventf(rj, nil, e.Type, e.Reason, e.Action, "%s", kit.Truncate(e.Message, 1000))
 }
 
 // act carries out the plan.
-func (r *rayJobReconciler) act(ctx context.Context, o *RjObserved, p *rjPlan) (ctrl.Result, error) {
+func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 	rj := o.Job.DeepCopy()
 	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
@@ -579,69 +579,69 @@ func (r *rayJobReconciler) act(ctx context.Context, o *RjObserved, p *rjPlan) (c
 		err := r.client.Create(ctx, c)
 		switch {
 		case err == nil:
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: RjReasonCreatedCluster, Action: "Create",
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedCluster, Action: "Create",
 				Message: fmt.Sprintf("Created RayCluster %s for the Ray job", c.Name)})
 		case apierrors.IsAlreadyExists(err):
 		default:
-			fail("create-cluster", rjReasonCreateClusterFailed, "Create", "Failed to create RayCluster "+c.Name, err)
+			fail("create-cluster", reasonCreateClusterFailed, "Create", "Failed to create RayCluster "+c.Name, err)
 		}
 	}
 	if j := p.CreateSubmitter; j != nil {
 		err := r.client.Create(ctx, j)
 		switch {
 		case err == nil:
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: RjReasonCreatedSubmitter, Action: "Create",
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedSubmitter, Action: "Create",
 				Message: fmt.Sprintf("Created submitter Job %s (submits Ray job %s to %s)", j.Name, rj.Status.JobId, rj.Status.DashboardURL)})
 		case apierrors.IsAlreadyExists(err):
 		default:
-			fail("create-submitter", rjReasonCreateSubFailed, "Create", "Failed to create the submitter Job "+j.Name, err)
+			fail("create-submitter", reasonCreateSubFailed, "Create", "Failed to create the submitter Job "+j.Name, err)
 		}
 	}
 	if s := p.CreateHeadService; s != nil {
 		err := r.client.Create(ctx, s)
 		switch {
 		case err == nil:
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: RjReasonCreatedService, Action: "Create",
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedService, Action: "Create",
 				Message: fmt.Sprintf("Created the service %s/%s", s.Namespace, s.Name)})
 		case apierrors.IsAlreadyExists(err):
 		default:
-			fail("create-service", rjReasonCreateServiceFailed, "Create", fmt.Sprintf("Failed to create the service %s/%s", s.Namespace, s.Name), err)
+			fail("create-service", reasonCreateServiceFailed, "Create", fmt.Sprintf("Failed to create the service %s/%s", s.Namespace, s.Name), err)
 		}
 	}
 	if s := p.UpdateHeadService; s != nil {
 		err := r.client.Update(ctx, s)
 		switch {
 		case err == nil:
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: RjReasonUpdatedService, Action: "Update",
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonUpdatedService, Action: "Update",
 				Message: fmt.Sprintf("Updated the service %s/%s", s.Namespace, s.Name)})
 		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 			// The next pass sees the new version.
-			res.RequeueAfter = rjSoon
+			res.RequeueAfter = soon
 		default:
-			fail("update-service", rjReasonUpdateServiceFailed, "Update", fmt.Sprintf("Failed to update the service %s/%s", s.Namespace, s.Name), err)
+			fail("update-service", reasonUpdateServiceFailed, "Update", fmt.Sprintf("Failed to update the service %s/%s", s.Namespace, s.Name), err)
 		}
 	}
 	if d := p.DeleteCluster; d != nil {
 		if err := r.deleteChild(ctx, &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: rj.Namespace, Name: d.Name}}, d); err != nil {
-			fail("delete-cluster", rjReasonDeleteClusterFailed, "Delete", "Failed to delete RayCluster "+d.Name, err)
+			fail("delete-cluster", reasonDeleteClusterFailed, "Delete", "Failed to delete RayCluster "+d.Name, err)
 		} else {
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: RjReasonDeletedCluster, Action: "Delete",
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonDeletedCluster, Action: "Delete",
 				Message: fmt.Sprintf("Deleted RayCluster %s: %s", d.Name, d.Reason)})
 		}
 	}
 	if d := p.DeleteSubmitter; d != nil {
 		if err := r.deleteChild(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: rj.Namespace, Name: d.Name}}, d); err != nil {
-			fail("delete-submitter", rjReasonDeleteSubFailed, "Delete", "Failed to delete the submitter Job "+d.Name, err)
+			fail("delete-submitter", reasonDeleteSubFailed, "Delete", "Failed to delete the submitter Job "+d.Name, err)
 		} else {
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: rjReasonDeletedSubmitter, Action: "Delete",
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonDeletedSubmitter, Action: "Delete",
 				Message: fmt.Sprintf("Deleted submitter Job %s: %s", d.Name, d.Reason)})
 		}
 	}
 	if name := p.SuspendWorkers; name != "" {
 		if err := r.suspendWorkers(ctx, rj.Namespace, name); err != nil {
-			fail("suspend-workers", rjReasonUpdateClusterFailed, "Update", "Failed to suspend the worker groups of RayCluster "+name, err)
+			fail("suspend-workers", reasonUpdateClusterFailed, "Update", "Failed to suspend the worker groups of RayCluster "+name, err)
 		} else {
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: rjReasonSuspendedWorkers, Action: "Delete",
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonSuspendedWorkers, Action: "Delete",
 				Message: fmt.Sprintf("Suspended every worker group of RayCluster %s (its worker pods go): deletion rule DeleteWorkers", name)})
 		}
 	}
@@ -653,14 +653,14 @@ func (r *rayJobReconciler) act(ctx context.Context, o *RjObserved, p *rjPlan) (c
 		switch {
 		case err == nil:
 			r.untell(rj.UID, "submit")
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: RjReasonSubmitted, Action: "Submit",
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonSubmitted, Action: "Submit",
 				Message: fmt.Sprintf("Submitted Ray job %s to the dashboard of RayCluster %s", s.Request.SubmissionID, s.ClusterName)})
 		case errors.Is(err, dashboard.ErrSubmissionIDInUse):
 		default:
 			// Not an error for the work queue: the next poll tries again.
 			logger.Info("submission failed; retrying", "error", err.Error())
 			if r.tell(rj.UID, "submit", "failed") {
-				r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: rjReasonSubmitFailed, Action: "Submit",
+				r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonSubmitFailed, Action: "Submit",
 					Message: fmt.Sprintf("Failed to submit Ray job %s (retrying): %v", s.Request.SubmissionID, err)})
 			}
 		}
@@ -695,11 +695,11 @@ func (r *rayJobReconciler) act(ctx context.Context, o *RjObserved, p *rjPlan) (c
 		err := r.client.Delete(ctx, rj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		switch {
 		case err == nil:
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: rjReasonDeletedOnFinish, Action: "Delete",
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonDeletedOnFinish, Action: "Delete",
 				Message: "Deleting this RayJob (and so its cluster and submitter): " + why})
 		case apierrors.IsNotFound(err):
 		default:
-			fail("delete-self", rjReasonDeleteFailed, "Delete", "Failed to delete this RayJob", err)
+			fail("delete-self", reasonDeleteFailed, "Delete", "Failed to delete this RayJob", err)
 		}
 	}
 	if len(errs) > 0 {
@@ -711,7 +711,7 @@ func (r *rayJobReconciler) act(ctx context.Context, o *RjObserved, p *rjPlan) (c
 
 // deleteChild deletes a child with a UID precondition (never a same-named
 // successor), its dependents in the background.
-func (r *rayJobReconciler) deleteChild(ctx context.Context, obj client.Object, d *rjDelete) error {
+func (r *reconciler) deleteChild(ctx context.Context, obj client.Object, d *deletion) error {
 	opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground)}
 	if d.UID != "" {
 		uid := types.UID(d.UID)
@@ -725,7 +725,7 @@ func (r *rayJobReconciler) deleteChild(ctx context.Context, obj client.Object, d
 }
 
 // suspendWorkers sets suspend on every worker group of a cluster.
-func (r *rayJobReconciler) suspendWorkers(ctx context.Context, ns, name string) error {
+func (r *reconciler) suspendWorkers(ctx context.Context, ns, name string) error {
 	rc := &rayv1.RayCluster{}
 	if err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, rc); err != nil {
 		return client.IgnoreNotFound(err)
@@ -743,7 +743,7 @@ func (r *rayJobReconciler) suspendWorkers(ctx context.Context, ns, name string) 
 // (rayjob_controller.go r.Update): the stored spec then leaves out what the
 // types omit when empty (a manifest's "shutdownAfterJobFinishes: false" or
 // an empty jobId) exactly as under KubeRay.
-func (r *rayJobReconciler) patchFinalizers(ctx context.Context, rj *rayv1.RayJob, f func([]string) []string) error {
+func (r *reconciler) patchFinalizers(ctx context.Context, rj *rayv1.RayJob, f func([]string) []string) error {
 	prev := rj.ResourceVersion
 	orig := rj.DeepCopy()
 	rj.Finalizers = f(append([]string(nil), rj.Finalizers...))
@@ -757,7 +757,7 @@ func (r *rayJobReconciler) patchFinalizers(ctx context.Context, rj *rayv1.RayJob
 
 // writeStatus replaces the status (optimistic lock: a stale view fails
 // with a conflict instead of overwriting).
-func (r *rayJobReconciler) writeStatus(ctx context.Context, rj *rayv1.RayJob, st rayv1.RayJobStatus) error {
+func (r *reconciler) writeStatus(ctx context.Context, rj *rayv1.RayJob, st rayv1.RayJobStatus) error {
 	prev := rj.ResourceVersion
 	old := rj.Status
 	rj.Status = st
@@ -773,7 +773,7 @@ func (r *rayJobReconciler) writeStatus(ctx context.Context, rj *rayv1.RayJob, st
 	}
 	r.mu.Lock()
 	if t := st.JobStatusCheckFailureStartTime; t != nil && rj.Status.JobStatusCheckFailureStartTime == nil {
-		r.checkFailSince[rj.UID] = rjCheckFail{jobID: st.JobId, since: *t}
+		r.checkFailSince[rj.UID] = checkFail{jobID: st.JobId, since: *t}
 	} else if t == nil {
 		delete(r.checkFailSince, rj.UID)
 	}
@@ -786,9 +786,9 @@ func (r *rayJobReconciler) writeStatus(ctx context.Context, rj *rayv1.RayJob, st
 // record (in memory or, read live, on the object), and records a
 // confirmation on the RayJob before returning. It reports whether the stop
 // is confirmed and recorded.
-func (r *rayJobReconciler) stop(ctx context.Context, rj *rayv1.RayJob, o *RjObserved, s *rjStop) (bool, error) {
+func (r *reconciler) stop(ctx context.Context, rj *rayv1.RayJob, o *Observed, s *StopCall) (bool, error) {
 	logger := log.FromContext(ctx)
-	rec := RjStopRecord{JobID: s.JobID, Request: s.Request, Deletion: s.Request == "", Confirmed: true}
+	rec := StopRecord{JobID: s.JobID, Request: s.Request, Deletion: s.Request == "", Confirmed: true}
 	failKey := s.JobID + "\x00" + s.Request
 
 	// Never twice: a stop confirmed by another process (or before a
@@ -800,7 +800,7 @@ func (r *rayJobReconciler) stop(ctx context.Context, rj *rayv1.RayJob, o *RjObse
 		}
 		return false, err
 	}
-	if cur, ok := RjParseStopRecord(live); ok && cur.Confirmed && cur.JobID == s.JobID && (s.Request == "" || cur.Request == s.Request) {
+	if cur, ok := StopRecordOf(live); ok && cur.Confirmed && cur.JobID == s.JobID && (s.Request == "" || cur.Request == s.Request) {
 		r.rememberWrite(rj.ResourceVersion, live)
 		*rj = *live
 		return true, nil
@@ -823,7 +823,7 @@ func (r *rayJobReconciler) stop(ctx context.Context, rj *rayv1.RayJob, o *RjObse
 		r.mu.Lock()
 		f := r.stopFails[rj.UID]
 		if f == nil || f.key != failKey {
-			f = &rjStopFailure{key: failKey}
+			f = &stopFailure{key: failKey}
 			r.stopFails[rj.UID] = f
 		}
 		f.n++
@@ -837,10 +837,10 @@ func (r *rayJobReconciler) stop(ctx context.Context, rj *rayv1.RayJob, o *RjObse
 			if s.Request == "" {
 				what = fmt.Sprintf("the deletion (the finalizer is released after %s without a confirmation)", o.Config.StopConfirmTimeout)
 			}
-			r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: rjReasonStopFailed, Action: "Stop",
+			r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonStopFailed, Action: "Stop",
 				Message: fmt.Sprintf("Could not stop Ray job %s for %s; retrying: %v", s.JobID, what, err)})
 			if s.Request != "" {
-				v := rjStopRecordValue(RjStopRecord{JobID: s.JobID, Request: s.Request}, "the dashboard did not answer: "+kit.Truncate(err.Error(), 300))
+				v := stopRecordValue(StopRecord{JobID: s.JobID, Request: s.Request}, "the dashboard did not answer: "+kit.Truncate(err.Error(), 300))
 				if err := r.patchStopRecord(ctx, rj, v); err != nil && !apierrors.IsConflict(err) {
 					return false, err
 				}
@@ -862,7 +862,7 @@ func (r *rayJobReconciler) stop(ctx context.Context, rj *rayv1.RayJob, o *RjObse
 	if s.Request == "" {
 		what = "because the RayJob is deleted"
 	}
-	r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: RjReasonStopConfirmed, Action: "Stop",
+	r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonStopConfirmed, Action: "Stop",
 		Message: fmt.Sprintf("Stopped Ray job %s %s: %s", s.JobID, what, detail)})
 	if r.afterStopRecorded != nil {
 		if err := r.afterStopRecorded(rj.DeepCopy()); err != nil {
@@ -876,8 +876,8 @@ func (r *rayJobReconciler) stop(ctx context.Context, rj *rayv1.RayJob, o *RjObse
 // resourceVersion precondition), retrying conflicts from fresh reads: the
 // record must land. The condition that shows it follows in the status,
 // best effort (a CRD without status.conditions drops it).
-func (r *rayJobReconciler) recordStop(ctx context.Context, rj *rayv1.RayJob, rec RjStopRecord, detail string, now time.Time) error {
-	v := rjStopRecordValue(rec, detail)
+func (r *reconciler) recordStop(ctx context.Context, rj *rayv1.RayJob, rec StopRecord, detail string, now time.Time) error {
+	v := stopRecordValue(rec, detail)
 	for attempt := 0; ; attempt++ {
 		err := r.patchStopRecord(ctx, rj, v)
 		if err == nil {
@@ -893,7 +893,7 @@ func (r *rayJobReconciler) recordStop(ctx context.Context, rj *rayv1.RayJob, rec
 		*rj = *live
 	}
 	st := rj.Status.DeepCopy()
-	rjSetStopCondition(st, v, rec.Confirmed, rec.Deletion, now)
+	setStopCondition(st, v, rec.Confirmed, rec.Deletion, now)
 	if err := r.writeStatus(ctx, rj, *st); err != nil && !apierrors.IsConflict(err) {
 		log.FromContext(ctx).Info("the stop is recorded; showing it in the status failed", "error", err.Error())
 	}
@@ -903,7 +903,7 @@ func (r *rayJobReconciler) recordStop(ctx context.Context, rj *rayv1.RayJob, rec
 // patchStopRecord writes the stop record annotation, with an optimistic
 // lock: a stale view fails with a conflict instead of overwriting a record
 // another process wrote.
-func (r *rayJobReconciler) patchStopRecord(ctx context.Context, rj *rayv1.RayJob, value string) error {
+func (r *reconciler) patchStopRecord(ctx context.Context, rj *rayv1.RayJob, value string) error {
 	if rj.Annotations[rayv1.JobStopRecordAnnotationKey] == value {
 		return nil
 	}

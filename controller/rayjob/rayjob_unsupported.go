@@ -9,7 +9,7 @@ import (
 // unsupportedRayJob lists what a RayJob asks for, in itself or in the
 // cluster it would create, that raydar does not implement. A job on a
 // selected cluster creates none: that cluster answers for itself.
-func UnsupportedRayJob(rj *rayv1.RayJob) field.ErrorList {
+func Unsupported(rj *rayv1.RayJob) field.ErrorList {
 	if rj.Spec.RayClusterSpec == nil || rj.Spec.UsesClusterSelector() {
 		return nil
 	}
