@@ -6,12 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/raydar/raydar/controller/internal/fixture"
-	"github.com/raydar/raydar/controller/kit"
-
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/kit"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 

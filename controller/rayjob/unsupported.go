@@ -1,9 +1,12 @@
 package rayjob
 
+// The refusals of RayJob fields raydar does not implement.
+
 import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/raydar/raydar/controller/raycluster"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // unsupportedRayJob lists what a RayJob asks for, in itself or in the

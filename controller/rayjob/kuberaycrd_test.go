@@ -15,12 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/raydar/raydar/controller/internal/fixture"
-
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/raydar/raydar/controller/internal/fixture"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )

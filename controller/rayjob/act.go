@@ -1,0 +1,386 @@
+package rayjob
+
+// act: carries out a Plan, in the order it gives; every write idempotent
+// (UID preconditions, optimistic locks, AlreadyExists and NotFound taken as
+// done). No decisions: what a stop's answer leads to is StopCall.Outcome.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// act carries out the plan.
+func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	rj := o.Job.DeepCopy()
+	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
+
+	if p.AddFinalizer {
+		if err := r.patchFinalizers(ctx, rj, func(f []string) []string { return append(f, rayv1.RayJobStopJobFinalizer) }); err != nil {
+			return res, err
+		}
+	}
+	if v := p.StopRecord; v != "" {
+		if err := r.patchStopRecord(ctx, rj, v); err != nil {
+			if apierrors.IsNotFound(err) {
+				return ctrl.Result{}, nil
+			}
+			return res, err
+		}
+	}
+	if p.WriteStatus {
+		if err := r.writeStatus(ctx, rj, p.Status); err != nil {
+			if apierrors.IsNotFound(err) {
+				return ctrl.Result{}, nil
+			}
+			return res, err
+		}
+	}
+	for _, e := range p.Events {
+		r.event(rj, e)
+	}
+
+	var errs []error
+	fail := func(key, reason, action, msg string, err error) {
+		errs = append(errs, fmt.Errorf("%s: %w", msg, err))
+		if r.tell(rj.UID, key, reason+msg) {
+			r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reason, Action: action, Message: msg + ": " + err.Error()})
+		}
+	}
+
+	if c := p.CreateCluster; c != nil {
+		err := r.client.Create(ctx, c)
+		switch {
+		case err == nil:
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedCluster, Action: "Create",
+				Message: fmt.Sprintf("Created RayCluster %s for the Ray job", c.Name)})
+		case apierrors.IsAlreadyExists(err):
+		default:
+			fail("create-cluster", reasonCreateClusterFailed, "Create", "Failed to create RayCluster "+c.Name, err)
+		}
+	}
+	if j := p.CreateSubmitter; j != nil {
+		err := r.client.Create(ctx, j)
+		switch {
+		case err == nil:
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedSubmitter, Action: "Create",
+				Message: fmt.Sprintf("Created submitter Job %s (submits Ray job %s to %s)", j.Name, rj.Status.JobId, rj.Status.DashboardURL)})
+		case apierrors.IsAlreadyExists(err):
+		default:
+			fail("create-submitter", reasonCreateSubFailed, "Create", "Failed to create the submitter Job "+j.Name, err)
+		}
+	}
+	if s := p.CreateHeadService; s != nil {
+		err := r.client.Create(ctx, s)
+		switch {
+		case err == nil:
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedService, Action: "Create",
+				Message: fmt.Sprintf("Created the service %s/%s", s.Namespace, s.Name)})
+		case apierrors.IsAlreadyExists(err):
+		default:
+			fail("create-service", reasonCreateServiceFailed, "Create", fmt.Sprintf("Failed to create the service %s/%s", s.Namespace, s.Name), err)
+		}
+	}
+	if s := p.UpdateHeadService; s != nil {
+		err := r.client.Update(ctx, s)
+		switch {
+		case err == nil:
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonUpdatedService, Action: "Update",
+				Message: fmt.Sprintf("Updated the service %s/%s", s.Namespace, s.Name)})
+		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+			// The next pass sees the new version.
+			res.RequeueAfter = soon
+		default:
+			fail("update-service", reasonUpdateServiceFailed, "Update", fmt.Sprintf("Failed to update the service %s/%s", s.Namespace, s.Name), err)
+		}
+	}
+	if d := p.DeleteCluster; d != nil {
+		if err := r.deleteChild(ctx, &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: rj.Namespace, Name: d.Name}}, d); err != nil {
+			fail("delete-cluster", reasonDeleteClusterFailed, "Delete", "Failed to delete RayCluster "+d.Name, err)
+		} else {
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonDeletedCluster, Action: "Delete",
+				Message: fmt.Sprintf("Deleted RayCluster %s: %s", d.Name, d.Reason)})
+		}
+	}
+	if d := p.DeleteSubmitter; d != nil {
+		if err := r.deleteChild(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: rj.Namespace, Name: d.Name}}, d); err != nil {
+			fail("delete-submitter", reasonDeleteSubFailed, "Delete", "Failed to delete the submitter Job "+d.Name, err)
+		} else {
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonDeletedSubmitter, Action: "Delete",
+				Message: fmt.Sprintf("Deleted submitter Job %s: %s", d.Name, d.Reason)})
+		}
+	}
+	if name := p.SuspendWorkers; name != "" {
+		if err := r.suspendWorkers(ctx, rj.Namespace, name); err != nil {
+			fail("suspend-workers", reasonUpdateClusterFailed, "Update", "Failed to suspend the worker groups of RayCluster "+name, err)
+		} else {
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonSuspendedWorkers, Action: "Delete",
+				Message: fmt.Sprintf("Suspended every worker group of RayCluster %s (its worker pods go): deletion rule DeleteWorkers", name)})
+		}
+	}
+	if s := p.Submit; s != nil && o.Cluster != nil {
+		dc, err := r.dash.ClientFor(ctx, o.Cluster)
+		if err == nil {
+			_, err = dc.SubmitJob(ctx, s.Request)
+		}
+		switch {
+		case err == nil:
+			r.untell(rj.UID, "submit")
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonSubmitted, Action: "Submit",
+				Message: fmt.Sprintf("Submitted Ray job %s to the dashboard of RayCluster %s", s.Request.SubmissionID, s.ClusterName)})
+		case errors.Is(err, dashboard.ErrSubmissionIDInUse):
+		default:
+			// Not an error for the work queue: the next poll tries again.
+			logger.Info("submission failed; retrying", "error", err.Error())
+			if r.tell(rj.UID, "submit", "failed") {
+				r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonSubmitFailed, Action: "Submit",
+					Message: fmt.Sprintf("Failed to submit Ray job %s (retrying): %v", s.Request.SubmissionID, err)})
+			}
+		}
+	}
+
+	if p.Stop != nil {
+		confirmed, err := r.stop(ctx, rj, o, p.Stop)
+		switch {
+		case err != nil:
+			return res, err
+		case confirmed && p.Stop.Request == "" && slices.Contains(rj.Finalizers, rayv1.RayJobStopJobFinalizer):
+			p.RemoveFinalizer = true
+		}
+	}
+
+	if p.RemoveFinalizer {
+		err := r.patchFinalizers(ctx, rj, func(f []string) []string {
+			out := f[:0:0]
+			for _, x := range f {
+				if x != rayv1.RayJobStopJobFinalizer {
+					out = append(out, x)
+				}
+			}
+			return out
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return res, err
+		}
+	}
+	if why := p.DeleteSelf; why != "" {
+		uid := rj.UID
+		err := r.client.Delete(ctx, rj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		switch {
+		case err == nil:
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonDeletedOnFinish, Action: "Delete",
+				Message: "Deleting this RayJob (and so its cluster and submitter): " + why})
+		case apierrors.IsNotFound(err):
+		default:
+			fail("delete-self", reasonDeleteFailed, "Delete", "Failed to delete this RayJob", err)
+		}
+	}
+	if len(errs) > 0 {
+		// The work queue's back-off retries.
+		return ctrl.Result{}, errors.Join(errs...)
+	}
+	return res, nil
+}
+
+// deleteChild deletes a child with a UID precondition (never a same-named
+// successor), its dependents in the background.
+func (r *reconciler) deleteChild(ctx context.Context, obj client.Object, d *deletion) error {
+	opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground)}
+	if d.UID != "" {
+		uid := types.UID(d.UID)
+		opts = append(opts, client.Preconditions{UID: &uid})
+	}
+	err := r.client.Delete(ctx, obj, opts...)
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone already, or a successor we must not touch
+	}
+	return err
+}
+
+// suspendWorkers sets suspend on every worker group of a cluster.
+func (r *reconciler) suspendWorkers(ctx context.Context, ns, name string) error {
+	rc := &rayv1.RayCluster{}
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, rc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	orig := rc.DeepCopy()
+	t := true
+	for i := range rc.Spec.WorkerGroupSpecs {
+		rc.Spec.WorkerGroupSpecs[i].Suspend = &t
+	}
+	return r.client.Patch(ctx, rc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+}
+
+// patchFinalizers changes the finalizers with an optimistic lock. It writes
+// the whole object (Update), as KubeRay adds and removes its finalizer
+// (rayjob_controller.go r.Update): the stored spec then leaves out what the
+// types omit when empty (a manifest's "shutdownAfterJobFinishes: false" or
+// an empty jobId) exactly as under KubeRay.
+func (r *reconciler) patchFinalizers(ctx context.Context, rj *rayv1.RayJob, f func([]string) []string) error {
+	prev := rj.ResourceVersion
+	orig := rj.DeepCopy()
+	rj.Finalizers = f(append([]string(nil), rj.Finalizers...))
+	if err := r.client.Update(ctx, rj); err != nil {
+		rj.Finalizers = orig.Finalizers
+		return err
+	}
+	r.rememberWrite(prev, rj)
+	return nil
+}
+
+// stop sends one stop request, unless a confirmed stop is already on
+// record (in memory or, read live, on the object), and records a
+// confirmation on the RayJob before returning. It reports whether the stop
+// is confirmed and recorded.
+func (r *reconciler) stop(ctx context.Context, rj *rayv1.RayJob, o *Observed, s *StopCall) (bool, error) {
+	logger := log.FromContext(ctx)
+	rec := StopRecord{JobID: s.JobID, Request: s.Request, Deletion: s.Request == "", Confirmed: true}
+	failKey := s.JobID + "\x00" + s.Request
+
+	// Never twice: a stop confirmed by another process (or before a
+	// restart) shows on the live object.
+	live := &rayv1.RayJob{}
+	if err := r.api.Get(ctx, client.ObjectKeyFromObject(rj), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	}
+	if cur, ok := StopRecordOf(live); ok && cur.Confirmed && cur.JobID == s.JobID && (s.Request == "" || cur.Request == s.Request) {
+		r.rememberWrite(rj.ResourceVersion, live)
+		*rj = *live
+		return true, nil
+	}
+
+	var stopped bool
+	dc, err := r.dash.ClientFor(ctx, o.Cluster)
+	if err == nil {
+		stopped, err = dc.StopJob(ctx, s.JobID)
+	}
+	var detail string
+	switch {
+	case err == nil && stopped:
+		detail = "the dashboard is stopping it"
+	case err == nil:
+		detail = "it had already ended"
+	case errors.Is(err, dashboard.ErrNotFound):
+		detail = "the dashboard does not know it"
+	default:
+		r.mu.Lock()
+		f := r.stopFails[rj.UID]
+		if f == nil || f.key != failKey {
+			f = &stopFailure{key: failKey}
+			r.stopFails[rj.UID] = f
+		}
+		f.n++
+		f.at = r.now()
+		f.last = err.Error()
+		first := f.n == 1
+		r.mu.Unlock()
+		logger.Info("stop not confirmed; retrying", "job", s.JobID, "error", err.Error())
+		if first {
+			what := "the stop request " + s.Request
+			if s.Request == "" {
+				what = fmt.Sprintf("the deletion (the finalizer is released after %s without a confirmation)", o.Config.StopConfirmTimeout)
+			}
+			r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonStopFailed, Action: "Stop",
+				Message: fmt.Sprintf("Could not stop Ray job %s for %s; retrying: %v", s.JobID, what, err)})
+			if s.Request != "" {
+				v := stopRecordValue(StopRecord{JobID: s.JobID, Request: s.Request}, "the dashboard did not answer: "+kit.Truncate(err.Error(), 300))
+				if err := r.patchStopRecord(ctx, rj, v); err != nil && !apierrors.IsConflict(err) {
+					return false, err
+				}
+			}
+		}
+		return false, nil
+	}
+
+	// Confirmed: remember it (so this process never sends it again), then
+	// record it on the object before anything else happens.
+	r.mu.Lock()
+	r.stops[rj.UID] = rec
+	delete(r.stopFails, rj.UID)
+	r.mu.Unlock()
+	if err := r.recordStop(ctx, rj, rec, detail, o.Now); err != nil {
+		return false, err
+	}
+	what := "for request " + s.Request
+	if s.Request == "" {
+		what = "because the RayJob is deleted"
+	}
+	r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonStopConfirmed, Action: "Stop",
+		Message: fmt.Sprintf("Stopped Ray job %s %s: %s", s.JobID, what, detail)})
+	if r.afterStopRecorded != nil {
+		if err := r.afterStopRecorded(rj.DeepCopy()); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// recordStop writes a confirmed stop into the RayJob's annotation (with a
+// resourceVersion precondition), retrying conflicts from fresh reads: the
+// record must land. The condition that shows it follows in the status,
+// best effort (a CRD without status.conditions drops it).
+func (r *reconciler) recordStop(ctx context.Context, rj *rayv1.RayJob, rec StopRecord, detail string, now time.Time) error {
+	v := stopRecordValue(rec, detail)
+	for attempt := 0; ; attempt++ {
+		err := r.patchStopRecord(ctx, rj, v)
+		if err == nil {
+			break
+		}
+		if !apierrors.IsConflict(err) || attempt >= 4 {
+			return err
+		}
+		live := &rayv1.RayJob{}
+		if err := r.api.Get(ctx, client.ObjectKeyFromObject(rj), live); err != nil {
+			return err
+		}
+		*rj = *live
+	}
+	st := rj.Status.DeepCopy()
+	setStopCondition(st, v, rec.Confirmed, rec.Deletion, now)
+	if err := r.writeStatus(ctx, rj, *st); err != nil && !apierrors.IsConflict(err) {
+		log.FromContext(ctx).Info("the stop is recorded; showing it in the status failed", "error", err.Error())
+	}
+	return nil
+}
+
+// patchStopRecord writes the stop record annotation, with an optimistic
+// lock: a stale view fails with a conflict instead of overwriting a record
+// another process wrote.
+func (r *reconciler) patchStopRecord(ctx context.Context, rj *rayv1.RayJob, value string) error {
+	if rj.Annotations[rayv1.JobStopRecordAnnotationKey] == value {
+		return nil
+	}
+	prev := rj.ResourceVersion
+	orig := rj.DeepCopy()
+	rj.Annotations = maps.Clone(rj.Annotations)
+	if rj.Annotations == nil {
+		rj.Annotations = map[string]string{}
+	}
+	rj.Annotations[rayv1.JobStopRecordAnnotationKey] = value
+	if err := r.client.Patch(ctx, rj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		rj.Annotations = orig.Annotations
+		return err
+	}
+	r.rememberWrite(prev, rj)
+	return nil
+}
