@@ -31,6 +31,14 @@ func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result
 	logger := log.FromContext(ctx)
 	rj := o.Job.DeepCopy()
 	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
+	if p.Skip != "" {
+		if r.tell(rj.UID, "skip", p.Skip) {
+			logger.Info("not reconciling", "reason", p.Skip)
+			r.recorder.Eventf(rj, nil, corev1.EventTypeNormal, kit.ReasonManagedElsewhere, "Skip", "raydar does not reconcile this RayJob: %s", p.Skip)
+		}
+		return res, nil
+	}
+	r.untell(rj.UID, "skip")
 
 	if p.AddFinalizer {
 		if err := r.patchFinalizers(ctx, rj, func(f []string) []string { return append(f, rayv1.RayJobStopJobFinalizer) }); err != nil {
@@ -156,17 +164,16 @@ func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result
 		}
 	}
 
+	release := p.RemoveFinalizer
 	if p.Stop != nil {
-		confirmed, err := r.stop(ctx, rj, o, p.Stop)
-		switch {
-		case err != nil:
+		out, err := r.sendStop(ctx, rj, o, p.Stop)
+		if err != nil {
 			return res, err
-		case confirmed && p.Stop.Request == "" && slices.Contains(rj.Finalizers, rayv1.RayJobStopJobFinalizer):
-			p.RemoveFinalizer = true
 		}
+		release = release || out.ReleaseFinalizer && slices.Contains(rj.Finalizers, rayv1.RayJobStopJobFinalizer)
 	}
 
-	if p.RemoveFinalizer {
+	if release {
 		err := r.patchFinalizers(ctx, rj, func(f []string) []string {
 			out := f[:0:0]
 			for _, x := range f {
@@ -245,94 +252,44 @@ func (r *reconciler) patchFinalizers(ctx context.Context, rj *rayv1.RayJob, f fu
 	return nil
 }
 
-// stop sends one stop request, unless a confirmed stop is already on
-// record (in memory or, read live, on the object), and records a
-// confirmation on the RayJob before returning. It reports whether the stop
-// is confirmed and recorded.
-func (r *reconciler) stop(ctx context.Context, rj *rayv1.RayJob, o *Observed, s *StopCall) (bool, error) {
-	logger := log.FromContext(ctx)
-	rec := StopRecord{JobID: s.JobID, Request: s.Request, Deletion: s.Request == "", Confirmed: true}
-	failKey := s.JobID + "\x00" + s.Request
-
-	// Never twice: a stop confirmed by another process (or before a
-	// restart) shows on the live object.
-	live := &rayv1.RayJob{}
-	if err := r.api.Get(ctx, client.ObjectKeyFromObject(rj), live); err != nil {
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return false, err
-	}
-	if cur, ok := StopRecordOf(live); ok && cur.Confirmed && cur.JobID == s.JobID && (s.Request == "" || cur.Request == s.Request) {
-		r.rememberWrite(rj.ResourceVersion, live)
-		*rj = *live
-		return true, nil
-	}
-
+// sendStop carries out a StopCall: it sends the stop and does what
+// s.Outcome says of the answer. A confirmation is remembered first (this
+// process never sends it again), then recorded on the RayJob before
+// anything else happens; an unconfirmed attempt is counted for the
+// back-off. It returns the Outcome.
+func (r *reconciler) sendStop(ctx context.Context, rj *rayv1.RayJob, o *Observed, s *StopCall) (StopOutcome, error) {
 	var stopped bool
 	dc, err := r.dash.ClientFor(ctx, o.Cluster)
 	if err == nil {
 		stopped, err = dc.StopJob(ctx, s.JobID)
 	}
-	var detail string
-	switch {
-	case err == nil && stopped:
-		detail = "the dashboard is stopping it"
-	case err == nil:
-		detail = "it had already ended"
-	case errors.Is(err, dashboard.ErrNotFound):
-		detail = "the dashboard does not know it"
-	default:
-		r.mu.Lock()
-		f := r.stopFails[rj.UID]
-		if f == nil || f.key != failKey {
-			f = &stopFailure{key: failKey}
-			r.stopFails[rj.UID] = f
+	out := s.Outcome(stopped, err)
+	if !out.Confirmed {
+		r.countStopFailure(rj.UID, s, r.now(), err)
+		log.FromContext(ctx).Info("stop not confirmed; retrying", "job", s.JobID, "error", err.Error())
+		if out.Event != nil {
+			r.event(rj, *out.Event)
 		}
-		f.n++
-		f.at = r.now()
-		f.last = err.Error()
-		first := f.n == 1
-		r.mu.Unlock()
-		logger.Info("stop not confirmed; retrying", "job", s.JobID, "error", err.Error())
-		if first {
-			what := "the stop request " + s.Request
-			if s.Request == "" {
-				what = fmt.Sprintf("the deletion (the finalizer is released after %s without a confirmation)", o.Config.StopConfirmTimeout)
-			}
-			r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonStopFailed, Action: "Stop",
-				Message: fmt.Sprintf("Could not stop Ray job %s for %s; retrying: %v", s.JobID, what, err)})
-			if s.Request != "" {
-				v := stopRecordValue(StopRecord{JobID: s.JobID, Request: s.Request}, "the dashboard did not answer: "+kit.Truncate(err.Error(), 300))
-				if err := r.patchStopRecord(ctx, rj, v); err != nil && !apierrors.IsConflict(err) {
-					return false, err
-				}
+		if out.Record != (StopRecord{}) {
+			if err := r.patchStopRecord(ctx, rj, encodeStopRecord(out.Record, out.Detail)); err != nil && !apierrors.IsConflict(err) {
+				return out, err
 			}
 		}
-		return false, nil
+		return out, nil
 	}
-
-	// Confirmed: remember it (so this process never sends it again), then
-	// record it on the object before anything else happens.
-	r.mu.Lock()
-	r.stops[rj.UID] = rec
-	delete(r.stopFails, rj.UID)
-	r.mu.Unlock()
-	if err := r.recordStop(ctx, rj, rec, detail, o.Now); err != nil {
-		return false, err
+	r.rememberStop(rj.UID, out.Record)
+	if err := r.recordStop(ctx, rj, out.Record, out.Detail, o.Now); err != nil {
+		return out, err
 	}
-	what := "for request " + s.Request
-	if s.Request == "" {
-		what = "because the RayJob is deleted"
+	if out.Event != nil {
+		r.event(rj, *out.Event)
 	}
-	r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonStopConfirmed, Action: "Stop",
-		Message: fmt.Sprintf("Stopped Ray job %s %s: %s", s.JobID, what, detail)})
 	if r.afterStopRecorded != nil {
 		if err := r.afterStopRecorded(rj.DeepCopy()); err != nil {
-			return false, err
+			return out, err
 		}
 	}
-	return true, nil
+	return out, nil
 }
 
 // recordStop writes a confirmed stop into the RayJob's annotation (with a
@@ -340,7 +297,7 @@ func (r *reconciler) stop(ctx context.Context, rj *rayv1.RayJob, o *Observed, s 
 // record must land. The condition that shows it follows in the status,
 // best effort (a CRD without status.conditions drops it).
 func (r *reconciler) recordStop(ctx context.Context, rj *rayv1.RayJob, rec StopRecord, detail string, now time.Time) error {
-	v := stopRecordValue(rec, detail)
+	v := encodeStopRecord(rec, detail)
 	for attempt := 0; ; attempt++ {
 		err := r.patchStopRecord(ctx, rj, v)
 		if err == nil {
@@ -356,7 +313,7 @@ func (r *reconciler) recordStop(ctx context.Context, rj *rayv1.RayJob, rec StopR
 		*rj = *live
 	}
 	st := rj.Status.DeepCopy()
-	setStopCondition(st, v, rec.Confirmed, rec.Deletion, now)
+	showStopRecord(st, rec, detail, now)
 	if err := r.writeStatus(ctx, rj, *st); err != nil && !apierrors.IsConflict(err) {
 		log.FromContext(ctx).Info("the stop is recorded; showing it in the status failed", "error", err.Error())
 	}

@@ -97,15 +97,24 @@ type Observed struct {
 	HeadService *corev1.Service
 	// Dash is the dashboard's answer about status.jobId, when asked.
 	Dash *DashAnswer
-	// StopFailures counts unconfirmed attempts of the current stop (in
-	// memory), for the back-off; StopLastAttempt and StopLastError are the
-	// time and error of the last one.
+	// What this process remembers (memory.go) and the RayJob may not show
+	// yet; Decide lays it over Job (remembered).
+	//
+	// StopFailures counts unconfirmed attempts of the last stop tried, for
+	// the back-off; StopFailing names that stop (stopKey); StopLastAttempt
+	// and StopLastError are the time and error of its last attempt.
 	StopFailures    int
+	StopFailing     string
 	StopLastAttempt time.Time
 	StopLastError   string
-	// UnrecordedStop is a confirmed stop this process remembers and the
-	// RayJob does not show yet (the record to write again).
-	UnrecordedStop string
+	// RememberedStop is a stop the dashboard confirmed to this process
+	// (its record is written again while the RayJob does not show it).
+	RememberedStop *StopRecord
+	// CheckFailSince is the dashboard failure clock this process wrote for
+	// Ray job CheckFailJobID, for a CRD that drops
+	// status.jobStatusCheckFailureStartTime.
+	CheckFailSince *metav1.Time
+	CheckFailJobID string
 	// StatusPrunesConditions: the API server drops status.conditions of
 	// RayJobs (KubeRay's CRD), so they are not compared.
 	StatusPrunesConditions bool
@@ -131,6 +140,9 @@ type deletion struct {
 // generated cluster name or submission ID), create/delete, submit, stop,
 // remove the finalizer or delete the RayJob.
 type Plan struct {
+	// Skip is why raydar leaves the RayJob alone ("" otherwise): act says
+	// it once and does nothing else.
+	Skip            string
 	AddFinalizer    bool
 	RemoveFinalizer bool
 	// Status is the status the RayJob has after this pass.
@@ -218,14 +230,22 @@ const soon = 200 * time.Millisecond
 
 // Decide is the pure decision.
 func Decide(o *Observed) *Plan {
-	j := o.Job
-	p := &Plan{Status: *j.Status.DeepCopy()}
 	if o.SkipReason != "" {
-		return p
+		return &Plan{Skip: o.SkipReason, Status: *o.Job.Status.DeepCopy()}
 	}
+	o, rewrite := remembered(o)
+	p := &Plan{Status: *o.Job.Status.DeepCopy()}
+	decide(o, p)
+	return finish(o, p, rewrite)
+}
+
+// decide fills p from o: the deletion, validation, a stop request, then
+// the phase of the attempt.
+func decide(o *Observed, p *Plan) {
+	j := o.Job
 	if j.DeletionTimestamp != nil {
 		decideDeletion(o, p)
-		return finish(o, p)
+		return
 	}
 	if !slices.Contains(j.Finalizers, rayv1.RayJobStopJobFinalizer) {
 		p.AddFinalizer = true
@@ -262,7 +282,7 @@ func Decide(o *Observed) *Plan {
 		st.Reason = rayv1.ValidationFailed
 		st.Message = msg
 		decideStopRequest(o, p)
-		return finish(o, p)
+		return
 	}
 	if st.JobDeploymentStatus == rayv1.JobDeploymentStatusValidationFailed {
 		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonSpecValid, Action: "Validate",
@@ -273,7 +293,7 @@ func Decide(o *Observed) *Plan {
 
 	// A stop request: once per annotation value.
 	if decideStopRequest(o, p) {
-		return finish(o, p)
+		return
 	}
 
 	switch st.JobDeploymentStatus {
@@ -303,16 +323,15 @@ func Decide(o *Observed) *Plan {
 		st.JobDeploymentStatus = rayv1.JobDeploymentStatusNew
 		requeueAfter(p, soon)
 	}
-	return finish(o, p)
 }
 
 // finish computes the conditions and whether the status changed.
-func finish(o *Observed, p *Plan) *Plan {
+func finish(o *Observed, p *Plan, rewrite string) *Plan {
 	if o.Job.DeletionTimestamp == nil {
 		setConditions(o, &p.Status)
 	}
-	if o.UnrecordedStop != "" && p.StopRecord == "" {
-		p.StopRecord = o.UnrecordedStop
+	if rewrite != "" && p.StopRecord == "" {
+		p.StopRecord = rewrite
 	}
 	next := p.Status
 	if o.StatusPrunesConditions {

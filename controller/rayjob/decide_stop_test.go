@@ -1,6 +1,9 @@
 package rayjob
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,6 +151,165 @@ func TestRayJobDecideDeletion(t *testing.T) {
 			}
 			if p.WriteStatus || p.CreateCluster != nil || p.Submit != nil || p.AddFinalizer {
 				t.Fatalf("deleting RayJob got %+v", p)
+			}
+		})
+	}
+}
+
+// The exactly-once rule, end to end through Decide: a stop goes out only
+// while no confirmed record answers it, the record being the RayJob's (as
+// observe read it) with this process's remembered confirmation laid over;
+// after an unconfirmed attempt, only once the back-off has passed.
+func TestStopExactlyOnce(t *testing.T) {
+	running := inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning)
+	req := func(v string) func(*rayv1.RayJob) {
+		return func(j *rayv1.RayJob) {
+			if j.Annotations == nil {
+				j.Annotations = map[string]string{}
+			}
+			j.Annotations[rayv1.StopRequestedAnnotationKey] = v
+		}
+	}
+	deleting := func(j *rayv1.RayJob) { j.DeletionTimestamp = &metav1.Time{Time: fixture.T0} }
+	record := func(r StopRecord) func(*rayv1.RayJob) {
+		return func(j *rayv1.RayJob) { SetStopRecord(j, r, "", fixture.T0) }
+	}
+	annotation := func(v string) func(*rayv1.RayJob) {
+		return func(j *rayv1.RayJob) {
+			if j.Annotations == nil {
+				j.Annotations = map[string]string{}
+			}
+			j.Annotations[rayv1.JobStopRecordAnnotationKey] = v
+		}
+	}
+	remember := func(r StopRecord) func(*Observed) { return func(o *Observed) { o.RememberedStop = &r } }
+	failed := func(n int, key string, ago time.Duration) func(*Observed) {
+		return func(o *Observed) {
+			o.StopFailures, o.StopFailing, o.StopLastAttempt = n, key, fixture.T0.Add(time.Minute-ago)
+		}
+	}
+	confirmedA := StopRecord{JobID: "rj-id001", Request: "a@1", Confirmed: true}
+	confirmedDel := StopRecord{JobID: "rj-id001", Deletion: true, Confirmed: true}
+	for _, tc := range []struct {
+		name    string
+		job     []func(*rayv1.RayJob)
+		mods    []func(*Observed)
+		due     bool      // stopMayBeDue: observe reads the RayJob live
+		want    *StopCall // nil: no stop
+		release bool      // the deletion's finalizer goes without a stop
+		rewrite bool      // the remembered record is written again
+	}{
+		{name: "request, no record: one stop", job: fns(req("a@1")), due: true,
+			want: &StopCall{ClusterName: "rj-rc001", JobID: "rj-id001", Request: "a@1"}},
+		{name: "request confirmed on record: none", job: fns(req("a@1"), record(confirmedA))},
+		{name: "request confirmed in the words of an earlier raydar: none",
+			job: fns(req("a@1"), annotation(`Stop of Ray job "rj-id001" for request "a@1" confirmed: x`))},
+		{name: "request confirmed in the condition of an older raydar: none", job: fns(req("a@1"), func(j *rayv1.RayJob) {
+			j.Status.Conditions = []metav1.Condition{{Type: rayv1.JobStopConditionType, Status: metav1.ConditionTrue,
+				Message: `Stop of Ray job "rj-id001" for request "a@1" confirmed`}}
+		})},
+		{name: "another request on record: a stop for this one", job: fns(req("b@2"), record(confirmedA)), due: true,
+			want: &StopCall{ClusterName: "rj-rc001", JobID: "rj-id001", Request: "b@2"}},
+		{name: "a pending record answers nothing", job: fns(req("a@1"), record(StopRecord{JobID: "rj-id001", Request: "a@1"})), due: true,
+			want: &StopCall{ClusterName: "rj-rc001", JobID: "rj-id001", Request: "a@1"}},
+		{name: "confirmed to this process, not on the RayJob yet: none, the record written again",
+			job: fns(req("a@1")), mods: fns(remember(confirmedA)), due: true, rewrite: true},
+		{name: "remembered and on the RayJob: none, nothing written", job: fns(req("a@1"), record(confirmedA)), mods: fns(remember(confirmedA))},
+		{name: "unconfirmed attempt 1 s ago: wait for the back-off (2 s)", job: fns(req("a@1")),
+			mods: fns(failed(2, stopKey("rj-id001", "a@1"), time.Second)), due: true},
+		{name: "back-off over: the same stop again, not told again", job: fns(req("a@1")),
+			mods: fns(failed(2, stopKey("rj-id001", "a@1"), 3*time.Second)), due: true,
+			want: &StopCall{ClusterName: "rj-rc001", JobID: "rj-id001", Request: "a@1", Retry: true}},
+		{name: "failures of another stop: this one is told", job: fns(req("b@2")),
+			mods: fns(failed(1, stopKey("rj-id001", "a@1"), 3*time.Second)), due: true,
+			want: &StopCall{ClusterName: "rj-rc001", JobID: "rj-id001", Request: "b@2"}},
+		{name: "deletion, no record: one stop", job: fns(deleting), due: true,
+			want: &StopCall{ClusterName: "rj-rc001", JobID: "rj-id001", ConfirmTimeout: DefaultStopConfirmTimeout}},
+		{name: "deletion, confirmed on record: released, none", job: fns(deleting, record(confirmedDel)), release: true},
+		{name: "deletion, a request's confirmed stop of the job: released, none", job: fns(deleting, record(confirmedA)), release: true},
+		{name: "deletion, a stop of an older attempt's job: one stop", due: true,
+			job:  fns(deleting, record(StopRecord{JobID: "rj-old", Deletion: true, Confirmed: true})),
+			want: &StopCall{ClusterName: "rj-rc001", JobID: "rj-id001", ConfirmTimeout: DefaultStopConfirmTimeout}},
+		{name: "deletion confirmed to this process: released, none, recorded again", job: fns(deleting),
+			mods: fns(remember(confirmedDel)), due: true, release: true, rewrite: true},
+		{name: "deletion, the Ray job ended: released, none", job: fns(deleting, func(j *rayv1.RayJob) { j.Status.JobStatus = rayv1.JobStatusSucceeded }),
+			release: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := newJob(append([]func(*rayv1.RayJob){running}, tc.job...)...)
+			if got := stopMayBeDue(j); got != tc.due {
+				t.Fatalf("stopMayBeDue %v, want %v", got, tc.due)
+			}
+			mods := append([]func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobRunning))}, tc.mods...)
+			p := Decide(observe(j, fixture.T0.Add(time.Minute), mods...))
+			switch {
+			case tc.want == nil && p.Stop != nil:
+				t.Fatalf("stop sent: %+v", p.Stop)
+			case tc.want != nil && (p.Stop == nil || *p.Stop != *tc.want):
+				t.Fatalf("stop %+v, want %+v", p.Stop, tc.want)
+			}
+			if j.DeletionTimestamp != nil && p.RemoveFinalizer != tc.release {
+				t.Fatalf("release %v, want %v", p.RemoveFinalizer, tc.release)
+			}
+			if tc.rewrite {
+				r, _, ok := decodeStopRecord(p.StopRecord)
+				if !ok || r != *observe(j, fixture.T0, tc.mods...).RememberedStop {
+					t.Fatalf("record written again %q", p.StopRecord)
+				}
+			} else if p.StopRecord != "" {
+				t.Fatalf("record written: %q", p.StopRecord)
+			}
+		})
+	}
+}
+
+func fns[T any](f ...T) []T { return f }
+
+// What each answer of the dashboard to a stop leads to.
+func TestStopOutcome(t *testing.T) {
+	refused := errors.New("connection refused")
+	notFound := fmt.Errorf("job: %w", dashboard.ErrNotFound)
+	request := StopCall{ClusterName: "rc", JobID: "rj-1", Request: "a@1"}
+	deletion := StopCall{ClusterName: "rc", JobID: "rj-1", ConfirmTimeout: time.Minute}
+	retry := func(s StopCall) StopCall { s.Retry = true; return s }
+	for _, tc := range []struct {
+		name    string
+		call    StopCall
+		stopped bool
+		err     error
+		want    StopOutcome
+		event   string // reason and a word of the message; "" none
+	}{
+		{name: "request, stopping", call: request, stopped: true, event: ReasonStopConfirmed + " for request a@1",
+			want: StopOutcome{Confirmed: true, Record: StopRecord{JobID: "rj-1", Request: "a@1", Confirmed: true}, Detail: "the dashboard is stopping it"}},
+		{name: "request, already ended", call: request, event: ReasonStopConfirmed + " already ended",
+			want: StopOutcome{Confirmed: true, Record: StopRecord{JobID: "rj-1", Request: "a@1", Confirmed: true}, Detail: "it had already ended"}},
+		{name: "request, unknown to the dashboard", call: request, err: notFound, event: ReasonStopConfirmed + " does not know",
+			want: StopOutcome{Confirmed: true, Record: StopRecord{JobID: "rj-1", Request: "a@1", Confirmed: true}, Detail: "the dashboard does not know it"}},
+		{name: "request, refused: told once, pending record", call: request, err: refused, event: reasonStopFailed + " the stop request a@1",
+			want: StopOutcome{Record: StopRecord{JobID: "rj-1", Request: "a@1"}, Detail: "the dashboard did not answer: connection refused"}},
+		{name: "request, refused again: nothing", call: retry(request), err: refused},
+		{name: "deletion, stopping: released", call: deletion, stopped: true, event: ReasonStopConfirmed + " because the RayJob is deleted",
+			want: StopOutcome{Confirmed: true, Record: StopRecord{JobID: "rj-1", Deletion: true, Confirmed: true}, Detail: "the dashboard is stopping it", ReleaseFinalizer: true}},
+		{name: "deletion, refused: told once, no record", call: deletion, err: refused, event: reasonStopFailed + " released after 1m0s"},
+		{name: "deletion, refused again: nothing", call: retry(deletion), err: refused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.call.Outcome(tc.stopped, tc.err)
+			ev := got.Event
+			got.Event = nil
+			if got != tc.want {
+				t.Fatalf("%+v, want %+v", got, tc.want)
+			}
+			if tc.event == "" {
+				if ev != nil {
+					t.Fatalf("event %+v", ev)
+				}
+				return
+			}
+			reason, word, _ := strings.Cut(tc.event, " ")
+			if ev == nil || ev.Reason != reason || !strings.Contains(ev.Message, word) {
+				t.Fatalf("event %+v, want %s with %q", ev, reason, word)
 			}
 		})
 	}

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/rayapi/dashboard"
@@ -36,46 +35,32 @@ func (r *reconciler) skipReason(rj *rayv1.RayJob) string {
 	return strings.ReplaceAll(why, "this cluster", "this RayJob")
 }
 
-// observe reads what Decide needs.
+// observe reads what Decide needs: the cache (the RayJob from the API
+// server instead when a stop may be due), the children, the dashboard about
+// a running job, and this process's memory. It changes nothing; a nil
+// Observed means the RayJob is gone.
 func (r *reconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*Observed, error) {
 	o := &Observed{Job: rj, Now: r.now(), Config: r.cfg, NewSuffix: r.newSuffix}
 	if o.SkipReason = r.skipReason(rj); o.SkipReason != "" {
-		if r.tell(rj.UID, "skip", o.SkipReason) {
-			log.FromContext(ctx).Info("not reconciling", "reason", o.SkipReason)
-			r.recorder.Eventf(rj, nil, corev1.EventTypeNormal, kit.ReasonManagedElsewhere, "Skip", "raydar does not reconcile this RayJob: %s", o.SkipReason)
-		}
 		return o, nil
 	}
-	r.untell(rj.UID, "skip")
+	if stopMayBeDue(rj) {
+		// Never a stop twice: one confirmed by another process (or before a
+		// restart) shows on the live object before the cache has it.
+		live := &rayv1.RayJob{}
+		if err := r.api.Get(ctx, client.ObjectKeyFromObject(rj), live); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("reading the RayJob: %w", err)
+		}
+		rj = live
+		o.Job = rj
+	}
+	r.recall(rj.UID, o)
+	o.StatusPrunesConditions = r.prunesConditions.Load()
 	st := &rj.Status
 	mode := rj.Spec.EffectiveSubmissionMode()
-
-	// A confirmed stop this process has not seen recorded yet.
-	r.mu.Lock()
-	rec, haveRec := r.stops[rj.UID]
-	if f := r.stopFails[rj.UID]; f != nil {
-		o.StopFailures, o.StopLastAttempt, o.StopLastError = f.n, f.at, f.last
-	}
-	r.mu.Unlock()
-	if haveRec {
-		if cur, ok := StopRecordOf(rj); !ok || !cur.Confirmed || cur.JobID != rec.JobID || cur.Request != rec.Request {
-			rj = rj.DeepCopy()
-			SetStopRecord(rj, rec, "confirmed by the dashboard", o.Now)
-			o.Job, st = rj, &rj.Status
-			o.UnrecordedStop = rj.Annotations[rayv1.JobStopRecordAnnotationKey]
-		}
-	}
-	o.StatusPrunesConditions = r.prunesConditions.Load()
-	// The dashboard failure clock, when the CRD prunes it (KubeRay v1.5.0's
-	// RayJob status has no jobStatusCheckFailureStartTime).
-	r.mu.Lock()
-	if c, ok := r.checkFailSince[rj.UID]; ok && st.JobStatusCheckFailureStartTime == nil && c.jobID == st.JobId &&
-		st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning {
-		rj = rj.DeepCopy()
-		rj.Status.JobStatusCheckFailureStartTime = c.since.DeepCopy()
-		o.Job, st = rj, &rj.Status
-	}
-	r.mu.Unlock()
 
 	if st.RayClusterName != "" {
 		rc := &rayv1.RayCluster{}

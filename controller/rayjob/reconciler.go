@@ -308,6 +308,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if obs == nil { // gone
+		r.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
 	p := Decide(obs)
 	res, err := r.act(ctx, obs, p)
 	if apierrors.IsConflict(err) {

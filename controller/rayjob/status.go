@@ -100,13 +100,7 @@ func (r *reconciler) writeStatus(ctx context.Context, rj *rayv1.RayJob, st rayv1
 	if len(st.Conditions) > 0 && len(rj.Status.Conditions) == 0 {
 		r.prunesConditions.Store(true)
 	}
-	r.mu.Lock()
-	if t := st.JobStatusCheckFailureStartTime; t != nil && rj.Status.JobStatusCheckFailureStartTime == nil {
-		r.checkFailSince[rj.UID] = checkFail{jobID: st.JobId, since: *t}
-	} else if t == nil {
-		delete(r.checkFailSince, rj.UID)
-	}
-	r.mu.Unlock()
+	r.rememberCheckFail(rj.UID, st.JobId, st.JobStatusCheckFailureStartTime, rj.Status.JobStatusCheckFailureStartTime != nil)
 	r.rememberWrite(prev, rj)
 	return nil
 }
