@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -33,7 +34,7 @@ func creations(p *plan) (heads int, workers map[string]int) {
 }
 
 func condOf(s rayv1.RayClusterStatus, t rayv1.RayClusterConditionType) *metav1.Condition {
-	return kit.FindCondition(s.Conditions, string(t))
+	return meta.FindStatusCondition(s.Conditions, string(t))
 }
 
 func TestDecideScaling(t *testing.T) {
