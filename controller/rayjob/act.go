@@ -32,16 +32,11 @@ func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result
 	rj := o.Job.DeepCopy()
 	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
 	if p.Skip != "" {
-		if r.tell(rj.UID, "skip", p.Skip) {
-			logger.Info("not reconciling", "reason", p.Skip)
-			r.recorder.Eventf(rj, nil, corev1.EventTypeNormal, kit.ReasonManagedElsewhere, "Skip", "raydar does not reconcile this RayJob: %s", p.Skip)
-		}
-		return res, nil
+		return res, nil // kit.Loop says why, once
 	}
-	r.untell(rj.UID, "skip")
 
 	if p.AddFinalizer {
-		if err := r.patchFinalizers(ctx, rj, func(f []string) []string { return append(f, rayv1.RayJobStopJobFinalizer) }); err != nil {
+		if err := kit.UpdateFinalizers(ctx, r.client, r.exp, rj, func(f []string) []string { return append(f, rayv1.RayJobStopJobFinalizer) }, nil); err != nil {
 			return res, err
 		}
 	}
@@ -68,7 +63,7 @@ func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result
 	var errs []error
 	fail := func(key, reason, action, msg string, err error) {
 		errs = append(errs, fmt.Errorf("%s: %w", msg, err))
-		if r.tell(rj.UID, key, reason+msg) {
+		if r.events.Once(rj.UID, key, reason+msg) {
 			r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reason, Action: action, Message: msg + ": " + err.Error()})
 		}
 	}
@@ -150,14 +145,14 @@ func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result
 		}
 		switch {
 		case err == nil:
-			r.untell(rj.UID, "submit")
+			r.events.Unsay(rj.UID, "submit")
 			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonSubmitted, Action: "Submit",
 				Message: fmt.Sprintf("Submitted Ray job %s to the dashboard of RayCluster %s", s.Request.SubmissionID, s.ClusterName)})
 		case errors.Is(err, dashboard.ErrSubmissionIDInUse):
 		default:
 			// Not an error for the work queue: the next poll tries again.
 			logger.Info("submission failed; retrying", "error", err.Error())
-			if r.tell(rj.UID, "submit", "failed") {
+			if r.events.Once(rj.UID, "submit", "failed") {
 				r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonSubmitFailed, Action: "Submit",
 					Message: fmt.Sprintf("Failed to submit Ray job %s (retrying): %v", s.Request.SubmissionID, err)})
 			}
@@ -174,7 +169,7 @@ func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result
 	}
 
 	if release {
-		err := r.patchFinalizers(ctx, rj, func(f []string) []string {
+		err := kit.UpdateFinalizers(ctx, r.client, r.exp, rj, func(f []string) []string {
 			out := f[:0:0]
 			for _, x := range f {
 				if x != rayv1.RayJobStopJobFinalizer {
@@ -182,7 +177,7 @@ func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result
 				}
 			}
 			return out
-		})
+		}, nil)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return res, err
 		}
@@ -233,23 +228,6 @@ func (r *reconciler) suspendWorkers(ctx context.Context, ns, name string) error 
 		rc.Spec.WorkerGroupSpecs[i].Suspend = &t
 	}
 	return r.client.Patch(ctx, rc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
-}
-
-// patchFinalizers changes the finalizers with an optimistic lock. It writes
-// the whole object (Update), as KubeRay adds and removes its finalizer
-// (rayjob_controller.go r.Update): the stored spec then leaves out what the
-// types omit when empty (a manifest's "shutdownAfterJobFinishes: false" or
-// an empty jobId) exactly as under KubeRay.
-func (r *reconciler) patchFinalizers(ctx context.Context, rj *rayv1.RayJob, f func([]string) []string) error {
-	prev := rj.ResourceVersion
-	orig := rj.DeepCopy()
-	rj.Finalizers = f(append([]string(nil), rj.Finalizers...))
-	if err := r.client.Update(ctx, rj); err != nil {
-		rj.Finalizers = orig.Finalizers
-		return err
-	}
-	r.rememberWrite(prev, rj)
-	return nil
 }
 
 // sendStop carries out a StopCall: it sends the stop and does what
@@ -338,6 +316,6 @@ func (r *reconciler) patchStopRecord(ctx context.Context, rj *rayv1.RayJob, valu
 		rj.Annotations = orig.Annotations
 		return err
 	}
-	r.rememberWrite(prev, rj)
+	r.exp.Updated(rj.UID, prev, rj)
 	return nil
 }

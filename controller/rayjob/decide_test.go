@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/controller/internal/fixture"
@@ -127,7 +128,7 @@ func eventsOf(p *Plan) string {
 }
 
 func condStatusOf(st rayv1.RayJobStatus, t string) (metav1.ConditionStatus, string) {
-	if c := kit.FindCondition(st.Conditions, t); c != nil {
+	if c := meta.FindStatusCondition(st.Conditions, t); c != nil {
 		return c.Status, c.Reason
 	}
 	return "", ""

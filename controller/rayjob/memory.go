@@ -1,9 +1,8 @@
 package rayjob
 
-// What this process remembers between passes: its own writes until the
-// cache shows them, confirmed stops until the RayJob shows them, the
-// attempts of a failing stop, the dashboard failure clock a pruning CRD
-// drops, and which warnings were already given.
+// What this process remembers between passes besides the kit's (its own
+// writes, what was said once): confirmed stops, the attempts of a failing
+// stop, the dashboard failure clock a pruning CRD drops.
 
 import (
 	"time"
@@ -20,11 +19,6 @@ type checkFail struct {
 	since metav1.Time
 }
 
-type writtenJob struct {
-	staleRV string
-	obj     *rayv1.RayJob
-}
-
 type stopFailure struct {
 	key  string // job ID and request the failures are about
 	n    int
@@ -32,59 +26,7 @@ type stopFailure struct {
 	last string
 }
 
-// readYourWrites returns this process's last written version when the
-// cache still shows the version that write replaced.
-func (r *reconciler) readYourWrites(rj *rayv1.RayJob) *rayv1.RayJob {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	w, ok := r.written[rj.UID]
-	if !ok {
-		return rj
-	}
-	if rj.ResourceVersion == w.staleRV {
-		return w.obj.DeepCopy()
-	}
-	delete(r.written, rj.UID)
-	return rj
-}
-
-func (r *reconciler) rememberWrite(prevRV string, obj *rayv1.RayJob) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if w, ok := r.written[obj.UID]; ok && w.obj.ResourceVersion == prevRV {
-		// A second write in one pass: the cache may still show the
-		// version before the first.
-		prevRV = w.staleRV
-	}
-	r.written[obj.UID] = &writtenJob{staleRV: prevRV, obj: obj.DeepCopy()}
-}
-
-// tell records that a warning with this key and message was given; it
-// reports whether it is new.
-func (r *reconciler) tell(uid types.UID, key, msg string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := r.told[uid]
-	if m == nil {
-		m = map[string]string{}
-		r.told[uid] = m
-	}
-	if m[key] == msg {
-		return false
-	}
-	m[key] = msg
-	return true
-}
-
-func (r *reconciler) untell(uid types.UID, key string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.told[uid], key)
-}
-
-func (r *reconciler) event(rj *rayv1.RayJob, e kit.Event) {
-	r.recorder.Eventf(rj, nil, e.Type, e.Reason, e.Action, "%s", kit.Truncate(e.Message, 1000))
-}
+func (r *reconciler) event(rj *rayv1.RayJob, e kit.Event) { r.events.Emit(rj, nil, e) }
 
 // recall puts what this process remembers about a RayJob into o.
 func (r *reconciler) recall(uid types.UID, o *Observed) {

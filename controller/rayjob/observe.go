@@ -8,12 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,28 +20,12 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// skipReason says why raydar leaves rj alone: its spec.managedBy names
-// another controller, or a KubeRay operator runs (the Operator's gate).
-func (r *reconciler) skipReason(rj *rayv1.RayJob) string {
-	probe := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Annotations: rj.Annotations}, Spec: rayv1.RayClusterSpec{ManagedBy: rj.Spec.ManagedBy}}
-	var why string
-	if r.gate != nil {
-		why = r.gate.SkipReason(probe)
-	} else {
-		why = kit.SkipReason(probe, kit.OtherOperator{})
-	}
-	return strings.ReplaceAll(why, "this cluster", "this RayJob")
-}
-
 // observe reads what Decide needs: the cache (the RayJob from the API
 // server instead when a stop may be due), the children, the dashboard about
 // a running job, and this process's memory. It changes nothing; a nil
 // Observed means the RayJob is gone.
 func (r *reconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*Observed, error) {
 	o := &Observed{Job: rj, Now: r.now(), Config: r.cfg, NewSuffix: r.newSuffix}
-	if o.SkipReason = r.skipReason(rj); o.SkipReason != "" {
-		return o, nil
-	}
 	if stopMayBeDue(rj) {
 		// Never a stop twice: one confirmed by another process (or before a
 		// restart) shows on the live object before the cache has it.

@@ -12,7 +12,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,11 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	crevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/raydar/raydar/controller/kit"
@@ -175,12 +172,19 @@ func Setup(mgr manager.Manager, opts Options) error {
 
 	r := &reconciler{
 		client: mgr.GetClient(), api: mgr.GetAPIReader(), jobs: jobs,
-		recorder: mgr.GetEventRecorder(ControllerName),
-		dash:     opts.Dashboards, gate: g, cfg: cfg, now: opts.Now, newSuffix: kit.RandomSuffix,
+		events: kit.NewEvents(mgr.GetEventRecorder(ControllerName)),
+		dash:   opts.Dashboards, cfg: cfg, now: opts.Now, newSuffix: kit.RandomSuffix,
 		afterStopRecorded: opts.AfterStopRecorded,
-		written:           map[types.UID]*writtenJob{}, stops: map[types.UID]StopRecord{},
-		stopFails: map[types.UID]*stopFailure{}, told: map[types.UID]map[string]string{},
-		uids: map[types.NamespacedName]types.UID{}, checkFailSince: map[types.UID]checkFail{},
+		stops:             map[types.UID]StopRecord{}, stopFails: map[types.UID]*stopFailure{},
+		checkFailSince: map[types.UID]checkFail{},
+	}
+	r.exp = kit.NewExpectations(kit.DefaultExpectationTTL, func() time.Time { return r.now() })
+	r.status = kit.NewStatusWriter(r.client, r.exp)
+	r.loop = &kit.Loop[*rayv1.RayJob]{
+		Cache: r.client, API: r.api, New: func() *rayv1.RayJob { return &rayv1.RayJob{} },
+		Exp: r.exp, Events: r.events, Status: r.status, Gate: g,
+		Noun: "RayJob", ManagedBy: func(j *rayv1.RayJob) *string { return j.Spec.ManagedBy },
+		Forget: func(uid types.UID, _ types.NamespacedName) { r.forget(uid) },
 	}
 
 	jobPredicate := predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
@@ -237,27 +241,27 @@ type reconciler struct {
 	client    client.Client // reads from the shared cache, writes to the API server
 	api       client.Reader // live reads
 	jobs      client.Reader // submitter Jobs and head Services of RayJobs
-	recorder  recorder.EventRecorder
 	dash      raydash.Resolver
-	gate      *kit.Gate
 	cfg       config
 	now       func() time.Time
 	newSuffix func() string
 
+	// The kit: the Reconcile prologue (get, forget, read-your-writes, the
+	// other-operator gate, 409s), this process's writes of each RayJob,
+	// the status writer, the say-once Events.
+	loop   *kit.Loop[*rayv1.RayJob]
+	exp    *kit.Expectations
+	status *kit.StatusWriter
+	events *kit.Events
+
 	afterStopRecorded func(*rayv1.RayJob) error
 
+	// What else this process remembers of each RayJob (memory.go).
 	mu sync.Mutex
-	// written is this process's last write of each RayJob, until the cache
-	// shows it.
-	written map[types.UID]*writtenJob
-	// stops are confirmed stops, until the RayJob's status shows them.
+	// stops are confirmed stops, until the RayJob is forgotten.
 	stops map[types.UID]StopRecord
 	// stopFails counts unconfirmed attempts of the current stop.
 	stopFails map[types.UID]*stopFailure
-	// told remembers which warnings were already given (key → message), so
-	// that a failure repeating every pass gives one Event.
-	told map[types.UID]map[string]string
-	uids map[types.NamespacedName]types.UID
 	// checkFailSince is the dashboard failure clock of RayJobs whose CRD
 	// does not keep status.jobStatusCheckFailureStartTime.
 	checkFailSince map[types.UID]checkFail
@@ -290,50 +294,26 @@ func (r *reconciler) jobsOfCluster(ctx context.Context, ns, cluster string) []re
 	return out
 }
 
-// Reconcile implements reconcile.Reconciler.
+// Reconcile implements reconcile.Reconciler: the kit's prologue, then
+// one pass.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	rj := &rayv1.RayJob{}
-	if err := r.client.Get(ctx, req.NamespacedName, rj); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, err
-	}
-	r.mu.Lock()
-	r.uids[req.NamespacedName] = rj.UID
-	r.mu.Unlock()
-	rj = r.readYourWrites(rj)
-	obs, err := r.observe(ctx, rj)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if obs == nil { // gone
-		r.forget(req.NamespacedName)
-		return ctrl.Result{}, nil
-	}
-	p := Decide(obs)
-	res, err := r.act(ctx, obs, p)
-	if apierrors.IsConflict(err) {
-		// Someone else wrote the RayJob: decide again from a fresh read,
-		// soon (the cache brings the new version).
-		log.FromContext(ctx).V(1).Info("conflict writing the RayJob; deciding again", "error", err.Error())
-		return ctrl.Result{RequeueAfter: soon}, nil
-	}
-	return res, err
+	return r.loop.Reconcile(ctx, req, r.pass)
 }
 
-func (r *reconciler) forget(nn types.NamespacedName) {
+// pass is observe → Decide → act.
+func (r *reconciler) pass(ctx context.Context, rj *rayv1.RayJob) (ctrl.Result, error) {
+	obs, err := r.observe(ctx, rj)
+	if err != nil || obs == nil { // nil: gone (its deletion brings the pass that forgets it)
+		return ctrl.Result{}, err
+	}
+	return r.act(ctx, obs, Decide(obs))
+}
+
+// forget drops what memory.go remembers of a RayJob that is gone.
+func (r *reconciler) forget(uid types.UID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	uid, ok := r.uids[nn]
-	if !ok {
-		return
-	}
-	delete(r.uids, nn)
-	delete(r.written, uid)
 	delete(r.stops, uid)
 	delete(r.stopFails, uid)
-	delete(r.told, uid)
 	delete(r.checkFailSince, uid)
 }

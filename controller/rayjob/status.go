@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/controller/kit"
@@ -29,12 +30,8 @@ func setConditions(o *Observed, st *rayv1.RayJobStatus) {
 		if ok {
 			s = metav1.ConditionTrue
 		}
-		kit.SetCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: kit.Truncate(msg, 1000),
-			ObservedGeneration: o.Job.Generation}, now)
-		if c := kit.FindCondition(st.Conditions, t); c != nil {
-			c.ObservedGeneration = o.Job.Generation
-			c.LastTransitionTime = *apiTime(c.LastTransitionTime.Time)
-		}
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: kit.Truncate(msg, 1000),
+			ObservedGeneration: o.Job.Generation, LastTransitionTime: *apiTime(now)})
 	}
 	ds := st.JobDeploymentStatus
 
@@ -87,20 +84,20 @@ func setConditions(o *Observed, st *rayv1.RayJobStatus) {
 // writeStatus replaces the status (optimistic lock: a stale view fails
 // with a conflict instead of overwriting).
 func (r *reconciler) writeStatus(ctx context.Context, rj *rayv1.RayJob, st rayv1.RayJobStatus) error {
-	prev := rj.ResourceVersion
-	old := rj.Status
-	rj.Status = st
-	if err := r.client.Status().Update(ctx, rj); err != nil {
-		rj.Status = old
+	next := rj.DeepCopy()
+	next.Status = st
+	// Decide compared the statuses (Plan.WriteStatus): a RayJob's status is
+	// written at once, never held.
+	if _, err := r.status.Write(ctx, rj, next, kit.StatusChange{}, r.now(), nil); err != nil {
 		return err
 	}
 	// What the API server kept: KubeRay's RayJob CRD prunes the conditions
 	// and (v1.5.0) the dashboard failure clock, so they are neither compared
 	// nor relied on from the stored object.
-	if len(st.Conditions) > 0 && len(rj.Status.Conditions) == 0 {
+	if len(st.Conditions) > 0 && len(next.Status.Conditions) == 0 {
 		r.prunesConditions.Store(true)
 	}
-	r.rememberCheckFail(rj.UID, st.JobId, st.JobStatusCheckFailureStartTime, rj.Status.JobStatusCheckFailureStartTime != nil)
-	r.rememberWrite(prev, rj)
+	r.rememberCheckFail(rj.UID, st.JobId, st.JobStatusCheckFailureStartTime, next.Status.JobStatusCheckFailureStartTime != nil)
+	*rj = *next
 	return nil
 }

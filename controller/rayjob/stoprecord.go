@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/controller/kit"
@@ -143,7 +144,7 @@ func readStopRecord(j *rayv1.RayJob) (StopRecord, string, bool) {
 	if v, ok := j.Annotations[rayv1.JobStopRecordAnnotationKey]; ok {
 		return decodeStopRecord(v)
 	}
-	c := kit.FindCondition(j.Status.Conditions, rayv1.JobStopConditionType)
+	c := meta.FindStatusCondition(j.Status.Conditions, rayv1.JobStopConditionType)
 	if c == nil {
 		return StopRecord{}, "", false
 	}
@@ -173,7 +174,7 @@ func describeStopRecord(j *rayv1.RayJob) string {
 // display; the annotation is the record).
 func setStopCondition(st *rayv1.RayJobStatus, message string, confirmed, deletion bool, now time.Time) {
 	c := metav1.Condition{Type: rayv1.JobStopConditionType, Status: metav1.ConditionFalse, Reason: reasonStopPending,
-		Message: kit.Truncate(message, 1000)}
+		Message: kit.Truncate(message, 1000), LastTransitionTime: *apiTime(now)}
 	if confirmed {
 		c.Status = metav1.ConditionTrue
 		c.Reason = reasonStopRequested
@@ -181,10 +182,7 @@ func setStopCondition(st *rayv1.RayJobStatus, message string, confirmed, deletio
 			c.Reason = "RayJobDeleted"
 		}
 	}
-	kit.SetCondition(&st.Conditions, c, now)
-	if cc := kit.FindCondition(st.Conditions, rayv1.JobStopConditionType); cc != nil {
-		cc.LastTransitionTime = *apiTime(cc.LastTransitionTime.Time)
-	}
+	meta.SetStatusCondition(&st.Conditions, c)
 }
 
 // showStopRecord sets the stop condition of a record.
