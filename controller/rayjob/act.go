@@ -68,38 +68,29 @@ func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result
 		}
 	}
 
-	if c := p.CreateCluster; c != nil {
-		err := r.client.Create(ctx, c)
-		switch {
+	create := func(obj client.Object, done kit.Event, key, reason, msg string) {
+		switch err := r.client.Create(ctx, obj); {
 		case err == nil:
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedCluster, Action: "Create",
-				Message: fmt.Sprintf("Created RayCluster %s for the Ray job", c.Name)})
-		case apierrors.IsAlreadyExists(err):
+			r.event(rj, done)
+		case apierrors.IsAlreadyExists(err): // an earlier pass made it
 		default:
-			fail("create-cluster", reasonCreateClusterFailed, "Create", "Failed to create RayCluster "+c.Name, err)
+			fail(key, reason, "Create", msg, err)
 		}
+	}
+	if c := p.CreateCluster; c != nil {
+		create(c, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedCluster, Action: "Create",
+			Message: fmt.Sprintf("Created RayCluster %s for the Ray job", c.Name)},
+			"create-cluster", reasonCreateClusterFailed, "Failed to create RayCluster "+c.Name)
 	}
 	if j := p.CreateSubmitter; j != nil {
-		err := r.client.Create(ctx, j)
-		switch {
-		case err == nil:
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedSubmitter, Action: "Create",
-				Message: fmt.Sprintf("Created submitter Job %s (submits Ray job %s to %s)", j.Name, rj.Status.JobId, rj.Status.DashboardURL)})
-		case apierrors.IsAlreadyExists(err):
-		default:
-			fail("create-submitter", reasonCreateSubFailed, "Create", "Failed to create the submitter Job "+j.Name, err)
-		}
+		create(j, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedSubmitter, Action: "Create",
+			Message: fmt.Sprintf("Created submitter Job %s (submits Ray job %s to %s)", j.Name, rj.Status.JobId, rj.Status.DashboardURL)},
+			"create-submitter", reasonCreateSubFailed, "Failed to create the submitter Job "+j.Name)
 	}
 	if s := p.CreateHeadService; s != nil {
-		err := r.client.Create(ctx, s)
-		switch {
-		case err == nil:
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedService, Action: "Create",
-				Message: fmt.Sprintf("Created the service %s/%s", s.Namespace, s.Name)})
-		case apierrors.IsAlreadyExists(err):
-		default:
-			fail("create-service", reasonCreateServiceFailed, "Create", fmt.Sprintf("Failed to create the service %s/%s", s.Namespace, s.Name), err)
-		}
+		create(s, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedService, Action: "Create",
+			Message: fmt.Sprintf("Created the service %s/%s", s.Namespace, s.Name)},
+			"create-service", reasonCreateServiceFailed, fmt.Sprintf("Failed to create the service %s/%s", s.Namespace, s.Name))
 	}
 	if s := p.UpdateHeadService; s != nil {
 		err := r.client.Update(ctx, s)
@@ -114,21 +105,24 @@ func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result
 			fail("update-service", reasonUpdateServiceFailed, "Update", fmt.Sprintf("Failed to update the service %s/%s", s.Namespace, s.Name), err)
 		}
 	}
-	if d := p.DeleteCluster; d != nil {
-		if err := r.deleteChild(ctx, &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: rj.Namespace, Name: d.Name}}, d); err != nil {
-			fail("delete-cluster", reasonDeleteClusterFailed, "Delete", "Failed to delete RayCluster "+d.Name, err)
+	remove := func(obj client.Object, d *deletion, done kit.Event, key, reason, msg string) {
+		obj.SetNamespace(rj.Namespace)
+		obj.SetName(d.Name)
+		if err := r.deleteChild(ctx, obj, d); err != nil {
+			fail(key, reason, "Delete", msg, err)
 		} else {
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonDeletedCluster, Action: "Delete",
-				Message: fmt.Sprintf("Deleted RayCluster %s: %s", d.Name, d.Reason)})
+			r.event(rj, done)
 		}
 	}
+	if d := p.DeleteCluster; d != nil {
+		remove(&rayv1.RayCluster{}, d, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonDeletedCluster, Action: "Delete",
+			Message: fmt.Sprintf("Deleted RayCluster %s: %s", d.Name, d.Reason)},
+			"delete-cluster", reasonDeleteClusterFailed, "Failed to delete RayCluster "+d.Name)
+	}
 	if d := p.DeleteSubmitter; d != nil {
-		if err := r.deleteChild(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: rj.Namespace, Name: d.Name}}, d); err != nil {
-			fail("delete-submitter", reasonDeleteSubFailed, "Delete", "Failed to delete the submitter Job "+d.Name, err)
-		} else {
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonDeletedSubmitter, Action: "Delete",
-				Message: fmt.Sprintf("Deleted submitter Job %s: %s", d.Name, d.Reason)})
-		}
+		remove(&batchv1.Job{}, d, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonDeletedSubmitter, Action: "Delete",
+			Message: fmt.Sprintf("Deleted submitter Job %s: %s", d.Name, d.Reason)},
+			"delete-submitter", reasonDeleteSubFailed, "Failed to delete the submitter Job "+d.Name)
 	}
 	if name := p.SuspendWorkers; name != "" {
 		if err := r.suspendWorkers(ctx, rj.Namespace, name); err != nil {
