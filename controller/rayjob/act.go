@@ -31,9 +31,6 @@ func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result
 	logger := log.FromContext(ctx)
 	rj := o.Job.DeepCopy()
 	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
-	if p.Skip != "" {
-		return res, nil // kit.Loop says why, once
-	}
 
 	if p.AddFinalizer {
 		if err := kit.UpdateFinalizers(ctx, r.client, r.exp, rj, func(f []string) []string { return append(f, rayv1.RayJobStopJobFinalizer) }, nil); err != nil {

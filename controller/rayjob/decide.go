@@ -79,7 +79,8 @@ type Observed struct {
 	Job *rayv1.RayJob
 	Now time.Time
 	// SkipReason: raydar must not reconcile this RayJob (managedBy, another
-	// operator); "" otherwise.
+	// operator); "" otherwise. kit.Loop stops such a RayJob before observe
+	// and says why; a Plan for one does nothing.
 	SkipReason string
 	// Cluster is the RayCluster named by status.rayClusterName (nil when
 	// absent or not named yet).
@@ -231,7 +232,7 @@ const soon = 200 * time.Millisecond
 // Decide is the pure decision.
 func Decide(o *Observed) *Plan {
 	if o.SkipReason != "" {
-		return &Plan{Skip: o.SkipReason, Status: *o.Job.Status.DeepCopy()}
+		return &Plan{Status: *o.Job.Status.DeepCopy()}
 	}
 	o, rewrite := remembered(o)
 	p := &Plan{Status: *o.Job.Status.DeepCopy()}

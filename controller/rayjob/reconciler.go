@@ -1,7 +1,8 @@
 package rayjob
 
 // The RayJob reconciler's registration with the manager (Setup: caches,
-// watches, index) and Reconcile: observe, Decide, act.
+// watches, index) and Reconcile: kit.Loop's prologue, then observe,
+// Decide, act.
 
 import (
 	"context"
