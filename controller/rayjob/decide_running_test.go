@@ -506,3 +506,31 @@ func TestRayJobDecideHeadService(t *testing.T) {
 		t.Fatal("created while Initializing")
 	}
 }
+
+// Under a CRD that drops status.jobStatusCheckFailureStartTime (KubeRay
+// v1.5.0), the failure clock this process remembers stands in for it: a
+// dashboard that stays down writes nothing more and still fails the job
+// on time; a clock of another Ray job does not count.
+func TestRayJobDecideRememberedFailureClock(t *testing.T) {
+	j := newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning))
+	rc := newCluster(true)
+	first := fixture.T0.Add(time.Minute)
+	p := Decide(observe(j, first, withCluster(rc), withDash(dashErr(errRefused))))
+	j.Status = p.Status
+	j.Status.JobStatusCheckFailureStartTime = nil // dropped by the API server
+	clock := func(id string) func(*Observed) {
+		return func(o *Observed) { o.CheckFailJobID, o.CheckFailSince = id, apiTime(first) }
+	}
+	p = Decide(observe(j, first.Add(time.Minute), withCluster(rc), withDash(dashErr(errRefused)), clock("rj-id001")))
+	if p.WriteStatus || len(p.Events) > 0 {
+		t.Fatalf("written again: %v %s", p.WriteStatus, eventsOf(p))
+	}
+	p = Decide(observe(j, first.Add(300*time.Second), withCluster(rc), withDash(dashErr(errRefused)), clock("rj-id001")))
+	if p.Status.Reason != rayv1.JobStatusCheckTimeoutExceeded {
+		t.Fatalf("not failed on time: %+v", p.Status)
+	}
+	p = Decide(observe(j, first.Add(time.Minute), withCluster(rc), withDash(dashErr(errRefused)), clock("rj-other")))
+	if !p.WriteStatus || !p.Status.JobStatusCheckFailureStartTime.Time.Equal(first.Add(time.Minute)) {
+		t.Fatalf("another job's clock counted: %+v", p.Status)
+	}
+}
