@@ -326,6 +326,35 @@ func decide(o *Observed, p *Plan) {
 	}
 }
 
+// remembered lays over o.Job what this process knows and the RayJob does
+// not show yet: a stop the dashboard confirmed whose record has not landed
+// (returned as the record to write again), and the dashboard failure clock
+// a CRD without that field drops.
+func remembered(o *Observed) (*Observed, string) {
+	j := o.Job
+	var rewrite string
+	if rec := o.RememberedStop; rec != nil {
+		if cur, ok := StopRecordOf(j); !ok || !cur.Confirmed || cur.JobID != rec.JobID || cur.Request != rec.Request {
+			j = j.DeepCopy()
+			SetStopRecord(j, *rec, "confirmed by the dashboard", o.Now)
+			rewrite = j.Annotations[rayv1.JobStopRecordAnnotationKey]
+		}
+	}
+	if since := o.CheckFailSince; since != nil && j.Status.JobStatusCheckFailureStartTime == nil &&
+		o.CheckFailJobID == j.Status.JobId && j.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning {
+		if j == o.Job {
+			j = j.DeepCopy()
+		}
+		j.Status.JobStatusCheckFailureStartTime = since.DeepCopy()
+	}
+	if j == o.Job {
+		return o, rewrite
+	}
+	o2 := *o
+	o2.Job = j
+	return &o2, rewrite
+}
+
 // finish computes the conditions and whether the status changed.
 func finish(o *Observed, p *Plan, rewrite string) *Plan {
 	if o.Job.DeletionTimestamp == nil {

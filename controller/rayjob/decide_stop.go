@@ -9,7 +9,7 @@ package rayjob
 //     answers it. The record Decide sees is the RayJob's as observe read it
 //     (from the API server, not the cache, whenever stopMayBeDue), with a
 //     confirmation this process remembers and the RayJob does not show yet
-//     laid over it (remembered).
+//     laid over it (remembered, decide.go).
 //   - decideStopRequest and decideDeletion say when a stop is due, and what
 //     is recorded instead when no Ray job runs.
 //   - planStop is the one place a StopCall enters a Plan (after unconfirmed
@@ -96,35 +96,6 @@ func stopMayBeDue(j *rayv1.RayJob) bool {
 	}
 	req := j.Annotations[rayv1.StopRequestedAnnotationKey]
 	return req != "" && !stopAnswered(rec, ok, j.Status.JobId, req)
-}
-
-// remembered lays over o.Job what this process knows and the RayJob does
-// not show yet: a stop the dashboard confirmed whose record has not landed
-// (returned as the record to write again), and the dashboard failure clock
-// a CRD without that field drops.
-func remembered(o *Observed) (*Observed, string) {
-	j := o.Job
-	var rewrite string
-	if rec := o.RememberedStop; rec != nil {
-		if cur, ok := StopRecordOf(j); !ok || !cur.Confirmed || cur.JobID != rec.JobID || cur.Request != rec.Request {
-			j = j.DeepCopy()
-			SetStopRecord(j, *rec, "confirmed by the dashboard", o.Now)
-			rewrite = j.Annotations[rayv1.JobStopRecordAnnotationKey]
-		}
-	}
-	if since := o.CheckFailSince; since != nil && j.Status.JobStatusCheckFailureStartTime == nil &&
-		o.CheckFailJobID == j.Status.JobId && j.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning {
-		if j == o.Job {
-			j = j.DeepCopy()
-		}
-		j.Status.JobStatusCheckFailureStartTime = since.DeepCopy()
-	}
-	if j == o.Job {
-		return o, rewrite
-	}
-	o2 := *o
-	o2.Job = j
-	return &o2, rewrite
 }
 
 // planStopRecord makes the plan record a stop without sending one: the
