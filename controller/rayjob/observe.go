@@ -22,8 +22,9 @@ import (
 
 // observe reads what Decide needs: the cache (the RayJob from the API
 // server instead when a stop may be due), the children, the dashboard about
-// a running job, and this process's memory. It changes nothing; a nil
-// Observed means the RayJob is gone.
+// a running job, and this process's memory. It writes nothing (it only
+// drops a dashboard token the dashboard refused, so that the next read
+// fetches it again); a nil Observed means the RayJob is gone.
 func (r *reconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*Observed, error) {
 	o := &Observed{Job: rj, Now: r.now(), Config: r.cfg, NewSuffix: r.newSuffix}
 	if stopMayBeDue(rj) {
