@@ -27,7 +27,7 @@ func TestIntegrationRayJobTokenAuth(t *testing.T) {
 		}
 		return "", false
 	})
-	h := newRJHarness(t, func(o *rayjob.RayJobOptions) {
+	h := newRJHarness(t, func(o *rayjob.Options) {
 		res, err := raydash.New(raydash.Options{AddressBook: book, HeadServiceName: kit.HeadServiceName,
 			Secrets: raydash.SecretsFromClientset(kc)})
 		if err != nil {

@@ -91,7 +91,7 @@ func TestUnsupportedFields(t *testing.T) {
 				return prefix + strings.TrimPrefix(tc.want, "spec")
 			}
 			rj := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "j", Annotations: tc.ann}, Spec: rayv1.RayJobSpec{RayClusterSpec: rc.Spec.DeepCopy()}}
-			check("RayJob", joinErrs(rayjob.UnsupportedRayJob(rj)), under("spec.rayClusterSpec"))
+			check("RayJob", joinErrs(rayjob.Unsupported(rj)), under("spec.rayClusterSpec"))
 			rs := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "s", Annotations: tc.ann}, Spec: rayv1.RayServiceSpec{RayClusterSpec: *rc.Spec.DeepCopy()}}
 			check("RayService", joinErrs(rayservice.UnsupportedRayService(rs)), under("spec.rayClusterConfig"))
 		})
@@ -101,7 +101,7 @@ func TestUnsupportedFields(t *testing.T) {
 		rc := fixture.Cluster("c")
 		rc.Spec.TLSOptions = &rayv1.TLSOptions{}
 		rj := &rayv1.RayJob{Spec: rayv1.RayJobSpec{RayClusterSpec: &rc.Spec, ClusterSelector: map[string]string{rayv1.RayClusterLabelKey: "c"}}}
-		if errs := rayjob.UnsupportedRayJob(rj); len(errs) != 0 {
+		if errs := rayjob.Unsupported(rj); len(errs) != 0 {
 			t.Fatal(errs)
 		}
 	})

@@ -47,7 +47,7 @@ type rjHarness struct {
 	statusWrites map[string]int // by RayJob name
 }
 
-func newRJHarness(t *testing.T, mod func(*rayjob.RayJobOptions)) *rjHarness {
+func newRJHarness(t *testing.T, mod func(*rayjob.Options)) *rjHarness {
 	t.Helper()
 	needSandbox(t)
 	t.Parallel()
@@ -64,7 +64,7 @@ func newRJHarness(t *testing.T, mod func(*rayjob.RayJobOptions)) *rjHarness {
 
 // start starts an operator with the RayCluster and RayJob reconcilers (a
 // fresh process: nothing in memory carries over from a stopped one).
-func (h *rjHarness) start(ctx context.Context, mod func(*rayjob.RayJobOptions)) *runningOperator {
+func (h *rjHarness) start(ctx context.Context, mod func(*rayjob.Options)) *runningOperator {
 	t := h.t
 	t.Helper()
 	prefix := "/apis/ray.io/v1/namespaces/" + h.ns + "/rayjobs/"
@@ -82,7 +82,7 @@ func (h *rjHarness) start(ctx context.Context, mod func(*rayjob.RayJobOptions)) 
 	}
 	opts := Options{DisableLeaderElection: true, Namespaces: []string{h.ns}, IgnoreOtherOperators: true,
 		SkipControllerNameValidation: true, StatusCoalesceWindow: 200 * time.Millisecond, Logger: testLogger(),
-		Dashboards: res, RayJob: rayjob.RayJobOptions{MaxPollInterval: 2 * time.Second}}
+		Dashboards: res, RayJob: rayjob.Options{MaxPollInterval: 2 * time.Second}}
 	if mod != nil {
 		mod(&opts.RayJob)
 	}
@@ -274,9 +274,9 @@ func TestIntegrationRayJobHTTPModeSucceeds(t *testing.T) {
 	if n := h.submissions(j); n != 1 {
 		t.Fatalf("%d submissions, want 1: %v", n, h.sim.AllCalls(h.ns, st.RayClusterName))
 	}
-	h.waitEvent("ok", rayjob.RjReasonCreatedCluster, st.RayClusterName)
-	h.waitEvent("ok", rayjob.RjReasonSubmitted, st.JobId)
-	h.waitEvent("ok", rayjob.RjReasonCompleted, "SUCCEEDED")
+	h.waitEvent("ok", rayjob.ReasonCreatedCluster, st.RayClusterName)
+	h.waitEvent("ok", rayjob.ReasonSubmitted, st.JobId)
+	h.waitEvent("ok", rayjob.ReasonCompleted, "SUCCEEDED")
 	// Status is written on changes only: a handful of transitions.
 	if n := h.writes("ok"); n > 15 {
 		t.Fatalf("%d status writes for one job", n)
@@ -313,7 +313,7 @@ func TestIntegrationRayJobK8sJobMode(t *testing.T) {
 		sub.Labels[rayv1.KubernetesCreatedByLabelKey] != rayv1.ComponentName {
 		t.Fatalf("submitter %+v", sub.ObjectMeta)
 	}
-	if done, failed, _, _ := rayjob.RjSubmitterFinished(sub); !done || failed {
+	if done, failed, _, _ := rayjob.SubmitterFinished(sub); !done || failed {
 		t.Fatalf("submitter not complete: %s", rayjob.DescribeSubmitter(sub))
 	}
 	if n := h.submissions(j); n != 1 {
@@ -323,7 +323,7 @@ func TestIntegrationRayJobK8sJobMode(t *testing.T) {
 	if err != nil || logs != "submitted by the submitter\n" {
 		t.Fatalf("logs %q %v", logs, err)
 	}
-	h.waitEvent("k8s", rayjob.RjReasonCreatedSubmitter, j.Status.JobId)
+	h.waitEvent("k8s", rayjob.ReasonCreatedSubmitter, j.Status.JobId)
 }
 
 // The sandbox cannot end one container of a pod (kwok ends whole pods), so
@@ -331,7 +331,7 @@ func TestIntegrationRayJobK8sJobMode(t *testing.T) {
 // transition grace period from the Ray job's end (shortened here), then
 // completes with JobDeploymentStatusTransitionGracePeriodExceeded.
 func TestIntegrationRayJobSidecarMode(t *testing.T) {
-	h := newRJHarness(t, func(o *rayjob.RayJobOptions) { o.TransitionGracePeriod = 3 * time.Second })
+	h := newRJHarness(t, func(o *rayjob.Options) { o.TransitionGracePeriod = 3 * time.Second })
 	h.rayJob("side", `echo from the sidecar`, func(j *rayv1.RayJob) { j.Spec.SubmissionMode = rayv1.SidecarMode })
 	j := h.wait("side", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
 	if j.Status.JobStatus != rayv1.JobStatusSucceeded || j.Status.Reason != rayv1.JobDeploymentStatusTransitionGracePeriodExceeded {
@@ -379,13 +379,13 @@ func TestIntegrationRayJobStopAnnotation(t *testing.T) {
 	if !condTrue(j, rayv1.JobStopConditionType) {
 		t.Fatal(describeRJ(j))
 	}
-	if rec, ok := rayjob.RjParseStopRecord(j); !ok || rec.Request != "tester@2030-01-01T00:00:00Z" || rec.JobID != j.Status.JobId {
+	if rec, ok := rayjob.StopRecordOf(j); !ok || rec.Request != "tester@2030-01-01T00:00:00Z" || rec.JobID != j.Status.JobId {
 		t.Fatalf("record %+v %v", rec, ok)
 	}
 	if n := h.stopCalls(j); n != 1 {
 		t.Fatalf("%d stop calls, want 1: %v", n, h.sim.AllCalls(h.ns, j.Status.RayClusterName))
 	}
-	h.waitEvent("stopme", rayjob.RjReasonStopConfirmed, "tester@")
+	h.waitEvent("stopme", rayjob.ReasonStopConfirmed, "tester@")
 	// More passes (a label change wakes the reconciler) send nothing more.
 	patchRJ(t, h.ns, "stopme", func(j *rayv1.RayJob) { j.Labels = map[string]string{"touched": "yes"} })
 	consistently(t, 3*time.Second, "one stop call", func() (bool, string) {
@@ -413,7 +413,7 @@ func TestIntegrationRayJobDeleteStopsOnce(t *testing.T) {
 	if n := h.stopCalls(j); n != 1 {
 		t.Fatalf("%d stop calls, want 1: %v", n, h.sim.AllCalls(h.ns, j.Status.RayClusterName))
 	}
-	h.waitEvent("del", rayjob.RjReasonStopConfirmed, "deleted")
+	h.waitEvent("del", rayjob.ReasonStopConfirmed, "deleted")
 	// The Ray job was stopped by the call (the head may already be gone
 	// with the cluster, which the garbage collector deletes next).
 	if info, err := dc.GetJobInfo(context.Background(), j.Status.JobId); err == nil && info.Status != dashboard.JobStopped {
@@ -423,7 +423,7 @@ func TestIntegrationRayJobDeleteStopsOnce(t *testing.T) {
 
 func TestIntegrationRayJobDeleteUnreachableReleasesFinalizer(t *testing.T) {
 	const bound = 5 * time.Second
-	h := newRJHarness(t, func(o *rayjob.RayJobOptions) { o.StopConfirmTimeout = bound })
+	h := newRJHarness(t, func(o *rayjob.Options) { o.StopConfirmTimeout = bound })
 	h.rayJob("lost", `sleep 600`)
 	j := h.wait("lost", "RUNNING", jobIs(rayv1.JobStatusRunning))
 	if err := h.sim.SetRefuse(h.ns, j.Status.RayClusterName, true); err != nil {
@@ -437,7 +437,7 @@ func TestIntegrationRayJobDeleteUnreachableReleasesFinalizer(t *testing.T) {
 	if took := time.Since(begin); took < bound-time.Second {
 		t.Fatalf("finalizer released after %s, before the %s bound", took, bound)
 	}
-	e := h.waitEvent("lost", rayjob.RjReasonStopNotConfirmed, "did not confirm")
+	e := h.waitEvent("lost", rayjob.ReasonStopNotConfirmed, "did not confirm")
 	if e.Type != corev1.EventTypeWarning || !strings.Contains(e.Note, j.Status.JobId) {
 		t.Fatalf("%+v", e)
 	}
@@ -452,7 +452,7 @@ func TestIntegrationRayJobStopRecordSurvivesRestart(t *testing.T) {
 	recorded := make(chan struct{})
 	unblock := make(chan struct{})
 	var once sync.Once
-	h := newRJHarness(t, func(o *rayjob.RayJobOptions) {
+	h := newRJHarness(t, func(o *rayjob.Options) {
 		o.AfterStopRecorded = func(*rayv1.RayJob) error {
 			once.Do(func() { close(recorded) })
 			<-unblock
@@ -475,7 +475,7 @@ func TestIntegrationRayJobStopRecordSurvivesRestart(t *testing.T) {
 	h.op.stop()
 
 	j = h.wait("crash", "still held by the finalizer, the stop on record", func(j *rayv1.RayJob) bool {
-		return containsString(j.Finalizers, rayv1.RayJobStopJobFinalizer) && rayjob.RjStopConfirmedFor(j, j.Status.JobId)
+		return containsString(j.Finalizers, rayv1.RayJobStopJobFinalizer) && rayjob.StopConfirmedFor(j, j.Status.JobId)
 	})
 	if n := h.stopCalls(j); n != 1 {
 		t.Fatalf("%d stop calls before the restart, want 1", n)
@@ -509,7 +509,7 @@ func TestIntegrationRayJobShutdownAfterJobFinishes(t *testing.T) {
 	if early := j.Status.EndTime.Add(3 * time.Second).Sub(gone); early > time.Second { // endTime has whole seconds
 		t.Fatalf("cluster deleted %s before the TTL", early)
 	}
-	h.waitEvent("ttl", rayjob.RjReasonDeletedCluster, "ttlSecondsAfterFinished 3s")
+	h.waitEvent("ttl", rayjob.ReasonDeletedCluster, "ttlSecondsAfterFinished 3s")
 	// The RayJob stays (KubeRay's default), with its result.
 	j, err := h.get("ttl")
 	if err != nil || j.Status.JobStatus != rayv1.JobStatusSucceeded {
@@ -549,7 +549,7 @@ func TestIntegrationRayJobDeletionRules(t *testing.T) {
 		err := cl.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, rc)
 		return apierrors.IsNotFound(err) || (err == nil && rc.DeletionTimestamp != nil), fmt.Sprint(err)
 	})
-	h.waitEvent("rules", rayjob.RjReasonDeletedCluster, "DeleteCluster")
+	h.waitEvent("rules", rayjob.ReasonDeletedCluster, "DeleteCluster")
 	consistently(t, 2*time.Second, "the RayJob stays", func() (bool, string) {
 		_, err := h.get("rules")
 		return err == nil, fmt.Sprint(err)
@@ -563,11 +563,11 @@ func TestIntegrationRayJobRetriesWithNewCluster(t *testing.T) {
 	if rayjob.DerefInt32(j.Status.Failed) != 2 || j.Status.Reason != rayv1.AppFailed {
 		t.Fatal(describeRJ(j))
 	}
-	h.waitEvent("retry", rayjob.RjReasonRetrying, "Attempt 1 failed")
+	h.waitEvent("retry", rayjob.ReasonRetrying, "Attempt 1 failed")
 	// Two attempts, two clusters: the first one was deleted.
 	var deleted int
 	for _, e := range h.events("retry") {
-		if e.Reason == rayjob.RjReasonDeletedCluster && strings.Contains(e.Note, "retried") {
+		if e.Reason == rayjob.ReasonDeletedCluster && strings.Contains(e.Note, "retried") {
 			deleted++
 		}
 	}
@@ -644,7 +644,7 @@ func TestIntegrationRayJobActiveDeadline(t *testing.T) {
 // (the start of the failure clock), not on every poll, and recovers when
 // the dashboard answers again.
 func TestIntegrationRayJobQuietWhileDashboardRefuses(t *testing.T) {
-	h := newRJHarness(t, func(o *rayjob.RayJobOptions) { o.MinPollInterval = 200 * time.Millisecond })
+	h := newRJHarness(t, func(o *rayjob.Options) { o.MinPollInterval = 200 * time.Millisecond })
 	h.rayJob("quiet", `sleep 600`)
 	j := h.wait("quiet", "RUNNING", jobIs(rayv1.JobStatusRunning))
 	if err := h.sim.SetRefuse(h.ns, j.Status.RayClusterName, true); err != nil {
@@ -659,7 +659,7 @@ func TestIntegrationRayJobQuietWhileDashboardRefuses(t *testing.T) {
 	if j, _ := h.get("quiet"); j.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning {
 		t.Fatal(describeRJ(j))
 	}
-	h.waitEvent("quiet", rayjob.RjReasonDashboardUnreachable, "retrying with back-off")
+	h.waitEvent("quiet", rayjob.ReasonDashboardUnreachable, "retrying with back-off")
 	if err := h.sim.SetRefuse(h.ns, j.Status.RayClusterName, false); err != nil {
 		t.Fatal(err)
 	}
@@ -689,8 +689,8 @@ func TestIntegrationRayJobHeadService(t *testing.T) {
 	if got := svc.Spec.Selector[rayv1.RayClusterLabelKey]; got != j.Status.RayClusterName {
 		t.Fatalf("the head Service selects cluster %q, want the last attempt's %q", got, j.Status.RayClusterName)
 	}
-	h.waitEvent("hsvc", rayjob.RjReasonCreatedService, "hsvc-head-svc")
-	h.waitEvent("hsvc", rayjob.RjReasonUpdatedService, "hsvc-head-svc")
+	h.waitEvent("hsvc", rayjob.ReasonCreatedService, "hsvc-head-svc")
+	h.waitEvent("hsvc", rayjob.ReasonUpdatedService, "hsvc-head-svc")
 	if rc := getRC(t, h.ns, j.Status.RayClusterName); rc.Annotations["team.io/cost-center"] != "42" {
 		t.Fatalf("cluster annotations %v", rc.Annotations)
 	}

@@ -1,6 +1,7 @@
 package raycluster
 
-// The head Service of a RayCluster, as KubeRay v1.7.0 builds it
+// The head Service and the headless worker Service of a RayCluster, as
+// KubeRay v1.7.0 builds them
 // (ray-operator/controllers/ray/common/service.go: BuildServiceForHeadPod,
 // getServicePorts).
 
@@ -125,4 +126,37 @@ func BuildHeadService(rc *rayv1.RayCluster, cfg BuildConfig) *corev1.Service {
 		svc.Spec.PublishNotReadyAddresses = true
 	}
 	return svc
+}
+
+// buildHeadlessWorkerService returns the headless Service multi-host groups
+// use for pod-to-pod discovery, as KubeRay v1.7.0 builds it
+// (common/service.go BuildHeadlessServiceForRayCluster): labelled only
+// ray.io/headless-worker-svc=<cluster>. It has no ray.io/cluster label, so
+// the shared cache does not hold it: the reconciler reads it live
+// (headlessServiceExists), which also finds one KubeRay made.
+func buildHeadlessWorkerService(rc *rayv1.RayCluster) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            kit.HeadlessWorkerServiceName(rc.Name),
+			Namespace:       rc.Namespace,
+			Labels:          map[string]string{rayv1.RayClusterHeadlessServiceLabelKey: rc.Name},
+			OwnerReferences: []metav1.OwnerReference{kit.OwnerRef(rc)},
+		},
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			Selector:                 kit.WorkerSelector(rc.Name),
+			Type:                     corev1.ServiceTypeClusterIP,
+			PublishNotReadyAddresses: true,
+		},
+	}
+}
+
+// needsHeadlessWorkerService reports whether any group is multi-host.
+func needsHeadlessWorkerService(rc *rayv1.RayCluster) bool {
+	for _, g := range rc.Spec.WorkerGroupSpecs {
+		if g.NumOfHosts > 1 {
+			return true
+		}
+	}
+	return false
 }

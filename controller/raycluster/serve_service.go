@@ -93,5 +93,5 @@ func (r *Reconciler) serveServiceExists(ctx context.Context, rc *rayv1.RayCluste
 	if !wantsServeService(rc.Annotations) || rc.DeletionTimestamp != nil {
 		return false, nil
 	}
-	return r.existsOnce(ctx, rc, r.serveServiceReady, "Service", kit.RayClusterServeServiceName(rc.Name))
+	return r.existsOnce(ctx, rc, "Service", kit.RayClusterServeServiceName(rc.Name))
 }

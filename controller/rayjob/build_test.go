@@ -6,18 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/raydar/raydar/controller/internal/fixture"
-	"github.com/raydar/raydar/controller/kit"
-
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/kit"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-func mustBuildRayJobCluster(t *testing.T, j *rayv1.RayJob, name string) *rayv1.RayCluster {
+func mustBuildCluster(t *testing.T, j *rayv1.RayJob, name string) *rayv1.RayCluster {
 	t.Helper()
-	rc, err := buildRayJobCluster(j, name)
+	rc, err := buildCluster(j, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,8 +33,8 @@ func mustBuildSubmitterJob(t *testing.T, j *rayv1.RayJob, rc *rayv1.RayCluster, 
 }
 
 func TestBuildRayJobCluster(t *testing.T) {
-	j := rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), func(j *rayv1.RayJob) { j.Labels = map[string]string{"team": "a"} })
-	rc := mustBuildRayJobCluster(t, j, "rj-rc001")
+	j := newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), func(j *rayv1.RayJob) { j.Labels = map[string]string{"team": "a"} })
+	rc := mustBuildCluster(t, j, "rj-rc001")
 	if rc.Name != "rj-rc001" || rc.Namespace != "ns" || kit.ControllerUID(rc.OwnerReferences) != "rj-uid" {
 		t.Fatalf("%+v", rc.ObjectMeta)
 	}
@@ -55,7 +54,7 @@ func TestBuildRayJobCluster(t *testing.T) {
 	// too, as in KubeRay); raydar's stop protocol does not.
 	j.Annotations = map[string]string{"team.io/cost-center": "42", corev1.LastAppliedConfigAnnotation: "{}",
 		rayv1.StopRequestedAnnotationKey: "alice", rayv1.JobStopRecordAnnotationKey: "{}"}
-	rc = mustBuildRayJobCluster(t, j, "rj-rc001")
+	rc = mustBuildCluster(t, j, "rj-rc001")
 	if want := map[string]string{"team.io/cost-center": "42", corev1.LastAppliedConfigAnnotation: "{}"}; !maps.Equal(rc.Annotations, want) {
 		t.Fatalf("annotations %v, want %v", rc.Annotations, want)
 	}
@@ -68,7 +67,7 @@ func TestBuildRayJobCluster(t *testing.T) {
 
 	j.Spec.SubmissionMode = rayv1.SidecarMode
 	j.Spec.RayClusterSpec.AuthOptions = &rayv1.AuthOptions{Mode: rayv1.AuthModeToken}
-	rc = mustBuildRayJobCluster(t, j, "rj-rc001")
+	rc = mustBuildCluster(t, j, "rj-rc001")
 	pod := rc.Spec.HeadGroupSpec.Template.Spec
 	if pod.RestartPolicy != corev1.RestartPolicyNever || rc.Annotations[rayv1.DisableProvisionedHeadRestartAnnotationKey] != "true" {
 		t.Fatalf("%+v %v", pod.RestartPolicy, rc.Annotations)
@@ -178,11 +177,11 @@ func TestRayJobSubmitCommand(t *testing.T) {
 		err: "yaml",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			j := rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), mode(tc.mode))
+			j := newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), mode(tc.mode))
 			if tc.mod != nil {
 				tc.mod(j)
 			}
-			got, err := rayJobSubmitCommand(j, tc.mode, tc.url)
+			got, err := submitCommand(j, tc.mode, tc.url)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want one with %q", err, tc.err)
@@ -197,14 +196,14 @@ func TestRayJobSubmitCommand(t *testing.T) {
 }
 
 func TestBuildSubmitterJob(t *testing.T) {
-	j := rjJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), mode(rayv1.K8sJobMode), func(j *rayv1.RayJob) {
+	j := newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), mode(rayv1.K8sJobMode), func(j *rayv1.RayJob) {
 		j.Spec.RuntimeEnvYAML = "env_vars:\n  A: \"it's\"\n"
 		j.Spec.Metadata = map[string]string{"owner": "me"}
 		j.Spec.EntrypointNumCpus = 0.5
 		j.Spec.EntrypointResources = `{"TPU": 1}`
 		j.Spec.Entrypoint = "python train.py --epochs 3"
 	})
-	rc := rjCluster(true)
+	rc := newCluster(true)
 	job := mustBuildSubmitterJob(t, j, rc, "rj-rc001-head-svc.ns.svc.cluster.local:8265")
 	if job.Name != "rj" || kit.ControllerUID(job.OwnerReferences) != "rj-uid" || *job.Spec.BackoffLimit != 2 {
 		t.Fatalf("%+v", job)
@@ -228,7 +227,7 @@ func TestBuildSubmitterJob(t *testing.T) {
 	if got := envStrings(c.Env); !slices.Equal(got, wantEnv) {
 		t.Fatalf("env %v, want %v", got, wantEnv)
 	}
-	want, err := rayJobSubmitCommand(j, rayv1.K8sJobMode, "rj-rc001-head-svc.ns.svc.cluster.local:8265")
+	want, err := submitCommand(j, rayv1.K8sJobMode, "rj-rc001-head-svc.ns.svc.cluster.local:8265")
 	if err != nil || !slices.Equal(c.Command, []string{"/bin/bash", "-ce", "--"}) || !slices.Equal(c.Args, []string{want}) {
 		t.Fatalf("command %q args %q, want the K8sJobMode command (%v)", c.Command, c.Args, err)
 	}

@@ -1,8 +1,11 @@
 package rayjob
 
 // The objects a RayJob creates: its RayCluster (with the SidecarMode
-// submitter injected into the head pod) and the K8sJobMode submitter Job.
-// Pure functions of the RayJob and, for the submitter, its cluster.
+// submitter injected into the head pod), the K8sJobMode submitter Job, the
+// RayJob's own head Service, with the metadata KubeRay v1.7.0 writes
+// (rayjob_controller.go constructRayClusterForRayJob, getSubmitterTemplate,
+// createNewK8sJob; common/job.go BuildHeadServiceForRayJob). Pure
+// functions of the RayJob and, for the submitter, its cluster.
 
 import (
 	"encoding/json"
@@ -11,9 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/raydar/raydar/controller/kit"
-	"github.com/raydar/raydar/controller/raycluster"
-
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/yaml"
 
+	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/controller/raycluster"
 	"github.com/raydar/raydar/kube/raydash"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -33,20 +35,20 @@ const (
 	envPythonUnbuffered = "PYTHONUNBUFFERED"
 )
 
-// buildRayJobCluster is the RayCluster a RayJob creates: its
+// buildCluster is the RayCluster a RayJob creates: its
 // rayClusterSpec, the child labels, a controller reference to the RayJob,
 // and in SidecarMode the submitter container in the head pod (whose restart
 // policy becomes Never, and the cluster is annotated so that its head is not
 // re-created once provisioned: a new head would run the job again). It
 // fails only where KubeRay's constructRayClusterForRayJob fails: a
-// submit command it cannot build (rayJobSubmitCommand).
-func buildRayJobCluster(rj *rayv1.RayJob, name string) (*rayv1.RayCluster, error) {
+// submit command it cannot build (submitCommand).
+func buildCluster(rj *rayv1.RayJob, name string) (*rayv1.RayCluster, error) {
 	rc := &rayv1.RayCluster{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            name,
 			Namespace:       rj.Namespace,
-			Labels:          rayJobClusterLabels(rj),
-			Annotations:     rayJobClusterAnnotations(rj),
+			Labels:          clusterLabels(rj),
+			Annotations:     clusterAnnotations(rj),
 			OwnerReferences: []metav1.OwnerReference{kit.RayJobOwnerRef(rj)},
 		},
 	}
@@ -91,12 +93,12 @@ func headImage(spec *rayv1.RayClusterSpec) string {
 // v1.7.0 builds it (rayjob_controller.go getSubmitterContainer and
 // configureSubmitterContainer, common/job.go GetDefaultSubmitterContainer):
 // the head image, the default submitter resources, bash running
-// rayJobSubmitCommand against the dashboard on 127.0.0.1, and the env
+// submitCommand against the dashboard on 127.0.0.1, and the env
 // KubeRay appends: PYTHONUNBUFFERED, RAY_DASHBOARD_ADDRESS (the RayJob's
 // status.dashboardURL, empty while the cluster is being created) and
 // RAY_JOB_SUBMISSION_ID, then the cluster's token-auth env.
 func sidecarSubmitter(rj *rayv1.RayJob, rc *rayv1.RayCluster) (corev1.Container, error) {
-	script, err := rayJobSubmitCommand(rj, rayv1.SidecarMode, rj.Status.DashboardURL)
+	script, err := submitCommand(rj, rayv1.SidecarMode, rj.Status.DashboardURL)
 	if err != nil {
 		return corev1.Container{}, err
 	}
@@ -160,14 +162,14 @@ func authEnv(rc *rayv1.RayCluster) []corev1.EnvVar {
 // and createNewK8sJob; common/job.go GetSubmitterTemplate): a batch Job
 // named after the RayJob running spec.submitterPodTemplate or a default pod
 // (the head's image, 500m/200Mi requested, 1/1Gi limits, restartPolicy
-// Never); its first container runs rayJobSubmitCommand unless it has a
+// Never); its first container runs submitCommand unless it has a
 // command of its own, and gets KubeRay's env appended (submitterEnv) and
 // the cluster's token-auth env where absent. dashboardURL is
 // status.dashboardURL (host:port, no scheme). One addition: a template
 // without restartPolicy gets Never (KubeRay passes it on, and the API
 // server refuses the Job).
 func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardURL string) (*batchv1.Job, error) {
-	script, err := rayJobSubmitCommand(rj, rayv1.K8sJobMode, dashboardURL)
+	script, err := submitCommand(rj, rayv1.K8sJobMode, dashboardURL)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +197,7 @@ func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardURL stri
 			c.Env = setEnvIfAbsent(c.Env, e)
 		}
 	}
-	labels := rayJobSubmitterLabels(rj)
+	labels := submitterLabels(rj)
 	if tmpl.Labels == nil {
 		tmpl.Labels = map[string]string{}
 	}
@@ -230,7 +232,7 @@ const (
 	submitterHealthCommand    = `python -c "import urllib.request; r=urllib.request.urlopen('%s', timeout=%d); exit(0 if b'success' in r.read() else 1)"`
 )
 
-// rayJobSubmitCommand is the bash script of KubeRay v1.7.0's submitters
+// submitCommand is the bash script of KubeRay v1.7.0's submitters
 // (common/job.go BuildJobSubmitCommand, SidecarSubmitterRestart off), its
 // words joined by single spaces:
 //
@@ -246,7 +248,7 @@ const (
 // (strconv.Quote), the runtime env as sigs.k8s.io/yaml converts it; the
 // entrypoint is passed as written, trimmed. Errors are KubeRay's: a
 // runtimeEnvYAML that is not YAML, metadata with a rayVersion below 2.6.0.
-func rayJobSubmitCommand(rj *rayv1.RayJob, mode rayv1.JobSubmissionMode, dashboardURL string) (string, error) {
+func submitCommand(rj *rayv1.RayJob, mode rayv1.JobSubmissionMode, dashboardURL string) (string, error) {
 	s := &rj.Spec
 	var address, healthURL string
 	switch mode {
@@ -319,9 +321,9 @@ func rayJobSubmitCommand(rj *rayv1.RayJob, mode rayv1.JobSubmissionMode, dashboa
 	return strings.Join(cmd, " "), nil
 }
 
-// rayJobDashboardURL is status.dashboardURL: the head Service's DNS name and
+// dashboardURLOf is status.dashboardURL: the head Service's DNS name and
 // dashboard port, without a scheme (as KubeRay writes it).
-func rayJobDashboardURL(rc *rayv1.RayCluster, clusterDomain string) string {
+func dashboardURLOf(rc *rayv1.RayCluster, clusterDomain string) string {
 	return raydash.ServiceDNSAddress(kit.HeadServiceName(rc), rc.Namespace, clusterDomain, raydash.DashboardPort(rc))
 }
 
@@ -350,4 +352,87 @@ func rayVersionAtLeast(v string, major, minor uint) (bool, error) {
 		return false, err
 	}
 	return got.AtLeast(version.MajorMinor(major, minor)), nil
+}
+
+// clusterLabels are the labels of the RayCluster a RayJob creates:
+// every label of the RayJob, then the originated-from labels and the
+// submission mode, which cannot be overridden.
+func clusterLabels(rj *rayv1.RayJob) map[string]string {
+	l := make(map[string]string, len(rj.Labels)+3)
+	maps.Copy(l, rj.Labels)
+	l[rayv1.RayOriginatedFromCRNameLabelKey] = rj.Name
+	l[rayv1.RayOriginatedFromCRDLabelKey] = rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob)
+	l[rayv1.RayJobSubmissionModeLabelKey] = string(rj.Spec.EffectiveSubmissionMode())
+	return l
+}
+
+// protocolAnnotation reports whether an annotation key is part of
+// raydar's RayJob protocol (a stop request and its record): it concerns
+// the RayJob alone and is not handed on to the cluster.
+func protocolAnnotation(k string) bool {
+	return k == rayv1.StopRequestedAnnotationKey || k == rayv1.JobStopRecordAnnotationKey
+}
+
+// clusterAnnotations are the annotations of the RayCluster a RayJob
+// creates: every annotation of the RayJob (kubectl's last-applied
+// configuration included, as KubeRay copies it) except raydar's stop
+// protocol, and in SidecarMode the one that keeps a provisioned head from
+// being re-created (a new head would run the job again). nil when empty.
+func clusterAnnotations(rj *rayv1.RayJob) map[string]string {
+	var a map[string]string
+	set := func(k, v string) {
+		if a == nil {
+			a = make(map[string]string, len(rj.Annotations)+1)
+		}
+		a[k] = v
+	}
+	for k, v := range rj.Annotations {
+		if !protocolAnnotation(k) {
+			set(k, v)
+		}
+	}
+	if rj.Spec.EffectiveSubmissionMode() == rayv1.SidecarMode {
+		set(rayv1.DisableProvisionedHeadRestartAnnotationKey, "true")
+	}
+	return a
+}
+
+// submitterLabels are the labels of the K8sJobMode submitter Job and
+// the ones its pod template gets (overriding the template's own): the
+// originated-from labels and created-by, nothing of the RayJob's labels.
+func submitterLabels(rj *rayv1.RayJob) map[string]string {
+	return map[string]string{
+		rayv1.RayOriginatedFromCRNameLabelKey: rj.Name,
+		rayv1.RayOriginatedFromCRDLabelKey:    rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob),
+		rayv1.KubernetesCreatedByLabelKey:     rayv1.ComponentName,
+	}
+}
+
+// HeadServiceName is the name of a RayJob's own head Service,
+// "<rayjob>-head-svc", which follows the head of the RayJob's cluster.
+func HeadServiceName(rj *rayv1.RayJob) string {
+	return rj.Name + "-" + string(rayv1.HeadNode) + "-svc"
+}
+
+// buildHeadService is the RayJob's head Service: the cluster's head
+// Service (spec, selector, ports, the custom headService's annotations)
+// under the name "<rayjob>-head-svc", with the RayJob's labels only and a
+// controller reference to the RayJob. KubeRay builds it from the cluster
+// without spec.headServiceAnnotations, so those are left out.
+func buildHeadService(rj *rayv1.RayJob, rc *rayv1.RayCluster, cfg raycluster.BuildConfig) *corev1.Service {
+	svc := raycluster.BuildHeadService(rc, cfg)
+	svc.Name = HeadServiceName(rj)
+	svc.Namespace = rj.Namespace
+	svc.Labels = map[string]string{
+		rayv1.RayOriginatedFromCRNameLabelKey: rj.Name,
+		rayv1.RayOriginatedFromCRDLabelKey:    rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob),
+		rayv1.RayNodeTypeLabelKey:             string(rayv1.HeadNode),
+		rayv1.RayIDLabelKey:                   kit.KubeRayCheckLabel(rj.Name + "-" + strings.ToLower(string(rayv1.HeadNode))),
+	}
+	svc.Annotations = nil
+	if hs := rc.Spec.HeadGroupSpec.HeadService; hs != nil && len(hs.Annotations) > 0 {
+		svc.Annotations = maps.Clone(hs.Annotations)
+	}
+	svc.OwnerReferences = []metav1.OwnerReference{kit.RayJobOwnerRef(rj)}
+	return svc
 }

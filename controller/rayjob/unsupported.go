@@ -1,15 +1,18 @@
 package rayjob
 
+// The refusals of RayJob fields raydar does not implement.
+
 import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/raydar/raydar/controller/raycluster"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // unsupportedRayJob lists what a RayJob asks for, in itself or in the
 // cluster it would create, that raydar does not implement. A job on a
 // selected cluster creates none: that cluster answers for itself.
-func UnsupportedRayJob(rj *rayv1.RayJob) field.ErrorList {
+func Unsupported(rj *rayv1.RayJob) field.ErrorList {
 	if rj.Spec.RayClusterSpec == nil || rj.Spec.UsesClusterSelector() {
 		return nil
 	}

@@ -15,12 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/raydar/raydar/controller/internal/fixture"
-
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/raydar/raydar/controller/internal/fixture"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -229,24 +228,24 @@ func TestRayJobStopRecordSurvivesKubeRayPruning(t *testing.T) {
 	schema := kubeRayRayJobStatusSchema(t)
 	run := inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning)
 	req := func(j *rayv1.RayJob) { j.Annotations = map[string]string{rayv1.StopRequestedAnnotationKey: "alice@1"} }
-	rc := withCluster(rjCluster(true))
+	rc := withCluster(newCluster(true))
 	now := fixture.T0.Add(time.Minute)
 
-	j := rjJob(run, req)
-	p := RjDecide(observe(j, now, rc, withDash(info(dashboard.JobRunning))))
+	j := newJob(run, req)
+	p := Decide(observe(j, now, rc, withDash(info(dashboard.JobRunning))))
 	if p.Stop == nil {
 		t.Fatalf("no stop planned: %+v", p)
 	}
 	// The reconciler sent it and the dashboard confirmed: it records the
 	// annotation; the status it writes loses its conditions.
-	RjSetStopRecord(j, RjStopRecord{JobID: "rj-id001", Request: "alice@1", Confirmed: true}, "the dashboard is stopping it", now)
+	SetStopRecord(j, StopRecord{JobID: "rj-id001", Request: "alice@1", Confirmed: true}, "the dashboard is stopping it", now)
 	j.Status = pruneTo(t, j.Status, schema)
 	if len(j.Status.Conditions) != 0 {
 		t.Fatal("pruning kept the conditions")
 	}
-	for _, dash := range []*RjDash{info(dashboard.JobRunning), info(dashboard.JobStopped)} {
-		o := observe(j, now.Add(time.Second), rc, withDash(dash), func(o *RjObserved) { o.StatusPrunesConditions = true })
-		p := RjDecide(o)
+	for _, dash := range []*DashAnswer{info(dashboard.JobRunning), info(dashboard.JobStopped)} {
+		o := observe(j, now.Add(time.Second), rc, withDash(dash), func(o *Observed) { o.StatusPrunesConditions = true })
+		p := Decide(o)
 		if p.Stop != nil {
 			t.Fatalf("stop sent again after pruning (dashboard %s)", dash.Info.Status)
 		}
@@ -257,7 +256,7 @@ func TestRayJobStopRecordSurvivesKubeRayPruning(t *testing.T) {
 			// Once finished, the pruned status is stable: no write loop.
 			j2 := j.DeepCopy()
 			j2.Status = pruneTo(t, p.Status, schema)
-			p2 := RjDecide(observe(j2, now.Add(time.Minute), rc, func(o *RjObserved) { o.StatusPrunesConditions = true }))
+			p2 := Decide(observe(j2, now.Add(time.Minute), rc, func(o *Observed) { o.StatusPrunesConditions = true }))
 			if p2.WriteStatus || p2.Stop != nil || p2.StopRecord != "" {
 				t.Fatalf("a finished, pruned RayJob is written again: %+v", p2)
 			}
@@ -265,10 +264,10 @@ func TestRayJobStopRecordSurvivesKubeRayPruning(t *testing.T) {
 	}
 	// A running job whose status is pruned writes nothing either (the
 	// conditions are not compared).
-	j3 := rjJob(run)
-	p3 := RjDecide(observe(j3, now, rc, withDash(info(dashboard.JobRunning))))
+	j3 := newJob(run)
+	p3 := Decide(observe(j3, now, rc, withDash(info(dashboard.JobRunning))))
 	j3.Status = pruneTo(t, p3.Status, schema)
-	if p4 := RjDecide(observe(j3, now, rc, withDash(info(dashboard.JobRunning)), func(o *RjObserved) { o.StatusPrunesConditions = true })); p4.WriteStatus {
+	if p4 := Decide(observe(j3, now, rc, withDash(info(dashboard.JobRunning)), func(o *Observed) { o.StatusPrunesConditions = true })); p4.WriteStatus {
 		t.Fatalf("status written on every pass under KubeRay's CRD: %+v vs %+v", p4.Status, j3.Status)
 	}
 }

@@ -1,0 +1,312 @@
+package rayjob
+
+// act: carries out a Plan, in the order it gives; every write idempotent
+// (UID preconditions, optimistic locks, AlreadyExists and NotFound taken as
+// done). No decisions: what a stop's answer leads to is StopCall.Outcome.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// act carries out the plan.
+func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	rj := o.Job.DeepCopy()
+	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
+
+	if p.AddFinalizer {
+		if err := kit.UpdateFinalizers(ctx, r.client, r.exp, rj, func(f []string) []string { return append(f, rayv1.RayJobStopJobFinalizer) }, nil); err != nil {
+			return res, err
+		}
+	}
+	if v := p.StopRecord; v != "" {
+		if err := r.patchStopRecord(ctx, rj, v); err != nil {
+			if apierrors.IsNotFound(err) {
+				return ctrl.Result{}, nil
+			}
+			return res, err
+		}
+	}
+	if p.WriteStatus {
+		if err := r.writeStatus(ctx, rj, p.Status); err != nil {
+			if apierrors.IsNotFound(err) {
+				return ctrl.Result{}, nil
+			}
+			return res, err
+		}
+	}
+	for _, e := range p.Events {
+		r.event(rj, e)
+	}
+
+	var errs []error
+	fail := func(key, reason, action, msg string, err error) {
+		errs = append(errs, fmt.Errorf("%s: %w", msg, err))
+		if r.events.Once(rj.UID, key, reason+msg) {
+			r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reason, Action: action, Message: msg + ": " + err.Error()})
+		}
+	}
+
+	create := func(obj client.Object, done kit.Event, key, reason, msg string) {
+		switch err := r.client.Create(ctx, obj); {
+		case err == nil:
+			r.event(rj, done)
+		case apierrors.IsAlreadyExists(err): // an earlier pass made it
+		default:
+			fail(key, reason, "Create", msg, err)
+		}
+	}
+	if c := p.CreateCluster; c != nil {
+		create(c, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedCluster, Action: "Create",
+			Message: fmt.Sprintf("Created RayCluster %s for the Ray job", c.Name)},
+			"create-cluster", reasonCreateClusterFailed, "Failed to create RayCluster "+c.Name)
+	}
+	if j := p.CreateSubmitter; j != nil {
+		create(j, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedSubmitter, Action: "Create",
+			Message: fmt.Sprintf("Created submitter Job %s (submits Ray job %s to %s)", j.Name, rj.Status.JobId, rj.Status.DashboardURL)},
+			"create-submitter", reasonCreateSubFailed, "Failed to create the submitter Job "+j.Name)
+	}
+	if s := p.CreateHeadService; s != nil {
+		create(s, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedService, Action: "Create",
+			Message: fmt.Sprintf("Created the service %s/%s", s.Namespace, s.Name)},
+			"create-service", reasonCreateServiceFailed, fmt.Sprintf("Failed to create the service %s/%s", s.Namespace, s.Name))
+	}
+	if s := p.UpdateHeadService; s != nil {
+		err := r.client.Update(ctx, s)
+		switch {
+		case err == nil:
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonUpdatedService, Action: "Update",
+				Message: fmt.Sprintf("Updated the service %s/%s", s.Namespace, s.Name)})
+		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+			// The next pass sees the new version.
+			res.RequeueAfter = soon
+		default:
+			fail("update-service", reasonUpdateServiceFailed, "Update", fmt.Sprintf("Failed to update the service %s/%s", s.Namespace, s.Name), err)
+		}
+	}
+	remove := func(obj client.Object, d *deletion, done kit.Event, key, reason, msg string) {
+		obj.SetNamespace(rj.Namespace)
+		obj.SetName(d.Name)
+		if err := r.deleteChild(ctx, obj, d); err != nil {
+			fail(key, reason, "Delete", msg, err)
+		} else {
+			r.event(rj, done)
+		}
+	}
+	if d := p.DeleteCluster; d != nil {
+		remove(&rayv1.RayCluster{}, d, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonDeletedCluster, Action: "Delete",
+			Message: fmt.Sprintf("Deleted RayCluster %s: %s", d.Name, d.Reason)},
+			"delete-cluster", reasonDeleteClusterFailed, "Failed to delete RayCluster "+d.Name)
+	}
+	if d := p.DeleteSubmitter; d != nil {
+		remove(&batchv1.Job{}, d, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonDeletedSubmitter, Action: "Delete",
+			Message: fmt.Sprintf("Deleted submitter Job %s: %s", d.Name, d.Reason)},
+			"delete-submitter", reasonDeleteSubFailed, "Failed to delete the submitter Job "+d.Name)
+	}
+	if name := p.SuspendWorkers; name != "" {
+		if err := r.suspendWorkers(ctx, rj.Namespace, name); err != nil {
+			fail("suspend-workers", reasonUpdateClusterFailed, "Update", "Failed to suspend the worker groups of RayCluster "+name, err)
+		} else {
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonSuspendedWorkers, Action: "Delete",
+				Message: fmt.Sprintf("Suspended every worker group of RayCluster %s (its worker pods go): deletion rule DeleteWorkers", name)})
+		}
+	}
+	if s := p.Submit; s != nil && o.Cluster != nil {
+		dc, err := r.dash.ClientFor(ctx, o.Cluster)
+		if err == nil {
+			_, err = dc.SubmitJob(ctx, s.Request)
+		}
+		switch {
+		case err == nil:
+			r.events.Unsay(rj.UID, "submit")
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonSubmitted, Action: "Submit",
+				Message: fmt.Sprintf("Submitted Ray job %s to the dashboard of RayCluster %s", s.Request.SubmissionID, s.ClusterName)})
+		case errors.Is(err, dashboard.ErrSubmissionIDInUse):
+		default:
+			// Not an error for the work queue: the next poll tries again.
+			logger.Info("submission failed; retrying", "error", err.Error())
+			if r.events.Once(rj.UID, "submit", "failed") {
+				r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonSubmitFailed, Action: "Submit",
+					Message: fmt.Sprintf("Failed to submit Ray job %s (retrying): %v", s.Request.SubmissionID, err)})
+			}
+		}
+	}
+
+	release := p.RemoveFinalizer
+	if p.Stop != nil {
+		out, err := r.sendStop(ctx, rj, o, p.Stop)
+		if err != nil {
+			return res, err
+		}
+		release = release || out.ReleaseFinalizer && slices.Contains(rj.Finalizers, rayv1.RayJobStopJobFinalizer)
+	}
+
+	if release {
+		err := kit.UpdateFinalizers(ctx, r.client, r.exp, rj, func(f []string) []string {
+			out := f[:0:0]
+			for _, x := range f {
+				if x != rayv1.RayJobStopJobFinalizer {
+					out = append(out, x)
+				}
+			}
+			return out
+		}, nil)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return res, err
+		}
+	}
+	if why := p.DeleteSelf; why != "" {
+		uid := rj.UID
+		err := r.client.Delete(ctx, rj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		switch {
+		case err == nil:
+			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonDeletedOnFinish, Action: "Delete",
+				Message: "Deleting this RayJob (and so its cluster and submitter): " + why})
+		case apierrors.IsNotFound(err):
+		default:
+			fail("delete-self", reasonDeleteFailed, "Delete", "Failed to delete this RayJob", err)
+		}
+	}
+	if len(errs) > 0 {
+		// The work queue's back-off retries.
+		return ctrl.Result{}, errors.Join(errs...)
+	}
+	return res, nil
+}
+
+// deleteChild deletes a child with a UID precondition (never a same-named
+// successor), its dependents in the background.
+func (r *reconciler) deleteChild(ctx context.Context, obj client.Object, d *deletion) error {
+	opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground)}
+	if d.UID != "" {
+		uid := types.UID(d.UID)
+		opts = append(opts, client.Preconditions{UID: &uid})
+	}
+	err := r.client.Delete(ctx, obj, opts...)
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone already, or a successor we must not touch
+	}
+	return err
+}
+
+// suspendWorkers sets suspend on every worker group of a cluster.
+func (r *reconciler) suspendWorkers(ctx context.Context, ns, name string) error {
+	rc := &rayv1.RayCluster{}
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, rc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	orig := rc.DeepCopy()
+	t := true
+	for i := range rc.Spec.WorkerGroupSpecs {
+		rc.Spec.WorkerGroupSpecs[i].Suspend = &t
+	}
+	return r.client.Patch(ctx, rc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+}
+
+// sendStop carries out a StopCall: it sends the stop and does what
+// s.Outcome says of the answer. A confirmation is remembered first (this
+// process never sends it again), then recorded on the RayJob before
+// anything else happens; an unconfirmed attempt is counted for the
+// back-off. It returns the Outcome.
+func (r *reconciler) sendStop(ctx context.Context, rj *rayv1.RayJob, o *Observed, s *StopCall) (StopOutcome, error) {
+	var stopped bool
+	dc, err := r.dash.ClientFor(ctx, o.Cluster)
+	if err == nil {
+		stopped, err = dc.StopJob(ctx, s.JobID)
+	}
+	out := s.Outcome(stopped, err)
+	if !out.Confirmed {
+		r.countStopFailure(rj.UID, s, r.now(), err)
+		log.FromContext(ctx).Info("stop not confirmed; retrying", "job", s.JobID, "error", err.Error())
+		if out.Event != nil {
+			r.event(rj, *out.Event)
+		}
+		if out.Record != (StopRecord{}) {
+			if err := r.patchStopRecord(ctx, rj, encodeStopRecord(out.Record, out.Detail)); err != nil && !apierrors.IsConflict(err) {
+				return out, err
+			}
+		}
+		return out, nil
+	}
+	r.rememberStop(rj.UID, out.Record)
+	if err := r.recordStop(ctx, rj, out.Record, out.Detail, o.Now); err != nil {
+		return out, err
+	}
+	if out.Event != nil {
+		r.event(rj, *out.Event)
+	}
+	if r.afterStopRecorded != nil {
+		if err := r.afterStopRecorded(rj.DeepCopy()); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// recordStop writes a confirmed stop into the RayJob's annotation (with a
+// resourceVersion precondition), retrying conflicts from fresh reads: the
+// record must land. The condition that shows it follows in the status,
+// best effort (a CRD without status.conditions drops it).
+func (r *reconciler) recordStop(ctx context.Context, rj *rayv1.RayJob, rec StopRecord, detail string, now time.Time) error {
+	v := encodeStopRecord(rec, detail)
+	for attempt := 0; ; attempt++ {
+		err := r.patchStopRecord(ctx, rj, v)
+		if err == nil {
+			break
+		}
+		if !apierrors.IsConflict(err) || attempt >= 4 {
+			return err
+		}
+		live := &rayv1.RayJob{}
+		if err := r.api.Get(ctx, client.ObjectKeyFromObject(rj), live); err != nil {
+			return err
+		}
+		*rj = *live
+	}
+	st := rj.Status.DeepCopy()
+	showStopRecord(st, rec, detail, now)
+	if err := r.writeStatus(ctx, rj, *st); err != nil && !apierrors.IsConflict(err) {
+		log.FromContext(ctx).Info("the stop is recorded; showing it in the status failed", "error", err.Error())
+	}
+	return nil
+}
+
+// patchStopRecord writes the stop record annotation, with an optimistic
+// lock: a stale view fails with a conflict instead of overwriting a record
+// another process wrote.
+func (r *reconciler) patchStopRecord(ctx context.Context, rj *rayv1.RayJob, value string) error {
+	if rj.Annotations[rayv1.JobStopRecordAnnotationKey] == value {
+		return nil
+	}
+	prev := rj.ResourceVersion
+	orig := rj.DeepCopy()
+	rj.Annotations = maps.Clone(rj.Annotations)
+	if rj.Annotations == nil {
+		rj.Annotations = map[string]string{}
+	}
+	rj.Annotations[rayv1.JobStopRecordAnnotationKey] = value
+	if err := r.client.Patch(ctx, rj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		rj.Annotations = orig.Annotations
+		return err
+	}
+	r.exp.Updated(rj.UID, prev, rj)
+	return nil
+}
