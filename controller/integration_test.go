@@ -496,7 +496,7 @@ func TestIntegrationRedisCleanupFinalizer(t *testing.T) {
 		if d := time.Since(start); d < 2*time.Second {
 			t.Errorf("gone after %s, before the timeout", d)
 		}
-		waitEvent(t, ns, "fthang", raycluster.ReasonRedisCleanupTimout, "did not finish within 3s")
+		waitEvent(t, ns, "fthang", raycluster.ReasonRedisCleanupTimedOut, "did not finish within 3s")
 	})
 }
 
