@@ -35,7 +35,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/kube/raydash"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -75,12 +74,7 @@ func needsAuthSecret(rc *rayv1.RayCluster) bool {
 // token (withAuthToken) just before creating it, so the plan never holds one.
 func buildAuthSecret(rc *rayv1.RayCluster) *corev1.Secret {
 	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            raydash.GeneratedAuthSecretName(rc.Name),
-			Namespace:       rc.Namespace,
-			Labels:          map[string]string{rayv1.RayClusterLabelKey: rc.Name},
-			OwnerReferences: []metav1.OwnerReference{kit.OwnerRef(rc)},
-		},
+		ObjectMeta: childMeta(rc, raydash.GeneratedAuthSecretName(rc.Name), map[string]string{rayv1.RayClusterLabelKey: rc.Name}),
 	}
 }
 

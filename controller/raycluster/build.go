@@ -221,6 +221,12 @@ func creatorKind(rc *rayv1.RayCluster) string {
 	return rayv1.KindRayCluster
 }
 
+// childMeta is the metadata of a child of rc: its name and labels, in rc's
+// namespace, rc its controller (so the garbage collector removes it).
+func childMeta(rc *rayv1.RayCluster, name string, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: rc.Namespace, Labels: labels, OwnerReferences: []metav1.OwnerReference{kit.OwnerRef(rc)}}
+}
+
 // bashCommand is the command KubeRay gives every container whose script it
 // writes (the login shell of KubeRay before v1.4 is off by default).
 func bashCommand() []string { return []string{"/bin/bash", "-c", "--"} }

@@ -22,14 +22,11 @@ import (
 // the head Service.
 const serviceAppProtocol = "tcp"
 
-// headServicePorts returns Ray's ports on the head Service: every port of
-// the head's Ray container (an unnamed one is "<port>-port"), else the
-// defaults (client, dashboard, gcs-server, metrics, serve); metrics is
-// always there. Sorted by name; appProtocol tcp; the API server fills
-// targetPort and protocol.
-func headServicePorts(rc *rayv1.RayCluster) []corev1.ServicePort {
+// headContainerPorts are the head Ray container's ports by name, an
+// unnamed one named "<port>-port" (as KubeRay names them).
+func headContainerPorts(spec *rayv1.RayClusterSpec) map[string]int32 {
 	ports := map[string]int32{}
-	if cs := rc.Spec.HeadGroupSpec.Template.Spec.Containers; len(cs) > 0 {
+	if cs := spec.HeadGroupSpec.Template.Spec.Containers; len(cs) > rayv1.RayContainerIndex {
 		for _, p := range cs[rayv1.RayContainerIndex].Ports {
 			name := p.Name
 			if name == "" {
@@ -38,6 +35,16 @@ func headServicePorts(rc *rayv1.RayCluster) []corev1.ServicePort {
 			ports[name] = p.ContainerPort
 		}
 	}
+	return ports
+}
+
+// headServicePorts returns Ray's ports on the head Service: every port of
+// the head's Ray container (an unnamed one is "<port>-port"), else the
+// defaults (client, dashboard, gcs-server, metrics, serve); metrics is
+// always there. Sorted by name; appProtocol tcp; the API server fills
+// targetPort and protocol.
+func headServicePorts(rc *rayv1.RayCluster) []corev1.ServicePort {
+	ports := headContainerPorts(&rc.Spec)
 	if len(ports) == 0 {
 		for _, n := range []string{rayv1.ClientPortName, rayv1.GcsServerPortName, rayv1.DashboardPortName, rayv1.MetricsPortName, rayv1.ServingPortName} {
 			ports[n] = rayv1.DefaultPorts()[n]
@@ -136,12 +143,7 @@ func BuildHeadService(rc *rayv1.RayCluster, cfg BuildConfig) *corev1.Service {
 // (headlessServiceExists), which also finds one KubeRay made.
 func buildHeadlessWorkerService(rc *rayv1.RayCluster) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            kit.HeadlessWorkerServiceName(rc.Name),
-			Namespace:       rc.Namespace,
-			Labels:          map[string]string{rayv1.RayClusterHeadlessServiceLabelKey: rc.Name},
-			OwnerReferences: []metav1.OwnerReference{kit.OwnerRef(rc)},
-		},
+		ObjectMeta: childMeta(rc, kit.HeadlessWorkerServiceName(rc.Name), map[string]string{rayv1.RayClusterHeadlessServiceLabelKey: rc.Name}),
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
 			Selector:                 kit.WorkerSelector(rc.Name),
