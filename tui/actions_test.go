@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -42,6 +43,10 @@ type worldOpts struct {
 	mod func(*watch.Store)
 	// extra objects for the API server only (Services, Jobs).
 	extra []client.Object
+	// cron starts from cronFixture (RayCronJobs and their RayJobs) and
+	// pins the actions' clock to the tests' (trigger now names its RayJob
+	// by the minute).
+	cron bool
 }
 
 // fakeStopper records StopJobDirect's dashboard calls.
@@ -55,11 +60,14 @@ func (s *fakeStopper) StopJob(_ context.Context, ns, name, id string) error {
 func newWorld(t *testing.T, o worldOpts) *world {
 	t.Helper()
 	st := fixture()
+	if o.cron {
+		st = cronFixture()
+	}
 	if o.mod != nil {
 		o.mod(st)
 	}
 	var objs []client.Object
-	for _, k := range []watch.Kind{watch.RayCluster, watch.RayJob, watch.RayService, watch.Pod} {
+	for _, k := range []watch.Kind{watch.RayCluster, watch.RayJob, watch.RayService, watch.RayCronJob, watch.Pod} {
 		for _, obj := range st.List(k) {
 			objs = append(objs, obj.DeepCopyObject().(client.Object))
 		}
@@ -68,10 +76,14 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		objs = append(objs, obj.DeepCopyObject().(client.Object))
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).
-		WithStatusSubresource(&rayv1.RayCluster{}, &rayv1.RayJob{}, &rayv1.RayService{}).Build()
+		WithStatusSubresource(&rayv1.RayCluster{}, &rayv1.RayJob{}, &rayv1.RayService{}, &rayv1.RayCronJob{}).Build()
 	w := &world{store: st, c: c, audit: filepath.Join(t.TempDir(), "audit.log"), stopper: &fakeStopper{calls: make(chan string, 4)}}
-	a, err := actions.New(c, actions.Options{ReadOnly: o.readOnly, Actor: "alice", Context: "sandbox",
-		AuditLogPath: w.audit, JobStopper: w.stopper})
+	ao := actions.Options{ReadOnly: o.readOnly, Actor: "alice", Context: "sandbox",
+		AuditLogPath: w.audit, JobStopper: w.stopper}
+	if o.cron {
+		ao.Clock = clocktesting.NewFakePassiveClock(fixedNow)
+	}
+	a, err := actions.New(c, ao)
 	if err != nil {
 		t.Fatal(err)
 	}
