@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -30,6 +31,7 @@ const (
 	getClusters = "clusters"
 	getJobs     = "jobs"
 	getServices = "services"
+	getCronJobs = "cronjobs"
 	getWorkers  = "workers"
 )
 
@@ -37,30 +39,46 @@ var getResources = map[string]string{
 	"clusters": getClusters, "cluster": getClusters, "rayclusters": getClusters, "raycluster": getClusters, "rc": getClusters,
 	"jobs": getJobs, "job": getJobs, "rayjobs": getJobs, "rayjob": getJobs, "rj": getJobs,
 	"services": getServices, "service": getServices, "rayservices": getServices, "rayservice": getServices, "rs": getServices,
+	"cronjobs": getCronJobs, "cronjob": getCronJobs, "raycronjobs": getCronJobs, "raycronjob": getCronJobs, "rcj": getCronJobs,
 	"workers": getWorkers, "worker": getWorkers,
 }
 
-// newGetCmd: raydar get clusters|jobs|services|workers [NAME].
+// getKinds are the ray.io resources of get: the resource name, an empty
+// object and an empty list of each.
+var getKinds = map[string]struct {
+	resource string
+	obj      func() client.Object
+	list     func() client.ObjectList
+}{
+	getClusters: {rayv1.ResourceRayClusters, func() client.Object { return &rayv1.RayCluster{} }, func() client.ObjectList { return &rayv1.RayClusterList{} }},
+	getJobs:     {rayv1.ResourceRayJobs, func() client.Object { return &rayv1.RayJob{} }, func() client.ObjectList { return &rayv1.RayJobList{} }},
+	getServices: {rayv1.ResourceRayServices, func() client.Object { return &rayv1.RayService{} }, func() client.ObjectList { return &rayv1.RayServiceList{} }},
+	getCronJobs: {rayv1.ResourceRayCronJobs, func() client.Object { return &rayv1.RayCronJob{} }, func() client.ObjectList { return &rayv1.RayCronJobList{} }},
+}
+
+// newGetCmd: raydar get clusters|jobs|services|cronjobs|workers [NAME].
 func newGetCmd(g *globals) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "get clusters|jobs|services|workers [NAME]",
-		Short: "List RayClusters, RayJobs, RayServices, or the Ray pods of a cluster",
-		Long: "List RayClusters, RayJobs or RayServices (one of them with NAME), or the Ray pods of\n" +
-			"cluster NAME (workers: group, type, phase, ready, IP, node; every Ray pod without NAME).\n" +
+		Use:   "get clusters|jobs|services|cronjobs|workers [NAME]",
+		Short: "List RayClusters, RayJobs, RayServices, RayCronJobs, or the Ray pods of a cluster",
+		Long: "List RayClusters, RayJobs, RayServices or RayCronJobs (one of them with NAME), or the\n" +
+			"Ray pods of cluster NAME (workers: group, type, phase, ready, IP, node; every Ray pod\n" +
+			"without NAME). cronjobs (rcj) shows each schedule with its meaning in words, when it\n" +
+			"last ran and when it runs next.\n" +
 			"STATUS words, ready counts and ages read as in the TUI.\n" +
 			"-o json|yaml prints the objects themselves, as kubectl does.",
-		Example: "  raydar get clusters -A\n  raydar get workers my-cluster -n team-a\n  raydar get jobs my-job -o yaml",
+		Example: "  raydar get clusters -A\n  raydar get workers my-cluster -n team-a\n  raydar get jobs my-job -o yaml\n  raydar get cronjobs",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
-				return fmt.Errorf("get needs a resource and at most one NAME (got %d arguments): raydar get clusters|jobs|services|workers [NAME]", len(args))
+				return fmt.Errorf("get needs a resource and at most one NAME (got %d arguments): raydar get clusters|jobs|services|cronjobs|workers [NAME]", len(args))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, ok := getResources[strings.ToLower(args[0])]
 			if !ok {
-				return fmt.Errorf("unknown resource %q: use clusters, jobs, services or workers", args[0])
+				return fmt.Errorf("unknown resource %q: use clusters, jobs, services, cronjobs or workers", args[0])
 			}
 			if err := checkOutput(output); err != nil {
 				return err
@@ -129,53 +147,27 @@ func (g *getter) fetch(ctx context.Context, res string) ([]client.Object, error)
 	one := func(obj client.Object, resource string) error {
 		return g.wrap(g.c.Get(ctx, client.ObjectKey{Namespace: g.ns, Name: g.name}, obj), "get", resource, g.name)
 	}
-	switch res {
-	case getClusters:
+	if k, ok := getKinds[res]; ok {
 		if g.name != "" {
-			rc := &rayv1.RayCluster{}
-			if err := one(rc, rayv1.ResourceRayClusters); err != nil {
+			obj := k.obj()
+			if err := one(obj, k.resource); err != nil {
 				return nil, err
 			}
-			return []client.Object{rc}, nil
+			return []client.Object{obj}, nil
 		}
-		var l rayv1.RayClusterList
-		if err := g.wrap(g.c.List(ctx, &l, client.InNamespace(g.ns)), "list", rayv1.ResourceRayClusters, ""); err != nil {
+		l := k.list()
+		if err := g.wrap(g.c.List(ctx, l, client.InNamespace(g.ns)), "list", k.resource, ""); err != nil {
 			return nil, err
 		}
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-	case getJobs:
-		if g.name != "" {
-			j := &rayv1.RayJob{}
-			if err := one(j, rayv1.ResourceRayJobs); err != nil {
-				return nil, err
-			}
-			return []client.Object{j}, nil
-		}
-		var l rayv1.RayJobList
-		if err := g.wrap(g.c.List(ctx, &l, client.InNamespace(g.ns)), "list", rayv1.ResourceRayJobs, ""); err != nil {
+		items, err := apimeta.ExtractList(l)
+		if err != nil {
 			return nil, err
 		}
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
+		for _, it := range items {
+			out = append(out, it.(client.Object))
 		}
-	case getServices:
-		if g.name != "" {
-			s := &rayv1.RayService{}
-			if err := one(s, rayv1.ResourceRayServices); err != nil {
-				return nil, err
-			}
-			return []client.Object{s}, nil
-		}
-		var l rayv1.RayServiceList
-		if err := g.wrap(g.c.List(ctx, &l, client.InNamespace(g.ns)), "list", rayv1.ResourceRayServices, ""); err != nil {
-			return nil, err
-		}
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-	case getWorkers:
+	}
+	if res == getWorkers {
 		sel := rayv1.RayPodSelector()
 		if g.name != "" {
 			// The cluster must exist: an empty list would hide a typo.
@@ -275,6 +267,12 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 			t.row(row(s, s.Name, status.Service(s),
 				s.Status.ActiveServiceStatus.RayClusterName, s.Status.PendingServiceStatus.RayClusterName, status.Apps(s),
 				strconv.Itoa(int(s.Status.NumServeEndpoints)), status.Age(g.now, s.CreationTimestamp.Time))...)
+		}
+	case getCronJobs:
+		t = newTable(w, cols("NAME", "SCHEDULE", "SUSPEND", "LAST SCHEDULE", "NEXT RUN", "STATUS", "AGE")...)
+		for _, o := range objs {
+			cj := o.(*rayv1.RayCronJob)
+			t.row(row(cj, cronJobCells(g.now, cj)...)...)
 		}
 	case getWorkers:
 		head := cols("NAME")

@@ -2,6 +2,7 @@ package actions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -66,25 +67,47 @@ func planTrigger(cj *rayv1.RayCronJob, now time.Time) (*TriggerPlan, *rayv1.RayJ
 // PreviewTrigger reads the RayCronJob and returns PlanTrigger's preview at
 // the actions' clock, AlreadyExists set when the RayJob is there.
 func (a *Actions) PreviewTrigger(ctx context.Context, ns, name string) (*TriggerPlan, error) {
-	cj, err := a.getCronJob(ctx, ns, name)
+	p, _, cj, err := a.readAndPlanTrigger(ctx, ns, name)
 	if err != nil {
 		return nil, err
 	}
-	p, _, err := planTrigger(cj, a.clock.Now())
-	if err != nil {
+	switch exists, err := a.manualRunExists(ctx, cj, p.Job); {
+	case err != nil && errors.Is(err, ErrInvalid):
 		return nil, err
-	}
-	existing := &rayv1.RayJob{}
-	switch err := a.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: p.Job}, existing); {
-	case err == nil:
-		if err := ownedByCronJob(existing, cj); err != nil {
-			return nil, err
-		}
-		p.AlreadyExists = true
-	case !apierrors.IsNotFound(err):
-		p.Warnings = append(p.Warnings, "cannot tell whether it exists already: "+a.apiErr(err, "get", rayv1.ResourceRayJobs, ns, p.Job).Error())
+	case err != nil:
+		p.Warnings = append(p.Warnings, "cannot tell whether it exists already: "+err.Error())
+	default:
+		p.AlreadyExists = exists
 	}
 	return p, nil
+}
+
+// readAndPlanTrigger reads the RayCronJob fresh and plans its trigger now.
+func (a *Actions) readAndPlanTrigger(ctx context.Context, ns, name string) (*TriggerPlan, *rayv1.RayJob, *rayv1.RayCronJob, error) {
+	obj, err := a.getObject(ctx, KindRayCronJob, ns, name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cj := obj.(*rayv1.RayCronJob)
+	p, j, err := planTrigger(cj, a.clock.Now())
+	return p, j, cj, err
+}
+
+// manualRunExists reports whether RayJob name, cj's manual run, exists; a
+// RayJob of that name that is not cj's is an *InvalidError: it is not
+// taken for the run.
+func (a *Actions) manualRunExists(ctx context.Context, cj *rayv1.RayCronJob, name string) (bool, error) {
+	j := &rayv1.RayJob{}
+	switch err := a.c.Get(ctx, client.ObjectKey{Namespace: cj.Namespace, Name: name}, j); {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, a.apiErr(err, "get", rayv1.ResourceRayJobs, cj.Namespace, name)
+	case !metav1.IsControlledBy(j, cj):
+		return false, invalidf("RayJob %s/%s exists and is not RayCronJob %s's: trigger again in a minute, under the next minute's name",
+			j.Namespace, j.Name, cj.Name)
+	}
+	return true, nil
 }
 
 // Trigger runs a RayCronJob now, outside its schedule, the way `kubectl
@@ -97,11 +120,7 @@ func (a *Actions) PreviewTrigger(ctx context.Context, ns, name string) (*Trigger
 func (a *Actions) Trigger(ctx context.Context, ns, name string) (*Result, error) {
 	ref := ObjectRef{Kind: KindRayCronJob, Namespace: ns, Name: name}
 	return a.run(ctx, ActionTrigger, ref, func(r *Result) (*change, error) {
-		cj, err := a.getCronJob(ctx, ns, name)
-		if err != nil {
-			return nil, err
-		}
-		p, j, err := planTrigger(cj, a.clock.Now())
+		p, j, cj, err := a.readAndPlanTrigger(ctx, ns, name)
 		if err != nil {
 			return nil, err
 		}
@@ -109,12 +128,8 @@ func (a *Actions) Trigger(ctx context.Context, ns, name string) (*Result, error)
 		r.Attempts = 1
 		err = a.c.Create(ctx, j)
 		if apierrors.IsAlreadyExists(err) {
-			existing := &rayv1.RayJob{}
-			if gerr := a.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: j.Name}, existing); gerr != nil {
-				return nil, a.apiErr(gerr, "get", rayv1.ResourceRayJobs, ns, j.Name)
-			}
-			if oerr := ownedByCronJob(existing, cj); oerr != nil {
-				return nil, oerr
+			if _, err := a.manualRunExists(ctx, cj, j.Name); err != nil {
+				return nil, err
 			}
 			p.AlreadyExists = true
 			return nil, nil
@@ -125,23 +140,4 @@ func (a *Actions) Trigger(ctx context.Context, ns, name string) (*Result, error)
 		return &change{obj: cj, reason: ReasonTriggered, verb: "Trigger",
 			what: fmt.Sprintf("Triggered RayJob %s now, outside the schedule", j.Name)}, nil
 	})
-}
-
-// ownedByCronJob refuses a RayJob that has the name of cj's manual run but
-// is not one of cj's (someone else's RayJob, or one of a RayCronJob of the
-// same name deleted since).
-func ownedByCronJob(j *rayv1.RayJob, cj *rayv1.RayCronJob) error {
-	if metav1.IsControlledBy(j, cj) {
-		return nil
-	}
-	return invalidf("RayJob %s/%s exists and is not RayCronJob %s's: trigger again in a minute, under the next minute's name",
-		j.Namespace, j.Name, cj.Name)
-}
-
-func (a *Actions) getCronJob(ctx context.Context, ns, name string) (*rayv1.RayCronJob, error) {
-	obj, err := a.getObject(ctx, KindRayCronJob, ns, name)
-	if err != nil {
-		return nil, err
-	}
-	return obj.(*rayv1.RayCronJob), nil
 }
