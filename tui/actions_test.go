@@ -97,22 +97,32 @@ func (w *world) opts() Options {
 	return Options{Store: w.store, Actions: DefaultActions(w.deps)}
 }
 
-func (w *world) cluster(t *testing.T, ns, name string) *rayv1.RayCluster {
+// apiGet reads an object from the world's API server (fails without it).
+func apiGet[T any, P interface {
+	*T
+	client.Object
+}](t *testing.T, w *world, ns, name string) P {
 	t.Helper()
-	rc := &rayv1.RayCluster{}
-	if err := w.c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
+	o := P(new(T))
+	if err := w.c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, o); err != nil {
 		t.Fatal(err)
 	}
-	return rc
+	return o
+}
+
+func (w *world) cluster(t *testing.T, ns, name string) *rayv1.RayCluster {
+	t.Helper()
+	return apiGet[rayv1.RayCluster](t, w, ns, name)
 }
 
 func (w *world) job(t *testing.T, ns, name string) *rayv1.RayJob {
 	t.Helper()
-	j := &rayv1.RayJob{}
-	if err := w.c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
-		t.Fatal(err)
-	}
-	return j
+	return apiGet[rayv1.RayJob](t, w, ns, name)
+}
+
+func (w *world) cronJob(t *testing.T, ns, name string) *rayv1.RayCronJob {
+	t.Helper()
+	return apiGet[rayv1.RayCronJob](t, w, ns, name)
 }
 
 // Cursor rows of train-a's cluster detail: 0 head, 1 head pod, 2 group

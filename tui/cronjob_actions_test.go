@@ -35,15 +35,6 @@ func confirmRun(t *testing.T, opts Options, title, want string, keys ...string) 
 
 func seq(base []string, more ...string) []string { return append(append([]string{}, base...), more...) }
 
-func (w *world) cronJob(t *testing.T, ns, name string) *rayv1.RayCronJob {
-	t.Helper()
-	cj := &rayv1.RayCronJob{}
-	if err := w.c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cj); err != nil {
-		t.Fatal(err)
-	}
-	return cj
-}
-
 // cronRayJobs are the names of the RayJobs on the API server labelled with
 // the RayCronJob.
 func (w *world) cronRayJobs(t *testing.T, ns, name string) []rayv1.RayJob {

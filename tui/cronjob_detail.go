@@ -128,11 +128,7 @@ func (d *cronJobDetail) target() Target {
 // apply follows the RayCronJob and lists its RayJobs again when a change
 // touches one of them (one it has, or a new one naming it).
 func (d *cronJobDetail) apply(ch *watch.Changes) {
-	up, deleted := follow(ch, watch.RayCronJob, d.uid)
-	d.deleted = d.deleted || deleted
-	if up != nil {
-		d.cj = up.(*rayv1.RayCronJob)
-	}
+	followInto(ch, watch.RayCronJob, d.uid, &d.cj, &d.deleted)
 	touched := ch.Touches(d.jobs)
 	for _, o := range ch.Upserted[watch.RayJob] {
 		touched = touched || d.ownJob(o)

@@ -32,16 +32,7 @@ func TestCronJobSnapshots(t *testing.T) {
 			tm, _ := start(t, Options{Store: cronFixture(), Actions: DefaultActions(ActionDeps{})}, c.w, c.h)
 			typeKeys(tm, c.keys...)
 			screen, _ := finalScreen(t, tm)
-			lines := strings.Split(screen, "\n")
-			if len(lines) != c.h {
-				t.Fatalf("%d lines, want %d", len(lines), c.h)
-			}
-			for i, l := range lines {
-				if w := len([]rune(l)); w > c.w {
-					t.Fatalf("line %d is %d wide: %q", i, w, l)
-				}
-			}
-			t.Log("\n" + screen)
+			requireSize(t, screen, c.w, c.h)
 			requireGolden(t, screen)
 		})
 	}

@@ -256,6 +256,21 @@ func finalScreen(t *testing.T, tm *teatest.TestModel) (string, *App) {
 	return ansi.Strip(m.View().Content), m
 }
 
+// requireSize fails unless the screen is exactly h lines of at most w
+// cells.
+func requireSize(t *testing.T, screen string, w, h int) {
+	t.Helper()
+	lines := strings.Split(screen, "\n")
+	if len(lines) != h {
+		t.Fatalf("%d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := len([]rune(l)); n > w {
+			t.Fatalf("line %d is %d wide: %q", i, n, l)
+		}
+	}
+}
+
 func requireGolden(t *testing.T, screen string) {
 	t.Helper()
 	golden.RequireEqual(t, []byte(screen+"\n"))
