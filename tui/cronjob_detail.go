@@ -34,7 +34,7 @@ type cronJobDetail struct {
 // list's states and times, and WHY a failed one failed.
 func cronJobColumns() []column[*rayv1.RayJob] {
 	return []column[*rayv1.RayJob]{
-		{Column: table.Column{Title: "NAME", Width: 30, Grow: true, Min: 22, Sort: table.ByName}, cell: func(j *rayv1.RayJob) string { return j.Name }},
+		{Column: table.Column{Title: "NAME", Width: 30, Grow: true, Min: 24, Sort: table.ByName}, cell: func(j *rayv1.RayJob) string { return j.Name }},
 		{Column: table.Column{Title: "STATUS", Width: 9, Sort: table.ByStatus}, cell: func(j *rayv1.RayJob) string { return orNone(string(j.Status.JobStatus)) }},
 		{Column: table.Column{Title: "DEPLOYMENT", Width: 10}, cell: func(j *rayv1.RayJob) string { return orNone(string(j.Status.JobDeploymentStatus)) }},
 		{Column: table.Column{Title: "START", Width: 5, Right: true, Drop: 2}, live: func(j *rayv1.RayJob, now time.Time) string { return metaAge(now, j.Status.StartTime) }},
