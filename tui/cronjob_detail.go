@@ -101,11 +101,7 @@ func (d *cronJobDetail) setSize(w, h int) {
 }
 func (d *cronJobDetail) canOpen() bool { return d.t.Len() > 0 }
 
-func (d *cronJobDetail) keys() []key.Binding {
-	o := d.e.km.Open
-	o.SetHelp(o.Help().Key, "open RayJob")
-	return []key.Binding{o}
-}
+func (d *cronJobDetail) keys() []key.Binding { return []key.Binding{d.e.km.Open} }
 
 func (d *cronJobDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) { return d.t.HandleKey(msg), nil }
 

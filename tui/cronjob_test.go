@@ -26,6 +26,7 @@ func TestCronJobSnapshots(t *testing.T) {
 		{"cronjobs_80x24", 80, 24, []string{":rcj", "<enter>"}},
 		{"cronjob_detail", 160, 30, []string{":rcj", "<enter>", "j", "j", "<enter>", "j"}},
 		{"cronjob_detail_80x24", 80, 24, []string{":rcj", "<enter>", "j", "j", "<enter>", "j"}},
+		{"help_cronjob_detail", 100, 30, []string{":rcj", "<enter>", "j", "j", "<enter>", "?"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -113,5 +114,23 @@ func TestCronJobsAreLive(t *testing.T) {
 	typeApp(a, "g", "<enter>")
 	if a.top().kind() != JobDetailView || a.top().title() != "RayJob ml/"+later.Name {
 		t.Fatalf("top %v %q", a.top().kind(), a.top().title())
+	}
+}
+
+// A RayCronJob's describe page has its fields; with --readonly trigger,
+// suspend/resume and delete are neither offered nor bound.
+func TestCronJobDescribeAndReadOnly(t *testing.T) {
+	screen, a := run(t, Options{Store: cronFixture(), Actions: DefaultActions(ActionDeps{})}, seq(nightlyRow, "d")...)
+	mustContain(t, screen, "Describe RayCronJob ml/nightly-train", "In words:       every day at 02:00 Europe/Berlin",
+		"Time zone:      Europe/Berlin", "Next run:       in 13h", "Last schedule:  11h", "ScheduleValid=True (Valid)")
+	if a.top().kind() != DescribeView {
+		t.Fatalf("top %v", a.top().kind())
+	}
+	screen, _ = run(t, Options{Store: cronFixture(), ReadOnly: true, Actions: DefaultActions(ActionDeps{})}, seq(nightlyPage, "?")...)
+	mustContain(t, screen, "Help ml/nightly-train", "describe")
+	for _, hidden := range []string{"trigger now", "suspend/resume", "delete"} {
+		if strings.Contains(screen, hidden) {
+			t.Fatalf("read-only help offers %q:\n%s", hidden, screen)
+		}
 	}
 }
