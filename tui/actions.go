@@ -67,6 +67,7 @@ const (
 	ActionScale         = "scale"
 	ActionDeleteWorkers = "delete-workers"
 	ActionStopJob       = "stop-job"
+	ActionTrigger       = "trigger"
 	ActionSuspend       = "suspend"
 	ActionDelete        = "delete"
 	ActionDescribe      = "describe"
@@ -87,8 +88,11 @@ func binding(k, desc string) key.Binding {
 //	        detail); delete the selected RayCluster/RayJob/RayService
 //	        (lists, job and service detail)
 //	x       stop a RayJob (jobs list, job detail)
-//	z       suspend or resume a RayCluster/RayJob/RayService (lists and
-//	        details)
+//	t       trigger a RayCronJob now: a RayJob from its jobTemplate, the
+//	        way kubectl create job --from=cronjob/… does (RayCronJob list
+//	        and detail)
+//	z       suspend or resume a RayCluster/RayJob/RayService/RayCronJob
+//	        (lists and details)
 //	d       describe the selected object: summary, Events, YAML
 //	l       follow a pod's logs (pods list, cluster detail on a pod row)
 //
@@ -100,12 +104,13 @@ func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
 	scale := Action{Name: ActionScale, Key: binding("s", "scale"), Dangerous: true, Run: inSession(r.scale)}
 	delWorkers := Action{Name: ActionDeleteWorkers, Key: binding("ctrl+d", "delete workers"), Dangerous: true, Run: inSession(r.deleteWorkers)}
 	stop := Action{Name: ActionStopJob, Key: binding("x", "stop job"), Dangerous: true, Run: inSession(r.stopJob)}
+	trigger := Action{Name: ActionTrigger, Key: binding("t", "trigger now"), Dangerous: true, Run: inSession(r.trigger)}
 	suspend := Action{Name: ActionSuspend, Key: binding("z", "suspend/resume"), Dangerous: true, Run: inSession(r.suspend)}
 	del := Action{Name: ActionDelete, Key: binding("ctrl+d", "delete"), Dangerous: true, Run: inSession(r.delete)}
 	describe := Action{Name: ActionDescribe, Key: binding("d", "describe"), Run: inSession(r.describe)}
 	logs := Action{Name: ActionLogs, Key: binding("l", "logs"), Run: inSession(r.logs)}
 	byName := map[string]Action{}
-	for _, act := range []Action{scale, delWorkers, stop, suspend, del, describe, logs} {
+	for _, act := range []Action{scale, delWorkers, stop, trigger, suspend, del, describe, logs} {
 		byName[act.Name] = act
 	}
 	// Which view offers which is the registry's (kinds.go).
@@ -362,6 +367,38 @@ func (r *actionRunner) stopJob(tg Target) tea.Cmd {
 	return tg.showDialog(newConfirm(tg.e.st, title, plan.Lines(), "", apply))
 }
 
+// ---- trigger now ----
+
+func (r *actionRunner) trigger(tg Target) tea.Cmd {
+	obj, _, _ := lifecycleObject(tg)
+	cj, ok := obj.(*rayv1.RayCronJob)
+	if !ok {
+		return warn("trigger: select a RayCronJob first")
+	}
+	_, a, err := r.mutator(tg)
+	if err != nil {
+		return errMsg(err)
+	}
+	ns, name := cj.Namespace, cj.Name
+	title := fmt.Sprintf("Trigger RayCronJob %s/%s now", ns, name)
+	plan, err := actions.PlanTrigger(cj, tg.e.now())
+	if err != nil {
+		return tg.showDialog(newConfirm(tg.e.st, title, []string{"it cannot run now:"}, err.Error(), nil))
+	}
+	if _, exists := tg.e.store.Find(watch.RayJob, ns, plan.Job); exists {
+		plan.AlreadyExists = true
+	}
+	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) { return a.Trigger(ctx, ns, name) },
+		func(res *actions.Result) string {
+			job := plan.Job
+			if p, _ := res.Plan.(*actions.TriggerPlan); p != nil {
+				job = p.Job
+			}
+			return fmt.Sprintf("triggered RayCronJob %s/%s: created RayJob %s", ns, name, job)
+		})
+	return tg.showDialog(newConfirm(tg.e.st, title, plan.Lines(), "", apply))
+}
+
 // ---- suspend / resume ----
 
 // lifecycleObject returns the object suspend/resume and delete act on and
@@ -425,11 +462,16 @@ func (r *actionRunner) delete(tg Target) tea.Cmd {
 	if reader == nil {
 		reader = a.Client()
 	}
-	// RayClusters and Ray pods come from the store (read here, in Update);
-	// Services, batch Jobs and their pods, which the store does not hold,
-	// from the reader inside the command.
+	// RayJobs, RayClusters and Ray pods come from the store (read here, in
+	// Update); Services, batch Jobs and their pods, which the store does
+	// not hold, from the reader inside the command.
 	ns, name := obj.GetNamespace(), obj.GetName()
 	var rel actions.Related
+	for _, o := range tg.e.store.List(watch.RayJob) {
+		if o.GetNamespace() == ns {
+			rel.RayJobs = append(rel.RayJobs, *o.(*rayv1.RayJob))
+		}
+	}
 	for _, o := range tg.e.store.List(watch.RayCluster) {
 		if o.GetNamespace() == ns {
 			rel.RayClusters = append(rel.RayClusters, *o.(*rayv1.RayCluster))

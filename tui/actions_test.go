@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,94 +13,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/watch"
-	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
-
-// world is the fixture on both sides: the TUI's store, and a fake API
-// server (controller-runtime's fake client) holding copies of the same
-// objects, with the default actions applying through kube/actions on it.
-type world struct {
-	store   *watch.Store
-	c       client.WithWatch
-	acts    *actions.Actions
-	audit   string
-	stopper *fakeStopper
-	deps    ActionDeps
-}
-
-type worldOpts struct {
-	// readOnly makes the choke point (kube/actions) refuse; the TUI's
-	// Options.ReadOnly is separate.
-	readOnly bool
-	// mod changes the fixture before both sides get it.
-	mod func(*watch.Store)
-	// extra objects for the API server only (Services, Jobs).
-	extra []client.Object
-}
-
-// fakeStopper records StopJobDirect's dashboard calls.
-type fakeStopper struct{ calls chan string }
-
-func (s *fakeStopper) StopJob(_ context.Context, ns, name, id string) error {
-	s.calls <- ns + "/" + name + " " + id
-	return nil
-}
-
-func newWorld(t *testing.T, o worldOpts) *world {
-	t.Helper()
-	st := fixture()
-	if o.mod != nil {
-		o.mod(st)
-	}
-	var objs []client.Object
-	for _, k := range []watch.Kind{watch.RayCluster, watch.RayJob, watch.RayService, watch.Pod} {
-		for _, obj := range st.List(k) {
-			objs = append(objs, obj.DeepCopyObject().(client.Object))
-		}
-	}
-	for _, obj := range o.extra {
-		objs = append(objs, obj.DeepCopyObject().(client.Object))
-	}
-	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).
-		WithStatusSubresource(&rayv1.RayCluster{}, &rayv1.RayJob{}, &rayv1.RayService{}).Build()
-	w := &world{store: st, c: c, audit: filepath.Join(t.TempDir(), "audit.log"), stopper: &fakeStopper{calls: make(chan string, 4)}}
-	a, err := actions.New(c, actions.Options{ReadOnly: o.readOnly, Actor: "alice", Context: "sandbox",
-		AuditLogPath: w.audit, JobStopper: w.stopper})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.acts = a
-	w.deps = ActionDeps{Actions: a}
-	return w
-}
-
-// opts are TUI options on the world's store with the default actions.
-func (w *world) opts() Options {
-	return Options{Store: w.store, Actions: DefaultActions(w.deps)}
-}
-
-func (w *world) cluster(t *testing.T, ns, name string) *rayv1.RayCluster {
-	t.Helper()
-	rc := &rayv1.RayCluster{}
-	if err := w.c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
-		t.Fatal(err)
-	}
-	return rc
-}
-
-func (w *world) job(t *testing.T, ns, name string) *rayv1.RayJob {
-	t.Helper()
-	j := &rayv1.RayJob{}
-	if err := w.c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
-		t.Fatal(err)
-	}
-	return j
-}
 
 // Cursor rows of train-a's cluster detail: 0 head, 1 head pod, 2 group
 // cpu, 3-5 cpu workers (4hq9d, 8mz2n, c2v7t), 6 group gpu, 7-8 gpu workers.

@@ -244,6 +244,23 @@ func describeJob(d *describer, x *rayv1.RayJob) {
 	d.conds(s.Conditions)
 }
 
+// describeCronJob is the RayCronJob's part of its describe page.
+func describeCronJob(d *describer, x *rayv1.RayCronJob) {
+	d.field("Status", cronStatus(x))
+	d.field("Schedule", x.Spec.Schedule)
+	d.field("In words", cronWords(x))
+	tz := none
+	if x.Spec.TimeZone != nil {
+		tz = *x.Spec.TimeZone
+	}
+	d.field("Time zone", tz)
+	d.field("Suspend", fmt.Sprint(x.Spec.IsSuspended()))
+	d.field("Last schedule", metaAge(d.now, x.Status.LastScheduleTime))
+	d.field("Next run", cronNextRun(x, d.now))
+	d.field("Entrypoint", orNone(x.Spec.JobTemplate.Entrypoint))
+	d.conds(x.Status.Conditions)
+}
+
 // describeService is the RayService's part of its describe page.
 func describeService(d *describer, x *rayv1.RayService) {
 	s := x.Status

@@ -1,8 +1,10 @@
 // Package tui owns raydar's terminal UI: a k9s-style shell (header,
 // key hints, title bar, breadcrumbs, flash line, `:` command mode with
 // aliases and completion, `/` filter, `?` help) around live views of
-// RayClusters, RayJobs, RayServices and Ray pods, and detail views of a
-// cluster, a job and a service.
+// RayClusters, RayJobs, RayServices, RayCronJobs and Ray pods, and detail
+// views of a cluster, a job, a service and a cronjob (its schedule in
+// words, next run, and the RayJobs it created with why a failed one
+// failed).
 //
 // Data flows one way: a Feed (kube/watch.Source, fed by the shared informer
 // cache) hands batches of deltas to Update, which applies them to a
@@ -14,8 +16,10 @@
 // its list columns (header, width, cell, sort key), its `:` aliases and
 // help line, the actions each of its views offers, its drill-down and
 // detail page, its store (watch) kind, whether suspend/resume and delete
-// apply and its describe fields. Nothing else in the package switches over
-// kinds. Adding a kind takes: its list and detail ViewKinds (options.go),
+// apply, its describe fields and the children it counts (children.go: a
+// RayCronJob's RayJobs by their ray.io/cronjob-name label, counted from
+// store changes, never per frame). Nothing else in the package switches
+// over kinds. Adding a kind takes: its list and detail ViewKinds (options.go),
 // one entry in kinds.go (a kind literal and its def function, listed in
 // kinds()), and its detail page (a file of its own embedding pageBase).
 // Outside tui it needs its watch.Kind (kube/watch) and, for suspend/resume
@@ -37,8 +41,8 @@
 //
 // DefaultActions are raydar's actions (issue 7): scale a worker group (s),
 // delete marked workers (ctrl+d in the cluster detail), stop a RayJob (x),
-// suspend/resume (z), delete (ctrl+d), describe (d) and follow a pod's logs
-// (l). The mutating ones open a dialog whose focus starts away from
+// trigger a RayCronJob now (t), suspend/resume (z), delete (ctrl+d),
+// describe (d) and follow a pod's logs (l). The mutating ones open a dialog whose focus starts away from
 // Confirm, validate what is typed with kube/actions' Plan functions, and
 // apply through kube/actions (the choke point: read-only gate, Events,
 // audit log) in a command with the busy indicator on. Their dependencies

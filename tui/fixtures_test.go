@@ -256,6 +256,21 @@ func finalScreen(t *testing.T, tm *teatest.TestModel) (string, *App) {
 	return ansi.Strip(m.View().Content), m
 }
 
+// requireSize fails unless the screen is exactly h lines of at most w
+// cells.
+func requireSize(t *testing.T, screen string, w, h int) {
+	t.Helper()
+	lines := strings.Split(screen, "\n")
+	if len(lines) != h {
+		t.Fatalf("%d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := len([]rune(l)); n > w {
+			t.Fatalf("line %d is %d wide: %q", i, n, l)
+		}
+	}
+}
+
 func requireGolden(t *testing.T, screen string) {
 	t.Helper()
 	golden.RequireEqual(t, []byte(screen+"\n"))
@@ -307,3 +322,61 @@ func waitScreen(t *testing.T, tm *teatest.TestModel, s string) string {
 const teatestTimeout = 20 * time.Second
 
 func teatestFinal() teatest.FinalOpt { return teatest.WithFinalTimeout(teatestTimeout) }
+
+// cronFixture is fixture() with RayCronJobs and the RayJobs they created:
+// a nightly one in Berlin (three runs, the middle one failed), one that
+// fires every minute (one run going), a suspended weekly one and one
+// whose time zone is invalid. fixture() itself stays as it is, so the
+// other views' goldens do not move.
+func cronFixture() *watch.Store {
+	st := fixture()
+	cron := func(ns, name, schedule, tz string, created time.Duration) *rayv1.RayCronJob {
+		c := &rayv1.RayCronJob{ObjectMeta: om(ns, name, created, nil)}
+		c.Spec.Schedule = schedule
+		if tz != "" {
+			c.Spec.TimeZone = ptr.To(tz)
+		}
+		c.Spec.JobTemplate = rayv1.RayJobSpec{Entrypoint: "python " + name + ".py", RayClusterSpec: ptr.To(testClusterSpec(1)),
+			ShutdownAfterJobFinishes: true}
+		c.Status.Conditions = []metav1.Condition{cond(rayv1.RayCronJobScheduleValid, "True", rayv1.RayCronJobReasonValid)}
+		return c
+	}
+	// tick is the RayJob of cj's tick at, as the reconciler creates it.
+	tick := func(cj *rayv1.RayCronJob, at time.Time, status rayv1.JobStatus, dep rayv1.JobDeploymentStatus, ran time.Duration) *rayv1.RayJob {
+		j := rayv1.CronJobTickJob(cj, at)
+		j.UID = types.UID(j.Namespace + "-" + j.Name)
+		j.CreationTimestamp = metav1.NewTime(at)
+		j.Status = rayv1.RayJobStatus{JobStatus: status, JobDeploymentStatus: dep, RayClusterName: j.Name + "-raycluster",
+			JobId: j.Name + "-id", StartTime: ptr.To(metav1.NewTime(at.Add(time.Minute)))}
+		if status.IsTerminal() {
+			j.Status.EndTime = ptr.To(metav1.NewTime(at.Add(time.Minute + ran)))
+		}
+		return j
+	}
+	// 02:00 in Berlin (CET) is 01:00 UTC: the last run was 11h ago.
+	nightly := cron("ml", "nightly-train", "0 2 * * *", "Europe/Berlin", 30*24*time.Hour)
+	today := time.Date(2026, 3, 1, 1, 0, 0, 0, time.UTC)
+	nightly.Status.LastScheduleTime = ptr.To(metav1.NewTime(today))
+	ok1 := tick(nightly, today, rayv1.JobStatusSucceeded, rayv1.JobDeploymentStatusComplete, 40*time.Minute)
+	failed := tick(nightly, today.Add(-24*time.Hour), rayv1.JobStatusFailed, rayv1.JobDeploymentStatusFailed, 3*time.Minute)
+	failed.Status.Reason = rayv1.AppFailed
+	failed.Status.Message = "Job entrypoint command failed with exit code 1: CUDA out of memory"
+	ok3 := tick(nightly, today.Add(-48*time.Hour), rayv1.JobStatusSucceeded, rayv1.JobDeploymentStatusComplete, 38*time.Minute)
+
+	minutely := cron("ml", "every-minute", "* * * * *", "UTC", 2*time.Hour)
+	// The tick of 12:00 (now) has just created its RayJob; 11:59's ran.
+	minutely.Status.LastScheduleTime = ptr.To(metav1.NewTime(fixedNow))
+	starting := tick(minutely, fixedNow, rayv1.JobStatusNew, rayv1.JobDeploymentStatusInitializing, 0)
+	starting.Status.StartTime, starting.Status.JobId = nil, ""
+	ran := tick(minutely, fixedNow.Add(-time.Minute), rayv1.JobStatusSucceeded, rayv1.JobDeploymentStatusComplete, -20*time.Second)
+
+	weekly := cron("serve", "weekly-report", "@weekly", "", 10*24*time.Hour)
+	weekly.Spec.Suspend = ptr.To(true)
+
+	bad := cron("serve", "bad-zone", "30 9 * * 1-5", "Mars/Olympus", 5*time.Minute)
+	bad.Status.Conditions = []metav1.Condition{{Type: rayv1.RayCronJobScheduleValid, Status: metav1.ConditionFalse,
+		Reason: rayv1.RayCronJobReasonInvalidTimeZone, Message: `spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone`}}
+
+	st.Add(nightly, minutely, weekly, bad, ok1, failed, ok3, starting, ran)
+	return st
+}

@@ -8,7 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/raydar/raydar/controller/raycronjob"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -63,6 +65,34 @@ func conditions(cs []metav1.Condition) string { return status.Conditions(cs) }
 
 // jobDuration is how long the job ran (so far, if it has not ended).
 func jobDuration(now time.Time, j *rayv1.RayJob) string { return status.JobDuration(now, j) }
+
+// cronStatus is the one-word status of a RayCronJob (status.CronJob).
+func cronStatus(c *rayv1.RayCronJob) string { return status.CronJob(c) }
+
+// cronWords is a RayCronJob's schedule in words (raycronjob.Describe):
+// "every day at 02:00 Europe/Berlin".
+func cronWords(c *rayv1.RayCronJob) string { return raycronjob.Describe(&c.Spec) }
+
+// cronNext is when a RayCronJob's next RayJob is due (raycronjob.NextRun,
+// in the TUI's time zone for one without spec.timeZone); ok is false
+// while it is suspended or invalid, or never fires again.
+func cronNext(c *rayv1.RayCronJob, now time.Time) (time.Time, bool) {
+	return raycronjob.NextRun(c, now, time.Local)
+}
+
+// cronNextRun counts down to the next run: "in 4m12s", "due" when the
+// tick is at or before now (its RayJob is not there yet), "-" when there
+// is none.
+func cronNextRun(c *rayv1.RayCronJob, now time.Time) string {
+	t, ok := cronNext(c, now)
+	switch {
+	case !ok:
+		return none
+	case !t.After(now):
+		return "due"
+	}
+	return "in " + duration.HumanDuration(t.Sub(now))
+}
 
 func orNone(s string) string { return status.OrNone(s) }
 

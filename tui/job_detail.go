@@ -143,11 +143,7 @@ func (d *jobDetail) tick() tea.Cmd {
 func (d *jobDetail) apply(ch *watch.Changes) { _ = d.applyCmd(ch) }
 
 func (d *jobDetail) applyCmd(ch *watch.Changes) tea.Cmd {
-	up, deleted := follow(ch, watch.RayJob, d.uid)
-	d.deleted = d.deleted || deleted
-	if up != nil {
-		d.job = up.(*rayv1.RayJob)
-	}
+	followInto(ch, watch.RayJob, d.uid, &d.job, &d.deleted)
 	if s := jobState(d.job); s != d.lastStatus {
 		d.lastStatus = s
 		return d.fetch()

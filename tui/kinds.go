@@ -21,7 +21,7 @@ import (
 // kinds returns the registry of the kinds the TUI shows, in the order of
 // the help's Commands.
 func kinds() registry {
-	return registry{kinds: []kind{rayClusters(), rayJobs(), rayServices(), rayPods()}}
+	return registry{kinds: []kind{rayClusters(), rayJobs(), rayServices(), rayCronJobs(), rayPods()}}
 }
 
 func rayClusters() kind {
@@ -126,6 +126,45 @@ func serviceDef() def[*rayv1.RayService] {
 		open:      func(e *env, s *rayv1.RayService) page { return newServiceDetail(e, s) },
 		suspended: func(s *rayv1.RayService) bool { return s.Spec.Suspend },
 		describe:  describeService,
+	}
+}
+
+// rayCronJobs are the RayCronJobs; Enter opens one with the RayJobs it
+// created.
+func rayCronJobs() kind {
+	return kind{
+		list: CronJobsView, detail: CronJobDetailView, title: "RayCronJobs", help: "RayCronJobs",
+		aliases: "rcj raycronjobs raycronjob", watch: watch.RayCronJob, lifecycle: actions.KindRayCronJob,
+		listActions:   "describe trigger suspend delete",
+		detailActions: "describe trigger suspend delete",
+		typed:         defOf[*rayv1.RayCronJob](cronJobDef),
+	}
+}
+
+func cronJobDef() def[*rayv1.RayCronJob] {
+	return def[*rayv1.RayCronJob]{
+		columns: func() []column[*rayv1.RayCronJob] {
+			return []column[*rayv1.RayCronJob]{
+				nameCol[*rayv1.RayCronJob](), nsCol[*rayv1.RayCronJob](),
+				{Column: table.Column{Title: "SCHEDULE", Width: 12}, cell: func(c *rayv1.RayCronJob) string { return c.Spec.Schedule }},
+				{Column: table.Column{Title: "IN WORDS", Width: 48, Grow: true, Min: 16, Drop: 1}, cell: cronWords},
+				{Column: table.Column{Title: "SUSPEND", Width: 7, Drop: 2}, cell: func(c *rayv1.RayCronJob) string { return fmt.Sprint(c.Spec.IsSuspended()) }},
+				{Column: table.Column{Title: "LAST SCHEDULE", Width: 13, Right: true, Drop: 4}, live: func(c *rayv1.RayCronJob, now time.Time) string {
+					return metaAge(now, c.Status.LastScheduleTime)
+				}},
+				{Column: table.Column{Title: "NEXT RUN", Width: 9, Right: true}, live: cronNextRun},
+				{Column: table.Column{Title: "JOBS", Width: 4, Right: true}, count: func(_ *rayv1.RayCronJob, n int) string { return fmt.Sprint(n) }},
+				{Column: table.Column{Title: "STATUS", Width: 17, Sort: table.ByStatus}, cell: cronStatus},
+				{Column: table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge, Drop: 3}, live: func(c *rayv1.RayCronJob, now time.Time) string {
+					return age(now, c.CreationTimestamp.Time)
+				}},
+			}
+		},
+		meta:      func(c *rayv1.RayCronJob) table.Meta { return objMeta(c, cronStatus(c)) },
+		open:      func(e *env, c *rayv1.RayCronJob) page { return newCronJobDetail(e, c) },
+		suspended: func(c *rayv1.RayCronJob) bool { return c.Spec.IsSuspended() },
+		describe:  describeCronJob,
+		children:  &children{watch: watch.RayJob, label: rayv1.RayCronJobNameLabelKey},
 	}
 }
 

@@ -15,16 +15,20 @@ import (
 // column is one column of a list: its header, width and sort key
 // (table.Column) and its cell. cell runs when the object changes (the
 // table caches it); live, for time-dependent cells (ages, durations),
-// runs for the visible rows at draw time instead.
+// runs for the visible rows at draw time instead; count, for a kind
+// with children (def.children), gets the object's number of children and
+// runs, like cell, when the object or that number changes.
 type column[V any] struct {
 	table.Column
-	cell func(V) string
-	live func(v V, now time.Time) string
+	cell  func(V) string
+	live  func(v V, now time.Time) string
+	count func(v V, n int) string
 }
 
 // spec is the table's projection of a kind's columns. It keeps only the
-// cell functions (not cols), so a list holds no more than its table.
-func spec[V client.Object](cols []column[V], meta func(V) table.Meta) table.Spec[V] {
+// cell functions (not cols), so a list holds no more than its table. kids
+// counts the children of count cells (nil: the kind has none).
+func spec[V client.Object](cols []column[V], meta func(V) table.Meta, kids *childIndex) table.Spec[V] {
 	tcols := make([]table.Column, len(cols))
 	cells := make([]func(V) string, len(cols))
 	type liveCell struct {
@@ -34,6 +38,9 @@ func spec[V client.Object](cols []column[V], meta func(V) table.Meta) table.Spec
 	lives := make([]liveCell, 0, len(cols))
 	for i, c := range cols {
 		tcols[i], cells[i] = c.Column, c.cell
+		if count := c.count; count != nil && kids != nil {
+			cells[i] = func(v V) string { return count(v, kids.count(v)) }
+		}
 		if c.live != nil {
 			lives = append(lives, liveCell{i, c.live})
 		}
@@ -98,10 +105,16 @@ type listPage[V client.Object] struct {
 	k     *kind
 	t     *table.Model[V]
 	drill func(*env, V) page
+	// kids counts the objects' children (nil: the kind has none).
+	kids *childIndex
 }
 
 func newListPage[V client.Object](e *env, k *kind, d def[V]) *listPage[V] {
-	p := &listPage[V]{pageBase: pageBase{e: e, vk: k.list}, k: k, t: table.New(spec(d.columns(), d.meta), e.st, e.km, e.now), drill: d.open}
+	p := &listPage[V]{pageBase: pageBase{e: e, vk: k.list}, k: k, drill: d.open}
+	if d.children != nil {
+		p.kids = newChildIndex(*d.children, e.store)
+	}
+	p.t = table.New(spec(d.columns(), d.meta, p.kids), e.st, e.km, e.now)
 	objs := e.store.List(k.watch)
 	vs := make([]V, 0, len(objs))
 	for _, o := range objs {
@@ -130,13 +143,31 @@ func (p *listPage[V]) keys() []key.Binding {
 
 func (p *listPage[V]) apply(ch *watch.Changes) {
 	wk := p.k.watch
-	if !ch.Any(wk) {
+	var owners []parentRef
+	if p.kids != nil && ch.Any(p.kids.watch) {
+		owners = p.kids.apply(ch)
+	}
+	if !ch.Any(wk) && len(owners) == 0 {
 		return
 	}
-	up := make([]V, 0, len(ch.Upserted[wk]))
+	up := make([]V, 0, len(ch.Upserted[wk])+len(owners))
+	seen := make(map[parentRef]bool, len(ch.Upserted[wk]))
 	for _, o := range ch.Upserted[wk] {
 		if v, ok := o.(V); ok {
 			up = append(up, v)
+			seen[parentRef{v.GetNamespace(), v.GetName()}] = true
+		}
+	}
+	// Owners whose count changed are projected again (their count cells).
+	for _, r := range owners {
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		if o, ok := p.e.store.Find(wk, r.ns, r.name); ok {
+			if v, ok := o.(V); ok {
+				up = append(up, v)
+			}
 		}
 	}
 	del := make([]string, 0, len(ch.Deleted[wk]))

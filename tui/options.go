@@ -113,10 +113,12 @@ const (
 	ClustersView      ViewKind = "rayclusters"
 	JobsView          ViewKind = "rayjobs"
 	ServicesView      ViewKind = "rayservices"
+	CronJobsView      ViewKind = "raycronjobs"
 	PodsView          ViewKind = "pods"
 	ClusterDetailView ViewKind = "raycluster"
 	JobDetailView     ViewKind = "rayjob"
 	ServiceDetailView ViewKind = "rayservice"
+	CronJobDetailView ViewKind = "raycronjob"
 	// DescribeView is the describe page of one object (d).
 	DescribeView ViewKind = "describe"
 	// LogsView is the log page of one pod (l).
@@ -154,8 +156,9 @@ type Target struct {
 	// Namespace is the namespace scope ("" = all).
 	Namespace string
 	// Selected is the object under the cursor (nil if none): a RayCluster,
-	// RayJob, RayService or Pod. In the cluster detail view it is the
-	// selected pod, or nil on a group row.
+	// RayJob, RayService, RayCronJob or Pod. In the cluster detail view it
+	// is the selected pod, or nil on a group row; in the RayCronJob detail
+	// the selected RayJob.
 	Selected client.Object
 	// Group is the worker group of the selected row in the cluster detail
 	// view ("" otherwise).

@@ -123,6 +123,16 @@ func follow(ch *watch.Changes, wk watch.Kind, uid types.UID) (up client.Object, 
 	return up, deleted
 }
 
+// followInto brings a detail page's object up to date with ch: *obj
+// becomes its new version and *deleted sticks once it is deleted.
+func followInto[V client.Object](ch *watch.Changes, wk watch.Kind, uid types.UID, obj *V, deleted *bool) {
+	up, del := follow(ch, wk, uid)
+	*deleted = *deleted || del
+	if v, ok := up.(V); ok {
+		*obj = v
+	}
+}
+
 // tabler is the part of table.Model the app drives without knowing V.
 type tabler interface {
 	SetFilter(string) error

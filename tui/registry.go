@@ -54,6 +54,10 @@ type def[V client.Object] struct {
 	suspended func(V) bool
 	// describe adds the kind's fields to the describe page.
 	describe func(d *describer, v V)
+	// children are the objects of another kind that belong to V by a
+	// label (nil: none); the list keeps their count per object for its
+	// count columns.
+	children *children
 }
 
 // typedKind is what the registry asks of a kind's typed definition.

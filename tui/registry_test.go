@@ -43,7 +43,7 @@ func TestRegistryAliases(t *testing.T) {
 			t.Fatalf("%s: isDetail wrong", k.list)
 		}
 	}
-	if got := r.lifecycleKinds(); got != "RayCluster, RayJob or RayService" {
+	if got := r.lifecycleKinds(); got != "RayCluster, RayJob, RayService or RayCronJob" {
 		t.Fatalf("lifecycleKinds %q", got)
 	}
 }
@@ -57,6 +57,8 @@ func TestDefaultActionsPerView(t *testing.T) {
 		ClusterDetailView: {ActionScale, ActionDeleteWorkers, ActionDescribe, ActionLogs, ActionSuspend},
 		JobDetailView:     {ActionDescribe, ActionStopJob, ActionSuspend, ActionDelete},
 		ServiceDetailView: {ActionDescribe, ActionSuspend, ActionDelete},
+		CronJobsView:      {ActionDescribe, ActionTrigger, ActionSuspend, ActionDelete},
+		CronJobDetailView: {ActionDescribe, ActionTrigger, ActionSuspend, ActionDelete},
 	}
 	got := DefaultActions(ActionDeps{})
 	if len(got) != len(want) {
@@ -98,5 +100,5 @@ func TestRegistryEntryIsAKind(t *testing.T) {
 	typeApp(a, "?")
 	mustContain(t, ansi.Strip(a.View().Content), ":tp", "test pods")
 	typeApp(a, "<esc>", ":nope", "<enter>")
-	mustContain(t, ansi.Strip(a.View().Content), "(try :rc :rj :rs :pods :tp :ns :ctx :q)")
+	mustContain(t, ansi.Strip(a.View().Content), "(try :rc :rj :rs :rcj :pods :tp :ns :ctx :q)")
 }

@@ -59,11 +59,7 @@ func (d *serviceDetail) open() page {
 }
 
 func (d *serviceDetail) apply(ch *watch.Changes) {
-	up, deleted := follow(ch, watch.RayService, d.uid)
-	d.deleted = d.deleted || deleted
-	if up != nil {
-		d.svc = up.(*rayv1.RayService)
-	}
+	followInto(ch, watch.RayService, d.uid, &d.svc, &d.deleted)
 	d.clamp()
 }
 

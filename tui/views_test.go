@@ -50,15 +50,7 @@ func TestSnapshots(t *testing.T) {
 				waitScreen(t, tm, c.wait)
 			}
 			screen, _ := finalScreen(t, tm)
-			lines := strings.Split(screen, "\n")
-			if len(lines) != c.h {
-				t.Fatalf("%d lines, want %d", len(lines), c.h)
-			}
-			for i, l := range lines {
-				if w := len([]rune(l)); w > c.w {
-					t.Fatalf("line %d is %d wide: %q", i, w, l)
-				}
-			}
+			requireSize(t, screen, c.w, c.h)
 			requireGolden(t, screen)
 		})
 	}
