@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/raydar/raydar/controller/raycronjob"
 	"github.com/raydar/raydar/rayapi/status"
@@ -85,13 +84,7 @@ func cronNext(c *rayv1.RayCronJob, now time.Time) (time.Time, bool) {
 // is none.
 func cronNextRun(c *rayv1.RayCronJob, now time.Time) string {
 	t, ok := cronNext(c, now)
-	switch {
-	case !ok:
-		return none
-	case !t.After(now):
-		return "due"
-	}
-	return "in " + duration.HumanDuration(t.Sub(now))
+	return status.NextRun(now, t, ok)
 }
 
 func orNone(s string) string { return status.OrNone(s) }

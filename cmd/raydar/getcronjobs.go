@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/raydar/raydar/controller/raycronjob"
 	"github.com/raydar/raydar/rayapi/status"
@@ -32,11 +31,5 @@ func cronJobCells(now time.Time, cj *rayv1.RayCronJob) []string {
 // None while suspended, invalid, or never again.
 func nextRun(now time.Time, cj *rayv1.RayCronJob) string {
 	t, ok := raycronjob.NextRun(cj, now, time.Local)
-	switch {
-	case !ok:
-		return status.None
-	case !t.After(now):
-		return "due"
-	}
-	return "in " + duration.HumanDuration(t.Sub(now))
+	return status.NextRun(now, t, ok)
 }

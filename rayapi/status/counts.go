@@ -114,3 +114,16 @@ func Conditions(cs []metav1.Condition) string {
 	sort.Strings(parts)
 	return strings.Join(parts, "  ")
 }
+
+// NextRun counts down to a scheduled time (a RayCronJob's next tick):
+// "in 4m12s", "due" when the tick is at or before now (its RayJob is not
+// there yet), None when there is no next run (ok false).
+func NextRun(now, next time.Time, ok bool) string {
+	switch {
+	case !ok:
+		return None
+	case !next.After(now):
+		return "due"
+	}
+	return "in " + duration.HumanDuration(next.Sub(now))
+}

@@ -112,3 +112,22 @@ func TestConditions(t *testing.T) {
 		t.Errorf("Conditions = %q, want %q", got, want)
 	}
 }
+
+func TestNextRun(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		next time.Time
+		ok   bool
+		want string
+	}{
+		{now.Add(4*time.Minute + 12*time.Second), true, "in 4m12s"},
+		{now, true, "due"},
+		{now.Add(-time.Second), true, "due"},
+		{time.Time{}, false, None},
+	}
+	for _, c := range cases {
+		if got := NextRun(now, c.next, c.ok); got != c.want {
+			t.Errorf("NextRun(%v, %v) = %q, want %q", c.next, c.ok, got, c.want)
+		}
+	}
+}
