@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"time"
 
-
 	"github.com/raydar/raydar/controller/raycronjob"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
