@@ -1,7 +1,38 @@
-// Package kube owns the connection to a Kubernetes cluster: kubectl-compatible
-// flags (--kubeconfig, --context, -n, -A), the rest.Config built from them, and
-// the scheme that knows core types and ray.io/v1.
+// Package kube owns raydar's side of a Kubernetes cluster, between the API
+// types below it (rayapi: ray.io/v1, the one scheme rayapi/scheme, the Ray
+// dashboard client rayapi/dashboard) and the programs above it (controller,
+// tui, cmd). This package itself holds the connection: kubectl-compatible
+// flags (--kubeconfig, --context, -n, -A) and the rest.Config and identity
+// resolved from them ([Flags], [Target]). Clients are built with
+// rayapi/scheme's scheme.New(); kube keeps no scheme of its own.
 //
-// Sub-packages: sandbox (a real control plane on loopback for the demo and the
-// integration tests).
+// Sub-packages, each owning one concern:
+//
+//   - kube/actions: the one choke point of every change raydar makes on a
+//     person's behalf (scale, delete workers, stop a RayJob, suspend,
+//     resume, delete), shared by the TUI and the CLI: a pure plan, one
+//     conflict-checked write, an Event and an audit line.
+//   - kube/raydash: how raydar reaches a RayCluster's Ray dashboard (the
+//     sandbox's address book, the head Service's DNS name or the API
+//     server's service proxy, with the cluster's auth token), and the
+//     translation of a RayJob into a job submission.
+//   - kube/watch: the TUI's watch: informer handlers on the Ray kinds, Ray
+//     pods and their Events, batched into deltas, and the Store the views
+//     read.
+//   - kube/sandbox/...: the local cluster behind `raydar sandbox`,
+//     `raydar demo`, the integration tests and the benchmarks, a product
+//     feature rather than a test helper: kube/sandbox (a real control plane
+//     on loopback, kwok nodes), kube/sandbox/rayhead (one simulated Ray
+//     head: dashboard API and Serve proxy, speaking rayapi/dashboard's own
+//     wire types), kube/sandbox/headsim (a simulated head for every Ready
+//     head pod, and stand-ins for the RayJob submitters),
+//     kube/sandbox/addrbook (where those heads answer, for other raydar
+//     processes), kube/sandbox/refusable (the HTTP server a head answers
+//     on, which can refuse connections and listen again) and
+//     kube/sandbox/seed (the demo's objects and the loop that keeps them
+//     moving).
+//
+// Layers: no package under kube imports controller, tui or cmd, and rayapi
+// imports nothing of kube (layers_test.go checks it with `go list -deps`).
+// What two layers share lives in rayapi.
 package kube

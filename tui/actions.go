@@ -104,15 +104,27 @@ func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
 	del := Action{Name: ActionDelete, Key: binding("ctrl+d", "delete"), Dangerous: true, Run: inSession(r.delete)}
 	describe := Action{Name: ActionDescribe, Key: binding("d", "describe"), Run: inSession(r.describe)}
 	logs := Action{Name: ActionLogs, Key: binding("l", "logs"), Run: inSession(r.logs)}
-	return map[ViewKind][]Action{
-		ClustersView:      {describe, suspend, del},
-		JobsView:          {describe, stop, suspend, del},
-		ServicesView:      {describe, suspend, del},
-		PodsView:          {describe, logs},
-		ClusterDetailView: {scale, delWorkers, describe, logs, suspend},
-		JobDetailView:     {describe, stop, suspend, del},
-		ServiceDetailView: {describe, suspend, del},
+	byName := map[string]Action{}
+	for _, act := range []Action{scale, delWorkers, stop, suspend, del, describe, logs} {
+		byName[act.Name] = act
 	}
+	// Which view offers which is the registry's (kinds.go).
+	out := map[ViewKind][]Action{}
+	add := func(v ViewKind, names string) {
+		for _, n := range strings.Fields(names) {
+			if act, ok := byName[n]; ok {
+				out[v] = append(out[v], act)
+			}
+		}
+	}
+	reg := kinds()
+	for _, k := range reg.kinds {
+		add(k.list, k.listActions)
+		if k.detail != "" {
+			add(k.detail, k.detailActions)
+		}
+	}
+	return out
 }
 
 // inSession refuses targets that were not taken by the App (which sets the
@@ -148,16 +160,17 @@ func (r *actionRunner) deps(tg Target) (ActionDeps, error) {
 	return r.base, nil
 }
 
-// mutator returns the Actions of the target's session.
-func (r *actionRunner) mutator(tg Target) (*actions.Actions, error) {
+// mutator returns the dependencies and the Actions of the target's
+// session.
+func (r *actionRunner) mutator(tg Target) (ActionDeps, *actions.Actions, error) {
 	d, err := r.deps(tg)
 	if err != nil {
-		return nil, err
+		return ActionDeps{}, nil, err
 	}
 	if d.Actions == nil {
-		return nil, errors.New("changes are not available in this session (no API client)")
+		return ActionDeps{}, nil, errors.New("changes are not available in this session (no API client)")
 	}
-	return d.Actions, nil
+	return d, d.Actions, nil
 }
 
 // ctx is the session's context (cancelled on quit and context switch).
@@ -225,7 +238,7 @@ func (r *actionRunner) scale(tg Target) tea.Cmd {
 	if _, ok := rc.Spec.WorkerGroup(tg.Group); !ok {
 		return warn("scale: group %s is not in the spec of %s/%s", tg.Group, rc.Namespace, rc.Name)
 	}
-	a, err := r.mutator(tg)
+	_, a, err := r.mutator(tg)
 	if err != nil {
 		return errMsg(err)
 	}
@@ -265,7 +278,7 @@ func (r *actionRunner) deleteWorkers(tg Target) tea.Cmd {
 		}
 		names = []string{p.Name}
 	}
-	a, err := r.mutator(tg)
+	_, a, err := r.mutator(tg)
 	if err != nil {
 		return errMsg(err)
 	}
@@ -321,11 +334,7 @@ func (r *actionRunner) stopJob(tg Target) tea.Cmd {
 	if !ok {
 		return warn("stop: select a RayJob first")
 	}
-	d, err := r.deps(tg)
-	if err != nil {
-		return errMsg(err)
-	}
-	a, err := r.mutator(tg)
+	d, a, err := r.mutator(tg)
 	if err != nil {
 		return errMsg(err)
 	}
@@ -355,46 +364,32 @@ func (r *actionRunner) stopJob(tg Target) tea.Cmd {
 
 // ---- suspend / resume ----
 
-// lifecycleObject returns the RayCluster, RayJob or RayService the target
-// is about: the selection in lists, the detail's object in details.
-func lifecycleObject(tg Target) (client.Object, actions.Kind, bool) {
+// lifecycleObject returns the object suspend/resume and delete act on and
+// its kind: the selection in lists, the detail's object in details, if its
+// kind has a lifecycle (the registry's kind.lifecycle).
+func lifecycleObject(tg Target) (client.Object, *kind, bool) {
 	obj := tg.Selected
-	if tg.View == ClusterDetailView {
+	if tg.e.reg.isDetail(tg.View) {
 		obj = tg.Owner
 	}
-	switch obj.(type) {
-	case *rayv1.RayCluster:
-		return obj, actions.KindRayCluster, true
-	case *rayv1.RayJob:
-		return obj, actions.KindRayJob, true
-	case *rayv1.RayService:
-		return obj, actions.KindRayService, true
+	k := tg.e.reg.of(obj)
+	if k == nil || k.lifecycle == "" {
+		return nil, nil, false
 	}
-	return nil, "", false
-}
-
-func isSuspended(obj client.Object) bool {
-	switch o := obj.(type) {
-	case *rayv1.RayCluster:
-		return o.Spec.IsSuspended()
-	case *rayv1.RayJob:
-		return o.Spec.Suspend
-	case *rayv1.RayService:
-		return o.Spec.Suspend
-	}
-	return false
+	return obj, k, true
 }
 
 func (r *actionRunner) suspend(tg Target) tea.Cmd {
-	obj, kind, ok := lifecycleObject(tg)
+	obj, k, ok := lifecycleObject(tg)
 	if !ok {
-		return warn("suspend/resume: select a RayCluster, RayJob or RayService first")
+		return warn("suspend/resume: select a %s first", tg.e.reg.lifecycleKinds())
 	}
-	a, err := r.mutator(tg)
+	_, a, err := r.mutator(tg)
 	if err != nil {
 		return errMsg(err)
 	}
-	suspend := !isSuspended(obj)
+	kind := k.lifecycle
+	suspend := !k.typed.suspended(obj)
 	verb, done := "Resume", "resumed"
 	if suspend {
 		verb, done = "Suspend", "suspended"
@@ -417,15 +412,12 @@ func (r *actionRunner) suspend(tg Target) tea.Cmd {
 // ---- delete ----
 
 func (r *actionRunner) delete(tg Target) tea.Cmd {
-	obj, kind, ok := lifecycleObject(tg)
+	obj, k, ok := lifecycleObject(tg)
 	if !ok {
-		return warn("delete: select a RayCluster, RayJob or RayService first")
+		return warn("delete: select a %s first", tg.e.reg.lifecycleKinds())
 	}
-	d, err := r.deps(tg)
-	if err != nil {
-		return errMsg(err)
-	}
-	a, err := r.mutator(tg)
+	kind := k.lifecycle
+	d, a, err := r.mutator(tg)
 	if err != nil {
 		return errMsg(err)
 	}
@@ -528,7 +520,7 @@ func deleteLines(p *actions.DeletePlan) []string {
 
 func (r *actionRunner) describe(tg Target) tea.Cmd {
 	obj := tg.Selected
-	if tg.View == ClusterDetailView && obj == nil {
+	if obj == nil { // a detail view's row without an object (a group)
 		obj = tg.Owner
 	}
 	if obj == nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -66,7 +67,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	for _, obj := range o.extra {
 		objs = append(objs, obj.DeepCopyObject().(client.Object))
 	}
-	c := fake.NewClientBuilder().WithScheme(actions.Scheme()).WithObjects(objs...).
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).
 		WithStatusSubresource(&rayv1.RayCluster{}, &rayv1.RayJob{}, &rayv1.RayService{}).Build()
 	w := &world{store: st, c: c, audit: filepath.Join(t.TempDir(), "audit.log"), stopper: &fakeStopper{calls: make(chan string, 4)}}
 	a, err := actions.New(c, actions.Options{ReadOnly: o.readOnly, Actor: "alice", Context: "sandbox",

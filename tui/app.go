@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -74,6 +73,9 @@ type App struct {
 	st      *styles.Styles
 	km      *keys.KeyMap
 	now     func() time.Time
+	reg     registry
+	scheme  lazyScheme
+	seq     int64
 	actions map[ViewKind][]Action
 
 	e          *env
@@ -106,7 +108,7 @@ type App struct {
 // New builds the TUI. It fails only when a view action's key clashes with
 // the key map.
 func New(opts Options) (*App, error) {
-	a := &App{opts: opts, km: opts.Keys, now: opts.Now, lists: map[ViewKind]page{}}
+	a := &App{opts: opts, km: opts.Keys, now: opts.Now, reg: kinds()}
 	if a.km == nil {
 		a.km = keys.Default()
 	}
@@ -132,8 +134,10 @@ func New(opts Options) (*App, error) {
 
 	// Actions: rebind from the key file, hide dangerous ones when read-only,
 	// refuse clashes with the key map.
-	a.actions = map[ViewKind][]Action{}
 	for vk, list := range opts.Actions {
+		if a.actions == nil {
+			a.actions = map[ViewKind][]Action{}
+		}
 		var extra []keys.Named
 		for _, act := range list {
 			if act.Dangerous && opts.ReadOnly {
@@ -180,7 +184,7 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.sessCancel = cancel
 	a.gen++
-	a.e = &env{st: a.st, km: a.km, now: a.now, store: store, sess: sess, ctx: ctx}
+	a.e = &env{st: a.st, km: a.km, now: a.now, reg: &a.reg, scheme: &a.scheme, seq: &a.seq, store: store, sess: sess, ctx: ctx}
 	a.ns = sess.Namespace
 	a.lists = map[ViewKind]page{}
 	a.role = ""
@@ -289,7 +293,7 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 			a.setFlash(flashErr, fmt.Sprintf("context %s: %v", msg.name, msg.err))
 			return nil
 		}
-		root := ClustersView
+		var root ViewKind
 		if len(a.stack) > 0 {
 			root = a.stack[0].kind()
 		}
@@ -401,181 +405,12 @@ func (a *App) setFlash(level flashLevel, text string) {
 	a.flash = flash{text: text, level: level, expires: a.now().Add(d)}
 }
 
-func (a *App) top() page { return a.stack[len(a.stack)-1] }
-
-// bodyHeight is the height left for the page: header, hints, title bar,
-// crumbs and the status line take one line each.
-func (a *App) bodyHeight() int { return max(a.height-5, 1) }
-
-func (a *App) resize(w, h int) {
-	a.width, a.height = w, h
-	for _, p := range a.lists {
-		p.setSize(w, a.bodyHeight())
-	}
-	for _, p := range a.stack {
-		p.setSize(w, a.bodyHeight())
-	}
-}
-
-// showList makes the list view of kind the root of the stack.
-func (a *App) showList(kind ViewKind) {
-	p, ok := a.lists[kind]
-	if !ok {
-		switch kind {
-		case JobsView:
-			p = newJobsPage(a.e)
-		case ServicesView:
-			p = newServicesPage(a.e)
-		case PodsView:
-			p = newPodsPage(a.e)
-		default:
-			kind = ClustersView
-			p = newClustersPage(a.e)
-		}
-		a.lists[kind] = p
-	}
-	p.setNamespace(a.ns)
-	p.setSize(a.width, a.bodyHeight())
-	for _, old := range a.stack {
-		if old != p {
-			closePage(old)
-		}
-	}
-	a.stack = []page{p}
-}
-
-func (a *App) push(p page) tea.Cmd {
-	p.setNamespace(a.ns)
-	p.setSize(a.width, a.bodyHeight())
-	a.stack = append(a.stack, p)
-	if i, ok := p.(initer); ok {
-		return a.track(i.init())
-	}
-	return nil
-}
-
-func (a *App) pop() {
-	if len(a.stack) > 1 {
-		closePage(a.top())
-		a.stack = a.stack[:len(a.stack)-1]
-	}
-}
-
-// closer is implemented by pages that hold resources while open (a log
-// stream); close is called when the page leaves the stack.
-type closer interface{ close() }
-
-func closePage(p page) {
-	if c, ok := p.(closer); ok {
-		c.close()
-	}
-}
-
-func (a *App) setNamespace(ns string) {
-	a.ns = ns
-	for _, p := range a.lists {
-		p.setNamespace(ns)
-	}
-	for _, p := range a.stack {
-		p.setNamespace(ns)
-	}
-}
-
 func (a *App) quit() tea.Cmd {
 	a.quitting = true
 	if a.sessCancel != nil {
 		a.sessCancel()
 	}
 	return tea.Quit
-}
-
-// key handles a key press according to the mode.
-func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
-	km := a.km
-	switch a.mode {
-	case modeDialog:
-		if key.Matches(msg, km.Quit) {
-			return a.quit()
-		}
-		done, cmd := a.dialog.Update(msg)
-		if done {
-			a.dialog = nil
-			a.mode = modeNormal
-		}
-		return a.track(cmd)
-	case modeCommand, modeFilter:
-		return a.promptKey(msg)
-	case modeHelp:
-		switch {
-		case key.Matches(msg, km.Quit):
-			return a.quit()
-		case key.Matches(msg, km.Help, km.Back), msg.String() == "q":
-			a.mode = modeNormal
-		}
-		return nil
-	}
-	p := a.top()
-	switch {
-	case key.Matches(msg, km.Quit):
-		return a.quit()
-	case key.Matches(msg, km.Help):
-		a.mode = modeHelp
-		return nil
-	case key.Matches(msg, km.Command):
-		a.mode = modeCommand
-		a.prompt = prompt{}
-		a.historyAt = len(a.history)
-		if a.opts.Backend != nil && a.contexts == nil {
-			b := a.opts.Backend
-			return func() tea.Msg {
-				names, err := b.Contexts()
-				return contextsMsg{names, err}
-			}
-		}
-		return nil
-	case key.Matches(msg, km.Filter):
-		t := p.tbl()
-		if t == nil {
-			a.setFlash(flashWarn, "no filter in this view")
-			return nil
-		}
-		a.mode = modeFilter
-		a.prompt = prompt{}
-		a.prompt.insert(t.Filter())
-		return nil
-	case key.Matches(msg, km.Back):
-		if t := p.tbl(); t != nil && t.Filter() != "" {
-			_ = t.SetFilter("")
-			return nil
-		}
-		a.pop()
-		return nil
-	case key.Matches(msg, km.AllNamespaces):
-		a.setNamespace("")
-		a.setFlash(flashInfo, "namespace: all")
-		return nil
-	case key.Matches(msg, km.Open):
-		if next := p.open(); next != nil {
-			return a.push(next)
-		}
-		return nil
-	}
-	for _, act := range a.actions[p.kind()] {
-		if key.Matches(msg, act.Key) && act.Run != nil {
-			tg := p.target()
-			tg.e = a.e
-			var opened tea.Cmd
-			tg.show = func(d Dialog) { a.dialog, a.mode = d, modeDialog }
-			tg.push = func(np page) tea.Cmd { opened = a.push(np); return nil }
-			cmd := act.Run(tg)
-			return tea.Batch(opened, a.track(cmd))
-		}
-	}
-	handled, cmd := p.update(msg)
-	if handled {
-		return a.track(cmd)
-	}
-	return nil
 }
 
 // View implements tea.Model.

@@ -35,30 +35,29 @@ type treeRow struct {
 // clusterDetail shows one RayCluster: a summary, its head and worker groups
 // with min/desired/max/ready and their pods beneath, and its recent Events.
 type clusterDetail struct {
-	e       *env
+	pageBase
 	rc      *rayv1.RayCluster
 	uid     types.UID
 	deleted bool
 	t       *table.Model[treeRow]
 	events  []*corev1.Event
 	podUIDs uidSet
-	w, h    int
 }
 
 func newClusterDetail(e *env, rc *rayv1.RayCluster) *clusterDetail {
-	d := &clusterDetail{e: e, rc: rc, uid: watch.Key(rc)}
+	d := &clusterDetail{pageBase: pageBase{e: e, vk: ClusterDetailView}, rc: rc, uid: watch.Key(rc)}
 	spec := table.Spec[treeRow]{
 		Columns: []table.Column{
-			{Title: "NAME", Width: 36, Grow: true, Min: 30, Sort: sortName},
+			{Title: "NAME", Width: 36, Grow: true, Min: 30, Sort: table.ByName},
 			{Title: "MIN", Width: 3, Right: true},
 			{Title: "DESIRED", Width: 7, Right: true},
 			{Title: "MAX", Width: 3, Right: true},
 			{Title: "READY", Width: 5, Right: true},
-			{Title: "PHASE", Width: 11, Sort: sortStatus},
+			{Title: "PHASE", Width: 11, Sort: table.ByStatus},
 			{Title: "RESTARTS", Width: 8, Right: true, Drop: 2},
 			{Title: "IP", Width: 15, Drop: 3},
 			{Title: "NODE", Width: 12, Grow: true, Min: 6, Drop: 4},
-			ageCol(),
+			ageTableCol(),
 		},
 		ID: func(r treeRow) string { return r.id },
 		Meta: func(r treeRow) table.Meta {
@@ -170,21 +169,10 @@ func (d *clusterDetail) refresh() {
 	d.layout()
 }
 
-func (d *clusterDetail) kind() ViewKind { return ClusterDetailView }
-func (d *clusterDetail) title() string {
-	t := "RayCluster " + d.rc.Namespace + "/" + d.rc.Name
-	if d.deleted {
-		t += " (deleted)"
-	}
-	return t
-}
-func (d *clusterDetail) crumb() string       { return d.rc.Namespace + "/" + d.rc.Name }
-func (d *clusterDetail) setNamespace(string) {}
-func (d *clusterDetail) tbl() tabler         { return d.t }
-func (d *clusterDetail) open() page          { return nil }
-func (d *clusterDetail) canOpen() bool       { return false }
-func (d *clusterDetail) keys() []key.Binding { return nil }
-func (d *clusterDetail) setSize(w, h int)    { d.w, d.h = w, h; d.layout() }
+func (d *clusterDetail) title() string    { return titled(rayv1.KindRayCluster, d.rc, d.deleted) }
+func (d *clusterDetail) crumb() string    { return d.rc.Namespace + "/" + d.rc.Name }
+func (d *clusterDetail) tbl() tabler      { return d.t }
+func (d *clusterDetail) setSize(w, h int) { d.w, d.h = w, h; d.layout() }
 
 // update refuses to mark anything but worker pods (space on the head pod
 // or a group row flashes why); ranges skip such rows (Spec.Markable).
@@ -210,13 +198,8 @@ func (d *clusterDetail) layout() {
 }
 
 func (d *clusterDetail) apply(ch *watch.Changes) {
-	touched := false
-	for _, o := range ch.Deleted[watch.RayCluster] {
-		if watch.Key(o) == d.uid {
-			d.deleted = true
-			touched = true
-		}
-	}
+	_, touched := follow(ch, watch.RayCluster, d.uid)
+	d.deleted = d.deleted || touched
 	if ch.Touches(d.podUIDs) {
 		touched = true
 	}

@@ -1,14 +1,11 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/raydar/raydar/kube/actions"
-	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -19,11 +16,13 @@ import (
 
 // cliHints rewrites the CLI flag hints of kube/actions' messages into the
 // dialog's words.
-var cliHints = strings.NewReplacer(
-	"(--max)", "(the Max field)",
-	"(--min)", "(the Min field)",
-	"(--lower-min)", "(lower the group's Min first: s)",
-)
+func cliHints(msg string) string {
+	return strings.NewReplacer(
+		"(--max)", "(the Max field)",
+		"(--min)", "(the Min field)",
+		"(--lower-min)", "(lower the group's Min first: s)",
+	).Replace(msg)
+}
 
 func cancelled() tea.Cmd {
 	return func() tea.Msg { return ResultMsg{Text: "cancelled: nothing was changed"} }
@@ -79,7 +78,7 @@ type confirmBox struct {
 }
 
 func newConfirm(st *styles.Styles, title string, lines []string, err string, apply func() tea.Cmd) *confirmBox {
-	return &confirmBox{st: st, title: title, lines: lines, err: cliHints.Replace(err), apply: apply}
+	return &confirmBox{st: st, title: title, lines: lines, err: cliHints(err), apply: apply}
 }
 
 // Update implements Dialog.
@@ -114,216 +113,5 @@ func (d *confirmBox) View(width int) string {
 	}
 	out = append(out, "", renderButtons(st, focus, d.apply != nil),
 		st.Faint.Render(ansi.Wrap("tab/←/→ switch · enter choose · esc cancel", max(width, 1), "")))
-	return strings.Join(out, "\n")
-}
-
-// Fields of the scale dialog.
-const (
-	fieldReplicas = iota
-	fieldMin
-	fieldMax
-	focusCancel
-	focusConfirm
-	numFocus
-)
-
-// maxFieldLen bounds what can be typed into a field.
-const maxFieldLen = 12
-
-// textField is one input of the scale dialog. A pristine field shows its
-// initial value; the first character typed replaces it.
-type textField struct {
-	label    string
-	text     string
-	initial  string
-	pristine bool
-}
-
-func (f *textField) key(msg tea.KeyPressMsg) bool {
-	switch msg.String() {
-	case "backspace":
-		if f.pristine {
-			f.text = ""
-		} else if r := []rune(f.text); len(r) > 0 {
-			f.text = string(r[:len(r)-1])
-		}
-	case "ctrl+u":
-		f.text = ""
-	default:
-		if msg.Text == "" || strings.ContainsAny(msg.Text, "\n\t") {
-			return false
-		}
-		if f.pristine {
-			f.text = ""
-		}
-		if len(f.text)+len(msg.Text) > maxFieldLen {
-			return true
-		}
-		f.text += msg.Text
-	}
-	f.pristine = false
-	return true
-}
-
-// scaleDialog is the scale form: replicas (and optionally min and max),
-// validated as typed, the plan's preview, Cancel / Confirm.
-type scaleDialog struct {
-	st     *styles.Styles
-	rc     *rayv1.RayCluster
-	group  string
-	cur    actions.GroupSize
-	fields [3]textField
-	focus  int
-	plan   *actions.ScalePlan
-	err    error
-	apply  func(actions.ScaleRequest) func() tea.Cmd
-	req    actions.ScaleRequest
-}
-
-func newScaleDialog(st *styles.Styles, rc *rayv1.RayCluster, group string, apply func(actions.ScaleRequest) func() tea.Cmd) *scaleDialog {
-	g, _ := rc.Spec.WorkerGroup(group)
-	d := &scaleDialog{st: st, rc: rc, group: group, apply: apply}
-	d.cur = actions.GroupSize{Min: g.Min(), Max: g.Max()}
-	if g.Replicas != nil {
-		d.cur.Replicas = *g.Replicas
-	}
-	maxText := fmt.Sprint(d.cur.Max)
-	if d.cur.Max == int32(^uint32(0)>>1) {
-		maxText = "" // unbounded
-	}
-	d.fields = [3]textField{
-		{label: "Replicas", text: fmt.Sprint(d.cur.Replicas)},
-		{label: "Min", text: fmt.Sprint(d.cur.Min)},
-		{label: "Max", text: maxText},
-	}
-	for i := range d.fields {
-		d.fields[i].initial, d.fields[i].pristine = d.fields[i].text, true
-	}
-	d.validate()
-	return d
-}
-
-// validate parses the fields and plans the request.
-func (d *scaleDialog) validate() {
-	d.plan, d.err = nil, nil
-	n, err := actions.ParseCount("replicas", d.fields[fieldReplicas].text)
-	if err != nil {
-		d.err = err
-		return
-	}
-	req := actions.ScaleRequest{Replicas: n}
-	for _, b := range []struct {
-		i    int
-		what string
-	}{{fieldMin, "minReplicas"}, {fieldMax, "maxReplicas"}} {
-		i, what := b.i, b.what
-		f := d.fields[i]
-		if f.text == f.initial {
-			continue
-		}
-		v, err := actions.ParseCount(what, f.text)
-		if err != nil {
-			d.err = err
-			return
-		}
-		if i == fieldMin {
-			req.Min = &v
-		} else {
-			req.Max = &v
-		}
-	}
-	d.plan, d.err = actions.PlanScale(d.rc, d.group, req)
-	d.req = req
-}
-
-func (d *scaleDialog) canConfirm() bool { return d.err == nil && d.plan != nil && !d.plan.Unchanged }
-
-func (d *scaleDialog) move(step int) {
-	for {
-		d.focus = (d.focus + step + numFocus) % numFocus
-		if d.focus != focusConfirm || d.canConfirm() {
-			return
-		}
-	}
-}
-
-// Update implements Dialog.
-func (d *scaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
-		return true, cancelled()
-	case "tab":
-		d.move(1)
-		return false, nil
-	case "shift+tab":
-		d.move(-1)
-		return false, nil
-	}
-	if d.focus < focusCancel {
-		switch msg.String() {
-		case "enter":
-			d.focus = focusCancel
-		case "up":
-			d.focus = max(d.focus-1, fieldReplicas)
-		case "down":
-			d.focus = min(d.focus+1, fieldMax)
-		default:
-			if d.fields[d.focus].key(msg) {
-				d.validate()
-			}
-		}
-		return false, nil
-	}
-	switch msg.String() {
-	case "left", "right", "h", "l":
-		if d.focus == focusConfirm {
-			d.focus = focusCancel
-		} else if d.canConfirm() {
-			d.focus = focusConfirm
-		}
-	case "up":
-		d.focus = fieldMax
-	case "enter":
-		if d.focus == focusConfirm && d.canConfirm() {
-			return true, d.apply(d.req)()
-		}
-		return true, cancelled()
-	}
-	return false, nil
-}
-
-// View implements Dialog.
-func (d *scaleDialog) View(width int) string {
-	st, w := d.st, max(width, 1)
-	title := fmt.Sprintf("Scale worker group %s of RayCluster %s/%s", d.group, d.rc.Namespace, d.rc.Name)
-	out := []string{st.Section.Render(ansi.Wrap(title, w, "")), ""}
-	for i, f := range d.fields {
-		cur, text := "  ", f.text
-		if i == d.focus {
-			cur = st.Glyphs.Cursor + " "
-			text += st.Prompt.Render(caret(st.Plain))
-		} else if text == "" && i == fieldMax {
-			text = st.Faint.Render("unbounded")
-		}
-		out = append(out, fmt.Sprintf("%s%-9s %s", cur, f.label+":", text))
-	}
-	out = append(out, "")
-	if d.plan != nil {
-		out = append(out, wrapLines(st, d.plan.Lines()[1:], w)...)
-	} else {
-		out = append(out, "current: "+d.cur.String())
-	}
-	if d.err != nil {
-		out = append(out, st.FlashErr.Render(ansi.Wrap("error: "+cliHints.Replace(d.err.Error()), w, "")))
-	}
-	focus := noButton
-	switch d.focus {
-	case focusCancel:
-		focus = cancelButton
-	case focusConfirm:
-		focus = confirmButton
-	}
-	out = append(out, "", renderButtons(st, focus, d.canConfirm()),
-		st.Faint.Render(ansi.Wrap("tab next · enter to buttons · ←/→ switch · esc cancel", w, "")))
 	return strings.Join(out, "\n")
 }

@@ -10,6 +10,23 @@
 // block (job logs, context switches, actions) runs inside a tea.Cmd with the
 // busy indicator on.
 //
+// Kinds: the registry (registry.go, entries in kinds.go) holds, per kind,
+// its list columns (header, width, cell, sort key), its `:` aliases and
+// help line, the actions each of its views offers, its drill-down and
+// detail page, its store (watch) kind, whether suspend/resume and delete
+// apply and its describe fields. Nothing else in the package switches over
+// kinds. Adding a kind takes: its list and detail ViewKinds (options.go),
+// one entry in kinds.go (a kind literal and its def function, listed in
+// kinds()), and its detail page (a file of its own embedding pageBase).
+// Outside tui it needs its watch.Kind (kube/watch) and, for suspend/resume
+// and delete, its actions.Kind (kube/actions); an action of its own (a
+// RayCronJob's trigger) is one more Action in DefaultActions, named in the
+// entry's listActions/detailActions.
+//
+// Pages (page.go) embed pageBase, which gives the defaults (no table,
+// nothing to open, no namespace scope, no store changes), so a page writes
+// its model, keys, size, view and target and overrides only what it does.
+//
 // Sub-packages: keys (the one KeyMap and its loader), styles (the one
 // Styles sheet), table (the generic virtualised table).
 //

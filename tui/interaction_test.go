@@ -560,26 +560,39 @@ func TestTinyTerminals(t *testing.T) {
 	for _, size := range [][2]int{{1, 1}, {10, 3}, {20, 6}, {40, 10}, {200, 60}} {
 		for _, seq := range seqs {
 			a := newApp(t, Options{Session: Session{Logs: logs}})
-			a.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
-			a.Update(resizeMsg{seq: a.resizeSeq})
-			for _, k := range seq {
-				if strings.HasPrefix(k, "<") {
-					a.Update(namedKey(k[1 : len(k)-1]))
-					continue
-				}
-				for _, r := range k {
-					a.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
-				}
-			}
-			lines := strings.Split(ansi.Strip(a.View().Content), "\n")
-			if len(lines) > size[1] {
-				t.Fatalf("%v %v: %d lines", size, seq, len(lines))
-			}
-			for _, l := range lines {
-				if w := ansi.StringWidth(l); w > size[0] {
-					t.Fatalf("%v %v: line %q is %d wide", size, seq, l, w)
-				}
-			}
+			requireFits(t, a, size, seq)
+		}
+	}
+}
+
+// requireFits sizes a, types seq (typeApp) and fails if the screen is
+// taller or wider than size.
+func requireFits(t *testing.T, a *App, size [2]int, seq []string) {
+	t.Helper()
+	a.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+	a.Update(resizeMsg{seq: a.resizeSeq})
+	typeApp(a, seq...)
+	lines := strings.Split(ansi.Strip(a.View().Content), "\n")
+	if len(lines) > size[1] {
+		t.Fatalf("%v %v: %d lines", size, seq, len(lines))
+	}
+	for _, l := range lines {
+		if w := ansi.StringWidth(l); w > size[0] {
+			t.Fatalf("%v %v: line %q is %d wide", size, seq, l, w)
+		}
+	}
+}
+
+// typeApp sends keys straight to a: a "<name>" is a named key, anything
+// else is typed rune by rune.
+func typeApp(a *App, seq ...string) {
+	for _, k := range seq {
+		if strings.HasPrefix(k, "<") {
+			a.Update(namedKey(k[1 : len(k)-1]))
+			continue
+		}
+		for _, r := range k {
+			a.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
 		}
 	}
 }

@@ -33,7 +33,7 @@ type jobLogsMsg struct {
 
 // jobDetail shows one RayJob and the tail of its Ray job's logs.
 type jobDetail struct {
-	e          *env
+	pageBase
 	job        *rayv1.RayJob
 	uid        types.UID
 	deleted    bool
@@ -44,30 +44,19 @@ type jobDetail struct {
 	lastFetch  time.Time
 	lastStatus string
 	scroll     int // lines scrolled up from the end of the logs
-	w, h       int
 }
 
 func newJobDetail(e *env, j *rayv1.RayJob) *jobDetail {
-	return &jobDetail{e: e, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
+	return &jobDetail{pageBase: pageBase{e: e, vk: JobDetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
 }
 
 func jobState(j *rayv1.RayJob) string {
 	return string(j.Status.JobStatus) + "/" + string(j.Status.JobDeploymentStatus)
 }
 
-func (d *jobDetail) kind() ViewKind { return JobDetailView }
-func (d *jobDetail) title() string {
-	t := "RayJob " + d.job.Namespace + "/" + d.job.Name
-	if d.deleted {
-		t += " (deleted)"
-	}
-	return t
-}
-func (d *jobDetail) crumb() string       { return d.job.Namespace + "/" + d.job.Name }
-func (d *jobDetail) setNamespace(string) {}
-func (d *jobDetail) setSize(w, h int)    { d.w, d.h = w, h }
-func (d *jobDetail) tbl() tabler         { return nil }
-func (d *jobDetail) init() tea.Cmd       { return d.fetch() }
+func (d *jobDetail) title() string { return titled(rayv1.KindRayJob, d.job, d.deleted) }
+func (d *jobDetail) crumb() string { return d.job.Namespace + "/" + d.job.Name }
+func (d *jobDetail) init() tea.Cmd { return d.fetch() }
 
 func (d *jobDetail) keys() []key.Binding {
 	bs := []key.Binding{d.e.km.Open}
@@ -154,15 +143,10 @@ func (d *jobDetail) tick() tea.Cmd {
 func (d *jobDetail) apply(ch *watch.Changes) { _ = d.applyCmd(ch) }
 
 func (d *jobDetail) applyCmd(ch *watch.Changes) tea.Cmd {
-	for _, o := range ch.Deleted[watch.RayJob] {
-		if watch.Key(o) == d.uid {
-			d.deleted = true
-		}
-	}
-	for _, o := range ch.Upserted[watch.RayJob] {
-		if watch.Key(o) == d.uid {
-			d.job = o.(*rayv1.RayJob)
-		}
+	up, deleted := follow(ch, watch.RayJob, d.uid)
+	d.deleted = d.deleted || deleted
+	if up != nil {
+		d.job = up.(*rayv1.RayJob)
 	}
 	if s := jobState(d.job); s != d.lastStatus {
 		d.lastStatus = s
@@ -173,30 +157,15 @@ func (d *jobDetail) applyCmd(ch *watch.Changes) tea.Cmd {
 
 func (d *jobDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	km := d.e.km
-	page := max(d.logHeight()-1, 1)
 	switch {
 	case key.Matches(msg, km.Refresh):
 		return true, d.fetch()
-	case key.Matches(msg, km.Up):
-		d.scroll++
-	case key.Matches(msg, km.Down):
-		d.scroll--
-	case key.Matches(msg, km.PageUp):
-		d.scroll += page
-	case key.Matches(msg, km.PageDown):
-		d.scroll -= page
-	case key.Matches(msg, km.Top):
-		d.scroll = len(d.logs)
-	case key.Matches(msg, km.Bottom):
-		d.scroll = 0
-	default:
+	case !scrollKey(km, msg, &d.scroll, fromEnd, max(d.logHeight()-1, 1), len(d.logs)):
 		return false, nil
 	}
 	d.scroll = clampInt(d.scroll, 0, max(len(d.logs)-d.logHeight(), 0))
 	return true, nil
 }
-
-func clampInt(v, lo, hi int) int { return min(max(v, lo), hi) }
 
 const jobHeaderLines = 8
 

@@ -1,23 +1,66 @@
 package tui
 
 import (
-	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/watch"
-	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
 )
 
-var (
-	sortName   = table.SortCol(table.ByName)
-	sortAge    = table.SortCol(table.ByAge)
-	sortStatus = table.SortCol(table.ByStatus)
-)
+// column is one column of a list: its header, width and sort key
+// (table.Column) and its cell. cell runs when the object changes (the
+// table caches it); live, for time-dependent cells (ages, durations),
+// runs for the visible rows at draw time instead.
+type column[V any] struct {
+	table.Column
+	cell func(V) string
+	live func(v V, now time.Time) string
+}
+
+// spec is the table's projection of a kind's columns. It keeps only the
+// cell functions (not cols), so a list holds no more than its table.
+func spec[V client.Object](cols []column[V], meta func(V) table.Meta) table.Spec[V] {
+	tcols := make([]table.Column, len(cols))
+	cells := make([]func(V) string, len(cols))
+	type liveCell struct {
+		i    int
+		live func(V, time.Time) string
+	}
+	lives := make([]liveCell, 0, len(cols))
+	for i, c := range cols {
+		tcols[i], cells[i] = c.Column, c.cell
+		if c.live != nil {
+			lives = append(lives, liveCell{i, c.live})
+		}
+	}
+	s := table.Spec[V]{
+		Columns: tcols,
+		ID:      func(v V) string { return string(watch.Key(v)) },
+		Meta:    meta,
+		Cells: func(v V) []string {
+			out := make([]string, len(cells))
+			for i, cell := range cells {
+				if cell != nil {
+					out[i] = cell(v)
+				}
+			}
+			return out
+		},
+	}
+	if len(lives) > 0 {
+		s.Live = func(v V, now time.Time, c []string) {
+			for _, l := range lives {
+				c[l.i] = l.live(v, now)
+			}
+		}
+	}
+	return s
+}
 
 func objMeta(o client.Object, status string) table.Meta {
 	return table.Meta{
@@ -30,155 +73,96 @@ func objMeta(o client.Object, status string) table.Meta {
 	}
 }
 
-func nameCol() table.Column {
-	return table.Column{Title: "NAME", Width: 24, Grow: true, Min: 14, Sort: sortName}
+func nameCol[V client.Object]() column[V] {
+	return column[V]{Column: table.Column{Title: "NAME", Width: 24, Grow: true, Min: 14, Sort: table.ByName},
+		cell: func(v V) string { return v.GetName() }}
 }
 
-func nsCol() table.Column {
-	return table.Column{Title: "NAMESPACE", Width: 12, Namespace: true}
+func nsCol[V client.Object]() column[V] {
+	return column[V]{Column: table.Column{Title: "NAMESPACE", Width: 12, Namespace: true},
+		cell: func(v V) string { return v.GetNamespace() }}
 }
 
-func ageCol() table.Column {
-	return table.Column{Title: "AGE", Width: 5, Right: true, Sort: sortAge}
+// ageTableCol is the AGE column's header.
+func ageTableCol() table.Column {
+	return table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge}
 }
 
-// newClustersPage lists RayClusters.
-func newClustersPage(e *env) page {
-	spec := table.Spec[*rayv1.RayCluster]{
-		Columns: []table.Column{
-			nameCol(), nsCol(),
-			{Title: "WORKERS", Width: 7, Right: true},
-			{Title: "CPUS", Width: 5, Right: true, Drop: 2},
-			{Title: "MEMORY", Width: 7, Right: true, Drop: 4},
-			{Title: "GPUS", Width: 4, Right: true, Drop: 3},
-			{Title: "STATUS", Width: 12, Sort: sortStatus},
-			ageCol(),
-		},
-		Meta: func(rc *rayv1.RayCluster) table.Meta { return objMeta(rc, clusterStatus(rc)) },
-		Cells: func(rc *rayv1.RayCluster) []string {
-			s := rc.Status
-			return []string{
-				rc.Name, rc.Namespace,
-				clusterWorkers(rc),
-				qty(s.DesiredCPU), qty(s.DesiredMemory), qty(s.DesiredGPU),
-				clusterStatus(rc), "",
-			}
-		},
-		Live: func(rc *rayv1.RayCluster, now time.Time, c []string) {
-			c[7] = age(now, rc.CreationTimestamp.Time)
-		},
-	}
-	return newListPage(e, ClustersView, watch.RayCluster, "RayClusters", spec, func(rc *rayv1.RayCluster) page {
-		return newClusterDetail(e, rc)
-	})
+func ageCol[V client.Object]() column[V] {
+	return column[V]{Column: ageTableCol(), live: func(v V, now time.Time) string { return age(now, v.GetCreationTimestamp().Time) }}
 }
 
-// newJobsPage lists RayJobs.
-func newJobsPage(e *env) page {
-	spec := table.Spec[*rayv1.RayJob]{
-		Columns: []table.Column{
-			nameCol(), nsCol(),
-			{Title: "STATUS", Width: 9, Sort: sortStatus},
-			{Title: "DEPLOYMENT", Width: 10},
-			{Title: "CLUSTER", Width: 18, Grow: true, Min: 10, Drop: 1},
-			{Title: "START", Width: 5, Right: true, Drop: 4},
-			{Title: "END", Width: 5, Right: true, Drop: 3},
-			{Title: "DURATION", Width: 8, Right: true},
-			{Title: "AGE", Width: 5, Right: true, Sort: sortAge, Drop: 2},
-		},
-		Meta: func(j *rayv1.RayJob) table.Meta {
-			m := objMeta(j, string(j.Status.JobStatus))
-			m.Class = styles.ClassOf(string(j.Status.JobDeploymentStatus))
-			if m.Class == styles.Neutral || m.Class == styles.OK {
-				if c := styles.ClassOf(string(j.Status.JobStatus)); c != styles.Neutral {
-					m.Class = c
-				}
-			}
-			return m
-		},
-		Cells: func(j *rayv1.RayJob) []string {
-			return []string{
-				j.Name, j.Namespace, orNone(string(j.Status.JobStatus)), orNone(string(j.Status.JobDeploymentStatus)),
-				orNone(j.Status.RayClusterName), "", "", "", "",
-			}
-		},
-		Live: func(j *rayv1.RayJob, now time.Time, c []string) {
-			c[5] = metaAge(now, j.Status.StartTime)
-			c[6] = metaAge(now, j.Status.EndTime)
-			c[7] = jobDuration(now, j)
-			c[8] = age(now, j.CreationTimestamp.Time)
-		},
-	}
-	return newListPage(e, JobsView, watch.RayJob, "RayJobs", spec, func(j *rayv1.RayJob) page {
-		return newJobDetail(e, j)
-	})
+// listPage is the list view of one kind, over the generic table.
+type listPage[V client.Object] struct {
+	pageBase
+	k     *kind
+	t     *table.Model[V]
+	drill func(*env, V) page
 }
 
-// newServicesPage lists RayServices.
-func newServicesPage(e *env) page {
-	spec := table.Spec[*rayv1.RayService]{
-		Columns: []table.Column{
-			nameCol(), nsCol(),
-			{Title: "STATUS", Width: 11, Sort: sortStatus},
-			{Title: "ACTIVE", Width: 18, Grow: true, Min: 10},
-			{Title: "PENDING", Width: 18, Grow: true, Min: 8, Drop: 2},
-			{Title: "APPS", Width: 4, Right: true},
-			{Title: "ENDPOINTS", Width: 9, Right: true, Drop: 1},
-			ageCol(),
-		},
-		Meta: func(s *rayv1.RayService) table.Meta { return objMeta(s, serviceStatus(s)) },
-		Cells: func(s *rayv1.RayService) []string {
-			r, t := appsReady(s.Status.ActiveServiceStatus)
-			return []string{
-				s.Name, s.Namespace, serviceStatus(s),
-				orNone(s.Status.ActiveServiceStatus.RayClusterName),
-				orNone(s.Status.PendingServiceStatus.RayClusterName),
-				fmt.Sprintf("%d/%d", r, t), fmt.Sprint(s.Status.NumServeEndpoints), "",
-			}
-		},
-		Live: func(s *rayv1.RayService, now time.Time, c []string) {
-			c[7] = age(now, s.CreationTimestamp.Time)
-		},
-	}
-	return newListPage(e, ServicesView, watch.RayService, "RayServices", spec, func(s *rayv1.RayService) page {
-		return newServiceDetail(e, s)
-	})
-}
-
-// newPodsPage lists Ray pods.
-func newPodsPage(e *env) page {
-	spec := table.Spec[*corev1.Pod]{
-		Columns: []table.Column{
-			{Title: "NAME", Width: 30, Grow: true, Min: 22, Sort: sortName},
-			nsCol(),
-			{Title: "CLUSTER", Width: 14, Grow: true, Min: 8, Drop: 1},
-			{Title: "GROUP", Width: 10, Drop: 3},
-			{Title: "TYPE", Width: 6, Drop: 4},
-			{Title: "PHASE", Width: 11, Sort: sortStatus},
-			{Title: "READY", Width: 5, Right: true},
-			{Title: "RESTARTS", Width: 8, Right: true, Drop: 2},
-			{Title: "IP", Width: 15, Drop: 6},
-			{Title: "NODE", Width: 14, Grow: true, Min: 8, Drop: 7},
-			ageCol(),
-		},
-		Meta: func(p *corev1.Pod) table.Meta { return objMeta(p, podStatus(p)) },
-		Cells: func(p *corev1.Pod) []string {
-			ready, restarts := podReady(p)
-			return []string{
-				p.Name, p.Namespace, orNone(p.Labels[rayv1.RayClusterLabelKey]), orNone(p.Labels[rayv1.RayNodeGroupLabelKey]),
-				orNone(p.Labels[rayv1.RayNodeTypeLabelKey]), podStatus(p), ready, fmt.Sprint(restarts),
-				orNone(p.Status.PodIP), orNone(p.Spec.NodeName), "",
-			}
-		},
-		Live: func(p *corev1.Pod, now time.Time, c []string) {
-			c[10] = age(now, p.CreationTimestamp.Time)
-		},
-	}
-	return newListPage(e, PodsView, watch.Pod, "Pods", spec, func(p *corev1.Pod) page {
-		o, ok := e.store.Find(watch.RayCluster, p.Namespace, p.Labels[rayv1.RayClusterLabelKey])
-		if !ok {
-			return nil
+func newListPage[V client.Object](e *env, k *kind, d def[V]) *listPage[V] {
+	p := &listPage[V]{pageBase: pageBase{e: e, vk: k.list}, k: k, t: table.New(spec(d.columns(), d.meta), e.st, e.km, e.now), drill: d.open}
+	objs := e.store.List(k.watch)
+	vs := make([]V, 0, len(objs))
+	for _, o := range objs {
+		if v, ok := o.(V); ok {
+			vs = append(vs, v)
 		}
-		return newClusterDetail(e, o.(*rayv1.RayCluster))
-	})
+	}
+	p.t.Apply(vs, nil)
+	return p
+}
+
+func (p *listPage[V]) title() string                              { return p.k.title }
+func (p *listPage[V]) crumb() string                              { return p.vk.String() }
+func (p *listPage[V]) setSize(w, h int)                           { p.t.SetSize(w, h) }
+func (p *listPage[V]) setNamespace(ns string)                     { p.t.SetNamespace(ns) }
+func (p *listPage[V]) view() string                               { return p.t.View() }
+func (p *listPage[V]) tbl() tabler                                { return p.t }
+func (p *listPage[V]) update(msg tea.KeyPressMsg) (bool, tea.Cmd) { return p.t.HandleKey(msg), nil }
+
+func (p *listPage[V]) keys() []key.Binding {
+	if p.drill == nil {
+		return nil
+	}
+	return []key.Binding{p.e.km.Open}
+}
+
+func (p *listPage[V]) apply(ch *watch.Changes) {
+	wk := p.k.watch
+	if !ch.Any(wk) {
+		return
+	}
+	up := make([]V, 0, len(ch.Upserted[wk]))
+	for _, o := range ch.Upserted[wk] {
+		if v, ok := o.(V); ok {
+			up = append(up, v)
+		}
+	}
+	del := make([]string, 0, len(ch.Deleted[wk]))
+	for _, o := range ch.Deleted[wk] {
+		del = append(del, string(watch.Key(o)))
+	}
+	p.t.Apply(up, del)
+}
+
+func (p *listPage[V]) canOpen() bool { return p.drill != nil && p.t.Len() > 0 }
+
+func (p *listPage[V]) open() page {
+	v, ok := p.t.Selected()
+	if !ok || p.drill == nil {
+		return nil
+	}
+	return p.drill(p.e, v)
+}
+
+func (p *listPage[V]) target() Target {
+	t := Target{View: p.vk, Namespace: p.t.Namespace()}
+	if v, ok := p.t.Selected(); ok {
+		t.Selected = v
+	}
+	for _, v := range p.t.Marked() {
+		t.Marked = append(t.Marked, v)
+	}
+	return t
 }

@@ -8,15 +8,12 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/raydar/raydar/kube/watch"
 )
 
 const (
@@ -30,10 +27,6 @@ const (
 	// line rate.
 	logBatch = 100 * time.Millisecond
 )
-
-// logPageSeq numbers log pages, so a late batch of a closed page is not
-// taken by the next one.
-var logPageSeq atomic.Int64
 
 type (
 	// podLogsOpenedMsg: the stream is open (or failed to open).
@@ -160,7 +153,9 @@ func (s *logStream) next(ctx context.Context, id int64) tea.Cmd {
 // following new ones (f toggles), wrapping long ones (w toggles). Esc
 // closes the page and the stream.
 type podLogsPage struct {
-	e         *env
+	pageBase
+	// id numbers the page (env.nextSeq), so a late batch of a closed page
+	// is not taken by the next one.
 	id        int64
 	pod       *corev1.Pod
 	container string
@@ -179,7 +174,6 @@ type podLogsPage struct {
 	follow bool
 	wrap   bool
 	scroll int // lines above the end
-	w, h   int
 }
 
 func newPodLogsPage(e *env, p *corev1.Pod, src PodLogs) *podLogsPage {
@@ -187,20 +181,14 @@ func newPodLogsPage(e *env, p *corev1.Pod, src PodLogs) *podLogsPage {
 	if len(p.Spec.Containers) > 0 {
 		ctr = p.Spec.Containers[0].Name // the Ray container comes first
 	}
-	return &podLogsPage{e: e, id: logPageSeq.Add(1), pod: p, container: ctr, src: src, follow: true}
+	return &podLogsPage{pageBase: pageBase{e: e, vk: LogsView}, id: e.nextSeq(), pod: p, container: ctr, src: src, follow: true}
 }
 
-func (p *podLogsPage) kind() ViewKind { return LogsView }
 func (p *podLogsPage) title() string {
 	return fmt.Sprintf("Logs %s/%s (%s)", p.pod.Namespace, p.pod.Name, orNone(p.container))
 }
-func (p *podLogsPage) crumb() string        { return "logs " + p.pod.Name }
-func (p *podLogsPage) setSize(w, h int)     { p.w, p.h = w, h; p.clamp() }
-func (p *podLogsPage) setNamespace(string)  {}
-func (p *podLogsPage) apply(*watch.Changes) {}
-func (p *podLogsPage) open() page           { return nil }
-func (p *podLogsPage) canOpen() bool        { return false }
-func (p *podLogsPage) tbl() tabler          { return nil }
+func (p *podLogsPage) crumb() string    { return "logs " + p.pod.Name }
+func (p *podLogsPage) setSize(w, h int) { p.w, p.h = w, h; p.clamp() }
 func (p *podLogsPage) keys() []key.Binding {
 	return []key.Binding{p.e.km.Follow, p.e.km.Wrap}
 }
@@ -291,29 +279,18 @@ func (p *podLogsPage) clamp() {
 
 func (p *podLogsPage) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	km := p.e.km
-	page := max(p.bodyHeight()-1, 1)
 	switch {
 	case key.Matches(msg, km.Follow):
 		p.follow = !p.follow
 	case key.Matches(msg, km.Wrap):
 		p.wrap = !p.wrap
-	case key.Matches(msg, km.Up):
-		p.follow = false
-		p.scroll++
-	case key.Matches(msg, km.Down):
-		p.scroll--
-	case key.Matches(msg, km.PageUp):
-		p.follow = false
-		p.scroll += page
-	case key.Matches(msg, km.PageDown):
-		p.scroll -= page
-	case key.Matches(msg, km.Top):
-		p.follow = false
-		p.scroll = len(p.lines)
-	case key.Matches(msg, km.Bottom):
-		p.scroll = 0
 	default:
-		return false, nil
+		if key.Matches(msg, km.Up, km.PageUp, km.Top) { // looking back stops following
+			p.follow = false
+		}
+		if !scrollKey(km, msg, &p.scroll, fromEnd, max(p.bodyHeight()-1, 1), len(p.lines)) {
+			return false, nil
+		}
 	}
 	p.clamp()
 	return true, nil

@@ -32,7 +32,8 @@ type Options struct {
 	ReadOnly bool
 	// Actions are the per-view actions (issue 7); see Action.
 	Actions map[ViewKind][]Action
-	// StartView is the first view (default ClustersView).
+	// StartView is the first view (default, and for a view that is not a
+	// list: ClustersView).
 	StartView ViewKind
 	// Now is the clock; nil means time.Now. Tests pin it.
 	Now func() time.Time
@@ -102,46 +103,31 @@ type Backend interface {
 	Switch(ctx context.Context, contextName string) (Session, error)
 }
 
-// ViewKind names a view.
-type ViewKind int
+// ViewKind names a view; its value is the view's breadcrumb. The list and
+// detail views of each kind are declared with the kind in the registry
+// (kinds.go).
+type ViewKind string
 
 // The views.
 const (
-	ClustersView ViewKind = iota
-	JobsView
-	ServicesView
-	PodsView
-	ClusterDetailView
-	JobDetailView
-	ServiceDetailView
+	ClustersView      ViewKind = "rayclusters"
+	JobsView          ViewKind = "rayjobs"
+	ServicesView      ViewKind = "rayservices"
+	PodsView          ViewKind = "pods"
+	ClusterDetailView ViewKind = "raycluster"
+	JobDetailView     ViewKind = "rayjob"
+	ServiceDetailView ViewKind = "rayservice"
 	// DescribeView is the describe page of one object (d).
-	DescribeView
+	DescribeView ViewKind = "describe"
 	// LogsView is the log page of one pod (l).
-	LogsView
+	LogsView ViewKind = "logs"
 )
 
 func (v ViewKind) String() string {
-	switch v {
-	case ClustersView:
-		return "rayclusters"
-	case JobsView:
-		return "rayjobs"
-	case ServicesView:
-		return "rayservices"
-	case PodsView:
-		return "pods"
-	case ClusterDetailView:
-		return "raycluster"
-	case JobDetailView:
-		return "rayjob"
-	case ServiceDetailView:
-		return "rayservice"
-	case DescribeView:
-		return "describe"
-	case LogsView:
-		return "logs"
+	if v == "" {
+		return "view"
 	}
-	return "view"
+	return string(v)
 }
 
 // Action is one operation offered in a view (issue 7: scale, delete marked

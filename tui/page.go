@@ -6,28 +6,54 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/scheme"
 	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
 )
 
 // env is what every page shares (soft-serve's Common): styles, keys, the
-// clock, the store of the current session and the session's context.
+// clock, the registry of kinds, the scheme (built on first use: only
+// describe needs it), the store of the current session and the session's
+// context.
 type env struct {
-	st    *styles.Styles
-	km    *keys.KeyMap
-	now   func() time.Time
+	st     *styles.Styles
+	km     *keys.KeyMap
+	now    func() time.Time
+	reg    *registry
+	scheme *lazyScheme
+	// seq numbers the App's log pages (nextSeq); shared by the sessions.
+	seq   *int64
 	store *watch.Store
 	sess  Session
 	ctx   context.Context
 }
 
+// lazyScheme is the one scheme, built on first use (only describe needs
+// it); used from Update only.
+type lazyScheme struct{ s *runtime.Scheme }
+
+func (l *lazyScheme) get() *runtime.Scheme {
+	if l.s == nil {
+		l.s = scheme.New()
+	}
+	return l.s
+}
+
+// nextSeq returns a number no other page of the App got (Update only).
+func (e *env) nextSeq() int64 {
+	*e.seq++
+	return *e.seq
+}
+
 // page is one view in the stack. Pages are components: a model with a key
-// map (help) and a size.
+// map (help) and a size. A page embeds pageBase and writes only what it
+// does: title, crumb, view and target, and the defaults it overrides.
 type page interface {
 	kind() ViewKind
 	// title is the title bar's resource name; crumb the breadcrumb.
@@ -51,6 +77,52 @@ type page interface {
 	tbl() tabler
 }
 
+// pageBase is the defaults of a page: it knows its env, view and size;
+// it has no namespace scope, no table, nothing to open, no keys of its own
+// and ignores store changes.
+type pageBase struct {
+	e    *env
+	vk   ViewKind
+	w, h int
+}
+
+func (b *pageBase) kind() ViewKind                         { return b.vk }
+func (b *pageBase) setSize(w, h int)                       { b.w, b.h = w, h }
+func (b *pageBase) setNamespace(string)                    {}
+func (b *pageBase) apply(*watch.Changes)                   {}
+func (b *pageBase) update(tea.KeyPressMsg) (bool, tea.Cmd) { return false, nil }
+func (b *pageBase) open() page                             { return nil }
+func (b *pageBase) canOpen() bool                          { return false }
+func (b *pageBase) keys() []key.Binding                    { return nil }
+func (b *pageBase) tbl() tabler                            { return nil }
+
+// titled is the title of a detail page about obj: "Kind ns/name", and
+// "(deleted)" once it is gone.
+func titled(kind string, obj client.Object, deleted bool) string {
+	t := kind + " " + obj.GetNamespace() + "/" + obj.GetName()
+	if deleted {
+		t += " (deleted)"
+	}
+	return t
+}
+
+// follow finds the object a detail page is about (uid, of store kind wk)
+// in a store change: its new version (nil: not upserted) and whether it
+// was deleted.
+func follow(ch *watch.Changes, wk watch.Kind, uid types.UID) (up client.Object, deleted bool) {
+	for _, o := range ch.Deleted[wk] {
+		if watch.Key(o) == uid {
+			deleted = true
+		}
+	}
+	for _, o := range ch.Upserted[wk] {
+		if watch.Key(o) == uid {
+			up = o
+		}
+	}
+	return up, deleted
+}
+
 // tabler is the part of table.Model the app drives without knowing V.
 type tabler interface {
 	SetFilter(string) error
@@ -60,84 +132,6 @@ type tabler interface {
 	MarkCount() int
 	Sorting() (table.SortKey, bool)
 	HandleKey(tea.KeyPressMsg) bool
-}
-
-// listPage is the list view of one kind, over the generic table.
-type listPage[V client.Object] struct {
-	e     *env
-	vk    ViewKind
-	wk    watch.Kind
-	name  string
-	t     *table.Model[V]
-	drill func(V) page
-}
-
-func newListPage[V client.Object](e *env, vk ViewKind, wk watch.Kind, name string, spec table.Spec[V], drill func(V) page) *listPage[V] {
-	spec.ID = func(v V) string { return string(watch.Key(v)) }
-	p := &listPage[V]{e: e, vk: vk, wk: wk, name: name, t: table.New(spec, e.st, e.km, e.now), drill: drill}
-	objs := e.store.List(wk)
-	vs := make([]V, 0, len(objs))
-	for _, o := range objs {
-		if v, ok := o.(V); ok {
-			vs = append(vs, v)
-		}
-	}
-	p.t.Apply(vs, nil)
-	return p
-}
-
-func (p *listPage[V]) kind() ViewKind                             { return p.vk }
-func (p *listPage[V]) title() string                              { return p.name }
-func (p *listPage[V]) crumb() string                              { return p.vk.String() }
-func (p *listPage[V]) setSize(w, h int)                           { p.t.SetSize(w, h) }
-func (p *listPage[V]) setNamespace(ns string)                     { p.t.SetNamespace(ns) }
-func (p *listPage[V]) view() string                               { return p.t.View() }
-func (p *listPage[V]) tbl() tabler                                { return p.t }
-func (p *listPage[V]) update(msg tea.KeyPressMsg) (bool, tea.Cmd) { return p.t.HandleKey(msg), nil }
-
-func (p *listPage[V]) keys() []key.Binding {
-	if p.drill == nil {
-		return nil
-	}
-	return []key.Binding{p.e.km.Open}
-}
-
-func (p *listPage[V]) apply(ch *watch.Changes) {
-	if !ch.Any(p.wk) {
-		return
-	}
-	up := make([]V, 0, len(ch.Upserted[p.wk]))
-	for _, o := range ch.Upserted[p.wk] {
-		if v, ok := o.(V); ok {
-			up = append(up, v)
-		}
-	}
-	del := make([]string, 0, len(ch.Deleted[p.wk]))
-	for _, o := range ch.Deleted[p.wk] {
-		del = append(del, string(watch.Key(o)))
-	}
-	p.t.Apply(up, del)
-}
-
-func (p *listPage[V]) canOpen() bool { return p.drill != nil && p.t.Len() > 0 }
-
-func (p *listPage[V]) open() page {
-	v, ok := p.t.Selected()
-	if !ok || p.drill == nil {
-		return nil
-	}
-	return p.drill(v)
-}
-
-func (p *listPage[V]) target() Target {
-	t := Target{View: p.vk, Namespace: p.t.Namespace()}
-	if v, ok := p.t.Selected(); ok {
-		t.Selected = v
-	}
-	for _, v := range p.t.Marked() {
-		t.Marked = append(t.Marked, v)
-	}
-	return t
 }
 
 // uidSet is a set of object UIDs a detail page depends on.

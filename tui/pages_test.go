@@ -11,10 +11,10 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/keys"
 )
@@ -77,7 +77,7 @@ func TestDescribe(t *testing.T) {
 func TestObjectYAMLStripsManagedFields(t *testing.T) {
 	rc := fixture().List(watch.RayCluster)[0].(*rayv1.RayCluster).DeepCopy()
 	rc.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
-	y, err := objectYAML(rc)
+	y, err := objectYAML(scheme.New(), rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,26 +277,7 @@ func TestActionViewsInTinyTerminals(t *testing.T) {
 		for _, seq := range seqs {
 			w := newWorld(t, worldOpts{})
 			a := newApp(t, Options{Store: w.store, Actions: DefaultActions(ActionDeps{Actions: w.acts, PodLogs: fixedLogs("a\nb\n", nil)})})
-			a.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
-			a.Update(resizeMsg{seq: a.resizeSeq})
-			for _, k := range seq {
-				if strings.HasPrefix(k, "<") {
-					a.Update(namedKey(k[1 : len(k)-1]))
-					continue
-				}
-				for _, r := range k {
-					a.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
-				}
-			}
-			lines := strings.Split(ansi.Strip(a.View().Content), "\n")
-			if len(lines) > size[1] {
-				t.Fatalf("%v %v: %d lines", size, seq, len(lines))
-			}
-			for _, l := range lines {
-				if w := ansi.StringWidth(l); w > size[0] {
-					t.Fatalf("%v %v: line %q is %d wide", size, seq, l, w)
-				}
-			}
+			requireFits(t, a, size, seq)
 		}
 	}
 }

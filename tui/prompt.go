@@ -49,20 +49,11 @@ func (p *prompt) deleteWord() {
 	p.cands = nil
 }
 
-// Command aliases, k9s style.
-var viewAliases = map[string]ViewKind{
-	"rc": ClustersView, "rayclusters": ClustersView, "raycluster": ClustersView,
-	"rj": JobsView, "rayjobs": JobsView, "rayjob": JobsView,
-	"rs": ServicesView, "rayservices": ServicesView, "rayservice": ServicesView,
-	"po": PodsView, "pods": PodsView, "pod": PodsView,
-}
-
-// commandWords is every first word the command line knows.
-func commandWords() []string {
+// commandWords is every first word the command line knows: the kinds'
+// aliases (k9s style) and the commands.
+func (a *App) commandWords() []string {
 	w := []string{"ns", "namespace", "ctx", "context", "q", "quit", "help"}
-	for a := range viewAliases {
-		w = append(w, a)
-	}
+	w = append(w, a.reg.aliases()...)
 	sort.Strings(w)
 	return w
 }
@@ -167,7 +158,7 @@ func (a *App) candidates(text string) (base string, out []string) {
 		if len(fields) == 1 {
 			word = fields[0]
 		}
-		pool = commandWords()
+		pool = a.commandWords()
 	case len(fields) == 1 || (len(fields) == 2 && !trailing):
 		if len(fields) == 2 {
 			word = fields[1]
@@ -177,7 +168,7 @@ func (a *App) candidates(text string) (base string, out []string) {
 		case "ctx", "context":
 			pool = a.contexts
 		default:
-			if _, ok := viewAliases[fields[0]]; ok || fields[0] == "ns" || fields[0] == "namespace" {
+			if _, ok := a.reg.byAlias(fields[0]); ok || fields[0] == "ns" || fields[0] == "namespace" {
 				pool = append([]string{"all"}, a.e.store.Namespaces()...)
 			}
 		}
@@ -246,8 +237,8 @@ func (a *App) runCommand(line string) tea.Cmd {
 		return nil
 	}
 	cmd, args := strings.ToLower(f[0]), f[1:]
-	if vk, ok := viewAliases[cmd]; ok {
-		a.showList(vk)
+	if k, ok := a.reg.byAlias(cmd); ok {
+		a.showList(k.list)
 		if len(args) > 0 {
 			a.switchNamespace(args[0])
 		}
@@ -275,7 +266,11 @@ func (a *App) runCommand(line string) tea.Cmd {
 		}
 		return a.switchContext(args[0])
 	default:
-		a.setFlash(flashErr, fmt.Sprintf("unknown command %q (try :rc :rj :rs :pods :ns :ctx :q)", cmd))
+		try := ""
+		for _, k := range a.reg.kinds {
+			try += ":" + k.aliasList()[0] + " "
+		}
+		a.setFlash(flashErr, fmt.Sprintf("unknown command %q (try %s:ns :ctx :q)", cmd, try))
 	}
 	return nil
 }

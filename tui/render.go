@@ -299,10 +299,13 @@ func (a *App) helpGroups() []helpGroup {
 			helpGroup{keys.GroupMarks, bindingRows(km.Mark, km.MarkRange, km.ClearMarks)},
 			helpGroup{"Filter", [][2]string{{"/text", "regex"}, {"/!text", "not matching"}, {"/-l k=v", "label selector"}, {"esc", "clear"}}})
 	}
-	gs = append(gs, helpGroup{"Commands", [][2]string{
-		{":rc", "RayClusters"}, {":rj", "RayJobs"}, {":rs", "RayServices"}, {":pods", "Ray pods"},
+	var cmds [][2]string
+	for _, k := range a.reg.kinds {
+		cmds = append(cmds, [2]string{":" + k.aliasList()[0], k.help})
+	}
+	gs = append(gs, helpGroup{"Commands", append(cmds, [][2]string{
 		{":ns NAME", "namespace"}, {":ns", "all namespaces"}, {":ctx NAME", "context"}, {":q", "quit"}, {"tab", "complete"},
-	}})
+	}...)})
 	return gs
 }
 

@@ -19,30 +19,20 @@ import (
 // pending clusters with their Serve applications and deployments, and the
 // progress of an upgrade.
 type serviceDetail struct {
-	e       *env
+	pageBase
 	svc     *rayv1.RayService
 	uid     types.UID
 	deleted bool
 	offset  int
-	w, h    int
 }
 
 func newServiceDetail(e *env, s *rayv1.RayService) *serviceDetail {
-	return &serviceDetail{e: e, svc: s, uid: watch.Key(s)}
+	return &serviceDetail{pageBase: pageBase{e: e, vk: ServiceDetailView}, svc: s, uid: watch.Key(s)}
 }
 
-func (d *serviceDetail) kind() ViewKind { return ServiceDetailView }
-func (d *serviceDetail) title() string {
-	t := "RayService " + d.svc.Namespace + "/" + d.svc.Name
-	if d.deleted {
-		t += " (deleted)"
-	}
-	return t
-}
+func (d *serviceDetail) title() string       { return titled(rayv1.KindRayService, d.svc, d.deleted) }
 func (d *serviceDetail) crumb() string       { return d.svc.Namespace + "/" + d.svc.Name }
-func (d *serviceDetail) setNamespace(string) {}
 func (d *serviceDetail) setSize(w, h int)    { d.w, d.h = w, h; d.clamp() }
-func (d *serviceDetail) tbl() tabler         { return nil }
 func (d *serviceDetail) keys() []key.Binding { return []key.Binding{d.e.km.Open} }
 
 func (d *serviceDetail) target() Target {
@@ -69,35 +59,16 @@ func (d *serviceDetail) open() page {
 }
 
 func (d *serviceDetail) apply(ch *watch.Changes) {
-	for _, o := range ch.Deleted[watch.RayService] {
-		if watch.Key(o) == d.uid {
-			d.deleted = true
-		}
-	}
-	for _, o := range ch.Upserted[watch.RayService] {
-		if watch.Key(o) == d.uid {
-			d.svc = o.(*rayv1.RayService)
-		}
+	up, deleted := follow(ch, watch.RayService, d.uid)
+	d.deleted = d.deleted || deleted
+	if up != nil {
+		d.svc = up.(*rayv1.RayService)
 	}
 	d.clamp()
 }
 
 func (d *serviceDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	km := d.e.km
-	switch {
-	case key.Matches(msg, km.Up):
-		d.offset--
-	case key.Matches(msg, km.Down):
-		d.offset++
-	case key.Matches(msg, km.PageUp):
-		d.offset -= d.h
-	case key.Matches(msg, km.PageDown):
-		d.offset += d.h
-	case key.Matches(msg, km.Top):
-		d.offset = 0
-	case key.Matches(msg, km.Bottom):
-		d.offset = len(d.lines())
-	default:
+	if !scrollKey(d.e.km, msg, &d.offset, fromTop, d.h, len(d.lines())) {
 		return false, nil
 	}
 	d.clamp()

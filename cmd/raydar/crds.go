@@ -10,7 +10,7 @@ import (
 func newCrdsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "crds",
-		Short: "Print the ray.io/v1 CustomResourceDefinitions (RayCluster, RayJob, RayService) as YAML",
+		Short: "Print the ray.io/v1 CustomResourceDefinitions (RayCluster, RayJob, RayService, RayCronJob) as YAML",
 		Long: "Print the ray.io/v1 CustomResourceDefinitions as one multi-document YAML stream.\n" +
 			"Install or update them with: raydar crds | kubectl apply -f -\n" +
 			"(--server-side works too; each CRD stays under the 256KiB last-applied annotation limit).",

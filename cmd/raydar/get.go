@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/rayapi/scheme"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -79,7 +80,7 @@ func newGetCmd(g *globals) *cobra.Command {
 				}
 				ns = ""
 			}
-			c, err := client.New(t.Config, client.Options{Scheme: actions.Scheme()})
+			c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
 			if err != nil {
 				return err
 			}

@@ -18,9 +18,9 @@ import (
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/rayapi/crds"
+	"github.com/raydar/raydar/rayapi/scheme"
 )
 
 // This package's tests run the cobra commands in-process. One sandbox (etcd
@@ -82,7 +82,7 @@ func run(m *testing.M) int {
 		}
 	}()
 	sb = s
-	if cl, err = client.New(s.Config, client.Options{Scheme: actions.Scheme()}); err != nil {
+	if cl, err = client.New(s.Config, client.Options{Scheme: scheme.New()}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -63,7 +64,7 @@ func newStopCmd(g *globals) *cobra.Command {
 // dashboardStopper gives the Actions a JobStopper that reaches dashboards
 // the way the TUI does (kube/raydash).
 func dashboardStopper(f kube.Flags, t *kube.Target, o *actions.Options) error {
-	c, err := client.New(t.Config, client.Options{Scheme: actions.Scheme()})
+	c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return err
 	}

@@ -8,16 +8,14 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube"
-	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/rayapi/scheme"
 )
 
 // UnknownActor is the actor recorded when the kube user is not known.
@@ -146,19 +144,6 @@ type Actions struct {
 	backoff wait.Backoff
 }
 
-// Scheme returns a scheme with client-go's types and ray.io/v1, for the
-// client Actions needs.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := rayv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}
-
 // New returns Actions on c, whose scheme must know ray.io/v1 and core types.
 func New(c client.Client, opts Options) (*Actions, error) {
 	if c == nil {
@@ -203,7 +188,7 @@ func NewForTarget(t *kube.Target, opts Options) (*Actions, error) {
 
 // NewForConfig returns Actions with a new client for cfg.
 func NewForConfig(cfg *rest.Config, opts Options) (*Actions, error) {
-	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return nil, fmt.Errorf("actions: client: %w", err)
 	}
@@ -275,13 +260,31 @@ func (a *Actions) run(ctx context.Context, action Action, ref ObjectRef, body fu
 	return r, err
 }
 
-// write runs attempt until it does not fail with a conflict (at most
-// a.backoff.Steps times), counting attempts in r.
-func (a *Actions) write(r *Result, attempt func() error) error {
-	return retry.RetryOnConflict(a.backoff, func() error {
-		r.Attempts++
-		return attempt()
+// runWrite is run for the actions that write the object. Each attempt
+// reads the object fresh, plans (setting r.Plan) and makes ONE write that
+// carries the resourceVersion it planned on, returning the change (nil when
+// nothing needed writing). An attempt that fails with a conflict starts over
+// (at most a.backoff.Steps times); r counts the attempts.
+func (a *Actions) runWrite(ctx context.Context, action Action, ref ObjectRef, attempt func(r *Result) (*change, error)) (*Result, error) {
+	return a.run(ctx, action, ref, func(r *Result) (*change, error) {
+		var ch *change
+		err := retry.RetryOnConflict(a.backoff, func() error {
+			r.Attempts++
+			var err error
+			ch, err = attempt(r)
+			return err
+		})
+		return ch, err
 	})
+}
+
+// patch writes out over base with an optimistic-locked merge patch (a 409
+// when the object changed since base was read), the error worded for ref.
+func (a *Actions) patch(ctx context.Context, ref ObjectRef, out, base client.Object) error {
+	if err := a.c.Patch(ctx, out, optimisticMergeFrom(base)); err != nil {
+		return a.apiErr(err, "patch", resourceOf(ref.Kind), ref.Namespace, ref.Name)
+	}
+	return nil
 }
 
 func verbOf(action Action) string {

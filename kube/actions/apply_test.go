@@ -28,6 +28,7 @@ import (
 
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -126,7 +127,7 @@ type harness struct {
 // Context, audit path, recorder, clock and stopper are filled in.
 func newHarness(t *testing.T, opts actions.Options, funcs interceptor.Funcs, objs ...client.Object) *harness {
 	t.Helper()
-	base := fake.NewClientBuilder().WithScheme(actions.Scheme()).WithObjects(objs...).Build()
+	base := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).Build()
 	h := &harness{c: base, rec: &fakeRecorder{}, stopper: &fakeStopper{}, audit: filepath.Join(t.TempDir(), "state", "audit.log")}
 	if opts.Actor == "" {
 		opts.Actor = "alice"
@@ -559,7 +560,7 @@ func TestDefaultAuditLogPath(t *testing.T) {
 }
 
 func TestUnknownActor(t *testing.T) {
-	a, err := actions.New(fake.NewClientBuilder().WithScheme(actions.Scheme()).Build(), actions.Options{AuditLogPath: filepath.Join(t.TempDir(), "a.log")})
+	a, err := actions.New(fake.NewClientBuilder().WithScheme(scheme.New()).Build(), actions.Options{AuditLogPath: filepath.Join(t.TempDir(), "a.log")})
 	if err != nil || a.Actor() != actions.UnknownActor {
 		t.Fatalf("%v %q", err, a.Actor())
 	}

@@ -212,33 +212,27 @@ func (a *Actions) planDelete(ctx context.Context, obj client.Object) (*DeletePla
 // reason Deleted.
 func (a *Actions) Delete(ctx context.Context, kind Kind, ns, name string) (*Result, error) {
 	ref := ObjectRef{Kind: kind, Namespace: ns, Name: name}
-	return a.run(ctx, ActionDelete, ref, func(r *Result) (*change, error) {
-		var ch *change
-		err := a.write(r, func() error {
-			ch = nil
-			obj, err := a.getObject(ctx, kind, ns, name)
-			if err != nil {
-				return err
-			}
-			p, _, err := a.planDelete(ctx, obj)
-			if err != nil {
-				return err
-			}
-			r.Plan = p
-			uid, rv := obj.GetUID(), obj.GetResourceVersion()
-			err = a.c.Delete(ctx, obj,
-				client.Preconditions{UID: &uid, ResourceVersion: &rv},
-				client.PropagationPolicy(metav1.DeletePropagationBackground))
-			if err != nil {
-				return a.apiErr(err, "delete", resourceOf(kind), ns, name)
-			}
-			what := "Deleted"
-			if len(p.Dependents) > 0 {
-				what += "; the garbage collector deletes " + p.dependentSummary()
-			}
-			ch = &change{obj: obj, reason: ReasonDeleted, verb: "Delete", what: what}
-			return nil
-		})
-		return ch, err
+	return a.runWrite(ctx, ActionDelete, ref, func(r *Result) (*change, error) {
+		obj, err := a.getObject(ctx, kind, ns, name)
+		if err != nil {
+			return nil, err
+		}
+		p, _, err := a.planDelete(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		r.Plan = p
+		uid, rv := obj.GetUID(), obj.GetResourceVersion()
+		err = a.c.Delete(ctx, obj,
+			client.Preconditions{UID: &uid, ResourceVersion: &rv},
+			client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil {
+			return nil, a.apiErr(err, "delete", resourceOf(kind), ns, name)
+		}
+		what := "Deleted"
+		if len(p.Dependents) > 0 {
+			what += "; the garbage collector deletes " + p.dependentSummary()
+		}
+		return &change{obj: obj, reason: ReasonDeleted, verb: "Delete", what: what}, nil
 	})
 }

@@ -2,6 +2,7 @@ package actions
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,60 +21,98 @@ const (
 	KindRayService Kind = rayv1.KindRayService
 )
 
-// Kinds lists every Kind.
-var Kinds = []Kind{KindRayCluster, KindRayJob, KindRayService}
+// kindInfo is what the actions know of one kind. Adding a kind is one row
+// in kindTable (and its cases in planSuspend and planDelete).
+type kindInfo struct {
+	kind Kind
+	// short is its abbreviation, accepted with the lower-case kind and
+	// resource names.
+	short string
+	// resource is the plural resource name.
+	resource string
+	// new returns an empty object of the kind.
+	new func() client.Object
+}
 
-// kindNames are the accepted spellings of each Kind (lower case).
-var kindNames = map[string]Kind{
-	"raycluster": KindRayCluster, "rayclusters": KindRayCluster, "rc": KindRayCluster,
-	"rayjob": KindRayJob, "rayjobs": KindRayJob, "rj": KindRayJob,
-	"rayservice": KindRayService, "rayservices": KindRayService, "rs": KindRayService,
+var kindTable = []kindInfo{
+	{KindRayCluster, "rc", rayv1.ResourceRayClusters, func() client.Object { return &rayv1.RayCluster{} }},
+	{KindRayJob, "rj", rayv1.ResourceRayJobs, func() client.Object { return &rayv1.RayJob{} }},
+	{KindRayService, "rs", rayv1.ResourceRayServices, func() client.Object { return &rayv1.RayService{} }},
+}
+
+// kindByType maps each Kind's Go type (*rayv1.RayCluster, …) to it.
+var kindByType = func() map[reflect.Type]Kind {
+	m := make(map[reflect.Type]Kind, len(kindTable))
+	for _, k := range kindTable {
+		m[reflect.TypeOf(k.new())] = k.kind
+	}
+	return m
+}()
+
+// Kinds lists every Kind.
+var Kinds = func() []Kind {
+	out := make([]Kind, len(kindTable))
+	for i, k := range kindTable {
+		out[i] = k.kind
+	}
+	return out
+}()
+
+func lookupKind(k Kind) (kindInfo, bool) {
+	for _, ki := range kindTable {
+		if ki.kind == k {
+			return ki, true
+		}
+	}
+	return kindInfo{}, false
+}
+
+// unknownKind is the error for a kind name no row has:
+// `unknown kind "pod": use raycluster (rc), rayjob (rj) or rayservice (rs)`.
+func unknownKind(s string) error {
+	names := make([]string, len(kindTable))
+	for i, k := range kindTable {
+		names[i] = fmt.Sprintf("%s (%s)", strings.ToLower(string(k.kind)), k.short)
+	}
+	list := names[len(names)-1]
+	if len(names) > 1 {
+		list = strings.Join(names[:len(names)-1], ", ") + " or " + list
+	}
+	return invalidf("unknown kind %q: use %s", s, list)
 }
 
 // ParseKind accepts raycluster/rc, rayjob/rj, rayservice/rs, plurals and the
 // kind names, in any case.
 func ParseKind(s string) (Kind, error) {
-	if k, ok := kindNames[strings.ToLower(strings.TrimSpace(s))]; ok {
-		return k, nil
+	name := strings.ToLower(strings.TrimSpace(s))
+	for _, k := range kindTable {
+		if name == strings.ToLower(string(k.kind)) || name == k.resource || name == k.short {
+			return k.kind, nil
+		}
 	}
-	return "", invalidf("unknown kind %q: use raycluster (rc), rayjob (rj) or rayservice (rs)", s)
+	return "", unknownKind(s)
 }
 
 // newObject returns an empty object of kind k.
 func newObject(k Kind) (client.Object, error) {
-	switch k {
-	case KindRayCluster:
-		return &rayv1.RayCluster{}, nil
-	case KindRayJob:
-		return &rayv1.RayJob{}, nil
-	case KindRayService:
-		return &rayv1.RayService{}, nil
+	if ki, ok := lookupKind(k); ok {
+		return ki.new(), nil
 	}
-	return nil, invalidf("unknown kind %q: use raycluster (rc), rayjob (rj) or rayservice (rs)", string(k))
+	return nil, unknownKind(string(k))
 }
 
 // kindOf returns the Kind of a ray.io object.
 func kindOf(obj client.Object) (Kind, error) {
-	switch obj.(type) {
-	case *rayv1.RayCluster:
-		return KindRayCluster, nil
-	case *rayv1.RayJob:
-		return KindRayJob, nil
-	case *rayv1.RayService:
-		return KindRayService, nil
+	if k, ok := kindByType[reflect.TypeOf(obj)]; ok {
+		return k, nil
 	}
-	return "", fmt.Errorf("actions: %T is not a RayCluster, RayJob or RayService", obj)
+	return "", fmt.Errorf("actions: %T is not one of the kinds %v", obj, Kinds)
 }
 
 // resourceOf is the plural resource name of k (for messages).
 func resourceOf(k Kind) string {
-	switch k {
-	case KindRayCluster:
-		return rayv1.ResourceRayClusters
-	case KindRayJob:
-		return rayv1.ResourceRayJobs
-	case KindRayService:
-		return rayv1.ResourceRayServices
+	if ki, ok := lookupKind(k); ok {
+		return ki.resource
 	}
 	return strings.ToLower(string(k)) + "s"
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/rayapi/crds"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -60,7 +61,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	sb = s
-	if cl, err = client.NewWithWatch(s.Config, client.Options{Scheme: actions.Scheme()}); err != nil {
+	if cl, err = client.NewWithWatch(s.Config, client.Options{Scheme: scheme.New()}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		_ = s.Stop()
 		os.Exit(1)
@@ -490,7 +491,7 @@ func TestSandboxForbidden(t *testing.T) {
 	)
 	cfg := rest.CopyConfig(sb.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	asUser, err := client.New(cfg, client.Options{Scheme: actions.Scheme()})
+	asUser, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -204,29 +204,23 @@ func (a *Actions) PreviewScale(ctx context.Context, ns, cluster, group string, r
 // Event reason ScaledWorkerGroup.
 func (a *Actions) ScaleGroup(ctx context.Context, ns, cluster, group string, req ScaleRequest) (*Result, error) {
 	ref := ObjectRef{Kind: KindRayCluster, Namespace: ns, Name: cluster}
-	return a.run(ctx, ActionScale, ref, func(r *Result) (*change, error) {
-		var ch *change
-		err := a.write(r, func() error {
-			ch = nil
-			rc, err := a.getCluster(ctx, ns, cluster)
-			if err != nil {
-				return err
-			}
-			p, out, err := planScale(rc, group, req)
-			if err != nil {
-				return err
-			}
-			r.Plan = p
-			if p.Unchanged {
-				return nil
-			}
-			if err := a.c.Patch(ctx, out, optimisticMergeFrom(rc)); err != nil {
-				return a.apiErr(err, "patch", rayv1.ResourceRayClusters, ns, cluster)
-			}
-			ch = &change{obj: out, reason: ReasonScaledWorkerGroup, verb: "Scale", what: scaleWhat(p)}
-			return nil
-		})
-		return ch, err
+	return a.runWrite(ctx, ActionScale, ref, func(r *Result) (*change, error) {
+		rc, err := a.getCluster(ctx, ns, cluster)
+		if err != nil {
+			return nil, err
+		}
+		p, out, err := planScale(rc, group, req)
+		if err != nil {
+			return nil, err
+		}
+		r.Plan = p
+		if p.Unchanged {
+			return nil, nil
+		}
+		if err := a.patch(ctx, ref, out, rc); err != nil {
+			return nil, err
+		}
+		return &change{obj: out, reason: ReasonScaledWorkerGroup, verb: "Scale", what: scaleWhat(p)}, nil
 	})
 }
 

@@ -159,33 +159,27 @@ func (a *Actions) PreviewStopJobDirect(ctx context.Context, ns, name string) (*S
 // and reports condition rayv1.JobStopConditionType. Event reason StopRequested.
 func (a *Actions) StopJob(ctx context.Context, ns, name string) (*Result, error) {
 	ref := ObjectRef{Kind: KindRayJob, Namespace: ns, Name: name}
-	return a.run(ctx, ActionStopJob, ref, func(r *Result) (*change, error) {
-		var ch *change
-		err := a.write(r, func() error {
-			ch = nil
-			j, err := a.getJob(ctx, ns, name)
-			if err != nil {
-				return err
-			}
-			now := a.clock.Now()
-			p, err := PlanStopJob(j, a.actor, now)
-			if err != nil {
-				return err
-			}
-			r.Plan = p
-			out := j.DeepCopy()
-			if out.Annotations == nil {
-				out.Annotations = map[string]string{}
-			}
-			out.Annotations[rayv1.StopRequestedAnnotationKey] = StopRequestValue(a.actor, now)
-			if err := a.c.Patch(ctx, out, optimisticMergeFrom(j)); err != nil {
-				return a.apiErr(err, "patch", rayv1.ResourceRayJobs, ns, name)
-			}
-			ch = &change{obj: out, reason: ReasonStopRequested, verb: "Stop",
-				what: fmt.Sprintf("Requested stop of the Ray job (annotation %s)", p.Annotation)}
-			return nil
-		})
-		return ch, err
+	return a.runWrite(ctx, ActionStopJob, ref, func(r *Result) (*change, error) {
+		j, err := a.getJob(ctx, ns, name)
+		if err != nil {
+			return nil, err
+		}
+		now := a.clock.Now()
+		p, err := PlanStopJob(j, a.actor, now)
+		if err != nil {
+			return nil, err
+		}
+		r.Plan = p
+		out := j.DeepCopy()
+		if out.Annotations == nil {
+			out.Annotations = map[string]string{}
+		}
+		out.Annotations[rayv1.StopRequestedAnnotationKey] = StopRequestValue(a.actor, now)
+		if err := a.patch(ctx, ref, out, j); err != nil {
+			return nil, err
+		}
+		return &change{obj: out, reason: ReasonStopRequested, verb: "Stop",
+			what: fmt.Sprintf("Requested stop of the Ray job (annotation %s)", p.Annotation)}, nil
 	})
 }
 

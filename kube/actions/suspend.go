@@ -151,29 +151,23 @@ func (a *Actions) setSuspend(ctx context.Context, kind Kind, ns, name string, su
 		action, reason, verb, what = ActionSuspend, ReasonSuspended, "Suspend", "Suspended (spec.suspend: true)"
 	}
 	ref := ObjectRef{Kind: kind, Namespace: ns, Name: name}
-	return a.run(ctx, action, ref, func(r *Result) (*change, error) {
-		var ch *change
-		err := a.write(r, func() error {
-			ch = nil
-			obj, err := a.getObject(ctx, kind, ns, name)
-			if err != nil {
-				return err
-			}
-			p, out, err := planSuspend(obj, suspend)
-			if err != nil {
-				return err
-			}
-			r.Plan = p
-			if p.Unchanged {
-				return nil
-			}
-			if err := a.c.Patch(ctx, out, optimisticMergeFrom(obj)); err != nil {
-				return a.apiErr(err, "patch", resourceOf(kind), ns, name)
-			}
-			ch = &change{obj: out, reason: reason, verb: verb, what: what}
-			return nil
-		})
-		return ch, err
+	return a.runWrite(ctx, action, ref, func(r *Result) (*change, error) {
+		obj, err := a.getObject(ctx, kind, ns, name)
+		if err != nil {
+			return nil, err
+		}
+		p, out, err := planSuspend(obj, suspend)
+		if err != nil {
+			return nil, err
+		}
+		r.Plan = p
+		if p.Unchanged {
+			return nil, nil
+		}
+		if err := a.patch(ctx, ref, out, obj); err != nil {
+			return nil, err
+		}
+		return &change{obj: out, reason: reason, verb: verb, what: what}, nil
 	})
 }
 

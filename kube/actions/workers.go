@@ -244,15 +244,25 @@ func wholeReplicas(g *rayv1.WorkerGroupSpec, named []string, pods []corev1.Pod, 
 // PreviewDeleteWorkers reads the RayCluster and the pods and returns
 // PlanDeleteWorkers' preview.
 func (a *Actions) PreviewDeleteWorkers(ctx context.Context, ns, cluster string, req DeleteWorkersRequest) (*DeleteWorkersPlan, error) {
-	rc, err := a.getCluster(ctx, ns, cluster)
-	if err != nil {
-		return nil, err
-	}
-	pods, err := a.podsFor(ctx, ns, cluster, req.Pods)
+	rc, pods, err := a.readWorkers(ctx, ns, cluster, req.Pods)
 	if err != nil {
 		return nil, err
 	}
 	return PlanDeleteWorkers(rc, pods, req)
+}
+
+// readWorkers reads what deleting workers is planned on: the RayCluster and
+// its pods (podsFor).
+func (a *Actions) readWorkers(ctx context.Context, ns, cluster string, names []string) (*rayv1.RayCluster, []corev1.Pod, error) {
+	rc, err := a.getCluster(ctx, ns, cluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	pods, err := a.podsFor(ctx, ns, cluster, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rc, pods, nil
 }
 
 // podsFor lists the cluster's pods and reads each named pod that is not
@@ -292,30 +302,20 @@ func (a *Actions) podsFor(ctx context.Context, ns, cluster string, names []strin
 // re-reads and re-validates. Event reason DeletedWorkers.
 func (a *Actions) DeleteWorkers(ctx context.Context, ns, cluster string, req DeleteWorkersRequest) (*Result, error) {
 	ref := ObjectRef{Kind: KindRayCluster, Namespace: ns, Name: cluster}
-	return a.run(ctx, ActionDeleteWorkers, ref, func(r *Result) (*change, error) {
-		var ch *change
-		err := a.write(r, func() error {
-			ch = nil
-			rc, err := a.getCluster(ctx, ns, cluster)
-			if err != nil {
-				return err
-			}
-			pods, err := a.podsFor(ctx, ns, cluster, req.Pods)
-			if err != nil {
-				return err
-			}
-			p, out, err := planDeleteWorkers(rc, pods, req)
-			if err != nil {
-				return err
-			}
-			r.Plan = p
-			if err := a.c.Patch(ctx, out, optimisticMergeFrom(rc)); err != nil {
-				return a.apiErr(err, "patch", rayv1.ResourceRayClusters, ns, cluster)
-			}
-			ch = &change{obj: out, reason: ReasonDeletedWorkers, verb: "DeleteWorkers", what: deleteWorkersWhat(p)}
-			return nil
-		})
-		return ch, err
+	return a.runWrite(ctx, ActionDeleteWorkers, ref, func(r *Result) (*change, error) {
+		rc, pods, err := a.readWorkers(ctx, ns, cluster, req.Pods)
+		if err != nil {
+			return nil, err
+		}
+		p, out, err := planDeleteWorkers(rc, pods, req)
+		if err != nil {
+			return nil, err
+		}
+		r.Plan = p
+		if err := a.patch(ctx, ref, out, rc); err != nil {
+			return nil, err
+		}
+		return &change{obj: out, reason: ReasonDeletedWorkers, verb: "DeleteWorkers", what: deleteWorkersWhat(p)}, nil
 	})
 }
 

@@ -7,9 +7,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -18,17 +18,13 @@ type bookFunc func(ns, name string) (string, bool)
 func (f bookFunc) DashboardURL(ns, name string) (string, bool) { return f(ns, name) }
 
 func TestClientForRayJob(t *testing.T) {
-	sch := runtime.NewScheme()
-	if err := rayv1.AddToScheme(sch); err != nil {
-		t.Fatal(err)
-	}
 	job := func(name, cluster string, selector map[string]string) *rayv1.RayJob {
 		j := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
 		j.Status.RayClusterName = cluster
 		j.Spec.ClusterSelector = selector
 		return j
 	}
-	c := ctrlfake.NewClientBuilder().WithScheme(sch).WithObjects(
+	c := ctrlfake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
 		job("running", "rc-a", nil),
 		job("selector", "", map[string]string{rayv1.RayClusterLabelKey: "shared"}),
 		job("new", "", nil),

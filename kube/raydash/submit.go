@@ -18,10 +18,12 @@ import (
 func SubmitRequest(job *rayv1.RayJob, submissionID string) (dashboard.SubmitJobRequest, error) {
 	s := &job.Spec
 	req := dashboard.SubmitJobRequest{
-		Entrypoint:        s.Entrypoint,
-		SubmissionID:      submissionID,
-		EntrypointNumCPUs: float64(s.EntrypointNumCpus),
-		EntrypointNumGPUs: float64(s.EntrypointNumGpus),
+		Entrypoint:   s.Entrypoint,
+		SubmissionID: submissionID,
+		EntrypointReservation: dashboard.EntrypointReservation{
+			EntrypointNumCPUs: float64(s.EntrypointNumCpus),
+			EntrypointNumGPUs: float64(s.EntrypointNumGpus),
+		},
 	}
 	// float32 → float64 widening shows binary noise (0.1 → 0.10000000149…);
 	// send the value the user wrote.

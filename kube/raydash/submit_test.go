@@ -27,11 +27,13 @@ func TestSubmitRequest(t *testing.T) {
 			EntrypointResources: `{"TPU": 4}`,
 		}, want: dashboard.SubmitJobRequest{
 			Entrypoint: "python x.py", SubmissionID: "id",
-			RuntimeEnv:          map[string]any{"env_vars": map[string]any{"A": "1"}, "pip": []any{"requests"}},
-			Metadata:            map[string]string{"owner": "me"},
-			EntrypointNumCPUs:   0.1,
-			EntrypointNumGPUs:   1,
-			EntrypointResources: map[string]float64{"TPU": 4},
+			RuntimeEnv: map[string]any{"env_vars": map[string]any{"A": "1"}, "pip": []any{"requests"}},
+			Metadata:   map[string]string{"owner": "me"},
+			EntrypointReservation: dashboard.EntrypointReservation{
+				EntrypointNumCPUs:   0.1,
+				EntrypointNumGPUs:   1,
+				EntrypointResources: map[string]float64{"TPU": 4},
+			},
 		}},
 		{name: "runtime env not a mapping", spec: rayv1.RayJobSpec{Entrypoint: "x", RuntimeEnvYAML: "- a\n- b\n"}, err: "must be a YAML mapping"},
 		{name: "bad resources", spec: rayv1.RayJobSpec{Entrypoint: "x", EntrypointResources: "{"}, err: "entrypointResources"},

@@ -20,4 +20,11 @@
 //     including the PhaseAnnotation that lets tests fail or complete a pod;
 //   - readiness: Start returns only when every requested component has been
 //     seen doing its job.
+//
+// The sandbox is a product feature (`raydar sandbox`, `raydar demo`), and the
+// local cluster is this package with its sub-packages: rayhead (one
+// simulated Ray head), headsim (a simulated head for every Ready head pod,
+// and the RayJob submitters' stand-ins), addrbook (where the heads answer,
+// for other raydar processes), refusable (the switchable HTTP server the
+// heads answer on) and seed (the demo's workloads).
 package sandbox

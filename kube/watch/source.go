@@ -1,12 +1,3 @@
-// Package watch owns the bridge from the shared informer cache to the TUI:
-// event handlers on RayCluster, RayJob, RayService, Ray pods (label
-// ray.io/node-type) and their Events push deltas into a coalescing buffer;
-// Source.Next blocks until at least one delta is there, waits one batch
-// window for more and hands back the batch. Store holds the objects the views
-// read, by UID, so rendering never does I/O.
-//
-// No polling and no re-listing: the informers' initial list arrives as the
-// first batch, then only changes.
 package watch
 
 import (
@@ -41,18 +32,23 @@ const (
 // Kinds lists every Kind.
 var Kinds = [...]Kind{RayCluster, RayJob, RayService, Pod, Event}
 
+// kindTable is what the bridge knows of each Kind, indexed by Kind: its
+// name and an empty object of it (the informer's type). Adding a kind is a
+// constant above and a row here.
+var kindTable = [numKinds]struct {
+	name string
+	new  func() client.Object
+}{
+	RayCluster: {"RayCluster", func() client.Object { return &rayv1.RayCluster{} }},
+	RayJob:     {"RayJob", func() client.Object { return &rayv1.RayJob{} }},
+	RayService: {"RayService", func() client.Object { return &rayv1.RayService{} }},
+	Pod:        {"Pod", func() client.Object { return &corev1.Pod{} }},
+	Event:      {"Event", func() client.Object { return &corev1.Event{} }},
+}
+
 func (k Kind) String() string {
-	switch k {
-	case RayCluster:
-		return "RayCluster"
-	case RayJob:
-		return "RayJob"
-	case RayService:
-		return "RayService"
-	case Pod:
-		return "Pod"
-	case Event:
-		return "Event"
+	if k < numKinds {
+		return kindTable[k].name
 	}
 	return fmt.Sprintf("Kind(%d)", k)
 }
@@ -192,25 +188,26 @@ func (s *Source) Watch(ctx context.Context, c InformerSource) error {
 	}
 	s.watching = true
 	s.mu.Unlock()
-	objs := []struct {
-		kind Kind
-		obj  client.Object
-	}{
-		{RayCluster, &rayv1.RayCluster{}},
-		{RayJob, &rayv1.RayJob{}},
-		{RayService, &rayv1.RayService{}},
-		{Pod, &corev1.Pod{}},
-	}
-	var regs []registration
-	for _, o := range objs {
-		r, err := s.register(ctx, c, o.kind, o.obj)
+	// Every kind but Event now; Event once the Pod handler has synced.
+	var (
+		regs   []registration
+		podReg toolscache.ResourceEventHandlerRegistration
+	)
+	for _, k := range Kinds {
+		if k == Event {
+			continue
+		}
+		r, err := s.register(ctx, c, k, kindTable[k].new())
 		if err != nil {
 			remove(regs)
 			return err
 		}
 		regs = append(regs, r)
+		if k == Pod {
+			podReg = r.reg
+		}
 	}
-	evInf, err := c.GetInformer(ctx, &corev1.Event{}, cache.BlockUntilSynced(false))
+	evInf, err := c.GetInformer(ctx, kindTable[Event].new(), cache.BlockUntilSynced(false))
 	if err != nil {
 		remove(regs)
 		return fmt.Errorf("watch %s: %w", Event, err)
@@ -218,7 +215,6 @@ func (s *Source) Watch(ctx context.Context, c InformerSource) error {
 	s.mu.Lock()
 	s.regs = append(s.regs, regs...)
 	s.mu.Unlock()
-	podReg := regs[len(regs)-1].reg
 	go func() {
 		if toolscache.WaitForCacheSync(ctx.Done(), podReg.HasSynced) {
 			if reg, err := evInf.AddEventHandler(s.Handler(Event)); err == nil {
@@ -304,7 +300,7 @@ func (s *Source) Handler(kind Kind) toolscache.ResourceEventHandler {
 				return
 			}
 			if kind == Pod {
-				if _, known := s.rayPods.LoadAndDelete(Key(o)); !known && !IsRayPod(o) {
+				if _, known := s.rayPods.LoadAndDelete(Key(o)); !known && !rayv1.IsRayPod(o.GetLabels()) {
 					return
 				}
 			}
@@ -323,7 +319,7 @@ func (s *Source) upsert(kind Kind, old, obj any) {
 	}
 	switch kind {
 	case Pod:
-		if !IsRayPod(o) {
+		if !rayv1.IsRayPod(o.GetLabels()) {
 			if _, was := s.rayPods.LoadAndDelete(Key(o)); was { // label removed
 				s.Push(Delta{Kind: kind, Deleted: true, Object: o})
 			}
@@ -336,12 +332,6 @@ func (s *Source) upsert(kind Kind, old, obj any) {
 		}
 	}
 	s.Push(Delta{Kind: kind, Object: o})
-}
-
-// IsRayPod reports whether o carries the ray.io/node-type label.
-func IsRayPod(o client.Object) bool {
-	_, ok := o.GetLabels()[rayv1.RayNodeTypeLabelKey]
-	return ok
 }
 
 func (s *Source) relevantEvent(o client.Object) bool {

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"reflect"
 	"slices"
 	"sort"
 	"time"
@@ -98,20 +99,18 @@ func (s *Store) Add(objs ...client.Object) Changes {
 
 // KindOf returns the Kind of a typed object.
 func KindOf(o client.Object) (Kind, bool) {
-	switch o.(type) {
-	case *rayv1.RayCluster:
-		return RayCluster, true
-	case *rayv1.RayJob:
-		return RayJob, true
-	case *rayv1.RayService:
-		return RayService, true
-	case *corev1.Pod:
-		return Pod, true
-	case *corev1.Event:
-		return Event, true
-	}
-	return 0, false
+	k, ok := kindByType[reflect.TypeOf(o)]
+	return k, ok
 }
+
+// kindByType maps each Kind's Go type (*rayv1.RayCluster, …) to it.
+var kindByType = func() map[reflect.Type]Kind {
+	m := make(map[reflect.Type]Kind, numKinds)
+	for _, k := range Kinds {
+		m[reflect.TypeOf(kindTable[k].new())] = k
+	}
+	return m
+}()
 
 // Apply applies a batch of deltas and reports what changed.
 func (s *Store) Apply(ds []Delta) Changes {
@@ -132,7 +131,7 @@ func (s *Store) Apply(ds []Delta) Changes {
 			ch.Deleted[d.Kind] = append(ch.Deleted[d.Kind], old)
 			continue
 		}
-		if d.Kind == Pod && !IsRayPod(d.Object) {
+		if d.Kind == Pod && !rayv1.IsRayPod(d.Object.GetLabels()) {
 			continue
 		}
 		if had {

@@ -9,13 +9,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -142,14 +141,7 @@ func TestHandlerFiltersPodsAndEvents(t *testing.T) {
 }
 
 func TestWatchRegistersOnTheCache(t *testing.T) {
-	sch := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(sch); err != nil {
-		t.Fatal(err)
-	}
-	if err := rayv1.AddToScheme(sch); err != nil {
-		t.Fatal(err)
-	}
-	c := &informertest.FakeInformers{Scheme: sch}
+	c := &informertest.FakeInformers{Scheme: scheme.New()}
 	s := NewSource(0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -34,6 +34,7 @@ var resources = map[string]schema.GroupVersionResource{
 	"RayCluster": {Group: "ray.io", Version: "v1", Resource: "rayclusters"},
 	"RayJob":     {Group: "ray.io", Version: "v1", Resource: "rayjobs"},
 	"RayService": {Group: "ray.io", Version: "v1", Resource: "rayservices"},
+	"RayCronJob": {Group: "ray.io", Version: "v1", Resource: "raycronjobs"},
 }
 
 // testCtx bounds one test; generous, the machines are small and busy.
@@ -220,6 +221,7 @@ func TestAPIServerPrinterColumns(t *testing.T) {
 		"rayclusters": {"Name", "desired workers", "available workers", "cpus", "memory", "gpus", "status", "age"},
 		"rayjobs":     {"Name", "job status", "deployment status", "ray cluster name", "start time", "end time", "age"},
 		"rayservices": {"Name", "service status", "num serve endpoints", "age"},
+		"raycronjobs": {"Name", "schedule", "timezone", "last schedule", "age", "suspend"},
 	}
 
 	// One object of each kind, so that the tables have rows.
@@ -238,7 +240,7 @@ func TestAPIServerPrinterColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []string{"rayclusters", "rayjobs", "rayservices"} {
+	for _, r := range []string{"rayclusters", "rayjobs", "rayservices", "raycronjobs"} {
 		t.Run(r, func(t *testing.T) {
 			url := strings.TrimSuffix(s.Config.Host, "/") + "/apis/ray.io/v1/namespaces/" + ns + "/" + r
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -333,6 +335,7 @@ func TestAPIServerRejectsInvalid(t *testing.T) {
 		cluster = "../v1/testdata/valid/raycluster-autoscaler-ft.yaml"
 		job     = "../v1/testdata/valid/rayjob-cluster-spec.yaml"
 		service = "../v1/testdata/valid/rayservice-newcluster.yaml"
+		cron    = "../v1/testdata/valid/raycronjob-berlin.yaml"
 	)
 	cases := []struct {
 		name   string
@@ -372,6 +375,27 @@ func TestAPIServerRejectsInvalid(t *testing.T) {
 		{"negative rayClusterDeletionDelaySeconds", service, func(t *testing.T, spec map[string]any) {
 			spec["rayClusterDeletionDelaySeconds"] = int64(-1)
 		}, []string{"spec.rayClusterDeletionDelaySeconds"}},
+		{"RayCronJob without a schedule", cron, func(t *testing.T, spec map[string]any) {
+			delete(spec, "schedule")
+		}, []string{"spec.schedule", "Required"}},
+		{"empty schedule", cron, func(t *testing.T, spec map[string]any) {
+			spec["schedule"] = ""
+		}, []string{"spec.schedule"}},
+		{"schedule of three fields", cron, func(t *testing.T, spec map[string]any) {
+			spec["schedule"] = "invalid cron string"
+		}, []string{"spec.schedule", "must be five fields"}},
+		{"time zone in the schedule", cron, func(t *testing.T, spec map[string]any) {
+			spec["schedule"] = "CRON_TZ=Asia/Taipei 0 9 * * *"
+		}, []string{"spec.schedule", "set spec.timeZone instead"}},
+		{"empty timeZone", cron, func(t *testing.T, spec map[string]any) {
+			spec["timeZone"] = ""
+		}, []string{"spec.timeZone"}},
+		{"RayCronJob without a jobTemplate", cron, func(t *testing.T, spec map[string]any) {
+			delete(spec, "jobTemplate")
+		}, []string{"spec.jobTemplate", "Required"}},
+		{"jobTemplate with both targets", cron, func(t *testing.T, spec map[string]any) {
+			set(t, spec, map[string]any{"ray.io/cluster": "shared"}, "jobTemplate", "clusterSelector")
+		}, []string{"spec.jobTemplate", "exactly one of rayClusterSpec or clusterSelector"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -392,6 +416,63 @@ func TestAPIServerRejectsInvalid(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("the error does not mention %q: %v", w, err)
 				}
+			}
+		})
+	}
+}
+
+// TestAPIServerAcceptsKubeRayCronJobSamples: KubeRay v1.7.0's two RayCronJob
+// samples (in ../v1/testdata/kuberay, with their ConfigMaps) apply unchanged
+// and are stored with every field they set.
+func TestAPIServerAcceptsKubeRayCronJobSamples(t *testing.T) {
+	c := dynamicClient(t)
+	ctx := testCtx(t)
+	files, err := filepath.Glob("../v1/testdata/kuberay/ray-cronjob*.yaml")
+	if err != nil || len(files) != 2 {
+		t.Fatalf("want KubeRay's two RayCronJob samples, got %v (%v)", files, err)
+	}
+	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns := newNamespace(ctx, t, "kuberay-sample")
+			var kinds []string
+			for _, doc := range strings.Split(string(data), "\n---\n") {
+				var obj map[string]any
+				if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+					t.Fatal(err)
+				}
+				u := &unstructured.Unstructured{Object: obj}
+				kinds = append(kinds, u.GetKind())
+				gvr, ok := resources[u.GetKind()]
+				if u.GetKind() == "ConfigMap" {
+					gvr, ok = configMaps, true
+				}
+				if !ok {
+					t.Fatalf("unexpected kind %q", u.GetKind())
+				}
+				body, err := json.Marshal(obj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				force := true
+				if _, err := c.Resource(gvr).Namespace(ns).Patch(ctx, u.GetName(), types.ApplyPatchType, body,
+					metav1.PatchOptions{FieldManager: "kubectl", Force: &force}); err != nil {
+					t.Fatalf("server-side apply of %s %s: %v", u.GetKind(), u.GetName(), err)
+				}
+				got, err := c.Resource(gvr).Namespace(ns).Get(ctx, u.GetName(), metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range subsetDiff("", obj, got.Object) {
+					t.Error(d)
+				}
+			}
+			if !slices.Equal(kinds, []string{"RayCronJob", "ConfigMap"}) {
+				t.Errorf("documents %v, want a RayCronJob and its ConfigMap", kinds)
 			}
 		})
 	}

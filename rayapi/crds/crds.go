@@ -1,5 +1,5 @@
 // Package crds owns the CustomResourceDefinitions of ray.io/v1 (RayCluster,
-// RayJob, RayService). The manifests in bases/ are generated from rayapi/v1 by
+// RayJob, RayService, RayCronJob). The manifests in bases/ are generated from rayapi/v1 by
 // `make generate` and embedded in the binary; `raydar crds` prints them.
 package crds
 

@@ -36,6 +36,13 @@ func TestObjects(t *testing.T) {
 			{"head pod IP", "string", ".status.head.podIP", 1},
 			{"head service IP", "string", ".status.head.serviceIP", 1},
 		}},
+		{"raycronjobs.ray.io", "RayCronJob", "RayCronJobList", "raycronjobs", "raycronjob", []column{
+			{"schedule", "string", ".spec.schedule", 0},
+			{"timezone", "string", ".spec.timeZone", 0},
+			{"last schedule", "date", ".status.lastScheduleTime", 0},
+			{"age", "date", ".metadata.creationTimestamp", 0},
+			{"suspend", "boolean", ".spec.suspend", 0},
+		}},
 		{"rayjobs.ray.io", "RayJob", "RayJobList", "rayjobs", "rayjob", []column{
 			{"job status", "string", ".status.jobStatus", 0},
 			{"deployment status", "string", ".status.jobDeploymentStatus", 0},
@@ -94,8 +101,8 @@ func TestObjects(t *testing.T) {
 	}
 }
 
-// The RayJob schema carries raydar's status.conditions and the RayService
-// schema its suspend field, both absent from KubeRay's.
+// The RayJob and RayCronJob schemas carry raydar's status.conditions and the
+// RayService schema its suspend field, all absent from KubeRay's.
 func TestSchemaHasRaydarAdditions(t *testing.T) {
 	objs, err := Objects()
 	if err != nil {
@@ -112,6 +119,17 @@ func TestSchemaHasRaydarAdditions(t *testing.T) {
 	spec := byKind["RayJob"].Properties["spec"]
 	if d := spec.Properties["submissionMode"].Default; d == nil || string(d.Raw) != `"K8sJobMode"` {
 		t.Errorf("RayJob submissionMode default = %v", d)
+	}
+	cron := byKind["RayCronJob"]
+	if conds, ok := cron.Properties["status"].Properties["conditions"]; !ok || conds.Items == nil {
+		t.Errorf("RayCronJob status.conditions missing or malformed: %+v", conds)
+	}
+	tmpl := cron.Properties["spec"].Properties["jobTemplate"]
+	if d := tmpl.Properties["submissionMode"].Default; d == nil || string(d.Raw) != `"K8sJobMode"` {
+		t.Errorf("RayCronJob jobTemplate.submissionMode default = %v: the template must be a whole RayJobSpec", d)
+	}
+	if sch := cron.Properties["spec"].Properties["schedule"]; len(sch.XValidations) != 2 {
+		t.Errorf("RayCronJob spec.schedule has %d CEL rules, want 2 (no TZ, five fields or a descriptor)", len(sch.XValidations))
 	}
 	wg := byKind["RayCluster"].Properties["spec"].Properties["workerGroupSpecs"].Items.Schema
 	for field, def := range map[string]string{"minReplicas": "0", "maxReplicas": "2147483647", "numOfHosts": "1", "replicas": "0"} {
@@ -159,7 +177,7 @@ func TestSchemaHasRaydarAdditions(t *testing.T) {
 func TestYAMLIsAllDocuments(t *testing.T) {
 	y := YAML()
 	docs := bytes.Split(y, []byte("\n---\n"))
-	if !bytes.HasPrefix(y, []byte("---\n")) || len(docs) != 3 {
+	if !bytes.HasPrefix(y, []byte("---\n")) || len(docs) != 4 {
 		t.Fatalf("YAML() has %d documents", len(docs))
 	}
 	for i, d := range docs {

@@ -112,6 +112,18 @@ spec:
     - groupName: a
       template: {}
 `)
+	docs["raycronjob-every-defaulted-parent"] = []byte(`
+kind: RayCronJob
+spec:
+  schedule: "@daily"
+  jobTemplate:
+    rayClusterSpec:
+      headGroupSpec:
+        template: {}
+      workerGroupSpecs:
+      - groupName: a
+        template: {}
+`)
 	for name, data := range docs {
 		t.Run(name, func(t *testing.T) {
 			var u map[string]any
@@ -127,6 +139,8 @@ spec:
 				byGo, bySchema = &rayv1.RayJob{}, &rayv1.RayJob{}
 			case rayv1.KindRayService:
 				byGo, bySchema = &rayv1.RayService{}, &rayv1.RayService{}
+			case rayv1.KindRayCronJob:
+				byGo, bySchema = &rayv1.RayCronJob{}, &rayv1.RayCronJob{}
 			}
 			if err := yaml.Unmarshal(data, byGo); err != nil {
 				t.Fatal(err)

@@ -183,7 +183,7 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.token != "" {
-		req.Header.Set("x-ray-authorization", "Bearer "+c.token)
+		req.Header.Set(AuthHeader, "Bearer "+c.token)
 	}
 
 	resp, err := c.hc.Do(req)

@@ -131,13 +131,15 @@ func TestSubmitJob(t *testing.T) {
 	f := newFake(t)
 	f.on("POST", "/api/jobs/", 200, `{"job_id":"raysubmit_abc","submission_id":"raysubmit_abc"}`)
 	id, err := f.client().SubmitJob(context.Background(), SubmitJobRequest{
-		Entrypoint:          "python -c 'print(1)'",
-		SubmissionID:        "raysubmit_abc",
-		RuntimeEnv:          map[string]any{"env_vars": map[string]string{"A": "1"}},
-		Metadata:            map[string]string{"k": "v"},
-		EntrypointNumCPUs:   1.5,
-		EntrypointNumGPUs:   1,
-		EntrypointResources: map[string]float64{"TPU": 4},
+		Entrypoint:   "python -c 'print(1)'",
+		SubmissionID: "raysubmit_abc",
+		RuntimeEnv:   map[string]any{"env_vars": map[string]string{"A": "1"}},
+		Metadata:     map[string]string{"k": "v"},
+		EntrypointReservation: EntrypointReservation{
+			EntrypointNumCPUs:   1.5,
+			EntrypointNumGPUs:   1,
+			EntrypointResources: map[string]float64{"TPU": 4},
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

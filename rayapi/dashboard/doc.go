@@ -1,7 +1,10 @@
 // Package dashboard owns raydar's client for the Ray dashboard HTTP API on a
 // Ray head node (port 8265): the Jobs API (submit, info, list, stop, delete,
-// logs), the Serve REST API (declarative deploy and status), and the health
-// endpoints (GCS health on the dashboard, /-/healthz on the Serve proxy).
+// logs), the Serve REST API (declarative deploy and status), the health
+// endpoints (GCS health on the dashboard, /-/healthz on the Serve proxy) and
+// the version, with the Go types of each answer and the paths (paths.go).
+// These types are the wire's one definition: the sandbox's simulated Ray
+// head (kube/sandbox/rayhead) serves them too.
 //
 // The wire format follows Ray (and KubeRay's dashboard client): the same
 // paths, JSON field names, status strings and the x-ray-authorization

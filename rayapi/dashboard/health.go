@@ -10,18 +10,15 @@ import (
 // CheckGCSHealth asks the dashboard whether the head's GCS is healthy (GET
 // /api/gcs_healthz, 200 with "success"). It returns nil when healthy.
 func (c *Client) CheckGCSHealth(ctx context.Context) error {
-	body, err := c.call(ctx, http.MethodGet, "/api/gcs_healthz", nil, nil)
+	body, err := c.call(ctx, http.MethodGet, GCSHealthPath, nil, nil)
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(string(body), "success") {
+	if !strings.Contains(string(body), HealthyBody) {
 		return fmt.Errorf("dashboard: GET /api/gcs_healthz: %w: answer %q has no \"success\"", ErrUnavailable, summarizeBody(string(body)))
 	}
 	return nil
 }
-
-// ProxyHealthPath is the Serve proxy's health endpoint (port 8000).
-const ProxyHealthPath = "/-/healthz"
 
 // proxyHTTPClient is separate from any Client's transport on purpose: a
 // Client may carry API-server credentials, which must never be sent to a pod

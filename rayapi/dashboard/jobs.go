@@ -39,7 +39,13 @@ type SubmitJobRequest struct {
 	// RuntimeEnv is Ray's runtime_env (env_vars, working_dir, pip, …).
 	RuntimeEnv map[string]any `json:"runtime_env,omitempty"`
 	// Metadata is free-form string metadata shown with the job.
-	Metadata            map[string]string  `json:"metadata,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+	EntrypointReservation
+}
+
+// EntrypointReservation is what Ray reserves for a job's entrypoint (its
+// driver): asked for in SubmitJobRequest, reported back in JobInfo.
+type EntrypointReservation struct {
 	EntrypointNumCPUs   float64            `json:"entrypoint_num_cpus,omitempty"`
 	EntrypointNumGPUs   float64            `json:"entrypoint_num_gpus,omitempty"`
 	EntrypointMemory    int64              `json:"entrypoint_memory,omitempty"`
@@ -85,10 +91,7 @@ type JobInfo struct {
 	// negative value -N: killed by signal N).
 	DriverExitCode *int `json:"driver_exit_code,omitempty"`
 
-	EntrypointNumCPUs   float64            `json:"entrypoint_num_cpus,omitempty"`
-	EntrypointNumGPUs   float64            `json:"entrypoint_num_gpus,omitempty"`
-	EntrypointMemory    int64              `json:"entrypoint_memory,omitempty"`
-	EntrypointResources map[string]float64 `json:"entrypoint_resources,omitempty"`
+	EntrypointReservation
 }
 
 // Started is StartTime as a time.Time (zero when unset).
@@ -120,7 +123,7 @@ type JobLogsResponse struct {
 }
 
 func jobPath(id string, suffix string) string {
-	return "/api/jobs/" + url.PathEscape(id) + suffix
+	return JobsPath + url.PathEscape(id) + suffix
 }
 
 // SubmitJob submits a job (POST /api/jobs/) and returns its submission ID.
@@ -128,7 +131,7 @@ func jobPath(id string, suffix string) string {
 // (no entrypoint, bad runtime_env) gives ErrBadRequest.
 func (c *Client) SubmitJob(ctx context.Context, req SubmitJobRequest) (string, error) {
 	var resp SubmitJobResponse
-	if err := c.callJSON(ctx, http.MethodPost, "/api/jobs/", nil, req, &resp); err != nil {
+	if err := c.callJSON(ctx, http.MethodPost, JobsPath, nil, req, &resp); err != nil {
 		return "", err
 	}
 	if resp.SubmissionID != "" {
@@ -150,7 +153,7 @@ func (c *Client) GetJobInfo(ctx context.Context, id string) (*JobInfo, error) {
 // ListJobs returns every job the head knows (GET /api/jobs/).
 func (c *Client) ListJobs(ctx context.Context) ([]JobInfo, error) {
 	var jobs []JobInfo
-	if err := c.callJSON(ctx, http.MethodGet, "/api/jobs/", nil, nil, &jobs); err != nil {
+	if err := c.callJSON(ctx, http.MethodGet, JobsPath, nil, nil, &jobs); err != nil {
 		return nil, err
 	}
 	return jobs, nil

@@ -48,7 +48,7 @@ const (
 // ServeDetails is the answer to GET /api/serve/applications/ (Ray's
 // ServeInstanceDetails). Before Serve has been started Applications is empty.
 type ServeDetails struct {
-	ControllerInfo map[string]any              `json:"controller_info,omitempty"`
+	ControllerInfo ServeActorDetails           `json:"controller_info"`
 	ProxyLocation  string                      `json:"proxy_location,omitempty"`
 	HTTPOptions    map[string]any              `json:"http_options,omitempty"`
 	Proxies        map[string]ServeProxy       `json:"proxies,omitempty"`
@@ -57,14 +57,29 @@ type ServeDetails struct {
 	TargetCapacity *float64                    `json:"target_capacity,omitempty"`
 }
 
-// ServeProxy is one Serve HTTP proxy actor (one per node).
-type ServeProxy struct {
-	NodeID    string `json:"node_id"`
-	NodeIP    string `json:"node_ip"`
-	ActorID   string `json:"actor_id,omitempty"`
-	ActorName string `json:"actor_name,omitempty"`
-	Status    string `json:"status"` // STARTING, HEALTHY, UNHEALTHY, DRAINING, DRAINED
+// ServeActorDetails is where a Serve actor runs (Ray's ServeActorDetails):
+// the controller (ServeDetails.ControllerInfo) and, with a status, each
+// proxy. Before Serve has started the controller's is empty ({}).
+type ServeActorDetails struct {
+	NodeID         string `json:"node_id,omitempty"`
+	NodeIP         string `json:"node_ip,omitempty"`
+	NodeInstanceID string `json:"node_instance_id,omitempty"`
+	ActorID        string `json:"actor_id,omitempty"`
+	ActorName      string `json:"actor_name,omitempty"`
+	WorkerID       string `json:"worker_id,omitempty"`
+	LogFilePath    string `json:"log_file_path,omitempty"`
 }
+
+// ServeProxy is one Serve HTTP proxy actor (one per node; Ray's
+// ProxyDetails).
+type ServeProxy struct {
+	ServeActorDetails
+	Status string `json:"status"` // STARTING, HEALTHY, UNHEALTHY, DRAINING, DRAINED
+}
+
+// ServeRoutes is the Serve proxy's answer to GET /-/routes (ProxyRoutesPath):
+// route prefix -> application name, for the applications that are RUNNING.
+type ServeRoutes map[string]string
 
 // ServeApplication is one application's status.
 type ServeApplication struct {
@@ -101,8 +116,6 @@ type ServeReplica struct {
 	ActorName string `json:"actor_name,omitempty"`
 }
 
-const serveAppsPath = "/api/serve/applications/"
-
 // ServeConfigV2ToJSON converts a RayService's serveConfigV2 (YAML of Ray's
 // ServeDeploySchema: applications, http_options, proxy_location, …) to the
 // JSON DeployApplications sends. The document must be a mapping.
@@ -137,7 +150,7 @@ func (c *Client) DeployApplications(ctx context.Context, configJSON []byte) erro
 	if err := checkJSONObject(configJSON); err != nil {
 		return fmt.Errorf("dashboard: DeployApplications: %w", err)
 	}
-	_, err := c.call(ctx, http.MethodPut, serveAppsPath, nil, bytes.Clone(configJSON))
+	_, err := c.call(ctx, http.MethodPut, ServeApplicationsPath, nil, bytes.Clone(configJSON))
 	return err
 }
 
@@ -155,7 +168,7 @@ func (c *Client) DeployServeConfigV2(ctx context.Context, serveConfigV2 string) 
 func (c *Client) GetServeApplications(ctx context.Context) (*ServeDetails, error) {
 	var d ServeDetails
 	q := url.Values{"api_type": {"declarative"}}
-	if err := c.callJSON(ctx, http.MethodGet, serveAppsPath, q, nil, &d); err != nil {
+	if err := c.callJSON(ctx, http.MethodGet, ServeApplicationsPath, q, nil, &d); err != nil {
 		return nil, err
 	}
 	if d.Applications == nil {
@@ -167,6 +180,6 @@ func (c *Client) GetServeApplications(ctx context.Context) (*ServeDetails, error
 // DeleteServeApplications shuts Serve down, deleting every application
 // (DELETE /api/serve/applications/).
 func (c *Client) DeleteServeApplications(ctx context.Context) error {
-	_, err := c.call(ctx, http.MethodDelete, serveAppsPath, nil, nil)
+	_, err := c.call(ctx, http.MethodDelete, ServeApplicationsPath, nil, nil)
 	return err
 }

@@ -3,7 +3,7 @@
 // both.
 //
 // Each kind has one function that gives its STATUS word (Cluster, Job,
-// Service, Pod) and Of picks the one for an object; a new kind adds its
+// Service, CronJob, Pod) and Of picks the one for an object; a new kind adds its
 // function and one case in Of. The other functions are the shared columns:
 // ready counts ("2/3": Workers, PodReady, Apps), ages (Age, Since), a job's
 // run time (JobDuration) and a conditions summary (Conditions). Every

@@ -30,6 +30,8 @@ func Of(obj runtime.Object) string {
 		return Job(o)
 	case *rayv1.RayService:
 		return Service(o)
+	case *rayv1.RayCronJob:
+		return CronJob(o)
 	case *corev1.Pod:
 		return Pod(o)
 	}
@@ -109,6 +111,36 @@ func Service(s *rayv1.RayService) string {
 		return string(s.Status.ServiceStatus)
 	}
 	return "Pending"
+}
+
+// CronJob is the one-word status of a RayCronJob, the first that holds of:
+//   - deleting: it has a deletion timestamp;
+//   - invalid schedule, invalid time zone, invalid job template, invalid
+//     name: the ScheduleValid condition is False for that reason (its
+//     message names the field);
+//   - suspended: spec.suspend is true;
+//   - scheduled: it creates a RayJob on every tick.
+func CronJob(c *rayv1.RayCronJob) string {
+	if c.DeletionTimestamp != nil {
+		return "deleting"
+	}
+	if v := meta.FindStatusCondition(c.Status.Conditions, rayv1.RayCronJobScheduleValid); v != nil && v.Status == metav1.ConditionFalse {
+		switch v.Reason {
+		case rayv1.RayCronJobReasonInvalidSchedule:
+			return "invalid schedule"
+		case rayv1.RayCronJobReasonInvalidTimeZone:
+			return "invalid time zone"
+		case rayv1.RayCronJobReasonInvalidJobTemplate:
+			return "invalid job template"
+		case rayv1.RayCronJobReasonInvalidName:
+			return "invalid name"
+		}
+		return "invalid"
+	}
+	if c.Spec.IsSuspended() {
+		return "suspended"
+	}
+	return "scheduled"
 }
 
 // Pod is kubectl's STATUS word for a pod, simplified, the first that holds

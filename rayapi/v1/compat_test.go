@@ -35,6 +35,8 @@ func decodeStrict(t *testing.T, data []byte) (runtime.Object, error) {
 		obj = &RayJob{}
 	case KindRayService:
 		obj = &RayService{}
+	case KindRayCronJob:
+		obj = &RayCronJob{}
 	default:
 		t.Fatalf("unexpected kind %q", tm.Kind)
 	}
@@ -49,6 +51,8 @@ func validate(obj runtime.Object) field.ErrorList {
 		return ValidateRayJob(o)
 	case *RayService:
 		return ValidateRayService(o)
+	case *RayCronJob:
+		return ValidateRayCronJob(o)
 	}
 	panic("unreachable")
 }
@@ -110,58 +114,65 @@ func TestKubeRayManifestsDecodeValidateRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			obj, err := decodeStrict(t, data)
-			if err != nil {
-				t.Fatalf("strict decode: %v", err)
-			}
-			if errs := validate(obj); len(errs) > 0 {
-				t.Fatalf("validation: %v", errs.ToAggregate())
-			}
-
-			// Typed round trip.
-			out, err := json.Marshal(obj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			again, err := decodeStrict(t, out)
-			if err != nil {
-				t.Fatalf("strict decode of our own output: %v", err)
-			}
-			if !equality.Semantic.DeepEqual(obj, again) {
-				t.Fatalf("round trip changed the object:\nbefore %+v\nafter  %+v", obj, again)
-			}
-
-			// Untyped: every field of the manifest survives.
-			var want, got any
-			if err := yaml.Unmarshal(data, &want); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(out, &got); err != nil {
-				t.Fatal(err)
-			}
-			// Zero status quantities (desiredCPU "0") are always written, as by KubeRay.
-			if _, ok := want.(map[string]any)["status"]; !ok {
-				delete(got.(map[string]any), "status")
-			}
-			want, got = prune(want), prune(got)
-			if !reflect.DeepEqual(want, got) {
-				wj, _ := json.MarshalIndent(want, "", " ")
-				gj, _ := json.MarshalIndent(got, "", " ")
-				t.Fatalf("marshalled object differs from the manifest:\nwant %s\ngot  %s", wj, gj)
-			}
-
-			// Defaulting keeps the object valid and is idempotent.
-			def := obj.DeepCopyObject()
-			def.(interface{ Default() }).Default()
-			if errs := validate(def); len(errs) > 0 {
-				t.Fatalf("validation after Default: %v", errs.ToAggregate())
-			}
-			twice := def.DeepCopyObject()
-			twice.(interface{ Default() }).Default()
-			if !equality.Semantic.DeepEqual(def, twice) {
-				t.Fatal("Default is not idempotent")
-			}
+			checkManifest(t, data)
 		})
+	}
+}
+
+// checkManifest decodes one manifest strictly, validates it, checks that
+// nothing is lost on the way back and that defaulting keeps it valid.
+func checkManifest(t *testing.T, data []byte) {
+	t.Helper()
+	obj, err := decodeStrict(t, data)
+	if err != nil {
+		t.Fatalf("strict decode: %v", err)
+	}
+	if errs := validate(obj); len(errs) > 0 {
+		t.Fatalf("validation: %v", errs.ToAggregate())
+	}
+
+	// Typed round trip.
+	out, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := decodeStrict(t, out)
+	if err != nil {
+		t.Fatalf("strict decode of our own output: %v", err)
+	}
+	if !equality.Semantic.DeepEqual(obj, again) {
+		t.Fatalf("round trip changed the object:\nbefore %+v\nafter  %+v", obj, again)
+	}
+
+	// Untyped: every field of the manifest survives.
+	var want, got any
+	if err := yaml.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	// Zero status quantities (desiredCPU "0") are always written, as by KubeRay.
+	if _, ok := want.(map[string]any)["status"]; !ok {
+		delete(got.(map[string]any), "status")
+	}
+	want, got = prune(want), prune(got)
+	if !reflect.DeepEqual(want, got) {
+		wj, _ := json.MarshalIndent(want, "", " ")
+		gj, _ := json.MarshalIndent(got, "", " ")
+		t.Fatalf("marshalled object differs from the manifest:\nwant %s\ngot  %s", wj, gj)
+	}
+
+	// Defaulting keeps the object valid and is idempotent.
+	def := obj.DeepCopyObject()
+	def.(interface{ Default() }).Default()
+	if errs := validate(def); len(errs) > 0 {
+		t.Fatalf("validation after Default: %v", errs.ToAggregate())
+	}
+	twice := def.DeepCopyObject()
+	twice.(interface{ Default() }).Default()
+	if !equality.Semantic.DeepEqual(def, twice) {
+		t.Fatal("Default is not idempotent")
 	}
 }
 
@@ -215,6 +226,11 @@ func TestMalformedManifests(t *testing.T) {
 			"spec.shutdownAfterJobFinishes: Forbidden: must not be true together with spec.deletionStrategy.deletionRules; use a DeleteCluster rule",
 			"spec.deletionStrategy.deletionRules[0].condition.jobDeploymentStatus: Forbidden: must not be set together with jobStatus; set exactly one",
 			`spec.deletionStrategy.deletionRules[2]: Duplicate value: "jobStatus SUCCEEDED, policy DeleteSelf"`,
+		},
+		"raycronjob-bad-schedule.yaml": {
+			`spec.timeZone: Invalid value: "Mars/Olympus_Mons": must be an IANA time zone name such as Europe/Berlin: unknown time zone Mars/Olympus_Mons`,
+			`spec.schedule: Invalid value: "every 5 minutes": not a cron schedule: expected exactly 5 fields, found 3: [every 5 minutes]`,
+			"spec.jobTemplate.rayClusterSpec: Required value: exactly one of spec.jobTemplate.rayClusterSpec or spec.jobTemplate.clusterSelector must be set",
 		},
 		"rayservice-bad-config.yaml": {
 			"spec.rayClusterDeletionDelaySeconds: Invalid value: -5: must be greater than or equal to 0",

@@ -36,8 +36,14 @@ func (s *RayClusterSpec) Default() {
 }
 
 // Default fills unset fields with the CRD defaults.
-func (j *RayJob) Default() {
-	s := &j.Spec
+func (j *RayJob) Default() { j.Spec.Default() }
+
+// Default fills unset fields with the CRD defaults (the jobTemplate's, which
+// are a RayJob's).
+func (c *RayCronJob) Default() { c.Spec.JobTemplate.Default() }
+
+// Default fills unset fields with the CRD defaults.
+func (s *RayJobSpec) Default() {
 	if s.BackoffLimit == nil {
 		s.BackoffLimit = ptrTo(int32(0))
 	}

@@ -21,7 +21,8 @@ var (
 
 	// SchemeBuilder registers the ray.io/v1 kinds in a runtime.Scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
-	// AddToScheme adds RayCluster, RayJob, RayService and their lists to a scheme.
+	// AddToScheme adds RayCluster, RayJob, RayService, RayCronJob and their
+	// lists to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
 
@@ -40,10 +41,12 @@ const (
 	KindRayCluster = "RayCluster"
 	KindRayJob     = "RayJob"
 	KindRayService = "RayService"
+	KindRayCronJob = "RayCronJob"
 
 	ResourceRayClusters = "rayclusters"
 	ResourceRayJobs     = "rayjobs"
 	ResourceRayServices = "rayservices"
+	ResourceRayCronJobs = "raycronjobs"
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
@@ -51,6 +54,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&RayCluster{}, &RayClusterList{},
 		&RayJob{}, &RayJobList{},
 		&RayService{}, &RayServiceList{},
+		&RayCronJob{}, &RayCronJobList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

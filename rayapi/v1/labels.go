@@ -55,6 +55,8 @@ const (
 	RayOriginatedFromCRDLabelKey = "ray.io/originated-from-crd"
 	// RayJobSubmissionModeLabelKey holds the JobSubmissionMode of the originating RayJob.
 	RayJobSubmissionModeLabelKey = "ray.io/job-submission-mode"
+	// RayCronJobNameLabelKey holds the name of the RayCronJob that created a RayJob.
+	RayCronJobNameLabelKey = "ray.io/cronjob-name"
 )
 
 // RayOriginatedFromCRDLabelValue is the value of RayOriginatedFromCRDLabelKey
@@ -87,6 +89,9 @@ const (
 	EnableServeServiceKey = "ray.io/enable-serve-service"
 	// EnableServeServiceTrue is the value that enables EnableServeServiceKey.
 	EnableServeServiceTrue = "true"
+	// RayCronJobTimestampAnnotationKey on a RayJob a RayCronJob created holds
+	// the tick it was created for, RFC 3339 in UTC.
+	RayCronJobTimestampAnnotationKey = "ray.io/cronjob-scheduled-timestamp"
 )
 
 // Finalizers.
@@ -262,6 +267,29 @@ const (
 	EventFailedToUpdateHeadPodServeLabel = "FailedToUpdateHeadPodServeLabel"
 	EventFailedToUpdateServeApplications = "FailedToUpdateServeApplications"
 	EventFailedToUpdateTargetCapacity    = "FailedToUpdateTargetCapacity"
+
+	// RayCronJob. KubeRay has the first two; the others are raydar's.
+	EventInvalidRayCronJobSpec = "InvalidRayCronJobSpec"
+	EventSuspendedRayCronJob   = "SuspendedRayCronJob"
+	// EventCreatedRayJob: a tick (or a manual trigger) created a RayJob.
+	EventCreatedRayJob = "CreatedRayJob"
+	// EventSkippedMissedTicks: ticks missed while nothing reconciled (the
+	// operator was down, or the RayCronJob suspended) were skipped; only
+	// the latest missed tick got a RayJob.
+	EventSkippedMissedTicks = "SkippedMissedTicks"
+)
+
+// RayCronJob condition type and reasons (raydar's; KubeRay writes none).
+const (
+	// RayCronJobScheduleValid is False while spec.schedule, spec.timeZone or
+	// spec.jobTemplate is invalid; its message names the field.
+	RayCronJobScheduleValid = "ScheduleValid"
+
+	RayCronJobReasonValid              = "Valid"
+	RayCronJobReasonInvalidSchedule    = "InvalidSchedule"
+	RayCronJobReasonInvalidTimeZone    = "InvalidTimeZone"
+	RayCronJobReasonInvalidJobTemplate = "InvalidJobTemplate"
+	RayCronJobReasonInvalidName        = "InvalidName"
 )
 
 // Autoscaler, auth, GCS FT, upgrade and network-policy enum values.
@@ -517,4 +545,12 @@ const (
 	// the hash of the replicas, min and max last pushed from the RayService,
 	// so replica changes are applied once and the autoscaler stays free.
 	RayServiceReplicasHashAnnotationKey = "raydar.io/rayservice-replicas-hash"
+	// CronJobInstantiateAnnotationKey on a RayJob says how it was created
+	// from its RayCronJob: CronJobInstantiateManual for "trigger now" (as
+	// kubectl create job --from=cronjob/... writes
+	// cronjob.kubernetes.io/instantiate: manual); absent for a tick.
+	CronJobInstantiateAnnotationKey = "raydar.io/cronjob-instantiate"
+	// CronJobInstantiateManual is the value of CronJobInstantiateAnnotationKey
+	// on a RayJob triggered by hand.
+	CronJobInstantiateManual = "manual"
 )

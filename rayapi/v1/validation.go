@@ -13,9 +13,10 @@ import (
 )
 
 // validation*.go are the only home of spec validation: this file holds the
-// entry points (ValidateRayCluster, ValidateRayJob, ValidateRayService, the
-// status invariants) and the shared rules; validation_raycluster.go,
-// validation_rayjob.go and validation_rayservice.go one kind's spec each.
+// entry points (ValidateRayCluster, ValidateRayJob, ValidateRayService,
+// ValidateRayCronJob, the status invariants) and the shared rules;
+// validation_raycluster.go, validation_rayjob.go, validation_rayservice.go
+// and validation_raycronjob.go one kind's spec each.
 // Every rule returns a
 // field.Error naming the offending path, so messages read like the API
 // server's ("spec.workerGroupSpecs[1].minReplicas: Invalid value: 5: must be
@@ -88,6 +89,13 @@ func ValidateRayService(s *RayService) field.ErrorList {
 		}
 	}
 	return append(allErrs, validateRayServiceSpec(s, field.NewPath("spec"))...)
+}
+
+// ValidateRayCronJob validates a RayCronJob's name, schedule, time zone and
+// jobTemplate (as a RayJob's spec).
+func ValidateRayCronJob(c *RayCronJob) field.ErrorList {
+	allErrs := validateName(c.Name, MaxRayCronJobNameLength, field.NewPath("metadata", "name"))
+	return append(allErrs, validateRayCronJobSpec(c, field.NewPath("spec"))...)
 }
 
 // validateName checks a name that becomes the prefix of generated names.

@@ -79,3 +79,38 @@ func (f Filter) Match(lowerText string, lbls map[string]string) bool {
 	}
 	return true
 }
+
+// visible reports whether an entry passes the namespace scope and the filter.
+func (m *Model[V]) visible(e *entry[V]) bool {
+	if m.ns != "" && e.meta.Namespace != m.ns {
+		return false
+	}
+	return m.filter.Match(e.text, e.meta.Labels)
+}
+
+// SetFilter parses and applies a filter; on error the old filter stays.
+func (m *Model[V]) SetFilter(s string) error {
+	f, err := ParseFilter(s)
+	if err != nil {
+		return err
+	}
+	if f.String() == m.filter.String() {
+		return nil
+	}
+	m.filter = f
+	m.rebuild()
+	return nil
+}
+
+// Filter returns the active filter text.
+func (m *Model[V]) Filter() string { return m.filter.String() }
+
+// SetNamespace scopes the table to one namespace ("" = all).
+func (m *Model[V]) SetNamespace(ns string) {
+	if ns == m.ns {
+		return
+	}
+	m.ns = ns
+	m.layout()
+	m.rebuild()
+}

@@ -26,11 +26,11 @@ type item struct {
 func spec() Spec[item] {
 	return Spec[item]{
 		Columns: []Column{
-			{Title: "NAME", Width: 10, Grow: true, Min: 6, Sort: SortCol(ByName)},
+			{Title: "NAME", Width: 10, Grow: true, Min: 6, Sort: ByName},
 			{Title: "NAMESPACE", Width: 9, Namespace: true},
-			{Title: "STATUS", Width: 8, Sort: SortCol(ByStatus)},
+			{Title: "STATUS", Width: 8, Sort: ByStatus},
 			{Title: "NOTE", Width: 10, Drop: 1},
-			{Title: "AGE", Width: 4, Right: true, Sort: SortCol(ByAge)},
+			{Title: "AGE", Width: 4, Right: true, Sort: ByAge},
 		},
 		ID: func(i item) string { return i.id },
 		Meta: func(i item) Meta {
@@ -380,5 +380,16 @@ func TestDuplicateIDsInOneApply(t *testing.T) {
 	m.Apply([]item{{id: "2", name: "c"}}, []string{"2"})
 	if got := names(m); !slices.Equal(got, []string{"b"}) {
 		t.Fatalf("%v", got)
+	}
+}
+
+func TestLowerJoin(t *testing.T) {
+	for _, cells := range [][]string{
+		nil, {""}, {"", ""}, {"Running", "ml", "10.0.0.1"}, {"ABC xyz", "-", "Ünïcode", "CrashLoopBackOff"}, {"İstanbul"},
+	} {
+		want := strings.ToLower(strings.Join(cells, " "))
+		if got := lowerJoin(cells); got != want {
+			t.Errorf("lowerJoin(%q) = %q, want %q", cells, got, want)
+		}
 	}
 }

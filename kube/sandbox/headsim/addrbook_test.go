@@ -12,6 +12,7 @@ import (
 
 	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/scheme"
 )
 
 // TestAddressBookFile: another process, reading only the file, reaches the
@@ -21,7 +22,7 @@ func TestAddressBookFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), addrbook.FileName)
 	cs := k8sfake.NewClientset()
 	sim, err := Start(ctx, Options{
-		Clientset: cs, Client: crfake.NewClientBuilder().WithScheme(NewScheme()).Build(),
+		Clientset: cs, Client: crfake.NewClientBuilder().WithScheme(scheme.New()).Build(),
 		PollInterval: 20 * time.Millisecond, Logf: t.Logf, AddressBook: path,
 	})
 	if err != nil {

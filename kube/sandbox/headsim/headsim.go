@@ -4,29 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"sort"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/raydash"
-	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
+	"github.com/raydar/raydar/kube/sandbox/refusable"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -96,24 +91,11 @@ type head struct {
 	pod     string // namespace/name
 	cluster types.NamespacedName
 	h       *rayhead.Head
-	front   *front
+	front   *refusable.Server
 	token   string // the Ray auth token the head requires, "" for none
 }
 
 var _ raydash.AddressBook = (*Sim)(nil)
-
-// NewScheme returns the scheme the Sim's Client needs: client-go's types
-// and ray.io/v1.
-func NewScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := rayv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}
 
 // Start starts watching and returns once the watches have synced.
 func Start(ctx context.Context, opts Options) (*Sim, error) {
@@ -137,7 +119,7 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 			opts.Clientset = cs
 		}
 		if opts.Client == nil {
-			cl, err := client.New(cfg, client.Options{Scheme: NewScheme()})
+			cl, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 			if err != nil {
 				return nil, fmt.Errorf("headsim: %w", err)
 			}
@@ -256,7 +238,7 @@ func (s *Sim) Close() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h.front.close()
+			h.front.Close()
 			if err := h.h.Close(); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
@@ -279,7 +261,7 @@ func (s *Sim) DashboardURL(namespace, name string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return h.front.url(), true
+	return h.front.URL(), true
 }
 
 // ServeProxyURL is the base URL of the Serve proxy of the RayCluster
@@ -316,7 +298,10 @@ func (s *Sim) SetRefuse(namespace, name string, on bool) error {
 	if h == nil {
 		return nil
 	}
-	return h.front.setRefuse(on)
+	if err := h.front.SetRefuse(on); err != nil {
+		return fmt.Errorf("headsim: %w", err)
+	}
+	return nil
 }
 
 // Calls counts the requests the dashboard of the RayCluster namespace/name
@@ -355,265 +340,4 @@ func (s *Sim) counts(key types.NamespacedName) *counts {
 		s.calls[key] = c
 	}
 	return c
-}
-
-// syncHeadPod starts or closes the head for one head pod.
-func (s *Sim) syncHeadPod(ctx context.Context, key string) (time.Duration, error) {
-	obj, exists, err := s.pods.GetStore().GetByKey(key)
-	if err != nil {
-		return 0, err
-	}
-	var pod *corev1.Pod
-	if exists {
-		pod = obj.(*corev1.Pod)
-	}
-	s.mu.Lock()
-	cur := s.byPod[key]
-	s.mu.Unlock()
-
-	want := pod != nil && runningAndReady(pod) && pod.Labels[rayv1.RayClusterLabelKey] != ""
-	if cur != nil && (!want || cur.uid != pod.UID) {
-		s.stopHead(cur, "head pod not ready or gone")
-		cur = nil
-	}
-	if !want || cur != nil {
-		return 0, nil
-	}
-	return 0, s.startHead(ctx, key, pod)
-}
-
-// runningAndReady: phase Running, Ready condition True, not terminating.
-func runningAndReady(p *corev1.Pod) bool {
-	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error {
-	cluster := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Labels[rayv1.RayClusterLabelKey]}
-	hopts := s.opts.Head
-	rc := &rayv1.RayCluster{}
-	rcErr := s.cl.Get(ctx, cluster, rc)
-	if rcErr == nil {
-		if name := raydash.AuthSecretName(rc); name != "" {
-			sec, err := s.cs.CoreV1().Secrets(rc.Namespace).Get(ctx, name, metav1.GetOptions{})
-			switch {
-			case err == nil && len(sec.Data[raydash.AuthTokenKey]) > 0:
-				hopts.Token = string(sec.Data[raydash.AuthTokenKey])
-			case err == nil:
-				s.opts.Logf("headsim: %s: Secret %s has no %s; the head accepts any caller", cluster, name, raydash.AuthTokenKey)
-			default:
-				s.opts.Logf("headsim: %s: reading auth Secret %s: %v; the head accepts any caller", cluster, name, err)
-			}
-		}
-	}
-	h := rayhead.New(hopts)
-	token := hopts.Token
-	if err := h.Start("127.0.0.1:0"); err != nil {
-		return err
-	}
-	counts := s.counts(cluster)
-	f, err := newFront(h.DashboardURL(), counts)
-	if err != nil {
-		h.Close()
-		return err
-	}
-	hd := &head{uid: pod.UID, pod: key, cluster: cluster, h: h, front: f, token: token}
-
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		f.close()
-		h.Close()
-		return nil
-	}
-	old := s.byClust[cluster]
-	s.byPod[key] = hd
-	s.byClust[cluster] = hd
-	refuse := s.refusing[cluster]
-	s.mu.Unlock()
-	if old != nil && old != hd {
-		// Two head pods for one cluster (a replacement while the old one
-		// terminates): the newest answers.
-		s.mu.Lock()
-		if s.byPod[old.pod] == old {
-			delete(s.byPod, old.pod)
-		}
-		s.mu.Unlock()
-		s.closeHead(old)
-	}
-	if refuse {
-		f.setRefuse(true)
-	}
-	if err := s.publish(); err != nil {
-		s.opts.Logf("headsim: %v", err)
-	}
-	s.opts.Logf("headsim: %s: head pod %s Ready; dashboard at %s", cluster, pod.Name, f.url())
-
-	if c := sidecar(pod); c != nil && rcErr == nil {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.sidecarSubmit(s.ctx, rc, c, f.url(), token)
-		}()
-	}
-	return nil
-}
-
-// stopHead forgets a head and closes it.
-func (s *Sim) stopHead(h *head, why string) {
-	s.mu.Lock()
-	if s.byPod[h.pod] == h {
-		delete(s.byPod, h.pod)
-	}
-	if s.byClust[h.cluster] == h {
-		delete(s.byClust, h.cluster)
-	}
-	s.mu.Unlock()
-	if err := s.publish(); err != nil {
-		s.opts.Logf("headsim: %v", err)
-	}
-	s.opts.Logf("headsim: %s: closing the head of pod %s: %s", h.cluster, h.pod, why)
-	s.closeHead(h)
-}
-
-// publish writes the address book (Options.AddressBook) from the heads
-// there are now. Writes are serialised and each takes its snapshot while
-// holding the turn, so the file ends with the latest state.
-func (s *Sim) publish() error {
-	if s.opts.AddressBook == "" {
-		return nil
-	}
-	s.bookMu.Lock()
-	defer s.bookMu.Unlock()
-	s.mu.Lock()
-	entries := make([]addrbook.Entry, 0, len(s.byClust))
-	for k, h := range s.byClust {
-		entries = append(entries, addrbook.Entry{Namespace: k.Namespace, Cluster: k.Name, Dashboard: h.front.url(), ServeProxy: h.h.ProxyURL()})
-	}
-	s.mu.Unlock()
-	return addrbook.Write(s.opts.AddressBook, entries)
-}
-
-// closeHead refuses connections at once and stops the jobs in the
-// background (a running job gets the stop grace period).
-func (s *Sim) closeHead(h *head) {
-	h.front.close()
-	s.closing.Add(1)
-	go func() {
-		defer s.closing.Done()
-		h.h.Close()
-	}()
-}
-
-// counts is the request counter of one cluster.
-type counts struct {
-	mu sync.Mutex
-	m  map[string]int
-}
-
-func (c *counts) add(k string) {
-	c.mu.Lock()
-	c.m[k]++
-	c.mu.Unlock()
-}
-
-func (c *counts) get(k string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[k]
-}
-
-func (c *counts) snapshot() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.m))
-	for k, v := range c.m {
-		out[k] = v
-	}
-	return out
-}
-
-// front is the cluster's dashboard address: a loopback listener that counts
-// each request and passes it to the head.
-type front struct {
-	addr    string
-	handler http.Handler
-
-	mu       sync.Mutex
-	srv      *http.Server
-	closed   bool
-	refusing bool
-	wg       sync.WaitGroup
-}
-
-func newFront(target string, c *counts) (*front, error) {
-	u, err := url.Parse(target)
-	if err != nil {
-		return nil, err
-	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.Transport = &http.Transport{DisableKeepAlives: true, ResponseHeaderTimeout: time.Minute}
-	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
-		http.Error(w, "head unreachable: "+err.Error(), http.StatusBadGateway)
-	}
-	f := &front{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c.add(r.Method + " " + r.URL.Path)
-		rp.ServeHTTP(w, r)
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	f.addr = ln.Addr().String()
-	f.serve(ln)
-	return f, nil
-}
-
-func (f *front) serve(ln net.Listener) {
-	srv := &http.Server{Handler: f.handler, ReadHeaderTimeout: 10 * time.Second}
-	f.srv = srv
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		_ = srv.Serve(ln)
-	}()
-}
-
-func (f *front) url() string { return "http://" + f.addr }
-
-func (f *front) setRefuse(on bool) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed || on == f.refusing {
-		return nil
-	}
-	if on {
-		f.srv.Close()
-		f.refusing = true
-		return nil
-	}
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return fmt.Errorf("headsim: listening again on %s: %w", f.addr, err)
-	}
-	f.serve(ln)
-	f.refusing = false
-	return nil
-}
-
-func (f *front) close() {
-	f.mu.Lock()
-	if !f.closed {
-		f.closed = true
-		f.srv.Close()
-	}
-	f.mu.Unlock()
-	f.wg.Wait()
 }

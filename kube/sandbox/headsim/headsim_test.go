@@ -17,6 +17,7 @@ import (
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -70,7 +71,7 @@ func start(t *testing.T, k8sObjs []runtime.Object, rayObjs ...client.Object) *en
 	t.Helper()
 	e := &env{}
 	e.cs = k8sfake.NewClientset(k8sObjs...)
-	e.cl = crfake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(rayObjs...).Build()
+	e.cl = crfake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(rayObjs...).Build()
 	sim, err := Start(context.Background(), Options{
 		Clientset: e.cs, Client: e.cl, PollInterval: 20 * time.Millisecond,
 		SetPodPhase: func(_ context.Context, ns, name string, phase corev1.PodPhase) error {

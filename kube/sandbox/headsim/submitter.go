@@ -280,7 +280,7 @@ func (s *Sim) clientFor(cluster types.NamespacedName) (*dashboard.Client, types.
 	if !ok {
 		return nil, "", false
 	}
-	c, err := dashboard.New(h.front.url(), dashboard.WithToken(h.token))
+	c, err := dashboard.New(h.front.URL(), dashboard.WithToken(h.token))
 	if err != nil {
 		return nil, "", false
 	}

@@ -2,7 +2,9 @@
 // and the tests: the dashboard API (Jobs, Serve, GCS health) on one loopback
 // listener and the Serve proxy (/-/healthz and the application routes) on
 // another, speaking the wire format rayapi/dashboard expects from a real Ray
-// head.
+// head. It marshals rayapi/dashboard's own types (JobInfo, ServeDetails,
+// VersionInfo, ServeRoutes, …) on rayapi/dashboard's paths: the head keeps
+// no copy of the JSON shapes, so what it serves is what the client reads.
 //
 // Jobs the host can run run the way Ray runs them on a head: the entrypoint
 // is a real "/bin/sh -c" subprocess in its own process group, with

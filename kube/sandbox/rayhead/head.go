@@ -13,6 +13,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/raydar/raydar/kube/sandbox/refusable"
+	"github.com/raydar/raydar/rayapi/dashboard"
 )
 
 // Defaults for Options.
@@ -78,20 +81,14 @@ type Head struct {
 	mu         sync.Mutex
 	started    bool
 	closed     bool
-	refusing   bool
-	dashAddr   string
-	proxyAddr  string
-	dashSrv    *http.Server
-	proxySrv   *http.Server
-	dashH      http.Handler
-	proxyH     http.Handler
+	dash       *refusable.Server // the dashboard, once started
+	proxy      *refusable.Server // the Serve proxy, once started
 	workDir    string
 	jobs       map[string]*job // by submission ID
 	jobSeq     int
 	serve      serveState
 	jobWG      sync.WaitGroup // one per job goroutine
 	timerWG    sync.WaitGroup // serve timer callbacks in flight
-	srvWG      sync.WaitGroup // http.Server.Serve goroutines
 	closeOnce  sync.Once
 	closeError error
 }
@@ -123,8 +120,6 @@ func New(opts Options) *Head {
 	rand.Read(node)
 	h := &Head{opts: opts, node: hex.EncodeToString(node), done: make(chan struct{}), jobs: map[string]*job{}}
 	h.serve.apps = map[string]*serveApp{}
-	h.dashH = h.faults(h.auth(h.dashboardMux()))
-	h.proxyH = h.faults(h.proxyMux())
 	return h
 }
 
@@ -139,51 +134,40 @@ func (h *Head) Start(listenAddr string) error {
 	if listenAddr == "" {
 		listenAddr = "127.0.0.1:0"
 	}
-	dashLn, err := net.Listen("tcp", listenAddr)
+	dash, err := refusable.Listen(listenAddr, h.faults(h.auth(h.dashboardMux())))
 	if err != nil {
 		return fmt.Errorf("rayhead: dashboard listener: %w", err)
 	}
 	proxyListen := h.opts.ProxyListenAddr
 	if proxyListen == "" {
-		host, _, _ := net.SplitHostPort(dashLn.Addr().String())
+		host, _, _ := net.SplitHostPort(dash.Addr())
 		proxyListen = net.JoinHostPort(host, "0")
 	}
-	proxyLn, err := net.Listen("tcp", proxyListen)
+	proxy, err := refusable.Listen(proxyListen, h.faults(h.proxyMux()))
 	if err != nil {
-		dashLn.Close()
+		dash.Close()
 		return fmt.Errorf("rayhead: serve proxy listener: %w", err)
 	}
 	dir, err := os.MkdirTemp(h.opts.TempDir, "rayhead-*")
 	if err != nil {
-		dashLn.Close()
-		proxyLn.Close()
+		dash.Close()
+		proxy.Close()
 		return fmt.Errorf("rayhead: working directory: %w", err)
 	}
 	h.workDir = dir
-	h.dashAddr = dashLn.Addr().String()
-	h.proxyAddr = proxyLn.Addr().String()
-	h.dashSrv = h.serveOn(dashLn, h.dashH)
-	h.proxySrv = h.serveOn(proxyLn, h.proxyH)
+	h.dash, h.proxy = dash, proxy
 	h.started = true
 	return nil
-}
-
-// serveOn serves handler on ln until the returned server is closed.
-func (h *Head) serveOn(ln net.Listener, handler http.Handler) *http.Server {
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	h.srvWG.Add(1)
-	go func() {
-		defer h.srvWG.Done()
-		_ = srv.Serve(ln) // returns on Close
-	}()
-	return srv
 }
 
 // DashboardAddr is the dashboard's host:port ("" before Start).
 func (h *Head) DashboardAddr() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.dashAddr
+	if h.dash == nil {
+		return ""
+	}
+	return h.dash.Addr()
 }
 
 // DashboardURL is "http://" + DashboardAddr, the base URL for dashboard.New.
@@ -193,7 +177,10 @@ func (h *Head) DashboardURL() string { return "http://" + h.DashboardAddr() }
 func (h *Head) ProxyAddr() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.proxyAddr
+	if h.proxy == nil {
+		return ""
+	}
+	return h.proxy.Addr()
 }
 
 // ProxyURL is "http://" + ProxyAddr, the base URL for dashboard.ProxyHealthy.
@@ -208,27 +195,13 @@ func (h *Head) SetRefuse(on bool) error {
 	if !h.started || h.closed {
 		return errors.New("rayhead: SetRefuse needs a started, open Head")
 	}
-	if on == h.refusing {
-		return nil
+	if err := h.dash.SetRefuse(on); err != nil {
+		return fmt.Errorf("rayhead: %w", err)
 	}
-	if on {
-		h.dashSrv.Close()
-		h.proxySrv.Close()
-		h.refusing = true
-		return nil
+	if err := h.proxy.SetRefuse(on); err != nil {
+		h.dash.SetRefuse(!on) // both or neither
+		return fmt.Errorf("rayhead: %w", err)
 	}
-	dashLn, err := net.Listen("tcp", h.dashAddr)
-	if err != nil {
-		return fmt.Errorf("rayhead: listening again on %s: %w", h.dashAddr, err)
-	}
-	proxyLn, err := net.Listen("tcp", h.proxyAddr)
-	if err != nil {
-		dashLn.Close()
-		return fmt.Errorf("rayhead: listening again on %s: %w", h.proxyAddr, err)
-	}
-	h.dashSrv = h.serveOn(dashLn, h.dashH)
-	h.proxySrv = h.serveOn(proxyLn, h.proxyH)
-	h.refusing = false
 	return nil
 }
 
@@ -273,11 +246,11 @@ func (h *Head) auth(next http.Handler) http.Handler {
 	want := []byte("Bearer " + h.opts.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
-		case "/api/gcs_healthz", "/api/version":
+		case dashboard.GCSHealthPath, dashboard.VersionPath:
 			next.ServeHTTP(w, r)
 			return
 		}
-		got := r.Header.Get("x-ray-authorization")
+		got := r.Header.Get(dashboard.AuthHeader)
 		if got == "" {
 			got = r.Header.Get("Authorization")
 		}
@@ -294,22 +267,23 @@ func (h *Head) auth(next http.Handler) http.Handler {
 
 func (h *Head) dashboardMux() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/gcs_healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+dashboard.GCSHealthPath, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
-		fmt.Fprint(w, "success")
+		fmt.Fprint(w, dashboard.HealthyBody)
 	})
-	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"version": "4", "ray_version": RayVersion, "ray_commit": "rayhead"})
+	mux.HandleFunc("GET "+dashboard.VersionPath, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, dashboard.VersionInfo{Version: "4", RayVersion: RayVersion, RayCommit: "rayhead"})
 	})
-	mux.HandleFunc("POST /api/jobs/{$}", h.handleSubmit)
-	mux.HandleFunc("GET /api/jobs/{$}", h.handleList)
-	mux.HandleFunc("GET /api/jobs/{id}", h.handleInfo)
-	mux.HandleFunc("DELETE /api/jobs/{id}", h.handleDelete)
-	mux.HandleFunc("POST /api/jobs/{id}/stop", h.handleStop)
-	mux.HandleFunc("GET /api/jobs/{id}/logs", h.handleLogs)
-	mux.HandleFunc("PUT /api/serve/applications/{$}", h.handleServePut)
-	mux.HandleFunc("GET /api/serve/applications/{$}", h.handleServeGet)
-	mux.HandleFunc("DELETE /api/serve/applications/{$}", h.handleServeDelete)
+	jobs, serve := dashboard.JobsPath, dashboard.ServeApplicationsPath
+	mux.HandleFunc("POST "+jobs+"{$}", h.handleSubmit)
+	mux.HandleFunc("GET "+jobs+"{$}", h.handleList)
+	mux.HandleFunc("GET "+jobs+"{id}", h.handleInfo)
+	mux.HandleFunc("DELETE "+jobs+"{id}", h.handleDelete)
+	mux.HandleFunc("POST "+jobs+"{id}/stop", h.handleStop)
+	mux.HandleFunc("GET "+jobs+"{id}/logs", h.handleLogs)
+	mux.HandleFunc("PUT "+serve+"{$}", h.handleServePut)
+	mux.HandleFunc("GET "+serve+"{$}", h.handleServeGet)
+	mux.HandleFunc("DELETE "+serve+"{$}", h.handleServeDelete)
 	return mux
 }
 
@@ -328,9 +302,9 @@ func (h *Head) close() error {
 	h.mu.Lock()
 	h.closed = true
 	close(h.done)
-	if h.dashSrv != nil {
-		h.dashSrv.Close()
-		h.proxySrv.Close()
+	if h.dash != nil {
+		h.dash.Close()
+		h.proxy.Close()
 	}
 	// Pending jobs stop at once; running ones get SIGTERM now and SIGKILL
 	// after the grace period.
@@ -342,7 +316,6 @@ func (h *Head) close() error {
 
 	h.jobWG.Wait()
 	h.timerWG.Wait()
-	h.srvWG.Wait()
 
 	if h.workDir != "" {
 		if err := os.RemoveAll(h.workDir); err != nil {

@@ -408,15 +408,14 @@ func (h *Head) handleServeGet(w http.ResponseWriter, r *http.Request) {
 func (h *Head) serveDetailsLocked() dashboard.ServeDetails {
 	s := &h.serve
 	d := dashboard.ServeDetails{
-		ControllerInfo: map[string]any{},
-		Proxies:        map[string]dashboard.ServeProxy{},
-		DeployMode:     dashboard.DeployModeUnset,
-		Applications:   map[string]dashboard.ServeApplication{},
+		Proxies:      map[string]dashboard.ServeProxy{},
+		DeployMode:   dashboard.DeployModeUnset,
+		Applications: map[string]dashboard.ServeApplication{},
 	}
 	if !s.started {
 		return d
 	}
-	d.ControllerInfo = map[string]any{"node_id": h.node, "node_ip": h.opts.NodeIP, "actor_name": "SERVE_CONTROLLER_ACTOR"}
+	d.ControllerInfo = dashboard.ServeActorDetails{NodeID: h.node, NodeIP: h.opts.NodeIP, ActorName: "SERVE_CONTROLLER_ACTOR"}
 	d.ProxyLocation = s.proxyLocation
 	d.HTTPOptions = s.httpOptions
 	d.DeployMode = dashboard.DeployModeMultiApp
@@ -425,7 +424,10 @@ func (h *Head) serveDetailsLocked() dashboard.ServeDetails {
 	if s.proxyUp {
 		proxyStatus = "HEALTHY"
 	}
-	d.Proxies[h.node] = dashboard.ServeProxy{NodeID: h.node, NodeIP: h.opts.NodeIP, ActorName: "SERVE_PROXY_ACTOR-" + h.node, Status: proxyStatus}
+	d.Proxies[h.node] = dashboard.ServeProxy{
+		ServeActorDetails: dashboard.ServeActorDetails{NodeID: h.node, NodeIP: h.opts.NodeIP, ActorName: "SERVE_PROXY_ACTOR-" + h.node},
+		Status:            proxyStatus,
+	}
 	for name, a := range s.apps {
 		app := dashboard.ServeApplication{
 			Name:              name,
@@ -468,7 +470,7 @@ func (h *Head) serveDetailsLocked() dashboard.ServeDetails {
 // routes.
 func (h *Head) proxyMux() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /-/healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+dashboard.ProxyHealthPath, func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		up := h.serve.proxyUp
 		h.mu.Unlock()
@@ -477,12 +479,12 @@ func (h *Head) proxyMux() http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain")
-		fmt.Fprint(w, "success")
+		fmt.Fprint(w, dashboard.HealthyBody)
 	})
-	mux.HandleFunc("GET /-/routes", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+dashboard.ProxyRoutesPath, func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		up := h.serve.proxyUp
-		routes := map[string]string{}
+		routes := dashboard.ServeRoutes{}
 		for name, a := range h.serve.apps {
 			if a.status == dashboard.AppRunning && a.routePrefix != nil {
 				routes[*a.routePrefix] = name

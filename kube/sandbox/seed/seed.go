@@ -8,11 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
-	"github.com/raydar/raydar/controller"
-	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/rayapi/scheme"
 )
 
 // Defaults of Options.
@@ -61,7 +62,7 @@ func (o Options) withDefaults() Options {
 // NewClient returns a client for Seed and Drive: it talks to the API server
 // directly (no cache) and knows client-go's types and ray.io/v1.
 func NewClient(cfg *rest.Config) (client.Client, error) {
-	return client.New(cfg, client.Options{Scheme: controller.NewScheme()})
+	return client.New(cfg, client.Options{Scheme: scheme.New()})
 }
 
 // Seed creates the namespace and every object of Objects that does not exist
@@ -90,7 +91,7 @@ func Seed(ctx context.Context, c client.Client, opts Options) error {
 		o.Logf("%v; going on", err)
 	}
 	for _, obj := range Objects(o.Namespace) {
-		kind := kindOf(obj)
+		kind := kindOf(c.Scheme(), obj)
 		switch err := c.Create(ctx, obj); {
 		case err == nil:
 			o.Logf("created %s %s/%s", kind, obj.GetNamespace(), obj.GetName())
@@ -122,14 +123,10 @@ func waitServiceAccount(ctx context.Context, c client.Client, ns string, timeout
 	}
 }
 
-func kindOf(obj client.Object) string {
-	switch obj.(type) {
-	case *rayv1.RayCluster:
-		return rayv1.KindRayCluster
-	case *rayv1.RayJob:
-		return rayv1.KindRayJob
-	case *rayv1.RayService:
-		return rayv1.KindRayService
+// kindOf is obj's kind as the scheme knows it (client.Scheme()).
+func kindOf(s *runtime.Scheme, obj client.Object) string {
+	if gvk, err := apiutil.GVKForObject(obj, s); err == nil {
+		return gvk.Kind
 	}
 	return fmt.Sprintf("%T", obj)
 }

@@ -14,14 +14,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/raydar/raydar/controller"
+	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
 func TestObjectsAreValid(t *testing.T) {
 	seen := map[string]bool{}
+	sch := scheme.New()
 	for _, obj := range Objects("ns") {
-		key := kindOf(obj) + "/" + obj.GetName()
+		key := kindOf(sch, obj) + "/" + obj.GetName()
 		if seen[key] {
 			t.Errorf("%s twice", key)
 		}
@@ -109,7 +110,7 @@ func TestOnlyTheGPUClusterDoesNotFit(t *testing.T) {
 func TestSeedIsIdempotent(t *testing.T) {
 	ctx := context.Background()
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "default"}}
-	c := crfake.NewClientBuilder().WithScheme(controller.NewScheme()).WithObjects(sa).Build()
+	c := crfake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(sa).Build()
 	var logs []string
 	opts := Options{Namespace: "demo", Logf: func(f string, a ...any) { logs = append(logs, f) }}
 	if err := Seed(ctx, c, opts); err != nil {

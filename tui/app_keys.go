@@ -1,0 +1,95 @@
+package tui
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// key handles a key press according to the mode.
+func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
+	km := a.km
+	switch a.mode {
+	case modeDialog:
+		if key.Matches(msg, km.Quit) {
+			return a.quit()
+		}
+		done, cmd := a.dialog.Update(msg)
+		if done {
+			a.dialog = nil
+			a.mode = modeNormal
+		}
+		return a.track(cmd)
+	case modeCommand, modeFilter:
+		return a.promptKey(msg)
+	case modeHelp:
+		switch {
+		case key.Matches(msg, km.Quit):
+			return a.quit()
+		case key.Matches(msg, km.Help, km.Back), msg.String() == "q":
+			a.mode = modeNormal
+		}
+		return nil
+	}
+	p := a.top()
+	switch {
+	case key.Matches(msg, km.Quit):
+		return a.quit()
+	case key.Matches(msg, km.Help):
+		a.mode = modeHelp
+		return nil
+	case key.Matches(msg, km.Command):
+		a.mode = modeCommand
+		a.prompt = prompt{}
+		a.historyAt = len(a.history)
+		if a.opts.Backend != nil && a.contexts == nil {
+			b := a.opts.Backend
+			return func() tea.Msg {
+				names, err := b.Contexts()
+				return contextsMsg{names, err}
+			}
+		}
+		return nil
+	case key.Matches(msg, km.Filter):
+		t := p.tbl()
+		if t == nil {
+			a.setFlash(flashWarn, "no filter in this view")
+			return nil
+		}
+		a.mode = modeFilter
+		a.prompt = prompt{}
+		a.prompt.insert(t.Filter())
+		return nil
+	case key.Matches(msg, km.Back):
+		if t := p.tbl(); t != nil && t.Filter() != "" {
+			_ = t.SetFilter("")
+			return nil
+		}
+		a.pop()
+		return nil
+	case key.Matches(msg, km.AllNamespaces):
+		a.setNamespace("")
+		a.setFlash(flashInfo, "namespace: all")
+		return nil
+	case key.Matches(msg, km.Open):
+		if next := p.open(); next != nil {
+			return a.push(next)
+		}
+		return nil
+	}
+	for _, act := range a.actions[p.kind()] {
+		if key.Matches(msg, act.Key) && act.Run != nil {
+			tg := p.target()
+			tg.e = a.e
+			var opened tea.Cmd
+			tg.show = func(d Dialog) { a.dialog, a.mode = d, modeDialog }
+			tg.push = func(np page) tea.Cmd { opened = a.push(np); return nil }
+			cmd := act.Run(tg)
+			return tea.Batch(opened, a.track(cmd))
+		}
+	}
+	handled, cmd := p.update(msg)
+	if handled {
+		return a.track(cmd)
+	}
+	return nil
+}

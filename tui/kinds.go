@@ -1,0 +1,179 @@
+package tui
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/kube/watch"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/styles"
+	"github.com/raydar/raydar/tui/table"
+)
+
+// The registry's entries: per kind a kind literal (views, aliases, actions,
+// store kind, lifecycle) and its def function (columns with their cells,
+// drill-down, suspended, describe fields). See the package doc for what
+// else adding a kind takes.
+
+// kinds returns the registry of the kinds the TUI shows, in the order of
+// the help's Commands.
+func kinds() registry {
+	return registry{kinds: []kind{rayClusters(), rayJobs(), rayServices(), rayPods()}}
+}
+
+func rayClusters() kind {
+	return kind{
+		list: ClustersView, detail: ClusterDetailView, title: "RayClusters", help: "RayClusters",
+		aliases: "rc rayclusters raycluster", watch: watch.RayCluster, lifecycle: actions.KindRayCluster,
+		listActions:   "describe suspend delete",
+		detailActions: "scale delete-workers describe logs suspend",
+		typed:         defOf[*rayv1.RayCluster](clusterDef),
+	}
+}
+
+func clusterDef() def[*rayv1.RayCluster] {
+	return def[*rayv1.RayCluster]{
+		columns: func() []column[*rayv1.RayCluster] {
+			return []column[*rayv1.RayCluster]{
+				nameCol[*rayv1.RayCluster](), nsCol[*rayv1.RayCluster](),
+				{Column: table.Column{Title: "WORKERS", Width: 7, Right: true}, cell: func(rc *rayv1.RayCluster) string {
+					return clusterWorkers(rc)
+				}},
+				{Column: table.Column{Title: "CPUS", Width: 5, Right: true, Drop: 2}, cell: func(rc *rayv1.RayCluster) string { return qty(rc.Status.DesiredCPU) }},
+				{Column: table.Column{Title: "MEMORY", Width: 7, Right: true, Drop: 4}, cell: func(rc *rayv1.RayCluster) string { return qty(rc.Status.DesiredMemory) }},
+				{Column: table.Column{Title: "GPUS", Width: 4, Right: true, Drop: 3}, cell: func(rc *rayv1.RayCluster) string { return qty(rc.Status.DesiredGPU) }},
+				{Column: table.Column{Title: "STATUS", Width: 12, Sort: table.ByStatus}, cell: clusterStatus},
+				ageCol[*rayv1.RayCluster](),
+			}
+		},
+		meta:      func(rc *rayv1.RayCluster) table.Meta { return objMeta(rc, clusterStatus(rc)) },
+		open:      func(e *env, rc *rayv1.RayCluster) page { return newClusterDetail(e, rc) },
+		suspended: func(rc *rayv1.RayCluster) bool { return rc.Spec.IsSuspended() },
+		describe:  describeCluster,
+	}
+}
+
+func rayJobs() kind {
+	return kind{
+		list: JobsView, detail: JobDetailView, title: "RayJobs", help: "RayJobs",
+		aliases: "rj rayjobs rayjob", watch: watch.RayJob, lifecycle: actions.KindRayJob,
+		listActions:   "describe stop-job suspend delete",
+		detailActions: "describe stop-job suspend delete",
+		typed:         defOf[*rayv1.RayJob](jobDef),
+	}
+}
+
+func jobDef() def[*rayv1.RayJob] {
+	return def[*rayv1.RayJob]{
+		columns: func() []column[*rayv1.RayJob] {
+			return []column[*rayv1.RayJob]{
+				nameCol[*rayv1.RayJob](), nsCol[*rayv1.RayJob](),
+				{Column: table.Column{Title: "STATUS", Width: 9, Sort: table.ByStatus}, cell: func(j *rayv1.RayJob) string { return orNone(string(j.Status.JobStatus)) }},
+				{Column: table.Column{Title: "DEPLOYMENT", Width: 10}, cell: func(j *rayv1.RayJob) string { return orNone(string(j.Status.JobDeploymentStatus)) }},
+				{Column: table.Column{Title: "CLUSTER", Width: 18, Grow: true, Min: 10, Drop: 1}, cell: func(j *rayv1.RayJob) string { return orNone(j.Status.RayClusterName) }},
+				{Column: table.Column{Title: "START", Width: 5, Right: true, Drop: 4}, live: func(j *rayv1.RayJob, now time.Time) string { return metaAge(now, j.Status.StartTime) }},
+				{Column: table.Column{Title: "END", Width: 5, Right: true, Drop: 3}, live: func(j *rayv1.RayJob, now time.Time) string { return metaAge(now, j.Status.EndTime) }},
+				{Column: table.Column{Title: "DURATION", Width: 8, Right: true}, live: func(j *rayv1.RayJob, now time.Time) string { return jobDuration(now, j) }},
+				{Column: table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge, Drop: 2}, live: func(j *rayv1.RayJob, now time.Time) string { return age(now, j.CreationTimestamp.Time) }},
+			}
+		},
+		meta: func(j *rayv1.RayJob) table.Meta {
+			m := objMeta(j, string(j.Status.JobStatus))
+			m.Class = styles.ClassOf(string(j.Status.JobDeploymentStatus))
+			if m.Class == styles.Neutral || m.Class == styles.OK {
+				if c := styles.ClassOf(string(j.Status.JobStatus)); c != styles.Neutral {
+					m.Class = c
+				}
+			}
+			return m
+		},
+		open:      func(e *env, j *rayv1.RayJob) page { return newJobDetail(e, j) },
+		suspended: func(j *rayv1.RayJob) bool { return j.Spec.Suspend },
+		describe:  describeJob,
+	}
+}
+
+func rayServices() kind {
+	return kind{
+		list: ServicesView, detail: ServiceDetailView, title: "RayServices", help: "RayServices",
+		aliases: "rs rayservices rayservice", watch: watch.RayService, lifecycle: actions.KindRayService,
+		listActions:   "describe suspend delete",
+		detailActions: "describe suspend delete",
+		typed:         defOf[*rayv1.RayService](serviceDef),
+	}
+}
+
+func serviceDef() def[*rayv1.RayService] {
+	return def[*rayv1.RayService]{
+		columns: func() []column[*rayv1.RayService] {
+			return []column[*rayv1.RayService]{
+				nameCol[*rayv1.RayService](), nsCol[*rayv1.RayService](),
+				{Column: table.Column{Title: "STATUS", Width: 11, Sort: table.ByStatus}, cell: serviceStatus},
+				{Column: table.Column{Title: "ACTIVE", Width: 18, Grow: true, Min: 10}, cell: func(s *rayv1.RayService) string { return orNone(s.Status.ActiveServiceStatus.RayClusterName) }},
+				{Column: table.Column{Title: "PENDING", Width: 18, Grow: true, Min: 8, Drop: 2}, cell: func(s *rayv1.RayService) string { return orNone(s.Status.PendingServiceStatus.RayClusterName) }},
+				{Column: table.Column{Title: "APPS", Width: 4, Right: true}, cell: func(s *rayv1.RayService) string {
+					r, t := appsReady(s.Status.ActiveServiceStatus)
+					return fmt.Sprintf("%d/%d", r, t)
+				}},
+				{Column: table.Column{Title: "ENDPOINTS", Width: 9, Right: true, Drop: 1}, cell: func(s *rayv1.RayService) string { return fmt.Sprint(s.Status.NumServeEndpoints) }},
+				ageCol[*rayv1.RayService](),
+			}
+		},
+		meta:      func(s *rayv1.RayService) table.Meta { return objMeta(s, serviceStatus(s)) },
+		open:      func(e *env, s *rayv1.RayService) page { return newServiceDetail(e, s) },
+		suspended: func(s *rayv1.RayService) bool { return s.Spec.Suspend },
+		describe:  describeService,
+	}
+}
+
+// rayPods are the Ray pods; Enter opens the pod's RayCluster.
+func rayPods() kind {
+	return kind{
+		list: PodsView, title: "Pods", help: "Ray pods",
+		aliases: "pods po pod", watch: watch.Pod,
+		listActions: "describe logs",
+		typed:       defOf[*corev1.Pod](podDef),
+	}
+}
+
+func podDef() def[*corev1.Pod] {
+	return def[*corev1.Pod]{
+		columns: func() []column[*corev1.Pod] {
+			return []column[*corev1.Pod]{
+				{Column: table.Column{Title: "NAME", Width: 30, Grow: true, Min: 22, Sort: table.ByName}, cell: func(p *corev1.Pod) string { return p.Name }},
+				nsCol[*corev1.Pod](),
+				{Column: table.Column{Title: "CLUSTER", Width: 14, Grow: true, Min: 8, Drop: 1}, cell: func(p *corev1.Pod) string { return orNone(p.Labels[rayv1.RayClusterLabelKey]) }},
+				{Column: table.Column{Title: "GROUP", Width: 10, Drop: 3}, cell: func(p *corev1.Pod) string { return orNone(p.Labels[rayv1.RayNodeGroupLabelKey]) }},
+				{Column: table.Column{Title: "TYPE", Width: 6, Drop: 4}, cell: func(p *corev1.Pod) string { return orNone(p.Labels[rayv1.RayNodeTypeLabelKey]) }},
+				{Column: table.Column{Title: "PHASE", Width: 11, Sort: table.ByStatus}, cell: podStatus},
+				{Column: table.Column{Title: "READY", Width: 5, Right: true}, cell: func(p *corev1.Pod) string { r, _ := podReady(p); return r }},
+				{Column: table.Column{Title: "RESTARTS", Width: 8, Right: true, Drop: 2}, cell: func(p *corev1.Pod) string { return fmt.Sprint(podRestarts(p)) }},
+				{Column: table.Column{Title: "IP", Width: 15, Drop: 6}, cell: func(p *corev1.Pod) string { return orNone(p.Status.PodIP) }},
+				{Column: table.Column{Title: "NODE", Width: 14, Grow: true, Min: 8, Drop: 7}, cell: func(p *corev1.Pod) string { return orNone(p.Spec.NodeName) }},
+				ageCol[*corev1.Pod](),
+			}
+		},
+		meta: func(p *corev1.Pod) table.Meta { return objMeta(p, podStatus(p)) },
+		open: func(e *env, p *corev1.Pod) page {
+			o, ok := e.store.Find(watch.RayCluster, p.Namespace, p.Labels[rayv1.RayClusterLabelKey])
+			if !ok {
+				return nil
+			}
+			return newClusterDetail(e, o.(*rayv1.RayCluster))
+		},
+		describe: describePod,
+	}
+}
+
+// podRestarts is the pod's restart count (the RESTARTS cell; podReady
+// formats READY).
+func podRestarts(p *corev1.Pod) int32 {
+	var n int32
+	for _, cs := range p.Status.ContainerStatuses {
+		n += cs.RestartCount
+	}
+	return n
+}

@@ -1,0 +1,102 @@
+package tui
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/raydar/raydar/kube/watch"
+)
+
+// The registry is the one place kinds differ: every alias opens its own
+// kind's list, no alias is taken twice or shadows a command, and each view
+// offers the actions it always did, in the same order.
+func TestRegistryAliases(t *testing.T) {
+	r := kinds()
+	commands := []string{"ns", "namespace", "ctx", "context", "q", "q!", "quit", "exit", "help", "?"}
+	seen := map[string]ViewKind{}
+	for _, k := range r.kinds {
+		if len(k.aliasList()) == 0 || k.title == "" || k.help == "" || k.typed == nil {
+			t.Fatalf("%s: incomplete entry %+v", k.list, k)
+		}
+		for _, a := range k.aliasList() {
+			if prev, ok := seen[a]; ok {
+				t.Fatalf("alias %q of %s is also %s's", a, k.list, prev)
+			}
+			if slices.Contains(commands, a) {
+				t.Fatalf("alias %q of %s shadows a command", a, k.list)
+			}
+			seen[a] = k.list
+			if got, _ := r.byAlias(a); got == nil || got.list != k.list {
+				t.Fatalf("alias %q → %v, want %s", a, got, k.list)
+			}
+		}
+		if got, _ := r.byView(k.list); got == nil || got.list != k.list {
+			t.Fatalf("%s: list view not found", k.list)
+		}
+		if got, _ := r.byView(k.detail); k.detail != "" && (got == nil || got.list != k.list) {
+			t.Fatalf("%s: views not indexed", k.list)
+		}
+		if r.isDetail(k.list) || (k.detail != "" && !r.isDetail(k.detail)) {
+			t.Fatalf("%s: isDetail wrong", k.list)
+		}
+	}
+	if got := r.lifecycleKinds(); got != "RayCluster, RayJob or RayService" {
+		t.Fatalf("lifecycleKinds %q", got)
+	}
+}
+
+func TestDefaultActionsPerView(t *testing.T) {
+	want := map[ViewKind][]string{
+		ClustersView:      {ActionDescribe, ActionSuspend, ActionDelete},
+		JobsView:          {ActionDescribe, ActionStopJob, ActionSuspend, ActionDelete},
+		ServicesView:      {ActionDescribe, ActionSuspend, ActionDelete},
+		PodsView:          {ActionDescribe, ActionLogs},
+		ClusterDetailView: {ActionScale, ActionDeleteWorkers, ActionDescribe, ActionLogs, ActionSuspend},
+		JobDetailView:     {ActionDescribe, ActionStopJob, ActionSuspend, ActionDelete},
+		ServiceDetailView: {ActionDescribe, ActionSuspend, ActionDelete},
+	}
+	got := DefaultActions(ActionDeps{})
+	if len(got) != len(want) {
+		t.Fatalf("%d views have actions, want %d", len(got), len(want))
+	}
+	for v, names := range want {
+		var have []string
+		for _, a := range got[v] {
+			if a.Run == nil || a.Name == "" {
+				t.Fatalf("%s: action %+v has no name or Run", v, a)
+			}
+			have = append(have, a.Name)
+		}
+		if !slices.Equal(have, names) {
+			t.Fatalf("%s: actions %v, want %v", v, have, names)
+		}
+	}
+}
+
+// A kind is one registry entry: with an entry added (here a second view of
+// the Ray pods under the alias "tp"), the command line, completion, the help
+// and the list page know it, and nothing else changes.
+func TestRegistryEntryIsAKind(t *testing.T) {
+	a := newApp(t, Options{Actions: DefaultActions(ActionDeps{})})
+	a.reg.kinds = append(a.reg.kinds, kind{
+		list: "testpods", title: "Test pods", help: "test pods", aliases: "tp testpods",
+		watch: watch.Pod, typed: defOf[*corev1.Pod](podDef),
+	})
+	typeApp(a, ":testp", "<tab>")
+	if a.prompt.text != "testpods" {
+		t.Fatalf("completion %q", a.prompt.text)
+	}
+	typeApp(a, "<enter>")
+	if a.top().kind() != "testpods" || a.top().title() != "Test pods" || a.top().tbl().Len() != a.e.store.Len(watch.Pod) {
+		t.Fatalf("top %v %q", a.top().kind(), a.top().title())
+	}
+	screen := ansi.Strip(a.View().Content)
+	mustContain(t, screen, "Test pods(all)", "train-a-head-x7k2p", "<testpods>")
+	typeApp(a, "?")
+	mustContain(t, ansi.Strip(a.View().Content), ":tp", "test pods")
+	typeApp(a, "<esc>", ":nope", "<enter>")
+	mustContain(t, ansi.Strip(a.View().Content), "(try :rc :rj :rs :pods :tp :ns :ctx :q)")
+}

@@ -1,0 +1,110 @@
+package tui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/raydar/raydar/tui/keys"
+)
+
+// Scrolling: every page that scrolls text (describe, the service detail,
+// the job's and a pod's logs) moves its position with scrollKey.
+
+// Where a scroll position counts from.
+const (
+	// fromTop: the position is the first line shown (Up decrements it).
+	fromTop = -1
+	// fromEnd: the position is how many lines the view is above the end
+	// (Up increments it; 0 follows the end).
+	fromEnd = 1
+)
+
+// scrollKey moves *pos by the navigation keys: Up/Down one line,
+// PageUp/PageDown page lines, Top/Bottom to either end of n lines. It
+// reports whether msg was one of them; the caller clamps.
+func scrollKey(km *keys.KeyMap, msg tea.KeyPressMsg, pos *int, from, page, n int) bool {
+	up := from
+	switch {
+	case key.Matches(msg, km.Up):
+		*pos += up
+	case key.Matches(msg, km.Down):
+		*pos -= up
+	case key.Matches(msg, km.PageUp):
+		*pos += up * page
+	case key.Matches(msg, km.PageDown):
+		*pos -= up * page
+	case key.Matches(msg, km.Top):
+		*pos = 0
+		if from == fromEnd {
+			*pos = n
+		}
+	case key.Matches(msg, km.Bottom):
+		*pos = n
+		if from == fromEnd {
+			*pos = 0
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func clampInt(v, lo, hi int) int { return min(max(v, lo), hi) }
+
+// textView scrolls a block of lines. Without wrap, long lines are cut at
+// the width; with wrap they continue on the next rows. The top is a line
+// index, so toggling wrap keeps the same line at the top.
+type textView struct {
+	lines []string
+	top   int
+	wrap  bool
+	w, h  int
+}
+
+func (v *textView) setLines(ls []string) {
+	v.lines = ls
+	v.clamp()
+}
+
+func (v *textView) clamp() { v.top = clampInt(v.top, 0, max(len(v.lines)-v.h, 0)) }
+
+// key scrolls or toggles wrap; it reports whether it used the key.
+func (v *textView) key(km *keys.KeyMap, msg tea.KeyPressMsg) bool {
+	switch {
+	case key.Matches(msg, km.Wrap):
+		v.wrap = !v.wrap
+	case !scrollKey(km, msg, &v.top, fromTop, max(v.h-1, 1), len(v.lines)):
+		return false
+	}
+	v.clamp()
+	return true
+}
+
+// rows renders lines[from:] into at most h rows of at most w cells.
+func renderRows(lines []string, from, w, h int, wrap bool) []string {
+	out := make([]string, 0, h)
+	for i := from; i < len(lines) && len(out) < h; i++ {
+		l := lines[i]
+		if !wrap {
+			if ansi.StringWidth(l) > w {
+				l = ansi.Truncate(l, w, "")
+			}
+			out = append(out, l)
+			continue
+		}
+		for _, r := range strings.Split(ansi.Wrap(l, max(w, 1), ""), "\n") {
+			if len(out) == h {
+				break
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (v *textView) view() string {
+	return strings.Join(renderRows(v.lines, v.top, v.w, v.h, v.wrap), "\n")
+}

@@ -1,0 +1,178 @@
+package table
+
+// The rows cache: items keyed by ID with their cells projected once, the
+// visible rows kept in order, and the cursor following the selected ID.
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Apply adds or replaces the items in up and removes the IDs in del.
+func (m *Model[V]) Apply(up []V, del []string) {
+	var rem, ins []*entry[V]
+	for _, v := range up {
+		ne := m.newEntry(v)
+		old := m.items[ne.id]
+		m.items[ne.id] = ne
+		nvis := m.visible(ne)
+		if old != nil && old.vis && nvis && m.samePlace(old, ne) {
+			ne.vis = true
+			*old = *ne // rows hold old: update in place
+			m.items[ne.id] = old
+			continue
+		}
+		if old != nil && old.vis {
+			rem = append(rem, old)
+		}
+		if nvis {
+			ins = append(ins, ne)
+		}
+	}
+	for _, id := range del {
+		old := m.items[id]
+		if old == nil {
+			continue
+		}
+		delete(m.items, id)
+		delete(m.marks, id)
+		if old.vis {
+			rem = append(rem, old)
+		}
+	}
+	if len(rem)+len(ins) == 0 {
+		return
+	}
+	if len(rem)+len(ins) > incrementalLimit {
+		m.rebuild()
+		return
+	}
+	before := m.screenRow()
+	for _, e := range rem {
+		i := m.search(e)
+		if i >= len(m.rows) || m.rows[i] != e {
+			i = slices.Index(m.rows, e) // cannot happen with a total order; be safe
+		}
+		if i >= 0 {
+			m.rows = slices.Delete(m.rows, i, i+1)
+		}
+		e.vis = false
+	}
+	for _, e := range ins {
+		if m.items[e.id] != e { // replaced or deleted later in the same call
+			continue
+		}
+		e.vis = true
+		m.rows = slices.Insert(m.rows, m.search(e), e)
+	}
+	m.follow(before)
+}
+
+// Set replaces all items with vs.
+func (m *Model[V]) Set(vs []V) {
+	keep := make(map[string]struct{}, len(vs))
+	for _, v := range vs {
+		keep[m.spec.ID(v)] = struct{}{}
+	}
+	var del []string
+	for id := range m.items {
+		if _, ok := keep[id]; !ok {
+			del = append(del, id)
+		}
+	}
+	m.Apply(vs, del)
+}
+
+func (m *Model[V]) newEntry(v V) *entry[V] {
+	e := &entry[V]{id: m.spec.ID(v), v: v, meta: m.spec.Meta(v), cells: m.spec.Cells(v)}
+	e.text = lowerJoin(e.cells)
+	return e
+}
+
+// rebuild re-filters and re-sorts every item.
+func (m *Model[V]) rebuild() {
+	before := m.screenRow()
+	m.rows = m.rows[:0]
+	for _, e := range m.items {
+		e.vis = m.visible(e)
+		if e.vis {
+			m.rows = append(m.rows, e)
+		}
+	}
+	slices.SortFunc(m.rows, m.compare)
+	m.follow(before)
+}
+
+// screenRow is the selected row's position inside the viewport.
+func (m *Model[V]) screenRow() int { return m.cursor - m.offset }
+
+// follow puts the cursor back on the selected ID, at the same screen row if
+// possible; if the selected item is gone or hidden the cursor stays at the
+// same index.
+func (m *Model[V]) follow(screenRow int) {
+	if e, ok := m.items[m.selID]; ok && e.vis {
+		m.cursor = m.search(e)
+	}
+	m.cursor = clamp(m.cursor, 0, len(m.rows)-1)
+	m.offset = m.cursor - screenRow
+	m.clampOffset()
+	m.syncSel()
+}
+
+func (m *Model[V]) syncSel() {
+	if len(m.rows) == 0 {
+		m.selID = ""
+		return
+	}
+	m.selID = m.rows[m.cursor].id
+}
+
+func (m *Model[V]) pageRows() int { return max(m.height-1, 1) }
+
+func (m *Model[V]) clampOffset() {
+	n := m.pageRows()
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if m.cursor >= m.offset+n {
+		m.offset = m.cursor - n + 1
+	}
+	m.offset = clamp(m.offset, 0, max(len(m.rows)-n, 0))
+}
+
+func clamp(v, lo, hi int) int {
+	if hi < lo {
+		return lo
+	}
+	return min(max(v, lo), hi)
+}
+
+// lowerJoin is strings.ToLower(strings.Join(cells, " ")), the filter's
+// text of a row, in one allocation when the cells are ASCII.
+func lowerJoin(cells []string) string {
+	n := max(len(cells)-1, 0)
+	for _, c := range cells {
+		n += len(c)
+		for i := 0; i < len(c); i++ {
+			if c[i] >= utf8.RuneSelf {
+				return strings.ToLower(strings.Join(cells, " "))
+			}
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, c := range cells {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		for j := 0; j < len(c); j++ {
+			ch := c[j]
+			if 'A' <= ch && ch <= 'Z' {
+				ch += 'a' - 'A'
+			}
+			b.WriteByte(ch)
+		}
+	}
+	return b.String()
+}
