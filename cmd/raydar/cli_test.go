@@ -167,9 +167,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"stop"}, "stop needs exactly one JOB (got 0 arguments)"},
 		{[]string{"stop", "a", "b"}, "stop needs exactly one JOB (got 2 arguments)"},
 		{[]string{"suspend", "rc"}, "suspend needs KIND and NAME"},
-		{[]string{"resume", "pod", "x"}, `unknown kind "pod": use raycluster (rc), rayjob (rj) or rayservice (rs)`},
+		{[]string{"resume", "pod", "x"}, `unknown kind "pod": use raycluster (rc), rayjob (rj), rayservice (rs) or raycronjob (rcj)`},
 		{[]string{"get"}, "get needs a resource"},
-		{[]string{"get", "nodes"}, `unknown resource "nodes": use clusters, jobs, services or workers`},
+		{[]string{"get", "nodes"}, `unknown resource "nodes": use clusters, jobs, services, cronjobs or workers`},
 		{[]string{"get", "clusters", "-o", "wide"}, `unknown output format "wide"`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -28,8 +28,8 @@ func newDemoCmd() *cobra.Command {
 		Short: "Open the TUI on a local sandbox with live Ray workloads (no cluster needed)",
 		Long: `Start a real control plane on loopback (etcd, kube-apiserver, scheduler,
 controller-manager, kwok fake nodes), simulated Ray heads, the embedded reconcile
-loop, seed RayClusters, RayJobs and a RayService that keep changing, and open the
-TUI on them. Quitting stops everything; no process is left behind.
+loop, seed RayClusters, RayJobs, a RayService and a RayCronJob (a small job
+every minute) that keep changing, and open the TUI on them. Quitting stops everything; no process is left behind.
 
 --state-dir keeps the sandbox's logs and kubeconfig (<state-dir>/kubeconfig)
 in a directory of your choice, so kubectl can look at the same cluster while
@@ -106,7 +106,7 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 	// at the demo's kubeconfig then only observes. The demo's loop is the
 	// first candidate, so it leads at once.
 
-	step("seeding RayClusters, RayJobs and a RayService in namespace %s…", seed.DefaultNamespace)
+	step("seeding RayClusters, RayJobs, a RayService and a RayCronJob in namespace %s…", seed.DefaultNamespace)
 	seedOpts := seed.Options{Logf: func(format string, args ...any) { logger.Info("seed: " + fmt.Sprintf(format, args...)) }}
 	if err := seed.Seed(ctx, seedClient, seedOpts); err != nil {
 		return fmt.Errorf("seeding: %w", err)

@@ -30,6 +30,7 @@ const (
 	getClusters = "clusters"
 	getJobs     = "jobs"
 	getServices = "services"
+	getCronJobs = "cronjobs"
 	getWorkers  = "workers"
 )
 
@@ -37,30 +38,33 @@ var getResources = map[string]string{
 	"clusters": getClusters, "cluster": getClusters, "rayclusters": getClusters, "raycluster": getClusters, "rc": getClusters,
 	"jobs": getJobs, "job": getJobs, "rayjobs": getJobs, "rayjob": getJobs, "rj": getJobs,
 	"services": getServices, "service": getServices, "rayservices": getServices, "rayservice": getServices, "rs": getServices,
+	"cronjobs": getCronJobs, "cronjob": getCronJobs, "raycronjobs": getCronJobs, "raycronjob": getCronJobs, "rcj": getCronJobs,
 	"workers": getWorkers, "worker": getWorkers,
 }
 
-// newGetCmd: raydar get clusters|jobs|services|workers [NAME].
+// newGetCmd: raydar get clusters|jobs|services|cronjobs|workers [NAME].
 func newGetCmd(g *globals) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "get clusters|jobs|services|workers [NAME]",
-		Short: "List RayClusters, RayJobs, RayServices, or the Ray pods of a cluster",
-		Long: "List RayClusters, RayJobs or RayServices (one of them with NAME), or the Ray pods of\n" +
-			"cluster NAME (workers: group, type, phase, ready, IP, node; every Ray pod without NAME).\n" +
+		Use:   "get clusters|jobs|services|cronjobs|workers [NAME]",
+		Short: "List RayClusters, RayJobs, RayServices, RayCronJobs, or the Ray pods of a cluster",
+		Long: "List RayClusters, RayJobs, RayServices or RayCronJobs (one of them with NAME), or the\n" +
+			"Ray pods of cluster NAME (workers: group, type, phase, ready, IP, node; every Ray pod\n" +
+			"without NAME). cronjobs (rcj) shows each schedule with its meaning in words, when it\n" +
+			"last ran and when it runs next.\n" +
 			"STATUS words, ready counts and ages read as in the TUI.\n" +
 			"-o json|yaml prints the objects themselves, as kubectl does.",
-		Example: "  raydar get clusters -A\n  raydar get workers my-cluster -n team-a\n  raydar get jobs my-job -o yaml",
+		Example: "  raydar get clusters -A\n  raydar get workers my-cluster -n team-a\n  raydar get jobs my-job -o yaml\n  raydar get cronjobs",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
-				return fmt.Errorf("get needs a resource and at most one NAME (got %d arguments): raydar get clusters|jobs|services|workers [NAME]", len(args))
+				return fmt.Errorf("get needs a resource and at most one NAME (got %d arguments): raydar get clusters|jobs|services|cronjobs|workers [NAME]", len(args))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, ok := getResources[strings.ToLower(args[0])]
 			if !ok {
-				return fmt.Errorf("unknown resource %q: use clusters, jobs, services or workers", args[0])
+				return fmt.Errorf("unknown resource %q: use clusters, jobs, services, cronjobs or workers", args[0])
 			}
 			if err := checkOutput(output); err != nil {
 				return err
@@ -175,6 +179,21 @@ func (g *getter) fetch(ctx context.Context, res string) ([]client.Object, error)
 		for i := range l.Items {
 			out = append(out, &l.Items[i])
 		}
+	case getCronJobs:
+		if g.name != "" {
+			cj := &rayv1.RayCronJob{}
+			if err := one(cj, rayv1.ResourceRayCronJobs); err != nil {
+				return nil, err
+			}
+			return []client.Object{cj}, nil
+		}
+		var l rayv1.RayCronJobList
+		if err := g.wrap(g.c.List(ctx, &l, client.InNamespace(g.ns)), "list", rayv1.ResourceRayCronJobs, ""); err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
 	case getWorkers:
 		sel := rayv1.RayPodSelector()
 		if g.name != "" {
@@ -275,6 +294,12 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 			t.row(row(s, s.Name, status.Service(s),
 				s.Status.ActiveServiceStatus.RayClusterName, s.Status.PendingServiceStatus.RayClusterName, status.Apps(s),
 				strconv.Itoa(int(s.Status.NumServeEndpoints)), status.Age(g.now, s.CreationTimestamp.Time))...)
+		}
+	case getCronJobs:
+		t = newTable(w, cols("NAME", "SCHEDULE", "SUSPEND", "LAST SCHEDULE", "NEXT RUN", "STATUS", "AGE")...)
+		for _, o := range objs {
+			cj := o.(*rayv1.RayCronJob)
+			t.row(row(cj, cronJobCells(g.now, cj)...)...)
 		}
 	case getWorkers:
 		head := cols("NAME")

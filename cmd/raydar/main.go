@@ -1,5 +1,5 @@
 // Command raydar is a terminal dashboard and reconcile loop for Ray on
-// Kubernetes (ray.io/v1 RayCluster, RayJob, RayService).
+// Kubernetes (ray.io/v1 RayCluster, RayJob, RayService, RayCronJob).
 //
 // Each sub-command lives in its own file of this package and is added to the
 // root command in newRootCmd; there is no registry.
@@ -47,6 +47,7 @@ leaves them alone while a KubeRay operator runs in the cluster).`,
 		newScaleCmd(g),
 		newDeleteWorkersCmd(g),
 		newStopCmd(g),
+		newTriggerCmd(g),
 		newSuspendCmd(g),
 		newResumeCmd(g),
 		newSandboxCmd(),

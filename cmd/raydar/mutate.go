@@ -17,7 +17,7 @@ import (
 )
 
 // This file is the shared flow of the mutating sub-commands (scale,
-// delete-workers, stop, suspend, resume): connect, preview, confirm, apply
+// delete-workers, stop, trigger, suspend, resume): connect, preview, confirm, apply
 // through kube/actions (the TUI's code path), print the result.
 
 // mutationFlags are the flags every mutating sub-command takes.

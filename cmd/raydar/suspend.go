@@ -18,19 +18,20 @@ func newResumeCmd(g *globals) *cobra.Command { return newSuspendResumeCmd(g, fal
 
 func newSuspendResumeCmd(g *globals, suspend bool) *cobra.Command {
 	var f mutationFlags
-	verb, short := "resume", "Resume a suspended RayCluster, RayJob or RayService (spec.suspend: false)"
+	verb, short := "resume", "Resume a suspended RayCluster, RayJob, RayService or RayCronJob (spec.suspend: false)"
 	if suspend {
-		verb, short = "suspend", "Suspend a RayCluster, RayJob or RayService (spec.suspend: true)"
+		verb, short = "suspend", "Suspend a RayCluster, RayJob, RayService or RayCronJob (spec.suspend: true)"
 	}
 	cmd := &cobra.Command{
 		Use:   verb + " KIND NAME",
 		Short: short,
-		Long: short + ".\nKIND is raycluster (rc), rayjob (rj) or rayservice (rs). A RayJob can be suspended\n" +
-			"only with shutdownAfterJobFinishes: true.",
-		Example: fmt.Sprintf("  raydar %s rc my-cluster\n  raydar %s rayjob my-job --yes", verb, verb),
+		Long: short + ".\nKIND is raycluster (rc), rayjob (rj), rayservice (rs) or raycronjob (rcj, cronjob).\n" +
+			"A RayJob can be suspended only with shutdownAfterJobFinishes: true. A suspended\n" +
+			"RayCronJob creates no RayJobs on its schedule; the ones it created keep running.",
+		Example: fmt.Sprintf("  raydar %s rc my-cluster\n  raydar %s rayjob my-job --yes\n  raydar %s cronjob nightly-report", verb, verb, verb),
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return fmt.Errorf("%s needs KIND and NAME (got %d arguments): raydar %s raycluster|rayjob|rayservice NAME", verb, len(args), verb)
+				return fmt.Errorf("%s needs KIND and NAME (got %d arguments): raydar %s raycluster|rayjob|rayservice|raycronjob NAME", verb, len(args), verb)
 			}
 			return nil
 		},

@@ -67,7 +67,7 @@ type Event struct {
 //     Event (SkippedMissedTicks) how many it skipped; a tick missed while
 //     suspended counts as missed, so resuming runs the latest one (as
 //     batch/v1 CronJob);
-//   - the tick's RayJob is named TickName, so a tick whose RayJob exists
+//   - the tick's RayJob is named rayv1.CronJobTickName, so a tick whose RayJob exists
 //     (created before a restart, or by KubeRay) creates nothing, and
 //     lastScheduleTime still moves to it, as KubeRay;
 //   - lastScheduleTime is the tick's time, written only when it changes;
@@ -107,9 +107,9 @@ func Decide(in Input) Plan {
 		return withStatus(p, st, changed)
 	}
 
-	name := TickName(cj.Name, d.Latest)
+	name := rayv1.CronJobTickName(cj.Name, d.Latest)
 	if !hasJob(in.Jobs, name) {
-		p.Create = TickJob(cj, d.Latest)
+		p.Create = rayv1.CronJobTickJob(cj, d.Latest)
 		if d.Skipped > 0 {
 			p.Events = append(p.Events, Event{corev1.EventTypeNormal, rayv1.EventSkippedMissedTicks,
 				fmt.Sprintf("skipped %s after %s; created a RayJob only for the latest, %s",

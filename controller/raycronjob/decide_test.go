@@ -65,8 +65,8 @@ func checkPlan(t *testing.T, p Plan, cj *rayv1.RayCronJob, want outcome) {
 	case !want.create.IsZero() && p.Create == nil:
 		t.Errorf("creates nothing, want the RayJob of %s", want.create)
 	case !want.create.IsZero():
-		if p.Create.Name != TickName(cj.Name, want.create) {
-			t.Errorf("creates %s, want %s", p.Create.Name, TickName(cj.Name, want.create))
+		if p.Create.Name != rayv1.CronJobTickName(cj.Name, want.create) {
+			t.Errorf("creates %s, want %s", p.Create.Name, rayv1.CronJobTickName(cj.Name, want.create))
 		}
 		if got := p.Create.Annotations[rayv1.RayCronJobTimestampAnnotationKey]; got != want.create.UTC().Format(time.RFC3339) {
 			t.Errorf("scheduled timestamp %q, want %s", got, want.create.UTC().Format(time.RFC3339))
@@ -133,13 +133,13 @@ func TestDecideTicks(t *testing.T) {
 
 		// Idempotence: the deterministic name is there already.
 		{name: "stale lastScheduleTime, RayJob exists: only the status moves", schedule: "*/5 * * * *", created: t0, last: t0,
-			jobs: []string{TickName("report", t0.Add(5*time.Minute))}, now: t0.Add(5*time.Minute + 30*time.Second),
+			jobs: []string{rayv1.CronJobTickName("report", t0.Add(5*time.Minute))}, now: t0.Add(5*time.Minute + 30*time.Second),
 			want: outcome{last: t0.Add(5 * time.Minute), requeue: 4*time.Minute + 30*time.Second}},
 		{name: "tick done: nothing at all", schedule: "*/5 * * * *", created: t0, last: t0.Add(5 * time.Minute),
-			jobs: []string{TickName("report", t0.Add(5*time.Minute))}, now: t0.Add(5*time.Minute + 30*time.Second),
+			jobs: []string{rayv1.CronJobTickName("report", t0.Add(5*time.Minute))}, now: t0.Add(5*time.Minute + 30*time.Second),
 			want: outcome{requeue: 4*time.Minute + 30*time.Second}},
 		{name: "other RayJobs do not count", schedule: "*/5 * * * *", created: t0, last: t0,
-			jobs: []string{TickName("report", t0), ManualName("report", t0.Add(5*time.Minute))}, now: t0.Add(5*time.Minute + 30*time.Second),
+			jobs: []string{rayv1.CronJobTickName("report", t0), rayv1.CronJobManualName("report", t0.Add(5*time.Minute))}, now: t0.Add(5*time.Minute + 30*time.Second),
 			want: outcome{create: t0.Add(5 * time.Minute), last: t0.Add(5 * time.Minute), requeue: 4*time.Minute + 30*time.Second, events: []string{created}}},
 
 		// Missed ticks: only the latest, with an Event counting the others.
@@ -155,7 +155,7 @@ func TestDecideTicks(t *testing.T) {
 			want: outcome{create: t0.Add(400 * day), last: t0.Add(400 * day), requeue: 50 * time.Second, events: []string{
 				rayv1.EventSkippedMissedTicks + ": skipped more than 100000 missed ticks", created}}},
 		{name: "missed ticks whose latest RayJob exists: no Event", schedule: "* * * * *", created: t0, last: t0,
-			jobs: []string{TickName("report", t0.Add(day))}, now: t0.Add(day + 30*time.Second),
+			jobs: []string{rayv1.CronJobTickName("report", t0.Add(day))}, now: t0.Add(day + 30*time.Second),
 			want: outcome{last: t0.Add(day), requeue: 30 * time.Second}},
 
 		// Time zones.
@@ -182,7 +182,7 @@ func TestDecideTicks(t *testing.T) {
 			created: t0, last: time.Date(2026, 3, 28, 2, 30, 0, 0, berlin), now: utc(2026, 3, 30, 0, 30, 5),
 			want: outcome{create: utc(2026, 3, 30, 0, 30, 0), last: utc(2026, 3, 30, 0, 30, 0), requeue: day - 5*time.Second, events: []string{created}}},
 		{name: "fall back: 02:30 happens twice on 25 October, the second is a tick of its own", schedule: "30 2 * * *", tz: ptr.To("Europe/Berlin"),
-			created: t0, last: utc(2026, 10, 25, 0, 30, 0), jobs: []string{TickName("report", utc(2026, 10, 25, 0, 30, 0))}, now: utc(2026, 10, 25, 1, 30, 5),
+			created: t0, last: utc(2026, 10, 25, 0, 30, 0), jobs: []string{rayv1.CronJobTickName("report", utc(2026, 10, 25, 0, 30, 0))}, now: utc(2026, 10, 25, 1, 30, 5),
 			want: outcome{create: utc(2026, 10, 25, 1, 30, 0), last: utc(2026, 10, 25, 1, 30, 0), requeue: day - 5*time.Second, events: []string{created}}},
 		{name: "hourly across spring forward: 01:00 CET then 03:00 CEST, an hour apart", schedule: "0 * * * *", tz: ptr.To("Europe/Berlin"),
 			created: t0, last: utc(2026, 3, 29, 0, 0, 0), now: utc(2026, 3, 29, 1, 0, 1),
@@ -284,7 +284,7 @@ func TestDecideSuspendAndInvalid(t *testing.T) {
 			if c == nil || c.Status != metav1.ConditionTrue || c.Reason != rayv1.RayCronJobReasonValid {
 				t.Errorf("after the fix: condition %+v, want True %s", c, rayv1.RayCronJobReasonValid)
 			}
-			if p.Create == nil || p.Create.Name != TickName("report", t0.Add(time.Hour)) {
+			if p.Create == nil || p.Create.Name != rayv1.CronJobTickName("report", t0.Add(time.Hour)) {
 				t.Errorf("after the fix: creates %v, want the tick at %s", p.Create, t0.Add(time.Hour))
 			}
 		})
@@ -332,7 +332,7 @@ func TestDecideRestart(t *testing.T) {
 			cj := cronJob("*/5 * * * *", nil, t0, last)
 			var jobs []*rayv1.RayJob
 			if tt.jobExists {
-				jobs = append(jobs, TickJob(cj, tick))
+				jobs = append(jobs, rayv1.CronJobTickJob(cj, tick))
 			}
 			checkPlan(t, Decide(Input{CronJob: cj, Jobs: jobs, Now: after, Local: time.UTC}), cj, tt.want)
 		})

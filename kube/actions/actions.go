@@ -33,6 +33,7 @@ const (
 	ActionSuspend       Action = "suspend"
 	ActionResume        Action = "resume"
 	ActionDelete        Action = "delete"
+	ActionTrigger       Action = "trigger"
 )
 
 // Event reasons of the Events recorded on the changed objects.
@@ -43,6 +44,7 @@ const (
 	ReasonSuspended         = "Suspended"
 	ReasonResumed           = "Resumed"
 	ReasonDeleted           = "Deleted"
+	ReasonTriggered         = "Triggered"
 )
 
 // Outcome is how an action ended.
@@ -288,8 +290,11 @@ func (a *Actions) patch(ctx context.Context, ref ObjectRef, out, base client.Obj
 }
 
 func verbOf(action Action) string {
-	if action == ActionDelete {
+	switch action {
+	case ActionDelete:
 		return "delete"
+	case ActionTrigger:
+		return "create"
 	}
 	return "patch"
 }

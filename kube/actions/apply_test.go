@@ -166,10 +166,11 @@ func fixtures() []client.Object {
 	job.Status = rayv1.RayJobStatus{JobId: "job-1", RayClusterName: "job-raycluster-x",
 		JobStatus: rayv1.JobStatusRunning, JobDeploymentStatus: rayv1.JobDeploymentStatusRunning}
 	svc := rayService("team-a", "svc")
-	for _, o := range []client.Object{rc, job, svc} {
+	cj := rayCronJob("team-a", "nightly")
+	for _, o := range []client.Object{rc, job, svc, cj} {
 		o.SetResourceVersion("")
 	}
-	return []client.Object{rc, &w1, &w2, &head, job, svc}
+	return []client.Object{rc, &w1, &w2, &head, job, svc, cj}
 }
 
 // everyAction runs each mutating action once.
@@ -194,6 +195,9 @@ var everyAction = map[actions.Action]func(ctx context.Context, a *actions.Action
 	},
 	actions.ActionDelete: func(ctx context.Context, a *actions.Actions) (*actions.Result, error) {
 		return a.Delete(ctx, actions.KindRayCluster, "team-a", "rc")
+	},
+	actions.ActionTrigger: func(ctx context.Context, a *actions.Actions) (*actions.Result, error) {
+		return a.Trigger(ctx, "team-a", "nightly")
 	},
 }
 
@@ -269,6 +273,8 @@ func TestEveryActionIsRecorded(t *testing.T) {
 			Note: "Resumed (spec.suspend: false), by alice (context kind-dev) from raydar"},
 		actions.ActionDelete: {Kind: "RayCluster", Name: "rc", Reason: actions.ReasonDeleted, Action: "Delete",
 			Note: "Deleted, by alice (context kind-dev) from raydar"},
+		actions.ActionTrigger: {Kind: "RayCronJob", Name: "nightly", Reason: actions.ReasonTriggered, Action: "Trigger",
+			Note: "Triggered RayJob nightly-manual-32263628 now, outside the schedule, by alice (context kind-dev) from raydar"},
 	}
 	for action, run := range everyAction {
 		t.Run(string(action), func(t *testing.T) {

@@ -21,6 +21,8 @@ import (
 // through others, by the object being deleted. PlanDelete follows owner
 // references (what the garbage collector deletes), not labels.
 type Related struct {
+	// RayJobs matter only for a RayCronJob (the one kind that owns them).
+	RayJobs     []rayv1.RayJob
 	RayClusters []rayv1.RayCluster
 	Pods        []corev1.Pod
 	Services    []corev1.Service
@@ -42,7 +44,8 @@ type DeletePlan struct {
 	Name      string    `json:"name"`
 	UID       types.UID `json:"uid"`
 	// Dependents are the objects the garbage collector deletes with it,
-	// RayClusters first, then Jobs, Services and Pods, each sorted by name.
+	// RayJobs first, then RayClusters, Jobs, Services and Pods, each sorted
+	// by name.
 	Dependents []Dependent `json:"dependents"`
 	// Finalizers delay the deletion until their controllers are done.
 	Finalizers []string `json:"finalizers,omitempty"`
@@ -87,10 +90,11 @@ func (p *DeletePlan) dependentSummary() string {
 	return strings.Join(parts, ", ")
 }
 
-var dependentOrder = []string{rayv1.KindRayCluster, "Job", "Service", "Pod"}
+var dependentOrder = []string{rayv1.KindRayJob, rayv1.KindRayCluster, "Job", "Service", "Pod"}
 
-// PlanDelete previews deleting obj (a RayCluster, RayJob or RayService):
-// every object of related whose owner references lead to it. Pure.
+// PlanDelete previews deleting obj (a RayCluster, RayJob, RayService or
+// RayCronJob): every object of related whose owner references lead to it.
+// Pure.
 func PlanDelete(obj client.Object, related Related) (*DeletePlan, error) {
 	kind, err := kindOf(obj)
 	if err != nil {
@@ -106,6 +110,9 @@ func PlanDelete(obj client.Object, related Related) (*DeletePlan, error) {
 		obj  metav1.Object
 	}
 	var all []node
+	for i := range related.RayJobs {
+		all = append(all, node{rayv1.KindRayJob, &related.RayJobs[i]})
+	}
 	for i := range related.RayClusters {
 		all = append(all, node{rayv1.KindRayCluster, &related.RayClusters[i]})
 	}
@@ -145,6 +152,11 @@ func PlanDelete(obj client.Object, related Related) (*DeletePlan, error) {
 	if j, ok := obj.(*rayv1.RayJob); ok && j.Spec.UsesClusterSelector() {
 		p.Warnings = append(p.Warnings, "the job runs on RayCluster "+j.Spec.SelectedClusterName()+" (clusterSelector), which it does not own: that cluster stays")
 	}
+	if j, ok := obj.(*rayv1.RayJob); ok {
+		if owner := ownerOfKind(j.OwnerReferences, rayv1.KindRayCronJob); owner != "" {
+			p.Warnings = append(p.Warnings, "this job was created by "+owner+", whose schedule goes on; suspend or delete the "+owner+" to stop new runs")
+		}
+	}
 	if rc, ok := obj.(*rayv1.RayCluster); ok {
 		if owner := ownerOfKind(rc.OwnerReferences, rayv1.KindRayJob, rayv1.KindRayService); owner != "" {
 			p.Warnings = append(p.Warnings, "this cluster belongs to "+owner+", whose controller may create a new one")
@@ -154,7 +166,8 @@ func PlanDelete(obj client.Object, related Related) (*DeletePlan, error) {
 }
 
 // PreviewDelete reads the object and the namespace's RayClusters, Ray pods,
-// Services and Jobs and returns PlanDelete's preview. A list the user may
+// Services and Jobs (and, for a RayCronJob, its RayJobs) and returns
+// PlanDelete's preview. A list the user may
 // not read becomes a warning, not an error: the preview is then incomplete
 // and says so.
 func (a *Actions) PreviewDelete(ctx context.Context, kind Kind, ns, name string) (*DeletePlan, error) {
@@ -174,6 +187,11 @@ func (a *Actions) planDelete(ctx context.Context, obj client.Object) (*DeletePla
 		if err := a.c.List(ctx, l, append(opts, client.InNamespace(ns))...); err != nil {
 			warnings = append(warnings, "the list of what else goes is incomplete: "+a.apiErr(err, "list", resource, ns, "").Error())
 		}
+	}
+	if cj, ok := obj.(*rayv1.RayCronJob); ok {
+		var rjs rayv1.RayJobList
+		list(&rjs, rayv1.ResourceRayJobs, client.MatchingLabelsSelector{Selector: rayv1.CronJobRayJobSelector(cj.Name)})
+		rel.RayJobs = rjs.Items
 	}
 	var rcs rayv1.RayClusterList
 	var svcs corev1.ServiceList
@@ -205,9 +223,9 @@ func (a *Actions) planDelete(ctx context.Context, obj client.Object) (*DeletePla
 	return p, rel, nil
 }
 
-// Delete deletes a RayCluster, RayJob or RayService with preconditions on
-// its UID and resourceVersion (so it fails if the object changed since it
-// was planned, and is re-planned from a fresh read), background
+// Delete deletes a RayCluster, RayJob, RayService or RayCronJob with
+// preconditions on its UID and resourceVersion (so it fails if the object
+// changed since it was planned, and is re-planned from a fresh read), background
 // propagation: the garbage collector deletes what PlanDelete lists. Event
 // reason Deleted.
 func (a *Actions) Delete(ctx context.Context, kind Kind, ns, name string) (*Result, error) {

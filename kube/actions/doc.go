@@ -1,19 +1,20 @@
 // Package actions owns every change raydar makes to a cluster on behalf of a
 // person, from the TUI or from the CLI: scaling a worker group, deleting
-// specific workers, stopping a RayJob, suspending, resuming and deleting a
-// RayCluster, RayJob or RayService. It is the one choke point for them: the
-// TUI dialogs and the CLI sub-commands call the same functions, so both
-// behave identically.
+// specific workers, stopping a RayJob, triggering a RayCronJob now,
+// suspending, resuming and deleting a RayCluster, RayJob, RayService or
+// RayCronJob. It is the one choke point for them: the TUI dialogs and the
+// CLI sub-commands call the same functions, so both behave identically.
 //
 // Each action comes in two halves:
 //
 //   - a pure Plan function (PlanScale, PlanDeleteWorkers, PlanStopJob,
-//     PlanSuspend, PlanDelete) that validates the request against an object
-//     the caller already has (the TUI's cache) and returns a preview to show
-//     before confirming, or a clear error; and a Preview method that reads the
-//     object first, for callers without a cache (the CLI);
+//     PlanTrigger, PlanSuspend, PlanDelete) that validates the request
+//     against an object the caller already has (the TUI's cache) and returns
+//     a preview to show before confirming, or a clear error; and a Preview
+//     method that reads the object first, for callers without a cache (the
+//     CLI);
 //   - an apply method on Actions (ScaleGroup, DeleteWorkers, StopJob,
-//     StopJobDirect, Suspend, Resume, Delete).
+//     StopJobDirect, Trigger, Suspend, Resume, Delete).
 //
 // Every apply method, in order:
 //  1. refuses with an error matching ErrReadOnly when Options.ReadOnly is
@@ -23,7 +24,9 @@
 //     that carries the resourceVersion it was planned on, so it fails with
 //     409 Conflict if the object changed meanwhile; on a conflict it starts
 //     over from a fresh read (retry.RetryOnConflict). Nothing is written
-//     half: one request per action;
+//     half: one request per action (Trigger creates one RayJob instead: a
+//     create cannot conflict, and its name, the same within a minute, makes
+//     a retry find it there, OutcomeUnchanged);
 //  4. records a Kubernetes Event on the object (reportingController
 //     rayv1.AuditEventSource) saying what was done, by whom, from raydar;
 //  5. appends one JSON line to the audit log (time, actor, context, action,

@@ -82,6 +82,15 @@ func rayService(ns, name string) *rayv1.RayService {
 	}
 }
 
+// rayCronJob returns a valid RayCronJob running every minute.
+func rayCronJob(ns, name string) *rayv1.RayCronJob {
+	return &rayv1.RayCronJob{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rayv1.GroupVersion.String(), Kind: rayv1.KindRayCronJob},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(name + "-uid")},
+		Spec:       rayv1.RayCronJobSpec{Schedule: "* * * * *", JobTemplate: rayJob(ns, name, true).Spec},
+	}
+}
+
 func ownedBy(obj metav1.Object, kind, name string, uid types.UID) {
 	apiVersion := rayv1.GroupVersion.String()
 	if kind == "Job" {

@@ -3,6 +3,7 @@ package actions
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -11,7 +12,7 @@ import (
 )
 
 // Kind is a ray.io/v1 kind the lifecycle actions (suspend, resume, delete)
-// apply to.
+// apply to; Trigger applies to KindRayCronJob only.
 type Kind string
 
 // Kinds.
@@ -19,6 +20,7 @@ const (
 	KindRayCluster Kind = rayv1.KindRayCluster
 	KindRayJob     Kind = rayv1.KindRayJob
 	KindRayService Kind = rayv1.KindRayService
+	KindRayCronJob Kind = rayv1.KindRayCronJob
 )
 
 // kindInfo is what the actions know of one kind. Adding a kind is one row
@@ -30,14 +32,17 @@ type kindInfo struct {
 	short string
 	// resource is the plural resource name.
 	resource string
+	// aliases are further names accepted (lower case).
+	aliases []string
 	// new returns an empty object of the kind.
 	new func() client.Object
 }
 
 var kindTable = []kindInfo{
-	{KindRayCluster, "rc", rayv1.ResourceRayClusters, func() client.Object { return &rayv1.RayCluster{} }},
-	{KindRayJob, "rj", rayv1.ResourceRayJobs, func() client.Object { return &rayv1.RayJob{} }},
-	{KindRayService, "rs", rayv1.ResourceRayServices, func() client.Object { return &rayv1.RayService{} }},
+	{KindRayCluster, "rc", rayv1.ResourceRayClusters, nil, func() client.Object { return &rayv1.RayCluster{} }},
+	{KindRayJob, "rj", rayv1.ResourceRayJobs, nil, func() client.Object { return &rayv1.RayJob{} }},
+	{KindRayService, "rs", rayv1.ResourceRayServices, nil, func() client.Object { return &rayv1.RayService{} }},
+	{KindRayCronJob, "rcj", rayv1.ResourceRayCronJobs, []string{"cronjob", "cronjobs"}, func() client.Object { return &rayv1.RayCronJob{} }},
 }
 
 // kindByType maps each Kind's Go type (*rayv1.RayCluster, …) to it.
@@ -68,7 +73,8 @@ func lookupKind(k Kind) (kindInfo, bool) {
 }
 
 // unknownKind is the error for a kind name no row has:
-// `unknown kind "pod": use raycluster (rc), rayjob (rj) or rayservice (rs)`.
+// `unknown kind "pod": use raycluster (rc), rayjob (rj), rayservice (rs) or
+// raycronjob (rcj)`.
 func unknownKind(s string) error {
 	names := make([]string, len(kindTable))
 	for i, k := range kindTable {
@@ -81,12 +87,12 @@ func unknownKind(s string) error {
 	return invalidf("unknown kind %q: use %s", s, list)
 }
 
-// ParseKind accepts raycluster/rc, rayjob/rj, rayservice/rs, plurals and the
-// kind names, in any case.
+// ParseKind accepts raycluster/rc, rayjob/rj, rayservice/rs,
+// raycronjob/rcj/cronjob, plurals and the kind names, in any case.
 func ParseKind(s string) (Kind, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	for _, k := range kindTable {
-		if name == strings.ToLower(string(k.kind)) || name == k.resource || name == k.short {
+		if name == strings.ToLower(string(k.kind)) || name == k.resource || name == k.short || slices.Contains(k.aliases, name) {
 			return k.kind, nil
 		}
 	}

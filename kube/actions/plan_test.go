@@ -634,6 +634,7 @@ func TestParseKind(t *testing.T) {
 		"rc": actions.KindRayCluster, "RayCluster": actions.KindRayCluster, "rayclusters": actions.KindRayCluster,
 		"rj": actions.KindRayJob, "rayjob": actions.KindRayJob, "RAYJOBS": actions.KindRayJob,
 		"rs": actions.KindRayService, "rayservice": actions.KindRayService,
+		"rcj": actions.KindRayCronJob, "RayCronJob": actions.KindRayCronJob, "raycronjobs": actions.KindRayCronJob, "cronjob": actions.KindRayCronJob, "CronJobs": actions.KindRayCronJob,
 	} {
 		got, err := actions.ParseKind(in)
 		if err != nil || got != want {
@@ -641,5 +642,5 @@ func TestParseKind(t *testing.T) {
 		}
 	}
 	_, err := actions.ParseKind("pod")
-	wantErr(t, err, `unknown kind "pod": use raycluster (rc), rayjob (rj) or rayservice (rs)`)
+	wantErr(t, err, `unknown kind "pod": use raycluster (rc), rayjob (rj), rayservice (rs) or raycronjob (rcj)`)
 }

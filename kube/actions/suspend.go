@@ -41,8 +41,8 @@ func (p *SuspendPlan) Lines() []string {
 	return appendWarnings(l, p.Warnings)
 }
 
-// PlanSuspend validates setting spec.suspend of a RayCluster, RayJob or
-// RayService to suspend and previews it. Pure. A change that breaks a rule
+// PlanSuspend validates setting spec.suspend of a RayCluster, RayJob,
+// RayService or RayCronJob to suspend and previews it. Pure. A change that breaks a rule
 // of rayv1 validation is refused with the rule's field path and message
 // (e.g. a RayJob can be suspended only with shutdownAfterJobFinishes).
 func PlanSuspend(obj client.Object, suspend bool) (*SuspendPlan, error) {
@@ -102,6 +102,16 @@ func planSuspend(obj client.Object, suspend bool) (*SuspendPlan, client.Object, 
 		} else {
 			p.Effect = "the service creates a RayCluster again and redeploys its Serve applications"
 		}
+	case *rayv1.RayCronJob:
+		c := o.DeepCopy()
+		p.Unchanged = o.Spec.IsSuspended() == suspend
+		c.Spec.Suspend = ptr.To(suspend)
+		before, after, out = rayv1.ValidateRayCronJob(o), rayv1.ValidateRayCronJob(c), c
+		if suspend {
+			p.Effect = "no new RayJobs are created on its schedule; the RayJobs it created already keep running"
+		} else {
+			p.Effect = "its schedule creates RayJobs again; of the ticks missed while suspended, raydar's reconciler runs only the latest, at once"
+		}
 	}
 	if errs := introduced(before, after); len(errs) > 0 {
 		verb := "resumed"
@@ -134,7 +144,8 @@ func (a *Actions) PreviewSuspend(ctx context.Context, kind Kind, ns, name string
 	return PlanSuspend(obj, suspend)
 }
 
-// Suspend sets spec.suspend of a RayCluster, RayJob or RayService to true
+// Suspend sets spec.suspend of a RayCluster, RayJob, RayService or
+// RayCronJob to true
 // in one optimistic-locked patch. Event reason Suspended.
 func (a *Actions) Suspend(ctx context.Context, kind Kind, ns, name string) (*Result, error) {
 	return a.setSuspend(ctx, kind, ns, name, true)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -24,26 +25,32 @@ const (
 	RayCluster Kind = iota
 	RayJob
 	RayService
+	RayCronJob
 	Pod
 	Event
 	numKinds
 )
 
 // Kinds lists every Kind.
-var Kinds = [...]Kind{RayCluster, RayJob, RayService, Pod, Event}
+var Kinds = [...]Kind{RayCluster, RayJob, RayService, RayCronJob, Pod, Event}
 
 // kindTable is what the bridge knows of each Kind, indexed by Kind: its
-// name and an empty object of it (the informer's type). Adding a kind is a
-// constant above and a row here.
+// name, an empty object of it (the informer's type) and whether the cluster
+// may lack it. Adding a kind is a constant above and a row here.
 var kindTable = [numKinds]struct {
 	name string
 	new  func() client.Object
+	// optional kinds are skipped, not an error, when the API server does
+	// not serve them: RayCronJob is KubeRay v1.7's, and clusters with older
+	// KubeRay CRDs have no such resource.
+	optional bool
 }{
-	RayCluster: {"RayCluster", func() client.Object { return &rayv1.RayCluster{} }},
-	RayJob:     {"RayJob", func() client.Object { return &rayv1.RayJob{} }},
-	RayService: {"RayService", func() client.Object { return &rayv1.RayService{} }},
-	Pod:        {"Pod", func() client.Object { return &corev1.Pod{} }},
-	Event:      {"Event", func() client.Object { return &corev1.Event{} }},
+	RayCluster: {"RayCluster", func() client.Object { return &rayv1.RayCluster{} }, false},
+	RayJob:     {"RayJob", func() client.Object { return &rayv1.RayJob{} }, false},
+	RayService: {"RayService", func() client.Object { return &rayv1.RayService{} }, false},
+	RayCronJob: {"RayCronJob", func() client.Object { return &rayv1.RayCronJob{} }, true},
+	Pod:        {"Pod", func() client.Object { return &corev1.Pod{} }, false},
+	Event:      {"Event", func() client.Object { return &corev1.Event{} }, false},
 }
 
 func (k Kind) String() string {
@@ -77,10 +84,13 @@ type Source struct {
 	window time.Duration
 	after  func(time.Duration) <-chan time.Time // time.After; replaced in tests
 
-	mu       sync.Mutex
-	pending  map[pkey]int // index into batch
-	batch    []Delta
-	regs     []registration
+	mu      sync.Mutex
+	pending map[pkey]int // index into batch
+	batch   []Delta
+	regs    []registration
+	// wantRegs is how many registrations Watch makes: every kind but the
+	// optional ones the API server does not serve.
+	wantRegs int
 	watching bool
 	notify   chan struct{}
 	// allRegistered is closed once Watch has registered every handler.
@@ -174,9 +184,10 @@ type InformerSource interface {
 	GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error)
 }
 
-// Watch registers the bridge's handlers on the cache's informers for the
-// five kinds (starting informers the cache does not have yet, without
-// waiting for them to sync). The Event handler is added once the Pod handler
+// Watch registers the bridge's handlers on the cache's informers for every
+// kind (starting informers the cache does not have yet, without waiting for
+// them to sync); an optional kind the API server does not serve (no
+// RayCronJob CRD) is left out. The Event handler is added once the Pod handler
 // has seen the initial list, so the Events of existing Ray pods are
 // recognised. The handlers are removed when ctx ends. Watch may be called
 // once per Source.
@@ -198,6 +209,9 @@ func (s *Source) Watch(ctx context.Context, c InformerSource) error {
 			continue
 		}
 		r, err := s.register(ctx, c, k, kindTable[k].new())
+		if err != nil && kindTable[k].optional && meta.IsNoMatchError(err) {
+			continue
+		}
 		if err != nil {
 			remove(regs)
 			return err
@@ -214,6 +228,7 @@ func (s *Source) Watch(ctx context.Context, c InformerSource) error {
 	}
 	s.mu.Lock()
 	s.regs = append(s.regs, regs...)
+	s.wantRegs = len(regs) + 1 // and Event's
 	s.mu.Unlock()
 	go func() {
 		if toolscache.WaitForCacheSync(ctx.Done(), podReg.HasSynced) {
@@ -257,7 +272,7 @@ func remove(regs []registration) {
 func (s *Source) Synced() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.regs) < len(Kinds) {
+	if s.wantRegs == 0 || len(s.regs) < s.wantRegs {
 		return false
 	}
 	for _, r := range s.regs {

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -158,7 +162,8 @@ func TestWatchRegistersOnTheCache(t *testing.T) {
 	p := rayPod("c-head", "c")
 	for _, o := range []client.Object{rc, p, event("ev", p, "Pod", "v1", time.Unix(5, 0)),
 		&rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "j", UID: "uj"}},
-		&rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "s", UID: "us"}}} {
+		&rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "s", UID: "us"}},
+		&rayv1.RayCronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj", UID: "ucj"}}} {
 		inf, err := c.FakeInformerFor(ctx, o)
 		if err != nil {
 			t.Fatal(err)
@@ -233,5 +238,44 @@ func TestStoreIndexes(t *testing.T) {
 	evCh := Changes{Upserted: [numKinds][]client.Object{Event: {event("z", rc, "RayCluster", "ray.io/v1", base)}}}
 	if !evCh.Touches(map[types.UID]bool{rc.UID: true}) || evCh.Touches(map[types.UID]bool{p1.UID: true}) {
 		t.Fatal("Touches")
+	}
+}
+
+// noCronJobs is a cache on an API server without the RayCronJob CRD
+// (KubeRay's CRDs before v1.7).
+type noCronJobs struct{ *informertest.FakeInformers }
+
+func (c noCronJobs) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	if _, ok := obj.(*rayv1.RayCronJob); ok {
+		return nil, &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: rayv1.GroupName, Kind: rayv1.KindRayCronJob}, SearchedVersions: []string{"v1"}}
+	}
+	return c.FakeInformers.GetInformer(ctx, obj, opts...)
+}
+
+// TestWatchWithoutRayCronJobs: a cluster that does not serve RayCronJobs is
+// watched for everything else, and syncs; any other kind missing is an error.
+func TestWatchWithoutRayCronJobs(t *testing.T) {
+	c := noCronJobs{&informertest.FakeInformers{Scheme: scheme.New()}}
+	s := NewSource(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.Watch(ctx, c); err != nil {
+		t.Fatalf("watch without the RayCronJob CRD: %v", err)
+	}
+	if err := s.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inf, err := c.FakeInformerFor(ctx, cluster("c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf.Add(cluster("c"))
+	if b, err := s.Next(ctx); err != nil || len(b) != 1 || b[0].Kind != RayCluster {
+		t.Fatalf("batch %+v, %v; want the RayCluster", b, err)
+	}
+
+	broken := &informertest.FakeInformers{Scheme: scheme.New(), Error: &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: rayv1.GroupName, Kind: rayv1.KindRayCluster}}}
+	if err := NewSource(0).Watch(ctx, broken); err == nil || !strings.Contains(err.Error(), "watch RayCluster") {
+		t.Fatalf("watch without the RayCluster CRD: %v, want an error", err)
 	}
 }

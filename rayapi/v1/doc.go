@@ -6,7 +6,8 @@
 // rayapi/crds/bases), every label, annotation, finalizer, port, condition and
 // state name (labels.go), small pure helpers every consumer needs
 // (helpers.go), the one definition of a Ray pod (raypods.go), the one parser
-// of a RayCronJob's schedule (ParseCronSchedule), and the only
+// of a RayCronJob's schedule (ParseCronSchedule), the RayJobs a RayCronJob
+// creates (raycronjob_jobs.go: a tick's and trigger now's), and the only
 // implementation of spec validation (validation.go: entry points and shared
 // rules; validation_<kind>.go: one kind's spec).
 //

@@ -29,7 +29,11 @@
 //   - RayService ServiceName: once it is Ready and settled for
 //     Options.UpgradeAfter, Drive bumps its application image tag (v1 → v2 →
 //     …), so a pending cluster comes up, traffic switches to it and the old
-//     cluster is deleted after ServiceDeletionDelay seconds; then again.
+//     cluster is deleted after ServiceDeletionDelay seconds; then again;
+//   - RayCronJob CronJobName: a two-second job every minute (CronEntrypoint),
+//     each run on its own small cluster; deletionRules remove a finished
+//     run's cluster after CronClusterTTLSeconds and its RayJob after
+//     CronJobTTLSeconds, so a handful of runs stay in view.
 //
 // Every entrypoint is a short POSIX shell script (echo, printf, sleep and
 // shell arithmetic only: no files, no network), because the sandbox's

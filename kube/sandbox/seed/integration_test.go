@@ -33,11 +33,12 @@ func TestDemo(t *testing.T) {
 	}
 	for name, l := range map[string]client.ObjectList{
 		"RayClusters": &rayv1.RayClusterList{}, "RayJobs": &rayv1.RayJobList{}, "RayServices": &rayv1.RayServiceList{},
+		"RayCronJobs": &rayv1.RayCronJobList{},
 	} {
 		if err := cl.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{PartOfLabelKey: PartOfValue}); err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]int{"RayClusters": 4, "RayJobs": 5, "RayServices": 1}[name]
+		want := map[string]int{"RayClusters": 4, "RayJobs": 5, "RayServices": 1, "RayCronJobs": 1}[name]
 		if n := len(itemNames(l)); n != want {
 			t.Fatalf("%d seeded %s after two Seeds, want %d: %v", n, name, want, itemNames(l))
 		}

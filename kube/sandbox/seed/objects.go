@@ -31,6 +31,8 @@ const (
 	JobSelector  = "score-on-shared"
 
 	ServiceName = "summarizer"
+
+	CronJobName = "minutely-report"
 )
 
 // Worker groups of the seeded clusters.
@@ -73,6 +75,14 @@ const (
 	// JobTTLSeconds is ttlSecondsAfterFinished of the jobs that make their
 	// own cluster: it is deleted that long after the job ends.
 	JobTTLSeconds = 60
+	// CronJobSchedule is CronJobName's schedule: every minute.
+	CronJobSchedule = "* * * * *"
+	// CronClusterTTLSeconds and CronJobTTLSeconds are the deletionRules of
+	// CronJobName's RayJobs: a finished run's cluster goes after the first,
+	// the RayJob itself after the second, so about five runs stay in view
+	// and the demo does not pile up a RayJob a minute.
+	CronClusterTTLSeconds = 30
+	CronJobTTLSeconds     = 300
 )
 
 // Keys set on every seeded object.
@@ -102,7 +112,7 @@ func SandboxOptions() sandbox.Options {
 }
 
 // Objects returns the objects Seed creates in namespace ns, in creation
-// order: clusters, then jobs, then the service.
+// order: clusters, then jobs, then the service, then the RayCronJob.
 func Objects(ns string) []client.Object {
 	return []client.Object{
 		elasticCluster(ns),
@@ -115,6 +125,7 @@ func Objects(ns string) []client.Object {
 		waitingJob(ns),
 		selectorJob(ns),
 		service(ns),
+		cronJob(ns),
 	}
 }
 
@@ -253,6 +264,8 @@ var (
 	// WaitingEntrypoint would run for a minute, if its cluster ever became
 	// ready.
 	WaitingEntrypoint = `sh -c 'echo "fine-tuning on 8 GPUs"; sleep 60; echo "done"'`
+	// CronEntrypoint is each run of CronJobName: about two seconds, exit 0.
+	CronEntrypoint = `sh -c 'echo "summing up the last minute"; sleep 1; echo "42 requests, 0 errors"; sleep 1; echo "report written"'`
 	// SelectorEntrypoint prints a line every five seconds for five hours.
 	SelectorEntrypoint = `sh -c 'i=0; while [ "$i" -lt 3600 ]; do i=$((i+1)); echo "batch $i: scored 512 rows"; sleep 5; done'`
 )
@@ -333,5 +346,27 @@ func service(ns string) *rayv1.RayService {
 				},
 			},
 		},
+	}
+}
+
+// cronJob is a RayCronJob that runs a small job every minute; each run
+// brings its own small cluster, deleted CronClusterTTLSeconds after the run
+// ends, and the run's RayJob goes CronJobTTLSeconds after it ends.
+func cronJob(ns string) *rayv1.RayCronJob {
+	spec := ownClusterJob(ns, CronJobName, "", CronEntrypoint).Spec
+	spec.ShutdownAfterJobFinishes = false
+	spec.TTLSecondsAfterFinished = 0
+	var rules []rayv1.DeletionRule
+	for _, st := range []rayv1.JobStatus{rayv1.JobStatusSucceeded, rayv1.JobStatusFailed} {
+		rules = append(rules,
+			rayv1.DeletionRule{Policy: rayv1.DeleteCluster, Condition: rayv1.DeletionCondition{JobStatus: ptr(st), TTLSeconds: CronClusterTTLSeconds}},
+			rayv1.DeletionRule{Policy: rayv1.DeleteSelf, Condition: rayv1.DeletionCondition{JobStatus: ptr(st), TTLSeconds: CronJobTTLSeconds}})
+	}
+	spec.DeletionStrategy = &rayv1.DeletionStrategy{DeletionRules: rules}
+	return &rayv1.RayCronJob{
+		ObjectMeta: meta(ns, CronJobName, fmt.Sprintf(
+			"runs a two-second job every minute (schedule %q): trigger it now, suspend it, or watch its runs come and go (each RayJob is deleted %d s after it ends)",
+			CronJobSchedule, CronJobTTLSeconds)),
+		Spec: rayv1.RayCronJobSpec{Schedule: CronJobSchedule, JobTemplate: spec},
 	}
 }

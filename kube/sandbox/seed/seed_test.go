@@ -44,6 +44,10 @@ func TestObjectsAreValid(t *testing.T) {
 			for _, e := range rayv1.ValidateRayService(o) {
 				errs = append(errs, e.Error())
 			}
+		case *rayv1.RayCronJob:
+			for _, e := range rayv1.ValidateRayCronJob(o) {
+				errs = append(errs, e.Error())
+			}
 		default:
 			t.Errorf("unexpected %T", obj)
 		}
@@ -51,8 +55,8 @@ func TestObjectsAreValid(t *testing.T) {
 			t.Errorf("%s is invalid: %s", key, strings.Join(errs, "; "))
 		}
 	}
-	if len(seen) != 10 {
-		t.Errorf("%d objects, want 10", len(seen))
+	if len(seen) != 11 {
+		t.Errorf("%d objects, want 11", len(seen))
 	}
 }
 
@@ -103,6 +107,8 @@ func TestOnlyTheGPUClusterDoesNotFit(t *testing.T) {
 			}
 		case *rayv1.RayService:
 			check(o.Name, &o.Spec.RayClusterSpec, "")
+		case *rayv1.RayCronJob:
+			check(o.Name, o.Spec.JobTemplate.RayClusterSpec, "")
 		}
 	}
 }
@@ -117,8 +123,8 @@ func TestSeedIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	created := len(logs)
-	if created != 11 { // the namespace and ten objects
-		t.Fatalf("first Seed logged %d creations, want 11: %v", created, logs)
+	if created != 12 { // the namespace and eleven objects
+		t.Fatalf("first Seed logged %d creations, want 12: %v", created, logs)
 	}
 	// A changed object is left alone on the second run.
 	rc := &rayv1.RayCluster{}
@@ -138,13 +144,14 @@ func TestSeedIsIdempotent(t *testing.T) {
 	counts := map[string]int{}
 	for kind, l := range map[string]client.ObjectList{
 		"RayCluster": &rayv1.RayClusterList{}, "RayJob": &rayv1.RayJobList{}, "RayService": &rayv1.RayServiceList{},
+		"RayCronJob": &rayv1.RayCronJobList{},
 	} {
 		if err := c.List(ctx, l, client.InNamespace("demo")); err != nil {
 			t.Fatal(err)
 		}
 		counts[kind] = apimeta.LenList(l)
 	}
-	if counts["RayCluster"] != 4 || counts["RayJob"] != 5 || counts["RayService"] != 1 {
+	if counts["RayCluster"] != 4 || counts["RayJob"] != 5 || counts["RayService"] != 1 || counts["RayCronJob"] != 1 {
 		t.Fatalf("counts %v", counts)
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "demo", Name: ClusterShared}, rc); err != nil {
