@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -70,6 +69,23 @@ func createCronJob(t *testing.T, cj *rayv1.RayCronJob, last time.Time) {
 	if err := cl.Status().Update(ctx, cj); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// dueYearly creates, in a new namespace and before any operator runs
+// there, a yearly RayCronJob (suspended RayJobs, mutate applied) last
+// scheduled yearsBack years before this year's tick, which is due: its
+// RayJob is the one to create, yearsBack-1 ticks are missed.
+func dueYearly(t *testing.T, name string, yearsBack int, mutate func(*rayv1.RayCronJob)) (ns string, cj *rayv1.RayCronJob, tick, last time.Time) {
+	t.Helper()
+	ns = newNamespace(t)
+	now := time.Now()
+	tick, last = newYear(now, 0), newYear(now, -yearsBack)
+	cj = testCronJob(ns, name, yearly, ptr.To("UTC"), true)
+	if mutate != nil {
+		mutate(cj)
+	}
+	createCronJob(t, cj, last)
+	return ns, cj, tick, last
 }
 
 func getCronJob(t *testing.T, ns, name string) *rayv1.RayCronJob {
@@ -289,11 +305,7 @@ func TestIntegrationCronJobCreatesTick(t *testing.T) {
 func TestIntegrationCronJobRestart(t *testing.T) {
 	needSandbox(t)
 	t.Parallel()
-	ns := newNamespace(t)
-	now := time.Now()
-	tick, before := newYear(now, 0), newYear(now, -2)
-	cj := testCronJob(ns, "yearly", yearly, ptr.To("UTC"), true)
-	createCronJob(t, cj, before)
+	ns, cj, tick, before := dueYearly(t, "yearly", 2, nil)
 	name := rayv1.CronJobTickName(cj.Name, tick)
 
 	first := &cronWire{ns: ns, refuseStatus: true}
@@ -334,12 +346,7 @@ func TestIntegrationCronJobRestart(t *testing.T) {
 func TestIntegrationCronJobSuspended(t *testing.T) {
 	needSandbox(t)
 	t.Parallel()
-	ns := newNamespace(t)
-	now := time.Now()
-	tick, before := newYear(now, 0), newYear(now, -1)
-	cj := testCronJob(ns, "paused", yearly, ptr.To("UTC"), true)
-	cj.Spec.Suspend = ptr.To(true)
-	createCronJob(t, cj, before)
+	ns, cj, tick, before := dueYearly(t, "paused", 1, func(cj *rayv1.RayCronJob) { cj.Spec.Suspend = ptr.To(true) })
 	startOperator(t, ns, nil)
 
 	waitCronEvent(t, ns, cj.Name, corev1.EventTypeNormal, rayv1.EventSuspendedRayCronJob, "no new RayJobs will be created")
@@ -352,7 +359,7 @@ func TestIntegrationCronJobSuspended(t *testing.T) {
 		t.Errorf("suspended, lastScheduleTime moved to %v", got)
 	}
 
-	updateCronJob(t, ns, cj.Name, func(cj *rayv1.RayCronJob) { cj.Spec.Suspend = ptr.To(false) })
+	patchCronJob(t, ns, cj.Name, func(cj *rayv1.RayCronJob) { cj.Spec.Suspend = ptr.To(false) })
 	waitLastSchedule(t, ns, cj.Name, tick)
 	if jobs := cronRayJobs(t, ns, cj.Name); len(jobs) != 1 || jobs[0].Name != rayv1.CronJobTickName(cj.Name, tick) {
 		t.Errorf("resumed: RayJobs %v, want the one of %s", jobNames(jobs), tick)
@@ -382,27 +389,20 @@ func TestIntegrationCronJobInvalidSchedule(t *testing.T) {
 		t.Errorf("invalid, it created %v", jobNames(jobs))
 	}
 
-	updateCronJob(t, ns, cj.Name, func(cj *rayv1.RayCronJob) { cj.Spec.Schedule = yearly })
+	patchCronJob(t, ns, cj.Name, func(cj *rayv1.RayCronJob) { cj.Spec.Schedule = yearly })
 	eventually(t, 60*time.Second, "ScheduleValid True after the fix", func() (bool, string) {
 		cond = meta.FindStatusCondition(getCronJob(t, ns, cj.Name).Status.Conditions, rayv1.RayCronJobScheduleValid)
 		return cond != nil && cond.Status == metav1.ConditionTrue, fmt.Sprintf("%+v", cond)
 	})
 }
 
-// updateCronJob applies f to a fresh copy and updates it, retrying
-// conflicts.
-func updateCronJob(t *testing.T, ns, name string, f func(*rayv1.RayCronJob)) {
+// patchCronJob applies f to a fresh copy and merge-patches the change.
+func patchCronJob(t *testing.T, ns, name string, f func(*rayv1.RayCronJob)) {
 	t.Helper()
-	for range 10 {
-		cj := getCronJob(t, ns, name)
-		f(cj)
-		err := cl.Update(context.Background(), cj)
-		if err == nil {
-			return
-		}
-		if !apierrors.IsConflict(err) {
-			t.Fatal(err)
-		}
+	cj := getCronJob(t, ns, name)
+	orig := cj.DeepCopy()
+	f(cj)
+	if err := cl.Patch(context.Background(), cj, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("too many conflicts updating", name)
 }
