@@ -11,6 +11,7 @@ import (
 
 	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/controller/raycluster"
+	"github.com/raydar/raydar/controller/raycronjob"
 	"github.com/raydar/raydar/controller/rayjob"
 	"github.com/raydar/raydar/controller/rayservice"
 
@@ -418,6 +419,9 @@ func (o *Operator) setupKinds(opts Options) error {
 	rs.SkipControllerNameValidation = rs.SkipControllerNameValidation || opts.SkipControllerNameValidation
 	if err := rayservice.SetupRayServiceReconciler(o.mgr, rs); err != nil {
 		return fmt.Errorf("RayService reconciler: %w", err)
+	}
+	if err := raycronjob.Setup(o.mgr, raycronjob.Options{Gate: o.gate, Local: time.Local}); err != nil {
+		return fmt.Errorf("RayCronJob reconciler: %w", err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/raydar/raydar/controller/kit"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -29,8 +30,9 @@ type Input struct {
 }
 
 // Plan is what the reconciler does, in order: create Create (AlreadyExists
-// counts as done: the tick was created before), write Status, emit Events,
-// look again after RequeueAfter.
+// counts as done: the tick was created before), emit Events (those of
+// Create only when it was created), write Status, look again after
+// RequeueAfter.
 type Plan struct {
 	// Create is the RayJob of the due tick; nil when nothing is due or its
 	// RayJob exists.
@@ -46,9 +48,28 @@ type Plan struct {
 
 // Event is a Kubernetes Event to emit on the RayCronJob.
 type Event struct {
-	Type    string // corev1.EventTypeNormal or corev1.EventTypeWarning
-	Reason  string
-	Message string
+	kit.Event
+	// Key, when set, names the state the Event describes (KeySuspended,
+	// KeyInvalid): Decide returns it on every pass while the state lasts,
+	// and the reconciler says it once (kit.Events.EmitOnce under Key),
+	// again when its message changes or once the state has ended and come
+	// back. An Event without a Key goes with Plan.Create: it is emitted
+	// once that RayJob was created, not when it already existed.
+	Key string
+}
+
+// The keys of the Events that describe a state (Event.Key).
+const (
+	KeySuspended = "suspended"
+	KeyInvalid   = "invalid"
+)
+
+// StateKeys are all the Event keys, for the reconciler to forget those a
+// Plan no longer says.
+var StateKeys = []string{KeySuspended, KeyInvalid}
+
+func event(typ, reason, action, msg, key string) Event {
+	return Event{Event: kit.Event{Type: typ, Reason: reason, Action: action, Message: msg}, Key: key}
 }
 
 // Decide is the RayCronJob reconciler's one decision. KubeRay v1.7.0's rules,
@@ -81,8 +102,8 @@ func Decide(in Input) Plan {
 	if errs := rayv1.ValidateRayCronJob(cj); len(errs) > 0 {
 		msg := errs.ToAggregate().Error()
 		changed = setValid(st, cj, metav1.ConditionFalse, invalidReason(errs), msg, in.Now)
-		p.Events = append(p.Events, Event{corev1.EventTypeWarning, rayv1.EventInvalidRayCronJobSpec,
-			fmt.Sprintf("%s/%s: %s", cj.Namespace, cj.Name, msg)})
+		p.Events = append(p.Events, event(corev1.EventTypeWarning, rayv1.EventInvalidRayCronJobSpec, "Validate",
+			fmt.Sprintf("%s/%s: %s", cj.Namespace, cj.Name, msg), KeyInvalid))
 		return withStatus(p, st, changed)
 	}
 	// A fixed spec turns an existing condition True; none is added for a
@@ -92,8 +113,8 @@ func Decide(in Input) Plan {
 	}
 
 	if cj.Spec.IsSuspended() {
-		p.Events = append(p.Events, Event{corev1.EventTypeNormal, rayv1.EventSuspendedRayCronJob,
-			"RayCronJob suspended, no new RayJobs will be created"})
+		p.Events = append(p.Events, event(corev1.EventTypeNormal, rayv1.EventSuspendedRayCronJob, "Suspend",
+			"RayCronJob suspended, no new RayJobs will be created", KeySuspended))
 		return withStatus(p, st, changed)
 	}
 
@@ -111,12 +132,12 @@ func Decide(in Input) Plan {
 	if !hasJob(in.Jobs, name) {
 		p.Create = rayv1.CronJobTickJob(cj, d.Latest)
 		if d.Skipped > 0 {
-			p.Events = append(p.Events, Event{corev1.EventTypeNormal, rayv1.EventSkippedMissedTicks,
+			p.Events = append(p.Events, event(corev1.EventTypeNormal, rayv1.EventSkippedMissedTicks, "Schedule",
 				fmt.Sprintf("skipped %s after %s; created a RayJob only for the latest, %s",
-					skippedTicks(d), from.UTC().Format(time.RFC3339), d.Latest.UTC().Format(time.RFC3339))})
+					skippedTicks(d), from.UTC().Format(time.RFC3339), d.Latest.UTC().Format(time.RFC3339)), ""))
 		}
-		p.Events = append(p.Events, Event{corev1.EventTypeNormal, rayv1.EventCreatedRayJob,
-			fmt.Sprintf("Created RayJob %s/%s for the tick at %s", cj.Namespace, name, d.Latest.UTC().Format(time.RFC3339))})
+		p.Events = append(p.Events, event(corev1.EventTypeNormal, rayv1.EventCreatedRayJob, "Create",
+			fmt.Sprintf("Created RayJob %s/%s for the tick at %s", cj.Namespace, name, d.Latest.UTC().Format(time.RFC3339)), ""))
 	}
 	if st.LastScheduleTime == nil || !st.LastScheduleTime.Time.Equal(d.Latest) {
 		st.LastScheduleTime = &metav1.Time{Time: d.Latest}

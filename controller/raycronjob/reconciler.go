@@ -1,0 +1,156 @@
+package raycronjob
+
+// The RayCronJob reconciler's registration with the manager (Setup:
+// watches) and Reconcile: kit.Loop's prologue, then observe, Decide, act.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	crevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/raydar/raydar/controller/kit"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// The RayCronJob reconciler's permissions (on top of the other kinds'; the
+// RayJobs it creates are reconciled by the RayJob reconciler). No
+// finalizer: its RayJobs go with it through their owner references.
+//
+// +kubebuilder:rbac:groups=ray.io,resources=raycronjobs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=ray.io,resources=raycronjobs/status,verbs=update;patch
+// +kubebuilder:rbac:groups=ray.io,resources=rayjobs,verbs=get;list;watch;create
+
+// ControllerName names the RayCronJob controller in logs and Events.
+const ControllerName = "raydar-raycronjob"
+
+// DefaultConcurrency is the number of RayCronJobs reconciled at once.
+const DefaultConcurrency = 2
+
+// Options configure Setup. The zero value is usable.
+type Options struct {
+	// Gate is the operator's other-operator gate; set by New.
+	Gate *kit.Gate
+	// Local is the time zone of a RayCronJob without spec.timeZone
+	// (KubeRay: the operator's); nil is time.Local.
+	Local *time.Location
+	// Concurrency is the number of RayCronJobs reconciled at once.
+	// Default DefaultConcurrency.
+	Concurrency int
+	// Now replaces time.Now (tests).
+	Now func() time.Time
+}
+
+// reconciler reconciles RayCronJobs.
+type reconciler struct {
+	client client.Client // reads from the shared cache, writes to the API server
+	api    client.Reader // live reads, after a write whose outcome is unknown
+	local  *time.Location
+	now    func() time.Time
+
+	// The kit: the Reconcile prologue (get, forget, read-your-writes, the
+	// other-operator gate, 409s), this process's writes (the RayJobs it
+	// created, its status writes), the status writer, say-once Events.
+	loop   *kit.Loop[*rayv1.RayCronJob]
+	exp    *kit.Expectations
+	status *kit.StatusWriter
+	events *kit.Events
+}
+
+// Setup adds the RayCronJob reconciler to mgr (normally
+// Operator.Manager(), so that it shares the cache and the leader
+// election). It watches RayCronJobs (spec, labels, annotations) and the
+// RayJobs they own (created and deleted: kit.ChildHandler, which also
+// tells the expectations what the cache shows). An API server that does
+// not serve RayCronJobs (KubeRay's CRDs before v1.7) gets no RayCronJob
+// reconciler, and the others run as before; a RayCronJob CRD installed
+// later is reconciled from the operator's next start.
+func Setup(mgr manager.Manager, opts Options) error {
+	gk := schema.GroupKind{Group: rayv1.GroupVersion.Group, Kind: rayv1.KindRayCronJob}
+	if _, err := mgr.GetRESTMapper().RESTMapping(gk, rayv1.GroupVersion.Version); err != nil {
+		if meta.IsNoMatchError(err) {
+			mgr.GetLogger().Info("the API server serves no RayCronJobs (no RayCronJob CRD): not reconciling them")
+			return nil
+		}
+		return fmt.Errorf("controller: looking up RayCronJobs: %w", err)
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Local == nil {
+		opts.Local = time.Local
+	}
+	r := &reconciler{client: mgr.GetClient(), api: mgr.GetAPIReader(), local: opts.Local, now: opts.Now,
+		events: kit.NewEvents(mgr.GetEventRecorder(ControllerName))}
+	r.exp = kit.NewExpectations(kit.DefaultExpectationTTL, func() time.Time { return r.now() })
+	r.status = kit.NewStatusWriter(r.client, r.exp)
+	r.loop = &kit.Loop[*rayv1.RayCronJob]{
+		Cache: r.client, API: r.api, New: func() *rayv1.RayCronJob { return &rayv1.RayCronJob{} },
+		Exp: r.exp, Events: r.events, Status: r.status, Gate: opts.Gate,
+		Noun: "RayCronJob", ManagedBy: gateManagedBy,
+	}
+
+	h := &kit.ChildHandler{Exp: r.exp, Owner: kit.ControllerOwner(rayv1.KindRayCronJob, rayv1.GroupVersion.String())}
+	// Decide reads only which RayJobs exist: their updates are not watched.
+	createdOrDeleted := predicate.Funcs{UpdateFunc: func(crevent.UpdateEvent) bool { return false }}
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named("raycronjob").
+		For(&rayv1.RayCronJob{}, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&rayv1.RayJob{}, h, builder.WithPredicates(createdOrDeleted)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency}).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("controller: building the RayCronJob controller: %w", err)
+	}
+	return nil
+}
+
+// Reconcile implements reconcile.Reconciler: the kit's prologue, then one
+// pass.
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return r.loop.Reconcile(ctx, req, r.reconcileOnce)
+}
+
+func (r *reconciler) reconcileOnce(ctx context.Context, cj *rayv1.RayCronJob) (ctrl.Result, error) {
+	in, err := r.observe(ctx, cj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.act(ctx, cj, Decide(in))
+}
+
+// gateManagedBy is what the other-operator gate reads as a RayCronJob's
+// spec.managedBy. KubeRay's RayCronJob has none, and KubeRay v1.7's
+// RayCronJob controller (behind its RayCronJob feature gate) schedules
+// every RayCronJob, so a RayCronJob is gated as an object whose managedBy
+// is unset: raydar schedules it unless a KubeRay operator runs. It opts in
+// to raydar the way the RayJobs it creates do, through its jobTemplate:
+// spec.jobTemplate.managedBy raydar.io/raydar, or kueue.x-k8s.io/multikueue
+// with the annotation raydar.io/managed-by-raydar: "true" on the
+// RayCronJob. Any other jobTemplate.managedBy names who runs the RayJobs,
+// not who creates them, and counts as unset. Should both operators
+// schedule one RayCronJob, a tick is still made once: both name its RayJob
+// rayv1.CronJobTickName, and the second create is AlreadyExists.
+func gateManagedBy(cj *rayv1.RayCronJob) *string {
+	mb := cj.Spec.JobTemplate.ManagedBy
+	switch {
+	case rayv1.IsManagedBy(mb, rayv1.ManagedByRaydar):
+		return mb
+	case rayv1.IsManagedBy(mb, rayv1.MultiKueueController) && cj.Annotations[rayv1.ManagedByRaydarAnnotationKey] == "true":
+		return mb
+	}
+	return nil
+}
