@@ -1,12 +1,10 @@
 package controller
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/controller/rayservice"
 	"github.com/raydar/raydar/kube/raydash"
-	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -37,8 +35,3 @@ func ServeProxyCheckerFromAddressBook(book ServeProxyAddressBook) ServeProxyChec
 // HeadServiceName is the name of a RayCluster's head Service.
 func HeadServiceName(rc *rayv1.RayCluster) string { return kit.HeadServiceName(rc) }
 
-// NewScheme returns scheme.New().
-//
-// Deprecated: use github.com/raydar/raydar/rayapi/scheme.New; kept only
-// until kube/sandbox/seed stops calling it.
-func NewScheme() *runtime.Scheme { return scheme.New() }

@@ -2,7 +2,7 @@
 // kinds, replacing KubeRay's operator: one controller-runtime manager (one
 // shared informer cache, which the TUI reads too), leader election among
 // raydar processes (leader.go), the detection of another operator (KubeRay)
-// in the cluster, and one Options for all three kinds (operator.go).
+// in the cluster, and one Options for all four kinds (operator.go).
 //
 // Each kind has its own package, with the same shape (observe -> decide, a
 // pure function to a plan -> act, idempotent writes) and the same file
@@ -13,9 +13,11 @@
 //   - controller/rayjob: RayJob (its RayCluster, submitter Job, dashboard
 //     submission and the exactly-once stop);
 //   - controller/rayservice: RayService (its clusters, zero-downtime
-//     upgrades, head and serve Services, Serve applications).
+//     upgrades, head and serve Services, Serve applications);
+//   - controller/raycronjob: RayCronJob (a RayJob per schedule tick, made
+//     once across restarts; the schedule's words and next run).
 //
-// controller/kit is what all three share, each mechanism once: the
+// controller/kit is what all four share, each mechanism once: the
 // Reconcile prologue and 409 handling (kit.Loop), read-your-writes
 // (kit.Expectations), the status writer with coalescing
 // (kit.StatusWriter), say-once Events (kit.Events), refusals, the

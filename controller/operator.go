@@ -139,8 +139,8 @@ type Operator struct {
 	ns   string
 }
 
-// New builds an Operator for all three kinds (RayCluster, RayJob,
-// RayService) on one manager, cache and leader election; Start runs it.
+// New builds an Operator for all four kinds (RayCluster, RayJob,
+// RayService, RayCronJob) on one manager, cache and leader election; Start runs it.
 func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if cfg == nil {
 		return nil, errors.New("controller: nil rest.Config")
