@@ -1,7 +1,6 @@
 package controller
 
 import (
-
 	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/controller/rayservice"
 	"github.com/raydar/raydar/kube/raydash"
@@ -34,4 +33,3 @@ func ServeProxyCheckerFromAddressBook(book ServeProxyAddressBook) ServeProxyChec
 
 // HeadServiceName is the name of a RayCluster's head Service.
 func HeadServiceName(rc *rayv1.RayCluster) string { return kit.HeadServiceName(rc) }
-
