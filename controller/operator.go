@@ -128,7 +128,7 @@ type Options struct {
 	// New fills in what all kinds share (the gate, Namespaces,
 	// ClusterDomain, Dashboards, probe injection, name validation).
 	RayJob     rayjob.RayJobOptions
-	RayService rayservice.RayServiceOptions
+	RayService rayservice.Options
 }
 
 // Operator is raydar's reconcile loop for RayClusters, on a
@@ -441,7 +441,7 @@ func (o *Operator) setupKinds(opts Options) error {
 	rs.Gate, rs.Dashboards, rs.ProxyChecker, rs.Namespaces, rs.ClusterDomain = o.gate, dash, proxies, opts.Namespaces, opts.ClusterDomain
 	rs.DisableProbeInjection = opts.DisableProbeInjection
 	rs.SkipControllerNameValidation = rs.SkipControllerNameValidation || opts.SkipControllerNameValidation
-	if err := rayservice.SetupRayServiceReconciler(o.mgr, rs); err != nil {
+	if err := rayservice.Setup(o.mgr, rs); err != nil {
 		return fmt.Errorf("RayService reconciler: %w", err)
 	}
 	return nil

@@ -5,7 +5,7 @@ package rayservice
 // always stored, empty ones as {"rayClusterStatus":{"desiredCPU":"0",...}}.
 // raydar writes a JSON merge patch, which leaves out whatever did not
 // change: an empty activeServiceStatus that was never stored would stay
-// absent. rsStatusPatch therefore always carries both in full, with the
+// absent. statusPatch therefore always carries both in full, with the
 // merge patch's deletions (nulls) laid over them.
 
 import (
@@ -17,10 +17,10 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// rsStatusPatch is the merge patch from orig to obj (both with their
+// statusPatch is the merge patch from orig to obj (both with their
 // status), with status.activeServiceStatus and status.pendingServiceStatus
 // always present in full.
-func rsStatusPatch(orig, obj *rayv1.RayService) (client.Patch, error) {
+func statusPatch(orig, obj *rayv1.RayService) (client.Patch, error) {
 	data, err := client.MergeFrom(orig).Data(obj)
 	if err != nil {
 		return nil, err

@@ -63,19 +63,19 @@ import (
 // +kubebuilder:rbac:groups="",resources=services/proxy,verbs=get;create
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 
-// RayServiceControllerName names the RayService controller in logs and Events.
-const RayServiceControllerName = "raydar-rayservice"
+// ControllerName names the RayService controller in logs and Events.
+const ControllerName = "raydar-rayservice"
 
-// Defaults of RayServiceOptions.
+// Defaults of Options.
 const (
-	DefaultRayServiceConcurrency          = 4
-	DefaultRayServiceStatusCoalesceWindow = 2 * time.Second
-	DefaultRayServiceCarriedRefresh       = 30 * time.Second
+	DefaultConcurrency          = 4
+	DefaultStatusCoalesceWindow = 2 * time.Second
+	DefaultCarriedRefresh       = 30 * time.Second
 )
 
-// RayServiceOptions configure the RayService reconciler. The zero value is
+// Options configure the RayService reconciler. The zero value is
 // usable.
-type RayServiceOptions struct {
+type Options struct {
 	// Dashboards and ProxyChecker: set by New from Options.Dashboards and
 	// Options.ServeProxyChecker.
 	Dashboards   raydash.Resolver
@@ -111,11 +111,11 @@ type RayServiceOptions struct {
 	Now func() time.Time
 }
 
-// SetupRayServiceReconciler adds the RayService reconciler to a manager
+// Setup adds the RayService reconciler to a manager
 // (usually op.Manager() of the RayCluster Operator, so that both share one
 // cache and one leader election).
-func SetupRayServiceReconciler(mgr manager.Manager, opts RayServiceOptions) error {
-	cfg := defaultRSConfig()
+func Setup(mgr manager.Manager, opts Options) error {
+	cfg := defaultConfig()
 	g := opts.Gate
 	namespaces := opts.Namespaces
 	skipNames := opts.SkipControllerNameValidation
@@ -131,13 +131,13 @@ func SetupRayServiceReconciler(mgr manager.Manager, opts RayServiceOptions) erro
 		cfg.UnreachableGrace = opts.UnreachableGrace
 	}
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = DefaultRayServiceConcurrency
+		opts.Concurrency = DefaultConcurrency
 	}
 	if opts.StatusCoalesceWindow == 0 {
-		opts.StatusCoalesceWindow = DefaultRayServiceStatusCoalesceWindow
+		opts.StatusCoalesceWindow = DefaultStatusCoalesceWindow
 	}
 	if opts.CarriedStatusRefresh <= 0 {
-		opts.CarriedStatusRefresh = DefaultRayServiceCarriedRefresh
+		opts.CarriedStatusRefresh = DefaultCarriedRefresh
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -184,15 +184,15 @@ func SetupRayServiceReconciler(mgr manager.Manager, opts RayServiceOptions) erro
 		return err
 	}
 
-	r := &rayServiceReconciler{
+	r := &reconciler{
 		client: mgr.GetClient(), api: mgr.GetAPIReader(), slices: slices,
-		recorder: mgr.GetEventRecorder(RayServiceControllerName),
+		recorder: mgr.GetEventRecorder(ControllerName),
 		dash:     opts.Dashboards, proxy: opts.ProxyChecker, gate: g, cfg: cfg,
 		coalesce: opts.StatusCoalesceWindow, carriedRefresh: opts.CarriedStatusRefresh,
 		now: opts.Now, newSuffix: kit.RandomSuffix,
-		probes: map[types.UID]*rsProbe{}, subs: map[types.UID]*rsSubmission{},
-		written: map[types.UID]*rsWritten{}, dirty: map[types.UID]time.Time{}, carriedDirty: map[types.UID]time.Time{},
-		skipped: map[types.UID]string{}, overlay: newRSOverlay(),
+		probes: map[types.UID]*serveProbe{}, subs: map[types.UID]*submission{},
+		written: map[types.UID]*writtenStatus{}, dirty: map[types.UID]time.Time{}, carriedDirty: map[types.UID]time.Time{},
+		skipped: map[types.UID]string{}, overlay: newOwnWrites(),
 		uids: map[types.NamespacedName]types.UID{}, clustersOf: map[types.UID]map[types.UID]bool{},
 	}
 
@@ -223,8 +223,8 @@ func SetupRayServiceReconciler(mgr manager.Manager, opts RayServiceOptions) erro
 	return nil
 }
 
-// rayServiceReconciler reconciles RayServices.
-type rayServiceReconciler struct {
+// reconciler reconciles RayServices.
+type reconciler struct {
 	client         client.Client // reads from the shared cache, writes to the API server
 	api            client.Reader
 	slices         client.Reader // the Services of RayServices and the EndpointSlices of serve Services
@@ -232,33 +232,33 @@ type rayServiceReconciler struct {
 	dash           raydash.Resolver
 	proxy          ServeProxyChecker
 	gate           *kit.Gate
-	cfg            rsConfig
+	cfg            config
 	coalesce       time.Duration
 	carriedRefresh time.Duration
 	now            func() time.Time
 	newSuffix      func() string
-	overlay        *rsOverlay
+	overlay        *ownWrites
 
 	mu           sync.Mutex
-	probes       map[types.UID]*rsProbe      // cluster UID → latest probe
-	subs         map[types.UID]*rsSubmission // cluster UID → latest submission
-	written      map[types.UID]*rsWritten    // RayService UID → our last status write
-	dirty        map[types.UID]time.Time     // RayService UID → since when its status differs materially
-	carriedDirty map[types.UID]time.Time     // … differs only in what is carried
-	skipped      map[types.UID]string        // RayService UID → reason told in an Event
+	probes       map[types.UID]*serveProbe    // cluster UID → latest probe
+	subs         map[types.UID]*submission    // cluster UID → latest submission
+	written      map[types.UID]*writtenStatus // RayService UID → our last status write
+	dirty        map[types.UID]time.Time      // RayService UID → since when its status differs materially
+	carriedDirty map[types.UID]time.Time      // … differs only in what is carried
+	skipped      map[types.UID]string         // RayService UID → reason told in an Event
 	// uids and clustersOf let a RayService that is gone be forgotten.
 	uids       map[types.NamespacedName]types.UID
 	clustersOf map[types.UID]map[types.UID]bool
 }
 
-// rsWritten is a status this process wrote, until the cache shows it.
-type rsWritten struct {
+// writtenStatus is a status this process wrote, until the cache shows it.
+type writtenStatus struct {
 	staleRV string
 	status  rayv1.RayServiceStatuses
 }
 
 // podToRayService maps a Ray pod to the RayService owning its cluster.
-func (r *rayServiceReconciler) podToRayService(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r *reconciler) podToRayService(ctx context.Context, obj client.Object) []reconcile.Request {
 	name := obj.GetLabels()[rayv1.RayClusterLabelKey]
 	if name == "" {
 		return nil
@@ -279,7 +279,7 @@ func (r *rayServiceReconciler) podToRayService(ctx context.Context, obj client.O
 }
 
 // Reconcile implements reconcile.Reconciler.
-func (r *rayServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rs := &rayv1.RayService{}
 	if err := r.client.Get(ctx, req.NamespacedName, rs); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -296,12 +296,12 @@ func (r *rayServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	p := decideRayService(obs)
+	p := decide(obs)
 	return r.act(ctx, obs, p)
 }
 
 // forget drops what memory holds about a RayService that is gone.
-func (r *rayServiceReconciler) forget(nn types.NamespacedName) {
+func (r *reconciler) forget(nn types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	uid, ok := r.uids[nn]
@@ -322,7 +322,7 @@ func (r *rayServiceReconciler) forget(nn types.NamespacedName) {
 
 // noteClusters records the RayService's clusters and forgets the probes
 // and submissions of those that are gone.
-func (r *rayServiceReconciler) noteClusters(rs *rayv1.RayService, clusters []*rayv1.RayCluster) {
+func (r *reconciler) noteClusters(rs *rayv1.RayService, clusters []*rayv1.RayCluster) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := map[types.UID]bool{}
@@ -342,7 +342,7 @@ func (r *rayServiceReconciler) noteClusters(rs *rayv1.RayService, clusters []*ra
 
 // readYourStatus lays our last status write over a cache that has not
 // shown it yet.
-func (r *rayServiceReconciler) readYourStatus(rs *rayv1.RayService) {
+func (r *reconciler) readYourStatus(rs *rayv1.RayService) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	w, ok := r.written[rs.UID]
@@ -358,7 +358,7 @@ func (r *rayServiceReconciler) readYourStatus(rs *rayv1.RayService) {
 
 // skipReason says why raydar leaves rs alone: its spec.managedBy names
 // another controller, or a KubeRay operator runs (the Operator's gate).
-func (r *rayServiceReconciler) skipReason(rs *rayv1.RayService) string {
+func (r *reconciler) skipReason(rs *rayv1.RayService) string {
 	probe := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Annotations: rs.Annotations}, Spec: rayv1.RayClusterSpec{ManagedBy: rs.Spec.ManagedBy}}
 	var why string
 	if r.gate != nil {
@@ -370,10 +370,10 @@ func (r *rayServiceReconciler) skipReason(rs *rayv1.RayService) string {
 }
 
 // observe reads what decide needs.
-func (r *rayServiceReconciler) observe(ctx context.Context, rs *rayv1.RayService) (*rsObserved, error) {
+func (r *reconciler) observe(ctx context.Context, rs *rayv1.RayService) (*observed, error) {
 	now := r.now()
-	o := &rsObserved{Service: rs, Now: now, NewSuffix: r.newSuffix, Config: r.cfg, Pods: map[string][]*corev1.Pod{},
-		Probes: map[string]*rsProbe{}, Submissions: map[string]*rsSubmission{}}
+	o := &observed{Service: rs, Now: now, NewSuffix: r.newSuffix, Config: r.cfg, Pods: map[string][]*corev1.Pod{},
+		Probes: map[string]*serveProbe{}, Submissions: map[string]*submission{}}
 	if rs.DeletionTimestamp != nil {
 		return o, nil
 	}
@@ -390,7 +390,7 @@ func (r *rayServiceReconciler) observe(ctx context.Context, rs *rayv1.RayService
 	}
 	var cached []*rayv1.RayCluster
 	for i := range list.Items {
-		if rsOwnedBy(&list.Items[i], rs) {
+		if ownedBy(&list.Items[i], rs) {
 			cached = append(cached, &list.Items[i])
 		}
 	}
@@ -436,7 +436,7 @@ func (r *rayServiceReconciler) observe(ctx context.Context, rs *rayv1.RayService
 		if c.DeletionTimestamp != nil || c.UID == "" {
 			continue
 		}
-		if _, retiring := rsDeleteAfter(c); retiring && c.Name != activeName {
+		if _, retiring := deleteAfter(c); retiring && c.Name != activeName {
 			continue
 		}
 		r.mu.Lock()
@@ -444,7 +444,7 @@ func (r *rayServiceReconciler) observe(ctx context.Context, rs *rayv1.RayService
 			o.Submissions[c.Name] = s
 		}
 		r.mu.Unlock()
-		head := rsHeadPod(o.Pods[c.Name])
+		head := headPod(o.Pods[c.Name])
 		if head == nil || !kit.IsRunningAndReady(head) {
 			continue
 		}
@@ -461,7 +461,7 @@ func (r *rayServiceReconciler) observe(ctx context.Context, rs *rayv1.RayService
 	return o, nil
 }
 
-func (r *rayServiceReconciler) getService(ctx context.Context, ns, name string, now time.Time) (*corev1.Service, error) {
+func (r *reconciler) getService(ctx context.Context, ns, name string, now time.Time) (*corev1.Service, error) {
 	svc := &corev1.Service{}
 	err := r.slices.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc)
 	switch {
@@ -477,7 +477,7 @@ func (r *rayServiceReconciler) getService(ctx context.Context, ns, name string, 
 // Service's EndpointSlices (kube-controller-manager's EndpointSlice
 // controller maintains them; the sandbox runs it). An endpoint without a
 // ready condition counts as ready, as the API says.
-func (r *rayServiceReconciler) countServeEndpoints(ctx context.Context, svc *corev1.Service) (int32, error) {
+func (r *reconciler) countServeEndpoints(ctx context.Context, svc *corev1.Service) (int32, error) {
 	list := &discoveryv1.EndpointSliceList{}
 	if err := r.slices.List(ctx, list, client.InNamespace(svc.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: svc.Name}); err != nil {
 		return 0, fmt.Errorf("listing the EndpointSlices of Service %s: %w", svc.Name, err)
@@ -499,16 +499,16 @@ func (r *rayServiceReconciler) countServeEndpoints(ctx context.Context, svc *cor
 }
 
 // probe returns the cluster's latest Serve probe, taking a new one when the
-// last is stale (see rsProbeInterval), the head pod changed, or a
+// last is stale (see probeInterval), the head pod changed, or a
 // submission was made since.
-func (r *rayServiceReconciler) probe(ctx context.Context, rc *rayv1.RayCluster, head *corev1.Pod, pods []*corev1.Pod, active bool, now time.Time) *rsProbe {
+func (r *reconciler) probe(ctx context.Context, rc *rayv1.RayCluster, head *corev1.Pod, pods []*corev1.Pod, active bool, now time.Time) *serveProbe {
 	r.mu.Lock()
 	last := r.probes[rc.UID]
 	r.mu.Unlock()
-	if last != nil && last.HeadUID == string(head.UID) && last.Active == active && now.Before(last.At.Add(rsProbeInterval(last, r.cfg))) {
+	if last != nil && last.HeadUID == string(head.UID) && last.Active == active && now.Before(last.At.Add(probeInterval(last, r.cfg))) {
 		return last
 	}
-	pr := &rsProbe{At: now, HeadUID: string(head.UID), Active: active}
+	pr := &serveProbe{At: now, HeadUID: string(head.UID), Active: active}
 	details, err := r.serveDetails(ctx, rc)
 	if err != nil {
 		pr.Err = err.Error()
@@ -529,7 +529,7 @@ func (r *rayServiceReconciler) probe(ctx context.Context, rc *rayv1.RayCluster, 
 	return pr
 }
 
-func (r *rayServiceReconciler) serveDetails(ctx context.Context, rc *rayv1.RayCluster) (*dashboard.ServeDetails, error) {
+func (r *reconciler) serveDetails(ctx context.Context, rc *rayv1.RayCluster) (*dashboard.ServeDetails, error) {
 	dc, err := r.dash.ClientFor(ctx, rc)
 	if err != nil {
 		return nil, err
@@ -539,8 +539,8 @@ func (r *rayServiceReconciler) serveDetails(ctx context.Context, rc *rayv1.RayCl
 
 // checkProxies checks the Serve proxy of every Running and Ready pod, a few
 // at a time.
-func (r *rayServiceReconciler) checkProxies(ctx context.Context, rc *rayv1.RayCluster, pods []*corev1.Pod) map[string]rsProxyHealth {
-	out := map[string]rsProxyHealth{}
+func (r *reconciler) checkProxies(ctx context.Context, rc *rayv1.RayCluster, pods []*corev1.Pod) map[string]proxyHealth {
+	out := map[string]proxyHealth{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
@@ -556,7 +556,7 @@ func (r *rayServiceReconciler) checkProxies(ctx context.Context, rc *rayv1.RayCl
 			cctx, cancel := context.WithTimeout(ctx, dashboard.DefaultTimeout)
 			err := r.proxy.CheckServeProxy(cctx, rc, pod)
 			cancel()
-			h := rsProxyHealth{Healthy: err == nil}
+			h := proxyHealth{Healthy: err == nil}
 			if err != nil {
 				h.Err = err.Error()
 			}
@@ -569,7 +569,7 @@ func (r *rayServiceReconciler) checkProxies(ctx context.Context, rc *rayv1.RayCl
 	return out
 }
 
-func (r *rayServiceReconciler) forgetProbe(uid types.UID) {
+func (r *reconciler) forgetProbe(uid types.UID) {
 	r.mu.Lock()
 	delete(r.probes, uid)
 	r.mu.Unlock()
@@ -578,7 +578,7 @@ func (r *rayServiceReconciler) forgetProbe(uid types.UID) {
 // act applies the plan. Every write is idempotent: cluster names are chosen
 // before the request, deletions carry a UID precondition, submissions of an
 // unchanged config change nothing in Ray.
-func (r *rayServiceReconciler) act(ctx context.Context, obs *rsObserved, p *rsPlan) (ctrl.Result, error) {
+func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Result, error) {
 	rs := obs.Service
 	logger := log.FromContext(ctx)
 	now := obs.Now
@@ -608,7 +608,7 @@ func (r *rayServiceReconciler) act(ctx context.Context, obs *rsObserved, p *rsPl
 		r.overlay.expectCluster(c, now)
 		if err := r.client.Create(ctx, c); err != nil && !apierrors.IsAlreadyExists(err) {
 			r.overlay.forgetCluster(c)
-			r.recorder.Eventf(rs, nil, corev1.EventTypeWarning, reasonRSClusterCreateFailed, "Create", "Creating RayCluster %s failed: %v", c.Name, err)
+			r.recorder.Eventf(rs, nil, corev1.EventTypeWarning, reasonClusterCreateFailed, "Create", "Creating RayCluster %s failed: %v", c.Name, err)
 			fail(fmt.Errorf("creating RayCluster %s: %w", c.Name, err))
 		} else if err == nil {
 			r.overlay.createdCluster(c, now)
@@ -623,7 +623,7 @@ func (r *rayServiceReconciler) act(ctx context.Context, obs *rsObserved, p *rsPl
 			continue
 		}
 		r.overlay.updatedCluster(prev, obj, now)
-		r.recorder.Eventf(rs, obj, corev1.EventTypeNormal, reasonRSClusterUpdated, "Update", "Updated RayCluster %s in place: %s", obj.Name, strings.Join(u.What, ", "))
+		r.recorder.Eventf(rs, obj, corev1.EventTypeNormal, reasonClusterUpdated, "Update", "Updated RayCluster %s in place: %s", obj.Name, strings.Join(u.What, ", "))
 	}
 
 	submitted := false
@@ -663,7 +663,7 @@ func (r *rayServiceReconciler) act(ctx context.Context, obs *rsObserved, p *rsPl
 		switch {
 		case err == nil:
 			r.overlay.wroteService(s, "", now)
-			r.recorder.Eventf(rs, nil, corev1.EventTypeNormal, reasonRSServiceCreated, "Create", "Created Service %s selecting RayCluster %s", s.Name, s.Spec.Selector[rayv1.RayClusterLabelKey])
+			r.recorder.Eventf(rs, nil, corev1.EventTypeNormal, reasonServiceCreated, "Create", "Created Service %s selecting RayCluster %s", s.Name, s.Spec.Selector[rayv1.RayClusterLabelKey])
 		case apierrors.IsAlreadyExists(err):
 			servicesOK = false
 		default:
@@ -699,7 +699,7 @@ func (r *rayServiceReconciler) act(ctx context.Context, obs *rsObserved, p *rsPl
 		case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
 			r.overlay.deletedCluster(d.Cluster, now)
 			if err == nil {
-				r.recorder.Eventf(rs, nil, corev1.EventTypeNormal, reasonRSClusterDeleted, "Delete", "Deleted RayCluster %s: %s", d.Cluster.Name, d.Reason)
+				r.recorder.Eventf(rs, nil, corev1.EventTypeNormal, reasonClusterDeleted, "Delete", "Deleted RayCluster %s: %s", d.Cluster.Name, d.Reason)
 			}
 		default:
 			fail(fmt.Errorf("deleting RayCluster %s: %w", d.Cluster.Name, err))
@@ -735,7 +735,7 @@ func (r *rayServiceReconciler) act(ctx context.Context, obs *rsObserved, p *rsPl
 
 // submit sends the serve config to a cluster and, once the dashboard took
 // it, records its hash on the cluster.
-func (r *rayServiceReconciler) submit(ctx context.Context, rs *rayv1.RayService, s rsSubmit, now time.Time) error {
+func (r *reconciler) submit(ctx context.Context, rs *rayv1.RayService, s submitStep, now time.Time) error {
 	rc := s.Cluster
 	defer r.forgetProbe(rc.UID) // look again at once
 	dc, err := r.dash.ClientFor(ctx, rc)
@@ -744,7 +744,7 @@ func (r *rayServiceReconciler) submit(ctx context.Context, rs *rayv1.RayService,
 	}
 	r.mu.Lock()
 	last := r.subs[rc.UID]
-	rec := &rsSubmission{Hash: s.Config.Hash, At: now}
+	rec := &submission{Hash: s.Config.Hash, At: now}
 	switch {
 	case err == nil:
 	case errors.Is(err, dashboard.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
@@ -762,19 +762,19 @@ func (r *rayServiceReconciler) submit(ctx context.Context, rs *rayv1.RayService,
 	r.mu.Unlock()
 	if err != nil {
 		if rec.Attempts == 1 {
-			r.recorder.Eventf(rs, rc, corev1.EventTypeWarning, reasonRSServeRejected, "Submit",
+			r.recorder.Eventf(rs, rc, corev1.EventTypeWarning, reasonServeRejected, "Submit",
 				"The Ray dashboard of RayCluster %s rejected serveConfigV2: %v", rc.Name, err)
 		}
 		return nil // reported in the status; retried with back-off
 	}
-	r.recorder.Eventf(rs, rc, corev1.EventTypeNormal, reasonRSServeSubmitted, "Submit",
+	r.recorder.Eventf(rs, rc, corev1.EventTypeNormal, reasonServeSubmitted, "Submit",
 		"Submitted serveConfigV2 (%s) to RayCluster %s: %s", strings.Join(s.Config.Apps, ", "), rc.Name, s.Why)
 	h := s.Config.Hash
-	return r.annotate(ctx, rc, map[string]*string{RsServeConfigHashKey: &h}, now)
+	return r.annotate(ctx, rc, map[string]*string{ServeConfigHashKey: &h}, now)
 }
 
 // annotate merge-patches a cluster's annotations (nil values remove).
-func (r *rayServiceReconciler) annotate(ctx context.Context, rc *rayv1.RayCluster, set map[string]*string, now time.Time) error {
+func (r *reconciler) annotate(ctx context.Context, rc *rayv1.RayCluster, set map[string]*string, now time.Time) error {
 	if rc.UID == "" {
 		return nil // not created yet
 	}
@@ -802,15 +802,15 @@ func (r *rayServiceReconciler) annotate(ctx context.Context, rc *rayv1.RayCluste
 // once; other material changes are held for up to the coalesce window;
 // changes of what is only carried (the clusters' status copies) are held
 // for the carried refresh period. It returns when a held change is due.
-func (r *rayServiceReconciler) writeStatus(ctx context.Context, rs *rayv1.RayService, status rayv1.RayServiceStatuses, urgent bool, now time.Time) (time.Duration, error) {
+func (r *reconciler) writeStatus(ctx context.Context, rs *rayv1.RayService, status rayv1.RayServiceStatuses, urgent bool, now time.Time) (time.Duration, error) {
 	r.mu.Lock()
-	if rsStatusEqual(rs.Status, status) {
+	if statusEqual(rs.Status, status) {
 		delete(r.dirty, rs.UID)
 		delete(r.carriedDirty, rs.UID)
 		r.mu.Unlock()
 		return 0, nil
 	}
-	material := !rsStatusMaterialEqual(rs.Status, status)
+	material := !statusMaterialEqual(rs.Status, status)
 	if !material {
 		delete(r.dirty, rs.UID)
 		since, ok := r.carriedDirty[rs.UID]
@@ -843,7 +843,7 @@ func (r *rayServiceReconciler) writeStatus(ctx context.Context, rs *rayv1.RaySer
 	t := metav1.NewTime(now)
 	status.LastUpdateTime = &t
 	obj.Status = status
-	patch, err := rsStatusPatch(orig, obj)
+	patch, err := statusPatch(orig, obj)
 	if err != nil {
 		return 0, err
 	}
@@ -851,13 +851,13 @@ func (r *rayServiceReconciler) writeStatus(ctx context.Context, rs *rayv1.RaySer
 		return 0, err
 	}
 	r.mu.Lock()
-	r.written[rs.UID] = &rsWritten{staleRV: prev, status: *obj.Status.DeepCopy()}
+	r.written[rs.UID] = &writtenStatus{staleRV: prev, status: *obj.Status.DeepCopy()}
 	r.mu.Unlock()
 	return 0, nil
 }
 
 // noteSkip tells once, in an Event, why raydar leaves a RayService alone.
-func (r *rayServiceReconciler) noteSkip(ctx context.Context, obs *rsObserved) {
+func (r *reconciler) noteSkip(ctx context.Context, obs *observed) {
 	rs := obs.Service
 	if obs.SkipReason == "" {
 		return

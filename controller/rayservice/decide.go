@@ -3,8 +3,8 @@ package rayservice
 // RayService decide: a pure function from what was observed (the
 // RayService, its clusters and their pods, its Services, the serve
 // endpoints, what each cluster's dashboard and Serve proxies answered) to a
-// plan. No I/O, no clock and no randomness except through rsObserved.Now
-// and rsObserved.NewSuffix.
+// plan. No I/O, no clock and no randomness except through observed.Now
+// and observed.NewSuffix.
 
 import (
 	"fmt"
@@ -22,8 +22,8 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// rsConfig holds the RayService reconciler's timings and build settings.
-type rsConfig struct {
+// config holds the RayService reconciler's timings and build settings.
+type config struct {
 	Build raycluster.BuildConfig
 	// DeployPoll is how often a cluster's Serve status is read while
 	// something is in motion (applications deploying, a submission made, a
@@ -45,8 +45,8 @@ type rsConfig struct {
 	SubmitBackoff time.Duration
 }
 
-func defaultRSConfig() rsConfig {
-	return rsConfig{
+func defaultConfig() config {
+	return config{
 		Build:            raycluster.DefaultBuildConfig(),
 		DeployPoll:       time.Second,
 		SteadyPoll:       10 * time.Second,
@@ -57,9 +57,9 @@ func defaultRSConfig() rsConfig {
 	}
 }
 
-// rsProbe is what one look at a cluster's Serve returned: the dashboard's
+// serveProbe is what one look at a cluster's Serve returned: the dashboard's
 // applications and, once Serve runs, the health of each ready pod's proxy.
-type rsProbe struct {
+type serveProbe struct {
 	At      time.Time
 	HeadUID string
 	// OK: the dashboard answered.
@@ -70,29 +70,29 @@ type rsProbe struct {
 	FailingSince time.Time
 	// Proxies maps pod names to their Serve proxy's health; only pods
 	// checked are present (Running and Ready pods, once Serve runs).
-	Proxies map[string]rsProxyHealth
+	Proxies map[string]proxyHealth
 	// Active: the cluster was the active one when probed.
 	Active bool
 }
 
-// rsProxyHealth is one Serve proxy health check.
-type rsProxyHealth struct {
+// proxyHealth is one Serve proxy health check.
+type proxyHealth struct {
 	Healthy bool
 	Err     string
 }
 
-// rsSubmission records a serveConfigV2 submission to a cluster made by this
+// submission records a serveConfigV2 submission to a cluster made by this
 // process (memory only: after a restart the dashboard is asked instead).
-type rsSubmission struct {
+type submission struct {
 	Hash     string
 	At       time.Time
 	Err      string // "" when accepted
 	Attempts int    // consecutive rejections of Hash
 }
 
-// rsServeReadyProbe reports whether a probe shows Serve settled: the
+// probeSettled reports whether a probe shows Serve settled: the
 // dashboard answered and every application is RUNNING or DEPLOY_FAILED.
-func rsProbeSettled(p *rsProbe) bool {
+func probeSettled(p *serveProbe) bool {
 	if p == nil || !p.OK {
 		return false
 	}
@@ -114,8 +114,8 @@ func rsProbeSettled(p *rsProbe) bool {
 	return len(p.Apps) > 0
 }
 
-// rsProbeInterval is how long a probe stays fresh.
-func rsProbeInterval(p *rsProbe, cfg rsConfig) time.Duration {
+// probeInterval is how long a probe stays fresh.
+func probeInterval(p *serveProbe, cfg config) time.Duration {
 	switch {
 	case p == nil:
 		return 0
@@ -127,14 +127,14 @@ func rsProbeInterval(p *rsProbe, cfg rsConfig) time.Duration {
 			d = cfg.UnreachablePoll
 		}
 		return d
-	case rsProbeSettled(p):
+	case probeSettled(p):
 		return cfg.SteadyPoll
 	}
 	return cfg.DeployPoll
 }
 
-// rsObserved is everything the RayService reconciler read before deciding.
-type rsObserved struct {
+// observed is everything the RayService reconciler read before deciding.
+type observed struct {
 	Service *rayv1.RayService
 	// Clusters are the RayClusters the RayService controls, including
 	// those being deleted, with this process's unseen writes laid over.
@@ -147,64 +147,64 @@ type rsObserved struct {
 	ServeEndpoints int32
 	// Probes are the latest Serve probes, by cluster name (only clusters
 	// whose head pod is Running and Ready are probed).
-	Probes map[string]*rsProbe
+	Probes map[string]*serveProbe
 	// Submissions are this process's latest submissions, by cluster name.
-	Submissions map[string]*rsSubmission
+	Submissions map[string]*submission
 	// SkipReason, when set, says why raydar leaves this RayService alone.
 	SkipReason string
 	Now        time.Time
 	NewSuffix  func() string
-	Config     rsConfig
+	Config     config
 }
 
-// rsSubmit is a serveConfigV2 submission to make.
-type rsSubmit struct {
+// submitStep is a serveConfigV2 submission to make.
+type submitStep struct {
 	Cluster *rayv1.RayCluster
-	Config  rsServeConfig
+	Config  serveConfig
 	Why     string
 }
 
-// rsPodLabel sets a pod's ray.io/serve label.
-type rsPodLabel struct {
+// podLabel sets a pod's ray.io/serve label.
+type podLabel struct {
 	Pod   *corev1.Pod
 	Value string
 }
 
-// rsAnnotate sets (value non-nil) or removes (nil) annotations of a cluster.
-type rsAnnotate struct {
+// annotation sets (value non-nil) or removes (nil) annotations of a cluster.
+type annotation struct {
 	Cluster *rayv1.RayCluster
 	Set     map[string]*string
 }
 
-// rsDeletion is a cluster to delete and why.
-type rsDeletion struct {
+// deletion is a cluster to delete and why.
+type deletion struct {
 	Cluster *rayv1.RayCluster
 	Reason  string
 }
 
-// rsUpdate is an in-place update of a cluster and what it changes.
-type rsUpdate struct {
+// clusterUpdate is an in-place update of a cluster and what it changes.
+type clusterUpdate struct {
 	Cluster *rayv1.RayCluster
 	What    []string
 }
 
-// rsPlan is what the RayService reconciler will do, in this order:
+// plan is what the RayService reconciler will do, in this order:
 // finalizer, cluster creation, in-place updates, submissions, pod labels,
 // cluster annotations, Services, deletions, status.
-type rsPlan struct {
+type plan struct {
 	// Skip: nothing to do (managed elsewhere, or being deleted).
 	Skip            bool
 	RemoveFinalizer bool
 
 	CreateCluster  *rayv1.RayCluster
-	UpdateClusters []rsUpdate
-	Submit         []rsSubmit
-	PodLabels      []rsPodLabel
-	Annotate       []rsAnnotate
+	UpdateClusters []clusterUpdate
+	Submit         []submitStep
+	PodLabels      []podLabel
+	Annotate       []annotation
 	CreateServices []*corev1.Service
 	UpdateServices []*corev1.Service
 	DeleteServices []*corev1.Service
-	DeleteClusters []rsDeletion
+	DeleteClusters []deletion
 
 	Events []kit.Event
 	// Status is the status after the plan; Urgent says it must be written
@@ -216,7 +216,7 @@ type rsPlan struct {
 	RequeueAfter time.Duration
 }
 
-func (p *rsPlan) requeue(d time.Duration) {
+func (p *plan) requeue(d time.Duration) {
 	if d <= 0 {
 		d = time.Millisecond
 	}
@@ -225,55 +225,55 @@ func (p *rsPlan) requeue(d time.Duration) {
 	}
 }
 
-func (p *rsPlan) eventf(typ, reason, action, format string, args ...any) {
+func (p *plan) eventf(typ, reason, action, format string, args ...any) {
 	p.Events = append(p.Events, kit.Event{Type: typ, Reason: reason, Action: action, Message: fmt.Sprintf(format, args...)})
 }
 
 // Event reasons of the RayService reconciler.
 const (
-	reasonRSInvalidSpec          = "InvalidRayServiceSpec" // KubeRay's utils.InvalidRayServiceSpec
-	reasonRSClusterCreated       = "CreatedRayCluster"     // KubeRay's reasons where it has one
-	reasonRSClusterUpdated       = "UpdatedRayCluster"
-	reasonRSClusterDeleted       = "DeletedRayCluster"
-	reasonRSServeSubmitted       = "UpdatedServeApplications"
-	reasonRSServeRejected        = "FailedToUpdateServeApplications"
-	reasonRSTrafficSwitched      = "TrafficSwitched"
-	reasonRSServiceCreated       = "CreatedService"
-	reasonRSServiceUpdated       = "UpdatedService"
-	reasonRSUpgradeSkipped       = "UpgradeSkipped"
-	reasonRSSuspending           = "Suspending"
-	reasonRSSuspended            = "Suspended"
-	reasonRSResumed              = "Resumed"
-	reasonRSApplicationFailed    = "ServeApplicationFailed"
-	reasonRSDashboardUnreachable = "DashboardUnreachable"
-	reasonRSClusterCreateFailed  = "FailedToCreateRayCluster"
+	reasonInvalidSpec          = "InvalidRayServiceSpec" // KubeRay's utils.InvalidRayServiceSpec
+	reasonClusterCreated       = "CreatedRayCluster"     // KubeRay's reasons where it has one
+	reasonClusterUpdated       = "UpdatedRayCluster"
+	reasonClusterDeleted       = "DeletedRayCluster"
+	reasonServeSubmitted       = "UpdatedServeApplications"
+	reasonServeRejected        = "FailedToUpdateServeApplications"
+	reasonTrafficSwitched      = "TrafficSwitched"
+	reasonServiceCreated       = "CreatedService"
+	reasonServiceUpdated       = "UpdatedService"
+	reasonUpgradeSkipped       = "UpgradeSkipped"
+	reasonSuspending           = "Suspending"
+	reasonSuspended            = "Suspended"
+	reasonResumed              = "Resumed"
+	reasonApplicationFailed    = "ServeApplicationFailed"
+	reasonDashboardUnreachable = "DashboardUnreachable"
+	reasonClusterCreateFailed  = "FailedToCreateRayCluster"
 )
 
-// rsPhase describes where a cluster is on its way to serving, for the
+// servePhase describes where a cluster is on its way to serving, for the
 // Ready condition's message. Only a few coarse phases exist, so that the
 // message (and thus the status) changes rarely.
-type rsPhase struct {
+type servePhase struct {
 	Message string
 	// Failed: a problem only a spec change fixes (rejected config, a
 	// failed application).
 	Failed bool
 }
 
-// rsClusterView is decide's view of one cluster.
-type rsClusterView struct {
+// clusterView is decide's view of one cluster.
+type clusterView struct {
 	C       *rayv1.RayCluster
 	New     bool // created by this plan
 	Head    *corev1.Pod
-	Probe   *rsProbe
+	Probe   *serveProbe
 	Ready   bool // Serve is ready: the desired config runs, every application RUNNING
 	Serving int  // Running+Ready pods labelled ray.io/serve=true after this plan
-	Phase   rsPhase
+	Phase   servePhase
 }
 
-// decideRayService is the whole reconcile decision for one RayService.
-func decideRayService(o *rsObserved) *rsPlan {
+// decide is the whole reconcile decision for one RayService.
+func decide(o *observed) *plan {
 	rs := o.Service
-	p := &rsPlan{}
+	p := &plan{}
 	if rs.DeletionTimestamp != nil {
 		// Children carry owner references: the garbage collector removes
 		// them. KubeRay's finalizer, if present, only needs to go.
@@ -285,42 +285,42 @@ func decideRayService(o *rsObserved) *rsPlan {
 		p.Skip = true
 		return p
 	}
-	st := rsStatusBase(rs)
+	st := statusBase(rs)
 
-	if errs := append(rayv1.ValidateRayService(rs), UnsupportedRayService(rs)...); len(errs) > 0 {
+	if errs := append(rayv1.ValidateRayService(rs), Unsupported(rs)...); len(errs) > 0 {
 		msg := kit.InvalidMessage(errs)
 		if old := kit.FindCondition(rs.Status.Conditions, string(rayv1.RayServiceReady)); old == nil ||
 			old.Reason != string(rayv1.RayServiceValidationFailed) || old.Message != msg {
-			p.eventf(corev1.EventTypeWarning, reasonRSInvalidSpec, "Validate",
+			p.eventf(corev1.EventTypeWarning, reasonInvalidSpec, "Validate",
 				"Invalid spec, nothing is created, changed or deleted until it is fixed: %s", msg)
 		}
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.RayServiceValidationFailed, msg), o.Now)
+		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceValidationFailed, msg), o.Now)
 		p.Status = st
-		p.Urgent = rsStatusUrgent(rs.Status, st)
+		p.Urgent = statusUrgent(rs.Status, st)
 		return p
 	}
 
-	if decideRSSuspend(o, p, &st) {
+	if decideSuspend(o, p, &st) {
 		p.Status = st
-		p.Urgent = rsStatusUrgent(rs.Status, st)
+		p.Urgent = statusUrgent(rs.Status, st)
 		return p
 	}
-	if decideRSInitializingTimeout(o, p, &st) {
+	if decideInitializingTimeout(o, p, &st) {
 		p.Status = st
-		p.Urgent = p.Urgent || rsStatusUrgent(rs.Status, st)
+		p.Urgent = p.Urgent || statusUrgent(rs.Status, st)
 		return p
 	}
 
-	cfg, _ := rsParseServeConfig(rs.Spec.ServeConfigV2) // validated above
-	views := map[string]*rsClusterView{}
-	view := func(c *rayv1.RayCluster) *rsClusterView {
+	cfg, _ := parseServeConfig(rs.Spec.ServeConfigV2) // validated above
+	views := map[string]*clusterView{}
+	view := func(c *rayv1.RayCluster) *clusterView {
 		if c == nil {
 			return nil
 		}
 		if v, ok := views[c.Name]; ok {
 			return v
 		}
-		v := &rsClusterView{C: c, Probe: o.Probes[c.Name], Head: rsHeadPod(o.Pods[c.Name])}
+		v := &clusterView{C: c, Probe: o.Probes[c.Name], Head: headPod(o.Pods[c.Name])}
 		views[c.Name] = v
 		return v
 	}
@@ -332,24 +332,24 @@ func decideRayService(o *rsObserved) *rsPlan {
 			live = append(live, c)
 		}
 	}
-	active := rsActiveCluster(o, live)
+	active := activeCluster(o, live)
 	var candidates, retiring []*rayv1.RayCluster
 	for _, c := range live {
 		if c == active {
 			continue
 		}
-		if _, ok := rsDeleteAfter(c); ok {
+		if _, ok := deleteAfter(c); ok {
 			retiring = append(retiring, c)
 		} else {
 			candidates = append(candidates, c)
 		}
 	}
-	sort.Slice(candidates, func(i, j int) bool { return rsNewer(candidates[i], candidates[j]) })
+	sort.Slice(candidates, func(i, j int) bool { return newerCluster(candidates[i], candidates[j]) })
 	var pending *rayv1.RayCluster
 	if len(candidates) > 0 {
 		pending = candidates[0]
 		for _, c := range candidates[1:] {
-			p.DeleteClusters = append(p.DeleteClusters, rsDeletion{c, "superseded by RayCluster " + pending.Name + " before it served"})
+			p.DeleteClusters = append(p.DeleteClusters, deletion{c, "superseded by RayCluster " + pending.Name + " before it served"})
 		}
 	}
 
@@ -357,17 +357,17 @@ func decideRayService(o *rsObserved) *rsPlan {
 	upgrade := rs.Spec.EffectiveUpgradeType()
 
 	needNew := false
-	specMatchesActive := active != nil && rsClusterMatches(active, &rs.Spec.RayClusterSpec) == rsMatches
+	specMatchesActive := active != nil && clusterMatches(active, &rs.Spec.RayClusterSpec) == specMatches
 	if active != nil {
-		if _, ok := rsDeleteAfter(active); ok {
+		if _, ok := deleteAfter(active); ok {
 			// A switch that did not finish (or was undone): the serving
 			// cluster is never deleted.
-			p.Annotate = append(p.Annotate, rsAnnotate{active, map[string]*string{RsDeleteAfterKey: nil}})
+			p.Annotate = append(p.Annotate, annotation{active, map[string]*string{DeleteAfterKey: nil}})
 		}
 		if !specMatchesActive {
 			if upgrade == rayv1.None {
 				if rs.Generation != rs.Status.ObservedGeneration {
-					p.eventf(corev1.EventTypeNormal, reasonRSUpgradeSkipped, "Upgrade",
+					p.eventf(corev1.EventTypeNormal, reasonUpgradeSkipped, "Upgrade",
 						"rayClusterConfig changed but upgradeStrategy is None: RayCluster %s keeps running unchanged", active.Name)
 				}
 			} else {
@@ -384,48 +384,48 @@ func decideRayService(o *rsObserved) *rsPlan {
 			if !specMatchesActive {
 				why = "upgradeStrategy is None"
 			}
-			p.DeleteClusters = append(p.DeleteClusters, rsDeletion{pending, why})
+			p.DeleteClusters = append(p.DeleteClusters, deletion{pending, why})
 			pending = nil
-		case rsClusterMatches(pending, &rs.Spec.RayClusterSpec) != rsMatches:
-			p.DeleteClusters = append(p.DeleteClusters, rsDeletion{pending, "rayClusterConfig changed again before it served"})
+		case clusterMatches(pending, &rs.Spec.RayClusterSpec) != specMatches:
+			p.DeleteClusters = append(p.DeleteClusters, deletion{pending, "rayClusterConfig changed again before it served"})
 			pending = nil
 		}
 	}
 	if needNew && pending == nil {
 		name := kit.RayServiceClusterName(rs.Name, o.NewSuffix())
-		p.CreateCluster = rsBuildCluster(rs, name)
+		p.CreateCluster = buildCluster(rs, name)
 		why := "initial cluster"
 		if active != nil {
 			why = "rayClusterConfig changed; RayCluster " + active.Name + " keeps serving until it is ready"
 		}
-		p.eventf(corev1.EventTypeNormal, reasonRSClusterCreated, "Create", "Creating RayCluster %s (%s)", name, why)
+		p.eventf(corev1.EventTypeNormal, reasonClusterCreated, "Create", "Creating RayCluster %s (%s)", name, why)
 		pending = p.CreateCluster
 		view(pending).New = true
 	}
 
 	// In-place changes: appended worker groups, replica changes.
 	for _, c := range []*rayv1.RayCluster{active, pending} {
-		if c == nil || view(c).New || rsClusterMatches(c, &rs.Spec.RayClusterSpec) != rsMatches {
+		if c == nil || view(c).New || clusterMatches(c, &rs.Spec.RayClusterSpec) != specMatches {
 			continue
 		}
-		if upd, what := rsInPlaceUpdate(c, rs); upd != nil {
-			p.UpdateClusters = append(p.UpdateClusters, rsUpdate{upd, what})
+		if upd, what := inPlaceUpdate(c, rs); upd != nil {
+			p.UpdateClusters = append(p.UpdateClusters, clusterUpdate{upd, what})
 		}
 	}
 
 	// Serve: the pending cluster gets the desired config; the active one
 	// too when no other cluster is being prepared (a config change alone).
 	if pending != nil {
-		decideRSServe(o, p, view(pending), cfg)
+		decideServe(o, p, view(pending), cfg)
 	}
 	if active != nil {
 		va := view(active)
 		if pending == nil {
-			decideRSServe(o, p, va, cfg)
+			decideServe(o, p, va, cfg)
 		} else {
 			// During an upgrade the old cluster keeps its config; only its
 			// status and proxies are followed.
-			decideRSObserveOnly(o, p, va, cfg)
+			decideObserveOnly(o, p, va, cfg)
 		}
 	}
 
@@ -443,14 +443,14 @@ func decideRayService(o *rsObserved) *rsPlan {
 			if active != nil {
 				delay := time.Duration(rs.Spec.DeletionDelaySeconds()) * time.Second
 				at := o.Now.Add(delay).UTC().Format(time.RFC3339)
-				p.Annotate = rsDropAnnotate(p.Annotate, active)
-				p.Annotate = append(p.Annotate, rsAnnotate{active, map[string]*string{RsDeleteAfterKey: &at}})
-				p.eventf(corev1.EventTypeNormal, reasonRSTrafficSwitched, "Switch",
+				p.Annotate = dropAnnotate(p.Annotate, active)
+				p.Annotate = append(p.Annotate, annotation{active, map[string]*string{DeleteAfterKey: &at}})
+				p.eventf(corev1.EventTypeNormal, reasonTrafficSwitched, "Switch",
 					"Traffic switched from RayCluster %s to RayCluster %s; %s is deleted after %s",
 					active.Name, pending.Name, active.Name, delay)
 				retiring = append(retiring, active)
 			} else {
-				p.eventf(corev1.EventTypeNormal, reasonRSTrafficSwitched, "Switch",
+				p.eventf(corev1.EventTypeNormal, reasonTrafficSwitched, "Switch",
 					"RayCluster %s is ready: the Services now route to it", pending.Name)
 			}
 			pending = nil
@@ -459,17 +459,17 @@ func decideRayService(o *rsObserved) *rsPlan {
 
 	// Services follow the active cluster.
 	if newActive != nil {
-		head := rsBuildHeadService(rs, newActive, o.Config.Build)
-		serve := rsBuildServeService(rs, newActive)
+		head := buildHeadService(rs, newActive, o.Config.Build)
+		serve := buildServeService(rs, newActive)
 		for _, pair := range []struct{ have, want *corev1.Service }{{o.HeadService, head}, {o.ServeService, serve}} {
 			switch {
 			case pair.have == nil:
 				p.CreateServices = append(p.CreateServices, pair.want)
-			case !rsOwnedBy(pair.have, rs):
-				p.eventf(corev1.EventTypeWarning, reasonRSServiceUpdated, "Update",
+			case !ownedBy(pair.have, rs):
+				p.eventf(corev1.EventTypeWarning, reasonServiceUpdated, "Update",
 					"Service %s exists and is not owned by this RayService; raydar leaves it alone", pair.have.Name)
 			default:
-				if upd := rsServiceUpdate(pair.have, pair.want); upd != nil {
+				if upd := serviceUpdate(pair.have, pair.want); upd != nil {
 					p.UpdateServices = append(p.UpdateServices, upd)
 				}
 			}
@@ -478,26 +478,26 @@ func decideRayService(o *rsObserved) *rsPlan {
 
 	// Retiring clusters go when their time comes.
 	for _, c := range retiring {
-		at, _ := rsDeleteAfter(c)
+		at, _ := deleteAfter(c)
 		if c == active && newActive != active {
 			at = o.Now.Add(time.Duration(rs.Spec.DeletionDelaySeconds()) * time.Second)
 		}
 		if !o.Now.Before(at) {
 			// With a delay of 0 the old cluster goes in the same pass; act
 			// switches the Services before it deletes anything.
-			p.DeleteClusters = append(p.DeleteClusters, rsDeletion{c, fmt.Sprintf("rayClusterDeletionDelaySeconds (%ds) elapsed since traffic left it", rs.Spec.DeletionDelaySeconds())})
+			p.DeleteClusters = append(p.DeleteClusters, deletion{c, fmt.Sprintf("rayClusterDeletionDelaySeconds (%ds) elapsed since traffic left it", rs.Spec.DeletionDelaySeconds())})
 		} else {
 			p.requeue(at.Sub(o.Now))
 		}
 	}
 
-	p.Status = rsComputeStatus(o, st, newActive, pending, views)
-	p.Urgent = rsStatusUrgent(rs.Status, p.Status)
+	p.Status = computeStatus(o, st, newActive, pending, views)
+	p.Urgent = statusUrgent(rs.Status, p.Status)
 	return p
 }
 
-// rsDropAnnotate removes planned annotation changes of a cluster.
-func rsDropAnnotate(list []rsAnnotate, c *rayv1.RayCluster) []rsAnnotate {
+// dropAnnotate removes planned annotation changes of a cluster.
+func dropAnnotate(list []annotation, c *rayv1.RayCluster) []annotation {
 	out := list[:0]
 	for _, a := range list {
 		if a.Cluster.Name != c.Name {
@@ -507,11 +507,11 @@ func rsDropAnnotate(list []rsAnnotate, c *rayv1.RayCluster) []rsAnnotate {
 	return out
 }
 
-// rsActiveCluster finds the serving cluster: the one the serve Service
+// activeCluster finds the serving cluster: the one the serve Service
 // selects, else the one the head Service selects, else the one the status
 // names — if it still exists. Services are the record of the switch, so a
 // restart picks up where the last process left.
-func rsActiveCluster(o *rsObserved, live []*rayv1.RayCluster) *rayv1.RayCluster {
+func activeCluster(o *observed, live []*rayv1.RayCluster) *rayv1.RayCluster {
 	find := func(name string) *rayv1.RayCluster {
 		if name == "" {
 			return nil
@@ -523,12 +523,12 @@ func rsActiveCluster(o *rsObserved, live []*rayv1.RayCluster) *rayv1.RayCluster 
 		}
 		return nil
 	}
-	if s := o.ServeService; s != nil && rsOwnedBy(s, o.Service) {
+	if s := o.ServeService; s != nil && ownedBy(s, o.Service) {
 		if c := find(s.Spec.Selector[rayv1.RayClusterLabelKey]); c != nil {
 			return c
 		}
 	}
-	if s := o.HeadService; s != nil && rsOwnedBy(s, o.Service) {
+	if s := o.HeadService; s != nil && ownedBy(s, o.Service) {
 		if c := find(s.Spec.Selector[rayv1.RayClusterLabelKey]); c != nil {
 			return c
 		}
@@ -536,8 +536,8 @@ func rsActiveCluster(o *rsObserved, live []*rayv1.RayCluster) *rayv1.RayCluster 
 	return find(o.Service.Status.ActiveServiceStatus.RayClusterName)
 }
 
-// rsNewer orders clusters newest first (creation time, then name).
-func rsNewer(a, b *rayv1.RayCluster) bool {
+// newerCluster orders clusters newest first (creation time, then name).
+func newerCluster(a, b *rayv1.RayCluster) bool {
 	ta, tb := a.CreationTimestamp.Time, b.CreationTimestamp.Time
 	if !ta.Equal(tb) {
 		return ta.After(tb)
@@ -545,8 +545,8 @@ func rsNewer(a, b *rayv1.RayCluster) bool {
 	return a.Name > b.Name
 }
 
-// rsHeadPod is the newest non-terminating head pod.
-func rsHeadPod(pods []*corev1.Pod) *corev1.Pod {
+// headPod is the newest non-terminating head pod.
+func headPod(pods []*corev1.Pod) *corev1.Pod {
 	var head *corev1.Pod
 	for _, p := range pods {
 		if kit.IsHeadPod(p) && p.DeletionTimestamp == nil && (head == nil || p.CreationTimestamp.After(head.CreationTimestamp.Time)) {
@@ -556,46 +556,46 @@ func rsHeadPod(pods []*corev1.Pod) *corev1.Pod {
 	return head
 }
 
-// decideRSServe decides the Serve submission and serve labels of a cluster
+// decideServe decides the Serve submission and serve labels of a cluster
 // that must run the desired config.
-func decideRSServe(o *rsObserved, p *rsPlan, v *rsClusterView, cfg rsServeConfig) {
+func decideServe(o *observed, p *plan, v *clusterView, cfg serveConfig) {
 	rs := o.Service
 	if v.New {
-		v.Phase = rsPhase{Message: "waiting for the head pod of RayCluster " + v.C.Name}
+		v.Phase = servePhase{Message: "waiting for the head pod of RayCluster " + v.C.Name}
 		return
 	}
 	if v.Head == nil || !kit.IsRunningAndReady(v.Head) {
-		v.Phase = rsPhase{Message: "waiting for the head pod of RayCluster " + v.C.Name}
-		decideRSLabels(o, p, v)
+		v.Phase = servePhase{Message: "waiting for the head pod of RayCluster " + v.C.Name}
+		decideServeLabels(o, p, v)
 		return
 	}
 	if cfg.Hash == "" {
 		// Nothing to deploy: the cluster is ready once its head is.
 		v.Ready = true
-		v.Phase = rsPhase{Message: "serveConfigV2 is empty: nothing to deploy on RayCluster " + v.C.Name}
-		decideRSLabels(o, p, v)
+		v.Phase = servePhase{Message: "serveConfigV2 is empty: nothing to deploy on RayCluster " + v.C.Name}
+		decideServeLabels(o, p, v)
 		return
 	}
 	pr := v.Probe
 	if pr == nil {
-		v.Phase = rsPhase{Message: "deploying Serve applications on RayCluster " + v.C.Name}
+		v.Phase = servePhase{Message: "deploying Serve applications on RayCluster " + v.C.Name}
 		p.requeue(o.Config.DeployPoll)
 		return
 	}
-	p.requeue(pr.At.Add(rsProbeInterval(pr, o.Config)).Sub(o.Now))
+	p.requeue(pr.At.Add(probeInterval(pr, o.Config)).Sub(o.Now))
 	if !pr.OK {
-		v.Phase = rsUnreachablePhase(o, v, pr)
-		decideRSLabels(o, p, v)
+		v.Phase = unreachablePhase(o, v, pr)
+		decideServeLabels(o, p, v)
 		return
 	}
-	missing := rsMissingApps(pr.Apps, cfg.Apps)
+	missing := missingApps(pr.Apps, cfg.Apps)
 	sub := o.Submissions[v.C.Name]
-	submitted := v.C.Annotations[RsServeConfigHashKey] == cfg.Hash
+	submitted := v.C.Annotations[ServeConfigHashKey] == cfg.Hash
 	var why string
 	switch {
 	case !submitted:
 		why = "serveConfigV2 changed"
-		if v.C.Annotations[RsServeConfigHashKey] == "" {
+		if v.C.Annotations[ServeConfigHashKey] == "" {
 			why = "first submission"
 		}
 	case len(missing) > 0 && !(sub != nil && sub.Hash == cfg.Hash && sub.Err == "" && o.Now.Sub(sub.At) < o.Config.ResubmitGrace):
@@ -603,61 +603,61 @@ func decideRSServe(o *rsObserved, p *rsPlan, v *rsClusterView, cfg rsServeConfig
 	}
 	if why != "" {
 		if sub != nil && sub.Hash == cfg.Hash && sub.Err != "" {
-			wait := rsSubmitBackoff(o.Config, sub.Attempts)
+			wait := submitBackoff(o.Config, sub.Attempts)
 			if next := sub.At.Add(wait); o.Now.Before(next) {
-				v.Phase = rsPhase{Message: fmt.Sprintf("the Ray dashboard of RayCluster %s rejected serveConfigV2: %s", v.C.Name, kit.Truncate(sub.Err, 500)), Failed: true}
+				v.Phase = servePhase{Message: fmt.Sprintf("the Ray dashboard of RayCluster %s rejected serveConfigV2: %s", v.C.Name, kit.Truncate(sub.Err, 500)), Failed: true}
 				p.requeue(next.Sub(o.Now))
-				decideRSLabels(o, p, v)
+				decideServeLabels(o, p, v)
 				return
 			}
 		}
-		p.Submit = append(p.Submit, rsSubmit{Cluster: v.C, Config: cfg, Why: why})
-		v.Phase = rsPhase{Message: "deploying Serve applications on RayCluster " + v.C.Name}
+		p.Submit = append(p.Submit, submitStep{Cluster: v.C, Config: cfg, Why: why})
+		v.Phase = servePhase{Message: "deploying Serve applications on RayCluster " + v.C.Name}
 		p.requeue(o.Config.DeployPoll)
-		decideRSLabels(o, p, v)
+		decideServeLabels(o, p, v)
 		return
 	}
-	v.Phase = rsAppsPhase(v, pr, cfg)
-	v.Ready = len(missing) == 0 && rsAllRunning(pr.Apps)
-	decideRSLabels(o, p, v)
+	v.Phase = appsPhase(v, pr, cfg)
+	v.Ready = len(missing) == 0 && allRunning(pr.Apps)
+	decideServeLabels(o, p, v)
 	if v.Ready && v.Serving == 0 && !rs.Spec.ExcludeHeadPodFromServeSvc {
-		v.Phase = rsPhase{Message: "waiting for a healthy Serve proxy on RayCluster " + v.C.Name}
+		v.Phase = servePhase{Message: "waiting for a healthy Serve proxy on RayCluster " + v.C.Name}
 	}
 }
 
-// decideRSObserveOnly follows a cluster without changing its config: its
+// decideObserveOnly follows a cluster without changing its config: its
 // serve labels, and its phase for the status.
-func decideRSObserveOnly(o *rsObserved, p *rsPlan, v *rsClusterView, cfg rsServeConfig) {
+func decideObserveOnly(o *observed, p *plan, v *clusterView, cfg serveConfig) {
 	if pr := v.Probe; pr != nil {
-		p.requeue(pr.At.Add(rsProbeInterval(pr, o.Config)).Sub(o.Now))
+		p.requeue(pr.At.Add(probeInterval(pr, o.Config)).Sub(o.Now))
 		if pr.OK {
-			v.Phase = rsAppsPhase(v, pr, cfg)
-			v.Ready = rsAllRunning(pr.Apps)
+			v.Phase = appsPhase(v, pr, cfg)
+			v.Ready = allRunning(pr.Apps)
 		}
 	}
-	decideRSLabels(o, p, v)
+	decideServeLabels(o, p, v)
 }
 
-// rsUnreachablePhase is the phase of a cluster whose dashboard does not
+// unreachablePhase is the phase of a cluster whose dashboard does not
 // answer: reported only once that lasted UnreachableGrace.
-func rsUnreachablePhase(o *rsObserved, v *rsClusterView, pr *rsProbe) rsPhase {
+func unreachablePhase(o *observed, v *clusterView, pr *serveProbe) servePhase {
 	if o.Now.Sub(pr.FailingSince) >= o.Config.UnreachableGrace {
-		return rsPhase{Message: "the Ray dashboard of RayCluster " + v.C.Name + " is not answering"}
+		return servePhase{Message: "the Ray dashboard of RayCluster " + v.C.Name + " is not answering"}
 	}
-	return rsPhase{Message: "deploying Serve applications on RayCluster " + v.C.Name}
+	return servePhase{Message: "deploying Serve applications on RayCluster " + v.C.Name}
 }
 
-// rsAppsPhase describes the applications of a probed cluster.
-func rsAppsPhase(v *rsClusterView, pr *rsProbe, cfg rsServeConfig) rsPhase {
+// appsPhase describes the applications of a probed cluster.
+func appsPhase(v *clusterView, pr *serveProbe, cfg serveConfig) servePhase {
 	for _, name := range kit.SortedKeys(pr.Apps) {
 		if a := pr.Apps[name]; rayv1.IsServeApplicationFailed(string(a.Status)) {
-			return rsPhase{Message: fmt.Sprintf("Serve application %s of RayCluster %s is %s", name, v.C.Name, a.Status), Failed: true}
+			return servePhase{Message: fmt.Sprintf("Serve application %s of RayCluster %s is %s", name, v.C.Name, a.Status), Failed: true}
 		}
 	}
-	return rsPhase{Message: "deploying Serve applications on RayCluster " + v.C.Name}
+	return servePhase{Message: "deploying Serve applications on RayCluster " + v.C.Name}
 }
 
-func rsAllRunning(apps map[string]dashboard.ServeApplication) bool {
+func allRunning(apps map[string]dashboard.ServeApplication) bool {
 	for _, a := range apps {
 		if a.Status != dashboard.AppRunning {
 			return false
@@ -666,8 +666,8 @@ func rsAllRunning(apps map[string]dashboard.ServeApplication) bool {
 	return true
 }
 
-// rsMissingApps lists desired applications the dashboard does not show.
-func rsMissingApps(have map[string]dashboard.ServeApplication, want []string) []string {
+// missingApps lists desired applications the dashboard does not show.
+func missingApps(have map[string]dashboard.ServeApplication, want []string) []string {
 	var out []string
 	for _, n := range want {
 		if a, ok := have[n]; !ok || a.Status == dashboard.AppDeleting {
@@ -677,7 +677,7 @@ func rsMissingApps(have map[string]dashboard.ServeApplication, want []string) []
 	return out
 }
 
-func rsSubmitBackoff(cfg rsConfig, attempts int) time.Duration {
+func submitBackoff(cfg config, attempts int) time.Duration {
 	d := cfg.SubmitBackoff
 	limit := 6 * cfg.SteadyPoll
 	for i := 1; i < attempts && d < limit; i++ {
@@ -686,13 +686,13 @@ func rsSubmitBackoff(cfg rsConfig, attempts int) time.Duration {
 	return min(d, limit)
 }
 
-// decideRSLabels keeps ray.io/serve "true" only on Running and Ready pods
+// decideServeLabels keeps ray.io/serve "true" only on Running and Ready pods
 // whose Serve proxy answered (never on the head with
 // excludeHeadPodFromServeSvc), and counts the cluster's serving pods.
 // Pods not checked keep their label; the check runs once Serve runs.
-func decideRSLabels(o *rsObserved, p *rsPlan, v *rsClusterView) {
+func decideServeLabels(o *observed, p *plan, v *clusterView) {
 	rs := o.Service
-	var proxies map[string]rsProxyHealth
+	var proxies map[string]proxyHealth
 	if v.Probe != nil && v.Probe.OK && len(v.Probe.Apps) > 0 {
 		proxies = v.Probe.Proxies
 	}
@@ -713,7 +713,7 @@ func decideRSLabels(o *rsObserved, p *rsPlan, v *rsClusterView) {
 			}
 		}
 		if want != cur || (!has && want != "") {
-			p.PodLabels = append(p.PodLabels, rsPodLabel{Pod: pod, Value: want})
+			p.PodLabels = append(p.PodLabels, podLabel{Pod: pod, Value: want})
 		}
 		if want == "true" && kit.IsRunningAndReady(pod) {
 			v.Serving++
@@ -737,11 +737,11 @@ func hasString(list []string, s string) bool {
 	return false
 }
 
-// decideRSSuspend handles spec.suspend: every owned cluster and Service is
+// decideSuspend handles spec.suspend: every owned cluster and Service is
 // deleted (Suspending), then Suspended is set. A suspension, once started,
 // completes before a resume. It returns true when the RayService is
 // suspending or suspended (nothing else is decided).
-func decideRSSuspend(o *rsObserved, p *rsPlan, st *rayv1.RayServiceStatuses) bool {
+func decideSuspend(o *observed, p *plan, st *rayv1.RayServiceStatuses) bool {
 	rs := o.Service
 	suspending := rayv1.IsConditionTrue(rs.Status.Conditions, string(rayv1.RayServiceSuspending))
 	suspended := rayv1.IsConditionTrue(rs.Status.Conditions, string(rayv1.RayServiceSuspended))
@@ -750,12 +750,12 @@ func decideRSSuspend(o *rsObserved, p *rsPlan, st *rayv1.RayServiceStatuses) boo
 			// KubeRay v1.7.0 handleSuspend: Suspended False Resumed, and
 			// Ready and UpgradeInProgress start over as Initializing (a
 			// fresh transition time re-arms the initializing timeout).
-			rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceSuspended, false, rayv1.RayServiceResumed, "suspend is false: the RayService is being brought up again"), o.Now)
+			setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceSuspended, false, rayv1.RayServiceResumed, "suspend is false: the RayService is being brought up again"), o.Now)
 			kit.RemoveCondition(&st.Conditions, string(rayv1.RayServiceReady))
 			kit.RemoveCondition(&st.Conditions, string(rayv1.UpgradeInProgress))
-			rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "RayService is initializing after resuming from suspend."), o.Now)
-			rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.RayServiceInitializing, "RayService is initializing after resuming from suspend."), o.Now)
-			p.eventf(corev1.EventTypeNormal, reasonRSResumed, "Resume", "suspend is false: bringing the RayService up again")
+			setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "RayService is initializing after resuming from suspend."), o.Now)
+			setCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.RayServiceInitializing, "RayService is initializing after resuming from suspend."), o.Now)
+			p.eventf(corev1.EventTypeNormal, reasonResumed, "Resume", "suspend is false: bringing the RayService up again")
 		}
 		return false
 	}
@@ -763,11 +763,11 @@ func decideRSSuspend(o *rsObserved, p *rsPlan, st *rayv1.RayServiceStatuses) boo
 	for _, c := range o.Clusters {
 		remaining++
 		if c.DeletionTimestamp == nil {
-			p.DeleteClusters = append(p.DeleteClusters, rsDeletion{c, "the RayService is suspended"})
+			p.DeleteClusters = append(p.DeleteClusters, deletion{c, "the RayService is suspended"})
 		}
 	}
 	for _, s := range []*corev1.Service{o.HeadService, o.ServeService} {
-		if s != nil && rsOwnedBy(s, rs) {
+		if s != nil && ownedBy(s, rs) {
 			remaining++
 			if s.DeletionTimestamp == nil {
 				p.DeleteServices = append(p.DeleteServices, s)
@@ -780,7 +780,7 @@ func decideRSSuspend(o *rsObserved, p *rsPlan, st *rayv1.RayServiceStatuses) boo
 	st.ServiceStatus = rayv1.NotRunning
 	if remaining > 0 {
 		if !suspending {
-			p.eventf(corev1.EventTypeNormal, reasonRSSuspending, "Suspend", "suspend is true: deleting every RayCluster and Service of the RayService")
+			p.eventf(corev1.EventTypeNormal, reasonSuspending, "Suspend", "suspend is true: deleting every RayCluster and Service of the RayService")
 		}
 		// KubeRay: Suspending True SuspendRequested when suspend is first
 		// seen, SuspendInProgress while deleting; Ready, UpgradeInProgress
@@ -790,25 +790,25 @@ func decideRSSuspend(o *rsObserved, p *rsPlan, st *rayv1.RayServiceStatuses) boo
 		if suspending {
 			why = rayv1.SuspendInProgress
 		}
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceSuspending, true, why, "deleting the RayService's RayClusters and Services"), o.Now)
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.SuspendInProgress, "the RayService is being suspended"), o.Now)
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.SuspendInProgress, "No upgrade in progress."), o.Now)
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RollbackInProgress, false, rayv1.SuspendInProgress, "No rollback in progress."), o.Now)
+		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceSuspending, true, why, "deleting the RayService's RayClusters and Services"), o.Now)
+		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.SuspendInProgress, "the RayService is being suspended"), o.Now)
+		setCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.SuspendInProgress, "No upgrade in progress."), o.Now)
+		setCondition(&st.Conditions, newCondition(rs, rayv1.RollbackInProgress, false, rayv1.SuspendInProgress, "No rollback in progress."), o.Now)
 	} else {
 		if !suspended {
-			p.eventf(corev1.EventTypeNormal, reasonRSSuspended, "Suspend", "every RayCluster and Service of the RayService is gone")
+			p.eventf(corev1.EventTypeNormal, reasonSuspended, "Suspend", "every RayCluster and Service of the RayService is gone")
 		}
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceSuspending, false, rayv1.SuspendComplete, ""), o.Now)
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceSuspended, true, rayv1.SuspendComplete, "every RayCluster and Service of the RayService is deleted"), o.Now)
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.SuspendComplete, "the RayService is suspended"), o.Now)
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.SuspendComplete, "No upgrade in progress."), o.Now)
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RollbackInProgress, false, rayv1.SuspendComplete, "No rollback in progress."), o.Now)
+		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceSuspending, false, rayv1.SuspendComplete, ""), o.Now)
+		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceSuspended, true, rayv1.SuspendComplete, "every RayCluster and Service of the RayService is deleted"), o.Now)
+		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.SuspendComplete, "the RayService is suspended"), o.Now)
+		setCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.SuspendComplete, "No upgrade in progress."), o.Now)
+		setCondition(&st.Conditions, newCondition(rs, rayv1.RollbackInProgress, false, rayv1.SuspendComplete, "No rollback in progress."), o.Now)
 	}
 	return true
 }
 
-// rsCond builds a RayService condition.
-func rsCond(rs *rayv1.RayService, t rayv1.RayServiceConditionType, status bool, reason rayv1.RayServiceConditionReason, msg string) metav1.Condition {
+// newCondition builds a RayService condition.
+func newCondition(rs *rayv1.RayService, t rayv1.RayServiceConditionType, status bool, reason rayv1.RayServiceConditionReason, msg string) metav1.Condition {
 	s := metav1.ConditionFalse
 	if status {
 		s = metav1.ConditionTrue

@@ -19,18 +19,18 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-const rsTestServeConfig = `applications:
+const testServeConfig = `applications:
   - name: app1
     import_path: fruit.deployment_graph
     route_prefix: /fruit
 `
 
-// rsTestService is a valid RayService with one worker group and one app.
-func rsTestService() *rayv1.RayService {
+// testService is a valid RayService with one worker group and one app.
+func testService() *rayv1.RayService {
 	return &rayv1.RayService{
 		ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: "ns", UID: "rs-uid", Generation: 1, ResourceVersion: "1"},
 		Spec: rayv1.RayServiceSpec{
-			ServeConfigV2:                  rsTestServeConfig,
+			ServeConfigV2:                  testServeConfig,
 			RayClusterDeletionDelaySeconds: fixture.Ptr(int32(60)),
 			RayClusterSpec: rayv1.RayClusterSpec{
 				RayVersion: "2.52.0",
@@ -44,22 +44,22 @@ func rsTestService() *rayv1.RayService {
 	}
 }
 
-// rsEnv builds observations step by step.
-type rsEnv struct {
+// testEnv builds observations step by step.
+type testEnv struct {
 	t *testing.T
-	o *rsObserved
+	o *observed
 }
 
-func newRSEnv(t *testing.T, rs *rayv1.RayService) *rsEnv {
-	return &rsEnv{t: t, o: &rsObserved{
-		Service: rs, Pods: map[string][]*corev1.Pod{}, Probes: map[string]*rsProbe{}, Submissions: map[string]*rsSubmission{},
-		Now: fixture.T0, NewSuffix: func() string { return "abcde" }, Config: defaultRSConfig(),
+func newEnv(t *testing.T, rs *rayv1.RayService) *testEnv {
+	return &testEnv{t: t, o: &observed{
+		Service: rs, Pods: map[string][]*corev1.Pod{}, Probes: map[string]*serveProbe{}, Submissions: map[string]*submission{},
+		Now: fixture.T0, NewSuffix: func() string { return "abcde" }, Config: defaultConfig(),
 	}}
 }
 
 // cluster adds a cluster built from the RayService's current spec.
-func (e *rsEnv) cluster(suffix string, age time.Duration) *rayv1.RayCluster {
-	rc := rsBuildCluster(e.o.Service, kit.RayServiceClusterName(e.o.Service.Name, suffix))
+func (e *testEnv) cluster(suffix string, age time.Duration) *rayv1.RayCluster {
+	rc := buildCluster(e.o.Service, kit.RayServiceClusterName(e.o.Service.Name, suffix))
 	rc.UID = types.UID(rc.Name + "-uid")
 	rc.ResourceVersion = "10"
 	rc.CreationTimestamp = metav1.NewTime(fixture.T0.Add(-age))
@@ -68,7 +68,7 @@ func (e *rsEnv) cluster(suffix string, age time.Duration) *rayv1.RayCluster {
 }
 
 // pods adds a Running+Ready head pod and one worker with the given serve labels.
-func (e *rsEnv) pods(rc *rayv1.RayCluster, headServe, workerServe string, ready bool) {
+func (e *testEnv) pods(rc *rayv1.RayCluster, headServe, workerServe string, ready bool) {
 	mk := func(name string, nodeType rayv1.RayNodeType, serve string) *corev1.Pod {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name + "-uid"), ResourceVersion: "5",
@@ -89,8 +89,8 @@ func (e *rsEnv) pods(rc *rayv1.RayCluster, headServe, workerServe string, ready 
 
 // probe records a dashboard answer with apps in the given status, and
 // healthy proxies on all pods when proxies is true.
-func (e *rsEnv) probe(rc *rayv1.RayCluster, status dashboard.AppStatus, proxies bool) *rsProbe {
-	pr := &rsProbe{At: fixture.T0, OK: true, Apps: map[string]dashboard.ServeApplication{}}
+func (e *testEnv) probe(rc *rayv1.RayCluster, status dashboard.AppStatus, proxies bool) *serveProbe {
+	pr := &serveProbe{At: fixture.T0, OK: true, Apps: map[string]dashboard.ServeApplication{}}
 	if status != "" {
 		pr.Apps["app1"] = dashboard.ServeApplication{Name: "app1", Status: status,
 			Deployments: map[string]dashboard.ServeDeployment{"Fruit": {Name: "Fruit", Status: dashboard.DeploymentHealthy}}}
@@ -99,9 +99,9 @@ func (e *rsEnv) probe(rc *rayv1.RayCluster, status dashboard.AppStatus, proxies 
 		}
 	}
 	if proxies {
-		pr.Proxies = map[string]rsProxyHealth{}
+		pr.Proxies = map[string]proxyHealth{}
 		for _, p := range e.o.Pods[rc.Name] {
-			pr.Proxies[p.Name] = rsProxyHealth{Healthy: true}
+			pr.Proxies[p.Name] = proxyHealth{Healthy: true}
 		}
 	}
 	e.o.Probes[rc.Name] = pr
@@ -109,31 +109,31 @@ func (e *rsEnv) probe(rc *rayv1.RayCluster, status dashboard.AppStatus, proxies 
 }
 
 // submitted marks a cluster as running the RayService's current config.
-func (e *rsEnv) submitted(rc *rayv1.RayCluster) {
-	cfg, err := rsParseServeConfig(e.o.Service.Spec.ServeConfigV2)
+func (e *testEnv) submitted(rc *rayv1.RayCluster) {
+	cfg, err := parseServeConfig(e.o.Service.Spec.ServeConfigV2)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	rc.Annotations[RsServeConfigHashKey] = cfg.Hash
+	rc.Annotations[ServeConfigHashKey] = cfg.Hash
 }
 
 // services adds the head and serve Services selecting rc.
-func (e *rsEnv) services(rc *rayv1.RayCluster) {
-	e.o.HeadService = rsBuildHeadService(e.o.Service, rc, raycluster.DefaultBuildConfig())
-	e.o.ServeService = rsBuildServeService(e.o.Service, rc)
+func (e *testEnv) services(rc *rayv1.RayCluster) {
+	e.o.HeadService = buildHeadService(e.o.Service, rc, raycluster.DefaultBuildConfig())
+	e.o.ServeService = buildServeService(e.o.Service, rc)
 	e.o.HeadService.UID, e.o.ServeService.UID = "head-svc-uid", "serve-svc-uid"
 	e.o.HeadService.ResourceVersion, e.o.ServeService.ResourceVersion = "3", "3"
 	e.o.Service.Status.ActiveServiceStatus.RayClusterName = rc.Name
 }
 
-func rsCondOf(st rayv1.RayServiceStatuses, t rayv1.RayServiceConditionType) metav1.Condition {
+func condOf(st rayv1.RayServiceStatuses, t rayv1.RayServiceConditionType) metav1.Condition {
 	if c := kit.FindCondition(st.Conditions, string(t)); c != nil {
 		return *c
 	}
 	return metav1.Condition{}
 }
 
-func rsEventReasons(p *rsPlan) []string {
+func eventReasons(p *plan) []string {
 	var out []string
 	for _, e := range p.Events {
 		out = append(out, e.Reason)
@@ -141,7 +141,7 @@ func rsEventReasons(p *rsPlan) []string {
 	return out
 }
 
-func rsDeletedNames(p *rsPlan) []string {
+func deletedNames(p *plan) []string {
 	var out []string
 	for _, d := range p.DeleteClusters {
 		out = append(out, d.Cluster.Name)
@@ -151,8 +151,8 @@ func rsDeletedNames(p *rsPlan) []string {
 
 func TestRayServiceDecideBringUp(t *testing.T) {
 	t.Run("new RayService creates its first cluster and says so", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
-		p := decideRayService(e.o)
+		e := newEnv(t, testService())
+		p := decide(e.o)
 		rc := p.CreateCluster
 		if rc == nil || rc.Name != "svc-abcde" {
 			t.Fatalf("CreateCluster = %v, want svc-abcde", rc)
@@ -169,7 +169,7 @@ func TestRayServiceDecideBringUp(t *testing.T) {
 			!equality.Semantic.DeepEqual(rc.Spec.WorkerGroupSpecs[0].Template, e.o.Service.Spec.RayClusterSpec.WorkerGroupSpecs[0].Template) {
 			t.Errorf("pod templates changed: head %v worker %v", rc.Spec.HeadGroupSpec.Template.Labels, rc.Spec.WorkerGroupSpecs[0].Template.Labels)
 		}
-		if !strings.HasPrefix(rc.Annotations[rayv1.HashWithoutReplicasAndWorkersToDeleteKey], rsHashPrefix) || rc.Annotations[rayv1.NumWorkerGroupsKey] != "1" {
+		if !strings.HasPrefix(rc.Annotations[rayv1.HashWithoutReplicasAndWorkersToDeleteKey], hashPrefix) || rc.Annotations[rayv1.NumWorkerGroupsKey] != "1" {
 			t.Errorf("annotations = %v", rc.Annotations)
 		}
 		if len(p.Submit) != 0 || len(p.CreateServices) != 0 {
@@ -179,10 +179,10 @@ func TestRayServiceDecideBringUp(t *testing.T) {
 		if st.PendingServiceStatus.RayClusterName != "svc-abcde" || st.ActiveServiceStatus.RayClusterName != "" || st.ObservedGeneration != 1 {
 			t.Errorf("status = %+v", st)
 		}
-		if c := rsCondOf(st, rayv1.RayServiceReady); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.RayServiceInitializing) {
+		if c := condOf(st, rayv1.RayServiceReady); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.RayServiceInitializing) {
 			t.Errorf("Ready = %+v", c)
 		}
-		if c := rsCondOf(st, rayv1.UpgradeInProgress); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.RayServiceInitializing) {
+		if c := condOf(st, rayv1.UpgradeInProgress); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.RayServiceInitializing) {
 			t.Errorf("UpgradeInProgress = %+v", c)
 		}
 		if !p.Urgent {
@@ -191,24 +191,24 @@ func TestRayServiceDecideBringUp(t *testing.T) {
 	})
 
 	t.Run("nothing is submitted before the head pod is Running and Ready", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "false", "true", false)
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if p.CreateCluster != nil || len(p.Submit) != 0 || len(p.PodLabels) != 0 {
 			t.Fatalf("plan = %+v", p)
 		}
-		if m := rsCondOf(p.Status, rayv1.RayServiceReady).Message; !strings.Contains(m, "head pod") {
+		if m := condOf(p.Status, rayv1.RayServiceReady).Message; !strings.Contains(m, "head pod") {
 			t.Errorf("Ready message = %q", m)
 		}
 	})
 
 	t.Run("head ready and no applications: first submission", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "false", "true", true)
 		e.probe(rc, "", false)
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if len(p.Submit) != 1 || p.Submit[0].Cluster.Name != rc.Name || p.Submit[0].Why != "first submission" {
 			t.Fatalf("Submit = %+v", p.Submit)
 		}
@@ -221,14 +221,14 @@ func TestRayServiceDecideBringUp(t *testing.T) {
 	})
 
 	t.Run("applications RUNNING and proxy healthy: label, switch and create the Services", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "false", "true", true)
 		e.submitted(rc)
 		e.probe(rc, dashboard.AppDeploying, false)
-		e.o.Service.Status = decideRayService(e.o).Status // as written while deploying
+		e.o.Service.Status = decide(e.o).Status // as written while deploying
 		e.probe(rc, dashboard.AppRunning, true)
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if len(p.Submit) != 0 {
 			t.Errorf("re-submitted an accepted config: %+v", p.Submit)
 		}
@@ -260,10 +260,10 @@ func TestRayServiceDecideBringUp(t *testing.T) {
 		// No endpoints yet: not Ready, still Initializing (KubeRay says
 		// ZeroServeEndpoints only once Ready was True), and that is not
 		// worth a write of its own.
-		if c := rsCondOf(st, rayv1.RayServiceReady); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.RayServiceInitializing) {
+		if c := condOf(st, rayv1.RayServiceReady); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.RayServiceInitializing) {
 			t.Errorf("Ready = %+v", c)
 		}
-		if c := rsCondOf(st, rayv1.UpgradeInProgress); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.NoPendingCluster) {
+		if c := condOf(st, rayv1.UpgradeInProgress); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.NoPendingCluster) {
 			t.Errorf("UpgradeInProgress = %+v", c)
 		}
 		if p.Urgent {
@@ -272,19 +272,19 @@ func TestRayServiceDecideBringUp(t *testing.T) {
 	})
 
 	t.Run("endpoints make it Ready", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "true", "true", true)
 		e.submitted(rc)
 		e.probe(rc, dashboard.AppRunning, true)
 		e.services(rc)
 		e.o.ServeEndpoints = 2
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if len(p.CreateServices)+len(p.UpdateServices)+len(p.PodLabels)+len(p.Submit) != 0 || p.CreateCluster != nil {
 			t.Fatalf("steady state plans writes: %+v", p)
 		}
 		st := p.Status
-		if c := rsCondOf(st, rayv1.RayServiceReady); c.Status != metav1.ConditionTrue || c.Reason != string(rayv1.NonZeroServeEndpoints) {
+		if c := condOf(st, rayv1.RayServiceReady); c.Status != metav1.ConditionTrue || c.Reason != string(rayv1.NonZeroServeEndpoints) {
 			t.Errorf("Ready = %+v", c)
 		}
 		if st.NumServeEndpoints != 2 || st.ServiceStatus != rayv1.Running {
@@ -301,52 +301,52 @@ func TestRayServiceDecideBringUp(t *testing.T) {
 
 func TestRayServiceDecideServe(t *testing.T) {
 	t.Run("head restarted and lost the applications: re-submit", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "true", "true", true)
 		e.submitted(rc)
 		e.services(rc)
 		e.probe(rc, "", false)
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if len(p.Submit) != 1 || !strings.Contains(p.Submit[0].Why, "lost applications app1") {
 			t.Fatalf("Submit = %+v", p.Submit)
 		}
 	})
 
 	t.Run("applications missing right after our own submission: wait, do not re-submit", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "false", "true", true)
 		e.submitted(rc)
 		e.probe(rc, "", false)
-		e.o.Submissions[rc.Name] = &rsSubmission{Hash: rc.Annotations[RsServeConfigHashKey], At: fixture.T0.Add(-time.Second)}
-		if p := decideRayService(e.o); len(p.Submit) != 0 {
+		e.o.Submissions[rc.Name] = &submission{Hash: rc.Annotations[ServeConfigHashKey], At: fixture.T0.Add(-time.Second)}
+		if p := decide(e.o); len(p.Submit) != 0 {
 			t.Fatalf("Submit = %+v", p.Submit)
 		}
 	})
 
 	t.Run("after a restart: hash recorded and applications live, nothing is re-submitted", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "true", "true", true)
 		e.submitted(rc)
 		e.services(rc)
 		e.probe(rc, dashboard.AppRunning, true)
-		if p := decideRayService(e.o); len(p.Submit) != 0 {
+		if p := decide(e.o); len(p.Submit) != 0 {
 			t.Fatalf("Submit = %+v", p.Submit)
 		}
 	})
 
 	t.Run("serveConfigV2 change alone is submitted to the active cluster, no new cluster", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "true", "true", true)
 		e.submitted(rc)
 		e.services(rc)
 		e.probe(rc, dashboard.AppRunning, true)
-		e.o.Service.Spec.ServeConfigV2 = strings.Replace(rsTestServeConfig, "/fruit", "/fruits", 1)
+		e.o.Service.Spec.ServeConfigV2 = strings.Replace(testServeConfig, "/fruit", "/fruits", 1)
 		e.o.Service.Generation = 2
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if p.CreateCluster != nil || len(p.DeleteClusters) != 0 {
 			t.Fatalf("config change touched clusters: %+v", p)
 		}
@@ -356,25 +356,25 @@ func TestRayServiceDecideServe(t *testing.T) {
 	})
 
 	t.Run("formatting-only change of serveConfigV2 is not a change", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "true", "true", true)
 		e.submitted(rc)
 		e.services(rc)
 		e.probe(rc, dashboard.AppRunning, true)
 		e.o.Service.Spec.ServeConfigV2 = "# comment\napplications:\n- {name: app1, route_prefix: /fruit, import_path: fruit.deployment_graph}\n"
-		if p := decideRayService(e.o); len(p.Submit) != 0 {
+		if p := decide(e.o); len(p.Submit) != 0 {
 			t.Fatalf("Submit = %+v", p.Submit)
 		}
 	})
 
 	t.Run("DEPLOY_FAILED surfaces with its message and never switches traffic", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "false", "true", true)
 		e.submitted(rc)
 		e.probe(rc, dashboard.AppDeployFailed, true)
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if len(p.CreateServices) != 0 {
 			t.Fatal("switched to a cluster whose application failed")
 		}
@@ -382,75 +382,75 @@ func TestRayServiceDecideServe(t *testing.T) {
 		if a.Status != rayv1.ApplicationStatusDeployFailed || !strings.Contains(a.Message, "ModuleNotFoundError") {
 			t.Errorf("app status = %+v", a)
 		}
-		if m := rsCondOf(p.Status, rayv1.RayServiceReady).Message; !strings.Contains(m, "DEPLOY_FAILED") {
+		if m := condOf(p.Status, rayv1.RayServiceReady).Message; !strings.Contains(m, "DEPLOY_FAILED") {
 			t.Errorf("Ready message = %q", m)
 		}
 		e.o.Service.Status.ObservedGeneration = 1
 		e.o.Service.Status.PendingServiceStatus.RayClusterName = rc.Name
-		if !rsStatusUrgent(e.o.Service.Status, p.Status) {
+		if !statusUrgent(e.o.Service.Status, p.Status) {
 			t.Error("a failed application is urgent")
 		}
 	})
 
 	t.Run("rejected submission waits out its back-off and says why", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "false", "true", true)
 		e.probe(rc, "", false)
-		cfg, _ := rsParseServeConfig(rsTestServeConfig)
-		e.o.Submissions[rc.Name] = &rsSubmission{Hash: cfg.Hash, At: fixture.T0.Add(-time.Second), Err: "400 Bad Request: 1 validation error", Attempts: 1}
-		p := decideRayService(e.o)
+		cfg, _ := parseServeConfig(testServeConfig)
+		e.o.Submissions[rc.Name] = &submission{Hash: cfg.Hash, At: fixture.T0.Add(-time.Second), Err: "400 Bad Request: 1 validation error", Attempts: 1}
+		p := decide(e.o)
 		if len(p.Submit) != 0 {
 			t.Fatalf("re-submitted within the back-off: %+v", p.Submit)
 		}
-		if m := rsCondOf(p.Status, rayv1.RayServiceReady).Message; !strings.Contains(m, "rejected serveConfigV2: 400") {
+		if m := condOf(p.Status, rayv1.RayServiceReady).Message; !strings.Contains(m, "rejected serveConfigV2: 400") {
 			t.Errorf("Ready message = %q", m)
 		}
 		if p.RequeueAfter != time.Second {
 			t.Errorf("RequeueAfter = %v, want the rest of the 2 s back-off", p.RequeueAfter)
 		}
 		e.o.Now = fixture.T0.Add(5 * time.Second)
-		if p := decideRayService(e.o); len(p.Submit) != 1 {
+		if p := decide(e.o); len(p.Submit) != 1 {
 			t.Fatalf("no retry after the back-off")
 		}
 	})
 
 	t.Run("dashboard refusing: old application statuses are kept; reported only after the grace period", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "false", "true", true)
 		e.submitted(rc)
 		e.o.Service.Status.PendingServiceStatus = rayv1.RayServiceStatus{RayClusterName: rc.Name,
 			Applications: map[string]rayv1.AppStatus{"app1": {Status: "DEPLOYING"}}}
-		e.o.Probes[rc.Name] = &rsProbe{At: fixture.T0, Err: "connection refused", FailingSince: fixture.T0.Add(-2 * time.Second)}
-		p := decideRayService(e.o)
+		e.o.Probes[rc.Name] = &serveProbe{At: fixture.T0, Err: "connection refused", FailingSince: fixture.T0.Add(-2 * time.Second)}
+		p := decide(e.o)
 		if len(p.Submit) != 0 {
 			t.Fatal("submitted to a dashboard that refuses")
 		}
 		if a := p.Status.PendingServiceStatus.Applications["app1"]; a.Status != "DEPLOYING" {
 			t.Errorf("applications = %+v", p.Status.PendingServiceStatus.Applications)
 		}
-		if m := rsCondOf(p.Status, rayv1.RayServiceReady).Message; strings.Contains(m, "not answering") {
+		if m := condOf(p.Status, rayv1.RayServiceReady).Message; strings.Contains(m, "not answering") {
 			t.Errorf("reported before the grace period: %q", m)
 		}
 		if p.RequeueAfter != time.Second {
 			t.Errorf("RequeueAfter = %v", p.RequeueAfter)
 		}
 		e.o.Probes[rc.Name].FailingSince = fixture.T0.Add(-6 * time.Second)
-		if m := rsCondOf(decideRayService(e.o).Status, rayv1.RayServiceReady).Message; !strings.Contains(m, "not answering") {
+		if m := condOf(decide(e.o).Status, rayv1.RayServiceReady).Message; !strings.Contains(m, "not answering") {
 			t.Errorf("Ready message after the grace period = %q", m)
 		}
 	})
 
 	t.Run("excludeHeadPodFromServeSvc keeps the head out", func(t *testing.T) {
-		rs := rsTestService()
+		rs := testService()
 		rs.Spec.ExcludeHeadPodFromServeSvc = true
-		e := newRSEnv(t, rs)
+		e := newEnv(t, rs)
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "true", "false", true)
 		e.submitted(rc)
 		e.probe(rc, dashboard.AppRunning, true)
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		got := map[string]string{}
 		for _, l := range p.PodLabels {
 			got[l.Pod.Name] = l.Value
@@ -461,14 +461,14 @@ func TestRayServiceDecideServe(t *testing.T) {
 	})
 
 	t.Run("a proxy that stops answering loses its serve label", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Minute)
 		e.pods(rc, "true", "true", true)
 		e.submitted(rc)
 		e.services(rc)
 		pr := e.probe(rc, dashboard.AppRunning, true)
-		pr.Proxies[rc.Name+"-g-worker-y"] = rsProxyHealth{Err: "connection refused"}
-		p := decideRayService(e.o)
+		pr.Proxies[rc.Name+"-g-worker-y"] = proxyHealth{Err: "connection refused"}
+		p := decide(e.o)
 		if len(p.PodLabels) != 1 || p.PodLabels[0].Pod.Name != rc.Name+"-g-worker-y" || p.PodLabels[0].Value != "false" {
 			t.Fatalf("PodLabels = %+v", p.PodLabels)
 		}
@@ -477,8 +477,8 @@ func TestRayServiceDecideServe(t *testing.T) {
 
 func TestRayServiceDecideUpgrade(t *testing.T) {
 	// serving sets up an active cluster that serves, with Services.
-	serving := func(t *testing.T) (*rsEnv, *rayv1.RayCluster) {
-		e := newRSEnv(t, rsTestService())
+	serving := func(t *testing.T) (*testEnv, *rayv1.RayCluster) {
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Hour)
 		e.pods(rc, "true", "true", true)
 		e.submitted(rc)
@@ -486,7 +486,7 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		e.probe(rc, dashboard.AppRunning, true)
 		e.probe(rc, dashboard.AppRunning, true).Active = true
 		e.o.ServeEndpoints = 2
-		e.o.Service.Status = decideRayService(e.o).Status
+		e.o.Service.Status = decide(e.o).Status
 		e.o.Service.Generation = 2
 		return e, rc
 	}
@@ -494,7 +494,7 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 	t.Run("cluster spec change creates a pending cluster, the active keeps serving", func(t *testing.T) {
 		e, active := serving(t)
 		e.o.Service.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if p.CreateCluster == nil || p.CreateCluster.Name != "svc-abcde" {
 			t.Fatalf("CreateCluster = %v", p.CreateCluster)
 		}
@@ -505,10 +505,10 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		if st.ActiveServiceStatus.RayClusterName != active.Name || st.PendingServiceStatus.RayClusterName != "svc-abcde" {
 			t.Errorf("active/pending = %q/%q", st.ActiveServiceStatus.RayClusterName, st.PendingServiceStatus.RayClusterName)
 		}
-		if c := rsCondOf(st, rayv1.UpgradeInProgress); c.Status != metav1.ConditionTrue || c.Reason != string(rayv1.BothActivePendingClustersExist) {
+		if c := condOf(st, rayv1.UpgradeInProgress); c.Status != metav1.ConditionTrue || c.Reason != string(rayv1.BothActivePendingClustersExist) {
 			t.Errorf("UpgradeInProgress = %+v", c)
 		}
-		if c := rsCondOf(st, rayv1.RayServiceReady); c.Status != metav1.ConditionTrue {
+		if c := condOf(st, rayv1.RayServiceReady); c.Status != metav1.ConditionTrue {
 			t.Errorf("Ready during the upgrade = %+v", c)
 		}
 		if !p.Urgent {
@@ -534,7 +534,7 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e, active := serving(t)
 			tc.change(&e.o.Service.Spec.RayClusterSpec)
-			p := decideRayService(e.o)
+			p := decide(e.o)
 			if p.CreateCluster != nil {
 				t.Fatalf("created a new cluster")
 			}
@@ -558,7 +558,7 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 			}
 			// Applied once: the cluster with the update matches and needs nothing more.
 			e.o.Clusters[0] = upd
-			if p := decideRayService(e.o); len(p.UpdateClusters) != 0 || p.CreateCluster != nil {
+			if p := decide(e.o); len(p.UpdateClusters) != 0 || p.CreateCluster != nil {
 				t.Errorf("second pass: %+v", p)
 			}
 		})
@@ -567,7 +567,7 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 	t.Run("autoscaler-changed replicas are left alone while the RayService's stay the same", func(t *testing.T) {
 		e, active := serving(t)
 		active.Spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(7))
-		if p := decideRayService(e.o); len(p.UpdateClusters) != 0 {
+		if p := decide(e.o); len(p.UpdateClusters) != 0 {
 			t.Fatalf("UpdateClusters = %+v", p.UpdateClusters)
 		}
 	})
@@ -577,11 +577,11 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		none := rayv1.None
 		e.o.Service.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{Type: &none}
 		e.o.Service.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if p.CreateCluster != nil || len(p.UpdateClusters) != 0 {
 			t.Fatalf("plan = %+v", p)
 		}
-		if got := rsEventReasons(p); len(got) != 1 || got[0] != reasonRSUpgradeSkipped {
+		if got := eventReasons(p); len(got) != 1 || got[0] != reasonUpgradeSkipped {
 			t.Errorf("events = %v", got)
 		}
 	})
@@ -592,12 +592,12 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		e.o.Service.Spec.RayClusterSpec.EnableInTreeAutoscaling = fixture.Ptr(true)
 		e.o.Service.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{Type: &inc, ClusterUpgradeOptions: &rayv1.ClusterUpgradeOptions{
 			StepSizePercent: fixture.Ptr(int32(10)), IntervalSeconds: fixture.Ptr(int32(30)), GatewayClassName: "istio"}}
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if p.CreateCluster != nil || len(p.DeleteClusters) != 0 || len(p.UpdateClusters) != 0 || len(p.UpdateServices) != 0 ||
 			len(p.DeleteServices) != 0 || len(p.Submit) != 0 {
 			t.Fatalf("a refused upgrade changed something: %+v", p)
 		}
-		if got := rsEventReasons(p); len(got) != 1 || got[0] != "InvalidRayServiceSpec" {
+		if got := eventReasons(p); len(got) != 1 || got[0] != "InvalidRayServiceSpec" {
 			t.Errorf("events = %v", got)
 		}
 		c := kit.FindCondition(p.Status.Conditions, string(rayv1.RayServiceReady))
@@ -607,11 +607,11 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 	})
 
 	// upgrading: the active cluster serves, the pending one has the new spec.
-	upgrading := func(t *testing.T) (*rsEnv, *rayv1.RayCluster, *rayv1.RayCluster) {
+	upgrading := func(t *testing.T) (*testEnv, *rayv1.RayCluster, *rayv1.RayCluster) {
 		e, active := serving(t)
 		e.o.Service.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
 		pending := e.cluster("bbbbb", time.Minute)
-		e.o.Service.Status = decideRayService(e.o).Status
+		e.o.Service.Status = decide(e.o).Status
 		return e, active, pending
 	}
 
@@ -620,7 +620,7 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		e.pods(pending, "false", "true", true)
 		e.submitted(pending)
 		e.probe(pending, dashboard.AppRunning, true)
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if len(p.UpdateServices) != 2 {
 			t.Fatalf("UpdateServices = %d", len(p.UpdateServices))
 		}
@@ -636,11 +636,11 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		if len(p.PodLabels) != 1 || p.PodLabels[0].Pod.Name != pending.Name+"-head-x" || p.PodLabels[0].Value != "true" {
 			t.Errorf("PodLabels = %+v", p.PodLabels)
 		}
-		if len(p.Annotate) != 1 || p.Annotate[0].Cluster.Name != active.Name || *p.Annotate[0].Set[RsDeleteAfterKey] != fixture.T0.Add(time.Minute).Format(time.RFC3339) {
+		if len(p.Annotate) != 1 || p.Annotate[0].Cluster.Name != active.Name || *p.Annotate[0].Set[DeleteAfterKey] != fixture.T0.Add(time.Minute).Format(time.RFC3339) {
 			t.Fatalf("Annotate = %+v", p.Annotate)
 		}
 		if len(p.DeleteClusters) != 0 {
-			t.Fatalf("deleted at once: %v", rsDeletedNames(p))
+			t.Fatalf("deleted at once: %v", deletedNames(p))
 		}
 		if p.RequeueAfter != time.Minute && p.RequeueAfter > time.Minute {
 			t.Errorf("RequeueAfter = %v", p.RequeueAfter)
@@ -649,7 +649,7 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		if st.ActiveServiceStatus.RayClusterName != pending.Name || st.PendingServiceStatus.RayClusterName != "" {
 			t.Errorf("active/pending = %q/%q", st.ActiveServiceStatus.RayClusterName, st.PendingServiceStatus.RayClusterName)
 		}
-		if c := rsCondOf(st, rayv1.UpgradeInProgress); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.NoPendingCluster) {
+		if c := condOf(st, rayv1.UpgradeInProgress); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.NoPendingCluster) {
 			t.Errorf("UpgradeInProgress = %+v", c)
 		}
 		if !p.Urgent {
@@ -662,7 +662,7 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		e.pods(pending, "false", "false", true)
 		e.submitted(pending)
 		e.probe(pending, dashboard.AppRunning, false)
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if len(p.UpdateServices) != 0 || len(p.Annotate) != 0 {
 			t.Fatalf("switched: %+v", p)
 		}
@@ -677,9 +677,9 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		e.pods(pending, "false", "true", true)
 		e.submitted(pending)
 		e.probe(pending, dashboard.AppRunning, true)
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if len(p.UpdateServices) != 2 || len(p.DeleteClusters) != 1 || p.DeleteClusters[0].Cluster.Name != active.Name {
-			t.Fatalf("plan: services %d, deleted %v", len(p.UpdateServices), rsDeletedNames(p))
+			t.Fatalf("plan: services %d, deleted %v", len(p.UpdateServices), deletedNames(p))
 		}
 	})
 
@@ -688,8 +688,8 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		e.pods(pending, "false", "true", true)
 		e.submitted(pending)
 		e.probe(pending, dashboard.AppRunning, true)
-		e.o.Service.Spec.ServeConfigV2 = strings.Replace(rsTestServeConfig, "/fruit", "/fruits", 1)
-		p := decideRayService(e.o)
+		e.o.Service.Spec.ServeConfigV2 = strings.Replace(testServeConfig, "/fruit", "/fruits", 1)
+		p := decide(e.o)
 		if len(p.Submit) != 1 || p.Submit[0].Cluster.Name != pending.Name {
 			t.Fatalf("Submit = %+v", p.Submit)
 		}
@@ -702,8 +702,8 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 	t.Run("spec changed again before the pending cluster served: it is replaced", func(t *testing.T) {
 		e, _, pending := upgrading(t)
 		e.o.Service.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0].Image = "rayproject/ray:2.54.0"
-		p := decideRayService(e.o)
-		if got := rsDeletedNames(p); len(got) != 1 || got[0] != pending.Name {
+		p := decide(e.o)
+		if got := deletedNames(p); len(got) != 1 || got[0] != pending.Name {
 			t.Fatalf("deleted %v", got)
 		}
 		if p.CreateCluster == nil {
@@ -714,8 +714,8 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 	t.Run("spec reverted during the upgrade: the pending cluster goes", func(t *testing.T) {
 		e, _, pending := upgrading(t)
 		e.o.Service.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0].Image = "rayproject/ray:2.52.0"
-		p := decideRayService(e.o)
-		if got := rsDeletedNames(p); len(got) != 1 || got[0] != pending.Name || p.CreateCluster != nil {
+		p := decide(e.o)
+		if got := deletedNames(p); len(got) != 1 || got[0] != pending.Name || p.CreateCluster != nil {
 			t.Fatalf("deleted %v, created %v", got, p.CreateCluster)
 		}
 	})
@@ -724,10 +724,10 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		e, active := serving(t)
 		old := e.cluster("zzzzz", 2*time.Hour)
 		at := fixture.T0.Add(5 * time.Second).Format(time.RFC3339)
-		old.Annotations[RsDeleteAfterKey] = at
-		p := decideRayService(e.o)
+		old.Annotations[DeleteAfterKey] = at
+		p := decide(e.o)
 		if len(p.DeleteClusters) != 0 {
-			t.Fatalf("deleted early: %v", rsDeletedNames(p))
+			t.Fatalf("deleted early: %v", deletedNames(p))
 		}
 		if p.RequeueAfter != 5*time.Second {
 			t.Errorf("RequeueAfter = %v, want the deadline", p.RequeueAfter)
@@ -736,19 +736,19 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 			t.Errorf("retiring cluster shows as pending: %+v", p.Status)
 		}
 		e.o.Now = fixture.T0.Add(6 * time.Second)
-		if got := rsDeletedNames(decideRayService(e.o)); len(got) != 1 || got[0] != old.Name {
+		if got := deletedNames(decide(e.o)); len(got) != 1 || got[0] != old.Name {
 			t.Fatalf("deleted %v", got)
 		}
 	})
 
 	t.Run("the serving cluster is never deleted, a stale delete-after is dropped", func(t *testing.T) {
 		e, active := serving(t)
-		active.Annotations[RsDeleteAfterKey] = fixture.T0.Add(-time.Minute).Format(time.RFC3339)
-		p := decideRayService(e.o)
+		active.Annotations[DeleteAfterKey] = fixture.T0.Add(-time.Minute).Format(time.RFC3339)
+		p := decide(e.o)
 		if len(p.DeleteClusters) != 0 {
 			t.Fatalf("deleted the active cluster")
 		}
-		if len(p.Annotate) != 1 || p.Annotate[0].Set[RsDeleteAfterKey] != nil {
+		if len(p.Annotate) != 1 || p.Annotate[0].Set[DeleteAfterKey] != nil {
 			t.Fatalf("Annotate = %+v", p.Annotate)
 		}
 	})
@@ -758,8 +758,8 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		e.o.Service.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
 		older := e.cluster("ooooo", 10*time.Minute)
 		newer := e.cluster("nnnnn", time.Minute)
-		p := decideRayService(e.o)
-		if got := rsDeletedNames(p); len(got) != 1 || got[0] != older.Name {
+		p := decide(e.o)
+		if got := deletedNames(p); len(got) != 1 || got[0] != older.Name {
 			t.Fatalf("deleted %v", got)
 		}
 		if p.Status.PendingServiceStatus.RayClusterName != newer.Name || p.Status.ActiveServiceStatus.RayClusterName != active.Name {
@@ -770,55 +770,55 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 
 func TestRayServiceDecideLifecycle(t *testing.T) {
 	t.Run("invalid spec: nothing is touched, Ready says why", func(t *testing.T) {
-		rs := rsTestService()
+		rs := testService()
 		rs.Spec.RayClusterSpec.HeadGroupSpec.HeadService = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "mine"}}
-		e := newRSEnv(t, rs)
-		p := decideRayService(e.o)
+		e := newEnv(t, rs)
+		p := decide(e.o)
 		if p.CreateCluster != nil {
 			t.Fatal("created a cluster from an invalid spec")
 		}
-		c := rsCondOf(p.Status, rayv1.RayServiceReady)
+		c := condOf(p.Status, rayv1.RayServiceReady)
 		if c.Reason != string(rayv1.RayServiceValidationFailed) || !strings.Contains(c.Message, "headService") {
 			t.Errorf("Ready = %+v", c)
 		}
-		if got := rsEventReasons(p); len(got) != 1 || got[0] != reasonRSInvalidSpec {
+		if got := eventReasons(p); len(got) != 1 || got[0] != reasonInvalidSpec {
 			t.Errorf("events = %v", got)
 		}
 	})
 
 	t.Run("managed by another controller: skipped", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		e.o.SkipReason = "managed elsewhere"
-		if p := decideRayService(e.o); !p.Skip || p.CreateCluster != nil {
+		if p := decide(e.o); !p.Skip || p.CreateCluster != nil {
 			t.Fatalf("plan = %+v", p)
 		}
 	})
 
 	t.Run("deleted RayService: KubeRay's finalizer is removed, the garbage collector does the rest", func(t *testing.T) {
-		rs := rsTestService()
+		rs := testService()
 		now := metav1.NewTime(fixture.T0)
 		rs.DeletionTimestamp = &now
 		rs.Finalizers = []string{rayv1.RayServiceFinalizer}
-		p := decideRayService(newRSEnv(t, rs).o)
+		p := decide(newEnv(t, rs).o)
 		if !p.Skip || !p.RemoveFinalizer {
 			t.Fatalf("plan = %+v", p)
 		}
 	})
 
 	t.Run("suspend deletes everything, then says Suspended; resume brings it back", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := e.cluster("aaaaa", time.Hour)
 		e.pods(rc, "true", "true", true)
 		e.services(rc)
 		e.o.Service.Spec.Suspend = true
-		p := decideRayService(e.o)
-		if got := rsDeletedNames(p); len(got) != 1 || got[0] != rc.Name || len(p.DeleteServices) != 2 {
+		p := decide(e.o)
+		if got := deletedNames(p); len(got) != 1 || got[0] != rc.Name || len(p.DeleteServices) != 2 {
 			t.Fatalf("deleted %v and %d Services", got, len(p.DeleteServices))
 		}
-		if c := rsCondOf(p.Status, rayv1.RayServiceSuspending); c.Status != metav1.ConditionTrue {
+		if c := condOf(p.Status, rayv1.RayServiceSuspending); c.Status != metav1.ConditionTrue {
 			t.Errorf("Suspending = %+v", c)
 		}
-		if c := rsCondOf(p.Status, rayv1.RayServiceReady); c.Status != metav1.ConditionFalse {
+		if c := condOf(p.Status, rayv1.RayServiceReady); c.Status != metav1.ConditionFalse {
 			t.Errorf("Ready = %+v", c)
 		}
 		// Everything gone.
@@ -826,43 +826,43 @@ func TestRayServiceDecideLifecycle(t *testing.T) {
 		e.o.Clusters, e.o.HeadService, e.o.ServeService = nil, nil, nil
 		// A resume requested mid-way waits for the suspension to complete.
 		e.o.Service.Spec.Suspend = false
-		p = decideRayService(e.o)
+		p = decide(e.o)
 		if p.CreateCluster != nil {
 			t.Fatal("resumed before the suspension completed")
 		}
-		if c := rsCondOf(p.Status, rayv1.RayServiceSuspended); c.Status != metav1.ConditionTrue || c.Reason != string(rayv1.SuspendComplete) {
+		if c := condOf(p.Status, rayv1.RayServiceSuspended); c.Status != metav1.ConditionTrue || c.Reason != string(rayv1.SuspendComplete) {
 			t.Errorf("Suspended = %+v", c)
 		}
 		e.o.Service.Status = p.Status
-		p = decideRayService(e.o)
+		p = decide(e.o)
 		if p.CreateCluster == nil {
 			t.Fatal("no cluster on resume")
 		}
-		if c := rsCondOf(p.Status, rayv1.RayServiceSuspended); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.RayServiceResumed) {
+		if c := condOf(p.Status, rayv1.RayServiceSuspended); c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.RayServiceResumed) {
 			t.Errorf("Suspended = %+v", c)
 		}
-		if got := rsEventReasons(p); !strings.Contains(strings.Join(got, ","), reasonRSResumed) {
+		if got := eventReasons(p); !strings.Contains(strings.Join(got, ","), reasonResumed) {
 			t.Errorf("events = %v", got)
 		}
 	})
 
 	t.Run("a cluster KubeRay created with the same spec is adopted, not replaced", func(t *testing.T) {
-		e := newRSEnv(t, rsTestService())
+		e := newEnv(t, testService())
 		rc := &rayv1.RayCluster{
 			ObjectMeta: metav1.ObjectMeta{Name: "svc-kuber", Namespace: "ns", UID: "k-uid", ResourceVersion: "9",
-				Labels:          rsOriginLabels(e.o.Service),
+				Labels:          originLabels(e.o.Service),
 				Annotations:     map[string]string{rayv1.HashWithoutReplicasAndWorkersToDeleteKey: "KUBERAYHASHBASE32", rayv1.NumWorkerGroupsKey: "1"},
-				OwnerReferences: []metav1.OwnerReference{rsOwnerRef(e.o.Service)}},
+				OwnerReferences: []metav1.OwnerReference{ownerRef(e.o.Service)}},
 			Spec: *e.o.Service.Spec.RayClusterSpec.DeepCopy(),
 		}
 		e.o.Clusters = append(e.o.Clusters, rc)
 		e.pods(rc, "true", "true", true)
 		e.services(rc)
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		if p.CreateCluster != nil {
 			t.Fatal("replaced a matching KubeRay cluster")
 		}
-		if len(p.UpdateClusters) != 1 || !strings.HasPrefix(p.UpdateClusters[0].Cluster.Annotations[rayv1.HashWithoutReplicasAndWorkersToDeleteKey], rsHashPrefix) {
+		if len(p.UpdateClusters) != 1 || !strings.HasPrefix(p.UpdateClusters[0].Cluster.Annotations[rayv1.HashWithoutReplicasAndWorkersToDeleteKey], hashPrefix) {
 			t.Fatalf("UpdateClusters = %+v", p.UpdateClusters)
 		}
 	})
@@ -873,7 +873,7 @@ func TestRayServiceDecideLifecycle(t *testing.T) {
 // adopts them (owned by the RayService's UID): no create, traffic stays on
 // the cluster they select, and labels raydar used to add are not added.
 func TestRayServiceDecideAdoptsKubeRayServices(t *testing.T) {
-	e := newRSEnv(t, rsTestService())
+	e := newEnv(t, testService())
 	old := e.cluster("kold1", 2*time.Hour)
 	cur := e.cluster("kcur1", time.Hour) // newer, same spec: would win without the Services
 	for _, rc := range []*rayv1.RayCluster{old, cur} {
@@ -891,7 +891,7 @@ func TestRayServiceDecideAdoptsKubeRayServices(t *testing.T) {
 	e.o.Probes[old.Name].Active = true
 	e.o.ServeEndpoints = 2
 
-	p := decideRayService(e.o)
+	p := decide(e.o)
 	if len(p.CreateServices) != 0 {
 		t.Fatalf("created %d Services over KubeRay's", len(p.CreateServices))
 	}
@@ -903,8 +903,8 @@ func TestRayServiceDecideAdoptsKubeRayServices(t *testing.T) {
 	if p.Status.ActiveServiceStatus.RayClusterName != old.Name {
 		t.Fatalf("active = %q, want %q (the one the serve Service selects)", p.Status.ActiveServiceStatus.RayClusterName, old.Name)
 	}
-	for _, s := range []*corev1.Service{rsBuildHeadService(e.o.Service, old, raycluster.DefaultBuildConfig()), rsBuildServeService(e.o.Service, old)} {
-		if upd := rsServiceUpdate(s, s); upd != nil {
+	for _, s := range []*corev1.Service{buildHeadService(e.o.Service, old, raycluster.DefaultBuildConfig()), buildServeService(e.o.Service, old)} {
+		if upd := serviceUpdate(s, s); upd != nil {
 			t.Fatal("a Service as built needs an update")
 		}
 		if _, has := s.Labels[rayv1.RayClusterLabelKey]; has {
@@ -912,9 +912,9 @@ func TestRayServiceDecideAdoptsKubeRayServices(t *testing.T) {
 		}
 	}
 	// A Service an earlier raydar labelled ray.io/cluster loses the label.
-	stale := rsBuildServeService(e.o.Service, old)
+	stale := buildServeService(e.o.Service, old)
 	stale.Labels[rayv1.RayClusterLabelKey] = "svc-gone1"
-	if upd := rsServiceUpdate(stale, rsBuildServeService(e.o.Service, old)); upd == nil || upd.Labels[rayv1.RayClusterLabelKey] != "" {
+	if upd := serviceUpdate(stale, buildServeService(e.o.Service, old)); upd == nil || upd.Labels[rayv1.RayClusterLabelKey] != "" {
 		t.Fatalf("stale ray.io/cluster label kept: %+v", upd)
 	}
 }
@@ -923,14 +923,14 @@ func TestRayServiceDecideAdoptsKubeRayServices(t *testing.T) {
 // container port named serve or serve-*, a same-named port of
 // spec.serveService in its place; its type from headGroupSpec.serviceType.
 func TestRayServiceServeServicePorts(t *testing.T) {
-	rs := rsTestService()
+	rs := testService()
 	c := &rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0]
 	c.Ports = []corev1.ContainerPort{{Name: "dashboard", ContainerPort: 8265}, {Name: "serve", ContainerPort: 8000}, {Name: "serve-grpc", ContainerPort: 9000}}
 	rs.Spec.RayClusterSpec.HeadGroupSpec.ServiceType = corev1.ServiceTypeNodePort
 	h2c := "kubernetes.io/h2c"
 	rs.Spec.ServeService = &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "serve-grpc", Port: 9000, AppProtocol: &h2c}, {Name: "other", Port: 1}}}}
-	rc := rsBuildCluster(rs, "svc-abcde")
-	svc := rsBuildServeService(rs, rc)
+	rc := buildCluster(rs, "svc-abcde")
+	svc := buildServeService(rs, rc)
 	if len(svc.Spec.Ports) != 2 || svc.Spec.Ports[0].Name != "serve" || svc.Spec.Ports[0].Port != 8000 ||
 		svc.Spec.Ports[1].Name != "serve-grpc" || svc.Spec.Ports[1].AppProtocol == nil || *svc.Spec.Ports[1].AppProtocol != h2c {
 		t.Fatalf("ports %+v", svc.Spec.Ports)
@@ -943,9 +943,9 @@ func TestRayServiceServeServicePorts(t *testing.T) {
 // The RayService's annotations reach its cluster as KubeRay copies them
 // (kubectl's last-applied too), with the operator version annotation.
 func TestRayServiceClusterAnnotations(t *testing.T) {
-	rs := rsTestService()
+	rs := testService()
 	rs.Annotations = map[string]string{corev1.LastAppliedConfigAnnotation: "{}", "team.io/x": "1"}
-	rc := rsBuildCluster(rs, "svc-abcde")
+	rc := buildCluster(rs, "svc-abcde")
 	for k, v := range map[string]string{corev1.LastAppliedConfigAnnotation: "{}", "team.io/x": "1", rayv1.KubeRayVersion: kit.KuberayVersionValue} {
 		if rc.Annotations[k] != v {
 			t.Fatalf("annotation %s=%q, want %q (all: %v)", k, rc.Annotations[k], v, rc.Annotations)

@@ -11,21 +11,21 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// rsOverlayTTL bounds how long a write is laid over a cache that does not
+// ownWritesTTL bounds how long a write is laid over a cache that does not
 // show it (a watch that lags this long has bigger problems).
-const rsOverlayTTL = 2 * time.Minute
+const ownWritesTTL = 2 * time.Minute
 
-// rsOverlay lays the RayService reconciler's own writes over the shared
+// ownWrites lays the RayService reconciler's own writes over the shared
 // cache until the cache shows them: a cluster it created is present, one it
 // deleted is terminating, an object it changed has the change. Without it
 // a pass that follows a write too closely would decide from the state
 // before the write (a second cluster, a second label patch).
-type rsOverlay struct {
+type ownWrites struct {
 	mu sync.Mutex
-	m  map[string]*rsOverlayEntry
+	m  map[string]*ownWrite
 }
 
-type rsOverlayEntry struct {
+type ownWrite struct {
 	cluster *rayv1.RayCluster
 	pod     *corev1.Pod
 	service *corev1.Service
@@ -37,77 +37,77 @@ type rsOverlayEntry struct {
 	at               time.Time
 }
 
-func newRSOverlay() *rsOverlay { return &rsOverlay{m: map[string]*rsOverlayEntry{}} }
+func newOwnWrites() *ownWrites { return &ownWrites{m: map[string]*ownWrite{}} }
 
-func rsKey(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
+func writeKey(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
 
-func (ov *rsOverlay) get(key string, now time.Time) *rsOverlayEntry {
+func (ov *ownWrites) get(key string, now time.Time) *ownWrite {
 	e, ok := ov.m[key]
-	if ok && now.Sub(e.at) > rsOverlayTTL {
+	if ok && now.Sub(e.at) > ownWritesTTL {
 		delete(ov.m, key)
 		return nil
 	}
 	return e
 }
 
-func (ov *rsOverlay) put(key string, e *rsOverlayEntry) {
+func (ov *ownWrites) put(key string, e *ownWrite) {
 	ov.mu.Lock()
 	defer ov.mu.Unlock()
 	ov.m[key] = e
 	if len(ov.m) > 256 {
 		// Entries nobody looks at again (objects gone) expire here.
 		for k, old := range ov.m {
-			if e.at.Sub(old.at) > rsOverlayTTL {
+			if e.at.Sub(old.at) > ownWritesTTL {
 				delete(ov.m, k)
 			}
 		}
 	}
 }
 
-func (ov *rsOverlay) expectCluster(c *rayv1.RayCluster, now time.Time) {
-	ov.put(rsKey("rc", c.Namespace, c.Name), &rsOverlayEntry{cluster: c.DeepCopy(), created: true, at: now})
+func (ov *ownWrites) expectCluster(c *rayv1.RayCluster, now time.Time) {
+	ov.put(writeKey("rc", c.Namespace, c.Name), &ownWrite{cluster: c.DeepCopy(), created: true, at: now})
 }
 
-func (ov *rsOverlay) forgetCluster(c *rayv1.RayCluster) {
+func (ov *ownWrites) forgetCluster(c *rayv1.RayCluster) {
 	ov.mu.Lock()
-	delete(ov.m, rsKey("rc", c.Namespace, c.Name))
+	delete(ov.m, writeKey("rc", c.Namespace, c.Name))
 	ov.mu.Unlock()
 }
 
 // createdCluster records the created object (with its UID).
-func (ov *rsOverlay) createdCluster(c *rayv1.RayCluster, now time.Time) {
+func (ov *ownWrites) createdCluster(c *rayv1.RayCluster, now time.Time) {
 	ov.expectCluster(c, now)
 }
 
-func (ov *rsOverlay) updatedCluster(prevRV string, c *rayv1.RayCluster, now time.Time) {
-	ov.put(rsKey("rc", c.Namespace, c.Name), &rsOverlayEntry{cluster: c.DeepCopy(), staleRV: prevRV, uid: c.UID, at: now})
+func (ov *ownWrites) updatedCluster(prevRV string, c *rayv1.RayCluster, now time.Time) {
+	ov.put(writeKey("rc", c.Namespace, c.Name), &ownWrite{cluster: c.DeepCopy(), staleRV: prevRV, uid: c.UID, at: now})
 }
 
-func (ov *rsOverlay) deletedCluster(c *rayv1.RayCluster, now time.Time) {
-	ov.put(rsKey("rc", c.Namespace, c.Name), &rsOverlayEntry{cluster: c.DeepCopy(), deleted: true, uid: c.UID, at: now})
+func (ov *ownWrites) deletedCluster(c *rayv1.RayCluster, now time.Time) {
+	ov.put(writeKey("rc", c.Namespace, c.Name), &ownWrite{cluster: c.DeepCopy(), deleted: true, uid: c.UID, at: now})
 }
 
-func (ov *rsOverlay) updatedPod(prevRV string, p *corev1.Pod, now time.Time) {
-	ov.put(rsKey("pod", p.Namespace, p.Name), &rsOverlayEntry{pod: p.DeepCopy(), staleRV: prevRV, uid: p.UID, at: now})
+func (ov *ownWrites) updatedPod(prevRV string, p *corev1.Pod, now time.Time) {
+	ov.put(writeKey("pod", p.Namespace, p.Name), &ownWrite{pod: p.DeepCopy(), staleRV: prevRV, uid: p.UID, at: now})
 }
 
-func (ov *rsOverlay) wroteService(s *corev1.Service, prevRV string, now time.Time) {
-	ov.put(rsKey("svc", s.Namespace, s.Name), &rsOverlayEntry{service: s.DeepCopy(), created: prevRV == "", staleRV: prevRV, uid: s.UID, at: now})
+func (ov *ownWrites) wroteService(s *corev1.Service, prevRV string, now time.Time) {
+	ov.put(writeKey("svc", s.Namespace, s.Name), &ownWrite{service: s.DeepCopy(), created: prevRV == "", staleRV: prevRV, uid: s.UID, at: now})
 }
 
-func (ov *rsOverlay) deletedService(s *corev1.Service, now time.Time) {
-	ov.put(rsKey("svc", s.Namespace, s.Name), &rsOverlayEntry{service: s.DeepCopy(), deleted: true, uid: s.UID, at: now})
+func (ov *ownWrites) deletedService(s *corev1.Service, now time.Time) {
+	ov.put(writeKey("svc", s.Namespace, s.Name), &ownWrite{service: s.DeepCopy(), deleted: true, uid: s.UID, at: now})
 }
 
 // clusters lays the overlay over the cached clusters of rs.
-func (ov *rsOverlay) clusters(rs *rayv1.RayService, cached []*rayv1.RayCluster, now time.Time) []*rayv1.RayCluster {
+func (ov *ownWrites) clusters(rs *rayv1.RayService, cached []*rayv1.RayCluster, now time.Time) []*rayv1.RayCluster {
 	ov.mu.Lock()
 	defer ov.mu.Unlock()
 	seen := map[string]bool{}
 	out := make([]*rayv1.RayCluster, 0, len(cached)+1)
 	for _, c := range cached {
 		seen[c.Name] = true
-		key := rsKey("rc", c.Namespace, c.Name)
+		key := writeKey("rc", c.Namespace, c.Name)
 		e := ov.get(key, now)
 		switch {
 		case e == nil:
@@ -133,10 +133,10 @@ func (ov *rsOverlay) clusters(rs *rayv1.RayService, cached []*rayv1.RayCluster, 
 		}
 	}
 	for key, e := range ov.m {
-		if e.cluster == nil || !e.created || seen[e.cluster.Name] || e.cluster.Namespace != rs.Namespace || !rsOwnedBy(e.cluster, rs) {
+		if e.cluster == nil || !e.created || seen[e.cluster.Name] || e.cluster.Namespace != rs.Namespace || !ownedBy(e.cluster, rs) {
 			continue
 		}
-		if now.Sub(e.at) > rsOverlayTTL {
+		if now.Sub(e.at) > ownWritesTTL {
 			delete(ov.m, key)
 			continue
 		}
@@ -146,10 +146,10 @@ func (ov *rsOverlay) clusters(rs *rayv1.RayService, cached []*rayv1.RayCluster, 
 }
 
 // pod lays the overlay over one cached pod.
-func (ov *rsOverlay) pod(p *corev1.Pod, now time.Time) *corev1.Pod {
+func (ov *ownWrites) pod(p *corev1.Pod, now time.Time) *corev1.Pod {
 	ov.mu.Lock()
 	defer ov.mu.Unlock()
-	key := rsKey("pod", p.Namespace, p.Name)
+	key := writeKey("pod", p.Namespace, p.Name)
 	e := ov.get(key, now)
 	if e == nil {
 		return p
@@ -169,10 +169,10 @@ func (ov *rsOverlay) pod(p *corev1.Pod, now time.Time) *corev1.Pod {
 }
 
 // service lays the overlay over one cached Service (nil: absent).
-func (ov *rsOverlay) service(ns, name string, cached *corev1.Service, now time.Time) *corev1.Service {
+func (ov *ownWrites) service(ns, name string, cached *corev1.Service, now time.Time) *corev1.Service {
 	ov.mu.Lock()
 	defer ov.mu.Unlock()
-	key := rsKey("svc", ns, name)
+	key := writeKey("svc", ns, name)
 	e := ov.get(key, now)
 	switch {
 	case e == nil:

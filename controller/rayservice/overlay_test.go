@@ -15,13 +15,13 @@ import (
 )
 
 func TestRayServiceOverlay(t *testing.T) {
-	rs := rsTestService()
+	rs := testService()
 	mk := func(suffix, rv string) *rayv1.RayCluster {
-		rc := rsBuildCluster(rs, kit.RayServiceClusterName(rs.Name, suffix))
+		rc := buildCluster(rs, kit.RayServiceClusterName(rs.Name, suffix))
 		rc.UID, rc.ResourceVersion = types.UID("uid-"+rc.Name), rv
 		return rc
 	}
-	ov := newRSOverlay()
+	ov := newOwnWrites()
 
 	// Created: present until the cache shows it.
 	created := mk("aaaaa", "1")
@@ -40,9 +40,9 @@ func TestRayServiceOverlay(t *testing.T) {
 	cached := mk("bbbbb", "5")
 	mine := cached.DeepCopy()
 	mine.ResourceVersion = "6"
-	mine.Annotations[RsServeConfigHashKey] = "h"
+	mine.Annotations[ServeConfigHashKey] = "h"
 	ov.updatedCluster("5", mine, fixture.T0)
-	if got := ov.clusters(rs, []*rayv1.RayCluster{cached}, fixture.T0); got[0].Annotations[RsServeConfigHashKey] != "h" {
+	if got := ov.clusters(rs, []*rayv1.RayCluster{cached}, fixture.T0); got[0].Annotations[ServeConfigHashKey] != "h" {
 		t.Fatal("our update not laid over the stale cache")
 	}
 	newer := cached.DeepCopy()
@@ -59,7 +59,7 @@ func TestRayServiceOverlay(t *testing.T) {
 
 	// Expired entries are dropped.
 	ov.expectCluster(mk("ccccc", "1"), fixture.T0)
-	if got := ov.clusters(rs, nil, fixture.T0.Add(rsOverlayTTL+time.Second)); len(got) != 0 {
+	if got := ov.clusters(rs, nil, fixture.T0.Add(ownWritesTTL+time.Second)); len(got) != 0 {
 		t.Fatalf("expired entry kept: %v", got)
 	}
 
