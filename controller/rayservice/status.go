@@ -6,6 +6,7 @@ package rayservice
 // and what is only carried along (the copies of the clusters' statuses).
 
 import (
+	"context"
 	"time"
 
 	"github.com/raydar/raydar/controller/kit"
@@ -229,4 +230,77 @@ func statusUrgent(old, cur rayv1.RayServiceStatuses) bool {
 		return false
 	}
 	return newlyFailed(old.ActiveServiceStatus, cur.ActiveServiceStatus) || newlyFailed(old.PendingServiceStatus, cur.PendingServiceStatus)
+}
+
+// writtenStatus is a status this process wrote, until the cache shows it.
+type writtenStatus struct {
+	staleRV string
+	status  rayv1.RayServiceStatuses
+}
+
+// writeStatus writes the status when it changed. Urgent changes go at
+// once; other material changes are held for up to the coalesce window;
+// changes of what is only carried (the clusters' status copies) are held
+// for the carried refresh period. It returns when a held change is due.
+func (r *reconciler) writeStatus(ctx context.Context, rs *rayv1.RayService, status rayv1.RayServiceStatuses, urgent bool, now time.Time) (time.Duration, error) {
+	r.mu.Lock()
+	if statusEqual(rs.Status, status) {
+		delete(r.dirty, rs.UID)
+		delete(r.carriedDirty, rs.UID)
+		r.mu.Unlock()
+		return 0, nil
+	}
+	material := !statusMaterialEqual(rs.Status, status)
+	if !material {
+		delete(r.dirty, rs.UID)
+		since, ok := r.carriedDirty[rs.UID]
+		if !ok {
+			since = now
+			r.carriedDirty[rs.UID] = now
+		}
+		if wait := r.carriedRefresh - now.Sub(since); wait > 0 {
+			r.mu.Unlock()
+			return wait, nil
+		}
+	} else if !urgent && r.coalesce > 0 {
+		since, ok := r.dirty[rs.UID]
+		if !ok {
+			since = now
+			r.dirty[rs.UID] = now
+		}
+		if wait := r.coalesce - now.Sub(since); wait > 0 {
+			r.mu.Unlock()
+			return wait, nil
+		}
+	}
+	delete(r.dirty, rs.UID)
+	delete(r.carriedDirty, rs.UID)
+	r.mu.Unlock()
+
+	prev := rs.ResourceVersion
+	orig := rs.DeepCopy()
+	obj := rs.DeepCopy()
+	t := metav1.NewTime(now)
+	status.LastUpdateTime = &t
+	obj.Status = status
+	patch, err := statusPatch(orig, obj)
+	if err != nil {
+		return 0, err
+	}
+	if err := r.client.Status().Patch(ctx, obj, patch); err != nil {
+		return 0, err
+	}
+	r.mu.Lock()
+	r.written[rs.UID] = &writtenStatus{staleRV: prev, status: *obj.Status.DeepCopy()}
+	r.mu.Unlock()
+	return 0, nil
+}
+
+// newCondition builds a RayService condition.
+func newCondition(rs *rayv1.RayService, t rayv1.RayServiceConditionType, status bool, reason rayv1.RayServiceConditionReason, msg string) metav1.Condition {
+	s := metav1.ConditionFalse
+	if status {
+		s = metav1.ConditionTrue
+	}
+	return metav1.Condition{Type: string(t), Status: s, Reason: string(reason), Message: kit.Truncate(msg, 1000), ObservedGeneration: rs.Generation}
 }
