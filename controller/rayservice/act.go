@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,7 +45,7 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 
 	if p.RemoveFinalizer {
 		orig := rs.DeepCopy()
-		rs.Finalizers = removeString(rs.Finalizers, rayv1.RayServiceFinalizer)
+		rs.Finalizers = slices.DeleteFunc(slices.Clone(rs.Finalizers), func(f string) bool { return f == rayv1.RayServiceFinalizer })
 		if err := r.client.Patch(ctx, rs, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
@@ -274,14 +275,4 @@ func (r *reconciler) noteSkip(ctx context.Context, obs *observed) {
 		reason = kit.ReasonOtherOperator
 	}
 	r.recorder.Eventf(rs, nil, corev1.EventTypeNormal, reason, "Skip", "raydar does not reconcile this RayService: %s", obs.SkipReason)
-}
-
-func removeString(list []string, s string) []string {
-	out := make([]string, 0, len(list))
-	for _, x := range list {
-		if x != s {
-			out = append(out, x)
-		}
-	}
-	return out
 }

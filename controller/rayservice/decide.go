@@ -8,6 +8,7 @@ package rayservice
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -199,7 +200,7 @@ func decide(o *observed) *plan {
 		// Children carry owner references: the garbage collector removes
 		// them. KubeRay's finalizer, if present, only needs to go.
 		p.Skip = true
-		p.RemoveFinalizer = hasString(rs.Finalizers, rayv1.RayServiceFinalizer)
+		p.RemoveFinalizer = slices.Contains(rs.Finalizers, rayv1.RayServiceFinalizer)
 		return p
 	}
 	if o.SkipReason != "" {
@@ -475,13 +476,4 @@ func headPod(pods []*corev1.Pod) *corev1.Pod {
 		}
 	}
 	return head
-}
-
-func hasString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

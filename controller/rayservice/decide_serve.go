@@ -6,6 +6,7 @@ package rayservice
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -244,7 +245,7 @@ func decideServeLabels(o *observed, p *plan, v *clusterView) {
 		case !kit.IsRunningAndReady(pod):
 		default:
 			if h, ok := proxies[pod.Name]; ok {
-				want = strconvBool(h.Healthy)
+				want = strconv.FormatBool(h.Healthy)
 			}
 		}
 		if want != cur || (!has && want != "") {
@@ -254,11 +255,4 @@ func decideServeLabels(o *observed, p *plan, v *clusterView) {
 			v.Serving++
 		}
 	}
-}
-
-func strconvBool(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
 }

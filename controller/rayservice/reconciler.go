@@ -1,20 +1,8 @@
 package rayservice
 
-// The RayService reconciler: observe (rayservice_reconciler.go) → decide
-// (rayservice_decide.go, rayservice_status.go, pure) → act (here).
-//
-// What a restart must know lives in the API server, not in memory:
-//   - which cluster serves: the selector of the serve Service;
-//   - which config a cluster runs: the raydar.io/serve-config-hash
-//     annotation written after the dashboard accepted it, checked against
-//     the applications the dashboard shows;
-//   - when an old cluster goes: its raydar.io/delete-after annotation.
-//
-// Memory holds only what may be lost: recent Serve probes (so a burst of
-// watch events does not become a burst of dashboard calls), the back-off of
-// a rejected submission, and this process's writes until the cache shows
-// them (so a lagging cache never causes a second cluster or a second status
-// write).
+// The RayService reconciler's wiring (Setup: Options, caches, watches) and
+// Reconcile, which runs observe (observe.go) → decide (decide.go, pure) →
+// act (act.go). See doc.go.
 
 import (
 	"context"
