@@ -84,12 +84,11 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 		r.recorder.Eventf(rs, obj, corev1.EventTypeNormal, reasonClusterUpdated, "Update", "Updated RayCluster %s in place: %s", obj.Name, strings.Join(u.What, ", "))
 	}
 
-	submitted := false
+	// decide requeues within DeployPoll after a submission.
 	for _, s := range p.Submit {
 		if err := r.submit(ctx, rs, s, now); err != nil {
 			fail(err)
 		}
-		submitted = true
 	}
 
 	for _, l := range p.PodLabels {
@@ -173,9 +172,6 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 	}
 
 	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
-	if submitted && (res.RequeueAfter == 0 || res.RequeueAfter > r.cfg.DeployPoll) {
-		res.RequeueAfter = r.cfg.DeployPoll
-	}
 	after, err := r.writeStatus(ctx, rs, p.Status, p.Urgent || len(errs) > 0, now)
 	if err != nil && !apierrors.IsNotFound(err) {
 		fail(fmt.Errorf("writing status: %w", err))
