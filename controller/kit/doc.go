@@ -1,9 +1,32 @@
 // Package kit is what raydar's three reconcilers (controller/raycluster,
-// controller/rayjob, controller/rayservice) share: the names of every
-// child object (names.go; labels are in rayapi/v1/labels.go), the
-// other-operator gate and its detection (gate.go), conditions
-// (kit_conditions.go), the Event record (kit_events.go), the filter of pod
-// updates that change nothing a decision reads (kit_handler.go), child
-// metadata as KubeRay writes it (kit_children.go) and small helpers
-// (kit_util.go).
+// controller/rayjob, controller/rayservice) share, each mechanism in one
+// place and used identically by all three. A kind package is observe →
+// decide → act around these:
+//
+//	mechanism                         file             API
+//	Reconcile prologue, 409 handling  loop.go          Loop[O].Reconcile, UpdateFinalizers
+//	read-your-writes                  expectations.go  Expectations, Overlay, OverlayOne, Latest
+//	informer side of read-your-writes handler.go       ChildHandler, ControllerOwner
+//	status writing with coalescing    status.go        StatusWriter, StatusChange
+//	say-once Events                   events.go        Events (Emit, EmitOnce, Once, Unsay), Event
+//	conditions                        conditions.go    apimachinery's meta.SetStatusCondition et al.
+//	the other-operator gate           gate.go          Gate, SkipReason, OtherOperatorWatcher
+//	pod updates worth a reconcile     filter.go        RelevantChange
+//	names and labels of children      names.go         (labels: rayapi/v1/labels.go)
+//	child metadata as KubeRay's       children.go      ChildManagedBy, KubeRayCheckLabel
+//	small helpers                     util.go
+//
+// A Reconcile is Loop.Reconcile(ctx, req, pass): the Loop gets the object
+// from the cache (gone: everything remembered about it is forgotten), lays
+// the process's own last write over it (Latest), asks the gate (an object
+// left alone is said once in an Event), then runs pass; a 409 runs pass
+// again from a fresh live read, up to three times. In pass, observe reads
+// the cache and lays the not-yet-seen writes over it (Overlay, OverlayOne;
+// after an ambiguous write TakeUncertain says to read live), decide is
+// pure, and act records each write in the Expectations before it leaves
+// (ExpectCreate / ExpectDelete) or after it succeeded (Updated), emits the
+// plan's Events (Events.Emit, EmitOnce for what repeats every pass) and
+// writes the status through the StatusWriter, which the kind's pure
+// StatusChange tells whether to write now, hold the change (coalescing)
+// or do nothing.
 package kit

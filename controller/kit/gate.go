@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crevent "sigs.k8s.io/controller-runtime/pkg/event"
@@ -127,6 +129,39 @@ func SkipReason(rc *rayv1.RayCluster, other OtherOperator) string {
 		return other.Message()
 	}
 	return ""
+}
+
+// SkipReasonFor says why raydar must not reconcile an object of any kind
+// with these annotations and spec.managedBy, "" if it may; noun names the
+// object in the message ("cluster", "RayJob", "RayService"). A nil gate
+// knows of no other operator.
+func (g *Gate) SkipReasonFor(annotations map[string]string, managedBy *string, noun string) string {
+	probe := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Annotations: annotations}, Spec: rayv1.RayClusterSpec{ManagedBy: managedBy}}
+	var why string
+	if g != nil {
+		why = g.SkipReason(probe)
+	} else {
+		why = SkipReason(probe, OtherOperator{})
+	}
+	if noun != "" && noun != "cluster" {
+		why = strings.ReplaceAll(why, "this cluster", "this "+noun)
+	}
+	return why
+}
+
+// setUnmanaged records why raydar leaves the object nn alone ("" : it no
+// longer does), for Unmanaged.
+func (g *Gate) setUnmanaged(nn types.NamespacedName, why string) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if why == "" {
+		delete(g.unmanaged, nn)
+	} else {
+		g.unmanaged[nn] = why
+	}
 }
 
 // skip reports whether to leave rc alone; the first time for each cluster
