@@ -44,32 +44,30 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 	fail := func(err error) { errs = append(errs, err) }
 
 	if p.RemoveFinalizer {
-		orig := rs.DeepCopy()
-		rs.Finalizers = slices.DeleteFunc(slices.Clone(rs.Finalizers), func(f string) bool { return f == rayv1.RayServiceFinalizer })
-		if err := r.client.Patch(ctx, rs, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+		without := func(f []string) []string {
+			return slices.DeleteFunc(f, func(s string) bool { return s == rayv1.RayServiceFinalizer })
+		}
+		if err := kit.UpdateFinalizers(ctx, r.client, r.exp, rs, without, nil); err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
 	}
 	if p.Skip {
-		r.noteSkip(ctx, obs)
 		return ctrl.Result{}, nil
 	}
-	r.mu.Lock()
-	delete(r.skipped, rs.UID)
-	r.mu.Unlock()
 
 	for _, e := range p.Events {
-		r.recorder.Eventf(rs, nil, e.Type, e.Reason, e.Action, "%s", kit.Truncate(e.Message, 1000))
+		r.events.Emit(rs, nil, e)
 	}
 
 	if c := p.CreateCluster; c != nil {
-		r.overlay.expectCluster(c, now)
+		r.exp.ExpectCreate(rs.UID, c)
 		if err := r.client.Create(ctx, c); err != nil && !apierrors.IsAlreadyExists(err) {
-			r.overlay.forgetCluster(c)
-			r.recorder.Eventf(rs, nil, corev1.EventTypeWarning, reasonClusterCreateFailed, "Create", "Creating RayCluster %s failed: %v", c.Name, err)
+			r.exp.CreateFailed(rs.UID, c)
+			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonClusterCreateFailed, Action: "Create",
+				Message: fmt.Sprintf("Creating RayCluster %s failed: %v", c.Name, err)})
 			fail(fmt.Errorf("creating RayCluster %s: %w", c.Name, err))
 		} else if err == nil {
-			r.overlay.createdCluster(c, now)
+			r.exp.Created(rs.UID, c)
 		}
 	}
 
@@ -80,8 +78,9 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 			fail(fmt.Errorf("updating RayCluster %s: %w", obj.Name, err))
 			continue
 		}
-		r.overlay.updatedCluster(prev, obj, now)
-		r.recorder.Eventf(rs, obj, corev1.EventTypeNormal, reasonClusterUpdated, "Update", "Updated RayCluster %s in place: %s", obj.Name, strings.Join(u.What, ", "))
+		r.exp.Updated(rs.UID, prev, obj)
+		r.events.Emit(rs, obj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonClusterUpdated, Action: "Update",
+			Message: fmt.Sprintf("Updated RayCluster %s in place: %s", obj.Name, strings.Join(u.What, ", "))})
 	}
 
 	// decide requeues within DeployPoll after a submission.
@@ -105,25 +104,29 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 			}
 			continue
 		}
-		r.overlay.updatedPod(prev, obj, now)
+		r.exp.Updated(rs.UID, prev, obj)
 	}
 
 	for _, a := range p.Annotate {
-		if err := r.annotate(ctx, a.Cluster, a.Set, now); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.annotate(ctx, rs, a.Cluster, a.Set); err != nil && !apierrors.IsNotFound(err) {
 			fail(fmt.Errorf("annotating RayCluster %s: %w", a.Cluster.Name, err))
 		}
 	}
 
 	servicesOK := true
 	for _, s := range p.CreateServices {
+		r.exp.ExpectCreate(rs.UID, s)
 		err := r.client.Create(ctx, s)
 		switch {
 		case err == nil:
-			r.overlay.wroteService(s, "", now)
-			r.recorder.Eventf(rs, nil, corev1.EventTypeNormal, reasonServiceCreated, "Create", "Created Service %s selecting RayCluster %s", s.Name, s.Spec.Selector[rayv1.RayClusterLabelKey])
+			r.exp.Created(rs.UID, s)
+			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonServiceCreated, Action: "Create",
+				Message: fmt.Sprintf("Created Service %s selecting RayCluster %s", s.Name, s.Spec.Selector[rayv1.RayClusterLabelKey])})
 		case apierrors.IsAlreadyExists(err):
+			r.exp.CreateFailed(rs.UID, s) // not ours: the cache shows the one that exists
 			servicesOK = false
 		default:
+			r.exp.CreateFailed(rs.UID, s)
 			servicesOK = false
 			fail(fmt.Errorf("creating Service %s: %w", s.Name, err))
 		}
@@ -136,7 +139,7 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 			fail(fmt.Errorf("updating Service %s: %w", s.Name, err))
 			continue
 		}
-		r.overlay.wroteService(obj, prev, now)
+		r.exp.Updated(rs.UID, prev, obj)
 	}
 
 	for _, d := range p.DeleteClusters {
@@ -151,24 +154,25 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 		if uid != "" {
 			opts = append(opts, client.Preconditions{UID: &uid})
 		}
+		r.exp.ExpectDelete(rs.UID, d.Cluster)
 		err := r.client.Delete(ctx, d.Cluster, opts...)
 		switch {
-		case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
-			r.overlay.deletedCluster(d.Cluster, now)
-			if err == nil {
-				r.recorder.Eventf(rs, nil, corev1.EventTypeNormal, reasonClusterDeleted, "Delete", "Deleted RayCluster %s: %s", d.Cluster.Name, d.Reason)
-			}
+		case err == nil:
+			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonClusterDeleted, Action: "Delete",
+				Message: fmt.Sprintf("Deleted RayCluster %s: %s", d.Cluster.Name, d.Reason)})
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		default:
+			r.exp.DeleteFailed(rs.UID, d.Cluster)
 			fail(fmt.Errorf("deleting RayCluster %s: %w", d.Cluster.Name, err))
 		}
 	}
 	for _, s := range p.DeleteServices {
 		uid := s.UID
+		r.exp.ExpectDelete(rs.UID, s)
 		if err := r.client.Delete(ctx, s, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			r.exp.DeleteFailed(rs.UID, s)
 			fail(fmt.Errorf("deleting Service %s: %w", s.Name, err))
-			continue
 		}
-		r.overlay.deletedService(s, now)
 	}
 
 	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
@@ -216,19 +220,19 @@ func (r *reconciler) submit(ctx context.Context, rs *rayv1.RayService, s submitS
 	r.mu.Unlock()
 	if err != nil {
 		if rec.Attempts == 1 {
-			r.recorder.Eventf(rs, rc, corev1.EventTypeWarning, reasonServeRejected, "Submit",
-				"The Ray dashboard of RayCluster %s rejected serveConfigV2: %v", rc.Name, err)
+			r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonServeRejected, Action: "Submit",
+				Message: fmt.Sprintf("The Ray dashboard of RayCluster %s rejected serveConfigV2: %v", rc.Name, err)})
 		}
 		return nil // reported in the status; retried with back-off
 	}
-	r.recorder.Eventf(rs, rc, corev1.EventTypeNormal, reasonServeSubmitted, "Submit",
-		"Submitted serveConfigV2 (%s) to RayCluster %s: %s", strings.Join(s.Config.Apps, ", "), rc.Name, s.Why)
+	r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonServeSubmitted, Action: "Submit",
+		Message: fmt.Sprintf("Submitted serveConfigV2 (%s) to RayCluster %s: %s", strings.Join(s.Config.Apps, ", "), rc.Name, s.Why)})
 	h := s.Config.Hash
-	return r.annotate(ctx, rc, map[string]*string{ServeConfigHashKey: &h}, now)
+	return r.annotate(ctx, rs, rc, map[string]*string{ServeConfigHashKey: &h})
 }
 
 // annotate merge-patches a cluster's annotations (nil values remove).
-func (r *reconciler) annotate(ctx context.Context, rc *rayv1.RayCluster, set map[string]*string, now time.Time) error {
+func (r *reconciler) annotate(ctx context.Context, rs *rayv1.RayService, rc *rayv1.RayCluster, set map[string]*string) error {
 	if rc.UID == "" {
 		return nil // not created yet
 	}
@@ -248,27 +252,6 @@ func (r *reconciler) annotate(ctx context.Context, rc *rayv1.RayCluster, set map
 	if err := r.client.Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
 		return err
 	}
-	r.overlay.updatedCluster(prev, obj, now)
+	r.exp.Updated(rs.UID, prev, obj)
 	return nil
-}
-
-// noteSkip tells once, in an Event, why raydar leaves a RayService alone.
-func (r *reconciler) noteSkip(ctx context.Context, obs *observed) {
-	rs := obs.Service
-	if obs.SkipReason == "" {
-		return
-	}
-	r.mu.Lock()
-	told := r.skipped[rs.UID] == obs.SkipReason
-	r.skipped[rs.UID] = obs.SkipReason
-	r.mu.Unlock()
-	if told {
-		return
-	}
-	log.FromContext(ctx).Info("not reconciling", "reason", obs.SkipReason)
-	reason := kit.ReasonManagedElsewhere
-	if rayv1.IsManagedBy(rs.Spec.ManagedBy, rayv1.KubeRayController) {
-		reason = kit.ReasonOtherOperator
-	}
-	r.recorder.Eventf(rs, nil, corev1.EventTypeNormal, reason, "Skip", "raydar does not reconcile this RayService: %s", obs.SkipReason)
 }

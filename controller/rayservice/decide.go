@@ -16,6 +16,7 @@ import (
 	"github.com/raydar/raydar/controller/raycluster"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -72,7 +73,8 @@ type observed struct {
 	Probes map[string]*serveProbe
 	// Submissions are this process's latest submissions, by cluster name.
 	Submissions map[string]*submission
-	// SkipReason, when set, says why raydar leaves this RayService alone.
+	// SkipReason, when set, says why raydar leaves this RayService alone
+	// (the kit's Loop does not run a pass then; decide refuses it too).
 	SkipReason string
 	Now        time.Time
 	NewSuffix  func() string
@@ -211,12 +213,12 @@ func decide(o *observed) *plan {
 
 	if errs := append(rayv1.ValidateRayService(rs), Unsupported(rs)...); len(errs) > 0 {
 		msg := kit.InvalidMessage(errs)
-		if old := kit.FindCondition(rs.Status.Conditions, string(rayv1.RayServiceReady)); old == nil ||
+		if old := meta.FindStatusCondition(rs.Status.Conditions, string(rayv1.RayServiceReady)); old == nil ||
 			old.Reason != string(rayv1.RayServiceValidationFailed) || old.Message != msg {
 			p.eventf(corev1.EventTypeWarning, reasonInvalidSpec, "Validate",
 				"Invalid spec, nothing is created, changed or deleted until it is fixed: %s", msg)
 		}
-		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceValidationFailed, msg), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceValidationFailed, msg, o.Now))
 		p.Status = st
 		p.Urgent = statusUrgent(rs.Status, st)
 		return p

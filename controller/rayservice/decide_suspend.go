@@ -4,9 +4,8 @@ package rayservice
 // KubeRay v1.7.0's Suspending and Suspended conditions. Pure.
 
 import (
-	"github.com/raydar/raydar/controller/kit"
-
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -24,11 +23,11 @@ func decideSuspend(o *observed, p *plan, st *rayv1.RayServiceStatuses) bool {
 			// KubeRay v1.7.0 handleSuspend: Suspended False Resumed, and
 			// Ready and UpgradeInProgress start over as Initializing (a
 			// fresh transition time re-arms the initializing timeout).
-			setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceSuspended, false, rayv1.RayServiceResumed, "suspend is false: the RayService is being brought up again"), o.Now)
-			kit.RemoveCondition(&st.Conditions, string(rayv1.RayServiceReady))
-			kit.RemoveCondition(&st.Conditions, string(rayv1.UpgradeInProgress))
-			setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "RayService is initializing after resuming from suspend."), o.Now)
-			setCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.RayServiceInitializing, "RayService is initializing after resuming from suspend."), o.Now)
+			meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceSuspended, false, rayv1.RayServiceResumed, "suspend is false: the RayService is being brought up again", o.Now))
+			meta.RemoveStatusCondition(&st.Conditions, string(rayv1.RayServiceReady))
+			meta.RemoveStatusCondition(&st.Conditions, string(rayv1.UpgradeInProgress))
+			meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "RayService is initializing after resuming from suspend.", o.Now))
+			meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.RayServiceInitializing, "RayService is initializing after resuming from suspend.", o.Now))
 			p.eventf(corev1.EventTypeNormal, reasonResumed, "Resume", "suspend is false: bringing the RayService up again")
 		}
 		return false
@@ -64,19 +63,19 @@ func decideSuspend(o *observed, p *plan, st *rayv1.RayServiceStatuses) bool {
 		if suspending {
 			why = rayv1.SuspendInProgress
 		}
-		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceSuspending, true, why, "deleting the RayService's RayClusters and Services"), o.Now)
-		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.SuspendInProgress, "the RayService is being suspended"), o.Now)
-		setCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.SuspendInProgress, "No upgrade in progress."), o.Now)
-		setCondition(&st.Conditions, newCondition(rs, rayv1.RollbackInProgress, false, rayv1.SuspendInProgress, "No rollback in progress."), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceSuspending, true, why, "deleting the RayService's RayClusters and Services", o.Now))
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.SuspendInProgress, "the RayService is being suspended", o.Now))
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.SuspendInProgress, "No upgrade in progress.", o.Now))
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RollbackInProgress, false, rayv1.SuspendInProgress, "No rollback in progress.", o.Now))
 	} else {
 		if !suspended {
 			p.eventf(corev1.EventTypeNormal, reasonSuspended, "Suspend", "every RayCluster and Service of the RayService is gone")
 		}
-		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceSuspending, false, rayv1.SuspendComplete, ""), o.Now)
-		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceSuspended, true, rayv1.SuspendComplete, "every RayCluster and Service of the RayService is deleted"), o.Now)
-		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.SuspendComplete, "the RayService is suspended"), o.Now)
-		setCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.SuspendComplete, "No upgrade in progress."), o.Now)
-		setCondition(&st.Conditions, newCondition(rs, rayv1.RollbackInProgress, false, rayv1.SuspendComplete, "No rollback in progress."), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceSuspending, false, rayv1.SuspendComplete, "", o.Now))
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceSuspended, true, rayv1.SuspendComplete, "every RayCluster and Service of the RayService is deleted", o.Now))
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.SuspendComplete, "the RayService is suspended", o.Now))
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.SuspendComplete, "No upgrade in progress.", o.Now))
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RollbackInProgress, false, rayv1.SuspendComplete, "No rollback in progress.", o.Now))
 	}
 	return true
 }

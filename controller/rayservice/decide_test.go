@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -126,7 +127,7 @@ func (e *testEnv) services(rc *rayv1.RayCluster) {
 }
 
 func condOf(st rayv1.RayServiceStatuses, t rayv1.RayServiceConditionType) metav1.Condition {
-	if c := kit.FindCondition(st.Conditions, string(t)); c != nil {
+	if c := meta.FindStatusCondition(st.Conditions, string(t)); c != nil {
 		return *c
 	}
 	return metav1.Condition{}

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/raydar/raydar/controller/internal/fixture"
-	"github.com/raydar/raydar/controller/kit"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
@@ -142,7 +142,7 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		if got := eventReasons(p); len(got) != 1 || got[0] != "InvalidRayServiceSpec" {
 			t.Errorf("events = %v", got)
 		}
-		c := kit.FindCondition(p.Status.Conditions, string(rayv1.RayServiceReady))
+		c := meta.FindStatusCondition(p.Status.Conditions, string(rayv1.RayServiceReady))
 		if c == nil || c.Reason != string(rayv1.RayServiceValidationFailed) || !strings.Contains(c.Message, "spec.upgradeStrategy.type") {
 			t.Errorf("Ready %+v", c)
 		}

@@ -3,25 +3,31 @@
 // serve Services, the Serve applications through the dashboard, the
 // readiness of Serve proxies, and its status, with KubeRay v1.7.0's
 // conditions and Event reasons. The manager and the one Options of all
-// kinds are in package controller; what the three kinds share (names, the
-// other-operator gate, conditions, Events) in controller/kit.
+// kinds are in package controller; what the three kinds share in
+// controller/kit, used here as by the other kinds: the Reconcile prologue
+// (kit.Loop), read-your-writes (kit.Expectations), the status writer with
+// coalescing (kit.StatusWriter), say-once Events (kit.Events), the
+// other-operator gate; conditions are meta.SetStatusCondition's.
 //
 // # Shape
 //
-// Reconcile (reconciler.go) runs observe → decide → act:
+// Reconcile (reconciler.go) is the kit's Loop (get, gone → forget, our own
+// last write, the gate, 409 → again from a fresh read) around one pass of
+// observe → decide → act:
 //
 //   - observe (observe.go) reads the shared cache (clusters, pods), the
 //     package's own cache of the RayServices' Services and EndpointSlices,
-//     this process's writes the caches do not show yet (overlay.go, and the
-//     last status write) and each cluster's Serve through the dashboard and
+//     this process's writes the caches do not show yet (kit.Overlay,
+//     overlayService, overlayPod) and each cluster's Serve through the dashboard and
 //     the Serve proxies (proxy.go); it writes nothing;
 //   - decide (decide.go, decide_serve.go, decide_suspend.go, timeout.go,
 //     status.go, build.go) is a pure function from what was observed to a
 //     plan: clusters to create, update and delete, Serve submissions, pod
 //     labels, cluster annotations, Services, Events, the status;
 //   - act (act.go) carries the plan out, every write idempotent, and writes
-//     the status through writeStatus (status.go), which coalesces what is
-//     not urgent; the status patch is shaped in patch.go.
+//     the status through writeStatus (status.go: statusChange says what
+//     the kit's StatusWriter writes now, holds or drops); the status patch
+//     is shaped in patch.go.
 //
 // # Where each behaviour lives
 //
@@ -36,8 +42,8 @@
 //	spec.suspend                                   decide_suspend.go
 //	ray.io/initializing-timeout                    timeout.go
 //	status, conditions, urgency                    status.go (computeStatus, statusUrgent)
-//	status write, coalescing                       status.go (writeStatus), patch.go
-//	read-your-writes of children                   overlay.go
+//	status write, coalescing                       status.go (statusChange, writeStatus), patch.go
+//	read-your-writes of children                   observe.go (kit.Overlay, overlayService, overlayPod), act.go
 //	refused fields                                 unsupported.go
 //	watches, Options, defaults                     reconciler.go (Setup)
 //

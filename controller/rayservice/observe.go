@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,47 +25,14 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// readYourStatus lays our last status write over a cache that has not
-// shown it yet.
-func (r *reconciler) readYourStatus(rs *rayv1.RayService) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	w, ok := r.written[rs.UID]
-	if !ok {
-		return
-	}
-	if rs.ResourceVersion == w.staleRV {
-		rs.Status = *w.status.DeepCopy()
-		return
-	}
-	delete(r.written, rs.UID)
-}
-
-// skipReason says why raydar leaves rs alone: its spec.managedBy names
-// another controller, or a KubeRay operator runs (the Operator's gate).
-func (r *reconciler) skipReason(rs *rayv1.RayService) string {
-	probe := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Annotations: rs.Annotations}, Spec: rayv1.RayClusterSpec{ManagedBy: rs.Spec.ManagedBy}}
-	var why string
-	if r.gate != nil {
-		why = r.gate.SkipReason(probe)
-	} else {
-		why = kit.SkipReason(probe, kit.OtherOperator{})
-	}
-	return strings.ReplaceAll(why, "this cluster", "this RayService")
-}
-
 // observe reads what decide needs. It writes nothing; the only memory it
 // touches is the probe memo (probe), so that a burst of watch events does
 // not become a burst of dashboard calls.
 func (r *reconciler) observe(ctx context.Context, rs *rayv1.RayService) (*observed, error) {
-	r.readYourStatus(rs)
 	now := r.now()
 	o := &observed{Service: rs, Now: now, NewSuffix: r.newSuffix, Config: r.cfg, Pods: map[string][]*corev1.Pod{},
 		Probes: map[string]*serveProbe{}, Submissions: map[string]*submission{}}
 	if rs.DeletionTimestamp != nil {
-		return o, nil
-	}
-	if o.SkipReason = r.skipReason(rs); o.SkipReason != "" {
 		return o, nil
 	}
 
@@ -83,7 +49,7 @@ func (r *reconciler) observe(ctx context.Context, rs *rayv1.RayService) (*observ
 			cached = append(cached, &list.Items[i])
 		}
 	}
-	o.Clusters = r.overlay.clusters(rs, cached, now)
+	o.Clusters = kit.Overlay(r.exp, rs.UID, cached)
 
 	// Pods.
 	for _, c := range o.Clusters {
@@ -94,17 +60,17 @@ func (r *reconciler) observe(ctx context.Context, rs *rayv1.RayService) (*observ
 		for i := range pods.Items {
 			pod := &pods.Items[i]
 			if kit.ControllerUID(pod.OwnerReferences) == string(c.UID) || c.UID == "" {
-				o.Pods[c.Name] = append(o.Pods[c.Name], r.overlay.pod(pod, now))
+				o.Pods[c.Name] = append(o.Pods[c.Name], overlayPod(r.exp, rs.UID, pod))
 			}
 		}
 	}
 
 	// Services and serve endpoints.
 	var err error
-	if o.HeadService, err = r.getService(ctx, rs.Namespace, kit.RayServiceHeadServiceName(rs), now); err != nil {
+	if o.HeadService, err = r.getService(ctx, rs, kit.RayServiceHeadServiceName(rs)); err != nil {
 		return nil, err
 	}
-	if o.ServeService, err = r.getService(ctx, rs.Namespace, kit.RayServiceServeServiceName(rs), now); err != nil {
+	if o.ServeService, err = r.getService(ctx, rs, kit.RayServiceServeServiceName(rs)); err != nil {
 		return nil, err
 	}
 	if o.ServeService != nil {
@@ -149,16 +115,44 @@ func (r *reconciler) observe(ctx context.Context, rs *rayv1.RayService) (*observ
 	return o, nil
 }
 
-func (r *reconciler) getService(ctx context.Context, ns, name string, now time.Time) (*corev1.Service, error) {
+// getService reads one of the RayService's Services (nil: absent), with
+// this process's writes laid over (overlayService).
+func (r *reconciler) getService(ctx context.Context, rs *rayv1.RayService, name string) (*corev1.Service, error) {
 	svc := &corev1.Service{}
-	err := r.slices.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc)
+	err := r.slices.Get(ctx, types.NamespacedName{Namespace: rs.Namespace, Name: name}, svc)
 	switch {
 	case apierrors.IsNotFound(err):
 		svc = nil
 	case err != nil:
 		return nil, fmt.Errorf("reading Service %s: %w", name, err)
 	}
-	return r.overlay.service(ns, name, svc, now), nil
+	return overlayService(r.exp, rs.UID, rs.Namespace, name, svc), nil
+}
+
+// overlayService lays the owner's writes over one cached Service (nil:
+// absent): one it created shows until cached, one it deleted is absent.
+func overlayService(exp *kit.Expectations, owner types.UID, ns, name string, cached *corev1.Service) *corev1.Service {
+	got := kit.OverlayOne(exp, owner, ns, name, cached)
+	if got != nil && got.DeletionTimestamp != nil && (cached == nil || cached.DeletionTimestamp == nil) {
+		return nil // our deletion, not shown yet
+	}
+	return got
+}
+
+// overlayPod lays the owner's label patch over one cached pod: only the
+// ray.io/serve label is taken from the write, the cached pod's status is
+// as new as anything known.
+func overlayPod(exp *kit.Expectations, owner types.UID, cached *corev1.Pod) *corev1.Pod {
+	got := kit.OverlayOne(exp, owner, cached.Namespace, cached.Name, cached)
+	if got == cached {
+		return cached
+	}
+	q := cached.DeepCopy()
+	if q.Labels == nil {
+		q.Labels = map[string]string{}
+	}
+	q.Labels[rayv1.RayClusterServingServiceLabelKey] = got.Labels[rayv1.RayClusterServingServiceLabelKey]
+	return q
 }
 
 // countServeEndpoints counts the distinct ready endpoints in the serve

@@ -14,7 +14,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -28,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/raydar/raydar/kube/raydash"
@@ -99,7 +97,6 @@ type Options struct {
 // cache and one leader election).
 func Setup(mgr manager.Manager, opts Options) error {
 	cfg := defaultConfig()
-	g := opts.Gate
 	namespaces := opts.Namespaces
 	skipNames := opts.SkipControllerNameValidation
 	cfg.Build.ClusterDomain = opts.ClusterDomain
@@ -167,16 +164,21 @@ func Setup(mgr manager.Manager, opts Options) error {
 		return err
 	}
 
+	exp := kit.NewExpectations(writesTTL, opts.Now)
 	r := &reconciler{
-		client: mgr.GetClient(), api: mgr.GetAPIReader(), slices: slices,
-		recorder: mgr.GetEventRecorder(ControllerName),
-		dash:     opts.Dashboards, proxy: opts.ProxyChecker, gate: g, cfg: cfg,
+		client: mgr.GetClient(), slices: slices,
+		exp: exp, events: kit.NewEvents(mgr.GetEventRecorder(ControllerName)), status: kit.NewStatusWriter(mgr.GetClient(), exp),
+		dash: opts.Dashboards, proxy: opts.ProxyChecker, cfg: cfg,
 		coalesce: opts.StatusCoalesceWindow, carriedRefresh: opts.CarriedStatusRefresh,
 		now: opts.Now, newSuffix: kit.RandomSuffix,
 		probes: map[types.UID]*serveProbe{}, subs: map[types.UID]*submission{},
-		written: map[types.UID]*writtenStatus{}, dirty: map[types.UID]time.Time{}, carriedDirty: map[types.UID]time.Time{},
-		skipped: map[types.UID]string{}, overlay: newOwnWrites(),
-		uids: map[types.NamespacedName]types.UID{}, clustersOf: map[types.UID]map[types.UID]bool{},
+		clustersOf: map[types.UID]map[types.UID]bool{},
+	}
+	r.loop = &kit.Loop[*rayv1.RayService]{
+		Cache: mgr.GetClient(), API: mgr.GetAPIReader(), New: func() *rayv1.RayService { return &rayv1.RayService{} },
+		Exp: exp, Events: r.events, Status: r.status, Gate: opts.Gate,
+		Noun: "RayService", ManagedBy: func(rs *rayv1.RayService) *string { return rs.Spec.ManagedBy },
+		Forget: r.forget,
 	}
 
 	rsPredicate := predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
@@ -187,7 +189,7 @@ func Setup(mgr manager.Manager, opts Options) error {
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("rayservice").
 		For(&rayv1.RayService{}, builder.WithPredicates(rsPredicate)).
-		Owns(&rayv1.RayCluster{}).
+		Watches(&rayv1.RayCluster{}, &kit.ChildHandler{Exp: exp, Owner: kit.ControllerOwner(rayv1.KindRayService, rayv1.SchemeGroupVersion.String())}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToRayService), builder.WithPredicates(podPredicate)).
 		WatchesRawSource(source.Kind(slices, &discoveryv1.EndpointSlice{},
 			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, s *discoveryv1.EndpointSlice) []reconcile.Request {
@@ -206,31 +208,31 @@ func Setup(mgr manager.Manager, opts Options) error {
 	return nil
 }
 
+// writesTTL bounds how long a write of this process is laid over a cache
+// that does not show it (a watch that lags this long has bigger problems).
+const writesTTL = 2 * time.Minute
+
 // reconciler reconciles RayServices.
 type reconciler struct {
 	client         client.Client // reads from the shared cache, writes to the API server
-	api            client.Reader
 	slices         client.Reader // the Services of RayServices and the EndpointSlices of serve Services
-	recorder       recorder.EventRecorder
+	loop           *kit.Loop[*rayv1.RayService]
+	exp            *kit.Expectations // read-your-writes, owner: the RayService
+	events         *kit.Events
+	status         *kit.StatusWriter
 	dash           raydash.Resolver
 	proxy          ServeProxyChecker
-	gate           *kit.Gate
 	cfg            config
 	coalesce       time.Duration
 	carriedRefresh time.Duration
 	now            func() time.Time
 	newSuffix      func() string
-	overlay        *ownWrites
 
-	mu           sync.Mutex
-	probes       map[types.UID]*serveProbe    // cluster UID → latest probe
-	subs         map[types.UID]*submission    // cluster UID → latest submission
-	written      map[types.UID]*writtenStatus // RayService UID → our last status write
-	dirty        map[types.UID]time.Time      // RayService UID → since when its status differs materially
-	carriedDirty map[types.UID]time.Time      // … differs only in what is carried
-	skipped      map[types.UID]string         // RayService UID → reason told in an Event
-	// uids and clustersOf let a RayService that is gone be forgotten.
-	uids       map[types.NamespacedName]types.UID
+	mu     sync.Mutex
+	probes map[types.UID]*serveProbe // cluster UID → latest probe
+	subs   map[types.UID]*submission // cluster UID → latest submission
+	// clustersOf lets the probes and submissions of a RayService that is
+	// gone be forgotten.
 	clustersOf map[types.UID]map[types.UID]bool
 }
 
@@ -255,47 +257,35 @@ func (r *reconciler) podToRayService(ctx context.Context, obj client.Object) []r
 	return nil
 }
 
-// Reconcile implements reconcile.Reconciler.
+// Reconcile implements reconcile.Reconciler: the kit's prologue (get, gone
+// → forget, our own last write, the other-operator gate, 409 → again from
+// a fresh read), then pass.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	rs := &rayv1.RayService{}
-	if err := r.client.Get(ctx, req.NamespacedName, rs); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, err
-	}
-	r.mu.Lock()
-	r.uids[req.NamespacedName] = rs.UID
-	r.mu.Unlock()
+	return r.loop.Reconcile(ctx, req, r.pass)
+}
+
+// pass is one observe → decide → act.
+func (r *reconciler) pass(ctx context.Context, rs *rayv1.RayService) (ctrl.Result, error) {
 	obs, err := r.observe(ctx, rs)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if rs.DeletionTimestamp == nil && obs.SkipReason == "" {
+	if rs.DeletionTimestamp == nil {
 		r.noteClusters(rs, obs.Clusters)
 	}
 	return r.act(ctx, obs, decide(obs))
 }
 
-// forget drops what memory holds about a RayService that is gone.
-func (r *reconciler) forget(nn types.NamespacedName) {
+// forget drops what memory holds about a RayService that is gone (the
+// Loop forgets the expectations, Events and status clock).
+func (r *reconciler) forget(uid types.UID, _ types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	uid, ok := r.uids[nn]
-	if !ok {
-		return
-	}
-	delete(r.uids, nn)
 	for c := range r.clustersOf[uid] {
 		delete(r.probes, c)
 		delete(r.subs, c)
 	}
 	delete(r.clustersOf, uid)
-	delete(r.written, uid)
-	delete(r.dirty, uid)
-	delete(r.carriedDirty, uid)
-	delete(r.skipped, uid)
 }
 
 // noteClusters records the RayService's clusters and forgets the probes

@@ -12,7 +12,9 @@ import (
 	"github.com/raydar/raydar/controller/kit"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -24,20 +26,6 @@ func statusBase(rs *rayv1.RayService) rayv1.RayServiceStatuses {
 	st := *rs.Status.DeepCopy()
 	st.ObservedGeneration = rs.Generation
 	return st
-}
-
-// setCondition sets c, keeping the old transition time unless the status
-// changed.
-func setCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) {
-	if old := kit.FindCondition(*conds, c.Type); old != nil {
-		if old.Status != c.Status {
-			old.LastTransitionTime = metav1.NewTime(now)
-		}
-		old.Status, old.Reason, old.Message, old.ObservedGeneration = c.Status, c.Reason, c.Message, c.ObservedGeneration
-		return
-	}
-	c.LastTransitionTime = metav1.NewTime(now)
-	*conds = append(*conds, c)
 }
 
 // computeStatus is the status after the plan: active is the cluster
@@ -68,14 +56,13 @@ func computeStatus(o *observed, st rayv1.RayServiceStatuses, active, pending *ra
 	// initializing (or timed-out) RayService keeps its reason. raydar's
 	// messages say more than KubeRay's.
 	if len(st.Conditions) == 0 {
-		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "RayService is initializing"), o.Now)
-		setCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.RayServiceInitializing, "RayService is initializing"), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "RayService is initializing", o.Now))
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.RayServiceInitializing, "RayService is initializing", o.Now))
 	}
-	ready := kit.FindCondition(st.Conditions, string(rayv1.RayServiceReady))
+	ready := meta.FindStatusCondition(st.Conditions, string(rayv1.RayServiceReady))
 	switch {
 	case active != nil && st.NumServeEndpoints > 0:
-		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints,
-			"the serve Service routes to RayCluster "+active.Name), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints, "the serve Service routes to RayCluster "+active.Name, o.Now))
 	case ready != nil && ready.Status == metav1.ConditionTrue:
 		msg := "the serve Service " + kit.RayServiceServeServiceName(rs) + " has no ready endpoints"
 		if active != nil {
@@ -83,7 +70,7 @@ func computeStatus(o *observed, st rayv1.RayServiceStatuses, active, pending *ra
 				msg += ": " + ph.Message
 			}
 		}
-		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.ZeroServeEndpoints, msg), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.ZeroServeEndpoints, msg, o.Now))
 	case ready != nil && ready.Reason == string(rayv1.RayServiceInitializing):
 		// Still initializing: only the message follows the progress.
 		switch {
@@ -99,16 +86,16 @@ func computeStatus(o *observed, st rayv1.RayServiceStatuses, active, pending *ra
 		if ph := phase(pending); ph.Failed {
 			msg += ": " + ph.Message
 		}
-		setCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, true, rayv1.BothActivePendingClustersExist, msg), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, true, rayv1.BothActivePendingClustersExist, msg, o.Now))
 	case active != nil:
-		setCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.NoPendingCluster, "Active Ray cluster exists and no pending Ray cluster"), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.NoPendingCluster, "Active Ray cluster exists and no pending Ray cluster", o.Now))
 	default:
-		c := kit.FindCondition(st.Conditions, string(rayv1.UpgradeInProgress))
+		c := meta.FindStatusCondition(st.Conditions, string(rayv1.UpgradeInProgress))
 		if c == nil || (c.Reason != string(rayv1.RayServiceInitializing) && c.Reason != string(rayv1.RayServiceInitializingTimeout)) {
 			u := newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.NoActiveCluster,
-				"No active Ray cluster exists, and the RayService is not initializing.")
+				"No active Ray cluster exists, and the RayService is not initializing.", o.Now)
 			u.Status = metav1.ConditionUnknown
-			setCondition(&st.Conditions, u, o.Now)
+			meta.SetStatusCondition(&st.Conditions, u)
 		}
 	}
 	st.ServiceStatus = rayv1.NotRunning
@@ -210,8 +197,8 @@ func statusUrgent(old, cur rayv1.RayServiceStatuses) bool {
 			return true
 		}
 	}
-	if c := kit.FindCondition(cur.Conditions, string(rayv1.RayServiceReady)); c != nil && c.Reason == string(rayv1.RayServiceValidationFailed) {
-		if o := kit.FindCondition(old.Conditions, string(rayv1.RayServiceReady)); o == nil || o.Message != c.Message {
+	if c := meta.FindStatusCondition(cur.Conditions, string(rayv1.RayServiceReady)); c != nil && c.Reason == string(rayv1.RayServiceValidationFailed) {
+		if o := meta.FindStatusCondition(old.Conditions, string(rayv1.RayServiceReady)); o == nil || o.Message != c.Message {
 			return true
 		}
 	}
@@ -232,75 +219,47 @@ func statusUrgent(old, cur rayv1.RayServiceStatuses) bool {
 	return newlyFailed(old.ActiveServiceStatus, cur.ActiveServiceStatus) || newlyFailed(old.PendingServiceStatus, cur.PendingServiceStatus)
 }
 
-// writtenStatus is a status this process wrote, until the cache shows it.
-type writtenStatus struct {
-	staleRV string
-	status  rayv1.RayServiceStatuses
+// carriedClass is the StatusWriter's clock of changes of what is only
+// carried (the clusters' status copies).
+const carriedClass = "carried"
+
+// statusChange classifies the change from old to cur for the kit's
+// StatusWriter: urgent changes go at once; other material changes are held
+// for up to coalesce (negative: at once); changes of what is only carried
+// are held for carriedRefresh.
+func statusChange(old, cur rayv1.RayServiceStatuses, urgent bool, coalesce, carriedRefresh time.Duration) kit.StatusChange {
+	switch {
+	case statusEqual(old, cur):
+		return kit.StatusChange{Unchanged: true}
+	case statusMaterialEqual(old, cur):
+		return kit.StatusChange{Hold: carriedRefresh, Class: carriedClass}
+	case urgent:
+		return kit.StatusChange{}
+	}
+	return kit.StatusChange{Hold: coalesce}
 }
 
-// writeStatus writes the status when it changed. Urgent changes go at
-// once; other material changes are held for up to the coalesce window;
-// changes of what is only carried (the clusters' status copies) are held
-// for the carried refresh period. It returns when a held change is due.
+// writeStatus writes the status, when statusChange says so, through the
+// kit's StatusWriter (with the patch shaped by statusPatch). It returns
+// when a held change is due.
 func (r *reconciler) writeStatus(ctx context.Context, rs *rayv1.RayService, status rayv1.RayServiceStatuses, urgent bool, now time.Time) (time.Duration, error) {
-	r.mu.Lock()
-	if statusEqual(rs.Status, status) {
-		delete(r.dirty, rs.UID)
-		delete(r.carriedDirty, rs.UID)
-		r.mu.Unlock()
-		return 0, nil
-	}
-	material := !statusMaterialEqual(rs.Status, status)
-	if !material {
-		delete(r.dirty, rs.UID)
-		since, ok := r.carriedDirty[rs.UID]
-		if !ok {
-			since = now
-			r.carriedDirty[rs.UID] = now
-		}
-		if wait := r.carriedRefresh - now.Sub(since); wait > 0 {
-			r.mu.Unlock()
-			return wait, nil
-		}
-	} else if !urgent && r.coalesce > 0 {
-		since, ok := r.dirty[rs.UID]
-		if !ok {
-			since = now
-			r.dirty[rs.UID] = now
-		}
-		if wait := r.coalesce - now.Sub(since); wait > 0 {
-			r.mu.Unlock()
-			return wait, nil
-		}
-	}
-	delete(r.dirty, rs.UID)
-	delete(r.carriedDirty, rs.UID)
-	r.mu.Unlock()
-
-	prev := rs.ResourceVersion
-	orig := rs.DeepCopy()
 	obj := rs.DeepCopy()
 	t := metav1.NewTime(now)
 	status.LastUpdateTime = &t
 	obj.Status = status
-	patch, err := statusPatch(orig, obj)
-	if err != nil {
-		return 0, err
-	}
-	if err := r.client.Status().Patch(ctx, obj, patch); err != nil {
-		return 0, err
-	}
-	r.mu.Lock()
-	r.written[rs.UID] = &writtenStatus{staleRV: prev, status: *obj.Status.DeepCopy()}
-	r.mu.Unlock()
-	return 0, nil
+	ch := statusChange(rs.Status, status, urgent, r.coalesce, r.carriedRefresh)
+	return r.status.Write(ctx, rs, obj, ch, now, func(orig, obj client.Object) (client.Patch, error) {
+		return statusPatch(orig.(*rayv1.RayService), obj.(*rayv1.RayService))
+	})
 }
 
-// newCondition builds a RayService condition.
-func newCondition(rs *rayv1.RayService, t rayv1.RayServiceConditionType, status bool, reason rayv1.RayServiceConditionReason, msg string) metav1.Condition {
+// newCondition builds a RayService condition for meta.SetStatusCondition,
+// with now as its transition time (kept by SetStatusCondition unless the
+// status changes).
+func newCondition(rs *rayv1.RayService, t rayv1.RayServiceConditionType, status bool, reason rayv1.RayServiceConditionReason, msg string, now time.Time) metav1.Condition {
 	s := metav1.ConditionFalse
 	if status {
 		s = metav1.ConditionTrue
 	}
-	return metav1.Condition{Type: string(t), Status: s, Reason: string(reason), Message: kit.Truncate(msg, 1000), ObservedGeneration: rs.Generation}
+	return metav1.Condition{Type: string(t), Status: s, Reason: string(reason), Message: kit.Truncate(msg, 1000), ObservedGeneration: rs.Generation, LastTransitionTime: metav1.NewTime(now)}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/raydar/raydar/controller/internal/fixture"
 	"github.com/raydar/raydar/controller/kit"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -82,12 +83,12 @@ func TestRayServiceStatusRules(t *testing.T) {
 func TestRayServiceSetConditionKeepsTransitionTime(t *testing.T) {
 	rs := testService()
 	var conds []metav1.Condition
-	setCondition(&conds, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "a"), fixture.T0)
-	setCondition(&conds, newCondition(rs, rayv1.RayServiceReady, false, rayv1.ZeroServeEndpoints, "b"), fixture.T0.Add(time.Minute))
+	meta.SetStatusCondition(&conds, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "a", fixture.T0))
+	meta.SetStatusCondition(&conds, newCondition(rs, rayv1.RayServiceReady, false, rayv1.ZeroServeEndpoints, "b", fixture.T0.Add(time.Minute)))
 	if c := conds[0]; !c.LastTransitionTime.Time.Equal(fixture.T0) || c.Reason != string(rayv1.ZeroServeEndpoints) {
 		t.Errorf("same status: %+v", c)
 	}
-	setCondition(&conds, newCondition(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints, "c"), fixture.T0.Add(2*time.Minute))
+	meta.SetStatusCondition(&conds, newCondition(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints, "c", fixture.T0.Add(2*time.Minute)))
 	if c := conds[0]; !c.LastTransitionTime.Time.Equal(fixture.T0.Add(2 * time.Minute)) {
 		t.Errorf("status changed: %+v", c)
 	}
@@ -195,7 +196,7 @@ func TestRayServiceConditionsAsKubeRay(t *testing.T) {
 				typ rayv1.RayServiceConditionType
 				c   c
 			}{{rayv1.RayServiceReady, tc.ready}, {rayv1.UpgradeInProgress, tc.upgrade}} {
-				got := kit.FindCondition(st.Conditions, string(want.typ))
+				got := meta.FindStatusCondition(st.Conditions, string(want.typ))
 				if got == nil || got.Status != want.c.s || got.Reason != string(want.c.r) {
 					t.Errorf("%s = %+v, want %s %s", want.typ, got, want.c.s, want.c.r)
 				}
@@ -236,7 +237,7 @@ func TestRayServiceSuspendConditionsAsKubeRay(t *testing.T) {
 		p := decide(e.o)
 		for typ, w := range s.want {
 			got := ""
-			if c := kit.FindCondition(p.Status.Conditions, string(typ)); c != nil {
+			if c := meta.FindStatusCondition(p.Status.Conditions, string(typ)); c != nil {
 				got = string(c.Status) + "/" + c.Reason
 			}
 			if got != w {
@@ -244,5 +245,41 @@ func TestRayServiceSuspendConditionsAsKubeRay(t *testing.T) {
 			}
 		}
 		e.o.Service.Status = p.Status
+	}
+}
+
+// TestRayServiceStatusChange: how a status change is written through the
+// kit's StatusWriter: nothing when equal but for lastUpdateTime, the
+// clusters' status copies after the carried refresh, other changes after
+// the coalesce window unless urgent.
+func TestRayServiceStatusChange(t *testing.T) {
+	const coalesce, carried = 2 * time.Second, 30 * time.Second
+	base := func() rayv1.RayServiceStatuses {
+		return rayv1.RayServiceStatuses{ObservedGeneration: 1, NumServeEndpoints: 1,
+			ActiveServiceStatus: rayv1.RayServiceStatus{RayClusterName: "svc-a"}}
+	}
+	stamp := metav1.NewTime(fixture.T0)
+	for _, tc := range []struct {
+		name   string
+		change func(*rayv1.RayServiceStatuses)
+		urgent bool
+		want   kit.StatusChange
+	}{
+		{"unchanged", func(*rayv1.RayServiceStatuses) {}, false, kit.StatusChange{Unchanged: true}},
+		{"only lastUpdateTime", func(s *rayv1.RayServiceStatuses) { s.LastUpdateTime = &stamp }, true, kit.StatusChange{Unchanged: true}},
+		{"only a cluster's lastUpdateTime", func(s *rayv1.RayServiceStatuses) { s.ActiveServiceStatus.RayClusterStatus.LastUpdateTime = &stamp },
+			false, kit.StatusChange{Unchanged: true}},
+		{"only a cluster's status copy", func(s *rayv1.RayServiceStatuses) { s.ActiveServiceStatus.RayClusterStatus.ReadyWorkerReplicas = 2 },
+			true, kit.StatusChange{Hold: carried, Class: carriedClass}},
+		{"material, not urgent", func(s *rayv1.RayServiceStatuses) { s.NumServeEndpoints = 2 }, false, kit.StatusChange{Hold: coalesce}},
+		{"material, urgent", func(s *rayv1.RayServiceStatuses) { s.NumServeEndpoints = 2 }, true, kit.StatusChange{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cur := base()
+			tc.change(&cur)
+			if got := statusChange(base(), cur, tc.urgent, coalesce, carried); got != tc.want {
+				t.Errorf("statusChange = %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

@@ -19,9 +19,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/raydar/raydar/controller/kit"
-
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -50,7 +49,7 @@ func initializingTimeout(rs *rayv1.RayService) (time.Duration, bool) {
 // reports whether it decided the pass (nothing else is to be done).
 func decideInitializingTimeout(o *observed, p *plan, st *rayv1.RayServiceStatuses) bool {
 	rs := o.Service
-	ready := kit.FindCondition(st.Conditions, string(rayv1.RayServiceReady))
+	ready := meta.FindStatusCondition(st.Conditions, string(rayv1.RayServiceReady))
 	failed := ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == string(rayv1.RayServiceInitializingTimeout)
 	if !failed {
 		timeout, ok := initializingTimeout(rs)
@@ -64,7 +63,7 @@ func decideInitializingTimeout(o *observed, p *plan, st *rayv1.RayServiceStatuse
 		}
 		msg := fmt.Sprintf("RayService failed to become ready within the configured timeout of %s. Time spent initializing: %s",
 			timeout, spent.Round(time.Second))
-		setCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializingTimeout, msg), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializingTimeout, msg, o.Now))
 		st.ActiveServiceStatus = rayv1.RayServiceStatus{}
 		st.PendingServiceStatus = rayv1.RayServiceStatus{}
 		st.NumServeEndpoints = 0
