@@ -534,9 +534,7 @@ func TestIntegrationLeaderElection(t *testing.T) {
 	waitReady(t, ns, "le", 2)
 	// Only the leader reconciled: its gate saw the cluster, the follower's
 	// reconciler never ran.
-	follower.rec.Mu.Lock()
-	followerSaw := len(follower.rec.Uids)
-	follower.rec.Mu.Unlock()
+	followerSaw := follower.rec.Known()
 	if followerSaw != 0 {
 		t.Errorf("the follower reconciled %d clusters", followerSaw)
 	}

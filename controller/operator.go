@@ -26,17 +26,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/scheme"
@@ -214,35 +209,15 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		return nil, fmt.Errorf("controller: creating the manager: %w", err)
 	}
 	o.mgr = mgr
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, raycluster.OwnerUIDField, func(obj client.Object) []string {
-		if uid := kit.ControllerUID(obj.GetOwnerReferences()); uid != "" {
-			return []string{uid}
-		}
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("controller: indexing pods: %w", err)
-	}
-
 	o.gate = kit.NewGate(mgr.GetAPIReader(), opts.IgnoreOtherOperators)
 	o.gate.Cache = mgr.GetClient()
 	bc := raycluster.DefaultBuildConfig()
 	bc.ClusterDomain = opts.ClusterDomain
 	bc.InjectProbes = !opts.DisableProbeInjection
-	o.rec = raycluster.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ControllerName), o.gate, bc, opts.StatusCoalesceWindow)
-
-	h := &raycluster.ChildHandler{Exp: o.rec.Exp}
-	err = ctrl.NewControllerManagedBy(mgr).
-		Named("raycluster").
-		For(&rayv1.RayCluster{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
-			predicate.LabelChangedPredicate{}, kit.FinalizersChanged()))).
-		Watches(&corev1.Pod{}, h).
-		Watches(&corev1.Service{}, h).
-		WatchesRawSource(source.Channel(o.gate.Kick, &handler.EnqueueRequestForObject{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency}).
-		Complete(o.rec)
-	if err != nil {
-		return nil, fmt.Errorf("controller: building the RayCluster controller: %w", err)
+	if o.rec, err = raycluster.Setup(mgr, ControllerName, raycluster.Options{
+		Gate: o.gate, Build: bc, StatusCoalesceWindow: opts.StatusCoalesceWindow, Concurrency: opts.Concurrency,
+	}); err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
 	}
 	if err := o.setupKinds(opts); err != nil {
 		return nil, err

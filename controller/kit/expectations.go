@@ -298,6 +298,13 @@ func terminating(obj client.Object, at time.Time, shared bool) client.Object {
 	return obj
 }
 
+// lockOwner locks e (the caller unlocks) and returns the owner's entries
+// (nil: none) and the time.
+func (e *Expectations) lockOwner(owner types.UID) (*owned, time.Time) {
+	e.mu.Lock()
+	return e.m[owner], e.now()
+}
+
 // Overlay lays the owner's unseen writes over objects of one kind read from
 // the cache: objects created and not shown yet are added (in no particular
 // order), objects whose deletion is not shown are marked terminating (their
@@ -305,35 +312,22 @@ func terminating(obj client.Object, at time.Time, shared bool) client.Object {
 // version a write superseded are replaced by the written version. The
 // cached objects are never modified.
 func Overlay[T client.Object](e *Expectations, owner types.UID, cached []T) []T {
-	e.mu.Lock()
+	o, now := e.lockOwner(owner)
 	defer e.mu.Unlock()
-	o := e.m[owner]
 	if o == nil {
 		return cached
 	}
-	now := e.now()
 	out := make([]T, 0, len(cached)+len(o.creates))
-	present := make(map[string]bool, len(cached))
 	for _, c := range cached {
-		present[key(c)] = true
-		out = append(out, e.overlayLocked(o, c, now).(T))
+		out = append(out, e.overlayLocked(o, c, now).(T)) // drops the creates the cache shows
 	}
-	var zero T
-	kind := kindName(zero)
 	for k, c := range o.creates {
-		obj, ok := c.obj.(T)
-		if !ok || kindName(c.obj) != kind {
+		if _, ok := c.obj.(T); !ok {
 			continue
 		}
-		if present[k] || now.Sub(c.at) > e.ttl {
-			delete(o.creates, k)
-			continue
+		if got, ok := e.unseenLocked(o, k, c, now); ok {
+			out = append(out, got.(T))
 		}
-		var got client.Object = obj.DeepCopyObject().(client.Object)
-		if d, gone := o.deletes[obj.GetUID()]; gone && obj.GetUID() != "" {
-			got = terminating(got, d.at, false)
-		}
-		out = append(out, got.(T))
 	}
 	e.expireLocked(o, now)
 	return out
@@ -343,31 +337,36 @@ func Overlay[T client.Object](e *Expectations, owner types.UID, cached []T) []T 
 // cache returned, nil (a typed nil) when it has none. It returns the
 // object as this process last wrote it, or nil when it is absent.
 func OverlayOne[T client.Object](e *Expectations, owner types.UID, namespace, name string, cached T) T {
-	e.mu.Lock()
+	o, now := e.lockOwner(owner)
 	defer e.mu.Unlock()
-	o := e.m[owner]
 	if o == nil {
 		return cached
 	}
-	now := e.now()
 	if !isNil(cached) {
 		return e.overlayLocked(o, cached, now).(T)
 	}
 	var zero T
 	k := keyOf(kindName(zero), namespace, name)
-	c, ok := o.creates[k]
-	if !ok {
-		return cached
+	if c, ok := o.creates[k]; ok {
+		if got, ok := e.unseenLocked(o, k, c, now); ok {
+			return got.(T)
+		}
 	}
+	return cached
+}
+
+// unseenLocked is a copy of the created object the cache does not show
+// yet, terminating if its deletion was sent too; false once it expired.
+func (e *Expectations) unseenLocked(o *owned, k string, c expected, now time.Time) (client.Object, bool) {
 	if now.Sub(c.at) > e.ttl {
 		delete(o.creates, k)
-		return cached
+		return nil, false
 	}
 	got := c.obj.DeepCopyObject().(client.Object)
 	if d, gone := o.deletes[got.GetUID()]; gone && got.GetUID() != "" {
 		got = terminating(got, d.at, false)
 	}
-	return got.(T)
+	return got, true
 }
 
 // Latest is read-your-writes for the reconciled object itself (its own

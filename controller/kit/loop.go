@@ -184,3 +184,10 @@ func UpdateFinalizers[O client.Object](ctx context.Context, c client.Writer, exp
 	exp.Updated(obj.GetUID(), prev, obj)
 	return nil
 }
+
+// Known is the number of objects reconciled and not yet forgotten.
+func (l *Loop[O]) Known() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.uids)
+}

@@ -35,8 +35,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/raydar/raydar/kube/raydash"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -76,12 +74,7 @@ func needsAuthSecret(rc *rayv1.RayCluster) bool {
 // token (withAuthToken) just before creating it, so the plan never holds one.
 func buildAuthSecret(rc *rayv1.RayCluster) *corev1.Secret {
 	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            raydash.GeneratedAuthSecretName(rc.Name),
-			Namespace:       rc.Namespace,
-			Labels:          map[string]string{rayv1.RayClusterLabelKey: rc.Name},
-			OwnerReferences: []metav1.OwnerReference{kit.OwnerRef(rc)},
-		},
+		ObjectMeta: childMeta(rc, raydash.GeneratedAuthSecretName(rc.Name), map[string]string{rayv1.RayClusterLabelKey: rc.Name}),
 	}
 }
 
@@ -185,37 +178,7 @@ func (r *Reconciler) authSecretExists(ctx context.Context, rc *rayv1.RayCluster)
 	if !needsAuthSecret(rc) || rc.DeletionTimestamp != nil {
 		return false, nil
 	}
-	return r.existsOnce(ctx, rc, r.authSecretReady, "Secret", raydash.GeneratedAuthSecretName(rc.Name))
-}
-
-// existsOnce reads whether the core/v1 object kind/name exists in rc's
-// namespace, live and metadata only, unless memo already says it does; a
-// found object is remembered in memo (keyed by rc's UID), so it is read
-// once per cluster per process.
-func (r *Reconciler) existsOnce(ctx context.Context, rc *rayv1.RayCluster, memo map[types.UID]bool, kind, name string) (bool, error) {
-	r.Mu.Lock()
-	ok := memo[rc.UID]
-	r.Mu.Unlock()
-	if ok {
-		return true, nil
-	}
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
-	err := r.api.Get(ctx, types.NamespacedName{Namespace: rc.Namespace, Name: name}, m)
-	switch {
-	case apierrors.IsNotFound(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("reading %s %s: %w", kind, name, err)
-	}
-	r.remember(memo, rc.UID)
-	return true, nil
-}
-
-func (r *Reconciler) remember(memo map[types.UID]bool, uid types.UID) {
-	r.Mu.Lock()
-	memo[uid] = true
-	r.Mu.Unlock()
+	return r.existsOnce(ctx, rc, "Secret", raydash.GeneratedAuthSecretName(rc.Name))
 }
 
 // createAuthSecret creates the planned auth Secret with a fresh token. An
@@ -232,12 +195,12 @@ func (r *Reconciler) createAuthSecret(ctx context.Context, rc *rayv1.RayCluster,
 	}
 	switch {
 	case err == nil:
-		r.remember(r.authSecretReady, rc.UID)
-		r.recorder.Eventf(rc, nil, corev1.EventTypeNormal, ReasonCreated, "Create",
-			"Created auth Secret %s (key %s) for authOptions", s.Name, raydash.AuthTokenKey)
+		r.exists.set(rc.UID, "Secret/"+s.Name)
+		r.events.Emit(rc, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreated, Action: "Create",
+			Message: fmt.Sprintf("Created auth Secret %s (key %s) for authOptions", s.Name, raydash.AuthTokenKey)})
 		return true
 	case apierrors.IsAlreadyExists(err):
-		r.remember(r.authSecretReady, rc.UID)
+		r.exists.set(rc.UID, "Secret/"+s.Name)
 		return true
 	default:
 		// The error is the API server's; it never contains the request body.

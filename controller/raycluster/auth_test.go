@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -256,7 +257,7 @@ func TestReconcileNoPodsWithoutTheAuthSecret(t *testing.T) {
 	_ = c.Get(context.Background(), req.NamespacedName, got)
 	// KubeRay sets no ReplicaFailure for a failed Secret (reconcileAuthSecret's
 	// error carries no replica-failure marker): the condition stays absent.
-	if cond := kit.FindCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure)); cond != nil {
+	if cond := meta.FindStatusCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure)); cond != nil {
 		t.Fatalf("ReplicaFailure %+v", cond)
 	}
 	if evs := drainEvents(rec.Events); !strings.Contains(evs, "Warning "+reasonFailedCreateAuthSecret) {

@@ -103,12 +103,7 @@ func buildRedisCleanupJob(rc *rayv1.RayCluster, cfg BuildConfig) *batchv1.Job {
 		spec.ServiceAccountName = ""
 	}
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            kit.RedisCleanupJobName(rc.Name),
-			Namespace:       rc.Namespace,
-			Labels:          lbls,
-			OwnerReferences: []metav1.OwnerReference{kit.OwnerRef(rc)},
-		},
+		ObjectMeta: childMeta(rc, kit.RedisCleanupJobName(rc.Name), lbls),
 		Spec: batchv1.JobSpec{
 			BackoffLimit:          &zero,
 			ActiveDeadlineSeconds: &deadline,

@@ -1,6 +1,7 @@
 package raycluster
 
-// The head Service of a RayCluster, as KubeRay v1.7.0 builds it
+// The head Service and the headless worker Service of a RayCluster, as
+// KubeRay v1.7.0 builds them
 // (ray-operator/controllers/ray/common/service.go: BuildServiceForHeadPod,
 // getServicePorts).
 
@@ -21,14 +22,11 @@ import (
 // the head Service.
 const serviceAppProtocol = "tcp"
 
-// headServicePorts returns Ray's ports on the head Service: every port of
-// the head's Ray container (an unnamed one is "<port>-port"), else the
-// defaults (client, dashboard, gcs-server, metrics, serve); metrics is
-// always there. Sorted by name; appProtocol tcp; the API server fills
-// targetPort and protocol.
-func headServicePorts(rc *rayv1.RayCluster) []corev1.ServicePort {
+// headContainerPorts are the head Ray container's ports by name, an
+// unnamed one named "<port>-port" (as KubeRay names them).
+func headContainerPorts(spec *rayv1.RayClusterSpec) map[string]int32 {
 	ports := map[string]int32{}
-	if cs := rc.Spec.HeadGroupSpec.Template.Spec.Containers; len(cs) > 0 {
+	if cs := spec.HeadGroupSpec.Template.Spec.Containers; len(cs) > rayv1.RayContainerIndex {
 		for _, p := range cs[rayv1.RayContainerIndex].Ports {
 			name := p.Name
 			if name == "" {
@@ -37,6 +35,16 @@ func headServicePorts(rc *rayv1.RayCluster) []corev1.ServicePort {
 			ports[name] = p.ContainerPort
 		}
 	}
+	return ports
+}
+
+// headServicePorts returns Ray's ports on the head Service: every port of
+// the head's Ray container (an unnamed one is "<port>-port"), else the
+// defaults (client, dashboard, gcs-server, metrics, serve); metrics is
+// always there. Sorted by name; appProtocol tcp; the API server fills
+// targetPort and protocol.
+func headServicePorts(rc *rayv1.RayCluster) []corev1.ServicePort {
+	ports := headContainerPorts(&rc.Spec)
 	if len(ports) == 0 {
 		for _, n := range []string{rayv1.ClientPortName, rayv1.GcsServerPortName, rayv1.DashboardPortName, rayv1.MetricsPortName, rayv1.ServingPortName} {
 			ports[n] = rayv1.DefaultPorts()[n]
@@ -125,4 +133,32 @@ func BuildHeadService(rc *rayv1.RayCluster, cfg BuildConfig) *corev1.Service {
 		svc.Spec.PublishNotReadyAddresses = true
 	}
 	return svc
+}
+
+// buildHeadlessWorkerService returns the headless Service multi-host groups
+// use for pod-to-pod discovery, as KubeRay v1.7.0 builds it
+// (common/service.go BuildHeadlessServiceForRayCluster): labelled only
+// ray.io/headless-worker-svc=<cluster>. It has no ray.io/cluster label, so
+// the shared cache does not hold it: the reconciler reads it live
+// (headlessServiceExists), which also finds one KubeRay made.
+func buildHeadlessWorkerService(rc *rayv1.RayCluster) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: childMeta(rc, kit.HeadlessWorkerServiceName(rc.Name), map[string]string{rayv1.RayClusterHeadlessServiceLabelKey: rc.Name}),
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			Selector:                 kit.WorkerSelector(rc.Name),
+			Type:                     corev1.ServiceTypeClusterIP,
+			PublishNotReadyAddresses: true,
+		},
+	}
+}
+
+// needsHeadlessWorkerService reports whether any group is multi-host.
+func needsHeadlessWorkerService(rc *rayv1.RayCluster) bool {
+	for _, g := range rc.Spec.WorkerGroupSpecs {
+		if g.NumOfHosts > 1 {
+			return true
+		}
+	}
+	return false
 }

@@ -171,7 +171,7 @@ func (r *Reconciler) applyIngress(ctx context.Context, rc *rayv1.RayCluster, p *
 		err := r.client.Create(ctx, ing)
 		switch {
 		case err == nil:
-			r.recorder.Eventf(rc, nil, corev1.EventTypeNormal, ReasonCreatedIngress, "Create", "Created ingress %s/%s", ing.Namespace, ing.Name)
+			r.events.Emit(rc, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedIngress, Action: "Create", Message: "Created ingress " + ing.Namespace + "/" + ing.Name})
 		case apierrors.IsAlreadyExists(err):
 		default:
 			out.fail(reasonFailedToCreateIngress, fmt.Sprintf("Failed creating ingress %s/%s, %v", ing.Namespace, ing.Name, err))
@@ -182,6 +182,6 @@ func (r *Reconciler) applyIngress(ctx context.Context, rc *rayv1.RayCluster, p *
 			out.fail(reasonFailedToUpdateIngress, fmt.Sprintf("Failed updating ingress %s/%s, %v", ing.Namespace, ing.Name, err))
 			return
 		}
-		r.recorder.Eventf(rc, nil, corev1.EventTypeNormal, reasonUpdatedIngress, "Update", "Updated ingress %s/%s", ing.Namespace, ing.Name)
+		r.events.Emit(rc, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonUpdatedIngress, Action: "Update", Message: "Updated ingress " + ing.Namespace + "/" + ing.Name})
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -149,7 +150,7 @@ func TestReconcileHeadBeforeWorkers(t *testing.T) {
 			if err := c.Get(context.Background(), req.NamespacedName, got); err != nil {
 				t.Fatal(err)
 			}
-			cond := kit.FindCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
+			cond := meta.FindStatusCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
 			switch {
 			case tc.condition == "" && cond != nil && cond.Status == "True":
 				t.Errorf("ReplicaFailure %+v, want none", cond)

@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -106,7 +107,7 @@ func TestReconcileCreateFailureIsACondition(t *testing.T) {
 	}
 	got := &rayv1.RayCluster{}
 	_ = c.Get(context.Background(), req.NamespacedName, got)
-	cond := kit.FindCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
+	cond := meta.FindStatusCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
 	// KubeRay's ReplicaFailure reason and message (errors.Join of its
 	// marker and the API error), and its Warning Event reason and message.
 	if cond == nil || cond.Reason != rayv1.FailedCreateWorkerPod || !strings.HasPrefix(cond.Message, "FailedCreateWorkerPod\npods \"c-small-worker-") ||
@@ -125,7 +126,7 @@ func TestReconcileCreateFailureIsACondition(t *testing.T) {
 	// The failed creations left no expectation behind (the next pass tries
 	// again); the head, created, is expected until the informer sees it.
 	got.UID = rc.UID
-	over := r.Exp.overlayPods(got.UID, nil)
+	over := kit.Overlay(r.exp, got.UID, []*corev1.Pod(nil))
 	if len(over) != 1 || !kit.IsHeadPod(over[0]) {
 		t.Errorf("expected pods after the failure: %v", podNames(over))
 	}

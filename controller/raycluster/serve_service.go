@@ -17,7 +17,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/raydar/raydar/controller/kit"
@@ -36,16 +35,7 @@ func wantsServeService(annotations map[string]string) bool {
 // servePorts are the head container's Serve ports ("serve", "serve-*"),
 // sorted by name; the default serve port when the container declares none.
 func ServePorts(spec *rayv1.RayClusterSpec) []corev1.ServicePort {
-	ports := map[string]int32{}
-	if cs := spec.HeadGroupSpec.Template.Spec.Containers; len(cs) > rayv1.RayContainerIndex {
-		for _, p := range cs[rayv1.RayContainerIndex].Ports {
-			name := p.Name
-			if name == "" {
-				name = strconv.Itoa(int(p.ContainerPort)) + "-port"
-			}
-			ports[name] = p.ContainerPort
-		}
-	}
+	ports := headContainerPorts(spec)
 	if len(ports) == 0 {
 		ports[rayv1.ServingPortName] = rayv1.DefaultServingPort
 	}
@@ -93,5 +83,5 @@ func (r *Reconciler) serveServiceExists(ctx context.Context, rc *rayv1.RayCluste
 	if !wantsServeService(rc.Annotations) || rc.DeletionTimestamp != nil {
 		return false, nil
 	}
-	return r.existsOnce(ctx, rc, r.serveServiceReady, "Service", kit.RayClusterServeServiceName(rc.Name))
+	return r.existsOnce(ctx, rc, "Service", kit.RayClusterServeServiceName(rc.Name))
 }

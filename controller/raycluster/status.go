@@ -14,6 +14,7 @@ package raycluster
 // pod restarts or a worker is added, until it is suspended.
 
 import (
+	"context"
 	"maps"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -126,7 +128,7 @@ func computeStatus(rc *rayv1.RayCluster, pods []*corev1.Pod, svc *corev1.Service
 
 	conds := cloneConditions(old.Conditions)
 	set := func(t rayv1.RayClusterConditionType, st metav1.ConditionStatus, reason, msg string) {
-		kit.SetCondition(&conds, metav1.Condition{Type: string(t), Status: st, Reason: reason, Message: msg}, now)
+		meta.SetStatusCondition(&conds, metav1.Condition{Type: string(t), Status: st, Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(now)})
 	}
 
 	// The conditions in KubeRay's order (v1.7.0 calculateStatus), so a new
@@ -147,7 +149,7 @@ func computeStatus(rc *rayv1.RayCluster, pods []*corev1.Pod, svc *corev1.Service
 			}
 		}
 	default:
-		kit.RemoveCondition(&conds, string(rayv1.RayClusterReplicaFailure))
+		meta.RemoveStatusCondition(&conds, string(rayv1.RayClusterReplicaFailure))
 	}
 
 	// HeadPodReady follows the head pod's Ready condition.
@@ -405,4 +407,32 @@ func statusUrgent(old, cur rayv1.RayClusterStatus) bool {
 		}
 	}
 	return false
+}
+
+// statusChange is how the status computed differs from the one read, for
+// the kit's StatusWriter: unchanged (but for lastUpdateTime); urgent
+// (a failed write this pass, or statusUrgent), written at once; else held
+// for the coalescing window, so that a cluster coming up does not write a
+// status per pod transition.
+func statusChange(old, cur rayv1.RayClusterStatus, failed bool, coalesce time.Duration) kit.StatusChange {
+	switch {
+	case statusEqual(old, cur):
+		return kit.StatusChange{Unchanged: true}
+	case failed || coalesce <= 0 || statusUrgent(old, cur):
+		return kit.StatusChange{}
+	}
+	return kit.StatusChange{Hold: coalesce}
+}
+
+// writeStatus writes the status through the kit's StatusWriter when
+// statusChange says so, stamped with lastUpdateTime. It returns how long
+// to wait before a held status is due.
+func (r *Reconciler) writeStatus(ctx context.Context, rc *rayv1.RayCluster, status rayv1.RayClusterStatus, failed bool) (time.Duration, error) {
+	now := r.now()
+	ch := statusChange(rc.Status, status, failed, r.coalesce)
+	obj := rc.DeepCopy()
+	t := metav1.NewTime(now)
+	status.LastUpdateTime = &t
+	obj.Status = status
+	return r.status.Write(ctx, rc, obj, ch, now, nil)
 }

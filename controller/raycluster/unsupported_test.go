@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/raydar/raydar/controller/internal/fixture"
-	"github.com/raydar/raydar/controller/kit"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -21,7 +21,7 @@ func TestUnsupportedRefusedByDecide(t *testing.T) {
 	if len(p.CreatePods) != 0 || len(p.CreateServices) != 0 || p.CreateAuthSecret != nil {
 		t.Fatalf("a refused cluster creates %d pods, %d Services", len(p.CreatePods), len(p.CreateServices))
 	}
-	cond := kit.FindCondition(p.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
+	cond := meta.FindStatusCondition(p.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
 	if cond == nil || cond.Reason != string(rayv1.ValidationFailed) || !strings.Contains(cond.Message, "spec.networkPolicy") ||
 		!strings.Contains(cond.Message, "would not be isolated") {
 		t.Fatalf("ReplicaFailure %+v", cond)

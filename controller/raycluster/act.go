@@ -1,0 +1,428 @@
+package raycluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/raydar/raydar/controller/kit"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// outcome is what acting on a plan did.
+type outcome struct {
+	createdServices []*corev1.Service
+	createdRBAC     []client.Object
+	createdPods     []*corev1.Pod
+	deleted         []podDeletion
+	createdJob      *batchv1.Job
+	failures        []failure
+	ambiguous       bool
+}
+
+// fail records a failure KubeRay reports by a Warning Event only: its
+// reason and message.
+func (o *outcome) fail(event, msg string) {
+	o.failures = append(o.failures, failure{Event: event, Message: msg})
+}
+
+// failPod records a failed pod write, which KubeRay reports by a Warning
+// Event and the ReplicaFailure condition.
+func (o *outcome) failPod(cond, event, msg string, err error) {
+	o.failures = append(o.failures, failure{Condition: cond, Event: event, Message: msg, Err: err})
+}
+
+// act applies the plan: every write is idempotent (names are fixed before
+// the request, deletions carry a UID precondition), so a plan applied half
+// (killed, timed out) is completed by the next pass, never doubled.
+func (r *Reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Result, error) {
+	rc := obs.Cluster
+	logger := log.FromContext(ctx)
+
+	if p.AddFinalizer {
+		if err := r.patchFinalizers(ctx, rc, func(f []string) []string {
+			return append(f, rayv1.GCSFaultToleranceRedisCleanupFinalizer)
+		}); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	out := r.applyWrites(ctx, rc, p)
+	for _, e := range append(p.Events, summarizeEvents(p, out)...) {
+		r.events.Emit(rc, nil, e)
+	}
+	if out.ambiguous {
+		r.exp.MarkUncertain(rc.UID)
+	}
+
+	if p.RemoveFinalizer {
+		if err := r.patchFinalizers(ctx, rc, func(f []string) []string {
+			out := f[:0:0]
+			for _, x := range f {
+				if x != rayv1.GCSFaultToleranceRedisCleanupFinalizer {
+					out = append(out, x)
+				}
+			}
+			return out
+		}); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+	}
+
+	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
+	if out.ambiguous && (res.RequeueAfter == 0 || res.RequeueAfter > time.Second) {
+		// Look again soon, live, even if no watch event comes.
+		res.RequeueAfter = time.Second
+	}
+	if !p.SkipStatus {
+		status := p.Status
+		if len(out.failures) > 0 {
+			done := &plan{CreatePods: out.createdPods, DeletePods: out.deleted, Invalid: p.Invalid}
+			svc := obs.HeadService
+			for _, s := range out.createdServices {
+				if s.Name == kit.HeadServiceName(rc) {
+					svc = s
+				}
+			}
+			status = computeStatus(rc, podsAfter(obs.Pods, done, obs.Now), svc, done, out.failures, obs.Now)
+		}
+		after, err := r.writeStatus(ctx, rc, status, len(out.failures) > 0)
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				return ctrl.Result{}, nil
+			}
+			return ctrl.Result{}, err
+		}
+		if after > 0 && (res.RequeueAfter == 0 || after < res.RequeueAfter) {
+			res.RequeueAfter = after
+		}
+	}
+	if len(out.failures) > 0 {
+		msgs := make([]string, 0, len(out.failures))
+		for _, f := range out.failures {
+			msgs = append(msgs, f.Message)
+		}
+		// Returning an error requeues with controller-runtime's exponential
+		// back-off: a persistent failure is retried, never hot-looped.
+		err := errors.New(strings.Join(msgs, "; "))
+		logger.Info("some writes failed; retrying with back-off", "error", err.Error())
+		return ctrl.Result{}, err
+	}
+	return res, nil
+}
+
+// patchFinalizers changes the finalizers by writing the whole object, as
+// KubeRay v1.7.0 does (r.Update after setDefaults, raycluster_controller.go
+// :163, :256, :312): so the stored spec comes out as KubeRay's would,
+// every rayStartParams at least {} and explicit zero values its types omit
+// dropped. The write carries the resourceVersion read: a conflict goes back
+// to the kit's Loop, which decides again from a fresh read.
+func (r *Reconciler) patchFinalizers(ctx context.Context, rc *rayv1.RayCluster, f func([]string) []string) error {
+	return kit.UpdateFinalizers(ctx, r.client, r.exp, rc, f, func(obj *rayv1.RayCluster) { defaultRayStartParams(&obj.Spec) })
+}
+
+// defaultRayStartParams makes every nil rayStartParams an empty map, as
+// KubeRay's setDefaults does before it writes a RayCluster.
+func defaultRayStartParams(s *rayv1.RayClusterSpec) {
+	if s.HeadGroupSpec.RayStartParams == nil {
+		s.HeadGroupSpec.RayStartParams = map[string]string{}
+	}
+	for i := range s.WorkerGroupSpecs {
+		if s.WorkerGroupSpecs[i].RayStartParams == nil {
+			s.WorkerGroupSpecs[i].RayStartParams = map[string]string{}
+		}
+	}
+}
+
+// applyWrites runs the plan's writes in KubeRay v1.7.0's order, step by
+// step, the writes of one step in parallel:
+//
+//  1. the children before the pods (raycluster_controller.go:359-370
+//     reconcileFuncs): the autoscaler's RBAC, the Ingress, the auth Secret,
+//     the Services;
+//  2. the head pod (reconcilePods, :1013-1052);
+//  3. the other pod writes: head deletions, workers (:1068), Recreate stamps.
+//
+// A step that fails ends the pass as KubeRay's first error does: no pod is
+// written while a child before them could not be created, and no worker is
+// created or deleted in a pass whose head pod could not be created. A head
+// that exists, ready or not, holds nothing back.
+func (r *Reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *plan) *outcome {
+	out := &outcome{}
+	var mu sync.Mutex
+	record := func(f func()) { mu.Lock(); f(); mu.Unlock() }
+	sem := make(chan struct{}, writeConcurrency)
+	var wg sync.WaitGroup
+	run := func(f func()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			f()
+		}()
+	}
+
+	for _, svc := range p.CreateServices {
+		run(func() {
+			r.exp.ExpectCreate(rc.UID, svc)
+			err := r.client.Create(ctx, svc)
+			record(func() {
+				switch {
+				case err == nil:
+					r.exp.Created(rc.UID, svc)
+					out.createdServices = append(out.createdServices, svc)
+				case apierrors.IsAlreadyExists(err):
+					// Made by someone else (KubeRay, before a takeover):
+					// adopted by name, never created again.
+					r.exp.CreateFailed(rc.UID, svc)
+					if svc.Name == kit.HeadlessWorkerServiceName(rc.Name) {
+						r.exists.set(rc.UID, "Service/"+svc.Name)
+					}
+				default:
+					r.exp.CreateFailed(rc.UID, svc)
+					out.fail(rayv1.EventFailedToCreateService, fmt.Sprintf("Failed creating service %s/%s, %v", svc.Namespace, svc.Name, err))
+				}
+			})
+		})
+	}
+
+	rbacOK := true
+	if len(p.CreateRBAC) > 0 {
+		for _, obj := range p.CreateRBAC {
+			err := r.client.Create(ctx, obj)
+			switch {
+			case err == nil:
+				out.createdRBAC = append(out.createdRBAC, obj)
+			case apierrors.IsAlreadyExists(err):
+			default:
+				rbacOK = false
+				reason, what := rbacEvent(obj, false)
+				out.fail(reason, fmt.Sprintf("Failed creating %s %s/%s, %v", what, obj.GetNamespace(), obj.GetName(), err))
+			}
+		}
+		if rbacOK {
+			r.exists.set(rc.UID, rbacKey)
+		}
+	}
+
+	r.applyIngress(ctx, rc, p, out)
+	// Pods read their Ray auth token from the Secret: none without it.
+	secretOK := r.createAuthSecret(ctx, rc, p.CreateAuthSecret, out)
+	wg.Wait()
+	if !rbacOK || !secretOK || slices.ContainsFunc(out.failures, endsPass) {
+		// Step 1 failed: KubeRay's pass ends before reconcilePods.
+		return r.finishWrites(ctx, p, out, &wg)
+	}
+
+	// Step 2: the head pod.
+	headOK := true
+	var workers []*corev1.Pod
+	for _, pod := range p.CreatePods {
+		if !kit.IsHeadPod(pod) {
+			workers = append(workers, pod)
+			continue
+		}
+		run(func() {
+			ok := r.createPod(ctx, rc, pod, out, record)
+			record(func() { headOK = headOK && ok })
+		})
+	}
+	wg.Wait()
+
+	// Step 3: the other pod writes; without the head that was wanted,
+	// those of the head only.
+	if headOK {
+		for _, pod := range workers {
+			run(func() { r.createPod(ctx, rc, pod, out, record) })
+		}
+	}
+
+	for _, st := range p.StampPods {
+		run(func() {
+			err := r.stampPod(ctx, st)
+			record(func() {
+				if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+					out.ambiguous = out.ambiguous || ambiguous(err)
+					log.FromContext(ctx).Info("stamping the Recreate hash onto a pod failed; next pass retries", "pod", st.Pod.Name, "error", err.Error())
+				}
+			})
+		})
+	}
+
+	if p.DeleteAll && len(p.DeletePods) > 0 {
+		for _, d := range p.DeletePods {
+			r.exp.ExpectDelete(rc.UID, d.Pod)
+		}
+		run(func() {
+			err := r.client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(rc.Namespace),
+				client.MatchingLabelsSelector{Selector: kit.ClusterPodsSelector(rc.Name)})
+			record(func() {
+				if err != nil && !apierrors.IsNotFound(err) {
+					for _, d := range p.DeletePods {
+						r.exp.DeleteFailed(rc.UID, d.Pod)
+					}
+					out.failPod(rayv1.FailedDeleteAllPods, rayv1.EventFailedToDeletePodCollection,
+						fmt.Sprintf("Failed deleting Pods for RayCluster %s/%s: %s, %v", rc.Namespace, rc.Name, p.DeletePods[0].Reason, err), err)
+					return
+				}
+				out.deleted = append(out.deleted, p.DeletePods...)
+			})
+		})
+	} else {
+		for _, d := range p.DeletePods {
+			if !headOK && !kit.IsHeadPod(d.Pod) {
+				continue
+			}
+			run(func() {
+				r.exp.ExpectDelete(rc.UID, d.Pod)
+				var opts []client.DeleteOption
+				if d.Pod.UID != "" {
+					// Never delete a same-named successor by accident.
+					opts = append(opts, client.Preconditions{UID: &d.Pod.UID})
+				}
+				err := r.client.Delete(ctx, d.Pod, opts...)
+				record(func() {
+					switch {
+					case err == nil, apierrors.IsNotFound(err):
+						out.deleted = append(out.deleted, d)
+					case apierrors.IsConflict(err):
+						// UID precondition failed: that pod is gone already.
+						r.exp.DeleteFailed(rc.UID, d.Pod)
+					default:
+						if !ambiguous(err) {
+							r.exp.DeleteFailed(rc.UID, d.Pod)
+						} else {
+							out.ambiguous = true
+						}
+						if kit.IsHeadPod(d.Pod) {
+							out.failPod(rayv1.FailedDeleteHeadPod, rayv1.EventFailedToDeleteHeadPod,
+								fmt.Sprintf("Failed deleting head Pod %s/%s, %v", d.Pod.Namespace, d.Pod.Name, err), err)
+						} else {
+							out.failPod(rayv1.FailedDeleteWorkerPod, rayv1.EventFailedToDeleteWorkerPod,
+								fmt.Sprintf("Failed deleting Pod %s/%s, %v", d.Pod.Namespace, d.Pod.Name, err), err)
+						}
+					}
+				})
+			})
+		}
+	}
+
+	return r.finishWrites(ctx, p, out, &wg)
+}
+
+// endsPass: a failed write of step 1 that keeps the pods from being written.
+// A failed update of a drifted Ingress does not: KubeRay never updates one
+// (raydar's own repair, ingress.go), so it holds nothing back.
+func endsPass(f failure) bool { return f.Event != reasonFailedToUpdateIngress }
+
+// createPod creates one planned pod and records the outcome, with KubeRay's
+// Event and ReplicaFailure reasons and message; it reports whether the pod
+// was created.
+func (r *Reconciler) createPod(ctx context.Context, rc *rayv1.RayCluster, pod *corev1.Pod, out *outcome, record func(func())) bool {
+	cond, reason := rayv1.FailedCreateWorkerPod, rayv1.EventFailedToCreateWorkerPod
+	msg := func(err error) string {
+		return fmt.Sprintf("Failed to create worker Pod for the cluster %s/%s, %v", rc.Namespace, rc.Name, err)
+	}
+	if kit.IsHeadPod(pod) {
+		cond, reason = rayv1.FailedCreateHeadPod, rayv1.EventFailedToCreateHeadPod
+		msg = func(err error) string {
+			return fmt.Sprintf("Failed to create head Pod %s/%s, %v", pod.Namespace, pod.Name, err)
+		}
+	}
+	r.exp.ExpectCreate(rc.UID, pod)
+	err := r.client.Create(ctx, pod)
+	record(func() {
+		switch {
+		case err == nil:
+			r.exp.Created(rc.UID, pod)
+			out.createdPods = append(out.createdPods, pod)
+		case apierrors.IsAlreadyExists(err):
+			// Our own earlier create whose answer was lost, or a
+			// name clash: read live next time to tell.
+			r.exp.CreateFailed(rc.UID, pod)
+			out.ambiguous = true
+		case ambiguous(err):
+			out.ambiguous = true
+			out.failPod(cond, reason, msg(err), err)
+		default:
+			r.exp.CreateFailed(rc.UID, pod)
+			out.failPod(cond, reason, msg(err), err)
+		}
+	})
+	return err == nil
+}
+
+// finishWrites waits for the writes under way, then creates the Redis
+// clean-up Job of a deleted cluster (its plan writes no pod), and returns
+// the outcome.
+func (r *Reconciler) finishWrites(ctx context.Context, p *plan, out *outcome, wg *sync.WaitGroup) *outcome {
+	wg.Wait()
+	if j := p.CreateJob; j != nil {
+		err := r.client.Create(ctx, j)
+		switch {
+		case err == nil:
+			out.createdJob = j
+		case apierrors.IsAlreadyExists(err):
+		default:
+			out.fail(rayv1.EventFailedToCreateRedisCleanupJob, fmt.Sprintf("Failed to create Redis cleanup Job %s/%s, %v",
+				j.Namespace, j.Name, err))
+		}
+	}
+	sortPods(out.createdPods)
+	return out
+}
+
+// ambiguous reports whether a failed write may nevertheless have happened.
+func ambiguous(err error) bool {
+	var netErr net.Error
+	switch {
+	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsInternalError(err),
+		apierrors.IsUnexpectedServerError(err), apierrors.IsServiceUnavailable(err):
+		return true
+	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return true
+	}
+	var status apierrors.APIStatus
+	return !errors.As(err, &status)
+}
+
+func kindOf(obj client.Object) string {
+	switch obj.(type) {
+	case *corev1.ServiceAccount:
+		return "ServiceAccount"
+	case *rbacv1.Role:
+		return "Role"
+	case *rbacv1.RoleBinding:
+		return "RoleBinding"
+	}
+	return fmt.Sprintf("%T", obj)
+}
+
+// stampPod merges annotations into a pod (UID and resourceVersion
+// preconditions: a successor or a newer version is left alone; the next
+// pass decides again).
+func (r *Reconciler) stampPod(ctx context.Context, st podStamp) error {
+	orig := st.Pod
+	pod := orig.DeepCopy()
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	maps.Copy(pod.Annotations, st.Annotations)
+	return r.client.Patch(ctx, pod, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+}
