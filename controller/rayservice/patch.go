@@ -47,7 +47,7 @@ func statusPatch(orig, obj *rayv1.RayService) (client.Patch, error) {
 			return nil, err
 		}
 		if diff, ok := status[key].(map[string]any); ok {
-			overlay(full, diff)
+			layOver(full, diff)
 		}
 		status[key] = full
 	}
@@ -58,13 +58,13 @@ func statusPatch(orig, obj *rayv1.RayService) (client.Patch, error) {
 	return client.RawPatch(types.MergePatchType, out), nil
 }
 
-// overlay lays src over dst, recursively for objects on both sides (so
+// layOver lays src over dst, recursively for objects on both sides (so
 // src's nulls, the merge patch's deletions, reach the nested fields).
-func overlay(dst, src map[string]any) {
+func layOver(dst, src map[string]any) {
 	for k, v := range src {
 		if sm, ok := v.(map[string]any); ok {
 			if dm, ok := dst[k].(map[string]any); ok {
-				overlay(dm, sm)
+				layOver(dm, sm)
 				continue
 			}
 		}
