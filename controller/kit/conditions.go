@@ -15,13 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
-}
-
 // CondStatus is the status of the condition of type t, "" when absent.
 func CondStatus(conds []metav1.Condition, t string) metav1.ConditionStatus {
 	if c := meta.FindStatusCondition(conds, t); c != nil {

@@ -10,6 +10,7 @@
 //	status writing with coalescing    status.go        StatusWriter, StatusChange
 //	say-once Events                   events.go        Events (Emit, EmitOnce, Once, Unsay), Event
 //	conditions                        conditions.go    apimachinery's meta.SetStatusCondition et al.
+//	refusals (invalid, unsupported)   refusal.go       Refusal: the condition message and a Warning said once
 //	the other-operator gate           gate.go          Gate, SkipReason, OtherOperatorWatcher
 //	pod updates worth a reconcile     filter.go        RelevantChange
 //	names and labels of children      names.go         (labels: rayapi/v1/labels.go)

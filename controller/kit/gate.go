@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -67,7 +66,7 @@ func optedIn(annotations map[string]string) bool {
 	return annotations[rayv1.ManagedByRaydarAnnotationKey] == "true"
 }
 
-// gate decides which RayClusters raydar may touch: not those whose
+// Gate decides which objects raydar may touch: not those whose
 // spec.managedBy names another controller, and, while a KubeRay operator
 // runs in the cluster, not those KubeRay would reconcile (managedBy unset
 // or ray.io/kuberay-operator) unless told to ignore it.
@@ -81,7 +80,6 @@ type Gate struct {
 
 	mu        sync.RWMutex
 	other     OtherOperator
-	notified  map[types.UID]string
 	unmanaged map[types.NamespacedName]string
 }
 
@@ -89,7 +87,6 @@ func NewGate(api client.Reader, ignoreOthers bool) *Gate {
 	return &Gate{
 		api: api, ignoreOthers: ignoreOthers,
 		Kick:      make(chan crevent.GenericEvent, 1024),
-		notified:  map[types.UID]string{},
 		unmanaged: map[types.NamespacedName]string{},
 		other:     OtherOperator{Ignored: ignoreOthers},
 	}
@@ -164,34 +161,9 @@ func (g *Gate) setUnmanaged(nn types.NamespacedName, why string) {
 	}
 }
 
-// skip reports whether to leave rc alone; the first time for each cluster
-// and reason it says why in an Event and the log.
-func (g *Gate) Skip(ctx context.Context, rc *rayv1.RayCluster, rec recorder.EventRecorder) bool {
-	why := g.SkipReason(rc)
-	nn := types.NamespacedName{Namespace: rc.Namespace, Name: rc.Name}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if why == "" {
-		delete(g.unmanaged, nn)
-		delete(g.notified, rc.UID)
-		return false
-	}
-	g.unmanaged[nn] = why
-	if g.notified[rc.UID] != why {
-		g.notified[rc.UID] = why
-		reason := ReasonManagedElsewhere
-		if rayv1.IsManagedBy(rc.Spec.ManagedBy, rayv1.KubeRayController) {
-			reason = ReasonOtherOperator
-		}
-		log.FromContext(ctx).Info("not reconciling", "reason", why)
-		rec.Eventf(rc, nil, corev1.EventTypeNormal, reason, "Skip", "raydar does not reconcile this cluster: %s", why)
-	}
-	return true
-}
-
+// Forget drops what the gate holds about an object that is gone.
 func (g *Gate) Forget(uid types.UID, nn types.NamespacedName) {
 	g.mu.Lock()
-	delete(g.notified, uid)
 	delete(g.unmanaged, nn)
 	g.mu.Unlock()
 }

@@ -11,6 +11,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
+// Truncate shortens s to n bytes, "..." marking the cut.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
 func IsRunningAndReady(p *corev1.Pod) bool {
 	if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
 		return false

@@ -16,7 +16,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -185,10 +184,9 @@ func decide(o *observed) *plan {
 	if errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayCluster(rc)...); len(errs) > 0 {
 		p.Invalid = errs
 		p.Status = computeStatus(o.Cluster, o.Pods, o.HeadService, p, nil, o.Now)
-		if old := meta.FindStatusCondition(rc.Status.Conditions, string(rayv1.RayClusterReplicaFailure)); old == nil ||
-			old.Reason != ReasonValidationFailed || old.Message != kit.InvalidMessage(errs) {
-			p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: ReasonInvalidSpec, Action: "Validate",
-				Message: "Invalid spec, nothing is created or deleted until it is fixed: " + kit.InvalidMessage(errs)})
+		if _, ev := kit.Refusal(rc.Status.Conditions, string(rayv1.RayClusterReplicaFailure), ReasonValidationFailed, errs,
+			ReasonInvalidSpec, "nothing is created or deleted"); ev != nil {
+			p.Events = append(p.Events, *ev)
 		}
 		return p
 	}
