@@ -212,11 +212,10 @@ func decide(o *observed) *plan {
 	st := statusBase(rs)
 
 	if errs := append(rayv1.ValidateRayService(rs), Unsupported(rs)...); len(errs) > 0 {
-		msg := kit.InvalidMessage(errs)
-		if old := meta.FindStatusCondition(rs.Status.Conditions, string(rayv1.RayServiceReady)); old == nil ||
-			old.Reason != string(rayv1.RayServiceValidationFailed) || old.Message != msg {
-			p.eventf(corev1.EventTypeWarning, reasonInvalidSpec, "Validate",
-				"Invalid spec, nothing is created, changed or deleted until it is fixed: %s", msg)
+		msg, ev := kit.Refusal(rs.Status.Conditions, string(rayv1.RayServiceReady), string(rayv1.RayServiceValidationFailed), errs,
+			reasonInvalidSpec, "nothing is created, changed or deleted")
+		if ev != nil {
+			p.Events = append(p.Events, *ev)
 		}
 		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceValidationFailed, msg, o.Now))
 		p.Status = st
