@@ -44,10 +44,11 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 	fail := func(err error) { errs = append(errs, err) }
 
 	if p.RemoveFinalizer {
-		without := func(f []string) []string {
-			return slices.DeleteFunc(f, func(s string) bool { return s == rayv1.RayServiceFinalizer })
-		}
-		if err := kit.UpdateFinalizers(ctx, r.client, r.exp, rs, without, nil); err != nil && !apierrors.IsNotFound(err) {
+		// A merge patch (RBAC grants patch on rayservices, not update)
+		// with the resourceVersion read: a 409 goes back to the kit's Loop.
+		orig := rs.DeepCopy()
+		rs.Finalizers = slices.DeleteFunc(slices.Clone(rs.Finalizers), func(f string) bool { return f == rayv1.RayServiceFinalizer })
+		if err := r.client.Patch(ctx, rs, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
 	}
