@@ -18,8 +18,8 @@
 //   - observe (observe.go) reads the shared cache (clusters, pods), the
 //     package's own cache of the RayServices' Services and EndpointSlices,
 //     this process's writes the caches do not show yet (kit.Overlay,
-//     overlayService, overlayPod) and each cluster's Serve through the dashboard and
-//     the Serve proxies (proxy.go); it writes nothing;
+//     overlayService, overlayPod) and each cluster's Serve through the
+//     dashboard and the Serve proxies (proxy.go); it writes nothing;
 //   - decide (decide.go, decide_serve.go, decide_suspend.go, timeout.go,
 //     status.go, build.go) is a pure function from what was observed to a
 //     plan: clusters to create, update and delete, Serve submissions, pod
@@ -44,7 +44,7 @@
 //	status, conditions, urgency                    status.go (computeStatus, statusUrgent)
 //	status write, coalescing                       status.go (statusChange, writeStatus), patch.go
 //	read-your-writes of children                   observe.go (kit.Overlay, overlayService, overlayPod), act.go
-//	refused fields                                 unsupported.go
+//	invalid spec, refused fields                   decide.go (kit.Refusal), unsupported.go
 //	watches, Options, defaults                     reconciler.go (Setup)
 //
 // # Restart safety
