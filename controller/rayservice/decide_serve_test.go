@@ -186,3 +186,35 @@ func TestRayServiceDecideServe(t *testing.T) {
 		}
 	})
 }
+
+// TestRayServiceProbeTimings: how soon Serve is looked at again, and the
+// back-off of a rejected submission (pure).
+func TestRayServiceProbeTimings(t *testing.T) {
+	cfg := defaultConfig()
+	running := map[string]dashboard.ServeApplication{"app1": {Status: dashboard.AppRunning}}
+	deploying := map[string]dashboard.ServeApplication{"app1": {Status: dashboard.AppDeploying}}
+	healthy := map[string]proxyHealth{"head": {Healthy: true}}
+	for _, tc := range []struct {
+		name string
+		p    *serveProbe
+		want time.Duration
+	}{
+		{"no probe yet", nil, 0},
+		{"dashboard refuses, briefly", &serveProbe{At: fixture.T0, FailingSince: fixture.T0.Add(-time.Second)}, cfg.DeployPoll},
+		{"dashboard refuses, for long", &serveProbe{At: fixture.T0, FailingSince: fixture.T0.Add(-3 * cfg.UnreachableGrace)}, cfg.UnreachablePoll},
+		{"active cluster, applications running", &serveProbe{OK: true, Active: true, Apps: running}, cfg.SteadyPoll},
+		{"active cluster, applications deploying", &serveProbe{OK: true, Active: true, Apps: deploying}, cfg.DeployPoll},
+		{"active cluster, no applications", &serveProbe{OK: true, Active: true}, cfg.DeployPoll},
+		{"pending cluster, running, no healthy proxy", &serveProbe{OK: true, Apps: running}, cfg.DeployPoll},
+		{"pending cluster, running, healthy proxy", &serveProbe{OK: true, Apps: running, Proxies: healthy}, cfg.SteadyPoll},
+	} {
+		if got := probeInterval(tc.p, cfg); got != tc.want {
+			t.Errorf("%s: probeInterval = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	for attempts, want := range map[int]time.Duration{1: cfg.SubmitBackoff, 2: 2 * cfg.SubmitBackoff, 3: 4 * cfg.SubmitBackoff, 50: 6 * cfg.SteadyPoll} {
+		if got := submitBackoff(cfg, attempts); got != want {
+			t.Errorf("submitBackoff(%d) = %v, want %v", attempts, got, want)
+		}
+	}
+}
