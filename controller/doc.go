@@ -15,8 +15,12 @@
 //   - controller/rayservice: RayService (its clusters, zero-downtime
 //     upgrades, head and serve Services, Serve applications).
 //
-// controller/kit is what all three share: names of children, the
-// other-operator gate, conditions, Events, predicates.
+// controller/kit is what all three share, each mechanism once: the
+// Reconcile prologue and 409 handling (kit.Loop), read-your-writes
+// (kit.Expectations), the status writer with coalescing
+// (kit.StatusWriter), say-once Events (kit.Events), refusals, the
+// other-operator gate, names of children, predicates; its doc.go is the
+// map.
 // Import direction: controller -> controller/<kind> -> controller/kit ->
 // rayapi. rayjob and rayservice import raycluster for the pieces of a
 // cluster they build the same way (the head Service, pods, the refusals of

@@ -7,6 +7,7 @@
 //	Reconcile prologue, 409 handling  loop.go          Loop[O].Reconcile, UpdateFinalizers
 //	read-your-writes                  expectations.go  Expectations, Overlay, OverlayOne, Latest
 //	informer side of read-your-writes handler.go       ChildHandler, ControllerOwner
+//	a create recorded, ambiguity      writes.go        Create, Ambiguous
 //	status writing with coalescing    status.go        StatusWriter, StatusChange
 //	say-once Events                   events.go        Events (Emit, EmitOnce, Once, Unsay), Event
 //	conditions                        conditions.go    apimachinery's meta.SetStatusCondition et al.
@@ -25,7 +26,9 @@
 // the cache and lays the not-yet-seen writes over it (Overlay, OverlayOne;
 // after an ambiguous write TakeUncertain says to read live), decide is
 // pure, and act records each write in the Expectations before it leaves
-// (ExpectCreate / ExpectDelete) or after it succeeded (Updated), emits the
+// (Create, or ExpectCreate / ExpectDelete) or after it succeeded (Updated;
+// the StatusWriter and UpdateFinalizers do it themselves), marks the
+// owner uncertain after an Ambiguous error, emits the
 // plan's Events (Events.Emit, EmitOnce for what repeats every pass) and
 // writes the status through the StatusWriter, which the kind's pure
 // StatusChange tells whether to write now, hold the change (coalescing)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -180,21 +179,20 @@ func (r *Reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 
 	for _, svc := range p.CreateServices {
 		run(func() {
-			r.exp.ExpectCreate(rc.UID, svc)
-			err := r.client.Create(ctx, svc)
+			err := kit.Create(ctx, r.client, r.exp, rc.UID, svc)
 			record(func() {
 				switch {
 				case err == nil:
-					r.exp.Created(rc.UID, svc)
 					out.createdServices = append(out.createdServices, svc)
 				case apierrors.IsAlreadyExists(err):
 					// Made by someone else (KubeRay, before a takeover):
 					// adopted by name, never created again.
-					r.exp.CreateFailed(rc.UID, svc)
 					if svc.Name == kit.HeadlessWorkerServiceName(rc.Name) {
 						r.exists.set(rc.UID, "Service/"+svc.Name)
 					}
 				default:
+					// Not expected even when it may have happened: the
+					// next pass creates it again (AlreadyExists adopts it).
 					r.exp.CreateFailed(rc.UID, svc)
 					out.fail(rayv1.EventFailedToCreateService, fmt.Sprintf("Failed creating service %s/%s, %v", svc.Namespace, svc.Name, err))
 				}
@@ -258,7 +256,7 @@ func (r *Reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 			err := r.stampPod(ctx, st)
 			record(func() {
 				if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-					out.ambiguous = out.ambiguous || ambiguous(err)
+					out.ambiguous = out.ambiguous || kit.Ambiguous(err)
 					log.FromContext(ctx).Info("stamping the Recreate hash onto a pod failed; next pass retries", "pod", st.Pod.Name, "error", err.Error())
 				}
 			})
@@ -305,7 +303,7 @@ func (r *Reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *p
 						// UID precondition failed: that pod is gone already.
 						r.exp.DeleteFailed(rc.UID, d.Pod)
 					default:
-						if !ambiguous(err) {
+						if !kit.Ambiguous(err) {
 							r.exp.DeleteFailed(rc.UID, d.Pod)
 						} else {
 							out.ambiguous = true
@@ -345,23 +343,19 @@ func (r *Reconciler) createPod(ctx context.Context, rc *rayv1.RayCluster, pod *c
 			return fmt.Sprintf("Failed to create head Pod %s/%s, %v", pod.Namespace, pod.Name, err)
 		}
 	}
-	r.exp.ExpectCreate(rc.UID, pod)
-	err := r.client.Create(ctx, pod)
+	err := kit.Create(ctx, r.client, r.exp, rc.UID, pod)
 	record(func() {
 		switch {
 		case err == nil:
-			r.exp.Created(rc.UID, pod)
 			out.createdPods = append(out.createdPods, pod)
 		case apierrors.IsAlreadyExists(err):
 			// Our own earlier create whose answer was lost, or a
 			// name clash: read live next time to tell.
-			r.exp.CreateFailed(rc.UID, pod)
 			out.ambiguous = true
-		case ambiguous(err):
+		case kit.Ambiguous(err):
 			out.ambiguous = true
 			out.failPod(cond, reason, msg(err), err)
 		default:
-			r.exp.CreateFailed(rc.UID, pod)
 			out.failPod(cond, reason, msg(err), err)
 		}
 	})
@@ -386,20 +380,6 @@ func (r *Reconciler) finishWrites(ctx context.Context, p *plan, out *outcome, wg
 	}
 	sortPods(out.createdPods)
 	return out
-}
-
-// ambiguous reports whether a failed write may nevertheless have happened.
-func ambiguous(err error) bool {
-	var netErr net.Error
-	switch {
-	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsInternalError(err),
-		apierrors.IsUnexpectedServerError(err), apierrors.IsServiceUnavailable(err):
-		return true
-	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return true
-	}
-	var status apierrors.APIStatus
-	return !errors.As(err, &status)
 }
 
 func kindOf(obj client.Object) string {

@@ -106,15 +106,15 @@ type podStamp struct {
 
 // Reasons of Events that are not ReplicaFailure reasons (those are in rayapi/v1).
 const (
-	ReasonInvalidSpec        = rayv1.EventInvalidRayClusterSpec
-	ReasonValidationFailed   = string(rayv1.ValidationFailed)
-	ReasonSuspending         = "Suspending"
-	ReasonSuspended          = "Suspended"
-	ReasonResumed            = "Resumed"
-	ReasonRecreate           = "RecreatingPods"
-	reasonRedisCleanup       = "RedisCleanup"
-	reasonRedisCleanupFailed = "RedisCleanupFailed"
-	ReasonRedisCleanupTimout = "RedisCleanupTimedOut"
+	ReasonInvalidSpec          = rayv1.EventInvalidRayClusterSpec
+	ReasonValidationFailed     = string(rayv1.ValidationFailed)
+	ReasonSuspending           = "Suspending"
+	ReasonSuspended            = "Suspended"
+	ReasonResumed              = "Resumed"
+	ReasonRecreate             = "RecreatingPods"
+	reasonRedisCleanup         = "RedisCleanup"
+	reasonRedisCleanupFailed   = "RedisCleanupFailed"
+	ReasonRedisCleanupTimedOut = "RedisCleanupTimedOut"
 )
 
 // resumeRequeue is how soon the pass after a resume is recorded runs.

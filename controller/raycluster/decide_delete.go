@@ -30,7 +30,7 @@ func decideDeletion(o *observed, p *plan) {
 	deadline := rc.DeletionTimestamp.Add(timeout)
 	if !o.Now.Before(deadline) {
 		p.RemoveFinalizer = true
-		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: ReasonRedisCleanupTimout, Action: "Delete",
+		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: ReasonRedisCleanupTimedOut, Action: "Delete",
 			Message: fmt.Sprintf("Redis clean-up did not finish within %s; removing finalizer %s anyway: "+
 				"keys under namespace %q may remain in Redis", timeout, rayv1.GCSFaultToleranceRedisCleanupFinalizer,
 				externalStorageNamespace(rc))})

@@ -102,7 +102,7 @@ func TestDecideDeletion(t *testing.T) {
 		t.Fatalf("job failed: %+v", p)
 	}
 	// Timeout (default 300 s, or the annotation): finalizer goes whatever is left.
-	if p := at(301*time.Second, one(headPod(base, ready)), nil); !p.RemoveFinalizer || p.Events[0].Reason != ReasonRedisCleanupTimout {
+	if p := at(301*time.Second, one(headPod(base, ready)), nil); !p.RemoveFinalizer || p.Events[0].Reason != ReasonRedisCleanupTimedOut {
 		t.Fatalf("timeout: %+v", p)
 	}
 	base.Annotations = map[string]string{rayv1.GCSFaultToleranceDeletionTimeoutAnnotationKey: "5"}

@@ -30,7 +30,7 @@ func (r *Reconciler) observe(ctx context.Context, rc *rayv1.RayCluster) (*observ
 			return nil, fmt.Errorf("listing pods: %w", err)
 		}
 	} else if err := r.client.List(ctx, list, client.InNamespace(rc.Namespace),
-		client.MatchingFields{OwnerUIDField: string(rc.UID)}); err != nil {
+		client.MatchingFields{ownerUIDField: string(rc.UID)}); err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	for i := range list.Items {

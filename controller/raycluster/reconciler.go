@@ -42,8 +42,8 @@ import (
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=raydar-system
 
-// OwnerUIDField indexes cached pods by their controller's UID.
-const OwnerUIDField = "raydar.metadata.controllerUID"
+// ownerUIDField indexes cached pods by their controller's UID.
+const ownerUIDField = "raydar.metadata.controllerUID"
 
 // writeConcurrency bounds the parallel writes of one reconcile.
 const writeConcurrency = 16
@@ -83,8 +83,8 @@ type Reconciler struct {
 	exists existsMemo
 }
 
-// NewReconciler builds the reconciler; Setup wires it into a manager.
-func NewReconciler(c client.Client, api client.Reader, rec recorder.EventRecorder, g *kit.Gate, cfg BuildConfig, coalesce time.Duration) *Reconciler {
+// newReconciler builds the reconciler; Setup wires it into a manager.
+func newReconciler(c client.Client, api client.Reader, rec recorder.EventRecorder, g *kit.Gate, cfg BuildConfig, coalesce time.Duration) *Reconciler {
 	r := &Reconciler{
 		client: c, api: api, events: kit.NewEvents(rec), cfg: cfg, coalesce: coalesce,
 		now: time.Now, newSuffix: kit.RandomSuffix,
@@ -106,7 +106,7 @@ func NewReconciler(c client.Client, api client.Reader, rec recorder.EventRecorde
 // and Services (kit.ChildHandler: owner's queue, expectations), and the
 // gate's re-queues.
 func Setup(mgr manager.Manager, name string, opts Options) (*Reconciler, error) {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, OwnerUIDField, func(obj client.Object) []string {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, ownerUIDField, func(obj client.Object) []string {
 		if uid := kit.ControllerUID(obj.GetOwnerReferences()); uid != "" {
 			return []string{uid}
 		}
@@ -118,7 +118,7 @@ func Setup(mgr manager.Manager, name string, opts Options) (*Reconciler, error) 
 	if rec == nil {
 		rec = mgr.GetEventRecorder(name)
 	}
-	r := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), rec, opts.Gate, opts.Build, opts.StatusCoalesceWindow)
+	r := newReconciler(mgr.GetClient(), mgr.GetAPIReader(), rec, opts.Gate, opts.Build, opts.StatusCoalesceWindow)
 	h := &kit.ChildHandler{Exp: r.exp, Owner: kit.ControllerOwner(rayv1.KindRayCluster, rayv1.GroupVersion.String())}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("raycluster").

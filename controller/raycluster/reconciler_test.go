@@ -33,7 +33,7 @@ func fakeReconciler(t *testing.T, funcs interceptor.Funcs, objs ...client.Object
 	t.Helper()
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).
 		WithStatusSubresource(&rayv1.RayCluster{}).
-		WithIndex(&corev1.Pod{}, OwnerUIDField, func(o client.Object) []string {
+		WithIndex(&corev1.Pod{}, ownerUIDField, func(o client.Object) []string {
 			if uid := kit.ControllerUID(o.GetOwnerReferences()); uid != "" {
 				return []string{uid}
 			}
@@ -44,7 +44,7 @@ func fakeReconciler(t *testing.T, funcs interceptor.Funcs, objs ...client.Object
 		Build()
 	rec := events.NewFakeRecorder(100)
 	g := kit.NewGate(c, true)
-	r := NewReconciler(c, c, rec, g, DefaultBuildConfig(), -1)
+	r := newReconciler(c, c, rec, g, DefaultBuildConfig(), -1)
 	return r, c, rec
 }
 
