@@ -93,7 +93,7 @@ func TestUnsupportedFields(t *testing.T) {
 			rj := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "j", Annotations: tc.ann}, Spec: rayv1.RayJobSpec{RayClusterSpec: rc.Spec.DeepCopy()}}
 			check("RayJob", joinErrs(rayjob.Unsupported(rj)), under("spec.rayClusterSpec"))
 			rs := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "s", Annotations: tc.ann}, Spec: rayv1.RayServiceSpec{RayClusterSpec: *rc.Spec.DeepCopy()}}
-			check("RayService", joinErrs(rayservice.UnsupportedRayService(rs)), under("spec.rayClusterConfig"))
+			check("RayService", joinErrs(rayservice.Unsupported(rs)), under("spec.rayClusterConfig"))
 		})
 	}
 
@@ -108,11 +108,11 @@ func TestUnsupportedFields(t *testing.T) {
 	t.Run("RayService upgrade strategies", func(t *testing.T) {
 		rs := &rayv1.RayService{Spec: rayv1.RayServiceSpec{RayClusterSpec: fixture.Cluster("c").Spec}}
 		rs.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{Type: &newCluster}
-		if errs := rayservice.UnsupportedRayService(rs); len(errs) != 0 {
+		if errs := rayservice.Unsupported(rs); len(errs) != 0 {
 			t.Fatal(errs)
 		}
 		rs.Spec.UpgradeStrategy.Type = &incremental
-		if got := joinErrs(rayservice.UnsupportedRayService(rs)); !strings.HasPrefix(got, "spec.upgradeStrategy.type: Forbidden: "+raycluster.NotImplemented) {
+		if got := joinErrs(rayservice.Unsupported(rs)); !strings.HasPrefix(got, "spec.upgradeStrategy.type: Forbidden: "+raycluster.NotImplemented) {
 			t.Fatal(got)
 		}
 	})

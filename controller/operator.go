@@ -124,7 +124,7 @@ type Options struct {
 	// New fills in what all kinds share (the gate, Namespaces,
 	// ClusterDomain, Dashboards, probe injection, name validation).
 	RayJob     rayjob.Options
-	RayService rayservice.RayServiceOptions
+	RayService rayservice.Options
 }
 
 // Operator is raydar's reconcile loop for RayClusters, on a
@@ -417,7 +417,7 @@ func (o *Operator) setupKinds(opts Options) error {
 	rs.Gate, rs.Dashboards, rs.ProxyChecker, rs.Namespaces, rs.ClusterDomain = o.gate, dash, proxies, opts.Namespaces, opts.ClusterDomain
 	rs.DisableProbeInjection = opts.DisableProbeInjection
 	rs.SkipControllerNameValidation = rs.SkipControllerNameValidation || opts.SkipControllerNameValidation
-	if err := rayservice.SetupRayServiceReconciler(o.mgr, rs); err != nil {
+	if err := rayservice.Setup(o.mgr, rs); err != nil {
 		return fmt.Errorf("RayService reconciler: %w", err)
 	}
 	if err := raycronjob.Setup(o.mgr, raycronjob.Options{Gate: o.gate, Local: time.Local}); err != nil {

@@ -247,7 +247,7 @@ func TestIntegrationRayServiceBringUp(t *testing.T) {
 	if len(rc.OwnerReferences) != 1 || rc.OwnerReferences[0].Kind != "RayService" {
 		t.Errorf("cluster owner %+v", rc.OwnerReferences)
 	}
-	if rc.Annotations[rayservice.RsServeConfigHashKey] == "" {
+	if rc.Annotations[rayservice.ServeConfigHashKey] == "" {
 		t.Error("no serve config hash recorded on the cluster")
 	}
 	app := rs.Status.ActiveServiceStatus.Applications["fruit"]
@@ -505,8 +505,8 @@ func TestIntegrationRayServiceUpgradeZeroDowntime(t *testing.T) {
 		t.Errorf("new cluster image %s", got)
 	}
 	old := getRC(t, h.ns, oldCluster)
-	if old.Annotations[rayservice.RsDeleteAfterKey] == "" {
-		t.Errorf("old cluster has no %s annotation: %v", rayservice.RsDeleteAfterKey, old.Annotations)
+	if old.Annotations[rayservice.DeleteAfterKey] == "" {
+		t.Errorf("old cluster has no %s annotation: %v", rayservice.DeleteAfterKey, old.Annotations)
 	}
 	// The old cluster stays for the delay (4 s), then goes.
 	eventually(t, rsLong, "the old cluster deleted", func() (bool, string) {
@@ -549,7 +549,7 @@ func TestIntegrationRayServiceRestart(t *testing.T) {
 	var deadline time.Time
 	eventually(t, rsLong, "the switch to a new cluster", func() (bool, string) {
 		rc := getRC(t, h.ns, oldCluster)
-		v := rc.Annotations[rayservice.RsDeleteAfterKey]
+		v := rc.Annotations[rayservice.DeleteAfterKey]
 		if v == "" {
 			return false, rsSummary(h.get("svc"))
 		}

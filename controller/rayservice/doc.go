@@ -2,7 +2,63 @@
 // RayClusters (pending and active, zero-downtime upgrades), its head and
 // serve Services, the Serve applications through the dashboard, the
 // readiness of Serve proxies, and its status, with KubeRay v1.7.0's
-// conditions and Event reasons. observe and act are in
-// rayservice_reconciler.go, the pure decision in rayservice_decide.go and
-// rayservice_status.go, the objects built in rayservice_build.go.
+// conditions and Event reasons. The manager and the one Options of all
+// kinds are in package controller; what the three kinds share in
+// controller/kit, used here as by the other kinds: the Reconcile prologue
+// (kit.Loop), read-your-writes (kit.Expectations), the status writer with
+// coalescing (kit.StatusWriter), say-once Events (kit.Events), the
+// other-operator gate; conditions are meta.SetStatusCondition's.
+//
+// # Shape
+//
+// Reconcile (reconciler.go) is the kit's Loop (get, gone → forget, our own
+// last write, the gate, 409 → again from a fresh read) around one pass of
+// observe → decide → act:
+//
+//   - observe (observe.go) reads the shared cache (clusters, pods), the
+//     package's own cache of the RayServices' Services and EndpointSlices,
+//     this process's writes the caches do not show yet (kit.Overlay,
+//     overlayService, overlayPod) and each cluster's Serve through the
+//     dashboard and the Serve proxies (proxy.go); it writes nothing;
+//   - decide (decide.go, decide_serve.go, decide_suspend.go, timeout.go,
+//     status.go, build.go) is a pure function from what was observed to a
+//     plan: clusters to create, update and delete, Serve submissions, pod
+//     labels, cluster annotations, Services, Events, the status;
+//   - act (act.go) carries the plan out, every write idempotent, and writes
+//     the status through writeStatus (status.go: statusChange says what
+//     the kit's StatusWriter writes now, holds or drops); the status patch
+//     is shaped in patch.go.
+//
+// # Where each behaviour lives
+//
+//	which cluster serves, pending, retiring       decide.go (decide, activeCluster)
+//	upgrade: new cluster, traffic switch, delay    decide.go
+//	in-place updates (groups appended, replicas)   build.go (inPlaceUpdate), decide.go
+//	cluster spec hashes                            build.go (clusterHash, clusterMatches)
+//	serveConfigV2 submission, back-off, re-submit  decide_serve.go (decideServe), act.go (submit)
+//	ray.io/serve pod labels, proxy health          decide_serve.go (decideServeLabels), proxy.go
+//	Serve probes and their freshness               observe.go (probe), decide_serve.go (probeInterval)
+//	head and serve Services                        build.go (buildHeadService, buildServeService)
+//	spec.suspend                                   decide_suspend.go
+//	ray.io/initializing-timeout                    timeout.go
+//	status, conditions, urgency                    status.go (computeStatus, statusUrgent)
+//	status write, coalescing                       status.go (statusChange, writeStatus), patch.go
+//	read-your-writes of children                   observe.go (kit.Overlay, overlayService, overlayPod), act.go
+//	invalid spec, refused fields                   decide.go (kit.Refusal), unsupported.go
+//	watches, Options, defaults                     reconciler.go (Setup)
+//
+// # Restart safety
+//
+// What a restart must know lives in the API server, not in memory:
+//   - which cluster serves: the selector of the serve Service;
+//   - which config a cluster runs: the raydar.io/serve-config-hash
+//     annotation written after the dashboard accepted it, checked against
+//     the applications the dashboard shows;
+//   - when an old cluster goes: its raydar.io/delete-after annotation.
+//
+// Memory holds only what may be lost: recent Serve probes (so a burst of
+// watch events does not become a burst of dashboard calls), the back-off of
+// a rejected submission, and this process's writes until the cache shows
+// them (so a lagging cache never causes a second cluster or a second status
+// write).
 package rayservice

@@ -42,7 +42,7 @@ func TestRayServiceStatusPatch(t *testing.T) {
 				`"rayClusterStatus":{"desiredCPU":"0","desiredGPU":"0","desiredMemory":"0","desiredTPU":"0","head":{}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			orig := rsTestService()
+			orig := testService()
 			if tc.orig != nil {
 				tc.orig(orig)
 			}
@@ -51,7 +51,7 @@ func TestRayServiceStatusPatch(t *testing.T) {
 			if tc.obj != nil {
 				tc.obj(obj)
 			}
-			p, err := rsStatusPatch(orig, obj)
+			p, err := statusPatch(orig, obj)
 			if err != nil {
 				t.Fatal(err)
 			}

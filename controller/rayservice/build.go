@@ -29,24 +29,24 @@ import (
 // The RayService reconciler's annotations on its clusters; rayapi/v1 is
 // their home (see there for what each holds).
 const (
-	RsServeConfigHashKey = rayv1.ServeConfigHashAnnotationKey
-	RsDeleteAfterKey     = rayv1.DeleteAfterAnnotationKey
-	rsReplicasHashKey    = rayv1.RayServiceReplicasHashAnnotationKey
+	ServeConfigHashKey = rayv1.ServeConfigHashAnnotationKey
+	DeleteAfterKey     = rayv1.DeleteAfterAnnotationKey
+	replicasHashKey    = rayv1.RayServiceReplicasHashAnnotationKey
 )
 
-// rsHashPrefix marks the cluster-spec hashes raydar writes into
+// hashPrefix marks the cluster-spec hashes raydar writes into
 // ray.io/hash-without-replicas-and-workers-to-delete, to tell them from
 // KubeRay's (which are computed differently).
-const rsHashPrefix = "rd1-"
+const hashPrefix = "rd1-"
 
-// rsStripForHash removes from a cluster spec everything a RayService
+// stripForHash removes from a cluster spec everything a RayService
 // upgrade ignores: per group replicas, minReplicas, maxReplicas,
 // workersToDelete (scaleStrategy) and suspend; tolerations and
 // schedulingGates of every pod template; the cluster's upgradeStrategy,
 // suspend and managedBy; and the ray.io/serve labels raydar before
 // v1.7-conformance put on the pod templates (clusters it made then keep
 // their hash). Only the first n worker groups are kept (n < 0: all).
-func rsStripForHash(spec *rayv1.RayClusterSpec, n int) *rayv1.RayClusterSpec {
+func stripForHash(spec *rayv1.RayClusterSpec, n int) *rayv1.RayClusterSpec {
 	s := spec.DeepCopy()
 	if n >= 0 && n < len(s.WorkerGroupSpecs) {
 		s.WorkerGroupSpecs = s.WorkerGroupSpecs[:n]
@@ -72,18 +72,18 @@ func rsStripForHash(spec *rayv1.RayClusterSpec, n int) *rayv1.RayClusterSpec {
 	return s
 }
 
-// rsClusterHash is raydar's hash of a cluster spec for upgrades, over its
-// first n worker groups (n < 0: all), without the fields rsStripForHash
+// clusterHash is raydar's hash of a cluster spec for upgrades, over its
+// first n worker groups (n < 0: all), without the fields stripForHash
 // removes.
-func rsClusterHash(spec *rayv1.RayClusterSpec, n int) string {
-	b, _ := json.Marshal(rsStripForHash(spec, n))
+func clusterHash(spec *rayv1.RayClusterSpec, n int) string {
+	b, _ := json.Marshal(stripForHash(spec, n))
 	sum := sha256.Sum256(b)
-	return rsHashPrefix + hex.EncodeToString(sum[:])[:20]
+	return hashPrefix + hex.EncodeToString(sum[:])[:20]
 }
 
-// rsReplicasHash hashes replicas, minReplicas and maxReplicas of every
+// replicasHash hashes replicas, minReplicas and maxReplicas of every
 // worker group of the RayService's cluster config.
-func rsReplicasHash(spec *rayv1.RayClusterSpec) string {
+func replicasHash(spec *rayv1.RayClusterSpec) string {
 	var b strings.Builder
 	p := func(v *int32) string {
 		if v == nil {
@@ -98,47 +98,47 @@ func rsReplicasHash(spec *rayv1.RayClusterSpec) string {
 	return hex.EncodeToString(sum[:])[:16]
 }
 
-// rsNumWorkerGroups is the number of worker groups the cluster's hash
+// numWorkerGroups is the number of worker groups the cluster's hash
 // covers: the ray.io/num-worker-groups annotation, else its group count.
-func rsNumWorkerGroups(rc *rayv1.RayCluster) int {
+func numWorkerGroups(rc *rayv1.RayCluster) int {
 	if n, err := strconv.Atoi(rc.Annotations[rayv1.NumWorkerGroupsKey]); err == nil && n >= 0 {
 		return n
 	}
 	return len(rc.Spec.WorkerGroupSpecs)
 }
 
-// rsMatch says how a cluster relates to the RayService's cluster config.
-type rsMatch int
+// specMatch says how a cluster relates to the RayService's cluster config.
+type specMatch int
 
 const (
-	// rsMismatch: the cluster must be replaced to follow the spec.
-	rsMismatch rsMatch = iota
-	// rsMatches: same spec up to the ignored fields; replica changes and
+	// specMismatch: the cluster must be replaced to follow the spec.
+	specMismatch specMatch = iota
+	// specMatches: same spec up to the ignored fields; replica changes and
 	// worker groups appended at the end apply in place.
-	rsMatches
+	specMatches
 )
 
-// rsClusterMatches compares a cluster with the RayService's cluster config.
+// clusterMatches compares a cluster with the RayService's cluster config.
 // Clusters raydar created carry its hash; a cluster created by KubeRay
 // (whose hash is computed differently) is compared by hashing its live spec.
-func rsClusterMatches(rc *rayv1.RayCluster, spec *rayv1.RayClusterSpec) rsMatch {
-	n := rsNumWorkerGroups(rc)
+func clusterMatches(rc *rayv1.RayCluster, spec *rayv1.RayClusterSpec) specMatch {
+	n := numWorkerGroups(rc)
 	if n > len(spec.WorkerGroupSpecs) {
-		return rsMismatch // groups were removed
+		return specMismatch // groups were removed
 	}
-	want := rsClusterHash(spec, n)
+	want := clusterHash(spec, n)
 	have := rc.Annotations[rayv1.HashWithoutReplicasAndWorkersToDeleteKey]
-	if !strings.HasPrefix(have, rsHashPrefix) {
-		have = rsClusterHash(&rc.Spec, n)
+	if !strings.HasPrefix(have, hashPrefix) {
+		have = clusterHash(&rc.Spec, n)
 	}
 	if have == want {
-		return rsMatches
+		return specMatches
 	}
-	return rsMismatch
+	return specMismatch
 }
 
-// rsOwnerRef is the controller owner reference of a RayService's children.
-func rsOwnerRef(rs *rayv1.RayService) metav1.OwnerReference {
+// ownerRef is the controller owner reference of a RayService's children.
+func ownerRef(rs *rayv1.RayService) metav1.OwnerReference {
 	t := true
 	return metav1.OwnerReference{
 		APIVersion: rayv1.GroupVersion.String(), Kind: rayv1.KindRayService,
@@ -146,8 +146,8 @@ func rsOwnerRef(rs *rayv1.RayService) metav1.OwnerReference {
 	}
 }
 
-// rsOwnedBy reports whether obj's controller is the RayService.
-func rsOwnedBy(obj metav1.Object, rs *rayv1.RayService) bool {
+// ownedBy reports whether obj's controller is the RayService.
+func ownedBy(obj metav1.Object, rs *rayv1.RayService) bool {
 	for _, r := range obj.GetOwnerReferences() {
 		if r.Controller != nil && *r.Controller && r.UID == rs.UID {
 			return true
@@ -156,16 +156,16 @@ func rsOwnedBy(obj metav1.Object, rs *rayv1.RayService) bool {
 	return false
 }
 
-// rsOriginLabels are the labels that tie a child to its RayService.
-func rsOriginLabels(rs *rayv1.RayService) map[string]string {
+// originLabels are the labels that tie a child to its RayService.
+func originLabels(rs *rayv1.RayService) map[string]string {
 	return map[string]string{
 		rayv1.RayOriginatedFromCRNameLabelKey: rs.Name,
 		rayv1.RayOriginatedFromCRDLabelKey:    rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayService),
 	}
 }
 
-// rsBuildCluster builds a new RayCluster of the RayService.
-func rsBuildCluster(rs *rayv1.RayService, name string) *rayv1.RayCluster {
+// buildCluster builds a new RayCluster of the RayService.
+func buildCluster(rs *rayv1.RayService, name string) *rayv1.RayCluster {
 	// The spec as the user wrote it: the pods' initial ray.io/serve labels
 	// come from the pod builder (buildPod), as in KubeRay.
 	spec := rs.Spec.RayClusterSpec.DeepCopy()
@@ -176,7 +176,7 @@ func rsBuildCluster(rs *rayv1.RayService, name string) *rayv1.RayCluster {
 	for k, v := range rs.Labels {
 		labels[k] = v
 	}
-	maps.Copy(labels, rsOriginLabels(rs))
+	maps.Copy(labels, originLabels(rs))
 	// Every annotation of the RayService, kubectl's last-applied
 	// configuration too, as KubeRay's constructRayClusterForRayService
 	// copies them, and the operator version KubeRay records (raydar's
@@ -187,32 +187,32 @@ func rsBuildCluster(rs *rayv1.RayService, name string) *rayv1.RayCluster {
 		ann = map[string]string{}
 	}
 	ann[rayv1.KubeRayVersion] = kit.KuberayVersionValue
-	ann[rayv1.HashWithoutReplicasAndWorkersToDeleteKey] = rsClusterHash(&rs.Spec.RayClusterSpec, -1)
+	ann[rayv1.HashWithoutReplicasAndWorkersToDeleteKey] = clusterHash(&rs.Spec.RayClusterSpec, -1)
 	ann[rayv1.NumWorkerGroupsKey] = strconv.Itoa(len(spec.WorkerGroupSpecs))
-	ann[rsReplicasHashKey] = rsReplicasHash(&rs.Spec.RayClusterSpec)
+	ann[replicasHashKey] = replicasHash(&rs.Spec.RayClusterSpec)
 	return &rayv1.RayCluster{
 		TypeMeta: metav1.TypeMeta{APIVersion: rayv1.GroupVersion.String(), Kind: rayv1.KindRayCluster},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: rs.Namespace, Labels: labels, Annotations: ann,
-			OwnerReferences: []metav1.OwnerReference{rsOwnerRef(rs)},
+			OwnerReferences: []metav1.OwnerReference{ownerRef(rs)},
 		},
 		Spec: *spec,
 	}
 }
 
-// rsInPlaceUpdate applies to a matching cluster what a RayService changes
+// inPlaceUpdate applies to a matching cluster what a RayService changes
 // without a new cluster: worker groups appended at the end, and replicas,
 // minReplicas and maxReplicas when the RayService's values changed since
 // they were last applied. It returns the updated copy and what changed, or
 // nil when nothing did.
-func rsInPlaceUpdate(rc *rayv1.RayCluster, rs *rayv1.RayService) (*rayv1.RayCluster, []string) {
+func inPlaceUpdate(rc *rayv1.RayCluster, rs *rayv1.RayService) (*rayv1.RayCluster, []string) {
 	spec := &rs.Spec.RayClusterSpec
 	upd := rc.DeepCopy()
 	if upd.Annotations == nil {
 		upd.Annotations = map[string]string{}
 	}
 	var what []string
-	n := rsNumWorkerGroups(rc)
+	n := numWorkerGroups(rc)
 	if len(spec.WorkerGroupSpecs) > n && len(upd.Spec.WorkerGroupSpecs) == n {
 		added := spec.DeepCopy().WorkerGroupSpecs[n:]
 		for _, g := range added {
@@ -220,15 +220,15 @@ func rsInPlaceUpdate(rc *rayv1.RayCluster, rs *rayv1.RayService) (*rayv1.RayClus
 		}
 		upd.Spec.WorkerGroupSpecs = append(upd.Spec.WorkerGroupSpecs, added...)
 		upd.Annotations[rayv1.NumWorkerGroupsKey] = strconv.Itoa(len(upd.Spec.WorkerGroupSpecs))
-		upd.Annotations[rayv1.HashWithoutReplicasAndWorkersToDeleteKey] = rsClusterHash(spec, -1)
+		upd.Annotations[rayv1.HashWithoutReplicasAndWorkersToDeleteKey] = clusterHash(spec, -1)
 	}
-	rh := rsReplicasHash(spec)
-	switch have, ok := rc.Annotations[rsReplicasHashKey]; {
+	rh := replicasHash(spec)
+	switch have, ok := rc.Annotations[replicasHashKey]; {
 	case !ok:
 		// A cluster raydar did not create (KubeRay's): adopt its current
 		// replicas, which the autoscaler may have set, and push only later
 		// changes of the RayService.
-		upd.Annotations[rsReplicasHashKey] = rh
+		upd.Annotations[replicasHashKey] = rh
 		what = append(what, "adopted")
 	case have != rh:
 		for i := range upd.Spec.WorkerGroupSpecs {
@@ -243,15 +243,15 @@ func rsInPlaceUpdate(rc *rayv1.RayCluster, rs *rayv1.RayService) (*rayv1.RayClus
 				what = append(what, "replicas of group "+g.GroupName)
 			}
 		}
-		upd.Annotations[rsReplicasHashKey] = rh
+		upd.Annotations[replicasHashKey] = rh
 		if len(what) == 0 {
 			what = append(what, "replicas hash")
 		}
 	}
-	if !strings.HasPrefix(upd.Annotations[rayv1.HashWithoutReplicasAndWorkersToDeleteKey], rsHashPrefix) {
+	if !strings.HasPrefix(upd.Annotations[rayv1.HashWithoutReplicasAndWorkersToDeleteKey], hashPrefix) {
 		// A matching cluster KubeRay created: from now on compare by our hash.
-		n := rsNumWorkerGroups(upd)
-		upd.Annotations[rayv1.HashWithoutReplicasAndWorkersToDeleteKey] = rsClusterHash(spec, n)
+		n := numWorkerGroups(upd)
+		upd.Annotations[rayv1.HashWithoutReplicasAndWorkersToDeleteKey] = clusterHash(spec, n)
 		upd.Annotations[rayv1.NumWorkerGroupsKey] = strconv.Itoa(n)
 		if len(what) == 0 {
 			what = append(what, "adopted")
@@ -271,24 +271,24 @@ func copyInt32(p *int32) *int32 {
 	return &v
 }
 
-// rsServeConfig is a RayService's serveConfigV2 in the form submitted to
+// serveConfig is a RayService's serveConfigV2 in the form submitted to
 // the dashboard, with its hash and the names of its applications.
-type rsServeConfig struct {
+type serveConfig struct {
 	JSON []byte
 	Hash string
 	Apps []string // sorted
 }
 
-// rsParseServeConfig converts serveConfigV2; an empty config gives a zero
-// rsServeConfig. The hash is taken over the JSON, so formatting and
+// parseServeConfig converts serveConfigV2; an empty config gives a zero
+// serveConfig. The hash is taken over the JSON, so formatting and
 // comments do not count as a change.
-func rsParseServeConfig(serveConfigV2 string) (rsServeConfig, error) {
+func parseServeConfig(serveConfigV2 string) (serveConfig, error) {
 	if strings.TrimSpace(serveConfigV2) == "" {
-		return rsServeConfig{}, nil
+		return serveConfig{}, nil
 	}
 	data, err := dashboard.ServeConfigV2ToJSON(serveConfigV2)
 	if err != nil {
-		return rsServeConfig{}, err
+		return serveConfig{}, err
 	}
 	var doc struct {
 		Applications []struct {
@@ -300,7 +300,7 @@ func rsParseServeConfig(serveConfigV2 string) (rsServeConfig, error) {
 	_ = json.Unmarshal(data, &canon)
 	canonical, _ := json.Marshal(canon) // sorted keys
 	sum := sha256.Sum256(canonical)
-	c := rsServeConfig{JSON: data, Hash: hex.EncodeToString(sum[:])[:16]}
+	c := serveConfig{JSON: data, Hash: hex.EncodeToString(sum[:])[:16]}
 	for _, a := range doc.Applications {
 		name := "default" // Ray's default application name
 		if a.Name != nil {
@@ -312,9 +312,9 @@ func rsParseServeConfig(serveConfigV2 string) (rsServeConfig, error) {
 	return c, nil
 }
 
-// rsServePort is the serve port of the cluster's head container (the port
+// servePort is the serve port of the cluster's head container (the port
 // named "serve"), else 8000.
-func rsServePort(rc *rayv1.RayCluster) int32 {
+func servePort(rc *rayv1.RayCluster) int32 {
 	if rc != nil {
 		if p, ok := kit.ContainerPort(rc.Spec.HeadGroupSpec.Template.Spec, rayv1.ServingPortName); ok {
 			return p
@@ -323,48 +323,48 @@ func rsServePort(rc *rayv1.RayCluster) int32 {
 	return rayv1.DefaultServingPort
 }
 
-// rsHeadServiceLabels are the labels of a RayService's head Service, as
+// headServiceLabels are the labels of a RayService's head Service, as
 // KubeRay's BuildHeadServiceForRayService sets them (replacing the cluster
 // head Service's): the originated-from pair, the node type and the
 // identifier "<rayservice>-head". No ray.io/cluster: the selector says
 // which cluster serves.
-func rsHeadServiceLabels(rs *rayv1.RayService) map[string]string {
-	l := rsOriginLabels(rs)
+func headServiceLabels(rs *rayv1.RayService) map[string]string {
+	l := originLabels(rs)
 	l[rayv1.RayNodeTypeLabelKey] = string(rayv1.HeadNode)
 	l[rayv1.RayIDLabelKey] = kit.KubeRayCheckLabel(rs.Name + "-" + string(rayv1.HeadNode))
 	return l
 }
 
-// rsServeServiceLabels are the labels KubeRay's BuildServeService puts on
+// serveServiceLabels are the labels KubeRay's BuildServeService puts on
 // a RayService's serve Service (over spec.serveService's own): the
 // originated-from pair and ray.io/serve "<rayservice>-serve".
-func rsServeServiceLabels(rs *rayv1.RayService) map[string]string {
-	l := rsOriginLabels(rs)
+func serveServiceLabels(rs *rayv1.RayService) map[string]string {
+	l := originLabels(rs)
 	l[rayv1.RayClusterServingServiceLabelKey] = rs.Name + "-serve"
 	return l
 }
 
-// rsFormerServiceLabels are labels raydar used to put on a RayService's
+// formerServiceLabels are labels raydar used to put on a RayService's
 // Services and KubeRay does not; an update removes them (ray.io/cluster
 // would name a cluster that no longer serves).
-var rsFormerServiceLabels = []string{rayv1.RayClusterLabelKey, rayv1.KubernetesApplicationNameLabelKey, rayv1.KubernetesCreatedByLabelKey}
+var formerServiceLabels = []string{rayv1.RayClusterLabelKey, rayv1.KubernetesApplicationNameLabelKey, rayv1.KubernetesCreatedByLabelKey}
 
-// rsBuildHeadService is the RayService's head Service: the active
+// buildHeadService is the RayService's head Service: the active
 // cluster's head Service under the name "<rayservice>-head-svc", owned by
 // the RayService.
-func rsBuildHeadService(rs *rayv1.RayService, active *rayv1.RayCluster, cfg raycluster.BuildConfig) *corev1.Service {
+func buildHeadService(rs *rayv1.RayService, active *rayv1.RayCluster, cfg raycluster.BuildConfig) *corev1.Service {
 	svc := raycluster.BuildHeadService(active, cfg)
 	svc.Name = kit.RayServiceHeadServiceName(rs)
 	svc.Namespace = rs.Namespace
-	svc.OwnerReferences = []metav1.OwnerReference{rsOwnerRef(rs)}
-	svc.Labels = rsHeadServiceLabels(rs)
+	svc.OwnerReferences = []metav1.OwnerReference{ownerRef(rs)}
+	svc.Labels = headServiceLabels(rs)
 	return svc
 }
 
-// rsBuildServeService is the RayService's serve Service: spec.serveService
+// buildServeService is the RayService's serve Service: spec.serveService
 // when given (metadata and spec kept, selector always ours), selecting the
 // active cluster's pods labelled ray.io/serve=true.
-func rsBuildServeService(rs *rayv1.RayService, active *rayv1.RayCluster) *corev1.Service {
+func buildServeService(rs *rayv1.RayService, active *rayv1.RayCluster) *corev1.Service {
 	svc := &corev1.Service{}
 	if o := rs.Spec.ServeService; o != nil {
 		svc.Spec = *o.Spec.DeepCopy()
@@ -373,11 +373,11 @@ func rsBuildServeService(rs *rayv1.RayService, active *rayv1.RayCluster) *corev1
 	}
 	svc.Name = kit.RayServiceServeServiceName(rs)
 	svc.Namespace = rs.Namespace
-	svc.OwnerReferences = []metav1.OwnerReference{rsOwnerRef(rs)}
+	svc.OwnerReferences = []metav1.OwnerReference{ownerRef(rs)}
 	if svc.Labels == nil {
 		svc.Labels = map[string]string{}
 	}
-	maps.Copy(svc.Labels, rsServeServiceLabels(rs))
+	maps.Copy(svc.Labels, serveServiceLabels(rs))
 	svc.Spec.Selector = map[string]string{
 		rayv1.RayClusterLabelKey:               active.Name,
 		rayv1.RayClusterServingServiceLabelKey: "true",
@@ -402,7 +402,7 @@ func rsBuildServeService(rs *rayv1.RayService, active *rayv1.RayCluster) *corev1
 		svc.Spec.Ports = ports
 	}
 	if len(svc.Spec.Ports) == 0 {
-		p := rsServePort(active)
+		p := servePort(active)
 		svc.Spec.Ports = []corev1.ServicePort{{Name: rayv1.ServingPortName, Port: p, TargetPort: intstr.FromInt32(p), Protocol: corev1.ProtocolTCP}}
 	}
 	if svc.Spec.Type == "" {
@@ -415,11 +415,11 @@ func rsBuildServeService(rs *rayv1.RayService, active *rayv1.RayCluster) *corev1
 	return svc
 }
 
-// rsServiceUpdate returns the existing Service changed to what desired
+// serviceUpdate returns the existing Service changed to what desired
 // asks (selector, ports, type, labels and annotations it sets), or nil when
 // it already is. Fields the API server fills (clusterIP, nodePorts) are
 // kept.
-func rsServiceUpdate(existing, desired *corev1.Service) *corev1.Service {
+func serviceUpdate(existing, desired *corev1.Service) *corev1.Service {
 	upd := existing.DeepCopy()
 	changed := false
 	if !equality.Semantic.DeepEqual(upd.Spec.Selector, desired.Spec.Selector) {
@@ -430,7 +430,7 @@ func rsServiceUpdate(existing, desired *corev1.Service) *corev1.Service {
 		upd.Spec.Type = desired.Spec.Type
 		changed = true
 	}
-	if !rsPortsEqual(upd.Spec.Ports, desired.Spec.Ports) {
+	if !portsEqual(upd.Spec.Ports, desired.Spec.Ports) {
 		ports := make([]corev1.ServicePort, len(desired.Spec.Ports))
 		copy(ports, desired.Spec.Ports)
 		for i := range ports {
@@ -447,7 +447,7 @@ func rsServiceUpdate(existing, desired *corev1.Service) *corev1.Service {
 		upd.Spec.PublishNotReadyAddresses = desired.Spec.PublishNotReadyAddresses
 		changed = true
 	}
-	for _, k := range rsFormerServiceLabels {
+	for _, k := range formerServiceLabels {
 		if _, want := desired.Labels[k]; !want {
 			if _, has := upd.Labels[k]; has {
 				delete(upd.Labels, k)
@@ -472,7 +472,7 @@ func rsServiceUpdate(existing, desired *corev1.Service) *corev1.Service {
 	return upd
 }
 
-func rsPortsEqual(a, b []corev1.ServicePort) bool {
+func portsEqual(a, b []corev1.ServicePort) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -492,9 +492,9 @@ func rsPortsEqual(a, b []corev1.ServicePort) bool {
 	return true
 }
 
-// rsDeleteAfter parses a cluster's delete-after annotation.
-func rsDeleteAfter(rc *rayv1.RayCluster) (time.Time, bool) {
-	v, ok := rc.Annotations[RsDeleteAfterKey]
+// deleteAfter parses a cluster's delete-after annotation.
+func deleteAfter(rc *rayv1.RayCluster) (time.Time, bool) {
+	v, ok := rc.Annotations[DeleteAfterKey]
 	if !ok {
 		return time.Time{}, false
 	}

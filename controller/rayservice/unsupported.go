@@ -6,9 +6,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// unsupportedRayService lists what a RayService asks for, in itself or in
+// Unsupported lists what a RayService asks for, in itself or in
 // its clusters, that raydar does not implement.
-func UnsupportedRayService(rs *rayv1.RayService) field.ErrorList {
+func Unsupported(rs *rayv1.RayService) field.ErrorList {
 	errs := raycluster.UnsupportedClusterSpec(&rs.Spec.RayClusterSpec, rs.Annotations,
 		field.NewPath("spec", "rayClusterConfig"), field.NewPath("metadata", "annotations"))
 	if u := rs.Spec.UpgradeStrategy; u != nil && u.Type != nil && *u.Type == rayv1.NewClusterWithIncrementalUpgrade {

@@ -7,6 +7,7 @@ import (
 	"github.com/raydar/raydar/controller/internal/fixture"
 	"github.com/raydar/raydar/controller/kit"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -66,13 +67,13 @@ func TestRayServiceStatusRules(t *testing.T) {
 			old := base()
 			cur := base()
 			tc.change(&cur)
-			if got := rsStatusEqual(old, cur); got != tc.equal {
+			if got := statusEqual(old, cur); got != tc.equal {
 				t.Errorf("equal = %v, want %v", got, tc.equal)
 			}
-			if got := !rsStatusMaterialEqual(old, cur); got != tc.material {
+			if got := !statusMaterialEqual(old, cur); got != tc.material {
 				t.Errorf("material change = %v, want %v", got, tc.material)
 			}
-			if got := rsStatusUrgent(old, cur); got != tc.urgent {
+			if got := statusUrgent(old, cur); got != tc.urgent {
 				t.Errorf("urgent = %v, want %v", got, tc.urgent)
 			}
 		})
@@ -80,23 +81,23 @@ func TestRayServiceStatusRules(t *testing.T) {
 }
 
 func TestRayServiceSetConditionKeepsTransitionTime(t *testing.T) {
-	rs := rsTestService()
+	rs := testService()
 	var conds []metav1.Condition
-	rsSetCondition(&conds, rsCond(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "a"), fixture.T0)
-	rsSetCondition(&conds, rsCond(rs, rayv1.RayServiceReady, false, rayv1.ZeroServeEndpoints, "b"), fixture.T0.Add(time.Minute))
+	meta.SetStatusCondition(&conds, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "a", fixture.T0))
+	meta.SetStatusCondition(&conds, newCondition(rs, rayv1.RayServiceReady, false, rayv1.ZeroServeEndpoints, "b", fixture.T0.Add(time.Minute)))
 	if c := conds[0]; !c.LastTransitionTime.Time.Equal(fixture.T0) || c.Reason != string(rayv1.ZeroServeEndpoints) {
 		t.Errorf("same status: %+v", c)
 	}
-	rsSetCondition(&conds, rsCond(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints, "c"), fixture.T0.Add(2*time.Minute))
+	meta.SetStatusCondition(&conds, newCondition(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints, "c", fixture.T0.Add(2*time.Minute)))
 	if c := conds[0]; !c.LastTransitionTime.Time.Equal(fixture.T0.Add(2 * time.Minute)) {
 		t.Errorf("status changed: %+v", c)
 	}
 }
 
 func TestRayServiceHashes(t *testing.T) {
-	rs := rsTestService()
+	rs := testService()
 	spec := &rs.Spec.RayClusterSpec
-	h := rsClusterHash(spec, -1)
+	h := clusterHash(spec, -1)
 	same := spec.DeepCopy()
 	same.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(9))
 	same.WorkerGroupSpecs[0].MinReplicas = fixture.Ptr(int32(2))
@@ -104,32 +105,32 @@ func TestRayServiceHashes(t *testing.T) {
 	same.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete = []string{"p"}
 	same.Suspend = fixture.Ptr(true)
 	same.HeadGroupSpec.Template.Labels = map[string]string{rayv1.RayClusterServingServiceLabelKey: "false"}
-	if rsClusterHash(same, -1) != h {
+	if clusterHash(same, -1) != h {
 		t.Error("ignored fields change the hash")
 	}
 	diff := spec.DeepCopy()
 	diff.HeadGroupSpec.RayStartParams = map[string]string{"num-cpus": "0"}
-	if rsClusterHash(diff, -1) == h {
+	if clusterHash(diff, -1) == h {
 		t.Error("rayStartParams do not change the hash")
 	}
 	appended := spec.DeepCopy()
 	appended.WorkerGroupSpecs = append(appended.WorkerGroupSpecs, fixture.Group("more", 1))
-	if rsClusterHash(appended, 1) != h || rsClusterHash(appended, -1) == h {
+	if clusterHash(appended, 1) != h || clusterHash(appended, -1) == h {
 		t.Error("hash over the first n groups")
 	}
 
-	a, err := rsParseServeConfig("applications:\n  - name: x\n    import_path: m.app\n  - import_path: n.app\n")
+	a, err := parseServeConfig("applications:\n  - name: x\n    import_path: m.app\n  - import_path: n.app\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(a.Apps) != 2 || a.Apps[0] != "default" || a.Apps[1] != "x" {
 		t.Errorf("apps = %v", a.Apps)
 	}
-	b, _ := rsParseServeConfig("applications: [{import_path: m.app, name: x}, {import_path: n.app}]")
+	b, _ := parseServeConfig("applications: [{import_path: m.app, name: x}, {import_path: n.app}]")
 	if a.Hash != b.Hash {
 		t.Error("the same config in another YAML form hashes differently")
 	}
-	if e, _ := rsParseServeConfig("  "); e.Hash != "" {
+	if e, _ := parseServeConfig("  "); e.Hash != "" {
 		t.Error("empty config has a hash")
 	}
 }
@@ -186,16 +187,16 @@ func TestRayServiceConditionsAsKubeRay(t *testing.T) {
 			ready: c{F, rayv1.RayServiceValidationFailed}, upgrade: c{U, rayv1.NoActiveCluster}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rs := rsTestService()
+			rs := testService()
 			rs.Generation = 1
 			rs.Status.Conditions = tc.prior
-			o := &rsObserved{Service: rs, Now: fixture.T0.Add(time.Minute), ServeEndpoints: tc.endpoints}
-			st := rsComputeStatus(o, rsStatusBase(rs), tc.active, tc.pending, nil)
+			o := &observed{Service: rs, Now: fixture.T0.Add(time.Minute), ServeEndpoints: tc.endpoints}
+			st := computeStatus(o, statusBase(rs), tc.active, tc.pending, nil)
 			for _, want := range []struct {
 				typ rayv1.RayServiceConditionType
 				c   c
 			}{{rayv1.RayServiceReady, tc.ready}, {rayv1.UpgradeInProgress, tc.upgrade}} {
-				got := kit.FindCondition(st.Conditions, string(want.typ))
+				got := meta.FindStatusCondition(st.Conditions, string(want.typ))
 				if got == nil || got.Status != want.c.s || got.Reason != string(want.c.r) {
 					t.Errorf("%s = %+v, want %s %s", want.typ, got, want.c.s, want.c.r)
 				}
@@ -208,9 +209,9 @@ func TestRayServiceConditionsAsKubeRay(t *testing.T) {
 // v1.7.0's handleSuspend sets them (reasons and statuses; "" = absent).
 func TestRayServiceSuspendConditionsAsKubeRay(t *testing.T) {
 	type want = map[rayv1.RayServiceConditionType]string // "Status/Reason"
-	rs := rsTestService()
+	rs := testService()
 	rs.Generation = 1
-	e := newRSEnv(t, rs)
+	e := newEnv(t, rs)
 	e.cluster("aaaaa", time.Minute)
 	e.o.Service.Spec.Suspend = true
 	steps := []struct {
@@ -233,10 +234,10 @@ func TestRayServiceSuspendConditionsAsKubeRay(t *testing.T) {
 	}
 	for _, s := range steps {
 		s.setup()
-		p := decideRayService(e.o)
+		p := decide(e.o)
 		for typ, w := range s.want {
 			got := ""
-			if c := kit.FindCondition(p.Status.Conditions, string(typ)); c != nil {
+			if c := meta.FindStatusCondition(p.Status.Conditions, string(typ)); c != nil {
 				got = string(c.Status) + "/" + c.Reason
 			}
 			if got != w {
@@ -244,5 +245,41 @@ func TestRayServiceSuspendConditionsAsKubeRay(t *testing.T) {
 			}
 		}
 		e.o.Service.Status = p.Status
+	}
+}
+
+// TestRayServiceStatusChange: how a status change is written through the
+// kit's StatusWriter: nothing when equal but for lastUpdateTime, the
+// clusters' status copies after the carried refresh, other changes after
+// the coalesce window unless urgent.
+func TestRayServiceStatusChange(t *testing.T) {
+	const coalesce, carried = 2 * time.Second, 30 * time.Second
+	base := func() rayv1.RayServiceStatuses {
+		return rayv1.RayServiceStatuses{ObservedGeneration: 1, NumServeEndpoints: 1,
+			ActiveServiceStatus: rayv1.RayServiceStatus{RayClusterName: "svc-a"}}
+	}
+	stamp := metav1.NewTime(fixture.T0)
+	for _, tc := range []struct {
+		name   string
+		change func(*rayv1.RayServiceStatuses)
+		urgent bool
+		want   kit.StatusChange
+	}{
+		{"unchanged", func(*rayv1.RayServiceStatuses) {}, false, kit.StatusChange{Unchanged: true}},
+		{"only lastUpdateTime", func(s *rayv1.RayServiceStatuses) { s.LastUpdateTime = &stamp }, true, kit.StatusChange{Unchanged: true}},
+		{"only a cluster's lastUpdateTime", func(s *rayv1.RayServiceStatuses) { s.ActiveServiceStatus.RayClusterStatus.LastUpdateTime = &stamp },
+			false, kit.StatusChange{Unchanged: true}},
+		{"only a cluster's status copy", func(s *rayv1.RayServiceStatuses) { s.ActiveServiceStatus.RayClusterStatus.ReadyWorkerReplicas = 2 },
+			true, kit.StatusChange{Hold: carried, Class: carriedClass}},
+		{"material, not urgent", func(s *rayv1.RayServiceStatuses) { s.NumServeEndpoints = 2 }, false, kit.StatusChange{Hold: coalesce}},
+		{"material, urgent", func(s *rayv1.RayServiceStatuses) { s.NumServeEndpoints = 2 }, true, kit.StatusChange{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cur := base()
+			tc.change(&cur)
+			if got := statusChange(base(), cur, tc.urgent, coalesce, carried); got != tc.want {
+				t.Errorf("statusChange = %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

@@ -5,7 +5,7 @@ package rayservice
 // always stored, empty ones as {"rayClusterStatus":{"desiredCPU":"0",...}}.
 // raydar writes a JSON merge patch, which leaves out whatever did not
 // change: an empty activeServiceStatus that was never stored would stay
-// absent. rsStatusPatch therefore always carries both in full, with the
+// absent. statusPatch therefore always carries both in full, with the
 // merge patch's deletions (nulls) laid over them.
 
 import (
@@ -17,10 +17,10 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// rsStatusPatch is the merge patch from orig to obj (both with their
+// statusPatch is the merge patch from orig to obj (both with their
 // status), with status.activeServiceStatus and status.pendingServiceStatus
 // always present in full.
-func rsStatusPatch(orig, obj *rayv1.RayService) (client.Patch, error) {
+func statusPatch(orig, obj *rayv1.RayService) (client.Patch, error) {
 	data, err := client.MergeFrom(orig).Data(obj)
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func rsStatusPatch(orig, obj *rayv1.RayService) (client.Patch, error) {
 			return nil, err
 		}
 		if diff, ok := status[key].(map[string]any); ok {
-			overlay(full, diff)
+			layOver(full, diff)
 		}
 		status[key] = full
 	}
@@ -58,13 +58,13 @@ func rsStatusPatch(orig, obj *rayv1.RayService) (client.Patch, error) {
 	return client.RawPatch(types.MergePatchType, out), nil
 }
 
-// overlay lays src over dst, recursively for objects on both sides (so
+// layOver lays src over dst, recursively for objects on both sides (so
 // src's nulls, the merge patch's deletions, reach the nested fields).
-func overlay(dst, src map[string]any) {
+func layOver(dst, src map[string]any) {
 	for k, v := range src {
 		if sm, ok := v.(map[string]any); ok {
 			if dm, ok := dst[k].(map[string]any); ok {
-				overlay(dm, sm)
+				layOver(dm, sm)
 				continue
 			}
 		}

@@ -1,61 +1,50 @@
 package rayservice
 
-// The RayService's status, computed in one place (rsComputeStatus), and the
+// The RayService's status, computed in one place (computeStatus), and the
 // rules that keep it quiet: what counts as a change worth a write
-// (rsStatusMaterialEqual), what must be written at once (rsStatusUrgent),
+// (statusMaterialEqual), what must be written at once (statusUrgent),
 // and what is only carried along (the copies of the clusters' statuses).
 
 import (
+	"context"
 	"time"
 
 	"github.com/raydar/raydar/controller/kit"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// rsStatusBase is the RayService's current status, deep-copied, as the
+// statusBase is the RayService's current status, deep-copied, as the
 // starting point of the new one.
-func rsStatusBase(rs *rayv1.RayService) rayv1.RayServiceStatuses {
+func statusBase(rs *rayv1.RayService) rayv1.RayServiceStatuses {
 	st := *rs.Status.DeepCopy()
 	st.ObservedGeneration = rs.Generation
 	return st
 }
 
-// rsSetCondition sets c, keeping the old transition time unless the status
-// changed.
-func rsSetCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) {
-	if old := kit.FindCondition(*conds, c.Type); old != nil {
-		if old.Status != c.Status {
-			old.LastTransitionTime = metav1.NewTime(now)
-		}
-		old.Status, old.Reason, old.Message, old.ObservedGeneration = c.Status, c.Reason, c.Message, c.ObservedGeneration
-		return
-	}
-	c.LastTransitionTime = metav1.NewTime(now)
-	*conds = append(*conds, c)
-}
-
-// rsComputeStatus is the status after the plan: active is the cluster
+// computeStatus is the status after the plan: active is the cluster
 // serving after it (nil: none yet), pending the one being prepared.
-func rsComputeStatus(o *rsObserved, st rayv1.RayServiceStatuses, active, pending *rayv1.RayCluster, views map[string]*rsClusterView) rayv1.RayServiceStatuses {
+func computeStatus(o *observed, st rayv1.RayServiceStatuses, active, pending *rayv1.RayCluster, views map[string]*clusterView) rayv1.RayServiceStatuses {
 	rs := o.Service
 	st.ObservedGeneration = rs.Generation
-	st.ActiveServiceStatus = rsClusterStatus(o, active, views)
-	st.PendingServiceStatus = rsClusterStatus(o, pending, views)
+	st.ActiveServiceStatus = clusterStatus(o, active, views)
+	st.PendingServiceStatus = clusterStatus(o, pending, views)
 	st.NumServeEndpoints = 0
 	if active != nil {
 		st.NumServeEndpoints = o.ServeEndpoints
 	}
 
-	phase := func(c *rayv1.RayCluster) rsPhase {
+	phase := func(c *rayv1.RayCluster) servePhase {
 		if v := views[c.Name]; v != nil && v.Phase.Message != "" {
 			return v.Phase
 		}
-		return rsPhase{Message: "waiting for the head pod of RayCluster " + c.Name}
+		return servePhase{Message: "waiting for the head pod of RayCluster " + c.Name}
 	}
 	// Ready and UpgradeInProgress follow KubeRay v1.7.0's
 	// calculateConditions (rayservice_controller.go): both start
@@ -67,14 +56,13 @@ func rsComputeStatus(o *rsObserved, st rayv1.RayServiceStatuses, active, pending
 	// initializing (or timed-out) RayService keeps its reason. raydar's
 	// messages say more than KubeRay's.
 	if len(st.Conditions) == 0 {
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "RayService is initializing"), o.Now)
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.RayServiceInitializing, "RayService is initializing"), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializing, "RayService is initializing", o.Now))
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.RayServiceInitializing, "RayService is initializing", o.Now))
 	}
-	ready := kit.FindCondition(st.Conditions, string(rayv1.RayServiceReady))
+	ready := meta.FindStatusCondition(st.Conditions, string(rayv1.RayServiceReady))
 	switch {
 	case active != nil && st.NumServeEndpoints > 0:
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints,
-			"the serve Service routes to RayCluster "+active.Name), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints, "the serve Service routes to RayCluster "+active.Name, o.Now))
 	case ready != nil && ready.Status == metav1.ConditionTrue:
 		msg := "the serve Service " + kit.RayServiceServeServiceName(rs) + " has no ready endpoints"
 		if active != nil {
@@ -82,7 +70,7 @@ func rsComputeStatus(o *rsObserved, st rayv1.RayServiceStatuses, active, pending
 				msg += ": " + ph.Message
 			}
 		}
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.ZeroServeEndpoints, msg), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.ZeroServeEndpoints, msg, o.Now))
 	case ready != nil && ready.Reason == string(rayv1.RayServiceInitializing):
 		// Still initializing: only the message follows the progress.
 		switch {
@@ -98,16 +86,16 @@ func rsComputeStatus(o *rsObserved, st rayv1.RayServiceStatuses, active, pending
 		if ph := phase(pending); ph.Failed {
 			msg += ": " + ph.Message
 		}
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, true, rayv1.BothActivePendingClustersExist, msg), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, true, rayv1.BothActivePendingClustersExist, msg, o.Now))
 	case active != nil:
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.NoPendingCluster, "Active Ray cluster exists and no pending Ray cluster"), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.NoPendingCluster, "Active Ray cluster exists and no pending Ray cluster", o.Now))
 	default:
-		c := kit.FindCondition(st.Conditions, string(rayv1.UpgradeInProgress))
+		c := meta.FindStatusCondition(st.Conditions, string(rayv1.UpgradeInProgress))
 		if c == nil || (c.Reason != string(rayv1.RayServiceInitializing) && c.Reason != string(rayv1.RayServiceInitializingTimeout)) {
-			u := rsCond(rs, rayv1.UpgradeInProgress, false, rayv1.NoActiveCluster,
-				"No active Ray cluster exists, and the RayService is not initializing.")
+			u := newCondition(rs, rayv1.UpgradeInProgress, false, rayv1.NoActiveCluster,
+				"No active Ray cluster exists, and the RayService is not initializing.", o.Now)
 			u.Status = metav1.ConditionUnknown
-			rsSetCondition(&st.Conditions, u, o.Now)
+			meta.SetStatusCondition(&st.Conditions, u)
 		}
 	}
 	st.ServiceStatus = rayv1.NotRunning
@@ -117,11 +105,11 @@ func rsComputeStatus(o *rsObserved, st rayv1.RayServiceStatuses, active, pending
 	return st
 }
 
-// rsClusterStatus describes one cluster: its applications as the dashboard
+// clusterStatus describes one cluster: its applications as the dashboard
 // last showed them — kept from the previous status while the dashboard
 // does not answer, so a refused connection changes nothing — and a copy of
 // the cluster's status.
-func rsClusterStatus(o *rsObserved, c *rayv1.RayCluster, views map[string]*rsClusterView) rayv1.RayServiceStatus {
+func clusterStatus(o *observed, c *rayv1.RayCluster, views map[string]*clusterView) rayv1.RayServiceStatus {
 	if c == nil {
 		return rayv1.RayServiceStatus{}
 	}
@@ -136,13 +124,13 @@ func rsClusterStatus(o *rsObserved, c *rayv1.RayCluster, views map[string]*rsClu
 		}
 	}
 	if v := views[c.Name]; v != nil && v.Probe != nil && v.Probe.OK {
-		out.Applications = rsAppStatuses(v.Probe.Apps)
+		out.Applications = appStatuses(v.Probe.Apps)
 	}
 	return out
 }
 
-// rsAppStatuses converts the dashboard's applications to the status form.
-func rsAppStatuses(apps map[string]dashboard.ServeApplication) map[string]rayv1.AppStatus {
+// appStatuses converts the dashboard's applications to the status form.
+func appStatuses(apps map[string]dashboard.ServeApplication) map[string]rayv1.AppStatus {
 	if len(apps) == 0 {
 		return nil
 	}
@@ -160,25 +148,25 @@ func rsAppStatuses(apps map[string]dashboard.ServeApplication) map[string]rayv1.
 	return out
 }
 
-// rsWithoutCarried drops what is only carried along: lastUpdateTime and the
+// withoutCarried drops what is only carried along: lastUpdateTime and the
 // copies of the clusters' statuses (those change at every step of a
 // cluster's bring-up; they are written with the next real change, or after
 // a quiet period, never on their own at once).
-func rsWithoutCarried(s rayv1.RayServiceStatuses) rayv1.RayServiceStatuses {
+func withoutCarried(s rayv1.RayServiceStatuses) rayv1.RayServiceStatuses {
 	s.LastUpdateTime = nil
 	s.ActiveServiceStatus.RayClusterStatus = rayv1.RayClusterStatus{}
 	s.PendingServiceStatus.RayClusterStatus = rayv1.RayClusterStatus{}
 	return s
 }
 
-// rsStatusMaterialEqual compares two statuses, ignoring what is carried.
-func rsStatusMaterialEqual(a, b rayv1.RayServiceStatuses) bool {
-	return equality.Semantic.DeepEqual(rsWithoutCarried(a), rsWithoutCarried(b))
+// statusMaterialEqual compares two statuses, ignoring what is carried.
+func statusMaterialEqual(a, b rayv1.RayServiceStatuses) bool {
+	return equality.Semantic.DeepEqual(withoutCarried(a), withoutCarried(b))
 }
 
-// rsStatusEqual compares two statuses, ignoring only lastUpdateTime and the
+// statusEqual compares two statuses, ignoring only lastUpdateTime and the
 // clusters' lastUpdateTime.
-func rsStatusEqual(a, b rayv1.RayServiceStatuses) bool {
+func statusEqual(a, b rayv1.RayServiceStatuses) bool {
 	a.LastUpdateTime, b.LastUpdateTime = nil, nil
 	a.ActiveServiceStatus.RayClusterStatus.LastUpdateTime = nil
 	b.ActiveServiceStatus.RayClusterStatus.LastUpdateTime = nil
@@ -187,13 +175,13 @@ func rsStatusEqual(a, b rayv1.RayServiceStatuses) bool {
 	return equality.Semantic.DeepEqual(a, b)
 }
 
-// rsStatusUrgent reports whether a change must be written at once rather
+// statusUrgent reports whether a change must be written at once rather
 // than coalesced: a new generation was observed, a condition's status
 // changed (Ready, UpgradeInProgress, suspend), the spec was found invalid,
 // traffic moved to another cluster, or an application failed. Messages,
 // application progress and endpoint counts that move while a cluster comes
 // up are coalesced.
-func rsStatusUrgent(old, cur rayv1.RayServiceStatuses) bool {
+func statusUrgent(old, cur rayv1.RayServiceStatuses) bool {
 	if old.ObservedGeneration != cur.ObservedGeneration {
 		return true
 	}
@@ -209,8 +197,8 @@ func rsStatusUrgent(old, cur rayv1.RayServiceStatuses) bool {
 			return true
 		}
 	}
-	if c := kit.FindCondition(cur.Conditions, string(rayv1.RayServiceReady)); c != nil && c.Reason == string(rayv1.RayServiceValidationFailed) {
-		if o := kit.FindCondition(old.Conditions, string(rayv1.RayServiceReady)); o == nil || o.Message != c.Message {
+	if c := meta.FindStatusCondition(cur.Conditions, string(rayv1.RayServiceReady)); c != nil && c.Reason == string(rayv1.RayServiceValidationFailed) {
+		if o := meta.FindStatusCondition(old.Conditions, string(rayv1.RayServiceReady)); o == nil || o.Message != c.Message {
 			return true
 		}
 	}
@@ -229,4 +217,49 @@ func rsStatusUrgent(old, cur rayv1.RayServiceStatuses) bool {
 		return false
 	}
 	return newlyFailed(old.ActiveServiceStatus, cur.ActiveServiceStatus) || newlyFailed(old.PendingServiceStatus, cur.PendingServiceStatus)
+}
+
+// carriedClass is the StatusWriter's clock of changes of what is only
+// carried (the clusters' status copies).
+const carriedClass = "carried"
+
+// statusChange classifies the change from old to cur for the kit's
+// StatusWriter: urgent changes go at once; other material changes are held
+// for up to coalesce (negative: at once); changes of what is only carried
+// are held for carriedRefresh.
+func statusChange(old, cur rayv1.RayServiceStatuses, urgent bool, coalesce, carriedRefresh time.Duration) kit.StatusChange {
+	switch {
+	case statusEqual(old, cur):
+		return kit.StatusChange{Unchanged: true}
+	case statusMaterialEqual(old, cur):
+		return kit.StatusChange{Hold: carriedRefresh, Class: carriedClass}
+	case urgent:
+		return kit.StatusChange{}
+	}
+	return kit.StatusChange{Hold: coalesce}
+}
+
+// writeStatus writes the status, when statusChange says so, through the
+// kit's StatusWriter (with the patch shaped by statusPatch). It returns
+// when a held change is due.
+func (r *reconciler) writeStatus(ctx context.Context, rs *rayv1.RayService, status rayv1.RayServiceStatuses, urgent bool, now time.Time) (time.Duration, error) {
+	obj := rs.DeepCopy()
+	t := metav1.NewTime(now)
+	status.LastUpdateTime = &t
+	obj.Status = status
+	ch := statusChange(rs.Status, status, urgent, r.coalesce, r.carriedRefresh)
+	return r.status.Write(ctx, rs, obj, ch, now, func(orig, obj client.Object) (client.Patch, error) {
+		return statusPatch(orig.(*rayv1.RayService), obj.(*rayv1.RayService))
+	})
+}
+
+// newCondition builds a RayService condition for meta.SetStatusCondition,
+// with now as its transition time (kept by SetStatusCondition unless the
+// status changes).
+func newCondition(rs *rayv1.RayService, t rayv1.RayServiceConditionType, status bool, reason rayv1.RayServiceConditionReason, msg string, now time.Time) metav1.Condition {
+	s := metav1.ConditionFalse
+	if status {
+		s = metav1.ConditionTrue
+	}
+	return metav1.Condition{Type: string(t), Status: s, Reason: string(reason), Message: kit.Truncate(msg, 1000), ObservedGeneration: rs.Generation, LastTransitionTime: metav1.NewTime(now)}
 }

@@ -63,7 +63,7 @@ func PodIPServeProxyChecker() ServeProxyChecker {
 		if pod.Status.PodIP == "" {
 			return fmt.Errorf("pod %s has no IP yet: %w", pod.Name, dashboard.ErrUnavailable)
 		}
-		return dashboard.ProxyHealthy(ctx, "http://"+net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(rsPodServePort(pod)))))
+		return dashboard.ProxyHealthy(ctx, "http://"+net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(podServePort(pod)))))
 	})
 }
 
@@ -73,13 +73,13 @@ func APIServerServeProxyChecker(cs kubernetes.Interface) ServeProxyChecker {
 	return ServeProxyCheckerFunc(func(ctx context.Context, rc *rayv1.RayCluster, pod *corev1.Pod) error {
 		ctx, cancel := context.WithTimeout(ctx, dashboard.DefaultProxyTimeout)
 		defer cancel()
-		_, err := cs.CoreV1().Pods(pod.Namespace).ProxyGet("http", pod.Name, strconv.Itoa(int(rsPodServePort(pod))), dashboard.ProxyHealthPath, nil).DoRaw(ctx)
+		_, err := cs.CoreV1().Pods(pod.Namespace).ProxyGet("http", pod.Name, strconv.Itoa(int(podServePort(pod))), dashboard.ProxyHealthPath, nil).DoRaw(ctx)
 		return err
 	})
 }
 
-// rsPodServePort is the pod's Ray container port named "serve", else 8000.
-func rsPodServePort(pod *corev1.Pod) int32 {
+// podServePort is the pod's Ray container port named "serve", else 8000.
+func podServePort(pod *corev1.Pod) int32 {
 	if p, ok := kit.ContainerPort(pod.Spec, rayv1.ServingPortName); ok {
 		return p
 	}

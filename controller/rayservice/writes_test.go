@@ -14,25 +14,30 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
+// TestRayServiceOverlay: the RayService reconciler's writes laid over a
+// lagging cache, through the kit's Expectations as observe and act use
+// them (owner: the RayService).
 func TestRayServiceOverlay(t *testing.T) {
-	rs := rsTestService()
+	rs := testService()
 	mk := func(suffix, rv string) *rayv1.RayCluster {
-		rc := rsBuildCluster(rs, kit.RayServiceClusterName(rs.Name, suffix))
+		rc := buildCluster(rs, kit.RayServiceClusterName(rs.Name, suffix))
 		rc.UID, rc.ResourceVersion = types.UID("uid-"+rc.Name), rv
 		return rc
 	}
-	ov := newRSOverlay()
+	now := fixture.T0
+	ov := kit.NewExpectations(writesTTL, func() time.Time { return now })
+	clusters := func(cached ...*rayv1.RayCluster) []*rayv1.RayCluster { return kit.Overlay(ov, rs.UID, cached) }
 
 	// Created: present until the cache shows it.
 	created := mk("aaaaa", "1")
-	ov.expectCluster(created, fixture.T0)
-	if got := ov.clusters(rs, nil, fixture.T0); len(got) != 1 || got[0].Name != created.Name {
+	ov.ExpectCreate(rs.UID, created)
+	if got := clusters(); len(got) != 1 || got[0].Name != created.Name {
 		t.Fatalf("created cluster missing from a lagging cache: %v", got)
 	}
-	if got := ov.clusters(rs, []*rayv1.RayCluster{created}, fixture.T0); len(got) != 1 {
+	if got := clusters(created); len(got) != 1 {
 		t.Fatalf("created cluster doubled: %d", len(got))
 	}
-	if got := ov.clusters(rs, nil, fixture.T0); len(got) != 0 {
+	if got := clusters(); len(got) != 0 {
 		t.Fatalf("entry kept after the cache showed the cluster: %v", got)
 	}
 
@@ -40,28 +45,30 @@ func TestRayServiceOverlay(t *testing.T) {
 	cached := mk("bbbbb", "5")
 	mine := cached.DeepCopy()
 	mine.ResourceVersion = "6"
-	mine.Annotations[RsServeConfigHashKey] = "h"
-	ov.updatedCluster("5", mine, fixture.T0)
-	if got := ov.clusters(rs, []*rayv1.RayCluster{cached}, fixture.T0); got[0].Annotations[RsServeConfigHashKey] != "h" {
+	mine.Annotations[ServeConfigHashKey] = "h"
+	ov.Updated(rs.UID, "5", mine)
+	if got := clusters(cached); got[0].Annotations[ServeConfigHashKey] != "h" {
 		t.Fatal("our update not laid over the stale cache")
 	}
 	newer := cached.DeepCopy()
 	newer.ResourceVersion = "7"
-	if got := ov.clusters(rs, []*rayv1.RayCluster{newer}, fixture.T0); got[0].ResourceVersion != "7" {
+	if got := clusters(newer); got[0].ResourceVersion != "7" {
 		t.Fatal("a newer cached version lost to the overlay")
 	}
 
 	// Deleted: terminating until the cache says so.
-	ov.deletedCluster(cached, fixture.T0)
-	if got := ov.clusters(rs, []*rayv1.RayCluster{cached}, fixture.T0); got[0].DeletionTimestamp == nil {
+	ov.ExpectDelete(rs.UID, cached)
+	if got := clusters(cached); got[0].DeletionTimestamp == nil {
 		t.Fatal("deleted cluster not terminating")
 	}
 
 	// Expired entries are dropped.
-	ov.expectCluster(mk("ccccc", "1"), fixture.T0)
-	if got := ov.clusters(rs, nil, fixture.T0.Add(rsOverlayTTL+time.Second)); len(got) != 0 {
+	ov.ExpectCreate(rs.UID, mk("ccccc", "1"))
+	now = fixture.T0.Add(writesTTL + time.Second)
+	if got := clusters(); len(got) != 0 {
 		t.Fatalf("expired entry kept: %v", got)
 	}
+	now = fixture.T0
 
 	// Pods: only our label is laid over, and only on the superseded version.
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "pu", ResourceVersion: "3",
@@ -69,21 +76,22 @@ func TestRayServiceOverlay(t *testing.T) {
 	patched := pod.DeepCopy()
 	patched.ResourceVersion = "4"
 	patched.Labels[rayv1.RayClusterServingServiceLabelKey] = "true"
-	ov.updatedPod("3", patched, fixture.T0)
+	ov.Updated(rs.UID, "3", patched)
 	stale := pod.DeepCopy()
 	stale.Status.Phase = corev1.PodRunning
-	if got := ov.pod(stale, fixture.T0); got.Labels[rayv1.RayClusterServingServiceLabelKey] != "true" || got.Status.Phase != corev1.PodRunning {
+	if got := overlayPod(ov, rs.UID, stale); got.Labels[rayv1.RayClusterServingServiceLabelKey] != "true" || got.Status.Phase != corev1.PodRunning {
 		t.Fatalf("pod overlay = %+v", got)
 	}
 
 	// Services: a created one shows until cached; a deleted one is gone.
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", UID: "su"}}
-	ov.wroteService(svc, "", fixture.T0)
-	if ov.service("ns", "s", nil, fixture.T0) == nil {
+	ov.ExpectCreate(rs.UID, svc)
+	ov.Created(rs.UID, svc)
+	if overlayService(ov, rs.UID, "ns", "s", nil) == nil {
 		t.Fatal("created Service missing")
 	}
-	ov.deletedService(svc, fixture.T0)
-	if ov.service("ns", "s", svc, fixture.T0) != nil {
+	ov.ExpectDelete(rs.UID, svc)
+	if overlayService(ov, rs.UID, "ns", "s", svc) != nil {
 		t.Fatal("deleted Service still there")
 	}
 }

@@ -19,19 +19,18 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/raydar/raydar/controller/kit"
-
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// reasonRSInitializingTimeout is KubeRay's Event reason (utils/constant.go).
-const reasonRSInitializingTimeout = "RayServiceInitializingTimeout"
+// reasonInitializingTimeout is KubeRay's Event reason (utils/constant.go).
+const reasonInitializingTimeout = "RayServiceInitializingTimeout"
 
-// rsInitializingTimeout is the annotation's duration, false without one.
-func rsInitializingTimeout(rs *rayv1.RayService) (time.Duration, bool) {
+// initializingTimeout is the annotation's duration, false without one.
+func initializingTimeout(rs *rayv1.RayService) (time.Duration, bool) {
 	v := rs.Annotations[rayv1.RayServiceInitializingTimeoutAnnotation]
 	if v == "" {
 		return 0, false
@@ -45,15 +44,15 @@ func rsInitializingTimeout(rs *rayv1.RayService) (time.Duration, bool) {
 	return 0, false
 }
 
-// decideRSInitializingTimeout fails a RayService that stayed Initializing
+// decideInitializingTimeout fails a RayService that stayed Initializing
 // past its timeout, and keeps a failed one failed while its clusters go. It
 // reports whether it decided the pass (nothing else is to be done).
-func decideRSInitializingTimeout(o *rsObserved, p *rsPlan, st *rayv1.RayServiceStatuses) bool {
+func decideInitializingTimeout(o *observed, p *plan, st *rayv1.RayServiceStatuses) bool {
 	rs := o.Service
-	ready := kit.FindCondition(st.Conditions, string(rayv1.RayServiceReady))
+	ready := meta.FindStatusCondition(st.Conditions, string(rayv1.RayServiceReady))
 	failed := ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == string(rayv1.RayServiceInitializingTimeout)
 	if !failed {
-		timeout, ok := rsInitializingTimeout(rs)
+		timeout, ok := initializingTimeout(rs)
 		if !ok || ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != string(rayv1.RayServiceInitializing) || o.ServeEndpoints > 0 {
 			return false
 		}
@@ -64,12 +63,12 @@ func decideRSInitializingTimeout(o *rsObserved, p *rsPlan, st *rayv1.RayServiceS
 		}
 		msg := fmt.Sprintf("RayService failed to become ready within the configured timeout of %s. Time spent initializing: %s",
 			timeout, spent.Round(time.Second))
-		rsSetCondition(&st.Conditions, rsCond(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializingTimeout, msg), o.Now)
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceInitializingTimeout, msg, o.Now))
 		st.ActiveServiceStatus = rayv1.RayServiceStatus{}
 		st.PendingServiceStatus = rayv1.RayServiceStatus{}
 		st.NumServeEndpoints = 0
 		p.Urgent = true // a failure is written at once
-		p.eventf(corev1.EventTypeWarning, reasonRSInitializingTimeout, "Reconcile",
+		p.eventf(corev1.EventTypeWarning, reasonInitializingTimeout, "Reconcile",
 			"RayService initializing timeout exceeded after %s (configured timeout: %s)", spent.Round(time.Second), timeout)
 	}
 	// Failed: every cluster goes after the deletion delay.
@@ -78,10 +77,10 @@ func decideRSInitializingTimeout(o *rsObserved, p *rsPlan, st *rayv1.RayServiceS
 		if c.DeletionTimestamp != nil {
 			continue
 		}
-		at, ok := rsDeleteAfter(c)
+		at, ok := deleteAfter(c)
 		if !ok {
 			t := o.Now.Add(delay).UTC().Format(time.RFC3339)
-			p.Annotate = append(p.Annotate, rsAnnotate{c, map[string]*string{RsDeleteAfterKey: &t}})
+			p.Annotate = append(p.Annotate, annotation{c, map[string]*string{DeleteAfterKey: &t}})
 			p.requeue(delay)
 			continue
 		}
@@ -89,7 +88,7 @@ func decideRSInitializingTimeout(o *rsObserved, p *rsPlan, st *rayv1.RayServiceS
 			p.requeue(at.Sub(o.Now))
 			continue
 		}
-		p.DeleteClusters = append(p.DeleteClusters, rsDeletion{c, "the RayService failed: " + rayv1.RayServiceInitializingTimeoutAnnotation + " elapsed"})
+		p.DeleteClusters = append(p.DeleteClusters, deletion{c, "the RayService failed: " + rayv1.RayServiceInitializingTimeoutAnnotation + " elapsed"})
 	}
 	return true
 }
