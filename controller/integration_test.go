@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/raydar/raydar/controller/internal/fixture"
-	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/controller/raycluster"
 
 	"net/http"
@@ -220,7 +220,7 @@ func TestIntegrationSuspendResume(t *testing.T) {
 
 	patchRC(t, ns, "sus", func(rc *rayv1.RayCluster) { rc.Spec.Suspend = fixture.Ptr(false) })
 	rc := waitReady(t, ns, "sus", 2)
-	if c := kit.FindCondition(rc.Status.Conditions, string(rayv1.RayClusterSuspended)); c == nil || c.Status != metav1.ConditionFalse {
+	if c := meta.FindStatusCondition(rc.Status.Conditions, string(rayv1.RayClusterSuspended)); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("Suspended after resume: %+v", c)
 	}
 	waitEvent(t, ns, "sus", raycluster.ReasonResumed, "recreating")
@@ -275,14 +275,14 @@ func TestIntegrationHeadNotReady(t *testing.T) {
 	// HeadPodReady says so; state stays "ready" (sticky, as in KubeRay).
 	eventually(t, 30*time.Second, "status to say the head is not ready", func() (bool, string) {
 		rc := getRC(t, ns, "hn")
-		c := kit.FindCondition(rc.Status.Conditions, string(rayv1.HeadPodReady))
+		c := meta.FindStatusCondition(rc.Status.Conditions, string(rayv1.HeadPodReady))
 		return rc.Status.State == rayv1.Ready && c != nil && c.Status == metav1.ConditionFalse && c.Reason == "ContainersNotReady",
 			fmt.Sprintf("state=%q HeadPodReady=%+v", rc.Status.State, c)
 	})
 	setReady(corev1.ConditionTrue)
 	eventually(t, 30*time.Second, "status to say the head is ready again", func() (bool, string) {
 		rc := getRC(t, ns, "hn")
-		c := kit.FindCondition(rc.Status.Conditions, string(rayv1.HeadPodReady))
+		c := meta.FindStatusCondition(rc.Status.Conditions, string(rayv1.HeadPodReady))
 		return rc.Status.State == rayv1.Ready && c != nil && c.Status == metav1.ConditionTrue,
 			fmt.Sprintf("state=%q HeadPodReady=%+v", rc.Status.State, c)
 	})
@@ -298,7 +298,7 @@ func TestIntegrationInvalidSpec(t *testing.T) {
 	const field = "spec.headGroupSpec.rayStartParams[labels]"
 	eventually(t, 30*time.Second, "a ReplicaFailure condition naming the field", func() (bool, string) {
 		got := getRC(t, ns, "bad")
-		c := kit.FindCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
+		c := meta.FindStatusCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == raycluster.ReasonValidationFailed && strings.Contains(c.Message, field),
 			fmt.Sprintf("%+v", got.Status.Conditions)
 	})
@@ -320,7 +320,7 @@ func TestIntegrationInvalidSpec(t *testing.T) {
 		rc.Spec.HeadGroupSpec.Labels = map[string]string{"a": "b"}
 	})
 	got := waitReady(t, ns, "bad", 2)
-	if kit.FindCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure)) != nil {
+	if meta.FindStatusCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure)) != nil {
 		t.Error("ReplicaFailure stayed after the fix")
 	}
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"maps"
 	"sort"
 	"strings"
@@ -310,7 +311,7 @@ func TestIntegrationRayServiceQuietWhileDashboardRefuses(t *testing.T) {
 		return len(heads) == 1 && kit.IsRunningAndReady(&heads[0]), fmt.Sprint(len(heads))
 	})
 	time.Sleep(10 * time.Second)
-	if m := kit.FindCondition(h.get("svc").Status.Conditions, string(rayv1.RayServiceReady)); m == nil || !strings.Contains(m.Message, "not answering") {
+	if m := meta.FindStatusCondition(h.get("svc").Status.Conditions, string(rayv1.RayServiceReady)); m == nil || !strings.Contains(m.Message, "not answering") {
 		t.Errorf("Ready while the dashboard refuses: %+v", m)
 	}
 	if n := h.servePuts(cluster); n != 0 {
@@ -590,7 +591,7 @@ func TestIntegrationRayServiceDeployFailed(t *testing.T) {
 	eventually(t, rsLong, "DEPLOY_FAILED in the status", func() (bool, string) {
 		rs := h.get("bad")
 		a := rs.Status.PendingServiceStatus.Applications["broken"]
-		ready := kit.FindCondition(rs.Status.Conditions, string(rayv1.RayServiceReady))
+		ready := meta.FindStatusCondition(rs.Status.Conditions, string(rayv1.RayServiceReady))
 		return a.Status == rayv1.ApplicationStatusDeployFailed && strings.Contains(a.Message, "ModuleNotFoundError") &&
 			ready != nil && ready.Status == metav1.ConditionFalse && strings.Contains(ready.Message, "DEPLOY_FAILED"), rsSummary(rs)
 	})
@@ -612,7 +613,7 @@ func TestIntegrationRayServiceSuspendResume(t *testing.T) {
 	})
 	h.update("svc", func(rs *rayv1.RayService) { rs.Spec.Suspend = false })
 	rs := h.waitServing("svc", rsLong)
-	if c := kit.FindCondition(rs.Status.Conditions, string(rayv1.RayServiceSuspended)); c == nil || c.Status != metav1.ConditionFalse {
+	if c := meta.FindStatusCondition(rs.Status.Conditions, string(rayv1.RayServiceSuspended)); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("Suspended after resume: %+v", c)
 	}
 }
