@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -243,17 +244,25 @@ func RayServicesCacheSelector() labels.Selector {
 	return labels.NewSelector().Add(*req)
 }
 
-// ownerRef is the controller owner reference every child carries.
-func OwnerRef(rc *rayv1.RayCluster) metav1.OwnerReference {
+// ControllerRef is the controller owner reference a child of the ray.io/v1
+// object kind/name/uid carries (blocking its owner's deletion, as KubeRay
+// sets it).
+func ControllerRef(kind, name string, uid types.UID) metav1.OwnerReference {
 	t := true
 	return metav1.OwnerReference{
 		APIVersion:         rayv1.GroupVersion.String(),
-		Kind:               rayv1.KindRayCluster,
-		Name:               rc.Name,
-		UID:                rc.UID,
+		Kind:               kind,
+		Name:               name,
+		UID:                uid,
 		Controller:         &t,
 		BlockOwnerDeletion: &t,
 	}
+}
+
+// OwnerRef is the controller owner reference every child of a RayCluster
+// carries.
+func OwnerRef(rc *rayv1.RayCluster) metav1.OwnerReference {
+	return ControllerRef(rayv1.KindRayCluster, rc.Name, rc.UID)
 }
 
 // controllerUID returns the UID of obj's controller owner, or "".
@@ -353,11 +362,7 @@ func rayJobChildLabels(rj *rayv1.RayJob) map[string]string {
 	return l
 }
 
-// rayJobOwnerRef is the controller owner reference of a RayJob's children.
+// RayJobOwnerRef is the controller owner reference of a RayJob's children.
 func RayJobOwnerRef(rj *rayv1.RayJob) metav1.OwnerReference {
-	t := true
-	return metav1.OwnerReference{
-		APIVersion: rayv1.GroupVersion.String(), Kind: rayv1.KindRayJob,
-		Name: rj.Name, UID: rj.UID, Controller: &t, BlockOwnerDeletion: &t,
-	}
+	return ControllerRef(rayv1.KindRayJob, rj.Name, rj.UID)
 }

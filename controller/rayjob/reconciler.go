@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	crevent "sigs.k8s.io/controller-runtime/pkg/event"
@@ -141,25 +140,8 @@ func Setup(mgr manager.Manager, opts Options) error {
 	// head Service carries KubeRay's labels, without ray.io/cluster, so
 	// the shared cache does not hold it).
 	ofRayJobs := labels.SelectorFromSet(labels.Set{rayv1.RayOriginatedFromCRDLabelKey: rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob)})
-	jobOpts := cache.Options{
-		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
-			&batchv1.Job{}:    {Label: ofRayJobs},
-			&corev1.Service{}: {Label: ofRayJobs},
-		},
-	}
-	if len(namespaces) > 0 {
-		jobOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range namespaces {
-			jobOpts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
-	jobs, err := cache.New(mgr.GetConfig(), jobOpts)
+	jobs, err := kit.SideCache(mgr, "submitter Job", ofRayJobs, namespaces, &batchv1.Job{}, &corev1.Service{})
 	if err != nil {
-		return fmt.Errorf("controller: submitter Job cache: %w", err)
-	}
-	if err := mgr.Add(jobs); err != nil {
 		return err
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rayv1.RayJob{}, clusterNameField, func(obj client.Object) []string {

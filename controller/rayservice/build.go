@@ -139,11 +139,7 @@ func clusterMatches(rc *rayv1.RayCluster, spec *rayv1.RayClusterSpec) specMatch 
 
 // ownerRef is the controller owner reference of a RayService's children.
 func ownerRef(rs *rayv1.RayService) metav1.OwnerReference {
-	t := true
-	return metav1.OwnerReference{
-		APIVersion: rayv1.GroupVersion.String(), Kind: rayv1.KindRayService,
-		Name: rs.Name, UID: rs.UID, Controller: &t, BlockOwnerDeletion: &t,
-	}
+	return kit.ControllerRef(rayv1.KindRayService, rs.Name, rs.UID)
 }
 
 // ownedBy reports whether obj's controller is the RayService.

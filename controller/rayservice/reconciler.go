@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	crevent "sigs.k8s.io/controller-runtime/pkg/event"
@@ -142,25 +141,8 @@ func Setup(mgr manager.Manager, opts Options) error {
 	// clusters) does not hold those it made: raydar must see them to adopt
 	// them.
 	ofRayServices := labels.SelectorFromSet(labels.Set{rayv1.RayOriginatedFromCRDLabelKey: rayv1.KindRayService})
-	sliceOpts := cache.Options{
-		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
-			&discoveryv1.EndpointSlice{}: {Label: ofRayServices},
-			&corev1.Service{}:            {Label: ofRayServices},
-		},
-	}
-	if len(namespaces) > 0 {
-		sliceOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range namespaces {
-			sliceOpts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
-	slices, err := cache.New(mgr.GetConfig(), sliceOpts)
+	slices, err := kit.SideCache(mgr, "EndpointSlice", ofRayServices, namespaces, &discoveryv1.EndpointSlice{}, &corev1.Service{})
 	if err != nil {
-		return fmt.Errorf("controller: EndpointSlice cache: %w", err)
-	}
-	if err := mgr.Add(slices); err != nil {
 		return err
 	}
 
