@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,9 +16,11 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -404,5 +408,86 @@ func patchCronJob(t *testing.T, ns, name string, f func(*rayv1.RayCronJob)) {
 	f(cj)
 	if err := cl.Patch(context.Background(), cj, client.MergeFrom(orig)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestIntegrationCronJobKubeRaySamples applies KubeRay v1.7.0's two
+// RayCronJob samples unchanged (rayapi/v1/testdata/kuberay, with the
+// ConfigMaps they mount): the per-minute one makes the RayJob of its first
+// tick, named and labelled as KubeRay names it; neither is refused (no
+// Warning, no ScheduleValid=False), and the Asia/Taipei one, whose first
+// tick is hours away, creates nothing yet.
+func TestIntegrationCronJobKubeRaySamples(t *testing.T) {
+	needSandbox(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startOperator(t, ns, nil)
+	ctx := context.Background()
+	for _, f := range []string{"ray-cronjob.sample.yaml", "ray-cronjob-timezone.sample.yaml"} {
+		data, err := os.ReadFile(filepath.Join("..", "rayapi", "v1", "testdata", "kuberay", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(data), "\n---") {
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if len(u.Object) == 0 {
+				continue
+			}
+			u.SetNamespace(ns)
+			if err := cl.Create(ctx, u); err != nil {
+				t.Fatalf("%s: creating %s %s: %v", f, u.GetKind(), u.GetName(), err)
+			}
+		}
+	}
+
+	var jobs []rayv1.RayJob
+	eventually(t, cronLong, "the RayJob of raycronjob-sample's first tick", func() (bool, string) {
+		jobs = cronRayJobs(t, ns, "raycronjob-sample")
+		return len(jobs) > 0, "none yet"
+	})
+	tick, err := time.Parse(time.RFC3339, jobs[0].Annotations[rayv1.RayCronJobTimestampAnnotationKey])
+	if err != nil {
+		t.Fatalf("annotation %s: %v", rayv1.RayCronJobTimestampAnnotationKey, err)
+	}
+	if want := rayv1.CronJobTickName("raycronjob-sample", tick); jobs[0].Name != want {
+		t.Errorf("RayJob %s, want %s", jobs[0].Name, want)
+	}
+	waitLastSchedule(t, ns, "raycronjob-sample", tick)
+
+	for _, name := range []string{"raycronjob-sample", "raycronjob-timezone-sample"} {
+		cj := &rayv1.RayCronJob{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cj); err != nil {
+			t.Fatal(err)
+		}
+		if c := meta.FindStatusCondition(cj.Status.Conditions, rayv1.RayCronJobScheduleValid); c != nil && c.Status != metav1.ConditionTrue {
+			t.Errorf("%s: %s=%s: %s (KubeRay's sample must be accepted)", name, c.Type, c.Status, c.Message)
+		}
+		for _, e := range eventsOf(t, ns, rayv1.KindRayCronJob, name) {
+			if e.Type == corev1.EventTypeWarning {
+				t.Errorf("%s: Warning %s: %s", name, e.Reason, e.Note)
+			}
+		}
+	}
+	// 45 21 * * * in Asia/Taipei: any RayJob it made (the test may run
+	// across 21:45 there) is of a 21:45 Taipei tick after its creation.
+	taipei, err := time.LoadLocation("Asia/Taipei")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tz := &rayv1.RayCronJob{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "raycronjob-timezone-sample"}, tz); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range cronRayJobs(t, ns, tz.Name) {
+		at, err := time.Parse(time.RFC3339, j.Annotations[rayv1.RayCronJobTimestampAnnotationKey])
+		if err != nil {
+			t.Fatalf("%s: annotation %s: %v", j.Name, rayv1.RayCronJobTimestampAnnotationKey, err)
+		}
+		if l := at.In(taipei); l.Hour() != 21 || l.Minute() != 45 || !at.After(tz.CreationTimestamp.Time) {
+			t.Errorf("%s: tick %s (%s in Taipei), want a 21:45 Asia/Taipei tick after the creation at %s", j.Name, at, l, tz.CreationTimestamp)
+		}
 	}
 }
