@@ -190,9 +190,6 @@ func waitJob(t *testing.T, ns, name string, job rayv1.JobStatus, dep rayv1.JobDe
 }
 
 func testJobs(t *testing.T, ns string) {
-	if !reconcilers["RayJob"] {
-		t.Skip("the controller package has no RayJob reconciler yet")
-	}
 	t.Run(JobLogs, func(t *testing.T) {
 		j := waitJob(t, ns, JobLogs, rayv1.JobStatusRunning, rayv1.JobDeploymentStatusRunning)
 		eventually(t, time.Minute, "live log lines from the head", func() (bool, string) {
@@ -243,9 +240,6 @@ func getRS(t *testing.T, ns string) *rayv1.RayService {
 }
 
 func testService(t *testing.T, ns string) {
-	if !reconcilers["RayService"] {
-		t.Skip("the controller package has no RayService reconciler yet")
-	}
 	eventually(t, 3*time.Minute, "RayService "+ServiceName+" Ready and settled", func() (bool, string) {
 		rs := getRS(t, ns)
 		return Settled(rs) && rs.Status.ServiceStatus == rayv1.Running,
@@ -259,10 +253,7 @@ func testService(t *testing.T, ns string) {
 // go through one upgrade: a pending cluster with the next image, the switch,
 // the old cluster deleted.
 func testDrive(t *testing.T, ns string) {
-	var before *rayv1.RayService
-	if reconcilers["RayService"] {
-		before = getRS(t, ns)
-	}
+	before := getRS(t, ns)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -295,25 +286,23 @@ func testDrive(t *testing.T, ns string) {
 		return up && down, fmt.Sprintf("replicas seen %v", seen)
 	})
 
-	if before != nil {
-		old := before.Status.ActiveServiceStatus.RayClusterName
-		want := NextImage(FirstServiceImage)
-		eventually(t, 3*time.Minute, "the RayService upgraded to "+want+" on a new cluster", func() (bool, string) {
-			rs := getRS(t, ns)
-			active := rs.Status.ActiveServiceStatus.RayClusterName
-			if active == "" || active == old || !Settled(rs) {
-				return false, fmt.Sprintf("active=%q (was %q) pending=%q", active, old, rs.Status.PendingServiceStatus.RayClusterName)
-			}
-			rc := getRC(t, ns, active)
-			img := rc.Spec.HeadGroupSpec.Template.Spec.Containers[0].Image
-			return img == want, fmt.Sprintf("active %s runs %s", active, img)
-		})
-		stop() // no second upgrade while the old cluster goes
-		eventually(t, time.Duration(ServiceDeletionDelay)*time.Second+time.Minute, "the old cluster "+old+" deleted", func() (bool, string) {
-			err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: old}, &rayv1.RayCluster{})
-			return apierrors.IsNotFound(err), fmt.Sprint(err)
-		})
-	}
+	old := before.Status.ActiveServiceStatus.RayClusterName
+	want := NextImage(FirstServiceImage)
+	eventually(t, 3*time.Minute, "the RayService upgraded to "+want+" on a new cluster", func() (bool, string) {
+		rs := getRS(t, ns)
+		active := rs.Status.ActiveServiceStatus.RayClusterName
+		if active == "" || active == old || !Settled(rs) {
+			return false, fmt.Sprintf("active=%q (was %q) pending=%q", active, old, rs.Status.PendingServiceStatus.RayClusterName)
+		}
+		rc := getRC(t, ns, active)
+		img := rc.Spec.HeadGroupSpec.Template.Spec.Containers[0].Image
+		return img == want, fmt.Sprintf("active %s runs %s", active, img)
+	})
+	stop() // no second upgrade while the old cluster goes
+	eventually(t, time.Duration(ServiceDeletionDelay)*time.Second+time.Minute, "the old cluster "+old+" deleted", func() (bool, string) {
+		err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: old}, &rayv1.RayCluster{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
 
 	stop()
 	final := *getRC(t, ns, ClusterElastic).Spec.WorkerGroupSpecs[0].Replicas

@@ -26,9 +26,6 @@ var (
 	sim *headsim.Sim
 	op  *controller.Operator
 	cl  client.Client
-	// reconcilers says which reconcilers run: the RayCluster one always,
-	// RayJob and RayService once the controller package has them.
-	reconcilers = map[string]bool{}
 )
 
 func TestMain(m *testing.M) {
@@ -79,10 +76,6 @@ func runWithSandbox(m *testing.M) (code int, err error) {
 		AddressBook: sim,
 	}); err != nil {
 		return 1, err
-	}
-	// controller.New sets up all three kinds.
-	for _, k := range []string{"RayCluster", "RayJob", "RayService"} {
-		reconcilers[k] = true
 	}
 	done := make(chan error, 1)
 	go func() { done <- op.Start(ctx) }()
