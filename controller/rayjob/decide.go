@@ -78,10 +78,6 @@ func defaultConfig() config {
 type Observed struct {
 	Job *rayv1.RayJob
 	Now time.Time
-	// SkipReason: raydar must not reconcile this RayJob (managedBy, another
-	// operator); "" otherwise. kit.Loop stops such a RayJob before observe
-	// and says why; a Plan for one does nothing.
-	SkipReason string
 	// Cluster is the RayCluster named by status.rayClusterName (nil when
 	// absent or not named yet).
 	Cluster *rayv1.RayCluster
@@ -231,9 +227,6 @@ const soon = 200 * time.Millisecond
 
 // Decide is the pure decision.
 func Decide(o *Observed) *Plan {
-	if o.SkipReason != "" {
-		return &Plan{Status: *o.Job.Status.DeepCopy()}
-	}
 	o, rewrite := remembered(o)
 	p := &Plan{Status: *o.Job.Status.DeepCopy()}
 	decide(o, p)

@@ -283,20 +283,6 @@ func TestRayJobDecideValidation(t *testing.T) {
 	}
 }
 
-func TestRayJobDecideSkip(t *testing.T) {
-	j := newJob(func(j *rayv1.RayJob) { j.Finalizers = nil })
-	p := Decide(observe(j, fixture.T0, func(o *Observed) { o.SkipReason = "managed by someone else" }))
-	if p.AddFinalizer || p.WriteStatus || p.CreateCluster != nil || p.RequeueAfter != 0 {
-		t.Fatalf("%+v", p)
-	}
-	// Deleting, managed elsewhere: the finalizer is not ours to remove.
-	j = newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), func(j *rayv1.RayJob) { j.DeletionTimestamp = &metav1.Time{Time: fixture.T0} })
-	p = Decide(observe(j, fixture.T0, withCluster(newCluster(true)), func(o *Observed) { o.SkipReason = "x" }))
-	if p.RemoveFinalizer || p.Stop != nil {
-		t.Fatalf("%+v", p)
-	}
-}
-
 // The status a pass computes compares equal to itself read back (times in
 // whole seconds): a second pass over a written status writes nothing.
 func TestRayJobDecideIsStable(t *testing.T) {

@@ -73,12 +73,9 @@ type observed struct {
 	Probes map[string]*serveProbe
 	// Submissions are this process's latest submissions, by cluster name.
 	Submissions map[string]*submission
-	// SkipReason, when set, says why raydar leaves this RayService alone
-	// (the kit's Loop does not run a pass then; decide refuses it too).
-	SkipReason string
-	Now        time.Time
-	NewSuffix  func() string
-	Config     config
+	Now         time.Time
+	NewSuffix   func() string
+	Config      config
 }
 
 // submitStep is a serveConfigV2 submission to make.
@@ -203,10 +200,6 @@ func decide(o *observed) *plan {
 		// them. KubeRay's finalizer, if present, only needs to go.
 		p.Skip = true
 		p.RemoveFinalizer = slices.Contains(rs.Finalizers, rayv1.RayServiceFinalizer)
-		return p
-	}
-	if o.SkipReason != "" {
-		p.Skip = true
 		return p
 	}
 	st := statusBase(rs)

@@ -317,14 +317,6 @@ func TestRayServiceDecideLifecycle(t *testing.T) {
 		}
 	})
 
-	t.Run("managed by another controller: skipped", func(t *testing.T) {
-		e := newEnv(t, testService())
-		e.o.SkipReason = "managed elsewhere"
-		if p := decide(e.o); !p.Skip || p.CreateCluster != nil {
-			t.Fatalf("plan = %+v", p)
-		}
-	})
-
 	t.Run("deleted RayService: KubeRay's finalizer is removed, the garbage collector does the rest", func(t *testing.T) {
 		rs := testService()
 		now := metav1.NewTime(fixture.T0)
