@@ -28,6 +28,8 @@ type cronJobDetail struct {
 	deleted bool
 	t       *table.Model[*rayv1.RayJob]
 	jobs    uidSet
+	// ticks keeps the next tick the summary counts down to.
+	ticks cronTicks
 }
 
 // cronJobColumns are the columns of a RayCronJob's RayJobs: the jobs
@@ -65,7 +67,7 @@ func jobWhy(j *rayv1.RayJob) string {
 }
 
 func newCronJobDetail(e *env, cj *rayv1.RayCronJob) *cronJobDetail {
-	d := &cronJobDetail{pageBase: pageBase{e: e, vk: CronJobDetailView}, cj: cj, uid: watch.Key(cj)}
+	d := &cronJobDetail{pageBase: pageBase{e: e, vk: CronJobDetailView}, cj: cj, uid: watch.Key(cj), ticks: cronTicks{}}
 	jd := jobDef()
 	d.t = table.New(spec(cronJobColumns(), jd.meta, nil), e.st, e.km, e.now)
 	d.t.SortBy(table.ByAge) // newest first
@@ -151,7 +153,7 @@ const cronSummaryLines = 6
 func (d *cronJobDetail) view() string {
 	st, cj, now := d.e.st, d.cj, d.e.now()
 	lbl := func(k string) string { return st.Label.Render(k + ":") }
-	status := cronStatus(cj)
+	word := cronStatus(cj)
 	suspend := "false"
 	if cj.Spec.IsSuspended() {
 		suspend = st.Class(styles.Pending).Render("true")
@@ -160,18 +162,19 @@ func (d *cronJobDetail) view() string {
 	if t := cj.Status.LastScheduleTime; t != nil {
 		last = metaAge(now, t) + " ago (" + t.UTC().Format(time.RFC3339) + ")"
 	}
-	next := cronNextRun(cj, now)
-	if t, ok := cronNext(cj, now); ok {
-		next += " (" + t.In(cronZone(cj)).Format("Mon 2006-01-02 15:04 MST") + ")"
+	tick := d.ticks.get(cj, now)
+	next := tick.countdown(now)
+	if tick.ok {
+		next += " (" + tick.at.In(tick.zone).Format("Mon 2006-01-02 15:04 MST") + ")"
 	}
 	why := conditions(cj.Status.Conditions)
 	if c := meta.FindStatusCondition(cj.Status.Conditions, rayv1.RayCronJobScheduleValid); c != nil && c.Status == metav1.ConditionFalse && c.Message != "" {
 		why = st.Class(styles.Bad).Render(c.Reason + ": " + oneLine(c.Message))
 	}
 	lines := []string{
-		lbl("Status") + " " + st.Class(styles.ClassOf(status)).Render(status) + "  " + lbl("Suspend") + " " + suspend +
+		lbl("Status") + " " + st.Class(styles.ClassOf(word)).Render(word) + "  " + lbl("Suspend") + " " + suspend +
 			"  " + lbl("Age") + " " + age(now, cj.CreationTimestamp.Time),
-		lbl("Schedule") + " " + cj.Spec.Schedule + "  " + st.Faint.Render("("+cronWords(cj)+")"),
+		lbl("Schedule") + " " + cj.Spec.Schedule + "  " + st.Faint.Render("("+tick.words+")"),
 		lbl("Last schedule") + " " + last,
 		lbl("Next run") + " " + next,
 		lbl("Conditions") + " " + why,
