@@ -190,7 +190,7 @@ func podDef() def[*corev1.Pod] {
 				{Column: table.Column{Title: "TYPE", Width: 6, Drop: 4}, cell: func(p *corev1.Pod) string { return orNone(p.Labels[rayv1.RayNodeTypeLabelKey]) }},
 				{Column: table.Column{Title: "PHASE", Width: 11, Sort: table.ByStatus}, cell: podStatus},
 				{Column: table.Column{Title: "READY", Width: 5, Right: true}, cell: func(p *corev1.Pod) string { r, _ := podReady(p); return r }},
-				{Column: table.Column{Title: "RESTARTS", Width: 8, Right: true, Drop: 2}, cell: func(p *corev1.Pod) string { return fmt.Sprint(podRestarts(p)) }},
+				{Column: table.Column{Title: "RESTARTS", Width: 8, Right: true, Drop: 2}, cell: func(p *corev1.Pod) string { _, n := podReady(p); return fmt.Sprint(n) }},
 				{Column: table.Column{Title: "IP", Width: 15, Drop: 6}, cell: func(p *corev1.Pod) string { return orNone(p.Status.PodIP) }},
 				{Column: table.Column{Title: "NODE", Width: 14, Grow: true, Min: 8, Drop: 7}, cell: func(p *corev1.Pod) string { return orNone(p.Spec.NodeName) }},
 				ageCol[*corev1.Pod](),
@@ -206,14 +206,4 @@ func podDef() def[*corev1.Pod] {
 		},
 		describe: describePod,
 	}
-}
-
-// podRestarts is the pod's restart count (the RESTARTS cell; podReady
-// formats READY).
-func podRestarts(p *corev1.Pod) int32 {
-	var n int32
-	for _, cs := range p.Status.ContainerStatuses {
-		n += cs.RestartCount
-	}
-	return n
 }
