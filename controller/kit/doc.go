@@ -1,7 +1,7 @@
-// Package kit is what raydar's three reconcilers (controller/raycluster,
-// controller/rayjob, controller/rayservice) share, each mechanism in one
-// place and used identically by all three. A kind package is observe →
-// decide → act around these:
+// Package kit is what raydar's four reconcilers (controller/raycluster,
+// controller/rayjob, controller/rayservice, controller/raycronjob) share,
+// each mechanism in one place. A kind package is observe → decide → act
+// around these:
 //
 //	mechanism                         file             API
 //	Reconcile prologue, 409 handling  loop.go          Loop[O].Reconcile, UpdateFinalizers
@@ -14,6 +14,8 @@
 //	refusals (invalid, unsupported)   refusal.go       Refusal: the condition message and a Warning said once
 //	the other-operator gate           gate.go          Gate, SkipReason, OtherOperatorWatcher
 //	pod updates worth a reconcile     filter.go        RelevantChange
+//	owner updates worth a reconcile   util.go          FinalizersChanged, SpecOrMetaChanged
+//	a cache of one kind's children    sidecache.go     SideCache
 //	names and labels of children      names.go         (labels: rayapi/v1/labels.go)
 //	child metadata as KubeRay's       children.go      ChildManagedBy, KubeRayCheckLabel
 //	small helpers                     util.go

@@ -7,6 +7,7 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	crevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
@@ -84,4 +85,14 @@ func FinalizersChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e crevent.UpdateEvent) bool {
 		return strings.Join(e.ObjectOld.GetFinalizers(), ",") != strings.Join(e.ObjectNew.GetFinalizers(), ",")
 	}}
+}
+
+// SpecOrMetaChanged passes the updates of a RayJob or RayService that its
+// pass reads: its generation, annotations, labels or finalizers changed, or
+// its deletion began.
+func SpecOrMetaChanged() predicate.Predicate {
+	return predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+		predicate.LabelChangedPredicate{}, FinalizersChanged(), predicate.Funcs{UpdateFunc: func(e crevent.UpdateEvent) bool {
+			return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil)
+		}})
 }

@@ -170,10 +170,6 @@ func Setup(mgr manager.Manager, opts Options) error {
 		Forget: func(uid types.UID, _ types.NamespacedName) { r.forget(uid) },
 	}
 
-	jobPredicate := predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
-		predicate.LabelChangedPredicate{}, kit.FinalizersChanged(), predicate.Funcs{UpdateFunc: func(e crevent.UpdateEvent) bool {
-			return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil)
-		}})
 	headPods := predicate.Funcs{
 		CreateFunc:  func(e crevent.CreateEvent) bool { return isSidecarHead(e.Object) },
 		DeleteFunc:  func(e crevent.DeleteEvent) bool { return isSidecarHead(e.Object) },
@@ -184,7 +180,7 @@ func Setup(mgr manager.Manager, opts Options) error {
 	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("rayjob").
-		For(&rayv1.RayJob{}, builder.WithPredicates(jobPredicate)).
+		For(&rayv1.RayJob{}, builder.WithPredicates(kit.SpecOrMetaChanged())).
 		Watches(&rayv1.RayCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToRayJobs)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToRayJobs), builder.WithPredicates(headPods)).
 		WatchesRawSource(source.Kind(jobs, &batchv1.Job{},

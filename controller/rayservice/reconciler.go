@@ -163,14 +163,10 @@ func Setup(mgr manager.Manager, opts Options) error {
 		Forget: r.forget,
 	}
 
-	rsPredicate := predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
-		predicate.LabelChangedPredicate{}, kit.FinalizersChanged(), predicate.Funcs{UpdateFunc: func(e crevent.UpdateEvent) bool {
-			return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil)
-		}})
 	podPredicate := predicate.Funcs{UpdateFunc: func(e crevent.UpdateEvent) bool { return kit.RelevantChange(e.ObjectOld, e.ObjectNew) }}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("rayservice").
-		For(&rayv1.RayService{}, builder.WithPredicates(rsPredicate)).
+		For(&rayv1.RayService{}, builder.WithPredicates(kit.SpecOrMetaChanged())).
 		Watches(&rayv1.RayCluster{}, &kit.ChildHandler{Exp: exp, Owner: kit.ControllerOwner(rayv1.KindRayService, rayv1.SchemeGroupVersion.String())}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToRayService), builder.WithPredicates(podPredicate)).
 		WatchesRawSource(source.Kind(slices, &discoveryv1.EndpointSlice{},
