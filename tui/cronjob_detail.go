@@ -37,8 +37,8 @@ type cronJobDetail struct {
 func cronJobColumns() []column[*rayv1.RayJob] {
 	return []column[*rayv1.RayJob]{
 		{Column: table.Column{Title: "NAME", Width: 30, Grow: true, Min: 24, Sort: table.ByName}, cell: func(j *rayv1.RayJob) string { return j.Name }},
-		{Column: table.Column{Title: "STATUS", Width: 9, Sort: table.ByStatus}, cell: func(j *rayv1.RayJob) string { return orNone(string(j.Status.JobStatus)) }},
-		{Column: table.Column{Title: "DEPLOYMENT", Width: 10}, cell: func(j *rayv1.RayJob) string { return orNone(string(j.Status.JobDeploymentStatus)) }},
+		{Column: table.Column{Title: "STATUS", Width: 9, Sort: table.ByStatus}, cell: jobStatus},
+		{Column: table.Column{Title: "DEPLOYMENT", Width: 10}, cell: jobDeployment},
 		{Column: table.Column{Title: "START", Width: 5, Right: true, Drop: 2}, live: func(j *rayv1.RayJob, now time.Time) string { return metaAge(now, j.Status.StartTime) }},
 		{Column: table.Column{Title: "DURATION", Width: 8, Right: true}, live: func(j *rayv1.RayJob, now time.Time) string { return jobDuration(now, j) }},
 		{Column: table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge}, live: func(j *rayv1.RayJob, now time.Time) string { return age(now, j.CreationTimestamp.Time) }},

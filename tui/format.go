@@ -62,6 +62,11 @@ func podIsReady(p *corev1.Pod) bool { return status.PodIsReady(p) }
 // conditions formats conditions as "Type=Status(Reason)" sorted by type.
 func conditions(cs []metav1.Condition) string { return status.Conditions(cs) }
 
+// jobStatus is a RayJob's job status (status.Job); jobDeployment its
+// deployment status (status.JobDeployment).
+func jobStatus(j *rayv1.RayJob) string     { return status.Job(j) }
+func jobDeployment(j *rayv1.RayJob) string { return status.JobDeployment(j) }
+
 // jobDuration is how long the job ran (so far, if it has not ended).
 func jobDuration(now time.Time, j *rayv1.RayJob) string { return status.JobDuration(now, j) }
 

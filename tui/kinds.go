@@ -71,8 +71,8 @@ func jobDef() def[*rayv1.RayJob] {
 		columns: func() []column[*rayv1.RayJob] {
 			return []column[*rayv1.RayJob]{
 				nameCol[*rayv1.RayJob](), nsCol[*rayv1.RayJob](),
-				{Column: table.Column{Title: "STATUS", Width: 9, Sort: table.ByStatus}, cell: func(j *rayv1.RayJob) string { return orNone(string(j.Status.JobStatus)) }},
-				{Column: table.Column{Title: "DEPLOYMENT", Width: 10}, cell: func(j *rayv1.RayJob) string { return orNone(string(j.Status.JobDeploymentStatus)) }},
+				{Column: table.Column{Title: "STATUS", Width: 9, Sort: table.ByStatus}, cell: jobStatus},
+				{Column: table.Column{Title: "DEPLOYMENT", Width: 10}, cell: jobDeployment},
 				{Column: table.Column{Title: "CLUSTER", Width: 18, Grow: true, Min: 10, Drop: 1}, cell: func(j *rayv1.RayJob) string { return orNone(j.Status.RayClusterName) }},
 				{Column: table.Column{Title: "START", Width: 5, Right: true, Drop: 4}, live: func(j *rayv1.RayJob, now time.Time) string { return metaAge(now, j.Status.StartTime) }},
 				{Column: table.Column{Title: "END", Width: 5, Right: true, Drop: 3}, live: func(j *rayv1.RayJob, now time.Time) string { return metaAge(now, j.Status.EndTime) }},
