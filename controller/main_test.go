@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -150,6 +151,12 @@ func (r *runningOperator) stop() {
 // election unless mod turns it on.
 func startOperator(t testing.TB, ns string, mod func(*Options)) *runningOperator {
 	t.Helper()
+	return startOperatorOn(t, sb.Config, ns, mod)
+}
+
+// startOperatorOn is startOperator against the API server behind cfg.
+func startOperatorOn(t testing.TB, cfg *rest.Config, ns string, mod func(*Options)) *runningOperator {
+	t.Helper()
 	opts := Options{
 		DisableLeaderElection:        true,
 		Namespaces:                   []string{ns},
@@ -161,7 +168,7 @@ func startOperator(t testing.TB, ns string, mod func(*Options)) *runningOperator
 	if mod != nil {
 		mod(&opts)
 	}
-	op, err := New(sb.Config, opts)
+	op, err := New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,13 +288,19 @@ func waitReady(t testing.TB, ns, name string, workers int32) *rayv1.RayCluster {
 // clusterEvents lists the Events regarding a RayCluster.
 func clusterEvents(t testing.TB, ns, name string) []eventsv1.Event {
 	t.Helper()
+	return eventsOf(t, ns, rayv1.KindRayCluster, name)
+}
+
+// eventsOf lists the Events regarding the object of that kind and name.
+func eventsOf(t testing.TB, ns, kind, name string) []eventsv1.Event {
+	t.Helper()
 	list, err := kc.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []eventsv1.Event
 	for _, e := range list.Items {
-		if e.Regarding.Kind == rayv1.KindRayCluster && e.Regarding.Name == name {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name {
 			out = append(out, e)
 		}
 	}
@@ -297,12 +310,20 @@ func clusterEvents(t testing.TB, ns, name string) []eventsv1.Event {
 // waitEvent waits for an Event with the reason whose note contains substr.
 func waitEvent(t testing.TB, ns, name, reason, substr string) eventsv1.Event {
 	t.Helper()
+	return waitEventOf(t, 30*time.Second, ns, rayv1.KindRayCluster, name, "", reason, substr)
+}
+
+// waitEventOf waits up to timeout for an Event regarding the object of that
+// kind and name, of the type (any when "") and reason, whose note contains
+// substr.
+func waitEventOf(t testing.TB, timeout time.Duration, ns, kind, name, typ, reason, substr string) eventsv1.Event {
+	t.Helper()
 	var found eventsv1.Event
-	eventually(t, 30*time.Second, "Event "+reason+" containing "+substr, func() (bool, string) {
+	eventually(t, timeout, "Event "+reason+" containing "+substr, func() (bool, string) {
 		var seen []string
-		for _, e := range clusterEvents(t, ns, name) {
-			seen = append(seen, e.Reason+": "+e.Note)
-			if e.Reason == reason && strings.Contains(e.Note, substr) {
+		for _, e := range eventsOf(t, ns, kind, name) {
+			seen = append(seen, e.Type+" "+e.Reason+": "+e.Note)
+			if (typ == "" || e.Type == typ) && e.Reason == reason && strings.Contains(e.Note, substr) {
 				found = e
 				return true, ""
 			}

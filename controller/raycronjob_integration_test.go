@@ -133,39 +133,11 @@ func waitLastSchedule(t *testing.T, ns, name string, want time.Time) *rayv1.RayC
 	return cj
 }
 
-// eventsOf lists the Events regarding the object kind/name.
-func eventsOf(t *testing.T, ns, kind, name string) []eventsv1.Event {
-	t.Helper()
-	list, err := kc.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []eventsv1.Event
-	for _, e := range list.Items {
-		if e.Regarding.Kind == kind && e.Regarding.Name == name {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // waitCronEvent waits for an Event of the type and reason on the
 // RayCronJob whose note contains substr.
 func waitCronEvent(t *testing.T, ns, name, typ, reason, substr string) eventsv1.Event {
 	t.Helper()
-	var found eventsv1.Event
-	eventually(t, 60*time.Second, "Event "+reason+" containing "+substr, func() (bool, string) {
-		var seen []string
-		for _, e := range eventsOf(t, ns, rayv1.KindRayCronJob, name) {
-			seen = append(seen, e.Type+" "+e.Reason+": "+e.Note)
-			if e.Type == typ && e.Reason == reason && strings.Contains(e.Note, substr) {
-				found = e
-				return true, ""
-			}
-		}
-		return false, strings.Join(seen, " | ")
-	})
-	return found
+	return waitEventOf(t, 60*time.Second, ns, rayv1.KindRayCronJob, name, typ, reason, substr)
 }
 
 // cronEventCount counts the Events of a reason on the RayCronJob.
@@ -178,21 +150,6 @@ func cronEventCount(t *testing.T, ns, name, reason string) int {
 		}
 	}
 	return n
-}
-
-// startOperatorOn starts an operator like startOperator, on cfg.
-func startOperatorOn(t *testing.T, cfg *rest.Config, ns string) *runningOperator {
-	t.Helper()
-	op, err := New(cfg, Options{DisableLeaderElection: true, Namespaces: []string{ns}, IgnoreOtherOperators: true,
-		SkipControllerNameValidation: true, StatusCoalesceWindow: 200 * time.Millisecond, Logger: testLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &runningOperator{Operator: op, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- op.Start(ctx) }()
-	t.Cleanup(r.stop)
-	return r
 }
 
 // cronWire is a sandbox config that counts the operator's RayJob creates
@@ -314,7 +271,7 @@ func TestIntegrationCronJobRestart(t *testing.T) {
 	name := rayv1.CronJobTickName(cj.Name, tick)
 
 	first := &cronWire{ns: ns, refuseStatus: true}
-	op := startOperatorOn(t, first.config(), ns)
+	op := startOperatorOn(t, first.config(), ns, nil)
 	eventually(t, 60*time.Second, "the first operator creates "+name+" and tries to write the status", func() (bool, string) {
 		_, _, refused := first.counts()
 		jobs := cronRayJobs(t, ns, cj.Name)
@@ -332,7 +289,7 @@ func TestIntegrationCronJobRestart(t *testing.T) {
 	}
 
 	second := &cronWire{ns: ns}
-	startOperatorOn(t, second.config(), ns)
+	startOperatorOn(t, second.config(), ns, nil)
 	waitLastSchedule(t, ns, cj.Name, tick)
 	if jobs := cronRayJobs(t, ns, cj.Name); len(jobs) != 1 || jobs[0].Name != name {
 		t.Errorf("RayJobs %v, want only %s", jobNames(jobs), name)
