@@ -85,14 +85,14 @@ func binding(k, desc string) key.Binding {
 //
 //	s       scale a worker group (cluster detail, on a group or pod row)
 //	ctrl+d  delete the marked worker pods, or the selected one (cluster
-//	        detail); delete the selected RayCluster/RayJob/RayService
-//	        (lists, job and service detail)
+//	        detail); delete the selected RayCluster/RayJob/RayService/
+//	        RayCronJob (their lists; job, service and RayCronJob detail)
 //	x       stop a RayJob (jobs list, job detail)
 //	t       trigger a RayCronJob now: a RayJob from its jobTemplate, the
 //	        way kubectl create job --from=cronjob/… does (RayCronJob list
 //	        and detail)
 //	z       suspend or resume a RayCluster/RayJob/RayService/RayCronJob
-//	        (lists and details)
+//	        (their lists and details)
 //	d       describe the selected object: summary, Events, YAML
 //	l       follow a pod's logs (pods list, cluster detail on a pod row)
 //

@@ -140,7 +140,7 @@ func (r *registry) of(obj client.Object) *kind {
 }
 
 // lifecycleKinds names the kinds suspend/resume and delete apply to, for
-// messages: "RayCluster, RayJob or RayService".
+// messages: "RayCluster, RayJob, RayService or RayCronJob".
 func (r *registry) lifecycleKinds() string {
 	var ns []string
 	for _, k := range r.kinds {

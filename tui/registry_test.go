@@ -79,9 +79,9 @@ func TestDefaultActionsPerView(t *testing.T) {
 }
 
 // A kind is one registry entry: with an entry added (here a second view of
-// the Ray pods under the alias "tp"), the command line, completion, the help
-// and the list page know it, and nothing else changes.
-func TestRegistryEntryIsAKind(t *testing.T) {
+// the Ray pods under the alias "tp"), the command line, completion, the help,
+// the list page and the unknown-command message know it.
+func TestRegistryEntryReachesCommandsHelpAndList(t *testing.T) {
 	a := newApp(t, Options{Actions: DefaultActions(ActionDeps{})})
 	a.reg.kinds = append(a.reg.kinds, kind{
 		list: "testpods", title: "Test pods", help: "test pods", aliases: "tp testpods",

@@ -20,10 +20,12 @@ import (
 	"github.com/raydar/raydar/tui"
 )
 
-// TestGetAndTUISayTheSame feeds the same objects through raydar get's table
-// and the TUI's lists: every object reads with the same STATUS word (and
-// ready count) in both, the word of rayapi/status.
-func TestGetAndTUISayTheSame(t *testing.T) {
+// TestGetAndTUIShowTheSameStatus feeds the same RayClusters, RayServices,
+// RayJobs and Ray pods through raydar get's table and the TUI's lists: each
+// reads with the same STATUS word in both, the word of rayapi/status, and
+// with the same workers (clusters), deployment status (jobs) and ready count
+// (pods). RayCronJobs are not among them.
+func TestGetAndTUIShowTheSameStatus(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	const ns = "team-a"
 	meta := func(name string) metav1.ObjectMeta {
