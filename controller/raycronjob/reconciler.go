@@ -23,10 +23,11 @@ import (
 )
 
 // The RayCronJob reconciler's permissions (on top of the other kinds'; the
-// RayJobs it creates are reconciled by the RayJob reconciler). No
-// finalizer: its RayJobs go with it through their owner references.
+// RayJobs it creates are reconciled by the RayJob reconciler). It writes
+// a RayCronJob's status only, never the object: no finalizer, its RayJobs
+// go with it through their owner references.
 //
-// +kubebuilder:rbac:groups=ray.io,resources=raycronjobs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=ray.io,resources=raycronjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ray.io,resources=raycronjobs/status,verbs=update;patch
 // +kubebuilder:rbac:groups=ray.io,resources=rayjobs,verbs=get;list;watch;create
 
