@@ -92,7 +92,7 @@ func NewGate(api client.Reader, ignoreOthers bool) *Gate {
 	}
 }
 
-// skipReason says why raydar must not reconcile rc, "" if it may.
+// SkipReason says why raydar must not reconcile rc, "" if it may.
 func (g *Gate) SkipReason(rc *rayv1.RayCluster) string {
 	g.mu.RLock()
 	other := g.other
@@ -100,7 +100,7 @@ func (g *Gate) SkipReason(rc *rayv1.RayCluster) string {
 	return SkipReason(rc, other)
 }
 
-// skipReason is the pure rule behind gate.skipReason. raydar reconciles
+// SkipReason is the pure rule behind Gate.SkipReason. raydar reconciles
 // an object whose spec.managedBy is raydar.io/raydar (raydar's CRDs only:
 // KubeRay's allow no such value), or that carries the annotation
 // raydar.io/managed-by-raydar: "true" — with spec.managedBy
