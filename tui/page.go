@@ -140,6 +140,7 @@ type tabler interface {
 	Len() int
 	Total() int
 	MarkCount() int
+	Marks() bool
 	Sorting() (table.SortKey, bool)
 	HandleKey(tea.KeyPressMsg) bool
 }

@@ -102,7 +102,9 @@ func (a *App) hintsLine() string {
 	if p.tbl() != nil {
 		bs = append(bs, key.NewBinding(key.WithKeys("N"), key.WithHelp(
 			km.SortName.Help().Key+"/"+km.SortAge.Help().Key+"/"+km.SortStatus.Help().Key, "sort")))
-		bs = append(bs, km.Mark)
+		if p.tbl().Marks() {
+			bs = append(bs, km.Mark)
+		}
 	}
 	if len(a.stack) == 1 {
 		bs = append(bs, km.AllNamespaces)
@@ -293,11 +295,12 @@ func (a *App) helpGroups() []helpGroup {
 		gs = append(gs, helpGroup{"View", bindingRows(view...)})
 	}
 	gs = append(gs, helpGroup{keys.GroupNavigation, bindingRows(km.Up, km.Down, km.Top, km.Bottom, km.PageUp, km.PageDown)})
-	if p.tbl() != nil {
-		gs = append(gs,
-			helpGroup{keys.GroupSort, bindingRows(km.SortName, km.SortAge, km.SortStatus)},
-			helpGroup{keys.GroupMarks, bindingRows(km.Mark, km.MarkRange, km.ClearMarks)},
-			helpGroup{"Filter", [][2]string{{"/text", "regex"}, {"/!text", "not matching"}, {"/-l k=v", "label selector"}, {"esc", "clear"}}})
+	if t := p.tbl(); t != nil {
+		gs = append(gs, helpGroup{keys.GroupSort, bindingRows(km.SortName, km.SortAge, km.SortStatus)})
+		if t.Marks() {
+			gs = append(gs, helpGroup{keys.GroupMarks, bindingRows(km.Mark, km.MarkRange, km.ClearMarks)})
+		}
+		gs = append(gs, helpGroup{"Filter", [][2]string{{"/text", "regex"}, {"/!text", "not matching"}, {"/-l k=v", "label selector"}, {"esc", "clear"}}})
 	}
 	var cmds [][2]string
 	for _, k := range a.reg.kinds {

@@ -52,8 +52,11 @@ func (m *Model[V]) mark(id string) {
 }
 
 func (m *Model[V]) markable(e *entry[V]) bool {
-	return e != nil && (m.spec.Markable == nil || m.spec.Markable(e.v))
+	return e != nil && !m.spec.NoMarks && (m.spec.Markable == nil || m.spec.Markable(e.v))
 }
+
+// Marks reports whether rows of this table can be marked at all.
+func (m *Model[V]) Marks() bool { return !m.spec.NoMarks }
 
 // MarkRange marks every visible row between the last toggled row and the
 // cursor, inclusive.

@@ -60,6 +60,9 @@ type Spec[V any] struct {
 	// Markable, if set, says which items may be marked; the others are
 	// skipped by a range and refused by ToggleMark. nil: every item.
 	Markable func(v V) bool
+	// NoMarks says no row is ever marked: no action of the table's view
+	// takes marks, so the view neither offers nor shows them.
+	NoMarks bool
 }
 
 type entry[V any] struct {

@@ -275,6 +275,30 @@ func TestMarkable(t *testing.T) {
 	}
 }
 
+// TestNoMarks: a table whose view takes no marks marks nothing, by key or
+// range, and says so (the hints leave the mark key out).
+func TestNoMarks(t *testing.T) {
+	sp := spec()
+	sp.NoMarks = true
+	m := New(sp, styles.Plain(), keys.Default(), func() time.Time { return t0 })
+	m.SetSize(80, 10)
+	m.Apply(sample(), nil)
+	if m.Marks() {
+		t.Error("Marks() = true for a NoMarks table")
+	}
+	if m.ToggleMark() {
+		t.Error("ToggleMark marked a row")
+	}
+	m.MoveTo(3)
+	m.MarkRange()
+	if n := m.MarkCount(); n != 0 {
+		t.Errorf("%d rows marked", n)
+	}
+	if !New(spec(), styles.Plain(), keys.Default(), func() time.Time { return t0 }).Marks() {
+		t.Error("Marks() = false for a default table")
+	}
+}
+
 func TestViewDrawsOnlyTheViewport(t *testing.T) {
 	var items []item
 	for i := range 1000 {
