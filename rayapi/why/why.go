@@ -1,0 +1,98 @@
+package why
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// Cause is one reason an object is not progressing.
+type Cause struct {
+	// Code is a stable word for scripts (`raydar why -o json`), e.g.
+	// Unschedulable, ImagePull, CrashLoop, WaitingForGCS, MissingConfig,
+	// CreateRefused, InvalidSpec, Suspended, OtherOperator, NotReconciled,
+	// WriteFailed, ClusterNotReady, DashboardUnreachable, SubmitterFailed,
+	// DeadlineSoon, PendingClusterNotReady, AppDeployFailed,
+	// DeploymentUnhealthy, NoServeEndpoints, RayInfeasible.
+	Code string `json:"code"`
+	// Subject is what the cause is about, in kubectl's words:
+	// "pod ray-head-x", "group gpu", "RayCluster ns/name".
+	Subject string `json:"subject,omitempty"`
+	// Summary is one line that names the cause specifically ("2 gpu
+	// workers Pending: each asks 4 nvidia.com/gpu, the most any node
+	// offers is 0"). The WHY column shows it cut to fit.
+	Summary string `json:"summary"`
+	// Evidence is what shows it: Event messages, container states, fields.
+	Evidence []string `json:"evidence,omitempty"`
+	// Fix says what to do.
+	Fix string `json:"fix,omitempty"`
+	// Rank orders causes, lower first: the most decisive cause (the one
+	// whose fix unblocks the others) comes first.
+	Rank int `json:"-"`
+}
+
+// Nodes are the cluster's nodes when raydar may read them; Known is false
+// when it may not (no permission, not watched) and node-specific evidence
+// ("the most any node offers") is then left out rather than guessed.
+type Nodes struct {
+	Known bool
+	List  []*corev1.Node
+}
+
+// Reconciler is who reconciles ray.io objects, as far as raydar knows.
+type Reconciler struct {
+	// Known is false when raydar cannot tell; no cause is then derived.
+	Known bool
+	// Active is true when a raydar reconciler (this process or the holder
+	// of the leader lease) is working.
+	Active bool
+	// Who says who in words ("this raydar (leader)", "raydar operator
+	// raydar-system/raydar-7f9 (lease holder)"), or why no one
+	// ("--readonly", "no leader: lease raydar-system/raydar expired 3m ago").
+	Who string
+}
+
+// ClusterInput is what the cache holds about one RayCluster.
+type ClusterInput struct {
+	Cluster *rayv1.RayCluster
+	// Pods are the cluster's pods (label ray.io/cluster).
+	Pods []*corev1.Pod
+	// Events are the Events about the cluster and its pods, oldest first.
+	Events     []*corev1.Event
+	Nodes      Nodes
+	Reconciler Reconciler
+	// Capacity is Ray's view when the dashboard answered; nil otherwise.
+	Capacity *dashboard.Capacity
+	Now      time.Time
+}
+
+// JobInput is what the cache holds about one RayJob.
+type JobInput struct {
+	Job *rayv1.RayJob
+	// Cluster is the job's RayCluster (status.rayClusterName or the
+	// clusterSelector's), nil when there is none (yet).
+	Cluster *ClusterInput
+	// Submitters are the pods of the job's submitter Kubernetes Job
+	// (K8sJobMode), newest last; SubmitterLog their last log lines when
+	// known.
+	Submitters   []*corev1.Pod
+	SubmitterLog []string
+	// Events are the Events about the RayJob, oldest first.
+	Events     []*corev1.Event
+	Reconciler Reconciler
+	Now        time.Time
+}
+
+// ServiceInput is what the cache holds about one RayService.
+type ServiceInput struct {
+	Service *rayv1.RayService
+	// Active and Pending are its clusters, nil when there is none.
+	Active, Pending *ClusterInput
+	// Events are the Events about the RayService, oldest first.
+	Events     []*corev1.Event
+	Reconciler Reconciler
+	Now        time.Time
+}
