@@ -8,7 +8,7 @@ export RAYDAR_TOOLS_DIR ?= $(TOOLS)
 # keeps each package's sandbox from starving the others.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 25m
 
-.PHONY: help build tools generate verify-generated test unit bench lint demo clean
+.PHONY: help build tools generate verify-generated test test-faults unit bench lint demo clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -43,6 +43,9 @@ unit: ## unit tests only (no control plane)
 test: tools ## unit and integration tests (integration tests start a real control plane), then the KubeRay conformance suite
 	$(GO) test $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/conformance)
 	$(GO) test $(TEST_FLAGS) -v ./test/conformance
+
+test-faults: tools ## the fault suite (test/faults): kills, restarts, cuts and Ray-side faults on one sandbox; prints its figures and the summary line
+	$(GO) test $(TEST_FLAGS) -v ./test/faults
 
 bench: tools ## benchmarks; results are recorded in docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...

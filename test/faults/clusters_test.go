@@ -1,0 +1,106 @@
+package faults
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// testCluster is 1 head and one group "small" of n workers, small pods.
+func testCluster(ns, name string, n int32) *rayv1.RayCluster {
+	res := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+	}
+	ctr := func(name string) []corev1.Container {
+		return []corev1.Container{{Name: name, Image: "rayproject/ray:2.52.0", Resources: res}}
+	}
+	return &rayv1.RayCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: rayv1.RayClusterSpec{
+			RayVersion: "2.52.0",
+			HeadGroupSpec: rayv1.HeadGroupSpec{
+				RayStartParams: map[string]string{},
+				Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: ctr("ray-head")}},
+			},
+			WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{
+				GroupName: "small", Replicas: ptr(n), MinReplicas: ptr(int32(0)), MaxReplicas: ptr(int32(100)),
+				RayStartParams: map[string]string{},
+				Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: ctr("ray-worker")}},
+			}},
+		},
+	}
+}
+
+// apiTimeout bounds one request of the test's own (the API server may be
+// restarting).
+const apiTimeout = 2 * time.Minute
+
+// create creates obj, retrying while the API server is unreachable.
+func create(t testing.TB, obj client.Object) {
+	t.Helper()
+	eventually(t, apiTimeout, "creating "+obj.GetName(), func() (bool, string) {
+		err := cl.Create(context.Background(), obj)
+		if apierrors.IsAlreadyExists(err) {
+			return true, ""
+		}
+		return err == nil, errString(err)
+	})
+}
+
+// patchRC applies f to a fresh copy of the RayCluster and updates it,
+// retrying conflicts and unreachable API servers.
+func patchRC(t testing.TB, ns, name string, f func(*rayv1.RayCluster)) {
+	t.Helper()
+	eventually(t, apiTimeout, "updating "+name, func() (bool, string) {
+		rc := &rayv1.RayCluster{}
+		if err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
+			return false, err.Error()
+		}
+		f(rc)
+		err := cl.Update(context.Background(), rc)
+		return err == nil, errString(err)
+	})
+}
+
+// remove deletes obj (in the background: the garbage collector removes
+// what it owns), retrying while the API server is unreachable.
+func remove(t testing.TB, obj client.Object) {
+	t.Helper()
+	eventually(t, apiTimeout, "deleting "+obj.GetName(), func() (bool, string) {
+		err := cl.Delete(context.Background(), obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		return err == nil || apierrors.IsNotFound(err), errString(err)
+	})
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// converged waits until every RayCluster of ns has the pods it wants and
+// the deleted ones are gone.
+func converged(t testing.TB, ns, what string) {
+	t.Helper()
+	eventually(t, settleTimeout, what, func() (bool, string) {
+		pods, err := livePods(ns)
+		if err != nil {
+			return false, err.Error()
+		}
+		return podsMatchDesired(ns, pods)
+	})
+}
+
+func inNS(ns string) client.InNamespace { return client.InNamespace(ns) }
