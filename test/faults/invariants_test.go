@@ -419,4 +419,3 @@ func (c *changeCounter) snapshot() map[string]int {
 	}
 	return out
 }
-

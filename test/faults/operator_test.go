@@ -212,4 +212,3 @@ func startInProc(t testing.TB, cfg *rest.Config, ns string, dash raydash.Resolve
 	t.Cleanup(r.stop)
 	return r
 }
-
