@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"os"
 	"reflect"
 	"runtime"
 	"sort"
@@ -182,7 +183,19 @@ func (s *scenario) checkStorm() {
 			worstRatio, worst = r, fmt.Sprintf("%s: %d writes for %d changes", k, w, c)
 		}
 		if w > stormFactor*max(c, 1) {
-			bad = append(bad, fmt.Sprintf("%s: %d status writes for %d observable changes", k, w, c))
+			var at []string
+			for _, ts := range s.audit.StatusWriteTimes(s.ns, k) {
+				at = append(at, ts.Format("15:04:05.000"))
+			}
+			bad = append(bad, fmt.Sprintf("%s: %d status writes for %d observable changes (writes at %s; changes at %s)", k, w, c,
+				strings.Join(at, " "), strings.Join(s.changes.times(k), " ")))
+		}
+	}
+	if os.Getenv("FAULTS_DEBUG") != "" {
+		for _, r := range s.audit.Requests() {
+			if strings.HasSuffix(r.Path, "/status") {
+				s.t.Logf("%s %s %s %d %s", r.At.Format("15:04:05.000"), r.Method, r.Path, r.Code, r.Body)
+			}
 		}
 	}
 	s.t.Logf("status writes: %d for %d observable changes over %d objects (worst %s)", total, totalChanges, len(writes), worst)
@@ -353,13 +366,14 @@ func noDuplicateReplicas(pods []corev1.Pod) (bool, string) {
 type changeCounter struct {
 	mu   sync.Mutex
 	n    map[string]int
+	at   map[string][]string
 	done chan struct{}
 	once sync.Once
 }
 
 func watchChanges(t testing.TB, ns string) *changeCounter {
 	t.Helper()
-	c := &changeCounter{n: map[string]int{}, done: make(chan struct{})}
+	c := &changeCounter{n: map[string]int{}, at: map[string][]string{}, done: make(chan struct{})}
 	kinds := []struct {
 		plural string
 		obj    client.Object
@@ -392,6 +406,7 @@ func watchChanges(t testing.TB, ns string) *changeCounter {
 				name := newObj.(client.Object).GetName()
 				c.mu.Lock()
 				c.n[k.plural+"/"+name]++
+				c.at[k.plural+"/"+name] = append(c.at[k.plural+"/"+name], time.Now().Format("15:04:05.000"))
 				c.mu.Unlock()
 			},
 		})
@@ -409,6 +424,12 @@ func watchChanges(t testing.TB, ns string) *changeCounter {
 }
 
 func (c *changeCounter) stop() { c.once.Do(func() { close(c.done) }) }
+
+func (c *changeCounter) times(key string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.at[key]...)
+}
 
 func (c *changeCounter) snapshot() map[string]int {
 	c.mu.Lock()
