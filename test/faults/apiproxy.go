@@ -33,8 +33,9 @@ import (
 // Clients reach it with Config or Kubeconfig (its own CA, no credentials);
 // it forwards with the upstream config's credentials (the sandbox's admin).
 type APIProxy struct {
-	// Audit records every request that went through.
-	Audit *Audit
+	// Audit records every request that went through; so does Tee when set
+	// (a scenario's shared audit beside this proxy's own).
+	Audit, Tee *Audit
 
 	addr   string
 	caPEM  []byte
@@ -82,7 +83,11 @@ func NewAPIProxy(upstream *rest.Config) (*APIProxy, error) {
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 			rp.ServeHTTP(sw, r)
-			p.Audit.Record(Request{Method: r.Method, Path: r.URL.Path, UserAgent: r.UserAgent(), Code: sw.code})
+			req := Request{Method: r.Method, Path: r.URL.Path, UserAgent: r.UserAgent(), Code: sw.code, At: time.Now()}
+			p.Audit.Record(req)
+			if p.Tee != nil {
+				p.Tee.Record(req)
+			}
 		}),
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
