@@ -41,7 +41,7 @@ unit: ## unit tests only (no control plane)
 # The conformance suite runs verbose so that its summary line (manifests,
 # objects, differences intended and unexplained) shows when it passes too.
 test: tools ## unit and integration tests (integration tests start a real control plane), then the KubeRay conformance suite
-	$(GO) test $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/conformance)
+	$(GO) test $(TEST_FLAGS) $$($(GO) list ./... | grep -v -e /test/conformance -e /test/faults)
 	$(GO) test $(TEST_FLAGS) -v ./test/conformance
 
 test-faults: tools ## the fault suite (test/faults): kills, restarts, cuts and Ray-side faults on one sandbox; prints its figures and the summary line

@@ -104,3 +104,41 @@ func converged(t testing.TB, ns, what string) {
 }
 
 func inNS(ns string) client.InNamespace { return client.InNamespace(ns) }
+
+func objectMeta(ns, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: ns, Name: name}
+}
+
+// clusterHead returns the live head pod of a cluster.
+func clusterHead(t testing.TB, ns, cluster string) (*corev1.Pod, bool) {
+	t.Helper()
+	var head *corev1.Pod
+	eventually(t, apiTimeout, "the head pod of "+cluster, func() (bool, string) {
+		pods, err := livePods(ns)
+		if err != nil {
+			return false, err.Error()
+		}
+		for i := range pods {
+			if pods[i].Labels[rayv1.RayClusterLabelKey] == cluster && pods[i].Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) {
+				head = &pods[i]
+				return true, ""
+			}
+		}
+		return false, "none"
+	})
+	return head, head != nil
+}
+
+// patchJob applies f to a fresh copy of the RayJob and updates it.
+func patchJob(t testing.TB, ns, name string, f func(*rayv1.RayJob)) {
+	t.Helper()
+	eventually(t, apiTimeout, "updating "+name, func() (bool, string) {
+		j := &rayv1.RayJob{}
+		if err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
+			return false, err.Error()
+		}
+		f(j)
+		err := cl.Update(context.Background(), j)
+		return err == nil, errString(err)
+	})
+}
