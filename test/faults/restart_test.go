@@ -41,14 +41,11 @@ func TestAPIServerAndEtcdRestarts(t *testing.T) {
 	}
 	converged(t, s.ns, "4 clusters up")
 
-	// During a scale-up: 4 -> 40 workers; restart once some new workers exist.
+	// During a scale-up: 4 -> 40 workers; the API server goes down as soon
+	// as the last scale-up is written, while the operator creates pods.
 	for i := range n {
 		patchRC(t, s.ns, name(i), func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(10)) })
 	}
-	eventually(t, time.Minute, "the scale-up to start", func() (bool, string) {
-		w := workerPods(s.ns)
-		return w > n, fmt.Sprintf("%d workers", w)
-	})
 	w := workerPods(s.ns)
 	begin := time.Now()
 	if err := sb.RestartAPIServer(ctx); err != nil {
