@@ -38,7 +38,7 @@ func TestImage(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "raydar-image.tar")
-	o := Options{Module: "../..", Go: "go", Image: "example.test/raydar:v9.9.9-test", Out: out,
+	o := Options{Module: "../..", Go: "go", Image: "example.test/raydar:v9.9.9-test", Out: out, Binary: filepath.Join(dir, "raydar-linux"),
 		Arch: runtime.GOARCH, CACerts: "/etc/ssl/certs/ca-certificates.crt", Version: "v9.9.9-test"}
 	if _, err := os.Stat(o.CACerts); err != nil {
 		t.Skipf("no CA bundle on this host: %v", err)
@@ -162,16 +162,18 @@ func TestImage(t *testing.T) {
 	}
 	t.Logf("raydar version %s: %s", where, bytes.TrimSpace(got))
 
-	// Same inputs, same image: the digest does not depend on when it was built.
+	// Same inputs, same image: the config (which names every layer's
+	// digest) does not depend on when it was assembled. (The tarball keeps
+	// no manifest, so the config digest is what survives docker load.)
 	again, err := imageFrom(o.Binary, o.CACerts, BuildInfo{Version: "v9.9.9-test", Revision: cf.Config.Labels["org.opencontainers.image.revision"],
 		Created: cf.Created.Time})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d1, _ := img.Digest()
-	d2, _ := again.Digest()
+	d1, _ := img.ConfigName()
+	d2, _ := again.ConfigName()
 	if d1 != d2 {
-		t.Errorf("rebuilt from the same binary: digest %s, first %s (not reproducible)", d2, d1)
+		t.Errorf("reassembled from the same binary: config %s, first %s (not reproducible)", d2, d1)
 	}
 }
 

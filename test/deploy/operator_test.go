@@ -1,0 +1,388 @@
+package deploy
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	appsv1 "k8s.io/api/apps/v1"
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/raydar/raydar/kube/sandbox/seed"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// TestOperatorFromImage runs the image as the Deployment would, on this
+// host: its root filesystem (hack/image's tarball, unpacked) as the root
+// of a chroot, user 65532, nothing in it writable by that user (so a
+// read-only root filesystem and no volume suffice), the image's entrypoint
+// with the Deployment's args and env, and the in-cluster identity of a
+// pod of the Deployment: a token of its ServiceAccount from the
+// TokenRequest API, the API server's CA and the namespace in
+// /var/run/secrets/kubernetes.io/serviceaccount, KUBERNETES_SERVICE_HOST.
+// It must become the leader on raydar-system's Lease, answer its probes,
+// reconcile a RayCluster to ready and resolve a RayCronJob's time zone
+// with no zoneinfo in the image, with no request refused by the RBAC.
+func TestOperatorFromImage(t *testing.T) {
+	needSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("chroot and setuid to the image's user need root")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	tarPath := filepath.Join(dir, "raydar-image.tar")
+	build := exec.CommandContext(ctx, "go", "run", "./hack/image", "--image", "raydar:deploy-test", "--out", tarPath,
+		"--binary", filepath.Join(dir, "raydar-linux"))
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("make image (go run ./hack/image): %v\n%s", err, out)
+	}
+	tag, _ := name.NewTag("raydar:deploy-test")
+	img, err := tarball.ImageFromPath(tarPath, &tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, "rootfs")
+	unpackReadOnly(t, img, root)
+
+	objs := applyDefault(t, ctx)
+	d := find[appsv1.Deployment](t, objs, "Deployment", operatorName)
+	c := d.Spec.Template.Spec.Containers[0]
+	cs := sb.Clientset()
+
+	// The pod's identity, where client-go's in-cluster config looks.
+	tok, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, operatorName,
+		&authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("TokenRequest for %s/%s: %v", namespace, operatorName, err)
+	}
+	saDir := filepath.Join(root, "var/run/secrets/kubernetes.io/serviceaccount")
+	if err := os.MkdirAll(saDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, b := range map[string][]byte{"token": []byte(tok.Status.Token), "ca.crt": sb.Config.CAData, "namespace": []byte(namespace)} {
+		if err := os.WriteFile(filepath.Join(saDir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api, err := url.Parse(sb.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The container's process: entrypoint + args, image env + pod env.
+	// The two ports are this host's free ones (other tests may hold 8080
+	// and 8081); every other argument is the Deployment's.
+	health, metrics := freePort(t), freePort(t)
+	args := append([]string(nil), cf.Config.Entrypoint[1:]...)
+	for _, a := range c.Args {
+		switch {
+		case strings.HasPrefix(a, healthFlag+"="):
+			a = fmt.Sprintf("%s=127.0.0.1:%d", healthFlag, health)
+		case strings.HasPrefix(a, metricsFlag+"="):
+			a = fmt.Sprintf("%s=127.0.0.1:%d", metricsFlag, metrics)
+		}
+		args = append(args, a)
+	}
+	env := append(append([]string(nil), cf.Config.Env...),
+		"KUBERNETES_SERVICE_HOST="+api.Hostname(), "KUBERNETES_SERVICE_PORT="+api.Port(), "HOSTNAME=raydar-operator-test")
+	for _, e := range c.Env {
+		env = append(env, e.Name+"="+envValue(t, e, c))
+	}
+	var logs syncBuffer
+	op := exec.Command(cf.Config.Entrypoint[0], args...)
+	op.Dir = "/"
+	op.Env = env
+	op.Stdout, op.Stderr = &logs, &logs
+	op.SysProcAttr = &syscall.SysProcAttr{
+		Chroot:     root,
+		Credential: &syscall.Credential{Uid: uint32(nonrootUser), Gid: uint32(nonrootUser)},
+		Pdeathsig:  syscall.SIGKILL,
+	}
+	t.Logf("chroot %s, uid 65532: %s %s", root, op.Path, strings.Join(args, " "))
+	if err := op.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- op.Wait() }()
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		_ = op.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(time.Minute):
+			_ = op.Process.Kill()
+			<-exited
+			return fmt.Errorf("no exit within a minute of SIGTERM")
+		}
+	}
+	t.Cleanup(func() {
+		_ = stop()
+		if t.Failed() {
+			t.Logf("operator output:\n%s", logs.String())
+		}
+	})
+	alive := func() {
+		select {
+		case err := <-exited:
+			stopped = true
+			t.Fatalf("the operator exited: %v\n%s", err, logs.String())
+		default:
+		}
+	}
+
+	// Probes: the paths and port of the Deployment's probes.
+	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
+		u := fmt.Sprintf("http://127.0.0.1:%d%s", health, p.HTTPGet.Path)
+		eventually(t, ctx, 3*time.Minute, "GET "+u+" 200", func() (bool, string) {
+			alive()
+			resp, err := http.Get(u)
+			if err != nil {
+				return false, err.Error()
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK, fmt.Sprintf("%d %s", resp.StatusCode, b)
+		})
+	}
+
+	// Leader on the Lease of the pod's namespace.
+	eventually(t, ctx, 3*time.Minute, "the operator to hold the Lease raydar-system/raydar-operator", func() (bool, string) {
+		alive()
+		l, err := cs.CoordinationV1().Leases(namespace).Get(ctx, "raydar-operator", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		h := l.Spec.HolderIdentity
+		return h != nil && strings.HasPrefix(*h, "raydar-operator-test"), fmt.Sprintf("holder %v", h)
+	})
+
+	cl, err := seed.NewClient(sb.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "deploy-test"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rc := &rayv1.RayCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "deployed", Namespace: ns},
+		Spec: rayv1.RayClusterSpec{
+			RayVersion: "2.52.0",
+			HeadGroupSpec: rayv1.HeadGroupSpec{
+				RayStartParams: map[string]string{},
+				Template:       podTemplate("1", "2Gi"),
+			},
+			WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{
+				GroupName: "small", Replicas: new(int32(1)), MinReplicas: new(int32(1)), MaxReplicas: new(int32(2)),
+				NumOfHosts: 1, Template: podTemplate("1", "2Gi"),
+			}},
+		},
+	}
+	if err := cl.Create(ctx, rc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, 5*time.Minute, "RayCluster deploy-test/deployed to be ready", func() (bool, string) {
+		alive()
+		var got rayv1.RayCluster
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(rc), &got); err != nil {
+			return false, err.Error()
+		}
+		return got.Status.State == rayv1.Ready, fmt.Sprintf("state %q, %d/%d workers ready", got.Status.State,
+			got.Status.ReadyWorkerReplicas, got.Status.DesiredWorkerReplicas)
+	})
+
+	// Time zones resolve from the binary's embedded database: the chroot
+	// has no /usr/share/zoneinfo. An unknown zone is refused on the
+	// ScheduleValid condition; a real one turns it True.
+	cj := &rayv1.RayCronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: ns},
+		Spec: rayv1.RayCronJobSpec{
+			Schedule: "0 2 * * *", TimeZone: new("Nowhere/Atlantis"), Suspend: new(true),
+			JobTemplate: rayv1.RayJobSpec{Entrypoint: "python -c 'print(1)'", RayClusterSpec: rc.Spec.DeepCopy()},
+		},
+	}
+	if err := cl.Create(ctx, cj); err != nil {
+		t.Fatal(err)
+	}
+	cond := func(want metav1.ConditionStatus) func() (bool, string) {
+		return func() (bool, string) {
+			alive()
+			var got rayv1.RayCronJob
+			if err := cl.Get(ctx, client.ObjectKeyFromObject(cj), &got); err != nil {
+				return false, err.Error()
+			}
+			c := meta.FindStatusCondition(got.Status.Conditions, rayv1.RayCronJobScheduleValid)
+			if c == nil {
+				return false, "no ScheduleValid condition"
+			}
+			return c.Status == want, fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+	}
+	eventually(t, ctx, 3*time.Minute, "ScheduleValid False for timeZone Nowhere/Atlantis", cond(metav1.ConditionFalse))
+	patch := []byte(`{"spec":{"timeZone":"America/New_York"}}`)
+	if err := cl.Patch(ctx, cj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, 3*time.Minute, "ScheduleValid True for timeZone America/New_York (embedded tzdata)", cond(metav1.ConditionTrue))
+
+	if err := stop(); err != nil {
+		t.Errorf("the operator on SIGTERM: %v", err)
+	}
+	out := logs.String()
+	for _, bad := range []string{"forbidden", "Forbidden", "read-only file system", "permission denied"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the operator logged %q (its RBAC or file system is short of something):\n%s", bad, out)
+		}
+	}
+}
+
+// envValue resolves the Deployment's env var as the kubelet would, for
+// the kinds config/manager uses.
+func envValue(t *testing.T, e corev1.EnvVar, c corev1.Container) string {
+	t.Helper()
+	switch {
+	case e.ValueFrom == nil:
+		return e.Value
+	case e.ValueFrom.ResourceFieldRef != nil && e.ValueFrom.ResourceFieldRef.Resource == "limits.memory":
+		q := c.Resources.Limits[corev1.ResourceMemory]
+		return fmt.Sprint(q.Value())
+	}
+	t.Fatalf("env %s: a source this test does not resolve: %+v", e.Name, e.ValueFrom)
+	return ""
+}
+
+func podTemplate(cpu, mem string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "ray", Image: "rayproject/ray:2.52.0",
+		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+			corev1.ResourceCPU: mustQuantity(cpu), corev1.ResourceMemory: mustQuantity(mem)}},
+	}}}}
+}
+
+// unpackReadOnly writes the image's file system under root, owned by
+// root and not writable by anyone else: the image's user can write
+// nowhere, as with readOnlyRootFilesystem and no volume.
+func unpackReadOnly(t *testing.T, img v1.Image, root string) {
+	t.Helper()
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(root, h.Name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, os.FileMode(h.Mode&0o555)); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatalf("image entry %s of type %c", h.Name, h.Typeflag)
+		}
+	}
+	// What the image makes writable (/tmp, the home directory) is not,
+	// here; only root can write, and the operator is not root.
+	for _, d := range []string{".", "tmp", "home/nonroot"} {
+		if err := os.Chmod(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// eventually polls cond until it holds or timeout passes; the last
+// detail goes into the failure.
+func eventually(t *testing.T, ctx context.Context, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var detail string
+	for {
+		var ok bool
+		if ok, detail = cond(); ok {
+			return
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("no %s within %s: %s", what, timeout, detail)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer the process writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
