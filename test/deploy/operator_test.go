@@ -70,12 +70,12 @@ func TestOperatorFromImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := filepath.Join(dir, "rootfs")
-	unpackReadOnly(t, img, root)
-
 	objs := applyDefault(t, ctx)
 	d := find[appsv1.Deployment](t, objs, "Deployment", operatorName)
 	c := d.Spec.Template.Spec.Containers[0]
+	root := filepath.Join(dir, "rootfs")
+	writable := writableDirs(t, d)
+	unpackReadOnly(t, img, root, writable)
 	cs := sb.Clientset()
 
 	// The pod's identity, where client-go's in-cluster config looks.
@@ -113,7 +113,7 @@ func TestOperatorFromImage(t *testing.T) {
 		args = append(args, a)
 	}
 	env := append(append([]string(nil), cf.Config.Env...),
-		"KUBERNETES_SERVICE_HOST="+api.Hostname(), "KUBERNETES_SERVICE_PORT="+api.Port(), "HOSTNAME=raydar-operator-test")
+		"KUBERNETES_SERVICE_HOST="+api.Hostname(), "KUBERNETES_SERVICE_PORT="+api.Port())
 	for _, e := range c.Env {
 		env = append(env, e.Name+"="+envValue(t, e, c))
 	}
@@ -186,8 +186,12 @@ func TestOperatorFromImage(t *testing.T) {
 		if err != nil {
 			return false, err.Error()
 		}
+		// The identity is <hostname>_<random>; the operator logs it at start.
 		h := l.Spec.HolderIdentity
-		return h != nil && strings.HasPrefix(*h, "raydar-operator-test"), fmt.Sprintf("holder %v", h)
+		if h == nil || *h == "" {
+			return false, "no holder"
+		}
+		return strings.Contains(logs.String(), *h), fmt.Sprintf("holder %q, not in the operator's log:\n%s", *h, logs.String())
 	})
 
 	cl, err := seed.NewClient(sb.Config)
@@ -262,6 +266,17 @@ func TestOperatorFromImage(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Errorf("the operator on SIGTERM: %v", err)
 	}
+	for _, w := range writable {
+		var wrote []string
+		_ = filepath.WalkDir(filepath.Join(root, w), func(p string, _ os.DirEntry, err error) error {
+			if err == nil {
+				rel, _ := filepath.Rel(root, p)
+				wrote = append(wrote, "/"+rel)
+			}
+			return nil
+		})
+		t.Logf("the operator left in the emptyDir %s: %q", w, wrote)
+	}
 	out := logs.String()
 	for _, bad := range []string{"forbidden", "Forbidden", "read-only file system", "permission denied"} {
 		if strings.Contains(out, bad) {
@@ -294,9 +309,10 @@ func podTemplate(cpu, mem string) corev1.PodTemplateSpec {
 }
 
 // unpackReadOnly writes the image's file system under root, owned by
-// root and not writable by anyone else: the image's user can write
-// nowhere, as with readOnlyRootFilesystem and no volume.
-func unpackReadOnly(t *testing.T, img v1.Image, root string) {
+// root and not writable by anyone else, as with readOnlyRootFilesystem,
+// but for the Deployment's emptyDir mount paths, made empty and writable
+// (mode 1777) as the kubelet makes them.
+func unpackReadOnly(t *testing.T, img v1.Image, root string, emptyDirs []string) {
 	t.Helper()
 	rc := mutate.Extract(img)
 	defer rc.Close()
@@ -334,6 +350,18 @@ func unpackReadOnly(t *testing.T, img v1.Image, root string) {
 	// here; only root can write, and the operator is not root.
 	for _, d := range []string{".", "tmp", "home/nonroot"} {
 		if err := os.Chmod(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range emptyDirs {
+		p := filepath.Join(root, d)
+		if err := os.RemoveAll(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, 0o1777); err != nil {
 			t.Fatal(err)
 		}
 	}

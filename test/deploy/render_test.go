@@ -275,9 +275,35 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment, image string) {
 			t.Errorf("%s probe path %q, want %s", what, p.HTTPGet.Path, want)
 		}
 	}
-	for _, m := range c.VolumeMounts {
-		t.Errorf("volume mount %s at %s: the operator writes no file (TestOperatorFromImage runs it with nothing writable)", m.Name, m.MountPath)
+	// Writable: an emptyDir at /tmp (TestOperatorFromImage runs the image
+	// with only the emptyDirs writable), nothing of the host.
+	dirs := writableDirs(t, d)
+	if !slices.Contains(dirs, "/tmp") {
+		t.Errorf("no emptyDir at /tmp (writable dirs %q): the binary's init writes /tmp/kubebuilder-envtest", dirs)
 	}
+	for _, v := range ps.Volumes {
+		if v.EmptyDir == nil {
+			t.Errorf("volume %s is not an emptyDir: %+v", v.Name, v.VolumeSource)
+		} else if v.EmptyDir.SizeLimit == nil {
+			t.Errorf("emptyDir %s has no sizeLimit", v.Name)
+		}
+	}
+}
+
+// writableDirs are the mount paths of the container's emptyDir volumes.
+func writableDirs(t *testing.T, d *appsv1.Deployment) []string {
+	t.Helper()
+	empty := map[string]bool{}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		empty[v.Name] = v.EmptyDir != nil
+	}
+	var dirs []string
+	for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
+		if empty[m.Name] && !m.ReadOnly {
+			dirs = append(dirs, m.MountPath)
+		}
+	}
+	return dirs
 }
 
 // flagPort is the port of a --flag=:PORT argument.
