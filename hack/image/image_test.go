@@ -6,7 +6,10 @@ import (
 	"context"
 	"debug/elf"
 	"errors"
+	"fmt"
 	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,9 +22,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // TestImage builds the image as `make image` does, reads the tarball
@@ -174,6 +180,57 @@ func TestImage(t *testing.T) {
 	d2, _ := again.ConfigName()
 	if d1 != d2 {
 		t.Errorf("reassembled from the same binary: config %s, first %s (not reproducible)", d2, d1)
+	}
+}
+
+// TestPush pushes an image as `make image-push` does, to a registry
+// served by go-containerregistry's in-memory registry on loopback, and
+// pulls it back: the same manifest digest, the same user.
+func TestPush(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds raydar (skipped with -short)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	dir := t.TempDir()
+	o := Options{Module: "../..", Go: "go", Image: host + "/team/raydar:v9.9.9-test", Out: filepath.Join(dir, "raydar-image.tar"),
+		Binary: filepath.Join(dir, "raydar-linux"), Arch: runtime.GOARCH, CACerts: "/etc/ssl/certs/ca-certificates.crt",
+		Version: "v9.9.9-test", Push: true}
+	if _, err := os.Stat(o.CACerts); err != nil {
+		t.Skipf("no CA bundle on this host: %v", err)
+	}
+	var said []string
+	if err := run(ctx, o, func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(o.Image, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pulled, err := remote.Image(ref, remote.WithContext(ctx))
+	if err != nil {
+		t.Fatalf("pulling %s back: %v", ref, err)
+	}
+	d, err := pulled.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(said, func(l string) bool { return strings.Contains(l, "pushed") && strings.Contains(l, d.String()) }) {
+		t.Errorf("the registry holds %s, which hack/image did not say it pushed: %q", d, said)
+	}
+	mt, _ := pulled.MediaType()
+	if mt != types.OCIManifestSchema1 {
+		t.Errorf("manifest media type %s, want %s", mt, types.OCIManifestSchema1)
+	}
+	cf, err := pulled.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.Config.User != "65532:65532" || !slices.Equal(cf.Config.Entrypoint, Entrypoint) {
+		t.Errorf("pulled image runs %q as %q", cf.Config.Entrypoint, cf.Config.User)
 	}
 }
 

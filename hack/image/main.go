@@ -99,10 +99,20 @@ func run(ctx context.Context, o Options, logf func(string, ...any)) error {
 	if !o.Push {
 		return nil
 	}
+	if err := push(ctx, tag, img); err != nil {
+		return err
+	}
+	logf("pushed %s@%s", tag.Context(), d)
+	return nil
+}
+
+// push writes img to tag's registry as crane push does, with the
+// credentials of the default keychain (~/.docker/config.json, its
+// credential helpers; anonymous where it has none).
+func push(ctx context.Context, tag name.Tag, img v1.Image) error {
 	if err := remote.Write(tag, img, remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithContext(ctx)); err != nil {
 		return fmt.Errorf("pushing %s: %w", tag, err)
 	}
-	logf("pushed %s@%s", tag.Context(), d)
 	return nil
 }
 
