@@ -71,6 +71,12 @@ type Options struct {
 	// Start installs them and waits until they are Established.
 	CRDs [][]byte
 
+	// Audit makes the API server write an audit log, <StateDir>/audit.log:
+	// every request at the Metadata level (who, what, response code; never
+	// a body). Read it with AuditEvents. RBAC and ServiceAccount tokens are
+	// always on (auth.go).
+	Audit bool
+
 	// StartTimeout bounds Start (in addition to its context). Default 3m:
 	// the machines this runs on are often small and busy.
 	StartTimeout time.Duration
@@ -417,6 +423,9 @@ func (s *Sandbox) startAPIServer(ctx context.Context) error {
 	// node a not-ready taint that only the node-lifecycle controller removes,
 	// and that controller would mark kwok's heartbeat-less nodes NotReady.
 	env.ControlPlane.APIServer.Configure().Set("disable-admission-plugins", "ServiceAccount,TaintNodesByCondition")
+	if err := s.configureAuth(env); err != nil {
+		return err
+	}
 	s.env = env
 
 	var cfg *rest.Config
