@@ -2,10 +2,13 @@ package sandbox
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -81,19 +84,45 @@ func (s *Sandbox) TokenConfig(token string) *rest.Config {
 }
 
 // WriteTokenKubeconfig writes a kubeconfig that authenticates with token,
-// its context's namespace set to namespace, for kubectl and raydar.
+// its context's namespace set to namespace, for kubectl and raydar. The
+// kubeconfig's user is named after the token's subject
+// (system:serviceaccount:NS:NAME), which is what raydar shows as the user.
 func (s *Sandbox) WriteTokenKubeconfig(path, token, namespace string) error {
 	if token == "" {
 		return errors.New("sandbox: WriteTokenKubeconfig: empty token")
 	}
 	const name = "raydar-sandbox"
+	user := tokenSubject(token)
+	if user == "" {
+		user = name + "-token"
+	}
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[name] = &clientcmdapi.Cluster{Server: s.Config.Host, CertificateAuthorityData: s.Config.CAData}
-	kc.AuthInfos[name+"-token"] = &clientcmdapi.AuthInfo{Token: token}
-	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name + "-token", Namespace: namespace}
+	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: user, Namespace: namespace}
 	kc.CurrentContext = name
 	if err := clientcmd.WriteToFile(*kc, path); err != nil {
 		return fmt.Errorf("sandbox: writing kubeconfig: %w", err)
 	}
 	return nil
+}
+
+// tokenSubject is the "sub" claim of a JWT, unverified (it only names the
+// kubeconfig's user; the API server verifies the token), or "".
+func tokenSubject(token string) string {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return ""
+	}
+	var claims struct {
+		Sub string `json:"sub"`
+	}
+	if json.Unmarshal(b, &claims) != nil {
+		return ""
+	}
+	return claims.Sub
 }

@@ -83,6 +83,13 @@ func TestRBACTokensAndAudit(t *testing.T) {
 	if err := sb.WriteTokenKubeconfig(path, token, ns); err != nil {
 		t.Fatal(err)
 	}
+	raw, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := raw.Contexts[raw.CurrentContext].AuthInfo; got != user {
+		t.Errorf("the kubeconfig's user is %q, want the token's subject %q", got, user)
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
 		t.Fatal(err)

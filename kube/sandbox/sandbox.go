@@ -58,8 +58,8 @@ type Options struct {
 	// Scheduler runs kube-scheduler.
 	Scheduler bool
 	// ControllerManager runs kube-controller-manager with the garbage
-	// collector and the namespace, job, serviceaccount, endpoints and
-	// endpointslice controllers.
+	// collector and the namespace, job, serviceaccount, endpoints,
+	// endpointslice and clusterrole-aggregation controllers.
 	ControllerManager bool
 	// Kwok runs kwok, which makes Nodes Ready and moves pods bound to them
 	// through their phases (see stages.yaml).
@@ -538,9 +538,12 @@ func (s *Sandbox) startComponents() error {
 
 // controllers run by kube-controller-manager: garbage collection of owned
 // objects, namespace deletion, Jobs (RayJob submitters), default service
-// accounts, and Endpoints/EndpointSlices (Serve endpoints of a RayService).
+// accounts, Endpoints/EndpointSlices (Serve endpoints of a RayService), and
+// ClusterRole aggregation (the rules of view, edit and admin, which are
+// empty without it).
 const controllers = "garbage-collector-controller,namespace-controller,job-controller," +
-	"serviceaccount-controller,endpoints-controller,endpointslice-controller"
+	"serviceaccount-controller,endpoints-controller,endpointslice-controller," +
+	"clusterrole-aggregation-controller"
 
 // deadChild returns an error naming a child that has exited.
 func (s *Sandbox) deadChild() error {
