@@ -66,7 +66,7 @@ func TestReadOnlyTUIMakesNoMutatingRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ro := runScript(t, ctx, cfgRO, w.ns, w.user, true)
+	ro, _ := runScript(t, ctx, cfgRO, w.ns, w.user, true)
 	before := w.versions(t, ctx)
 	evs := only(auditUntilMarker(t, ctx), w.user)
 	var writes []string
@@ -105,8 +105,9 @@ func TestReadOnlyTUIMakesNoMutatingRequest(t *testing.T) {
 }
 
 // runScript runs the TUI on the namespace as user (cfg's identity) through
-// tuiScript and returns its last screen.
-func runScript(t *testing.T, ctx context.Context, cfg *rest.Config, ns, user string, readOnly bool) string {
+// tuiScript and returns its last screen, and every screen it showed
+// between the steps.
+func runScript(t *testing.T, ctx context.Context, cfg *rest.Config, ns, user string, readOnly bool) (last string, seen []string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -155,11 +156,11 @@ func runScript(t *testing.T, ctx context.Context, cfg *rest.Config, ns, user str
 	for _, step := range tuiScript {
 		typeKeys(tm, step...)
 		// Each step's effect (a page, a dialog, a result) before the next.
-		settle(tm)
+		seen = append(seen, settle(tm)...)
 	}
 	_ = tm.Quit()
 	m := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute))
-	return ansi.Strip(m.(*tui.App).View().Content)
+	return ansi.Strip(m.(*tui.App).View().Content), seen
 }
 
 func clientConfigFromFile(path string) (*rest.Config, error) {
@@ -195,10 +196,11 @@ func waitFor(t *testing.T, tm *teatest.TestModel, s string) {
 
 // settle waits (at most 3 s) until the screen has not changed over five
 // probes 20 ms apart: the keys' commands (reads, a dialog, an apply) have
-// had their effect.
-func settle(tm *teatest.TestModel) {
+// had their effect. It returns the screens it saw.
+func settle(tm *teatest.TestModel) []string {
 	deadline := time.Now().Add(3 * time.Second)
 	last, same := screenNow(tm), 0
+	seen := []string{last}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for same < 5 && time.Now().Before(deadline) {
@@ -207,8 +209,10 @@ func settle(tm *teatest.TestModel) {
 			same++
 		} else {
 			last, same = s, 0
+			seen = append(seen, s)
 		}
 	}
+	return seen
 }
 
 // typeKeys types single characters and <named> keys.

@@ -115,9 +115,10 @@ func (w *viewWorld) raydar(t *testing.T, ctx context.Context, args ...string) cl
 
 // TestViewUserReadsEverythingAndChangesNothing: with only view, `raydar
 // get` lists every kind and a cluster's pods; each mutating command fails
-// naming the user, verb, resource and namespace it lacks, and no object
-// changes (resourceVersions equal; no write of the user succeeded in the
-// audit log).
+// naming the user, verb, resource and namespace it lacks; the TUI shows
+// every list and detail and refuses its actions in the same words; and no
+// object changes (resourceVersions equal; no write of the user succeeded
+// in the audit log).
 func TestViewUserReadsEverythingAndChangesNothing(t *testing.T) {
 	ctx := needSandbox(t)
 	w := newViewWorld(t, ctx, "view", "viewer", "view")
@@ -161,6 +162,24 @@ func TestViewUserReadsEverythingAndChangesNothing(t *testing.T) {
 			t.Errorf("raydar %s crashed:\n%s", strings.Join(m.args, " "), r.stderr)
 		}
 	}
+	// The TUI, every view and action key, confirming each: every list and
+	// detail shows; each action is refused in words.
+	cfg, err := clientConfigFromFile(w.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, screens := runScript(t, ctx, cfg, w.ns, w.user, false)
+	all := strings.Join(screens, "\n")
+	for _, want := range []string{
+		"RayClusters(" + w.ns + ")[1]", "RayJobs(" + w.ns + ")[1]", "RayServices(" + w.ns + ")[1]", "RayCronJobs(" + w.ns + ")[1]",
+		"RayCluster " + w.ns + "/rc", "Describe RayCluster", "Describe RayJob",
+		fmt.Sprintf("forbidden: user %s cannot patch rayclusters in namespace %s", w.user, w.ns),
+		fmt.Sprintf("forbidden: user %s cannot patch rayjobs in namespace %s", w.user, w.ns),
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the view-only TUI session never showed %q; its last screen:\n%s", want, screens[len(screens)-1])
+		}
+	}
 	if after := w.versions(t, ctx); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("objects changed under a view-only user:\nbefore %v\nafter  %v", before, after)
 	}
@@ -179,7 +198,7 @@ func TestViewUserReadsEverythingAndChangesNothing(t *testing.T) {
 	if len(writes) > 0 {
 		t.Errorf("successful writes of a view-only user:\n%s", strings.Join(writes, "\n"))
 	}
-	if forbidden < 8 {
-		t.Errorf("%d forbidden requests of %s in the audit log, want one per refused command (8)", forbidden, w.user)
+	if forbidden < 10 {
+		t.Errorf("%d forbidden requests of %s in the audit log, want one per refused command (8) and TUI action (2 or more)", forbidden, w.user)
 	}
 }
