@@ -12,6 +12,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -51,6 +52,20 @@ func (s *Sandbox) configureAuth(env *envtest.Environment) error {
 	// One file: the default 100 MB rotation would split a long run's log
 	// (ReadAudit reads rotated files too, should it happen).
 	args.Set("audit-log-maxsize", "10000")
+	return nil
+}
+
+// writeKubeconfig writes an admin kubeconfig for cfg (client certificates).
+func writeKubeconfig(path string, cfg *rest.Config) error {
+	const name = "raydar-sandbox"
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos[name+"-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name + "-admin", Namespace: corev1.NamespaceDefault}
+	kc.CurrentContext = name
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return fmt.Errorf("sandbox: writing kubeconfig: %w", err)
+	}
 	return nil
 }
 

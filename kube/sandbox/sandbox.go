@@ -9,12 +9,9 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -456,20 +453,6 @@ func (s *Sandbox) startAPIServer(ctx context.Context) error {
 
 // serviceCIDR is the apiserver's service IP range.
 const serviceCIDR = "10.96.0.0/16"
-
-// writeKubeconfig writes an admin kubeconfig for cfg (client certificates).
-func writeKubeconfig(path string, cfg *rest.Config) error {
-	const name = "raydar-sandbox"
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos[name+"-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name + "-admin", Namespace: corev1.NamespaceDefault}
-	kc.CurrentContext = name
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		return fmt.Errorf("sandbox: writing kubeconfig: %w", err)
-	}
-	return nil
-}
 
 // startComponents starts kube-scheduler, kube-controller-manager and kwok as
 // requested.

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -28,8 +29,9 @@ import (
 // TestOperatorAsItsServiceAccount runs raydar's operator as config/rbac's
 // ServiceAccount (a TokenRequest token; leader election on its Lease in
 // raydar-system; all namespaces, as config/default deploys it) through a
-// RayCluster's life, an autoscaling cluster, a RayJob to SUCCEEDED and a
-// RayService to Ready. Then the audit log: not one of its requests was
+// RayCluster's life, an autoscaling cluster, RayJobs in HTTPMode and
+// K8sJobMode to SUCCEEDED, a RayCronJob and a RayService to Ready, and the
+// deletion of each. Then the audit log: not one of its requests was
 // forbidden, and every one falls within config/rbac's rules.
 func TestOperatorAsItsServiceAccount(t *testing.T) {
 	ctx := needSandbox(t)
@@ -128,15 +130,54 @@ func TestOperatorAsItsServiceAccount(t *testing.T) {
 	job := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "job"},
 		Spec: rayv1.RayJobSpec{Entrypoint: "echo least privilege", SubmissionMode: rayv1.HTTPMode,
 			ShutdownAfterJobFinishes: true, RayClusterSpec: &cluster(ns, "unused", 0).Spec}}
+	// And one in K8sJobMode: the operator creates the submitter Job.
+	k8sJob := job.DeepCopy()
+	k8sJob.Name, k8sJob.Spec.SubmissionMode = "k8sjob", rayv1.K8sJobMode
 	createObj(t, ctx, job)
-	eventually(t, 4*time.Minute, "job SUCCEEDED and Complete", func() (bool, string) {
-		j := &rayv1.RayJob{}
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(job), j); err != nil {
-			return false, err.Error()
+	createObj(t, ctx, k8sJob)
+	for _, j := range []*rayv1.RayJob{job, k8sJob} {
+		eventually(t, 4*time.Minute, j.Name+" SUCCEEDED and Complete", func() (bool, string) {
+			got := &rayv1.RayJob{}
+			if err := cl.Get(ctx, client.ObjectKeyFromObject(j), got); err != nil {
+				return false, err.Error()
+			}
+			st := got.Status
+			return st.JobStatus == rayv1.JobStatusSucceeded && st.JobDeploymentStatus == rayv1.JobDeploymentStatusComplete,
+				fmt.Sprintf("job %q deployment %q reason %q message %q", st.JobStatus, st.JobDeploymentStatus, st.Reason, st.Message)
+		})
+	}
+
+	// A RayCronJob in a time zone that does not exist, then fixed (the
+	// CRD admits any string there): the operator writes ScheduleValid False
+	// (and a Warning Event), then True.
+	cron := &rayv1.RayCronJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cron"},
+		Spec: rayv1.RayCronJobSpec{Schedule: "0 3 * * *", TimeZone: ptr.To("Mars/Olympus_Mons"), JobTemplate: job.Spec}}
+	createObj(t, ctx, cron)
+	cronValid := func(want metav1.ConditionStatus) {
+		t.Helper()
+		eventually(t, 2*time.Minute, fmt.Sprintf("cron's ScheduleValid %s", want), func() (bool, string) {
+			got := &rayv1.RayCronJob{}
+			if err := cl.Get(ctx, client.ObjectKeyFromObject(cron), got); err != nil {
+				return false, err.Error()
+			}
+			c := meta.FindStatusCondition(got.Status.Conditions, rayv1.RayCronJobScheduleValid)
+			return c != nil && c.Status == want, fmt.Sprint(got.Status.Conditions)
+		})
+	}
+	cronValid(metav1.ConditionFalse)
+	for range 20 {
+		got := &rayv1.RayCronJob{}
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(cron), got); err != nil {
+			t.Fatal(err)
 		}
-		return j.Status.JobStatus == rayv1.JobStatusSucceeded && j.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusComplete,
-			fmt.Sprintf("job %q deployment %q reason %q message %q", j.Status.JobStatus, j.Status.JobDeploymentStatus, j.Status.Reason, j.Status.Message)
-	})
+		got.Spec.TimeZone = ptr.To("Europe/Berlin")
+		if err := cl.Update(ctx, got); err == nil {
+			break
+		} else if !apierrors.IsConflict(err) {
+			t.Fatal(err)
+		}
+	}
+	cronValid(metav1.ConditionTrue)
 
 	// A RayService to Ready.
 	svc := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "svc"},
@@ -154,13 +195,19 @@ func TestOperatorAsItsServiceAccount(t *testing.T) {
 	if err := cl.Delete(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.Delete(ctx, job); err != nil {
-		t.Fatal(err)
+	for _, o := range []client.Object{job, k8sJob, cron} {
+		if err := cl.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
 	}
-	eventually(t, 2*time.Minute, "svc and job gone", func() (bool, string) {
-		e1 := cl.Get(ctx, client.ObjectKeyFromObject(svc), &rayv1.RayService{})
-		e2 := cl.Get(ctx, client.ObjectKeyFromObject(job), &rayv1.RayJob{})
-		return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2), fmt.Sprintf("%v; %v", e1, e2)
+	eventually(t, 2*time.Minute, "svc, the jobs and cron gone", func() (bool, string) {
+		var left []string
+		for _, o := range []client.Object{svc, job, k8sJob, cron} {
+			if err := cl.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object)); !apierrors.IsNotFound(err) {
+				left = append(left, fmt.Sprintf("%s: %v", o.GetName(), err))
+			}
+		}
+		return len(left) == 0, strings.Join(left, "; ")
 	})
 	stop()
 
