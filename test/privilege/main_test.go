@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -112,8 +113,13 @@ func run(m *testing.M) int {
 				refused[e.User.Username+" "+e.Verb+" "+e.Resource()]++
 			}
 		}
-		for k, n := range refused {
-			fmt.Fprintf(os.Stderr, "privilege: 403 x%d: %s\n", n, k)
+		keys := make([]string, 0, len(refused))
+		for k := range refused {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(os.Stderr, "privilege: 403 x%d: %s\n", refused[k], k)
 		}
 	}
 	return code
