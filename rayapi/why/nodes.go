@@ -80,6 +80,20 @@ func insufficient(msg string) []string {
 type schedule struct {
 	reasons []string // "asks nvidia.com/gpu 4, the most any node offers is 0"
 	fixes   []string
+	// said counts the leading reasons the scheduler's message confirms.
+	said int
+}
+
+// add appends a reason and its fix; one the scheduler's message confirms
+// goes before those it does not.
+func (s *schedule) add(said bool, reason, fix string) {
+	if !said {
+		s.reasons, s.fixes = append(s.reasons, reason), append(s.fixes, fix)
+		return
+	}
+	s.reasons = slices.Insert(s.reasons, s.said, reason)
+	s.fixes = slices.Insert(s.fixes, s.said, fix)
+	s.said++
 }
 
 func explainSchedule(pod *corev1.Pod, msg string, nodes Nodes, each bool) schedule {
@@ -112,12 +126,11 @@ func explainSchedule(pod *corev1.Pod, msg string, nodes Nodes, each bool) schedu
 				r += " (the rest is in use)"
 			}
 		}
-		s.reasons = append(s.reasons, r)
-		s.fixes = append(s.fixes, "add nodes with "+name+" "+q.String()+" free (or a node pool the cluster autoscaler may grow), or lower the group's request")
+		s.add(named, r, "add nodes with "+name+" "+q.String()+" free (or a node pool the cluster autoscaler may grow), or lower the group's request")
 	}
 	for _, name := range short {
 		if _, ok := req[corev1.ResourceName(name)]; !ok && name != "pods" {
-			s.reasons = append(s.reasons, "no node has enough "+name)
+			s.add(true, "no node has enough "+name, "add nodes with more "+name)
 		}
 	}
 	if !nodes.Known || len(nodes.List) == 0 {
@@ -140,17 +153,17 @@ func explainSchedule(pod *corev1.Pod, msg string, nodes Nodes, each bool) schedu
 				none = append(none, k+"="+sel[k])
 			}
 		}
-		s.reasons = append(s.reasons, "nodeSelector "+strings.Join(none, ",")+" matches no node")
-		s.fixes = append(s.fixes, "fix the group's nodeSelector, or label a node "+strings.Join(none, ","))
+		s.add(strings.Contains(msg, "node affinity/selector"), "nodeSelector "+strings.Join(none, ",")+" matches no node",
+			"fix the group's nodeSelector, or label a node "+strings.Join(none, ","))
 	}
 	switch taints := untoleratedEverywhere(nodes.List, pod.Spec.Tolerations); {
 	case len(taints) == 0:
 	case taints[0] == "":
-		s.reasons = append(s.reasons, "every node has a taint it does not tolerate (one: "+taints[1]+")")
-		s.fixes = append(s.fixes, "add tolerations for the nodes' taints to the group's pod template, or untaint a node")
+		s.add(strings.Contains(msg, "taint"), "every node has a taint it does not tolerate (one: "+taints[1]+")",
+			"add tolerations for the nodes' taints to the group's pod template, or untaint a node")
 	default:
-		s.reasons = append(s.reasons, "every node has taint "+strings.Join(taints, ", ")+", not tolerated")
-		s.fixes = append(s.fixes, "add a toleration for "+taints[0]+" to the group's pod template, or untaint a node")
+		s.add(strings.Contains(msg, "taint"), "every node has taint "+strings.Join(taints, ", ")+", not tolerated",
+			"add a toleration for "+taints[0]+" to the group's pod template, or untaint a node")
 	}
 	return s
 }

@@ -61,7 +61,7 @@ func groupOffers(rc *rayv1.RayCluster, pods []*corev1.Pod) []offer {
 		case int32(o.pods) >= o.maxPods:
 			o.stuck = "it is at maxReplicas " + itoa(int64(g.Max()))
 		case !auto && int32(o.pods) >= g.DesiredPods():
-			o.stuck = "autoscaling is off and it has its " + itoa(int64(g.DesiredPods())) + " replicas"
+			o.stuck = "autoscaling is off (replicas " + itoa(int64(g.DesiredReplicas())) + ")"
 		}
 		out = append(out, o)
 	}
