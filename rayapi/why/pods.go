@@ -54,8 +54,7 @@ func podGroup(p *corev1.Pod) (head bool, group string) {
 
 // add records that pod has the issue (code, key), creating it with what
 // and evidence on first sight; it returns the issue.
-func (s *podScan) add(code, key string, pod *corev1.Pod, msg, what string, evidence ...string) *podIssue {
-	head, group := podGroup(pod)
+func (s *podScan) add(code, key string, pod *corev1.Pod, head bool, group, msg, what string, evidence ...string) *podIssue {
 	var is *podIssue
 	for _, x := range s.issues {
 		if x.code == code && x.key == key {
@@ -104,27 +103,33 @@ func scanPods(pods []*corev1.Pod, events []*corev1.Event) *podScan {
 		if p.DeletionTimestamp != nil {
 			continue
 		}
+		ready := status.PodIsReady(p)
+		if ready && p.Status.Phase == corev1.PodRunning {
+			// Every container is ready: nothing waits or crashes.
+			if p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) {
+				s.head, s.headReady = p, true
+			}
+			continue
+		}
 		head, group := podGroup(p)
 		if head {
-			s.head = p
-			s.headReady = status.PodIsReady(p)
+			s.head, s.headReady = p, ready
 		}
-		ready := status.PodIsReady(p)
 		if p.Status.Phase == corev1.PodPending {
 			if msg, ok := unschedulable(p, sched[p.Name]); ok {
 				if kind, name, detail, ok := missingObject(msg); ok {
-					s.missing(p, kind, name, detail, "scheduler: "+msg)
+					s.missing(p, head, group, kind, name, detail, "scheduler: "+msg)
 				} else {
-					s.add(CodeUnschedulable, groupKey(head, group), p, msg, "", "scheduler: "+msg)
+					s.add(CodeUnschedulable, groupKey(head, group), p, head, group, msg, "", "scheduler: "+msg)
 				}
 				continue
 			}
 		}
-		blocked := s.containers(p, p.Status.InitContainerStatuses, true)
-		blocked = s.containers(p, p.Status.ContainerStatuses, false) || blocked
+		blocked := s.containers(p, head, group, p.Status.InitContainerStatuses, true)
+		blocked = s.containers(p, head, group, p.Status.ContainerStatuses, false) || blocked
 		if e := mount[p.Name]; e != nil && !ready && p.Status.Phase == corev1.PodPending {
 			if kind, name, detail, ok := missingObject(e.Message); ok {
-				s.missing(p, kind, name, detail, "FailedMount: "+e.Message)
+				s.missing(p, head, group, kind, name, detail, "FailedMount: "+e.Message)
 				blocked = true
 			}
 		}
@@ -167,9 +172,8 @@ func unschedulable(p *corev1.Pod, ev *corev1.Event) (string, bool) {
 
 // containers records the waiting or crashing containers of a pod; it
 // reports whether one is blocked by an error (not merely starting).
-func (s *podScan) containers(p *corev1.Pod, sts []corev1.ContainerStatus, init bool) bool {
+func (s *podScan) containers(p *corev1.Pod, head bool, group string, sts []corev1.ContainerStatus, init bool) bool {
 	blocked := false
-	head, group := podGroup(p)
 	gk := groupKey(head, group)
 	for i := range sts {
 		cs := &sts[i]
@@ -187,15 +191,14 @@ func (s *podScan) containers(p *corev1.Pod, sts []corev1.ContainerStatus, init b
 			if image == "" {
 				image = specImage(p, cs.Name)
 			}
-			s.add(CodeImagePull, gk+"\x00"+image, p, w.Message, image, where+": "+w.Reason+": "+w.Message)
+			s.add(CodeImagePull, gk+"\x00"+image, p, head, group, w.Message, image, where+": "+w.Reason+": "+w.Message)
 			blocked = true
 		case "CrashLoopBackOff":
-			is := s.add(CodeCrashLoop, gk, p, w.Message, crashWords(p, cs), crashEvidence(where, p, cs)...)
-			_ = is
+			s.add(CodeCrashLoop, gk, p, head, group, w.Message, crashWords(p, cs), crashEvidence(where, p, cs)...)
 			blocked = true
 		case "CreateContainerConfigError", "CreateContainerError":
 			if kind, name, detail, ok := missingObject(w.Message); ok {
-				s.missing(p, kind, name, detail, where+": "+w.Reason+": "+w.Message)
+				s.missing(p, head, group, kind, name, detail, where+": "+w.Reason+": "+w.Message)
 				blocked = true
 			}
 		}
@@ -204,14 +207,14 @@ func (s *podScan) containers(p *corev1.Pod, sts []corev1.ContainerStatus, init b
 }
 
 // missing records a missing ConfigMap, Secret or PersistentVolumeClaim.
-func (s *podScan) missing(p *corev1.Pod, kind, name, detail, evidence string) {
+func (s *podScan) missing(p *corev1.Pod, head bool, group, kind, name, detail, evidence string) {
 	what := kind + " " + name
 	if detail != "" {
 		what += " " + detail
 	} else {
 		what += " missing"
 	}
-	s.add(CodeMissingConfig, kind+"/"+name+"/"+detail, p, evidence, what, evidence)
+	s.add(CodeMissingConfig, kind+"/"+name+"/"+detail, p, head, group, evidence, what, evidence)
 }
 
 // missingObject finds the object a kubelet or scheduler message says is

@@ -36,24 +36,32 @@ const (
 
 // groupOffers lists the head's and every worker group's per-pod offer.
 func groupOffers(rc *rayv1.RayCluster, pods []*corev1.Pod) []offer {
-	count := func(head bool, group string) int {
-		n := 0
-		for _, p := range pods {
-			if h, g := podGroup(p); p.DeletionTimestamp == nil && h == head && (head || g == group) {
-				n++
+	spec := &rc.Spec
+	counts := make([]int, 1+len(spec.WorkerGroupSpecs)) // head, then the groups in order
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		head, group := podGroup(p)
+		if head {
+			counts[0]++
+			continue
+		}
+		for i := range spec.WorkerGroupSpecs {
+			if spec.WorkerGroupSpecs[i].GroupName == group {
+				counts[i+1]++
+				break
 			}
 		}
-		return n
 	}
-	spec := &rc.Spec
 	auto := spec.IsAutoscalingEnabled()
 	out := make([]offer, 0, 1+len(spec.WorkerGroupSpecs))
 	h := &spec.HeadGroupSpec
-	out = append(out, offer{group: rayv1.RayNodeHeadGroupLabelValue, head: true, pods: count(true, ""), maxPods: 1,
+	out = append(out, offer{group: rayv1.RayNodeHeadGroupLabelValue, head: true, pods: counts[0], maxPods: 1,
 		res: rayResources(h.RayStartParams, h.Resources, &h.Template.Spec), stuck: "the head is one pod"})
 	for i := range spec.WorkerGroupSpecs {
 		g := &spec.WorkerGroupSpecs[i]
-		o := offer{group: g.GroupName, pods: count(false, g.GroupName), maxPods: g.MaxPods(),
+		o := offer{group: g.GroupName, pods: counts[i+1], maxPods: g.MaxPods(),
 			res: rayResources(g.RayStartParams, g.Resources, &g.Template.Spec)}
 		switch {
 		case g.IsSuspended():
