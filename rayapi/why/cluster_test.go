@@ -90,6 +90,10 @@ func TestClusterCauses(t *testing.T) {
 				node("n2", rl("cpu", "16", "memory", "64Gi"), nil, taint, corev1.Taint{Key: "other", Effect: corev1.TaintEffectNoExecute}),
 			}}
 		}, want: []string{"Unschedulable: 1 cpu worker Pending: every node has taint dedicated=infra:NoSchedule, not tolerated"}},
+		{name: "unschedulable for a reason raydar does not explain: the scheduler's words", in: func(in *ClusterInput) {
+			in.Pods[2] = unschedulablePod(in.Pods[2], "0/3 nodes are available: 3 node(s) had volume node affinity conflict. preemption: not helpful.")
+			in.Nodes = cpuNodes
+		}, want: []string{"Unschedulable: 1 cpu worker Pending: 3 node(s) had volume node affinity conflict"}},
 		{name: "image pull", in: func(in *ClusterInput) {
 			in.Pods[1] = waiting(in.Pods[1], corev1.PodPending, "ImagePullBackOff", `Back-off pulling image "rayproject/ray:2.9.0"`)
 			in.Pods[2] = waiting(in.Pods[2], corev1.PodPending, "ErrImagePull", `rpc error: not found`)
@@ -284,6 +288,32 @@ func TestColumn(t *testing.T) {
 	}
 	if c := Column([]Cause{{Summary: "a"}, {Summary: "b"}, {Summary: "c"}}); c != "a (+2)" {
 		t.Errorf("Column(three) = %q", c)
+	}
+}
+
+func TestPodRequests(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	spec := corev1.PodSpec{
+		InitContainers: []corev1.Container{
+			{Name: "big-init", Resources: corev1.ResourceRequirements{Requests: rl("cpu", "8", "memory", "1Gi")}},
+			{Name: "sidecar", RestartPolicy: &always, Resources: corev1.ResourceRequirements{Requests: rl("cpu", "1")}},
+		},
+		Containers: []corev1.Container{
+			{Name: "ray", Resources: corev1.ResourceRequirements{Requests: rl("cpu", "2", "memory", "4Gi", "nvidia.com/gpu", "1")}},
+			{Name: "log", Resources: corev1.ResourceRequirements{Requests: rl("cpu", "500m", "memory", "1Gi")}},
+		},
+		Overhead: rl("memory", "128Mi"),
+	}
+	got := podRequests(&spec)
+	want := map[string]string{"cpu": "8", "memory": "5248Mi", "nvidia.com/gpu": "1"}
+	for name, w := range want {
+		q := got[corev1.ResourceName(name)]
+		if q.String() != w {
+			t.Errorf("%s = %s, want %s", name, q.String(), w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %v", got)
 	}
 }
 

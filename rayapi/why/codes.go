@@ -67,6 +67,10 @@ const (
 	// reasonDashboardUnreachable is controller/rayjob's and
 	// controller/rayservice's Warning when the dashboard cannot be asked.
 	reasonDashboardUnreachable = "DashboardUnreachable"
+	// reasonFailedSubmit and reasonSubmitted are controller/rayjob's
+	// Events when an HTTPMode submission failed or went through.
+	reasonFailedSubmit = "FailedSubmit"
+	reasonSubmitted    = "Submitted"
 	// reasonSpecValid is controller/rayjob's Normal Event once a refused
 	// spec is valid again.
 	reasonSpecValid = "SpecValid"

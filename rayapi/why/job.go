@@ -54,6 +54,8 @@ func jobCauses(in *JobInput) []Cause {
 	cs = writeCauses(o, in.Events, "", "", cs)
 	if c, ok := submitterFailed(in); ok {
 		cs = append(cs, c)
+	} else if c, ok := submitFailed(o, in.Events); ok {
+		cs = append(cs, c)
 	}
 	if c, ok := dashboardUnreachable(o, in.Events, st.JobStatusCheckFailureStartTime != nil, in.Now, st); ok {
 		cs = append(cs, c)
@@ -93,7 +95,7 @@ func clusterNotReady(in *JobInput, cs []Cause) []Cause {
 		c.Fix = "create RayCluster " + name + " in namespace " + j.Namespace + ", or fix spec.clusterSelector"
 	default:
 		if name == "" {
-			c.Subject = o(j)
+			c.Subject = jobSubject(j)
 			c.Summary = "its RayCluster is not created yet"
 		} else {
 			c.Subject = "RayCluster " + j.Namespace + "/" + name
@@ -105,13 +107,13 @@ func clusterNotReady(in *JobInput, cs []Cause) []Cause {
 	return append(cs, c)
 }
 
-func o(j *rayv1.RayJob) string { return "RayJob " + j.Namespace + "/" + j.Name }
+func jobSubject(j *rayv1.RayJob) string { return "RayJob " + j.Namespace + "/" + j.Name }
 
 // jobFailed is a failed job's cause: its failure.
 func jobFailed(in *JobInput) Cause {
 	j := in.Job
 	st := &j.Status
-	c := Cause{Subject: o(j), Rank: rankJobFailed}
+	c := Cause{Subject: jobSubject(j), Rank: rankJobFailed}
 	msg := strings.TrimSpace(st.Message)
 	if msg != "" {
 		c.Evidence = append(c.Evidence, string(st.Reason)+": "+msg)
@@ -199,6 +201,30 @@ func submitterFailed(in *JobInput) (Cause, bool) {
 	return Cause{}, false
 }
 
+// submitFailed: raydar's FailedSubmit Warning (HTTPMode: the dashboard
+// refused the submission), not followed by Submitted.
+func submitFailed(o object, events []*corev1.Event) (Cause, bool) {
+	var last *corev1.Event
+	for _, e := range events {
+		if !o.about(e) {
+			continue
+		}
+		switch e.Reason {
+		case reasonFailedSubmit:
+			last = e
+		case reasonSubmitted:
+			last = nil
+		}
+	}
+	if last == nil {
+		return Cause{}, false
+	}
+	return Cause{Code: CodeSubmitterFailed, Subject: o.subject(), Rank: rankSubmitter,
+		Summary:  "submit failed: " + shortReason(afterLast(last.Message, "): ")),
+		Evidence: []string{last.Message},
+		Fix:      "read the message: the dashboard refused the job (entrypoint, runtime env, or the dashboard is not up yet); raydar retries"}, true
+}
+
 // dashboardUnreachable: raydar's DashboardUnreachable Warning about the
 // object, while its status says the checks still fail (failing), or while
 // no Normal Event followed it.
@@ -249,7 +275,7 @@ func deadlines(in *JobInput, cs []Cause) []Cause {
 		if left <= 0 || (left >= time.Minute && left*10 >= total) {
 			return
 		}
-		cs = append(cs, Cause{Code: CodeDeadlineSoon, Subject: o(j), Rank: rankDeadline,
+		cs = append(cs, Cause{Code: CodeDeadlineSoon, Subject: jobSubject(j), Rank: rankDeadline,
 			Summary:  field + " fires in " + duration.HumanDuration(left),
 			Evidence: []string{"spec." + field + " is " + itoa(int64(*secs)) + ", started " + status.Since(in.Now, st.StartTime) + " ago"},
 			Fix:      "raise spec." + field + " if the job needs longer; the RayJob fails when it fires"})

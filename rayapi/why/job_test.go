@@ -90,6 +90,15 @@ func TestJobCauses(t *testing.T) {
 			in.SubmitterLog = []string{"a", "b", "c", "d", "e", "Traceback (most recent call last):", "ModuleNotFoundError: No module named 'torch'"}
 		}, want: []string{"SubmitterFailed: submitter exited 1"},
 			evidence: []string{"pod job-sub-1 container ray-job-submitter: exit code 1 (Error)", "log: ModuleNotFoundError: No module named 'torch'"}},
+		{name: "HTTPMode submit refused by the dashboard", in: func(in *JobInput) {
+			in.Job.Spec.SubmissionMode = rayv1.HTTPMode
+			in.Job.Status.JobStatus, in.Job.Status.JobDeploymentStatus = "", rayv1.JobDeploymentStatusInitializing
+			in.Events = append(in.Events, warn("RayJob", "job", reasonFailedSubmit, "Failed to submit Ray job job-abc (retrying): 400 Bad Request: runtime_env pip install failed"))
+		}, want: []string{"SubmitterFailed: submit failed: 400 Bad Request: runtime_env pip install failed"}},
+		{name: "HTTPMode submit that went through later says nothing", in: func(in *JobInput) {
+			in.Events = append(in.Events, warn("RayJob", "job", reasonFailedSubmit, "Failed to submit Ray job job-abc (retrying): connection refused"),
+				normal("RayJob", "job", reasonSubmitted, "Submitted Ray job job-abc"))
+		}},
 		{name: "submission failed", in: func(in *JobInput) {
 			st := &in.Job.Status
 			st.JobDeploymentStatus, st.Reason, st.JobStatus = rayv1.JobDeploymentStatusFailed, rayv1.SubmissionFailed, ""

@@ -9,8 +9,9 @@ import (
 )
 
 // podRequests is what the scheduler counts a pod as asking for: per
-// resource, the sum over its containers, or the most any init container
-// asks when that is more (init containers run one at a time).
+// resource, the sum over its containers (and sidecars), or the most any
+// init container asks when that is more (init containers run one at a
+// time), plus the pod's overhead.
 func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for i := range spec.Containers {
@@ -21,11 +22,31 @@ func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
 		}
 	}
 	for i := range spec.InitContainers {
-		for name, q := range spec.InitContainers[i].Resources.Requests {
+		c := &spec.InitContainers[i]
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			// A sidecar runs beside the containers: it adds.
+			for name, q := range c.Resources.Requests {
+				sum := out[name]
+				sum.Add(q)
+				out[name] = sum
+			}
+		}
+	}
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			continue
+		}
+		for name, q := range c.Resources.Requests {
 			if cur, ok := out[name]; !ok || q.Cmp(cur) > 0 {
 				out[name] = q.DeepCopy()
 			}
 		}
+	}
+	for name, q := range spec.Overhead {
+		sum := out[name]
+		sum.Add(q)
+		out[name] = sum
 	}
 	return out
 }

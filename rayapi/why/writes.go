@@ -2,6 +2,7 @@ package why
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -215,14 +216,23 @@ func between(s, start, end string) string {
 	return s[:j]
 }
 
-// shortReason is the first sentence of a message, at most 80 bytes.
+// shortReason is the first sentence of a message's first line, at most
+// 80 bytes (cut at a rune boundary).
 func shortReason(s string) string {
 	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
 	if i := strings.Index(s, ". "); i > 0 {
 		s = s[:i]
 	}
+	s = strings.TrimSuffix(s, ".")
 	if len(s) > 80 {
-		s = s[:77] + "..."
+		cut := 77
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
 	}
 	return s
 }
