@@ -67,7 +67,7 @@ func jobCauses(in *JobInput) []Cause {
 
 // clusterNotReady: before the job runs, its cluster's causes (stated as
 // the cluster's), or ClusterNotReady when the cluster has none of its own
-// (or is not there).
+// (or is not there, and no other cause of the job says why).
 func clusterNotReady(in *JobInput, cs []Cause) []Cause {
 	j := in.Job
 	st := &j.Status
@@ -75,6 +75,10 @@ func clusterNotReady(in *JobInput, cs []Cause) []Cause {
 	cs = nested(cs, in.Cluster, cs)
 	if len(cs) > n || st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning || clusterReady(in.Cluster) {
 		return cs
+	}
+	if in.Cluster == nil && (hasCode(cs, CodeNotReconciled) || hasCode(cs, CodeOtherOperator) ||
+		hasCode(cs, CodeCreateRefused) || hasCode(cs, CodeWriteFailed)) {
+		return cs // those say why there is no cluster
 	}
 	name := st.RayClusterName
 	if j.Spec.UsesClusterSelector() {

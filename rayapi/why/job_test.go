@@ -65,7 +65,8 @@ func TestJobCauses(t *testing.T) {
 			rc := in.Cluster.Cluster
 			rc.Status.State = ""
 			in.Cluster.Pods[0] = waiting(in.Cluster.Pods[0], corev1.PodRunning, "CrashLoopBackOff", "")
-		}, want: []string{"CrashLoop: head crash-looping: restarting"}},
+			in.Cluster.Pods[0].Status.ContainerStatuses[0].RestartCount = 2
+		}, want: []string{"CrashLoop: head crash-looping: restarted 2 times"}},
 		{name: "cluster not ready without a cause of its own", in: func(in *JobInput) {
 			in.Job.Status.JobStatus, in.Job.Status.JobDeploymentStatus = "", rayv1.JobDeploymentStatusInitializing
 			in.Cluster.Cluster.Status.State = ""
@@ -131,7 +132,7 @@ func TestJobCauses(t *testing.T) {
 			in.Job.Spec.ManagedBy = ptr(rayv1.MultiKueueController)
 			in.Job.Status = rayv1.RayJobStatus{}
 			in.Cluster = nil
-		}, want: []string{"OtherOperator: managed by MultiKueue, not raydar", "ClusterNotReady: its RayCluster is not created yet"}},
+		}, want: []string{"OtherOperator: managed by MultiKueue, not raydar"}},
 		{name: "not reconciled, stated once for job and cluster", in: func(in *JobInput) {
 			in.Job.Generation = 2
 			in.Cluster.Cluster.Generation = 2
@@ -143,7 +144,7 @@ func TestJobCauses(t *testing.T) {
 			in.Cluster = nil
 			in.Events = append(in.Events, warn("RayJob", "job", rayv1.EventFailedToCreateRayCluster,
 				`Failed to create RayCluster ns/job-x: admission webhook "kueue.example" denied the request: no queue`))
-		}, want: []string{"CreateRefused: webhook kueue.example refuses to create the RayCluster: no queue", "ClusterNotReady: its RayCluster is not created yet"}},
+		}, want: []string{"CreateRefused: webhook kueue.example refuses to create the RayCluster: no queue"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,17 +19,15 @@ func podCauses(s *podScan, in *ClusterInput, out []Cause) []Cause {
 			c.Summary = who + " Pending: "
 			if len(sc.reasons) > 0 {
 				c.Summary += sc.reasons[0]
-				c.Fix = sc.fixes[0] + "."
+				c.Fix = sc.fixes[0]
 			} else {
 				c.Summary += shortReason(after(is.msg, "nodes are available: "))
-				c.Fix = "read the scheduler's message: the pods ask for what no node offers."
+				c.Fix = "read the scheduler's message: the pods ask for what no node offers"
 			}
 			c.Evidence = append(c.Evidence, sc.reasons...)
-			if len(sc.fixes) > 1 {
-				for _, f := range sc.fixes[1:] {
-					if !strings.Contains(c.Fix, f) {
-						c.Fix += " Also " + f + "."
-					}
+			for _, f := range sc.fixes[min(1, len(sc.fixes)):] {
+				if !strings.Contains(c.Fix, f) {
+					c.Fix += "; also " + f
 				}
 			}
 		case CodeImagePull:
@@ -51,7 +49,9 @@ func podCauses(s *podScan, in *ClusterInput, out []Cause) []Cause {
 			c.Fix = "create " + kind + " " + name + " in namespace " + ns + ", or fix the reference in the pod template"
 		}
 		c.Evidence = append(c.Evidence, is.evidence...)
-		c.Evidence = append(c.Evidence, podList(is.pods))
+		if len(is.pods) > 1 || !mentions(is.evidence, "pod "+is.pods[0]) {
+			c.Evidence = append(c.Evidence, podList(is.pods))
+		}
 		c.Rank = rankWorkerPod + podRank
 		for _, g := range is.groups {
 			if g.head {
@@ -132,6 +132,15 @@ func podList(names []string) string {
 		s += " (+" + strconv.Itoa(len(names)-most) + ")"
 	}
 	return s
+}
+
+func mentions(lines []string, s string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func plural(n int, one, many string) string {

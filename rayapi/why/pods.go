@@ -288,7 +288,7 @@ func specContainer(p *corev1.Pod, name string) *corev1.Container {
 func crashWords(p *corev1.Pod, cs *corev1.ContainerStatus) string {
 	t := cs.LastTerminationState.Terminated
 	if t == nil {
-		return "restarting"
+		return "restarted " + itoa(int64(cs.RestartCount)) + " times"
 	}
 	if t.Reason == "OOMKilled" {
 		if c := specContainer(p, cs.Name); c != nil {
