@@ -1,28 +1,67 @@
 package why
 
-// Codes of causes (Cause.Code), stable words for scripts.
+// Codes of causes (Cause.Code): stable words for scripts
+// (`raydar why -o json`).
 const (
-	CodeInvalidSpec            = "InvalidSpec"
-	CodeSuspended              = "Suspended"
-	CodeOtherOperator          = "OtherOperator"
-	CodeNotReconciled          = "NotReconciled"
-	CodeCreateRefused          = "CreateRefused"
-	CodeWriteFailed            = "WriteFailed"
-	CodeMissingConfig          = "MissingConfig"
-	CodeUnschedulable          = "Unschedulable"
-	CodeImagePull              = "ImagePull"
-	CodeCrashLoop              = "CrashLoop"
-	CodeWaitingForGCS          = "WaitingForGCS"
-	CodeRayInfeasible          = "RayInfeasible"
-	CodeClusterNotReady        = "ClusterNotReady"
-	CodeDashboardUnreachable   = "DashboardUnreachable"
-	CodeSubmitterFailed        = "SubmitterFailed"
-	CodeJobFailed              = "JobFailed"
-	CodeDeadlineSoon           = "DeadlineSoon"
+	// CodeInvalidSpec: the reconciler refuses the spec; the summary names
+	// the field.
+	CodeInvalidSpec = "InvalidSpec"
+	// CodeSuspended: spec.suspend is set, by the user or by Kueue (queued).
+	CodeSuspended = "Suspended"
+	// CodeOtherOperator: another controller manages the object
+	// (spec.managedBy, or raydar's gate left it to a running KubeRay).
+	CodeOtherOperator = "OtherOperator"
+	// CodeNotReconciled: no raydar reconciler is active and the status
+	// does not describe the spec.
+	CodeNotReconciled = "NotReconciled"
+	// CodeCreateRefused: a ResourceQuota, an admission webhook or another
+	// policy refused an object raydar creates.
+	CodeCreateRefused = "CreateRefused"
+	// CodeWriteFailed: raydar's own write failed: no permission (RBAC), or
+	// another error.
+	CodeWriteFailed = "WriteFailed"
+	// CodeMissingConfig: a ConfigMap, Secret (or a key of one) or
+	// PersistentVolumeClaim the pods use does not exist.
+	CodeMissingConfig = "MissingConfig"
+	// CodeUnschedulable: pods stay Pending: which resource, how much a pod
+	// asks, the most any node offers; selectors or taints no node suits.
+	CodeUnschedulable = "Unschedulable"
+	// CodeImagePull: an image cannot be pulled (or its name is invalid).
+	CodeImagePull = "ImagePull"
+	// CodeCrashLoop: a container crash-loops: its last exit code, or
+	// OOMKilled with the memory limit.
+	CodeCrashLoop = "CrashLoop"
+	// CodeWaitingForGCS: workers' init containers wait for the head's GCS
+	// while the head is not ready.
+	CodeWaitingForGCS = "WaitingForGCS"
+	// CodeRayInfeasible: Ray demand no pod will serve: no group offers the
+	// shape per pod, or the groups that do cannot grow.
+	CodeRayInfeasible = "RayInfeasible"
+	// CodeClusterNotReady: a RayJob's cluster is not ready (or not there)
+	// and has no more specific cause of its own.
+	CodeClusterNotReady = "ClusterNotReady"
+	// CodeDashboardUnreachable: raydar cannot ask the head's dashboard.
+	CodeDashboardUnreachable = "DashboardUnreachable"
+	// CodeSubmitterFailed: the job's submission failed: the submitter pod
+	// exited non-zero (exit code, last log lines) or the dashboard refused
+	// the submission.
+	CodeSubmitterFailed = "SubmitterFailed"
+	// CodeJobFailed: the Ray job failed (its message), or a deadline fired.
+	CodeJobFailed = "JobFailed"
+	// CodeDeadlineSoon: activeDeadlineSeconds or preRunningDeadlineSeconds
+	// fires within a minute or within 10% of it.
+	CodeDeadlineSoon = "DeadlineSoon"
+	// CodePendingClusterNotReady: a RayService's new (pending) cluster is
+	// not ready and has no more specific cause of its own.
 	CodePendingClusterNotReady = "PendingClusterNotReady"
-	CodeAppDeployFailed        = "AppDeployFailed"
-	CodeDeploymentUnhealthy    = "DeploymentUnhealthy"
-	CodeNoServeEndpoints       = "NoServeEndpoints"
+	// CodeAppDeployFailed: a Serve application is DEPLOY_FAILED.
+	CodeAppDeployFailed = "AppDeployFailed"
+	// CodeDeploymentUnhealthy: a Serve deployment (or application) is
+	// UNHEALTHY.
+	CodeDeploymentUnhealthy = "DeploymentUnhealthy"
+	// CodeNoServeEndpoints: no pod backs the serve Service while the active
+	// cluster is ready.
+	CodeNoServeEndpoints = "NoServeEndpoints"
 )
 
 // Ranks, lower first: what blocks everything (the spec, suspend, who
