@@ -196,6 +196,20 @@ func TestClusterCauses(t *testing.T) {
 			in.Pods = nil
 			in.Events = append(in.Events, warn("RayCluster", "rc", reasonOtherOperator, "a KubeRay operator is running (kuberay/kuberay-operator-1): raydar leaves ray.io objects to it"))
 		}, want: []string{"OtherOperator: left to the running KubeRay operator"}},
+		{name: "raydar's gate Event answered by a later reconcile says nothing", in: func(in *ClusterInput) {
+			in.Events = append(in.Events, warn("RayCluster", "rc", reasonManagedElsewhere, "spec.managedBy is ..."),
+				normal("RayCluster", "rc", rayv1.EventCreatedHeadPod, "Created head Pod ns/rc-head"))
+		}},
+		{name: "workers wait for the GCS and there is no head pod", in: func(in *ClusterInput) {
+			for _, p := range in.Pods[1:] {
+				p.Status = corev1.PodStatus{Phase: corev1.PodPending,
+					Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
+					InitContainerStatuses: []corev1.ContainerStatus{{Name: "wait-gcs-ready",
+						State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}}}
+			}
+			in.Pods = in.Pods[1:3]
+		}, want: []string{"WaitingForGCS: 2 workers wait for the GCS: head not ready"},
+			evidence: []string{"there is no head pod"}},
 		{name: "not reconciled: no status", in: func(in *ClusterInput) {
 			in.Cluster.Status = rayv1.RayClusterStatus{}
 			in.Pods = nil

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -81,6 +82,10 @@ func TestJobCauses(t *testing.T) {
 			in.Job.Status.JobStatus, in.Job.Status.JobDeploymentStatus = "", rayv1.JobDeploymentStatusInitializing
 			in.Cluster = nil
 		}, want: []string{"ClusterNotReady: RayCluster shared not found"}},
+		{name: "running, but its demand no group can satisfy", in: func(in *JobInput) {
+			in.Cluster.Capacity = &dashboard.Capacity{Infeasible: []dashboard.Demand{{Shape: dashboard.Resources{"CPU": 1, "TPU": 4}, Count: 2}}}
+		}, want: []string{"RayInfeasible: 2 tasks want {CPU: 1, TPU: 4}; no worker group offers 4 TPU per pod"},
+			evidence: []string{"Ray autoscaler: 2 tasks want {CPU: 1, TPU: 4} (infeasible)"}},
 		{name: "dashboard unreachable", in: func(in *JobInput) {
 			in.Job.Status.JobStatusCheckFailureStartTime = &metav1.Time{Time: now.Add(-3 * time.Minute)}
 			in.Events = append(in.Events, warn("RayJob", "job", reasonDashboardUnreachable, "Cannot read Ray job job-abc from the dashboard of RayCluster rc: connection refused"))

@@ -59,6 +59,9 @@ func TestServiceCauses(t *testing.T) {
 			rc.Name, rc.Status.State = "rc-new", ""
 			in.Pending = &ClusterInput{Cluster: rc, Pods: healthyPods(), Reconciler: active(), Now: now}
 		}, want: []string{"PendingClusterNotReady: new cluster rc-new not ready (pending)"}},
+		{name: "dashboard unreachable", in: func(in *ServiceInput) {
+			in.Events = append(in.Events, warn("RayService", "svc", reasonDashboardUnreachable, "Cannot read Serve applications of RayCluster rc: timeout"))
+		}, want: []string{"DashboardUnreachable: dashboard unreachable"}, evidence: []string{"timeout"}},
 		{name: "suspended", in: func(in *ServiceInput) {
 			in.Service.Spec.Suspend = true
 			in.Active = nil
