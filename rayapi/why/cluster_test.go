@@ -94,6 +94,9 @@ func TestClusterCauses(t *testing.T) {
 			in.Pods[2] = unschedulablePod(in.Pods[2], "0/3 nodes are available: 3 node(s) had volume node affinity conflict. preemption: not helpful.")
 			in.Nodes = cpuNodes
 		}, want: []string{"Unschedulable: 1 cpu worker Pending: 3 node(s) had volume node affinity conflict"}},
+		{name: "unschedulable without any message", in: func(in *ClusterInput) {
+			in.Pods[2] = unschedulablePod(in.Pods[2], "")
+		}, want: []string{"Unschedulable: 1 cpu worker Pending: unschedulable"}},
 		{name: "image pull", in: func(in *ClusterInput) {
 			in.Pods[1] = waiting(in.Pods[1], corev1.PodPending, "ImagePullBackOff", `Back-off pulling image "rayproject/ray:2.9.0"`)
 			in.Pods[2] = waiting(in.Pods[2], corev1.PodPending, "ErrImagePull", `rpc error: not found`)

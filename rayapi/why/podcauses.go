@@ -21,7 +21,7 @@ func podCauses(s *podScan, in *ClusterInput, out []Cause) []Cause {
 				c.Summary += sc.reasons[0]
 				c.Fix = sc.fixes[0]
 			} else {
-				c.Summary += shortReason(after(is.msg, "nodes are available: "))
+				c.Summary += orWords(shortReason(after(is.msg, "nodes are available: ")), "unschedulable")
 				c.Fix = "read the scheduler's message: the pods ask for what no node offers"
 			}
 			c.Evidence = append(c.Evidence, sc.reasons...)

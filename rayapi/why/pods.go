@@ -120,7 +120,13 @@ func scanPods(pods []*corev1.Pod, events []*corev1.Event) *podScan {
 				if kind, name, detail, ok := missingObject(msg); ok {
 					s.missing(p, head, group, kind, name, detail, "scheduler: "+msg)
 				} else {
-					s.add(CodeUnschedulable, groupKey(head, group), p, head, group, msg, "", "scheduler: "+msg)
+					is := s.add(CodeUnschedulable, groupKey(head, group), p, head, group, msg, "")
+					if is.msg == "" && msg != "" { // the first pod had no message
+						is.msg = msg
+					}
+					if len(is.evidence) == 0 && msg != "" {
+						is.evidence = []string{"scheduler: " + msg}
+					}
 				}
 				continue
 			}
