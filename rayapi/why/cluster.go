@@ -35,9 +35,10 @@ func clusterCauses(in *ClusterInput) []Cause {
 		failReason, failMsg = f.Reason, f.Message
 	}
 	cs = writeCauses(o, in.Events, failReason, failMsg, cs)
-	scan := scanPods(in.Pods, in.Events)
-	cs = rayCauses(in, scan, cs)
-	cs = podCauses(scan, in, cs)
+	var scan podScan
+	scanPods(&scan, in.Pods, in.Events)
+	cs = rayCauses(in, &scan, cs)
+	cs = podCauses(&scan, in, cs)
 	return onlyContext(o, cs)
 }
 

@@ -79,8 +79,7 @@ func (s *podScan) add(code, key string, pod *corev1.Pod, head bool, group, msg, 
 
 // scanPods reads every pod of the cluster once, and the Events about them
 // (FailedScheduling, FailedMount) where the pod's own status says less.
-func scanPods(pods []*corev1.Pod, events []*corev1.Event) *podScan {
-	s := &podScan{}
+func scanPods(s *podScan, pods []*corev1.Pod, events []*corev1.Event) {
 	var sched, mount map[string]*corev1.Event // pod name → its latest such Event
 	for _, e := range events {
 		if e.InvolvedObject.Kind != "Pod" || e.Type != corev1.EventTypeWarning {
@@ -143,7 +142,6 @@ func scanPods(pods []*corev1.Pod, events []*corev1.Event) *podScan {
 			s.waiting = append(s.waiting, p.Name)
 		}
 	}
-	return s
 }
 
 func groupKey(head bool, group string) string {
