@@ -80,6 +80,14 @@ func TestClusterCauses(t *testing.T) {
 			in.Nodes = cpuNodes
 		}, want: []string{"Unschedulable: 1 cpu worker Pending: nodeSelector zone=eu-1 matches no node"},
 			fix: "label a node zone=eu-1"},
+		{name: "required node affinity matches no node", in: func(in *ClusterInput) {
+			p := pod("rc-gpu-a", false, "gpu", in.Cluster.Spec.WorkerGroupSpecs[0].Template)
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+					{Key: "pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"gpu", "tpu"}}}}}}}}
+			in.Pods[3] = unschedulablePod(p, "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.")
+			in.Nodes = cpuNodes
+		}, want: []string{"Unschedulable: 1 gpu worker Pending: required node affinity matches no node"}},
 		{name: "taint no node lacks", in: func(in *ClusterInput) {
 			p := pod("rc-cpu-b", false, "cpu", in.Cluster.Spec.WorkerGroupSpecs[0].Template)
 			p.Spec.Tolerations = []corev1.Toleration{{Key: "other", Operator: corev1.TolerationOpExists}}
@@ -105,7 +113,10 @@ func TestClusterCauses(t *testing.T) {
 		{name: "invalid image name on the head", in: func(in *ClusterInput) {
 			in.Pods[0] = waiting(in.Pods[0], corev1.PodPending, "InvalidImageName", `Failed to apply default image tag "Ray:Bad": invalid reference format`)
 			in.Pods[0].Status.ContainerStatuses[0].Image = "Ray:Bad"
-		}, want: []string{"ImagePull: head can't pull Ray:Bad"}},
+		}, want: []string{"ImagePull: head can't pull Ray:Bad"}, fix: "fix the image name or tag in the group's template"},
+		{name: "image pull needs credentials", in: func(in *ClusterInput) {
+			in.Pods[0] = waiting(in.Pods[0], corev1.PodPending, "ErrImagePull", `failed to pull "registry.example.com/ray:1": 401 Unauthorized`)
+		}, want: []string{"ImagePull: head can't pull rayproject/ray:2.9.0"}, fix: "give the pods an imagePullSecret"},
 		{name: "crash loop, OOMKilled with the memory limit", in: func(in *ClusterInput) {
 			p := waiting(in.Pods[0], corev1.PodRunning, "CrashLoopBackOff", "back-off 5m0s restarting failed container")
 			p.Status.ContainerStatuses[0].RestartCount = 7

@@ -177,6 +177,10 @@ func explainSchedule(pod *corev1.Pod, msg string, nodes Nodes, each bool) schedu
 		s.add(strings.Contains(msg, "node affinity/selector"), "nodeSelector "+strings.Join(none, ",")+" matches no node",
 			"fix the group's nodeSelector, or label a node "+strings.Join(none, ","))
 	}
+	if terms := requiredTerms(pod); len(terms) > 0 && !anyNodeMatchesTerms(nodes.List, terms) {
+		s.add(strings.Contains(msg, "node affinity"), "required node affinity matches no node",
+			"fix the group's required node affinity, or label a node to match it")
+	}
 	switch taints := untoleratedEverywhere(nodes.List, pod.Spec.Tolerations); {
 	case len(taints) == 0:
 	case taints[0] == "":
@@ -266,4 +270,56 @@ func tolerated(tols []corev1.Toleration, t *corev1.Taint) bool {
 		}
 	}
 	return false
+}
+
+// requiredTerms are the pod's requiredDuringSchedulingIgnoredDuringExecution
+// node selector terms.
+func requiredTerms(p *corev1.Pod) []corev1.NodeSelectorTerm {
+	a := p.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return nil
+	}
+	return a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+}
+
+// anyNodeMatchesTerms: some node matches some term (terms are ORed, a
+// term's label expressions ANDed). Field expressions (metadata.name) and
+// Gt/Lt are taken to match: raydar does not guess about them.
+func anyNodeMatchesTerms(nodes []*corev1.Node, terms []corev1.NodeSelectorTerm) bool {
+	for _, n := range nodes {
+		for i := range terms {
+			if termMatches(n.Labels, &terms[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func termMatches(labels map[string]string, t *corev1.NodeSelectorTerm) bool {
+	if len(t.MatchExpressions) == 0 && len(t.MatchFields) == 0 {
+		return false // an empty term matches nothing
+	}
+	for _, e := range t.MatchExpressions {
+		v, has := labels[e.Key]
+		switch e.Operator {
+		case corev1.NodeSelectorOpIn:
+			if !has || !slices.Contains(e.Values, v) {
+				return false
+			}
+		case corev1.NodeSelectorOpNotIn:
+			if has && slices.Contains(e.Values, v) {
+				return false
+			}
+		case corev1.NodeSelectorOpExists:
+			if !has {
+				return false
+			}
+		case corev1.NodeSelectorOpDoesNotExist:
+			if has {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -33,7 +33,7 @@ func podCauses(s *podScan, in *ClusterInput, out []Cause) []Cause {
 		case CodeImagePull:
 			podRank = podRankImagePull
 			c.Summary = who + " can't pull " + is.what
-			c.Fix = "fix the image name or tag, or give the pods an imagePullSecret that may read it"
+			c.Fix = imagePullFix(is.evidence)
 		case CodeCrashLoop:
 			podRank = podRankCrashLoop
 			c.Summary = who + " crash-looping: " + is.what
@@ -132,6 +132,19 @@ func podList(names []string) string {
 		s += " (+" + strconv.Itoa(len(names)-most) + ")"
 	}
 	return s
+}
+
+// imagePullFix reads the kubelet's message: a registry refusing
+// credentials wants an imagePullSecret, a missing tag a fixed name.
+func imagePullFix(evidence []string) string {
+	msg := strings.ToLower(strings.Join(evidence, " "))
+	switch {
+	case strings.Contains(msg, "unauthorized") || strings.Contains(msg, "denied") || strings.Contains(msg, "authentication"):
+		return "give the pods an imagePullSecret that may read the image (spec.imagePullSecrets of the group's template)"
+	case strings.Contains(msg, "not found") || strings.Contains(msg, "manifest unknown") || strings.Contains(msg, "invalid reference"):
+		return "fix the image name or tag in the group's template"
+	}
+	return "fix the image name or tag, or give the pods an imagePullSecret that may read it"
 }
 
 func mentions(lines []string, s string) bool {
