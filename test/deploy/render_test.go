@@ -144,6 +144,9 @@ func TestRender(t *testing.T) {
 		"ServiceAccount raydar-system/raydar-operator",
 		"Role raydar-system/raydar-operator",
 		"ClusterRole /raydar-operator",
+		// ray.io in view/edit/admin (aggregated, bound by nobody here)
+		"ClusterRole /raydar-aggregate-to-view",
+		"ClusterRole /raydar-aggregate-to-edit",
 		"RoleBinding raydar-system/raydar-operator",
 		"ClusterRoleBinding /raydar-operator",
 		"Deployment raydar-system/raydar-operator",
@@ -166,6 +169,11 @@ func TestRender(t *testing.T) {
 		find[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding", operatorName),
 		find[rbacv1.RoleBinding](t, objs, "RoleBinding", operatorName),
 		cr, role)
+	for _, u := range objs {
+		if k := u.GetKind(); (k == "ClusterRoleBinding" || k == "RoleBinding") && u.GetName() != operatorName {
+			t.Errorf("config/default binds more than the operator's roles: %s %s", k, u.GetName())
+		}
+	}
 	if find[corev1.ServiceAccount](t, objs, "ServiceAccount", operatorName).Namespace != namespace {
 		t.Errorf("the ServiceAccount is not in %s", namespace)
 	}
