@@ -14,9 +14,9 @@
 //   - the image's root filesystem (from hack/image's tarball) run as the
 //     Deployment would run it: chrooted, as user 65532, with the
 //     Deployment's args and env, a ServiceAccount token from the
-//     TokenRequest API in the in-cluster locations: it becomes leader,
-//     answers its probes and reconciles a RayCluster and a RayCronJob's
-//     time zone.
+//     TokenRequest API in the in-cluster locations, two replicas: both
+//     answer their probes, one becomes leader and reconciles a RayCluster
+//     and a RayCronJob's time zone (the image has no zoneinfo).
 //
 // kwok marks pods Running whatever their image, so the sandbox says
 // nothing about the image running in a kubelet; the last test runs it on

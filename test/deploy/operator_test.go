@@ -37,15 +37,18 @@ import (
 
 // TestOperatorFromImage runs the image as the Deployment would, on this
 // host: its root filesystem (hack/image's tarball, unpacked) as the root
-// of a chroot, user 65532, nothing in it writable by that user (so a
-// read-only root filesystem and no volume suffice), the image's entrypoint
-// with the Deployment's args and env, and the in-cluster identity of a
-// pod of the Deployment: a token of its ServiceAccount from the
-// TokenRequest API, the API server's CA and the namespace in
-// /var/run/secrets/kubernetes.io/serviceaccount, KUBERNETES_SERVICE_HOST.
-// It must become the leader on raydar-system's Lease, answer its probes,
-// reconcile a RayCluster to ready and resolve a RayCronJob's time zone
-// with no zoneinfo in the image, with no request refused by the RBAC.
+// of a chroot, user 65532, nothing in it writable by that user but the
+// Deployment's emptyDir mount paths (as with readOnlyRootFilesystem), the
+// image's entrypoint with the Deployment's args and env, and the
+// in-cluster identity of a pod of the Deployment: a token of its
+// ServiceAccount from the TokenRequest API, the API server's CA and the
+// namespace in /var/run/secrets/kubernetes.io/serviceaccount,
+// KUBERNETES_SERVICE_HOST. Two replicas, as the Deployment has: the first
+// must answer its probes and become the leader on raydar-system's Lease,
+// the second stand by and be ready too; the leader must reconcile a
+// RayCluster to ready and resolve a RayCronJob's time zone with no
+// zoneinfo in the image; neither logs a request refused by the RBAC, and
+// both exit on SIGTERM.
 func TestOperatorFromImage(t *testing.T) {
 	needSandbox(t)
 	if os.Geteuid() != 0 {
@@ -98,101 +101,39 @@ func TestOperatorFromImage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The container's process: entrypoint + args, image env + pod env.
-	// The two ports are this host's free ones (other tests may hold 8080
-	// and 8081); every other argument is the Deployment's.
-	health, metrics := freePort(t), freePort(t)
-	args := append([]string(nil), cf.Config.Entrypoint[1:]...)
-	for _, a := range c.Args {
-		switch {
-		case strings.HasPrefix(a, healthFlag+"="):
-			a = fmt.Sprintf("%s=127.0.0.1:%d", healthFlag, health)
-		case strings.HasPrefix(a, metricsFlag+"="):
-			a = fmt.Sprintf("%s=127.0.0.1:%d", metricsFlag, metrics)
-		}
-		args = append(args, a)
-	}
 	env := append(append([]string(nil), cf.Config.Env...),
 		"KUBERNETES_SERVICE_HOST="+api.Hostname(), "KUBERNETES_SERVICE_PORT="+api.Port())
 	for _, e := range c.Env {
 		env = append(env, e.Name+"="+envValue(t, e, c))
 	}
-	var logs syncBuffer
-	op := exec.Command(cf.Config.Entrypoint[0], args...)
-	op.Dir = "/"
-	op.Env = env
-	op.Stdout, op.Stderr = &logs, &logs
-	op.SysProcAttr = &syscall.SysProcAttr{
-		Chroot:     root,
-		Credential: &syscall.Credential{Uid: uint32(nonrootUser), Gid: uint32(nonrootUser)},
-		Pdeathsig:  syscall.SIGKILL,
-	}
-	t.Logf("chroot %s, uid 65532: %s %s", root, op.Path, strings.Join(args, " "))
-	if err := op.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- op.Wait() }()
-	stopped := false
-	stop := func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		_ = op.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			return err
-		case <-time.After(time.Minute):
-			_ = op.Process.Kill()
-			<-exited
-			return fmt.Errorf("no exit within a minute of SIGTERM")
-		}
-	}
-	t.Cleanup(func() {
-		_ = stop()
-		if t.Failed() {
-			t.Logf("operator output:\n%s", logs.String())
-		}
-	})
-	alive := func() {
-		select {
-		case err := <-exited:
-			stopped = true
-			t.Fatalf("the operator exited: %v\n%s", err, logs.String())
-		default:
-		}
-	}
-
-	// Probes: the paths and port of the Deployment's probes.
-	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
-		u := fmt.Sprintf("http://127.0.0.1:%d%s", health, p.HTTPGet.Path)
-		eventually(t, ctx, 3*time.Minute, "GET "+u+" 200", func() (bool, string) {
-			alive()
-			resp, err := http.Get(u)
-			if err != nil {
-				return false, err.Error()
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK, fmt.Sprintf("%d %s", resp.StatusCode, b)
-		})
-	}
-
-	// Leader on the Lease of the pod's namespace.
-	eventually(t, ctx, 3*time.Minute, "the operator to hold the Lease raydar-system/raydar-operator", func() (bool, string) {
-		alive()
+	leaseHolder := func() string {
 		l, err := cs.CoordinationV1().Leases(namespace).Get(ctx, "raydar-operator", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return ""
 		}
+		return *l.Spec.HolderIdentity
+	}
+
+	// The Deployment's first replica: it answers its probes and becomes the
+	// leader on the Lease of the pod's namespace.
+	first := startReplica(t, root, cf.Config.Entrypoint, c.Args, env)
+	first.waitProbes(t, ctx, c)
+	eventually(t, ctx, 3*time.Minute, "the operator to hold the Lease raydar-system/raydar-operator", func() (bool, string) {
+		first.alive(t)
 		// The identity is <hostname>_<random>; the operator logs it at start.
-		h := l.Spec.HolderIdentity
-		if h == nil || *h == "" {
-			return false, "no holder"
-		}
-		return strings.Contains(logs.String(), *h), fmt.Sprintf("holder %q, not in the operator's log:\n%s", *h, logs.String())
+		h := leaseHolder()
+		return h != "" && strings.Contains(first.logs.String(), h), fmt.Sprintf("holder %q, not in the operator's log:\n%s", h, first.logs.String())
 	})
+	// The second replica stands by and is ready too (else `kubectl rollout
+	// status` would never finish): its probes answer while the first holds
+	// the Lease.
+	second := startReplica(t, root, cf.Config.Entrypoint, c.Args, env)
+	second.waitProbes(t, ctx, c)
+	if h := leaseHolder(); h == "" || strings.Contains(second.logs.String(), h) || !strings.Contains(first.logs.String(), h) {
+		t.Errorf("with both replicas ready the Lease is held by %q, want the first replica", h)
+	}
+	alive := func() { first.alive(t); second.alive(t) }
+	logs := &first.logs
 
 	cl, err := seed.NewClient(sb.Config)
 	if err != nil {
@@ -263,8 +204,10 @@ func TestOperatorFromImage(t *testing.T) {
 	}
 	eventually(t, ctx, 3*time.Minute, "ScheduleValid True for timeZone America/New_York (embedded tzdata)", cond(metav1.ConditionTrue))
 
-	if err := stop(); err != nil {
-		t.Errorf("the operator on SIGTERM: %v", err)
+	for i, r := range []*replica{second, first} {
+		if err := r.stop(); err != nil {
+			t.Errorf("replica %d on SIGTERM: %v", 2-i, err)
+		}
 	}
 	for _, w := range writable {
 		var wrote []string
@@ -277,11 +220,112 @@ func TestOperatorFromImage(t *testing.T) {
 		})
 		t.Logf("the operator left in the emptyDir %s: %q", w, wrote)
 	}
-	out := logs.String()
+	out := logs.String() + second.logs.String()
 	for _, bad := range []string{"forbidden", "Forbidden", "read-only file system", "permission denied"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("the operator logged %q (its RBAC or file system is short of something):\n%s", bad, out)
 		}
+	}
+}
+
+// replica is one process of the Deployment's container.
+type replica struct {
+	health int
+	logs   syncBuffer
+	cmd    *exec.Cmd
+	exited chan error
+	done   bool
+}
+
+// startReplica runs the container's process as the kubelet would:
+// entrypoint + args, the image's and the pod's env, chrooted to the
+// image's root filesystem as the image's user. The two ports are this
+// host's free ones (other tests may hold 8080 and 8081); every other
+// argument is the Deployment's. It is stopped when the test ends.
+func startReplica(t *testing.T, root string, entrypoint, podArgs, env []string) *replica {
+	t.Helper()
+	r := &replica{health: freePort(t), exited: make(chan error, 1)}
+	metrics := freePort(t)
+	args := append([]string(nil), entrypoint[1:]...)
+	for _, a := range podArgs {
+		switch {
+		case strings.HasPrefix(a, healthFlag+"="):
+			a = fmt.Sprintf("%s=127.0.0.1:%d", healthFlag, r.health)
+		case strings.HasPrefix(a, metricsFlag+"="):
+			a = fmt.Sprintf("%s=127.0.0.1:%d", metricsFlag, metrics)
+		}
+		args = append(args, a)
+	}
+	r.cmd = exec.Command(entrypoint[0], args...)
+	r.cmd.Dir = "/"
+	r.cmd.Env = env
+	r.cmd.Stdout, r.cmd.Stderr = &r.logs, &r.logs
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{
+		Chroot:     root,
+		Credential: &syscall.Credential{Uid: uint32(nonrootUser), Gid: uint32(nonrootUser)},
+		Pdeathsig:  syscall.SIGKILL,
+	}
+	t.Logf("chroot %s, uid 65532: %s %s", root, r.cmd.Path, strings.Join(args, " "))
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.exited <- r.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = r.stop()
+		if t.Failed() {
+			t.Logf("operator (health port %d) output:\n%s", r.health, r.logs.String())
+		}
+	})
+	return r
+}
+
+// stop sends SIGTERM, as the kubelet does, and waits up to a minute.
+func (r *replica) stop() error {
+	if r.done {
+		return nil
+	}
+	r.done = true
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-r.exited:
+		return err
+	case <-time.After(time.Minute):
+		_ = r.cmd.Process.Kill()
+		<-r.exited
+		return fmt.Errorf("no exit within a minute of SIGTERM")
+	}
+}
+
+// alive fails the test when the process has exited.
+func (r *replica) alive(t *testing.T) {
+	t.Helper()
+	if r.done {
+		return
+	}
+	select {
+	case err := <-r.exited:
+		r.done = true
+		t.Fatalf("the operator exited: %v\n%s", err, r.logs.String())
+	default:
+	}
+}
+
+// waitProbes waits until the container's liveness and readiness probes
+// (their paths, on the health port) answer 200.
+func (r *replica) waitProbes(t *testing.T, ctx context.Context, c corev1.Container) {
+	t.Helper()
+	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
+		u := fmt.Sprintf("http://127.0.0.1:%d%s", r.health, p.HTTPGet.Path)
+		eventually(t, ctx, 3*time.Minute, "GET "+u+" 200", func() (bool, string) {
+			r.alive(t)
+			resp, err := http.Get(u)
+			if err != nil {
+				return false, err.Error()
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK, fmt.Sprintf("%d %s", resp.StatusCode, b)
+		})
 	}
 }
 
