@@ -23,6 +23,11 @@ type Capacity struct {
 	// Infeasible is demand no node type of the cluster can ever satisfy.
 	Pending    []Demand `json:"pending,omitempty"`
 	Infeasible []Demand `json:"infeasible,omitempty"`
+	// DemandKnown is false when the dashboard reports no autoscaler status
+	// (no in-tree autoscaler, or autoscaler v2, which reports to the GCS
+	// only): then Pending and Infeasible are empty for want of data, and
+	// Used too, not because nothing waits.
+	DemandKnown bool `json:"demandKnown"`
 	// RunningJobs and Actors count running Ray jobs and alive actors.
 	RunningJobs int `json:"runningJobs"`
 	Actors      int `json:"actors"`
