@@ -6,7 +6,14 @@ import (
 )
 
 // The wire shapes of the dashboard endpoints Capacity reads, with the JSON
-// names Ray writes. Checked against ray-project/ray (master, 2025-2026):
+// names Ray writes. Checked against ray-project/ray at these blobs' commits
+// (file@commit:line of the route or definition): reporter_head.py@01b1bbc:107
+// (@routes.get("/api/cluster_status")), optional_utils.py@0520ccc
+// (rest_response), utils.py@037e192 (to_google_style), state_head.py@08bb903
+// (list_nodes, summarize_actors), state_api_utils.py@3f37d59 (do_reply,
+// handle_summary_api), node_head.py@025eee2 (get_nodes_logical_resources:
+// the v2 path reads the GCS), autoscaler/v2/monitor.py@01d36df
+// (report_autoscaling_state only). In detail:
 //
 //   - python/ray/dashboard/optional_utils.py, rest_response: every answer is
 //     {"result": bool, "msg": str, "data": {...}}; with convert_google_style
