@@ -24,7 +24,9 @@ const NodeListLimit = 10000
 //   - GET /api/v0/nodes?limit=NodeListLimit: the nodes, alive and dead, with
 //     their total resources;
 //   - GET /api/cluster_status: per-node usage, idle times and the demand the
-//     autoscaler sees (only with autoscaler v1: see [Capacity.DemandKnown]);
+//     autoscaler sees (structured with autoscaler v1; with v2, whose status
+//     is null there, a fifth call reads the demand from the text `ray
+//     status` prints, ?format=1: see capacity_text.go);
 //   - GET /api/v0/actors/summarize filtered to ALIVE: the actor count,
 //     summarised by Ray (never the actor list);
 //   - GET /api/jobs/: the running jobs.
@@ -79,6 +81,15 @@ func (c *Client) Capacity(ctx context.Context) (*Capacity, error) {
 		lm = cs.LoadMetricsReport
 	}
 	out := BuildCapacity(rows, lm)
+	if lm == nil {
+		// No autoscaler v1 status: autoscaler v2 (or none). The text
+		// `ray status` prints still carries v2's demand.
+		d, known, err := c.textCapacityDemand(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out.Pending, out.DemandKnown = d, known
+	}
 	out.FetchedAt = time.Now()
 	if actors.Data.Result != nil {
 		out.Actors = aliveActors(actors.Data.Result.Result)

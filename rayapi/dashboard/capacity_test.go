@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"testing"
 )
@@ -168,3 +169,58 @@ func (f *fakeDashboard) requests() []recorded {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// With autoscaler v2, /api/cluster_status has clusterStatus null and
+// ?format=1 the text `ray status` prints (v2's ClusterStatusFormatter).
+const rayV2StatusText = `======== Autoscaler status: 2026-12-01 10:00:00.000000 ========
+Node status
+---------------------------------------------------------------
+Active:
+ 1 headgroup
+Idle:
+ 1 small
+Pending:
+ (no pending nodes)
+Recent failures:
+ (no failures)
+
+Resources
+---------------------------------------------------------------
+Total Usage:
+ 3.0/6.0 CPU
+ 0B/12.00GiB memory
+
+Total Constraints:
+ (no request_resources() constraints)
+Total Demands:
+ {'GPU': 2.0}: 4+ pending tasks/actors
+ {'CPU': 1.0, 'memory': 1000000000.0}: 2+ pending tasks/actors (2+ using placement groups)
+ {'CPU': 1.0}: 1+ pending placement groups`
+
+func TestCapacityAutoscalerV2ReadsTheFormattedStatus(t *testing.T) {
+	f := capacityFake(t)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+ClusterStatusPath, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("format") == "1" {
+			b, _ := json.Marshal(RestResponse[formattedStatus]{Result: true, Msg: "Got formatted cluster status.", Data: formattedStatus{ClusterStatus: rayV2StatusText}})
+			w.Write(b)
+			return
+		}
+		w.Write([]byte(`{"result": true, "msg": "Got cluster status.", "data": {"autoscalingStatus": null, "autoscalingError": null, "clusterStatus": null}}`))
+	})
+	mux.Handle("/", f.srv.Config.Handler)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c, _ := New(srv.URL)
+	got, err := c.Capacity(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.DemandKnown || len(got.Pending) != 2 || !got.Pending[0].Shape.Equal(Resources{"GPU": 2}) || got.Pending[0].Count != 4 ||
+		!got.Pending[1].Shape.Equal(Resources{"CPU": 1, "memory": 1e9}) || got.Pending[1].Count != 2 {
+		t.Errorf("v2 demand from the text: got known=%v %+v; want 4×{GPU: 2}, 2×{CPU: 1, memory: 1e9}", got.DemandKnown, got.Pending)
+	}
+	if len(got.Nodes) != 3 || got.Total["CPU"] != 6 {
+		t.Errorf("nodes from the state API: %+v", got.Nodes)
+	}
+}
