@@ -115,9 +115,9 @@ type Model[V any] struct {
 
 	// escape codes around a row, by status class, and for the selected and
 	// marked rows (Render per row costs more than the rest of a frame)
-	classCodes          [styles.Done + 1][2]string
+	classCodes [styles.Done + 1][2]string
 	// cellCodes are each column's Class codes (nil: none has one)
-	cellCodes [][2]string
+	cellCodes           [][2]string
 	selCodes, markCodes [2]string
 }
 
