@@ -23,6 +23,7 @@ import (
 type diagnoses struct {
 	store *watch.Store
 	now   func() time.Time
+	fn    diagnosers
 	// nodesKnown says whether the store's nodes are the cluster's (the
 	// feed's NodesKnown; nil: they are not).
 	nodesKnown func() bool
@@ -44,8 +45,23 @@ type diagnoses struct {
 	nodeFP map[types.UID]string
 }
 
+// diagnosers are the pure functions that name the causes: rayapi/why's
+// (tests count and inspect the calls).
+type diagnosers struct {
+	cluster func(why.ClusterInput) []why.Cause
+	job     func(why.JobInput) []why.Cause
+	service func(why.ServiceInput) []why.Cause
+	column  func([]why.Cause) string
+}
+
+var whyDiagnosers = diagnosers{cluster: why.Cluster, job: why.Job, service: why.Service, column: why.Column}
+
 func newDiagnoses(store *watch.Store, now func() time.Time, role string, nodesKnown func() bool) *diagnoses {
-	d := &diagnoses{store: store, now: now, nodesKnown: nodesKnown, reconciler: reconcilerOf(role),
+	return newDiagnosesWith(whyDiagnosers, store, now, role, nodesKnown)
+}
+
+func newDiagnosesWith(fn diagnosers, store *watch.Store, now func() time.Time, role string, nodesKnown func() bool) *diagnoses {
+	d := &diagnoses{fn: fn, store: store, now: now, nodesKnown: nodesKnown, reconciler: reconcilerOf(role),
 		causes: map[types.UID][]why.Cause{}, column: map[types.UID]string{}, nodeFP: map[types.UID]string{}}
 	d.syncNodesKnown()
 	nodes, _ := store.Nodes()
@@ -230,7 +246,7 @@ func (d *diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uid
 		}
 		in := d.clusterInput(o.(*rayv1.RayCluster), nodes, now)
 		inputs[r] = in
-		d.set(watch.RayCluster, watch.Key(o), why.Cluster(*in))
+		d.set(watch.RayCluster, watch.Key(o), d.fn.cluster(*in))
 	}
 	if len(clusters) > 0 {
 		for _, o := range d.store.List(watch.RayJob) {
@@ -268,7 +284,7 @@ func (d *diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uid
 			continue
 		}
 		j := o.(*rayv1.RayJob)
-		d.set(watch.RayJob, uid, why.Job(why.JobInput{Job: j, Cluster: cluster(j.Namespace, jobClusterName(j)),
+		d.set(watch.RayJob, uid, d.fn.job(why.JobInput{Job: j, Cluster: cluster(j.Namespace, jobClusterName(j)),
 			Events: d.store.EventsFor(uid), Reconciler: d.reconciler, Now: now}))
 	}
 	for uid := range svcs {
@@ -277,7 +293,7 @@ func (d *diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uid
 			continue
 		}
 		s := o.(*rayv1.RayService)
-		d.set(watch.RayService, uid, why.Service(why.ServiceInput{Service: s,
+		d.set(watch.RayService, uid, d.fn.service(why.ServiceInput{Service: s,
 			Active:  cluster(s.Namespace, s.Status.ActiveServiceStatus.RayClusterName),
 			Pending: cluster(s.Namespace, s.Status.PendingServiceStatus.RayClusterName),
 			Events:  d.store.EventsFor(uid), Reconciler: d.reconciler, Now: now}))
@@ -318,7 +334,7 @@ func (d *diagnoses) set(k watch.Kind, uid types.UID, cs []why.Cause) {
 	} else {
 		d.causes[uid] = cs
 	}
-	col := why.Column(cs)
+	col := d.fn.column(cs)
 	if old, ok := d.column[uid]; ok && old == col || !ok && col == "" {
 		return
 	}
