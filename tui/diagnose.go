@@ -25,7 +25,7 @@ type diagnoses struct {
 	now   func() time.Time
 	fn    diagnosers
 	// nodesKnown says whether the store's nodes are the cluster's (the
-	// feed's NodesKnown; nil: they are not).
+	// feed's NodesKnown; nil: the store's own word, Store.SetNodesKnown).
 	nodesKnown func() bool
 
 	causes map[types.UID][]why.Cause
@@ -79,8 +79,14 @@ func (d *diagnoses) get(uid types.UID) []why.Cause { return d.causes[uid] }
 // cell is the WHY column's text for an object.
 func (d *diagnoses) cell(uid types.UID) string { return d.column[uid] }
 
+// syncNodesKnown takes the feed's word on whether the nodes are known
+// (without one, a store filled directly keeps its own); it reports a
+// change.
 func (d *diagnoses) syncNodesKnown() bool {
-	known := d.nodesKnown != nil && d.nodesKnown()
+	if d.nodesKnown == nil {
+		return false
+	}
+	known := d.nodesKnown()
 	_, was := d.store.Nodes()
 	d.store.SetNodesKnown(known)
 	return known != was

@@ -145,7 +145,7 @@ func TestDiagnosisInputs(t *testing.T) {
 	j := &rayv1.RayJob{ObjectMeta: om("ml", "on-notebook", time.Minute, nil)}
 	j.Spec.ClusterSelector = map[string]string{rayv1.RayClusterLabelKey: "notebook"}
 	ch := st.Add(j)
-	d := newDiagnosesWith(rec2.fns(), st, clock, "leader", nil)
+	d := newDiagnosesWith(rec2.fns(), st, clock, "leader", func() bool { return known })
 	d.update(&ch)
 	if in := rec2.jobs["on-notebook"]; in.Cluster == nil || in.Cluster.Cluster.Name != "notebook" {
 		t.Fatalf("selector job's cluster %+v", in.Cluster)

@@ -143,6 +143,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		s.wg.Wait()
 		return nil, err
 	}
+	s.src.SetNodeAccess(watch.NodeAccessFor(t.Config)) // nodes for the diagnosis, when the user may list them
 	if err := s.src.Watch(ctx, informers); err != nil {
 		cancel()
 		s.wg.Wait()
