@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
@@ -245,8 +246,19 @@ func (d *diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uid
 		svcs = uidSet{}
 	}
 	inputs := map[watch.ClusterRef]*why.ClusterInput{}
+	find := d.store.Find
+	if len(clusters) > 4 { // one pass over the clusters, not one scan each
+		byRef := map[watch.ClusterRef]client.Object{}
+		for _, o := range d.store.List(watch.RayCluster) {
+			byRef[watch.ClusterRef{Namespace: o.GetNamespace(), Name: o.GetName()}] = o
+		}
+		find = func(_ watch.Kind, ns, name string) (client.Object, bool) {
+			o, ok := byRef[watch.ClusterRef{Namespace: ns, Name: name}]
+			return o, ok
+		}
+	}
 	for r := range clusters {
-		o, ok := d.store.Find(watch.RayCluster, r.Namespace, r.Name)
+		o, ok := find(watch.RayCluster, r.Namespace, r.Name)
 		if !ok {
 			continue
 		}
@@ -276,7 +288,7 @@ func (d *diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uid
 		if in, ok := inputs[r]; ok {
 			return in
 		}
-		o, ok := d.store.Find(watch.RayCluster, ns, name)
+		o, ok := find(watch.RayCluster, ns, name)
 		if !ok {
 			return nil
 		}
