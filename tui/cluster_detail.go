@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -176,6 +177,7 @@ func (d *clusterDetail) refresh() {
 	for u := range d.podUIDs {
 		uids = append(uids, u)
 	}
+	slices.Sort(uids) // Events at the same time keep one order
 	ev := d.e.store.EventsFor(uids...)
 	if len(ev) > maxDetailEvents {
 		ev = ev[len(ev)-maxDetailEvents:]
@@ -283,7 +285,7 @@ const minTableRows = 4
 func (d *clusterDetail) whyBlock() []string {
 	cs := d.e.why.get(d.uid)
 	rest := summaryLines + len(d.capLines()) + d.eventLines() + minTableRows
-	return whyLines(d.e.st, cs, d.w, whyBudget(cs, d.h, rest))
+	return whyLines(d.e.st, cs, d.w, whyBudget(cs, d.h, rest), false)
 }
 
 func (d *clusterDetail) layout() {

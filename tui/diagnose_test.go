@@ -279,7 +279,7 @@ func TestWhyLines(t *testing.T) {
 		{1, 10, 10, []string{"Why: caus~", "       ev~", "       fi~"}},
 	}
 	for _, c := range cases {
-		got := whyLines(st, causes(c.n), c.width, c.max)
+		got := whyLines(st, causes(c.n), c.width, c.max, false)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%d causes in %d×%d: %q, want %q", c.n, c.width, c.max, got, c.want)
 		}

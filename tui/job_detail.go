@@ -171,7 +171,7 @@ const minJobLogLines = 4
 
 func (d *jobDetail) whyBlock() []string {
 	cs := d.e.why.get(d.uid)
-	return whyLines(d.e.st, cs, d.w, whyBudget(cs, d.h, jobHeaderLines+minJobLogLines))
+	return whyLines(d.e.st, cs, d.w, whyBudget(cs, d.h, jobHeaderLines+minJobLogLines), true)
 }
 
 func (d *jobDetail) logHeight() int { return max(d.h-jobHeaderLines-len(d.whyBlock()), 1) }

@@ -98,7 +98,7 @@ func (d *serviceDetail) lines() []string {
 		upgrade = string(*us.Type)
 	}
 	// The page scrolls: the Why block shows every cause with its details.
-	out := whyLines(st, d.e.why.get(d.uid), d.w, 1<<20)
+	out := whyLines(st, d.e.why.get(d.uid), d.w, 1<<20, true)
 	out = append(out,
 		fmt.Sprintf("%s %s  %s %d  %s %s  %s %s", lbl("Status"), st.Class(styles.ClassOf(status)).Render(status),
 			lbl("Serve endpoints"), s.Status.NumServeEndpoints, lbl("Age"), age(now, s.CreationTimestamp.Time),

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/styles"
 )
@@ -17,8 +18,10 @@ import (
 // within width cells and at most maxLines lines: one line per cause, most
 // decisive first (the order rayapi/why gives), then, while lines remain,
 // each cause's evidence and fix on indented lines beneath it. Nothing at
-// all when there are no causes.
-func whyLines(st *styles.Styles, cs []why.Cause, width, maxLines int) []string {
+// all when there are no causes. nested pages (a job's, a service's) name
+// the RayCluster a cause of their cluster is about first ("on RayCluster
+// ns/name, head").
+func whyLines(st *styles.Styles, cs []why.Cause, width, maxLines int, nested bool) []string {
 	if len(cs) == 0 || maxLines <= 0 {
 		return nil
 	}
@@ -47,6 +50,9 @@ func whyLines(st *styles.Styles, cs []why.Cause, width, maxLines int) []string {
 		}
 		out = append(out, lead+warn.Render(cut(c.Summary)))
 		var details []string
+		if nested && strings.HasPrefix(c.Subject, rayv1.KindRayCluster+" ") {
+			details = append(details, indent+"on "+c.Subject)
+		}
 		for _, e := range c.Evidence {
 			details = append(details, indent+e)
 		}
