@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -101,4 +102,38 @@ func TestSandboxViewUserWithoutNodes(t *testing.T) {
 	if _, known := store.Nodes(); known {
 		t.Fatal("the store says the nodes are known")
 	}
+}
+
+// TestSandboxWhyGPUGroupWithoutGPUNode provokes a cause for real: raydar's
+// reconciler creates a RayCluster's pods, the scheduler cannot place the
+// worker that asks 8 nvidia.com/gpu (the sandbox's one GPU node has 4),
+// and the TUI names it, from the pods, their Events and the nodes, in the
+// WHY column and in the Why block of the cluster's page.
+func TestSandboxWhyGPUGroupWithoutGPUNode(t *testing.T) {
+	s := sandboxFor(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cl, src := sandboxFeed(t, ctx, s)
+	if !src.NodesKnown() {
+		t.Fatalf("admin's feed: nodes not known (%s)", src.NodesUnknownWhy())
+	}
+	ns := sandboxNamespace(t, ctx, cl)
+	startOperator(t, s, ns, nil)
+	spec := testClusterSpec(1)
+	spec.WorkerGroupSpecs[0].GroupName = "gpu"
+	// The head and the workers share testClusterSpec's resource maps.
+	w := &spec.WorkerGroupSpecs[0].Template.Spec.Containers[0]
+	w.Resources = *w.Resources.DeepCopy()
+	w.Resources.Requests["nvidia.com/gpu"] = resource.MustParse("8")
+	w.Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}
+	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-gpu-fits"}, Spec: spec}
+	if err := cl.Create(ctx, rc); err != nil {
+		t.Fatal(err)
+	}
+	tm, _ := start(t, Options{Store: watch.NewStore(), Now: time.Now, Session: Session{Namespace: ns, Feed: src, Synced: src.Synced}}, 120, 30)
+	waitScreen(t, tm, "1 gpu worker Pending")
+	typeKeys(tm, "<enter>")
+	screen := waitScreen(t, tm, "Why: 1 gpu worker Pending: asks nvidia.com/gpu 8, the most any node offers is 4")
+	mustContain(t, screen, "Insufficient nvidia.com/gpu")
+	finalScreen(t, tm)
 }
