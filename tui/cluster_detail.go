@@ -242,7 +242,8 @@ func (d *clusterDetail) pollCapacity() {
 // later.
 func (d *clusterDetail) init() tea.Cmd { d.pollCapacity(); return nil }
 
-// mapRayNodes matches Ray's nodes to the cluster's pods by IP.
+// mapRayNodes matches Ray's nodes to the cluster's pods (RayNode.Pod, or
+// by IP).
 func (d *clusterDetail) mapRayNodes() {
 	d.rayNodes = nil
 	if d.cap == nil {
@@ -257,7 +258,11 @@ func (d *clusterDetail) mapRayNodes() {
 	d.rayNodes = map[string]*dashboard.RayNode{}
 	for i := range d.cap.Nodes {
 		n := &d.cap.Nodes[i]
-		if pod := byIP[n.IP]; pod != "" {
+		pod := n.Pod // mapped by the poller (Capacity.MapPods), else here
+		if pod == "" {
+			pod = byIP[n.IP]
+		}
+		if pod != "" {
 			if old := d.rayNodes[pod]; old == nil || !old.Alive { // an alive node wins over a dead one at the same IP
 				d.rayNodes[pod] = n
 			}
