@@ -397,6 +397,7 @@ func (a *App) onTick() tea.Cmd {
 	}
 	// Ray's capacity is polled for the cluster whose detail page is on
 	// top only; leaving it drops it from the diagnosis.
+	a.e.why.refreshTimed()
 	if cp, ok := a.top().(capacityPoller); ok {
 		cp.pollCapacity()
 	} else {

@@ -44,6 +44,37 @@ type diagnoses struct {
 	// nodeFP fingerprints the nodes (what scheduling reads of them), so
 	// that heartbeats do not recompute every cluster.
 	nodeFP map[types.UID]string
+	// timedAt is when the time-dependent causes were last recomputed.
+	timedAt time.Time
+}
+
+// timedEvery is how often the causes that depend on the clock alone (a
+// RayJob's deadline about to fire, a dashboard unreachable for a while)
+// are recomputed, for the jobs that can have them.
+const timedEvery = 10 * time.Second
+
+// refreshTimed recomputes, at most every timedEvery, the RayJobs whose
+// causes move with the clock: unfinished ones with a deadline, or whose
+// status checks fail.
+func (d *diagnoses) refreshTimed() {
+	now := d.now()
+	if now.Sub(d.timedAt) < timedEvery {
+		return
+	}
+	d.timedAt = now
+	jobs := uidSet{}
+	for _, o := range d.store.List(watch.RayJob) {
+		j := o.(*rayv1.RayJob)
+		if j.Status.JobStatus.IsTerminal() {
+			continue
+		}
+		if j.Spec.ActiveDeadlineSeconds != nil || j.Spec.PreRunningDeadlineSeconds != nil || j.Status.JobStatusCheckFailureStartTime != nil {
+			jobs[watch.Key(o)] = true
+		}
+	}
+	if len(jobs) > 0 {
+		d.recompute(nil, jobs, nil)
+	}
 }
 
 // diagnosers are the pure functions that name the causes: rayapi/why's

@@ -367,3 +367,34 @@ func TestWhyCellFollowsItsCauses(t *testing.T) {
 		t.Fatalf("healthy row keeps its WHY: %q", r)
 	}
 }
+
+// TestDiagnosisFollowsTheClock: a RayJob's deadline is re-diagnosed as time
+// passes (at most every timedEvery), without any change to the job.
+func TestDiagnosisFollowsTheClock(t *testing.T) {
+	st := fixture()
+	j := mustFind(t, st, watch.RayJob, "ml", "nightly-eval").(*rayv1.RayJob).DeepCopy()
+	j.Spec.ActiveDeadlineSeconds = ptrInt32(3600) // started 45m ago: 15m left, not yet "soon"
+	st.Add(j)
+	now := fixedNow
+	d := newDiagnoses(st, func() time.Time { return now }, "leader", nil)
+	if cs := d.get(watch.Key(j)); len(cs) != 0 {
+		t.Fatalf("causes with 15m of 60m left: %+v", cs)
+	}
+	now = now.Add(10 * time.Minute)
+	d.refreshTimed()
+	cs := d.get(watch.Key(j))
+	if len(cs) != 1 || cs[0].Code != "DeadlineSoon" {
+		t.Fatalf("with 5m of 60m left: %+v", cs)
+	}
+	if d.changed[watch.RayJob] == nil {
+		t.Fatal("the job's WHY cell change is not noted")
+	}
+	rec := newRecorder()
+	d.fn = rec.fns()
+	d.refreshTimed() // within timedEvery: nothing
+	if got := rec.called(); got != nil {
+		t.Fatalf("recomputed again at once: %v", got)
+	}
+}
+
+func ptrInt32(v int32) *int32 { return &v }
