@@ -305,6 +305,10 @@ func TestCapacityLines(t *testing.T) {
 	if got := capacityLines(st, nil, fmt.Errorf("dial tcp 10.0.0.1:8265: connection refused"), true, 200); got[0] != "Ray: dashboard not answering: dial tcp 10.0.0.1:8265: connection refused" {
 		t.Errorf("error: %q", got)
 	}
+	one := &dashboard.Capacity{Nodes: []dashboard.RayNode{{IP: "10.0.0.1", Alive: true, Head: true}}, Total: dashboard.Resources{"CPU": 1}}
+	if got := capacityLines(st, one, nil, true, 200); got[0] != "Ray: 1 node alive, 0 idle, 0 dead  CPU 0/1  jobs 0  actors 0" {
+		t.Errorf("one node: %q", got)
+	}
 	if got := capacityLines(st, nil, nil, false, 200); got[0] != "Ray: asking the dashboard…" {
 		t.Errorf("unknown: %q", got)
 	}

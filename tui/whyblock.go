@@ -115,7 +115,11 @@ func capacityLines(st *styles.Styles, c *dashboard.Capacity, err error, ok bool,
 				alive++
 			}
 		}
-		l1 := fmt.Sprintf("%s %d nodes alive, %d idle, %d dead  %s  jobs %d  actors %d", lbl, alive, idle, dead,
+		nodes := "nodes"
+		if alive == 1 {
+			nodes = "node"
+		}
+		l1 := fmt.Sprintf("%s %d %s alive, %d idle, %d dead  %s  jobs %d  actors %d", lbl, alive, nodes, idle, dead,
 			resourcesUsed(c.Total, c.Used), c.RunningJobs, c.Actors)
 		out = append(out, l1)
 		var dem []string
