@@ -4,9 +4,12 @@
 // printed seed (a required field removed, a wrong type, out-of-range numbers,
 // huge strings) and applied to one sandbox with raydar's operator running
 // in-process. Each mutation must end refused at admission with the field
-// named in the API error, refused by raydar with its refusal condition and
-// a Warning Event naming the field (and nothing created for the object), or
-// reconciled normally when the mutation is harmless; never a panic in the
+// named in the API error, refused by raydar with its refusal condition
+// (ValidationFailed; for a RayCluster whose head pod the pod API refuses,
+// ReplicaFailure) and a Warning Event naming the field, with no pod (and for
+// a RayJob or RayService no RayCluster) created, or reconciled normally when
+// the mutation is harmless (an unknown field, which the API server prunes;
+// a 1 MiB env value in the head container); never a panic in the
 // operator, an operator that stops, or a half-created cluster.
 //
 // mutate.go holds the mutations (pure functions over unstructured objects);

@@ -110,14 +110,16 @@ func headContainer(o *unstructured.Unstructured) (map[string]any, bool) {
 	return c, ok
 }
 
-func inGroup(key string, v func() any) func(*unstructured.Unstructured) (string, bool) {
+// inGroup sets key in the first worker group; the field named is the key,
+// followed by suffix (a map key such as "[CPU]").
+func inGroup(key string, v func() any, suffix ...string) func(*unstructured.Unstructured) (string, bool) {
 	return func(o *unstructured.Unstructured) (string, bool) {
 		g, p, ok := firstGroup(o)
 		if !ok {
 			return "", false
 		}
 		g[key] = v()
-		return p + "." + key, true
+		return p + "." + key + strings.Join(suffix, ""), true
 	}
 }
 
@@ -142,6 +144,13 @@ func inClusterSpec(sub []string, key string, v any) func(*unstructured.Unstructu
 		m[key] = v
 		return full, true
 	}
+}
+
+// podsCreated reports whether the object is a RayCluster that gets pods
+// at once (not suspended): only then does the pod API see its template.
+func podsCreated(o *unstructured.Unstructured) bool {
+	suspended, _, _ := unstructured.NestedBool(o.Object, "spec", "suspend")
+	return o.GetKind() == "RayCluster" && !suspended
 }
 
 // All is every mutation, in a fixed order.
@@ -207,6 +216,41 @@ func All() []Mutation {
 		}},
 		{"huge-group-name", HugeString, inGroup("groupName", func() any { return strings.Repeat("g", MiB) })},
 		{"bad-service-type", OutOfRange, inClusterSpec([]string{"headGroupSpec"}, "serviceType", "Bogus")},
+		// Rules only raydar's Go validation checks (the CRD cannot).
+		{"negative-group-resource", OutOfRange, inGroup("resources", func() any { return map[string]any{"CPU": "-1"} }, "[CPU]")},
+		{"bad-group-label", HugeString, inGroup("labels", func() any { return map[string]any{"tier": strings.Repeat("l", 64)} }, "[tier]")},
+		{"entrypoint-resources-not-json", WrongType, func(o *unstructured.Unstructured) (string, bool) {
+			if o.GetKind() != "RayJob" {
+				return "", false
+			}
+			o.Object["spec"].(map[string]any)["entrypointResources"] = "{CPU: 1"
+			return "spec.entrypointResources", true
+		}},
+		{"serve-config-list", WrongType, func(o *unstructured.Unstructured) (string, bool) {
+			if o.GetKind() != "RayService" {
+				return "", false
+			}
+			o.Object["spec"].(map[string]any)["serveConfigV2"] = "- applications\n- x\n"
+			return "spec.serveConfigV2", true
+		}},
+		// Rules of the pod API: the cluster is accepted, its head pod is
+		// refused (the field is the pod's).
+		{"no-head-image", Removed, func(o *unstructured.Unstructured) (string, bool) {
+			c, ok := headContainer(o)
+			if !ok || !podsCreated(o) || c["image"] == nil {
+				return "", false
+			}
+			delete(c, "image")
+			return "spec.containers[0].image", true
+		}},
+		{"requests-above-limits", OutOfRange, func(o *unstructured.Unstructured) (string, bool) {
+			c, ok := headContainer(o)
+			if !ok || !podsCreated(o) {
+				return "", false
+			}
+			c["resources"] = map[string]any{"requests": map[string]any{"memory": "2Gi"}, "limits": map[string]any{"memory": "1Gi"}}
+			return "spec.containers[0].resources.requests", true
+		}},
 		{"unknown-field", Harmless, func(o *unstructured.Unstructured) (string, bool) {
 			cs, _, ok := clusterSpec(o)
 			if !ok {
@@ -215,13 +259,13 @@ func All() []Mutation {
 			cs["mutationUnknownField"] = "pruned by the API server"
 			return "", true
 		}},
-		{"big-env-value", Harmless, func(o *unstructured.Unstructured) (string, bool) {
+		{"huge-env-value", Harmless, func(o *unstructured.Unstructured) (string, bool) {
 			c, ok := headContainer(o)
 			if !ok {
 				return "", false
 			}
 			env, _ := c["env"].([]any)
-			c["env"] = append(env, map[string]any{"name": "MUTATION_PAD", "value": strings.Repeat("v", 64<<10)})
+			c["env"] = append(env, map[string]any{"name": "MUTATION_PAD", "value": strings.Repeat("v", MiB)})
 			return "", true
 		}},
 	}

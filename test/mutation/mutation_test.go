@@ -29,7 +29,8 @@ import (
 
 // DefaultSeed picks the mutations when RAYDAR_MUTATION_SEED is unset;
 // PerManifest bounds them so that the package finishes within 4 minutes
-// on a loaded 2-core machine.
+// on a loaded 2-core machine (RAYDAR_MUTATION_PER_MANIFEST raises it: 100
+// applies every mutation to every manifest).
 const (
 	DefaultSeed = 20261201
 	PerManifest = 4
@@ -59,14 +60,15 @@ type run struct {
 	detail  string // the refusal's message
 }
 
-func seed(t *testing.T) uint64 {
-	s := os.Getenv("RAYDAR_MUTATION_SEED")
+// envUint reads a number from the environment, def when unset.
+func envUint(t *testing.T, name string, def uint64) uint64 {
+	s := os.Getenv(name)
 	if s == "" {
-		return DefaultSeed
+		return def
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		t.Fatalf("RAYDAR_MUTATION_SEED=%q: %v", s, err)
+		t.Fatalf("%s=%q: %v", name, s, err)
 	}
 	return n
 }
@@ -76,9 +78,9 @@ func TestMutatedCorpus(t *testing.T) {
 		t.Skip("integration test: needs the sandbox control plane (skipped with -short)")
 	}
 	start := time.Now()
-	sd := seed(t)
+	sd := envUint(t, "RAYDAR_MUTATION_SEED", DefaultSeed)
 	corpus, skipped := acceptedAsIs(t, env.corpus)
-	cases := Plan(sd, corpus, PerManifest)
+	cases := Plan(sd, corpus, int(envUint(t, "RAYDAR_MUTATION_PER_MANIFEST", PerManifest)))
 	t.Logf("mutation: seed %d (RAYDAR_MUTATION_SEED replays it): %d cases over %d manifests (%d more left out: raydar refuses them unmutated: %s)",
 		sd, len(cases), len(corpus), len(skipped), strings.Join(skipped, ", "))
 	ctx := context.Background()
@@ -207,8 +209,8 @@ func observe(ctx context.Context, r *run) (outcome, string) {
 	}
 	switch kind {
 	case rayv1.KindRayCluster:
-		if msg, ok := conditionWithReason(o, string(rayv1.RayClusterReplicaFailure), string(rayv1.ValidationFailed)); ok {
-			return refusedByRaydar, msg
+		if msg, ok := conditionWithReason(o, string(rayv1.RayClusterReplicaFailure), ""); ok {
+			return refusedByRaydar, msg // ValidationFailed, or a pod the API server refused
 		}
 		if pods, _ := env.kc.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{LabelSelector: rayv1.RayNodeTypeLabelKey + "=" + string(rayv1.HeadNode)}); pods != nil && len(pods.Items) > 0 {
 			return reconciled, ""
@@ -306,7 +308,7 @@ func conditionWithReason(o *unstructured.Unstructured, typ, reason string) (stri
 	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
-		if m["type"] == typ && m["reason"] == reason {
+		if m["type"] == typ && (m["reason"] == reason || reason == "" && m["status"] == "True") {
 			msg, _ := m["message"].(string)
 			return msg, true
 		}
