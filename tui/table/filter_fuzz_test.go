@@ -25,12 +25,9 @@ func FuzzParseFilter(f *testing.F) {
 	} {
 		f.Add(s, "Alpha ray-head Running", "app", "ray")
 	}
-	// Found by this target: the substring fast path and the case-insensitive
-	// expression disagreed on letters Unicode folds specially (İ matched
-	// "i"; "s" did not match "ſ", which (?i)s does).
-	f.Add("İ", "running", "app", "ray")
-	f.Add("s", "ſtatus", "app", "ray")
-	f.Add("!s", "ſtatus", "app", "ray")
+	// testdata/fuzz/FuzzParseFilter holds what this target found: the
+	// substring fast path and the case-insensitive expression disagreed on
+	// letters Unicode folds specially (İ matched "i"; "s" missed "ſ").
 	f.Fuzz(func(t *testing.T, s, row, k, v string) {
 		lower := strings.ToLower(row)
 		lbls := map[string]string{k: v}
