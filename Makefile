@@ -46,11 +46,11 @@ test: tools ## unit and integration tests (integration tests start a real contro
 
 # Fuzz targets, one `go test -fuzz` run each (-fuzz takes one target per
 # package), FUZZTIME apiece. New interesting inputs are minimised for at most
-# FUZZMINIMIZE (the default, 60s, stalls the loaded machine). A crasher is
+# FUZZMINIMIZE (Go's default, 60s each, stalls the loaded machine). A crasher is
 # written to <package>/testdata/fuzz/<target>/: fix it and commit the file,
 # and plain `go test` replays it from then on.
 FUZZTIME     ?= 10s
-FUZZMINIMIZE ?= 2s
+FUZZMINIMIZE ?= 50x
 FUZZ_TARGETS := \
 	./rayapi/v1:FuzzDecodeValidate \
 	./tui/table:FuzzParseFilter \
