@@ -8,7 +8,7 @@ export RAYDAR_TOOLS_DIR ?= $(TOOLS)
 # keeps each package's sandbox from starving the others.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 25m
 
-.PHONY: help build tools generate verify-generated test unit bench lint demo clean fuzz
+.PHONY: help build tools generate verify-generated test unit bench lint demo clean image image-push fuzz
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -77,5 +77,19 @@ lint: ## gofmt and go vet
 demo: tools build ## start the sandbox, the reconcile loop and the TUI with seeded workloads
 	$(BIN)/raydar demo
 
+# The operator's container image, assembled without a Docker engine
+# (hack/image): a static linux binary on a distroless-style root (nonroot
+# 65532, CA certificates, no shell). IMAGE is the tag in the tarball and,
+# for image-push, where it goes; GOARCH picks the platform.
+IMAGE  ?= raydar:dev
+GOARCH ?= $(shell $(GO) env GOARCH)
+
+image: ## build bin/raydar-image.tar (docker load -i / kind load image-archive), tagged $(IMAGE)
+	$(GO) run ./hack/image --image $(IMAGE) --arch $(GOARCH) --out $(BIN)/raydar-image.tar
+
+image-push: ## build the image and push it to IMAGE=REGISTRY/raydar:TAG (credentials of ~/.docker/config.json)
+	@if [ "$(IMAGE)" = raydar:dev ]; then echo "set IMAGE=REGISTRY/raydar:TAG"; exit 2; fi
+	$(GO) run ./hack/image --image $(IMAGE) --arch $(GOARCH) --out $(BIN)/raydar-image.tar --push
+
 clean: ## remove built binaries (not the tools)
-	rm -f $(BIN)/raydar
+	rm -f $(BIN)/raydar $(BIN)/raydar-image.tar $(BIN)/raydar-linux-*
