@@ -8,7 +8,7 @@ export RAYDAR_TOOLS_DIR ?= $(TOOLS)
 # keeps each package's sandbox from starving the others.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 25m
 
-.PHONY: help build tools generate verify-generated test unit bench lint demo clean image image-push
+.PHONY: help build tools generate verify-generated test unit bench lint demo clean image image-push fuzz
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -43,6 +43,29 @@ unit: ## unit tests only (no control plane)
 test: tools ## unit and integration tests (integration tests start a real control plane), then the KubeRay conformance suite
 	$(GO) test $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/conformance)
 	$(GO) test $(TEST_FLAGS) -v ./test/conformance
+
+# Fuzz targets, one `go test -fuzz` run each (-fuzz takes one target per
+# package), FUZZTIME apiece. New interesting inputs are minimised for at most
+# FUZZMINIMIZE (Go's default, 60s each, stalls the loaded machine). A crasher is
+# written to <package>/testdata/fuzz/<target>/: fix it and commit the file,
+# and plain `go test` replays it from then on.
+FUZZTIME     ?= 10s
+FUZZMINIMIZE ?= 50x
+FUZZ_TARGETS := \
+	./rayapi/v1:FuzzDecodeValidate \
+	./tui/table:FuzzParseFilter \
+	./tui/keys:FuzzParse \
+	./tui:FuzzScaleDialog \
+	./tui:FuzzConfirmDialog \
+	./tui:FuzzPrompt
+
+fuzz: ## run every fuzz target for FUZZTIME (default 10s) one after another, printing each one's executions
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "== $$name ($$pkg, $(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg 2>&1 | \
+	    awk '/^fuzz: elapsed:/ && !/baseline/ {last=$$0; next} /baseline/ {next} {print} END {if (last != "") print last}'; \
+	  test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	done
 
 bench: tools ## benchmarks; results are recorded in docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
