@@ -40,9 +40,11 @@ unit: ## unit tests only (no control plane)
 
 # The conformance suite runs verbose so that its summary line (manifests,
 # objects, differences intended and unexplained) shows when it passes too.
-test: tools ## unit and integration tests (integration tests start a real control plane), then the KubeRay conformance suite
-	$(GO) test $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/conformance)
+test: tools ## unit and integration tests (integration tests start a real control plane), the mutated-manifest and KubeRay conformance suites, then every fuzz target for FUZZTIME
+	$(GO) test $(TEST_FLAGS) $$($(GO) list ./... | grep -v -e /test/conformance -e /test/mutation)
+	$(GO) test $(TEST_FLAGS) -v -run TestMutatedCorpus ./test/mutation
 	$(GO) test $(TEST_FLAGS) -v ./test/conformance
+	@$(MAKE) --no-print-directory fuzz
 
 # Fuzz targets, one `go test -fuzz` run each (-fuzz takes one target per
 # package), FUZZTIME apiece. New interesting inputs are minimised for at most
