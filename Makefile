@@ -8,7 +8,7 @@ export RAYDAR_TOOLS_DIR ?= $(TOOLS)
 # keeps each package's sandbox from starving the others.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 25m
 
-.PHONY: help build tools generate verify-generated test test-faults unit bench lint demo clean
+.PHONY: help build tools generate verify-generated test test-faults unit bench lint demo clean image image-push fuzz
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -40,9 +40,34 @@ unit: ## unit tests only (no control plane)
 
 # The conformance suite runs verbose so that its summary line (manifests,
 # objects, differences intended and unexplained) shows when it passes too.
-test: tools ## unit and integration tests (integration tests start a real control plane), then the KubeRay conformance suite
-	$(GO) test $(TEST_FLAGS) $$($(GO) list ./... | grep -v -e /test/conformance -e /test/faults)
+test: tools ## unit and integration tests (integration tests start a real control plane), the mutated-manifest and KubeRay conformance suites, then every fuzz target for FUZZTIME
+	$(GO) test $(TEST_FLAGS) $$($(GO) list ./... | grep -v -e /test/conformance -e /test/mutation -e /test/faults)
+	$(GO) test $(TEST_FLAGS) -v ./test/mutation
 	$(GO) test $(TEST_FLAGS) -v ./test/conformance
+	@$(MAKE) --no-print-directory fuzz
+
+# Fuzz targets, one `go test -fuzz` run each (-fuzz takes one target per
+# package), FUZZTIME apiece. New interesting inputs are minimised for at most
+# FUZZMINIMIZE (Go's default, 60s each, stalls the loaded machine). A crasher is
+# written to <package>/testdata/fuzz/<target>/: fix it and commit the file,
+# and plain `go test` replays it from then on.
+FUZZTIME     ?= 10s
+FUZZMINIMIZE ?= 50x
+FUZZ_TARGETS := \
+	./rayapi/v1:FuzzDecodeValidate \
+	./tui/table:FuzzParseFilter \
+	./tui/keys:FuzzParse \
+	./tui:FuzzScaleDialog \
+	./tui:FuzzConfirmDialog \
+	./tui:FuzzPrompt
+
+fuzz: ## run every fuzz target for FUZZTIME (default 10s) one after another, printing each one's executions
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "== $$name ($$pkg, $(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg 2>&1 | \
+	    awk '/^fuzz: elapsed:/ && !/baseline/ {last=$$0; next} /baseline/ {next} {print} END {if (last != "") print last}'; \
+	  test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	done
 
 test-faults: tools ## the fault suite (test/faults): kills, restarts, cuts and Ray-side faults on one sandbox; prints its figures and the summary line
 	$(GO) test $(TEST_FLAGS) -v ./test/faults
@@ -57,5 +82,19 @@ lint: ## gofmt and go vet
 demo: tools build ## start the sandbox, the reconcile loop and the TUI with seeded workloads
 	$(BIN)/raydar demo
 
+# The operator's container image, assembled without a Docker engine
+# (hack/image): a static linux binary on a distroless-style root (nonroot
+# 65532, CA certificates, no shell). IMAGE is the tag in the tarball and,
+# for image-push, where it goes; GOARCH picks the platform.
+IMAGE  ?= raydar:dev
+GOARCH ?= $(shell $(GO) env GOARCH)
+
+image: ## build bin/raydar-image.tar (docker load -i / kind load image-archive), tagged $(IMAGE)
+	$(GO) run ./hack/image --image $(IMAGE) --arch $(GOARCH) --out $(BIN)/raydar-image.tar
+
+image-push: ## build the image and push it to IMAGE=REGISTRY/raydar:TAG (credentials of ~/.docker/config.json)
+	@if [ "$(IMAGE)" = raydar:dev ]; then echo "set IMAGE=REGISTRY/raydar:TAG"; exit 2; fi
+	$(GO) run ./hack/image --image $(IMAGE) --arch $(GOARCH) --out $(BIN)/raydar-image.tar --push
+
 clean: ## remove built binaries (not the tools)
-	rm -f $(BIN)/raydar
+	rm -f $(BIN)/raydar $(BIN)/raydar-image.tar $(BIN)/raydar-linux-*

@@ -16,6 +16,8 @@
 //     sandbox's address book, the head Service's DNS name or the API
 //     server's service proxy, with the cluster's auth token), and the
 //     translation of a RayJob into a job submission.
+//   - kube/redact: what of an object never reaches a screen or a log
+//     (Secret data, literal passwords and tokens, their last-applied copies).
 //   - kube/watch: the TUI's watch: informer handlers on the Ray kinds, Ray
 //     pods and their Events, batched into deltas, and the Store the views
 //     read.

@@ -192,6 +192,11 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 		a.role = sess.Role()
 	}
 	a.syncing = sess.Synced != nil && !sess.Synced()
+	var nodesKnown func() bool
+	if nk, ok := sess.Feed.(interface{ NodesKnown() bool }); ok {
+		nodesKnown = nk.NodesKnown
+	}
+	a.e.why = newDiagnoses(store, a.now, a.role, nodesKnown)
 }
 
 // Init starts the feed and the clock.
@@ -341,9 +346,11 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 	ch := a.e.store.Apply(msg.deltas)
 	var cmds []tea.Cmd
 	if !ch.Empty() {
+		a.e.why.update(&ch)
 		for _, p := range a.lists {
 			p.apply(&ch)
 		}
+		a.applyWhy()
 		for _, p := range a.stack[1:] {
 			if c := applyCmd(p, &ch); c != nil {
 				cmds = append(cmds, c)
@@ -368,10 +375,35 @@ func applyCmd(p page, ch *watch.Changes) tea.Cmd {
 	return nil
 }
 
+// applyWhy re-projects the list rows whose WHY cell changed.
+func (a *App) applyWhy() {
+	for _, p := range a.lists {
+		if w, ok := p.(interface{ applyWhy() }); ok {
+			w.applyWhy()
+		}
+	}
+	for _, p := range a.stack[1:] {
+		if r, ok := p.(interface{ relayout() }); ok {
+			r.relayout()
+		}
+	}
+	a.e.why.clearChanged()
+}
+
 func (a *App) onTick() tea.Cmd {
 	if a.e.sess.Role != nil {
 		a.role = a.e.sess.Role()
+		a.e.why.setRole(a.role)
 	}
+	// Ray's capacity is polled for the cluster whose detail page is on
+	// top only; leaving it drops it from the diagnosis.
+	a.e.why.refreshTimed()
+	if cp, ok := a.top().(capacityPoller); ok {
+		cp.pollCapacity()
+	} else {
+		a.e.why.setCapacity("", nil)
+	}
+	a.applyWhy()
 	if a.syncing {
 		a.syncing = !a.e.sess.Synced()
 	}

@@ -12,9 +12,11 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/rayapi/why"
 )
 
 // The scale of the performance targets: 10 namespaces, 1,000 RayClusters,
@@ -353,6 +355,91 @@ func BenchmarkPodLogs(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				a.Update(msg)
+				_ = a.View()
+			}
+		})
+	}
+}
+
+// benchWhyStore is the full data set with something to diagnose in every
+// RayCluster: one more worker per cluster Pending, asking 4 nvidia.com/gpu
+// on 20 nodes without GPUs, with the scheduler's FailedScheduling Event.
+func benchWhyStore() (*watch.Store, []*corev1.Pod) {
+	st := watch.NewStore()
+	st.Apply(benchDeltas())
+	for i := range 20 {
+		st.Add(mkNode(fmt.Sprintf("kwok-node-%d", i), 0))
+	}
+	st.SetNodesKnown(true)
+	var pending []*corev1.Pod
+	for _, o := range st.List(watch.RayCluster) {
+		rc := o.(*rayv1.RayCluster)
+		p := mkPod(rc, rc.Name+"-gpu-worker-pend1", "worker", "cpu", time.Minute, false, "")
+		p.Spec.NodeName = ""
+		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4")}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			Message: "0/20 nodes are available: 20 Insufficient nvidia.com/gpu."}}
+		st.Add(p, mkEvent(p, "Pod", "v1", "Warning", "FailedScheduling", "0/20 nodes are available: 20 Insufficient nvidia.com/gpu.", 30*time.Second))
+		pending = append(pending, p)
+	}
+	return st, pending
+}
+
+// noDiagnosis is the TUI as it was before the diagnosis: no causes, an
+// empty WHY column.
+var noDiagnosis = diagnosers{
+	cluster: func(why.ClusterInput) []why.Cause { return nil },
+	job:     func(why.JobInput) []why.Cause { return nil },
+	service: func(why.ServiceInput) []why.Cause { return nil },
+	column:  func([]why.Cause) string { return "" },
+}
+
+// BenchmarkWhy: the diagnosis of 1,000 RayClusters with pods and Events.
+// frame: one View of the cluster list, with every WHY cell filled (the
+// causes are cached: nothing is diagnosed per frame) and without any
+// diagnosis; batch-50: a batch that changes a pod of 50 clusters (and an
+// Event each), applied, diagnosed and drawn, against the same without
+// diagnosis.
+func BenchmarkWhy(b *testing.B) {
+	for _, diag := range []struct {
+		name string
+		fn   diagnosers
+	}{{"why", whyDiagnosers}, {"none", noDiagnosis}} {
+		newApp := func(b *testing.B) (*App, []*corev1.Pod) {
+			st, pending := benchWhyStore()
+			a, err := New(Options{Store: st, Now: clock, StartView: ClustersView})
+			if err != nil {
+				b.Fatal(err)
+			}
+			a.e.why.fn = diag.fn
+			a.e.why.all()
+			a.applyWhy()
+			a.Update(tea.WindowSizeMsg{Width: benchW, Height: benchH})
+			return a, pending
+		}
+		b.Run("frame/"+diag.name, func(b *testing.B) {
+			a, _ := newApp(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = a.View()
+			}
+		})
+		b.Run("batch-50/"+diag.name, func(b *testing.B) {
+			a, pending := newApp(b)
+			batches := make([][]watch.Delta, 8)
+			for r := range batches {
+				for i := range 50 {
+					p := pending[(r*50+i)%len(pending)].DeepCopy()
+					p.ResourceVersion = fmt.Sprint(r)
+					ev := mkEvent(p, "Pod", "v1", "Warning", "FailedScheduling", fmt.Sprintf("0/20 nodes are available: 20 Insufficient nvidia.com/gpu. (round %d)", r), 0)
+					batches[r] = append(batches[r], watch.Delta{Kind: watch.Pod, Object: p}, watch.Delta{Kind: watch.Event, Object: ev})
+				}
+			}
+			b.ReportAllocs()
+			r := 0
+			for b.Loop() {
+				a.Update(batchMsg{gen: a.gen, deltas: batches[r%len(batches)]})
+				r++
 				_ = a.View()
 			}
 		})

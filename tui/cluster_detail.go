@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
@@ -42,24 +44,38 @@ type clusterDetail struct {
 	t       *table.Model[treeRow]
 	events  []*corev1.Event
 	podUIDs uidSet
+	// Ray's view of the cluster (Session.Capacity), polled on ticks while
+	// the page is on top; rayNodes maps pod names to their Ray node.
+	cap      *dashboard.Capacity
+	capErr   error
+	capOK    bool
+	rayNodes map[string]*dashboard.RayNode
 }
+
+// capacityPoller is a page that polls Ray's capacity on ticks (the
+// cluster detail).
+type capacityPoller interface{ pollCapacity() }
 
 func newClusterDetail(e *env, rc *rayv1.RayCluster) *clusterDetail {
 	d := &clusterDetail{pageBase: pageBase{e: e, vk: ClusterDetailView}, rc: rc, uid: watch.Key(rc)}
+	cols := []table.Column{
+		{Title: "NAME", Width: 36, Grow: true, Min: 30, Sort: table.ByName},
+		{Title: "MIN", Width: 3, Right: true},
+		{Title: "DESIRED", Width: 7, Right: true},
+		{Title: "MAX", Width: 3, Right: true},
+		{Title: "READY", Width: 5, Right: true},
+		{Title: "PHASE", Width: 11, Sort: table.ByStatus},
+		{Title: "RESTARTS", Width: 8, Right: true, Drop: 2},
+		{Title: "IP", Width: 15, Drop: 3},
+		{Title: "NODE", Width: 12, Grow: true, Min: 6, Drop: 4},
+		ageTableCol(),
+	}
+	if e.sess.Capacity != nil { // the pod's Ray node: busy, idle or dead
+		cols = append(cols, table.Column{Title: "RAY", Width: 4, Drop: 5})
+	}
 	spec := table.Spec[treeRow]{
-		Columns: []table.Column{
-			{Title: "NAME", Width: 36, Grow: true, Min: 30, Sort: table.ByName},
-			{Title: "MIN", Width: 3, Right: true},
-			{Title: "DESIRED", Width: 7, Right: true},
-			{Title: "MAX", Width: 3, Right: true},
-			{Title: "READY", Width: 5, Right: true},
-			{Title: "PHASE", Width: 11, Sort: table.ByStatus},
-			{Title: "RESTARTS", Width: 8, Right: true, Drop: 2},
-			{Title: "IP", Width: 15, Drop: 3},
-			{Title: "NODE", Width: 12, Grow: true, Min: 6, Drop: 4},
-			ageTableCol(),
-		},
-		ID: func(r treeRow) string { return r.id },
+		Columns: cols,
+		ID:      func(r treeRow) string { return r.id },
 		Meta: func(r treeRow) table.Meta {
 			if r.pod != nil {
 				m := objMeta(r.pod, podStatus(r.pod))
@@ -76,13 +92,13 @@ func newClusterDetail(e *env, rc *rayv1.RayCluster) *clusterDetail {
 			if p := r.pod; p != nil {
 				ready, restarts := podReady(p)
 				return []string{"  " + p.Name, "", "", "", ready, podStatus(p), fmt.Sprint(restarts),
-					orNone(p.Status.PodIP), orNone(p.Spec.NodeName), ""}
+					orNone(p.Status.PodIP), orNone(p.Spec.NodeName), "", d.rayNodeOf(p.Name)}
 			}
 			if r.head {
-				return []string{"head", "1", "1", "1", fmt.Sprintf("%d/1", r.ready), "", "", "", "", ""}
+				return []string{"head", "1", "1", "1", fmt.Sprintf("%d/1", r.ready), "", "", "", "", "", ""}
 			}
 			if r.spec == nil { // pods of a group the spec no longer has
-				return []string{r.name + " (not in spec)", "", "", "", fmt.Sprint(r.ready), "", "", "", "", ""}
+				return []string{r.name + " (not in spec)", "", "", "", fmt.Sprint(r.ready), "", "", "", "", "", ""}
 			}
 			s := r.spec
 			name := "group " + s.GroupName
@@ -90,7 +106,7 @@ func newClusterDetail(e *env, rc *rayv1.RayCluster) *clusterDetail {
 				name += " (suspended)"
 			}
 			return []string{name, i32(s.MinReplicas), fmt.Sprint(d.desired(r)), i32(s.MaxReplicas),
-				fmt.Sprintf("%d/%d", r.ready, d.desired(r)), "", "", "", "", ""}
+				fmt.Sprintf("%d/%d", r.ready, d.desired(r)), "", "", "", "", "", ""}
 		},
 		Live: func(r treeRow, now time.Time, c []string) {
 			if r.pod != nil {
@@ -161,6 +177,7 @@ func (d *clusterDetail) refresh() {
 	for u := range d.podUIDs {
 		uids = append(uids, u)
 	}
+	slices.Sort(uids) // Events at the same time keep one order
 	ev := d.e.store.EventsFor(uids...)
 	if len(ev) > maxDetailEvents {
 		ev = ev[len(ev)-maxDetailEvents:]
@@ -189,13 +206,100 @@ func (d *clusterDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return d.t.HandleKey(msg), nil
 }
 
+// rayNodeOf is the RAY cell of a pod: its Ray node alive, idle or dead
+// ("" when Ray's capacity is not shown or has no node for the pod).
+func (d *clusterDetail) rayNodeOf(pod string) string {
+	n := d.rayNodes[pod]
+	switch {
+	case n == nil:
+		return ""
+	case !n.Alive:
+		return "dead"
+	case n.Idle:
+		return "idle"
+	}
+	return "busy"
+}
+
+// pollCapacity reads Ray's view of the cluster (on ticks, while the page
+// is on top) and hands it to the diagnosis (RayInfeasible).
+func (d *clusterDetail) pollCapacity() {
+	src := d.e.sess.Capacity
+	if src == nil {
+		return
+	}
+	c, err, ok := src.Get(d.rc.Namespace, d.rc.Name)
+	changed := c != d.cap || ok != d.capOK || fmt.Sprint(err) != fmt.Sprint(d.capErr)
+	d.cap, d.capErr, d.capOK = c, err, ok
+	d.e.why.setCapacity(d.uid, c)
+	if changed {
+		d.mapRayNodes()
+		d.refresh()
+	}
+}
+
+// init polls Ray's capacity at once when the page is pushed, not a tick
+// later.
+func (d *clusterDetail) init() tea.Cmd { d.pollCapacity(); return nil }
+
+// mapRayNodes matches Ray's nodes to the cluster's pods (RayNode.Pod, or
+// by IP).
+func (d *clusterDetail) mapRayNodes() {
+	d.rayNodes = nil
+	if d.cap == nil {
+		return
+	}
+	byIP := map[string]string{}
+	for _, p := range d.e.store.PodsOf(watch.ClusterRef{Namespace: d.rc.Namespace, Name: d.rc.Name}) {
+		if p.Status.PodIP != "" {
+			byIP[p.Status.PodIP] = p.Name
+		}
+	}
+	d.rayNodes = map[string]*dashboard.RayNode{}
+	for i := range d.cap.Nodes {
+		n := &d.cap.Nodes[i]
+		pod := n.Pod // mapped by the poller (Capacity.MapPods), else here
+		if pod == "" {
+			pod = byIP[n.IP]
+		}
+		if pod != "" {
+			if old := d.rayNodes[pod]; old == nil || !old.Alive { // an alive node wins over a dead one at the same IP
+				d.rayNodes[pod] = n
+			}
+		}
+	}
+}
+
 const summaryLines = 3
 
 func (d *clusterDetail) eventLines() int { return 1 + max(len(d.events), 1) }
 
-func (d *clusterDetail) layout() {
-	d.t.SetSize(d.w, max(d.h-summaryLines-d.eventLines(), 3))
+// capLines is the "Ray" block: shown when the session has a capacity
+// source.
+func (d *clusterDetail) capLines() []string {
+	if d.e.sess.Capacity == nil {
+		return nil
+	}
+	return capacityLines(d.e.st, d.cap, d.capErr, d.capOK, d.w)
 }
+
+// minTableRows is what the cluster detail keeps for its table (header,
+// head, a group, a pod) however long the Why block is.
+const minTableRows = 4
+
+func (d *clusterDetail) whyBlock() []string {
+	cs := d.e.why.get(d.uid)
+	rest := summaryLines + len(d.capLines()) + d.eventLines() + minTableRows
+	return whyLines(d.e.st, cs, d.w, whyBudget(cs, d.h, rest), false)
+}
+
+func (d *clusterDetail) layout() {
+	top := summaryLines + len(d.whyBlock()) + len(d.capLines())
+	d.t.SetSize(d.w, max(d.h-top-d.eventLines(), 3))
+}
+
+// relayout follows a change of the causes or of Ray's capacity.
+func (d *clusterDetail) relayout() { d.layout() }
 
 func (d *clusterDetail) apply(ch *watch.Changes) {
 	_, touched := follow(ch, watch.RayCluster, d.uid)
@@ -212,8 +316,10 @@ func (d *clusterDetail) apply(ch *watch.Changes) {
 		}
 	}
 	if touched {
+		d.mapRayNodes()
 		d.refresh()
 	}
+	d.layout() // the Why block may have changed with the store
 }
 
 func (d *clusterDetail) target() Target {
@@ -248,7 +354,13 @@ func (d *clusterDetail) view() string {
 		lbl("Head"), orNone(s.Head.PodIP), lbl("Ray"), orNone(rc.Spec.RayVersion))
 	l3 := lbl("Conditions") + " " + conditions(s.Conditions)
 	var b strings.Builder
+	for _, l := range d.whyBlock() {
+		b.WriteString(l + "\n")
+	}
 	b.WriteString(l1 + "\n" + l2 + "\n" + l3 + "\n")
+	for _, l := range d.capLines() {
+		b.WriteString(l + "\n")
+	}
 	b.WriteString(d.t.View())
 	b.WriteString("\n" + st.Section.Render("Events"))
 	if len(d.events) == 0 {

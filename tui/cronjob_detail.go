@@ -69,7 +69,7 @@ func jobWhy(j *rayv1.RayJob) string {
 func newCronJobDetail(e *env, cj *rayv1.RayCronJob) *cronJobDetail {
 	d := &cronJobDetail{pageBase: pageBase{e: e, vk: CronJobDetailView}, cj: cj, uid: watch.Key(cj), ticks: cronTicks{}}
 	jd := jobDef()
-	sp := spec(cronJobColumns(), jd.meta, nil)
+	sp := spec(cronJobColumns(), jd.meta, nil, nil)
 	sp.NoMarks = true // its actions (trigger, suspend, delete) act on the RayCronJob
 	d.t = table.New(sp, e.st, e.km, e.now)
 	d.t.SortBy(table.ByAge) // newest first

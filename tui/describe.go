@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/raydar/raydar/kube/redact"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/styles"
@@ -90,7 +91,8 @@ func kindName(s *runtime.Scheme, o client.Object) string {
 }
 
 // objectYAML is the object as kubectl get -o yaml shows it, without
-// managedFields.
+// managedFields, and with secrets redacted (kube/redact): Secret data,
+// literal passwords and tokens, and their last-applied copies.
 func objectYAML(s *runtime.Scheme, o client.Object) (string, error) {
 	k, err := gvk(s, o)
 	if err != nil {
@@ -102,7 +104,11 @@ func objectYAML(s *runtime.Scheme, o client.Object) (string, error) {
 	}
 	c.SetManagedFields(nil)
 	c.GetObjectKind().SetGroupVersionKind(k)
-	b, err := yaml.Marshal(c)
+	m, err := redact.Object(c)
+	if err != nil {
+		return "", err
+	}
+	b, err := yaml.Marshal(m)
 	return string(b), err
 }
 
@@ -153,7 +159,7 @@ func (d *describer) lines(s *runtime.Scheme, k *kind, o client.Object, events []
 	d.field("Namespace", o.GetNamespace())
 	d.field("Kind", kindName(s, o))
 	d.field("Labels", kvs(o.GetLabels()))
-	d.field("Annotations", kvs(o.GetAnnotations()))
+	d.field("Annotations", kvs(redact.Annotations(o.GetAnnotations())))
 	created := o.GetCreationTimestamp()
 	d.field("Created", metaAge(now, &created)+" ago ("+created.UTC().Format(time.RFC3339)+")")
 	if refs := o.GetOwnerReferences(); len(refs) > 0 {
@@ -230,7 +236,7 @@ func describeJob(d *describer, x *rayv1.RayJob) {
 	d.field("Cluster", orNone(s.RayClusterName))
 	d.field("Job ID", orNone(s.JobId))
 	d.field("Mode", orNone(string(x.Spec.SubmissionMode)))
-	d.field("Entrypoint", orNone(x.Spec.Entrypoint))
+	d.field("Entrypoint", orNone(redact.Flags(x.Spec.Entrypoint)))
 	d.field("Start", metaAge(now, s.StartTime))
 	d.field("End", metaAge(now, s.EndTime))
 	d.field("Duration", jobDuration(now, x))
@@ -257,7 +263,7 @@ func describeCronJob(d *describer, x *rayv1.RayCronJob) {
 	d.field("Suspend", fmt.Sprint(x.Spec.IsSuspended()))
 	d.field("Last schedule", metaAge(d.now, x.Status.LastScheduleTime))
 	d.field("Next run", cronNextRun(x, d.now))
-	d.field("Entrypoint", orNone(x.Spec.JobTemplate.Entrypoint))
+	d.field("Entrypoint", orNone(redact.Flags(x.Spec.JobTemplate.Entrypoint)))
 	d.conds(x.Status.Conditions)
 }
 

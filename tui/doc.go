@@ -27,6 +27,17 @@
 // RayCronJob's trigger) is one more Action in DefaultActions, named in the
 // entry's listActions/detailActions.
 //
+// Diagnosis (diagnose.go, whyblock.go): the causes rayapi/why names for
+// every RayCluster, RayJob and RayService are cached per UID and computed
+// when the object, its pods, their Events, the nodes (in what scheduling
+// reads of them), who reconciles (Session.Role) or the open cluster's Ray
+// capacity change — never per frame. The lists' WHY column is projected
+// from the cache (a change of causes re-projects that row); the detail
+// pages put a Why block on top (one line per cause, most decisive first,
+// evidence and fix beneath while space allows; nothing when healthy). The
+// cluster detail shows Ray's own view of capacity (Session.Capacity, read
+// on ticks for that cluster only) and feeds it to the diagnosis.
+//
 // Pages (page.go) embed pageBase, which gives the defaults (no table,
 // nothing to open, no namespace scope, no store changes), so a page writes
 // its model, keys, size, view and target and overrides only what it does.

@@ -165,7 +165,16 @@ func (d *jobDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 
 const jobHeaderLines = 8
 
-func (d *jobDetail) logHeight() int { return max(d.h-jobHeaderLines, 1) }
+// minJobLogLines is what the job detail keeps for its logs however long
+// the Why block is.
+const minJobLogLines = 4
+
+func (d *jobDetail) whyBlock() []string {
+	cs := d.e.why.get(d.uid)
+	return whyLines(d.e.st, cs, d.w, whyBudget(cs, d.h, jobHeaderLines+minJobLogLines), true)
+}
+
+func (d *jobDetail) logHeight() int { return max(d.h-jobHeaderLines-len(d.whyBlock()), 1) }
 
 func (d *jobDetail) view() string {
 	st, j, now := d.e.st, d.job, d.e.now()
@@ -197,6 +206,7 @@ func (d *jobDetail) view() string {
 		lbl("Message") + orNone(strings.ReplaceAll(s.Message, "\n", " ")),
 		lbl("Entrypoint") + orNone(j.Spec.Entrypoint),
 	}
+	lines = append(d.whyBlock(), lines...)
 	out := strings.Join(lines, "\n") + "\n"
 	lh := d.logHeight()
 	switch {

@@ -47,6 +47,7 @@ func clusterDef() def[*rayv1.RayCluster] {
 				{Column: table.Column{Title: "GPUS", Width: 4, Right: true, Drop: 3}, cell: func(rc *rayv1.RayCluster) string { return qty(rc.Status.DesiredGPU) }},
 				{Column: table.Column{Title: "STATUS", Width: 12, Sort: table.ByStatus}, cell: clusterStatus},
 				ageCol[*rayv1.RayCluster](),
+				whyCol[*rayv1.RayCluster](18, 14),
 			}
 		},
 		meta:      func(rc *rayv1.RayCluster) table.Meta { return objMeta(rc, clusterStatus(rc)) },
@@ -78,6 +79,7 @@ func jobDef() def[*rayv1.RayJob] {
 				{Column: table.Column{Title: "END", Width: 5, Right: true, Drop: 3}, live: func(j *rayv1.RayJob, now time.Time) string { return metaAge(now, j.Status.EndTime) }},
 				{Column: table.Column{Title: "DURATION", Width: 8, Right: true}, live: func(j *rayv1.RayJob, now time.Time) string { return jobDuration(now, j) }},
 				{Column: table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge, Drop: 2}, live: func(j *rayv1.RayJob, now time.Time) string { return age(now, j.CreationTimestamp.Time) }},
+				whyCol[*rayv1.RayJob](15, 12),
 			}
 		},
 		meta: func(j *rayv1.RayJob) table.Meta {
@@ -120,6 +122,7 @@ func serviceDef() def[*rayv1.RayService] {
 				}},
 				{Column: table.Column{Title: "ENDPOINTS", Width: 9, Right: true, Drop: 1}, cell: func(s *rayv1.RayService) string { return fmt.Sprint(s.Status.NumServeEndpoints) }},
 				ageCol[*rayv1.RayService](),
+				whyCol[*rayv1.RayService](12, 10),
 			}
 		},
 		meta:      func(s *rayv1.RayService) table.Meta { return objMeta(s, serviceStatus(s)) },

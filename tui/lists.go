@@ -23,12 +23,15 @@ type column[V any] struct {
 	cell  func(V) string
 	live  func(v V, now time.Time) string
 	count func(v V, n int) string
+	// why marks the WHY column: its cell is the object's cached
+	// diagnosis (diagnoses.cell), projected again when that changes.
+	why bool
 }
 
 // spec is the table's projection of a kind's columns. It keeps only the
 // cell functions (not cols), so a list holds no more than its table. kids
 // counts the children of count cells (nil: the kind has none).
-func spec[V client.Object](cols []column[V], meta func(V) table.Meta, kids *childIndex) table.Spec[V] {
+func spec[V client.Object](cols []column[V], meta func(V) table.Meta, kids *childIndex, diag *diagnoses) table.Spec[V] {
 	tcols := make([]table.Column, len(cols))
 	cells := make([]func(V) string, len(cols))
 	type liveCell struct {
@@ -40,6 +43,9 @@ func spec[V client.Object](cols []column[V], meta func(V) table.Meta, kids *chil
 		tcols[i], cells[i] = c.Column, c.cell
 		if count := c.count; count != nil && kids != nil {
 			cells[i] = func(v V) string { return count(v, kids.count(v)) }
+		}
+		if c.why && diag != nil {
+			cells[i] = func(v V) string { return diag.cell(watch.Key(v)) }
 		}
 		if c.live != nil {
 			lives = append(lives, liveCell{i, c.live})
@@ -114,7 +120,7 @@ func newListPage[V client.Object](e *env, k *kind, d def[V]) *listPage[V] {
 	if d.children != nil {
 		p.kids = newChildIndex(*d.children, e.store)
 	}
-	p.t = table.New(spec(d.columns(), d.meta, p.kids), e.st, e.km, e.now)
+	p.t = table.New(spec(d.columns(), d.meta, p.kids, e.why), e.st, e.km, e.now)
 	objs := e.store.List(k.watch)
 	vs := make([]V, 0, len(objs))
 	for _, o := range objs {
@@ -175,6 +181,36 @@ func (p *listPage[V]) apply(ch *watch.Changes) {
 		del = append(del, string(watch.Key(o)))
 	}
 	p.t.Apply(up, del)
+}
+
+// applyWhy projects again the rows whose WHY cell changed.
+func (p *listPage[V]) applyWhy() {
+	if p.e.why == nil {
+		return
+	}
+	uids := p.e.why.changed[p.k.watch]
+	if len(uids) == 0 {
+		return
+	}
+	up := make([]V, 0, len(uids))
+	for _, u := range uids {
+		if o, ok := p.e.store.Get(p.k.watch, u); ok {
+			if v, ok := o.(V); ok {
+				up = append(up, v)
+			}
+		}
+	}
+	p.t.Apply(up, nil)
+}
+
+// whyCol is the WHY column: the most decisive cause's summary, "(+N)" for
+// more, in warning colour; empty when all is well. Its natural width is
+// what the list has left at 80 columns once the other droppable columns
+// are gone; it grows into spare width (up to 3× that), shrinks to min, and
+// is the last column to drop (Drop 1, after any other Drop 1 column), so
+// the key columns stay readable.
+func whyCol[V client.Object](width, min int) column[V] {
+	return column[V]{Column: table.Column{Title: "WHY", Width: width, Grow: true, Min: min, Drop: 1, Class: styles.Warn}, why: true}
 }
 
 func (p *listPage[V]) canOpen() bool { return p.drill != nil && p.t.Len() > 0 }

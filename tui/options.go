@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/dashboard"
 	"github.com/raydar/raydar/tui/keys"
 )
 
@@ -65,11 +66,24 @@ type Session struct {
 	// lists (watch.Source.Synced); until then the header says "syncing".
 	// Called from the UI loop on ticks and batches; nil means synced.
 	Synced func() bool
+	// Capacity is Ray's own view of a cluster's capacity (its dashboard;
+	// kube/raydash.CapacityPoller); nil hides the cluster detail's "Ray"
+	// block. Get is called from the UI loop on ticks, for the cluster whose
+	// detail page is open only, so it must not block (return what the
+	// poller last fetched).
+	Capacity CapacitySource
 	// Deps are this connection's dependencies of the default actions
 	// (DefaultActions): a Backend that switches contexts sets them on each
 	// Session it returns. nil uses the ActionDeps given to DefaultActions,
 	// as long as their Context is this session's.
 	Deps *ActionDeps
+}
+
+// CapacitySource gives Ray's view of a cluster's capacity: the last
+// answer of its dashboard (c), the error of the last attempt (err), and
+// whether anything is known yet (ok). Get must not block.
+type CapacitySource interface {
+	Get(namespace, name string) (c *dashboard.Capacity, err error, ok bool)
 }
 
 // Feed is the live data source: Next blocks until a batch is ready (see

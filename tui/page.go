@@ -30,8 +30,10 @@ type env struct {
 	// seq numbers the App's log pages (nextSeq); shared by the sessions.
 	seq   *int64
 	store *watch.Store
-	sess  Session
-	ctx   context.Context
+	// why is the store's diagnoses (the WHY column, the Why blocks).
+	why  *diagnoses
+	sess Session
+	ctx  context.Context
 }
 
 // lazyScheme is the one scheme, built on first use (only describe needs

@@ -85,6 +85,7 @@ func sandboxFeed(t *testing.T, ctx context.Context, s *sandbox.Sandbox) (client.
 		t.Fatal(err)
 	}
 	src := watch.NewSource(watch.DefaultWindow)
+	src.SetNodeAccess(watch.NodeAccessFor(s.Config)) // the admin may: the diagnosis knows the nodes
 	if err := src.Watch(ctx, c); err != nil {
 		t.Fatal(err)
 	}

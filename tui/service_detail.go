@@ -97,11 +97,12 @@ func (d *serviceDetail) lines() []string {
 	if us := s.Spec.UpgradeStrategy; us != nil && us.Type != nil {
 		upgrade = string(*us.Type)
 	}
-	out := []string{
+	// The page scrolls: the Why block shows every cause with its details.
+	out := whyLines(st, d.e.why.get(d.uid), d.w, 1<<20, true)
+	out = append(out,
 		fmt.Sprintf("%s %s  %s %d  %s %s  %s %s", lbl("Status"), st.Class(styles.ClassOf(status)).Render(status),
 			lbl("Serve endpoints"), s.Status.NumServeEndpoints, lbl("Age"), age(now, s.CreationTimestamp.Time),
-			lbl("Upgrade strategy"), upgrade),
-	}
+			lbl("Upgrade strategy"), upgrade))
 	out = append(out, wrap(lbl("Conditions"), strings.Split(conditions(s.Status.Conditions), "  "), d.w)...)
 	if c := meta.FindStatusCondition(s.Status.Conditions, string(rayv1.UpgradeInProgress)); c != nil && c.Status == "True" {
 		p := s.Status.PendingServiceStatus

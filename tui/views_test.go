@@ -72,7 +72,7 @@ func TestNoColorIsPlainASCII(t *testing.T) {
 	if !strings.Contains(content, "\n> notebook ") { // space marked and moved down
 		t.Fatalf("no textual cursor:\n%s", content)
 	}
-	if !strings.Contains(content, "\n *fruit-raycluster-fgh") {
+	if !strings.Contains(content, "\n *fruit-raycluste") {
 		t.Fatalf("no mark on the marked row:\n%s", content)
 	}
 	requireGolden(t, content)

@@ -52,6 +52,7 @@ type session struct {
 	op         *controller.Operator // nil when observing only
 	reader     client.Reader        // reads from the cache
 	dashboards raydash.Resolver
+	capacity   *raydash.CapacityPoller // Ray's view of the cluster whose detail page is open
 	src        *watch.Source
 	role       atomic.Pointer[string]
 	deps       *tui.ActionDeps
@@ -138,14 +139,18 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		return nil, err
 	}
 	s.dashboards = dash
-	if err := s.setupActions(t, sc); err != nil {
+	if s.capacity, err = newCapacityPoller(ctx, dash, s.reader); err != nil {
 		cancel()
 		s.wg.Wait()
 		return nil, err
 	}
+	if err := s.setupActions(t, sc); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.src.SetNodeAccess(watch.NodeAccessFor(t.Config)) // nodes for the diagnosis, when the user may list them
 	if err := s.src.Watch(ctx, informers); err != nil {
-		cancel()
-		s.wg.Wait()
+		s.Close()
 		return nil, fmt.Errorf("watching: %w", err)
 	}
 	return s, nil
@@ -200,6 +205,7 @@ func (s *session) Session(namespace string) tui.Session {
 		Synced:    s.src.Synced,
 		Role:      s.Role,
 		Logs:      tui.JobLogsFunc(s.jobLogs),
+		Capacity:  s.capacity,
 		Deps:      s.deps,
 	}
 }
@@ -266,6 +272,36 @@ func (s *session) jobLogs(ctx context.Context, ns, name string) (string, error) 
 func (s *session) Close() {
 	s.cancel()
 	s.wg.Wait()
+	s.capacity.Close()
+}
+
+// newCapacityPoller reads Ray's capacity of the clusters the TUI looks at,
+// finding them and their pods in the session's cache.
+func newCapacityPoller(ctx context.Context, dash raydash.Resolver, reader client.Reader) (*raydash.CapacityPoller, error) {
+	return raydash.NewCapacityPoller(raydash.CapacityOptions{
+		Resolver: dash,
+		Cluster: func(ns, name string) (*rayv1.RayCluster, error) {
+			rc := &rayv1.RayCluster{}
+			if err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
+				if apierrors.IsNotFound(err) {
+					return nil, nil
+				}
+				return nil, err
+			}
+			return rc, nil
+		},
+		Pods: func(ns, name string) ([]*corev1.Pod, error) {
+			var l corev1.PodList
+			if err := reader.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{rayv1.RayClusterLabelKey: name}); err != nil {
+				return nil, err
+			}
+			out := make([]*corev1.Pod, len(l.Items))
+			for i := range l.Items {
+				out[i] = &l.Items[i]
+			}
+			return out, nil
+		},
+	})
 }
 
 func shortErr(err error) string {

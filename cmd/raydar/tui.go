@@ -31,7 +31,7 @@ type tuiFlags struct {
 
 func (f *tuiFlags) addTo(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.BoolVar(&f.readOnly, "readonly", false, "hide and refuse every mutating action (scale, delete workers, stop, suspend, delete)")
+	fs.BoolVar(&f.readOnly, "readonly", false, "hide and refuse every mutating action (scale, delete workers, stop, suspend, delete); implies --no-reconcile")
 	fs.BoolVar(&f.noColor, "no-color", os.Getenv("NO_COLOR") != "", "draw without colour, with ASCII glyphs")
 	fs.BoolVar(&f.noReconcile, "no-reconcile", false, "only observe: do not run the embedded reconcile loop")
 	fs.BoolVar(&f.ignoreOther, "ignore-other-operator", false, "reconcile even while a KubeRay operator runs in the cluster")
@@ -93,7 +93,7 @@ func newTUIRunE(g *globals, f *tuiFlags) func(*cobra.Command, []string) error {
 		if err != nil {
 			return err
 		}
-		sc := sessionConfig{reconcile: !f.noReconcile, logger: logger, readOnly: f.readOnly, book: book}
+		sc := sessionConfig{reconcile: !f.noReconcile && !f.readOnly, logger: logger, readOnly: f.readOnly, book: book}
 		sc.operator.IgnoreOtherOperators = f.ignoreOther
 		return runTUI(cmd.Context(), g.kube, target, sc, f, logger)
 	}

@@ -16,6 +16,12 @@
 // auth token read from the cluster's Secret (authOptions.secretName, else
 // the Secret named after the cluster), key auth_token.
 //
+// [CapacityPoller] keeps Ray's view of the capacity of the clusters the
+// user looks at (dashboard.Client.Capacity), polled in the background at a
+// bounded rate, its nodes mapped to pods by IP and its demand split into
+// pending and infeasible by the worker groups' per-pod resources
+// ([GroupResources], [NodeTypes]); Get never blocks.
+//
 // [SubmitRequest] turns a RayJob's spec into the POST /api/jobs/ body, the
 // one translation used by the HTTPMode submission, by the sandbox's stand-in
 // for the K8sJobMode submitter, and by anything else that submits.

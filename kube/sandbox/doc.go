@@ -19,7 +19,11 @@
 //   - the kwok stages that move fake nodes and pods through their lifecycle,
 //     including the PhaseAnnotation that lets tests fail or complete a pod;
 //   - readiness: Start returns only when every requested component has been
-//     seen doing its job.
+//     seen doing its job;
+//   - identities and their record (auth.go, audit.go): RBAC authorization,
+//     ServiceAccount tokens from the TokenRequest API and kubeconfigs for
+//     them, and with Options.Audit the API server's audit log (Metadata
+//     level: who, what, response code, never a body) and its reader.
 //
 // The sandbox is a product feature (`raydar sandbox`, `raydar demo`), and the
 // local cluster is this package with its sub-packages: rayhead (one

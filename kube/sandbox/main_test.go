@@ -26,9 +26,11 @@ var (
 	sharedErr  error
 )
 
-// sharedOptions: scheduler, controller-manager, kwok, two nodes, test CRDs.
+// sharedOptions: scheduler, controller-manager, kwok, two nodes, test CRDs,
+// the audit log.
 func sharedOptions() Options {
 	return Options{
+		Audit:             true,
 		Scheduler:         true,
 		ControllerManager: true,
 		Kwok:              true,

@@ -9,12 +9,9 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -58,8 +55,8 @@ type Options struct {
 	// Scheduler runs kube-scheduler.
 	Scheduler bool
 	// ControllerManager runs kube-controller-manager with the garbage
-	// collector and the namespace, job, serviceaccount, endpoints and
-	// endpointslice controllers.
+	// collector and the namespace, job, serviceaccount, endpoints,
+	// endpointslice and clusterrole-aggregation controllers.
 	ControllerManager bool
 	// Kwok runs kwok, which makes Nodes Ready and moves pods bound to them
 	// through their phases (see stages.yaml).
@@ -70,6 +67,12 @@ type Options struct {
 	// CRDs are multi-document YAML streams of CustomResourceDefinitions;
 	// Start installs them and waits until they are Established.
 	CRDs [][]byte
+
+	// Audit makes the API server write an audit log, <StateDir>/audit.log:
+	// every request at the Metadata level (who, what, response code; never
+	// a body). Read it with AuditEvents. RBAC and ServiceAccount tokens are
+	// always on (auth.go).
+	Audit bool
 
 	// StartTimeout bounds Start (in addition to its context). Default 3m:
 	// the machines this runs on are often small and busy.
@@ -417,6 +420,9 @@ func (s *Sandbox) startAPIServer(ctx context.Context) error {
 	// node a not-ready taint that only the node-lifecycle controller removes,
 	// and that controller would mark kwok's heartbeat-less nodes NotReady.
 	env.ControlPlane.APIServer.Configure().Set("disable-admission-plugins", "ServiceAccount,TaintNodesByCondition")
+	if err := s.configureAuth(env); err != nil {
+		return err
+	}
 	s.env = env
 
 	var cfg *rest.Config
@@ -447,20 +453,6 @@ func (s *Sandbox) startAPIServer(ctx context.Context) error {
 
 // serviceCIDR is the apiserver's service IP range.
 const serviceCIDR = "10.96.0.0/16"
-
-// writeKubeconfig writes an admin kubeconfig for cfg (client certificates).
-func writeKubeconfig(path string, cfg *rest.Config) error {
-	const name = "raydar-sandbox"
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos[name+"-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name + "-admin", Namespace: corev1.NamespaceDefault}
-	kc.CurrentContext = name
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		return fmt.Errorf("sandbox: writing kubeconfig: %w", err)
-	}
-	return nil
-}
 
 // startComponents starts kube-scheduler, kube-controller-manager and kwok as
 // requested.
@@ -529,9 +521,12 @@ func (s *Sandbox) startComponents() error {
 
 // controllers run by kube-controller-manager: garbage collection of owned
 // objects, namespace deletion, Jobs (RayJob submitters), default service
-// accounts, and Endpoints/EndpointSlices (Serve endpoints of a RayService).
+// accounts, Endpoints/EndpointSlices (Serve endpoints of a RayService), and
+// ClusterRole aggregation (the rules of view, edit and admin, which are
+// empty without it).
 const controllers = "garbage-collector-controller,namespace-controller,job-controller," +
-	"serviceaccount-controller,endpoints-controller,endpointslice-controller"
+	"serviceaccount-controller,endpoints-controller,endpointslice-controller," +
+	"clusterrole-aggregation-controller"
 
 // deadChild returns an error naming a child that has exited.
 func (s *Sandbox) deadChild() error {

@@ -1,6 +1,7 @@
 // Package watch owns the bridge from the shared informer cache to the TUI:
 // event handlers on RayCluster, RayJob, RayService, RayCronJob (when the
-// cluster serves it), Ray pods (label ray.io/node-type) and their Events push deltas into a coalescing buffer;
+// cluster serves it), Ray pods (label ray.io/node-type) and their Events, and
+// nodes when the user may read them (SetNodeAccess), push deltas into a coalescing buffer;
 // Source.Next blocks until at least one delta is there, waits one batch
 // window for more and hands back the batch. Store holds the objects the views
 // read, by UID, so rendering never does I/O.

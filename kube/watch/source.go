@@ -28,11 +28,14 @@ const (
 	RayCronJob
 	Pod
 	Event
+	// Node is watched only when the user may list and watch nodes (see
+	// Source.SetNodeAccess); the store then knows them (Store.Nodes).
+	Node
 	numKinds
 )
 
 // Kinds lists every Kind.
-var Kinds = [...]Kind{RayCluster, RayJob, RayService, RayCronJob, Pod, Event}
+var Kinds = [...]Kind{RayCluster, RayJob, RayService, RayCronJob, Pod, Event, Node}
 
 // kindTable is what the bridge knows of each Kind, indexed by Kind: its
 // name, an empty object of it (the informer's type) and whether the cluster
@@ -51,6 +54,7 @@ var kindTable = [numKinds]struct {
 	RayCronJob: {"RayCronJob", func() client.Object { return &rayv1.RayCronJob{} }, true},
 	Pod:        {"Pod", func() client.Object { return &corev1.Pod{} }, false},
 	Event:      {"Event", func() client.Object { return &corev1.Event{} }, false},
+	Node:       {"Node", func() client.Object { return &corev1.Node{} }, true},
 }
 
 func (k Kind) String() string {
@@ -97,6 +101,13 @@ type Source struct {
 	allRegistered chan struct{}
 
 	rayPods sync.Map // pod UID → struct{}: Events of these pods are kept
+
+	// nodeAccess says whether nodes may be watched (nil: they are not);
+	// nodeReg is the Node handler once registered, nodesWhy why there is
+	// none.
+	nodeAccess NodeAccess
+	nodeReg    toolscache.ResourceEventHandlerRegistration
+	nodesWhy   string
 }
 
 type registration struct {
@@ -208,6 +219,9 @@ func (s *Source) Watch(ctx context.Context, c InformerSource) error {
 		if k == Event {
 			continue
 		}
+		if k == Node && !s.mayWatchNodes(ctx) {
+			continue
+		}
 		r, err := s.register(ctx, c, k, kindTable[k].new())
 		if err != nil && kindTable[k].optional && meta.IsNoMatchError(err) {
 			continue
@@ -217,8 +231,13 @@ func (s *Source) Watch(ctx context.Context, c InformerSource) error {
 			return err
 		}
 		regs = append(regs, r)
-		if k == Pod {
+		switch k {
+		case Pod:
 			podReg = r.reg
+		case Node:
+			s.mu.Lock()
+			s.nodeReg = r.reg
+			s.mu.Unlock()
 		}
 	}
 	evInf, err := c.GetInformer(ctx, kindTable[Event].new(), cache.BlockUntilSynced(false))

@@ -32,6 +32,7 @@ type Store struct {
 	eventOwner map[types.UID]types.UID
 	namespaces map[string]int
 	gen        uint64
+	nodesKnown bool
 }
 
 // NewStore returns an empty store.
@@ -202,6 +203,24 @@ func (s *Store) dropNamespace(ns string) {
 	if s.namespaces[ns]--; s.namespaces[ns] <= 0 {
 		delete(s.namespaces, ns)
 	}
+}
+
+// SetNodesKnown says whether the stored nodes are the cluster's (the
+// feed watches them and has their initial list; Source.NodesKnown).
+func (s *Store) SetNodesKnown(known bool) { s.nodesKnown = known }
+
+// Nodes returns the stored nodes, sorted by name, and whether they are
+// known: when not (no permission to list nodes, not watched), the list
+// says nothing about the cluster and callers must not draw conclusions
+// from it.
+func (s *Store) Nodes() (nodes []*corev1.Node, known bool) {
+	m := s.objs[Node]
+	nodes = make([]*corev1.Node, 0, len(m))
+	for _, o := range m {
+		nodes = append(nodes, o.(*corev1.Node))
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	return nodes, s.nodesKnown
 }
 
 // Gen increases with every Apply that changed something.

@@ -147,6 +147,7 @@ func TestHandlerFiltersPodsAndEvents(t *testing.T) {
 func TestWatchRegistersOnTheCache(t *testing.T) {
 	c := &informertest.FakeInformers{Scheme: scheme.New()}
 	s := NewSource(0)
+	s.SetNodeAccess(func(context.Context) (bool, string) { return true, "" })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := s.Watch(ctx, c); err != nil {
@@ -154,6 +155,9 @@ func TestWatchRegistersOnTheCache(t *testing.T) {
 	}
 	if err := s.WaitSynced(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if !s.NodesKnown() {
+		t.Fatal("nodes watched and synced, but not known")
 	}
 	if err := s.Watch(ctx, c); err == nil {
 		t.Fatal("second Watch accepted")
@@ -163,7 +167,8 @@ func TestWatchRegistersOnTheCache(t *testing.T) {
 	for _, o := range []client.Object{rc, p, event("ev", p, "Pod", "v1", time.Unix(5, 0)),
 		&rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "j", UID: "uj"}},
 		&rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "s", UID: "us"}},
-		&rayv1.RayCronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj", UID: "ucj"}}} {
+		&rayv1.RayCronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj", UID: "ucj"}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "un1"}}} {
 		inf, err := c.FakeInformerFor(ctx, o)
 		if err != nil {
 			t.Fatal(err)

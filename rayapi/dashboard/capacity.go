@@ -23,6 +23,12 @@ type Capacity struct {
 	// Infeasible is demand no node type of the cluster can ever satisfy.
 	Pending    []Demand `json:"pending,omitempty"`
 	Infeasible []Demand `json:"infeasible,omitempty"`
+	// DemandKnown is false when the dashboard reports no autoscaler status
+	// (no in-tree autoscaler): then Pending and Infeasible are empty for
+	// want of data, not because nothing waits. With autoscaler v2 the
+	// demand is known (read from the formatted status) but per-node Used
+	// is not.
+	DemandKnown bool `json:"demandKnown"`
 	// RunningJobs and Actors count running Ray jobs and alive actors.
 	RunningJobs int `json:"runningJobs"`
 	Actors      int `json:"actors"`

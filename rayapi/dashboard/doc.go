@@ -1,8 +1,12 @@
 // Package dashboard owns raydar's client for the Ray dashboard HTTP API on a
 // Ray head node (port 8265): the Jobs API (submit, info, list, stop, delete,
 // logs), the Serve REST API (declarative deploy and status), the health
-// endpoints (GCS health on the dashboard, /-/healthz on the Serve proxy) and
-// the version, with the Go types of each answer and the paths (paths.go).
+// endpoints (GCS health on the dashboard, /-/healthz on the Serve proxy),
+// the version, and Ray's view of capacity ([Client.Capacity]: what `ray
+// status` prints, from /api/v0/nodes, /api/cluster_status,
+// /api/v0/actors/summarize and /api/jobs/; wire shapes and the Ray source
+// they were checked against in capacity_wire.go), with the Go types of each
+// answer and the paths (paths.go).
 // These types are the wire's one definition: the sandbox's simulated Ray
 // head (kube/sandbox/rayhead) serves them too.
 //

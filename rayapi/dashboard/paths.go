@@ -15,6 +15,15 @@ const (
 	// ServeApplicationsPath is the Serve REST API: PUT deploys a
 	// declarative config, GET answers ServeDetails, DELETE shuts Serve down.
 	ServeApplicationsPath = "/api/serve/applications/"
+	// ClusterStatusPath answers the autoscaler's status
+	// (RestResponse[ClusterStatusData]).
+	ClusterStatusPath = "/api/cluster_status"
+	// StateNodesPath is the state API's node list
+	// (RestResponse[StateData[ListAPIResponse[NodeState]]]).
+	StateNodesPath = "/api/v0/nodes"
+	// ActorsSummaryPath is the state API's actor summary
+	// (RestResponse[StateData[SummaryAPIResponse[ActorSummaries]]]).
+	ActorsSummaryPath = "/api/v0/actors/summarize"
 
 	// ProxyHealthPath is the Serve proxy's health endpoint (port 8000).
 	ProxyHealthPath = "/-/healthz"

@@ -176,9 +176,12 @@ func ValidateRayClusterSpec(spec *RayClusterSpec, annotations map[string]string,
 		if spec.GcsFTBackend() == GcsFTBackendRedis && ft.RedisAddress == "" {
 			allErrs = append(allErrs, field.Required(ftPath.Child("redisAddress"), "required with the redis backend"))
 		}
-		for name, c := range map[string]*RedisCredential{"redisPassword": ft.RedisPassword, "redisUsername": ft.RedisUsername} {
-			if c != nil && c.Value != "" && c.ValueFrom != nil {
-				allErrs = append(allErrs, field.Forbidden(ftPath.Child(name, "valueFrom"), "must not be set together with value"))
+		for _, cred := range []struct {
+			name string
+			c    *RedisCredential
+		}{{"redisPassword", ft.RedisPassword}, {"redisUsername", ft.RedisUsername}} { // a slice: the order of the errors is stable
+			if c := cred.c; c != nil && c.Value != "" && c.ValueFrom != nil {
+				allErrs = append(allErrs, field.Forbidden(ftPath.Child(cred.name, "valueFrom"), "must not be set together with value"))
 			}
 		}
 		if s := ft.Storage; s != nil {

@@ -3,6 +3,7 @@ package v1
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,8 +78,8 @@ func validateRayJobSpec(j *RayJob, p *field.Path) field.ErrorList {
 			allErrs = append(allErrs, field.Invalid(p.Child("entrypointResources"), summarise(s.EntrypointResources),
 				"must be a JSON object of resource name to number"))
 		} else {
-			for k, v := range res {
-				if v < 0 {
+			for _, k := range slices.Sorted(maps.Keys(res)) { // sorted: the order of the errors is stable
+				if v := res[k]; v < 0 {
 					allErrs = append(allErrs, field.Invalid(p.Child("entrypointResources").Key(k), v, errMustBeNonNegative))
 				}
 			}

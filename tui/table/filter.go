@@ -54,10 +54,19 @@ func ParseFilter(s string) (Filter, error) {
 		return Filter{}, fmt.Errorf("filter: %w", err)
 	}
 	f.re = re
-	if regexp.QuoteMeta(t) == t {
-		f.lit = strings.ToLower(t)
+	if regexp.QuoteMeta(t) == t && isASCII(t) {
+		f.lit = strings.ToLower(t) // the fast path; (?i) folds non-ASCII letters differently
 	}
 	return f, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // String is the text the filter was parsed from.
@@ -72,7 +81,7 @@ func (f Filter) Match(lowerText string, lbls map[string]string) bool {
 	switch {
 	case f.sel != nil:
 		return f.sel.Matches(labels.Set(lbls))
-	case f.lit != "":
+	case f.lit != "" && isASCII(lowerText):
 		return strings.Contains(lowerText, f.lit) != f.invert
 	case f.re != nil:
 		return f.re.MatchString(lowerText) != f.invert

@@ -100,16 +100,17 @@ func (m *Model[V]) View() string {
 			mark = g.Mark
 		}
 		codes := m.classCodes[clamp(int(e.meta.Class), 0, len(m.classCodes)-1)]
+		cellCodes := m.cellCodes
 		switch {
 		case i == m.cursor:
-			codes = m.selCodes
+			codes, cellCodes = m.selCodes, nil
 		case marked:
-			codes = m.markCodes
+			codes, cellCodes = m.markCodes, nil
 		}
 		sb.WriteString(cur)
 		sb.WriteString(mark)
 		sb.WriteString(codes[0])
-		m.writeLine(sb, cells)
+		m.writeLine(sb, cells, cellCodes, codes[0])
 		sb.WriteString(codes[1])
 	}
 	return sb.String()
@@ -130,7 +131,7 @@ func (m *Model[V]) header(sb *strings.Builder) {
 	}
 	var hb strings.Builder
 	hb.WriteString(strings.Repeat(" ", prefixW))
-	m.writeLine(&hb, titles)
+	m.writeLine(&hb, titles, nil, "")
 	if m.st.Plain {
 		sb.WriteString(hb.String())
 	} else {
@@ -138,8 +139,10 @@ func (m *Model[V]) header(sb *strings.Builder) {
 	}
 }
 
-// writeLine lays out cells in the column widths, cut to the table width.
-func (m *Model[V]) writeLine(out *strings.Builder, cells []string) {
+// writeLine lays out cells in the column widths, cut to the table width;
+// a non-empty cell of a column with cellCodes is wrapped in them, then the
+// row's style (rowOn) resumes.
+func (m *Model[V]) writeLine(out *strings.Builder, cells []string, cellCodes [][2]string, rowOn string) {
 	b := &m.lb
 	b.Reset()
 	first := true
@@ -154,6 +157,13 @@ func (m *Model[V]) writeLine(out *strings.Builder, cells []string) {
 		c := ""
 		if i < len(cells) {
 			c = cells[i]
+		}
+		if cellCodes != nil && cellCodes[i][0] != "" && c != "" {
+			b.WriteString(cellCodes[i][0])
+			fit(b, c, w, m.spec.Columns[i].Right, m.st.Glyphs.Ellipsis)
+			b.WriteString(cellCodes[i][1])
+			b.WriteString(rowOn)
+			continue
 		}
 		fit(b, c, w, m.spec.Columns[i].Right, m.st.Glyphs.Ellipsis)
 	}

@@ -30,6 +30,10 @@ type Column struct {
 	// Sort marks the column whose title carries the sort indicator for
 	// that key (0: none).
 	Sort SortKey
+	// Class, if not Neutral, styles the column's non-empty cells with that
+	// status class instead of the row's (a WHY cell in warning colour);
+	// the selected and marked rows keep their own style.
+	Class styles.Class
 }
 
 // Meta is what the table needs to know about an item besides its cells.
@@ -111,7 +115,9 @@ type Model[V any] struct {
 
 	// escape codes around a row, by status class, and for the selected and
 	// marked rows (Render per row costs more than the rest of a frame)
-	classCodes          [styles.Done + 1][2]string
+	classCodes [styles.Done + 1][2]string
+	// cellCodes are each column's Class codes (nil: none has one)
+	cellCodes           [][2]string
 	selCodes, markCodes [2]string
 }
 
@@ -139,6 +145,14 @@ func New[V any](spec Spec[V], st *styles.Styles, km *keys.KeyMap, now func() tim
 		m.classCodes[c] = codes(st.Class(styles.Class(c)))
 	}
 	m.selCodes, m.markCodes = codes(st.Selected), codes(st.Marked)
+	for i, c := range spec.Columns {
+		if c.Class != styles.Neutral && !st.Plain {
+			if m.cellCodes == nil {
+				m.cellCodes = make([][2]string, len(spec.Columns))
+			}
+			m.cellCodes[i] = codes(st.Class(c.Class))
+		}
+	}
 	return m
 }
 

@@ -417,3 +417,43 @@ func TestLowerJoin(t *testing.T) {
 		}
 	}
 }
+
+// TestCellClass: a column with a Class draws its non-empty cells in that
+// class's style, and the row's own style resumes after it; empty cells,
+// the selected row and plain mode carry no extra codes.
+func TestCellClass(t *testing.T) {
+	sp := spec()
+	sp.Columns[3].Class = styles.Warn
+	sp.Cells = func(i item) []string {
+		note := ""
+		if i.name == "b" {
+			note = "why-b"
+		}
+		return []string{i.name, i.ns, i.status, note, ""}
+	}
+	st := styles.Default()
+	m := New(sp, st, keys.Default(), func() time.Time { return t0 })
+	m.SetSize(80, 5)
+	m.Apply([]item{{id: "1", name: "a", status: "ready"}, {id: "2", name: "b", status: "failed"}}, nil)
+	lines := strings.Split(m.View(), "\n")
+	on, off := styles.Codes(st.Class(styles.Warn))
+	rowOn, _ := styles.Codes(st.Class(styles.ClassOf("")))
+	if strings.Contains(lines[1], on) {
+		t.Errorf("selected row a has the cell style: %q", lines[1])
+	}
+	if !strings.Contains(lines[2], on+"why-b") || !strings.Contains(lines[2], off+rowOn) {
+		t.Errorf("row b's WHY cell not styled, or the row style not resumed: %q", lines[2])
+	}
+	if got := ansi.Strip(lines[2]); !strings.Contains(got, "b ") || !strings.Contains(got, "why-b") {
+		t.Errorf("text of row b: %q", got)
+	}
+	if w := ansi.StringWidth(lines[2]); w > 80 {
+		t.Errorf("row b is %d wide", w)
+	}
+	plain := New(sp, styles.Plain(), keys.Default(), func() time.Time { return t0 })
+	plain.SetSize(80, 5)
+	plain.Apply([]item{{id: "2", name: "b"}}, nil)
+	if strings.Contains(plain.View(), "\x1b") {
+		t.Error("escape codes in plain mode")
+	}
+}

@@ -9,6 +9,11 @@
 //     address are refused and the head's jobs are stopped. Heads are keyed by
 //     pod UID: a replaced head pod gets a fresh head, as a restarted Ray head
 //     without GCS fault tolerance forgets its jobs.
+//   - Nodes: it watches every pod of a RayCluster and tells the cluster's
+//     head its Ray nodes, one per Running and Ready pod at the pod's IP, with
+//     the resources the pod's group gives it (kube/raydash GroupResources),
+//     on every pod event; so jobs and Serve replicas wait for Ready pods
+//     offering what they ask for, as on a real cluster.
 //   - With Options.AddressBook, the heads' addresses are also written to a
 //     file (kube/sandbox/addrbook) on every head start and stop, so that a
 //     raydar in another process (`raydar operator` beside `raydar sandbox`)

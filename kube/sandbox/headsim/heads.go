@@ -32,7 +32,8 @@ func (s *Sim) syncHeadPod(ctx context.Context, key string) (time.Duration, error
 	cur := s.byPod[key]
 	s.mu.Unlock()
 
-	want := pod != nil && runningAndReady(pod) && pod.Labels[rayv1.RayClusterLabelKey] != ""
+	want := pod != nil && runningAndReady(pod) && pod.Labels[rayv1.RayClusterLabelKey] != "" &&
+		pod.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) // also where a watch ignores the selector (fake clientsets)
 	if cur != nil && (!want || cur.uid != pod.UID) {
 		s.stopHead(cur, "head pod not ready or gone")
 		cur = nil
@@ -112,6 +113,7 @@ func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error 
 	if refuse {
 		f.SetRefuse(true)
 	}
+	s.nodesQ.Add(cluster.String()) // tell the new head its nodes
 	if err := s.publish(); err != nil {
 		s.opts.Logf("headsim: %v", err)
 	}

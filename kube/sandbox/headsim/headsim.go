@@ -60,14 +60,16 @@ type Options struct {
 // Sim runs simulated heads for the Ready head pods it sees. Create it with
 // Start; Close it when done.
 type Sim struct {
-	opts Options
-	cs   kubernetes.Interface
-	cl   client.Client
-	pods toolscache.SharedIndexInformer
-	jobs toolscache.SharedIndexInformer
+	opts    Options
+	cs      kubernetes.Interface
+	cl      client.Client
+	pods    toolscache.SharedIndexInformer
+	rayPods toolscache.SharedIndexInformer // every pod of a RayCluster (nodes.go)
+	jobs    toolscache.SharedIndexInformer
 
-	headQ workqueue.TypedRateLimitingInterface[string]
-	subQ  workqueue.TypedRateLimitingInterface[string]
+	headQ  workqueue.TypedRateLimitingInterface[string]
+	subQ   workqueue.TypedRateLimitingInterface[string]
+	nodesQ workqueue.TypedRateLimitingInterface[string] // "namespace/cluster" whose Ray nodes changed
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -128,9 +130,10 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	}
 	s := &Sim{
 		opts: opts, cs: opts.Clientset, cl: opts.Client,
-		headQ: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 2*time.Second)),
-		subQ:  workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 2*time.Second)),
-		byPod: map[string]*head{}, byClust: map[types.NamespacedName]*head{},
+		headQ:  workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 2*time.Second)),
+		subQ:   workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 2*time.Second)),
+		nodesQ: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 2*time.Second)),
+		byPod:  map[string]*head{}, byClust: map[types.NamespacedName]*head{},
 		calls: map[types.NamespacedName]*counts{}, refusing: map[types.NamespacedName]bool{},
 		subs: map[types.UID]*submitter{},
 	}
@@ -138,6 +141,7 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		lo.LabelSelector = rayv1.RayNodeTypeLabelKey + "=" + string(rayv1.HeadNode)
 	})
 	s.jobs = newSubmitterJobInformer(opts.Clientset, opts.Namespace)
+	s.rayPods = newRayPodInformer(opts.Clientset, opts.Namespace)
 	enqueue := func(q workqueue.TypedRateLimitingInterface[string]) toolscache.ResourceEventHandlerFuncs {
 		add := func(obj any) {
 			if key, err := toolscache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
@@ -152,16 +156,25 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	if _, err := s.jobs.AddEventHandler(enqueue(s.subQ)); err != nil {
 		return nil, err
 	}
+	byCluster := func(obj any) {
+		if key, ok := clusterKeyOf(obj); ok {
+			s.nodesQ.Add(key)
+		}
+	}
+	if _, err := s.rayPods.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: byCluster,
+		UpdateFunc: func(_, o any) { byCluster(o) }, DeleteFunc: byCluster}); err != nil {
+		return nil, err
+	}
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.ctx, s.cancel = runCtx, cancel
-	for _, inf := range []toolscache.SharedIndexInformer{s.pods, s.jobs} {
+	for _, inf := range []toolscache.SharedIndexInformer{s.pods, s.jobs, s.rayPods} {
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); inf.Run(runCtx.Done()) }()
 	}
 	syncCtx, syncCancel := context.WithTimeout(ctx, time.Minute)
 	defer syncCancel()
-	if !toolscache.WaitForCacheSync(syncCtx.Done(), s.pods.HasSynced, s.jobs.HasSynced) {
+	if !toolscache.WaitForCacheSync(syncCtx.Done(), s.pods.HasSynced, s.jobs.HasSynced, s.rayPods.HasSynced) {
 		s.Close()
 		return nil, errors.New("headsim: watches did not sync")
 	}
@@ -174,6 +187,8 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		go func() { defer s.wg.Done(); s.runQueue(runCtx, s.headQ, s.syncHeadPod) }()
 		go func() { defer s.wg.Done(); s.runQueue(runCtx, s.subQ, s.syncSubmitter) }()
 	}
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.runQueue(runCtx, s.nodesQ, s.syncNodes) }()
 	return s, nil
 }
 
@@ -217,6 +232,7 @@ func (s *Sim) Close() error {
 	}
 	s.headQ.ShutDown()
 	s.subQ.ShutDown()
+	s.nodesQ.ShutDown()
 	s.wg.Wait()
 
 	s.mu.Lock()

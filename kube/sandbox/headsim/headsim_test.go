@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -358,4 +360,75 @@ func TestCloseStopsRunningJobs(t *testing.T) {
 	if _, ok := e.sim.DashboardURL(ns, "rc"); ok {
 		t.Fatal("address still in the book")
 	}
+}
+
+func TestNodesFollowReadyPods(t *testing.T) {
+	ctx := context.Background()
+	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rc"}, Spec: rayv1.RayClusterSpec{
+		HeadGroupSpec: rayv1.HeadGroupSpec{RayStartParams: map[string]string{"num-cpus": "1"},
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ray-head"}}}}},
+		WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{GroupName: "gpu", RayStartParams: map[string]string{},
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ray-worker",
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("4"), "nvidia.com/gpu": resource.MustParse("2")}}}}}}}},
+	}}
+	e := start(t, nil, rc)
+	pods := e.cs.CoreV1().Pods(ns)
+	hp := headPod("rc-head-x", "rc", "uid-h", true)
+	hp.Status.PodIP = "10.1.0.1"
+	wp := headPod("rc-gpu-worker-a", "rc", "uid-w", false)
+	wp.Labels[rayv1.RayNodeTypeLabelKey] = string(rayv1.WorkerNode)
+	wp.Labels[rayv1.RayNodeGroupLabelKey] = "gpu"
+	for _, p := range []*corev1.Pod{hp, wp} {
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var c *dashboard.Client
+	eventually(t, "the head", func() bool {
+		u, ok := e.sim.DashboardURL(ns, "rc")
+		if ok {
+			c, _ = dashboard.New(u, dashboard.WithTimeout(20*time.Second))
+		}
+		return ok
+	})
+	capNow := func() *dashboard.Capacity {
+		got, err := c.Capacity(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	eventually(t, "one node: the Ready head", func() bool {
+		got := capNow()
+		return len(got.Nodes) == 1 && got.Nodes[0].IP == "10.1.0.1" && got.Total["CPU"] == 1
+	})
+	id, err := c.SubmitJob(ctx, dashboard.SubmitJobRequest{Entrypoint: "python train.py",
+		EntrypointReservation: dashboard.EntrypointReservation{EntrypointNumGPUs: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := capNow()
+	if len(got.Pending) != 1 || got.Pending[0].Shape["GPU"] != 2 {
+		t.Fatalf("want {GPU: 2} demanded while the GPU worker is not Ready; got %+v", got.Pending)
+	}
+	if got.SplitInfeasible(raydash.NodeTypes(rc)); len(got.Pending) != 1 || len(got.Infeasible) != 0 {
+		t.Errorf("the gpu group offers 2 GPUs a pod: the demand is pending, not infeasible; got %+v / %+v", got.Pending, got.Infeasible)
+	}
+	if info, _ := c.GetJobInfo(ctx, id); info.Status != dashboard.JobPending {
+		t.Errorf("job %s, want PENDING", info.Status)
+	}
+
+	wp.Status.PodIP = "10.1.0.2"
+	setReady(wp, true)
+	wp.Status.PodIP = "10.1.0.2"
+	if _, err := pods.UpdateStatus(ctx, wp, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the GPU worker's node and the job running", func() bool {
+		got := capNow()
+		info, _ := c.GetJobInfo(ctx, id)
+		return len(got.Nodes) == 2 && got.Nodes[1].IP == "10.1.0.2" && got.Total["GPU"] == 2 && len(got.Pending) == 0 &&
+			info.Status == dashboard.JobRunning
+	})
 }

@@ -46,6 +46,17 @@
 // "fails to import", by default when it contains "fail") after a configurable
 // delay; applications left out of a new config are deleted.
 //
+// Capacity is simulated (capacity.go): [Head.SetNodes] tells the head its
+// Ray nodes (kube/sandbox/headsim sends one per Ready pod); job entrypoint
+// reservations (entrypoint_num_cpus/num_gpus/memory/resources) and Serve
+// replicas (ray_actor_options num_cpus/num_gpus/memory/resources, times
+// num_replicas) are placed first fit on the alive nodes. A job that does not
+// fit stays PENDING, an application whose replicas do not all fit stays
+// DEPLOYING (or goes back to it when its node goes), and what does not fit is
+// the autoscaler's resource demand. /api/v0/nodes, /api/cluster_status and
+// /api/v0/actors/summarize answer in Ray's shapes. Before SetNodes the head
+// knows no resources and places everything.
+//
 // Fault switches (SetRefuse, SetHTTP500, SetLatency) let tests exercise the
 // client's error handling at runtime. All state changes are event-driven
 // (process exit, timers, requests); nothing polls.

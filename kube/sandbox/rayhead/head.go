@@ -87,6 +87,7 @@ type Head struct {
 	jobs       map[string]*job // by submission ID
 	jobSeq     int
 	serve      serveState
+	cap        capacityState
 	jobWG      sync.WaitGroup // one per job goroutine
 	timerWG    sync.WaitGroup // serve timer callbacks in flight
 	closeOnce  sync.Once
@@ -284,6 +285,9 @@ func (h *Head) dashboardMux() *http.ServeMux {
 	mux.HandleFunc("PUT "+serve+"{$}", h.handleServePut)
 	mux.HandleFunc("GET "+serve+"{$}", h.handleServeGet)
 	mux.HandleFunc("DELETE "+serve+"{$}", h.handleServeDelete)
+	mux.HandleFunc("GET "+dashboard.ClusterStatusPath, h.handleClusterStatus)
+	mux.HandleFunc("GET "+dashboard.StateNodesPath, h.handleStateNodes)
+	mux.HandleFunc("GET "+dashboard.ActorsSummaryPath, h.handleActorsSummary)
 	return mux
 }
 

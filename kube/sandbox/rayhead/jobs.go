@@ -45,6 +45,9 @@ type job struct {
 	dir  string // working directory, once made
 	// ended is closed when the job reaches a terminal status (finish).
 	ended chan struct{}
+	// placed is closed when the entrypoint's reservation has been placed
+	// on a node (capacity.go); the job stays PENDING until then.
+	placed chan struct{}
 
 	proc          *os.Process // set when the entrypoint has started
 	exited        bool        // the entrypoint's process has exited
@@ -184,9 +187,10 @@ func (h *Head) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			RuntimeEnv:            req.RuntimeEnv,
 			EntrypointReservation: req.EntrypointReservation,
 		},
-		env:   append(append([]string(nil), h.opts.Env...), extraEnv...),
-		logs:  newLogBuffer(h.opts.MaxLogBytes),
-		ended: make(chan struct{}),
+		env:    append(append([]string(nil), h.opts.Env...), extraEnv...),
+		logs:   newLogBuffer(h.opts.MaxLogBytes),
+		ended:  make(chan struct{}),
+		placed: make(chan struct{}),
 	}
 	if j.info.Metadata == nil {
 		j.info.Metadata = map[string]string{}
@@ -195,6 +199,7 @@ func (h *Head) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		j.info.RuntimeEnv = map[string]any{}
 	}
 	h.jobs[id] = j
+	h.placeLocked()
 	h.jobWG.Add(1)
 	h.mu.Unlock()
 
@@ -206,6 +211,11 @@ func (h *Head) handleSubmit(w http.ResponseWriter, r *http.Request) {
 // an event: the start, the exit of the process, a stop request.
 func (h *Head) runJob(j *job) {
 	defer h.jobWG.Done()
+	select { // PENDING until the entrypoint's resources are placed
+	case <-j.placed:
+	case <-j.ended:
+		return
+	}
 	if p := planJob(j.info.Entrypoint, j.env, j.info.Metadata, realHost(j.env)); p.play {
 		h.playJob(j, p)
 		return
@@ -315,6 +325,18 @@ func (h *Head) finish(j *job, status dashboard.JobStatus, message, errorType str
 	j.info.EndTime = nowMS()
 	j.info.DriverExitCode = code
 	close(j.ended)
+	h.placeLocked() // its reservation is free again
+}
+
+// isPlaced reports whether the job's reservation has been placed. h.mu
+// must be held.
+func (j *job) isPlaced() bool {
+	select {
+	case <-j.placed:
+		return true
+	default:
+		return false
+	}
 }
 
 // stopLocked asks a job to stop: a pending job stops at once; a running one

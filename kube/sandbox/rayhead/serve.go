@@ -38,11 +38,33 @@ type serveApp struct {
 	deployedAt  time.Time
 	gen         uint64 // bumped on every change; stale timers do nothing
 	timer       *time.Timer
+	placed      bool // every replica has a node (capacity.go)
 }
 
 type deploymentSpec struct {
 	name     string
 	replicas int
+	shape    dashboard.Resources // one replica's ray_actor_options
+}
+
+// actorShape is what ray_actor_options reserve for one replica: num_cpus,
+// num_gpus, memory and resources. Serve's implicit default of one CPU per
+// replica is not modelled: only what the config says counts.
+func actorShape(opts map[string]any) dashboard.Resources {
+	s := dashboard.Resources{}
+	if res, ok := opts["resources"].(map[string]any); ok {
+		for k, v := range res {
+			if f, ok := v.(float64); ok {
+				s[k] = f
+			}
+		}
+	}
+	for key, name := range map[string]string{"num_cpus": "CPU", "num_gpus": "GPU", "memory": "memory"} {
+		if f, ok := opts[key].(float64); ok && f > 0 {
+			s[name] = f
+		}
+	}
+	return dashboard.CleanResources(s)
 }
 
 // appConfig is the part of a ServeApplicationSchema the simulation reads.
@@ -186,7 +208,8 @@ func parseAppConfig(loc string, raw json.RawMessage, errs *validationErrors) (ap
 			default:
 				errs.add(dloc+" -> num_replicas", "value must be a non-negative integer or \"auto\" (type=value_error)")
 			}
-			a.deployments = append(a.deployments, deploymentSpec{name: name, replicas: replicas})
+			opts, _ := dm["ray_actor_options"].(map[string]any)
+			a.deployments = append(a.deployments, deploymentSpec{name: name, replicas: replicas, shape: actorShape(opts)})
 		}
 	}
 	if len(*errs) > n {
@@ -356,6 +379,7 @@ func (h *Head) handleServePut(w http.ResponseWriter, r *http.Request) {
 			}
 		})
 	}
+	h.placeLocked()
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -373,7 +397,10 @@ func (h *Head) finishDeploy(a *serveApp, gen uint64) {
 		a.deployments = nil
 		return
 	}
-	a.status, a.message = dashboard.AppRunning, ""
+	// RUNNING once every replica is placed: now, or when nodes offering the
+	// resources appear (placeLocked).
+	a.status, a.message = dashboard.AppDeploying, ""
+	h.placeLocked()
 }
 
 // shutdownServeLocked removes every application and stops the proxy.
@@ -388,6 +415,7 @@ func (h *Head) shutdownServeLocked() {
 	s.apps = map[string]*serveApp{}
 	s.started, s.proxyUp = false, false
 	s.targetCapacity = nil
+	h.placeLocked()
 }
 
 func (h *Head) handleServeDelete(w http.ResponseWriter, r *http.Request) {

@@ -26,6 +26,9 @@
 //   - RayJob JobWaiting: clusterSelector on ClusterGPU, which never becomes
 //     ready, so the job waits in Initializing;
 //   - RayJob JobSelector: clusterSelector on ClusterShared, running;
+//   - RayJob JobInfeasible: clusterSelector on ClusterShared with
+//     entrypointNumGpus InfeasibleGPUs; no group of ClusterShared has GPUs,
+//     so the Ray job stays PENDING and Ray's demand {GPU: 2} is infeasible;
 //   - RayService ServiceName: once it is Ready and settled for
 //     Options.UpgradeAfter, Drive bumps its application image tag (v1 → v2 →
 //     …), so a pending cluster comes up, traffic switches to it and the old

@@ -29,6 +29,9 @@ const (
 	JobFailed    = "etl-missing-input"
 	JobWaiting   = "finetune-waits-for-gpus"
 	JobSelector  = "score-on-shared"
+	// JobInfeasible asks for InfeasibleGPUs GPUs on ClusterShared, whose
+	// groups have none: Ray keeps it PENDING, its demand infeasible.
+	JobInfeasible = "embed-needs-2-gpus"
 
 	ServiceName = "summarizer"
 
@@ -57,6 +60,8 @@ const (
 	// than NodeGPUs, the most any node of SandboxOptions has.
 	GPUsPerWorker = 8
 	NodeGPUs      = 4
+	// InfeasibleGPUs is JobInfeasible's entrypoint_num_gpus.
+	InfeasibleGPUs = 2
 	// GPUResource is the extended resource name of a GPU.
 	GPUResource corev1.ResourceName = "nvidia.com/gpu"
 	// ServiceDeletionDelay is the RayService's
@@ -124,6 +129,7 @@ func Objects(ns string) []client.Object {
 		failedJob(ns),
 		waitingJob(ns),
 		selectorJob(ns),
+		infeasibleJob(ns),
 		service(ns),
 		cronJob(ns),
 	}
@@ -266,6 +272,9 @@ var (
 	WaitingEntrypoint = `sh -c 'echo "fine-tuning on 8 GPUs"; sleep 60; echo "done"'`
 	// CronEntrypoint is each run of CronJobName: about two seconds, exit 0.
 	CronEntrypoint = `sh -c 'echo "summing up the last minute"; sleep 1; echo "42 requests, 0 errors"; sleep 1; echo "report written"'`
+	// InfeasibleEntrypoint would embed documents on GPUs, if Ray ever
+	// placed it.
+	InfeasibleEntrypoint = `sh -c 'echo "embedding 1M documents on 2 GPUs"; sleep 60; echo "done"'`
 	// SelectorEntrypoint prints a line every five seconds for five hours.
 	SelectorEntrypoint = `sh -c 'i=0; while [ "$i" -lt 3600 ]; do i=$((i+1)); echo "batch $i: scored 512 rows"; sleep 5; done'`
 )
@@ -292,6 +301,14 @@ func selectorJobOn(ns, name, scenario, cluster, entrypoint string) *rayv1.RayJob
 			ClusterSelector: map[string]string{rayv1.RayClusterLabelKey: cluster},
 		},
 	}
+}
+
+func infeasibleJob(ns string) *rayv1.RayJob {
+	j := selectorJobOn(ns, JobInfeasible, fmt.Sprintf(
+		"asks Ray for %d GPUs (entrypointNumGpus) on cluster %s, whose only worker group has none: the Ray job stays PENDING and its demand is infeasible",
+		InfeasibleGPUs, ClusterShared), ClusterShared, InfeasibleEntrypoint)
+	j.Spec.EntrypointNumGpus = InfeasibleGPUs
+	return j
 }
 
 func logsJob(ns string) *rayv1.RayJob {

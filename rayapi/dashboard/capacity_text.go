@@ -1,0 +1,72 @@
+package dashboard
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// With autoscaler v2 the dashboard's /api/cluster_status has no structured
+// status (clusterStatus is null: the v2 monitor reports to the GCS only),
+// but ?format=1 answers the text `ray status` prints, built from the GCS's
+// cluster status (reporter_head.py get_cluster_status → debug_status). Its
+// demand lines are Python dict reprs with a count, as
+// python/ray/autoscaler/v2/utils.py writes them:
+//
+//	 {'CPU': 1.0, 'GPU': 2.0}: 4+ pending tasks/actors (2+ using placement groups)
+//
+// textDemands reads those lines; placement-group and request_resources()
+// lines are not read. known reports whether the text had a demand section
+// at all ("Demands:", "Pending Demands:", "Total Demands:").
+
+var (
+	demandLine = regexp.MustCompile(`^\s*\{([^}]*)\}:\s*(\d+)\+?\s+pending\s+(?:tasks/actors|tasks|actors)\b`)
+	dictEntry  = regexp.MustCompile(`'([^']+)':\s*([-+0-9.eE]+)`)
+)
+
+func textDemands(text string) (d []Demand, known bool) {
+	var list demands
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasSuffix(strings.TrimSpace(line), "Demands:") {
+			known = true
+			continue
+		}
+		m := demandLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		n, err := strconv.Atoi(m[2])
+		if err != nil {
+			continue
+		}
+		shape := map[string]float64{}
+		for _, e := range dictEntry.FindAllStringSubmatch(m[1], -1) {
+			if v, err := strconv.ParseFloat(e[2], 64); err == nil {
+				shape[e[1]] = v
+			}
+		}
+		list.add(shape, float64(n))
+	}
+	return list.list, known
+}
+
+// formattedStatus is data of GET /api/cluster_status?format=1.
+type formattedStatus struct {
+	ClusterStatus string `json:"clusterStatus"`
+}
+
+// textCapacityDemand asks for the formatted status and reads its demand.
+func (c *Client) textCapacityDemand(ctx context.Context) ([]Demand, bool, error) {
+	var r RestResponse[formattedStatus]
+	if err := c.callJSON(ctx, http.MethodGet, ClusterStatusPath, url.Values{"format": {"1"}}, nil, &r); err != nil {
+		return nil, false, err
+	}
+	d, known := textDemands(r.Data.ClusterStatus)
+	return d, known, nil
+}
