@@ -22,6 +22,11 @@ type loopConfig struct {
 // with Operator.Start.
 func newReconcileLoop(cfg *rest.Config, lc loopConfig) (*controller.Operator, error) {
 	opts := lc.operator
+	// One process may run several loops one after another (the TUI's
+	// :ctx builds one per context; tests run `raydar operator` in-process
+	// more than once), and controller-runtime refuses a controller name it
+	// has seen before in the process, even once that controller stopped.
+	opts.SkipControllerNameValidation = true
 	if lc.book != nil {
 		opts.AddressBook = lc.book
 	}

@@ -333,6 +333,29 @@ func Overlay[T client.Object](e *Expectations, owner types.UID, cached []T) []T 
 	return out
 }
 
+// ForgetUnanswered drops the owner's expected creates of T whose answer was
+// lost (an Ambiguous error: no UID came back) and that live, read from the
+// API server after that write returned, does not hold: the create did not
+// happen. Without this an unanswered create would stand for an object that
+// does not exist until its TTL, and nothing would be created in its place.
+func ForgetUnanswered[T client.Object](e *Expectations, owner types.UID, live []T) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o := e.m[owner]
+	if o == nil {
+		return
+	}
+	present := make(map[string]bool, len(live))
+	for _, l := range live {
+		present[key(l)] = true
+	}
+	for k, c := range o.creates {
+		if _, ok := c.obj.(T); ok && c.obj.GetUID() == "" && !present[k] {
+			delete(o.creates, k)
+		}
+	}
+}
+
 // OverlayOne is Overlay for one object read by name: cached is what the
 // cache returned, nil (a typed nil) when it has none. It returns the
 // object as this process last wrote it, or nil when it is absent.

@@ -1,6 +1,8 @@
 package kit_test
 
 import (
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -189,4 +191,31 @@ func TestLatestReadsOwnWrites(t *testing.T) {
 	if got := kit.Latest(e, other); got != other {
 		t.Fatal("write of another UID laid over")
 	}
+}
+
+// TestForgetUnanswered: a create whose answer was lost stands for its pod
+// until a live read, made after it returned, shows whether it happened.
+func TestForgetUnanswered(t *testing.T) {
+	e := kit.NewExpectations(0, func() time.Time { return fixture.T0 })
+	const owner = types.UID("rc-1")
+	lost, happened, answered := pod("lost", ""), pod("happened", ""), pod("answered", "")
+	for _, p := range []*corev1.Pod{lost, happened, answered} {
+		e.ExpectCreate(owner, p)
+	}
+	answered.UID = "uid-answered" // the server's answer came back
+	e.Created(owner, answered)
+
+	live := []*corev1.Pod{pod("happened", "uid-happened")}
+	kit.ForgetUnanswered(e, owner, live)
+	got := names(kit.Overlay(e, owner, live))
+	want := "answered,happened"
+	if strings.Join(sorted(got), ",") != want {
+		t.Errorf("after a live read: %v, want %s (the lost create forgotten; an answered one kept until the cache shows it)", got, want)
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
 }

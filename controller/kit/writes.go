@@ -16,7 +16,14 @@ import (
 // observation reads live (Expectations.MarkUncertain).
 func Ambiguous(err error) bool {
 	var netErr net.Error
+	var opErr *net.OpError
 	switch {
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		// No connection was made (refused, no route, a dial timeout): the
+		// request never left, so nothing happened. Keeping its expectation
+		// would make the next pass believe in an object that does not
+		// exist and create nothing in its place.
+		return false
 	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsInternalError(err),
 		apierrors.IsUnexpectedServerError(err), apierrors.IsServiceUnavailable(err):
 		return true

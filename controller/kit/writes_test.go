@@ -3,6 +3,9 @@ package kit_test
 import (
 	"context"
 	"errors"
+	"net"
+	"net/url"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +34,12 @@ func TestCreateKeepsOnlyWhatMayHaveHappened(t *testing.T) {
 		{"exists", apierrors.NewAlreadyExists(gr, "p"), false},
 		{"timeout", apierrors.NewTimeoutError("slow", 1), true},
 		{"connection reset", errors.New("connection reset by peer"), true},
+		// The API server unreachable: the request never left.
+		{"connection refused", &url.Error{Op: "Post", URL: "https://127.0.0.1:6443/api/v1/namespaces/ns/pods",
+			Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}, false},
+		// Cut after the request was sent: it may have happened.
+		{"read reset", &url.Error{Op: "Post", URL: "https://127.0.0.1:6443/api/v1/namespaces/ns/pods",
+			Err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{

@@ -23,7 +23,8 @@ func (r *Reconciler) observe(ctx context.Context, rc *rayv1.RayCluster) (*observ
 	o := &observed{Cluster: rc, Now: r.now(), Config: r.cfg, NewSuffix: r.newSuffix}
 	var pods []*corev1.Pod
 	list := &corev1.PodList{}
-	if r.exp.TakeUncertain(rc.UID) {
+	live := r.exp.TakeUncertain(rc.UID)
+	if live {
 		if err := r.api.List(ctx, list, client.InNamespace(rc.Namespace),
 			client.MatchingLabelsSelector{Selector: kit.ClusterPodsSelector(rc.Name)}); err != nil {
 			r.exp.MarkUncertain(rc.UID)
@@ -38,6 +39,11 @@ func (r *Reconciler) observe(ctx context.Context, rc *rayv1.RayCluster) (*observ
 		if kit.ControllerUID(p.OwnerReferences) == string(rc.UID) && (kit.IsHeadPod(p) || kit.IsWorkerPod(p)) {
 			pods = append(pods, p)
 		}
+	}
+	if live {
+		// Read after the ambiguous write returned: a pod it does not
+		// hold was not created.
+		kit.ForgetUnanswered(r.exp, rc.UID, pods)
 	}
 	o.Pods = kit.Overlay(r.exp, rc.UID, pods)
 
