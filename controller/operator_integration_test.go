@@ -113,8 +113,23 @@ func TestIntegrationOtherOperator(t *testing.T) {
 	ours.Spec.ManagedBy = fixture.Ptr(rayv1.ManagedByRaydar)
 	createRC(t, ours)
 
+	// A RayJob KubeRay would reconcile: left alone too, and taken up as
+	// soon as KubeRay goes (the gate kicks every kind, not only clusters).
+	jobSpec := testCluster(ns, "unused", 0).Spec
+	job := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "krjob", Namespace: ns},
+		Spec: rayv1.RayJobSpec{Entrypoint: "true", SubmissionMode: rayv1.HTTPMode, RayClusterSpec: &jobSpec}}
+	if err := cl.Create(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+
 	waitReady(t, ns, "ours", 1)
 	waitEvent(t, ns, "kr", kit.ReasonOtherOperator, ns+"/"+fake.Name)
+	waitEventOf(t, 30*time.Second, ns, rayv1.KindRayJob, "krjob", "", kit.ReasonOtherOperator, ns+"/"+fake.Name)
+	if err := cl.Get(context.Background(), client.ObjectKeyFromObject(job), job); err != nil {
+		t.Fatal(err)
+	} else if job.Status.JobDeploymentStatus != "" || job.Status.RayClusterName != "" {
+		t.Errorf("raydar touched the RayJob left to KubeRay: %+v", job.Status)
+	}
 	waitEvent(t, ns, "kueue", kit.ReasonManagedElsewhere, "kueue.x-k8s.io/multikueue")
 	for _, name := range []string{"kr", "kueue"} {
 		h, w := clusterPods(t, ns, name)
@@ -137,6 +152,15 @@ func TestIntegrationOtherOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitReady(t, ns, "kr", 1)
+	// Nothing about the RayJob changed since it was skipped: only the
+	// gate's kick can bring it back.
+	eventually(t, 60*time.Second, "the RayJob taken up (its cluster named in its status)", func() (bool, string) {
+		j := &rayv1.RayJob{}
+		if err := cl.Get(context.Background(), client.ObjectKeyFromObject(job), j); err != nil {
+			return false, err.Error()
+		}
+		return j.Status.RayClusterName != "", fmt.Sprintf("%+v", j.Status)
+	})
 	if h, w := clusterPods(t, ns, "kueue"); len(h)+len(w) != 0 {
 		t.Error("the MultiKueue cluster was touched")
 	}

@@ -9,11 +9,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -73,20 +77,38 @@ func optedIn(annotations map[string]string) bool {
 type Gate struct {
 	ignoreOthers bool
 	api          client.Reader
-	// kick receives every RayCluster to re-reconcile when the detection
-	// changes.
-	Kick  chan crevent.GenericEvent
-	Cache client.Reader
+	Cache        client.Reader
 
 	mu        sync.RWMutex
 	other     OtherOperator
 	unmanaged map[types.NamespacedName]string
+	kicks     []kick
+}
+
+// kick is one kind's channel of objects to re-reconcile when the detection
+// changes, and how to list that kind.
+type kick struct {
+	newList func() client.ObjectList
+	ch      chan crevent.GenericEvent
+}
+
+// Kicks registers a kind (by its list type) and returns the channel on
+// which every cached object of that kind arrives when the other-operator
+// detection changes, for the kind's controller to watch
+// (source.Channel): a RayJob or RayService left to KubeRay is taken up as
+// soon as KubeRay goes, not at its next change. Call it before the
+// manager starts.
+func (g *Gate) Kicks(newList func() client.ObjectList) <-chan crevent.GenericEvent {
+	ch := make(chan crevent.GenericEvent, 1024)
+	g.mu.Lock()
+	g.kicks = append(g.kicks, kick{newList: newList, ch: ch})
+	g.mu.Unlock()
+	return ch
 }
 
 func NewGate(api client.Reader, ignoreOthers bool) *Gate {
 	return &Gate{
 		api: api, ignoreOthers: ignoreOthers,
-		Kick:      make(chan crevent.GenericEvent, 1024),
 		unmanaged: map[types.NamespacedName]string{},
 		other:     OtherOperator{Ignored: ignoreOthers},
 	}
@@ -187,8 +209,18 @@ func (g *Gate) OtherOperator() OtherOperator {
 	return o
 }
 
-// check looks for KubeRay operator pods once. When the answer changes,
-// every cached RayCluster is re-queued.
+// WatchKicks makes the controller b builds re-reconcile every object of its
+// kind (listed by newList) when the other-operator detection changes; a nil
+// gate leaves b as it is. Every kind's controller calls it.
+func WatchKicks(b *builder.Builder, g *Gate, newList func() client.ObjectList) *builder.Builder {
+	if g == nil {
+		return b
+	}
+	return b.WatchesRawSource(source.Channel(g.Kicks(newList), &handler.EnqueueRequestForObject{}))
+}
+
+// Check looks for KubeRay operator pods once. When the answer changes,
+// every cached object of every registered kind (Kicks) is re-queued.
 func (g *Gate) Check(ctx context.Context) {
 	found := map[string]bool{}
 	var errMsg string
@@ -231,17 +263,31 @@ func (g *Gate) requeueAll(ctx context.Context) {
 	if g.Cache == nil {
 		return
 	}
-	list := &rayv1.RayClusterList{}
-	if err := g.Cache.List(ctx, list); err != nil {
-		return
-	}
-	for i := range list.Items {
-		// Never block: a process that does not lead has no consumer, and
-		// gaining the lead reconciles every cluster anyway.
-		select {
-		case g.Kick <- crevent.GenericEvent{Object: &list.Items[i]}:
-		default:
-			return
+	g.mu.RLock()
+	kicks := append([]kick(nil), g.kicks...)
+	g.mu.RUnlock()
+	for _, k := range kicks {
+		list := k.newList()
+		if err := g.Cache.List(ctx, list); err != nil {
+			continue
+		}
+		objs, err := apimeta.ExtractList(list)
+		if err != nil {
+			continue
+		}
+	send:
+		for _, o := range objs {
+			obj, ok := o.(client.Object)
+			if !ok {
+				continue
+			}
+			// Never block: a process that does not lead has no consumer,
+			// and gaining the lead reconciles every object anyway.
+			select {
+			case k.ch <- crevent.GenericEvent{Object: obj}:
+			default:
+				break send
+			}
 		}
 	}
 }

@@ -14,11 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -128,9 +126,7 @@ func Setup(mgr manager.Manager, name string, opts Options) (*Reconciler, error) 
 		Watches(&corev1.Pod{}, h).
 		Watches(&corev1.Service{}, h).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency})
-	if opts.Gate != nil {
-		b = b.WatchesRawSource(source.Channel(opts.Gate.Kick, &handler.EnqueueRequestForObject{}))
-	}
+	b = kit.WatchKicks(b, opts.Gate, func() client.ObjectList { return &rayv1.RayClusterList{} })
 	if err := b.Complete(r); err != nil {
 		return nil, fmt.Errorf("building the RayCluster controller: %w", err)
 	}

@@ -106,13 +106,14 @@ func Setup(mgr manager.Manager, opts Options) error {
 	h := &kit.ChildHandler{Exp: r.exp, Owner: kit.ControllerOwner(rayv1.KindRayCronJob, rayv1.GroupVersion.String())}
 	// Decide reads only which RayJobs exist: their updates are not watched.
 	createdOrDeleted := predicate.Funcs{UpdateFunc: func(crevent.UpdateEvent) bool { return false }}
-	err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("raycronjob").
 		For(&rayv1.RayCronJob{}, builder.WithPredicates(predicate.Or[client.Object](
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&rayv1.RayJob{}, h, builder.WithPredicates(createdOrDeleted)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency})
+	b = kit.WatchKicks(b, opts.Gate, func() client.ObjectList { return &rayv1.RayCronJobList{} })
+	err := b.Complete(r)
 	if err != nil {
 		return fmt.Errorf("controller: building the RayCronJob controller: %w", err)
 	}

@@ -178,7 +178,7 @@ func Setup(mgr manager.Manager, opts Options) error {
 			return isSidecarHead(e.ObjectNew) && kit.RelevantChange(e.ObjectOld, e.ObjectNew)
 		},
 	}
-	err = ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("rayjob").
 		For(&rayv1.RayJob{}, builder.WithPredicates(kit.SpecOrMetaChanged())).
 		Watches(&rayv1.RayCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToRayJobs)).
@@ -191,8 +191,9 @@ func Setup(mgr manager.Manager, opts Options) error {
 			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, s *corev1.Service) []reconcile.Request {
 				return ownerRequest(s)
 			}))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency, SkipNameValidation: &skipNames}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency, SkipNameValidation: &skipNames})
+	b = kit.WatchKicks(b, opts.Gate, func() client.ObjectList { return &rayv1.RayJobList{} })
+	err = b.Complete(r)
 	if err != nil {
 		return fmt.Errorf("controller: building the RayJob controller: %w", err)
 	}

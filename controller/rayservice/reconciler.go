@@ -164,7 +164,7 @@ func Setup(mgr manager.Manager, opts Options) error {
 	}
 
 	podPredicate := predicate.Funcs{UpdateFunc: func(e crevent.UpdateEvent) bool { return kit.RelevantChange(e.ObjectOld, e.ObjectNew) }}
-	err = ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("rayservice").
 		For(&rayv1.RayService{}, builder.WithPredicates(kit.SpecOrMetaChanged())).
 		Watches(&rayv1.RayCluster{}, &kit.ChildHandler{Exp: exp, Owner: kit.ControllerOwner(rayv1.KindRayService, rayv1.SchemeGroupVersion.String())}).
@@ -178,8 +178,9 @@ func Setup(mgr manager.Manager, opts Options) error {
 			}))).
 		WatchesRawSource(source.Kind(slices, &corev1.Service{},
 			handler.TypedEnqueueRequestForOwner[*corev1.Service](mgr.GetScheme(), mgr.GetRESTMapper(), &rayv1.RayService{}, handler.OnlyControllerOwner()))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency, SkipNameValidation: &skipNames}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency, SkipNameValidation: &skipNames})
+	b = kit.WatchKicks(b, opts.Gate, func() client.ObjectList { return &rayv1.RayServiceList{} })
+	err = b.Complete(r)
 	if err != nil {
 		return fmt.Errorf("controller: building the RayService controller: %w", err)
 	}

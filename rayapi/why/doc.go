@@ -8,4 +8,13 @@
 // each detail page) computes it when an object or its pods change, not per
 // frame, and `raydar why KIND NAME` (cmd/raydar, inputs gathered by
 // kube/inspect) prints the same causes. A healthy object has no causes.
+//
+// Causes are ranked so that the one whose fix unblocks the others comes
+// first: the spec, suspend, who reconciles (object.go, cluster.go); writes
+// raydar failed or was refused (writes.go); the head's pods, then the
+// workers' (pods.go reads the pods, podcauses.go words them, nodes.go
+// makes scheduling specific); workers waiting for the GCS; Ray's demand
+// (ray.go); then what a RayJob (job.go) or RayService (service.go) says
+// of itself. A job's or service's cluster's causes are its own, stated
+// once (nested.go). Codes (codes.go) are stable words for scripts.
 package why

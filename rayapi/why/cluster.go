@@ -1,0 +1,110 @@
+package why
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+func clusterObject(rc *rayv1.RayCluster) object {
+	st := &rc.Status
+	written := st.State != "" || len(st.Conditions) > 0 || st.ObservedGeneration != 0 || st.LastUpdateTime != nil
+	return object{kind: "RayCluster", meta: &rc.ObjectMeta, managedBy: rc.Spec.ManagedBy,
+		lags: statusLags(&rc.ObjectMeta, written, st.ObservedGeneration)}
+}
+
+// clusterCauses is Cluster, unsorted.
+func clusterCauses(in *ClusterInput) []Cause {
+	rc := in.Cluster
+	o := clusterObject(rc)
+	var cs []Cause
+	if c, ok := clusterInvalid(o, in); ok {
+		cs = append(cs, c)
+	}
+	cs = whoCauses(o, in.Events, in.Reconciler, cs)
+	if rc.Spec.IsSuspended() {
+		return onlyContext(o, append(cs, suspendedCause(o)))
+	}
+	var failMsg, failReason string
+	if f := meta.FindStatusCondition(rc.Status.Conditions, string(rayv1.RayClusterReplicaFailure)); f != nil &&
+		f.Status == metav1.ConditionTrue && f.Reason != string(rayv1.ValidationFailed) && isWriteFailure(f.Reason) {
+		failReason, failMsg = f.Reason, f.Message
+	}
+	cs = writeCauses(o, in.Events, failReason, failMsg, cs)
+	var scan podScan
+	scanPods(&scan, in.Pods, in.Events)
+	cs = rayCauses(in, &scan, cs)
+	cs = podCauses(&scan, in, cs)
+	return onlyContext(o, cs)
+}
+
+// clusterInvalid: the ReplicaFailure condition says ValidationFailed, or
+// (no status yet) raydar's InvalidRayClusterSpec/Metadata Event does.
+func clusterInvalid(o object, in *ClusterInput) (Cause, bool) {
+	if f := meta.FindStatusCondition(in.Cluster.Status.Conditions, string(rayv1.RayClusterReplicaFailure)); f != nil {
+		if f.Status == metav1.ConditionTrue && f.Reason == string(rayv1.ValidationFailed) {
+			return invalidCause(o, f.Message), true
+		}
+		return Cause{}, false
+	}
+	return invalidFromEvents(o, in.Events, rayv1.EventInvalidRayClusterSpec, rayv1.EventInvalidRayClusterMetadata)
+}
+
+// invalidFromEvents: the latest Warning of one of the reasons about the
+// object, unless a Normal Event followed it.
+func invalidFromEvents(o object, events []*corev1.Event, reasons ...string) (Cause, bool) {
+	var msg string
+	for _, e := range events {
+		if !o.about(e) {
+			continue
+		}
+		switch {
+		case e.Type == corev1.EventTypeWarning && contains(reasons, e.Reason):
+			msg = e.Message
+		case e.Type != corev1.EventTypeWarning && msg != "" && (e.Reason == reasonSpecValid || strings.HasPrefix(e.Reason, "Created")):
+			msg = ""
+		}
+	}
+	if msg == "" {
+		return Cause{}, false
+	}
+	return invalidCause(o, after(msg, "until it is fixed: ")), true
+}
+
+// invalidCause names the field of a validation message
+// ("spec.workerGroupSpecs[0].groupName: Required value, ...").
+func invalidCause(o object, msg string) Cause {
+	field := invalidField(msg)
+	sum := "invalid spec"
+	if field != "" {
+		sum = "invalid " + field
+	}
+	return Cause{Code: CodeInvalidSpec, Subject: o.subject(), Rank: rankInvalidSpec,
+		Summary:  sum,
+		Evidence: []string{msg},
+		Fix:      "fix the field the message names (kubectl edit " + strings.ToLower(o.kind) + " " + o.meta.Name + "); nothing is created until it is valid"}
+}
+
+// invalidField is the first field path of a field.ErrorList message: the
+// text before ": " (aggregates start with "[").
+func invalidField(msg string) string {
+	msg = strings.TrimPrefix(strings.TrimSpace(msg), "[")
+	f, _, ok := strings.Cut(msg, ": ")
+	if !ok || strings.ContainsAny(f, " ,") {
+		return ""
+	}
+	return f
+}
+
+func contains(xs []string, x string) bool {
+	for _, s := range xs {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,124 @@
+package why
+
+// Codes of causes (Cause.Code): stable words for scripts
+// (`raydar why -o json`).
+const (
+	// CodeInvalidSpec: the reconciler refuses the spec; the summary names
+	// the field.
+	CodeInvalidSpec = "InvalidSpec"
+	// CodeSuspended: spec.suspend is set, by the user or by Kueue (queued).
+	CodeSuspended = "Suspended"
+	// CodeOtherOperator: another controller manages the object
+	// (spec.managedBy, or raydar's gate left it to a running KubeRay).
+	CodeOtherOperator = "OtherOperator"
+	// CodeNotReconciled: no raydar reconciler is active and the status
+	// does not describe the spec.
+	CodeNotReconciled = "NotReconciled"
+	// CodeCreateRefused: a ResourceQuota, an admission webhook or another
+	// policy refused an object raydar creates.
+	CodeCreateRefused = "CreateRefused"
+	// CodeWriteFailed: raydar's own write failed: no permission (RBAC), or
+	// another error.
+	CodeWriteFailed = "WriteFailed"
+	// CodeMissingConfig: a ConfigMap, Secret (or a key of one) or
+	// PersistentVolumeClaim the pods use does not exist.
+	CodeMissingConfig = "MissingConfig"
+	// CodeUnschedulable: pods stay Pending: which resource, how much a pod
+	// asks, the most any node offers; selectors or taints no node suits.
+	CodeUnschedulable = "Unschedulable"
+	// CodeImagePull: an image cannot be pulled (or its name is invalid).
+	CodeImagePull = "ImagePull"
+	// CodeCrashLoop: a container crash-loops: its last exit code, or
+	// OOMKilled with the memory limit.
+	CodeCrashLoop = "CrashLoop"
+	// CodeWaitingForGCS: workers' init containers wait for the head's GCS
+	// while the head is not ready.
+	CodeWaitingForGCS = "WaitingForGCS"
+	// CodeRayInfeasible: Ray demand no pod will serve: no group offers the
+	// shape per pod, or the groups that do cannot grow.
+	CodeRayInfeasible = "RayInfeasible"
+	// CodeClusterNotReady: a RayJob's cluster is not ready (or not there)
+	// and has no more specific cause of its own.
+	CodeClusterNotReady = "ClusterNotReady"
+	// CodeDashboardUnreachable: raydar cannot ask the head's dashboard.
+	CodeDashboardUnreachable = "DashboardUnreachable"
+	// CodeSubmitterFailed: the job's submission failed: the submitter pod
+	// exited non-zero (exit code, last log lines) or the dashboard refused
+	// the submission.
+	CodeSubmitterFailed = "SubmitterFailed"
+	// CodeJobFailed: the Ray job failed (its message), or a deadline fired.
+	CodeJobFailed = "JobFailed"
+	// CodeDeadlineSoon: activeDeadlineSeconds or preRunningDeadlineSeconds
+	// fires within a minute or within 10% of it.
+	CodeDeadlineSoon = "DeadlineSoon"
+	// CodePendingClusterNotReady: a RayService's new (pending) cluster is
+	// not ready and has no more specific cause of its own.
+	CodePendingClusterNotReady = "PendingClusterNotReady"
+	// CodeAppDeployFailed: a Serve application is DEPLOY_FAILED.
+	CodeAppDeployFailed = "AppDeployFailed"
+	// CodeDeploymentUnhealthy: a Serve deployment (or application) is
+	// UNHEALTHY.
+	CodeDeploymentUnhealthy = "DeploymentUnhealthy"
+	// CodeNoServeEndpoints: no pod backs the serve Service while the active
+	// cluster is ready.
+	CodeNoServeEndpoints = "NoServeEndpoints"
+)
+
+// Ranks, lower first: what blocks everything (the spec, suspend, who
+// reconciles), then raydar's refused writes, then the head's pods, the
+// workers' pods, workers waiting for the head, Ray's own demand, and last
+// what the job or service says about itself.
+const (
+	rankInvalidSpec   = 0
+	rankSuspended     = 1
+	rankOtherOperator = 2
+	rankNotReconciled = 3
+	rankCreateRefused = 10
+	rankWriteFailed   = 11
+	rankHeadPod       = 20 // + podRank*
+	rankWorkerPod     = 30 // + podRank*
+	rankWaitingForGCS = 40
+	rankRayDemand     = 45
+	rankJobFailed     = 50
+	rankSubmitter     = 51
+	rankDashboard     = 52
+	rankClusterReady  = 55
+	rankDeadline      = 58
+	rankApp           = 60
+	rankDeployment    = 61
+	rankEndpoints     = 62
+)
+
+// Pod-level causes in the order their fixes unblock each other.
+const (
+	podRankMissingConfig = 0
+	podRankUnschedulable = 1
+	podRankImagePull     = 2
+	podRankCrashLoop     = 3
+)
+
+// Event reasons raydar's reconcile gate emits on an object it leaves
+// alone (controller/kit.ReasonManagedElsewhere, kit.ReasonOtherOperator;
+// copied: rayapi does not import the controller).
+const (
+	reasonManagedElsewhere = "ManagedElsewhere"
+	reasonOtherOperator    = "OtherOperatorDetected"
+	// reasonDashboardUnreachable is controller/rayjob's and
+	// controller/rayservice's Warning when the dashboard cannot be asked.
+	reasonDashboardUnreachable = "DashboardUnreachable"
+	// reasonFailedSubmit and reasonSubmitted are controller/rayjob's
+	// Events when an HTTPMode submission failed or went through.
+	reasonFailedSubmit = "FailedSubmit"
+	reasonSubmitted    = "Submitted"
+	// reasonSpecValid is controller/rayjob's Normal Event once a refused
+	// spec is valid again.
+	reasonSpecValid = "SpecValid"
+	// Kubernetes' own reasons.
+	reasonFailedScheduling = "FailedScheduling"
+	reasonFailedMount      = "FailedMount"
+	reasonUnschedulable    = "Unschedulable"
+)
+
+// kueueQueueLabel names the Kueue LocalQueue an object is queued in; Kueue
+// suspends it until admitted.
+const kueueQueueLabel = "kueue.x-k8s.io/queue-name"

@@ -1,0 +1,130 @@
+package why
+
+import (
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/raydar/raydar/rayapi/status"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+func serviceObject(s *rayv1.RayService) object {
+	st := &s.Status
+	written := len(st.Conditions) > 0 || st.ObservedGeneration != 0 || st.ServiceStatus != "" || st.LastUpdateTime != nil
+	return object{kind: "RayService", meta: &s.ObjectMeta, managedBy: s.Spec.ManagedBy,
+		lags: statusLags(&s.ObjectMeta, written, st.ObservedGeneration)}
+}
+
+// serviceCauses is Service, unsorted.
+func serviceCauses(in *ServiceInput) []Cause {
+	s := in.Service
+	st := &s.Status
+	o := serviceObject(s)
+	var cs []Cause
+	if r := meta.FindStatusCondition(st.Conditions, string(rayv1.RayServiceReady)); r != nil &&
+		r.Status != metav1.ConditionTrue && r.Reason == string(rayv1.RayServiceValidationFailed) {
+		cs = append(cs, invalidCause(o, r.Message))
+	} else if c, ok := invalidFromEvents(o, in.Events, rayv1.EventInvalidRayServiceSpec, rayv1.EventInvalidRayServiceMetadata); ok {
+		cs = append(cs, c)
+	}
+	cs = whoCauses(o, in.Events, in.Reconciler, cs)
+	if s.Spec.Suspend {
+		return onlyContext(o, append(cs, suspendedCause(o)))
+	}
+	if hasCode(cs, CodeInvalidSpec) {
+		return cs
+	}
+	cs = writeCauses(o, in.Events, "", "", cs)
+	if c, ok := dashboardUnreachable(o, in.Events, false, in.Now, nil); ok {
+		cs = append(cs, c)
+	}
+	cs = nested(cs, in.Active, cs)
+	cs = appCauses(o, "", &st.ActiveServiceStatus, cs)
+	if in.Pending != nil && in.Pending.Cluster != nil {
+		n := len(cs)
+		cs = nested(cs, in.Pending, cs)
+		for i := n; i < len(cs); i++ {
+			cs[i].Summary = "new cluster: " + cs[i].Summary
+		}
+		if len(cs) == n && !clusterReady(in.Pending) {
+			rc := in.Pending.Cluster
+			cs = append(cs, Cause{Code: CodePendingClusterNotReady, Subject: in.Pending.subject(), Rank: rankClusterReady,
+				Summary:  "new cluster " + rc.Name + " not ready (" + status.Cluster(rc) + ")",
+				Evidence: []string{"pending cluster status: " + status.Cluster(rc) + ", workers " + status.Workers(rc)},
+				Fix:      "wait for the new cluster; the upgrade switches traffic once it is ready and its apps run"})
+		}
+		cs = appCauses(o, "new cluster: ", &st.PendingServiceStatus, cs)
+	}
+	if st.NumServeEndpoints == 0 && clusterReady(in.Active) && !hasCode(cs, CodeAppDeployFailed) {
+		cs = append(cs, Cause{Code: CodeNoServeEndpoints, Subject: o.subject(), Rank: rankEndpoints,
+			Summary:  "no serve endpoints",
+			Evidence: []string{"status.numServeEndpoints is 0 while RayCluster " + in.Active.Cluster.Name + " is ready"},
+			Fix:      "check that Serve's proxies run and pass their readiness probe (pods labelled ray.io/serve=true back the serve Service)"})
+	}
+	return onlyContext(o, cs)
+}
+
+// appCauses: applications DEPLOY_FAILED, and deployments UNHEALTHY (an
+// UNHEALTHY application without an unhealthy deployment is said as its
+// own), in name order.
+func appCauses(o object, prefix string, side *rayv1.RayServiceStatus, cs []Cause) []Cause {
+	names := make([]string, 0, len(side.Applications))
+	for n := range side.Applications {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		app := side.Applications[n]
+		switch app.Status {
+		case rayv1.ApplicationStatusDeployFailed:
+			c := Cause{Code: CodeAppDeployFailed, Subject: o.subject() + ", app " + n, Rank: rankApp,
+				Summary: prefix + "app " + n + " DEPLOY_FAILED",
+				Fix:     "fix the application's import path, runtime env or code in serveConfigV2; raydar submits it again when the spec changes"}
+			if m := strings.TrimSpace(app.Message); m != "" {
+				c.Summary += ": " + shortReason(firstLine(m))
+				c.Evidence = []string{m}
+			}
+			cs = append(cs, c)
+		case rayv1.ApplicationStatusUnhealthy, rayv1.ApplicationStatusRunning, rayv1.ApplicationStatusDeploying:
+			dnames := make([]string, 0, len(app.Deployments))
+			for d := range app.Deployments {
+				dnames = append(dnames, d)
+			}
+			slices.Sort(dnames)
+			found := false
+			for _, d := range dnames {
+				dep := app.Deployments[d]
+				if dep.Status != rayv1.DeploymentStatusUnhealthy {
+					continue
+				}
+				found = true
+				cs = append(cs, unhealthy(o, prefix, n+"/"+d, "deployment", dep.Message))
+			}
+			if !found && app.Status == rayv1.ApplicationStatusUnhealthy {
+				cs = append(cs, unhealthy(o, prefix, n, "app", app.Message))
+			}
+		}
+	}
+	return cs
+}
+
+func unhealthy(o object, prefix, name, what, msg string) Cause {
+	c := Cause{Code: CodeDeploymentUnhealthy, Subject: o.subject() + ", " + what + " " + name, Rank: rankDeployment,
+		Summary: prefix + what + " " + name + " UNHEALTHY",
+		Fix:     "read the replicas' logs (the Serve controller restarts them); its health check or constructor fails"}
+	if m := strings.TrimSpace(msg); m != "" {
+		c.Summary += ": " + shortReason(firstLine(m))
+		c.Evidence = []string{m}
+	}
+	return c
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
