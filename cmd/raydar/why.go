@@ -160,11 +160,16 @@ func writeWhy(w io.Writer, kind, ns, name string, causes []why.Cause) error {
 			line += c.Subject + ": "
 		}
 		fmt.Fprintln(&b, line+c.Summary)
+		indent := strings.Repeat(" ", width+2)
 		for _, e := range c.Evidence {
-			fmt.Fprintf(&b, "%*s  %s\n", width, "", e)
+			// Evidence may span lines (a Serve app's traceback): each
+			// keeps the indentation.
+			for _, l := range strings.Split(strings.TrimRight(e, "\n"), "\n") {
+				fmt.Fprintln(&b, indent+l)
+			}
 		}
 		if c.Fix != "" {
-			fmt.Fprintf(&b, "%*s  fix: %s\n", width, "", c.Fix)
+			fmt.Fprintln(&b, indent+"fix: "+c.Fix)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

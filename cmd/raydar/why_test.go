@@ -28,6 +28,13 @@ func TestWriteWhy(t *testing.T) {
 			"WaitingForGCS  group cpu: 2 workers wait for the head's GCS\n"},
 		{"no subject", []why.Cause{{Code: "Suspended", Summary: "spec.suspend is true"}},
 			"RayCluster ns/x: 1 cause\nSuspended  spec.suspend is true\n"},
+		{"evidence of several lines stays indented", []why.Cause{{Code: "AppDeployFailed", Summary: "app broken DEPLOY_FAILED",
+			Evidence: []string{"Traceback (most recent call last):\n  File \"app.py\"\nModuleNotFoundError: No module named 'fail'\n"}}},
+			"RayCluster ns/x: 1 cause\n" +
+				"AppDeployFailed  app broken DEPLOY_FAILED\n" +
+				"                 Traceback (most recent call last):\n" +
+				"                   File \"app.py\"\n" +
+				"                 ModuleNotFoundError: No module named 'fail'\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
