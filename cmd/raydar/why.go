@@ -20,7 +20,10 @@ import (
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/inspect"
+	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/dashboard"
 	"github.com/raydar/raydar/rayapi/scheme"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 )
 
@@ -83,7 +86,15 @@ func newWhyCmd(g *globals) *cobra.Command {
 				return &actions.APIError{Verb: "get", Resource: getKinds[res].resource, Namespace: t.Namespace, Name: name,
 					User: cmp.Or(t.User, actions.UnknownActor), Err: err}
 			}
-			gt := &inspect.Gatherer{Client: c, Logs: podLogs(cs), Leases: whyLeases()}
+			book, err := sandboxBookFor(g.kube)
+			if err != nil {
+				return err
+			}
+			dash, err := newDashboards(t.Config, book, raydash.SecretsFromReader(c))
+			if err != nil {
+				return err
+			}
+			gt := &inspect.Gatherer{Client: c, Logs: podLogs(cs), Leases: whyLeases(), Capacity: rayCapacity(dash)}
 			ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 			defer cancel()
 			rep, err := gt.Gather(ctx, kind, t.Namespace, name)
@@ -110,6 +121,29 @@ func whyLeases() []types.NamespacedName {
 	return []types.NamespacedName{
 		{Namespace: controller.DefaultLeaderElectionNamespace, Name: controller.DefaultLeaderElectionID},
 		{Namespace: "default", Name: controller.DefaultLeaderElectionID},
+	}
+}
+
+// capacityReader is the dashboard client's read of Ray's capacity view
+// (rayapi/dashboard's Client.Capacity).
+type capacityReader interface {
+	Capacity(ctx context.Context) (*dashboard.Capacity, error)
+}
+
+// rayCapacity reads Ray's view of a cluster's capacity from its dashboard,
+// reached as every raydar reaches it (newDashboards); nil, nil while the
+// dashboard client cannot read it.
+func rayCapacity(dash raydash.Resolver) func(ctx context.Context, rc *rayv1.RayCluster) (*dashboard.Capacity, error) {
+	return func(ctx context.Context, rc *rayv1.RayCluster) (*dashboard.Capacity, error) {
+		dc, err := dash.ClientFor(ctx, rc)
+		if err != nil {
+			return nil, err
+		}
+		cr, ok := any(dc).(capacityReader)
+		if !ok {
+			return nil, nil
+		}
+		return cr.Capacity(ctx)
 	}
 }
 

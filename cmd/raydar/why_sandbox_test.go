@@ -31,6 +31,7 @@ import (
 type whyEnv struct {
 	ns, kubeconfig string
 	sim            *headsim.Sim
+	stopOperator   func()
 }
 
 func newWhyEnv(t *testing.T, ctx context.Context) *whyEnv {
@@ -57,7 +58,7 @@ func newWhyEnv(t *testing.T, ctx context.Context) *whyEnv {
 	}
 	// The default Lease (default/raydar-operator), as any raydar elects
 	// on: raydar why reads who holds it.
-	startCommand(t, "--kubeconfig", e.kubeconfig, "operator", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+	_, _, e.stopOperator = startCommand(t, "--kubeconfig", e.kubeconfig, "operator", "--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--watch-namespaces", e.ns)
 	return e
 }
@@ -324,6 +325,16 @@ func TestWhy(t *testing.T) {
 		}
 		_, human := e.waitCause(t, ctx, "job", "long", "DashboardUnreachable", cluster, "connection refused")
 		wantHumanLine(t, human, "DashboardUnreachable", "dashboard unreachable")
+	})
+
+	// Last: the operator goes (releasing its Lease), and a new cluster
+	// reads as reconciled by nobody, saying whose Lease is empty.
+	t.Run("nobody reconciles", func(t *testing.T) {
+		ctx := whyStep(t)
+		e.stopOperator()
+		create(t, ctx, whyCluster(e.ns, "orphaned"))
+		_, human := e.waitCause(t, ctx, "cluster", "orphaned", "NotReconciled", "no leader", "default/raydar-operator")
+		wantHumanLine(t, human, "NotReconciled", "not reconciled")
 	})
 }
 

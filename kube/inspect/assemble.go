@@ -233,6 +233,17 @@ func tail(log string, n int) []string {
 	return lines
 }
 
+// headReady reports whether the cluster's head pod is Ready: only then is
+// its dashboard worth asking.
+func headReady(pods []*corev1.Pod) bool {
+	for _, p := range pods {
+		if p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) && status.PodIsReady(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // podsByIP maps each pod's IP to its name, for Capacity.MapPods.
 func podsByIP(pods []*corev1.Pod) map[string]string {
 	m := make(map[string]string, len(pods))

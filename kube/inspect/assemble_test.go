@@ -185,3 +185,20 @@ func TestPodsByIP(t *testing.T) {
 		t.Errorf("podsByIP = %v", m)
 	}
 }
+
+func TestHeadReady(t *testing.T) {
+	head := pod("h", "c", 0)
+	head.Labels[rayv1.RayNodeTypeLabelKey] = string(rayv1.HeadNode)
+	worker := pod("w", "c", 0)
+	worker.Labels[rayv1.RayNodeTypeLabelKey] = string(rayv1.WorkerNode)
+	ready := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	worker.Status.Conditions = ready
+	if headReady([]*corev1.Pod{&head, &worker}) {
+		t.Error("headReady with a head that is not Ready")
+	}
+	head.Status.Conditions = ready
+	head.Status.Phase = corev1.PodRunning
+	if !headReady([]*corev1.Pod{&head, &worker}) {
+		t.Error("headReady false with a Ready head")
+	}
+}

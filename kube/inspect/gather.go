@@ -214,8 +214,8 @@ func (s *gathering) cluster(rc *rayv1.RayCluster) (*why.ClusterInput, error) {
 // capacity asks the dashboard, bounded; nil when not asked or it did not
 // answer.
 func (s *gathering) capacity(rc *rayv1.RayCluster, pods []*corev1.Pod) *dashboard.Capacity {
-	if s.g.Capacity == nil {
-		return nil
+	if s.g.Capacity == nil || !headReady(pods) {
+		return nil // no dashboard to ask while the head is not Ready
 	}
 	d := s.g.CapacityTimeout
 	if d <= 0 {
