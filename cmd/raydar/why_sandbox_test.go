@@ -32,6 +32,8 @@ type whyEnv struct {
 	ns, kubeconfig string
 	sim            *headsim.Sim
 	stopOperator   func()
+	operatorLog    *syncBuffer
+	operatorDone   <-chan error
 }
 
 func newWhyEnv(t *testing.T, ctx context.Context) *whyEnv {
@@ -58,7 +60,7 @@ func newWhyEnv(t *testing.T, ctx context.Context) *whyEnv {
 	}
 	// The default Lease (default/raydar-operator), as any raydar elects
 	// on: raydar why reads who holds it.
-	_, _, e.stopOperator = startCommand(t, "--kubeconfig", e.kubeconfig, "operator", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+	e.operatorLog, e.operatorDone, e.stopOperator = startCommand(t, "--kubeconfig", e.kubeconfig, "operator", "--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--watch-namespaces", e.ns)
 	return e
 }
@@ -95,9 +97,14 @@ func (e *whyEnv) waitCause(t *testing.T, ctx context.Context, kind, name, code s
 				return c, human.stdout
 			}
 		}
+		select {
+		case err := <-e.operatorDone:
+			t.Fatalf("the operator exited: %v\n%s", err, e.operatorLog)
+		default:
+		}
 		pollPause(ctx)
 	}
-	t.Fatalf("raydar why %s %s: no %s cause mentioning %q before the deadline; last output:\n%s\npods:\n%s", kind, name, code, words, last, e.pods())
+	t.Fatalf("raydar why %s %s: no %s cause mentioning %q before the deadline; last output:\n%s\npods:\n%s\nthe operator's log:\n%s", kind, name, code, words, last, e.pods(), e.operatorLog)
 	return whyCauseJSON{}, ""
 }
 
