@@ -12,6 +12,9 @@
 //     person's behalf (scale, delete workers, stop a RayJob, suspend,
 //     resume, delete), shared by the TUI and the CLI: a pure plan, one
 //     conflict-checked write, an Event and an audit line.
+//   - kube/inspect: what rayapi/why needs to diagnose one RayCluster,
+//     RayJob or RayService, read from the API server for `raydar why`
+//     (the object, pods, Events, nodes, the leader Lease, submitter logs).
 //   - kube/raydash: how raydar reaches a RayCluster's Ray dashboard (the
 //     sandbox's address book, the head Service's DNS name or the API
 //     server's service proxy, with the cluster's auth token), and the

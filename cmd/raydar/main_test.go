@@ -23,9 +23,10 @@ import (
 	"github.com/raydar/raydar/rayapi/scheme"
 )
 
-// This package's tests run the cobra commands in-process. One sandbox (etcd
-// and kube-apiserver with the ray.io CRDs) serves every test that needs an
-// API server; TestMain starts it unless -short, and those tests skip then.
+// This package's tests run the cobra commands in-process. One sandbox (etcd,
+// kube-apiserver with the ray.io CRDs, scheduler, controller-manager, kwok
+// with two CPU nodes) serves every test that needs an API server; TestMain
+// starts it unless -short, and those tests skip then.
 // Add other sub-commands' set-up here: a package has one TestMain.
 
 var (
@@ -67,7 +68,12 @@ func run(m *testing.M) int {
 	if testing.Short() {
 		return m.Run()
 	}
-	opts := sandbox.Options{CRDs: [][]byte{crds.YAML()}, StartTimeout: 5 * time.Minute}
+	opts := sandbox.Options{CRDs: [][]byte{crds.YAML()}, StartTimeout: 5 * time.Minute,
+		// raydar why's tests (why_sandbox_test.go) need pods that are
+		// scheduled and played by kwok, on CPU nodes only: a GPU group
+		// must stay unschedulable.
+		Scheduler: true, ControllerManager: true, Kwok: true,
+		Nodes: []sandbox.NodePool{{Count: 2, NamePrefix: "cpu-node", CPU: "16", Memory: "64Gi"}}}
 	if os.Getenv("RAYDAR_TEST_LOG") != "" {
 		opts.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "sandbox: "+f+"\n", a...) }
 	}

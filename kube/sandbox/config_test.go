@@ -84,7 +84,9 @@ func TestParseCRDs(t *testing.T) {
 }
 
 // TestStages checks the embedded kwok configuration: Stage documents with
-// unique names and the annotation key of PhaseAnnotation.
+// unique names, and the annotation keys of PhaseAnnotation and of the
+// fault annotations (faults.go), so that a renamed constant cannot leave
+// the stages reading the old key.
 func TestStages(t *testing.T) {
 	docs := strings.Split(string(stagesYAML), "\n---\n")
 	seen := map[string]bool{}
@@ -99,11 +101,24 @@ func TestStages(t *testing.T) {
 		}
 		seen[name] = true
 	}
-	if len(seen) != 5 {
+	for _, want := range []string{"raydar-pod-running", "raydar-pod-failed", "raydar-pod-succeeded",
+		"raydar-pod-crashloop", "raydar-pod-image-pull", "raydar-pod-config-error", "raydar-pod-remove", "raydar-node-ready"} {
+		if !seen[want] {
+			t.Errorf("no stage %s", want)
+		}
+	}
+	if len(seen) != 8 {
 		t.Errorf("%d stages: %v", len(seen), seen)
 	}
-	if !bytes.Contains(stagesYAML, []byte(PhaseAnnotation)) {
-		t.Errorf("stages do not mention %s", PhaseAnnotation)
+	for _, key := range []string{PhaseAnnotation, CrashAnnotation, ImagePullAnnotation, ConfigCheckAnnotation, ConfigErrorAnnotation} {
+		if !bytes.Contains(stagesYAML, []byte(`["`+key+`"]`)) {
+			t.Errorf("stages do not read %s", key)
+		}
+	}
+	for _, v := range []string{ConfigErrorReason, MountErrorReason, `"` + ConfigOK + `"`} {
+		if !bytes.Contains(stagesYAML, []byte(v)) {
+			t.Errorf("stages do not mention %s", v)
+		}
 	}
 }
 

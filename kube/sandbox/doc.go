@@ -17,7 +17,16 @@
 //   - the lifetime of every child process: each one dies with the process that
 //     started it, also when that process is killed with SIGKILL;
 //   - the kwok stages that move fake nodes and pods through their lifecycle,
-//     including the PhaseAnnotation that lets tests fail or complete a pod;
+//     including the PhaseAnnotation that lets tests fail or complete a pod,
+//     and the kubelet failures kwok would otherwise never show (faults.go):
+//     a crash loop with an exit code or OOMKilled (CrashAnnotation), an image
+//     pull failure (ImagePullAnnotation), and a missing ConfigMap or Secret:
+//     the config checker (configcheck.go) does the kubelet's check of the
+//     references of every Pending pod (env valueFrom, envFrom, volumes) and
+//     marks the pod (ConfigCheckAnnotation, ConfigErrorAnnotation) so that
+//     kwok plays CreateContainerConfigError with the kubelet's message
+//     (`configmap "x" not found`), or ContainerCreating with a FailedMount
+//     Event for a volume, until the object exists;
 //   - readiness: Start returns only when every requested component has been
 //     seen doing its job;
 //   - identities and their record (auth.go, audit.go): RBAC authorization,

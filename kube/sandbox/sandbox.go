@@ -15,11 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
-// PhaseAnnotation, set on a pod that runs on a fake node to "Failed" or
-// "Succeeded", makes kwok end the pod in that phase (exit code 1 or 0). See
-// Sandbox.SetPodPhase. It is read by the stages in stages.yaml.
-const PhaseAnnotation = "sandbox.raydar.io/phase"
-
 // NodePoolLabel is set on every fake node to the NamePrefix of its pool.
 const NodePoolLabel = "sandbox.raydar.io/pool"
 
@@ -132,6 +127,7 @@ type Sandbox struct {
 	procs     []*process
 	clients   *kubernetes.Clientset
 	crdClient *apiextensionsclient.Clientset
+	configs   *configChecker // with Kwok: the kubelet's ConfigMap/Secret check
 
 	mu        sync.Mutex
 	nodes     []string
@@ -194,6 +190,11 @@ func Start(ctx context.Context, opts Options) (sb *Sandbox, err error) {
 
 	if err := s.startComponents(); err != nil {
 		return nil, err
+	}
+	if o.Kwok {
+		if s.configs, err = startConfigChecker(ctx, s.clients, s.logf); err != nil {
+			return nil, err
+		}
 	}
 
 	// Independent waits run side by side; each fails fast if a child dies,
@@ -553,6 +554,9 @@ func (s *Sandbox) stop() error {
 		errs []error
 		wg   sync.WaitGroup
 	)
+	if s.configs != nil {
+		s.configs.stop()
+	}
 	for _, p := range s.procs {
 		wg.Add(1)
 		go func() {

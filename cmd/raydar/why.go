@@ -1,0 +1,211 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/spf13/cobra"
+
+	"github.com/raydar/raydar/controller"
+	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/kube/inspect"
+	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/scheme"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/rayapi/why"
+)
+
+// whyKinds are the get resources why diagnoses, with their kind.
+var whyKinds = map[string]string{
+	getClusters: inspect.RayCluster,
+	getJobs:     inspect.RayJob,
+	getServices: inspect.RayService,
+}
+
+// newWhyCmd: raydar why cluster|job|service NAME.
+func newWhyCmd(g *globals) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "why cluster|job|service NAME",
+		Short: "Say why a RayCluster, RayJob or RayService is not progressing: its causes, evidence and fixes",
+		Long: "Diagnose one RayCluster, RayJob or RayService from what the API server holds (the object,\n" +
+			"its pods and their Events, the nodes, who holds raydar's leader Lease; for a RayJob its\n" +
+			"cluster and submitter pods, for a RayService its active and pending clusters), and print\n" +
+			"one line per cause, most decisive first (CODE, subject, summary), with the evidence and\n" +
+			"what to do indented below. A healthy object prints that nothing is wrong.\n" +
+			"KIND takes the spellings of raydar get (cluster, rc, rayjob, rs, …).\n" +
+			"-o json prints {kind, namespace, name, causes} for scripts; the exit code is 0 whether\n" +
+			"causes were found or not, non-zero only when the diagnosis could not be made.",
+		Example: "  raydar why cluster my-cluster -n team-a\n  raydar why rayjob nightly -o json",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return fmt.Errorf("why needs a KIND and a NAME (got %d arguments): raydar why cluster|job|service NAME", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res := getResources[strings.ToLower(args[0])]
+			kind, ok := whyKinds[res]
+			if !ok {
+				return fmt.Errorf("why cannot diagnose %q: use cluster, job or service (or their spellings in raydar get)", args[0])
+			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			t, err := g.kube.Resolve()
+			if err != nil {
+				return err
+			}
+			if t.AllNamespaces {
+				return errors.New("why needs one namespace: drop -A/--all-namespaces or use -n")
+			}
+			c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
+			if err != nil {
+				return err
+			}
+			cs, err := kubernetes.NewForConfig(t.Config)
+			if err != nil {
+				return err
+			}
+			name := args[1]
+			// The object itself first, so that a missing one reads as
+			// raydar get says it.
+			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: t.Namespace, Name: name}, getKinds[res].obj()); err != nil {
+				return &actions.APIError{Verb: "get", Resource: getKinds[res].resource, Namespace: t.Namespace, Name: name,
+					User: cmp.Or(t.User, actions.UnknownActor), Err: err}
+			}
+			book, err := sandboxBookFor(g.kube)
+			if err != nil {
+				return err
+			}
+			dash, err := newDashboards(t.Config, book, raydash.SecretsFromReader(c))
+			if err != nil {
+				return err
+			}
+			gt := &inspect.Gatherer{Client: c, Logs: podLogs(cs), Leases: whyLeases(), Capacity: rayCapacity(dash)}
+			ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
+			defer cancel()
+			rep, err := gt.Gather(ctx, kind, t.Namespace, name)
+			if err != nil {
+				return err
+			}
+			for _, n := range rep.Notes {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+			}
+			causes := sortedCauses(rep.Causes())
+			if output != outputTable {
+				return writeData(cmd.OutOrStdout(), output, whyJSON{Kind: kind, Namespace: t.Namespace, Name: name, Causes: causes})
+			}
+			return writeWhy(cmd.OutOrStdout(), kind, t.Namespace, name, causes)
+		},
+	}
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+// whyLeases are the Leases raydar processes elect their leader on, in the
+// order they pick them (leaseNamespace, operatorLeaseNamespace).
+func whyLeases() []types.NamespacedName {
+	return []types.NamespacedName{
+		{Namespace: controller.DefaultLeaderElectionNamespace, Name: controller.DefaultLeaderElectionID},
+		{Namespace: "default", Name: controller.DefaultLeaderElectionID},
+	}
+}
+
+// capacityReader is the dashboard client's read of Ray's capacity view
+// (rayapi/dashboard's Client.Capacity).
+type capacityReader interface {
+	Capacity(ctx context.Context) (*dashboard.Capacity, error)
+}
+
+// rayCapacity reads Ray's view of a cluster's capacity from its dashboard,
+// reached as every raydar reaches it (newDashboards); nil, nil while the
+// dashboard client cannot read it.
+func rayCapacity(dash raydash.Resolver) func(ctx context.Context, rc *rayv1.RayCluster) (*dashboard.Capacity, error) {
+	return func(ctx context.Context, rc *rayv1.RayCluster) (*dashboard.Capacity, error) {
+		dc, err := dash.ClientFor(ctx, rc)
+		if err != nil {
+			return nil, err
+		}
+		cr, ok := any(dc).(capacityReader)
+		if !ok {
+			return nil, nil
+		}
+		return cr.Capacity(ctx)
+	}
+}
+
+// podLogs reads the last lines of a pod container's log.
+func podLogs(cs kubernetes.Interface) func(ctx context.Context, ns, pod, container string, lines int64) (string, error) {
+	return func(ctx context.Context, ns, pod, container string, lines int64) (string, error) {
+		b, err := cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &lines}).DoRaw(ctx)
+		return string(b), err
+	}
+}
+
+// whyJSON is `raydar why -o json`.
+type whyJSON struct {
+	Kind      string      `json:"kind"`
+	Namespace string      `json:"namespace"`
+	Name      string      `json:"name"`
+	Causes    []why.Cause `json:"causes"`
+}
+
+// sortedCauses orders causes most decisive first (Rank, stable), never nil.
+func sortedCauses(cs []why.Cause) []why.Cause {
+	out := append([]why.Cause{}, cs...)
+	slices.SortStableFunc(out, func(a, b why.Cause) int { return cmp.Compare(a.Rank, b.Rank) })
+	return out
+}
+
+// writeWhy prints causes for people: a header line, then one line per
+// cause (CODE, subject, summary) with its evidence and fix indented below.
+func writeWhy(w io.Writer, kind, ns, name string, causes []why.Cause) error {
+	var b strings.Builder
+	if len(causes) == 0 {
+		fmt.Fprintf(&b, "%s %s/%s: nothing is wrong that raydar can see\n", kind, ns, name)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	n := "1 cause"
+	if len(causes) > 1 {
+		n = fmt.Sprintf("%d causes, most decisive first", len(causes))
+	}
+	fmt.Fprintf(&b, "%s %s/%s: %s\n", kind, ns, name, n)
+	width := 0
+	for _, c := range causes {
+		width = max(width, len(c.Code))
+	}
+	for _, c := range causes {
+		line := fmt.Sprintf("%-*s  ", width, c.Code)
+		if c.Subject != "" {
+			line += c.Subject + ": "
+		}
+		fmt.Fprintln(&b, line+c.Summary)
+		indent := strings.Repeat(" ", width+2)
+		for _, e := range c.Evidence {
+			// Evidence may span lines (a Serve app's traceback): each
+			// keeps the indentation.
+			for _, l := range strings.Split(strings.TrimRight(e, "\n"), "\n") {
+				fmt.Fprintln(&b, indent+l)
+			}
+		}
+		if c.Fix != "" {
+			fmt.Fprintln(&b, indent+"fix: "+c.Fix)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/raydar/raydar/rayapi/why"
+)
+
+func TestWriteWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		causes []why.Cause
+		want   string
+	}{
+		{"healthy", nil, "RayCluster ns/x: nothing is wrong that raydar can see\n"},
+		{"two causes, most decisive first", sortedCauses([]why.Cause{
+			{Code: "WaitingForGCS", Subject: "group cpu", Summary: "2 workers wait for the head's GCS", Rank: 5},
+			{Code: "Unschedulable", Subject: "group gpu", Summary: "1 gpu worker Pending: it asks 4 nvidia.com/gpu, the most any node offers is 0",
+				Evidence: []string{"0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}, Fix: "add a GPU node or lower the group's request", Rank: 1},
+		}), "" +
+			"RayCluster ns/x: 2 causes, most decisive first\n" +
+			"Unschedulable  group gpu: 1 gpu worker Pending: it asks 4 nvidia.com/gpu, the most any node offers is 0\n" +
+			"               0/3 nodes are available: 3 Insufficient nvidia.com/gpu.\n" +
+			"               fix: add a GPU node or lower the group's request\n" +
+			"WaitingForGCS  group cpu: 2 workers wait for the head's GCS\n"},
+		{"no subject", []why.Cause{{Code: "Suspended", Summary: "spec.suspend is true"}},
+			"RayCluster ns/x: 1 cause\nSuspended  spec.suspend is true\n"},
+		{"evidence of several lines stays indented", []why.Cause{{Code: "AppDeployFailed", Summary: "app broken DEPLOY_FAILED",
+			Evidence: []string{"Traceback (most recent call last):\n  File \"app.py\"\nModuleNotFoundError: No module named 'fail'\n"}}},
+			"RayCluster ns/x: 1 cause\n" +
+				"AppDeployFailed  app broken DEPLOY_FAILED\n" +
+				"                 Traceback (most recent call last):\n" +
+				"                   File \"app.py\"\n" +
+				"                 ModuleNotFoundError: No module named 'fail'\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := writeWhy(&b, "RayCluster", "ns", "x", tc.causes); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", b.String(), tc.want)
+			}
+		})
+	}
+}
+
+// TestWhyJSONShape: scripts read kind, namespace, name and causes (an
+// empty list, not null, when healthy) with why.Cause's own keys.
+func TestWhyJSONShape(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeData(&b, outputJSON, whyJSON{Kind: "RayJob", Namespace: "ns", Name: "j", Causes: sortedCauses(nil)}); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["kind"] != "RayJob" || got["namespace"] != "ns" || got["name"] != "j" {
+		t.Errorf("identity keys: %s", b.String())
+	}
+	if cs, ok := got["causes"].([]any); !ok || len(cs) != 0 {
+		t.Errorf("causes of a healthy object = %#v; want []", got["causes"])
+	}
+	b.Reset()
+	if err := writeData(&b, outputJSON, whyJSON{Causes: []why.Cause{{Code: "CrashLoop", Subject: "pod p", Summary: "s", Evidence: []string{"e"}, Fix: "f", Rank: 3}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"code": "CrashLoop"`, `"subject": "pod p"`, `"summary": "s"`, `"evidence": [`, `"fix": "f"`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("-o json lacks %s:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestWhyBadInput: malformed input is refused before any cluster is asked.
+func TestWhyBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"why", "cluster"}, "why needs a KIND and a NAME (got 1 arguments)"},
+		{[]string{"why", "workers", "x"}, `why cannot diagnose "workers": use cluster, job or service`},
+		{[]string{"why", "pods", "x"}, `why cannot diagnose "pods"`},
+		{[]string{"why", "rc", "x", "-o", "wide"}, `unknown output format "wide"`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			cmd := newRootCmd()
+			cmd.SetArgs(append([]string{"--kubeconfig", "/nonexistent"}, tc.args...))
+			var out bytes.Buffer
+			cmd.SetOut(&out)
+			cmd.SetErr(&out)
+			err := cmd.Execute()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v; want one containing %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,317 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/rayapi/why"
+)
+
+// The kinds Gather diagnoses.
+const (
+	RayCluster = "RayCluster"
+	RayJob     = "RayJob"
+	RayService = "RayService"
+)
+
+// DefaultCapacityTimeout bounds the wait for a dashboard's capacity.
+const DefaultCapacityTimeout = 3 * time.Second
+
+// Gatherer reads what rayapi/why needs about one object.
+type Gatherer struct {
+	// Client reads (a client built with rayapi/scheme's scheme.New()).
+	Client client.Client
+	// Logs returns the last lines of a pod container's log; nil leaves the
+	// submitter's log out.
+	Logs func(ctx context.Context, namespace, pod, container string, lines int64) (string, error)
+	// Leases are raydar's leader election Leases, in the order raydar
+	// processes pick them (e.g. raydar-system/raydar-operator, then
+	// default/raydar-operator).
+	Leases []types.NamespacedName
+	// Capacity, when set, reads Ray's view of a cluster's capacity from its
+	// dashboard; it is given CapacityTimeout (default
+	// DefaultCapacityTimeout) and its failure is only a note.
+	Capacity        func(ctx context.Context, rc *rayv1.RayCluster) (*dashboard.Capacity, error)
+	CapacityTimeout time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Report is what was gathered about one object: exactly one of Cluster,
+// Job and Service is set, as Kind says.
+type Report struct {
+	Kind, Namespace, Name string
+
+	Cluster *why.ClusterInput
+	Job     *why.JobInput
+	Service *why.ServiceInput
+
+	// Notes say what could not be read and was left out of the diagnosis
+	// ("nodes: forbidden", "logs of pod x: …").
+	Notes []string
+}
+
+// Causes diagnoses the report with rayapi/why.
+func (r *Report) Causes() []why.Cause {
+	switch {
+	case r.Cluster != nil:
+		return why.Cluster(*r.Cluster)
+	case r.Job != nil:
+		return why.Job(*r.Job)
+	case r.Service != nil:
+		return why.Service(*r.Service)
+	}
+	return nil
+}
+
+// Gather reads kind (RayCluster, RayJob or RayService) namespace/name and
+// everything its diagnosis needs. A missing object is the API's NotFound
+// error; a read that only refines the diagnosis (nodes, Events, Leases,
+// logs, capacity) fails into a note.
+func (g *Gatherer) Gather(ctx context.Context, kind, namespace, name string) (*Report, error) {
+	s := &gathering{g: g, ctx: ctx, ns: namespace, now: time.Now()}
+	if g.Now != nil {
+		s.now = g.Now()
+	}
+	r := &Report{Kind: kind, Namespace: namespace, Name: name}
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	var err error
+	switch kind {
+	case RayCluster:
+		rc := &rayv1.RayCluster{}
+		if err := g.Client.Get(ctx, key, rc); err != nil {
+			return nil, err
+		}
+		r.Cluster, err = s.cluster(rc)
+	case RayJob:
+		rj := &rayv1.RayJob{}
+		if err := g.Client.Get(ctx, key, rj); err != nil {
+			return nil, err
+		}
+		r.Job, err = s.job(rj)
+	case RayService:
+		svc := &rayv1.RayService{}
+		if err := g.Client.Get(ctx, key, svc); err != nil {
+			return nil, err
+		}
+		r.Service, err = s.service(svc)
+	default:
+		return nil, fmt.Errorf("inspect: unknown kind %q (want %s, %s or %s)", kind, RayCluster, RayJob, RayService)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Notes = s.notes
+	return r, nil
+}
+
+// gathering is one Gather: the namespace-wide reads are made once and
+// shared by the object and its clusters.
+type gathering struct {
+	g     *Gatherer
+	ctx   context.Context
+	ns    string
+	now   time.Time
+	notes []string
+
+	events    []corev1.Event
+	eventsOK  bool
+	nodes     *why.Nodes
+	reconcile *why.Reconciler
+}
+
+func (s *gathering) note(format string, args ...any) {
+	s.notes = append(s.notes, fmt.Sprintf(format, args...))
+}
+
+// namespaceEvents lists the namespace's Events once.
+func (s *gathering) namespaceEvents() []corev1.Event {
+	if !s.eventsOK {
+		s.eventsOK = true
+		var l corev1.EventList
+		if err := s.g.Client.List(s.ctx, &l, client.InNamespace(s.ns)); err != nil {
+			s.note("events in %s: %v (left out)", s.ns, err)
+		}
+		s.events = l.Items
+	}
+	return s.events
+}
+
+// nodeList lists the nodes once; Forbidden makes them unknown.
+func (s *gathering) nodeList() (why.Nodes, error) {
+	if s.nodes == nil {
+		var l corev1.NodeList
+		n := why.Nodes{Known: true}
+		switch err := s.g.Client.List(s.ctx, &l); {
+		case apierrors.IsForbidden(err):
+			n.Known = false
+			s.note("nodes: %v (node-specific evidence left out)", err)
+		case err != nil:
+			return why.Nodes{}, fmt.Errorf("listing nodes: %w", err)
+		}
+		for i := range l.Items {
+			n.List = append(n.List, &l.Items[i])
+		}
+		s.nodes = &n
+	}
+	return *s.nodes, nil
+}
+
+// reconciler reads the candidate Leases once.
+func (s *gathering) reconciler() why.Reconciler {
+	if s.reconcile == nil {
+		reads := make([]LeaseRead, 0, len(s.g.Leases))
+		for _, k := range s.g.Leases {
+			l := &coordinationv1.Lease{}
+			err := s.g.Client.Get(s.ctx, k, l)
+			switch {
+			case err == nil:
+				reads = append(reads, LeaseRead{Key: k, Lease: l})
+			case apierrors.IsNotFound(err):
+				reads = append(reads, LeaseRead{Key: k})
+			default:
+				reads = append(reads, LeaseRead{Key: k, Err: err})
+			}
+		}
+		r := reconciler(reads, s.now)
+		s.reconcile = &r
+	}
+	return *s.reconcile
+}
+
+// cluster gathers a RayCluster's input.
+func (s *gathering) cluster(rc *rayv1.RayCluster) (*why.ClusterInput, error) {
+	req, err := labels.NewRequirement(rayv1.RayClusterLabelKey, selection.Equals, []string{rc.Name})
+	if err != nil {
+		return nil, err
+	}
+	var pods corev1.PodList
+	if err := s.g.Client.List(s.ctx, &pods, client.InNamespace(rc.Namespace),
+		client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*req)}); err != nil {
+		return nil, fmt.Errorf("listing the pods of RayCluster %s/%s: %w", rc.Namespace, rc.Name, err)
+	}
+	nodes, err := s.nodeList()
+	if err != nil {
+		return nil, err
+	}
+	in := clusterInput(rc, pods.Items, s.namespaceEvents(), nodes, s.reconciler(), s.now)
+	in.Capacity = s.capacity(rc, in.Pods)
+	return in, nil
+}
+
+// capacity asks the dashboard, bounded; nil when not asked or it did not
+// answer.
+func (s *gathering) capacity(rc *rayv1.RayCluster, pods []*corev1.Pod) *dashboard.Capacity {
+	if s.g.Capacity == nil || !headReady(pods) {
+		return nil // no dashboard to ask while the head is not Ready
+	}
+	d := s.g.CapacityTimeout
+	if d <= 0 {
+		d = DefaultCapacityTimeout
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, d)
+	defer cancel()
+	c, err := s.g.Capacity(ctx, rc)
+	if err != nil || c == nil {
+		if err != nil {
+			s.note("Ray's view of RayCluster %s/%s: %v (left out)", rc.Namespace, rc.Name, err)
+		}
+		return nil
+	}
+	c.MapPods(podsByIP(pods))
+	return c
+}
+
+// clusterNamed gathers the named RayCluster's input; nil when it does not
+// exist.
+func (s *gathering) clusterNamed(name string) (*why.ClusterInput, error) {
+	if name == "" {
+		return nil, nil
+	}
+	rc := &rayv1.RayCluster{}
+	switch err := s.g.Client.Get(s.ctx, client.ObjectKey{Namespace: s.ns, Name: name}, rc); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading RayCluster %s/%s: %w", s.ns, name, err)
+	}
+	return s.cluster(rc)
+}
+
+// job gathers a RayJob's input.
+func (s *gathering) job(rj *rayv1.RayJob) (*why.JobInput, error) {
+	in := &why.JobInput{Job: rj, Reconciler: s.reconciler(), Now: s.now}
+	var err error
+	if in.Cluster, err = s.clusterNamed(jobClusterName(rj)); err != nil {
+		return nil, err
+	}
+	if in.Submitters, in.SubmitterLog, err = s.submitter(rj); err != nil {
+		return nil, err
+	}
+	in.Events = eventsAbout(s.namespaceEvents(), rj.UID)
+	return in, nil
+}
+
+// submitter reads the pods of the RayJob's submitter Job (named after the
+// RayJob, owned by it) and the last log lines of the newest failed one.
+func (s *gathering) submitter(rj *rayv1.RayJob) ([]*corev1.Pod, []string, error) {
+	job := &batchv1.Job{}
+	switch err := s.g.Client.Get(s.ctx, client.ObjectKey{Namespace: rj.Namespace, Name: rj.Name}, job); {
+	case apierrors.IsNotFound(err):
+		return nil, nil, nil
+	case apierrors.IsForbidden(err):
+		s.note("submitter Job %s/%s: %v (left out)", rj.Namespace, rj.Name, err)
+		return nil, nil, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("reading the submitter Job %s/%s: %w", rj.Namespace, rj.Name, err)
+	}
+	if !ownedBy(job, rj.UID) {
+		return nil, nil, nil
+	}
+	var pods corev1.PodList
+	if err := s.g.Client.List(s.ctx, &pods, client.InNamespace(rj.Namespace),
+		client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
+		return nil, nil, fmt.Errorf("listing the pods of the submitter Job %s/%s: %w", rj.Namespace, rj.Name, err)
+	}
+	ps := submitterPods(job, pods.Items)
+	failed := newestFailed(ps)
+	if failed == nil || s.g.Logs == nil {
+		return ps, nil, nil
+	}
+	container := ""
+	if len(failed.Spec.Containers) > 0 {
+		container = failed.Spec.Containers[0].Name
+	}
+	log, err := s.g.Logs(s.ctx, failed.Namespace, failed.Name, container, LogLines)
+	if err != nil {
+		s.note("log of submitter pod %s: %v (left out)", failed.Name, err)
+		return ps, nil, nil
+	}
+	return ps, tail(log, LogLines), nil
+}
+
+// service gathers a RayService's input.
+func (s *gathering) service(svc *rayv1.RayService) (*why.ServiceInput, error) {
+	in := &why.ServiceInput{Service: svc, Reconciler: s.reconciler(), Now: s.now}
+	var err error
+	if in.Active, err = s.clusterNamed(svc.Status.ActiveServiceStatus.RayClusterName); err != nil {
+		return nil, err
+	}
+	if in.Pending, err = s.clusterNamed(svc.Status.PendingServiceStatus.RayClusterName); err != nil {
+		return nil, err
+	}
+	in.Events = eventsAbout(s.namespaceEvents(), svc.UID)
+	return in, nil
+}
