@@ -127,6 +127,17 @@ func decideRunning(o *Observed, p *Plan) {
 		return
 	case o.Dash.Err != nil && errors.Is(o.Dash.Err, dashboard.ErrNotFound):
 		st.JobStatusCheckFailureStartTime = nil
+		if mode == rayv1.HTTPMode && st.JobStatus != "" {
+			// Ray reported this job before and no longer knows it: the
+			// head that ran it was replaced and took the job with it (no
+			// GCS fault tolerance). Submitting it again would run it a
+			// second time (KubeRay v1.5.0 does); the attempt fails
+			// instead, and spec.backoffLimit, if set, retries it on a
+			// fresh cluster.
+			failAttempt(o, p, rayv1.AppFailed, fmt.Sprintf("The Ray job %s was %s and the Ray head no longer knows it: "+
+				"the head was replaced and the job's state was lost with it; raydar does not submit it a second time", st.JobId, st.JobStatus))
+			return
+		}
 		if mode == rayv1.HTTPMode {
 			req, err := raydash.SubmitRequest(j, st.JobId)
 			if err != nil {

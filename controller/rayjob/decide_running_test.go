@@ -37,6 +37,19 @@ func TestRayJobDecideRunning(t *testing.T) {
 					t.Fatal(p.RequeueAfter)
 				}
 			}},
+		{name: "HTTPMode: known to Ray before, unknown now (the head was replaced) → the attempt fails, no second submission",
+			job:  newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning)),
+			mods: []func(*Observed){withCluster(newCluster(true)), withDash(dashErr(dashboard.ErrNotFound))},
+			check: func(t *testing.T, p *Plan) {
+				st := p.Status
+				if p.Submit != nil {
+					t.Fatalf("submitted again: %+v", p.Submit)
+				}
+				if st.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || st.Reason != rayv1.AppFailed ||
+					!strings.Contains(st.Message, "head was replaced") || !strings.Contains(st.Message, "RUNNING") {
+					t.Fatalf("status %s/%s %q", st.JobDeploymentStatus, st.Reason, st.Message)
+				}
+			}},
 		{name: "K8sJobMode: unknown to Ray → wait for the submitter, no submission",
 			job:  newJob(run, mode(rayv1.K8sJobMode)),
 			mods: []func(*Observed){withCluster(newCluster(true)), withSubmitter(submitterJob("", time.Time{})), withDash(dashErr(dashboard.ErrNotFound))},
