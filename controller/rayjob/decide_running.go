@@ -134,8 +134,10 @@ func decideRunning(o *Observed, p *Plan) {
 			// second time (KubeRay v1.5.0 does); the attempt fails
 			// instead, and spec.backoffLimit, if set, retries it on a
 			// fresh cluster.
-			failAttempt(o, p, rayv1.AppFailed, fmt.Sprintf("The Ray job %s was %s and the Ray head no longer knows it: "+
-				"the head was replaced and the job's state was lost with it; raydar does not submit it a second time", st.JobId, st.JobStatus))
+			msg := fmt.Sprintf("The Ray job %s was %s and the Ray head no longer knows it: "+
+				"the head was replaced and the job's state was lost with it; raydar does not submit it a second time", st.JobId, st.JobStatus)
+			st.JobStatus = rayv1.JobStatusFailed // it did not finish; no Ray job runs any more
+			failAttempt(o, p, rayv1.AppFailed, msg)
 			return
 		}
 		if mode == rayv1.HTTPMode {

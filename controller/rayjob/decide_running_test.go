@@ -45,7 +45,7 @@ func TestRayJobDecideRunning(t *testing.T) {
 				if p.Submit != nil {
 					t.Fatalf("submitted again: %+v", p.Submit)
 				}
-				if st.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || st.Reason != rayv1.AppFailed ||
+				if st.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || st.Reason != rayv1.AppFailed || st.JobStatus != rayv1.JobStatusFailed ||
 					!strings.Contains(st.Message, "head was replaced") || !strings.Contains(st.Message, "RUNNING") {
 					t.Fatalf("status %s/%s %q", st.JobDeploymentStatus, st.Reason, st.Message)
 				}
@@ -109,7 +109,7 @@ func TestRayJobDecideRunning(t *testing.T) {
 			mods: []func(*Observed){withCluster(newCluster(true)), withDash(info(dashboard.JobFailed))},
 			check: func(t *testing.T, p *Plan) {
 				st := p.Status
-				if st.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || st.Reason != rayv1.AppFailed || st.Message != "msg FAILED" || *st.Failed != 1 {
+				if st.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || st.Reason != rayv1.AppFailed || st.JobStatus != rayv1.JobStatusFailed || st.Message != "msg FAILED" || *st.Failed != 1 {
 					t.Fatalf("%+v", st)
 				}
 				if s, r := condStatusOf(st, rayv1.RayJobFailedCondition); s != metav1.ConditionTrue || r != string(rayv1.AppFailed) {
