@@ -234,7 +234,7 @@ func TestMalformedManifests(t *testing.T) {
 		},
 		"rayservice-bad-config.yaml": {
 			"spec.rayClusterDeletionDelaySeconds: Invalid value: -5: must be greater than or equal to 0",
-			`spec.serveConfigV2: Invalid value: "applications: [name: app\\n": must be a YAML mapping: error converting YAML to JSON: yaml: line 1: did not find expected ',' or ']'`,
+			`spec.serveConfigV2: Invalid value: must be a YAML mapping (its text is not repeated: it may hold secrets): error converting YAML to JSON: yaml: line 1: did not find expected ',' or ']'`,
 			`spec.upgradeStrategy.type: Unsupported value: "BlueGreen": supported values: "NewCluster", "NewClusterWithIncrementalUpgrade", "None"`,
 		},
 	}

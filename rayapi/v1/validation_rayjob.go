@@ -88,8 +88,9 @@ func validateRayJobSpec(j *RayJob, p *field.Path) field.ErrorList {
 	if s.RuntimeEnvYAML != "" {
 		var env map[string]any
 		if err := yaml.Unmarshal([]byte(s.RuntimeEnvYAML), &env); err != nil {
-			allErrs = append(allErrs, field.Invalid(p.Child("runtimeEnvYAML"), summarise(s.RuntimeEnvYAML),
-				"must be a YAML mapping: "+err.Error()))
+			allErrs = append(allErrs, field.Invalid(p.Child("runtimeEnvYAML"), field.OmitValueType{}, // its env_vars may hold secrets: never echoed into status and Events
+
+				"must be a YAML mapping (its text is not repeated: it may hold secrets): "+err.Error()))
 		}
 	}
 

@@ -22,8 +22,9 @@ func validateRayServiceSpec(rs *RayService, p *field.Path) field.ErrorList {
 	if s.ServeConfigV2 != "" {
 		var cfg map[string]any
 		if err := yaml.Unmarshal([]byte(s.ServeConfigV2), &cfg); err != nil {
-			allErrs = append(allErrs, field.Invalid(p.Child("serveConfigV2"), summarise(s.ServeConfigV2),
-				"must be a YAML mapping: "+err.Error()))
+			allErrs = append(allErrs, field.Invalid(p.Child("serveConfigV2"), field.OmitValueType{}, // its runtime_env may hold secrets: never echoed into status and Events
+
+				"must be a YAML mapping (its text is not repeated: it may hold secrets): "+err.Error()))
 		}
 	}
 	if u := s.UpgradeStrategy; u != nil {
