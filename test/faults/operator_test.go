@@ -35,6 +35,9 @@ type procArgs struct {
 	namespace  string // watched; also the leader election Lease's namespace
 	identity   string
 	elect      bool
+	// leaseNamespace, when set, holds the leader election Lease instead of
+	// namespace (where TUIs meet operators: raydar-system, else default).
+	leaseNamespace string
 }
 
 // startOpProc starts `raydar operator` restricted to the namespace. Its
@@ -54,7 +57,11 @@ func startOpProcErr(t testing.TB, a procArgs) (*opProc, error) {
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--ignore-other-operator",
 		"--identity", a.identity, "--status-coalesce", "500ms"}
 	if a.elect {
-		args = append(args, "--leader-election-namespace", a.namespace)
+		leaseNS := a.namespace
+		if a.leaseNamespace != "" {
+			leaseNS = a.leaseNamespace
+		}
+		args = append(args, "--leader-election-namespace", leaseNS)
 	} else {
 		args = append(args, "--no-leader-election")
 	}
