@@ -18,6 +18,13 @@ import (
 const (
 	leaseDuration = 15 * time.Second
 	retryPeriod   = 2 * time.Second
+	// takeoverLimit bounds a takeover after the holder is SIGKILLed: the
+	// Lease expires at most leaseDuration after the kill (the others saw
+	// its last renewal before it); client-go then tries again after a
+	// retry period jittered by up to 1.2 times itself (so up to 2.2 retry
+	// periods); plus slack for the Lease update on a loaded 2-core machine.
+	// Seen: 13.7–18.8 s.
+	takeoverLimit = leaseDuration + retryPeriod + time.Duration(1.2*float64(retryPeriod)) + 4*time.Second
 )
 
 // TestTwoOperatorsLeaderKilled: two `raydar operator` processes elect a
@@ -80,10 +87,8 @@ func TestTwoOperatorsLeaderKilled(t *testing.T) {
 	took := time.Since(killed)
 	t.Logf("%s took over %s after the kill", follower, took.Round(time.Millisecond))
 	tally.figure("%s: takeover %s after SIGKILL of the leader (lease %s, retry %s)", t.Name(), took.Round(100*time.Millisecond), leaseDuration, retryPeriod)
-	// Slack for a loaded machine: the follower's retry tick and the Lease
-	// update itself.
-	limit := leaseDuration + retryPeriod + 3*time.Second
-	s.check("takeover within the lease duration (+ one retry period)", took <= limit, fmt.Sprintf("took %s, limit %s", took, limit))
+	limit := takeoverLimit
+	s.check("takeover within the lease duration (+ one jittered retry period)", took <= limit, fmt.Sprintf("took %s, limit %s", took, limit))
 	converged(t, s.ns, "the scale-up under "+follower)
 	fw2 := members[follower].proxy.Audit.ReconcileWrites(s.ns)
 	s.check("the new leader reconciles", fw2 > 0, fmt.Sprintf("%s made %d writes", follower, fw2))

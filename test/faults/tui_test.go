@@ -136,11 +136,7 @@ func TestOperatorAndTUIsShareTheLease(t *testing.T) {
 	loser := map[string]string{"tui-a": "tui-b", "tui-b": "tui-a"}[winner]
 	t.Logf("%s (%s) took the Lease %s after the kill", winner, newHolder, took.Round(time.Millisecond))
 	tally.figure("%s: a TUI took over %s after SIGKILL of the operator (lease %s, retry %s)", t.Name(), took.Round(100*time.Millisecond), leaseDuration, retryPeriod)
-	// The Lease expires at most leaseDuration after the kill (the TUIs
-	// saw its last renewal before it); client-go then tries again after a
-	// retry period jittered by up to 1.2 times itself; slack for the Lease
-	// update itself on a loaded machine.
-	limit := leaseDuration + retryPeriod + time.Duration(1.2*float64(retryPeriod)) + 2*time.Second
+	limit := takeoverLimit
 	s.check("a TUI takes over within the lease duration (+ one jittered retry period)", took <= limit, fmt.Sprintf("took %s, limit %s", took, limit))
 	tuis[winner].waitRole(30*time.Second, "leader")
 	tuis[loser].waitRole(30*time.Second, "observer (leader: "+newHolder+")")
