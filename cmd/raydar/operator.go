@@ -34,7 +34,7 @@ func newOperatorCmd(g *globals) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "operator",
-		Short: "Run the reconcile loop for RayClusters, RayJobs and RayServices headless (leader-elected)",
+		Short: "Run the reconcile loop for RayClusters, RayJobs, RayServices and RayCronJobs headless (leader-elected)",
 		Long: `Run raydar's reconcile loop for RayClusters, RayJobs and RayServices without
 the terminal UI.
 
