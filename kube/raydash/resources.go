@@ -1,91 +1,33 @@
 package raydash
 
 import (
-	"encoding/json"
-	"strconv"
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/rayapi/why"
 )
 
-// What one pod of a group offers Ray, as `ray start` would register it:
-// the group's resources field, else rayStartParams num-cpus, num-gpus,
-// memory and resources (JSON), else the Ray container's limits (requests
-// for CPU and memory when there is no limit): cpu, any "*gpu" resource,
-// memory. object_store_memory is Ray's default, 30% of memory, unless
-// object-store-memory is set. The diagnosis (SplitInfeasible's node types)
-// and the sandbox's simulated heads (their nodes) both use it.
+// What one pod of a group offers Ray, as `ray start` would register it.
+// The diagnosis (SplitInfeasible's node types) and the sandbox's simulated
+// heads (their nodes) both use it.
 
 // objectStoreFraction is Ray's DEFAULT_OBJECT_STORE_MEMORY_PROPORTION.
 const objectStoreFraction = 0.3
 
 // GroupResources is what one pod with this ray start configuration and pod
-// spec offers Ray.
+// spec offers Ray: [why.PodResources] with Ray's defaults filled in
+// (memory from the Ray container's request when it has no limit, the
+// object store's share of memory) and zero amounts dropped.
 func GroupResources(rayStartParams, groupResources map[string]string, spec *corev1.PodSpec) dashboard.Resources {
-	out := dashboard.Resources{}
-	var res corev1.ResourceRequirements
-	if spec != nil && len(spec.Containers) > rayv1.RayContainerIndex {
-		res = spec.Containers[rayv1.RayContainerIndex].Resources
-	}
-	if s := strings.Trim(rayStartParams["resources"], "'\"` "); s != "" {
-		custom := map[string]float64{}
-		if json.Unmarshal([]byte(s), &custom) == nil {
-			for k, v := range custom {
-				out[k] = v
-			}
-		}
-	}
-	param := func(k string) (float64, bool) {
-		v, ok := rayStartParams[k]
-		if !ok {
-			return 0, false
-		}
-		f, err := strconv.ParseFloat(strings.Trim(v, "'\" "), 64)
-		return f, err == nil
-	}
-	if v, ok := param("num-cpus"); ok {
-		out["CPU"] = v
-	} else if q := firstNonZero(res.Limits[corev1.ResourceCPU], res.Requests[corev1.ResourceCPU]); q != nil {
-		out["CPU"] = float64(q.Value())
-	}
-	if v, ok := param("num-gpus"); ok {
-		out["GPU"] = v
-	} else {
-		for name, q := range res.Limits {
-			if strings.HasSuffix(strings.ToLower(string(name)), "gpu") && !q.IsZero() {
-				out["GPU"] += float64(q.Value())
-			}
-		}
-	}
-	if v, ok := param("memory"); ok {
-		out["memory"] = v
-	} else if q := firstNonZero(res.Limits[corev1.ResourceMemory], res.Requests[corev1.ResourceMemory]); q != nil {
-		out["memory"] = float64(q.Value())
-	}
-	for name, v := range groupResources {
-		q, err := resource.ParseQuantity(v)
-		if err != nil {
-			continue
-		}
-		switch l := strings.ToLower(name); {
-		case l == "cpu":
-			out["CPU"] = float64(q.Value())
-		case l == "memory":
+	out := why.PodResources(rayStartParams, groupResources, spec)
+	if _, ok := out["memory"]; !ok && spec != nil && len(spec.Containers) > rayv1.RayContainerIndex {
+		if q := spec.Containers[rayv1.RayContainerIndex].Resources.Requests[corev1.ResourceMemory]; !q.IsZero() {
 			out["memory"] = float64(q.Value())
-		case strings.HasSuffix(l, "gpu"):
-			out["GPU"] = float64(q.Value())
-		default:
-			out[name] = q.AsApproximateFloat64()
 		}
 	}
-	if v, ok := param("object-store-memory"); ok {
-		out["object_store_memory"] = v
-	} else if m := out["memory"]; m > 0 {
-		out["object_store_memory"] = float64(int64(m * objectStoreFraction))
+	if _, ok := out["object_store_memory"]; !ok && out["memory"] > 0 {
+		out["object_store_memory"] = float64(int64(out["memory"] * objectStoreFraction))
 	}
 	for k, v := range out {
 		if v == 0 {
@@ -93,15 +35,6 @@ func GroupResources(rayStartParams, groupResources map[string]string, spec *core
 		}
 	}
 	return out
-}
-
-func firstNonZero(qs ...resource.Quantity) *resource.Quantity {
-	for i := range qs {
-		if !qs[i].IsZero() {
-			return &qs[i]
-		}
-	}
-	return nil
 }
 
 // HeadResources is what the cluster's head pod offers Ray.

@@ -58,11 +58,11 @@ func groupOffers(rc *rayv1.RayCluster, pods []*corev1.Pod) []offer {
 	out := make([]offer, 0, 1+len(spec.WorkerGroupSpecs))
 	h := &spec.HeadGroupSpec
 	out = append(out, offer{group: rayv1.RayNodeHeadGroupLabelValue, head: true, pods: counts[0], maxPods: 1,
-		res: rayResources(h.RayStartParams, h.Resources, &h.Template.Spec), stuck: "the head is one pod"})
+		res: PodResources(h.RayStartParams, h.Resources, &h.Template.Spec), stuck: "the head is one pod"})
 	for i := range spec.WorkerGroupSpecs {
 		g := &spec.WorkerGroupSpecs[i]
 		o := offer{group: g.GroupName, pods: counts[i+1], maxPods: g.MaxPods(),
-			res: rayResources(g.RayStartParams, g.Resources, &g.Template.Spec)}
+			res: PodResources(g.RayStartParams, g.Resources, &g.Template.Spec)}
 		switch {
 		case g.IsSuspended():
 			o.stuck = "it is suspended"
@@ -76,9 +76,15 @@ func groupOffers(rc *rayv1.RayCluster, pods []*corev1.Pod) []offer {
 	return out
 }
 
-// rayResources is one pod's Ray resources.
-func rayResources(params, groupRes map[string]string, spec *corev1.PodSpec) map[string]float64 {
-	out := map[string]float64{}
+// PodResources is the Ray resources one pod of a group is started with:
+// rayStartParams num-cpus, num-gpus, memory, object-store-memory and
+// resources (JSON), overridden by the group's resources field, else the
+// Ray container's CPU limit (request when no limit), memory limit, "*gpu",
+// TPU and Neuron core limits. What ray start leaves to Ray's defaults
+// (object store, memory from the machine) is absent; kube/raydash
+// GroupResources fills those in.
+func PodResources(params, groupRes map[string]string, spec *corev1.PodSpec) dashboard.Resources {
+	out := dashboard.Resources{}
 	num := func(key, ray string) {
 		if v, ok := params[key]; ok {
 			if f, err := strconv.ParseFloat(strings.Trim(v, "'\" "), 64); err == nil {
@@ -114,7 +120,7 @@ func rayResources(params, groupRes map[string]string, spec *corev1.PodSpec) map[
 			out[name] = q.AsApproximateFloat64()
 		}
 	}
-	if len(spec.Containers) == 0 {
+	if spec == nil || len(spec.Containers) <= rayv1.RayContainerIndex {
 		return out
 	}
 	res := &spec.Containers[rayv1.RayContainerIndex].Resources
