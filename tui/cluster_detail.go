@@ -287,14 +287,17 @@ func (d *clusterDetail) capLines() []string {
 // head, a group, a pod) however long the Why block is.
 const minTableRows = 4
 
-func (d *clusterDetail) whyBlock() []string {
+// whyBlock is the Why block; capN is len(d.capLines()), which the caller
+// has already rendered.
+func (d *clusterDetail) whyBlock(capN int) []string {
 	cs := d.e.why.get(d.uid)
-	rest := summaryLines + len(d.capLines()) + d.eventLines() + minTableRows
+	rest := summaryLines + capN + d.eventLines() + minTableRows
 	return whyLines(d.e.st, cs, d.w, whyBudget(cs, d.h, rest), false)
 }
 
 func (d *clusterDetail) layout() {
-	top := summaryLines + len(d.whyBlock()) + len(d.capLines())
+	capN := len(d.capLines())
+	top := summaryLines + len(d.whyBlock(capN)) + capN
 	d.t.SetSize(d.w, max(d.h-top-d.eventLines(), 3))
 }
 
@@ -354,11 +357,12 @@ func (d *clusterDetail) view() string {
 		lbl("Head"), orNone(s.Head.PodIP), lbl("Ray"), orNone(rc.Spec.RayVersion))
 	l3 := lbl("Conditions") + " " + conditions(s.Conditions)
 	var b strings.Builder
-	for _, l := range d.whyBlock() {
+	capl := d.capLines()
+	for _, l := range d.whyBlock(len(capl)) {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(l1 + "\n" + l2 + "\n" + l3 + "\n")
-	for _, l := range d.capLines() {
+	for _, l := range capl {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(d.t.View())

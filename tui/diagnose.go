@@ -119,7 +119,7 @@ func (d *diagnoses) syncNodesKnown() bool {
 		return false
 	}
 	known := d.nodesKnown()
-	_, was := d.store.Nodes()
+	was := d.store.NodesKnown()
 	d.store.SetNodesKnown(known)
 	return known != was
 }

@@ -174,7 +174,10 @@ func (d *jobDetail) whyBlock() []string {
 	return whyLines(d.e.st, cs, d.w, whyBudget(cs, d.h, jobHeaderLines+minJobLogLines), true)
 }
 
-func (d *jobDetail) logHeight() int { return max(d.h-jobHeaderLines-len(d.whyBlock()), 1) }
+func (d *jobDetail) logHeight() int { return d.logHeightWith(len(d.whyBlock())) }
+
+// logHeightWith is logHeight for a Why block of whyN lines already rendered.
+func (d *jobDetail) logHeightWith(whyN int) int { return max(d.h-jobHeaderLines-whyN, 1) }
 
 func (d *jobDetail) view() string {
 	st, j, now := d.e.st, d.job, d.e.now()
@@ -206,9 +209,10 @@ func (d *jobDetail) view() string {
 		lbl("Message") + orNone(strings.ReplaceAll(s.Message, "\n", " ")),
 		lbl("Entrypoint") + orNone(j.Spec.Entrypoint),
 	}
-	lines = append(d.whyBlock(), lines...)
+	wl := d.whyBlock()
+	lines = append(wl, lines...)
 	out := strings.Join(lines, "\n") + "\n"
-	lh := d.logHeight()
+	lh := d.logHeightWith(len(wl))
 	switch {
 	case d.e.sess.Logs == nil:
 		return out + st.Section.Render("Logs") + " " + st.Faint.Render("not available (no dashboard client)")

@@ -209,6 +209,9 @@ func (s *Store) dropNamespace(ns string) {
 // feed watches them and has their initial list; Source.NodesKnown).
 func (s *Store) SetNodesKnown(known bool) { s.nodesKnown = known }
 
+// NodesKnown is Nodes' second result, without listing the nodes.
+func (s *Store) NodesKnown() bool { return s.nodesKnown }
+
 // Nodes returns the stored nodes, sorted by name, and whether they are
 // known: when not (no permission to list nodes, not watched), the list
 // says nothing about the cluster and callers must not draw conclusions
