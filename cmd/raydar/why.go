@@ -124,26 +124,15 @@ func whyLeases() []types.NamespacedName {
 	}
 }
 
-// capacityReader is the dashboard client's read of Ray's capacity view
-// (rayapi/dashboard's Client.Capacity).
-type capacityReader interface {
-	Capacity(ctx context.Context) (*dashboard.Capacity, error)
-}
-
 // rayCapacity reads Ray's view of a cluster's capacity from its dashboard,
-// reached as every raydar reaches it (newDashboards); nil, nil while the
-// dashboard client cannot read it.
+// reached as every raydar reaches it (newDashboards).
 func rayCapacity(dash raydash.Resolver) func(ctx context.Context, rc *rayv1.RayCluster) (*dashboard.Capacity, error) {
 	return func(ctx context.Context, rc *rayv1.RayCluster) (*dashboard.Capacity, error) {
 		dc, err := dash.ClientFor(ctx, rc)
 		if err != nil {
 			return nil, err
 		}
-		cr, ok := any(dc).(capacityReader)
-		if !ok {
-			return nil, nil
-		}
-		return cr.Capacity(ctx)
+		return dc.Capacity(ctx)
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -193,13 +191,9 @@ func (s *gathering) reconciler() why.Reconciler {
 
 // cluster gathers a RayCluster's input.
 func (s *gathering) cluster(rc *rayv1.RayCluster) (*why.ClusterInput, error) {
-	req, err := labels.NewRequirement(rayv1.RayClusterLabelKey, selection.Equals, []string{rc.Name})
-	if err != nil {
-		return nil, err
-	}
 	var pods corev1.PodList
 	if err := s.g.Client.List(s.ctx, &pods, client.InNamespace(rc.Namespace),
-		client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*req)}); err != nil {
+		client.MatchingLabels{rayv1.RayClusterLabelKey: rc.Name}); err != nil {
 		return nil, fmt.Errorf("listing the pods of RayCluster %s/%s: %w", rc.Namespace, rc.Name, err)
 	}
 	nodes, err := s.nodeList()
