@@ -243,14 +243,3 @@ func headReady(pods []*corev1.Pod) bool {
 	}
 	return false
 }
-
-// podsByIP maps each pod's IP to its name, for Capacity.MapPods.
-func podsByIP(pods []*corev1.Pod) map[string]string {
-	m := make(map[string]string, len(pods))
-	for _, p := range pods {
-		if p.Status.PodIP != "" {
-			m[p.Status.PodIP] = p.Name
-		}
-	}
-	return m
-}

@@ -177,15 +177,6 @@ func TestTail(t *testing.T) {
 	}
 }
 
-func TestPodsByIP(t *testing.T) {
-	a, b := pod("a", "c", 0), pod("b", "c", 0)
-	a.Status.PodIP = "10.0.0.1"
-	m := podsByIP([]*corev1.Pod{&a, &b})
-	if len(m) != 1 || m["10.0.0.1"] != "a" {
-		t.Errorf("podsByIP = %v", m)
-	}
-}
-
 func TestHeadReady(t *testing.T) {
 	head := pod("h", "c", 0)
 	head.Labels[rayv1.RayNodeTypeLabelKey] = string(rayv1.HeadNode)

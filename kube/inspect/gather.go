@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
@@ -224,7 +225,7 @@ func (s *gathering) capacity(rc *rayv1.RayCluster, pods []*corev1.Pod) *dashboar
 		}
 		return nil
 	}
-	c.MapPods(podsByIP(pods))
+	raydash.Complete(c, rc, pods)
 	return c
 }
 

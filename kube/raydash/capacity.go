@@ -215,19 +215,28 @@ func (p *CapacityPoller) poll(key types.NamespacedName) (*dashboard.Capacity, er
 	if err != nil {
 		return nil, err
 	}
-	c.SplitInfeasible(NodeTypes(rc))
+	var pods []*corev1.Pod
 	if p.opts.Pods != nil {
-		pods, err := p.opts.Pods(key.Namespace, key.Name)
-		if err != nil {
+		if pods, err = p.opts.Pods(key.Namespace, key.Name); err != nil {
 			return nil, fmt.Errorf("raydash: pods of RayCluster %s: %w", key, err)
 		}
-		byIP := map[string]string{}
-		for _, pod := range pods {
-			if pod.Status.PodIP != "" {
-				byIP[pod.Status.PodIP] = pod.Name
-			}
-		}
-		c.MapPods(byIP)
 	}
+	Complete(c, rc, pods)
 	return c, nil
+}
+
+// Complete does to a cluster's capacity, as the dashboard answered it, what
+// only Kubernetes knows: demand no worker group could ever hold moves to
+// Infeasible (Ray's dashboard does not say), and each Ray node is mapped
+// to its pod by IP. Every reader (the TUI's poller, `raydar why`) calls it,
+// so both say the same.
+func Complete(c *dashboard.Capacity, rc *rayv1.RayCluster, pods []*corev1.Pod) {
+	c.SplitInfeasible(NodeTypes(rc))
+	byIP := make(map[string]string, len(pods))
+	for _, pod := range pods {
+		if pod.Status.PodIP != "" {
+			byIP[pod.Status.PodIP] = pod.Name
+		}
+	}
+	c.MapPods(byIP)
 }

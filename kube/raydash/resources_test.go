@@ -51,3 +51,24 @@ func TestNodeTypesSkipGroupsThatCannotScale(t *testing.T) {
 		t.Errorf("node types %v, want only the cpu group's {CPU: 4}", got)
 	}
 }
+
+// TestComplete: what both readers of a cluster's capacity (the poller,
+// raydar why) add to the dashboard's answer: demand no group can hold is
+// Infeasible, and nodes are mapped to pods by IP (pods without one skipped).
+func TestComplete(t *testing.T) {
+	rc := cpuCluster("ns", "a") // one worker group offering {CPU: 4}
+	c := &dashboard.Capacity{
+		Nodes:   []dashboard.RayNode{{ID: "n1", IP: "10.0.0.1", Alive: true}},
+		Pending: []dashboard.Demand{{Shape: dashboard.Resources{"CPU": 2}, Count: 1}, {Shape: dashboard.Resources{"GPU": 2}, Count: 4}},
+	}
+	var a, b corev1.Pod
+	a.Name, a.Status.PodIP = "a", "10.0.0.1"
+	b.Name = "b"
+	Complete(c, rc, []*corev1.Pod{&a, &b})
+	if len(c.Pending) != 1 || c.Pending[0].Shape["CPU"] != 2 || len(c.Infeasible) != 1 || c.Infeasible[0].Shape["GPU"] != 2 {
+		t.Errorf("pending %v, infeasible %v: want {CPU: 2} pending and {GPU: 2} infeasible", c.Pending, c.Infeasible)
+	}
+	if c.Nodes[0].Pod != "a" {
+		t.Errorf("node 10.0.0.1 mapped to %q, want pod a", c.Nodes[0].Pod)
+	}
+}
