@@ -299,7 +299,7 @@ func (d *diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uid
 	}
 	if len(clusters) > 0 {
 		for _, o := range d.store.List(watch.RayJob) {
-			if clusters[watch.ClusterRef{Namespace: o.GetNamespace(), Name: jobClusterName(o.(*rayv1.RayJob))}] {
+			if clusters[watch.ClusterRef{Namespace: o.GetNamespace(), Name: o.(*rayv1.RayJob).ClusterName()}] {
 				jobs[watch.Key(o)] = true
 			}
 		}
@@ -333,7 +333,7 @@ func (d *diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uid
 			continue
 		}
 		j := o.(*rayv1.RayJob)
-		d.set(watch.RayJob, uid, d.fn.job(why.JobInput{Job: j, Cluster: cluster(j.Namespace, jobClusterName(j)),
+		d.set(watch.RayJob, uid, d.fn.job(why.JobInput{Job: j, Cluster: cluster(j.Namespace, j.ClusterName()),
 			Events: d.store.EventsFor(uid), Reconciler: d.reconciler, Now: now}))
 	}
 	for uid := range svcs {
@@ -400,15 +400,6 @@ func (d *diagnoses) set(k watch.Kind, uid types.UID, cs []why.Cause) {
 
 // clearChanged forgets which WHY cells changed (the lists have them).
 func (d *diagnoses) clearChanged() { d.changed = nil }
-
-// jobClusterName is the RayCluster a RayJob runs on: its status's, or the
-// one its clusterSelector names.
-func jobClusterName(j *rayv1.RayJob) string {
-	if n := j.Status.RayClusterName; n != "" {
-		return n
-	}
-	return j.Spec.SelectedClusterName()
-}
 
 // reconcilerOf turns the session's role words (Session.Role: "leader",
 // "observer (leader: X)", "observer (electing)", "another operator: …",

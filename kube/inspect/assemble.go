@@ -172,12 +172,6 @@ func clusterInput(rc *rayv1.RayCluster, pods []corev1.Pod, events []corev1.Event
 	}
 }
 
-// jobClusterName is the RayCluster a RayJob runs on: the one it created
-// (status.rayClusterName) or the one its clusterSelector names.
-func jobClusterName(rj *rayv1.RayJob) string {
-	return cmp.Or(rj.Status.RayClusterName, rj.Spec.SelectedClusterName())
-}
-
 // ownedBy reports whether job is controlled by the object with uid.
 func ownedBy(job *batchv1.Job, uid types.UID) bool {
 	for _, o := range job.OwnerReferences {

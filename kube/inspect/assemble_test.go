@@ -112,21 +112,6 @@ func TestClusterInput(t *testing.T) {
 	}
 }
 
-func TestJobClusterName(t *testing.T) {
-	for _, tc := range []struct {
-		rj   rayv1.RayJob
-		want string
-	}{
-		{rayv1.RayJob{Status: rayv1.RayJobStatus{RayClusterName: "made"}}, "made"},
-		{rayv1.RayJob{Spec: rayv1.RayJobSpec{ClusterSelector: map[string]string{rayv1.RayClusterLabelKey: "shared"}}}, "shared"},
-		{rayv1.RayJob{}, ""},
-	} {
-		if got := jobClusterName(&tc.rj); got != tc.want {
-			t.Errorf("jobClusterName = %q; want %q", got, tc.want)
-		}
-	}
-}
-
 func TestSubmitterPodsAndNewestFailed(t *testing.T) {
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{UID: "job", OwnerReferences: []metav1.OwnerReference{{UID: "rj"}}}}
 	if !ownedBy(job, "rj") || ownedBy(job, "other") {

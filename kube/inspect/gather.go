@@ -249,7 +249,7 @@ func (s *gathering) clusterNamed(name string) (*why.ClusterInput, error) {
 func (s *gathering) job(rj *rayv1.RayJob) (*why.JobInput, error) {
 	in := &why.JobInput{Job: rj, Reconciler: s.reconciler(), Now: s.now}
 	var err error
-	if in.Cluster, err = s.clusterNamed(jobClusterName(rj)); err != nil {
+	if in.Cluster, err = s.clusterNamed(rj.ClusterName()); err != nil {
 		return nil, err
 	}
 	if in.Submitters, in.SubmitterLog, err = s.submitter(rj); err != nil {

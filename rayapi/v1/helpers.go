@@ -275,6 +275,15 @@ func (s *RayJobSpec) UsesDeletionRules() bool {
 // IsTerminal reports whether the RayJob's deployment has finished (Complete or Failed).
 func (j *RayJob) IsTerminal() bool { return IsJobDeploymentTerminal(j.Status.JobDeploymentStatus) }
 
+// ClusterName is the RayCluster the job runs on: the one its status names,
+// else the one its clusterSelector selects; "" before either exists.
+func (j *RayJob) ClusterName() string {
+	if n := j.Status.RayClusterName; n != "" {
+		return n
+	}
+	return j.Spec.SelectedClusterName()
+}
+
 // DeletionDelaySeconds returns rayClusterDeletionDelaySeconds, 60 when unset.
 func (s *RayServiceSpec) DeletionDelaySeconds() int32 {
 	if s.RayClusterDeletionDelaySeconds == nil {
