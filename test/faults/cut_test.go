@@ -7,6 +7,7 @@ import (
 	"time"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/test/internal/testobj"
 )
 
 // cutFor is how long a cut lasts: longer than client-go's first retries,
@@ -27,7 +28,7 @@ func TestConnectionCut(t *testing.T) {
 	op := startInProc(t, proxy.Config(), s.ns, nil)
 	name := func(i int) string { return fmt.Sprintf("k%d", i) }
 	for i := range 3 {
-		create(t, testCluster(s.ns, name(i), 2))
+		create(t, testobj.Cluster(s.ns, name(i), 2))
 	}
 	converged(t, s.ns, "3 clusters up")
 
@@ -71,7 +72,7 @@ func TestConnectionCut(t *testing.T) {
 	}
 	converged(t, s.ns, "the scale-up after the cut")
 
-	remove(t, testCluster(s.ns, name(0), 0))
+	remove(t, testobj.Cluster(s.ns, name(0), 0))
 	cut("during a delete")
 	eventually(t, settleTimeout, "k0 deleted", func() (bool, string) {
 		list := &rayv1.RayClusterList{}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/test/internal/testobj"
 )
 
 // minKills is how many times the operator is SIGKILLed at least.
@@ -104,7 +105,7 @@ func TestOperatorSIGKILL(t *testing.T) {
 	name := func(i int) string { return fmt.Sprintf("c%02d", i) }
 	for i := range n {
 		replicas[name(i)] = 1 + opRNG.Int32N(3)
-		create(t, testCluster(s.ns, name(i), replicas[name(i)]))
+		create(t, testobj.Cluster(s.ns, name(i), replicas[name(i)]))
 	}
 	converged(t, s.ns, "20 clusters up")
 	for i := range n {
@@ -124,7 +125,7 @@ func TestOperatorSIGKILL(t *testing.T) {
 	converged(t, s.ns, "6 clusters suspended")
 	// Delete 8: 3 of the suspended ones and 5 others.
 	for _, i := range append(perm[:3:3], perm[6:11]...) {
-		remove(t, testCluster(s.ns, name(i), 0))
+		remove(t, testobj.Cluster(s.ns, name(i), 0))
 	}
 	eventually(t, settleTimeout, "8 clusters deleted", func() (bool, string) {
 		list := &rayv1.RayClusterList{}

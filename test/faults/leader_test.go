@@ -11,6 +11,7 @@ import (
 
 	"github.com/raydar/raydar/controller"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/test/internal/testobj"
 )
 
 // Leader election as `raydar operator` runs it: controller-runtime's
@@ -67,7 +68,7 @@ func TestTwoOperatorsLeaderKilled(t *testing.T) {
 	follower := map[string]string{"op-a": "op-b", "op-b": "op-a"}[leader]
 	name := func(i int) string { return fmt.Sprintf("l%d", i) }
 	for i := range 3 {
-		create(t, testCluster(s.ns, name(i), 2))
+		create(t, testobj.Cluster(s.ns, name(i), 2))
 	}
 	converged(t, s.ns, "3 clusters up under "+leader)
 	lw, fw := members[leader].proxy.Audit.ReconcileWrites(s.ns), members[follower].proxy.Audit.ReconcileWrites(s.ns)

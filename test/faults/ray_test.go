@@ -14,6 +14,7 @@ import (
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/test/internal/testobj"
 )
 
 // rayLong bounds a RayJob's progress on a loaded machine.
@@ -80,7 +81,7 @@ func TestRaySideFaults(t *testing.T) {
 	op := startInProc(t, s.audit.Wrap(sb.Config), s.ns, res)
 
 	newJob := func(name, entrypoint string) {
-		spec := testCluster(s.ns, "unused", 0).Spec
+		spec := testobj.Cluster(s.ns, "unused", 0).Spec
 		create(t, &rayv1.RayJob{
 			ObjectMeta: objectMeta(s.ns, name),
 			Spec:       rayv1.RayJobSpec{Entrypoint: entrypoint, SubmissionMode: rayv1.HTTPMode, RayClusterSpec: &spec},

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/test/internal/testobj"
 )
 
 // workerPods counts the live worker pods of the namespace.
@@ -37,7 +38,7 @@ func TestAPIServerAndEtcdRestarts(t *testing.T) {
 	const n = 4
 	name := func(i int) string { return fmt.Sprintf("r%d", i) }
 	for i := range n {
-		create(t, testCluster(s.ns, name(i), 1))
+		create(t, testobj.Cluster(s.ns, name(i), 1))
 	}
 	converged(t, s.ns, "4 clusters up")
 
@@ -57,7 +58,7 @@ func TestAPIServerAndEtcdRestarts(t *testing.T) {
 
 	// During a delete: stop the API server as soon as the deletes return.
 	for i := range 2 {
-		remove(t, testCluster(s.ns, name(i), 0))
+		remove(t, testobj.Cluster(s.ns, name(i), 0))
 	}
 	begin = time.Now()
 	if err := sb.RestartAPIServer(ctx); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/raydar/raydar/controller"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/test/internal/testobj"
 )
 
 // TestOperatorAndTUIsShareTheLease: a `raydar operator` and two `raydar`
@@ -90,11 +91,11 @@ func TestOperatorAndTUIsShareTheLease(t *testing.T) {
 	}
 
 	// Create, scale and delete under the operator.
-	create(t, testCluster(s.ns, "t0", 1))
-	create(t, testCluster(s.ns, "t1", 2))
+	create(t, testobj.Cluster(s.ns, "t0", 1))
+	create(t, testobj.Cluster(s.ns, "t1", 2))
 	converged(t, s.ns, "2 clusters up under the operator")
 	patchRC(t, s.ns, "t0", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr(int32(3)) })
-	remove(t, testCluster(s.ns, "t1", 0))
+	remove(t, testobj.Cluster(s.ns, "t1", 0))
 	converged(t, s.ns, "t0 scaled to 3 and t1 deleted under the operator")
 	ow := opProxy.Audit.ReconcileWrites(s.ns)
 	s.check("the operator reconciles while it holds the Lease", ow > 0, fmt.Sprintf("the operator made %d writes", ow))

@@ -12,7 +12,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +23,7 @@ import (
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/test/internal/testobj"
 )
 
 // TestOperatorAsItsServiceAccount runs raydar's operator as config/rbac's
@@ -73,7 +73,7 @@ func TestOperatorAsItsServiceAccount(t *testing.T) {
 
 	// A RayCluster: up, scaled up and down, a worker deleted, workers named
 	// for deletion, suspended, resumed, deleted.
-	createObj(t, ctx, cluster(ns, "life", 2))
+	createObj(t, ctx, testobj.Cluster(ns, "life", 2))
 	waitReady(t, ctx, ns, "life", 2)
 	updateRC(t, ctx, ns, "life", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](4) })
 	waitReady(t, ctx, ns, "life", 4)
@@ -108,7 +108,7 @@ func TestOperatorAsItsServiceAccount(t *testing.T) {
 	// Autoscaling: the operator makes the autoscaler's ServiceAccount, Role
 	// and RoleBinding (RBAC objects it may create only with the rights it
 	// grants), and the autoscaler's way of deleting a worker.
-	auto := cluster(ns, "auto", 2)
+	auto := testobj.Cluster(ns, "auto", 2)
 	auto.Spec.EnableInTreeAutoscaling = ptr.To(true)
 	createObj(t, ctx, auto)
 	waitReady(t, ctx, ns, "auto", 2)
@@ -129,7 +129,7 @@ func TestOperatorAsItsServiceAccount(t *testing.T) {
 	// its cluster deleted after it.
 	job := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "job"},
 		Spec: rayv1.RayJobSpec{Entrypoint: "echo least privilege", SubmissionMode: rayv1.HTTPMode,
-			ShutdownAfterJobFinishes: true, RayClusterSpec: &cluster(ns, "unused", 0).Spec}}
+			ShutdownAfterJobFinishes: true, RayClusterSpec: &testobj.Cluster(ns, "unused", 0).Spec}}
 	// And one in K8sJobMode: the operator creates the submitter Job.
 	k8sJob := job.DeepCopy()
 	k8sJob.Name, k8sJob.Spec.SubmissionMode = "k8sjob", rayv1.K8sJobMode
@@ -182,7 +182,7 @@ func TestOperatorAsItsServiceAccount(t *testing.T) {
 	// A RayService to Ready.
 	svc := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "svc"},
 		Spec: rayv1.RayServiceSpec{ServeConfigV2: "applications:\n  - name: fruit\n    import_path: fruit.deployment_graph\n    route_prefix: /fruit\n",
-			RayClusterSpec: cluster(ns, "unused", 1).Spec}}
+			RayClusterSpec: testobj.Cluster(ns, "unused", 1).Spec}}
 	createObj(t, ctx, svc)
 	eventually(t, 4*time.Minute, "svc Ready", func() (bool, string) {
 		s := &rayv1.RayService{}
@@ -315,32 +315,6 @@ func auditUntilMarker(t *testing.T, ctx context.Context) []sandbox.AuditEvent {
 		return false, fmt.Sprintf("%d events", len(evs))
 	})
 	return evs
-}
-
-// cluster is one head and one group "small" of n workers, small pods.
-func cluster(ns, name string, n int32) *rayv1.RayCluster {
-	res := corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
-		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
-	}
-	ctr := func(name string) []corev1.Container {
-		return []corev1.Container{{Name: name, Image: "rayproject/ray:2.52.0", Resources: res}}
-	}
-	return &rayv1.RayCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: rayv1.RayClusterSpec{
-			RayVersion: "2.52.0",
-			HeadGroupSpec: rayv1.HeadGroupSpec{
-				RayStartParams: map[string]string{},
-				Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: ctr("ray-head")}},
-			},
-			WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{
-				GroupName: "small", Replicas: ptr.To(n), MinReplicas: ptr.To(int32(0)), MaxReplicas: ptr.To(int32(100)),
-				RayStartParams: map[string]string{},
-				Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: ctr("ray-worker")}},
-			}},
-		},
-	}
 }
 
 func createObj(t *testing.T, ctx context.Context, o client.Object) {

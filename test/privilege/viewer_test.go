@@ -19,6 +19,7 @@ import (
 
 	"github.com/raydar/raydar/kube/sandbox"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/test/internal/testobj"
 )
 
 // viewWorld is one object of every kind in a new namespace, a worker pod
@@ -36,11 +37,11 @@ func newViewWorld(t *testing.T, ctx context.Context, prefix, sa, clusterRole str
 	waitAggregated(t, ctx, clusterRole)
 	w := &viewWorld{ns: newNamespace(t, ctx, prefix)}
 	w.user = "system:serviceaccount:" + w.ns + ":" + sa
-	rc := cluster(w.ns, "rc", 2)
+	rc := testobj.Cluster(w.ns, "rc", 2)
 	job := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "job"},
-		Spec: rayv1.RayJobSpec{Entrypoint: "echo hi", ShutdownAfterJobFinishes: true, RayClusterSpec: &cluster(w.ns, "x", 0).Spec}}
+		Spec: rayv1.RayJobSpec{Entrypoint: "echo hi", ShutdownAfterJobFinishes: true, RayClusterSpec: &testobj.Cluster(w.ns, "x", 0).Spec}}
 	svc := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "svc"},
-		Spec: rayv1.RayServiceSpec{RayClusterSpec: cluster(w.ns, "x", 1).Spec}}
+		Spec: rayv1.RayServiceSpec{RayClusterSpec: testobj.Cluster(w.ns, "x", 1).Spec}}
 	cron := &rayv1.RayCronJob{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "cron"},
 		Spec: rayv1.RayCronJobSpec{Schedule: "0 3 * * *", JobTemplate: job.Spec}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "rc-small-worker-abcde", Labels: map[string]string{
