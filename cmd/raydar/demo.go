@@ -46,6 +46,9 @@ the demo runs. --headless runs everything but the TUI until Ctrl-C.`,
 }
 
 func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir string, headless bool) error {
+	if _, err := tf.startView(); err != nil {
+		return err // before the sandbox starts
+	}
 	logger, closeLog, err := openLog(tf.logFile)
 	if err != nil {
 		return err

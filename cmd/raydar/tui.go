@@ -27,6 +27,11 @@ type tuiFlags struct {
 	noReconcile bool
 	ignoreOther bool
 	logFile     string
+	// command is the view to open on (-c, k9s' habit): an alias as the
+	// `:` prompt accepts it.
+	command string
+	// pprof is where to serve net/http/pprof ("": not at all).
+	pprof string
 }
 
 func (f *tuiFlags) addTo(cmd *cobra.Command) {
@@ -36,6 +41,8 @@ func (f *tuiFlags) addTo(cmd *cobra.Command) {
 	fs.BoolVar(&f.noReconcile, "no-reconcile", false, "only observe: do not run the embedded reconcile loop")
 	fs.BoolVar(&f.ignoreOther, "ignore-other-operator", false, "reconcile even while a KubeRay operator runs in the cluster")
 	fs.StringVar(&f.logFile, "log-file", defaultLogFile(), "where raydar writes its log (never to the screen)")
+	fs.StringVar(&f.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060, for measuring raydar itself")
+	fs.StringVarP(&f.command, "command", "c", "", "open on this view, as the : prompt names it (rayclusters, rc, rayjobs, rayservices, raycronjobs, pods, po, …)")
 }
 
 // defaultLogFile is $XDG_STATE_HOME/raydar/raydar.log (~/.local/state/raydar/raydar.log).
@@ -80,6 +87,9 @@ func openLog(path string) (logr.Logger, func(), error) {
 // newTUIRunE is raydar's default action: the TUI on the current kube context.
 func newTUIRunE(g *globals, f *tuiFlags) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, _ []string) error {
+		if _, err := f.startView(); err != nil {
+			return err
+		}
 		logger, closeLog, err := openLog(f.logFile)
 		if err != nil {
 			return err
@@ -99,11 +109,34 @@ func newTUIRunE(g *globals, f *tuiFlags) func(*cobra.Command, []string) error {
 	}
 }
 
+// startView is the view -c names (ClustersView when -c is not given).
+func (f *tuiFlags) startView() (tui.ViewKind, error) {
+	if f.command == "" {
+		return tui.ClustersView, nil
+	}
+	v, err := tui.StartViewByName(f.command)
+	if err != nil {
+		return "", fmt.Errorf("-c: %w", err)
+	}
+	return v, nil
+}
+
 // runTUI connects, runs the TUI until the user quits, and stops everything.
 func runTUI(ctx context.Context, flags kube.Flags, target *kube.Target, sc sessionConfig, f *tuiFlags, logger logr.Logger) error {
+	start, err := f.startView()
+	if err != nil {
+		return err
+	}
 	km, err := keys.LoadDefault()
 	if err != nil {
 		return err
+	}
+	if f.pprof != "" {
+		stop, err := servePprof(f.pprof, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -116,12 +149,13 @@ func runTUI(ctx context.Context, flags kube.Flags, target *kube.Target, sc sessi
 	defer b.close()
 
 	opts := tui.Options{
-		Actions:  tui.DefaultActions(*s.deps),
-		Session:  s.Session(b.namespace(target)),
-		Backend:  b,
-		Keys:     km,
-		NoColor:  f.noColor,
-		ReadOnly: f.readOnly,
+		Actions:   tui.DefaultActions(*s.deps),
+		Session:   s.Session(b.namespace(target)),
+		Backend:   b,
+		Keys:      km,
+		NoColor:   f.noColor,
+		ReadOnly:  f.readOnly,
+		StartView: start,
 		Logf: func(format string, args ...any) {
 			logger.Info(fmt.Sprintf(format, args...))
 		},
