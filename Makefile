@@ -8,7 +8,7 @@ export RAYDAR_TOOLS_DIR ?= $(TOOLS)
 # keeps each package's sandbox from starving the others.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 25m
 
-.PHONY: help build tools generate verify-generated test test-faults unit bench lint demo clean image image-push fuzz
+.PHONY: help build tools generate verify-generated test test-faults unit bench lint demo clean image image-push fuzz bench-e2e
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -74,6 +74,15 @@ test-faults: tools ## the fault suite (test/faults): kills, restarts, cuts and R
 
 bench: tools ## benchmarks; results are recorded in docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+
+# The TUI measured end to end (test/e2e/bench): a sandbox with 10,000 Ray
+# pods / 1,000 RayClusters (BENCH_E2E_FLAGS=-big: 100,000 / 10,000), the real
+# binary in tmux at 120x40. Figures go to stdout and -out FILE; record them
+# in docs/benchmarks.md. -duration 20s shortens the 60 s runs.
+BENCH_E2E_FLAGS ?=
+
+bench-e2e: tools ## the TUI end to end against a sandbox: first render, idle CPU, RSS, key latency, bytes, LISTs (BENCH_E2E_FLAGS="-big -duration 20s -out FILE")
+	$(GO) run ./test/e2e/bench $(BENCH_E2E_FLAGS)
 
 lint: ## gofmt and go vet
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

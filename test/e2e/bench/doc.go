@@ -1,0 +1,26 @@
+// Command bench (make bench-e2e) measures the real raydar TUI from outside,
+// as a user meets it (issue 15, "The TUI end to end"): it starts a sandbox
+// with the API server's audit log, creates the data set directly (N
+// RayClusters of 1 head + 9 workers, their pods built as raydar's operator
+// builds them and bound to kwok nodes that play them Running; no operator
+// runs), builds the raydar binary and runs `raydar -A -c VIEW
+// --no-reconcile` in a tmux pane of 120×40, and measures:
+//
+//   - first full render after the cache syncs (the "cache synced" line of
+//     raydar's log → the output that completed a screen showing every row);
+//   - idle CPU per minute (/proc/PID/stat) and bytes written to the
+//     terminal while idle (tmux pipe-pane into a FIFO this program reads);
+//   - peak RSS (VmHWM);
+//   - key → screen latency: a key sent through a tmux control-mode client
+//     (no process per key) → the first byte the program writes back;
+//   - sort and filter latency (the same, for N/S and each typed filter
+//     character);
+//   - CPU per minute under 50 pod patches/s;
+//   - bytes per steady update (one visible pod's restart count changes) vs a
+//     full repaint (a resize);
+//   - LIST requests after the cache synced, counted in the audit log.
+//
+// It lives under test/ (not hack/) because it reuses the test harnesses'
+// objects (test/internal/testobj) and drives the binary in tmux as test/e2e
+// does; it is a program, not a test, so `go test ./...` never runs it.
+package main

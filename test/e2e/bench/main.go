@@ -1,0 +1,385 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/rayapi/crds"
+	"github.com/raydar/raydar/rayapi/scheme"
+)
+
+type config struct {
+	clusters, parallel, samples int
+	duration                    time.Duration
+	view, out                   string
+	keep                        bool
+}
+
+func main() {
+	var c config
+	big := flag.Bool("big", false, "100,000 pods / 10,000 RayClusters (default 10,000 / 1,000)")
+	flag.IntVar(&c.clusters, "clusters", 0, "RayClusters of 1 head + 9 workers (overrides -big)")
+	flag.DurationVar(&c.duration, "duration", 60*time.Second, "length of the idle and the patch runs")
+	flag.StringVar(&c.view, "view", "pods", "the view raydar opens on (-c)")
+	flag.StringVar(&c.out, "out", "", "also write the figures here (default: <state dir>/figures.md)")
+	flag.IntVar(&c.parallel, "parallel", 16, "clients creating the data set")
+	flag.IntVar(&c.samples, "samples", 200, "key → screen samples")
+	flag.BoolVar(&c.keep, "keep", false, "keep the state directory (logs, audit log, profiles)")
+	baseline := flag.Bool("baseline", false, "measure the harness itself: key → screen of cat(1) echoing in the same tmux pane")
+	flag.Parse()
+	if *baseline {
+		if err := measureBaseline(c.samples); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-e2e:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if c.clusters == 0 {
+		c.clusters = 1000
+		if *big {
+			c.clusters = 10000
+		}
+	}
+	ctrllog.SetLogger(logr.Discard()) // the sandbox's envtest logs through controller-runtime
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, c); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-e2e:", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s bench-e2e: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func run(ctx context.Context, c config) error {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		return errors.New("tmux is needed (apt-get install -y tmux)")
+	}
+	dir, err := os.MkdirTemp("", "raydar-bench-e2e-")
+	if err != nil {
+		return err
+	}
+	if c.keep {
+		logf("state in %s", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	if c.out == "" {
+		c.out = filepath.Join(dir, "figures.md")
+	}
+
+	d := dataSet{clusters: c.clusters, workers: 9, namespaces: 10, podsPerNode: 100}
+	logf("sandbox with %d kwok nodes and the audit log", d.nodes())
+	sb, err := sandbox.Start(ctx, sandbox.Options{
+		Kwok: true, Audit: true, CRDs: [][]byte{crds.YAML()},
+		StateDir:     filepath.Join(dir, "sandbox"),
+		Nodes:        []sandbox.NodePool{{Count: d.nodes(), NamePrefix: "kwok-node", CPU: "64", Memory: "256Gi"}},
+		StartTimeout: 20 * time.Minute,
+		Logf:         logf,
+	})
+	if err != nil {
+		return err
+	}
+	defer sb.Stop()
+	cfg := rest.CopyConfig(sb.Config)
+	cfg.QPS, cfg.Burst, cfg.UserAgent = 5000, 10000, "bench-e2e"
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	if err := d.create(ctx, cs, cl, sb.Nodes(), c.parallel, logf); err != nil {
+		return err
+	}
+	if err := d.waitRunning(ctx, cs, logf); err != nil {
+		return err
+	}
+
+	// Built now, not first: the data set of the 100k run takes a while.
+	raydar := filepath.Join(dir, "raydar")
+	logf("building %s", raydar)
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", raydar, "./cmd/raydar").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/raydar (run from the module root): %v\n%s", err, out)
+	}
+	m := &measurement{c: c, d: d, cs: cs, dir: dir, load: map[string]string{}}
+	if err := m.start(raydar, sb.KubeconfigPath); err != nil {
+		return err
+	}
+	defer m.term.close()
+	if err := m.run(ctx); err != nil {
+		return err
+	}
+	if err := m.countLists(sb); err != nil {
+		return err
+	}
+	report := m.report()
+	fmt.Print(report)
+	return os.WriteFile(c.out, []byte(report), 0o644)
+}
+
+// measurement is one run of raydar in tmux and its figures.
+type measurement struct {
+	c     config
+	d     dataSet
+	cs    kubernetes.Interface
+	dir   string
+	term  *tmuxTerm
+	pprof string
+	log   string
+
+	started, synced, rendered time.Time
+	idleCPU, patchCPU         time.Duration
+	idleBytes, patchBytes     int64
+	patches, patchErrs        int
+	keyLat, sortLat, filtLat  []time.Duration
+	repaint                   int
+	updates                   []int
+	hwm, rssSynced            int64
+	listsBefore, listsAfter   int
+	listsAfterURIs            []string
+	load                      map[string]string
+}
+
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func (m *measurement) start(raydar, kubeconfig string) error {
+	var err error
+	if m.pprof, err = freePort(); err != nil {
+		return err
+	}
+	m.log = filepath.Join(m.dir, "raydar.log")
+	env := []string{
+		"KUBECONFIG=" + kubeconfig, "HOME=" + filepath.Join(m.dir, "home"),
+		"XDG_STATE_HOME=" + filepath.Join(m.dir, "state"), "XDG_CONFIG_HOME=" + filepath.Join(m.dir, "config"),
+	}
+	argv := []string{raydar, "-A", "-c", m.c.view, "--no-reconcile", "--log-file", m.log, "--pprof", m.pprof}
+	m.load["start"] = loadAvg()
+	m.term, err = startTmux(m.dir, 120, 40, env, argv)
+	m.started = time.Now()
+	logf("raydar started (pid %d) in tmux 120×40: %s", m.pidOrZero(), strings.Join(argv[1:], " "))
+	return err
+}
+
+func (m *measurement) pidOrZero() int {
+	if m.term == nil {
+		return 0
+	}
+	return m.term.pid
+}
+
+func (m *measurement) run(ctx context.Context) error {
+	if err := m.firstRender(ctx); err != nil {
+		return err
+	}
+	m.term.rec.quiet(2*time.Second, 30*time.Second)
+	m.rssSynced, _ = memKB(m.term.pid, "VmRSS")
+	m.profile("heap-synced.pb.gz", "heap")
+	m.idle(ctx)
+	m.keys(ctx)
+	if m.c.view == "pods" {
+		if err := m.steady(ctx); err != nil {
+			return err
+		}
+	}
+	m.sortFilter(ctx)
+	m.patchLoad(ctx)
+	m.hwm, _ = memKB(m.term.pid, "VmHWM")
+	m.profile("heap-end.pb.gz", "heap")
+	return ctx.Err()
+}
+
+var syncedLine = regexp.MustCompile(`^(\S+) .*"cache synced"`)
+
+// firstRender waits for a screen showing every row (the title's count,
+// no "syncing", the last body row drawn) and finds the output that
+// completed it, and the "cache synced" line of raydar's log.
+func (m *measurement) firstRender(ctx context.Context) error {
+	want := fmt.Sprintf("[%d]", m.d.pods())
+	if m.c.view != "pods" && m.c.view != "po" && m.c.view != "pod" {
+		want = fmt.Sprintf("[%d]", m.d.clusters)
+	}
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s := m.term.screen()
+		end := time.Now()
+		lines := strings.Split(s, "\n")
+		if strings.Contains(s, want) && !strings.Contains(s, "syncing") && len(lines) >= 38 && strings.TrimSpace(lines[37]) != "" {
+			_, _, last := m.term.rec.since(m.started, end)
+			m.rendered = last
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no full screen after 10 minutes; the screen:\n%s", s)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(m.log)
+		for _, l := range strings.Split(string(b), "\n") {
+			if sm := syncedLine.FindStringSubmatch(l); sm != nil {
+				t, err := time.Parse("2006-01-02T15:04:05.000Z07:00", sm[1])
+				if err != nil {
+					return err
+				}
+				m.synced = t
+				logf("synced %s after start, full screen %s after sync", m.synced.Sub(m.started).Round(time.Millisecond), m.rendered.Sub(m.synced).Round(time.Millisecond))
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return errors.New(`no "cache synced" line in raydar's log`)
+}
+
+func (m *measurement) profile(name, kind string) {
+	resp, err := http.Get("http://" + m.pprof + "/debug/pprof/" + kind)
+	if err != nil {
+		logf("profile %s: %v", kind, err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(filepath.Join(m.dir, name))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = io.Copy(f, resp.Body)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+func (m *measurement) idle(ctx context.Context) {
+	logf("idle for %s", m.c.duration)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.profile("cpu-idle.pb.gz", fmt.Sprintf("profile?seconds=%d", min(int(m.c.duration/time.Second), 30)))
+	}()
+	defer func() { <-done }()
+	c0, _ := cpuTime(m.term.pid)
+	b0 := m.term.rec.bytes()
+	sleepCtx(ctx, m.c.duration)
+	c1, _ := cpuTime(m.term.pid)
+	m.idleCPU, m.idleBytes = c1-c0, m.term.rec.bytes()-b0
+	m.load["idle"] = loadAvg()
+}
+
+// keyLatency sends one key and waits for the first byte written after it.
+func (m *measurement) keyLatency(k string) (time.Duration, bool) {
+	m.term.rec.quiet(30*time.Millisecond, 2*time.Second)
+	t := time.Now()
+	if err := m.term.send(k); err != nil {
+		return 0, false
+	}
+	at, ok := m.term.rec.waitOutput(t, 5*time.Second)
+	return at.Sub(t), ok
+}
+
+func (m *measurement) keys(ctx context.Context) {
+	logf("%d keys (j/k)", m.c.samples)
+	for i := range m.c.samples {
+		if ctx.Err() != nil {
+			return
+		}
+		k := "j"
+		if i%2 == 1 {
+			k = "k"
+		}
+		if d, ok := m.keyLatency(k); ok {
+			m.keyLat = append(m.keyLat, d)
+		}
+	}
+	m.load["keys"] = loadAvg()
+}
+
+func (m *measurement) sortFilter(ctx context.Context) {
+	logf("sort and filter")
+	for i := range 10 {
+		if ctx.Err() != nil {
+			return
+		}
+		k := "S"
+		if i%2 == 1 {
+			k = "N"
+		}
+		if d, ok := m.keyLatency(k); ok {
+			m.sortLat = append(m.sortLat, d)
+		}
+	}
+	for range 3 {
+		m.keyLatency("/")
+		for _, ch := range "worker-3" {
+			if d, ok := m.keyLatency(string(ch)); ok {
+				m.filtLat = append(m.filtLat, d)
+			}
+		}
+		m.keyLatency("Escape")
+		m.term.rec.quiet(300*time.Millisecond, 5*time.Second)
+	}
+	m.load["sort/filter"] = loadAvg()
+}
+
+// measureBaseline is the harness's own share of key → screen: the same
+// tmux pane, control client and FIFO, with cat(1) echoing each key.
+func measureBaseline(samples int) error {
+	dir, err := os.MkdirTemp("", "raydar-bench-e2e-baseline-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	t, err := startTmux(dir, 120, 40, nil, []string{"cat"})
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	m := &measurement{term: t}
+	var lat []time.Duration
+	for range samples {
+		if d, ok := m.keyLatency("j"); ok {
+			lat = append(lat, d)
+		}
+	}
+	fmt.Printf("harness baseline (cat echo in tmux): key → screen p50 %s, p90 %s, p99 %s (%d samples, load %s)\n",
+		ms(pct(lat, .5)), ms(pct(lat, .9)), ms(pct(lat, .99)), len(lat), loadAvg())
+	return nil
+}
