@@ -32,13 +32,50 @@ type describePage struct {
 	obj     client.Object
 	deleted bool
 	tv      textView
+	// full is the pod read whole from the API server for the YAML (the
+	// cache keeps pods trimmed); fetching until it arrives, fullErr if the
+	// GET failed.
+	full     client.Object
+	fetching bool
+	fullErr  error
+}
+
+// describeFullMsg delivers the whole object a describe page asked for.
+type describeFullMsg struct {
+	p   *describePage
+	obj client.Object
+	err error
 }
 
 func newDescribePage(e *env, obj client.Object) *describePage {
 	wk, _ := watch.KindOf(obj)
 	p := &describePage{pageBase: pageBase{e: e, vk: DescribeView}, wk: wk, uid: watch.Key(obj), obj: obj}
+	_, isPod := obj.(*corev1.Pod)
+	p.fetching = isPod && e.sess.Get != nil
 	p.refresh()
 	return p
+}
+
+// init GETs a pod whole for the YAML.
+func (p *describePage) init() tea.Cmd {
+	if !p.fetching {
+		return nil
+	}
+	get, ctx, obj := p.e.sess.Get, p.e.ctx, p.obj
+	return func() tea.Msg {
+		full, err := get(ctx, obj)
+		return describeFullMsg{p: p, obj: full, err: err}
+	}
+}
+
+func (p *describePage) receive(msg tea.Msg) (tea.Cmd, bool) {
+	m, ok := msg.(describeFullMsg)
+	if !ok || m.p != p {
+		return nil, false
+	}
+	p.fetching, p.full, p.fullErr = false, m.obj, m.err
+	p.refresh()
+	return nil, true
 }
 
 func (p *describePage) refresh() {
@@ -46,7 +83,19 @@ func (p *describePage) refresh() {
 		p.obj = o
 	}
 	d := &describer{st: p.e.st, now: p.e.now()}
-	p.tv.setLines(d.lines(p.e.scheme.get(), p.e.reg.of(p.obj), p.obj, p.e.store.EventsFor(p.uid)))
+	y, note := p.obj, ""
+	switch {
+	case p.fetching:
+		note = "reading the whole pod from the API server…"
+	case p.fullErr != nil:
+		note = "the cache's trimmed copy: reading the whole pod failed: " + p.fullErr.Error()
+	case p.full != nil:
+		y = p.full
+		if p.full.GetResourceVersion() != p.obj.GetResourceVersion() {
+			note = "as read when this page opened (resourceVersion " + p.full.GetResourceVersion() + "; the pod has changed since: d again to re-read)"
+		}
+	}
+	p.tv.setLines(d.lines(p.e.scheme.get(), p.e.reg.of(p.obj), p.obj, p.e.store.EventsFor(p.uid), y, note))
 }
 
 func (p *describePage) title() string {
@@ -153,7 +202,8 @@ func (d *describer) conds(cs []metav1.Condition) {
 }
 
 // lines builds the page: summary (common fields, then k's), Events, YAML.
-func (d *describer) lines(s *runtime.Scheme, k *kind, o client.Object, events []*corev1.Event) []string {
+// The YAML is yamlOf's (o itself, or o read whole), under note if any.
+func (d *describer) lines(s *runtime.Scheme, k *kind, o client.Object, events []*corev1.Event, yamlOf client.Object, note string) []string {
 	st, now := d.st, d.now
 	d.field("Name", o.GetName())
 	d.field("Namespace", o.GetNamespace())
@@ -189,7 +239,10 @@ func (d *describer) lines(s *runtime.Scheme, k *kind, o client.Object, events []
 	}
 
 	d.section("YAML")
-	y, err := objectYAML(s, o)
+	if note != "" {
+		d.out = append(d.out, st.Faint.Render("  "+note))
+	}
+	y, err := objectYAML(s, yamlOf)
 	if err != nil {
 		d.out = append(d.out, st.FlashErr.Render("error: "+err.Error()))
 	} else {

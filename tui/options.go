@@ -72,6 +72,11 @@ type Session struct {
 	// detail page is open only, so it must not block (return what the
 	// poller last fetched).
 	Capacity CapacitySource
+	// Get reads an object whole from the API server (one GET), for the
+	// describe page's YAML of a pod: the observe-only cache keeps pods
+	// trimmed (watch.SlimPod). It is called inside a tea.Cmd. nil: describe
+	// shows the cached object.
+	Get func(ctx context.Context, obj client.Object) (client.Object, error)
 	// Deps are this connection's dependencies of the default actions
 	// (DefaultActions): a Backend that switches contexts sets them on each
 	// Session it returns. nil uses the ActionDeps given to DefaultActions,

@@ -111,11 +111,14 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 			s.followRole(ctx)
 		}()
 	} else {
+		// Pods are cached trimmed to what the TUI reads (watch.SlimPod:
+		// most of a KubeRay pod's bytes are env, scripts, probes and
+		// volumes); describe GETs a pod whole for its YAML (session.get).
 		c, err := cache.New(t.Config, cache.Options{
 			Scheme:           scheme.New(),
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Pod{}: {Label: rayv1.RayPodSelector()},
+				&corev1.Pod{}: {Label: rayv1.RayPodSelector(), Transform: watch.SlimPod},
 			},
 		})
 		if err != nil {
@@ -216,7 +219,24 @@ func (s *session) Session(namespace string) tui.Session {
 		Logs:      tui.JobLogsFunc(s.jobLogs),
 		Capacity:  s.capacity,
 		Deps:      s.deps,
+		Get:       s.get,
 	}
+}
+
+// get reads an object whole from the API server (describe's YAML of a pod
+// the cache keeps trimmed).
+func (s *session) get(ctx context.Context, obj client.Object) (client.Object, error) {
+	if s.deps == nil || s.deps.Actions == nil {
+		return nil, errors.New("no API client in this session")
+	}
+	full := obj.DeepCopyObject().(client.Object)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.deps.Actions.Client().Get(ctx, client.ObjectKeyFromObject(obj), full); err != nil {
+		return nil, err
+	}
+	full.SetManagedFields(nil)
+	return full, nil
 }
 
 // setupActions builds the session's action dependencies: every mutation

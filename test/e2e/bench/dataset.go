@@ -40,7 +40,10 @@ func podName(i, j int) string {
 // create makes the namespaces, the RayClusters and their pods with
 // `parallel` clients. Pods are built as raydar's operator builds them
 // (controller/raycluster.BuildPod: KubeRay's env, probes, volumes, labels,
-// owner reference) and bound to a kwok node; kwok plays them Running.
+// owner reference), bound to a kwok node and written Running and Ready at
+// once (the status kwok's stage would write): kwok plays ~12 pods/s on a
+// loaded 2-core machine, too slow for 100,000, and it leaves Running pods
+// alone.
 func (d dataSet) create(ctx context.Context, cs kubernetes.Interface, c client.Client, nodes []string, parallel int, logf func(string, ...any)) error {
 	for n := range d.namespaces {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsName(n)}}
@@ -73,9 +76,16 @@ func (d dataSet) create(ctx context.Context, cs kubernetes.Interface, c client.C
 						b.Group = &rc.Spec.WorkerGroupSpecs[0]
 					}
 					p := raycluster.BuildPod(rc, b, "bench", cfg)
-					p.Spec.NodeName = nodes[(i*(1+d.workers)+j)/d.podsPerNode]
-					if _, err := cs.CoreV1().Pods(rc.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+					k := i*(1+d.workers) + j
+					p.Spec.NodeName = nodes[k/d.podsPerNode]
+					created, err := cs.CoreV1().Pods(rc.Namespace).Create(ctx, p, metav1.CreateOptions{})
+					if err != nil {
 						errs <- fmt.Errorf("creating pod %s: %w", p.Name, err)
+						return
+					}
+					created.Status = runningStatus(created, k)
+					if _, err := cs.CoreV1().Pods(rc.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+						errs <- fmt.Errorf("pod %s Running: %w", p.Name, err)
 						return
 					}
 				}
@@ -138,3 +148,27 @@ func podReady(p *corev1.Pod) bool {
 	}
 	return false
 }
+
+// runningStatus is the status of a Running, Ready pod (kwok's
+// raydar-pod-running stage): pod k gets the IP 10.(k/65536).(k/256%256).(k%256)+.
+func runningStatus(p *corev1.Pod, k int) corev1.PodStatus {
+	now := metav1.Now()
+	st := corev1.PodStatus{
+		Phase: corev1.PodRunning, StartTime: &now,
+		PodIP:  fmt.Sprintf("10.%d.%d.%d", 128+k/65536, k/256%256, k%256),
+		HostIP: "172.18.0.1",
+	}
+	st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
+	for _, t := range []corev1.PodConditionType{"PodReadyToStartContainers", corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})
+	}
+	for _, c := range p.Spec.Containers {
+		st.ContainerStatuses = append(st.ContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: "docker-pullable://" + c.Image, ContainerID: "containerd://" + string(p.UID)[:8] + c.Name,
+			Ready: true, Started: ptr(true), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		})
+	}
+	return st
+}
+
+func ptr[T any](v T) *T { return &v }
