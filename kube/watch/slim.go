@@ -12,10 +12,11 @@ import (
 // script, probes, volumes and mounts):
 //
 //   - metadata: all but managedFields;
-//   - spec: nodeName, nodeSelector, tolerations, affinity (the scheduling
-//     diagnosis), and per init and app container its name, image and
-//     resources (why's image and OOM words, the Ray resources a pod offers,
-//     the logs page's container); the rest is dropped;
+//   - spec: nodeName, nodeSelector, tolerations, affinity, overhead (the
+//     scheduling diagnosis), and per init and app container its name,
+//     image, resources and restartPolicy (what the scheduler counts a pod
+//     as asking for, sidecars included; why's image and OOM words; the logs
+//     page's container); the rest is dropped;
 //   - status: all of it.
 //
 // Describe's YAML of a pod therefore GETs the whole pod (Session.Get).
@@ -33,6 +34,7 @@ func SlimPod(obj any) (any, error) {
 		NodeSelector:   p.Spec.NodeSelector,
 		Tolerations:    p.Spec.Tolerations,
 		Affinity:       p.Spec.Affinity,
+		Overhead:       p.Spec.Overhead,
 		InitContainers: slimContainers(p.Spec.InitContainers),
 		Containers:     slimContainers(p.Spec.Containers),
 	}
@@ -45,7 +47,7 @@ func slimContainers(cs []corev1.Container) []corev1.Container {
 	}
 	out := make([]corev1.Container, len(cs))
 	for i, c := range cs {
-		out[i] = corev1.Container{Name: c.Name, Image: c.Image, Resources: c.Resources}
+		out[i] = corev1.Container{Name: c.Name, Image: c.Image, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
 	}
 	return out
 }

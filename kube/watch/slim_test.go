@@ -13,6 +13,7 @@ import (
 // SlimPod keeps every field a reader of the TUI's cache reads and drops
 // the bulk of a KubeRay pod's spec.
 func TestSlimPod(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
 	res := corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")}}
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "c-head", Namespace: "ns", Labels: map[string]string{rayv1.RayClusterLabelKey: "c"},
@@ -23,7 +24,8 @@ func TestSlimPod(t *testing.T) {
 			Tolerations:    []corev1.Toleration{{Key: "k"}},
 			Affinity:       &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}},
 			Volumes:        []corev1.Volume{{Name: "log"}},
-			InitContainers: []corev1.Container{{Name: "init", Image: "busybox", Command: []string{"sh"}}},
+			Overhead:       corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")},
+			InitContainers: []corev1.Container{{Name: "init", Image: "busybox", Command: []string{"sh"}, RestartPolicy: &always}},
 			Containers: []corev1.Container{{Name: "ray-head", Image: "rayproject/ray", Resources: res,
 				Env: []corev1.EnvVar{{Name: "RAY_ADDRESS", Value: "x"}}, Args: []string{"ray start --head"},
 				ReadinessProbe: &corev1.Probe{}, VolumeMounts: []corev1.VolumeMount{{Name: "log"}}}},
@@ -46,7 +48,10 @@ func TestSlimPod(t *testing.T) {
 		t.Errorf("scheduling fields lost: %+v", s.Spec)
 	case c.Name != "ray-head" || c.Image != "rayproject/ray" || !c.Resources.Limits.Memory().Equal(resource.MustParse("4Gi")):
 		t.Errorf("container lost name, image or resources: %+v", c)
-	case len(s.Spec.InitContainers) != 1 || s.Spec.InitContainers[0].Image != "busybox" || s.Spec.InitContainers[0].Command != nil:
+	case s.Spec.Overhead.Cpu().String() != "250m":
+		t.Errorf("overhead lost: %v", s.Spec.Overhead)
+	case len(s.Spec.InitContainers) != 1 || s.Spec.InitContainers[0].Image != "busybox" || s.Spec.InitContainers[0].Command != nil ||
+		s.Spec.InitContainers[0].RestartPolicy == nil:
 		t.Errorf("init containers: %+v", s.Spec.InitContainers)
 	case c.Env != nil || c.Args != nil || c.ReadinessProbe != nil || c.VolumeMounts != nil || s.Spec.Volumes != nil:
 		t.Errorf("bulk kept: %+v", s.Spec)
