@@ -48,6 +48,9 @@ type (
 		err    error
 	}
 	tickMsg     struct{}
+	// syncPollMsg re-reads Session.Synced while the header says syncing,
+	// so the first full screen does not wait for the next tick.
+	syncPollMsg struct{ gen int }
 	resizeMsg   struct{ seq int }
 	doneMsg     struct{ msg tea.Msg }
 	contextsMsg struct {
@@ -201,7 +204,18 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 
 // Init starts the feed and the clock.
 func (a *App) Init() tea.Cmd {
-	return tea.Batch(a.nextBatch(), a.tick())
+	return tea.Batch(a.nextBatch(), a.tick(), a.syncPoll())
+}
+
+// syncPollEvery is how often the TUI re-reads Synced while syncing.
+const syncPollEvery = 50 * time.Millisecond
+
+func (a *App) syncPoll() tea.Cmd {
+	if !a.syncing {
+		return nil
+	}
+	gen := a.gen
+	return tea.Tick(syncPollEvery, func(time.Time) tea.Msg { return syncPollMsg{gen} })
 }
 
 func (a *App) nextBatch() tea.Cmd {
@@ -255,6 +269,12 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		return a.applyBatch(msg)
 	case tickMsg:
 		return tea.Batch(a.onTick(), a.tick())
+	case syncPollMsg:
+		if msg.gen != a.gen || !a.syncing {
+			return nil
+		}
+		a.syncing = !a.e.sess.Synced()
+		return a.syncPoll()
 	case spinner.TickMsg:
 		if a.busy > 0 {
 			var cmd tea.Cmd
@@ -305,7 +325,7 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		a.startSession(msg.sess, watch.NewStore())
 		a.showList(root)
 		a.setFlash(flashInfo, "context: "+msg.sess.Context)
-		return a.nextBatch()
+		return tea.Batch(a.nextBatch(), a.syncPoll())
 	default:
 		for _, p := range a.stack {
 			if r, ok := p.(receiver); ok {

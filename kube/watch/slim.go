@@ -14,9 +14,10 @@ import (
 //   - metadata: all but managedFields;
 //   - spec: nodeName, nodeSelector, tolerations, affinity, overhead (the
 //     scheduling diagnosis), and per init and app container its name,
-//     image, resources and restartPolicy (what the scheduler counts a pod
-//     as asking for, sidecars included; why's image and OOM words; the logs
-//     page's container); the rest is dropped;
+//     image and restartPolicy, and its resources while the pod is not
+//     ready (what the scheduler counts a pod as asking for, sidecars
+//     included; why's image and OOM words; the logs page's container); the
+//     rest is dropped;
 //   - status: all of it.
 //
 // Describe's YAML of a pod therefore GETs the whole pod (Session.Get).
@@ -29,25 +30,47 @@ func SlimPod(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
+	ready := podReady(p)
 	p.Spec = corev1.PodSpec{
 		NodeName:       p.Spec.NodeName,
 		NodeSelector:   p.Spec.NodeSelector,
 		Tolerations:    p.Spec.Tolerations,
 		Affinity:       p.Spec.Affinity,
 		Overhead:       p.Spec.Overhead,
-		InitContainers: slimContainers(p.Spec.InitContainers),
-		Containers:     slimContainers(p.Spec.Containers),
+		InitContainers: slimContainers(p.Spec.InitContainers, ready),
+		Containers:     slimContainers(p.Spec.Containers, ready),
 	}
 	return p, nil
 }
 
-func slimContainers(cs []corev1.Container) []corev1.Container {
+// slimContainers keeps a container's name, image and restartPolicy, and
+// its resources unless the pod is ready: only the diagnosis of a pod that
+// is not (unschedulable: what it asks for; a crash loop: its memory limit)
+// reads them, and every update brings the whole pod to the transform
+// again, so a pod that stops being ready has them back.
+func slimContainers(cs []corev1.Container, ready bool) []corev1.Container {
 	if len(cs) == 0 {
 		return nil
 	}
 	out := make([]corev1.Container, len(cs))
 	for i, c := range cs {
-		out[i] = corev1.Container{Name: c.Name, Image: c.Image, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
+		out[i] = corev1.Container{Name: c.Name, Image: c.Image, RestartPolicy: c.RestartPolicy}
+		if !ready {
+			out[i].Resources = c.Resources
+		}
 	}
 	return out
+}
+
+// podReady: Running with the Ready condition true.
+func podReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

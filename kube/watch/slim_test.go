@@ -58,6 +58,13 @@ func TestSlimPod(t *testing.T) {
 	case s.Status.PodIP != "10.0.0.1" || s.Status.ContainerStatuses[0].RestartCount != 3:
 		t.Errorf("status lost: %+v", s.Status)
 	}
+	// A ready pod's containers drop their resources (nothing reads them).
+	p.Spec.Containers[0].Resources = res
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	out, _ = SlimPod(p)
+	if c := out.(*corev1.Pod).Spec.Containers[0]; c.Resources.Limits != nil || c.Name != "ray-head" {
+		t.Errorf("a ready pod's container: %+v", c)
+	}
 	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}}
 	if out, _ := SlimPod(rc); out.(*rayv1.RayCluster).ManagedFields != nil || out.(*rayv1.RayCluster).Name != "c" {
 		t.Error("a RayCluster keeps its managedFields or loses its name")

@@ -48,8 +48,8 @@ func (m *measurement) steady(ctx context.Context) error {
 		if err := m.setRestarts(ctx, 0, 1, k+1); err != nil {
 			return err
 		}
-		if _, ok := rec.waitOutput(t, 3*time.Second); !ok {
-			return fmt.Errorf("a visible pod's restart count changed and nothing was drawn in 3 s")
+		if _, ok := rec.waitOutput(t, 15*time.Second); !ok {
+			return fmt.Errorf("a visible pod's restart count changed and nothing was drawn in 15 s; the screen:\n%s", m.term.screen())
 		}
 		rec.quiet(150*time.Millisecond, 5*time.Second)
 		n, _, _ := rec.since(t, time.Time{})

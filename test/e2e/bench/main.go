@@ -31,7 +31,7 @@ import (
 type config struct {
 	clusters, parallel, samples int
 	duration                    time.Duration
-	view, out                   string
+	view, out, raydar           string
 	keep                        bool
 }
 
@@ -44,6 +44,7 @@ func main() {
 	flag.StringVar(&c.out, "out", "", "also write the figures here (default: <state dir>/figures.md)")
 	flag.IntVar(&c.parallel, "parallel", 16, "clients creating the data set")
 	flag.IntVar(&c.samples, "samples", 200, "key → screen samples")
+	flag.StringVar(&c.raydar, "raydar", "", "measure this raydar binary, waiting for it to appear once the data set is ready (default: go build ./cmd/raydar then)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the state directory (logs, audit log, profiles)")
 	baseline := flag.Bool("baseline", false, "measure the harness itself: key → screen of cat(1) echoing in the same tmux pane")
 	flag.Parse()
@@ -120,11 +121,9 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 
-	// Built now, not first: the data set of the 100k run takes a while.
-	raydar := filepath.Join(dir, "raydar")
-	logf("building %s", raydar)
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", raydar, "./cmd/raydar").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/raydar (run from the module root): %v\n%s", err, out)
+	raydar, err := c.binary(ctx, dir)
+	if err != nil {
+		return err
 	}
 	m := &measurement{c: c, d: d, cs: cs, dir: dir, load: map[string]string{}}
 	if err := m.start(raydar, sb.KubeconfigPath); err != nil {
@@ -140,6 +139,29 @@ func run(ctx context.Context, c config) error {
 	report := m.report()
 	fmt.Print(report)
 	return os.WriteFile(c.out, []byte(report), 0o644)
+}
+
+// binary is the raydar to measure: -raydar's (waiting for it), else one
+// built now, once the data set is ready (the 100k one takes a while).
+func (c config) binary(ctx context.Context, dir string) (string, error) {
+	if c.raydar != "" {
+		for {
+			if st, err := os.Stat(c.raydar); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+				return c.raydar, nil
+			}
+			logf("waiting for %s", c.raydar)
+			sleepCtx(ctx, 10*time.Second)
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+		}
+	}
+	raydar := filepath.Join(dir, "raydar")
+	logf("building %s", raydar)
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", raydar, "./cmd/raydar").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/raydar (run from the module root): %v\n%s", err, out)
+	}
+	return raydar, nil
 }
 
 // measurement is one run of raydar in tmux and its figures.
@@ -205,7 +227,7 @@ func (m *measurement) run(ctx context.Context) error {
 	}
 	m.term.rec.quiet(2*time.Second, 30*time.Second)
 	m.rssSynced, _ = memKB(m.term.pid, "VmRSS")
-	m.profile("heap-synced.pb.gz", "heap")
+	m.profile("heap-synced.pb.gz", "heap?gc=1")
 	m.idle(ctx)
 	m.keys(ctx)
 	if m.c.view == "pods" {
@@ -216,7 +238,7 @@ func (m *measurement) run(ctx context.Context) error {
 	m.sortFilter(ctx)
 	m.patchLoad(ctx)
 	m.hwm, _ = memKB(m.term.pid, "VmHWM")
-	m.profile("heap-end.pb.gz", "heap")
+	m.profile("heap-end.pb.gz", "heap?gc=1")
 	return ctx.Err()
 }
 
