@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,7 +21,7 @@ import (
 )
 
 // dataSet is what the benchmark creates: clusters × (1 head + workers)
-// Running Ray pods over namespaces, podsPerNode to a kwok node.
+// Running Ray pods over namespaces, podsPerNode to a node.
 type dataSet struct {
 	clusters, workers, namespaces, podsPerNode int
 }
@@ -40,10 +43,9 @@ func podName(i, j int) string {
 // create makes the namespaces, the RayClusters and their pods with
 // `parallel` clients. Pods are built as raydar's operator builds them
 // (controller/raycluster.BuildPod: KubeRay's env, probes, volumes, labels,
-// owner reference), bound to a kwok node and written Running and Ready at
-// once (the status kwok's stage would write): kwok plays ~12 pods/s on a
-// loaded 2-core machine, too slow for 100,000, and it leaves Running pods
-// alone.
+// owner reference), bound to one of the data set's nodes and written
+// Running and Ready at once (the status kwok's stage would write): kwok
+// plays ~12 pods/s on a loaded 2-core machine, too slow for 100,000.
 func (d dataSet) create(ctx context.Context, cs kubernetes.Interface, c client.Client, nodes []string, parallel int, logf func(string, ...any)) error {
 	for n := range d.namespaces {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsName(n)}}
@@ -83,8 +85,12 @@ func (d dataSet) create(ctx context.Context, cs kubernetes.Interface, c client.C
 						errs <- fmt.Errorf("creating pod %s: %w", p.Name, err)
 						return
 					}
-					created.Status = runningStatus(created, k)
-					if _, err := cs.CoreV1().Pods(rc.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+					st, err := json.Marshal(map[string]any{"status": runningStatus(created, k)})
+					if err != nil {
+						errs <- err
+						return
+					}
+					if _, err := cs.CoreV1().Pods(rc.Namespace).Patch(ctx, p.Name, types.MergePatchType, st, metav1.PatchOptions{}, "status"); err != nil {
 						errs <- fmt.Errorf("pod %s Running: %w", p.Name, err)
 						return
 					}
@@ -172,3 +178,36 @@ func runningStatus(p *corev1.Pod, k int) corev1.PodStatus {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// createNodes makes the nodes that hold the pods: fake nodes as kwok's
+// (kube/sandbox fakeNode: 64 CPU, 256Gi, 110 pods, Ready), written by this
+// program and managed by nothing, so that nothing but the benchmark's
+// patches changes while raydar is measured (no controller-manager marks
+// them NotReady; kwok is not started).
+func (d dataSet) createNodes(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
+	names := make([]string, d.nodes())
+	for i := range names {
+		names[i] = fmt.Sprintf("bench-node-%d", i)
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: names[i], Labels: map[string]string{
+			corev1.LabelHostname: names[i], corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64", "type": "kwok",
+		}}}
+		created, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		if err != nil {
+			return nil, err
+		}
+		capacity := corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"),
+			corev1.ResourcePods: resource.MustParse("110"), corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+		}
+		now := metav1.Now()
+		created.Status = corev1.NodeStatus{
+			Capacity: capacity, Allocatable: capacity, Phase: corev1.NodeRunning,
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}},
+			Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("172.18.%d.%d", i/250, i%250+1)}},
+		}
+		if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
+}

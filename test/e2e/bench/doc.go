@@ -2,8 +2,9 @@
 // as a user meets it (issue 15, "The TUI end to end"): it starts a sandbox
 // with the API server's audit log, creates the data set directly (N
 // RayClusters of 1 head + 9 workers, their pods built as raydar's operator
-// builds them and bound to kwok nodes that play them Running; no operator
-// runs), builds the raydar binary and runs `raydar -A -c VIEW
+// builds them, bound to fake Ready nodes (100 pods each) and written
+// Running and Ready by this program; no operator, no kwok: nothing else
+// changes while raydar is measured), builds the raydar binary and runs `raydar -A -c VIEW
 // --no-reconcile` in a tmux pane of 120×40, and measures:
 //
 //   - first full render after the cache syncs (the "cache synced" line of

@@ -92,12 +92,11 @@ func run(ctx context.Context, c config) error {
 	}
 
 	d := dataSet{clusters: c.clusters, workers: 9, namespaces: 10, podsPerNode: 100}
-	logf("sandbox with %d kwok nodes and the audit log", d.nodes())
+	logf("sandbox with the audit log")
 	sb, err := sandbox.Start(ctx, sandbox.Options{
-		Kwok: true, Audit: true, CRDs: [][]byte{crds.YAML()},
+		Audit: true, CRDs: [][]byte{crds.YAML()},
 		StateDir:     filepath.Join(dir, "sandbox"),
-		Nodes:        []sandbox.NodePool{{Count: d.nodes(), NamePrefix: "kwok-node", CPU: "64", Memory: "256Gi"}},
-		StartTimeout: 20 * time.Minute,
+		StartTimeout: 10 * time.Minute,
 		Logf:         logf,
 	})
 	if err != nil {
@@ -114,7 +113,12 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	if err := d.create(ctx, cs, cl, sb.Nodes(), c.parallel, logf); err != nil {
+	nodes, err := d.createNodes(ctx, cs)
+	if err != nil {
+		return err
+	}
+	logf("%d nodes Ready", len(nodes))
+	if err := d.create(ctx, cs, cl, nodes, c.parallel, logf); err != nil {
 		return err
 	}
 	if err := d.waitRunning(ctx, cs, logf); err != nil {
@@ -389,7 +393,11 @@ func measureBaseline(samples int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	t, err := startTmux(dir, 120, 40, nil, []string{"cat"})
+	argv := []string{"cat"}
+	if a := os.Getenv("BENCH_E2E_BASELINE"); a != "" {
+		argv = strings.Fields(a)
+	}
+	t, err := startTmux(dir, 120, 40, nil, argv)
 	if err != nil {
 		return err
 	}
