@@ -3,7 +3,9 @@ package tui
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,12 +22,19 @@ import (
 )
 
 // The scale of the performance targets: 10 namespaces, 1,000 RayClusters,
-// 10,000 Ray pods (one head and nine workers per cluster).
+// 10,000 Ray pods (one head and nine workers per cluster);
+// RAYDAR_BENCH_CLUSTERS=10000 runs the same benchmarks at 100,000 pods.
 const (
-	benchClusters       = 1000
 	benchPodsPerCluster = 10
 	benchW, benchH      = 120, 40
 )
+
+var benchClusters = func() int {
+	if n, err := strconv.Atoi(os.Getenv("RAYDAR_BENCH_CLUSTERS")); err == nil && n > 0 {
+		return n
+	}
+	return 1000
+}()
 
 func benchObjects() (clusters []*rayv1.RayCluster, pods []*corev1.Pod) {
 	for i := range benchClusters {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -138,6 +139,7 @@ func runTUI(ctx context.Context, flags kube.Flags, target *kube.Target, sc sessi
 		}
 		defer stop()
 	}
+	tuneGC(os.Getenv)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := &backend{parent: ctx, flags: flags, sc: sc, allNamespaces: flags.AllNamespaces}
@@ -167,6 +169,19 @@ func runTUI(ctx context.Context, flags kube.Flags, target *kube.Target, sc sessi
 	logger.Info("TUI started", "context", target.ContextName, "server", target.Server, "readonly", f.readOnly)
 	_, err = tea.NewProgram(app, tui.ProgramOptions(opts)...).Run()
 	return err
+}
+
+// tuiGCPercent is the TUI's GOGC. Its heap is mostly the cache, long-lived
+// objects, and it allocates little once synced: collecting at 25 % growth
+// instead of Go's 100 % keeps the peak RSS near the live heap (10,000 Ray
+// pods: 68 MB live) for a few more collections while the initial list
+// streams in. GOGC or GOMEMLIMIT in the environment win.
+const tuiGCPercent = 25
+
+func tuneGC(getenv func(string) string) {
+	if getenv("GOGC") == "" && getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(tuiGCPercent)
+	}
 }
 
 // backend switches kube contexts for the TUI (:ctx NAME): a new session

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -29,5 +30,24 @@ func TestStartViewFlag(t *testing.T) {
 		if got, err := f.startView(); err != nil || got != want {
 			t.Errorf("-c %q: %q, %v; want %q", name, got, err, want)
 		}
+	}
+}
+
+// The TUI collects at 25 % heap growth unless the user set GOGC or
+// GOMEMLIMIT.
+func TestTuneGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	tuneGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != tuiGCPercent {
+		t.Fatalf("GOGC %d, want %d", got, tuiGCPercent)
+	}
+	tuneGC(func(k string) string {
+		if k == "GOGC" {
+			return "200"
+		}
+		return ""
+	})
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("GOGC %d with GOGC set in the environment, want it left alone", got)
 	}
 }
