@@ -226,6 +226,12 @@ func (m *measurement) pidOrZero() int {
 }
 
 func (m *measurement) run(ctx context.Context) error {
+	startProfile := make(chan struct{})
+	go func() { // the initial list and the first frames
+		defer close(startProfile)
+		m.profile("cpu-start.pb.gz", "profile?seconds=15")
+	}()
+	defer func() { <-startProfile }()
 	if err := m.firstRender(ctx); err != nil {
 		return err
 	}
@@ -293,7 +299,13 @@ func (m *measurement) firstRender(ctx context.Context) error {
 }
 
 func (m *measurement) profile(name, kind string) {
-	resp, err := http.Get("http://" + m.pprof + "/debug/pprof/" + kind)
+	var resp *http.Response
+	var err error
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) { // raydar may not listen yet
+		if resp, err = http.Get("http://" + m.pprof + "/debug/pprof/" + kind); err == nil || time.Since(start) > 10*time.Second {
+			break
+		}
+	}
 	if err != nil {
 		logf("profile %s: %v", kind, err)
 		return
