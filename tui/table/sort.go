@@ -72,8 +72,11 @@ func (m *Model[V]) compare(a, b *entry[V]) int {
 	return cmp.Compare(a.id, b.id)
 }
 
-func (m *Model[V]) search(e *entry[V]) int {
-	return sort.Search(len(m.rows), func(i int) bool { return m.compare(m.rows[i], e) >= 0 })
+func (m *Model[V]) search(e *entry[V]) int { return m.searchIn(m.rows, e) }
+
+// searchIn is where e belongs in s, sorted by compare.
+func (m *Model[V]) searchIn(s []*entry[V], e *entry[V]) int {
+	return sort.Search(len(s), func(i int) bool { return m.compare(s[i], e) >= 0 })
 }
 
 // SortBy sorts by k; sorting again by the same key reverses the order.
@@ -83,6 +86,7 @@ func (m *Model[V]) SortBy(k SortKey) {
 	} else {
 		m.sortKey, m.desc = k, false
 	}
+	m.order = nil
 	m.rebuild()
 }
 

@@ -95,6 +95,9 @@ type Model[V any] struct {
 
 	items map[string]*entry[V]
 	rows  []*entry[V] // visible rows in order
+	// order is every item in sort order, so that a filter change is one
+	// pass without a sort; nil when stale (rebuild sorts it again).
+	order []*entry[V]
 
 	cursor, offset int
 	selID          string
