@@ -147,7 +147,11 @@ func (m *measurement) report() string {
 	var b strings.Builder
 	host, _ := hostname()
 	fmt.Fprintf(&b, "## raydar TUI end to end: %d pods / %d RayClusters, view %s, tmux 120×40, runs of %s\n\n", m.d.pods(), m.d.clusters, m.c.view, m.c.duration)
-	fmt.Fprintf(&b, "%s, %s, load average (1 min) at start %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), host, m.load["start"])
+	fmt.Fprintf(&b, "%s, %s, load average (1 min) at start %s", time.Now().UTC().Format("2006-01-02 15:04 UTC"), host, m.load["start"])
+	if m.c.settle > 0 {
+		fmt.Fprintf(&b, "; idle measured once the newest pod was %s old", m.c.settle)
+	}
+	fmt.Fprint(&b, "\n\n")
 	fmt.Fprintf(&b, "| figure | value | load |\n|---|---|---|\n")
 	row := func(name, v, load string) { fmt.Fprintf(&b, "| %s | %s | %s |\n", name, v, load) }
 	row("cache synced after start", ms(m.synced.Sub(m.started)), m.load["start"])

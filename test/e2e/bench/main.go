@@ -30,7 +30,7 @@ import (
 
 type config struct {
 	clusters, parallel, samples int
-	duration                    time.Duration
+	duration, settle            time.Duration
 	view, out, raydar           string
 	keep                        bool
 }
@@ -45,6 +45,7 @@ func main() {
 	flag.IntVar(&c.parallel, "parallel", 16, "clients creating the data set")
 	flag.IntVar(&c.samples, "samples", 200, "key → screen samples")
 	flag.StringVar(&c.raydar, "raydar", "", "measure this raydar binary, waiting for it to appear once the data set is ready (default: go build ./cmd/raydar then)")
+	flag.DurationVar(&c.settle, "settle", 0, "before the idle run, wait until the newest pod is this old (10m: ages change once a minute, not every second)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the state directory (logs, audit log, profiles)")
 	baseline := flag.Bool("baseline", false, "measure the harness itself: key → screen of cat(1) echoing in the same tmux pane")
 	flag.Parse()
@@ -129,7 +130,7 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	m := &measurement{c: c, d: d, cs: cs, dir: dir, load: map[string]string{}}
+	m := &measurement{c: c, d: d, cs: cs, dir: dir, load: map[string]string{}, created: time.Now()}
 	if err := m.start(raydar, sb.KubeconfigPath); err != nil {
 		return err
 	}
@@ -178,17 +179,17 @@ type measurement struct {
 	pprof string
 	log   string
 
-	started, synced, rendered time.Time
-	idleCPU, patchCPU         time.Duration
-	idleBytes, patchBytes     int64
-	patches, patchErrs        int
-	keyLat, sortLat, filtLat  []time.Duration
-	repaint                   int
-	updates                   []int
-	hwm, rssSynced            int64
-	listsBefore, listsAfter   int
-	listsAfterURIs            []string
-	load                      map[string]string
+	created, started, synced, rendered time.Time
+	idleCPU, patchCPU                  time.Duration
+	idleBytes, patchBytes              int64
+	patches, patchErrs                 int
+	keyLat, sortLat, filtLat           []time.Duration
+	repaint                            int
+	updates                            []int
+	hwm, rssSynced                     int64
+	listsBefore, listsAfter            int
+	listsAfterURIs                     []string
+	load                               map[string]string
 }
 
 func freePort() (string, error) {
@@ -238,6 +239,10 @@ func (m *measurement) run(ctx context.Context) error {
 	m.term.rec.quiet(2*time.Second, 30*time.Second)
 	m.rssSynced, _ = memKB(m.term.pid, "VmRSS")
 	m.profile("heap-synced.pb.gz", "heap?gc=1")
+	if wait := time.Until(m.created.Add(m.c.settle)); wait > 0 {
+		logf("settling %s: ages under 10 minutes change every second", wait.Round(time.Second))
+		sleepCtx(ctx, wait)
+	}
 	m.idle(ctx)
 	m.keys(ctx)
 	if m.c.view == "pods" {
