@@ -47,7 +47,7 @@ type (
 		deltas []watch.Delta
 		err    error
 	}
-	tickMsg     struct{}
+	tickMsg struct{}
 	// syncPollMsg re-reads Session.Synced while the header says syncing,
 	// so the first full screen does not wait for the next tick.
 	syncPollMsg struct{ gen int }
