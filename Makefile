@@ -11,7 +11,7 @@ TEST_FLAGS ?= -count=1 -p 1 -timeout 25m
 .PHONY: help build tools generate verify-generated test test-faults unit bench lint demo clean image image-push fuzz bench-e2e
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
 
 build: ## build bin/raydar
 	$(GO) build -o $(BIN)/raydar ./cmd/raydar
