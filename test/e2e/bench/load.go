@@ -29,6 +29,12 @@ func (m *measurement) setRestarts(ctx context.Context, i, j, n int) error {
 func (m *measurement) steady(ctx context.Context) error {
 	logf("repaint and steady updates")
 	rec := m.term.rec
+	// The pod patched below is the second row: from the top (lost or
+	// coalesced j/k keys may have scrolled the list).
+	if err := m.term.send("g"); err != nil {
+		return err
+	}
+	rec.quiet(300*time.Millisecond, 10*time.Second)
 	if out, err := m.term.tmux("resize-window", "-t", "tui", "-x", "121", "-y", "40"); err != nil {
 		return fmt.Errorf("tmux resize-window: %v: %s", err, out)
 	}
