@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -125,6 +126,10 @@ type Options struct {
 	// ClusterDomain, Dashboards, probe injection, name validation).
 	RayJob     rayjob.Options
 	RayService rayservice.Options
+	// Authors, when set, is told who wrote each Ray object's spec (from
+	// its managedFields, before the cache strips them) for raydar's
+	// history (kube/history).
+	Authors *history.Authors
 }
 
 // Operator is raydar's reconcile loop for RayClusters, on a
@@ -153,7 +158,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	}
 
 	cacheOpts := cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: opts.Authors.Keep(cache.TransformStripManagedFields()),
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}:     {Label: kit.RayPodsCacheSelector()},
 			&corev1.Service{}: {Label: kit.RayServicesCacheSelector()},

@@ -21,6 +21,7 @@ import (
 
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/history"
 )
 
 // newOperatorCmd runs raydar's reconcile loop headless, as KubeRay's
@@ -28,9 +29,10 @@ import (
 // config/ holds the Deployment and RBAC to run it in a cluster.
 func newOperatorCmd(g *globals) *cobra.Command {
 	var (
-		o         controller.Options
-		noElect   bool
-		verbosity int
+		o           controller.Options
+		noElect     bool
+		verbosity   int
+		historyFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "operator",
@@ -72,10 +74,18 @@ are always reconciled.`,
 			if book != nil {
 				logger.Info("the cluster is a raydar sandbox: reaching its simulated Ray heads through its address book", "addressBook", book.Path())
 			}
+			store := openHistory(historyFile, logger)
+			defer store.Close()
+			o.Authors = history.NewAuthors()
 			op, err := newReconcileLoop(target.Config, loopConfig{operator: o, book: book})
 			if err != nil {
 				return err
 			}
+			rec, err := startRecorder(ctx, store, o.Authors, op.Cache(), logger)
+			if err != nil {
+				return err
+			}
+			defer rec.Close()
 			l := op.Leader()
 			logger.Info("starting raydar operator", "server", target.Server, "identity", l.Identity,
 				"lease", l.Lease, "leaderElection", l.Enabled)
@@ -99,6 +109,7 @@ are always reconciled.`,
 	f.Float32Var(&o.QPS, "kube-api-qps", controller.DefaultQPS, "requests per second to the API server")
 	f.IntVar(&o.Burst, "kube-api-burst", controller.DefaultBurst, "burst of requests to the API server")
 	f.IntVarP(&verbosity, "v", "v", 0, "log verbosity")
+	f.StringVar(&historyFile, "history-file", defaultHistoryFile(), `this process's record of what happened to Ray objects (raydar history); "" keeps it in memory`)
 	return cmd
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/kube/watch"
@@ -42,6 +43,8 @@ type sessionConfig struct {
 	logger logr.Logger
 	// readOnly refuses every mutation at the choke point (kube/actions).
 	readOnly bool
+	// history, when set, records what the session's cache sees (kube/history).
+	history *history.Store
 }
 
 // session is one live connection: a cache (the reconcile loop's when it is
@@ -56,6 +59,7 @@ type session struct {
 	src        *watch.Source
 	role       atomic.Pointer[string]
 	deps       *tui.ActionDeps
+	recorder   *history.Recorder // nil without sessionConfig.history
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -83,9 +87,11 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 	ctx, cancel := context.WithCancel(parent)
 	s := &session{target: t, src: watch.NewSource(watch.DefaultWindow), cancel: cancel}
 	var informers cache.Cache
+	authors := history.NewAuthors()
 	if sc.reconcile {
 		o := sc.operator
 		o.Logger = sc.logger
+		o.Authors = authors
 		if o.LeaderElectionNamespace == "" && !o.DisableLeaderElection {
 			o.LeaderElectionNamespace = leaseNamespace(ctx, t)
 		}
@@ -113,7 +119,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 	} else {
 		c, err := cache.New(t.Config, cache.Options{
 			Scheme:           scheme.New(),
-			DefaultTransform: cache.TransformStripManagedFields(),
+			DefaultTransform: authors.Keep(cache.TransformStripManagedFields()),
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.Pod{}: {Label: rayv1.RayPodSelector()},
 			},
@@ -147,6 +153,12 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 	if err := s.setupActions(t, sc); err != nil {
 		s.Close()
 		return nil, err
+	}
+	if sc.history != nil {
+		if s.recorder, err = startRecorder(ctx, sc.history, authors, informers, sc.logger); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("recording history: %w", err)
+		}
 	}
 	s.src.SetNodeAccess(watch.NodeAccessFor(t.Config)) // nodes for the diagnosis, when the user may list them
 	if err := s.src.Watch(ctx, informers); err != nil {
@@ -273,6 +285,9 @@ func (s *session) Close() {
 	s.cancel()
 	s.wg.Wait()
 	s.capacity.Close()
+	if s.recorder != nil {
+		s.recorder.Close()
+	}
 }
 
 // newCapacityPoller reads Ray's capacity of the clusters the TUI looks at,

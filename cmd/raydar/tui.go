@@ -107,6 +107,10 @@ func runTUI(ctx context.Context, flags kube.Flags, target *kube.Target, sc sessi
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if sc.history == nil {
+		sc.history = openHistory(defaultHistoryFile(), logger) // one store for every :ctx session
+		defer sc.history.Close()
+	}
 	b := &backend{parent: ctx, flags: flags, sc: sc, allNamespaces: flags.AllNamespaces}
 	s, err := connect(ctx, target, sc)
 	if err != nil {

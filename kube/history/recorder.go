@@ -37,6 +37,9 @@ type RecorderOptions struct {
 	Now func() time.Time
 	// Logger says what could not be written.
 	Logger logr.Logger
+	// FlushInterval is how long the writer gathers entries before one
+	// append (default 250 ms): the store opens its file per append.
+	FlushInterval time.Duration
 }
 
 // Recorder turns informer events of the Ray kinds and Ray pods into
@@ -46,6 +49,7 @@ type Recorder struct {
 	authors *Authors
 	now     func() time.Time
 	log     logr.Logger
+	flush   time.Duration
 	ch      chan []Entry
 
 	dropped atomic.Int64
@@ -71,7 +75,10 @@ func NewRecorder(store *Store, o RecorderOptions) *Recorder {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	r := &Recorder{store: store, authors: o.Authors, now: o.Now, log: o.Logger,
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = 250 * time.Millisecond
+	}
+	r := &Recorder{store: store, authors: o.Authors, now: o.Now, log: o.Logger, flush: o.FlushInterval,
 		ch: make(chan []Entry, o.Buffer/4+1), versions: map[string]uint64{}, done: make(chan struct{})}
 	go r.write()
 	return r
@@ -196,11 +203,13 @@ func isPod(o any) bool {
 	return ok
 }
 
-// write appends what the handlers send, in batches of what has queued up.
+// write appends what the handlers send, gathered for the flush interval
+// (or until 512 entries, or Close) into one append.
 func (r *Recorder) write() {
 	defer close(r.done)
 	for first := range r.ch {
 		batch := first
+		timer := time.NewTimer(r.flush)
 	more:
 		for len(batch) < 512 {
 			select {
@@ -209,10 +218,11 @@ func (r *Recorder) write() {
 					break more
 				}
 				batch = append(batch, e...)
-			default:
+			case <-timer.C:
 				break more
 			}
 		}
+		timer.Stop()
 		if err := r.store.Append(batch); err != nil {
 			r.dropped.Add(int64(len(batch)))
 			r.log.Error(err, "history: entries not written", "entries", len(batch))

@@ -71,15 +71,27 @@ func (o StoreOptions) withDefaults() StoreOptions {
 
 // Store is the bounded timeline of every object: a bbolt file, or memory
 // when the file cannot be had (Note says why). Safe for concurrent use.
+//
+// One process at a time writes a file: it holds the lock of PATH.lock (a
+// bbolt file of its own, locked while the Store is open) and opens PATH
+// itself only for each Append and Query, so that `raydar history` in
+// another terminal (OpenReader) reads it while a TUI or an operator
+// records.
 type Store struct {
-	opts StoreOptions
-	path string
-	db   *bolt.DB // nil: in memory
-	mem  *memStore
-	note string
-	mu   sync.Mutex // closed
-	done bool
+	opts     StoreOptions
+	path     string
+	lock     *bolt.DB // the writer's lock; nil for a reader or in memory
+	onDisk   bool
+	readOnly bool
+	mem      *memStore
+	note     string
+	mu       sync.Mutex // closed
+	done     bool
 }
+
+// openTimeout bounds the wait for PATH itself (held only for a transaction
+// by the writer or a reader).
+const openTimeout = 10 * time.Second
 
 var (
 	bucketEntries = []byte("entries") // seq → objKey NUL JSON
@@ -90,11 +102,11 @@ var (
 	keyBytes      = []byte("bytes")
 )
 
-// Open opens (creating) the store at path. When another raydar process
-// holds the file (bbolt's lock) past LockTimeout, or the file cannot be
-// opened, the store is kept in memory for this process and Note says so;
-// err is then nil, so that a second raydar on one state directory runs
-// rather than hangs. err is returned only for an unusable path ("").
+// Open opens (creating) the store at path for writing. When another
+// raydar process writes it (it holds PATH.lock) past LockTimeout, or the
+// file cannot be opened, the store is kept in memory for this process and
+// Note says so; err is then nil, so that a second raydar on one state
+// directory runs rather than hangs. err is returned only for path "".
 func Open(path string, o StoreOptions) (*Store, error) {
 	o = o.withDefaults()
 	if path == "" {
@@ -104,14 +116,15 @@ func Open(path string, o StoreOptions) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return s.inMemory(fmt.Sprintf("history kept in memory only: %v", err)), nil
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout})
+	lock, err := bolt.Open(path+".lock", 0o600, &bolt.Options{Timeout: o.LockTimeout})
 	if errors.Is(err, bolt.ErrTimeout) {
-		return s.inMemory(fmt.Sprintf("history kept in memory only: %s is in use by another raydar on this machine", path)), nil
+		return s.inMemory(fmt.Sprintf("history kept in memory only: %s is being recorded by another raydar on this machine", path)), nil
 	}
 	if err != nil {
 		return s.inMemory(fmt.Sprintf("history kept in memory only: %s: %v", path, err)), nil
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	s.lock, s.onDisk = lock, true
+	err = s.update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketEntries, bucketObjects, bucketCounts, bucketMeta} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
@@ -120,11 +133,53 @@ func Open(path string, o StoreOptions) (*Store, error) {
 		return nil
 	})
 	if err != nil {
-		db.Close()
+		lock.Close()
+		s.lock, s.onDisk = nil, false
 		return s.inMemory(fmt.Sprintf("history kept in memory only: %s: %v", path, err)), nil
 	}
-	s.db = db
 	return s, nil
+}
+
+// ErrNoHistory is OpenReader's error when nothing was recorded at path.
+var ErrNoHistory = errors.New("no history recorded on this machine yet")
+
+// OpenReader opens the store at path to read it, beside the process that
+// records into it.
+func OpenReader(path string) (*Store, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", path, ErrNoHistory)
+	} else if err != nil {
+		return nil, err
+	}
+	return &Store{opts: StoreOptions{}.withDefaults(), path: path, onDisk: true, readOnly: true}, nil
+}
+
+// update runs fn in a write transaction on the file, opened for it.
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: openTimeout})
+	if err != nil {
+		return fmt.Errorf("history: %s: %w", s.path, err)
+	}
+	if err := db.Update(fn); err != nil {
+		db.Close()
+		return err
+	}
+	return db.Close()
+}
+
+// view runs fn in a read transaction on the file, opened read-only for it.
+func (s *Store) view(fn func(*bolt.Tx) error) error {
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: openTimeout, ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("history: %s: %w", s.path, err)
+	}
+	defer db.Close()
+	return db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketEntries) == nil || tx.Bucket(bucketObjects) == nil || tx.Bucket(bucketMeta) == nil {
+			return ErrNoHistory
+		}
+		return fn(tx)
+	})
 }
 
 // Memory is a store kept in memory (tests, --history-file "").
@@ -143,7 +198,7 @@ func (s *Store) Note() string { return s.note }
 
 // Path is the file, "" in memory.
 func (s *Store) Path() string {
-	if s.db == nil {
+	if !s.onDisk {
 		return ""
 	}
 	return s.path
@@ -160,8 +215,8 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.done = true
-	if s.db != nil {
-		return s.db.Close()
+	if s.lock != nil {
+		return s.lock.Close()
 	}
 	return nil
 }
@@ -181,11 +236,14 @@ func (s *Store) Append(entries []Entry) error {
 	if s.closed() {
 		return ErrClosed
 	}
-	if s.db == nil {
+	if !s.onDisk {
 		s.mem.append(entries)
 		return nil
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	if s.readOnly {
+		return errors.New("history: a reader does not append")
+	}
+	return s.update(func(tx *bolt.Tx) error {
 		eb, ob, cb, mb := tx.Bucket(bucketEntries), tx.Bucket(bucketObjects), tx.Bucket(bucketCounts), tx.Bucket(bucketMeta)
 		n, size := getU64(mb, keyN), getU64(mb, keyBytes)
 		for i := range entries {
@@ -267,11 +325,11 @@ func (s *Store) Query(ref Ref, since time.Time) ([]Entry, error) {
 	if s.closed() {
 		return nil, ErrClosed
 	}
-	if s.db == nil {
+	if !s.onDisk {
 		return s.mem.query(ref.key(), since), nil
 	}
 	var out []Entry
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		eb, ob := tx.Bucket(bucketEntries), tx.Bucket(bucketObjects)
 		prefix := append([]byte(ref.key()), 0)
 		c := ob.Cursor()
@@ -306,11 +364,11 @@ func (s *Store) Stats() (Stats, error) {
 	if s.closed() {
 		return Stats{}, ErrClosed
 	}
-	if s.db == nil {
+	if !s.onDisk {
 		return s.mem.stats(), nil
 	}
 	var st Stats
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		mb := tx.Bucket(bucketMeta)
 		st = Stats{Entries: int(getU64(mb, keyN)), Bytes: int64(getU64(mb, keyBytes))}
 		return nil

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -147,7 +148,7 @@ func TestStoreSecondWriterFallsBackToMemory(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("the second Open took %s", d)
 	}
-	if second.Path() != "" || !strings.Contains(second.Note(), "in memory") || !strings.Contains(second.Note(), "in use by another raydar") {
+	if second.Path() != "" || !strings.Contains(second.Note(), "in memory") || !strings.Contains(second.Note(), "recorded by another raydar") {
 		t.Errorf("second store: path %q, note %q; want in memory, saying the file is in use", second.Path(), second.Note())
 	}
 	if err := second.Append([]Entry{entry("a", 0)}); err != nil {
@@ -155,6 +156,24 @@ func TestStoreSecondWriterFallsBackToMemory(t *testing.T) {
 	}
 	if got, _ := second.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{}); len(got) != 1 {
 		t.Errorf("the memory store holds %d entries, want 1", len(got))
+	}
+	// raydar history reads the file while the first one records.
+	if err := first.Append([]Entry{entry("a", 7)}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
+	if err != nil || tos(got) != "8" {
+		t.Errorf("a reader beside the writer read %q (%v), want 8", tos(got), err)
+	}
+	if err := r.Append([]Entry{entry("a", 1)}); err == nil {
+		t.Error("a reader appended")
+	}
+	if _, err := OpenReader(filepath.Join(t.TempDir(), FileName)); !errors.Is(err, ErrNoHistory) {
+		t.Errorf("OpenReader of nothing: %v, want ErrNoHistory", err)
 	}
 }
 
