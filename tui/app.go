@@ -197,6 +197,7 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 		nodesKnown = nk.NodesKnown
 	}
 	a.e.why = newDiagnoses(store, a.now, a.role, nodesKnown)
+	a.e.hist = newHistoryCache(sess.History)
 }
 
 // Init starts the feed and the clock.
@@ -285,6 +286,8 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		if p := msg.build(a.e); p != nil {
 			return a.push(p)
 		}
+	case historyMsg:
+		a.e.hist.receive(msg)
 	case warnMsg:
 		a.setFlash(flashWarn, string(msg))
 	case contextsMsg:
@@ -410,10 +413,14 @@ func (a *App) onTick() tea.Cmd {
 	if a.flash.text != "" && !a.flash.expires.IsZero() && a.now().After(a.flash.expires) {
 		a.flash = flash{}
 	}
-	if t, ok := a.top().(ticker); ok {
-		return a.track(t.tick())
+	var hist tea.Cmd
+	if hp, ok := a.top().(historyPage); ok {
+		hist = a.e.hist.poll(hp.historyRef())
 	}
-	return nil
+	if t, ok := a.top().(ticker); ok {
+		return tea.Batch(hist, a.track(t.tick()))
+	}
+	return hist
 }
 
 // track runs cmd with the busy indicator on until it returns.

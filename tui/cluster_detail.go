@@ -272,7 +272,7 @@ func (d *clusterDetail) mapRayNodes() {
 
 const summaryLines = 3
 
-func (d *clusterDetail) eventLines() int { return 1 + max(len(d.events), 1) }
+func (d *clusterDetail) eventLines() int { return 1 + max(len(d.events), 1) + d.e.hist.height() }
 
 // capLines is the "Ray" block: shown when the session has a capacity
 // source.
@@ -383,6 +383,9 @@ func (d *clusterDetail) view() string {
 			line = st.Class(styles.Warn).Render(line)
 		}
 		b.WriteString("\n" + line)
+	}
+	for _, l := range d.historyBlock() {
+		b.WriteString("\n" + l)
 	}
 	return b.String()
 }

@@ -177,7 +177,9 @@ func (d *jobDetail) whyBlock() []string {
 func (d *jobDetail) logHeight() int { return d.logHeightWith(len(d.whyBlock())) }
 
 // logHeightWith is logHeight for a Why block of whyN lines already rendered.
-func (d *jobDetail) logHeightWith(whyN int) int { return max(d.h-jobHeaderLines-whyN, 1) }
+func (d *jobDetail) logHeightWith(whyN int) int {
+	return max(d.h-jobHeaderLines-d.e.hist.height()-whyN, 1)
+}
 
 func (d *jobDetail) view() string {
 	st, j, now := d.e.st, d.job, d.e.now()
@@ -210,7 +212,7 @@ func (d *jobDetail) view() string {
 		lbl("Entrypoint") + orNone(j.Spec.Entrypoint),
 	}
 	wl := d.whyBlock()
-	lines = append(wl, lines...)
+	lines = append(append(wl, lines...), d.historyBlock()...)
 	out := strings.Join(lines, "\n") + "\n"
 	lh := d.logHeightWith(len(wl))
 	switch {

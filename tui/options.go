@@ -77,6 +77,9 @@ type Session struct {
 	// Session it returns. nil uses the ActionDeps given to DefaultActions,
 	// as long as their Context is this session's.
 	Deps *ActionDeps
+	// History is this machine's record of the Ray objects (kube/history);
+	// nil shows no History blocks.
+	History HistorySource
 }
 
 // CapacitySource gives Ray's view of a cluster's capacity: the last

@@ -32,6 +32,7 @@ type env struct {
 	store *watch.Store
 	// why is the store's diagnoses (the WHY column, the Why blocks).
 	why  *diagnoses
+	hist *historyCache // the History blocks (tui/history.go)
 	sess Session
 	ctx  context.Context
 }

@@ -122,6 +122,9 @@ func (d *serviceDetail) lines() []string {
 	out = append(out, d.clusterLines("Active cluster", s.Status.ActiveServiceStatus)...)
 	out = append(out, "")
 	out = append(out, d.clusterLines("Pending cluster", s.Status.PendingServiceStatus)...)
+	if hb := d.historyBlock(); len(hb) > 0 {
+		out = append(append(out, ""), hb...)
+	}
 	return out
 }
 

@@ -209,7 +209,12 @@ func describeRole(l controller.LeaderStatus, other controller.OtherOperator, now
 
 // Session is what the TUI needs of this connection.
 func (s *session) Session(namespace string) tui.Session {
+	var hist tui.HistorySource
+	if s.recorder != nil {
+		hist = s.recorder
+	}
 	return tui.Session{
+		History:   hist,
 		Context:   s.target.ContextName,
 		Server:    s.target.Server,
 		Namespace: namespace,

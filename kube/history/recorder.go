@@ -259,3 +259,9 @@ func (r *Recorder) Close() {
 	}
 	<-r.done
 }
+
+// Entries is the object's timeline, oldest first (Store.Query): I/O.
+func (r *Recorder) Entries(ref Ref) ([]Entry, error) { return r.store.Query(ref, time.Time{}) }
+
+// Note is "" when the store is on disk, else why it is in memory.
+func (r *Recorder) Note() string { return r.store.Note() }
