@@ -149,3 +149,47 @@ func hasLine(out string, parts ...string) bool {
 	}
 	return false
 }
+
+// `raydar operator` records too (pods and states of the clusters it
+// reconciles), and a second raydar on the same history file runs, in
+// memory, saying so, instead of hanging on the file's lock.
+func TestOperatorRecordsHistory(t *testing.T) {
+	ctx := needSandbox(t)
+	ns := newNamespace(t, ctx)
+	file := filepath.Join(t.TempDir(), history.FileName)
+	lease := "raydar-hist-" + ns
+	args := []string{"operator", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--watch-namespaces", ns, "--leader-election-id", lease, "--history-file", file}
+	first, _, stop := startCommand(t, args...)
+	defer stop()
+	waitLog := func(buf *syncBuffer, want string) {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second)
+		for !strings.Contains(buf.String(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the operator never logged %q:\n%s", want, buf)
+			}
+			pollPause(ctx)
+		}
+	}
+	waitLog(first, "recording history")
+	second, _, stop2 := startCommand(t, args...)
+	waitLog(second, "history kept in memory only: "+file+" is being recorded by another raydar")
+	stop2()
+
+	create(t, ctx, testCluster(ns, "rec"))
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		r := raydar(t, "", "-n", ns, "history", "cluster", "rec", "--history-file", file)
+		if r.err != nil {
+			t.Fatalf("%v\n%s", r.err, r.stderr)
+		}
+		if hasLine(r.stdout, "pod rec-head-", "created") && hasLine(r.stdout, "created (") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("raydar history of an operator-reconciled cluster:\n%s\noperator log:\n%s", r.stdout, first)
+		}
+		pollPause(ctx)
+	}
+}
