@@ -113,13 +113,14 @@ func (a *Author) String() string {
 	return a.Manager
 }
 
-// authorOf is the newest managedFields entry on the main resource (not
-// status) whose fields contain marker, nil when none.
+// authorOf is the newest managedFields entry on the main resource or its
+// scale subresource (kubectl scale), not status, whose fields contain
+// marker, nil when none.
 func authorOf(mf []metav1.ManagedFieldsEntry, marker []byte) *Author {
 	var best *metav1.ManagedFieldsEntry
 	for i := range mf {
 		e := &mf[i]
-		if e.Subresource != "" || e.FieldsV1 == nil || !bytes.Contains(e.FieldsV1.Raw, marker) {
+		if (e.Subresource != "" && e.Subresource != "scale") || e.FieldsV1 == nil || !bytes.Contains(e.FieldsV1.Raw, marker) {
 			continue
 		}
 		if best == nil || timeOf(e).After(timeOf(best)) || timeOf(e).Equal(timeOf(best)) {

@@ -82,7 +82,16 @@ func TestKeepReadsTheWorkerGroupsOwner(t *testing.T) {
 	if w.Spec == nil || w.Spec.Manager != "helm" {
 		t.Errorf("spec author = %+v, want helm (the newest spec writer, not the status writer)", w.Spec)
 	}
-	if _, ok := a.At("u1", "8"); ok {
+	// kubectl scale writes through the scale subresource.
+	rc.ResourceVersion = "8"
+	rc.ManagedFields = append(rc.ManagedFields, mf("kubectl-scale", "Update", "scale", t0.Add(4*time.Minute), `{"f:spec":{"f:workerGroupSpecs":{}}}`))
+	if _, err := a.Keep(nil)(rc); err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := a.At("u1", "8"); w.Scale == nil || w.Scale.Manager != "kubectl-scale" {
+		t.Errorf("scale author through the scale subresource = %+v, want kubectl-scale", w.Scale)
+	}
+	if _, ok := a.At("u1", "9"); ok {
 		t.Error("At a version never noted answered: an author must not be guessed")
 	}
 	a.Forget("u1")
