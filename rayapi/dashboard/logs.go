@@ -19,8 +19,8 @@ const MaxLogRead = 8 << 20
 
 // LogNode names a Ray node by ID or by IP (the ID wins when both are set).
 type LogNode struct {
-	ID string
-	IP string
+	ID string `json:"id,omitempty"`
+	IP string `json:"ip,omitempty"`
 }
 
 func (n LogNode) query(q url.Values) {

@@ -133,8 +133,8 @@ const RuntimeEnvSetupPrefix = "runtime_env_setup-"
 
 // LogGroup is one group of a listing, files sorted.
 type LogGroup struct {
-	Name  string
-	Files []string
+	Name  string   `json:"name"`
+	Files []string `json:"files"`
 }
 
 // displayGroup is the group a file is shown under.
