@@ -89,6 +89,16 @@ func (s *logStream) finish(err error) {
 // cleanLogLine removes escape sequences and carriage returns and expands
 // tabs, so a line's width is what it shows.
 func cleanLogLine(b []byte) string {
+	plain := true // printable ASCII only: nothing to clean (most log lines)
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(b)
+	}
 	return strings.ReplaceAll(strings.TrimRight(ansi.Strip(string(b)), "\r"), "\t", "    ")
 }
 

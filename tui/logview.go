@@ -213,15 +213,18 @@ func (v *logView) step(dir int) {
 	}
 }
 
-// matches counts the lines matching the search.
-func (v *logView) matches() int {
-	n := 0
-	for _, l := range v.lines {
+// matches counts the lines matching the search and says which of them
+// the current match is (1-based; 0: none).
+func (v *logView) matches() (n, cur int) {
+	for i, l := range v.lines {
 		if v.re.MatchString(l) {
 			n++
+			if i == v.match {
+				cur = n
+			}
 		}
 	}
-	return n
+	return n, cur
 }
 
 // state is the stream's state in words.
@@ -256,7 +259,12 @@ func (v *logView) render(st *styles.Styles, name string) string {
 	}
 	line := st.Section.Render(head) + "  " + v.state(st) + "  " + st.Faint.Render(wrap)
 	if v.re != nil {
-		line += "  " + st.TitleFilter.Render(fmt.Sprintf("/%s: %d matching", v.query, v.matches()))
+		n, cur := v.matches()
+		what := "no match"
+		if n > 0 {
+			what = fmt.Sprintf("match %d of %d", cur, n)
+		}
+		line += "  " + st.TitleFilter.Render("/"+v.query+": "+what)
 	}
 	rows := v.lines
 	if v.re != nil && v.match >= 0 && v.match < len(v.lines) && v.match < end {

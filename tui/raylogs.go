@@ -10,6 +10,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/raydar/raydar/kube/raydash"
@@ -284,7 +285,7 @@ func (p *rayLogFilesPage) view() string {
 	case !p.loaded:
 		out = append(out, st.Faint.Render("listing the Ray log files of "+p.nodeName()+"…"))
 	case p.err != nil:
-		out = append(out, unreachable(p.e, p.namespace, p.cluster, p.pod, p.err)...)
+		out = append(out, wrapEach(unreachable(p.e, p.namespace, p.cluster, p.pod, p.err), p.w)...)
 	case len(p.rows) == 0:
 		out = append(out, "Ray lists no log files on "+p.nodeName()+".")
 	default:
@@ -313,6 +314,15 @@ func (p *rayLogFilesPage) view() string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// wrapEach wraps each of lines at w cells.
+func wrapEach(lines []string, w int) []string {
+	var out []string
+	for _, l := range lines {
+		out = append(out, strings.Split(ansi.Wrap(l, max(w, 1), ""), "\n")...)
+	}
+	return out
 }
 
 // padRight pads s with spaces to w cells.

@@ -146,7 +146,7 @@ func (p *rayLogPage) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 
 func (p *rayLogPage) view() string {
 	if p.err != nil && len(p.lines) == 0 {
-		return strings.Join(unreachable(p.e, p.namespace, p.cluster, p.pod, p.err), "\n")
+		return strings.Join(wrapEach(unreachable(p.e, p.namespace, p.cluster, p.pod, p.err), p.w), "\n")
 	}
 	return p.render(p.e.st, "Ray log")
 }
