@@ -12,7 +12,9 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
 // fakeRayLogs is a dashboard's log API for the TUI: fixed listings, files
@@ -213,4 +215,26 @@ func waitGone(t *testing.T, tm *teatest.TestModel, s string) {
 		}
 		time.Sleep(5 * time.Millisecond) // poll interval, not synchronisation
 	}
+}
+
+// TestExplainKeyPendingJob: E on a job whose Ray job is PENDING opens the
+// runtime env setup log on its cluster's head, picked from the listing.
+func TestExplainKeyPendingJob(t *testing.T) {
+	w := newWorld(t, worldOpts{mod: func(st *watch.Store) {
+		o, _ := st.Find(watch.RayJob, "ml", "nightly-eval")
+		j := o.(*rayv1.RayJob).DeepCopy()
+		j.Status.JobStatus = rayv1.JobStatusPending
+		st.Add(j)
+	}})
+	src := &fakeRayLogs{files: headFiles(), text: map[string]string{
+		"runtime_env_setup-nightly-eval-8f3k2.log": "INFO -- Creating runtime env: pip install torch==9.9 (no such version)\n",
+	}}
+	tm, _ := start(t, rayLogOpts(w, src), 120, 30)
+	typeKeys(tm, ":rj", "<enter>", "/", "nightly", "<enter>", "<enter>", "E")
+	screen := waitScreen(t, tm, "pip install torch==9.9")
+	mustContain(t, screen, "runtime env setup of job nightly-eval-8f3k2 (PENDING): runtime_env_setup-nightly-eval-8f3k2.log")
+	if got := src.last(t); got != "train-a 10.0.0.10 runtime_env_setup-nightly-eval-8f3k2.log true" {
+		t.Fatalf("opened %q", got)
+	}
+	finalScreen(t, tm)
 }
