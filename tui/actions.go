@@ -129,6 +129,8 @@ func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
 			add(k.detail, k.detailActions)
 		}
 	}
+	add(RayLogsView, ActionLogs) // the pod's container logs, when Ray's are out of reach
+	add(RayLogView, ActionLogs)
 	return out
 }
 

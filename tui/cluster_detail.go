@@ -186,14 +186,21 @@ func (d *clusterDetail) refresh() {
 	d.layout()
 }
 
-func (d *clusterDetail) title() string    { return titled(rayv1.KindRayCluster, d.rc, d.deleted) }
-func (d *clusterDetail) crumb() string    { return d.rc.Namespace + "/" + d.rc.Name }
-func (d *clusterDetail) tbl() tabler      { return d.t }
+func (d *clusterDetail) title() string { return titled(rayv1.KindRayCluster, d.rc, d.deleted) }
+func (d *clusterDetail) crumb() string { return d.rc.Namespace + "/" + d.rc.Name }
+func (d *clusterDetail) tbl() tabler   { return d.t }
+func (d *clusterDetail) keys() []key.Binding {
+	return []key.Binding{d.e.km.RayLogs}
+}
 func (d *clusterDetail) setSize(w, h int) { d.w, d.h = w, h; d.layout() }
 
 // update refuses to mark anything but worker pods (space on the head pod
 // or a group row flashes why); ranges skip such rows (Spec.Markable).
 func (d *clusterDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	if key.Matches(msg, d.e.km.RayLogs) { // the selected pod's Ray node, else the head's
+		r, _ := d.t.Selected()
+		return true, rayLogsKey(d.rc, r.pod)
+	}
 	if key.Matches(msg, d.e.km.Mark) {
 		if r, ok := d.t.Selected(); ok && !r.isWorker() {
 			why := "only worker pods can be marked"

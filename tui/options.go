@@ -72,6 +72,10 @@ type Session struct {
 	// detail page is open only, so it must not block (return what the
 	// poller last fetched).
 	Capacity CapacitySource
+	// RayLogs reaches Ray's log files through the dashboards
+	// (*kube/raydash.RayLogs); nil: the Ray log pages say they are not
+	// available.
+	RayLogs RayLogSource
 	// Deps are this connection's dependencies of the default actions
 	// (DefaultActions): a Backend that switches contexts sets them on each
 	// Session it returns. nil uses the ActionDeps given to DefaultActions,

@@ -59,6 +59,8 @@ func TestDefaultActionsPerView(t *testing.T) {
 		ServiceDetailView: {ActionDescribe, ActionSuspend, ActionDelete},
 		CronJobsView:      {ActionDescribe, ActionTrigger, ActionSuspend, ActionDelete},
 		CronJobDetailView: {ActionDescribe, ActionTrigger, ActionSuspend, ActionDelete},
+		RayLogsView:       {ActionLogs},
+		RayLogView:        {ActionLogs},
 	}
 	got := DefaultActions(ActionDeps{})
 	if len(got) != len(want) {

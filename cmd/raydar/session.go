@@ -223,6 +223,7 @@ func (s *session) Session(namespace string) tui.Session {
 		Role:      s.Role,
 		Logs:      tui.JobLogsFunc(s.jobLogs),
 		Capacity:  s.capacity,
+		RayLogs:   &raydash.RayLogs{Resolver: s.dashboards, Cluster: clusterFrom(context.Background(), s.reader)}, // the cache: no I/O
 		Deps:      s.deps,
 	}
 }
