@@ -77,6 +77,9 @@ type Session struct {
 	// Session it returns. nil uses the ActionDeps given to DefaultActions,
 	// as long as their Context is this session's.
 	Deps *ActionDeps
+	// Forwards holds the session's port-forwards (shift-f, :forwards;
+	// a *portforward.Manager); nil: port-forwarding is not available.
+	Forwards Forwarder
 }
 
 // CapacitySource gives Ray's view of a cluster's capacity: the last

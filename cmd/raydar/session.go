@@ -21,6 +21,7 @@ import (
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/kube/portforward"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/kube/watch"
@@ -56,6 +57,7 @@ type session struct {
 	src        *watch.Source
 	role       atomic.Pointer[string]
 	deps       *tui.ActionDeps
+	forwards   *portforward.Manager // shift-f's forwards; they end with the session
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -148,6 +150,10 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		s.Close()
 		return nil, err
 	}
+	if s.forwards, err = portforward.NewManager(portforward.Options{Config: t.Config}); err != nil {
+		s.Close()
+		return nil, err
+	}
 	s.src.SetNodeAccess(watch.NodeAccessFor(t.Config)) // nodes for the diagnosis, when the user may list them
 	if err := s.src.Watch(ctx, informers); err != nil {
 		s.Close()
@@ -207,6 +213,7 @@ func (s *session) Session(namespace string) tui.Session {
 		Logs:      tui.JobLogsFunc(s.jobLogs),
 		Capacity:  s.capacity,
 		Deps:      s.deps,
+		Forwards:  s.forwards,
 	}
 }
 
@@ -273,6 +280,9 @@ func (s *session) Close() {
 	s.cancel()
 	s.wg.Wait()
 	s.capacity.Close()
+	if s.forwards != nil {
+		s.forwards.Close()
+	}
 }
 
 // newCapacityPoller reads Ray's capacity of the clusters the TUI looks at,

@@ -47,6 +47,10 @@ type KeyMap struct {
 	Wrap   key.Binding
 	Follow key.Binding
 
+	// StopForward stops the selected port-forward in the forwards view
+	// (:forwards; shift-f, the action that starts one, is a view action).
+	StopForward key.Binding
+
 	// actions holds user overrides for view actions (issue 7), by action
 	// name; see Action.
 	actions map[string][]string
@@ -100,6 +104,8 @@ func Default() *KeyMap {
 
 		Wrap:   b("w", "wrap", "w"),
 		Follow: b("f", "follow", "f"),
+
+		StopForward: b("ctrl+k", "stop forward", "ctrl+k"),
 	}
 }
 
@@ -128,6 +134,7 @@ func (k *KeyMap) All() []Named {
 		{"clear-marks", GroupMarks, &k.ClearMarks},
 		{"wrap", GroupText, &k.Wrap},
 		{"follow", GroupText, &k.Follow},
+		{"stop-forward", GroupGeneral, &k.StopForward},
 	}
 }
 
