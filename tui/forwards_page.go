@@ -120,7 +120,10 @@ func (p *forwardsPage) view() string {
 			localAddrs(s), s.Target, orNone(s.Pod), status.Age(now, s.Since), oneLine(s.LastError))
 		lines = append(lines, row)
 	}
-	lines = append(lines, "")
+	// The table's rows are cut at the width; the selected forward's block
+	// beneath wraps.
+	rows := renderRows(lines, 0, p.w, p.h, false)
+	lines = []string{""}
 	if sel.ID != 0 {
 		lines = append(lines, st.Section.Render(fmt.Sprintf("forward %d: %s", sel.ID, sel.Target)))
 		for _, port := range sel.Ports {
@@ -133,5 +136,6 @@ func (p *forwardsPage) view() string {
 			orNone(p.e.sshUser), orNone(p.e.sshHost)),
 			"  "+portforward.SSHLine(sel.Address, sel.Ports, p.e.sshUser, p.e.sshHost))
 	}
-	return strings.Join(renderRows(lines, 0, p.w, p.h, true), "\n")
+	rows = append(rows, renderRows(lines, 0, p.w, max(p.h-len(rows), 0), true)...)
+	return strings.Join(rows, "\n")
 }
