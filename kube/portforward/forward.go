@@ -46,6 +46,7 @@ const connWait = 30 * time.Second
 // Forward is one supervised forward; see the package doc. Get one from
 // Manager.Start.
 type Forward struct {
+	id        int
 	m         *Manager
 	spec      Spec
 	listeners []net.Listener
@@ -119,7 +120,7 @@ func (f *Forward) State() State {
 func (f *Forward) Changed() <-chan struct{} { return f.changed }
 
 // ID is the forward's number in its Manager.
-func (f *Forward) ID() int { return f.state.ID }
+func (f *Forward) ID() int { return f.id }
 
 func (f *Forward) update(change func(State) State) {
 	f.mu.Lock()
@@ -138,9 +139,10 @@ func (f *Forward) notify() {
 
 // start runs the supervisor and the accept loops.
 func (f *Forward) start() {
+	ports := append([]Port(nil), f.state.Ports...) // before any goroutine changes state
 	for i, l := range f.listeners {
 		f.wg.Add(1)
-		go func() { defer f.wg.Done(); f.accept(l, f.state.Ports[i]) }()
+		go func() { defer f.wg.Done(); f.accept(l, ports[i]) }()
 	}
 	f.wg.Add(1)
 	go func() { defer f.wg.Done(); f.supervise() }()

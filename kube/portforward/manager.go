@@ -95,7 +95,7 @@ func (m *Manager) Start(spec Spec) (*Forward, error) {
 	m.nextID++
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &Forward{
-		m: m, spec: spec, listeners: ls, ctx: ctx, cancel: cancel,
+		id: m.nextID, m: m, spec: spec, listeners: ls, ctx: ctx, cancel: cancel,
 		changed: make(chan struct{}, 1),
 		sessCh:  make(chan struct{}),
 		conns:   map[net.Conn]struct{}{},
@@ -104,7 +104,7 @@ func (m *Manager) Start(spec Spec) (*Forward, error) {
 			Ports: ports, Address: spec.Address, Phase: Connecting, Since: time.Now(),
 		},
 	}
-	m.forwards[f.state.ID] = f
+	m.forwards[f.id] = f
 	f.start()
 	m.notify()
 	return f, nil
