@@ -103,12 +103,16 @@ type App struct {
 	syncing   bool
 	dialog    Dialog
 	quitting  bool
+	// sshUser and sshHost: $USER and the hostname, read once by New, for
+	// the forwards' ssh lines.
+	sshUser, sshHost string
 }
 
 // New builds the TUI. It fails only when a view action's key clashes with
 // the key map.
 func New(opts Options) (*App, error) {
 	a := &App{opts: opts, km: opts.Keys, now: opts.Now, reg: kinds()}
+	a.sshUser, a.sshHost = sshWho()
 	if a.km == nil {
 		a.km = keys.Default()
 	}
@@ -184,7 +188,8 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.sessCancel = cancel
 	a.gen++
-	a.e = &env{st: a.st, km: a.km, now: a.now, reg: &a.reg, scheme: &a.scheme, seq: &a.seq, store: store, sess: sess, ctx: ctx}
+	a.e = &env{st: a.st, km: a.km, now: a.now, reg: &a.reg, scheme: &a.scheme, seq: &a.seq, store: store, sess: sess, ctx: ctx,
+		sshUser: a.sshUser, sshHost: a.sshHost}
 	a.ns = sess.Namespace
 	a.lists = map[ViewKind]page{}
 	a.role = ""
@@ -202,7 +207,7 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 
 // Init starts the feed and the clock.
 func (a *App) Init() tea.Cmd {
-	return tea.Batch(a.nextBatch(), a.tick())
+	return tea.Batch(a.nextBatch(), a.tick(), a.watchForwards())
 }
 
 func (a *App) nextBatch() tea.Cmd {
@@ -290,6 +295,8 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		a.e.hist.receive(msg)
 	case warnMsg:
 		a.setFlash(flashWarn, string(msg))
+	case forwardsMsg:
+		return a.onForwards(msg)
 	case contextsMsg:
 		if msg.err != nil {
 			a.logf("listing contexts: %v", msg.err)
@@ -308,7 +315,7 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		a.startSession(msg.sess, watch.NewStore())
 		a.showList(root)
 		a.setFlash(flashInfo, "context: "+msg.sess.Context)
-		return a.nextBatch()
+		return tea.Batch(a.nextBatch(), a.watchForwards())
 	default:
 		for _, p := range a.stack {
 			if r, ok := p.(receiver); ok {

@@ -84,6 +84,9 @@ type Session struct {
 	// History is this machine's record of the Ray objects (kube/history);
 	// nil shows no History blocks.
 	History HistorySource
+	// Forwards holds the session's port-forwards (shift-f, :forwards;
+	// a *portforward.Manager); nil: port-forwarding is not available.
+	Forwards Forwarder
 }
 
 // CapacitySource gives Ray's view of a cluster's capacity: the last

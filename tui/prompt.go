@@ -52,7 +52,7 @@ func (p *prompt) deleteWord() {
 // commandWords is every first word the command line knows: the kinds'
 // aliases (k9s style) and the commands.
 func (a *App) commandWords() []string {
-	w := []string{"ns", "namespace", "ctx", "context", "q", "quit", "help"}
+	w := []string{"ns", "namespace", "ctx", "context", "q", "quit", "help", "forwards", "pf"}
 	w = append(w, a.reg.aliases()...)
 	sort.Strings(w)
 	return w
@@ -255,6 +255,8 @@ func (a *App) runCommand(line string) tea.Cmd {
 		return a.quit()
 	case "help", "?":
 		a.mode = modeHelp
+	case "forwards", "pf":
+		return a.push(newForwardsPage(a.e))
 	case "ns", "namespace":
 		ns := ""
 		if len(args) > 0 {

@@ -53,6 +53,7 @@ leaves them alone while a KubeRay operator runs in the cluster).`,
 		newTriggerCmd(g),
 		newSuspendCmd(g),
 		newResumeCmd(g),
+		newPortForwardCmd(g),
 		newSandboxCmd(),
 		newDemoCmd(),
 	)

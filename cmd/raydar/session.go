@@ -22,6 +22,7 @@ import (
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/history"
+	"github.com/raydar/raydar/kube/portforward"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/kube/watch"
@@ -60,6 +61,7 @@ type session struct {
 	role       atomic.Pointer[string]
 	deps       *tui.ActionDeps
 	recorder   *history.Recorder // nil without sessionConfig.history
+	forwards   *portforward.Manager // shift-f's forwards; they end with the session
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -160,6 +162,10 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 			return nil, fmt.Errorf("recording history: %w", err)
 		}
 	}
+	if s.forwards, err = portforward.NewManager(portforward.Options{Config: t.Config}); err != nil {
+		s.Close()
+		return nil, err
+	}
 	s.src.SetNodeAccess(watch.NodeAccessFor(t.Config)) // nodes for the diagnosis, when the user may list them
 	if err := s.src.Watch(ctx, informers); err != nil {
 		s.Close()
@@ -225,6 +231,7 @@ func (s *session) Session(namespace string) tui.Session {
 		Capacity:  s.capacity,
 		RayLogs:   &raydash.RayLogs{Resolver: s.dashboards, Cluster: clusterFrom(context.Background(), s.reader)}, // the cache: no I/O
 		Deps:      s.deps,
+		Forwards:  s.forwards,
 	}
 }
 
@@ -293,6 +300,9 @@ func (s *session) Close() {
 	s.capacity.Close()
 	if s.recorder != nil {
 		s.recorder.Close()
+	}
+	if s.forwards != nil {
+		s.forwards.Close()
 	}
 }
 

@@ -59,6 +59,9 @@ type KeyMap struct {
 	// one; service detail: the Serve controller log).
 	RayLogs key.Binding
 	Explain key.Binding
+	// StopForward stops the selected port-forward in the forwards view
+	// (:forwards; shift-f, the action that starts one, is a view action).
+	StopForward key.Binding
 
 	// actions holds user overrides for view actions (issue 7), by action
 	// name; see Action.
@@ -125,6 +128,7 @@ func Default() *KeyMap {
 
 		RayLogs: b("L", "ray logs", "L"),
 		Explain: b("E", "explaining log", "E"),
+		StopForward: b("ctrl+k", "stop forward", "ctrl+k"),
 	}
 }
 
@@ -157,6 +161,7 @@ func (k *KeyMap) All() []Named {
 		{"search-prev", GroupSearch, &k.SearchPrev},
 		{"ray-logs", GroupRay, &k.RayLogs},
 		{"explain", GroupRay, &k.Explain},
+		{"stop-forward", GroupGeneral, &k.StopForward},
 	}
 }
 
