@@ -99,7 +99,7 @@ func (a *Author) String() string {
 	}
 	switch a.Who {
 	case WhoAutoscaler:
-		return "Ray autoscaler"
+		return "Ray autoscaler (" + a.Manager + ")" // inferred from the manager name Ray's autoscaler writes with
 	case WhoRaydarUser:
 		if a.User != "" {
 			return a.User + " via raydar"

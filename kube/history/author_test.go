@@ -17,7 +17,7 @@ func TestClassify(t *testing.T) {
 		user    string
 		words   string
 	}{
-		{"python-requests", WhoAutoscaler, "", "Ray autoscaler"},
+		{"python-requests", WhoAutoscaler, "", "Ray autoscaler (python-requests)"},
 		{"raydar", WhoRaydarUser, "", "a person via raydar"},
 		{"raydar:alice", WhoRaydarUser, "alice", "alice via raydar"},
 		{"raydar-operator", WhoReconciler, "", "raydar's reconciler"},

@@ -68,7 +68,7 @@ func TestDiffRayCluster(t *testing.T) {
 			r.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](0)
 			r.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete = []string{"train-small-abc"}
 		}), Written{Scale: scaler},
-			"worker group small: replicas 1 → 0 by Ray autoscaler\nworker group small: workers to delete train-small-abc by Ray autoscaler"},
+			"worker group small: replicas 1 → 0 by Ray autoscaler (python-requests)\nworker group small: workers to delete train-small-abc by Ray autoscaler (python-requests)"},
 		{"unset replicas", cluster(), cluster(func(r *rayv1.RayCluster) { r.Spec.WorkerGroupSpecs[0].Replicas = nil }), Written{},
 			"worker group small: replicas 1 → unset"},
 		{"groups added and removed", cluster(), cluster(func(r *rayv1.RayCluster) {
