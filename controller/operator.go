@@ -78,6 +78,9 @@ type Options struct {
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz; "" or "0" turns them off.
 	HealthProbeBindAddress string
+	// PprofBindAddress serves Go's /debug/pprof (heap, CPU profiles);
+	// "" or "0" turns it off.
+	PprofBindAddress string
 
 	// Concurrency is the number of RayClusters reconciled at once. Default 8.
 	Concurrency int
@@ -176,6 +179,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		}},
 		Metrics:                metricsserver.Options{BindAddress: orZero(opts.MetricsBindAddress)},
 		HealthProbeBindAddress: orZero(opts.HealthProbeBindAddress),
+		PprofBindAddress:       orZero(opts.PprofBindAddress),
 		LeaseDuration:          &opts.LeaseDuration,
 		RenewDeadline:          &opts.RenewDeadline,
 		RetryPeriod:            &opts.RetryPeriod,

@@ -92,6 +92,7 @@ are always reconciled.`,
 	f.StringVar(&o.Identity, "identity", "", "identity in the leader election (default <hostname>_<random>)")
 	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint ("0" turns it off)`)
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `address of /healthz and /readyz ("0" turns them off)`)
+	f.StringVar(&o.PprofBindAddress, "pprof-bind-address", "0", `address of Go's /debug/pprof profiles ("0" turns it off)`)
 	f.IntVar(&o.Concurrency, "concurrency", controller.DefaultConcurrency, "RayClusters reconciled at once")
 	f.StringSliceVar(&o.Namespaces, "watch-namespaces", nil, "reconcile only these namespaces (default all)")
 	f.BoolVar(&o.IgnoreOtherOperators, "ignore-other-operator", false, "reconcile even while a KubeRay operator runs in the cluster")
