@@ -33,19 +33,39 @@ import (
 // clusters are ready (during), when all are, and 5 s later (after).
 func BenchmarkOperatorProcess(b *testing.B) {
 	needSandbox(b)
-	bin := filepath.Join(b.TempDir(), "raydar")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/raydar/raydar/cmd/raydar").CombinedOutput(); err != nil {
-		b.Fatalf("building raydar: %v\n%s", err, out)
+	for _, bin := range []struct{ name, pkg string }{{"raydar", "cmd/raydar"}, {"raydar-operator", "cmd/raydar-operator"}} {
+		b.Run("binary="+bin.name, func(b *testing.B) {
+			path := buildBinary(b, bin.pkg)
+			args := []string{"--kubeconfig", sb.KubeconfigPath}
+			if bin.name == "raydar" {
+				args = append([]string{"operator"}, args...)
+			}
+			benchOperatorProcess(b, bin.name, path, args, 100)
+		})
 	}
+}
+
+// buildBinary builds the module's package pkg (cmd/...) into a temporary
+// directory of b.
+func buildBinary(b *testing.B, pkg string) string {
+	bin := filepath.Join(b.TempDir(), filepath.Base(pkg))
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/raydar/raydar/"+pkg).CombinedOutput(); err != nil {
+		b.Fatalf("building %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+// benchOperatorProcess brings up n clusters against the operator binary
+// bin started with args and the flags of one namespace.
+func benchOperatorProcess(b *testing.B, name, bin string, base []string, n int) {
 	profiles := os.Getenv("RAYDAR_BENCH_PROFILES")
-	const n = 100
 	var sumUp time.Duration
 	var rss, anon, file, cpu float64
 	for run := range b.N {
 		b.StopTimer()
 		ns := newNamespace(b)
-		args := []string{"operator", "--kubeconfig", sb.KubeconfigPath, "--no-leader-election",
-			"--watch-namespaces", ns, "--ignore-other-operator", "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}
+		args := append(append([]string(nil), base...), "--no-leader-election",
+			"--watch-namespaces", ns, "--ignore-other-operator", "--metrics-bind-address", "0", "--health-probe-bind-address", "0")
 		pprofAddr := ""
 		if profiles != "" {
 			pprofAddr = freeAddr(b)
@@ -61,7 +81,7 @@ func BenchmarkOperatorProcess(b *testing.B) {
 			if profiles == "" {
 				return
 			}
-			base := filepath.Join(profiles, fmt.Sprintf("raydar-n%d-run%d-%s", n, run, when))
+			base := filepath.Join(profiles, fmt.Sprintf("%s-n%d-run%d-%s", name, n, run, when))
 			if err := fetchTo("http://"+pprofAddr+"/debug/pprof/heap", base+".heap.pprof"); err != nil {
 				b.Logf("heap profile %s: %v", when, err)
 			}
