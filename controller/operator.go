@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -111,6 +112,14 @@ type Options struct {
 	SkipControllerNameValidation bool
 	// Scheme to use; default scheme.New() (client-go's types and ray.io/v1).
 	Scheme *runtime.Scheme
+	// PodTransform is what the shared cache keeps of each Ray pod. Default
+	// kit.ReconcilerPod: what the reconcilers read (metadata, status, the
+	// node, the restart policy, container names and ports), not the rest
+	// of the spec. An embedder that reads pods from Cache for more (the
+	// TUI's views) passes a transform that keeps what it reads as well,
+	// at least what ReconcilerPod keeps; cache.TransformStripManagedFields
+	// keeps every pod whole.
+	PodTransform toolscache.TransformFunc
 
 	// AddressBook, when set, reaches dashboards and Serve proxies through
 	// it (the sandbox's simulated heads) instead of service DNS in a pod or
@@ -158,7 +167,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	cacheOpts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:     {Label: kit.RayPodsCacheSelector()},
+			&corev1.Pod{}:     {Label: kit.RayPodsCacheSelector(), Transform: opts.PodTransform},
 			&corev1.Service{}: {Label: kit.RayServicesCacheSelector()},
 		},
 	}
@@ -306,6 +315,9 @@ func withDefaults(o Options) Options {
 	if o.Scheme == nil {
 		o.Scheme = scheme.New()
 	}
+	if o.PodTransform == nil {
+		o.PodTransform = kit.ReconcilerPod
+	}
 	return o
 }
 
@@ -334,9 +346,10 @@ func StartInBackground(ctx context.Context, cfg *rest.Config, opts Options) (*Op
 }
 
 // Cache is the manager's informer cache, shared with the TUI. It holds
-// RayClusters, Ray pods (those labelled ray.io/node-type) and Ray Services
-// (labelled ray.io/cluster), without managed fields; other kinds are
-// added on first use. Reads block until the cache has synced.
+// RayClusters, Ray pods (those labelled ray.io/node-type, as
+// Options.PodTransform keeps them) and Ray Services (labelled
+// ray.io/cluster), without managed fields; other kinds are added on first
+// use. Reads block until the cache has synced.
 func (o *Operator) Cache() cache.Cache { return o.mgr.GetCache() }
 
 // Client reads from Cache and writes to the API server.

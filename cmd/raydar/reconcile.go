@@ -2,6 +2,7 @@ package main
 
 import (
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/raydar/raydar/cmd/internal/operatorcmd"
 	"github.com/raydar/raydar/controller"
@@ -22,5 +23,11 @@ type loopConfig struct {
 // newReconcileLoop builds the reconcile loop for all kinds (the operator
 // command's, operatorcmd.NewLoop). Start it with Operator.Start.
 func newReconcileLoop(cfg *rest.Config, lc loopConfig) (*controller.Operator, error) {
-	return operatorcmd.NewLoop(cfg, lc.operator, lc.book)
+	o := lc.operator
+	if o.PodTransform == nil {
+		// The TUI's views read pods from this cache (containers, images,
+		// resources): keep them whole, not only what the reconcilers read.
+		o.PodTransform = cache.TransformStripManagedFields()
+	}
+	return operatorcmd.NewLoop(cfg, o, lc.book)
 }
