@@ -32,7 +32,11 @@ import (
 
 // run is what one contender's bring-up measured.
 type run struct {
-	up       time.Duration
+	up time.Duration
+	// terminated counts the pod watchers the API server closed during the
+	// bring-up because they fell behind (apiserver_terminated_watchers_total).
+	terminated float64
+
 	cpu      float64 // operator CPU-seconds, from /proc
 	peakRSS  float64 // operator VmHWM, MiB
 	requests requestCount
@@ -120,9 +124,11 @@ func report(b *testing.B, n int, raw, rd, kr []run) {
 	rss := func(r run) float64 { return r.peakRSS }
 	for i := range raw {
 		b.Logf("run %d, N=%d: raw %.2f s | raydar %.2f s (%.2f× raw), %.2f req/cluster [%s], %.2f CPU-s, peak RSS %.1f MiB | "+
-			"KubeRay %.2f s (%.2f× raw), %.2f req/cluster [%s], %.2f CPU-s, peak RSS %.1f MiB",
+			"KubeRay %.2f s (%.2f× raw), %.2f req/cluster [%s], %.2f CPU-s, peak RSS %.1f MiB | "+
+			"pod watchers the API server closed as too slow: raw %.0f, raydar %.0f, KubeRay %.0f",
 			i, n, up(raw[i]), up(rd[i]), up(rd[i])/up(raw[i]), req(rd[i]), rd[i].requests, rd[i].cpu, rd[i].peakRSS,
-			up(kr[i]), up(kr[i])/up(raw[i]), req(kr[i]), kr[i].requests, kr[i].cpu, kr[i].peakRSS)
+			up(kr[i]), up(kr[i])/up(raw[i]), req(kr[i]), kr[i].requests, kr[i].cpu, kr[i].peakRSS,
+			raw[i].terminated, rd[i].terminated, kr[i].terminated)
 	}
 	b.ReportMetric(mean(raw, up), "raw-s")
 	b.ReportMetric(mean(rd, up), "raydar-s")
@@ -162,13 +168,14 @@ func bringUpOperator(b *testing.B, n int, agent, bin string, args func(ns string
 		b.Fatal(err)
 	}
 	cpu0 := procCPUSeconds(pid)
+	term0 := terminatedPodWatchers(b)
 	start := time.Now()
 	go createClusters(b, ns, n)
 	waitAll(b, ns, n, w, &rayv1.RayClusterList{}, func(obj client.Object) (string, bool) {
 		rc, ok := obj.(*rayv1.RayCluster)
 		return rc.GetName(), ok && rc.Status.State == rayv1.Ready
 	})
-	r := run{up: time.Since(start)}
+	r := run{up: time.Since(start), terminated: terminatedPodWatchers(b) - term0}
 	time.Sleep(time.Second) // trailing writes (Events are sent asynchronously)
 	r.cpu = procCPUSeconds(pid) - cpu0
 	r.peakRSS = procField(pid, "VmHWM:")
@@ -200,6 +207,7 @@ func bringUpRaw(b *testing.B, n int) run {
 			pods = append(pods, raycluster.BuildPod(rc, raycluster.PodBuild{Name: kit.WorkerPodName(rc.Name, "small", kit.RandomSuffix()), Group: &rc.Spec.WorkerGroupSpecs[0]}, "h", raycluster.DefaultBuildConfig()))
 		}
 	}
+	term0 := terminatedPodWatchers(b)
 	start := time.Now()
 	go parallel(len(pods), func(i int) error {
 		pods[i].OwnerReferences = nil
@@ -209,7 +217,7 @@ func bringUpRaw(b *testing.B, n int) run {
 		p, ok := obj.(*corev1.Pod)
 		return obj.GetName(), ok && kit.IsRunningAndReady(p)
 	})
-	r := run{up: time.Since(start)}
+	r := run{up: time.Since(start), terminated: terminatedPodWatchers(b) - term0}
 	if err := cl.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0)); err != nil {
 		b.Fatal(err)
 	}
@@ -395,6 +403,26 @@ func countOne(c *requestCount, e sandbox.AuditEvent) {
 	default:
 		c.other++
 	}
+}
+
+// terminatedPodWatchers is the API server's count of pod watchers it
+// closed because they did not keep up (apiserver_terminated_watchers_total
+// for pods), 0 when its metrics cannot be read.
+func terminatedPodWatchers(b *testing.B) float64 {
+	raw, err := kc.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Logf("reading the API server's metrics: %v", err)
+		return 0
+	}
+	sum := 0.0
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "apiserver_terminated_watchers_total{") && strings.Contains(line, `resource="pods"`) {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			sum += v
+		}
+	}
+	return sum
 }
 
 // newNamespace creates a namespace for one contender.
