@@ -63,7 +63,9 @@ func (c requestCount) String() string {
 // runs from the first create until every cluster is ready (every pod
 // Running and Ready for raw). Requests per cluster are the operator's own
 // (its user agent in the audit log). N is 100 and 300; RAYDAR_BENCH_SIZES
-// (e.g. "100,300,1000") sets others.
+// (e.g. "100,300,1000") sets others; RAYDAR_BENCH_RAYDAR_FLAGS adds flags
+// to raydar-operator's (e.g. "--concurrency=16", for tuning);
+// RAYDAR_BENCH_SKIP_KUBERAY=1 leaves KubeRay out (its figures read 0).
 func BenchmarkVersusKubeRay(b *testing.B) {
 	if sb == nil {
 		b.Skip("needs the sandbox control plane (skipped with -short)")
@@ -87,6 +89,8 @@ func BenchmarkVersusKubeRay(b *testing.B) {
 			sizes = append(sizes, n)
 		}
 	}
+	extra := strings.Fields(os.Getenv("RAYDAR_BENCH_RAYDAR_FLAGS"))
+	skipKubeRay := os.Getenv("RAYDAR_BENCH_SKIP_KUBERAY") != ""
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
 			var raw, rd, kr []run
@@ -94,13 +98,17 @@ func BenchmarkVersusKubeRay(b *testing.B) {
 				b.Logf("load average before: %s", loadAverage())
 				raw = append(raw, bringUpRaw(b, n))
 				rd = append(rd, bringUpOperator(b, n, "raydar-operator", raydar, func(ns string) []string {
-					return []string{"--kubeconfig", sb.KubeconfigPath, "--no-leader-election", "--watch-namespaces", ns,
-						"--ignore-other-operator", "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}
+					return append([]string{"--kubeconfig", sb.KubeconfigPath, "--no-leader-election", "--watch-namespaces", ns,
+						"--ignore-other-operator", "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}, extra...)
 				}))
-				kr = append(kr, bringUpOperator(b, n, "kuberay-operator", kuberay, func(ns string) []string {
-					return []string{"--watch-namespace", ns, "--enable-leader-election=false", "--metrics-addr=0",
-						"--health-probe-bind-address=0"}
-				}))
+				if skipKubeRay {
+					kr = append(kr, run{})
+				} else {
+					kr = append(kr, bringUpOperator(b, n, "kuberay-operator", kuberay, func(ns string) []string {
+						return []string{"--watch-namespace", ns, "--enable-leader-election=false", "--metrics-addr=0",
+							"--health-probe-bind-address=0"}
+					}))
+				}
 				b.Logf("load average after: %s", loadAverage())
 			}
 			report(b, n, raw, rd, kr)

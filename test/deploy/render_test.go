@@ -250,9 +250,9 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment, image string) {
 			t.Errorf("no %s request", r)
 		}
 	}
-	// docs/benchmarks.md: 75-80 MiB peak RSS with 100 RayClusters.
+	// docs/benchmarks.md: about 75 MiB peak RSS with 300 RayClusters.
 	if q := c.Resources.Requests[corev1.ResourceMemory]; q.Value() < 80<<20 {
-		t.Errorf("memory request %s is below the 80 MiB the operator holds with 100 RayClusters", q.String())
+		t.Errorf("memory request %s is below the 80 MiB the operator holds with 300 RayClusters", q.String())
 	}
 	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok || q.Cmp(c.Resources.Requests[corev1.ResourceMemory]) < 0 {
 		t.Errorf("memory limit %v missing or below the request", c.Resources.Limits)
