@@ -55,10 +55,26 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// podsPerNode is the pod capacity of a kwok node.
+const podsPerNode = 110
+
+// nodes is how many nodes addNodes has added.
+var nodes int
+
+// ensureNodes adds nodes until there are at least n.
+func ensureNodes(b *testing.B, n int) {
+	if n > nodes {
+		if err := addNodes(context.Background(), n-nodes); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // addNodes adds n large fake nodes without the taints TaintNodesByCondition
 // gives new nodes (the sandbox runs no node-lifecycle controller).
 func addNodes(ctx context.Context, n int) error {
-	names, err := sb.AddNodes(ctx, sandbox.NodePool{Count: n, NamePrefix: "kwok-node", CPU: "64", Memory: "256Gi"})
+	names, err := sb.AddNodes(ctx, sandbox.NodePool{Count: n, NamePrefix: fmt.Sprintf("kwok-node-%d", nodes), CPU: "64", Memory: "256Gi"})
+	nodes += n
 	if err != nil {
 		return err
 	}

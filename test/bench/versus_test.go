@@ -92,6 +92,8 @@ func BenchmarkVersusKubeRay(b *testing.B) {
 	extra := strings.Fields(os.Getenv("RAYDAR_BENCH_RAYDAR_FLAGS"))
 	skipKubeRay := os.Getenv("RAYDAR_BENCH_SKIP_KUBERAY") != ""
 	for _, n := range sizes {
+		// kwok's nodes take 110 pods each: room for every pod of n clusters.
+		ensureNodes(b, (4*n+podsPerNode-1)/podsPerNode)
 		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
 			var raw, rd, kr []run
 			for range b.N {
