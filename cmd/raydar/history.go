@@ -100,7 +100,7 @@ func newHistoryCmd(g *globals) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", outputTable, "output format: table or json")
 	f.DurationVar(&since, "since", 0, "only entries of this last while (e.g. 30m, 2h); all when 0")
-	f.StringVar(&file, "history-file", defaultHistoryFile(), "the history file raydar records into on this machine")
+	f.StringVar(&file, "history-file", history.DefaultPathOrEmpty(), "the history file raydar records into on this machine")
 	return cmd
 }
 

@@ -25,7 +25,7 @@ func startRecording(t *testing.T, ctx context.Context) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := openHistory(defaultHistoryFile(), logr.Discard())
+	store := history.OpenOrMemory(history.DefaultPathOrEmpty(), logr.Discard())
 	if store.Note() != "" {
 		t.Fatalf("history store: %s", store.Note())
 	}

@@ -60,7 +60,7 @@ type session struct {
 	src        *watch.Source
 	role       atomic.Pointer[string]
 	deps       *tui.ActionDeps
-	recorder   *history.Recorder // nil without sessionConfig.history
+	recorder   *history.Recorder    // nil without sessionConfig.history
 	forwards   *portforward.Manager // shift-f's forwards; they end with the session
 
 	cancel context.CancelFunc
@@ -157,7 +157,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		return nil, err
 	}
 	if sc.history != nil {
-		if s.recorder, err = startRecorder(ctx, sc.history, authors, informers, sc.logger); err != nil {
+		if s.recorder, err = history.StartRecorder(ctx, sc.history, authors, informers, sc.logger); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("recording history: %w", err)
 		}

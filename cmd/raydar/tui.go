@@ -16,6 +16,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/tui"
 	"github.com/raydar/raydar/tui/keys"
 )
@@ -108,7 +109,7 @@ func runTUI(ctx context.Context, flags kube.Flags, target *kube.Target, sc sessi
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if sc.history == nil {
-		sc.history = openHistory(defaultHistoryFile(), logger) // one store for every :ctx session
+		sc.history = history.OpenOrMemory(history.DefaultPathOrEmpty(), logger) // one store for every :ctx session
 		defer sc.history.Close()
 	}
 	b := &backend{parent: ctx, flags: flags, sc: sc, allNamespaces: flags.AllNamespaces}
