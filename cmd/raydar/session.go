@@ -13,11 +13,11 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/cmd/internal/operatorcmd"
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
@@ -67,22 +67,6 @@ type session struct {
 	wg     sync.WaitGroup
 }
 
-// leaseNamespace picks where TUIs and operators meet for the leader
-// election: raydar-system when it exists (the deploy manifests create it),
-// else default. Every raydar picks the same way, so they meet on one Lease.
-func leaseNamespace(ctx context.Context, t *kube.Target) string {
-	cs, err := kubernetes.NewForConfig(t.Config)
-	if err != nil {
-		return "default"
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if _, err := cs.CoreV1().Namespaces().Get(ctx, controller.DefaultLeaderElectionNamespace, metav1.GetOptions{}); err == nil {
-		return controller.DefaultLeaderElectionNamespace
-	}
-	return "default"
-}
-
 // connect starts a session on target. The returned session is running;
 // Close stops it.
 func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session, error) {
@@ -95,7 +79,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		o.Logger = sc.logger
 		o.Authors = authors
 		if o.LeaderElectionNamespace == "" && !o.DisableLeaderElection {
-			o.LeaderElectionNamespace = leaseNamespace(ctx, t)
+			o.LeaderElectionNamespace = operatorcmd.MeetingLeaseNamespace(ctx, t)
 		}
 		op, err := newReconcileLoop(t.Config, loopConfig{operator: o, book: sc.book})
 		if err != nil {
