@@ -13,8 +13,9 @@ TEST_FLAGS ?= -count=1 -p 1 -timeout 25m
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
 
-build: ## build bin/raydar
+build: ## build bin/raydar and bin/raydar-operator (the reconcile loop alone, what the image ships)
 	$(GO) build -o $(BIN)/raydar ./cmd/raydar
+	$(GO) build -o $(BIN)/raydar-operator ./cmd/raydar-operator
 
 tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen and KubeRay's operator (the conformance oracle) into bin/k8s
 	@bash hack/build-tools.sh
@@ -106,4 +107,4 @@ image-push: ## build the image and push it to IMAGE=REGISTRY/raydar:TAG (credent
 	$(GO) run ./hack/image --image $(IMAGE) --arch $(GOARCH) --out $(BIN)/raydar-image.tar --push
 
 clean: ## remove built binaries (not the tools)
-	rm -f $(BIN)/raydar $(BIN)/raydar-image.tar $(BIN)/raydar-linux-*
+	rm -f $(BIN)/raydar $(BIN)/raydar-operator $(BIN)/raydar-image.tar $(BIN)/raydar-linux-*

@@ -1,16 +1,10 @@
 package controller
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -291,60 +285,6 @@ func BenchmarkRawPods(b *testing.B) {
 	b.ReportMetric(sum.Seconds()/float64(b.N), "s-to-ready")
 }
 
-// BenchmarkOperatorProcess runs the bring-up of 100 clusters against
-// `raydar operator` as its own process, to measure what a deployed operator
-// holds: its peak RSS (VmHWM), without the benchmark's clients and watch.
-func BenchmarkOperatorProcess(b *testing.B) {
-	needSandbox(b)
-	bin := filepath.Join(b.TempDir(), "raydar")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/raydar/raydar/cmd/raydar").CombinedOutput(); err != nil {
-		b.Fatalf("building raydar: %v\n%s", err, out)
-	}
-	const n = 100
-	var sumUp time.Duration
-	var rss, anon, file float64
-	for range b.N {
-		b.StopTimer()
-		ns := newNamespace(b)
-		cmd := exec.Command(bin, "operator", "--kubeconfig", sb.KubeconfigPath, "--no-leader-election",
-			"--watch-namespaces", ns, "--ignore-other-operator", "--metrics-bind-address", "0", "--health-probe-bind-address", "0")
-		cmd.Stderr = io.Discard
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		time.Sleep(2 * time.Second) // cache sync
-		b.StartTimer()
-		start := time.Now()
-		createBenchClusters(b, ns, n)
-		eventually(b, 5*time.Minute, "all clusters ready", func() (bool, string) {
-			list := &rayv1.RayClusterList{}
-			if err := cl.List(context.Background(), list, client.InNamespace(ns)); err != nil {
-				return false, err.Error()
-			}
-			ready := 0
-			for _, rc := range list.Items {
-				if rc.Status.State == rayv1.Ready {
-					ready++
-				}
-			}
-			return ready == n, fmt.Sprint(ready, " ready")
-		})
-		sumUp += time.Since(start)
-		b.StopTimer()
-		status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
-		rss += procPeakRSSMiB(status)
-		anon += procField(status, "RssAnon:")
-		file += procField(status, "RssFile:")
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		_ = cl.DeleteAllOf(context.Background(), &rayv1.RayCluster{}, client.InNamespace(ns))
-	}
-	b.ReportMetric(sumUp.Seconds()/float64(b.N), "s-to-ready")
-	b.ReportMetric(rss/float64(b.N), "operator-peak-RSS-MiB")
-	b.ReportMetric(anon/float64(b.N), "operator-anon-RSS-MiB")
-	b.ReportMetric(file/float64(b.N), "operator-file-RSS-MiB")
-}
-
 // createBenchClusters creates n clusters of 1 head + 3 workers (min 3,
 // max 3) with 8 parallel clients.
 func createBenchClusters(b *testing.B, ns string, n int) {
@@ -375,20 +315,3 @@ func peakRSSMiB() float64 { return procPeakRSSMiB("/proc/self/status") }
 
 // procPeakRSSMiB reads VmHWM from a /proc/<pid>/status file.
 func procPeakRSSMiB(path string) float64 { return procField(path, "VmHWM:") }
-
-// procField reads a "<field> <n> kB" line of a /proc status file, in MiB.
-func procField(path, field string) float64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), field); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -34,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -78,6 +80,9 @@ type Options struct {
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz; "" or "0" turns them off.
 	HealthProbeBindAddress string
+	// PprofBindAddress serves Go's /debug/pprof (heap, CPU profiles);
+	// "" or "0" turns it off.
+	PprofBindAddress string
 
 	// Concurrency is the number of RayClusters reconciled at once. Default 8.
 	Concurrency int
@@ -108,6 +113,14 @@ type Options struct {
 	SkipControllerNameValidation bool
 	// Scheme to use; default scheme.New() (client-go's types and ray.io/v1).
 	Scheme *runtime.Scheme
+	// PodTransform is what the shared cache keeps of each Ray pod. Default
+	// kit.ReconcilerPod: what the reconcilers read (metadata, status, the
+	// node, the restart policy, container names and ports), not the rest
+	// of the spec. An embedder that reads pods from Cache for more (the
+	// TUI's views) passes a transform that keeps what it reads as well,
+	// at least what ReconcilerPod keeps; cache.TransformStripManagedFields
+	// keeps every pod whole.
+	PodTransform toolscache.TransformFunc
 
 	// AddressBook, when set, reaches dashboards and Serve proxies through
 	// it (the sandbox's simulated heads) instead of service DNS in a pod or
@@ -125,6 +138,10 @@ type Options struct {
 	// ClusterDomain, Dashboards, probe injection, name validation).
 	RayJob     rayjob.Options
 	RayService rayservice.Options
+	// Authors, when set, is told who wrote each Ray object's spec (from
+	// its managedFields, before the cache strips them) for raydar's
+	// history (kube/history).
+	Authors *history.Authors
 }
 
 // Operator is raydar's reconcile loop for RayClusters, on a
@@ -153,9 +170,9 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	}
 
 	cacheOpts := cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: opts.Authors.Keep(cache.TransformStripManagedFields()),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:     {Label: kit.RayPodsCacheSelector()},
+			&corev1.Pod{}:     {Label: kit.RayPodsCacheSelector(), Transform: opts.PodTransform},
 			&corev1.Service{}: {Label: kit.RayServicesCacheSelector()},
 		},
 	}
@@ -176,6 +193,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		}},
 		Metrics:                metricsserver.Options{BindAddress: orZero(opts.MetricsBindAddress)},
 		HealthProbeBindAddress: orZero(opts.HealthProbeBindAddress),
+		PprofBindAddress:       orZero(opts.PprofBindAddress),
 		LeaseDuration:          &opts.LeaseDuration,
 		RenewDeadline:          &opts.RenewDeadline,
 		RetryPeriod:            &opts.RetryPeriod,
@@ -302,6 +320,9 @@ func withDefaults(o Options) Options {
 	if o.Scheme == nil {
 		o.Scheme = scheme.New()
 	}
+	if o.PodTransform == nil {
+		o.PodTransform = kit.ReconcilerPod
+	}
 	return o
 }
 
@@ -330,9 +351,10 @@ func StartInBackground(ctx context.Context, cfg *rest.Config, opts Options) (*Op
 }
 
 // Cache is the manager's informer cache, shared with the TUI. It holds
-// RayClusters, Ray pods (those labelled ray.io/node-type) and Ray Services
-// (labelled ray.io/cluster), without managed fields; other kinds are
-// added on first use. Reads block until the cache has synced.
+// RayClusters, Ray pods (those labelled ray.io/node-type, as
+// Options.PodTransform keeps them) and Ray Services (labelled
+// ray.io/cluster), without managed fields; other kinds are added on first
+// use. Reads block until the cache has synced.
 func (o *Operator) Cache() cache.Cache { return o.mgr.GetCache() }
 
 // Client reads from Cache and writes to the API server.

@@ -12,6 +12,10 @@
 //     person's behalf (scale, delete workers, stop a RayJob, suspend,
 //     resume, delete), shared by the TUI and the CLI: a pure plan, one
 //     conflict-checked write, an Event and an audit line.
+//   - kube/history: this machine's record of what happened to the Ray
+//     objects (replica changes and their authors from managedFields,
+//     pods, states), kept in a bounded bbolt file under the state
+//     directory by the TUI and `raydar operator` (`raydar history`).
 //   - kube/inspect: what rayapi/why needs to diagnose one RayCluster,
 //     RayJob or RayService, read from the API server for `raydar why`
 //     (the object, pods, Events, nodes, the leader Lease, submitter logs).

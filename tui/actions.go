@@ -109,8 +109,10 @@ func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
 	del := Action{Name: ActionDelete, Key: binding("ctrl+d", "delete"), Dangerous: true, Run: inSession(r.delete)}
 	describe := Action{Name: ActionDescribe, Key: binding("d", "describe"), Run: inSession(r.describe)}
 	logs := Action{Name: ActionLogs, Key: binding("l", "logs"), Run: inSession(r.logs)}
+	// Not Dangerous: a forward changes nothing in the cluster (forwards.go).
+	pf := Action{Name: ActionPortForward, Key: binding("F", "port-forward"), Run: inSession(r.portForward)}
 	byName := map[string]Action{}
-	for _, act := range []Action{scale, delWorkers, stop, trigger, suspend, del, describe, logs} {
+	for _, act := range []Action{scale, delWorkers, stop, trigger, suspend, del, describe, logs, pf} {
 		byName[act.Name] = act
 	}
 	// Which view offers which is the registry's (kinds.go).
@@ -129,6 +131,8 @@ func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
 			add(k.detail, k.detailActions)
 		}
 	}
+	add(RayLogsView, ActionLogs) // the pod's container logs, when Ray's are out of reach
+	add(RayLogView, ActionLogs)
 	return out
 }
 

@@ -106,12 +106,16 @@ type App struct {
 	syncing   bool
 	dialog    Dialog
 	quitting  bool
+	// sshUser and sshHost: $USER and the hostname, read once by New, for
+	// the forwards' ssh lines.
+	sshUser, sshHost string
 }
 
 // New builds the TUI. It fails only when a view action's key clashes with
 // the key map.
 func New(opts Options) (*App, error) {
 	a := &App{opts: opts, km: opts.Keys, now: opts.Now, reg: kinds()}
+	a.sshUser, a.sshHost = sshWho()
 	if a.km == nil {
 		a.km = keys.Default()
 	}
@@ -187,7 +191,8 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.sessCancel = cancel
 	a.gen++
-	a.e = &env{st: a.st, km: a.km, now: a.now, reg: &a.reg, scheme: &a.scheme, seq: &a.seq, store: store, sess: sess, ctx: ctx}
+	a.e = &env{st: a.st, km: a.km, now: a.now, reg: &a.reg, scheme: &a.scheme, seq: &a.seq, store: store, sess: sess, ctx: ctx,
+		sshUser: a.sshUser, sshHost: a.sshHost}
 	a.ns = sess.Namespace
 	a.lists = map[ViewKind]page{}
 	a.role = ""
@@ -200,11 +205,12 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 		nodesKnown = nk.NodesKnown
 	}
 	a.e.why = newDiagnoses(store, a.now, a.role, nodesKnown)
+	a.e.hist = newHistoryCache(sess.History)
 }
 
 // Init starts the feed and the clock.
 func (a *App) Init() tea.Cmd {
-	return tea.Batch(a.nextBatch(), a.tick(), a.syncPoll())
+	return tea.Batch(a.nextBatch(), a.tick(), a.watchForwards(), a.syncPoll())
 }
 
 // syncPollEvery is how often the TUI re-reads Synced while syncing.
@@ -305,8 +311,12 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		if p := msg.build(a.e); p != nil {
 			return a.push(p)
 		}
+	case historyMsg:
+		a.e.hist.receive(msg)
 	case warnMsg:
 		a.setFlash(flashWarn, string(msg))
+	case forwardsMsg:
+		return a.onForwards(msg)
 	case contextsMsg:
 		if msg.err != nil {
 			a.logf("listing contexts: %v", msg.err)
@@ -325,7 +335,7 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		a.startSession(msg.sess, watch.NewStore())
 		a.showList(root)
 		a.setFlash(flashInfo, "context: "+msg.sess.Context)
-		return tea.Batch(a.nextBatch(), a.syncPoll())
+		return tea.Batch(a.nextBatch(), a.watchForwards(), a.syncPoll())
 	default:
 		for _, p := range a.stack {
 			if r, ok := p.(receiver); ok {
@@ -430,10 +440,14 @@ func (a *App) onTick() tea.Cmd {
 	if a.flash.text != "" && !a.flash.expires.IsZero() && a.now().After(a.flash.expires) {
 		a.flash = flash{}
 	}
-	if t, ok := a.top().(ticker); ok {
-		return a.track(t.tick())
+	var hist tea.Cmd
+	if hp, ok := a.top().(historyPage); ok {
+		hist = a.e.hist.poll(hp.historyRef())
 	}
-	return nil
+	if t, ok := a.top().(ticker); ok {
+		return tea.Batch(hist, a.track(t.tick()))
+	}
+	return hist
 }
 
 // track runs cmd with the busy indicator on until it returns.

@@ -50,7 +50,7 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case key.Matches(msg, km.Filter):
-		t := p.tbl()
+		t := a.filterTarget()
 		if t == nil {
 			a.setFlash(flashWarn, "no filter in this view")
 			return nil
@@ -60,7 +60,7 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		a.prompt.insert(t.Filter())
 		return nil
 	case key.Matches(msg, km.Back):
-		if t := p.tbl(); t != nil && t.Filter() != "" {
+		if t := a.filterTarget(); t != nil && t.Filter() != "" {
 			_ = t.SetFilter("")
 			return nil
 		}
@@ -90,6 +90,19 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 	handled, cmd := p.update(msg)
 	if handled {
 		return a.track(cmd)
+	}
+	return nil
+}
+
+// filterTarget is what the / prompt sets on the top page: its table's
+// filter, or its search (log pages); nil when it has neither.
+func (a *App) filterTarget() filterer {
+	p := a.top()
+	if t := p.tbl(); t != nil {
+		return t
+	}
+	if s, ok := p.(searcher); ok {
+		return s.searcher()
 	}
 	return nil
 }

@@ -186,14 +186,21 @@ func (d *clusterDetail) refresh() {
 	d.layout()
 }
 
-func (d *clusterDetail) title() string    { return titled(rayv1.KindRayCluster, d.rc, d.deleted) }
-func (d *clusterDetail) crumb() string    { return d.rc.Namespace + "/" + d.rc.Name }
-func (d *clusterDetail) tbl() tabler      { return d.t }
+func (d *clusterDetail) title() string { return titled(rayv1.KindRayCluster, d.rc, d.deleted) }
+func (d *clusterDetail) crumb() string { return d.rc.Namespace + "/" + d.rc.Name }
+func (d *clusterDetail) tbl() tabler   { return d.t }
+func (d *clusterDetail) keys() []key.Binding {
+	return []key.Binding{d.e.km.RayLogs}
+}
 func (d *clusterDetail) setSize(w, h int) { d.w, d.h = w, h; d.layout() }
 
 // update refuses to mark anything but worker pods (space on the head pod
 // or a group row flashes why); ranges skip such rows (Spec.Markable).
 func (d *clusterDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	if key.Matches(msg, d.e.km.RayLogs) { // the selected pod's Ray node, else the head's
+		r, _ := d.t.Selected()
+		return true, rayLogsKey(d.rc, r.pod)
+	}
 	if key.Matches(msg, d.e.km.Mark) {
 		if r, ok := d.t.Selected(); ok && !r.isWorker() {
 			why := "only worker pods can be marked"
@@ -272,7 +279,7 @@ func (d *clusterDetail) mapRayNodes() {
 
 const summaryLines = 3
 
-func (d *clusterDetail) eventLines() int { return 1 + max(len(d.events), 1) }
+func (d *clusterDetail) eventLines() int { return 1 + max(len(d.events), 1) + d.e.hist.height() }
 
 // capLines is the "Ray" block: shown when the session has a capacity
 // source.
@@ -383,6 +390,9 @@ func (d *clusterDetail) view() string {
 			line = st.Class(styles.Warn).Render(line)
 		}
 		b.WriteString("\n" + line)
+	}
+	for _, l := range d.historyBlock() {
+		b.WriteString("\n" + l)
 	}
 	return b.String()
 }

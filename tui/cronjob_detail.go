@@ -101,7 +101,7 @@ func (d *cronJobDetail) crumb() string { return d.cj.Namespace + "/" + d.cj.Name
 func (d *cronJobDetail) tbl() tabler   { return d.t }
 func (d *cronJobDetail) setSize(w, h int) {
 	d.w, d.h = w, h
-	d.t.SetSize(w, max(h-cronSummaryLines-2, 3))
+	d.t.SetSize(w, max(h-cronSummaryLines-2-d.e.hist.height(), 3))
 }
 func (d *cronJobDetail) canOpen() bool { return d.t.Len() > 0 }
 
@@ -189,7 +189,7 @@ func (d *cronJobDetail) view() string {
 	if d.t.Total() == 0 {
 		head += " " + st.Faint.Render("none yet")
 	}
-	lines = append(lines, head, d.t.View(), d.footer())
+	lines = append(append(lines, d.historyBlock()...), head, d.t.View(), d.footer())
 	return strings.Join(lines, "\n")
 }
 

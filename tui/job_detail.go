@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/styles"
@@ -59,7 +60,7 @@ func (d *jobDetail) crumb() string { return d.job.Namespace + "/" + d.job.Name }
 func (d *jobDetail) init() tea.Cmd { return d.fetch() }
 
 func (d *jobDetail) keys() []key.Binding {
-	bs := []key.Binding{d.e.km.Open}
+	bs := []key.Binding{d.e.km.Open, d.e.km.Explain}
 	if d.e.sess.Logs != nil {
 		r := d.e.km.Refresh
 		r.SetHelp(r.Help().Key, "reload logs")
@@ -156,6 +157,9 @@ func (d *jobDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	switch {
 	case key.Matches(msg, km.Refresh):
 		return true, d.fetch()
+	case key.Matches(msg, km.Explain): // the runtime env setup log of a PENDING job, else the driver log
+		ex, ok := raydash.ExplainRayJob(d.job)
+		return true, explainKey(d.job.Namespace, ex, ok, "the RayJob has no Ray job yet (no cluster or no submission ID), so no Ray log explains it")
 	case !scrollKey(km, msg, &d.scroll, fromEnd, max(d.logHeight()-1, 1), len(d.logs)):
 		return false, nil
 	}
@@ -177,7 +181,9 @@ func (d *jobDetail) whyBlock() []string {
 func (d *jobDetail) logHeight() int { return d.logHeightWith(len(d.whyBlock())) }
 
 // logHeightWith is logHeight for a Why block of whyN lines already rendered.
-func (d *jobDetail) logHeightWith(whyN int) int { return max(d.h-jobHeaderLines-whyN, 1) }
+func (d *jobDetail) logHeightWith(whyN int) int {
+	return max(d.h-jobHeaderLines-d.e.hist.height()-whyN, 1)
+}
 
 func (d *jobDetail) view() string {
 	st, j, now := d.e.st, d.job, d.e.now()
@@ -210,7 +216,7 @@ func (d *jobDetail) view() string {
 		lbl("Entrypoint") + orNone(j.Spec.Entrypoint),
 	}
 	wl := d.whyBlock()
-	lines = append(wl, lines...)
+	lines = append(append(wl, lines...), d.historyBlock()...)
 	out := strings.Join(lines, "\n") + "\n"
 	lh := d.logHeightWith(len(wl))
 	switch {

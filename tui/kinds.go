@@ -28,8 +28,8 @@ func rayClusters() kind {
 	return kind{
 		list: ClustersView, detail: ClusterDetailView, title: "RayClusters", help: "RayClusters",
 		aliases: "rc rayclusters raycluster", watch: watch.RayCluster, lifecycle: actions.KindRayCluster,
-		listActions:   "describe suspend delete",
-		detailActions: "scale delete-workers describe logs suspend",
+		listActions:   "describe suspend delete port-forward",
+		detailActions: "scale delete-workers describe logs suspend port-forward",
 		typed:         defOf[*rayv1.RayCluster](clusterDef),
 	}
 }
@@ -177,7 +177,7 @@ func rayPods() kind {
 	return kind{
 		list: PodsView, title: "Pods", help: "Ray pods",
 		aliases: "pods po pod", watch: watch.Pod,
-		listActions: "describe logs",
+		listActions: "describe logs port-forward",
 		typed:       defOf[*corev1.Pod](podDef),
 	}
 }

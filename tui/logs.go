@@ -89,6 +89,16 @@ func (s *logStream) finish(err error) {
 // cleanLogLine removes escape sequences and carriage returns and expands
 // tabs, so a line's width is what it shows.
 func cleanLogLine(b []byte) string {
+	plain := true // printable ASCII only: nothing to clean (most log lines)
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(b)
+	}
 	return strings.ReplaceAll(strings.TrimRight(ansi.Strip(string(b)), "\r"), "\t", "    ")
 }
 
@@ -150,10 +160,11 @@ func (s *logStream) next(ctx context.Context, id int64) tea.Cmd {
 }
 
 // podLogsPage follows one container's logs: the last MaxPodLogLines lines,
-// following new ones (f toggles), wrapping long ones (w toggles). Esc
-// closes the page and the stream.
+// following new ones (f toggles), wrapping long ones (w toggles), searching
+// (/, n, N): a logView. Esc closes the page and the stream.
 type podLogsPage struct {
 	pageBase
+	logView
 	// id numbers the page (env.nextSeq), so a late batch of a closed page
 	// is not taken by the next one.
 	id        int64
@@ -164,16 +175,6 @@ type podLogsPage struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	stream *logStream
-
-	lines   []string
-	dropped int
-	opened  bool
-	ended   bool
-	err     error
-
-	follow bool
-	wrap   bool
-	scroll int // lines above the end
 }
 
 func newPodLogsPage(e *env, p *corev1.Pod, src PodLogs) *podLogsPage {
@@ -181,44 +182,35 @@ func newPodLogsPage(e *env, p *corev1.Pod, src PodLogs) *podLogsPage {
 	if len(p.Spec.Containers) > 0 {
 		ctr = p.Spec.Containers[0].Name // the Ray container comes first
 	}
-	return &podLogsPage{pageBase: pageBase{e: e, vk: LogsView}, id: e.nextSeq(), pod: p, container: ctr, src: src, follow: true}
+	return &podLogsPage{pageBase: pageBase{e: e, vk: LogsView}, logView: logView{follow: true, match: -1},
+		id: e.nextSeq(), pod: p, container: ctr, src: src}
 }
 
 func (p *podLogsPage) title() string {
 	return fmt.Sprintf("Logs %s/%s (%s)", p.pod.Namespace, p.pod.Name, orNone(p.container))
 }
-func (p *podLogsPage) crumb() string    { return "logs " + p.pod.Name }
-func (p *podLogsPage) setSize(w, h int) { p.w, p.h = w, h; p.clamp() }
-func (p *podLogsPage) keys() []key.Binding {
-	return []key.Binding{p.e.km.Follow, p.e.km.Wrap}
+func (p *podLogsPage) crumb() string { return "logs " + p.pod.Name }
+func (p *podLogsPage) setSize(w, h int) {
+	p.w, p.h = w, h
+	p.vw, p.vh = w, h
+	p.clamp()
 }
+func (p *podLogsPage) keys() []key.Binding { return p.viewKeys(p.e) }
 func (p *podLogsPage) target() Target {
 	return Target{View: LogsView, Namespace: p.pod.Namespace, Selected: p.pod, Owner: p.pod}
 }
+func (p *podLogsPage) searcher() filterer { return logSearch{&p.logView} }
 
 // init opens the stream in a command (with the busy indicator); the reader
 // goroutine then runs until the stream ends or the page closes.
 func (p *podLogsPage) init() tea.Cmd {
 	p.ctx, p.cancel = context.WithCancel(p.e.ctx)
 	p.stream = newLogStream()
-	ctx, s, src, id := p.ctx, p.stream, p.src, p.id
+	src := p.src
 	ns, name, ctr := p.pod.Namespace, p.pod.Name, p.container
-	return func() tea.Msg {
-		rc, err := src.PodLogs(ctx, ns, name, ctr, true)
-		if err != nil {
-			return podLogsOpenedMsg{id: id, err: err}
-		}
-		stop := context.AfterFunc(ctx, func() { _ = rc.Close() }) // unblocks the read
-		go func() {
-			defer func() {
-				if stop() {
-					_ = rc.Close()
-				}
-			}()
-			s.read(ctx, rc)
-		}()
-		return podLogsOpenedMsg{id: id}
-	}
+	return openLog(p.ctx, p.stream, p.id, func(ctx context.Context) (io.ReadCloser, error) {
+		return src.PodLogs(ctx, ns, name, ctr, true)
+	})
 }
 
 func (p *podLogsPage) close() {
@@ -228,72 +220,11 @@ func (p *podLogsPage) close() {
 }
 
 func (p *podLogsPage) receive(msg tea.Msg) (tea.Cmd, bool) {
-	switch m := msg.(type) {
-	case podLogsOpenedMsg:
-		if m.id != p.id {
-			return nil, false
-		}
-		p.opened = true
-		if m.err != nil {
-			p.ended, p.err = true, m.err
-			return nil, true
-		}
-		return p.stream.next(p.ctx, p.id), true
-	case podLogsMsg:
-		if m.id != p.id {
-			return nil, false
-		}
-		p.add(m.lines, m.dropped)
-		if m.done {
-			p.ended, p.err = true, m.err
-			return nil, true
-		}
-		return p.stream.next(p.ctx, p.id), true
-	}
-	return nil, false
-}
-
-// add appends a batch, keeping the last MaxPodLogLines lines; when not
-// following, the view stays on the lines it shows.
-func (p *podLogsPage) add(lines []string, dropped int) {
-	p.lines = append(p.lines, lines...)
-	if over := len(p.lines) - MaxPodLogLines; over > 0 {
-		p.lines = p.lines[over:]
-		dropped += over
-	}
-	p.dropped += dropped
-	if !p.follow {
-		p.scroll += len(lines)
-	}
-	p.clamp()
-}
-
-func (p *podLogsPage) bodyHeight() int { return max(p.h-1, 1) }
-
-func (p *podLogsPage) clamp() {
-	if p.follow {
-		p.scroll = 0
-	}
-	p.scroll = clampInt(p.scroll, 0, max(len(p.lines)-p.bodyHeight(), 0))
+	return p.logView.receive(msg, p.id, p.ctx, p.stream)
 }
 
 func (p *podLogsPage) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	km := p.e.km
-	switch {
-	case key.Matches(msg, km.Follow):
-		p.follow = !p.follow
-	case key.Matches(msg, km.Wrap):
-		p.wrap = !p.wrap
-	default:
-		if key.Matches(msg, km.Up, km.PageUp, km.Top) { // looking back stops following
-			p.follow = false
-		}
-		if !scrollKey(km, msg, &p.scroll, fromEnd, max(p.bodyHeight()-1, 1), len(p.lines)) {
-			return false, nil
-		}
-	}
-	p.clamp()
-	return true, nil
+	return p.key(p.e, msg), nil
 }
 
 // renderTail renders the rows that end with lines[end-1], at most h rows.
@@ -318,33 +249,4 @@ func renderTail(lines []string, end, w, h int, wrap bool) []string {
 	return out
 }
 
-func (p *podLogsPage) view() string {
-	st := p.e.st
-	var state string
-	switch {
-	case !p.opened:
-		state = st.Faint.Render("connecting…")
-	case p.err != nil:
-		state = st.FlashErr.Render("error: " + p.err.Error())
-	case p.ended:
-		state = st.Faint.Render("stream ended")
-	case p.follow:
-		state = "following"
-	default:
-		state = "paused (f follows)"
-	}
-	end := len(p.lines) - p.scroll
-	begin := max(end-p.bodyHeight(), 0)
-	head := fmt.Sprintf("Logs (lines %d-%d of %d", min(begin+1, end), end, len(p.lines))
-	if p.dropped > 0 {
-		head += fmt.Sprintf(", %d older dropped", p.dropped)
-	}
-	head += ")"
-	wrap := "wrap off"
-	if p.wrap {
-		wrap = "wrap on"
-	}
-	out := []string{st.Section.Render(head) + "  " + state + "  " + st.Faint.Render(wrap)}
-	out = append(out, renderTail(p.lines, end, p.w, p.bodyHeight(), p.wrap)...)
-	return strings.Join(out, "\n")
-}
+func (p *podLogsPage) view() string { return p.render(p.e.st, "Logs") }

@@ -77,11 +77,21 @@ type Session struct {
 	// trimmed (watch.SlimPod). It is called inside a tea.Cmd. nil: describe
 	// shows the cached object.
 	Get func(ctx context.Context, obj client.Object) (client.Object, error)
+	// RayLogs reaches Ray's log files through the dashboards
+	// (*kube/raydash.RayLogs); nil: the Ray log pages say they are not
+	// available.
+	RayLogs RayLogSource
 	// Deps are this connection's dependencies of the default actions
 	// (DefaultActions): a Backend that switches contexts sets them on each
 	// Session it returns. nil uses the ActionDeps given to DefaultActions,
 	// as long as their Context is this session's.
 	Deps *ActionDeps
+	// History is this machine's record of the Ray objects (kube/history);
+	// nil shows no History blocks.
+	History HistorySource
+	// Forwards holds the session's port-forwards (shift-f, :forwards;
+	// a *portforward.Manager); nil: port-forwarding is not available.
+	Forwards Forwarder
 }
 
 // CapacitySource gives Ray's view of a cluster's capacity: the last

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/kube/portforward"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/scheme"
 	"github.com/raydar/raydar/tui/keys"
@@ -32,8 +33,13 @@ type env struct {
 	store *watch.Store
 	// why is the store's diagnoses (the WHY column, the Why blocks).
 	why  *diagnoses
+	hist *historyCache // the History blocks (tui/history.go)
 	sess Session
 	ctx  context.Context
+	// forwards is the last snapshot of sess.Forwards (forwards.go);
+	// sshUser and sshHost are who and where raydar runs, for ssh lines.
+	forwards         []portforward.State
+	sshUser, sshHost string
 }
 
 // lazyScheme is the one scheme, built on first use (only describe needs

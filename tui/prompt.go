@@ -52,7 +52,7 @@ func (p *prompt) deleteWord() {
 // commandWords is every first word the command line knows: the kinds'
 // aliases (k9s style) and the commands.
 func (a *App) commandWords() []string {
-	w := []string{"ns", "namespace", "ctx", "context", "q", "quit", "help"}
+	w := []string{"ns", "namespace", "ctx", "context", "q", "quit", "help", "forwards", "pf"}
 	w = append(w, a.reg.aliases()...)
 	sort.Strings(w)
 	return w
@@ -65,7 +65,7 @@ func (a *App) promptKey(msg tea.KeyPressMsg) tea.Cmd {
 		return a.quit()
 	case "esc":
 		if a.mode == modeFilter {
-			if t := a.top().tbl(); t != nil {
+			if t := a.filterTarget(); t != nil {
 				_ = t.SetFilter("")
 			}
 		}
@@ -76,7 +76,7 @@ func (a *App) promptKey(msg tea.KeyPressMsg) tea.Cmd {
 		m := a.mode
 		a.mode = modeNormal
 		if m == modeFilter {
-			if t := a.top().tbl(); t != nil {
+			if t := a.filterTarget(); t != nil {
 				if err := t.SetFilter(line); err != nil {
 					a.setFlash(flashErr, err.Error())
 				}
@@ -90,7 +90,7 @@ func (a *App) promptKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "backspace":
 		if !p.backspace() {
 			if a.mode == modeFilter {
-				if t := a.top().tbl(); t != nil {
+				if t := a.filterTarget(); t != nil {
 					_ = t.SetFilter("")
 				}
 			}
@@ -136,8 +136,14 @@ func (a *App) promptChanged() {
 	if a.mode != modeFilter {
 		return
 	}
-	t := a.top().tbl()
+	t := a.filterTarget()
 	if t == nil {
+		return
+	}
+	if a.top().tbl() == nil { // a search: a regular expression
+		if err := t.SetFilter(a.prompt.text); err != nil {
+			a.prompt.note = err.Error()
+		}
 		return
 	}
 	if _, err := table.ParseFilter(a.prompt.text); err != nil {
@@ -249,6 +255,8 @@ func (a *App) runCommand(line string) tea.Cmd {
 		return a.quit()
 	case "help", "?":
 		a.mode = modeHelp
+	case "forwards", "pf":
+		return a.push(newForwardsPage(a.e))
 	case "ns", "namespace":
 		ns := ""
 		if len(args) > 0 {

@@ -50,15 +50,17 @@ func TestRegistryAliases(t *testing.T) {
 
 func TestDefaultActionsPerView(t *testing.T) {
 	want := map[ViewKind][]string{
-		ClustersView:      {ActionDescribe, ActionSuspend, ActionDelete},
+		ClustersView:      {ActionDescribe, ActionSuspend, ActionDelete, ActionPortForward},
 		JobsView:          {ActionDescribe, ActionStopJob, ActionSuspend, ActionDelete},
 		ServicesView:      {ActionDescribe, ActionSuspend, ActionDelete},
-		PodsView:          {ActionDescribe, ActionLogs},
-		ClusterDetailView: {ActionScale, ActionDeleteWorkers, ActionDescribe, ActionLogs, ActionSuspend},
+		PodsView:          {ActionDescribe, ActionLogs, ActionPortForward},
+		ClusterDetailView: {ActionScale, ActionDeleteWorkers, ActionDescribe, ActionLogs, ActionSuspend, ActionPortForward},
 		JobDetailView:     {ActionDescribe, ActionStopJob, ActionSuspend, ActionDelete},
 		ServiceDetailView: {ActionDescribe, ActionSuspend, ActionDelete},
 		CronJobsView:      {ActionDescribe, ActionTrigger, ActionSuspend, ActionDelete},
 		CronJobDetailView: {ActionDescribe, ActionTrigger, ActionSuspend, ActionDelete},
+		RayLogsView:       {ActionLogs},
+		RayLogView:        {ActionLogs},
 	}
 	got := DefaultActions(ActionDeps{})
 	if len(got) != len(want) {

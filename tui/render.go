@@ -64,6 +64,9 @@ func (a *App) headerLine() string {
 	if a.role != "" {
 		parts = append(parts, field("role", a.role))
 	}
+	if pf := forwardsSummary(st.Glyphs, a.e.forwards); pf != "" {
+		parts = append(parts, field("pf", pf))
+	}
 	s := strings.Join(parts, sep)
 	if a.syncing {
 		s += sep + st.FlashWarn.Render("syncing…")

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/styles"
@@ -30,10 +31,12 @@ func newServiceDetail(e *env, s *rayv1.RayService) *serviceDetail {
 	return &serviceDetail{pageBase: pageBase{e: e, vk: ServiceDetailView}, svc: s, uid: watch.Key(s)}
 }
 
-func (d *serviceDetail) title() string       { return titled(rayv1.KindRayService, d.svc, d.deleted) }
-func (d *serviceDetail) crumb() string       { return d.svc.Namespace + "/" + d.svc.Name }
-func (d *serviceDetail) setSize(w, h int)    { d.w, d.h = w, h; d.clamp() }
-func (d *serviceDetail) keys() []key.Binding { return []key.Binding{d.e.km.Open} }
+func (d *serviceDetail) title() string    { return titled(rayv1.KindRayService, d.svc, d.deleted) }
+func (d *serviceDetail) crumb() string    { return d.svc.Namespace + "/" + d.svc.Name }
+func (d *serviceDetail) setSize(w, h int) { d.w, d.h = w, h; d.clamp() }
+func (d *serviceDetail) keys() []key.Binding {
+	return []key.Binding{d.e.km.Open, d.e.km.Explain}
+}
 
 func (d *serviceDetail) target() Target {
 	return Target{View: ServiceDetailView, Namespace: d.svc.Namespace, Selected: d.svc, Owner: d.svc}
@@ -64,6 +67,10 @@ func (d *serviceDetail) apply(ch *watch.Changes) {
 }
 
 func (d *serviceDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	if key.Matches(msg, d.e.km.Explain) { // the Serve controller log
+		ex, ok := raydash.ExplainRayService(d.svc)
+		return true, explainKey(d.svc.Namespace, ex, ok, "the RayService has no RayCluster yet, so no Serve controller log")
+	}
 	if !scrollKey(d.e.km, msg, &d.offset, fromTop, d.h, len(d.lines())) {
 		return false, nil
 	}
@@ -122,6 +129,9 @@ func (d *serviceDetail) lines() []string {
 	out = append(out, d.clusterLines("Active cluster", s.Status.ActiveServiceStatus)...)
 	out = append(out, "")
 	out = append(out, d.clusterLines("Pending cluster", s.Status.PendingServiceStatus)...)
+	if hb := d.historyBlock(); len(hb) > 0 {
+		out = append(append(out, ""), hb...)
+	}
 	return out
 }
 

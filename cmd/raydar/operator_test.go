@@ -144,13 +144,3 @@ func TestOperatorRefusesAMissingLeaseNamespace(t *testing.T) {
 		t.Errorf("refused after %s; want at once", d)
 	}
 }
-
-// TestOperatorLeaseNamespaceInAPod: in a pod the Lease stays in the pod's
-// own namespace (config/default's RBAC grants Leases there), whatever
-// namespaces exist.
-func TestOperatorLeaseNamespaceInAPod(t *testing.T) {
-	ns, why, err := operatorLeaseNamespace(context.Background(), nil, "", "ray-ops")
-	if err != nil || ns != "ray-ops" || !strings.Contains(why, "pod's namespace ray-ops") {
-		t.Fatalf("got %q, %q, %v; want ray-ops", ns, why, err)
-	}
-}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"github.com/raydar/raydar/cmd/internal/operatorcmd"
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube/sandbox/addrbook"
 )
@@ -18,17 +20,14 @@ type loopConfig struct {
 	book *addrbook.Book
 }
 
-// newReconcileLoop builds the reconcile loop for all three kinds. Start it
-// with Operator.Start.
+// newReconcileLoop builds the reconcile loop for all kinds (the operator
+// command's, operatorcmd.NewLoop). Start it with Operator.Start.
 func newReconcileLoop(cfg *rest.Config, lc loopConfig) (*controller.Operator, error) {
-	opts := lc.operator
-	// One process may run several loops one after another (the TUI's
-	// :ctx builds one per context; tests run `raydar operator` in-process
-	// more than once), and controller-runtime refuses a controller name it
-	// has seen before in the process, even once that controller stopped.
-	opts.SkipControllerNameValidation = true
-	if lc.book != nil {
-		opts.AddressBook = lc.book
+	o := lc.operator
+	if o.PodTransform == nil {
+		// The TUI's views read pods from this cache (containers, images,
+		// resources): keep them whole, not only what the reconcilers read.
+		o.PodTransform = cache.TransformStripManagedFields()
 	}
-	return controller.New(cfg, opts)
+	return operatorcmd.NewLoop(cfg, o, lc.book)
 }

@@ -4,7 +4,8 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/raydar/raydar/cmd/internal/operatorcmd"
 
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube"
@@ -13,26 +14,10 @@ import (
 )
 
 // sandboxBookFor returns the address book of the simulated Ray heads when
-// the flags' context is a raydar sandbox (`raydar sandbox`, `raydar demo`:
-// their kubeconfig records the book, kube/sandbox/addrbook), nil for any
-// other cluster. Every raydar that reaches dashboards (the operator, the
-// TUI and its embedded loop, `raydar stop --direct`) asks this, so one
-// mechanism serves the sandbox's heads to all of them.
-func sandboxBookFor(f kube.Flags) (*addrbook.Book, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if f.Kubeconfig != "" {
-		rules.ExplicitPath = f.Kubeconfig
-	}
-	kc, err := rules.Load()
-	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
-	}
-	path, ok, err := addrbook.FromKubeconfig(kc, f.Context)
-	if err != nil || !ok {
-		return nil, err
-	}
-	return addrbook.Open(path), nil
-}
+// the flags' context is a raydar sandbox, nil for any other cluster
+// (operatorcmd.SandboxBook: one mechanism for the operator, the TUI and
+// `raydar stop --direct`).
+func sandboxBookFor(f kube.Flags) (*addrbook.Book, error) { return operatorcmd.SandboxBook(f) }
 
 // newDashboards reaches Ray dashboards through the sandbox's address book
 // when there is one, else the usual way (service DNS in a pod, the API

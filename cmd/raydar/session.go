@@ -13,14 +13,16 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/cmd/internal/operatorcmd"
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/kube/history"
+	"github.com/raydar/raydar/kube/portforward"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/kube/watch"
@@ -42,6 +44,8 @@ type sessionConfig struct {
 	logger logr.Logger
 	// readOnly refuses every mutation at the choke point (kube/actions).
 	readOnly bool
+	// history, when set, records what the session's cache sees (kube/history).
+	history *history.Store
 }
 
 // session is one live connection: a cache (the reconcile loop's when it is
@@ -56,25 +60,11 @@ type session struct {
 	src        *watch.Source
 	role       atomic.Pointer[string]
 	deps       *tui.ActionDeps
+	recorder   *history.Recorder    // nil without sessionConfig.history
+	forwards   *portforward.Manager // shift-f's forwards; they end with the session
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-}
-
-// leaseNamespace picks where TUIs and operators meet for the leader
-// election: raydar-system when it exists (the deploy manifests create it),
-// else default. Every raydar picks the same way, so they meet on one Lease.
-func leaseNamespace(ctx context.Context, t *kube.Target) string {
-	cs, err := kubernetes.NewForConfig(t.Config)
-	if err != nil {
-		return "default"
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if _, err := cs.CoreV1().Namespaces().Get(ctx, controller.DefaultLeaderElectionNamespace, metav1.GetOptions{}); err == nil {
-		return controller.DefaultLeaderElectionNamespace
-	}
-	return "default"
 }
 
 // connect starts a session on target. The returned session is running;
@@ -83,11 +73,13 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 	ctx, cancel := context.WithCancel(parent)
 	s := &session{target: t, src: watch.NewSource(watch.DefaultWindow), cancel: cancel}
 	var informers cache.Cache
+	authors := history.NewAuthors()
 	if sc.reconcile {
 		o := sc.operator
 		o.Logger = sc.logger
+		o.Authors = authors
 		if o.LeaderElectionNamespace == "" && !o.DisableLeaderElection {
-			o.LeaderElectionNamespace = leaseNamespace(ctx, t)
+			o.LeaderElectionNamespace = operatorcmd.MeetingLeaseNamespace(ctx, t)
 		}
 		op, err := newReconcileLoop(t.Config, loopConfig{operator: o, book: sc.book})
 		if err != nil {
@@ -116,9 +108,9 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		// volumes); describe GETs a pod whole for its YAML (session.get).
 		c, err := cache.New(t.Config, cache.Options{
 			Scheme:           scheme.New(),
-			DefaultTransform: cache.TransformStripManagedFields(),
+			DefaultTransform: authors.Keep(cache.TransformStripManagedFields()),
 			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Pod{}: {Label: rayv1.RayPodSelector(), Transform: watch.SlimPod},
+				&corev1.Pod{}: {Label: rayv1.RayPodSelector(), Transform: authors.Keep(watch.SlimPod)},
 			},
 		})
 		if err != nil {
@@ -148,6 +140,16 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		return nil, err
 	}
 	if err := s.setupActions(t, sc); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if sc.history != nil {
+		if s.recorder, err = history.StartRecorder(ctx, sc.history, authors, informers, sc.logger); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("recording history: %w", err)
+		}
+	}
+	if s.forwards, err = portforward.NewManager(portforward.Options{Config: t.Config}); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -209,7 +211,12 @@ func describeRole(l controller.LeaderStatus, other controller.OtherOperator, now
 
 // Session is what the TUI needs of this connection.
 func (s *session) Session(namespace string) tui.Session {
+	var hist tui.HistorySource
+	if s.recorder != nil {
+		hist = s.recorder
+	}
 	return tui.Session{
+		History:   hist,
 		Context:   s.target.ContextName,
 		Server:    s.target.Server,
 		Namespace: namespace,
@@ -218,8 +225,10 @@ func (s *session) Session(namespace string) tui.Session {
 		Role:      s.Role,
 		Logs:      tui.JobLogsFunc(s.jobLogs),
 		Capacity:  s.capacity,
+		RayLogs:   &raydash.RayLogs{Resolver: s.dashboards, Cluster: clusterFrom(context.Background(), s.reader)}, // the cache: no I/O
 		Deps:      s.deps,
 		Get:       s.get,
+		Forwards:  s.forwards,
 	}
 }
 
@@ -302,6 +311,12 @@ func (s *session) Close() {
 	s.cancel()
 	s.wg.Wait()
 	s.capacity.Close()
+	if s.recorder != nil {
+		s.recorder.Close()
+	}
+	if s.forwards != nil {
+		s.forwards.Close()
+	}
 }
 
 // newCapacityPoller reads Ray's capacity of the clusters the TUI looks at,

@@ -17,6 +17,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/tui"
 	"github.com/raydar/raydar/tui/keys"
 )
@@ -142,6 +143,10 @@ func runTUI(ctx context.Context, flags kube.Flags, target *kube.Target, sc sessi
 	tuneGC(os.Getenv)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if sc.history == nil {
+		sc.history = history.OpenOrMemory(history.DefaultPathOrEmpty(), logger) // one store for every :ctx session
+		defer sc.history.Close()
+	}
 	b := &backend{parent: ctx, flags: flags, sc: sc, allNamespaces: flags.AllNamespaces}
 	s, err := connect(ctx, target, sc)
 	if err != nil {

@@ -148,10 +148,18 @@ func TestReconcileStatusCoalescing(t *testing.T) {
 	if got.Status.ObservedGeneration != 0 || got.Status.DesiredWorkerReplicas != 0 {
 		t.Fatalf("a non-urgent status was written at once: %+v", got.Status)
 	}
-	if res.RequeueAfter != time.Hour {
-		t.Fatalf("requeue after %s, want the coalescing window", res.RequeueAfter)
+	if res.RequeueAfter != bringUpWindows*time.Hour {
+		t.Fatalf("requeue after %s, want %d coalescing windows (a cluster never ready yet)", res.RequeueAfter, bringUpWindows)
 	}
 	now = now.Add(time.Hour)
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Get(context.Background(), req.NamespacedName, got)
+	if got.Status.DesiredWorkerReplicas != 0 {
+		t.Fatalf("a coming-up cluster's status was written after one window: %+v", got.Status)
+	}
+	now = now.Add((bringUpWindows - 1) * time.Hour)
 	if _, err := r.Reconcile(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}

@@ -409,17 +409,28 @@ func statusUrgent(old, cur rayv1.RayClusterStatus) bool {
 	return false
 }
 
+// bringUpWindows is how many coalescing windows a cluster that has never
+// been ready holds its non-urgent changes (10 s by default): long enough
+// that a cluster coming up writes its status once, when it becomes ready
+// (urgent: the state changes), with the counts and addresses of that
+// moment; bounded, so that a cluster whose pods do not come up shows its
+// counts within seconds. Failures are urgent and never held.
+const bringUpWindows = 5
+
 // statusChange is how the status computed differs from the one read, for
 // the kit's StatusWriter: unchanged (but for lastUpdateTime); urgent
 // (a failed write this pass, or statusUrgent), written at once; else held
-// for the coalescing window, so that a cluster coming up does not write a
-// status per pod transition.
+// for the coalescing window (bringUpWindows of them while the cluster has
+// never been ready), so that a cluster coming up does not write a status
+// per pod transition.
 func statusChange(old, cur rayv1.RayClusterStatus, failed bool, coalesce time.Duration) kit.StatusChange {
 	switch {
 	case statusEqual(old, cur):
 		return kit.StatusChange{Unchanged: true}
 	case failed || coalesce <= 0 || statusUrgent(old, cur):
 		return kit.StatusChange{}
+	case old.State == "" && cur.State == "":
+		return kit.StatusChange{Hold: bringUpWindows * coalesce}
 	}
 	return kit.StatusChange{Hold: coalesce}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/kit"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -307,6 +308,32 @@ func TestConditionReason(t *testing.T) {
 	for in, want := range map[string]string{"CrashLoopBackOff": "CrashLoopBackOff", "bad reason!": "badreason", "": "Fallback", "9x": "Fallback"} {
 		if got := conditionReason(in, "Fallback"); got != want {
 			t.Errorf("conditionReason(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A cluster coming up writes its status once, when it becomes ready: its
+// count changes are held for bringUpWindows windows, a ready cluster's for
+// one, and a change of state or a failure is written at once.
+func TestStatusChangeHolds(t *testing.T) {
+	const w = 2 * time.Second
+	ready := rayv1.RayClusterStatus{State: rayv1.Ready, ReadyWorkerReplicas: 3}
+	failing := rayv1.RayClusterStatus{Conditions: []metav1.Condition{{Type: string(rayv1.RayClusterReplicaFailure), Status: metav1.ConditionTrue}}}
+	for _, c := range []struct {
+		name     string
+		old, cur rayv1.RayClusterStatus
+		failed   bool
+		want     kit.StatusChange
+	}{
+		{"coming up: counts held for the bring-up", rayv1.RayClusterStatus{}, rayv1.RayClusterStatus{DesiredWorkerReplicas: 3}, false, kit.StatusChange{Hold: bringUpWindows * w}},
+		{"becoming ready: at once", rayv1.RayClusterStatus{DesiredWorkerReplicas: 3}, ready, false, kit.StatusChange{}},
+		{"ready: counts held one window", ready, rayv1.RayClusterStatus{State: rayv1.Ready, ReadyWorkerReplicas: 2}, false, kit.StatusChange{Hold: w}},
+		{"coming up: a failure at once", rayv1.RayClusterStatus{}, failing, false, kit.StatusChange{}},
+		{"coming up: a failed write at once", rayv1.RayClusterStatus{}, rayv1.RayClusterStatus{DesiredWorkerReplicas: 3}, true, kit.StatusChange{}},
+		{"unchanged", ready, ready, false, kit.StatusChange{Unchanged: true}},
+	} {
+		if got := statusChange(c.old, c.cur, c.failed, w); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
 	}
 }

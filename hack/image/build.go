@@ -26,11 +26,12 @@ func staticBuildArgs(out, version string) []string {
 	return []string{
 		"build", "-trimpath", "-tags", "timetzdata",
 		"-ldflags", "-s -w -X main.version=" + version,
-		"-o", out, "./cmd/raydar",
+		"-o", out, "./cmd/raydar-operator",
 	}
 }
 
-// buildBinary builds ./cmd/raydar of the module in dir for linux/goarch
+// buildBinary builds ./cmd/raydar-operator (the reconcile loop alone: no
+// terminal UI, no sandbox) of the module in dir for linux/goarch
 // into out.
 func buildBinary(ctx context.Context, goTool, dir, out, goarch, version string) error {
 	cmd := exec.CommandContext(ctx, goTool, staticBuildArgs(out, version)...)

@@ -1,5 +1,6 @@
 // Command image builds raydar's container image without a Docker engine:
-// a static linux binary of ./cmd/raydar (CGO off, -trimpath, stripped,
+// a static linux binary of ./cmd/raydar-operator, the reconcile loop
+// without the terminal UI and the sandbox (CGO off, -trimpath, stripped,
 // version-stamped, with Go's embedded time zone database so that a
 // RayCronJob's spec.timeZone resolves in an image without
 // /usr/share/zoneinfo) on a distroless-style root filesystem made from

@@ -22,9 +22,13 @@ const (
 	nonrootGID = 65532
 )
 
-// Entrypoint is what the image runs: the headless reconcile loop.
+// Entrypoint is what the image runs: the headless reconcile loop
+// (cmd/raydar-operator, the flags of `raydar operator`).
 // config/manager/manager.yaml adds the flags.
-var Entrypoint = []string{"/raydar", "operator"}
+var Entrypoint = []string{"/" + binaryName}
+
+// binaryName is the image's one executable.
+const binaryName = "raydar-operator"
 
 const (
 	passwdFile = "root:x:0:0:root:/root:/sbin/nologin\n" +
@@ -36,13 +40,13 @@ const (
 
 // Inputs are everything the image is made of.
 type Inputs struct {
-	Binary  []byte // the static linux raydar binary
+	Binary  []byte // the static linux raydar-operator binary
 	CACerts []byte // a PEM bundle, installed as /etc/ssl/certs/ca-certificates.crt
 	Info    BuildInfo
 }
 
 // Assemble builds the image: a base layer (users, certificates, /tmp,
-// the home directory) and a layer holding /raydar, owned by root and not
+// the home directory) and a layer holding /raydar-operator, owned by root and not
 // writable by the user it runs as. Every file time is Info.Created, so
 // the same inputs give the same digest.
 func Assemble(in Inputs) (v1.Image, error) {
@@ -69,7 +73,7 @@ func Assemble(in Inputs) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	app, err := tarLayer([]entry{file("raydar", 0o755, in.Binary)}, mtime)
+	app, err := tarLayer([]entry{file(binaryName, 0o755, in.Binary)}, mtime)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +95,7 @@ func Assemble(in Inputs) (v1.Image, error) {
 			User:       fmt.Sprintf("%d:%d", nonrootUID, nonrootGID),
 			Entrypoint: Entrypoint,
 			Env: []string{
-				"PATH=/", // only /raydar; there is nothing else to run
+				"PATH=/", // only /raydar-operator; there is nothing else to run
 				"HOME=/home/nonroot",
 				"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
 			},
@@ -109,7 +113,7 @@ func Assemble(in Inputs) (v1.Image, error) {
 		mutate.Addendum{Layer: base, MediaType: types.OCILayer, History: v1.History{Created: created,
 			CreatedBy: "hack/image: /etc/passwd, /etc/group (nonroot 65532), CA certificates, /tmp"}},
 		mutate.Addendum{Layer: app, MediaType: types.OCILayer, History: v1.History{Created: created,
-			CreatedBy: "hack/image: /raydar " + in.Info.Version}},
+			CreatedBy: "hack/image: /" + binaryName + " " + in.Info.Version}},
 	); err != nil {
 		return nil, err
 	}
@@ -121,12 +125,12 @@ func Assemble(in Inputs) (v1.Image, error) {
 func elfArch(bin []byte) (string, error) {
 	f, err := elf.NewFile(bytes.NewReader(bin))
 	if err != nil {
-		return "", fmt.Errorf("the raydar binary is not an ELF file: %w", err)
+		return "", fmt.Errorf("the raydar-operator binary is not an ELF file: %w", err)
 	}
 	defer f.Close()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
-			return "", fmt.Errorf("the raydar binary is dynamically linked (it has a PT_INTERP program header): build it with CGO_ENABLED=0")
+			return "", fmt.Errorf("the raydar-operator binary is dynamically linked (it has a PT_INTERP program header): build it with CGO_ENABLED=0")
 		}
 	}
 	switch f.Machine {
@@ -141,7 +145,7 @@ func elfArch(bin []byte) (string, error) {
 	case elf.EM_RISCV:
 		return "riscv64", nil
 	}
-	return "", fmt.Errorf("the raydar binary is for %s, which this image builder does not name", f.Machine)
+	return "", fmt.Errorf("the raydar-operator binary is for %s, which this image builder does not name", f.Machine)
 }
 
 type entry struct {

@@ -71,7 +71,7 @@ func TestImage(t *testing.T) {
 	if cf.Config.User != "65532:65532" {
 		t.Errorf("User = %q, want 65532:65532 (distroless nonroot; config/manager's runAsUser)", cf.Config.User)
 	}
-	if diff := cmp.Diff([]string{"/raydar", "operator"}, cf.Config.Entrypoint); diff != "" {
+	if diff := cmp.Diff([]string{"/raydar-operator"}, cf.Config.Entrypoint); diff != "" {
 		t.Errorf("Entrypoint (-want +got):\n%s", diff)
 	}
 	if len(cf.Config.Cmd) != 0 {
@@ -97,7 +97,7 @@ func TestImage(t *testing.T) {
 	}
 	slices.Sort(names)
 	wantNames := []string{"etc", "etc/group", "etc/nsswitch.conf", "etc/passwd", "etc/ssl", "etc/ssl/certs",
-		"etc/ssl/certs/ca-certificates.crt", "home", "home/nonroot", "raydar", "tmp"}
+		"etc/ssl/certs/ca-certificates.crt", "home", "home/nonroot", "raydar-operator", "tmp"}
 	if diff := cmp.Diff(wantNames, names); diff != "" {
 		t.Errorf("files of the image (-want +got): nothing but the binary, users and certificates, no shell:\n%s", diff)
 	}
@@ -106,8 +106,8 @@ func TestImage(t *testing.T) {
 			t.Errorf("the image has a shell or tool: /%s", sh)
 		}
 	}
-	if h := files["raydar"].hdr; h.Mode&0o777 != 0o755 || h.Uid != 0 {
-		t.Errorf("/raydar mode %o uid %d, want 755 owned by root (not writable by the user it runs as)", h.Mode, h.Uid)
+	if h := files["raydar-operator"].hdr; h.Mode&0o777 != 0o755 || h.Uid != 0 {
+		t.Errorf("/raydar-operator mode %o uid %d, want 755 owned by root (not writable by the user it runs as)", h.Mode, h.Uid)
 	}
 	if h := files["tmp"].hdr; h.Mode&0o7777 != 0o1777 {
 		t.Errorf("/tmp mode %o, want 1777", h.Mode)
@@ -124,25 +124,25 @@ func TestImage(t *testing.T) {
 		t.Errorf("/etc/ssl/certs/ca-certificates.crt differs from the build host's %s", o.CACerts)
 	}
 
-	bin := files["raydar"].body
+	bin := files["raydar-operator"].body
 	f, err := elf.NewFile(bytes.NewReader(bin))
 	if err != nil {
-		t.Fatalf("/raydar is not ELF: %v", err)
+		t.Fatalf("/raydar-operator is not ELF: %v", err)
 	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			t.Errorf("/raydar has a %s program header: not a static binary", p.Type)
+			t.Errorf("/raydar-operator has a %s program header: not a static binary", p.Type)
 		}
 	}
 	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
-		t.Errorf("/raydar needs shared libraries %v", libs)
+		t.Errorf("/raydar-operator needs shared libraries %v", libs)
 	}
 	if _, err := f.Symbols(); !errors.Is(err, elf.ErrNoSymbols) {
-		t.Errorf("/raydar has a symbol table (err %v): not built with -ldflags -s", err)
+		t.Errorf("/raydar-operator has a symbol table (err %v): not built with -ldflags -s", err)
 	}
 	f.Close()
 	if bytes.Contains(bin, []byte(mustAbs(t, "../.."))) {
-		t.Errorf("/raydar contains the build directory %s: not built with -trimpath", mustAbs(t, "../.."))
+		t.Errorf("/raydar-operator contains the build directory %s: not built with -trimpath", mustAbs(t, "../.."))
 	}
 
 	// Run it. The image's root filesystem, unpacked: where the test runs as
@@ -150,10 +150,10 @@ func TestImage(t *testing.T) {
 	// libc), as the container would.
 	root := filepath.Join(dir, "rootfs")
 	unpack(t, img, root)
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "raydar"), "version")
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "raydar-operator"), "version")
 	where := "on the host"
 	if os.Geteuid() == 0 {
-		cmd = exec.CommandContext(ctx, "/raydar", "version")
+		cmd = exec.CommandContext(ctx, "/raydar-operator", "version")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root, Credential: &syscall.Credential{Uid: 65532, Gid: 65532}}
 		cmd.Dir = "/"
 		cmd.Env = cf.Config.Env
@@ -161,12 +161,12 @@ func TestImage(t *testing.T) {
 	}
 	got, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("raydar version %s: %v\n%s", where, err, got)
+		t.Fatalf("raydar-operator version %s: %v\n%s", where, err, got)
 	}
 	if strings.TrimSpace(string(got)) != "v9.9.9-test" {
-		t.Errorf("raydar version %s printed %q, want the stamped v9.9.9-test", where, got)
+		t.Errorf("raydar-operator version %s printed %q, want the stamped v9.9.9-test", where, got)
 	}
-	t.Logf("raydar version %s: %s", where, bytes.TrimSpace(got))
+	t.Logf("raydar-operator version %s: %s", where, bytes.TrimSpace(got))
 
 	// Same inputs, same image: the config (which names every layer's
 	// digest) does not depend on when it was assembled. (The tarball keeps

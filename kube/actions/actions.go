@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/rayapi/scheme"
 )
 
@@ -155,6 +156,10 @@ func New(c client.Client, opts Options) (*Actions, error) {
 	if a.actor == "" {
 		a.actor = UnknownActor
 	}
+	// Every write names raydar and the user as its field manager, so that
+	// managedFields (and raydar history) tell a change made here from the
+	// autoscaler's or kubectl's.
+	a.c = client.WithFieldOwner(c, history.FieldManagerFor(a.actor))
 	if a.clock == nil {
 		a.clock = clock.RealClock{}
 	}

@@ -22,6 +22,13 @@
 // pending and infeasible by the worker groups' per-pod resources
 // ([GroupResources], [NodeTypes]); Get never blocks.
 //
+// [RayLogs] reaches the Ray log files of a cluster's nodes (list, tail,
+// follow) through the same clients; [NodeForPod] maps a pod to its Ray node
+// by IP (with the node ID from Ray's capacity view when known), and
+// [ExplainRayJob] / [ExplainRayService] name the file that explains a
+// failure (the runtime env setup log of a PENDING job, the driver log of a
+// failed one, the Serve controller log of a deploy failure).
+//
 // [SubmitRequest] turns a RayJob's spec into the POST /api/jobs/ body, the
 // one translation used by the HTTPMode submission, by the sandbox's stand-in
 // for the K8sJobMode submitter, and by anything else that submits.

@@ -29,6 +29,9 @@
 //     Event for a volume, until the object exists;
 //   - readiness: Start returns only when every requested component has been
 //     seen doing its job;
+//   - kwok as the pods' kubelet for pods/portforward (kwokserver.go): its
+//     server on a loopback port that every fake node advertises, and the
+//     PortForward CRD that says where each pod's ports lead;
 //   - identities and their record (auth.go, audit.go): RBAC authorization,
 //     ServiceAccount tokens from the TokenRequest API and kubeconfigs for
 //     them, and with Options.Audit the API server's audit log (Metadata
@@ -39,5 +42,6 @@
 // simulated Ray head), headsim (a simulated head for every Ready head pod,
 // and the RayJob submitters' stand-ins), addrbook (where the heads answer,
 // for other raydar processes), refusable (the switchable HTTP server the
-// heads answer on) and seed (the demo's workloads).
+// heads answer on), podforward (the head pods' PortForwards, pointing at
+// the simulated heads) and seed (the demo's workloads).
 package sandbox

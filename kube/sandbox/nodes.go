@@ -99,7 +99,7 @@ func (s *Sandbox) addNodes(ctx context.Context, pool NodePool) ([]string, error)
 
 	names := make([]string, 0, pool.Count)
 	for i := range pool.Count {
-		node := fakeNode(pool, i, first+i)
+		node := fakeNode(pool, i, first+i, s.kubeletPort)
 		if _, err := s.clients.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 			return names, fmt.Errorf("sandbox: creating node %s: %w", node.Name, err)
 		}
@@ -130,8 +130,8 @@ func (s *Sandbox) addNodes(ctx context.Context, pool NodePool) ([]string, error)
 }
 
 // fakeNode is node i of pool; global is its index in the sandbox, which picks
-// its addresses.
-func fakeNode(pool NodePool, i, global int) *corev1.Node {
+// its addresses; kubeletPort is kwok's kubelet server (kwokserver.go).
+func fakeNode(pool NodePool, i, global, kubeletPort int) *corev1.Node {
 	name := fmt.Sprintf("%s-%d", pool.NamePrefix, i)
 	labels := map[string]string{
 		corev1.LabelHostname:           name,
@@ -159,7 +159,9 @@ func fakeNode(pool NodePool, i, global int) *corev1.Node {
 			Addresses: []corev1.NodeAddress{
 				{Type: corev1.NodeInternalIP, Address: ip},
 				{Type: corev1.NodeHostName, Address: name},
+				{Type: kubeletAddressType, Address: kubeletHost},
 			},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(kubeletPort)}},
 		},
 	}
 }

@@ -128,6 +128,8 @@ type Sandbox struct {
 	clients   *kubernetes.Clientset
 	crdClient *apiextensionsclient.Clientset
 	configs   *configChecker // with Kwok: the kubelet's ConfigMap/Secret check
+	// kubeletPort is kwok's kubelet server's port (kwokserver.go).
+	kubeletPort int
 
 	mu        sync.Mutex
 	nodes     []string
@@ -159,7 +161,11 @@ func Start(ctx context.Context, opts Options) (sb *Sandbox, err error) {
 	if err := checkBinaries(o.ToolsDir, requiredBinaries(&o)); err != nil {
 		return nil, err
 	}
-	crds, err := parseCRDs(o.CRDs)
+	crdStreams := o.CRDs
+	if o.Kwok {
+		crdStreams = append(append([][]byte(nil), o.CRDs...), kwokPortForwardCRD) // kwokserver.go
+	}
+	crds, err := parseCRDs(crdStreams)
 	if err != nil {
 		return nil, err
 	}
@@ -421,6 +427,8 @@ func (s *Sandbox) startAPIServer(ctx context.Context) error {
 	// node a not-ready taint that only the node-lifecycle controller removes,
 	// and that controller would mark kwok's heartbeat-less nodes NotReady.
 	env.ControlPlane.APIServer.Configure().Set("disable-admission-plugins", "ServiceAccount,TaintNodesByCondition")
+	// kwok's kubelet server, at each fake node's InternalDNS (kwokserver.go).
+	env.ControlPlane.APIServer.Configure().Set("kubelet-preferred-address-types", string(kubeletAddressType)+",InternalIP,Hostname")
 	if err := s.configureAuth(env); err != nil {
 		return err
 	}
@@ -496,7 +504,12 @@ func (s *Sandbox) startComponents() error {
 		if err := os.WriteFile(stagesPath, stagesYAML, 0o644); err != nil {
 			return err
 		}
-		comps = append(comps, comp{name: Kwok, args: []string{
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		s.kubeletPort = port
+		comps = append(comps, comp{name: Kwok, args: append([]string{
 			"--kubeconfig=" + s.KubeconfigPath,
 			"--config=" + stagesPath,
 			"--manage-all-nodes=false",
@@ -504,7 +517,7 @@ func (s *Sandbox) startComponents() error {
 			"--node-lease-duration-seconds=0",
 			"--cidr=" + defaultPodCIDR,
 			"--node-ip=" + defaultNodeIP,
-		},
+		}, kwokServerArgs(port)...),
 			// kwok would also read ~/.kwok/kwok.yaml; keep it to ours.
 			env: []string{"KWOK_WORKDIR=" + kwokDir},
 		})

@@ -5,8 +5,10 @@
 // the version, and Ray's view of capacity ([Client.Capacity]: what `ray
 // status` prints, from /api/v0/nodes, /api/cluster_status,
 // /api/v0/actors/summarize and /api/jobs/; wire shapes and the Ray source
-// they were checked against in capacity_wire.go), with the Go types of each
-// answer and the paths (paths.go).
+// they were checked against in capacity_wire.go), Ray's log files
+// ([Client.ListLogs], [Client.ReadLog], [Client.StreamLog]: the state API's
+// /api/v0/logs endpoints, wire and Ray source in logs_wire.go), with the Go
+// types of each answer and the paths (paths.go).
 // These types are the wire's one definition: the sandbox's simulated Ray
 // head (kube/sandbox/rayhead) serves them too.
 //

@@ -47,6 +47,22 @@ type KeyMap struct {
 	Wrap   key.Binding
 	Follow key.Binding
 
+	// SearchNext and SearchPrev go to the next and previous match of the
+	// search (/) in the log pages.
+	SearchNext key.Binding
+	SearchPrev key.Binding
+
+	// RayLogs opens the Ray log browser of a cluster's node (cluster
+	// detail: the selected pod's node, else the head's), and Explain opens
+	// the Ray log file that explains an object's state (job detail: the
+	// runtime env setup log of a PENDING job, the driver log of a failed
+	// one; service detail: the Serve controller log).
+	RayLogs key.Binding
+	Explain key.Binding
+	// StopForward stops the selected port-forward in the forwards view
+	// (:forwards; shift-f, the action that starts one, is a view action).
+	StopForward key.Binding
+
 	// actions holds user overrides for view actions (issue 7), by action
 	// name; see Action.
 	actions map[string][]string
@@ -59,7 +75,13 @@ const (
 	GroupSort       = "Sort"
 	GroupMarks      = "Marks"
 	GroupText       = "Text"
+	GroupSearch     = "Search"
+	GroupRay        = "Ray"
 )
+
+// disjointGroups are groups whose bindings never act on the same page, so
+// they may share keys: sorting is a table's, searching a log page's.
+var disjointGroups = map[[2]string]bool{{GroupSort, GroupSearch}: true, {GroupSearch, GroupSort}: true}
 
 // Named is one binding with its config-file name and help group.
 type Named struct {
@@ -100,6 +122,13 @@ func Default() *KeyMap {
 
 		Wrap:   b("w", "wrap", "w"),
 		Follow: b("f", "follow", "f"),
+
+		SearchNext: b("n", "next match", "n"),
+		SearchPrev: b("N", "previous match", "N"),
+
+		RayLogs: b("L", "ray logs", "L"),
+		Explain: b("E", "explaining log", "E"),
+		StopForward: b("ctrl+k", "stop forward", "ctrl+k"),
 	}
 }
 
@@ -128,6 +157,11 @@ func (k *KeyMap) All() []Named {
 		{"clear-marks", GroupMarks, &k.ClearMarks},
 		{"wrap", GroupText, &k.Wrap},
 		{"follow", GroupText, &k.Follow},
+		{"search-next", GroupSearch, &k.SearchNext},
+		{"search-prev", GroupSearch, &k.SearchPrev},
+		{"ray-logs", GroupRay, &k.RayLogs},
+		{"explain", GroupRay, &k.Explain},
+		{"stop-forward", GroupGeneral, &k.StopForward},
 	}
 }
 
@@ -143,20 +177,24 @@ func (k *KeyMap) Action(name string, def key.Binding) key.Binding {
 }
 
 // Check reports keys bound to more than one binding, including the extra
-// bindings given (view actions). Disabled bindings are ignored.
+// bindings given (view actions). Disabled bindings are ignored, and so are
+// keys shared by bindings of disjoint groups (a sort key and a search key).
 func (k *KeyMap) Check(extra ...Named) error {
-	owner := map[string]string{}
+	owners := map[string][]Named{}
 	var errs []string
 	for _, n := range append(k.All(), extra...) {
 		if !n.Binding.Enabled() {
 			continue
 		}
+	keys:
 		for _, s := range n.Binding.Keys() {
-			if o, dup := owner[s]; dup && o != n.Name {
-				errs = append(errs, fmt.Sprintf("key %q is bound to both %s and %s", s, o, n.Name))
-				continue
+			for _, o := range owners[s] {
+				if o.Name != n.Name && !disjointGroups[[2]string{o.Group, n.Group}] {
+					errs = append(errs, fmt.Sprintf("key %q is bound to both %s and %s", s, o.Name, n.Name))
+					continue keys
+				}
 			}
-			owner[s] = n.Name
+			owners[s] = append(owners[s], n)
 		}
 	}
 	if len(errs) > 0 {

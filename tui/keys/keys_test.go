@@ -145,3 +145,17 @@ func writeFile(t *testing.T, p, body string) {
 		t.Fatal(err)
 	}
 }
+
+func TestSortAndSearchMayShareKeys(t *testing.T) {
+	km := Default()
+	if km.SortName.Keys()[0] != km.SearchPrev.Keys()[0] {
+		t.Fatalf("the defaults no longer share N: %v %v", km.SortName.Keys(), km.SearchPrev.Keys())
+	}
+	if err := km.Check(); err != nil {
+		t.Fatalf("sort and search sharing N: %v", err)
+	}
+	km.RayLogs = key.NewBinding(key.WithKeys("N"))
+	if err := km.Check(); err == nil || !strings.Contains(err.Error(), `"N" is bound to both sort-name and ray-logs`) {
+		t.Fatalf("a clash with a sort key outside search: %v", err)
+	}
+}

@@ -20,6 +20,8 @@ type Glyphs struct {
 	Asc      string // sort ascending
 	Desc     string // sort descending
 	Sep      string // separator between header fields
+	// Port-forward states in the header summary and the forwards view.
+	FwdUp, FwdRetry, FwdFailed string
 }
 
 // Class is the status class of a row or a value; it picks the colour.
@@ -86,6 +88,7 @@ func Default() *Styles {
 		Glyphs: Glyphs{
 			Cursor: "▶", Mark: "●", Ellipsis: "…", Rule: "─",
 			Asc: "↑", Desc: "↓", Sep: "│",
+			FwdUp: "↑", FwdRetry: "⟳", FwdFailed: "✗",
 		},
 	}
 	b := lipgloss.NewStyle()
@@ -135,6 +138,7 @@ func Plain() *Styles {
 		Glyphs: Glyphs{
 			Cursor: ">", Mark: "*", Ellipsis: "~", Rule: "-",
 			Asc: "^", Desc: "v", Sep: "|",
+			FwdUp: "+", FwdRetry: "~", FwdFailed: "x",
 		},
 		Logo: b, HeaderKey: b, HeaderValue: b, HintKey: b, HintText: b,
 		Title: b, TitleCounter: b, TitleFilter: b, Rule: b, TableHeader: b,

@@ -13,7 +13,10 @@
 //     head its Ray nodes, one per Running and Ready pod at the pod's IP, with
 //     the resources the pod's group gives it (kube/raydash GroupResources),
 //     on every pod event; so jobs and Serve replicas wait for Ready pods
-//     offering what they ask for, as on a real cluster.
+//     offering what they ask for, as on a real cluster. The same nodes are the
+//     ones whose Ray log files the head's log API lists and serves (by node
+//     ID or by pod IP, as Ray's /api/v0/logs does; kube/sandbox/rayhead
+//     logs.go), so a pod's Ray logs are reachable as on a real cluster.
 //   - With Options.AddressBook, the heads' addresses are also written to a
 //     file (kube/sandbox/addrbook) on every head start and stop, so that a
 //     raydar in another process (`raydar operator` beside `raydar sandbox`)

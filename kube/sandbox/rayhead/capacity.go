@@ -211,6 +211,11 @@ func (h *Head) placeLocked() {
 	for _, j := range pending {
 		if place(jobShape(j.info.EntrypointReservation)) {
 			close(j.placed)
+			logLine(j.envLog, "INFO", "runtime_env", "Successfully created runtime env for job %s; starting its driver", j.info.SubmissionID)
+			logLine(h.raylet, "I", "raylet", "job_manager.cc:1] Starting the driver of job %s", j.info.SubmissionID)
+		} else if !j.envWaitLogged {
+			j.envWaitLogged = true
+			logLine(j.envLog, "INFO", "runtime_env", "Waiting for resources before starting the driver of job %s: no alive node has %v free", j.info.SubmissionID, jobShape(j.info.EntrypointReservation))
 		}
 	}
 	now := time.Now()

@@ -57,6 +57,14 @@
 // /api/v0/actors/summarize answer in Ray's shapes. Before SetNodes the head
 // knows no resources and places everything.
 //
+// Ray's log files are simulated (logs.go): /api/v0/logs lists each alive
+// node's session log directory (raylet, gcs_server and dashboard logs on the
+// head, a job-driver-<submission id>.log per job holding its real output, a
+// runtime_env_setup-<submission id>.log per job telling its PENDING time,
+// serve/controller_<pid>.log with each deploy and import failure), and
+// /api/v0/logs/file and /api/v0/logs/stream serve a file's tail and follow
+// it, woken by every write.
+//
 // Fault switches (SetRefuse, SetHTTP500, SetLatency) let tests exercise the
 // client's error handling at runtime. All state changes are event-driven
 // (process exit, timers, requests); nothing polls.

@@ -78,20 +78,26 @@ type Head struct {
 	latency atomic.Int64 // time.Duration
 	delayed atomic.Int64 // requests waiting out the latency now
 
-	mu         sync.Mutex
-	started    bool
-	closed     bool
-	dash       *refusable.Server // the dashboard, once started
-	proxy      *refusable.Server // the Serve proxy, once started
-	workDir    string
-	jobs       map[string]*job // by submission ID
-	jobSeq     int
-	serve      serveState
-	cap        capacityState
-	jobWG      sync.WaitGroup // one per job goroutine
-	timerWG    sync.WaitGroup // serve timer callbacks in flight
-	closeOnce  sync.Once
-	closeError error
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	dash    *refusable.Server // the dashboard, once started
+	proxy   *refusable.Server // the Serve proxy, once started
+	workDir string
+	jobs    map[string]*job // by submission ID
+	jobSeq  int
+	serve   serveState
+	cap     capacityState
+	// Ray's log files (logs.go): the head's raylet.out and the Serve
+	// controller's log grow; logsChanged wakes the followers.
+	logsChanged notifier
+	raylet      *logBuffer
+	controller  *logBuffer
+	startedAt   string
+	jobWG       sync.WaitGroup // one per job goroutine
+	timerWG     sync.WaitGroup // serve timer callbacks in flight
+	closeOnce   sync.Once
+	closeError  error
 }
 
 // New returns a Head that is not listening yet.
@@ -121,6 +127,9 @@ func New(opts Options) *Head {
 	rand.Read(node)
 	h := &Head{opts: opts, node: hex.EncodeToString(node), done: make(chan struct{}), jobs: map[string]*job{}}
 	h.serve.apps = map[string]*serveApp{}
+	h.raylet, h.controller = h.newFileBuffer(), h.newFileBuffer()
+	h.startedAt = logTime()
+	logLine(h.raylet, "I", "raylet", "main.cc:1] Raylet of the head node %s (%s) started; simulated by raydar's sandbox", h.node, opts.NodeIP)
 	return h
 }
 
@@ -288,6 +297,8 @@ func (h *Head) dashboardMux() *http.ServeMux {
 	mux.HandleFunc("GET "+dashboard.ClusterStatusPath, h.handleClusterStatus)
 	mux.HandleFunc("GET "+dashboard.StateNodesPath, h.handleStateNodes)
 	mux.HandleFunc("GET "+dashboard.ActorsSummaryPath, h.handleActorsSummary)
+	mux.HandleFunc("GET "+dashboard.LogsPath, h.handleListLogs)
+	mux.HandleFunc("GET "+dashboard.LogsPath+"/{media}", h.handleGetLog)
 	return mux
 }
 

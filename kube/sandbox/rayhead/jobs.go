@@ -41,8 +41,12 @@ const (
 type job struct {
 	info dashboard.JobInfo
 	env  []string
-	logs *logBuffer
-	dir  string // working directory, once made
+	logs *logBuffer // its output: the Jobs API's logs and job-driver-<id>.log
+	// envLog is runtime_env_setup-<id>.log (logs.go).
+	envLog *logBuffer
+	// envWaitLogged: envLog says the job waits for resources.
+	envWaitLogged bool
+	dir           string // working directory, once made
 	// ended is closed when the job reaches a terminal status (finish).
 	ended chan struct{}
 	// placed is closed when the entrypoint's reservation has been placed
@@ -188,7 +192,8 @@ func (h *Head) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			EntrypointReservation: req.EntrypointReservation,
 		},
 		env:    append(append([]string(nil), h.opts.Env...), extraEnv...),
-		logs:   newLogBuffer(h.opts.MaxLogBytes),
+		logs:   h.newFileBuffer(),
+		envLog: h.newFileBuffer(),
 		ended:  make(chan struct{}),
 		placed: make(chan struct{}),
 	}
@@ -199,6 +204,8 @@ func (h *Head) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		j.info.RuntimeEnv = map[string]any{}
 	}
 	h.jobs[id] = j
+	logLine(j.envLog, "INFO", "runtime_env", "Creating runtime env for job %s: %s", id, runtimeEnvText(j.info.RuntimeEnv))
+	logLine(h.raylet, "I", "raylet", "job_manager.cc:1] Job %s submitted; its driver waits for its runtime env", id)
 	h.placeLocked()
 	h.jobWG.Add(1)
 	h.mu.Unlock()
@@ -324,6 +331,10 @@ func (h *Head) finish(j *job, status dashboard.JobStatus, message, errorType str
 	j.info.ErrorType = errorType
 	j.info.EndTime = nowMS()
 	j.info.DriverExitCode = code
+	if !j.isPlaced() {
+		logLine(j.envLog, "INFO", "runtime_env", "Runtime env setup for job %s cancelled: the job ended %s before its driver started", j.info.SubmissionID, status)
+	}
+	logLine(h.raylet, "I", "raylet", "job_manager.cc:1] Job %s ended: %s", j.info.SubmissionID, status)
 	close(j.ended)
 	h.placeLocked() // its reservation is free again
 }

@@ -24,6 +24,9 @@ type serveState struct {
 	proxyLocation  string
 	httpOptions    map[string]any
 	targetCapacity *float64
+	// controllerLogged: the controller has written its log (it stays
+	// listed after Serve shuts down, as the file stays on disk).
+	controllerLogged bool
 }
 
 // serveApp is one application.
@@ -362,6 +365,8 @@ func (h *Head) handleServePut(w http.ResponseWriter, r *http.Request) {
 		a.gen++
 		a.routePrefix, a.importPath, a.config, a.deployments = cfg.routePrefix, cfg.importPath, cfg.canonical, cfg.deployments
 		a.status, a.message, a.deployedAt = dashboard.AppDeploying, "", now
+		s.controllerLogged = true
+		logLine(h.controller, "INFO", "ServeController", "application_state.py:1 -- Deploying application '%s' (import_path %s).", cfg.name, cfg.importPath)
 		gen, app := a.gen, a
 		a.timer = h.after(h.opts.ServeDeployDelay, func() { h.finishDeploy(app, gen) })
 	}
@@ -372,6 +377,7 @@ func (h *Head) handleServePut(w http.ResponseWriter, r *http.Request) {
 		h.cancelTimer(&a.timer)
 		a.gen++
 		a.status, a.message = dashboard.AppDeleting, "Deleting application."
+		logLine(h.controller, "INFO", "ServeController", "application_state.py:1 -- Deleting application '%s'.", name)
 		gen, app := a.gen, a
 		a.timer = h.after(h.opts.ServeDeployDelay, func() {
 			if app.gen == gen && s.apps[app.name] == app {
@@ -395,6 +401,7 @@ func (h *Head) finishDeploy(a *serveApp, gen uint64) {
 			"  File \"ray/serve/_private/application_state.py\", in build_serve_application\n"+
 			"ModuleNotFoundError: No module named '%s'\n", a.name, importModule(a.importPath))
 		a.deployments = nil
+		logLine(h.controller, "ERROR", "ServeController", "application_state.py:1 -- Failed to deploy application '%s': %s", a.name, strings.TrimSpace(a.message))
 		return
 	}
 	// RUNNING once every replica is placed: now, or when nodes offering the

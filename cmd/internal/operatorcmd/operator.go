@@ -1,0 +1,237 @@
+package operatorcmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/raydar/raydar/controller"
+	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/history"
+	"github.com/raydar/raydar/kube/sandbox/addrbook"
+)
+
+// Long is the help text of the operator command.
+const Long = `Run raydar's reconcile loop for RayClusters, RayJobs, RayServices and
+RayCronJobs without the terminal UI.
+
+Several raydar processes (operators and TUIs) may run against one cluster: they
+elect one leader on a Lease and only the leader reconciles. While a KubeRay
+operator runs in the cluster raydar leaves its RayClusters alone unless
+--ignore-other-operator is given; clusters with spec.managedBy: raydar.io/raydar
+are always reconciled.`
+
+// podNamespaceFile holds the namespace of the pod raydar runs in (every
+// pod with a ServiceAccount token has it).
+const podNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// New is the operator command: use is its name ("operator" under raydar,
+// "raydar-operator" as a binary of its own), kf the kubectl flags it
+// connects with (registered by the caller: raydar's are persistent flags of
+// its root).
+func New(use string, kf *kube.Flags) *cobra.Command {
+	var (
+		o           controller.Options
+		noElect     bool
+		verbosity   int
+		historyFile string
+	)
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: "Run the reconcile loop for RayClusters, RayJobs, RayServices and RayCronJobs headless (leader-elected)",
+		Long:  Long,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			target, err := kf.Resolve()
+			if err != nil {
+				return err
+			}
+			logger := NewLogger(cmd.ErrOrStderr(), verbosity)
+			ctrllog.SetLogger(logger)
+			o.Logger = logger
+			o.DisableLeaderElection = noElect
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if !noElect {
+				ns, why, err := leaseNamespaceFor(ctx, target, o.LeaderElectionNamespace, inPodNamespace())
+				if err != nil {
+					return err
+				}
+				o.LeaderElectionNamespace = ns
+				if why != "" {
+					logger.Info(why)
+				}
+			}
+			book, err := SandboxBook(*kf)
+			if err != nil {
+				return err
+			}
+			if book != nil {
+				logger.Info("the cluster is a raydar sandbox: reaching its simulated Ray heads through its address book", "addressBook", book.Path())
+			}
+			store := history.OpenOrMemory(historyFile, logger)
+			defer store.Close()
+			o.Authors = history.NewAuthors()
+			op, err := NewLoop(target.Config, o, book)
+			if err != nil {
+				return err
+			}
+			rec, err := history.StartRecorder(ctx, store, o.Authors, op.Cache(), logger)
+			if err != nil {
+				return err
+			}
+			defer rec.Close()
+			l := op.Leader()
+			logger.Info("starting raydar operator", "server", target.Server, "identity", l.Identity,
+				"lease", l.Lease, "leaderElection", l.Enabled)
+			if err := op.Start(ctx); err != nil && ctx.Err() == nil {
+				return fmt.Errorf("operator stopped: %w", err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&noElect, "no-leader-election", false, "reconcile without electing a leader (only when no other raydar runs)")
+	f.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace in a cluster, else "+controller.DefaultLeaderElectionNamespace+" when it exists, else default, as the TUI picks)")
+	f.StringVar(&o.LeaderElectionID, "leader-election-id", controller.DefaultLeaderElectionID, "name of the leader election Lease")
+	f.StringVar(&o.Identity, "identity", "", "identity in the leader election (default <hostname>_<random>)")
+	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint ("0" turns it off)`)
+	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `address of /healthz and /readyz ("0" turns them off)`)
+	f.StringVar(&o.PprofBindAddress, "pprof-bind-address", "0", `address of Go's /debug/pprof profiles ("0" turns it off)`)
+	f.IntVar(&o.Concurrency, "concurrency", controller.DefaultConcurrency, "RayClusters reconciled at once")
+	f.StringSliceVar(&o.Namespaces, "watch-namespaces", nil, "reconcile only these namespaces (default all)")
+	f.BoolVar(&o.IgnoreOtherOperators, "ignore-other-operator", false, "reconcile even while a KubeRay operator runs in the cluster")
+	f.DurationVar(&o.StatusCoalesceWindow, "status-coalesce", controller.DefaultStatusCoalesceWindow, "hold non-urgent status changes this long to write them once (negative: write at once)")
+	f.Float32Var(&o.QPS, "kube-api-qps", controller.DefaultQPS, "requests per second to the API server")
+	f.IntVar(&o.Burst, "kube-api-burst", controller.DefaultBurst, "burst of requests to the API server")
+	f.IntVarP(&verbosity, "v", "v", 0, "log verbosity")
+	f.StringVar(&historyFile, "history-file", history.DefaultPathOrEmpty(), `this process's record of what happened to Ray objects (raydar history); "" keeps it in memory`)
+	return cmd
+}
+
+// NewLoop builds the reconcile loop for all kinds with o, reaching the
+// sandbox's simulated heads through book when it is not nil (else service
+// DNS in a pod, the API server's proxies outside). Start it with
+// Operator.Start.
+func NewLoop(cfg *rest.Config, o controller.Options, book *addrbook.Book) (*controller.Operator, error) {
+	// One process may run several loops one after another (the TUI's
+	// :ctx builds one per context; tests run the operator in-process more
+	// than once), and controller-runtime refuses a controller name it has
+	// seen before in the process, even once that controller stopped.
+	o.SkipControllerNameValidation = true
+	if book != nil {
+		o.AddressBook = book
+	}
+	return controller.New(cfg, o)
+}
+
+// NewLogger logs one line per entry to w (the command's stderr).
+func NewLogger(w io.Writer, v int) logr.Logger {
+	var mu sync.Mutex
+	return funcr.New(func(prefix, args string) {
+		ts := time.Now().Format("2006-01-02T15:04:05.000Z07:00")
+		mu.Lock()
+		defer mu.Unlock()
+		if prefix != "" {
+			fmt.Fprintln(w, ts, prefix, args)
+			return
+		}
+		fmt.Fprintln(w, ts, args)
+	}, funcr.Options{Verbosity: v})
+}
+
+// SandboxBook returns the address book of the simulated Ray heads when the
+// flags' context is a raydar sandbox (`raydar sandbox`, `raydar demo`:
+// their kubeconfig records the book, kube/sandbox/addrbook), nil for any
+// other cluster. Every raydar that reaches dashboards (the operator, the
+// TUI and its embedded loop, `raydar stop --direct`) asks this, so one
+// mechanism serves the sandbox's heads to all of them.
+func SandboxBook(f kube.Flags) (*addrbook.Book, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if f.Kubeconfig != "" {
+		rules.ExplicitPath = f.Kubeconfig
+	}
+	kc, err := rules.Load()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	path, ok, err := addrbook.FromKubeconfig(kc, f.Context)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return addrbook.Open(path), nil
+}
+
+// inPodNamespace is the namespace of the pod this process runs in, "" out
+// of a cluster.
+func inPodNamespace() string {
+	b, err := os.ReadFile(podNamespaceFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// MeetingLeaseNamespace is where TUIs and operators out of a cluster meet
+// for the leader election: raydar-system when it exists, else default.
+func MeetingLeaseNamespace(ctx context.Context, t *kube.Target) string {
+	cs, err := kubernetes.NewForConfig(t.Config)
+	if err != nil {
+		return "default"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, controller.DefaultLeaderElectionNamespace, metav1.GetOptions{}); err == nil {
+		return controller.DefaultLeaderElectionNamespace
+	}
+	return "default"
+}
+
+// leaseNamespaceFor picks the namespace of the leader election Lease:
+// the flag's when given (refused at once when that namespace does not
+// exist: the election would retry forever), else the pod's own namespace in
+// a cluster, else what every TUI picks (MeetingLeaseNamespace), so that
+// operators and TUIs meet on one Lease. why says what was picked when it
+// was not asked for.
+func leaseNamespaceFor(ctx context.Context, t *kube.Target, flag, podNamespace string) (ns, why string, err error) {
+	switch {
+	case flag != "":
+		cs, err := kubernetes.NewForConfig(t.Config)
+		if err != nil {
+			return "", "", err
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		// Only a definite NotFound refuses: a caller without the right
+		// to read namespaces may still write Leases in this one.
+		if _, err := cs.CoreV1().Namespaces().Get(ctx, flag, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			return "", "", fmt.Errorf("the leader election namespace %q does not exist on %s: create it (kubectl create namespace %s), "+
+				"or pass --leader-election-namespace with an existing namespace (e.g. default)", flag, t.Server, flag)
+		}
+		return flag, "", nil
+	case podNamespace != "":
+		return podNamespace, "leader election Lease in the pod's namespace " + podNamespace, nil
+	}
+	ns = MeetingLeaseNamespace(ctx, t)
+	if ns == controller.DefaultLeaderElectionNamespace {
+		return ns, "leader election Lease in namespace " + ns, nil
+	}
+	return ns, fmt.Sprintf("leader election Lease in namespace %s (namespace %s does not exist; TUIs on this cluster pick the same)",
+		ns, controller.DefaultLeaderElectionNamespace), nil
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The binary takes the kubectl connection flags and every flag of
+// `raydar operator`, and prints its version (hack/image's test runs `raydar-operator version`).
+func TestFlags(t *testing.T) {
+	cmd := newRootCmd()
+	for _, name := range []string{"kubeconfig", "context", "no-leader-election", "leader-election-namespace",
+		"metrics-bind-address", "health-probe-bind-address", "pprof-bind-address", "watch-namespaces",
+		"ignore-other-operator", "concurrency", "status-coalesce", "kube-api-qps", "kube-api-burst"} {
+		if cmd.Flags().Lookup(name) == nil && cmd.PersistentFlags().Lookup(name) == nil {
+			t.Errorf("raydar-operator has no --%s", name)
+		}
+	}
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"version"})
+	if err := cmd.Execute(); err != nil || out.String() != "dev\n" {
+		t.Fatalf("version: %v, %q; want dev", err, out.String())
+	}
+}
+
+// The binary links the reconcile loop only: none of the terminal UI, the
+// sandbox (its address book reader aside), envtest or Bubble Tea.
+func TestLinksNoTUIOrSandbox(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		switch {
+		case strings.HasPrefix(pkg, "github.com/raydar/raydar/tui"),
+			pkg == "github.com/raydar/raydar/kube/sandbox",
+			strings.HasPrefix(pkg, "github.com/raydar/raydar/kube/sandbox/") && pkg != "github.com/raydar/raydar/kube/sandbox/addrbook",
+			strings.Contains(pkg, "controller-runtime/pkg/envtest"),
+			strings.Contains(pkg, "bubbletea"), strings.Contains(pkg, "lipgloss"):
+			t.Errorf("raydar-operator links %s", pkg)
+		}
+	}
+}

@@ -1,0 +1,226 @@
+package history
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func entry(obj string, i int) Entry {
+	return Entry{Time: now.Add(time.Duration(i) * time.Second), Ref: Ref{Kind: KindRayCluster, Namespace: "ml", Name: obj},
+		What: WhatReplicas, Subject: "small", From: fmt.Sprint(i), To: fmt.Sprint(i + 1),
+		Author: &Author{Who: WhoKubectl, Manager: "kubectl-patch"}}
+}
+
+func tos(es []Entry) string {
+	var l []string
+	for _, e := range es {
+		l = append(l, e.To)
+	}
+	return strings.Join(l, ",")
+}
+
+// Both backends keep the same bounds.
+func eachStore(t *testing.T, o StoreOptions, f func(t *testing.T, s *Store)) {
+	t.Run("file", func(t *testing.T) {
+		s, err := Open(filepath.Join(t.TempDir(), FileName), o)
+		if err != nil || s.Note() != "" {
+			t.Fatalf("Open: %v, note %q", err, s.Note())
+		}
+		defer s.Close()
+		f(t, s)
+	})
+	t.Run("memory", func(t *testing.T) { f(t, Memory(o, "test")) })
+}
+
+func TestStorePerObjectBound(t *testing.T) {
+	eachStore(t, StoreOptions{MaxPerObject: 3}, func(t *testing.T, s *Store) {
+		for i := range 5 {
+			if err := s.Append([]Entry{entry("a", i), entry("b", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
+		if err != nil || tos(got) != "3,4,5" {
+			t.Errorf("a's timeline = %q (%v), want the newest 3: 3,4,5", tos(got), err)
+		}
+		if got[0].Author == nil || got[0].Author.Manager != "kubectl-patch" {
+			t.Errorf("author lost: %+v", got[0].Author)
+		}
+		if st, _ := s.Stats(); st.Entries != 6 {
+			t.Errorf("stats %+v, want 6 entries", st)
+		}
+		since, _ := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, now.Add(4*time.Second))
+		if tos(since) != "5" {
+			t.Errorf("since +4s = %q, want 5", tos(since))
+		}
+		if none, _ := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "c"}, time.Time{}); len(none) != 0 {
+			t.Errorf("c's timeline = %v, want none", none)
+		}
+	})
+}
+
+func TestStoreTotalBoundDropsTheOldest(t *testing.T) {
+	eachStore(t, StoreOptions{MaxEntries: 4}, func(t *testing.T, s *Store) {
+		for i := range 6 {
+			obj := "a"
+			if i%2 == 1 {
+				obj = "b"
+			}
+			if err := s.Append([]Entry{entry(obj, i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, _ := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
+		b, _ := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "b"}, time.Time{})
+		if tos(a) != "3,5" || tos(b) != "4,6" {
+			t.Errorf("a = %q, b = %q; want the newest 4 in all: a 3,5 and b 4,6", tos(a), tos(b))
+		}
+		if st, _ := s.Stats(); st.Entries != 4 {
+			t.Errorf("stats %+v, want 4 entries", st)
+		}
+	})
+	eachStore(t, StoreOptions{MaxBytes: 2000}, func(t *testing.T, s *Store) {
+		for i := range 100 {
+			if err := s.Append([]Entry{entry("a", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, _ := s.Stats()
+		if st.Bytes > 2000 || st.Entries == 0 || st.Entries >= 100 {
+			t.Errorf("stats %+v, want at most 2000 bytes and some entries kept", st)
+		}
+		a, _ := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
+		if len(a) != st.Entries || a[len(a)-1].To != "100" {
+			t.Errorf("kept %d (last %q), want %d ending with the newest", len(a), tos(a[len(a)-1:]), st.Entries)
+		}
+	})
+}
+
+func TestStoreSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", FileName)
+	s, err := Open(path, StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append([]Entry{entry("a", 0), entry("a", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{}); err != ErrClosed {
+		t.Errorf("Query after Close: %v, want ErrClosed", err)
+	}
+	s2, err := Open(path, StoreOptions{})
+	if err != nil || s2.Note() != "" {
+		t.Fatalf("reopen: %v %q", err, s2.Note())
+	}
+	defer s2.Close()
+	if err := s2.Append([]Entry{entry("a", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s2.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
+	if tos(got) != "1,2,3" {
+		t.Errorf("after a restart: %q, want 1,2,3", tos(got))
+	}
+}
+
+// A second raydar on the same state directory does not hang: it waits
+// LockTimeout, then keeps its history in memory and says so.
+func TestStoreSecondWriterFallsBackToMemory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	first, err := Open(path, StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	start := time.Now()
+	second, err := Open(path, StoreOptions{LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the second Open took %s", d)
+	}
+	if second.Path() != "" || !strings.Contains(second.Note(), "in memory") || !strings.Contains(second.Note(), "recorded by another raydar") {
+		t.Errorf("second store: path %q, note %q; want in memory, saying the file is in use", second.Path(), second.Note())
+	}
+	if err := second.Append([]Entry{entry("a", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := second.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{}); len(got) != 1 {
+		t.Errorf("the memory store holds %d entries, want 1", len(got))
+	}
+	// raydar history reads the file while the first one records.
+	if err := first.Append([]Entry{entry("a", 7)}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
+	if err != nil || tos(got) != "8" {
+		t.Errorf("a reader beside the writer read %q (%v), want 8", tos(got), err)
+	}
+	if err := r.Append([]Entry{entry("a", 1)}); err == nil {
+		t.Error("a reader appended")
+	}
+	if _, err := OpenReader(filepath.Join(t.TempDir(), FileName)); !errors.Is(err, ErrNoHistory) {
+		t.Errorf("OpenReader of nothing: %v, want ErrNoHistory", err)
+	}
+}
+
+func TestStoreUnwritableDirFallsBackToMemory(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes anywhere")
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o700)
+	s, err := Open(filepath.Join(dir, "x", FileName), StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Path() != "" || !strings.Contains(s.Note(), "in memory") {
+		t.Errorf("path %q note %q, want in memory", s.Path(), s.Note())
+	}
+}
+
+// BenchmarkStoreAppend appends batches of 64 entries (the recorder writes
+// what has queued up in one transaction) and reports entries/s and the
+// bytes per entry on disk.
+func BenchmarkStoreAppend(b *testing.B) {
+	path := filepath.Join(b.TempDir(), FileName)
+	s, err := Open(path, StoreOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	batch := make([]Entry, 64)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range batch {
+			batch[j] = entry(fmt.Sprintf("cluster-%d", (i*64+j)%200), i*64+j)
+		}
+		if err := s.Append(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	st, _ := s.Stats()
+	fi, _ := os.Stat(path)
+	b.ReportMetric(float64(b.N*64)/b.Elapsed().Seconds(), "entries/s")
+	if st.Entries > 0 {
+		b.ReportMetric(float64(st.Bytes)/float64(st.Entries), "B/entry")
+		b.ReportMetric(float64(fi.Size())/float64(st.Entries), "file-B/entry")
+	}
+}

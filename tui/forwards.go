@@ -1,0 +1,173 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/raydar/raydar/kube/portforward"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/styles"
+)
+
+// Port-forwards in the TUI (issue 14): shift-f on a RayCluster row, in a
+// cluster's detail or on a pod row opens a dialog (forwards_dialog.go) that
+// starts a forward in the session's Forwarder; `:forwards` (`:pf`) lists
+// them (forwards_page.go) and the header counts them. The Forwarder is
+// read only through messages: a command waits for its change notification
+// and hands Update a snapshot; Start and Stop run in commands.
+//
+// Port-forwarding changes nothing in the cluster, so it is not a Dangerous
+// action and --readonly keeps it; the API server still needs create on
+// pods/portforward, which the view ClusterRole does not grant (edit does):
+// a refusal says so.
+
+// Forwarder holds a session's port-forwards (*portforward.Manager). Start
+// and Stop are called inside commands; Snapshot and Changed never block.
+type Forwarder interface {
+	Start(spec portforward.Spec) (*portforward.Forward, error)
+	Stop(id int) error
+	Snapshot() []portforward.State
+	Changed() <-chan struct{}
+}
+
+// ActionPortForward is shift-f's action name (keys.yaml "actions:").
+const ActionPortForward = "port-forward"
+
+// ForwardsView is the forwards page (:forwards, :pf).
+const ForwardsView ViewKind = "forwards"
+
+// forwardsMsg carries a snapshot of the session gen's forwards.
+type forwardsMsg struct {
+	gen    int
+	states []portforward.State
+}
+
+// watchForwards waits for the next change of the session's forwards.
+func (a *App) watchForwards() tea.Cmd {
+	fw, ctx, gen := a.e.sess.Forwards, a.e.ctx, a.gen
+	if fw == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		select {
+		case <-fw.Changed():
+		case <-ctx.Done():
+			return nil
+		}
+		return forwardsMsg{gen: gen, states: fw.Snapshot()}
+	}
+}
+
+// onForwards takes a snapshot in and waits for the next.
+func (a *App) onForwards(msg forwardsMsg) tea.Cmd {
+	if msg.gen != a.gen {
+		return nil
+	}
+	a.e.forwards = msg.states
+	return a.watchForwards()
+}
+
+// forwardsSummary is the header's count: "2↑ 1⟳" ("" with no forwards).
+func forwardsSummary(g styles.Glyphs, states []portforward.State) string {
+	up, retry, failed := 0, 0, 0
+	for _, s := range states {
+		switch s.Phase {
+		case portforward.Up:
+			up++
+		case portforward.Failed:
+			failed++
+		case portforward.Connecting, portforward.Reconnecting:
+			retry++
+		}
+	}
+	var parts []string
+	if up > 0 {
+		parts = append(parts, fmt.Sprintf("%d%s", up, g.FwdUp))
+	}
+	if retry > 0 {
+		parts = append(parts, fmt.Sprintf("%d%s", retry, g.FwdRetry))
+	}
+	if failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d%s", failed, g.FwdFailed))
+	}
+	return strings.Join(parts, " ")
+}
+
+// forwardTarget is what shift-f forwards to from a view's target: a
+// cluster's head (a RayCluster row; the cluster detail on a group row), or
+// a pod (a pod row, also in the cluster detail). Its title names it.
+func forwardTarget(tg Target) (spec portforward.Spec, title string, err error) {
+	obj := tg.Selected
+	if obj == nil {
+		obj = tg.Owner
+	}
+	switch o := obj.(type) {
+	case *rayv1.RayCluster:
+		return portforward.Spec{Namespace: o.Namespace, Cluster: o.Name},
+			fmt.Sprintf("Port-forward to the head of RayCluster %s/%s", o.Namespace, o.Name), nil
+	case *corev1.Pod:
+		if c := o.Labels[rayv1.RayClusterLabelKey]; c != "" && o.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) {
+			// A head pod: follow the cluster's head, as its replacement
+			// gets another name.
+			return portforward.Spec{Namespace: o.Namespace, Cluster: c},
+				fmt.Sprintf("Port-forward to the head of RayCluster %s/%s (pod %s now)", o.Namespace, c, o.Name), nil
+		}
+		return portforward.Spec{Namespace: o.Namespace, Pod: o.Name},
+			fmt.Sprintf("Port-forward to pod %s/%s", o.Namespace, o.Name), nil
+	}
+	return portforward.Spec{}, "", fmt.Errorf("select a RayCluster or a pod to port-forward to")
+}
+
+// portForward is shift-f: the dialog that starts a forward.
+func (r *actionRunner) portForward(tg Target) tea.Cmd {
+	fw := tg.e.sess.Forwards
+	if fw == nil {
+		return errMsg(fmt.Errorf("port-forwarding is not available in this session"))
+	}
+	spec, title, err := forwardTarget(tg)
+	if err != nil {
+		return errMsg(err)
+	}
+	return tg.showDialog(newForwardDialog(tg.e.st, title, spec, fw))
+}
+
+// startForward starts spec in a command; the outcome is flashed (the
+// forward's later states come through forwardsMsg).
+func startForward(fw Forwarder, spec portforward.Spec) tea.Cmd {
+	return func() tea.Msg {
+		f, err := fw.Start(spec)
+		if err != nil {
+			return ResultMsg{Err: err}
+		}
+		st := f.State()
+		var urls []string
+		for _, p := range st.Ports {
+			urls = append(urls, st.LocalURL(p))
+		}
+		return ResultMsg{Text: fmt.Sprintf("forwarding %s at %s (:pf lists forwards)", st.Target, strings.Join(urls, " "))}
+	}
+}
+
+// stopForward stops forward id in a command.
+func stopForward(fw Forwarder, id int, what string) tea.Cmd {
+	return func() tea.Msg {
+		if err := fw.Stop(id); err != nil {
+			return ResultMsg{Err: err}
+		}
+		return ResultMsg{Text: "stopped the port-forward to " + what}
+	}
+}
+
+// sshWho is $USER and the hostname, for ssh lines.
+func sshWho() (user, host string) {
+	user = os.Getenv("USER")
+	if user == "" {
+		user = os.Getenv("LOGNAME")
+	}
+	host, _ = os.Hostname()
+	return user, host
+}

@@ -1,0 +1,132 @@
+package tui
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/raydar/raydar/kube/portforward"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/styles"
+)
+
+// unreachableForwards is a real Manager whose API server does not answer:
+// its forwards listen and keep reconnecting.
+func unreachableForwards(t *testing.T) *portforward.Manager {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	m, err := portforward.NewManager(portforward.Options{Config: &rest.Config{Host: "http://" + addr},
+		Backoff: portforward.Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
+func ctrlK() tea.KeyPressMsg { return tea.KeyPressMsg{Code: 'k', Mod: tea.ModCtrl} }
+
+// TestForwardDialogViewAndStop: shift-f on a RayCluster row opens the
+// dialog; a custom port starts a forward; :pf lists it with its state, its
+// last error and the ssh line; the header counts it; ctrl+k and Confirm
+// stop it.
+func TestForwardDialogViewAndStop(t *testing.T) {
+	m := unreachableForwards(t)
+	opts := Options{Now: time.Now, Actions: DefaultActions(ActionDeps{})}
+	opts.Session.Forwards = m
+	t.Setenv("USER", "ana")
+	tm, _ := start(t, opts, 160, 30)
+	waitScreen(t, tm, "train-a")
+	typeKeys(tm, "/", "train-a", "<enter>", "F")
+	screen := waitScreen(t, tm, "Port-forward to the head of RayCluster ml/train-a")
+	mustContain(t, screen, "[x] dashboard", "[ ] serve", "custom")
+	// Dashboard off, a free local port for the dashboard instead.
+	typeKeys(tm, "<space>", "<down>", "<down>", "<down>", ":8265", "<enter>")
+	waitScreen(t, tm, "forwarding cluster ml/train-a (head) at http://127.0.0.1:")
+	waitScreen(t, tm, "pf: 1")
+
+	typeKeys(tm, ":pf", "<enter>")
+	waitScreen(t, tm, "connection refused") // the unreachable API server, as the last error
+	screen = waitScreen(t, tm, "ssh -L ")
+	mustContain(t, screen, "Port-forwards", "Reconnecting", "cluster ml/train-a (head)", "ana@")
+	st := m.Snapshot()
+	if len(st) != 1 || st[0].Ports[0].Remote != 8265 || st[0].Ports[0].Local == 0 {
+		t.Fatalf("forwards: %+v", st)
+	}
+
+	tm.Send(ctrlK())
+	waitScreen(t, tm, "Stop the port-forward to cluster ml/train-a (head)?")
+	typeKeys(tm, "<tab>", "<enter>")
+	waitScreen(t, tm, "stopped the port-forward to cluster ml/train-a")
+	waitScreen(t, tm, "no port-forwards")
+	finalScreen(t, tm)
+	if n := len(m.Snapshot()); n != 0 {
+		t.Fatalf("%d forwards after stop", n)
+	}
+}
+
+// TestForwardsSummary is the header's count.
+func TestForwardsSummary(t *testing.T) {
+	g := styles.Default().Glyphs
+	st := func(p ...portforward.Phase) []portforward.State {
+		var out []portforward.State
+		for _, ph := range p {
+			out = append(out, portforward.State{Phase: ph})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		in   []portforward.State
+		want string
+	}{
+		{nil, ""},
+		{st(portforward.Up, portforward.Up, portforward.Reconnecting), "2↑ 1⟳"},
+		{st(portforward.Connecting), "1⟳"},
+		{st(portforward.Failed, portforward.Up), "1↑ 1✗"},
+	} {
+		if got := forwardsSummary(g, c.in); got != c.want {
+			t.Errorf("forwardsSummary(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := forwardsSummary(styles.Plain().Glyphs, st(portforward.Up, portforward.Reconnecting)); strings.ContainsAny(got, "↑⟳") {
+		t.Errorf("plain glyphs: %q", got)
+	}
+}
+
+// TestForwardTarget: what shift-f forwards to from each kind of row.
+func TestForwardTarget(t *testing.T) {
+	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "c"}}
+	head := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "c-head-x", Labels: map[string]string{
+		rayv1.RayClusterLabelKey: "c", rayv1.RayNodeTypeLabelKey: string(rayv1.HeadNode)}}}
+	worker := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "c-cpu-1", Labels: map[string]string{
+		rayv1.RayClusterLabelKey: "c", rayv1.RayNodeTypeLabelKey: string(rayv1.WorkerNode)}}}
+	for _, c := range []struct {
+		name string
+		tg   Target
+		want portforward.Spec
+	}{
+		{"cluster row", Target{Selected: rc}, portforward.Spec{Namespace: "ml", Cluster: "c"}},
+		{"cluster detail, group row", Target{Owner: rc}, portforward.Spec{Namespace: "ml", Cluster: "c"}},
+		{"head pod row follows the cluster's head", Target{Selected: head, Owner: rc}, portforward.Spec{Namespace: "ml", Cluster: "c"}},
+		{"worker pod row", Target{Selected: worker}, portforward.Spec{Namespace: "ml", Pod: "c-cpu-1"}},
+	} {
+		got, _, err := forwardTarget(c.tg)
+		if err != nil || got.Namespace != c.want.Namespace || got.Cluster != c.want.Cluster || got.Pod != c.want.Pod {
+			t.Errorf("%s: %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+	}
+	if _, _, err := forwardTarget(Target{}); err == nil {
+		t.Error("nothing selected: no error")
+	}
+}

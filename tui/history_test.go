@@ -1,0 +1,118 @@
+package tui
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/raydar/raydar/kube/history"
+)
+
+// fakeHistory answers every object with one entry naming it; bump adds an
+// entry and moves the version, as the Recorder does.
+type fakeHistory struct {
+	mu    sync.Mutex
+	v     uint64
+	extra []history.Entry
+	reads int
+	polls int // Version calls: one per tick of a detail page
+	kinds map[string]bool
+}
+
+func (f *fakeHistory) Version(history.Ref) uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.polls++
+	return f.v
+}
+
+func (f *fakeHistory) Entries(ref history.Ref) ([]history.Entry, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	f.kinds[ref.Kind] = true
+	es := []history.Entry{{Time: fixedNow.Add(-2 * time.Hour), Ref: ref, What: history.WhatReplicas, Subject: "cpu", From: "2", To: "4",
+		Author: &history.Author{Who: history.WhoKubectl, Manager: "kubectl-patch"}}}
+	return append(es, f.extra...), nil
+}
+
+func (f *fakeHistory) Note() string { return "" }
+
+func (f *fakeHistory) bump(e history.Entry) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.v++
+	f.extra = append(f.extra, e)
+}
+
+func (f *fakeHistory) readCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads
+}
+
+func TestHistoryBlockOnEachDetailPage(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		keys []string
+		kind string
+		cron bool
+	}{
+		{"cluster", []string{"<enter>"}, history.KindRayCluster, false},
+		{"job", []string{":rj", "<enter>", "<enter>"}, history.KindRayJob, false},
+		{"service", []string{":rs", "<enter>", "<enter>"}, history.KindRayService, false},
+		{"cronjob", []string{":rcj", "<enter>", "<enter>"}, history.KindRayCronJob, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &fakeHistory{kinds: map[string]bool{}}
+			opts := Options{Session: Session{History: f}, Tick: 20 * time.Millisecond}
+			if c.cron {
+				opts.Store = cronFixture()
+			}
+			tm, _ := start(t, opts, 140, 50)
+			typeKeys(tm, c.keys...)
+			screen := waitScreen(t, tm, "worker group cpu: replicas 2 → 4  by kubectl (kubectl-patch)")
+			if !strings.Contains(screen, "History (this machine's record") {
+				t.Errorf("no History heading:\n%s", screen)
+			}
+			// Ticks go on; the timeline did not change: it is not read again.
+			reads := f.readCount()
+			f.waitPolls(t, 5)
+			if n := f.readCount(); n != reads {
+				t.Errorf("read %d times on unchanged ticks, want %d", n, reads)
+			}
+			f.bump(history.Entry{Time: fixedNow.Add(-time.Minute), What: history.WhatPodOOMKilled, Subject: "w-1/ray-worker", To: "exit 137"})
+			waitScreen(t, tm, "container w-1/ray-worker OOM-killed (exit 137)")
+			f.mu.Lock()
+			ok := f.kinds[c.kind]
+			f.mu.Unlock()
+			if !ok {
+				t.Errorf("the page asked for kinds %v, want %s", f.kinds, c.kind)
+			}
+			_ = tm.Quit()
+		})
+	}
+}
+
+// waitPolls waits until the page asked for the version n more times (n
+// ticks on top).
+func (f *fakeHistory) waitPolls(t *testing.T, n int) {
+	t.Helper()
+	f.mu.Lock()
+	want := f.polls + n
+	f.mu.Unlock()
+	deadline := time.Now().Add(teatestTimeout)
+	for {
+		f.mu.Lock()
+		got := f.polls
+		f.mu.Unlock()
+		if got >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d version polls, want %d", got, want)
+		}
+		time.Sleep(5 * time.Millisecond) // polling, with a deadline
+	}
+}

@@ -1,0 +1,172 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// rayLogResolvedMsg: the file an explanation names was found (or not).
+type rayLogResolvedMsg struct {
+	id  int64
+	req dashboard.LogRequest
+	err error
+}
+
+// rayLogPage follows one Ray log file through the dashboard: the last
+// MaxPodLogLines lines, then what Ray appends, in the pod log page's
+// logView (follow, wrap, search). Opened from an explanation (E), it first
+// finds the file on the head node.
+type rayLogPage struct {
+	pageBase
+	logView
+	id        int64
+	namespace string
+	cluster   string
+	pod       *corev1.Pod // the node's pod, for the container-logs offer
+	req       dashboard.LogRequest
+	explain   raydash.Explanation // when the file is still to be found
+	name      string              // what the title says
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	stream *logStream
+}
+
+func newRayLogPage(e *env, namespace, cluster string, pod *corev1.Pod, req dashboard.LogRequest, ex raydash.Explanation, name string) *rayLogPage {
+	return &rayLogPage{pageBase: pageBase{e: e, vk: RayLogView}, logView: logView{follow: true, match: -1},
+		id: e.nextSeq(), namespace: namespace, cluster: cluster, pod: pod, req: req, explain: ex, name: name}
+}
+
+// newExplainPage opens the file ex names, on cluster's head node.
+func newExplainPage(e *env, namespace string, ex raydash.Explanation) *rayLogPage {
+	pod, node := rayLogNode(e, namespace, ex.Cluster, nil)
+	req := ex.Req
+	if req.Node == (dashboard.LogNode{}) {
+		req.Node = node
+	}
+	return newRayLogPage(e, namespace, ex.Cluster, pod, req, ex, ex.Why)
+}
+
+func (p *rayLogPage) title() string {
+	return "Ray log " + p.namespace + "/" + p.cluster + ": " + p.name
+}
+func (p *rayLogPage) crumb() string {
+	if f := p.req.Filename; f != "" {
+		return "ray log " + f
+	}
+	if p.req.SubmissionID != "" {
+		return "ray log " + dashboard.JobDriverLogFile(p.req.SubmissionID)
+	}
+	return "ray log"
+}
+func (p *rayLogPage) setSize(w, h int) {
+	p.w, p.h = w, h
+	p.vw, p.vh = w, h
+	p.clamp()
+}
+func (p *rayLogPage) keys() []key.Binding { return p.viewKeys(p.e) }
+func (p *rayLogPage) target() Target {
+	t := Target{View: RayLogView, Namespace: p.namespace}
+	if p.pod != nil {
+		t.Selected, t.Owner = p.pod, p.pod
+	}
+	return t
+}
+func (p *rayLogPage) searcher() filterer { return logSearch{&p.logView} }
+
+func (p *rayLogPage) init() tea.Cmd {
+	p.ctx, p.cancel = context.WithCancel(p.e.ctx)
+	p.stream = newLogStream()
+	src := p.e.sess.RayLogs
+	if src == nil {
+		p.opened, p.ended, p.err = true, true, errors.New("Ray's log files are not available in this session")
+		return nil
+	}
+	if !p.explain.Known() && p.explain.Glob != "" && p.req.Filename == "" {
+		if p.req.Node == (dashboard.LogNode{}) {
+			p.opened, p.ended, p.err = true, true, errors.New("the head pod has no IP yet, so Ray cannot be asked for its files")
+			return nil
+		}
+		ctx, id, ns, ex, head := p.ctx, p.id, p.namespace, p.explain, p.req.Node
+		return func() tea.Msg {
+			ctx, cancel := context.WithTimeout(ctx, rayLogTimeout)
+			defer cancel()
+			req, err := src.Resolve(ctx, ns, ex, head)
+			return rayLogResolvedMsg{id: id, req: req, err: err}
+		}
+	}
+	return p.openStream()
+}
+
+func (p *rayLogPage) openStream() tea.Cmd {
+	src, ns, cluster, req := p.e.sess.RayLogs, p.namespace, p.cluster, p.req
+	if req.Lines == 0 {
+		req.Lines = MaxPodLogLines
+	}
+	return openLog(p.ctx, p.stream, p.id, func(ctx context.Context) (io.ReadCloser, error) {
+		return src.Open(ctx, ns, cluster, req, true)
+	})
+}
+
+func (p *rayLogPage) close() {
+	if p.cancel != nil {
+		p.cancel()
+	}
+}
+
+func (p *rayLogPage) receive(msg tea.Msg) (tea.Cmd, bool) {
+	if m, ok := msg.(rayLogResolvedMsg); ok {
+		if m.id != p.id {
+			return nil, false
+		}
+		if m.err != nil {
+			p.opened, p.ended, p.err = true, true, m.err
+			return nil, true
+		}
+		p.req = m.req
+		p.name += ": " + m.req.Filename
+		return p.openStream(), true
+	}
+	return p.logView.receive(msg, p.id, p.ctx, p.stream)
+}
+
+func (p *rayLogPage) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	return p.key(p.e, msg), nil
+}
+
+func (p *rayLogPage) view() string {
+	if p.err != nil && len(p.lines) == 0 {
+		return strings.Join(wrapEach(unreachable(p.e, p.namespace, p.cluster, p.pod, p.err), p.w), "\n")
+	}
+	return p.render(p.e.st, "Ray log")
+}
+
+// rayLogsKey opens the Ray log browser of a cluster's node (L): the pod's
+// (nil: the head's). It reads memory only.
+func rayLogsKey(rc *rayv1.RayCluster, pod *corev1.Pod) tea.Cmd {
+	ns, name := rc.Namespace, rc.Name
+	return func() tea.Msg {
+		return pushMsg{build: func(e *env) page { return newRayLogFilesPage(e, ns, name, pod) }}
+	}
+}
+
+// explainKey opens the file that explains obj (E), or says why there is
+// none.
+func explainKey(namespace string, ex raydash.Explanation, ok bool, none string) tea.Cmd {
+	if !ok {
+		return func() tea.Msg { return warnMsg(none) }
+	}
+	return func() tea.Msg {
+		return pushMsg{build: func(e *env) page { return newExplainPage(e, namespace, ex) }}
+	}
+}
