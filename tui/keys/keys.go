@@ -126,8 +126,8 @@ func Default() *KeyMap {
 		SearchNext: b("n", "next match", "n"),
 		SearchPrev: b("N", "previous match", "N"),
 
-		RayLogs: b("L", "ray logs", "L"),
-		Explain: b("E", "explaining log", "E"),
+		RayLogs:     b("L", "ray logs", "L"),
+		Explain:     b("E", "explaining log", "E"),
 		StopForward: b("ctrl+k", "stop forward", "ctrl+k"),
 	}
 }
