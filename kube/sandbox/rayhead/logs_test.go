@@ -63,7 +63,7 @@ func TestLogListingPerNode(t *testing.T) {
 func TestLogTailAndFollow(t *testing.T) {
 	_, c := startHead(t, Options{})
 	ctx := context.Background()
-	id := submit(t, c, dashboard.SubmitJobRequest{Entrypoint: "for i in 1 2 3 4 5; do echo line $i; done; read x"})
+	id := submit(t, c, dashboard.SubmitJobRequest{Entrypoint: "for i in 1 2 3 4 5; do echo line $i; done; sleep 300"})
 	waitJob(t, c, id, dashboard.JobRunning)
 	eventually(t, "5 lines", func() (bool, string) {
 		out, err := c.ReadLog(ctx, dashboard.LogRequest{SubmissionID: id, Lines: 2})
@@ -71,7 +71,7 @@ func TestLogTailAndFollow(t *testing.T) {
 	})
 
 	// A growing driver log, followed.
-	id = submit(t, c, dashboard.SubmitJobRequest{Entrypoint: "echo start; read x", SubmissionID: "grow"})
+	id = submit(t, c, dashboard.SubmitJobRequest{Entrypoint: "echo start; sleep 300", SubmissionID: "grow"})
 	waitJob(t, c, id, dashboard.JobRunning)
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
