@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
+	"github.com/raydar/raydar/kube/portforward"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
@@ -115,7 +116,7 @@ type App struct {
 // the key map.
 func New(opts Options) (*App, error) {
 	a := &App{opts: opts, km: opts.Keys, now: opts.Now, reg: kinds()}
-	a.sshUser, a.sshHost = sshWho()
+	a.sshUser, a.sshHost = portforward.Here()
 	if a.km == nil {
 		a.km = keys.Default()
 	}

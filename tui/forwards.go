@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -160,14 +159,4 @@ func stopForward(fw Forwarder, id int, what string) tea.Cmd {
 		}
 		return ResultMsg{Text: "stopped the port-forward to " + what}
 	}
-}
-
-// sshWho is $USER and the hostname, for ssh lines.
-func sshWho() (user, host string) {
-	user = os.Getenv("USER")
-	if user == "" {
-		user = os.Getenv("LOGNAME")
-	}
-	host, _ = os.Hostname()
-	return user, host
 }

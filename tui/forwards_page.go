@@ -132,8 +132,8 @@ func (p *forwardsPage) view() string {
 		if sel.LastError != "" {
 			lines = append(lines, fmt.Sprintf("  last error (%s ago): %s", status.Age(now, sel.LastErrorAt), sel.LastError))
 		}
-		lines = append(lines, fmt.Sprintf("  from a laptop (raydar runs here as %s@%s; use how you reach this machine):",
-			orNone(p.e.sshUser), orNone(p.e.sshHost)),
+		lines = append(lines, fmt.Sprintf("  from a laptop (raydar runs here as %s; use how you reach this machine):",
+			orNone(portforward.Where(p.e.sshUser, p.e.sshHost))),
 			"  "+portforward.SSHLine(sel.Address, sel.Ports, p.e.sshUser, p.e.sshHost))
 	}
 	rows = append(rows, renderRows(lines, 0, p.w, max(p.h-len(rows), 0), true)...)

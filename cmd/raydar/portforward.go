@@ -106,7 +106,8 @@ func newPortForwardCmd(g *globals) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return followForward(ctx, cmd.OutOrStdout(), fw, sshUser(), sshHost())
+			user, host := portforward.Here()
+			return followForward(ctx, cmd.OutOrStdout(), fw, user, host)
 		},
 	}
 	cmd.Flags().BoolVar(&f.dashboard, "dashboard", false, "forward the Ray dashboard (8265)")
@@ -129,8 +130,8 @@ func followForward(ctx context.Context, w io.Writer, fw *portforward.Forward, us
 		}
 		fmt.Fprintf(w, "  %-9s %s -> pod port %d\n", label, st.LocalURL(p), p.Remote)
 	}
-	fmt.Fprintf(w, "From your laptop (raydar on this machine as %s@%s; change user/host to how you reach it):\n  %s\n",
-		user, host, portforward.SSHLine(st.Address, st.Ports, user, host))
+	fmt.Fprintf(w, "From your laptop (raydar on this machine as %s; change user/host to how you reach it):\n  %s\n",
+		portforward.Where(user, host), portforward.SSHLine(st.Address, st.Ports, user, host))
 	fmt.Fprintln(w, "Ctrl-C ends the forward.")
 	var last portforward.State
 	for {
@@ -167,21 +168,4 @@ func describeForwardState(st portforward.State, now time.Time) string {
 		}
 	}
 	return line
-}
-
-// sshUser and sshHost are who and where this raydar runs, for the ssh line:
-// $USER and the hostname.
-func sshUser() string {
-	if u := os.Getenv("USER"); u != "" {
-		return u
-	}
-	return os.Getenv("LOGNAME")
-}
-
-func sshHost() string {
-	h, err := os.Hostname()
-	if err != nil {
-		return ""
-	}
-	return h
 }

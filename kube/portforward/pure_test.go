@@ -196,3 +196,14 @@ func TestStillGood(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestWhere(t *testing.T) {
+	for _, c := range []struct{ user, host, want string }{
+		{"ana", "bastion", "ana@bastion"},
+		{"", "bastion", "bastion"}, // no "@bastion" when the user is unknown
+	} {
+		if got := Where(c.user, c.host); got != c.want {
+			t.Errorf("Where(%q, %q) = %q, want %q", c.user, c.host, got, c.want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package portforward
 import (
 	"fmt"
 	"net"
+	"os"
+	osuser "os/user"
 	"strings"
 )
 
@@ -38,4 +40,30 @@ func SSHLine(address string, ports []Port, user, host string) string {
 	}
 	b.WriteString(" " + dest)
 	return b.String()
+}
+
+// Here is who and where this raydar runs, for the ssh line: $USER (or
+// $LOGNAME, or the account of this process's uid when neither is set, as
+// in a root shell without a login) and the hostname; either may be "".
+func Here() (user, host string) {
+	user = os.Getenv("USER")
+	if user == "" {
+		user = os.Getenv("LOGNAME")
+	}
+	if user == "" {
+		if u, err := osuser.Current(); err == nil {
+			user = u.Username
+		}
+	}
+	host, _ = os.Hostname()
+	return user, host
+}
+
+// Where names this machine as the ssh line reaches it: user@host, or host
+// alone when the user is not known.
+func Where(user, host string) string {
+	if user == "" {
+		return host
+	}
+	return user + "@" + host
 }
