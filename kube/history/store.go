@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
@@ -84,9 +85,12 @@ type Store struct {
 	onDisk   bool
 	readOnly bool
 	mem      *memStore
-	note     string
-	mu       sync.Mutex // closed
-	done     bool
+	// shared is the file another raydar on this machine records into
+	// while this store keeps its own record in memory: Query shows both.
+	shared string
+	note   string
+	mu     sync.Mutex // closed
+	done   bool
 }
 
 // openTimeout bounds the wait for PATH itself (held only for a transaction
@@ -118,7 +122,9 @@ func Open(path string, o StoreOptions) (*Store, error) {
 	}
 	lock, err := bolt.Open(path+".lock", 0o600, &bolt.Options{Timeout: o.LockTimeout})
 	if errors.Is(err, bolt.ErrTimeout) {
-		return s.inMemory(fmt.Sprintf("history kept in memory only: %s is being recorded by another raydar on this machine", path)), nil
+		s = s.inMemory(fmt.Sprintf("history kept in memory only: %s is being recorded by another raydar on this machine (its record is shown too)", path))
+		s.shared = path
+		return s, nil
 	}
 	if err != nil {
 		return s.inMemory(fmt.Sprintf("history kept in memory only: %s: %v", path, err)), nil
@@ -326,7 +332,15 @@ func (s *Store) Query(ref Ref, since time.Time) ([]Entry, error) {
 		return nil, ErrClosed
 	}
 	if !s.onDisk {
-		return s.mem.query(ref.key(), since), nil
+		own := s.mem.query(ref.key(), since)
+		if s.shared == "" {
+			return own, nil
+		}
+		theirs, err := (&Store{opts: s.opts, path: s.shared, onDisk: true, readOnly: true}).Query(ref, since)
+		if err != nil && !errors.Is(err, ErrNoHistory) {
+			return own, err
+		}
+		return merge(theirs, own), nil
 	}
 	var out []Entry
 	err := s.view(func(tx *bolt.Tx) error {
@@ -395,3 +409,30 @@ func getU64(b *bolt.Bucket, k []byte) uint64 {
 }
 
 func putU64(b *bolt.Bucket, k []byte, v uint64) error { return b.Put(k, u64(v)) }
+
+// sameChangeWithin is how far apart two processes may stamp one change
+// they both saw (each stamps what its own informer delivers).
+const sameChangeWithin = 10 * time.Second
+
+// merge is the file's timeline (another raydar's record) with the entries
+// of this process's own that the file does not have (the same change of
+// the same object seen by both within sameChangeWithin is one), oldest
+// first.
+func merge(file, own []Entry) []Entry {
+	out := append([]Entry(nil), file...)
+	for _, e := range own {
+		dup := false
+		for _, f := range file {
+			if f.UID == e.UID && f.What == e.What && f.Subject == e.Subject && f.From == e.From && f.To == e.To &&
+				e.Time.Sub(f.Time).Abs() <= sameChangeWithin {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, e)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out
+}

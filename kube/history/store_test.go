@@ -172,6 +172,21 @@ func TestStoreSecondWriterFallsBackToMemory(t *testing.T) {
 	if err := r.Append([]Entry{entry("a", 1)}); err == nil {
 		t.Error("a reader appended")
 	}
+	// The second one (a TUI beside an operator) shows the file's record
+	// with its own, oldest first.
+	ref := Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}
+	if got, err := second.Query(ref, time.Time{}); err != nil || tos(got) != "1,8" {
+		t.Errorf("the second store shows %q (%v), want its own 1 and the file's 8", tos(got), err)
+	}
+	// A change both saw (the first stamps it 2 s later) is shown once.
+	seen := entry("a", 0)
+	seen.Time = seen.Time.Add(2 * time.Second)
+	if err := first.Append([]Entry{seen}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := second.Query(ref, time.Time{}); err != nil || tos(got) != "1,8" {
+		t.Errorf("after the first recorded the same change: %q (%v), want 1,8", tos(got), err)
+	}
 	if _, err := OpenReader(filepath.Join(t.TempDir(), FileName)); !errors.Is(err, ErrNoHistory) {
 		t.Errorf("OpenReader of nothing: %v, want ErrNoHistory", err)
 	}
