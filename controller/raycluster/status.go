@@ -401,12 +401,18 @@ func statusUrgent(old, cur rayv1.RayClusterStatus) bool {
 	// condition first written False (the suspend conditions of a new
 	// cluster) is not.
 	for _, t := range []rayv1.RayClusterConditionType{rayv1.HeadPodReady, rayv1.RayClusterSuspending, rayv1.RayClusterSuspended, rayv1.RayClusterReplicaFailure} {
-		was, is := kit.CondStatus(old.Conditions, string(t)), kit.CondStatus(cur.Conditions, string(t))
-		if was != is && (was == metav1.ConditionTrue || is == metav1.ConditionTrue) {
+		if condFlipped(old, cur, t) {
 			return true
 		}
 	}
 	return false
+}
+
+// condFlipped reports whether condition t turned True or stopped being
+// True (a condition first written False is no flip).
+func condFlipped(old, cur rayv1.RayClusterStatus, t rayv1.RayClusterConditionType) bool {
+	was, is := kit.CondStatus(old.Conditions, string(t)), kit.CondStatus(cur.Conditions, string(t))
+	return was != is && (was == metav1.ConditionTrue || is == metav1.ConditionTrue)
 }
 
 // bringUpWindows is how many coalescing windows a cluster that has never
@@ -422,17 +428,48 @@ const bringUpWindows = 5
 // (a failed write this pass, or statusUrgent), written at once; else held
 // for the coalescing window (bringUpWindows of them while the cluster has
 // never been ready), so that a cluster coming up does not write a status
-// per pod transition.
+// per pod transition. Its head becoming ready is held one window
+// (onlyHeadBecameReady), so that it is written with the ready state.
 func statusChange(old, cur rayv1.RayClusterStatus, failed bool, coalesce time.Duration) kit.StatusChange {
+	comingUp := old.State == "" && cur.State == ""
 	switch {
 	case statusEqual(old, cur):
 		return kit.StatusChange{Unchanged: true}
-	case failed || coalesce <= 0 || statusUrgent(old, cur):
+	case failed || coalesce <= 0:
 		return kit.StatusChange{}
-	case old.State == "" && cur.State == "":
+	case comingUp && onlyHeadBecameReady(old, cur):
+		return kit.StatusChange{Hold: coalesce, Class: headReadyClass}
+	case statusUrgent(old, cur):
+		return kit.StatusChange{}
+	case comingUp:
 		return kit.StatusChange{Hold: bringUpWindows * coalesce}
 	}
 	return kit.StatusChange{Hold: coalesce}
+}
+
+// headReadyClass is the StatusWriter clock of a head that became ready
+// while its cluster comes up: held one window from that moment, not the
+// bring-up's five.
+const headReadyClass = "head-ready"
+
+// onlyHeadBecameReady reports whether the head becoming ready is the one
+// urgent part of a change. While a cluster comes up its workers are
+// usually ready within moments of the head (0.1-0.8 s on the benchmark's
+// plane), so that change is held one coalescing window: written with the
+// cluster's ready state when that comes within the window (one write
+// instead of two), else when the window ends. A head that stops being
+// ready, a suspension and a failure stay urgent.
+func onlyHeadBecameReady(old, cur rayv1.RayClusterStatus) bool {
+	if kit.CondStatus(old.Conditions, string(rayv1.HeadPodReady)) == metav1.ConditionTrue ||
+		kit.CondStatus(cur.Conditions, string(rayv1.HeadPodReady)) != metav1.ConditionTrue {
+		return false
+	}
+	for _, t := range []rayv1.RayClusterConditionType{rayv1.RayClusterSuspending, rayv1.RayClusterSuspended, rayv1.RayClusterReplicaFailure} {
+		if condFlipped(old, cur, t) {
+			return false
+		}
+	}
+	return true
 }
 
 // writeStatus writes the status through the kit's StatusWriter when

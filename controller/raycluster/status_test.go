@@ -313,12 +313,15 @@ func TestConditionReason(t *testing.T) {
 }
 
 // A cluster coming up writes its status once, when it becomes ready: its
-// count changes are held for bringUpWindows windows, a ready cluster's for
-// one, and a change of state or a failure is written at once.
+// count changes are held for bringUpWindows windows, its head becoming
+// ready and a ready cluster's changes for one, and a change of state, a
+// failure or a head that stops being ready is written at once.
 func TestStatusChangeHolds(t *testing.T) {
 	const w = 2 * time.Second
 	ready := rayv1.RayClusterStatus{State: rayv1.Ready, ReadyWorkerReplicas: 3}
 	failing := rayv1.RayClusterStatus{Conditions: []metav1.Condition{{Type: string(rayv1.RayClusterReplicaFailure), Status: metav1.ConditionTrue}}}
+	headOK := metav1.Condition{Type: string(rayv1.HeadPodReady), Status: metav1.ConditionTrue}
+	headNot := metav1.Condition{Type: string(rayv1.HeadPodReady), Status: metav1.ConditionFalse}
 	for _, c := range []struct {
 		name     string
 		old, cur rayv1.RayClusterStatus
@@ -331,6 +334,10 @@ func TestStatusChangeHolds(t *testing.T) {
 		{"coming up: a failure at once", rayv1.RayClusterStatus{}, failing, false, kit.StatusChange{}},
 		{"coming up: a failed write at once", rayv1.RayClusterStatus{}, rayv1.RayClusterStatus{DesiredWorkerReplicas: 3}, true, kit.StatusChange{}},
 		{"unchanged", ready, ready, false, kit.StatusChange{Unchanged: true}},
+		{"coming up: the head ready, held one window", rayv1.RayClusterStatus{Conditions: []metav1.Condition{headNot}}, rayv1.RayClusterStatus{Conditions: []metav1.Condition{headOK}}, false, kit.StatusChange{Hold: w, Class: headReadyClass}},
+		{"coming up: the head ready and a failure, at once", rayv1.RayClusterStatus{}, rayv1.RayClusterStatus{Conditions: []metav1.Condition{headOK, failing.Conditions[0]}}, false, kit.StatusChange{}},
+		{"coming up: the head no longer ready, at once", rayv1.RayClusterStatus{Conditions: []metav1.Condition{headOK}}, rayv1.RayClusterStatus{Conditions: []metav1.Condition{headNot}}, false, kit.StatusChange{}},
+		{"ready: the head ready again, at once", rayv1.RayClusterStatus{State: rayv1.Ready, Conditions: []metav1.Condition{headNot}}, rayv1.RayClusterStatus{State: rayv1.Ready, Conditions: []metav1.Condition{headOK}}, false, kit.StatusChange{}},
 	} {
 		if got := statusChange(c.old, c.cur, c.failed, w); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
