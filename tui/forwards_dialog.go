@@ -12,10 +12,12 @@ import (
 )
 
 // forwardDialog picks the ports of a new forward: the presets (dashboard
-// preselected, serve, client) and custom LOCAL:REMOTE ports. Keys: ↑/↓ or
-// tab move, space toggles a preset, typing edits the custom field, enter
-// starts, esc cancels. Starting changes nothing in the cluster, so enter
-// starts from any row.
+// preselected, serve, client) and custom LOCAL:REMOTE ports, and the local
+// address to listen on (127.0.0.1; 0.0.0.0 for every interface, as the
+// CLI's --address), checked as it is typed (portforward.CheckAddress).
+// Keys: ↑/↓ or tab move, space toggles a preset, typing edits the custom
+// and address fields, enter starts, esc cancels. Starting changes nothing
+// in the cluster, so enter starts from any row.
 type forwardDialog struct {
 	st     *styles.Styles
 	title  string
@@ -23,14 +25,24 @@ type forwardDialog struct {
 	fw     Forwarder
 	on     [3]bool
 	custom string
-	focus  int // 0-2 the presets, 3 the custom field
+	addr   string
+	focus  int // 0-2 the presets, 3 the custom field, 4 the address
 	err    string
+	// addrErr is why addr cannot be listened on ("": it can).
+	addrErr string
 }
+
+// Rows of the dialog after the presets.
+const (
+	fwRowCustom = len(forwardPresets)
+	fwRowAddr   = fwRowCustom + 1
+	fwRows      = fwRowAddr + 1
+)
 
 var forwardPresets = [3]portforward.Port{portforward.Dashboard, portforward.Serve, portforward.Client}
 
 func newForwardDialog(st *styles.Styles, title string, spec portforward.Spec, fw Forwarder) *forwardDialog {
-	return &forwardDialog{st: st, title: title, spec: spec, fw: fw, on: [3]bool{true, false, false}}
+	return &forwardDialog{st: st, title: title, spec: spec, fw: fw, on: [3]bool{true, false, false}, addr: "127.0.0.1"}
 }
 
 // ports is what the dialog asks for, or why it cannot be.
@@ -57,35 +69,55 @@ func (d *forwardDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	case "esc":
 		return true, func() tea.Msg { return ResultMsg{Text: "cancelled: no port-forward started"} }
 	case "enter":
+		if d.addrErr != "" {
+			d.err = d.addrErr
+			return false, nil
+		}
 		ports, err := d.ports()
 		if err != nil {
 			d.err = err.Error()
 			return false, nil
 		}
 		spec := d.spec
-		spec.Ports = ports
+		spec.Ports, spec.Address = ports, d.addr
 		return true, startForward(d.fw, spec)
 	case "up", "shift+tab":
-		d.focus = (d.focus + 3) % 4
+		d.focus = (d.focus + fwRows - 1) % fwRows
 	case "down", "tab":
-		d.focus = (d.focus + 1) % 4
+		d.focus = (d.focus + 1) % fwRows
 	case "backspace":
-		if d.focus == 3 && d.custom != "" {
+		switch {
+		case d.focus == fwRowCustom && d.custom != "":
 			d.custom = d.custom[:len(d.custom)-1]
+		case d.focus == fwRowAddr && d.addr != "":
+			d.addr = d.addr[:len(d.addr)-1]
 		}
 	case "space":
-		if d.focus < 3 {
-			d.on[d.focus] = !d.on[d.focus]
-		} else {
+		switch d.focus {
+		case fwRowCustom:
 			d.custom += " "
+		case fwRowAddr: // an address has no spaces
+		default:
+			d.on[d.focus] = !d.on[d.focus]
 		}
 	default:
-		if d.focus == 3 && len(msg.Text) > 0 && strings.Trim(msg.Text, "0123456789:, ") == "" {
+		switch {
+		case d.focus == fwRowCustom && len(msg.Text) > 0 && strings.Trim(msg.Text, "0123456789:, ") == "":
 			d.custom += msg.Text
+		case d.focus == fwRowAddr && len(msg.Text) > 0 && strings.TrimFunc(msg.Text, isAddrRune) == "":
+			d.addr += msg.Text
 		}
 	}
-	d.err = ""
+	d.err, d.addrErr = "", ""
+	if err := portforward.CheckAddress(d.addr); err != nil {
+		d.addrErr = err.Error()
+	}
 	return false, nil
+}
+
+// isAddrRune is a rune an IP address or localhost is typed with.
+func isAddrRune(r rune) bool {
+	return r == '.' || r == ':' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
 }
 
 // View implements Dialog.
@@ -104,15 +136,22 @@ func (d *forwardDialog) View(width int) string {
 		if d.on[i] {
 			box = "[x]"
 		}
-		out = append(out, fmt.Sprintf("%s%s %-9s 127.0.0.1:%d -> %d", cursor(i), box, p.Name, p.Local, p.Remote))
+		out = append(out, fmt.Sprintf("%s%s %-9s %s -> %d", cursor(i), box, p.Name, joinAddr(d.addr, p.Local), p.Remote))
 	}
-	field := d.custom
-	if d.focus == 3 {
-		field += "_"
+	field := func(i int, s string) string {
+		if d.focus == i {
+			return s + "_"
+		}
+		return s
 	}
-	out = append(out, fmt.Sprintf("%scustom    %s", cursor(3), field),
-		st.Faint.Render("          LOCAL:REMOTE, several separated by spaces; :REMOTE picks a free local port"))
-	if d.err != "" {
+	out = append(out, fmt.Sprintf("%scustom    %s", cursor(fwRowCustom), field(fwRowCustom, d.custom)),
+		st.Faint.Render("          LOCAL:REMOTE, several separated by spaces; :REMOTE picks a free local port"),
+		fmt.Sprintf("%saddress   %s", cursor(fwRowAddr), field(fwRowAddr, d.addr)),
+		st.Faint.Render("          127.0.0.1: this machine only; 0.0.0.0: every interface"))
+	switch {
+	case d.addrErr != "" && d.err == "":
+		out = append(out, st.FlashErr.Render(ansi.Wrap("error: "+d.addrErr, w, "")))
+	case d.err != "":
 		out = append(out, st.FlashErr.Render(ansi.Wrap("error: "+d.err, w, "")))
 	}
 	out = append(out, "", st.Faint.Render(ansi.Wrap("↑/↓/tab move · space toggle · enter start · esc cancel", w, "")))

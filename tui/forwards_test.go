@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -129,4 +130,50 @@ func TestForwardTarget(t *testing.T) {
 	if _, _, err := forwardTarget(Target{}); err == nil {
 		t.Error("nothing selected: no error")
 	}
+}
+
+// TestForwardDialogAddress: the dialog's address field starts at
+// 127.0.0.1; a bad address is refused as it is typed, with the reason, and
+// enter does not start it; 0.0.0.0 starts a forward on every interface,
+// which :pf shows with the ssh line to 127.0.0.1 on the bastion.
+func TestForwardDialogAddress(t *testing.T) {
+	m := unreachableForwards(t)
+	opts := Options{Now: time.Now, Actions: DefaultActions(ActionDeps{})}
+	opts.Session.Forwards = m
+	t.Setenv("USER", "ana")
+	tm, _ := start(t, opts, 160, 30)
+	waitScreen(t, tm, "train-a")
+	typeKeys(tm, "/", "train-a", "<enter>", "F")
+	screen := waitScreen(t, tm, "address   127.0.0.1")
+	mustContain(t, screen, "[x] dashboard 127.0.0.1:8265 -> 8265")
+	// A free local port for the dashboard, then the address field.
+	typeKeys(tm, "<space>", "<down>", "<down>", "<down>", ":8265", "<down>")
+	for range len("127.0.0.1") {
+		typeKeys(tm, "<backspace>")
+	}
+	typeKeys(tm, "0.0.0.0.")
+	waitScreen(t, tm, `error: local address "0.0.0.0." is not an IP address`)
+	typeKeys(tm, "<enter>") // refused: the dialog stays, nothing starts
+	waitScreen(t, tm, `error: local address "0.0.0.0." is not an IP address`)
+	if n := len(m.Snapshot()); n != 0 {
+		t.Fatalf("%d forwards started on a bad address", n)
+	}
+	typeKeys(tm, "<backspace>")
+	screen = waitScreen(t, tm, "[ ] dashboard 0.0.0.0:8265 -> 8265")
+	mustContain(t, screen, "address   0.0.0.0_")
+	if strings.Contains(screen, "error:") {
+		t.Fatalf("0.0.0.0 refused:\n%s", screen)
+	}
+	typeKeys(tm, "<enter>")
+	waitScreen(t, tm, "pf: 1")
+	st := m.Snapshot()
+	if len(st) != 1 || st[0].Address != "0.0.0.0" || st[0].Ports[0].Local == 0 {
+		t.Fatalf("forwards: %+v", st)
+	}
+	local := st[0].Ports[0].Local
+
+	typeKeys(tm, ":pf", "<enter>")
+	screen = waitScreen(t, tm, "ssh -L ")
+	mustContain(t, screen, fmt.Sprintf("0.0.0.0:%d->8265", local), fmt.Sprintf("ssh -L %d:127.0.0.1:%d ana@", local, local))
+	finalScreen(t, tm)
 }

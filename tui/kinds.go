@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
 )
@@ -172,7 +174,8 @@ func cronJobDef() def[*rayv1.RayCronJob] {
 	}
 }
 
-// rayPods are the Ray pods; Enter opens the pod's RayCluster.
+// rayPods are the Ray pods; Enter opens the pod's RayCluster, L the Ray log
+// files of the pod's Ray node.
 func rayPods() kind {
 	return kind{
 		list: PodsView, title: "Pods", help: "Ray pods",
@@ -208,5 +211,8 @@ func podDef() def[*corev1.Pod] {
 			return newClusterDetail(e, o.(*rayv1.RayCluster))
 		},
 		describe: describePod,
+		keys: []rowKey[*corev1.Pod]{
+			{binding: func(km *keys.KeyMap) key.Binding { return km.RayLogs }, run: podRayLogsKey},
+		},
 	}
 }

@@ -111,12 +111,14 @@ type listPage[V client.Object] struct {
 	k     *kind
 	t     *table.Model[V]
 	drill func(*env, V) page
+	// rowKeys are the kind's page keys (def.keys).
+	rowKeys []rowKey[V]
 	// kids counts the objects' children (nil: the kind has none).
 	kids *childIndex
 }
 
 func newListPage[V client.Object](e *env, k *kind, d def[V]) *listPage[V] {
-	p := &listPage[V]{pageBase: pageBase{e: e, vk: k.list}, k: k, drill: d.open}
+	p := &listPage[V]{pageBase: pageBase{e: e, vk: k.list}, k: k, drill: d.open, rowKeys: d.keys}
 	if d.children != nil {
 		p.kids = newChildIndex(*d.children, e.store)
 	}
@@ -132,19 +134,37 @@ func newListPage[V client.Object](e *env, k *kind, d def[V]) *listPage[V] {
 	return p
 }
 
-func (p *listPage[V]) title() string                              { return p.k.title }
-func (p *listPage[V]) crumb() string                              { return p.vk.String() }
-func (p *listPage[V]) setSize(w, h int)                           { p.t.SetSize(w, h) }
-func (p *listPage[V]) setNamespace(ns string)                     { p.t.SetNamespace(ns) }
-func (p *listPage[V]) view() string                               { return p.t.View() }
-func (p *listPage[V]) tbl() tabler                                { return p.t }
-func (p *listPage[V]) update(msg tea.KeyPressMsg) (bool, tea.Cmd) { return p.t.HandleKey(msg), nil }
+func (p *listPage[V]) title() string          { return p.k.title }
+func (p *listPage[V]) crumb() string          { return p.vk.String() }
+func (p *listPage[V]) setSize(w, h int)       { p.t.SetSize(w, h) }
+func (p *listPage[V]) setNamespace(ns string) { p.t.SetNamespace(ns) }
+func (p *listPage[V]) view() string           { return p.t.View() }
+func (p *listPage[V]) tbl() tabler            { return p.t }
+
+// update runs the kind's row key that msg matches on the selected row (a
+// key with no row selected does nothing); other keys go to the table.
+func (p *listPage[V]) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	for _, rk := range p.rowKeys {
+		if key.Matches(msg, rk.binding(p.e.km)) {
+			v, ok := p.t.Selected()
+			if !ok {
+				return true, nil
+			}
+			return true, rk.run(v)
+		}
+	}
+	return p.t.HandleKey(msg), nil
+}
 
 func (p *listPage[V]) keys() []key.Binding {
-	if p.drill == nil {
-		return nil
+	var bs []key.Binding
+	if p.drill != nil {
+		bs = append(bs, p.e.km.Open)
 	}
-	return []key.Binding{p.e.km.Open}
+	for _, rk := range p.rowKeys {
+		bs = append(bs, rk.binding(p.e.km))
+	}
+	return bs
 }
 
 func (p *listPage[V]) apply(ch *watch.Changes) {

@@ -160,6 +160,19 @@ func rayLogsKey(rc *rayv1.RayCluster, pod *corev1.Pod) tea.Cmd {
 	}
 }
 
+// podRayLogsKey opens the Ray log browser of a pod's Ray node (L on the
+// pods list), or says why there is none. It reads memory only.
+func podRayLogsKey(pod *corev1.Pod) tea.Cmd {
+	cluster := pod.Labels[rayv1.RayClusterLabelKey]
+	if cluster == "" {
+		return warn("ray logs: pod %s/%s has no %s label: it is not a node of a RayCluster", pod.Namespace, pod.Name, rayv1.RayClusterLabelKey)
+	}
+	ns := pod.Namespace
+	return func() tea.Msg {
+		return pushMsg{build: func(e *env) page { return newRayLogFilesPage(e, ns, cluster, pod) }}
+	}
+}
+
 // explainKey opens the file that explains obj (E), or says why there is
 // none.
 func explainKey(namespace string, ex raydash.Explanation, ok bool, none string) tea.Cmd {

@@ -159,6 +159,27 @@ func TestRayLogBrowserOfAWorkerPod(t *testing.T) {
 	finalScreen(t, tm)
 }
 
+// TestRayLogBrowserFromThePodsList: L on a row of :pods opens the Ray log
+// files of that pod's node, as it does on the pod's row of its cluster.
+func TestRayLogBrowserFromThePodsList(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	src := &fakeRayLogs{files: dashboard.CategorizeLogFiles([]string{"raylet.out"}), text: map[string]string{"raylet.out": "raylet of a worker\n"}}
+	tm, _ := start(t, rayLogOpts(w, src), 120, 30)
+	typeKeys(tm, ":pods", "<enter>", "/", "train-a-cpu-worker-4hq9d", "<enter>")
+	waitScreen(t, tm, "<L> ray logs")
+	typeKeys(tm, "L")
+	waitScreen(t, tm, "Ray log files of node 10.0.0.11 (pod train-a-cpu-worker-4hq9d): 1")
+	typeKeys(tm, "<enter>")
+	waitScreen(t, tm, "raylet of a worker")
+	src.mu.Lock()
+	listed := strings.Join(src.listed, ",")
+	src.mu.Unlock()
+	if listed != "train-a 10.0.0.11" {
+		t.Fatalf("listed %q, want train-a's node 10.0.0.11", listed)
+	}
+	finalScreen(t, tm)
+}
+
 // TestRayLogDashboardDown: the page says the dashboard is out of reach and
 // offers the pod's container logs, which l opens.
 func TestRayLogDashboardDown(t *testing.T) {

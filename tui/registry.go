@@ -3,10 +3,13 @@ package tui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/table"
 )
 
@@ -58,6 +61,18 @@ type def[V client.Object] struct {
 	// label (nil: none); the list keeps their count per object for its
 	// count columns.
 	children *children
+	// keys are the page keys the list offers on its selected row (after
+	// Enter), in hint order; the view actions are listActions.
+	keys []rowKey[V]
+}
+
+// rowKey is a page key of a kind's list: it acts on the selected row.
+type rowKey[V client.Object] struct {
+	// binding picks the key from the KeyMap (rebindable in keys.yaml).
+	binding func(*keys.KeyMap) key.Binding
+	// run is the key's command for the selected object; it reads memory
+	// only.
+	run func(v V) tea.Cmd
 }
 
 // typedKind is what the registry asks of a kind's typed definition.

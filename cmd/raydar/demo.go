@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/seed"
 )
@@ -33,7 +34,8 @@ every minute) that keep changing, and open the TUI on them. Quitting stops every
 
 --state-dir keeps the sandbox's logs and kubeconfig (<state-dir>/kubeconfig)
 in a directory of your choice, so kubectl can look at the same cluster while
-the demo runs. --headless runs everything but the TUI until Ctrl-C.`,
+the demo runs. --headless runs everything but the TUI until Ctrl-C, recording
+history (raydar history) as the TUI does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDemo(cmd.Context(), cmd.ErrOrStderr(), &tf, stateDir, headless)
@@ -119,14 +121,35 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 	go seed.Drive(driveCtx, seedClient, seedOpts)
 
 	if headless {
-		s, err := connect(ctx, target, sc)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		step("running headless; export KUBECONFIG=%s ; Ctrl-C stops", sb.KubeconfigPath)
-		<-ctx.Done()
-		return nil
+		return runHeadless(ctx, target, sc, history.DefaultPathOrEmpty(), func(where string) {
+			step("running headless; %s; export KUBECONFIG=%s ; Ctrl-C stops", where, sb.KubeconfigPath)
+		})
 	}
 	return runTUI(ctx, flags, target, sc, tf, logger)
+}
+
+// runHeadless runs the session (the demo's reconcile loop) without the TUI
+// until ctx ends, recording history into historyFile as the TUI and raydar
+// operator do (kube/history: in memory when the file is held by another
+// raydar). ready gets where the history goes once the session runs.
+func runHeadless(ctx context.Context, target *kube.Target, sc sessionConfig, historyFile string, ready func(where string)) error {
+	store := history.OpenOrMemory(historyFile, sc.logger)
+	defer func() {
+		if err := store.Close(); err != nil {
+			sc.logger.Error(err, "closing the history store")
+		}
+	}()
+	sc.history = store
+	s, err := connect(ctx, target, sc)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	where := store.Note()
+	if where == "" {
+		where = "recording history into " + store.Path()
+	}
+	ready(where)
+	<-ctx.Done()
+	return nil
 }

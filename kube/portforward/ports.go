@@ -87,4 +87,26 @@ func CheckPorts(ports []Port) error {
 	return nil
 }
 
+// CheckAddress says why address cannot be a forward's local address, as
+// the TUI's dialog asks for it: an IP address of this machine's (127.0.0.1:
+// this machine only; 0.0.0.0 or ::: every interface) or localhost. It
+// parses only: whether the address is this machine's is known when
+// listening.
+func CheckAddress(address string) error {
+	switch {
+	case address == "":
+		return fmt.Errorf("no local address (127.0.0.1 for this machine only, 0.0.0.0 for every interface)")
+	case address == "localhost":
+		return nil
+	}
+	ip := net.ParseIP(address)
+	if ip == nil {
+		return fmt.Errorf("local address %q is not an IP address (127.0.0.1 for this machine only, 0.0.0.0 for every interface)", address)
+	}
+	if ip.IsMulticast() {
+		return fmt.Errorf("local address %s is a multicast address: a forward cannot listen on it", address)
+	}
+	return nil
+}
+
 func joinHostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }

@@ -2,6 +2,7 @@ package portforward
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,6 +116,33 @@ func TestCheckPorts(t *testing.T) {
 	}
 	if err := CheckPorts([]Port{{Remote: 1}, {Remote: 2}, Dashboard}); err != nil {
 		t.Errorf("two free local ports refused: %v", err)
+	}
+}
+
+func TestCheckAddress(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string // "" accepted, else a part of the reason
+	}{
+		{"127.0.0.1", ""},
+		{"0.0.0.0", ""},
+		{"::", ""},
+		{"::1", ""},
+		{"10.1.2.3", ""},
+		{"localhost", ""},
+		{"", "no local address"},
+		{"127.0.0.", "is not an IP address"},
+		{"0.0.0.0:8265", "is not an IP address"},
+		{"bastion", "is not an IP address"},
+		{"224.0.0.1", "multicast"},
+	} {
+		err := CheckAddress(c.in)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("CheckAddress(%q) = %v, want accepted", c.in, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("CheckAddress(%q) = %v, want %q", c.in, err, c.want)
+		}
 	}
 }
 

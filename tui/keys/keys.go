@@ -53,7 +53,8 @@ type KeyMap struct {
 	SearchPrev key.Binding
 
 	// RayLogs opens the Ray log browser of a cluster's node (cluster
-	// detail: the selected pod's node, else the head's), and Explain opens
+	// detail: the selected pod's node, else the head's; pods list: the
+	// selected pod's node), and Explain opens
 	// the Ray log file that explains an object's state (job detail: the
 	// runtime env setup log of a PENDING job, the driver log of a failed
 	// one; service detail: the Serve controller log).
