@@ -172,11 +172,18 @@ func New(opts Options) (*App, error) {
 // ProgramOptions are the tea.ProgramOptions that go with opts: with NoColor
 // the colour profile is pinned to ASCII whatever the terminal says.
 func ProgramOptions(opts Options) []tea.ProgramOption {
+	// The renderer writes a changed frame on its ticker: at bubbletea's
+	// default 60 Hz a key waits up to 16.7 ms for it; at 120 Hz (its
+	// maximum) up to 8.3 ms. An unchanged frame writes nothing.
+	o := []tea.ProgramOption{tea.WithFPS(FPS)}
 	if opts.NoColor {
-		return []tea.ProgramOption{tea.WithColorProfile(colorprofile.Ascii)}
+		o = append(o, tea.WithColorProfile(colorprofile.Ascii))
 	}
-	return nil
+	return o
 }
+
+// FPS is the renderer's frame rate (see ProgramOptions).
+const FPS = 120
 
 func (a *App) logf(format string, args ...any) {
 	if a.opts.Logf != nil {

@@ -126,7 +126,7 @@ func (m *Model[V]) rebuild() {
 		for _, e := range m.items {
 			m.order = append(m.order, e)
 		}
-		slices.SortFunc(m.order, m.compare)
+		m.sortEntries(m.order)
 	}
 	m.rows = m.rows[:0]
 	for _, e := range m.order {
