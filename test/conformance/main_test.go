@@ -158,7 +158,14 @@ func startSuite(ctx context.Context) (*suite, error) {
 func (s *suite) addNodes(ctx context.Context) error {
 	pools := []sandbox.NodePool{
 		{Count: 16, NamePrefix: "cpu", CPU: "128", Memory: "512Gi"},
-		{Count: 4, NamePrefix: "gpu", CPU: "128", Memory: "512Gi", GPU: 8},
+		// Large GPU nodes: both sides of the corpus ask for 60 GPUs at once,
+		// deepseek's workers 8 per pod, the rest 1-4 per pod. The scheduler
+		// spreads pods (least allocated first), so on 8-GPU nodes the small
+		// GPU pods took a few GPUs of every node and whichever operator
+		// created its 8-GPU workers last kept them Pending (failed runs: KubeRay's
+		// deepseek workers Pending, raydar's verl head) — order, not capacity.
+		// 64 GPUs a node leave room for an 8-GPU pod on every node.
+		{Count: 4, NamePrefix: "gpu", CPU: "128", Memory: "512Gi", GPU: 64},
 	}
 	for _, p := range pools {
 		names, err := s.sb.AddNodes(ctx, p)
