@@ -15,7 +15,6 @@ import (
 
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/portforward"
-	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -80,15 +79,11 @@ func newPortForwardCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			t, err := g.kube.Resolve()
+			t, c, err := oneNamespace(g, "port-forward")
 			if err != nil {
 				return err
 			}
 			name, ns := args[0], t.Namespace
-			c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
-			if err != nil {
-				return err
-			}
 			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: name}, &rayv1.RayCluster{}); err != nil {
 				if apierrors.IsNotFound(err) {
 					return fmt.Errorf("RayCluster %s/%s does not exist (raydar get clusters -n %s lists them)", ns, name, ns)

@@ -21,7 +21,6 @@ import (
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/dashboard"
-	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -88,14 +87,7 @@ func newRayLogsCmd(g *globals) *cobra.Command {
 }
 
 func runRayLogs(ctx context.Context, g *globals, cmd *cobra.Command, o rayLogsOpts, args []string) error {
-	t, err := g.kube.Resolve()
-	if err != nil {
-		return err
-	}
-	if t.AllNamespaces {
-		return errors.New("ray-logs needs one namespace: drop -A/--all-namespaces or use -n")
-	}
-	c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
+	t, c, err := oneNamespace(g, "ray-logs")
 	if err != nil {
 		return err
 	}

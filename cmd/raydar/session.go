@@ -324,16 +324,7 @@ func (s *session) Close() {
 func newCapacityPoller(ctx context.Context, dash raydash.Resolver, reader client.Reader) (*raydash.CapacityPoller, error) {
 	return raydash.NewCapacityPoller(raydash.CapacityOptions{
 		Resolver: dash,
-		Cluster: func(ns, name string) (*rayv1.RayCluster, error) {
-			rc := &rayv1.RayCluster{}
-			if err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
-				if apierrors.IsNotFound(err) {
-					return nil, nil
-				}
-				return nil, err
-			}
-			return rc, nil
-		},
+		Cluster:  clusterFrom(ctx, reader),
 		Pods: func(ns, name string) ([]*corev1.Pod, error) {
 			var l corev1.PodList
 			if err := reader.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{rayv1.RayClusterLabelKey: name}); err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -22,7 +21,6 @@ import (
 	"github.com/raydar/raydar/kube/inspect"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/dashboard"
-	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 )
@@ -64,14 +62,7 @@ func newWhyCmd(g *globals) *cobra.Command {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			t, err := g.kube.Resolve()
-			if err != nil {
-				return err
-			}
-			if t.AllNamespaces {
-				return errors.New("why needs one namespace: drop -A/--all-namespaces or use -n")
-			}
-			c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
+			t, c, err := oneNamespace(g, "why")
 			if err != nil {
 				return err
 			}
