@@ -3,6 +3,8 @@ package watch
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/raydar/raydar/rayapi/status"
 )
 
 // SlimPod is the informer transform of the observe-only TUI's cache
@@ -64,13 +66,5 @@ func slimContainers(cs []corev1.Container, ready bool) []corev1.Container {
 
 // podReady: Running with the Ready condition true.
 func podReady(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	return p.Status.Phase == corev1.PodRunning && status.PodIsReady(p)
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/raydar/raydar/controller/raycluster"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/test/internal/testobj"
+
+	"github.com/raydar/raydar/rayapi/status"
 )
 
 // dataSet is what the benchmark creates: clusters × (1 head + workers)
@@ -142,16 +144,9 @@ func (d dataSet) waitRunning(ctx context.Context, cs kubernetes.Interface, logf 
 	}
 }
 
+// podReady: Running with the Ready condition true.
 func podReady(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	return p.Status.Phase == corev1.PodRunning && status.PodIsReady(p)
 }
 
 // runningStatus is the status of a Running, Ready pod (kwok's
