@@ -27,6 +27,7 @@ import (
 	"github.com/raydar/raydar/controller/raycluster"
 	"github.com/raydar/raydar/kube/sandbox"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/test/internal/procstat"
 	"github.com/raydar/raydar/test/internal/testobj"
 )
 
@@ -188,7 +189,7 @@ func bringUpOperator(b *testing.B, n int, agent, bin string, args func(ns string
 	r := run{up: time.Since(start), terminated: terminatedPodWatchers(b) - term0}
 	time.Sleep(time.Second) // trailing writes (Events are sent asynchronously)
 	r.cpu = procCPUSeconds(pid) - cpu0
-	r.peakRSS = procField(pid, "VmHWM:")
+	r.peakRSS = peakRSSMiB(pid)
 	r.requests = countRequests(b, agent, ns, start)
 
 	if err := cl.DeleteAllOf(ctx, &rayv1.RayCluster{}, client.InNamespace(ns)); err != nil {
@@ -458,34 +459,15 @@ func loadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
-// procCPUSeconds is the CPU time (user + system) of process pid so far
-// (/proc/<pid>/stat, clock ticks of 1/100 s).
+// procCPUSeconds is the CPU time (user + system) of process pid so far, 0
+// if unknown.
 func procCPUSeconds(pid int) float64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseFloat(f[11], 64)
-	stime, _ := strconv.ParseFloat(f[12], 64)
-	return (utime + stime) / 100
+	d, _ := procstat.CPU(pid)
+	return d.Seconds()
 }
 
-// procField reads a "<field> <n> kB" line of /proc/<pid>/status, in MiB.
-func procField(pid int, field string) float64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			return kb / 1024
-		}
-	}
-	return 0
+// peakRSSMiB is the process's VmHWM in MiB, 0 if unknown.
+func peakRSSMiB(pid int) float64 {
+	kb, _ := procstat.StatusKB(pid, "VmHWM")
+	return float64(kb) / 1024
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/test/internal/procstat"
 )
 
 // setRestarts changes a pod's first container's restart count: a change
@@ -75,7 +76,7 @@ func (m *measurement) patchLoad(ctx context.Context) {
 		secs := min(int(m.c.duration/time.Second), 30)
 		m.profile("cpu-patches.pb.gz", fmt.Sprintf("profile?seconds=%d", secs))
 	}()
-	c0, _ := cpuTime(m.term.pid)
+	c0, _ := procstat.CPU(m.term.pid)
 	b0 := m.term.rec.bytes()
 	work := make(chan [3]int, 100)
 	var mu sync.Mutex
@@ -109,7 +110,7 @@ loop:
 	}
 	tick.Stop()
 	close(work)
-	c1, _ := cpuTime(m.term.pid)
+	c1, _ := procstat.CPU(m.term.pid)
 	m.patchCPU, m.patchBytes = c1-c0, m.term.rec.bytes()-b0
 	m.load["patches"] = loadAvg()
 	wg.Wait()

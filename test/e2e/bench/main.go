@@ -26,6 +26,7 @@ import (
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/rayapi/crds"
 	"github.com/raydar/raydar/rayapi/scheme"
+	"github.com/raydar/raydar/test/internal/procstat"
 )
 
 type config struct {
@@ -243,7 +244,7 @@ func (m *measurement) run(ctx context.Context) error {
 		return err
 	}
 	m.term.rec.quiet(2*time.Second, 30*time.Second)
-	m.rssSynced, _ = memKB(m.term.pid, "VmRSS")
+	m.rssSynced, _ = procstat.StatusKB(m.term.pid, "VmRSS")
 	m.profile("heap-synced.pb.gz", "heap?gc=1")
 	if wait := time.Until(m.created.Add(m.c.settle)); wait > 0 {
 		logf("settling %s: ages under 10 minutes change every second", wait.Round(time.Second))
@@ -258,7 +259,7 @@ func (m *measurement) run(ctx context.Context) error {
 	}
 	m.sortFilter(ctx)
 	m.patchLoad(ctx)
-	m.hwm, _ = memKB(m.term.pid, "VmHWM")
+	m.hwm, _ = procstat.StatusKB(m.term.pid, "VmHWM")
 	m.profile("heap-end.pb.gz", "heap?gc=1")
 	return ctx.Err()
 }
@@ -345,10 +346,10 @@ func (m *measurement) idle(ctx context.Context) {
 		m.profile("cpu-idle.pb.gz", fmt.Sprintf("profile?seconds=%d", min(int(m.c.duration/time.Second), 30)))
 	}()
 	defer func() { <-done }()
-	c0, _ := cpuTime(m.term.pid)
+	c0, _ := procstat.CPU(m.term.pid)
 	b0 := m.term.rec.bytes()
 	sleepCtx(ctx, m.c.duration)
-	c1, _ := cpuTime(m.term.pid)
+	c1, _ := procstat.CPU(m.term.pid)
 	m.idleCPU, m.idleBytes = c1-c0, m.term.rec.bytes()-b0
 	m.load["idle"] = loadAvg()
 }

@@ -1,0 +1,37 @@
+package procstat
+
+import (
+	"crypto/sha256"
+	"os"
+	"testing"
+	"time"
+)
+
+// This process has used some CPU and holds some memory: both read as more
+// than nothing, and an unknown field or process is an error.
+func TestSelf(t *testing.T) {
+	pid := os.Getpid()
+	// Work until the kernel has counted a tick of CPU time (10 ms), within
+	// a generous deadline.
+	sum := sha256.Sum256(nil)
+	deadline := time.Now().Add(30 * time.Second)
+	d, err := CPU(pid)
+	for err == nil && d <= 0 && time.Now().Before(deadline) {
+		for i := 0; i < 1000; i++ {
+			sum = sha256.Sum256(sum[:])
+		}
+		d, err = CPU(pid)
+	}
+	if err != nil || d <= 0 {
+		t.Errorf("CPU = %v, %v; want > 0", d, err)
+	}
+	if kb, err := StatusKB(pid, "VmHWM"); err != nil || kb <= 0 {
+		t.Errorf("VmHWM = %d, %v; want > 0", kb, err)
+	}
+	if _, err := StatusKB(pid, "NoSuchField"); err == nil {
+		t.Error("an unknown field read without error")
+	}
+	if _, err := CPU(-1); err == nil {
+		t.Error("an unknown process read without error")
+	}
+}
