@@ -171,9 +171,6 @@ func TestBadInput(t *testing.T) {
 		{[]string{"get"}, "get needs a resource"},
 		{[]string{"get", "nodes"}, `unknown resource "nodes": use clusters, jobs, services, cronjobs or workers`},
 		{[]string{"get", "clusters", "-o", "wide"}, `unknown output format "wide"`},
-		{[]string{"why", "cluster", "rc", "-A"}, "why needs one namespace: drop -A/--all-namespaces or use -n"},
-		{[]string{"ray-logs", "rc", "-A"}, "ray-logs needs one namespace: drop -A/--all-namespaces or use -n"},
-		{[]string{"port-forward", "rc", "-A"}, "port-forward needs one namespace: drop -A/--all-namespaces or use -n"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := raydar(t, "", tc.args...)

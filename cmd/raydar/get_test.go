@@ -110,6 +110,11 @@ func TestGet(t *testing.T) {
 	wantErrorContaining(t, r, `raycluster "nope" not found in namespace `+ns)
 	r = raydar(t, "", "-A", "get", "clusters", "rc")
 	wantErrorContaining(t, r, "a NAME needs one namespace")
+	// The commands that act on one named object refuse -A the same way.
+	for _, cmd := range [][]string{{"why", "cluster", "rc"}, {"ray-logs", "rc"}, {"port-forward", "rc"}} {
+		r = raydar(t, "", append([]string{"-A"}, cmd...)...)
+		wantErrorContaining(t, r, cmd[0]+" needs one namespace: drop -A/--all-namespaces or use -n")
+	}
 	r = raydar(t, "", "-n", newNamespace(t, ctx), "get", "services")
 	if r.err != nil || r.stdout != "" || !strings.HasPrefix(r.stderr, "No services found in namespace") {
 		t.Fatalf("empty: %v %q %q", r.err, r.stdout, r.stderr)
