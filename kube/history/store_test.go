@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -192,9 +195,13 @@ func TestStoreSecondWriterFallsBackToMemory(t *testing.T) {
 	}
 }
 
+// TestStoreUnwritableDirFallsBackToMemory: a history directory the user
+// cannot write leaves the store in memory, with a note saying so. Root
+// writes anywhere, so as root the test runs again in a child process as
+// nobody (asNonRoot).
 func TestStoreUnwritableDirFallsBackToMemory(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root writes anywhere")
+	if asNonRoot(t) {
+		return
 	}
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o500); err != nil {
@@ -238,4 +245,62 @@ func BenchmarkStoreAppend(b *testing.B) {
 		b.ReportMetric(float64(st.Bytes)/float64(st.Entries), "B/entry")
 		b.ReportMetric(float64(fi.Size())/float64(st.Entries), "file-B/entry")
 	}
+}
+
+// nobody is the user a root test process drops to (asNonRoot).
+const nobody = 65534
+
+// asNonRootEnv marks the child process asNonRoot starts.
+const asNonRootEnv = "RAYDAR_TEST_AS_NONROOT"
+
+// asNonRoot runs t's test again as nobody in a child process when this one
+// runs as root, and reports whether it did (then the caller returns: the
+// child's result is t's). As any other user it returns false and the test
+// runs here. The test binary is copied where nobody can execute it (go
+// test builds it in a directory only its user can read); the child's
+// TMPDIR is a directory nobody owns.
+func asNonRoot(t *testing.T) bool {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv(asNonRootEnv) != "" {
+			t.Logf("running as uid %d (dropped from root by the parent test process)", os.Geteuid())
+		}
+		return false
+	}
+	if os.Getenv(asNonRootEnv) != "" {
+		t.Fatalf("%s is set but this process is still root", asNonRootEnv)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "history-as-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	tmp := filepath.Join(dir, "tmp")
+	for _, err := range []error{os.Chmod(dir, 0o755), os.WriteFile(filepath.Join(dir, "history.test"), bin, 0o755),
+		os.Mkdir(tmp, 0o700), os.Chown(tmp, nobody, nobody)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(filepath.Join(dir, "history.test"), "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), asNonRootEnv+"=1", "TMPDIR="+tmp, "HOME="+tmp)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
+	out, err := cmd.CombinedOutput()
+	t.Logf("as root: ran the test again as uid %d (nobody):\n%s", nobody, out)
+	if err != nil {
+		t.Fatalf("the test as uid %d: %v", nobody, err)
+	}
+	if !strings.Contains(string(out), "--- PASS: "+t.Name()+" ") {
+		t.Fatalf("the test as uid %d did not pass (skipped or not run)", nobody)
+	}
+	return true
 }

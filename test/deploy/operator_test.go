@@ -51,8 +51,12 @@ import (
 // both exit on SIGTERM.
 func TestOperatorFromImage(t *testing.T) {
 	needSandbox(t)
-	if os.Geteuid() != 0 {
-		t.Skip("chroot and setuid to the image's user need root")
+	if uid := os.Geteuid(); uid != 0 {
+		// A user namespace would give chroot, but an unprivileged one maps
+		// only this user: the image's files would belong to 65532, which
+		// could then write them, and read-only is what the test checks.
+		t.Skipf("runs as uid %d: the operator runs chrooted to the image's root filesystem as uid 65532 in files owned by root; "+
+			"chroot(2) (CAP_SYS_CHROOT), chown(2) to root and setuid(2) to 65532 (CAP_SETUID) need root. Run as root (CI does) to run it", uid)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()

@@ -154,12 +154,19 @@ func TestFinishedJobLeavesNoStragglers(t *testing.T) {
 	})
 }
 
-// TestHelperHead is not a test: TestPdeathsig runs the test binary with
-// RAYHEAD_HELPER=1 to get a separate process that owns a Head.
-func TestHelperHead(t *testing.T) {
-	if os.Getenv("RAYHEAD_HELPER") != "1" {
-		t.Skip("helper process for TestPdeathsig")
+// TestMain runs the helper process of TestPdeathsig when the test binary
+// is started with RAYHEAD_HELPER=1 (a helper, not a test: as a test it
+// would be skipped in every ordinary run), the tests otherwise.
+func TestMain(m *testing.M) {
+	if os.Getenv("RAYHEAD_HELPER") == "1" {
+		helperHead()
 	}
+	os.Exit(m.Run())
+}
+
+// helperHead is TestPdeathsig's separate process that owns a Head: it
+// prints the dashboard's URL and runs until the parent kills it.
+func helperHead() {
 	h := New(Options{})
 	if err := h.Start(""); err != nil {
 		fmt.Println("ERROR", err)
@@ -178,7 +185,7 @@ func TestPdeathsig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helper := exec.Command(exe, "-test.run=^TestHelperHead$", "-test.count=1")
+	helper := exec.Command(exe, "-test.run=^$", "-test.count=1")
 	helper.Env = append(os.Environ(), "RAYHEAD_HELPER=1", "TMPDIR="+t.TempDir())
 	helper.Stderr = os.Stderr
 	stdin, _ := helper.StdinPipe()
