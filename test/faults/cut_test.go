@@ -35,7 +35,7 @@ func TestConnectionCut(t *testing.T) {
 	cut := func(what string) {
 		n := proxy.Cut()
 		_, dialErr := net.DialTimeout("tcp", proxy.Addr(), time.Second)
-		s.check("new connections refused while cut", dialErr != nil, "a connection to the proxy succeeded while cut")
+		s.selfCheck("new connections refused while cut", dialErr != nil, "a connection to the proxy succeeded while cut")
 		time.Sleep(cutFor) // the fault's duration, not synchronisation
 		if err := proxy.Restore(); err != nil {
 			t.Fatal(err)

@@ -16,8 +16,12 @@
 // deleted under a running RayJob, a dashboard refusing connections during
 // stops, answering 500s and answering slowly (FaultyHTTP).
 //
-// TestMain prints "faults: N faults injected, M invariants checked, V
-// violations"; docs/reliability.md records the figures. The non-test files
-// are the tools the tests use: APIProxy and its Audit, FaultyHTTP.
+// TestMain prints "faults: N faults injected into raydar, M invariants
+// about raydar checked, V violations; harness: H self-checks, F failed":
+// faults and invariants about raydar apart from the harness's checks of
+// itself (that a fault really happened, that the audit saw the requests),
+// each defined in tally_test.go; docs/reliability.md records the figures.
+// The non-test files are the tools the tests use: APIProxy and its Audit,
+// FaultyHTTP.
 // Everything is skipped with -short except the tools' own tests.
 package faults

@@ -8,8 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,22 +35,10 @@ var (
 	cl client.WithWatch
 	// raydarBin is `raydar` built from this tree for operator processes.
 	raydarBin string
-	// tally counts faults, invariants and violations for the summary line.
+	// tally counts faults, invariants, violations and harness self-checks
+	// for the summary line (tally_test.go).
 	tally suiteTally
 )
-
-type suiteTally struct {
-	faults, checks, violations atomic.Int64
-	mu                         sync.Mutex
-	figures                    []string
-}
-
-// figure records a measured figure for the end of the suite.
-func (s *suiteTally) figure(format string, args ...any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.figures = append(s.figures, fmt.Sprintf(format, args...))
-}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -121,10 +107,8 @@ func run(m *testing.M) int {
 		fmt.Println("faults: figure:", f)
 	}
 	tally.mu.Unlock()
-	v := tally.violations.Load()
-	fmt.Printf("faults: %d faults injected, %d invariants checked, %d violations (%s)\n",
-		tally.faults.Load(), tally.checks.Load(), v, time.Since(begin).Round(time.Second))
-	if v > 0 && code == 0 {
+	fmt.Printf("%s (%s)\n", tally.summary(), time.Since(begin).Round(time.Second))
+	if tally.failed() && code == 0 {
 		code = 1
 	}
 	return code

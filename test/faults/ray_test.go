@@ -175,11 +175,9 @@ func TestRaySideFaults(t *testing.T) {
 	// 500s and slow answers: the job still succeeds, submitted once.
 	fj := wait("flaky", "SUCCEEDED", func(j *rayv1.RayJob) bool { return j.Status.JobStatus == rayv1.JobStatusSucceeded })
 	f5, sl := flaky.Injected()
-	for range f5 + sl {
-		tally.faults.Add(1)
-	}
-	t.Logf("flaky: %d 500s and %d slow answers injected", f5, sl)
-	s.check("500s and slow answers were injected", f5 == 6 && sl > 0, fmt.Sprintf("%d 500s, %d slow", f5, sl))
+	s.fault("dashboard of %s answered %d 500s and %d slow answers while its job was submitted and followed", fj.Status.RayClusterName, f5, sl)
+	tally.figure("%s: the flaky dashboard answered %d requests with 500 and %d slowly", t.Name(), f5, sl)
+	s.selfCheck("500s and slow answers were injected", f5 == 6 && sl > 0, fmt.Sprintf("%d 500s, %d slow", f5, sl))
 	subs = sim.Calls(s.ns, fj.Status.RayClusterName, "POST", "/api/jobs/")
 	s.check("a job behind a failing, slow dashboard is submitted once", subs == 1, fmt.Sprintf("%d submissions", subs))
 

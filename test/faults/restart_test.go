@@ -87,7 +87,7 @@ func TestAPIServerAndEtcdRestarts(t *testing.T) {
 	s.fault("etcd restarted with its data during a scale-down (API server ready again in %s)", time.Since(begin).Round(time.Millisecond))
 	for nm, uid := range before {
 		got := getRC(t, s.ns, nm)
-		s.check("etcd kept its data", got.UID == uid && *got.Spec.WorkerGroupSpecs[0].Replicas == 3,
+		s.selfCheck("etcd kept its data", got.UID == uid && *got.Spec.WorkerGroupSpecs[0].Replicas == 3,
 			fmt.Sprintf("%s: uid %s (was %s), replicas %d", nm, got.UID, uid, *got.Spec.WorkerGroupSpecs[0].Replicas))
 	}
 	converged(t, s.ns, "the scale-down after the etcd restart")
