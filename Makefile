@@ -8,7 +8,18 @@ export RAYDAR_TOOLS_DIR ?= $(TOOLS)
 # keeps each package's sandbox from starving the others.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 25m
 
-.PHONY: help build tools generate verify-generated test test-faults unit bench lint demo clean image image-push fuzz bench-e2e
+# Every go test line runs through gotestsum (bin/k8s/gotestsum, `make
+# gotestsum`): go test's own output (GOTEST: as without -v; GOTEST_V: as
+# with -v, for the suites whose summary lines are logged by a passing test),
+# then the skipped tests with their reasons and gotestsum's count line, and
+# its exit code: non-zero when a test fails. Each run also keeps its events
+# in TEST_EVENTS, which `make test` sums up at the end (hack/test-summary.sh).
+GOTESTSUM   := $(TOOLS)/gotestsum
+TEST_EVENTS := $(BIN)/test-events
+GOTEST      = $(GOTESTSUM) --format standard-quiet --jsonfile $(TEST_EVENTS)/$(1).json $(2) --
+GOTEST_V    = $(GOTESTSUM) --format standard-verbose --jsonfile $(TEST_EVENTS)/$(1).json $(2) --
+
+.PHONY: help build tools gotestsum generate verify-generated test test-faults unit bench lint demo clean image image-push fuzz bench-e2e
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -19,6 +30,9 @@ build: ## build bin/raydar and bin/raydar-operator (the reconcile loop alone, wh
 
 tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen and KubeRay's operator (the conformance oracle) into bin/k8s
 	@bash hack/build-tools.sh
+
+gotestsum: ## install gotestsum alone into bin/k8s (what make unit needs; make tools installs it too)
+	@bash hack/build-tools.sh gotestsum
 
 # crd:allowDangerousTypes: KubeRay's RayJob has float32 entrypointNumCpus/entrypointNumGpus.
 # crd:generateEmbeddedObjectMeta: keep labels/annotations/name of embedded pod templates and Services
@@ -36,16 +50,23 @@ verify-generated: generate ## fail when generated files differ from what is comm
 	@if [ -n "$$(git status --porcelain -- rayapi config/rbac)" ]; then \
 	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- rayapi config/rbac; git diff --stat -- rayapi config/rbac; exit 1; fi
 
-unit: ## unit tests only (no control plane)
-	$(GO) test -short $(TEST_FLAGS) ./...
+unit: gotestsum ## unit tests only (no control plane); ends with the skipped tests (the integration tests, with -short) and the count
+	@rm -rf $(TEST_EVENTS) && mkdir -p $(TEST_EVENTS)
+	$(call GOTEST,unit) -short $(TEST_FLAGS) ./...
 
-# The conformance suite runs verbose so that its summary line (manifests,
-# objects, differences intended and unexplained) shows when it passes too.
-test: tools ## unit and integration tests (integration tests start a real control plane), the mutated-manifest and KubeRay conformance suites, then every fuzz target for FUZZTIME
-	$(GO) test $(TEST_FLAGS) $$($(GO) list ./... | grep -v -e /test/conformance -e /test/mutation -e /test/faults)
-	$(GO) test $(TEST_FLAGS) -v ./test/mutation
-	$(GO) test $(TEST_FLAGS) -v ./test/conformance
+# The mutation and conformance suites run verbose so that their summary
+# lines (mutated manifests and their outcomes; manifests, objects,
+# differences intended and unexplained) show when they pass too. Each run
+# prints its own count line; the skipped tests of all three, with their
+# reasons, and the count over all of them close the output, after the fuzz
+# targets: "skipped: 0 tests" where the machine ran them all.
+test: tools ## unit and integration tests (integration tests start a real control plane), the mutated-manifest and KubeRay conformance suites, every fuzz target for FUZZTIME, then the skipped tests and the count
+	@rm -rf $(TEST_EVENTS) && mkdir -p $(TEST_EVENTS)
+	$(call GOTEST,packages,--hide-summary=skipped) $(TEST_FLAGS) $$($(GO) list ./... | grep -v -e /test/conformance -e /test/mutation -e /test/faults)
+	$(call GOTEST_V,mutation,--hide-summary=skipped) $(TEST_FLAGS) ./test/mutation
+	$(call GOTEST_V,conformance,--hide-summary=skipped) $(TEST_FLAGS) ./test/conformance
 	@$(MAKE) --no-print-directory fuzz
+	@bash hack/test-summary.sh $(GOTESTSUM) $(TEST_EVENTS)
 
 # Fuzz targets, one `go test -fuzz` run each (-fuzz takes one target per
 # package), FUZZTIME apiece. New interesting inputs are minimised for at most
@@ -70,8 +91,9 @@ fuzz: ## run every fuzz target for FUZZTIME (default 10s) one after another, pri
 	  test $${PIPESTATUS[0]} -eq 0 || exit 1; \
 	done
 
-test-faults: tools ## the fault suite (test/faults): kills, restarts, cuts and Ray-side faults on one sandbox; prints its figures and the summary line
-	$(GO) test $(TEST_FLAGS) -v ./test/faults
+test-faults: tools ## the fault suite (test/faults): kills, restarts, cuts and Ray-side faults on one sandbox; prints its figures, the summary line and the skipped tests
+	@mkdir -p $(TEST_EVENTS)
+	$(call GOTEST_V,faults) $(TEST_FLAGS) ./test/faults
 
 bench: tools ## benchmarks; results are recorded in docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
@@ -108,3 +130,4 @@ image-push: ## build the image and push it to IMAGE=REGISTRY/raydar:TAG (credent
 
 clean: ## remove built binaries (not the tools)
 	rm -f $(BIN)/raydar $(BIN)/raydar-operator $(BIN)/raydar-image.tar $(BIN)/raydar-linux-*
+	rm -rf $(TEST_EVENTS)

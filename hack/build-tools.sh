@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the sandbox control plane (kube-apiserver, etcd, kube-controller-manager,
-# kube-scheduler, kwok), controller-gen and KubeRay's operator (the oracle of
-# the conformance suite, test/conformance) from the Go module proxy into bin/k8s.
+# kube-scheduler, kwok), controller-gen, gotestsum (the Makefile's test runner)
+# and KubeRay's operator (the oracle of the conformance suite, test/conformance)
+# from the Go module proxy into bin/k8s. `hack/build-tools.sh gotestsum`
+# installs gotestsum alone.
 # Idempotent: a binary already built from the pinned version is skipped.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -21,6 +23,26 @@ tools=(
   "kwok|sigs.k8s.io/kwok/cmd/kwok|-s -w"
   "controller-gen|sigs.k8s.io/controller-tools/cmd/controller-gen|-s -w"
 )
+
+# gotestsum runs the Makefile's go test lines: it ends each run with the
+# skipped tests, their reasons and a count. Its own module, installed with
+# `go install module@version`; `hack/build-tools.sh gotestsum` installs it
+# alone (make unit needs nothing else).
+gotestsum=gotest.tools/gotestsum
+gotestsumver=v1.13.0
+if [[ -x "$out/gotestsum" && -f "$out/.gotestsum.stamp" && "$(cat "$out/.gotestsum.stamp")" == "$gotestsumver" ]]; then
+  echo ">> [gotestsum] gotestsum $gotestsumver: up to date"
+else
+  echo ">> [gotestsum] installing gotestsum $gotestsumver"
+  tmp="$(mktemp -d)"
+  GOBIN="$tmp" go install -trimpath -ldflags "-s -w" "$gotestsum@$gotestsumver"
+  mv "$tmp/gotestsum" "$out/gotestsum"
+  rm -rf "$tmp"
+  echo "$gotestsumver" > "$out/.gotestsum.stamp"
+fi
+if [[ "${1:-}" == gotestsum ]]; then
+  exit 0
+fi
 
 # The stamp records the tools module's go.sum so that a version bump rebuilds.
 stamp_of() { sha256sum go.mod go.sum | sha256sum | cut -c1-16; }
