@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/test/conformance"
 )
 
@@ -37,6 +38,12 @@ type Mutation struct {
 	Name  string
 	Class Class
 	Apply func(o *unstructured.Unstructured) (field string, ok bool)
+	// Without removes, from an object raydar made, what a harmless
+	// mutation changes in it by design (the field it added, hashes of a
+	// spec that holds it): what raydar made of the mutated manifest must
+	// equal what it made of the unmutated one once both went through it.
+	// nil when nothing may differ.
+	Without func(o map[string]any)
 }
 
 // Harmless reports whether the mutation must be accepted and reconciled
@@ -156,9 +163,9 @@ func podsCreated(o *unstructured.Unstructured) bool {
 // All is every mutation, in a fixed order.
 func All() []Mutation {
 	return []Mutation{
-		{"no-head-group", Removed, inClusterSpec(nil, "headGroupSpec", nil)},
-		{"no-head-containers", Removed, inClusterSpec([]string{"headGroupSpec", "template", "spec"}, "containers", nil)},
-		{"no-group-name", Removed, func(o *unstructured.Unstructured) (string, bool) {
+		{Name: "no-head-group", Class: Removed, Apply: inClusterSpec(nil, "headGroupSpec", nil)},
+		{Name: "no-head-containers", Class: Removed, Apply: inClusterSpec([]string{"headGroupSpec", "template", "spec"}, "containers", nil)},
+		{Name: "no-group-name", Class: Removed, Apply: func(o *unstructured.Unstructured) (string, bool) {
 			g, p, ok := firstGroup(o)
 			if !ok {
 				return "", false
@@ -166,7 +173,7 @@ func All() []Mutation {
 			delete(g, "groupName")
 			return p + ".groupName", true
 		}},
-		{"no-cluster-spec", Removed, func(o *unstructured.Unstructured) (string, bool) {
+		{Name: "no-cluster-spec", Class: Removed, Apply: func(o *unstructured.Unstructured) (string, bool) {
 			spec, _ := o.Object["spec"].(map[string]any)
 			if o.GetKind() != "RayJob" || spec["rayClusterSpec"] == nil || spec["clusterSelector"] != nil {
 				return "", false
@@ -174,12 +181,12 @@ func All() []Mutation {
 			delete(spec, "rayClusterSpec")
 			return "spec.rayClusterSpec", true
 		}},
-		{"replicas-string", WrongType, inGroup("replicas", func() any { return "three" })},
-		{"groups-object", WrongType, inClusterSpec(nil, "workerGroupSpecs", map[string]any{"groupName": "g"})},
-		{"start-params-list", WrongType, inClusterSpec([]string{"headGroupSpec"}, "rayStartParams", []any{"num-cpus=1"})},
-		{"ray-version-number", WrongType, inClusterSpec(nil, "rayVersion", 2.9)},
-		{"negative-replicas", OutOfRange, inGroup("replicas", func() any { return int64(-1) })},
-		{"min-above-max", OutOfRange, func(o *unstructured.Unstructured) (string, bool) {
+		{Name: "replicas-string", Class: WrongType, Apply: inGroup("replicas", func() any { return "three" })},
+		{Name: "groups-object", Class: WrongType, Apply: inClusterSpec(nil, "workerGroupSpecs", map[string]any{"groupName": "g"})},
+		{Name: "start-params-list", Class: WrongType, Apply: inClusterSpec([]string{"headGroupSpec"}, "rayStartParams", []any{"num-cpus=1"})},
+		{Name: "ray-version-number", Class: WrongType, Apply: inClusterSpec(nil, "rayVersion", 2.9)},
+		{Name: "negative-replicas", Class: OutOfRange, Apply: inGroup("replicas", func() any { return int64(-1) })},
+		{Name: "min-above-max", Class: OutOfRange, Apply: func(o *unstructured.Unstructured) (string, bool) {
 			g, p, ok := firstGroup(o)
 			if !ok {
 				return "", false
@@ -187,16 +194,16 @@ func All() []Mutation {
 			g["minReplicas"], g["maxReplicas"], g["replicas"] = int64(5), int64(2), int64(2)
 			return p, true
 		}},
-		{"huge-replicas", OutOfRange, inGroup("replicas", func() any { return int64(math.MaxInt64) })},
-		{"huge-max-replicas", OutOfRange, inGroup("maxReplicas", func() any { return int64(math.MaxInt64) })},
-		{"negative-ttl", OutOfRange, func(o *unstructured.Unstructured) (string, bool) {
+		{Name: "huge-replicas", Class: OutOfRange, Apply: inGroup("replicas", func() any { return int64(math.MaxInt64) })},
+		{Name: "huge-max-replicas", Class: OutOfRange, Apply: inGroup("maxReplicas", func() any { return int64(math.MaxInt64) })},
+		{Name: "negative-ttl", Class: OutOfRange, Apply: func(o *unstructured.Unstructured) (string, bool) {
 			if o.GetKind() != "RayJob" {
 				return "", false
 			}
 			o.Object["spec"].(map[string]any)["ttlSecondsAfterFinished"] = int64(-5)
 			return "spec.ttlSecondsAfterFinished", true
 		}},
-		{"long-name", HugeString, func(o *unstructured.Unstructured) (string, bool) {
+		{Name: "long-name", Class: HugeString, Apply: func(o *unstructured.Unstructured) (string, bool) {
 			n := o.GetName()
 			if n == "" {
 				return "", false
@@ -205,7 +212,7 @@ func All() []Mutation {
 			o.SetName(n[:LongNameLength])
 			return "metadata.name", true
 		}},
-		{"huge-annotation", HugeString, func(o *unstructured.Unstructured) (string, bool) {
+		{Name: "huge-annotation", Class: HugeString, Apply: func(o *unstructured.Unstructured) (string, bool) {
 			a := o.GetAnnotations()
 			if a == nil {
 				a = map[string]string{}
@@ -214,19 +221,19 @@ func All() []Mutation {
 			o.SetAnnotations(a)
 			return "metadata.annotations", true
 		}},
-		{"huge-group-name", HugeString, inGroup("groupName", func() any { return strings.Repeat("g", MiB) })},
-		{"bad-service-type", OutOfRange, inClusterSpec([]string{"headGroupSpec"}, "serviceType", "Bogus")},
+		{Name: "huge-group-name", Class: HugeString, Apply: inGroup("groupName", func() any { return strings.Repeat("g", MiB) })},
+		{Name: "bad-service-type", Class: OutOfRange, Apply: inClusterSpec([]string{"headGroupSpec"}, "serviceType", "Bogus")},
 		// Rules only raydar's Go validation checks (the CRD cannot).
-		{"negative-group-resource", OutOfRange, inGroup("resources", func() any { return map[string]any{"CPU": "-1"} }, "[CPU]")},
-		{"bad-group-label", HugeString, inGroup("labels", func() any { return map[string]any{"tier": strings.Repeat("l", 64)} }, "[tier]")},
-		{"entrypoint-resources-not-json", WrongType, func(o *unstructured.Unstructured) (string, bool) {
+		{Name: "negative-group-resource", Class: OutOfRange, Apply: inGroup("resources", func() any { return map[string]any{"CPU": "-1"} }, "[CPU]")},
+		{Name: "bad-group-label", Class: HugeString, Apply: inGroup("labels", func() any { return map[string]any{"tier": strings.Repeat("l", 64)} }, "[tier]")},
+		{Name: "entrypoint-resources-not-json", Class: WrongType, Apply: func(o *unstructured.Unstructured) (string, bool) {
 			if o.GetKind() != "RayJob" {
 				return "", false
 			}
 			o.Object["spec"].(map[string]any)["entrypointResources"] = "{CPU: 1"
 			return "spec.entrypointResources", true
 		}},
-		{"serve-config-list", WrongType, func(o *unstructured.Unstructured) (string, bool) {
+		{Name: "serve-config-list", Class: WrongType, Apply: func(o *unstructured.Unstructured) (string, bool) {
 			if o.GetKind() != "RayService" {
 				return "", false
 			}
@@ -235,7 +242,7 @@ func All() []Mutation {
 		}},
 		// Rules of the pod API: the cluster is accepted, its head pod is
 		// refused (the field is the pod's).
-		{"no-head-image", Removed, func(o *unstructured.Unstructured) (string, bool) {
+		{Name: "no-head-image", Class: Removed, Apply: func(o *unstructured.Unstructured) (string, bool) {
 			c, ok := headContainer(o)
 			if !ok || !podsCreated(o) || c["image"] == nil {
 				return "", false
@@ -243,7 +250,7 @@ func All() []Mutation {
 			delete(c, "image")
 			return "spec.containers[0].image", true
 		}},
-		{"requests-above-limits", OutOfRange, func(o *unstructured.Unstructured) (string, bool) {
+		{Name: "requests-above-limits", Class: OutOfRange, Apply: func(o *unstructured.Unstructured) (string, bool) {
 			c, ok := headContainer(o)
 			if !ok || !podsCreated(o) {
 				return "", false
@@ -251,7 +258,7 @@ func All() []Mutation {
 			c["resources"] = map[string]any{"requests": map[string]any{"memory": "2Gi"}, "limits": map[string]any{"memory": "1Gi"}}
 			return "spec.containers[0].resources.requests", true
 		}},
-		{"unknown-field", Harmless, func(o *unstructured.Unstructured) (string, bool) {
+		{Name: "unknown-field", Class: Harmless, Apply: func(o *unstructured.Unstructured) (string, bool) {
 			cs, _, ok := clusterSpec(o)
 			if !ok {
 				return "", false
@@ -259,15 +266,59 @@ func All() []Mutation {
 			cs["mutationUnknownField"] = "pruned by the API server"
 			return "", true
 		}},
-		{"huge-env-value", Harmless, func(o *unstructured.Unstructured) (string, bool) {
+		{Name: "huge-env-value", Class: Harmless, Apply: func(o *unstructured.Unstructured) (string, bool) {
 			c, ok := headContainer(o)
 			if !ok {
 				return "", false
 			}
 			env, _ := c["env"].([]any)
-			c["env"] = append(env, map[string]any{"name": "MUTATION_PAD", "value": strings.Repeat("v", MiB)})
+			c["env"] = append(env, map[string]any{"name": PadEnv, "value": strings.Repeat("v", MiB)})
 			return "", true
+		}, Without: func(o map[string]any) {
+			dropEnv(o, PadEnv)
+			// Hashes of a cluster spec (a RayService's cluster) hold it.
+			for _, k := range specHashAnnotations {
+				if a, ok := mapAt(o, []string{"metadata", "annotations"})[k]; ok && a != nil {
+					mapAt(o, []string{"metadata", "annotations"})[k] = "<hash of a spec with " + PadEnv + ">"
+				}
+			}
 		}},
+	}
+}
+
+// PadEnv is the variable huge-env-value adds to the head container.
+const PadEnv = "MUTATION_PAD"
+
+// specHashAnnotations are annotations whose value is a hash of a cluster
+// spec: a harmless change to the spec changes them.
+var specHashAnnotations = []string{rayv1.HashWithoutReplicasAndWorkersToDeleteKey, rayv1.UpgradeStrategyRecreateHashKey}
+
+// dropEnv removes the variable name from every env list in v.
+func dropEnv(v any, name string) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, c := range t {
+			if l, ok := c.([]any); ok && k == "env" {
+				kept := l[:0:0]
+				for _, e := range l {
+					if em, ok := e.(map[string]any); ok && em["name"] == name {
+						continue
+					}
+					kept = append(kept, e)
+				}
+				if len(kept) == 0 {
+					delete(t, k) // as if it had never been there
+				} else {
+					t[k] = kept
+				}
+				continue
+			}
+			dropEnv(c, name)
+		}
+	case []any:
+		for _, c := range t {
+			dropEnv(c, name)
+		}
 	}
 }
 

@@ -88,3 +88,52 @@ func TestPlanIsSeeded(t *testing.T) {
 		t.Fatalf("seeds 1..9 all picked %v", a)
 	}
 }
+
+// TestWithoutRemovesOnlyTheMutation: huge-env-value's Without takes its
+// variable out of every container of an object raydar made (a pod, a
+// cluster's template), and with it the spec hashes, and leaves the rest;
+// applied to the unmutated object it changes nothing but the hashes.
+func TestWithoutRemovesOnlyTheMutation(t *testing.T) {
+	var mu Mutation
+	for _, m := range All() {
+		if m.Name == "huge-env-value" {
+			mu = m
+		}
+	}
+	if mu.Without == nil {
+		t.Fatal("huge-env-value has no Without")
+	}
+	pod := func(env ...string) map[string]any {
+		var l []any
+		for _, e := range env {
+			l = append(l, map[string]any{"name": e, "value": "v"})
+		}
+		c := map[string]any{"name": "ray-head"}
+		if l != nil {
+			c["env"] = l
+		}
+		return map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+			"ray.io/hash-without-replicas-and-workers-to-delete": "h1", "other": "kept"}},
+			"spec": map[string]any{"containers": []any{c}}}
+	}
+	mutated, unmutated := pod("A", PadEnv, "B"), pod("A", "B")
+	mu.Without(mutated)
+	mu.Without(unmutated)
+	if !equal(&unstructured.Unstructured{Object: mutated}, &unstructured.Unstructured{Object: unmutated}) {
+		t.Errorf("after Without: %v, unmutated %v", mutated, unmutated)
+	}
+	if got := mapAt(mutated, []string{"metadata", "annotations"})["other"]; got != "kept" {
+		t.Errorf("another annotation became %v", got)
+	}
+	onlyPad, none := pod(PadEnv), pod()
+	mu.Without(onlyPad)
+	mu.Without(none)
+	if !equal(&unstructured.Unstructured{Object: onlyPad}, &unstructured.Unstructured{Object: none}) {
+		t.Errorf("a container with only %s: %v, want as without env %v", PadEnv, onlyPad, none)
+	}
+	changed := pod("A", "C")
+	mu.Without(changed)
+	if equal(&unstructured.Unstructured{Object: changed}, &unstructured.Unstructured{Object: unmutated}) {
+		t.Error("Without hides a difference that is not the mutation's (env C for B)")
+	}
+}

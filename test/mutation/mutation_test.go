@@ -91,19 +91,48 @@ func TestMutatedCorpus(t *testing.T) {
 		t.Error(v)
 	}
 
+	// Each manifest with a harmless case is also applied unmutated, in a
+	// namespace of its own: what raydar makes of it is what the harmless
+	// case must give (harmless_test.go).
+	baselines := map[string]*run{}
+	var order []*run
+	for _, c := range cases {
+		if !c.Mutation.Harmless() || baselines[c.Manifest] != nil {
+			continue
+		}
+		for _, m := range corpus {
+			if m.Name == c.Manifest {
+				b := &run{Case: Case{Manifest: m.Name, Mutation: Mutation{Name: "unmutated"}, Object: firstRayObject(m)}, ns: fmt.Sprintf("m-base-%03d", len(order))}
+				baselines[c.Manifest] = b
+				order = append(order, b)
+			}
+		}
+	}
+	apply := func(r *run) error {
+		if _, err := env.kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		o := r.Object.DeepCopy()
+		o.SetNamespace(r.ns)
+		got, err := env.dyn.Resource(gvrs[o.GetKind()]).Namespace(r.ns).Create(ctx, o, metav1.CreateOptions{})
+		if err == nil {
+			r.name = got.GetName()
+		}
+		return err
+	}
+	for _, b := range order {
+		if err := apply(b); err != nil {
+			t.Fatalf("%s unmutated: creating: %v", b.Manifest, err)
+		}
+	}
+
 	runs := make([]*run, len(cases))
 	for i, c := range cases {
 		r := &run{Case: c, ns: fmt.Sprintf("m-%03d", i)}
 		runs[i] = r
-		if _, err := env.kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		o := c.Object.DeepCopy()
-		o.SetNamespace(r.ns)
-		got, err := env.dyn.Resource(gvrs[o.GetKind()]).Namespace(r.ns).Create(ctx, o, metav1.CreateOptions{})
+		err := apply(r)
 		switch {
 		case err == nil:
-			r.name = got.GetName()
 		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err):
 			r.outcome, r.detail = refusedAtAdmission, err.Error()
 			if c.Mutation.Harmless() {
@@ -120,7 +149,7 @@ func TestMutatedCorpus(t *testing.T) {
 	deadline := time.Now().Add(150 * time.Second)
 	for {
 		left := 0
-		for _, r := range runs {
+		for _, r := range append(order, runs...) {
 			if r.outcome == pending {
 				r.outcome, r.detail = observe(ctx, r)
 			}
@@ -135,7 +164,8 @@ func TestMutatedCorpus(t *testing.T) {
 	}
 
 	// Judge the outcomes, once everything has settled.
-	var admission, refused, harmless int
+	var admission, refused, harmless, compared int
+	var toCompare []*run
 	for _, r := range runs {
 		switch r.outcome {
 		case pending:
@@ -162,7 +192,45 @@ func TestMutatedCorpus(t *testing.T) {
 				violate(r, "silently accepted: reconciled with %s mutated (%s)", r.Field, r.Mutation.Class)
 				continue
 			}
-			harmless++
+			if b := baselines[r.Manifest]; b.outcome != reconciled {
+				violate(r, "the manifest unmutated (namespace %s) was not reconciled, so the harmless mutation cannot be judged: %s", b.ns, firstLines(b.detail))
+				continue
+			}
+			toCompare = append(toCompare, r)
+		}
+	}
+	// A harmless case counts once what raydar made of it equals what it
+	// made of the manifest unmutated. Both were created a moment apart and
+	// raydar is still creating pods: compare until they agree or the
+	// deadline passes, and report the last differences.
+	last := map[*run]string{}
+	deadline = time.Now().Add(2 * time.Minute)
+	for {
+		left := 0
+		for _, r := range toCompare {
+			if d, seen := last[r]; seen && d == "" {
+				continue
+			}
+			d, n, err := sameAsBaseline(ctx, r, baselines[r.Manifest])
+			if err != nil {
+				d = err.Error()
+			}
+			last[r] = d
+			if d == "" {
+				harmless++
+				compared += n
+			} else {
+				left++
+			}
+		}
+		if left == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	for _, r := range toCompare {
+		if d := last[r]; d != "" {
+			violate(r, "reconciled, but not as the manifest unmutated (namespace %s): %s", baselines[r.Manifest].ns, firstLines(d))
 		}
 	}
 	if p := env.log.seen(); len(p) > 0 {
@@ -180,21 +248,22 @@ func TestMutatedCorpus(t *testing.T) {
 	default:
 	}
 	byMutation := map[string]*[4]int{}
-	var order []string
+	var names []string
 	for _, r := range runs {
 		if byMutation[r.Mutation.Name] == nil {
 			byMutation[r.Mutation.Name] = &[4]int{}
-			order = append(order, r.Mutation.Name)
+			names = append(names, r.Mutation.Name)
 		}
 		byMutation[r.Mutation.Name][r.outcome]++
 	}
-	slices.Sort(order)
-	for _, n := range order {
+	slices.Sort(names)
+	for _, n := range names {
 		c := byMutation[n]
 		t.Logf("  %-20s admission %3d  raydar %3d  reconciled %3d  pending %3d", n, c[refusedAtAdmission], c[refusedByRaydar], c[reconciled], c[pending])
 	}
-	summary := fmt.Sprintf("mutation: %d mutated manifests applied, %d refused at admission, %d refused by raydar, %d harmless, %d violations (seed %d, %s)",
-		len(runs), admission, refused, harmless, len(violations), sd, time.Since(start).Round(time.Second))
+	summary := fmt.Sprintf("mutation: %d mutated manifests applied, %d refused at admission, %d refused by raydar, "+
+		"%d harmless (reconciled as the manifest unmutated: %d objects compared), %d violations (seed %d, %s)",
+		len(runs), admission, refused, harmless, compared, len(violations), sd, time.Since(start).Round(time.Second))
 	t.Log(summary)
 	fmt.Println(summary)
 }
