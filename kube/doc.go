@@ -22,7 +22,10 @@
 //   - kube/raydash: how raydar reaches a RayCluster's Ray dashboard (the
 //     sandbox's address book, the head Service's DNS name or the API
 //     server's service proxy, with the cluster's auth token), and the
-//     translation of a RayJob into a job submission.
+//     translation of a RayJob into a job submission; kube/raydash/addrbook
+//     is the address book of Ray heads on loopback (the sandbox's simulated
+//     heads), which the production operator reads, so it is outside the
+//     sandbox tree.
 //   - kube/redact: what of an object never reaches a screen or a log
 //     (Secret data, literal passwords and tokens, their last-applied copies).
 //   - kube/watch: the TUI's watch: informer handlers on the Ray kinds, Ray
@@ -34,8 +37,8 @@
 //     on loopback, kwok nodes), kube/sandbox/rayhead (one simulated Ray
 //     head: dashboard API and Serve proxy, speaking rayapi/dashboard's own
 //     wire types), kube/sandbox/headsim (a simulated head for every Ready
-//     head pod, and stand-ins for the RayJob submitters),
-//     kube/sandbox/addrbook (where those heads answer, for other raydar
+//     head pod, and stand-ins for the RayJob submitters, which write where
+//     they answer into kube/raydash/addrbook's book for other raydar
 //     processes), kube/sandbox/refusable (the HTTP server a head answers
 //     on, which can refuse connections and listen again) and
 //     kube/sandbox/seed (the demo's objects and the loop that keeps them

@@ -70,11 +70,46 @@ func TestLayerViolationsFindsUpwardImports(t *testing.T) {
 // rayapi/...: neither may depend on controller, tui or cmd, and rayapi not
 // on kube.
 func TestNoImportAgainstTheLayers(t *testing.T) {
+	deps := listDeps(t, module+"/kube/...", module+"/rayapi/...")
+	if len(deps) < 5 {
+		t.Fatalf("go list listed %d packages, want kube/... and rayapi/...", len(deps))
+	}
+	if v := layerViolations(deps, layerRules); len(v) > 0 {
+		t.Errorf("imports against the layers (rayapi < kube < controller, tui, cmd; see kube/doc.go):\n  %s\n"+
+			"move what is needed into a lower layer (a shared type or the scheme into rayapi) instead",
+			strings.Join(v, "\n  "))
+	}
+}
+
+// tuiRules: the TUI, beside the controller on the top layer, links neither
+// the reconcilers nor the CLI. What it shows of a kind is rayapi's (the
+// descriptors of rayapi/kinds, a RayCronJob's schedule in words from
+// rayapi/schedule), so the controller's code stays out of it.
+var tuiRules = map[string][]string{
+	module + "/tui": {module + "/controller", module + "/cmd"},
+}
+
+// TestTUIImportsNoControllerOrCLI runs `go list -deps` over tui/....
+func TestTUIImportsNoControllerOrCLI(t *testing.T) {
+	deps := listDeps(t, module+"/tui/...")
+	if len(deps) < 2 {
+		t.Fatalf("go list listed %d packages, want tui/...", len(deps))
+	}
+	if v := layerViolations(deps, tuiRules); len(v) > 0 {
+		t.Errorf("the TUI imports the controller or the CLI:\n  %s\nread it from rayapi (rayapi/kinds, rayapi/schedule, rayapi/status) instead",
+			strings.Join(v, "\n  "))
+	}
+}
+
+// listDeps is `go list -deps` of the patterns: each package with every
+// package it depends on, directly or not.
+func listDeps(t *testing.T, patterns ...string) map[string][]string {
+	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("no go command on PATH: %v", err)
 	}
-	cmd := exec.Command(goTool, "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"/kube/...", module+"/rayapi/...")
+	cmd := exec.Command(goTool, append([]string{"list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`}, patterns...)...)
 	outb, err := cmd.Output()
 	if err != nil {
 		msg := err.Error()
@@ -90,12 +125,5 @@ func TestNoImportAgainstTheLayers(t *testing.T) {
 			deps[f[0]] = f[1:]
 		}
 	}
-	if len(deps) < 5 {
-		t.Fatalf("go list listed %d packages, want kube/... and rayapi/...: %q", len(deps), outb)
-	}
-	if v := layerViolations(deps, layerRules); len(v) > 0 {
-		t.Errorf("imports against the layers (rayapi < kube < controller, tui, cmd; see kube/doc.go):\n  %s\n"+
-			"move what is needed into a lower layer (a shared type or the scheme into rayapi) instead",
-			strings.Join(v, "\n  "))
-	}
+	return deps
 }

@@ -22,8 +22,9 @@
 // over kinds. Adding a kind takes: its list and detail ViewKinds (options.go),
 // one entry in kinds.go (a kind literal and its def function, listed in
 // kinds()), and its detail page (a file of its own embedding pageBase).
-// Outside tui it needs its watch.Kind (kube/watch) and, for suspend/resume
-// and delete, its actions.Kind (kube/actions); an action of its own (a
+// Outside tui it needs its descriptor (rayapi/kinds: its title, every name
+// the `:` prompt and -c take, spec.suspend; kube/actions' Kind follows from
+// it) and its watch.Kind (kube/watch); an action of its own (a
 // RayCronJob's trigger) is one more Action in DefaultActions, named in the
 // entry's listActions/detailActions.
 //

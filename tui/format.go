@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/raydar/raydar/controller/raycronjob"
+	"github.com/raydar/raydar/rayapi/schedule"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -73,15 +73,15 @@ func jobDuration(now time.Time, j *rayv1.RayJob) string { return status.JobDurat
 // cronStatus is the one-word status of a RayCronJob (status.CronJob).
 func cronStatus(c *rayv1.RayCronJob) string { return status.CronJob(c) }
 
-// cronWords is a RayCronJob's schedule in words (raycronjob.Describe):
+// cronWords is a RayCronJob's schedule in words (schedule.Describe):
 // "every day at 02:00 Europe/Berlin".
-func cronWords(c *rayv1.RayCronJob) string { return raycronjob.Describe(&c.Spec) }
+func cronWords(c *rayv1.RayCronJob) string { return schedule.Describe(&c.Spec) }
 
-// cronNext is when a RayCronJob's next RayJob is due (raycronjob.NextRun,
+// cronNext is when a RayCronJob's next RayJob is due (schedule.NextRun,
 // in the TUI's time zone for one without spec.timeZone); ok is false
 // while it is suspended or invalid, or never fires again.
 func cronNext(c *rayv1.RayCronJob, now time.Time) (time.Time, bool) {
-	return raycronjob.NextRun(c, now, time.Local)
+	return schedule.NextRun(c, now, time.Local)
 }
 
 // cronNextRun counts down to the next run: "in 4m12s", "due" when the

@@ -2,23 +2,37 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/watch"
+	kdesc "github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
 )
 
-// The registry's entries: per kind a kind literal (views, aliases, actions,
+// The registry's entries: per kind a kind literal (views, help, actions,
 // store kind, lifecycle) and its def function (columns with their cells,
-// drill-down, suspended, describe fields). See the package doc for what
+// drill-down, describe fields). What the kind is — its title, every name
+// the `:` prompt and -c take, whether it is suspended — is its descriptor
+// in rayapi/kinds, which the CLI reads too. See the package doc for what
 // else adding a kind takes.
+
+// names are the `:` commands of a kind: every name its descriptor knows, the
+// one the help shows first.
+func names(k *kdesc.Kind) string { return strings.Join(k.Names, " ") }
+
+// suspendedBy reads spec.suspend as the kind's descriptor says.
+func suspendedBy[V client.Object](k *kdesc.Kind) func(V) bool {
+	return func(v V) bool { return k.Suspend.Suspended(v) }
+}
 
 // kinds returns the registry of the kinds the TUI shows, in the order of
 // the help's Commands.
@@ -28,8 +42,8 @@ func kinds() registry {
 
 func rayClusters() kind {
 	return kind{
-		list: ClustersView, detail: ClusterDetailView, title: "RayClusters", help: "RayClusters",
-		aliases: "rc rayclusters raycluster", watch: watch.RayCluster, lifecycle: actions.KindRayCluster,
+		list: ClustersView, detail: ClusterDetailView, title: kdesc.RayCluster.Plural, help: "RayClusters",
+		aliases: names(kdesc.RayCluster), watch: watch.RayCluster, lifecycle: actions.KindRayCluster,
 		listActions:   "describe suspend delete port-forward",
 		detailActions: "scale delete-workers describe logs suspend port-forward",
 		typed:         defOf[*rayv1.RayCluster](clusterDef),
@@ -54,15 +68,15 @@ func clusterDef() def[*rayv1.RayCluster] {
 		},
 		meta:      func(rc *rayv1.RayCluster) table.Meta { return objMeta(rc, clusterStatus(rc)) },
 		open:      func(e *env, rc *rayv1.RayCluster) page { return newClusterDetail(e, rc) },
-		suspended: func(rc *rayv1.RayCluster) bool { return rc.Spec.IsSuspended() },
+		suspended: suspendedBy[*rayv1.RayCluster](kdesc.RayCluster),
 		describe:  describeCluster,
 	}
 }
 
 func rayJobs() kind {
 	return kind{
-		list: JobsView, detail: JobDetailView, title: "RayJobs", help: "RayJobs",
-		aliases: "rj rayjobs rayjob", watch: watch.RayJob, lifecycle: actions.KindRayJob,
+		list: JobsView, detail: JobDetailView, title: kdesc.RayJob.Plural, help: "RayJobs",
+		aliases: names(kdesc.RayJob), watch: watch.RayJob, lifecycle: actions.KindRayJob,
 		listActions:   "describe stop-job suspend delete",
 		detailActions: "describe stop-job suspend delete",
 		typed:         defOf[*rayv1.RayJob](jobDef),
@@ -95,15 +109,15 @@ func jobDef() def[*rayv1.RayJob] {
 			return m
 		},
 		open:      func(e *env, j *rayv1.RayJob) page { return newJobDetail(e, j) },
-		suspended: func(j *rayv1.RayJob) bool { return j.Spec.Suspend },
+		suspended: suspendedBy[*rayv1.RayJob](kdesc.RayJob),
 		describe:  describeJob,
 	}
 }
 
 func rayServices() kind {
 	return kind{
-		list: ServicesView, detail: ServiceDetailView, title: "RayServices", help: "RayServices",
-		aliases: "rs rayservices rayservice", watch: watch.RayService, lifecycle: actions.KindRayService,
+		list: ServicesView, detail: ServiceDetailView, title: kdesc.RayService.Plural, help: "RayServices",
+		aliases: names(kdesc.RayService), watch: watch.RayService, lifecycle: actions.KindRayService,
 		listActions:   "describe suspend delete",
 		detailActions: "describe suspend delete",
 		typed:         defOf[*rayv1.RayService](serviceDef),
@@ -129,7 +143,7 @@ func serviceDef() def[*rayv1.RayService] {
 		},
 		meta:      func(s *rayv1.RayService) table.Meta { return objMeta(s, serviceStatus(s)) },
 		open:      func(e *env, s *rayv1.RayService) page { return newServiceDetail(e, s) },
-		suspended: func(s *rayv1.RayService) bool { return s.Spec.Suspend },
+		suspended: suspendedBy[*rayv1.RayService](kdesc.RayService),
 		describe:  describeService,
 	}
 }
@@ -138,8 +152,8 @@ func serviceDef() def[*rayv1.RayService] {
 // created.
 func rayCronJobs() kind {
 	return kind{
-		list: CronJobsView, detail: CronJobDetailView, title: "RayCronJobs", help: "RayCronJobs",
-		aliases: "rcj raycronjobs raycronjob", watch: watch.RayCronJob, lifecycle: actions.KindRayCronJob,
+		list: CronJobsView, detail: CronJobDetailView, title: kdesc.RayCronJob.Plural, help: "RayCronJobs",
+		aliases: names(kdesc.RayCronJob), watch: watch.RayCronJob, lifecycle: actions.KindRayCronJob,
 		listActions:   "describe trigger suspend delete",
 		detailActions: "describe trigger suspend delete",
 		typed:         defOf[*rayv1.RayCronJob](cronJobDef),
@@ -168,7 +182,7 @@ func cronJobDef() def[*rayv1.RayCronJob] {
 		},
 		meta:      func(c *rayv1.RayCronJob) table.Meta { return objMeta(c, cronStatus(c)) },
 		open:      func(e *env, c *rayv1.RayCronJob) page { return newCronJobDetail(e, c) },
-		suspended: func(c *rayv1.RayCronJob) bool { return c.Spec.IsSuspended() },
+		suspended: suspendedBy[*rayv1.RayCronJob](kdesc.RayCronJob),
 		describe:  describeCronJob,
 		children:  &children{watch: watch.RayJob, label: rayv1.RayCronJobNameLabelKey},
 	}
@@ -178,8 +192,8 @@ func cronJobDef() def[*rayv1.RayCronJob] {
 // files of the pod's Ray node.
 func rayPods() kind {
 	return kind{
-		list: PodsView, title: "Pods", help: "Ray pods",
-		aliases: "pods po pod", watch: watch.Pod,
+		list: PodsView, title: kdesc.Pod.Plural, help: "Ray pods",
+		aliases: names(kdesc.Pod), watch: watch.Pod,
 		listActions: "describe logs port-forward",
 		typed:       defOf[*corev1.Pod](podDef),
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/keys"
 )
 
@@ -134,15 +135,16 @@ type Backend interface {
 
 // ViewKind names a view; its value is the view's breadcrumb. The list and
 // detail views of each kind are declared with the kind in the registry
-// (kinds.go).
+// (kinds.go); a list view's value is its kind's resource (rayapi/kinds), a
+// detail view's its kind in lower case.
 type ViewKind string
 
 // The views.
 const (
-	ClustersView      ViewKind = "rayclusters"
-	JobsView          ViewKind = "rayjobs"
-	ServicesView      ViewKind = "rayservices"
-	CronJobsView      ViewKind = "raycronjobs"
+	ClustersView      ViewKind = rayv1.ResourceRayClusters
+	JobsView          ViewKind = rayv1.ResourceRayJobs
+	ServicesView      ViewKind = rayv1.ResourceRayServices
+	CronJobsView      ViewKind = rayv1.ResourceRayCronJobs
 	PodsView          ViewKind = "pods"
 	ClusterDetailView ViewKind = "raycluster"
 	JobDetailView     ViewKind = "rayjob"

@@ -174,7 +174,7 @@ func (a *App) candidates(text string) (base string, out []string) {
 		case "ctx", "context":
 			pool = a.contexts
 		default:
-			if _, ok := a.reg.byAlias(fields[0]); ok || fields[0] == "ns" || fields[0] == "namespace" {
+			if _, ok := a.reg.byAlias(strings.ToLower(fields[0])); ok || fields[0] == "ns" || fields[0] == "namespace" {
 				pool = append([]string{"all"}, a.e.store.Namespaces()...)
 			}
 		}

@@ -39,3 +39,20 @@ func mustView(t *testing.T, name string) ViewKind {
 	}
 	return v
 }
+
+// Every name of a kind opens its list from the `:` prompt, in any case, and
+// completes a namespace after it (rayapi/kinds lists the names).
+func TestPromptTakesEveryName(t *testing.T) {
+	for _, name := range []string{"cluster", "Clusters", "cronjobs", "CronJob", "job", "services", "workers"} {
+		a := newApp(t, Options{})
+		typeApp(a, ":"+name+" m", "<tab>")
+		if want := name + " ml"; a.prompt.text != want {
+			t.Errorf(":%s m<tab> = %q, want %q", name, a.prompt.text, want)
+		}
+		typeApp(a, "<enter>")
+		want, _ := StartViewByName(name)
+		if got := a.top().kind(); got != want || want == "" {
+			t.Errorf(":%s opened %s, want %s", name, got, want)
+		}
+	}
+}

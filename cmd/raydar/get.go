@@ -21,12 +21,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/rayapi/kinds"
 	"github.com/raydar/raydar/rayapi/scheme"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// The resources of raydar get and their accepted spellings.
+// The resources of raydar get, in the words it prints ("No clusters found"):
+// one per kind of rayapi/kinds, which says every name a user may type for
+// it. Pods are the workers of the clusters.
 const (
 	getClusters = "clusters"
 	getJobs     = "jobs"
@@ -35,25 +38,22 @@ const (
 	getWorkers  = "workers"
 )
 
-var getResources = map[string]string{
-	"clusters": getClusters, "cluster": getClusters, "rayclusters": getClusters, "raycluster": getClusters, "rc": getClusters,
-	"jobs": getJobs, "job": getJobs, "rayjobs": getJobs, "rayjob": getJobs, "rj": getJobs,
-	"services": getServices, "service": getServices, "rayservices": getServices, "rayservice": getServices, "rs": getServices,
-	"cronjobs": getCronJobs, "cronjob": getCronJobs, "raycronjobs": getCronJobs, "raycronjob": getCronJobs, "rcj": getCronJobs,
-	"workers": getWorkers, "worker": getWorkers,
+// getWords is get's word for each kind.
+var getWords = map[*kinds.Kind]string{
+	kinds.RayCluster: getClusters, kinds.RayJob: getJobs, kinds.RayService: getServices,
+	kinds.RayCronJob: getCronJobs, kinds.Pod: getWorkers,
 }
 
-// getKinds are the ray.io resources of get: the resource name, an empty
-// object and an empty list of each.
-var getKinds = map[string]struct {
-	resource string
-	obj      func() client.Object
-	list     func() client.ObjectList
-}{
-	getClusters: {rayv1.ResourceRayClusters, func() client.Object { return &rayv1.RayCluster{} }, func() client.ObjectList { return &rayv1.RayClusterList{} }},
-	getJobs:     {rayv1.ResourceRayJobs, func() client.Object { return &rayv1.RayJob{} }, func() client.ObjectList { return &rayv1.RayJobList{} }},
-	getServices: {rayv1.ResourceRayServices, func() client.Object { return &rayv1.RayService{} }, func() client.ObjectList { return &rayv1.RayServiceList{} }},
-	getCronJobs: {rayv1.ResourceRayCronJobs, func() client.Object { return &rayv1.RayCronJob{} }, func() client.ObjectList { return &rayv1.RayCronJobList{} }},
+// getResource resolves a name the user typed (any of a kind's names:
+// cluster, rc, rayjobs, cronjob, po, workers, …) to its kind and get's word
+// for it.
+func getResource(name string) (*kinds.Kind, string, bool) {
+	k, ok := kinds.Lookup(name)
+	if !ok {
+		return nil, "", false
+	}
+	res, ok := getWords[k]
+	return k, res, ok
 }
 
 // newGetCmd: raydar get clusters|jobs|services|cronjobs|workers [NAME].
@@ -76,7 +76,7 @@ func newGetCmd(g *globals) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, ok := getResources[strings.ToLower(args[0])]
+			_, res, ok := getResource(args[0])
 			if !ok {
 				return fmt.Errorf("unknown resource %q: use clusters, jobs, services, cronjobs or workers", args[0])
 			}
@@ -147,16 +147,16 @@ func (g *getter) fetch(ctx context.Context, res string) ([]client.Object, error)
 	one := func(obj client.Object, resource string) error {
 		return g.wrap(g.c.Get(ctx, client.ObjectKey{Namespace: g.ns, Name: g.name}, obj), "get", resource, g.name)
 	}
-	if k, ok := getKinds[res]; ok {
+	if k, _, _ := getResource(res); k != nil && k.IsRay() {
 		if g.name != "" {
-			obj := k.obj()
-			if err := one(obj, k.resource); err != nil {
+			obj := k.New()
+			if err := one(obj, k.Resource.Resource); err != nil {
 				return nil, err
 			}
 			return []client.Object{obj}, nil
 		}
-		l := k.list()
-		if err := g.wrap(g.c.List(ctx, l, client.InNamespace(g.ns)), "list", k.resource, ""); err != nil {
+		l := k.NewList()
+		if err := g.wrap(g.c.List(ctx, l, client.InNamespace(g.ns)), "list", k.Resource.Resource, ""); err != nil {
 			return nil, err
 		}
 		items, err := apimeta.ExtractList(l)

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/raydar/raydar/controller/raycronjob"
+	"github.com/raydar/raydar/rayapi/schedule"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -19,7 +19,7 @@ import (
 func cronJobCells(now time.Time, cj *rayv1.RayCronJob) []string {
 	sched := cj.Spec.Schedule
 	if _, errs := rayv1.ParseCronSchedule(&cj.Spec, time.Local); len(errs) == 0 {
-		sched += " (" + raycronjob.Describe(&cj.Spec) + ")"
+		sched += " (" + schedule.Describe(&cj.Spec) + ")"
 	}
 	return []string{cj.Name, sched, strconv.FormatBool(cj.Spec.IsSuspended()),
 		status.Since(now, cj.Status.LastScheduleTime), nextRun(now, cj), status.CronJob(cj),
@@ -29,6 +29,6 @@ func cronJobCells(now time.Time, cj *rayv1.RayCronJob) []string {
 // nextRun says when the next RayJob is due: "in 42s", "due" (overdue), or
 // None while suspended, invalid, or never again.
 func nextRun(now time.Time, cj *rayv1.RayCronJob) string {
-	t, ok := raycronjob.NextRun(cj, now, time.Local)
+	t, ok := schedule.NextRun(cj, now, time.Local)
 	return status.NextRun(now, t, ok)
 }

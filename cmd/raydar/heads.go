@@ -7,8 +7,8 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
+	"github.com/raydar/raydar/kube/raydash/addrbook"
 	"github.com/raydar/raydar/kube/sandbox"
-	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 	"github.com/raydar/raydar/kube/sandbox/podforward"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"

@@ -4,21 +4,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/raydar/raydar/kube/history"
+	"github.com/raydar/raydar/rayapi/kinds"
 )
 
-// historyKinds are the get resources raydar history knows, with their kind.
-var historyKinds = map[string]string{
-	getClusters: history.KindRayCluster,
-	getJobs:     history.KindRayJob,
-	getServices: history.KindRayService,
-	getCronJobs: history.KindRayCronJob,
+// historyKind is the kind of the Ray object a name means (any of its names
+// in rayapi/kinds: cluster, rc, rayjob, cronjobs, …): kube/history records
+// every ray.io kind (the pods under their RayCluster).
+func historyKind(name string) (string, error) {
+	if k, ok := kinds.Lookup(name); ok && k.IsRay() {
+		return k.Kind, nil
+	}
+	return "", fmt.Errorf("history has no record of %q: use cluster, job, service or cronjob (or their spellings in raydar get)", name)
 }
 
 // historyNote heads every table: whose record this is.
@@ -50,9 +52,9 @@ func newHistoryCmd(g *globals) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, ok := historyKinds[getResources[strings.ToLower(args[0])]]
-			if !ok {
-				return fmt.Errorf("history has no record of %q: use cluster, job, service or cronjob (or their spellings in raydar get)", args[0])
+			kind, err := historyKind(args[0])
+			if err != nil {
+				return err
 			}
 			if output != outputTable && output != outputJSON {
 				return fmt.Errorf("unknown output format %q: use table or json", output)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/raydar/raydar/cmd/internal/operatorcmd"
 	"github.com/raydar/raydar/controller"
-	"github.com/raydar/raydar/kube/sandbox/addrbook"
+	"github.com/raydar/raydar/kube/raydash/addrbook"
 )
 
 // loopConfig says how to build the reconcile loop: one operator for all

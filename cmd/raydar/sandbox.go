@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/raydar/raydar/kube/raydash/addrbook"
 	"github.com/raydar/raydar/kube/sandbox"
-	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/rayapi/crds"
 )
 

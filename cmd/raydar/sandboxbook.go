@@ -10,7 +10,7 @@ import (
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/raydash"
-	"github.com/raydar/raydar/kube/sandbox/addrbook"
+	"github.com/raydar/raydar/kube/raydash/addrbook"
 )
 
 // sandboxBookFor returns the address book of the simulated Ray heads when

@@ -24,7 +24,7 @@ import (
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/portforward"
 	"github.com/raydar/raydar/kube/raydash"
-	"github.com/raydar/raydar/kube/sandbox/addrbook"
+	"github.com/raydar/raydar/kube/raydash/addrbook"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"

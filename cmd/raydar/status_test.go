@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/watch"
-	"github.com/raydar/raydar/rayapi/status"
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui"
 )
@@ -161,7 +161,7 @@ func TestGetAndTUIShowTheSameStatus(t *testing.T) {
 				t.Fatalf("%s %s: a row in get (%q) and in the TUI (%q)\nget:\n%s", tc.res, o.GetName(), gr, tr, out.String())
 			}
 			word := gr[tc.cells[0]]
-			if want := status.Of(o); word != want {
+			if want := kinds.StatusOf(o); word != want {
 				t.Errorf("get %s %s: STATUS %q, want the vocabulary's %q", tc.res, o.GetName(), word, want)
 			}
 			for _, c := range tc.cells {

@@ -25,7 +25,7 @@ func newSuspendResumeCmd(g *globals, suspend bool) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   verb + " KIND NAME",
 		Short: short,
-		Long: short + ".\nKIND is raycluster (rc), rayjob (rj), rayservice (rs) or raycronjob (rcj, cronjob).\n" +
+		Long: short + ".\nKIND is raycluster (rc, cluster), rayjob (rj, job), rayservice (rs, service) or\nraycronjob (rcj, cronjob), or their plurals: the names raydar get takes.\n" +
 			"A RayJob can be suspended only with shutdownAfterJobFinishes: true. A suspended\n" +
 			"RayCronJob creates no RayJobs on its schedule; the ones it created keep running.",
 		Example: fmt.Sprintf("  raydar %s rc my-cluster\n  raydar %s rayjob my-job --yes\n  raydar %s cronjob nightly-report", verb, verb, verb),

@@ -21,15 +21,20 @@ import (
 	"github.com/raydar/raydar/kube/inspect"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 )
 
-// whyKinds are the get resources why diagnoses, with their kind.
-var whyKinds = map[string]string{
-	getClusters: inspect.RayCluster,
-	getJobs:     inspect.RayJob,
-	getServices: inspect.RayService,
+// whyKind is the kind why diagnoses that name means (any of its names in
+// rayapi/kinds: cluster, rc, rayjob, services, …); a name of a kind why
+// does not diagnose (a RayCronJob, the pods) is refused the same way as an
+// unknown one.
+func whyKind(name string) (*kinds.Kind, error) {
+	if k, ok := kinds.Lookup(name); ok && k.Why {
+		return k, nil
+	}
+	return nil, fmt.Errorf("why cannot diagnose %q: use cluster, job or service (or their spellings in raydar get)", name)
 }
 
 // newWhyCmd: raydar why cluster|job|service NAME.
@@ -54,11 +59,11 @@ func newWhyCmd(g *globals) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res := getResources[strings.ToLower(args[0])]
-			kind, ok := whyKinds[res]
-			if !ok {
-				return fmt.Errorf("why cannot diagnose %q: use cluster, job or service (or their spellings in raydar get)", args[0])
+			k, err := whyKind(args[0])
+			if err != nil {
+				return err
 			}
+			kind := k.Kind
 			if err := checkOutput(output); err != nil {
 				return err
 			}
@@ -73,8 +78,8 @@ func newWhyCmd(g *globals) *cobra.Command {
 			name := args[1]
 			// The object itself first, so that a missing one reads as
 			// raydar get says it.
-			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: t.Namespace, Name: name}, getKinds[res].obj()); err != nil {
-				return &actions.APIError{Verb: "get", Resource: getKinds[res].resource, Namespace: t.Namespace, Name: name,
+			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: t.Namespace, Name: name}, k.New()); err != nil {
+				return &actions.APIError{Verb: "get", Resource: k.Resource.Resource, Namespace: t.Namespace, Name: name,
 					User: cmp.Or(t.User, actions.UnknownActor), Err: err}
 			}
 			book, err := sandboxBookFor(g.kube)

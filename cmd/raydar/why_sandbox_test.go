@@ -17,8 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/kube/raydash/addrbook"
 	"github.com/raydar/raydar/kube/sandbox"
-	"github.com/raydar/raydar/kube/sandbox/addrbook"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/rayapi/schedule"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -118,8 +119,8 @@ func Decide(in Input) Plan {
 		return withStatus(p, st, changed)
 	}
 
-	s, _ := rayv1.ParseCronSchedule(&cj.Spec, orLocal(in.Local)) // valid: checked above
-	from := earliest(cj, in.Now)
+	s, _ := rayv1.ParseCronSchedule(&cj.Spec, schedule.OrLocal(in.Local)) // valid: checked above
+	from := schedule.Earliest(cj, in.Now)
 	d := dueTicks(s, from, in.Now)
 	if d.Latest.IsZero() {
 		if next := s.Next(from); !next.IsZero() {

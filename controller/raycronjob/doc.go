@@ -14,8 +14,7 @@
 //	reconciler.go  Setup (RBAC markers, watches: RayCronJobs, the RayJobs they own) and Reconcile: kit.Loop's prologue, then observe, Decide, act; the gate's reading of a RayCronJob (gateManagedBy)
 //	observe.go     the RayJobs labelled with its name, from the cache with this process's unseen creates laid over them (kit.Overlay), live after a failed create
 //	decide.go      Decide, pure: (RayCronJob, its RayJobs, now) → Plan (the RayJob to create, the status, the Events, the requeue)
-//	schedule.go    the due tick and the missed ticks skipped, the next run (NextRun)
-//	describe.go    a schedule in words (Describe)
+//	schedule.go    the due tick and the missed ticks skipped (from rayapi/schedule's Earliest; its NextRun and Describe are what the TUI and raydar get show)
 //	act.go         create the tick's RayJob (AlreadyExists counts as done), emit the Events, write the status; in that order
 //	status.go      statusChange (every change written at once) and the write through kit.StatusWriter
 //

@@ -2,12 +2,11 @@ package actions
 
 import (
 	"fmt"
-	"reflect"
-	"slices"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -23,62 +22,36 @@ const (
 	KindRayCronJob Kind = rayv1.KindRayCronJob
 )
 
-// kindInfo is what the actions know of one kind. Adding a kind is one row
-// in kindTable (and its cases in planSuspend and planDelete).
-type kindInfo struct {
-	kind Kind
-	// short is its abbreviation, accepted with the lower-case kind and
-	// resource names.
-	short string
-	// resource is the plural resource name.
-	resource string
-	// aliases are further names accepted (lower case).
-	aliases []string
-	// new returns an empty object of the kind.
-	new func() client.Object
-}
-
-var kindTable = []kindInfo{
-	{KindRayCluster, "rc", rayv1.ResourceRayClusters, nil, func() client.Object { return &rayv1.RayCluster{} }},
-	{KindRayJob, "rj", rayv1.ResourceRayJobs, nil, func() client.Object { return &rayv1.RayJob{} }},
-	{KindRayService, "rs", rayv1.ResourceRayServices, nil, func() client.Object { return &rayv1.RayService{} }},
-	{KindRayCronJob, "rcj", rayv1.ResourceRayCronJobs, []string{"cronjob", "cronjobs"}, func() client.Object { return &rayv1.RayCronJob{} }},
-}
-
-// kindByType maps each Kind's Go type (*rayv1.RayCluster, …) to it.
-var kindByType = func() map[reflect.Type]Kind {
-	m := make(map[reflect.Type]Kind, len(kindTable))
-	for _, k := range kindTable {
-		m[reflect.TypeOf(k.new())] = k.kind
-	}
-	return m
-}()
-
-// Kinds lists every Kind.
+// Kinds lists every Kind: the ray.io kinds of rayapi/kinds, whose
+// descriptors say their names, objects, resources and spec.suspend. What
+// the actions add per kind is what suspending and deleting one does
+// (planSuspend, planDelete).
 var Kinds = func() []Kind {
-	out := make([]Kind, len(kindTable))
-	for i, k := range kindTable {
-		out[i] = k.kind
+	out := make([]Kind, len(kinds.Ray))
+	for i, k := range kinds.Ray {
+		out[i] = Kind(k.Kind)
 	}
 	return out
 }()
 
-func lookupKind(k Kind) (kindInfo, bool) {
-	for _, ki := range kindTable {
-		if ki.kind == k {
-			return ki, true
+// descriptor returns k's descriptor.
+func descriptor(k Kind) (*kinds.Kind, bool) {
+	for _, d := range kinds.Ray {
+		if d.Kind == string(k) {
+			return d, true
 		}
 	}
-	return kindInfo{}, false
+	return nil, false
 }
 
-// unknownKind is the error for a kind name no row has:
+// unknownKind is the error for a kind name that is no Kind, the same for
+// every spelling of a kind the actions do not apply to:
 // `unknown kind "pod": use raycluster (rc), rayjob (rj), rayservice (rs) or
 // raycronjob (rcj)`.
 func unknownKind(s string) error {
-	names := make([]string, len(kindTable))
-	for i, k := range kindTable {
-		names[i] = fmt.Sprintf("%s (%s)", strings.ToLower(string(k.kind)), k.short)
+	names := make([]string, len(kinds.Ray))
+	for i, k := range kinds.Ray {
+		names[i] = fmt.Sprintf("%s (%s)", strings.ToLower(k.Kind), k.Short)
 	}
 	list := names[len(names)-1]
 	if len(names) > 1 {
@@ -87,38 +60,36 @@ func unknownKind(s string) error {
 	return invalidf("unknown kind %q: use %s", s, list)
 }
 
-// ParseKind accepts raycluster/rc, rayjob/rj, rayservice/rs,
-// raycronjob/rcj/cronjob, plurals and the kind names, in any case.
+// ParseKind accepts every name rayapi/kinds knows for a ray.io kind
+// (raycluster, rc, cluster, clusters, rayjob, rj, job, …, raycronjob, rcj,
+// cronjob), in any case.
 func ParseKind(s string) (Kind, error) {
-	name := strings.ToLower(strings.TrimSpace(s))
-	for _, k := range kindTable {
-		if name == strings.ToLower(string(k.kind)) || name == k.resource || name == k.short || slices.Contains(k.aliases, name) {
-			return k.kind, nil
-		}
+	if k, ok := kinds.Lookup(s); ok && k.IsRay() {
+		return Kind(k.Kind), nil
 	}
 	return "", unknownKind(s)
 }
 
 // newObject returns an empty object of kind k.
 func newObject(k Kind) (client.Object, error) {
-	if ki, ok := lookupKind(k); ok {
-		return ki.new(), nil
+	if d, ok := descriptor(k); ok {
+		return d.New(), nil
 	}
 	return nil, unknownKind(string(k))
 }
 
 // kindOf returns the Kind of a ray.io object.
 func kindOf(obj client.Object) (Kind, error) {
-	if k, ok := kindByType[reflect.TypeOf(obj)]; ok {
-		return k, nil
+	if d, ok := kinds.Of(obj); ok && d.IsRay() {
+		return Kind(d.Kind), nil
 	}
 	return "", fmt.Errorf("actions: %T is not one of the kinds %v", obj, Kinds)
 }
 
 // resourceOf is the plural resource name of k (for messages).
 func resourceOf(k Kind) string {
-	if ki, ok := lookupKind(k); ok {
-		return ki.resource
+	if d, ok := descriptor(k); ok {
+		return d.Resource.Resource
 	}
 	return strings.ToLower(string(k)) + "s"
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -59,18 +57,17 @@ func planSuspend(obj client.Object, suspend bool) (*SuspendPlan, client.Object, 
 	if obj.GetDeletionTimestamp() != nil {
 		return nil, nil, invalidf("%s %s/%s is being deleted", kind, p.Namespace, p.Name)
 	}
-	var before, after field.ErrorList
-	var out client.Object
+	d, _ := descriptor(kind)
+	p.Unchanged = d.Suspend.Suspended(obj) == suspend
+	out := d.Suspend.With(obj, suspend).(client.Object)
+	before, after := d.Suspend.Validate(obj), d.Suspend.Validate(out)
+	// What it does, per kind.
 	switch o := obj.(type) {
 	case *rayv1.RayCluster:
-		c := o.DeepCopy()
-		p.Unchanged = o.Spec.IsSuspended() == suspend
-		c.Spec.Suspend = ptr.To(suspend)
-		before, after, out = rayv1.ValidateRayCluster(o), rayv1.ValidateRayCluster(c), c
 		if suspend {
 			p.Effect = "every pod of the cluster is deleted; the spec and the cluster's Services stay"
 		} else {
-			p.Effect = fmt.Sprintf("the head and %s are created again", plural(int(c.Spec.DesiredWorkerPods()), "worker pod"))
+			p.Effect = fmt.Sprintf("the head and %s are created again", plural(int(out.(*rayv1.RayCluster).Spec.DesiredWorkerPods()), "worker pod"))
 		}
 		if owner := ownerOfKind(o.OwnerReferences, rayv1.KindRayJob, rayv1.KindRayService); owner != "" {
 			p.Warnings = append(p.Warnings, "this cluster belongs to "+owner+", whose controller may undo the change; suspend the "+owner+" instead")
@@ -79,10 +76,6 @@ func planSuspend(obj client.Object, suspend bool) (*SuspendPlan, client.Object, 
 			p.Warnings = append(p.Warnings, "in-tree autoscaling is on: the autoscaler stops with the head pod")
 		}
 	case *rayv1.RayJob:
-		c := o.DeepCopy()
-		p.Unchanged = o.Spec.Suspend == suspend
-		c.Spec.Suspend = suspend
-		before, after, out = rayv1.ValidateRayJob(o), rayv1.ValidateRayJob(c), c
 		if suspend {
 			p.Effect = "the Ray job is stopped and the job's RayCluster and submitter are deleted; resuming starts the job over"
 			if o.IsTerminal() || o.Status.JobStatus.IsTerminal() {
@@ -93,20 +86,12 @@ func planSuspend(obj client.Object, suspend bool) (*SuspendPlan, client.Object, 
 			p.Effect = "the RayJob creates its RayCluster again and submits the job anew"
 		}
 	case *rayv1.RayService:
-		c := o.DeepCopy()
-		p.Unchanged = o.Spec.Suspend == suspend
-		c.Spec.Suspend = suspend
-		before, after, out = rayv1.ValidateRayService(o), rayv1.ValidateRayService(c), c
 		if suspend {
 			p.Effect = "every RayCluster of the service is deleted; Serve stops answering"
 		} else {
 			p.Effect = "the service creates a RayCluster again and redeploys its Serve applications"
 		}
 	case *rayv1.RayCronJob:
-		c := o.DeepCopy()
-		p.Unchanged = o.Spec.IsSuspended() == suspend
-		c.Spec.Suspend = ptr.To(suspend)
-		before, after, out = rayv1.ValidateRayCronJob(o), rayv1.ValidateRayCronJob(c), c
 		if suspend {
 			p.Effect = "no new RayJobs are created on its schedule; the RayJobs it created already keep running"
 		} else {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/rayapi/kinds"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -49,7 +50,7 @@ func Diff(old, new client.Object, w Written, now time.Time) []Entry {
 			return nil
 		}
 		d.ref = ref
-		d.add(Entry{What: WhatCreated, To: status.Of(new), Author: w.Spec})
+		d.add(Entry{What: WhatCreated, To: kinds.StatusOf(new), Author: w.Spec})
 		return d.out
 	case new == nil:
 		ref, ok := RefOf(old)
@@ -57,7 +58,7 @@ func Diff(old, new client.Object, w Written, now time.Time) []Entry {
 			return nil
 		}
 		d.ref = ref
-		d.add(Entry{What: WhatDeleted, From: status.Of(old)})
+		d.add(Entry{What: WhatDeleted, From: kinds.StatusOf(old)})
 		return d.out
 	}
 	ref, ok := RefOf(new)

@@ -40,8 +40,8 @@
 // The sandbox is a product feature (`raydar sandbox`, `raydar demo`), and the
 // local cluster is this package with its sub-packages: rayhead (one
 // simulated Ray head), headsim (a simulated head for every Ready head pod,
-// and the RayJob submitters' stand-ins), addrbook (where the heads answer,
-// for other raydar processes), refusable (the switchable HTTP server the
+// and the RayJob submitters' stand-ins; they write where they answer into
+// kube/raydash/addrbook's book, which other raydar processes read), refusable (the switchable HTTP server the
 // heads answer on), podforward (the head pods' PortForwards, pointing at
 // the simulated heads) and seed (the demo's workloads).
 package sandbox

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -39,22 +40,31 @@ var Kinds = [...]Kind{RayCluster, RayJob, RayService, RayCronJob, Pod, Event, No
 
 // kindTable is what the bridge knows of each Kind, indexed by Kind: its
 // name, an empty object of it (the informer's type) and whether the cluster
-// may lack it. Adding a kind is a constant above and a row here.
-var kindTable = [numKinds]struct {
+// may lack it. The kinds raydar shows read their descriptor (rayapi/kinds);
+// Event and Node are the watch's own. Adding a kind is its descriptor, a
+// constant above and a row here.
+var kindTable = [numKinds]kindInfo{
+	RayCluster: described(kinds.RayCluster),
+	RayJob:     described(kinds.RayJob),
+	RayService: described(kinds.RayService),
+	RayCronJob: described(kinds.RayCronJob),
+	Pod:        described(kinds.Pod),
+	Event:      {"Event", func() client.Object { return &corev1.Event{} }, false},
+	// Node: optional, as the user may not list nodes (SetNodeAccess).
+	Node: {"Node", func() client.Object { return &corev1.Node{} }, true},
+}
+
+type kindInfo struct {
 	name string
 	new  func() client.Object
 	// optional kinds are skipped, not an error, when the API server does
 	// not serve them: RayCronJob is KubeRay v1.7's, and clusters with older
 	// KubeRay CRDs have no such resource.
 	optional bool
-}{
-	RayCluster: {"RayCluster", func() client.Object { return &rayv1.RayCluster{} }, false},
-	RayJob:     {"RayJob", func() client.Object { return &rayv1.RayJob{} }, false},
-	RayService: {"RayService", func() client.Object { return &rayv1.RayService{} }, false},
-	RayCronJob: {"RayCronJob", func() client.Object { return &rayv1.RayCronJob{} }, true},
-	Pod:        {"Pod", func() client.Object { return &corev1.Pod{} }, false},
-	Event:      {"Event", func() client.Object { return &corev1.Event{} }, false},
-	Node:       {"Node", func() client.Object { return &corev1.Node{} }, true},
+}
+
+func described(k *kinds.Kind) kindInfo {
+	return kindInfo{k.Kind, func() client.Object { return k.New() }, k.Optional}
 }
 
 func (k Kind) String() string {

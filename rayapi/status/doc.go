@@ -3,8 +3,9 @@
 // both.
 //
 // Each kind has one function that gives its STATUS word (Cluster, Job,
-// Service, CronJob, Pod) and Of picks the one for an object; a new kind adds its
-// function and one case in Of. The other functions are the shared columns:
+// Service, CronJob, Pod); each kind's descriptor (rayapi/kinds) names its
+// function, and kinds.StatusOf picks the one for an object. A new kind adds
+// its function here and names it in its descriptor. The other functions are the shared columns:
 // ready counts ("2/3": Workers, PodReady, Apps), ages (Age, Since), a job's
 // run time (JobDuration) and a conditions summary (Conditions). Every
 // function is pure: it reads the object and the clock it is given.

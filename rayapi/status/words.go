@@ -4,7 +4,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -18,24 +17,6 @@ func OrNone(s string) string {
 		return None
 	}
 	return s
-}
-
-// Of is the STATUS word of obj, whichever kind raydar shows it is; "" for
-// another type. A new kind adds its word function and one case here.
-func Of(obj runtime.Object) string {
-	switch o := obj.(type) {
-	case *rayv1.RayCluster:
-		return Cluster(o)
-	case *rayv1.RayJob:
-		return Job(o)
-	case *rayv1.RayService:
-		return Service(o)
-	case *rayv1.RayCronJob:
-		return CronJob(o)
-	case *corev1.Pod:
-		return Pod(o)
-	}
-	return ""
 }
 
 // Cluster is the one-word status of a RayCluster, the first that holds of:

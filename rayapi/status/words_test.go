@@ -17,14 +17,12 @@ func cond[T ~string](t T, status metav1.ConditionStatus, reason string) metav1.C
 
 var deleted = ptr.To(metav1.Now())
 
-// checkWord checks a kind's word function and Of, which must agree.
+// checkWord checks a kind's word function (rayapi/kinds checks that each
+// kind's descriptor names it: kinds.StatusOf agrees).
 func checkWord[T runtime.Object](t *testing.T, name string, word func(T) string, obj T, want string) {
 	t.Helper()
 	if got := word(obj); got != want {
 		t.Errorf("%s: %q, want %q", name, got, want)
-	}
-	if got := Of(obj); got != want {
-		t.Errorf("%s: Of = %q, want %q", name, got, want)
 	}
 }
 
@@ -152,19 +150,11 @@ func TestPod(t *testing.T) {
 
 func TestJob(t *testing.T) {
 	j := &rayv1.RayJob{}
-	if Job(j) != None || JobDeployment(j) != None || Of(j) != None {
-		t.Errorf("new job: %q %q %q, want %q", Job(j), JobDeployment(j), Of(j), None)
+	if Job(j) != None || JobDeployment(j) != None {
+		t.Errorf("new job: %q %q, want %q", Job(j), JobDeployment(j), None)
 	}
 	j.Status = rayv1.RayJobStatus{JobStatus: rayv1.JobStatusRunning, JobDeploymentStatus: rayv1.JobDeploymentStatusRunning}
-	if Job(j) != "RUNNING" || JobDeployment(j) != "Running" || Of(j) != "RUNNING" {
-		t.Errorf("running job: %q %q %q", Job(j), JobDeployment(j), Of(j))
-	}
-}
-
-func TestOfOtherTypes(t *testing.T) {
-	for _, o := range []runtime.Object{&corev1.Service{}, &corev1.Event{}, nil} {
-		if got := Of(o); got != "" {
-			t.Errorf("Of(%T) = %q, want empty", o, got)
-		}
+	if Job(j) != "RUNNING" || JobDeployment(j) != "Running" {
+		t.Errorf("running job: %q %q", Job(j), JobDeployment(j))
 	}
 }

@@ -24,7 +24,7 @@ import (
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/history"
-	"github.com/raydar/raydar/kube/sandbox/addrbook"
+	"github.com/raydar/raydar/kube/raydash/addrbook"
 )
 
 // Long is the help text of the operator command.
@@ -158,7 +158,7 @@ func NewLogger(w io.Writer, v int) logr.Logger {
 
 // SandboxBook returns the address book of the simulated Ray heads when the
 // flags' context is a raydar sandbox (`raydar sandbox`, `raydar demo`:
-// their kubeconfig records the book, kube/sandbox/addrbook), nil for any
+// their kubeconfig records the book, kube/raydash/addrbook), nil for any
 // other cluster. Every raydar that reaches dashboards (the operator, the
 // TUI and its embedded loop, `raydar stop --direct`) asks this, so one
 // mechanism serves the sandbox's heads to all of them.

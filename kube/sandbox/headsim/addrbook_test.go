@@ -10,7 +10,7 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/raydar/raydar/kube/sandbox/addrbook"
+	"github.com/raydar/raydar/kube/raydash/addrbook"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	"github.com/raydar/raydar/rayapi/scheme"
 )

@@ -18,7 +18,7 @@
 //     ID or by pod IP, as Ray's /api/v0/logs does; kube/sandbox/rayhead
 //     logs.go), so a pod's Ray logs are reachable as on a real cluster.
 //   - With Options.AddressBook, the heads' addresses are also written to a
-//     file (kube/sandbox/addrbook) on every head start and stop, so that a
+//     file (kube/raydash/addrbook) on every head start and stop, so that a
 //     raydar in another process (`raydar operator` beside `raydar sandbox`)
 //     reaches them.
 //   - Every request to a cluster's dashboard passes a counting front, so

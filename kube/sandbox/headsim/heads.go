@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/raydar/raydar/kube/raydash"
-	"github.com/raydar/raydar/kube/sandbox/addrbook"
+	"github.com/raydar/raydar/kube/raydash/addrbook"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )

@@ -52,7 +52,7 @@ type Options struct {
 	// Logf receives one line per head start/stop and stand-in action.
 	Logf func(format string, args ...any)
 	// AddressBook, when set, is a file the Sim keeps up to date with every
-	// head's dashboard and Serve proxy URL (kube/sandbox/addrbook), for
+	// head's dashboard and Serve proxy URL (kube/raydash/addrbook), for
 	// raydar processes other than this one. Close empties it.
 	AddressBook string
 }

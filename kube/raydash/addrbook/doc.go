@@ -1,7 +1,9 @@
-// Package addrbook owns the address book of a raydar sandbox: where each
-// RayCluster's simulated Ray head (kube/sandbox/headsim) answers, its
-// dashboard and its Serve proxy, for raydar processes other than the one
-// that runs the heads.
+// Package addrbook owns the address book of Ray heads reached on loopback:
+// where each RayCluster's simulated Ray head (kube/sandbox/headsim) answers,
+// its dashboard and its Serve proxy, for raydar processes other than the one
+// that runs the heads. It lives beside kube/raydash, whose AddressBook it
+// implements, and outside the sandbox tree: the production operator
+// (cmd/raydar-operator) links the reader, never the sandbox.
 //
 // The heads listen on loopback ports inside the process that runs the
 // sandbox (`raydar sandbox`, `raydar demo`). A raydar operator or TUI in

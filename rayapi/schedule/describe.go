@@ -1,4 +1,4 @@
-package raycronjob
+package schedule
 
 import (
 	"fmt"

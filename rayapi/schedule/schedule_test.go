@@ -1,9 +1,10 @@
-package raycronjob
+package schedule
 
 import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -77,4 +78,21 @@ func TestNextRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+func utc(y int, mo time.Month, d, h, mi, s int) time.Time {
+	return time.Date(y, mo, d, h, mi, s, 0, time.UTC)
+}
+
+// cronJob is a RayCronJob created at created, last scheduled at last
+// (zero: never).
+func cronJob(schedule string, tz *string, created, last time.Time) *rayv1.RayCronJob {
+	cj := &rayv1.RayCronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "report", Namespace: "ml", CreationTimestamp: metav1.NewTime(created)},
+		Spec:       rayv1.RayCronJobSpec{Schedule: schedule, TimeZone: tz},
+	}
+	if !last.IsZero() {
+		cj.Status.LastScheduleTime = &metav1.Time{Time: last}
+	}
+	return cj
 }

@@ -1,0 +1,14 @@
+// Package kinds owns the one description of every kind raydar shows and acts
+// on: RayCluster, RayJob, RayService, RayCronJob and the Ray pods. A [Kind]
+// says its API kind and resource, every name a user may type for it (one
+// list, read by `raydar get`, `why`, `history`, `suspend`/`resume`, the
+// TUI's `:` prompt and `raydar -c`), how to make an empty object and list of
+// it, its STATUS word (rayapi/status), whether and how it is suspended,
+// whether the API server may lack it, and whether `raydar why` diagnoses it.
+//
+// The watch (kube/watch), the actions (kube/actions), the CLI (cmd/raydar)
+// and the TUI's registry (tui/kinds.go) read it; what they add per kind is
+// their own: the watch's store index, the actions' effect texts, the CLI's
+// table columns, the TUI's columns and pages. Adding a kind is one more
+// [Kind] here, listed in [All].
+package kinds
