@@ -46,7 +46,7 @@ type rjHarness struct {
 	statusWrites map[string]int // by RayJob name
 }
 
-func newRJHarness(t *testing.T, mod func(*rayjob.Options)) *rjHarness {
+func newRJHarness(t *testing.T, mod func(*Options)) *rjHarness {
 	t.Helper()
 	needSandbox(t)
 	t.Parallel()
@@ -63,7 +63,7 @@ func newRJHarness(t *testing.T, mod func(*rayjob.Options)) *rjHarness {
 
 // start starts an operator with the RayCluster and RayJob reconcilers (a
 // fresh process: nothing in memory carries over from a stopped one).
-func (h *rjHarness) start(ctx context.Context, mod func(*rayjob.Options)) *runningOperator {
+func (h *rjHarness) start(ctx context.Context, mod func(*Options)) *runningOperator {
 	t := h.t
 	t.Helper()
 	prefix := "/apis/ray.io/v1/namespaces/" + h.ns + "/rayjobs/"
@@ -83,10 +83,7 @@ func (h *rjHarness) start(ctx context.Context, mod func(*rayjob.Options)) *runni
 		SkipControllerNameValidation: true, StatusCoalesceWindow: 200 * time.Millisecond, Logger: testLogger(),
 		Dashboards: res, RayJob: rayjob.Options{MaxPollInterval: 2 * time.Second}}
 	if mod != nil {
-		mod(&opts.RayJob)
-	}
-	if d := opts.RayJob.Dashboards; d != nil {
-		opts.Dashboards = d // New gives every kind Options.Dashboards
+		mod(&opts)
 	}
 	op, err := New(cfg, opts)
 	if err != nil {
@@ -330,7 +327,7 @@ func TestIntegrationRayJobK8sJobMode(t *testing.T) {
 // transition grace period from the Ray job's end (shortened here), then
 // completes with JobDeploymentStatusTransitionGracePeriodExceeded.
 func TestIntegrationRayJobSidecarMode(t *testing.T) {
-	h := newRJHarness(t, func(o *rayjob.Options) { o.TransitionGracePeriod = 3 * time.Second })
+	h := newRJHarness(t, func(o *Options) { o.RayJob.TransitionGracePeriod = 3 * time.Second })
 	h.rayJob("side", `echo from the sidecar`, func(j *rayv1.RayJob) { j.Spec.SubmissionMode = rayv1.SidecarMode })
 	j := h.wait("side", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
 	if j.Status.JobStatus != rayv1.JobStatusSucceeded || j.Status.Reason != rayv1.JobDeploymentStatusTransitionGracePeriodExceeded {
@@ -521,7 +518,7 @@ func TestIntegrationRayJobActiveDeadline(t *testing.T) {
 // (the start of the failure clock), not on every poll, and recovers when
 // the dashboard answers again.
 func TestIntegrationRayJobQuietWhileDashboardRefuses(t *testing.T) {
-	h := newRJHarness(t, func(o *rayjob.Options) { o.MinPollInterval = 200 * time.Millisecond })
+	h := newRJHarness(t, func(o *Options) { o.RayJob.MinPollInterval = 200 * time.Millisecond })
 	h.rayJob("quiet", `sleep 600`)
 	j := h.wait("quiet", "RUNNING", jobIs(rayv1.JobStatusRunning))
 	if err := h.sim.SetRefuse(h.ns, j.Status.RayClusterName, true); err != nil {
