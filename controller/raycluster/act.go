@@ -393,7 +393,7 @@ func (w *writes) deletePod(d podDeletion) {
 // endsPass: a failed write of step 1 that keeps the pods from being written.
 // A failed update of a drifted Ingress does not: KubeRay never updates one
 // (raydar's own repair, ingress.go), so it holds nothing back.
-func endsPass(f failure) bool { return f.Event != reasonFailedToUpdateIngress }
+func endsPass(f failure) bool { return f.Event != rayv1.EventFailedToUpdateIngress }
 
 // createPod creates one planned pod and records the outcome, with KubeRay's
 // Event and ReplicaFailure reasons and message; it reports whether the pod

@@ -127,19 +127,19 @@ func (a *acting) createChildren() {
 		}
 	}
 	if c := a.p.CreateCluster; c != nil {
-		create(c, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedCluster, Action: "Create",
+		create(c, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventCreatedRayCluster, Action: "Create",
 			Message: fmt.Sprintf("Created RayCluster %s for the Ray job", c.Name)},
-			"create-cluster", reasonCreateClusterFailed, "Failed to create RayCluster "+c.Name)
+			"create-cluster", rayv1.EventFailedToCreateRayCluster, "Failed to create RayCluster "+c.Name)
 	}
 	if j := a.p.CreateSubmitter; j != nil {
-		create(j, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedSubmitter, Action: "Create",
+		create(j, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventCreatedRayJobSubmitter, Action: "Create",
 			Message: fmt.Sprintf("Created submitter Job %s (submits Ray job %s to %s)", j.Name, rj.Status.JobId, rj.Status.DashboardURL)},
-			"create-submitter", reasonCreateSubFailed, "Failed to create the submitter Job "+j.Name)
+			"create-submitter", rayv1.EventFailedToCreateRayJobSubmitter, "Failed to create the submitter Job "+j.Name)
 	}
 	if s := a.p.CreateHeadService; s != nil {
-		create(s, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedService, Action: "Create",
+		create(s, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventCreatedService, Action: "Create",
 			Message: fmt.Sprintf("Created the service %s/%s", s.Namespace, s.Name)},
-			"create-service", reasonCreateServiceFailed, fmt.Sprintf("Failed to create the service %s/%s", s.Namespace, s.Name))
+			"create-service", rayv1.EventFailedToCreateService, fmt.Sprintf("Failed to create the service %s/%s", s.Namespace, s.Name))
 	}
 }
 
@@ -152,13 +152,13 @@ func (a *acting) updateHeadService() {
 	}
 	switch err := a.r.client.Update(a.ctx, s); {
 	case err == nil:
-		a.r.event(a.rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonUpdatedService, Action: "Update",
+		a.r.event(a.rj, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventUpdatedService, Action: "Update",
 			Message: fmt.Sprintf("Updated the service %s/%s", s.Namespace, s.Name)})
 	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 		// The next pass sees the new version.
 		a.res.RequeueAfter = soon
 	default:
-		a.fail("update-service", reasonUpdateServiceFailed, "Update", fmt.Sprintf("Failed to update the service %s/%s", s.Namespace, s.Name), err)
+		a.fail("update-service", rayv1.EventFailedToUpdateService, "Update", fmt.Sprintf("Failed to update the service %s/%s", s.Namespace, s.Name), err)
 	}
 }
 
@@ -175,14 +175,14 @@ func (a *acting) deleteChildren() {
 		}
 	}
 	if d := a.p.DeleteCluster; d != nil {
-		remove(&rayv1.RayCluster{}, d, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonDeletedCluster, Action: "Delete",
+		remove(&rayv1.RayCluster{}, d, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventDeletedRayCluster, Action: "Delete",
 			Message: fmt.Sprintf("Deleted RayCluster %s: %s", d.Name, d.Reason)},
-			"delete-cluster", reasonDeleteClusterFailed, "Failed to delete RayCluster "+d.Name)
+			"delete-cluster", rayv1.EventFailedToDeleteRayCluster, "Failed to delete RayCluster "+d.Name)
 	}
 	if d := a.p.DeleteSubmitter; d != nil {
-		remove(&batchv1.Job{}, d, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonDeletedSubmitter, Action: "Delete",
+		remove(&batchv1.Job{}, d, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventDeletedRayJobSubmitter, Action: "Delete",
 			Message: fmt.Sprintf("Deleted submitter Job %s: %s", d.Name, d.Reason)},
-			"delete-submitter", reasonDeleteSubFailed, "Failed to delete the submitter Job "+d.Name)
+			"delete-submitter", rayv1.EventFailedToDeleteRayJobSubmitter, "Failed to delete the submitter Job "+d.Name)
 	}
 }
 
@@ -194,10 +194,10 @@ func (a *acting) suspendWorkers() {
 		return
 	}
 	if err := a.r.suspendWorkers(a.ctx, a.rj.Namespace, name); err != nil {
-		a.fail("suspend-workers", reasonUpdateClusterFailed, "Update", "Failed to suspend the worker groups of RayCluster "+name, err)
+		a.fail("suspend-workers", rayv1.EventFailedToUpdateRayCluster, "Update", "Failed to suspend the worker groups of RayCluster "+name, err)
 		return
 	}
-	a.r.event(a.rj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonSuspendedWorkers, Action: "Delete",
+	a.r.event(a.rj, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventUpdatedRayCluster, Action: "Update",
 		Message: fmt.Sprintf("Suspended every worker group of RayCluster %s (its worker pods go): deletion rule DeleteWorkers", name)})
 }
 

@@ -113,7 +113,7 @@ func (a *acting) createCluster() {
 	case apierrors.IsAlreadyExists(err):
 	default:
 		r.exp.CreateFailed(rs.UID, c)
-		r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonClusterCreateFailed, Action: "Create",
+		r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeWarning, Reason: rayv1.EventFailedToCreateRayCluster, Action: "Create",
 			Message: fmt.Sprintf("Creating RayCluster %s failed: %v", c.Name, err)})
 		a.fail(fmt.Errorf("creating RayCluster %s: %w", c.Name, err))
 	}
@@ -130,7 +130,7 @@ func (a *acting) updateClusters() {
 			continue
 		}
 		r.exp.Updated(rs.UID, prev, obj)
-		r.events.Emit(rs, obj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonClusterUpdated, Action: "Update",
+		r.events.Emit(rs, obj, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventUpdatedRayCluster, Action: "Update",
 			Message: fmt.Sprintf("Updated RayCluster %s in place: %s", obj.Name, strings.Join(u.What, ", "))})
 	}
 }
@@ -176,7 +176,7 @@ func (a *acting) writeServices() (ok bool) {
 		switch {
 		case err == nil:
 			r.exp.Created(rs.UID, s)
-			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonServiceCreated, Action: "Create",
+			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventCreatedService, Action: "Create",
 				Message: fmt.Sprintf("Created Service %s selecting RayCluster %s", s.Name, s.Spec.Selector[rayv1.RayClusterLabelKey])})
 		case apierrors.IsAlreadyExists(err):
 			r.exp.CreateFailed(rs.UID, s) // not ours: the cache shows the one that exists
@@ -216,7 +216,7 @@ func (a *acting) deleteClusters(servicesOK bool) {
 		r.exp.ExpectDelete(rs.UID, d.Cluster)
 		switch err := r.client.Delete(a.ctx, d.Cluster, opts...); {
 		case err == nil:
-			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonClusterDeleted, Action: "Delete",
+			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventDeletedRayCluster, Action: "Delete",
 				Message: fmt.Sprintf("Deleted RayCluster %s: %s", d.Cluster.Name, d.Reason)})
 		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		default:
@@ -287,12 +287,12 @@ func (r *reconciler) submit(ctx context.Context, rs *rayv1.RayService, s submitS
 	r.mu.Unlock()
 	if err != nil {
 		if rec.Attempts == 1 {
-			r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonServeRejected, Action: "Submit",
+			r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeWarning, Reason: rayv1.EventFailedToUpdateServeApplications, Action: "Submit",
 				Message: fmt.Sprintf("The Ray dashboard of RayCluster %s rejected serveConfigV2: %v", rc.Name, err)})
 		}
 		return nil // reported in the status; retried with back-off
 	}
-	r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonServeSubmitted, Action: "Submit",
+	r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventUpdatedServeApplications, Action: "Submit",
 		Message: fmt.Sprintf("Submitted serveConfigV2 (%s) to RayCluster %s: %s", strings.Join(s.Config.Apps, ", "), rc.Name, s.Why)})
 	h := s.Config.Hash
 	return r.annotate(ctx, rs, rc, map[string]*string{ServeConfigHashKey: &h})
