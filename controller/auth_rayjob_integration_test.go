@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/raydar/raydar/controller/kit"
-	"github.com/raydar/raydar/controller/rayjob"
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
@@ -27,7 +26,7 @@ func TestIntegrationRayJobTokenAuth(t *testing.T) {
 		}
 		return "", false
 	})
-	h := newRJHarness(t, func(o *rayjob.Options) {
+	h := newRJHarness(t, func(o *Options) {
 		res, err := raydash.New(raydash.Options{AddressBook: book, HeadServiceName: kit.HeadServiceName,
 			Secrets: raydash.SecretsFromClientset(kc)})
 		if err != nil {

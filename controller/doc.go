@@ -2,11 +2,17 @@
 // kinds, replacing KubeRay's operator: one controller-runtime manager (one
 // shared informer cache, which the TUI reads too), leader election among
 // raydar processes (leader.go), the detection of another operator (KubeRay)
-// in the cluster, and one Options for all four kinds (operator.go).
+// in the cluster, and one Options for all four kinds (operator.go: New puts
+// what all kinds share in kit.Shared, kinds gives each kind its own
+// options).
 //
 // Each kind has its own package, with the same shape (observe -> decide, a
-// pure function to a plan -> act, idempotent writes) and the same file
-// names:
+// pure function to a plan -> act in ordered steps, idempotent writes), the
+// same file names, and the same registration: reconciler.go's
+// Registration returns a kit.Kind (what it watches and owns, its indexes
+// and side cache, its Options over its defaults, its reconciler's
+// constructor), and kit.Setup turns every kind's into a controller on the
+// one manager:
 //
 //   - controller/raycluster: RayCluster (pods, Services, RBAC, auth Secret,
 //     Ingress, GCS fault-tolerance clean-up, status, Events);
@@ -17,8 +23,9 @@
 //   - controller/raycronjob: RayCronJob (a RayJob per schedule tick, made
 //     once across restarts; the schedule's words and next run).
 //
-// controller/kit is what all four share, each mechanism once: the
-// Reconcile prologue and 409 handling (kit.Loop), read-your-writes
+// controller/kit is what all four share, each mechanism once: the setup of
+// each kind's controller (kit.Setup), the Reconcile prologue and 409
+// handling (kit.Loop), read-your-writes
 // (kit.Expectations), the status writer with coalescing
 // (kit.StatusWriter), say-once Events (kit.Events), refusals, the
 // other-operator gate, names of children, predicates; its doc.go is the

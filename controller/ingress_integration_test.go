@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/raydar/raydar/controller/internal/fixture"
-	"github.com/raydar/raydar/controller/raycluster"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -41,7 +40,7 @@ func TestIntegrationIngressAndServeService(t *testing.T) {
 	if len(svc.OwnerReferences) != 1 || svc.OwnerReferences[0].UID != got.UID || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 8000 {
 		t.Errorf("serve Service %+v", svc)
 	}
-	waitEvent(t, ns, "web", raycluster.ReasonCreatedIngress, "web-head-ingress")
+	waitEvent(t, ns, "web", rayv1.EventCreatedIngress, "web-head-ingress")
 
 	// An edit of the Ingress is undone on the next pass (a cluster change
 	// brings one).

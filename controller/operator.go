@@ -50,8 +50,9 @@ const (
 	DefaultOtherOperatorInterval   = 30 * time.Second
 	DefaultQPS                     = 300
 	DefaultBurst                   = 600
-	// ControllerName names the controller in logs, metrics and Events.
-	ControllerName = "raydar-raycluster"
+	// ControllerName names the RayCluster controller in logs, metrics and
+	// Events.
+	ControllerName = raycluster.ControllerName
 )
 
 // inClusterNamespaceFile holds the pod's namespace when running in a cluster.
@@ -136,9 +137,10 @@ type Options struct {
 	// AddressBook's when set, else pod IPs in a pod, the API server's pod
 	// proxy outside.
 	ServeProxyChecker ServeProxyChecker
-	// RayJob and RayService hold the settings of those two kinds alone;
-	// New fills in what all kinds share (the gate, Namespaces,
-	// ClusterDomain, Dashboards, probe injection, name validation).
+	// RayJob and RayService hold the settings of those two kinds alone
+	// (RayService.ProxyChecker comes from ServeProxyChecker); what all
+	// kinds share (the gate, Namespaces, ClusterDomain, Dashboards, probe
+	// injection, name validation) goes to every kind through kit.Shared.
 	RayJob     rayjob.Options
 	RayService rayservice.Options
 	// Authors, when set, is told who wrote each Ray object's spec (from
@@ -153,7 +155,7 @@ type Options struct {
 type Operator struct {
 	mgr  manager.Manager
 	gate *kit.Gate
-	rec  *raycluster.Reconciler
+	rec  kit.Known // the RayClusters reconciled and not forgotten
 	lock *observingLock
 	opts Options
 	ns   string
@@ -233,17 +235,19 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	o.mgr = mgr
 	o.gate = kit.NewGate(mgr.GetAPIReader(), opts.IgnoreOtherOperators)
 	o.gate.Cache = mgr.GetClient()
-	bc := raycluster.DefaultBuildConfig()
-	bc.ClusterDomain = opts.ClusterDomain
-	bc.InjectProbes = !opts.DisableProbeInjection
-	if o.rec, err = raycluster.Setup(mgr, ControllerName, raycluster.Options{
-		Gate: o.gate, Build: bc, StatusCoalesceWindow: opts.StatusCoalesceWindow, Concurrency: opts.Concurrency,
-	}); err != nil {
-		return nil, fmt.Errorf("controller: %w", err)
-	}
-	if err := o.setupKinds(opts); err != nil {
+	dash, err := dashboards(mgr, opts)
+	if err != nil {
 		return nil, err
 	}
+	known, err := kit.Setup(mgr, kit.Shared{
+		Gate: o.gate, Namespaces: opts.Namespaces, ClusterDomain: opts.ClusterDomain,
+		InjectProbes: !opts.DisableProbeInjection, Dashboards: dash,
+		SkipNameValidation: opts.SkipControllerNameValidation,
+	}, kinds(opts)...)
+	if err != nil {
+		return nil, err
+	}
+	o.rec = known["raycluster"]
 	if err := mgr.Add(&kit.OtherOperatorWatcher{G: o.gate, Interval: opts.OtherOperatorInterval}); err != nil {
 		return nil, err
 	}
@@ -411,42 +415,37 @@ func (o *Operator) Unmanaged() map[types.NamespacedName]string { return o.gate.U
 // call it, leader or not.
 func (o *Operator) SkipReason(rc *rayv1.RayCluster) string { return o.gate.SkipReason(rc) }
 
-// setupKinds adds the RayJob and RayService reconcilers to the manager with
-// what all kinds share taken from opts.
-func (o *Operator) setupKinds(opts Options) error {
-	dash := opts.Dashboards
-	if dash == nil {
-		ro := raydash.Options{Config: o.mgr.GetConfig(), Secrets: raydash.SecretsFromReader(o.mgr.GetAPIReader()),
-			HeadServiceName: kit.HeadServiceName, ClusterDomain: opts.ClusterDomain}
-		if opts.AddressBook != nil {
-			ro.AddressBook = opts.AddressBook
-		}
-		res, err := raydash.New(ro)
-		if err != nil {
-			return fmt.Errorf("controller: dashboards: %w", err)
-		}
-		dash = res
-	}
-	rj := opts.RayJob
-	rj.Gate, rj.Dashboards, rj.Namespaces, rj.ClusterDomain = o.gate, dash, opts.Namespaces, opts.ClusterDomain
-	rj.DisableProbeInjection = opts.DisableProbeInjection
-	rj.SkipControllerNameValidation = rj.SkipControllerNameValidation || opts.SkipControllerNameValidation
-	if err := rayjob.Setup(o.mgr, rj); err != nil {
-		return fmt.Errorf("RayJob reconciler: %w", err)
-	}
-	proxies := opts.ServeProxyChecker
-	if proxies == nil && opts.AddressBook != nil {
-		proxies = ServeProxyCheckerFromAddressBook(opts.AddressBook)
-	}
+// kinds are the four kinds' registrations, each with its own options:
+// the one place Options reach a kind (what all kinds share goes to
+// kit.Shared in New).
+func kinds(opts Options) []kit.Registration {
 	rs := opts.RayService
-	rs.Gate, rs.Dashboards, rs.ProxyChecker, rs.Namespaces, rs.ClusterDomain = o.gate, dash, proxies, opts.Namespaces, opts.ClusterDomain
-	rs.DisableProbeInjection = opts.DisableProbeInjection
-	rs.SkipControllerNameValidation = rs.SkipControllerNameValidation || opts.SkipControllerNameValidation
-	if err := rayservice.Setup(o.mgr, rs); err != nil {
-		return fmt.Errorf("RayService reconciler: %w", err)
+	rs.ProxyChecker = opts.ServeProxyChecker
+	if rs.ProxyChecker == nil && opts.AddressBook != nil {
+		rs.ProxyChecker = ServeProxyCheckerFromAddressBook(opts.AddressBook)
 	}
-	if err := raycronjob.Setup(o.mgr, raycronjob.Options{Gate: o.gate, Local: time.Local}); err != nil {
-		return fmt.Errorf("RayCronJob reconciler: %w", err)
+	return []kit.Registration{
+		raycluster.Registration(raycluster.Options{StatusCoalesceWindow: opts.StatusCoalesceWindow, Concurrency: opts.Concurrency}),
+		rayjob.Registration(opts.RayJob),
+		rayservice.Registration(rs),
+		raycronjob.Registration(raycronjob.Options{Local: time.Local}),
 	}
-	return nil
+}
+
+// dashboards is Options.Dashboards, or a raydash resolver with
+// ClusterDomain and AddressBook.
+func dashboards(mgr manager.Manager, opts Options) (raydash.Resolver, error) {
+	if opts.Dashboards != nil {
+		return opts.Dashboards, nil
+	}
+	ro := raydash.Options{Config: mgr.GetConfig(), Secrets: raydash.SecretsFromReader(mgr.GetAPIReader()),
+		HeadServiceName: kit.HeadServiceName, ClusterDomain: opts.ClusterDomain}
+	if opts.AddressBook != nil {
+		ro.AddressBook = opts.AddressBook
+	}
+	res, err := raydash.New(ro)
+	if err != nil {
+		return nil, fmt.Errorf("controller: dashboards: %w", err)
+	}
+	return res, nil
 }

@@ -46,7 +46,7 @@ type rjHarness struct {
 	statusWrites map[string]int // by RayJob name
 }
 
-func newRJHarness(t *testing.T, mod func(*rayjob.Options)) *rjHarness {
+func newRJHarness(t *testing.T, mod func(*Options)) *rjHarness {
 	t.Helper()
 	needSandbox(t)
 	t.Parallel()
@@ -63,7 +63,7 @@ func newRJHarness(t *testing.T, mod func(*rayjob.Options)) *rjHarness {
 
 // start starts an operator with the RayCluster and RayJob reconcilers (a
 // fresh process: nothing in memory carries over from a stopped one).
-func (h *rjHarness) start(ctx context.Context, mod func(*rayjob.Options)) *runningOperator {
+func (h *rjHarness) start(ctx context.Context, mod func(*Options)) *runningOperator {
 	t := h.t
 	t.Helper()
 	prefix := "/apis/ray.io/v1/namespaces/" + h.ns + "/rayjobs/"
@@ -83,10 +83,7 @@ func (h *rjHarness) start(ctx context.Context, mod func(*rayjob.Options)) *runni
 		SkipControllerNameValidation: true, StatusCoalesceWindow: 200 * time.Millisecond, Logger: testLogger(),
 		Dashboards: res, RayJob: rayjob.Options{MaxPollInterval: 2 * time.Second}}
 	if mod != nil {
-		mod(&opts.RayJob)
-	}
-	if d := opts.RayJob.Dashboards; d != nil {
-		opts.Dashboards = d // New gives every kind Options.Dashboards
+		mod(&opts)
 	}
 	op, err := New(cfg, opts)
 	if err != nil {
@@ -273,7 +270,7 @@ func TestIntegrationRayJobHTTPModeSucceeds(t *testing.T) {
 	if n := h.submissions(j); n != 1 {
 		t.Fatalf("%d submissions, want 1: %v", n, h.sim.AllCalls(h.ns, st.RayClusterName))
 	}
-	h.waitEvent("ok", rayjob.ReasonCreatedCluster, st.RayClusterName)
+	h.waitEvent("ok", rayv1.EventCreatedRayCluster, st.RayClusterName)
 	h.waitEvent("ok", rayjob.ReasonSubmitted, st.JobId)
 	h.waitEvent("ok", rayjob.ReasonCompleted, "SUCCEEDED")
 	// Status is written on changes only: a handful of transitions.
@@ -322,7 +319,7 @@ func TestIntegrationRayJobK8sJobMode(t *testing.T) {
 	if err != nil || logs != "submitted by the submitter\n" {
 		t.Fatalf("logs %q %v", logs, err)
 	}
-	h.waitEvent("k8s", rayjob.ReasonCreatedSubmitter, j.Status.JobId)
+	h.waitEvent("k8s", rayv1.EventCreatedRayJobSubmitter, j.Status.JobId)
 }
 
 // The sandbox cannot end one container of a pod (kwok ends whole pods), so
@@ -330,7 +327,7 @@ func TestIntegrationRayJobK8sJobMode(t *testing.T) {
 // transition grace period from the Ray job's end (shortened here), then
 // completes with JobDeploymentStatusTransitionGracePeriodExceeded.
 func TestIntegrationRayJobSidecarMode(t *testing.T) {
-	h := newRJHarness(t, func(o *rayjob.Options) { o.TransitionGracePeriod = 3 * time.Second })
+	h := newRJHarness(t, func(o *Options) { o.RayJob.TransitionGracePeriod = 3 * time.Second })
 	h.rayJob("side", `echo from the sidecar`, func(j *rayv1.RayJob) { j.Spec.SubmissionMode = rayv1.SidecarMode })
 	j := h.wait("side", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
 	if j.Status.JobStatus != rayv1.JobStatusSucceeded || j.Status.Reason != rayv1.JobDeploymentStatusTransitionGracePeriodExceeded {
@@ -386,7 +383,7 @@ func TestIntegrationRayJobShutdownAfterJobFinishes(t *testing.T) {
 	if early := j.Status.EndTime.Add(3 * time.Second).Sub(gone); early > time.Second { // endTime has whole seconds
 		t.Fatalf("cluster deleted %s before the TTL", early)
 	}
-	h.waitEvent("ttl", rayjob.ReasonDeletedCluster, "ttlSecondsAfterFinished 3s")
+	h.waitEvent("ttl", rayv1.EventDeletedRayCluster, "ttlSecondsAfterFinished 3s")
 	// The RayJob stays (KubeRay's default), with its result.
 	j, err := h.get("ttl")
 	if err != nil || j.Status.JobStatus != rayv1.JobStatusSucceeded {
@@ -426,7 +423,7 @@ func TestIntegrationRayJobDeletionRules(t *testing.T) {
 		err := cl.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, rc)
 		return apierrors.IsNotFound(err) || (err == nil && rc.DeletionTimestamp != nil), fmt.Sprint(err)
 	})
-	h.waitEvent("rules", rayjob.ReasonDeletedCluster, "DeleteCluster")
+	h.waitEvent("rules", rayv1.EventDeletedRayCluster, "DeleteCluster")
 	consistently(t, 2*time.Second, "the RayJob stays", func() (bool, string) {
 		_, err := h.get("rules")
 		return err == nil, fmt.Sprint(err)
@@ -444,7 +441,7 @@ func TestIntegrationRayJobRetriesWithNewCluster(t *testing.T) {
 	// Two attempts, two clusters: the first one was deleted.
 	var deleted int
 	for _, e := range h.events("retry") {
-		if e.Reason == rayjob.ReasonDeletedCluster && strings.Contains(e.Note, "retried") {
+		if e.Reason == rayv1.EventDeletedRayCluster && strings.Contains(e.Note, "retried") {
 			deleted++
 		}
 	}
@@ -521,7 +518,7 @@ func TestIntegrationRayJobActiveDeadline(t *testing.T) {
 // (the start of the failure clock), not on every poll, and recovers when
 // the dashboard answers again.
 func TestIntegrationRayJobQuietWhileDashboardRefuses(t *testing.T) {
-	h := newRJHarness(t, func(o *rayjob.Options) { o.MinPollInterval = 200 * time.Millisecond })
+	h := newRJHarness(t, func(o *Options) { o.RayJob.MinPollInterval = 200 * time.Millisecond })
 	h.rayJob("quiet", `sleep 600`)
 	j := h.wait("quiet", "RUNNING", jobIs(rayv1.JobStatusRunning))
 	if err := h.sim.SetRefuse(h.ns, j.Status.RayClusterName, true); err != nil {
@@ -566,8 +563,8 @@ func TestIntegrationRayJobHeadService(t *testing.T) {
 	if got := svc.Spec.Selector[rayv1.RayClusterLabelKey]; got != j.Status.RayClusterName {
 		t.Fatalf("the head Service selects cluster %q, want the last attempt's %q", got, j.Status.RayClusterName)
 	}
-	h.waitEvent("hsvc", rayjob.ReasonCreatedService, "hsvc-head-svc")
-	h.waitEvent("hsvc", rayjob.ReasonUpdatedService, "hsvc-head-svc")
+	h.waitEvent("hsvc", rayv1.EventCreatedService, "hsvc-head-svc")
+	h.waitEvent("hsvc", rayv1.EventUpdatedService, "hsvc-head-svc")
 	if rc := getRC(t, h.ns, j.Status.RayClusterName); rc.Annotations["team.io/cost-center"] != "42" {
 		t.Fatalf("cluster annotations %v", rc.Annotations)
 	}

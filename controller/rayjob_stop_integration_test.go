@@ -74,7 +74,7 @@ func TestIntegrationRayJobDeleteStopsOnce(t *testing.T) {
 
 func TestIntegrationRayJobDeleteUnreachableReleasesFinalizer(t *testing.T) {
 	const bound = 5 * time.Second
-	h := newRJHarness(t, func(o *rayjob.Options) { o.StopConfirmTimeout = bound })
+	h := newRJHarness(t, func(o *Options) { o.RayJob.StopConfirmTimeout = bound })
 	h.rayJob("lost", `sleep 600`)
 	j := h.wait("lost", "RUNNING", jobIs(rayv1.JobStatusRunning))
 	if err := h.sim.SetRefuse(h.ns, j.Status.RayClusterName, true); err != nil {
@@ -103,8 +103,8 @@ func TestIntegrationRayJobStopRecordSurvivesRestart(t *testing.T) {
 	recorded := make(chan struct{})
 	unblock := make(chan struct{})
 	var once sync.Once
-	h := newRJHarness(t, func(o *rayjob.Options) {
-		o.AfterStopRecorded = func(*rayv1.RayJob) error {
+	h := newRJHarness(t, func(o *Options) {
+		o.RayJob.AfterStopRecorded = func(*rayv1.RayJob) error {
 			once.Do(func() { close(recorded) })
 			<-unblock
 			return errors.New("simulated crash after recording the stop")

@@ -4,6 +4,7 @@
 // around these:
 //
 //	mechanism                         file             API
+//	a kind's controller, set up once  setup.go         Setup, Kind (a kind's registration), Parts, Shared, OrDefault
 //	Reconcile prologue, 409 handling  loop.go          Loop[O].Reconcile, UpdateFinalizers
 //	read-your-writes                  expectations.go  Expectations, Overlay, OverlayOne, Latest
 //	informer side of read-your-writes handler.go       ChildHandler, ControllerOwner
@@ -19,6 +20,13 @@
 //	names and labels of children      names.go         (labels: rayapi/v1/labels.go)
 //	child metadata as KubeRay's       children.go      ChildManagedBy, KubeRayCheckLabel
 //	small helpers                     util.go
+//
+// Each kind package exports Registration(Options) *Kind[O]; Setup builds,
+// for every kind, its field indexes, its side cache, the Expectations, the
+// Events, the StatusWriter, the Loop, then the kind's reconciler (Kind.Build
+// from those Parts) and its controller: the kind's own changes
+// (Kind.Predicates), its children through a ChildHandler (Kind.Owns), the
+// reconciler's own watches (Watcher) and the gate's re-queues.
 //
 // A Reconcile is Loop.Reconcile(ctx, req, pass): the Loop gets the object
 // from the cache (gone: everything remembered about it is forgotten), lays

@@ -19,7 +19,7 @@ import (
 // after a 409.
 const DefaultConflictRetries = 3
 
-// Loop is the Reconcile prologue the three kinds share, and the one way a
+// Loop is the Reconcile prologue every kind shares, and the one way a
 // 409 is handled. Reconcile:
 //
 //  1. gets the object from the cache; not found: the object is gone, and

@@ -46,13 +46,15 @@ func (o *outcome) failPod(cond, event, msg string, err error) {
 	o.failures = append(o.failures, failure{Condition: cond, Event: event, Message: msg, Err: err})
 }
 
-// act applies the plan: every write is idempotent (names are fixed before
-// the request, deletions carry a UID precondition), so a plan applied half
-// (killed, timed out) is completed by the next pass, never doubled.
+// act applies the plan, in order: the clean-up finalizer added, the
+// writes (applyWrites) and their Events, the finalizer removed, the
+// status (recomputed from what was written when a write failed), and the
+// failures returned for the back-off. Every write is idempotent (names are
+// fixed before the request, deletions carry a UID precondition), so a plan
+// applied half (killed, timed out) is completed by the next pass, never
+// doubled.
 func (r *Reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Result, error) {
 	rc := obs.Cluster
-	logger := log.FromContext(ctx)
-
 	if p.AddFinalizer {
 		if err := r.patchFinalizers(ctx, rc, func(f []string) []string {
 			return append(f, rayv1.GCSFaultToleranceRedisCleanupFinalizer)
@@ -60,7 +62,6 @@ func (r *Reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-
 	out := r.applyWrites(ctx, rc, p)
 	for _, e := range append(p.Events, summarizeEvents(p, out)...) {
 		r.events.Emit(rc, nil, e)
@@ -68,39 +69,20 @@ func (r *Reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 	if out.ambiguous {
 		r.exp.MarkUncertain(rc.UID)
 	}
-
 	if p.RemoveFinalizer {
 		if err := r.patchFinalizers(ctx, rc, func(f []string) []string {
-			out := f[:0:0]
-			for _, x := range f {
-				if x != rayv1.GCSFaultToleranceRedisCleanupFinalizer {
-					out = append(out, x)
-				}
-			}
-			return out
+			return slices.DeleteFunc(f, func(x string) bool { return x == rayv1.GCSFaultToleranceRedisCleanupFinalizer })
 		}); err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
 	}
-
 	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
 	if out.ambiguous && (res.RequeueAfter == 0 || res.RequeueAfter > time.Second) {
 		// Look again soon, live, even if no watch event comes.
 		res.RequeueAfter = time.Second
 	}
 	if !p.SkipStatus {
-		status := p.Status
-		if len(out.failures) > 0 {
-			done := &plan{CreatePods: out.createdPods, DeletePods: out.deleted, Invalid: p.Invalid}
-			svc := obs.HeadService
-			for _, s := range out.createdServices {
-				if s.Name == kit.HeadServiceName(rc) {
-					svc = s
-				}
-			}
-			status = computeStatus(rc, podsAfter(obs.Pods, done, obs.Now), svc, done, out.failures, obs.Now)
-		}
-		after, err := r.writeStatus(ctx, rc, status, len(out.failures) > 0)
+		after, err := r.writeStatus(ctx, rc, r.statusAfter(obs, p, out), len(out.failures) > 0)
 		if err != nil {
 			if apierrors.IsNotFound(err) {
 				return ctrl.Result{}, nil
@@ -111,18 +93,43 @@ func (r *Reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 			res.RequeueAfter = after
 		}
 	}
-	if len(out.failures) > 0 {
-		msgs := make([]string, 0, len(out.failures))
-		for _, f := range out.failures {
-			msgs = append(msgs, f.Message)
-		}
+	if err := out.err(); err != nil {
 		// Returning an error requeues with controller-runtime's exponential
 		// back-off: a persistent failure is retried, never hot-looped.
-		err := errors.New(strings.Join(msgs, "; "))
-		logger.Info("some writes failed; retrying with back-off", "error", err.Error())
+		log.FromContext(ctx).Info("some writes failed; retrying with back-off", "error", err.Error())
 		return ctrl.Result{}, err
 	}
 	return res, nil
+}
+
+// statusAfter is the planned status, or, when a write failed, the status
+// of what the writes did (the pods created and deleted, the head Service
+// created) with the failures.
+func (r *Reconciler) statusAfter(obs *observed, p *plan, out *outcome) rayv1.RayClusterStatus {
+	if len(out.failures) == 0 {
+		return p.Status
+	}
+	rc := obs.Cluster
+	done := &plan{CreatePods: out.createdPods, DeletePods: out.deleted, Invalid: p.Invalid}
+	svc := obs.HeadService
+	for _, s := range out.createdServices {
+		if s.Name == kit.HeadServiceName(rc) {
+			svc = s
+		}
+	}
+	return computeStatus(rc, podsAfter(obs.Pods, done, obs.Now), svc, done, out.failures, obs.Now)
+}
+
+// err joins the failures' messages (nil without failures).
+func (o *outcome) err() error {
+	if len(o.failures) == 0 {
+		return nil
+	}
+	msgs := make([]string, 0, len(o.failures))
+	for _, f := range o.failures {
+		msgs = append(msgs, f.Message)
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // patchFinalizers changes the finalizers by writing the whole object, as
@@ -162,172 +169,231 @@ func defaultRayStartParams(s *rayv1.RayClusterSpec) {
 // created or deleted in a pass whose head pod could not be created. A head
 // that exists, ready or not, holds nothing back.
 func (r *Reconciler) applyWrites(ctx context.Context, rc *rayv1.RayCluster, p *plan) *outcome {
-	out := &outcome{}
-	var mu sync.Mutex
-	record := func(f func()) { mu.Lock(); f(); mu.Unlock() }
-	sem := make(chan struct{}, writeConcurrency)
-	var wg sync.WaitGroup
-	run := func(f func()) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			f()
-		}()
-	}
-
-	for _, svc := range p.CreateServices {
-		run(func() {
-			err := kit.Create(ctx, r.client, r.exp, rc.UID, svc)
-			record(func() {
-				switch {
-				case err == nil:
-					out.createdServices = append(out.createdServices, svc)
-				case apierrors.IsAlreadyExists(err):
-					// Made by someone else (KubeRay, before a takeover):
-					// adopted by name, never created again.
-					if svc.Name == kit.HeadlessWorkerServiceName(rc.Name) {
-						r.exists.set(rc.UID, "Service/"+svc.Name)
-					}
-				default:
-					// Not expected even when it may have happened: the
-					// next pass creates it again (AlreadyExists adopts it).
-					r.exp.CreateFailed(rc.UID, svc)
-					out.fail(rayv1.EventFailedToCreateService, fmt.Sprintf("Failed creating service %s/%s, %v", svc.Namespace, svc.Name, err))
-				}
-			})
-		})
-	}
-
-	rbacOK := true
-	if len(p.CreateRBAC) > 0 {
-		for _, obj := range p.CreateRBAC {
-			err := r.client.Create(ctx, obj)
-			switch {
-			case err == nil:
-				out.createdRBAC = append(out.createdRBAC, obj)
-			case apierrors.IsAlreadyExists(err):
-			default:
-				rbacOK = false
-				reason, what := rbacEvent(obj, false)
-				out.fail(reason, fmt.Sprintf("Failed creating %s %s/%s, %v", what, obj.GetNamespace(), obj.GetName(), err))
-			}
-		}
-		if rbacOK {
-			r.exists.set(rc.UID, rbacKey)
-		}
-	}
-
-	r.applyIngress(ctx, rc, p, out)
-	// Pods read their Ray auth token from the Secret: none without it.
-	secretOK := r.createAuthSecret(ctx, rc, p.CreateAuthSecret, out)
-	wg.Wait()
-	if !rbacOK || !secretOK || slices.ContainsFunc(out.failures, endsPass) {
+	w := &writes{r: r, ctx: ctx, rc: rc, p: p, out: &outcome{}, sem: make(chan struct{}, writeConcurrency)}
+	if !w.children() {
 		// Step 1 failed: KubeRay's pass ends before reconcilePods.
-		return r.finishWrites(ctx, p, out, &wg)
+		return r.finishWrites(ctx, p, w.out, &w.wg)
 	}
-
-	// Step 2: the head pod.
-	headOK := true
-	var workers []*corev1.Pod
-	for _, pod := range p.CreatePods {
-		if !kit.IsHeadPod(pod) {
-			workers = append(workers, pod)
-			continue
-		}
-		run(func() {
-			ok := r.createPod(ctx, rc, pod, out, record)
-			record(func() { headOK = headOK && ok })
-		})
-	}
-	wg.Wait()
-
+	headOK, workers := w.headPod()
 	// Step 3: the other pod writes; without the head that was wanted,
 	// those of the head only.
 	if headOK {
 		for _, pod := range workers {
-			run(func() { r.createPod(ctx, rc, pod, out, record) })
+			w.run(func() { r.createPod(ctx, rc, pod, w.out, w.record) })
 		}
 	}
-
-	for _, st := range p.StampPods {
-		run(func() {
-			err := r.stampPod(ctx, st)
-			record(func() {
-				if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-					out.ambiguous = out.ambiguous || kit.Ambiguous(err)
-					log.FromContext(ctx).Info("stamping the Recreate hash onto a pod failed; next pass retries", "pod", st.Pod.Name, "error", err.Error())
-				}
-			})
-		})
-	}
-
+	w.stampPods()
 	if p.DeleteAll && len(p.DeletePods) > 0 {
-		for _, d := range p.DeletePods {
-			r.exp.ExpectDelete(rc.UID, d.Pod)
-		}
-		run(func() {
-			err := r.client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(rc.Namespace),
-				client.MatchingLabelsSelector{Selector: kit.ClusterPodsSelector(rc.Name)})
-			record(func() {
-				if err != nil && !apierrors.IsNotFound(err) {
-					for _, d := range p.DeletePods {
-						r.exp.DeleteFailed(rc.UID, d.Pod)
-					}
-					out.failPod(rayv1.FailedDeleteAllPods, rayv1.EventFailedToDeletePodCollection,
-						fmt.Sprintf("Failed deleting Pods for RayCluster %s/%s: %s, %v", rc.Namespace, rc.Name, p.DeletePods[0].Reason, err), err)
-					return
-				}
-				out.deleted = append(out.deleted, p.DeletePods...)
-			})
-		})
+		w.deleteAllPods()
 	} else {
-		for _, d := range p.DeletePods {
-			if !headOK && !kit.IsHeadPod(d.Pod) {
-				continue
+		w.deletePods(headOK)
+	}
+	return r.finishWrites(ctx, p, w.out, &w.wg)
+}
+
+// writes is one pass's writes under way: at most writeConcurrency at once,
+// their outcome recorded under mu.
+type writes struct {
+	r   *Reconciler
+	ctx context.Context
+	rc  *rayv1.RayCluster
+	p   *plan
+	out *outcome
+	mu  sync.Mutex
+	sem chan struct{}
+	wg  sync.WaitGroup
+}
+
+// record changes the outcome under the lock.
+func (w *writes) record(f func()) { w.mu.Lock(); f(); w.mu.Unlock() }
+
+// run starts f when fewer than writeConcurrency writes are under way.
+func (w *writes) run(f func()) {
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.sem <- struct{}{}
+		defer func() { <-w.sem }()
+		f()
+	}()
+}
+
+// children is step 1: the Services in parallel with the RBAC, the Ingress
+// and the auth Secret; it reports whether the pods may be written.
+func (w *writes) children() bool {
+	r, rc := w.r, w.rc
+	for _, svc := range w.p.CreateServices {
+		w.run(func() { w.createService(svc) })
+	}
+	// The RBAC, the Ingress and the Secret record into an outcome of their
+	// own, merged once the Services are done.
+	own := &outcome{}
+	rbacOK := w.createRBAC(own)
+	r.applyIngress(w.ctx, rc, w.p, own)
+	// Pods read their Ray auth token from the Secret: none without it.
+	secretOK := r.createAuthSecret(w.ctx, rc, w.p.CreateAuthSecret, own)
+	w.wg.Wait()
+	w.out.createdRBAC = append(w.out.createdRBAC, own.createdRBAC...)
+	w.out.failures = append(w.out.failures, own.failures...)
+	return rbacOK && secretOK && !slices.ContainsFunc(w.out.failures, endsPass)
+}
+
+// createService creates one Service; one that exists is adopted by name.
+func (w *writes) createService(svc *corev1.Service) {
+	r, rc, out := w.r, w.rc, w.out
+	err := kit.Create(w.ctx, r.client, r.exp, rc.UID, svc)
+	w.record(func() {
+		switch {
+		case err == nil:
+			out.createdServices = append(out.createdServices, svc)
+		case apierrors.IsAlreadyExists(err):
+			// Made by someone else (KubeRay, before a takeover):
+			// adopted by name, never created again.
+			if svc.Name == kit.HeadlessWorkerServiceName(rc.Name) {
+				r.exists.set(rc.UID, "Service/"+svc.Name)
 			}
-			run(func() {
-				r.exp.ExpectDelete(rc.UID, d.Pod)
-				var opts []client.DeleteOption
-				if d.Pod.UID != "" {
-					// Never delete a same-named successor by accident.
-					opts = append(opts, client.Preconditions{UID: &d.Pod.UID})
-				}
-				err := r.client.Delete(ctx, d.Pod, opts...)
-				record(func() {
-					switch {
-					case err == nil, apierrors.IsNotFound(err):
-						out.deleted = append(out.deleted, d)
-					case apierrors.IsConflict(err):
-						// UID precondition failed: that pod is gone already.
-						r.exp.DeleteFailed(rc.UID, d.Pod)
-					default:
-						if !kit.Ambiguous(err) {
-							r.exp.DeleteFailed(rc.UID, d.Pod)
-						} else {
-							out.ambiguous = true
-						}
-						if kit.IsHeadPod(d.Pod) {
-							out.failPod(rayv1.FailedDeleteHeadPod, rayv1.EventFailedToDeleteHeadPod,
-								fmt.Sprintf("Failed deleting head Pod %s/%s, %v", d.Pod.Namespace, d.Pod.Name, err), err)
-						} else {
-							out.failPod(rayv1.FailedDeleteWorkerPod, rayv1.EventFailedToDeleteWorkerPod,
-								fmt.Sprintf("Failed deleting Pod %s/%s, %v", d.Pod.Namespace, d.Pod.Name, err), err)
-						}
-					}
-				})
-			})
+		default:
+			// Not expected even when it may have happened: the
+			// next pass creates it again (AlreadyExists adopts it).
+			r.exp.CreateFailed(rc.UID, svc)
+			out.fail(rayv1.EventFailedToCreateService, fmt.Sprintf("Failed creating service %s/%s, %v", svc.Namespace, svc.Name, err))
+		}
+	})
+}
+
+// createRBAC creates the autoscaler's ServiceAccount, Role and
+// RoleBinding one after the other; it reports whether all exist.
+func (w *writes) createRBAC(out *outcome) bool {
+	if len(w.p.CreateRBAC) == 0 {
+		return true
+	}
+	ok := true
+	for _, obj := range w.p.CreateRBAC {
+		err := w.r.client.Create(w.ctx, obj)
+		switch {
+		case err == nil:
+			out.createdRBAC = append(out.createdRBAC, obj)
+		case apierrors.IsAlreadyExists(err):
+		default:
+			ok = false
+			reason, what := rbacEvent(obj, false)
+			out.fail(reason, fmt.Sprintf("Failed creating %s %s/%s, %v", what, obj.GetNamespace(), obj.GetName(), err))
 		}
 	}
+	if ok {
+		w.r.exists.set(w.rc.UID, rbacKey)
+	}
+	return ok
+}
 
-	return r.finishWrites(ctx, p, out, &wg)
+// headPod is step 2: it creates the head pod when planned, and returns
+// whether that succeeded (true when none was planned) and the workers
+// planned.
+func (w *writes) headPod() (headOK bool, workers []*corev1.Pod) {
+	headOK = true
+	for _, pod := range w.p.CreatePods {
+		if !kit.IsHeadPod(pod) {
+			workers = append(workers, pod)
+			continue
+		}
+		w.run(func() {
+			ok := w.r.createPod(w.ctx, w.rc, pod, w.out, w.record)
+			w.record(func() { headOK = headOK && ok })
+		})
+	}
+	w.wg.Wait()
+	return headOK, workers
+}
+
+// stampPods merges the Recreate hash into pods; a failure is retried by
+// the next pass.
+func (w *writes) stampPods() {
+	for _, st := range w.p.StampPods {
+		w.run(func() {
+			err := w.r.stampPod(w.ctx, st)
+			w.record(func() {
+				if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+					w.out.ambiguous = w.out.ambiguous || kit.Ambiguous(err)
+					log.FromContext(w.ctx).Info("stamping the Recreate hash onto a pod failed; next pass retries", "pod", st.Pod.Name, "error", err.Error())
+				}
+			})
+		})
+	}
+}
+
+// deleteAllPods deletes every pod of the cluster in one request.
+func (w *writes) deleteAllPods() {
+	r, rc, p := w.r, w.rc, w.p
+	for _, d := range p.DeletePods {
+		r.exp.ExpectDelete(rc.UID, d.Pod)
+	}
+	w.run(func() {
+		err := r.client.DeleteAllOf(w.ctx, &corev1.Pod{}, client.InNamespace(rc.Namespace),
+			client.MatchingLabelsSelector{Selector: kit.ClusterPodsSelector(rc.Name)})
+		w.record(func() {
+			if err != nil && !apierrors.IsNotFound(err) {
+				for _, d := range p.DeletePods {
+					r.exp.DeleteFailed(rc.UID, d.Pod)
+				}
+				w.out.failPod(rayv1.FailedDeleteAllPods, rayv1.EventFailedToDeletePodCollection,
+					fmt.Sprintf("Failed deleting Pods for RayCluster %s/%s: %s, %v", rc.Namespace, rc.Name, p.DeletePods[0].Reason, err), err)
+				return
+			}
+			w.out.deleted = append(w.out.deleted, p.DeletePods...)
+		})
+	})
+}
+
+// deletePods deletes the planned pods one by one, with UID
+// preconditions; without the head that was wanted, only head pods.
+func (w *writes) deletePods(headOK bool) {
+	for _, d := range w.p.DeletePods {
+		if !headOK && !kit.IsHeadPod(d.Pod) {
+			continue
+		}
+		w.run(func() { w.deletePod(d) })
+	}
+}
+
+// deletePod deletes one pod and records the outcome, with KubeRay's Event
+// and ReplicaFailure reasons.
+func (w *writes) deletePod(d podDeletion) {
+	r, rc, out := w.r, w.rc, w.out
+	r.exp.ExpectDelete(rc.UID, d.Pod)
+	var opts []client.DeleteOption
+	if d.Pod.UID != "" {
+		// Never delete a same-named successor by accident.
+		opts = append(opts, client.Preconditions{UID: &d.Pod.UID})
+	}
+	err := r.client.Delete(w.ctx, d.Pod, opts...)
+	w.record(func() {
+		switch {
+		case err == nil, apierrors.IsNotFound(err):
+			out.deleted = append(out.deleted, d)
+		case apierrors.IsConflict(err):
+			// UID precondition failed: that pod is gone already.
+			r.exp.DeleteFailed(rc.UID, d.Pod)
+		default:
+			if !kit.Ambiguous(err) {
+				r.exp.DeleteFailed(rc.UID, d.Pod)
+			} else {
+				out.ambiguous = true
+			}
+			if kit.IsHeadPod(d.Pod) {
+				out.failPod(rayv1.FailedDeleteHeadPod, rayv1.EventFailedToDeleteHeadPod,
+					fmt.Sprintf("Failed deleting head Pod %s/%s, %v", d.Pod.Namespace, d.Pod.Name, err), err)
+			} else {
+				out.failPod(rayv1.FailedDeleteWorkerPod, rayv1.EventFailedToDeleteWorkerPod,
+					fmt.Sprintf("Failed deleting Pod %s/%s, %v", d.Pod.Namespace, d.Pod.Name, err), err)
+			}
+		}
+	})
 }
 
 // endsPass: a failed write of step 1 that keeps the pods from being written.
 // A failed update of a drifted Ingress does not: KubeRay never updates one
 // (raydar's own repair, ingress.go), so it holds nothing back.
-func endsPass(f failure) bool { return f.Event != reasonFailedToUpdateIngress }
+func endsPass(f failure) bool { return f.Event != rayv1.EventFailedToUpdateIngress }
 
 // createPod creates one planned pod and records the outcome, with KubeRay's
 // Event and ReplicaFailure reasons and message; it reports whether the pod

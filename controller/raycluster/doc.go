@@ -9,9 +9,9 @@
 // v1.7.0's conditions and Event reasons. Fields raydar does not implement
 // are refused, with the reason in the status and an Event, never silently
 // ignored. The manager, leader election and the one Options are in package
-// controller; what the three kinds share (the Reconcile prologue,
-// read-your-writes, the status writer, say-once Events, the gate) in
-// controller/kit; the RayJob and RayService loops in controller/rayjob and
+// controller; what the kinds share (the Reconcile prologue,
+// read-your-writes, the status writer, say-once Events, the gate, the
+// setup of every kind's controller: kit.Setup) in controller/kit; the RayJob and RayService loops in controller/rayjob and
 // controller/rayservice, which build their clusters' head Service and pods
 // with this package's BuildHeadService and BuildPod.
 //
@@ -19,13 +19,14 @@
 //
 // observe → decide → act, the same in every kind package:
 //
-//	reconciler.go      Setup (controller-runtime wiring, watches) and Reconcile: kit.Loop's prologue, then observe, decide, act
+//	reconciler.go      Registration (for kit.Setup: watches, owned pods and Services, the pod index, Options) and Pass: observe, decide, act
 //	observe.go         read the cluster's pods and Services from the cache, this process's unseen writes laid over them (kit.Overlay)
 //	decide.go          the pure decision: observed → plan (children, pods, finalizer, Events, status); refusals; suspend; Recreate
 //	decide_workers.go  worker groups: scale up and down, scaleStrategy.workersToDelete (decideGroup; per replica for multi-host, decideMultiHostGroup)
 //	decide_delete.go   a deleted cluster: the GCS FT finalizer, the Redis clean-up Job, its timeout
 //	build*.go          pure builders: pods (build.go, build_containers.go, build_raystart.go), Services (build_service.go), RBAC and Job (build_extra.go)
-//	act.go             carry out the plan in KubeRay's order, every write idempotent, recorded in the kit's Expectations first
+//	act.go             carry out the plan in KubeRay's order, every write idempotent, recorded in the kit's Expectations first:
+//	                   act (finalizer, writes, Events, status, failures), applyWrites and its steps (writes: children, head pod, other pods)
 //	status.go          the status (computeStatus, pure), what is urgent (statusChange), written through kit.StatusWriter
 //	events.go          the Events of what a pass did, one per KubeRay reason (summarizeEvents, pure)
 //	unsupported.go     the refusals of fields raydar does not implement

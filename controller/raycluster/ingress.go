@@ -41,14 +41,6 @@ import (
 // into spec.ingressClassName.
 const ingressClassAnnotation = "kubernetes.io/ingress.class"
 
-// Event reasons of the Ingress, KubeRay's (utils/constant.go).
-const (
-	ReasonCreatedIngress        = rayv1.EventCreatedIngress
-	reasonUpdatedIngress        = rayv1.EventUpdatedIngress
-	reasonFailedToCreateIngress = rayv1.EventFailedToCreateIngress
-	reasonFailedToUpdateIngress = rayv1.EventFailedToUpdateIngress
-)
-
 // wantsIngress: headGroupSpec.enableIngress is true.
 func wantsIngress(rc *rayv1.RayCluster) bool {
 	e := rc.Spec.HeadGroupSpec.EnableIngress
@@ -139,7 +131,7 @@ func decideIngress(o *observed, p *plan) {
 	case ex == nil:
 		p.CreateIngress = desired
 	case kit.ControllerUID(ex.OwnerReferences) != string(rc.UID):
-		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonFailedToCreateIngress, Action: "Create",
+		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: rayv1.EventFailedToCreateIngress, Action: "Create",
 			Message: fmt.Sprintf("Ingress %s/%s already exists and is not owned by this RayCluster; not modifying it", ex.Namespace, ex.Name)})
 	default:
 		p.UpdateIngress = ingressUpdate(ex, desired)
@@ -171,17 +163,17 @@ func (r *Reconciler) applyIngress(ctx context.Context, rc *rayv1.RayCluster, p *
 		err := r.client.Create(ctx, ing)
 		switch {
 		case err == nil:
-			r.events.Emit(rc, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedIngress, Action: "Create", Message: "Created ingress " + ing.Namespace + "/" + ing.Name})
+			r.events.Emit(rc, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventCreatedIngress, Action: "Create", Message: "Created ingress " + ing.Namespace + "/" + ing.Name})
 		case apierrors.IsAlreadyExists(err):
 		default:
-			out.fail(reasonFailedToCreateIngress, fmt.Sprintf("Failed creating ingress %s/%s, %v", ing.Namespace, ing.Name, err))
+			out.fail(rayv1.EventFailedToCreateIngress, fmt.Sprintf("Failed creating ingress %s/%s, %v", ing.Namespace, ing.Name, err))
 		}
 	}
 	if ing := p.UpdateIngress; ing != nil {
 		if err := r.client.Update(ctx, ing); err != nil {
-			out.fail(reasonFailedToUpdateIngress, fmt.Sprintf("Failed updating ingress %s/%s, %v", ing.Namespace, ing.Name, err))
+			out.fail(rayv1.EventFailedToUpdateIngress, fmt.Sprintf("Failed updating ingress %s/%s, %v", ing.Namespace, ing.Name, err))
 			return
 		}
-		r.events.Emit(rc, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonUpdatedIngress, Action: "Update", Message: "Updated ingress " + ing.Namespace + "/" + ing.Name})
+		r.events.Emit(rc, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventUpdatedIngress, Action: "Update", Message: "Updated ingress " + ing.Namespace + "/" + ing.Name})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/raydar/raydar/controller/kit"
@@ -29,6 +30,7 @@ import (
 
 // writeLog records every create and delete that reaches the API.
 type writeLog struct {
+	mu               sync.Mutex // the pass writes in parallel
 	created, deleted []string
 }
 
@@ -41,11 +43,15 @@ func refuseCreates(match func(client.Object) bool, log *writeLog) interceptor.Fu
 				return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, obj.GetName(),
 					errors.New(`admission webhook "deny.example" denied the request`))
 			}
+			log.mu.Lock()
 			log.created = append(log.created, kindName(obj))
+			log.mu.Unlock()
 			return cl.Create(ctx, obj, opts...)
 		},
 		Delete: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			log.mu.Lock()
 			log.deleted = append(log.deleted, kindName(obj))
+			log.mu.Unlock()
 			return cl.Delete(ctx, obj, opts...)
 		},
 	}

@@ -2,7 +2,6 @@ package raycluster
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -11,10 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -46,20 +42,19 @@ const ownerUIDField = "raydar.metadata.controllerUID"
 // writeConcurrency bounds the parallel writes of one reconcile.
 const writeConcurrency = 16
 
-// Options configure the RayCluster reconciler (package controller fills
-// them from its one Options).
+// ControllerName names the RayCluster controller in logs, metrics and
+// Events.
+const ControllerName = "raydar-raycluster"
+
+// Options are the RayCluster reconciler's own settings (package
+// controller fills them from its one Options; what all kinds share comes
+// in kit.Shared).
 type Options struct {
-	// Gate is the other-operator gate shared by the three kinds.
-	Gate *kit.Gate
-	// Build configures the children built (cluster domain, probes).
-	Build BuildConfig
 	// StatusCoalesceWindow holds status changes that are not urgent for
 	// up to this long; 0 or less writes every change at once.
 	StatusCoalesceWindow time.Duration
 	// Concurrency is the number of RayClusters reconciled at once.
 	Concurrency int
-	// Recorder emits the Events (default: the manager's, for name).
-	Recorder recorder.EventRecorder
 }
 
 // Reconciler reconciles RayClusters: the kit's Reconcile prologue, then
@@ -81,70 +76,86 @@ type Reconciler struct {
 	exists existsMemo
 }
 
-// newReconciler builds the reconciler; Setup wires it into a manager.
-func newReconciler(c client.Client, api client.Reader, rec recorder.EventRecorder, g *kit.Gate, cfg BuildConfig, coalesce time.Duration) *Reconciler {
+// Registration is the RayCluster reconciler's registration for
+// kit.Setup: it watches RayClusters (spec, labels, annotations,
+// finalizers), their pods and Services (kit.ChildHandler: owner's queue,
+// expectations), and the gate's re-queues; pods are indexed by their
+// controller's UID.
+func Registration(opts Options) *kit.Kind[*rayv1.RayCluster] {
+	return &kit.Kind[*rayv1.RayCluster]{
+		Name: "raycluster", EventSource: ControllerName, Noun: "cluster",
+		New:       func() *rayv1.RayCluster { return &rayv1.RayCluster{} },
+		NewList:   func() client.ObjectList { return &rayv1.RayClusterList{} },
+		ManagedBy: func(rc *rayv1.RayCluster) *string { return rc.Spec.ManagedBy }, ListUnmanaged: true,
+		Predicates: []predicate.Predicate{predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+			predicate.LabelChangedPredicate{}, kit.FinalizersChanged())},
+		Owns:        []kit.Owned{{Object: &corev1.Pod{}}, {Object: &corev1.Service{}}},
+		Indexes:     []kit.Index{{Object: &corev1.Pod{}, Field: ownerUIDField, Extract: podOwnerUID}},
+		Concurrency: opts.Concurrency,
+		Build: func(p *kit.Parts[*rayv1.RayCluster]) (kit.Reconciler[*rayv1.RayCluster], error) {
+			return fromParts(p, opts.StatusCoalesceWindow), nil
+		},
+	}
+}
+
+// podOwnerUID indexes a pod by its controller's UID (ownerUIDField).
+func podOwnerUID(obj client.Object) []string {
+	if uid := kit.ControllerUID(obj.GetOwnerReferences()); uid != "" {
+		return []string{uid}
+	}
+	return nil
+}
+
+// SharedBuildConfig is the build configuration of every kind that builds a
+// cluster's children (RayCluster, RayJob, RayService), from what the kinds
+// share.
+func SharedBuildConfig(sh kit.Shared) BuildConfig {
+	cfg := DefaultBuildConfig()
+	cfg.ClusterDomain = kit.OrDefault(sh.ClusterDomain, cfg.ClusterDomain)
+	cfg.InjectProbes = sh.InjectProbes
+	return cfg
+}
+
+// fromParts builds the reconciler around the parts kit made.
+func fromParts(p *kit.Parts[*rayv1.RayCluster], coalesce time.Duration) *Reconciler {
 	r := &Reconciler{
-		client: c, api: api, events: kit.NewEvents(rec), cfg: cfg, coalesce: coalesce,
+		client: p.Client, api: p.API, events: p.Events, exp: p.Exp, status: p.Status, loop: p.Loop,
+		cfg: SharedBuildConfig(p.Shared), coalesce: coalesce,
 		now: time.Now, newSuffix: kit.RandomSuffix,
 		exists: existsMemo{m: map[types.UID]map[string]bool{}},
 	}
-	r.exp = kit.NewExpectations(kit.DefaultExpectationTTL, func() time.Time { return r.now() })
-	r.status = kit.NewStatusWriter(c, r.exp)
-	r.loop = &kit.Loop[*rayv1.RayCluster]{
-		Cache: c, API: api, New: func() *rayv1.RayCluster { return &rayv1.RayCluster{} },
-		Exp: r.exp, Events: r.events, Status: r.status, Gate: g,
-		Noun: "cluster", ManagedBy: func(rc *rayv1.RayCluster) *string { return rc.Spec.ManagedBy }, ListUnmanaged: true,
-		Forget: func(uid types.UID, _ types.NamespacedName) { r.exists.forget(uid) },
-	}
+	r.exp.SetClock(func() time.Time { return r.now() })
 	return r
 }
 
-// Setup builds the RayCluster reconciler and registers it with mgr: it
-// watches RayClusters (spec, labels, annotations, finalizers), their pods
-// and Services (kit.ChildHandler: owner's queue, expectations), and the
-// gate's re-queues.
-func Setup(mgr manager.Manager, name string, opts Options) (*Reconciler, error) {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, ownerUIDField, func(obj client.Object) []string {
-		if uid := kit.ControllerUID(obj.GetOwnerReferences()); uid != "" {
-			return []string{uid}
-		}
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("indexing pods: %w", err)
+// newReconciler builds the reconciler without a manager (unit tests).
+func newReconciler(c client.Client, api client.Reader, rec recorder.EventRecorder, sh kit.Shared, coalesce time.Duration) *Reconciler {
+	k := Registration(Options{StatusCoalesceWindow: coalesce})
+	r, _, err := k.Reconcile(kit.NewParts(k, c, api, rec, sh))
+	if err != nil {
+		panic(err) // Build does not fail
 	}
-	rec := opts.Recorder
-	if rec == nil {
-		rec = mgr.GetEventRecorder(name)
-	}
-	r := newReconciler(mgr.GetClient(), mgr.GetAPIReader(), rec, opts.Gate, opts.Build, opts.StatusCoalesceWindow)
-	h := &kit.ChildHandler{Exp: r.exp, Owner: kit.ControllerOwner(rayv1.KindRayCluster, rayv1.GroupVersion.String())}
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named("raycluster").
-		For(&rayv1.RayCluster{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
-			predicate.LabelChangedPredicate{}, kit.FinalizersChanged()))).
-		Watches(&corev1.Pod{}, h).
-		Watches(&corev1.Service{}, h).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency})
-	b = kit.WatchKicks(b, opts.Gate, func() client.ObjectList { return &rayv1.RayClusterList{} })
-	if err := b.Complete(r); err != nil {
-		return nil, fmt.Errorf("building the RayCluster controller: %w", err)
-	}
-	return r, nil
+	return r.(*Reconciler)
 }
 
 // Reconcile implements reconcile.Reconciler: the kit's prologue (get,
 // forget what is gone, read this process's own writes, the gate, 409 →
 // fresh read), then one pass.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return r.loop.Reconcile(ctx, req, r.reconcileOnce)
+	return r.loop.Reconcile(ctx, req, r.Pass)
 }
+
+// Forget drops what the reconciler remembers of a cluster that is gone
+// (kit.Forgetter; the Loop forgets the kit's memory).
+func (r *Reconciler) Forget(uid types.UID, _ types.NamespacedName) { r.exists.forget(uid) }
 
 // Known is the number of RayClusters this reconciler has seen and not yet
 // forgotten.
 func (r *Reconciler) Known() int { return r.loop.Known() }
 
-func (r *Reconciler) reconcileOnce(ctx context.Context, rc *rayv1.RayCluster) (ctrl.Result, error) {
+// Pass is one observe → decide → act (kit.Reconciler).
+func (r *Reconciler) Pass(ctx context.Context, rc *rayv1.RayCluster) (ctrl.Result, error) {
 	obs, err := r.observe(ctx, rc)
 	if err != nil {
 		return ctrl.Result{}, err

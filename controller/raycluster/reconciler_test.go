@@ -44,7 +44,7 @@ func fakeReconciler(t *testing.T, funcs interceptor.Funcs, objs ...client.Object
 		Build()
 	rec := events.NewFakeRecorder(100)
 	g := kit.NewGate(c, true)
-	r := newReconciler(c, c, rec, g, DefaultBuildConfig(), -1)
+	r := newReconciler(c, c, rec, kit.Shared{Gate: g, ClusterDomain: "cluster.local", InjectProbes: true}, -1)
 	return r, c, rec
 }
 

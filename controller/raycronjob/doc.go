@@ -11,7 +11,7 @@
 //
 // observe → decide → act, the same in every kind package:
 //
-//	reconciler.go  Setup (RBAC markers, watches: RayCronJobs, the RayJobs they own) and Reconcile: kit.Loop's prologue, then observe, Decide, act; the gate's reading of a RayCronJob (gateManagedBy)
+//	reconciler.go  Registration (for kit.Setup: RBAC markers, watches: RayCronJobs, the RayJobs they own; Optional: no CRD, no controller) and Pass: observe, Decide, act; the gate's reading of a RayCronJob (gateManagedBy)
 //	observe.go     the RayJobs labelled with its name, from the cache with this process's unseen creates laid over them (kit.Overlay), live after a failed create
 //	decide.go      Decide, pure: (RayCronJob, its RayJobs, now) → Plan (the RayJob to create, the status, the Events, the requeue)
 //	schedule.go    the due tick and the missed ticks skipped (from rayapi/schedule's Earliest; its NextRun and Describe are what the TUI and raydar get show)

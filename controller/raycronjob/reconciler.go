@@ -1,21 +1,15 @@
 package raycronjob
 
-// The RayCronJob reconciler's registration with the manager (Setup:
-// watches) and Reconcile: kit.Loop's prologue, then observe, Decide, act.
+// The RayCronJob reconciler's registration (Registration, for kit.Setup:
+// watches, Options) and its pass: observe, Decide, act.
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	crevent "sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/raydar/raydar/controller/kit"
@@ -37,10 +31,9 @@ const ControllerName = "raydar-raycronjob"
 // DefaultConcurrency is the number of RayCronJobs reconciled at once.
 const DefaultConcurrency = 2
 
-// Options configure Setup. The zero value is usable.
+// Options are the RayCronJob reconciler's own settings; the gate comes in
+// kit.Shared. The zero value is usable.
 type Options struct {
-	// Gate is the operator's other-operator gate; set by New.
-	Gate *kit.Gate
 	// Local is the time zone of a RayCronJob without spec.timeZone
 	// (KubeRay: the operator's); nil is time.Local.
 	Local *time.Location
@@ -67,66 +60,44 @@ type reconciler struct {
 	events *kit.Events
 }
 
-// Setup adds the RayCronJob reconciler to mgr (normally
-// Operator.Manager(), so that it shares the cache and the leader
-// election). It watches RayCronJobs (spec, labels, annotations) and the
-// RayJobs they own (created and deleted: kit.ChildHandler, which also
+// Registration is the RayCronJob reconciler's registration for kit.Setup
+// (normally on Operator.Manager(), so that it shares the cache and the
+// leader election). It watches RayCronJobs (spec, labels, annotations) and
+// the RayJobs they own (created and deleted: kit.ChildHandler, which also
 // tells the expectations what the cache shows). An API server that does
 // not serve RayCronJobs (KubeRay's CRDs before v1.7) gets no RayCronJob
 // reconciler, and the others run as before; a RayCronJob CRD installed
 // later is reconciled from the operator's next start.
-func Setup(mgr manager.Manager, opts Options) error {
-	gk := schema.GroupKind{Group: rayv1.GroupVersion.Group, Kind: rayv1.KindRayCronJob}
-	if _, err := mgr.GetRESTMapper().RESTMapping(gk, rayv1.GroupVersion.Version); err != nil {
-		if meta.IsNoMatchError(err) {
-			mgr.GetLogger().Info("the API server serves no RayCronJobs (no RayCronJob CRD): not reconciling them")
-			return nil
-		}
-		return fmt.Errorf("controller: looking up RayCronJobs: %w", err)
-	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = DefaultConcurrency
-	}
+func Registration(opts Options) *kit.Kind[*rayv1.RayCronJob] {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	if opts.Local == nil {
 		opts.Local = time.Local
 	}
-	r := &reconciler{client: mgr.GetClient(), api: mgr.GetAPIReader(), local: opts.Local, now: opts.Now,
-		events: kit.NewEvents(mgr.GetEventRecorder(ControllerName))}
-	r.exp = kit.NewExpectations(kit.DefaultExpectationTTL, func() time.Time { return r.now() })
-	r.status = kit.NewStatusWriter(r.client, r.exp)
-	r.loop = &kit.Loop[*rayv1.RayCronJob]{
-		Cache: r.client, API: r.api, New: func() *rayv1.RayCronJob { return &rayv1.RayCronJob{} },
-		Exp: r.exp, Events: r.events, Status: r.status, Gate: opts.Gate,
-		Noun: "RayCronJob", ManagedBy: gateManagedBy,
-	}
-
-	h := &kit.ChildHandler{Exp: r.exp, Owner: kit.ControllerOwner(rayv1.KindRayCronJob, rayv1.GroupVersion.String())}
 	// Decide reads only which RayJobs exist: their updates are not watched.
 	createdOrDeleted := predicate.Funcs{UpdateFunc: func(crevent.UpdateEvent) bool { return false }}
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named("raycronjob").
-		For(&rayv1.RayCronJob{}, builder.WithPredicates(predicate.Or[client.Object](
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&rayv1.RayJob{}, h, builder.WithPredicates(createdOrDeleted)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency})
-	b = kit.WatchKicks(b, opts.Gate, func() client.ObjectList { return &rayv1.RayCronJobList{} })
-	err := b.Complete(r)
-	if err != nil {
-		return fmt.Errorf("controller: building the RayCronJob controller: %w", err)
+	return &kit.Kind[*rayv1.RayCronJob]{
+		Name: "raycronjob", EventSource: ControllerName, Noun: "RayCronJob",
+		New:       func() *rayv1.RayCronJob { return &rayv1.RayCronJob{} },
+		NewList:   func() client.ObjectList { return &rayv1.RayCronJobList{} },
+		ManagedBy: gateManagedBy,
+		Predicates: []predicate.Predicate{predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})},
+		Owns:        []kit.Owned{{Object: &rayv1.RayJob{}, Predicates: []predicate.Predicate{createdOrDeleted}}},
+		Concurrency: kit.OrDefault(opts.Concurrency, DefaultConcurrency),
+		Now:         opts.Now,
+		Optional:    true,
+		Build: func(p *kit.Parts[*rayv1.RayCronJob]) (kit.Reconciler[*rayv1.RayCronJob], error) {
+			return &reconciler{client: p.Client, api: p.API, local: opts.Local, now: opts.Now,
+				loop: p.Loop, exp: p.Exp, status: p.Status, events: p.Events}, nil
+		},
 	}
-	return nil
 }
 
-// Reconcile implements reconcile.Reconciler: the kit's prologue, then one
-// pass.
-func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return r.loop.Reconcile(ctx, req, r.reconcileOnce)
-}
-
-func (r *reconciler) reconcileOnce(ctx context.Context, cj *rayv1.RayCronJob) (ctrl.Result, error) {
+// Pass is one observe → Decide → act (kit.Reconciler), after kit.Loop's
+// prologue.
+func (r *reconciler) Pass(ctx context.Context, cj *rayv1.RayCronJob) (ctrl.Result, error) {
 	in, err := r.observe(ctx, cj)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -26,170 +26,255 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// act carries out the plan.
+// act carries out the plan in the Plan's order, one step each: the
+// RayJob's own writes (finalizer, stop record, status) and the plan's
+// Events, the children created, updated and deleted, the submission, the
+// stop and the finalizer's release, the RayJob's own deletion. Every step
+// is idempotent (an existing child, a submission ID in use, a child gone
+// already are done); a failed write of the RayJob ends the act, a failed
+// child write is said once and returned with the rest (the work queue's
+// back-off retries).
 func (r *reconciler) act(ctx context.Context, o *Observed, p *Plan) (ctrl.Result, error) {
-	logger := log.FromContext(ctx)
-	rj := o.Job.DeepCopy()
-	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
+	a := &acting{r: r, ctx: ctx, o: o, p: p, rj: o.Job.DeepCopy(), res: ctrl.Result{RequeueAfter: p.RequeueAfter}}
+	if stop, err := a.writeJob(); stop {
+		return a.res, err
+	}
+	a.createChildren()
+	a.updateHeadService()
+	a.deleteChildren()
+	a.suspendWorkers()
+	a.submit()
+	if err := a.stopAndRelease(); err != nil {
+		return a.res, err
+	}
+	a.deleteSelf()
+	if len(a.errs) > 0 {
+		// The work queue's back-off retries.
+		return ctrl.Result{}, errors.Join(a.errs...)
+	}
+	return a.res, nil
+}
 
-	if p.AddFinalizer {
-		if err := kit.UpdateFinalizers(ctx, r.client, r.exp, rj, func(f []string) []string { return append(f, rayv1.RayJobStopJobFinalizer) }, nil); err != nil {
-			return res, err
+// acting is one act: the plan, the RayJob as written so far, the result
+// and the child writes that failed.
+type acting struct {
+	r    *reconciler
+	ctx  context.Context
+	o    *Observed
+	p    *Plan
+	rj   *rayv1.RayJob
+	res  ctrl.Result
+	errs []error
+}
+
+// fail records a failed child write and says it once (per key, reason and
+// message) in a Warning.
+func (a *acting) fail(key, reason, action, msg string, err error) {
+	a.errs = append(a.errs, fmt.Errorf("%s: %w", msg, err))
+	if a.r.events.Once(a.rj.UID, key, reason+msg) {
+		a.r.event(a.rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reason, Action: action, Message: msg + ": " + err.Error()})
+	}
+}
+
+// writeJob adds the finalizer, records a confirmed stop and writes the
+// status, then emits the plan's Events. stop: the act ends here (a failed
+// write, or the RayJob is gone).
+func (a *acting) writeJob() (stop bool, err error) {
+	r, rj := a.r, a.rj
+	if a.p.AddFinalizer {
+		if err := kit.UpdateFinalizers(a.ctx, r.client, r.exp, rj, func(f []string) []string { return append(f, rayv1.RayJobStopJobFinalizer) }, nil); err != nil {
+			return true, err
 		}
 	}
-	if v := p.StopRecord; v != "" {
-		if err := r.patchStopRecord(ctx, rj, v); err != nil {
-			if apierrors.IsNotFound(err) {
-				return ctrl.Result{}, nil
-			}
-			return res, err
+	if v := a.p.StopRecord; v != "" {
+		if err := r.patchStopRecord(a.ctx, rj, v); err != nil {
+			return true, a.goneIsDone(err)
 		}
 	}
-	if p.WriteStatus {
-		if err := r.writeStatus(ctx, rj, p.Status); err != nil {
-			if apierrors.IsNotFound(err) {
-				return ctrl.Result{}, nil
-			}
-			return res, err
+	if a.p.WriteStatus {
+		if err := r.writeStatus(a.ctx, rj, a.p.Status); err != nil {
+			return true, a.goneIsDone(err)
 		}
 	}
-	for _, e := range p.Events {
+	for _, e := range a.p.Events {
 		r.event(rj, e)
 	}
+	return false, nil
+}
 
-	var errs []error
-	fail := func(key, reason, action, msg string, err error) {
-		errs = append(errs, fmt.Errorf("%s: %w", msg, err))
-		if r.events.Once(rj.UID, key, reason+msg) {
-			r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reason, Action: action, Message: msg + ": " + err.Error()})
-		}
+// goneIsDone: a RayJob that is gone ends the act without an error or a
+// requeue.
+func (a *acting) goneIsDone(err error) error {
+	if apierrors.IsNotFound(err) {
+		a.res = ctrl.Result{}
+		return nil
 	}
+	return err
+}
 
+// createChildren creates the cluster, the submitter Job and the head
+// Service the plan names; one that exists already was made by an earlier
+// pass.
+func (a *acting) createChildren() {
+	rj := a.rj
 	create := func(obj client.Object, done kit.Event, key, reason, msg string) {
-		switch err := r.client.Create(ctx, obj); {
+		switch err := a.r.client.Create(a.ctx, obj); {
 		case err == nil:
-			r.event(rj, done)
+			a.r.event(rj, done)
 		case apierrors.IsAlreadyExists(err): // an earlier pass made it
 		default:
-			fail(key, reason, "Create", msg, err)
+			a.fail(key, reason, "Create", msg, err)
 		}
 	}
-	if c := p.CreateCluster; c != nil {
-		create(c, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedCluster, Action: "Create",
+	if c := a.p.CreateCluster; c != nil {
+		create(c, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventCreatedRayCluster, Action: "Create",
 			Message: fmt.Sprintf("Created RayCluster %s for the Ray job", c.Name)},
-			"create-cluster", reasonCreateClusterFailed, "Failed to create RayCluster "+c.Name)
+			"create-cluster", rayv1.EventFailedToCreateRayCluster, "Failed to create RayCluster "+c.Name)
 	}
-	if j := p.CreateSubmitter; j != nil {
-		create(j, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedSubmitter, Action: "Create",
+	if j := a.p.CreateSubmitter; j != nil {
+		create(j, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventCreatedRayJobSubmitter, Action: "Create",
 			Message: fmt.Sprintf("Created submitter Job %s (submits Ray job %s to %s)", j.Name, rj.Status.JobId, rj.Status.DashboardURL)},
-			"create-submitter", reasonCreateSubFailed, "Failed to create the submitter Job "+j.Name)
+			"create-submitter", rayv1.EventFailedToCreateRayJobSubmitter, "Failed to create the submitter Job "+j.Name)
 	}
-	if s := p.CreateHeadService; s != nil {
-		create(s, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonCreatedService, Action: "Create",
+	if s := a.p.CreateHeadService; s != nil {
+		create(s, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventCreatedService, Action: "Create",
 			Message: fmt.Sprintf("Created the service %s/%s", s.Namespace, s.Name)},
-			"create-service", reasonCreateServiceFailed, fmt.Sprintf("Failed to create the service %s/%s", s.Namespace, s.Name))
+			"create-service", rayv1.EventFailedToCreateService, fmt.Sprintf("Failed to create the service %s/%s", s.Namespace, s.Name))
 	}
-	if s := p.UpdateHeadService; s != nil {
-		err := r.client.Update(ctx, s)
-		switch {
-		case err == nil:
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonUpdatedService, Action: "Update",
-				Message: fmt.Sprintf("Updated the service %s/%s", s.Namespace, s.Name)})
-		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
-			// The next pass sees the new version.
-			res.RequeueAfter = soon
-		default:
-			fail("update-service", reasonUpdateServiceFailed, "Update", fmt.Sprintf("Failed to update the service %s/%s", s.Namespace, s.Name), err)
-		}
-	}
-	remove := func(obj client.Object, d *deletion, done kit.Event, key, reason, msg string) {
-		obj.SetNamespace(rj.Namespace)
-		obj.SetName(d.Name)
-		if err := r.deleteChild(ctx, obj, d); err != nil {
-			fail(key, reason, "Delete", msg, err)
-		} else {
-			r.event(rj, done)
-		}
-	}
-	if d := p.DeleteCluster; d != nil {
-		remove(&rayv1.RayCluster{}, d, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonDeletedCluster, Action: "Delete",
-			Message: fmt.Sprintf("Deleted RayCluster %s: %s", d.Name, d.Reason)},
-			"delete-cluster", reasonDeleteClusterFailed, "Failed to delete RayCluster "+d.Name)
-	}
-	if d := p.DeleteSubmitter; d != nil {
-		remove(&batchv1.Job{}, d, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonDeletedSubmitter, Action: "Delete",
-			Message: fmt.Sprintf("Deleted submitter Job %s: %s", d.Name, d.Reason)},
-			"delete-submitter", reasonDeleteSubFailed, "Failed to delete the submitter Job "+d.Name)
-	}
-	if name := p.SuspendWorkers; name != "" {
-		if err := r.suspendWorkers(ctx, rj.Namespace, name); err != nil {
-			fail("suspend-workers", reasonUpdateClusterFailed, "Update", "Failed to suspend the worker groups of RayCluster "+name, err)
-		} else {
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonSuspendedWorkers, Action: "Delete",
-				Message: fmt.Sprintf("Suspended every worker group of RayCluster %s (its worker pods go): deletion rule DeleteWorkers", name)})
-		}
-	}
-	if s := p.Submit; s != nil && o.Cluster != nil {
-		dc, err := r.dash.ClientFor(ctx, o.Cluster)
-		if err == nil {
-			_, err = dc.SubmitJob(ctx, s.Request)
-		}
-		switch {
-		case err == nil:
-			r.events.Unsay(rj.UID, "submit")
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonSubmitted, Action: "Submit",
-				Message: fmt.Sprintf("Submitted Ray job %s to the dashboard of RayCluster %s", s.Request.SubmissionID, s.ClusterName)})
-		case errors.Is(err, dashboard.ErrSubmissionIDInUse):
-		default:
-			// Not an error for the work queue: the next poll tries again.
-			logger.Info("submission failed; retrying", "error", err.Error())
-			if r.events.Once(rj.UID, "submit", "failed") {
-				r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonSubmitFailed, Action: "Submit",
-					Message: fmt.Sprintf("Failed to submit Ray job %s (retrying): %v", s.Request.SubmissionID, err)})
-			}
-		}
-	}
+}
 
-	release := p.RemoveFinalizer
-	if p.Stop != nil {
-		out, err := r.sendStop(ctx, rj, o, p.Stop)
+// updateHeadService writes the head Service the plan changed; a conflict
+// or a Service gone is seen by the next pass, soon.
+func (a *acting) updateHeadService() {
+	s := a.p.UpdateHeadService
+	if s == nil {
+		return
+	}
+	switch err := a.r.client.Update(a.ctx, s); {
+	case err == nil:
+		a.r.event(a.rj, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventUpdatedService, Action: "Update",
+			Message: fmt.Sprintf("Updated the service %s/%s", s.Namespace, s.Name)})
+	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+		// The next pass sees the new version.
+		a.res.RequeueAfter = soon
+	default:
+		a.fail("update-service", rayv1.EventFailedToUpdateService, "Update", fmt.Sprintf("Failed to update the service %s/%s", s.Namespace, s.Name), err)
+	}
+}
+
+// deleteChildren deletes the cluster and the submitter Job the plan
+// names (deleteChild: never a same-named successor).
+func (a *acting) deleteChildren() {
+	remove := func(obj client.Object, d *deletion, done kit.Event, key, reason, msg string) {
+		obj.SetNamespace(a.rj.Namespace)
+		obj.SetName(d.Name)
+		if err := a.r.deleteChild(a.ctx, obj, d); err != nil {
+			a.fail(key, reason, "Delete", msg, err)
+		} else {
+			a.r.event(a.rj, done)
+		}
+	}
+	if d := a.p.DeleteCluster; d != nil {
+		remove(&rayv1.RayCluster{}, d, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventDeletedRayCluster, Action: "Delete",
+			Message: fmt.Sprintf("Deleted RayCluster %s: %s", d.Name, d.Reason)},
+			"delete-cluster", rayv1.EventFailedToDeleteRayCluster, "Failed to delete RayCluster "+d.Name)
+	}
+	if d := a.p.DeleteSubmitter; d != nil {
+		remove(&batchv1.Job{}, d, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventDeletedRayJobSubmitter, Action: "Delete",
+			Message: fmt.Sprintf("Deleted submitter Job %s: %s", d.Name, d.Reason)},
+			"delete-submitter", rayv1.EventFailedToDeleteRayJobSubmitter, "Failed to delete the submitter Job "+d.Name)
+	}
+}
+
+// suspendWorkers suspends every worker group of the cluster the plan
+// names (deletion rule DeleteWorkers).
+func (a *acting) suspendWorkers() {
+	name := a.p.SuspendWorkers
+	if name == "" {
+		return
+	}
+	if err := a.r.suspendWorkers(a.ctx, a.rj.Namespace, name); err != nil {
+		a.fail("suspend-workers", rayv1.EventFailedToUpdateRayCluster, "Update", "Failed to suspend the worker groups of RayCluster "+name, err)
+		return
+	}
+	a.r.event(a.rj, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventUpdatedRayCluster, Action: "Update",
+		Message: fmt.Sprintf("Suspended every worker group of RayCluster %s (its worker pods go): deletion rule DeleteWorkers", name)})
+}
+
+// submit submits the Ray job to the cluster's dashboard (HTTPMode). A
+// submission ID in use was submitted by an earlier pass; a failure is no
+// error for the work queue: the next poll tries again.
+func (a *acting) submit() {
+	s, rj := a.p.Submit, a.rj
+	if s == nil || a.o.Cluster == nil {
+		return
+	}
+	dc, err := a.r.dash.ClientFor(a.ctx, a.o.Cluster)
+	if err == nil {
+		_, err = dc.SubmitJob(a.ctx, s.Request)
+	}
+	switch {
+	case err == nil:
+		a.r.events.Unsay(rj.UID, "submit")
+		a.r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: ReasonSubmitted, Action: "Submit",
+			Message: fmt.Sprintf("Submitted Ray job %s to the dashboard of RayCluster %s", s.Request.SubmissionID, s.ClusterName)})
+	case errors.Is(err, dashboard.ErrSubmissionIDInUse):
+	default:
+		log.FromContext(a.ctx).Info("submission failed; retrying", "error", err.Error())
+		if a.r.events.Once(rj.UID, "submit", "failed") {
+			a.r.event(rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonSubmitFailed, Action: "Submit",
+				Message: fmt.Sprintf("Failed to submit Ray job %s (retrying): %v", s.Request.SubmissionID, err)})
+		}
+	}
+}
+
+// stopAndRelease sends the planned stop, then releases the finalizer when
+// the plan or the stop's outcome says so.
+func (a *acting) stopAndRelease() error {
+	rj := a.rj
+	release := a.p.RemoveFinalizer
+	if a.p.Stop != nil {
+		out, err := a.r.sendStop(a.ctx, rj, a.o, a.p.Stop)
 		if err != nil {
-			return res, err
+			return err
 		}
 		release = release || out.ReleaseFinalizer && slices.Contains(rj.Finalizers, rayv1.RayJobStopJobFinalizer)
 	}
-
-	if release {
-		err := kit.UpdateFinalizers(ctx, r.client, r.exp, rj, func(f []string) []string {
-			out := f[:0:0]
-			for _, x := range f {
-				if x != rayv1.RayJobStopJobFinalizer {
-					out = append(out, x)
-				}
+	if !release {
+		return nil
+	}
+	err := kit.UpdateFinalizers(a.ctx, a.r.client, a.r.exp, rj, func(f []string) []string {
+		out := f[:0:0]
+		for _, x := range f {
+			if x != rayv1.RayJobStopJobFinalizer {
+				out = append(out, x)
 			}
-			return out
-		}, nil)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return res, err
 		}
+		return out
+	}, nil)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
 	}
-	if why := p.DeleteSelf; why != "" {
-		uid := rj.UID
-		err := r.client.Delete(ctx, rj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		switch {
-		case err == nil:
-			r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonDeletedOnFinish, Action: "Delete",
-				Message: "Deleting this RayJob (and so its cluster and submitter): " + why})
-		case apierrors.IsNotFound(err):
-		default:
-			fail("delete-self", reasonDeleteFailed, "Delete", "Failed to delete this RayJob", err)
-		}
+	return nil
+}
+
+// deleteSelf deletes the RayJob (with its UID as precondition) when the
+// plan says why: DeleteRayJobAfterJobFinishes and the deletion rules.
+func (a *acting) deleteSelf() {
+	why, rj := a.p.DeleteSelf, a.rj
+	if why == "" {
+		return
 	}
-	if len(errs) > 0 {
-		// The work queue's back-off retries.
-		return ctrl.Result{}, errors.Join(errs...)
+	uid := rj.UID
+	err := a.r.client.Delete(a.ctx, rj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	switch {
+	case err == nil:
+		a.r.event(rj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonDeletedOnFinish, Action: "Delete",
+			Message: "Deleting this RayJob (and so its cluster and submitter): " + why})
+	case apierrors.IsNotFound(err):
+	default:
+		a.fail("delete-self", reasonDeleteFailed, "Delete", "Failed to delete this RayJob", err)
 	}
-	return res, nil
 }
 
 // deleteChild deletes a child with a UID precondition (never a same-named

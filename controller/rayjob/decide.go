@@ -173,13 +173,9 @@ type submission struct {
 	Request     dashboard.SubmitJobRequest
 }
 
-// Reasons of RayJob Events and conditions that are not in rayapi/v1.
+// Reasons of RayJob Events and conditions that are raydar's; KubeRay's
+// Event reasons are rayapi/v1's Event* constants, their only home.
 const (
-	ReasonCreatedCluster       = "CreatedRayCluster"
-	ReasonCreatedSubmitter     = "CreatedRayJobSubmitter" // KubeRay's reasons where it has one
-	ReasonDeletedCluster       = "DeletedRayCluster"
-	reasonDeletedSubmitter     = "DeletedRayJobSubmitter"
-	reasonSuspendedWorkers     = "UpdatedRayCluster"
 	ReasonSubmitted            = "Submitted"
 	reasonWaitingForCluster    = "WaitingForCluster"
 	reasonClusterNotFound      = "ClusterNotFound"
@@ -190,7 +186,6 @@ const (
 	ReasonRetrying             = "Retrying"
 	reasonSuspending           = "Suspending"
 	reasonResumed              = "Resumed"
-	reasonInvalidSpec          = "InvalidRayJobSpec" // KubeRay's utils.InvalidRayJobSpec
 	reasonSpecValid            = "SpecValid"
 	ReasonDashboardUnreachable = "DashboardUnreachable"
 	reasonStopSent             = "StopSent"
@@ -205,21 +200,8 @@ const (
 	reasonNotFailed            = "NotFailed"
 	reasonNotSuspended         = "NotSuspended"
 	reasonStopped              = "Stopped"
-	reasonCreateClusterFailed  = "FailedToCreateRayCluster"
-	reasonCreateSubFailed      = "FailedToCreateRayJobSubmitter"
-	reasonDeleteClusterFailed  = "FailedToDeleteRayCluster"
-	reasonDeleteSubFailed      = "FailedToDeleteRayJobSubmitter"
-	reasonUpdateClusterFailed  = "FailedToUpdateRayCluster"
-	reasonInvalidMetadata      = "InvalidRayJobMetadata"
-	reasonInvalidStatus        = "InvalidRayJobStatus"
-	reasonClusterNotFoundEvent = "RayClusterNotFound"
 	reasonDeleteFailed         = "FailedDelete"
 	reasonSubmitFailed         = "FailedSubmit"
-	// KubeRay's reasons for the RayJob's head Service.
-	ReasonCreatedService      = "CreatedService"
-	ReasonUpdatedService      = "UpdatedService"
-	reasonCreateServiceFailed = "FailedToCreateService"
-	reasonUpdateServiceFailed = "FailedToUpdateService"
 )
 
 // soon is the requeue after a write whose result the next pass acts on.
@@ -258,12 +240,12 @@ func decide(o *Observed, p *Plan) {
 	errs = append(errs, Unsupported(j)...)
 	statusErrs := rayv1.ValidateRayJobStatus(j)
 	// KubeRay's Event reason says which part is invalid.
-	reason := reasonInvalidSpec
+	reason := rayv1.EventInvalidRayJobSpec
 	switch {
 	case len(errs) > 0 && strings.HasPrefix(errs[0].Field, "metadata"):
-		reason = reasonInvalidMetadata
+		reason = rayv1.EventInvalidRayJobMetadata
 	case len(errs) == 0 && len(statusErrs) > 0:
-		reason = reasonInvalidStatus
+		reason = rayv1.EventInvalidRayJobStatus
 	}
 	errs = append(errs, statusErrs...)
 	if len(errs) > 0 {

@@ -94,7 +94,7 @@ func ensureCluster(o *Observed, p *Plan) bool {
 		if rc == nil {
 			msg := fmt.Sprintf("Waiting for RayCluster %s (spec.clusterSelector) to exist", st.RayClusterName)
 			if st.Message != msg {
-				p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonClusterNotFoundEvent, Action: "Validate",
+				p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: rayv1.EventRayClusterNotFound, Action: "Validate",
 					Message: fmt.Sprintf("RayCluster %s/%s set in the clusterSelector is not found", j.Namespace, st.RayClusterName)})
 			}
 			st.Message = msg
@@ -105,7 +105,7 @@ func ensureCluster(o *Observed, p *Plan) bool {
 	if rc == nil {
 		want, err := buildCluster(j, st.RayClusterName)
 		if err != nil {
-			buildFailed(p, reasonCreateClusterFailed, "RayCluster "+st.RayClusterName, err)
+			buildFailed(p, rayv1.EventFailedToCreateRayCluster, "RayCluster "+st.RayClusterName, err)
 			return false
 		}
 		p.CreateCluster = want
@@ -158,7 +158,7 @@ func decideInitializing(o *Observed, p *Plan) {
 		} else if !owns(j, o.Submitter.OwnerReferences) {
 			msg := fmt.Sprintf("A Job named %s exists but does not belong to this RayJob; waiting for it to go", o.Submitter.Name)
 			if st.Message != msg {
-				p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonCreateSubFailed, Action: "Create", Message: msg})
+				p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: rayv1.EventFailedToCreateRayJobSubmitter, Action: "Create", Message: msg})
 			}
 			st.Message = msg
 			requeueAfter(p, 30*time.Second)
@@ -186,7 +186,7 @@ func decideInitializing(o *Observed, p *Plan) {
 func planSubmitter(o *Observed, p *Plan, rc *rayv1.RayCluster) bool {
 	job, err := buildSubmitterJob(o.Job, rc, p.Status.DashboardURL)
 	if err != nil {
-		buildFailed(p, reasonCreateSubFailed, "the submitter Job "+kit.RayJobSubmitterName(o.Job), err)
+		buildFailed(p, rayv1.EventFailedToCreateRayJobSubmitter, "the submitter Job "+kit.RayJobSubmitterName(o.Job), err)
 		return false
 	}
 	p.CreateSubmitter = job

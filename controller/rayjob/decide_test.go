@@ -263,7 +263,7 @@ func TestRayJobDecideValidation(t *testing.T) {
 	bad := newJob(func(j *rayv1.RayJob) { j.Spec.RayClusterSpec = nil }) // neither spec nor selector
 	p := Decide(observe(bad, fixture.T0))
 	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusValidationFailed || p.Status.Reason != rayv1.ValidationFailed ||
-		!strings.Contains(p.Status.Message, "rayClusterSpec") || !hasEvent(p, reasonInvalidSpec, "rayClusterSpec") {
+		!strings.Contains(p.Status.Message, "rayClusterSpec") || !hasEvent(p, rayv1.EventInvalidRayJobSpec, "rayClusterSpec") {
 		t.Fatalf("%+v %s", p.Status, eventsOf(p))
 	}
 	if p.CreateCluster != nil || p.RequeueAfter != 0 {
@@ -323,11 +323,11 @@ func TestRayJobDecideSelectedClusterNotFoundEvent(t *testing.T) {
 	j := newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), selector("missing"))
 	j.Status.RayClusterName = "missing"
 	p := Decide(observe(j, fixture.T0.Add(time.Second)))
-	if !hasEvent(p, reasonClusterNotFoundEvent, "ns/missing set in the clusterSelector is not found") {
+	if !hasEvent(p, rayv1.EventRayClusterNotFound, "ns/missing set in the clusterSelector is not found") {
 		t.Fatal(eventsOf(p))
 	}
 	j.Status = p.Status
-	if p := Decide(observe(j, fixture.T0.Add(2*time.Second))); hasEvent(p, reasonClusterNotFoundEvent, "") {
+	if p := Decide(observe(j, fixture.T0.Add(2*time.Second))); hasEvent(p, rayv1.EventRayClusterNotFound, "") {
 		t.Fatal("repeated:", eventsOf(p))
 	}
 }

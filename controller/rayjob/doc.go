@@ -5,9 +5,9 @@
 // reasons.
 //
 // One pass is kit.Loop's prologue (get, forget the gone, read-your-writes,
-// the other-operator gate, 409s), then observe → Decide → act
-// (reconciler.go):
+// the other-operator gate, 409s), then observe → Decide → act:
 //
+//	reconciler.go      Registration (for kit.Setup: watches, the side cache of submitter Jobs and head Services, the index by cluster, Options) and Pass
 //	observe.go         reads the cache, the dashboard and this process's memory; writes nothing
 //	decide.go          Decide: the pure decision, Observed → Plan
 //	decide_attempt.go  New, Initializing, Waiting, deadlines, retry/suspend, the end of an attempt
@@ -16,7 +16,7 @@
 //	decide_stop.go     the exactly-once stop (below)
 //	stoprecord.go      the stop record on the RayJob (annotation raydar.io/stop-record)
 //	build.go           the RayCluster, submitter Job and head Service built (pure)
-//	act.go             carries out the Plan; every write idempotent, no decisions
+//	act.go             carries out the Plan in the Plan's order, one step each (acting: the RayJob's writes, children, submission, stop, self-deletion); every write idempotent, no decisions
 //	status.go          the conditions computed (pure), the status written (kit.StatusWriter)
 //	memory.go          what this process remembers between passes besides the kit's
 //	unsupported.go     the fields raydar refuses

@@ -1,12 +1,10 @@
 package rayjob
 
-// The RayJob reconciler's registration with the manager (Setup: caches,
-// watches, index) and Reconcile: kit.Loop's prologue, then observe,
-// Decide, act.
+// The RayJob reconciler's registration (Registration, for kit.Setup:
+// watches, side cache, index, Options) and its pass: observe, Decide, act.
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,16 +15,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	crevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/controller/raycluster"
 	"github.com/raydar/raydar/kube/raydash"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -52,19 +50,10 @@ const DefaultConcurrency = 4
 // clusterNameField indexes cached RayJobs by status.rayClusterName.
 const clusterNameField = "raydar.status.rayClusterName"
 
-// Options configure Setup. The zero value is usable.
+// Options are the RayJob reconciler's own settings; what all kinds share
+// (the gate, namespaces, cluster domain, probes, dashboards) comes in
+// kit.Shared. The zero value is usable.
 type Options struct {
-	// Dashboards reaches each cluster's Ray dashboard: set by New from
-	// Options.Dashboards.
-	Dashboards raydash.Resolver
-	// Gate is the operator's other-operator gate (raydar leaves KubeRay's
-	// objects alone while a KubeRay operator runs); set by New.
-	Gate *kit.Gate
-	// Namespaces restricts the submitter-Job watch (set by New from
-	// Options.Namespaces; empty: all).
-	Namespaces []string
-	// DisableProbeInjection: set by New from Options.DisableProbeInjection.
-	DisableProbeInjection bool
 	// Concurrency is the number of RayJobs reconciled at once. Default 4.
 	Concurrency int
 	// StopConfirmTimeout bounds how long a deleted RayJob whose Ray job may
@@ -85,12 +74,6 @@ type Options struct {
 	// the RayJob (and so its cluster) instead of only the cluster, like
 	// KubeRay's DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true.
 	DeleteRayJobAfterJobFinishes bool
-	// ClusterDomain for status.dashboardURL: set by New from
-	// Options.ClusterDomain.
-	ClusterDomain string
-	// SkipControllerNameValidation allows several reconcilers in one
-	// process (tests).
-	SkipControllerNameValidation bool
 	// Now replaces time.Now (tests).
 	Now func() time.Time
 
@@ -100,76 +83,76 @@ type Options struct {
 	AfterStopRecorded func(*rayv1.RayJob) error
 }
 
-// Setup adds the RayJob reconciler to mgr (normally
-// Operator.Manager(), so that it shares the cache and the leader election).
-func Setup(mgr manager.Manager, opts Options) error {
-	cfg := defaultConfig()
-	g := opts.Gate
-	namespaces := opts.Namespaces
-	skipNames := opts.SkipControllerNameValidation
-	domain := opts.ClusterDomain
-	cfg.ClusterDomain = domain
-	cfg.Build.ClusterDomain = domain
-	cfg.Build.InjectProbes = !opts.DisableProbeInjection
-	if opts.StopConfirmTimeout > 0 {
-		cfg.StopConfirmTimeout = opts.StopConfirmTimeout
+// config is o over the defaults (defaultConfig), with what all kinds
+// share.
+func (o Options) config(sh kit.Shared) config {
+	d := defaultConfig()
+	c := config{
+		ClusterDomain:                kit.OrDefault(sh.ClusterDomain, d.ClusterDomain),
+		Build:                        raycluster.SharedBuildConfig(sh),
+		StopConfirmTimeout:           kit.OrDefault(o.StopConfirmTimeout, d.StopConfirmTimeout),
+		StatusCheckTimeout:           kit.OrDefault(o.StatusCheckTimeout, d.StatusCheckTimeout),
+		TransitionGracePeriod:        kit.OrDefault(o.TransitionGracePeriod, d.TransitionGracePeriod),
+		SubmitterFinishedGrace:       d.SubmitterFinishedGrace,
+		MinPoll:                      kit.OrDefault(o.MinPollInterval, d.MinPoll),
+		MaxPoll:                      kit.OrDefault(o.MaxPollInterval, d.MaxPoll),
+		DeleteRayJobAfterJobFinishes: o.DeleteRayJobAfterJobFinishes,
 	}
-	if opts.StatusCheckTimeout > 0 {
-		cfg.StatusCheckTimeout = opts.StatusCheckTimeout
-	}
-	if opts.TransitionGracePeriod > 0 {
-		cfg.TransitionGracePeriod = opts.TransitionGracePeriod
-	}
-	if opts.MinPollInterval > 0 {
-		cfg.MinPoll = opts.MinPollInterval
-	}
-	if opts.MaxPollInterval > 0 {
-		cfg.MaxPoll = opts.MaxPollInterval
-	}
-	cfg.MaxPoll = max(cfg.MaxPoll, cfg.MinPoll)
-	cfg.DeleteRayJobAfterJobFinishes = opts.DeleteRayJobAfterJobFinishes
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = DefaultConcurrency
-	}
+	c.MaxPoll = max(c.MaxPoll, c.MinPoll)
+	return c
+}
+
+// Registration is the RayJob reconciler's registration for kit.Setup
+// (normally on Operator.Manager(), so that it shares the cache and the
+// leader election). It watches RayJobs (spec and metadata), the RayClusters
+// they use and the head pods of SidecarMode submitters (by
+// status.rayClusterName, indexed), and in a side cache their submitter
+// Jobs and head Services.
+func Registration(opts Options) *kit.Kind[*rayv1.RayJob] {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-
 	// Submitter Jobs and the RayJobs' head Services are watched in a cache
 	// of their own that holds only the Jobs and Services of RayJobs (the
 	// head Service carries KubeRay's labels, without ray.io/cluster, so
 	// the shared cache does not hold it).
 	ofRayJobs := labels.SelectorFromSet(labels.Set{rayv1.RayOriginatedFromCRDLabelKey: rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob)})
-	jobs, err := kit.SideCache(mgr, "submitter Job", ofRayJobs, namespaces, &batchv1.Job{}, &corev1.Service{})
-	if err != nil {
-		return err
+	return &kit.Kind[*rayv1.RayJob]{
+		Name: "rayjob", EventSource: ControllerName, Noun: "RayJob",
+		New:        func() *rayv1.RayJob { return &rayv1.RayJob{} },
+		NewList:    func() client.ObjectList { return &rayv1.RayJobList{} },
+		ManagedBy:  func(j *rayv1.RayJob) *string { return j.Spec.ManagedBy },
+		Predicates: []predicate.Predicate{kit.SpecOrMetaChanged()},
+		Indexes:    []kit.Index{{Object: &rayv1.RayJob{}, Field: clusterNameField, Extract: usedCluster}},
+		Side: &kit.Side{What: "submitter Job", Selector: ofRayJobs,
+			Objects: []client.Object{&batchv1.Job{}, &corev1.Service{}}},
+		Concurrency: kit.OrDefault(opts.Concurrency, DefaultConcurrency),
+		Now:         opts.Now,
+		Build: func(p *kit.Parts[*rayv1.RayJob]) (kit.Reconciler[*rayv1.RayJob], error) {
+			return &reconciler{
+				client: p.Client, api: p.API, jobs: p.Side,
+				events: p.Events, exp: p.Exp, status: p.Status, loop: p.Loop,
+				dash: p.Dashboards, cfg: opts.config(p.Shared), now: opts.Now, newSuffix: kit.RandomSuffix,
+				afterStopRecorded: opts.AfterStopRecorded,
+				stops:             map[types.UID]StopRecord{}, stopFails: map[types.UID]*stopFailure{},
+				checkFailSince: map[types.UID]checkFail{},
+			}, nil
+		},
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rayv1.RayJob{}, clusterNameField, func(obj client.Object) []string {
-		if n := obj.(*rayv1.RayJob).Status.RayClusterName; n != "" {
-			return []string{n}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("controller: indexing RayJobs: %w", err)
-	}
+}
 
-	r := &reconciler{
-		client: mgr.GetClient(), api: mgr.GetAPIReader(), jobs: jobs,
-		events: kit.NewEvents(mgr.GetEventRecorder(ControllerName)),
-		dash:   opts.Dashboards, cfg: cfg, now: opts.Now, newSuffix: kit.RandomSuffix,
-		afterStopRecorded: opts.AfterStopRecorded,
-		stops:             map[types.UID]StopRecord{}, stopFails: map[types.UID]*stopFailure{},
-		checkFailSince: map[types.UID]checkFail{},
+// usedCluster indexes a RayJob by status.rayClusterName (clusterNameField).
+func usedCluster(obj client.Object) []string {
+	if n := obj.(*rayv1.RayJob).Status.RayClusterName; n != "" {
+		return []string{n}
 	}
-	r.exp = kit.NewExpectations(kit.DefaultExpectationTTL, func() time.Time { return r.now() })
-	r.status = kit.NewStatusWriter(r.client, r.exp)
-	r.loop = &kit.Loop[*rayv1.RayJob]{
-		Cache: r.client, API: r.api, New: func() *rayv1.RayJob { return &rayv1.RayJob{} },
-		Exp: r.exp, Events: r.events, Status: r.status, Gate: g,
-		Noun: "RayJob", ManagedBy: func(j *rayv1.RayJob) *string { return j.Spec.ManagedBy },
-		Forget: func(uid types.UID, _ types.NamespacedName) { r.forget(uid) },
-	}
+	return nil
+}
 
+// Watch adds the watches beyond the RayJobs themselves (kit.Watcher): the
+// RayClusters they use, the head pods of SidecarMode submitters, and the
+// side cache's submitter Jobs and head Services.
+func (r *reconciler) Watch(b *builder.Builder) *builder.Builder {
 	headPods := predicate.Funcs{
 		CreateFunc:  func(e crevent.CreateEvent) bool { return isSidecarHead(e.Object) },
 		DeleteFunc:  func(e crevent.DeleteEvent) bool { return isSidecarHead(e.Object) },
@@ -178,26 +161,17 @@ func Setup(mgr manager.Manager, opts Options) error {
 			return isSidecarHead(e.ObjectNew) && kit.RelevantChange(e.ObjectOld, e.ObjectNew)
 		},
 	}
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named("rayjob").
-		For(&rayv1.RayJob{}, builder.WithPredicates(kit.SpecOrMetaChanged())).
+	return b.
 		Watches(&rayv1.RayCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToRayJobs)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToRayJobs), builder.WithPredicates(headPods)).
-		WatchesRawSource(source.Kind(jobs, &batchv1.Job{},
+		WatchesRawSource(source.Kind(r.jobs, &batchv1.Job{},
 			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, j *batchv1.Job) []reconcile.Request {
 				return ownerRequest(j)
 			}))).
-		WatchesRawSource(source.Kind(jobs, &corev1.Service{},
+		WatchesRawSource(source.Kind(r.jobs, &corev1.Service{},
 			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, s *corev1.Service) []reconcile.Request {
 				return ownerRequest(s)
-			}))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency, SkipNameValidation: &skipNames})
-	b = kit.WatchKicks(b, opts.Gate, func() client.ObjectList { return &rayv1.RayJobList{} })
-	err = b.Complete(r)
-	if err != nil {
-		return fmt.Errorf("controller: building the RayJob controller: %w", err)
-	}
-	return nil
+			})))
 }
 
 // ownerRequest is the request of the RayJob controlling obj.
@@ -220,7 +194,7 @@ func isSidecarHead(obj client.Object) bool {
 type reconciler struct {
 	client    client.Client // reads from the shared cache, writes to the API server
 	api       client.Reader // live reads
-	jobs      client.Reader // submitter Jobs and head Services of RayJobs
+	jobs      cache.Cache   // submitter Jobs and head Services of RayJobs (the side cache)
 	dash      raydash.Resolver
 	cfg       config
 	now       func() time.Time
@@ -274,14 +248,9 @@ func (r *reconciler) jobsOfCluster(ctx context.Context, ns, cluster string) []re
 	return out
 }
 
-// Reconcile implements reconcile.Reconciler: the kit's prologue, then
-// one pass.
-func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return r.loop.Reconcile(ctx, req, r.pass)
-}
-
-// pass is observe → Decide → act.
-func (r *reconciler) pass(ctx context.Context, rj *rayv1.RayJob) (ctrl.Result, error) {
+// Pass is observe → Decide → act (kit.Reconciler), after kit.Loop's
+// prologue.
+func (r *reconciler) Pass(ctx context.Context, rj *rayv1.RayJob) (ctrl.Result, error) {
 	obs, err := r.observe(ctx, rj)
 	if err != nil || obs == nil { // nil: gone (its deletion brings the pass that forgets it)
 		return ctrl.Result{}, err
@@ -289,8 +258,9 @@ func (r *reconciler) pass(ctx context.Context, rj *rayv1.RayJob) (ctrl.Result, e
 	return r.act(ctx, obs, Decide(obs))
 }
 
-// forget drops what memory.go remembers of a RayJob that is gone.
-func (r *reconciler) forget(uid types.UID) {
+// Forget drops what memory.go remembers of a RayJob that is gone
+// (kit.Forgetter).
+func (r *reconciler) Forget(uid types.UID, _ types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.stops, uid)

@@ -33,65 +33,111 @@ func (r *reconciler) forgetProbe(uid types.UID) {
 	r.mu.Unlock()
 }
 
-// act applies the plan. Every write is idempotent: cluster names are chosen
-// before the request, deletions carry a UID precondition, submissions of an
-// unchanged config change nothing in Ray.
+// act applies the plan, in order: the finalizer removed (a skipped
+// RayService stops there), the plan's Events, the clusters created and
+// updated, the Serve submissions, the serving labels and annotations, the
+// Services created and updated, then (only once the Services are right,
+// or while suspending) the clusters and Services deleted, and the status.
+// Every write is idempotent: cluster names are chosen before the request,
+// deletions carry a UID precondition, submissions of an unchanged config
+// change nothing in Ray. Failed writes are returned together, after the
+// status, for the work queue's back-off.
 func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Result, error) {
-	rs := obs.Service
-	logger := log.FromContext(ctx)
-	now := obs.Now
-	var errs []error
-	fail := func(err error) { errs = append(errs, err) }
-
+	a := &acting{r: r, ctx: ctx, rs: obs.Service, p: p, now: obs.Now}
 	if p.RemoveFinalizer {
-		// A merge patch (RBAC grants patch on rayservices, not update)
-		// with the resourceVersion read: a 409 goes back to the kit's Loop.
-		orig := rs.DeepCopy()
-		rs.Finalizers = slices.DeleteFunc(slices.Clone(rs.Finalizers), func(f string) bool { return f == rayv1.RayServiceFinalizer })
-		if err := r.client.Patch(ctx, rs, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+		if err := a.removeFinalizer(); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	if p.Skip {
 		return ctrl.Result{}, nil
 	}
-
 	for _, e := range p.Events {
-		r.events.Emit(rs, nil, e)
+		r.events.Emit(a.rs, nil, e)
 	}
-
-	if c := p.CreateCluster; c != nil {
-		r.exp.ExpectCreate(rs.UID, c)
-		if err := r.client.Create(ctx, c); err != nil && !apierrors.IsAlreadyExists(err) {
-			r.exp.CreateFailed(rs.UID, c)
-			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonClusterCreateFailed, Action: "Create",
-				Message: fmt.Sprintf("Creating RayCluster %s failed: %v", c.Name, err)})
-			fail(fmt.Errorf("creating RayCluster %s: %w", c.Name, err))
-		} else if err == nil {
-			r.exp.Created(rs.UID, c)
-		}
+	a.createCluster()
+	a.updateClusters()
+	// decide requeues within DeployPoll after a submission.
+	for _, s := range p.Submit {
+		a.fail(r.submit(ctx, a.rs, s, a.now))
 	}
+	a.labelPods()
+	a.annotateClusters()
+	servicesOK := a.writeServices()
+	a.deleteClusters(servicesOK)
+	a.deleteServices()
+	return a.writeStatus()
+}
 
-	for _, u := range p.UpdateClusters {
+// acting is one act: the plan and the writes that failed.
+type acting struct {
+	r    *reconciler
+	ctx  context.Context
+	rs   *rayv1.RayService
+	p    *plan
+	now  time.Time
+	errs []error
+}
+
+// fail records a failed write (nil: none).
+func (a *acting) fail(err error) {
+	if err != nil {
+		a.errs = append(a.errs, err)
+	}
+}
+
+// removeFinalizer removes the RayService's finalizer with a merge patch
+// (RBAC grants patch on rayservices, not update) carrying the
+// resourceVersion read: a 409 goes back to the kit's Loop.
+func (a *acting) removeFinalizer() error {
+	rs := a.rs
+	orig := rs.DeepCopy()
+	rs.Finalizers = slices.DeleteFunc(slices.Clone(rs.Finalizers), func(f string) bool { return f == rayv1.RayServiceFinalizer })
+	if err := a.r.client.Patch(a.ctx, rs, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// createCluster creates the planned cluster (one that exists was made by
+// an earlier pass).
+func (a *acting) createCluster() {
+	r, rs, c := a.r, a.rs, a.p.CreateCluster
+	if c == nil {
+		return
+	}
+	r.exp.ExpectCreate(rs.UID, c)
+	switch err := r.client.Create(a.ctx, c); {
+	case err == nil:
+		r.exp.Created(rs.UID, c)
+	case apierrors.IsAlreadyExists(err):
+	default:
+		r.exp.CreateFailed(rs.UID, c)
+		r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeWarning, Reason: rayv1.EventFailedToCreateRayCluster, Action: "Create",
+			Message: fmt.Sprintf("Creating RayCluster %s failed: %v", c.Name, err)})
+		a.fail(fmt.Errorf("creating RayCluster %s: %w", c.Name, err))
+	}
+}
+
+// updateClusters writes the clusters changed in place.
+func (a *acting) updateClusters() {
+	r, rs := a.r, a.rs
+	for _, u := range a.p.UpdateClusters {
 		prev := u.Cluster.ResourceVersion
 		obj := u.Cluster.DeepCopy()
-		if err := r.client.Update(ctx, obj); err != nil {
-			fail(fmt.Errorf("updating RayCluster %s: %w", obj.Name, err))
+		if err := r.client.Update(a.ctx, obj); err != nil {
+			a.fail(fmt.Errorf("updating RayCluster %s: %w", obj.Name, err))
 			continue
 		}
 		r.exp.Updated(rs.UID, prev, obj)
-		r.events.Emit(rs, obj, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonClusterUpdated, Action: "Update",
+		r.events.Emit(rs, obj, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventUpdatedRayCluster, Action: "Update",
 			Message: fmt.Sprintf("Updated RayCluster %s in place: %s", obj.Name, strings.Join(u.What, ", "))})
 	}
+}
 
-	// decide requeues within DeployPoll after a submission.
-	for _, s := range p.Submit {
-		if err := r.submit(ctx, rs, s, now); err != nil {
-			fail(err)
-		}
-	}
-
-	for _, l := range p.PodLabels {
+// labelPods sets the serving label on pods (a pod gone is done).
+func (a *acting) labelPods() {
+	for _, l := range a.p.PodLabels {
 		prev := l.Pod.ResourceVersion
 		obj := l.Pod.DeepCopy()
 		orig := l.Pod.DeepCopy()
@@ -99,94 +145,114 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 			obj.Labels = map[string]string{}
 		}
 		obj.Labels[rayv1.RayClusterServingServiceLabelKey] = l.Value
-		if err := r.client.Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
+		if err := a.r.client.Patch(a.ctx, obj, client.MergeFrom(orig)); err != nil {
 			if !apierrors.IsNotFound(err) {
-				fail(fmt.Errorf("labelling pod %s: %w", obj.Name, err))
+				a.fail(fmt.Errorf("labelling pod %s: %w", obj.Name, err))
 			}
 			continue
 		}
-		r.exp.Updated(rs.UID, prev, obj)
+		a.r.exp.Updated(a.rs.UID, prev, obj)
 	}
+}
 
-	for _, a := range p.Annotate {
-		if err := r.annotate(ctx, rs, a.Cluster, a.Set); err != nil && !apierrors.IsNotFound(err) {
-			fail(fmt.Errorf("annotating RayCluster %s: %w", a.Cluster.Name, err))
+// annotateClusters sets or clears the planned annotations of clusters.
+func (a *acting) annotateClusters() {
+	for _, an := range a.p.Annotate {
+		if err := a.r.annotate(a.ctx, a.rs, an.Cluster, an.Set); err != nil && !apierrors.IsNotFound(err) {
+			a.fail(fmt.Errorf("annotating RayCluster %s: %w", an.Cluster.Name, err))
 		}
 	}
+}
 
-	servicesOK := true
-	for _, s := range p.CreateServices {
+// writeServices creates and updates the head and serve Services; it
+// reports whether they are all as planned (a Service that exists but is
+// not ours is not).
+func (a *acting) writeServices() (ok bool) {
+	r, rs := a.r, a.rs
+	ok = true
+	for _, s := range a.p.CreateServices {
 		r.exp.ExpectCreate(rs.UID, s)
-		err := r.client.Create(ctx, s)
+		err := r.client.Create(a.ctx, s)
 		switch {
 		case err == nil:
 			r.exp.Created(rs.UID, s)
-			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonServiceCreated, Action: "Create",
+			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventCreatedService, Action: "Create",
 				Message: fmt.Sprintf("Created Service %s selecting RayCluster %s", s.Name, s.Spec.Selector[rayv1.RayClusterLabelKey])})
 		case apierrors.IsAlreadyExists(err):
 			r.exp.CreateFailed(rs.UID, s) // not ours: the cache shows the one that exists
-			servicesOK = false
+			ok = false
 		default:
 			r.exp.CreateFailed(rs.UID, s)
-			servicesOK = false
-			fail(fmt.Errorf("creating Service %s: %w", s.Name, err))
+			ok = false
+			a.fail(fmt.Errorf("creating Service %s: %w", s.Name, err))
 		}
 	}
-	for _, s := range p.UpdateServices {
+	for _, s := range a.p.UpdateServices {
 		prev := s.ResourceVersion
 		obj := s.DeepCopy()
-		if err := r.client.Update(ctx, obj); err != nil {
-			servicesOK = false
-			fail(fmt.Errorf("updating Service %s: %w", s.Name, err))
+		if err := r.client.Update(a.ctx, obj); err != nil {
+			ok = false
+			a.fail(fmt.Errorf("updating Service %s: %w", s.Name, err))
 			continue
 		}
 		r.exp.Updated(rs.UID, prev, obj)
 	}
+	return ok
+}
 
-	for _, d := range p.DeleteClusters {
-		if !servicesOK && !rs.Spec.Suspend {
-			// Never delete a cluster while the Services may still route
-			// to it; the next pass retries.
-			break
-		}
-		uid := d.Cluster.UID
-		bg := metav1.DeletePropagationBackground
-		opts := []client.DeleteOption{client.PropagationPolicy(bg)}
-		if uid != "" {
+// deleteClusters deletes the planned clusters, with UID preconditions;
+// never while the Services may still route to them (unless suspending):
+// the next pass retries.
+func (a *acting) deleteClusters(servicesOK bool) {
+	r, rs := a.r, a.rs
+	if !servicesOK && !rs.Spec.Suspend {
+		return
+	}
+	for _, d := range a.p.DeleteClusters {
+		opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground)}
+		if uid := d.Cluster.UID; uid != "" {
 			opts = append(opts, client.Preconditions{UID: &uid})
 		}
 		r.exp.ExpectDelete(rs.UID, d.Cluster)
-		err := r.client.Delete(ctx, d.Cluster, opts...)
-		switch {
+		switch err := r.client.Delete(a.ctx, d.Cluster, opts...); {
 		case err == nil:
-			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonClusterDeleted, Action: "Delete",
+			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventDeletedRayCluster, Action: "Delete",
 				Message: fmt.Sprintf("Deleted RayCluster %s: %s", d.Cluster.Name, d.Reason)})
 		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		default:
 			r.exp.DeleteFailed(rs.UID, d.Cluster)
-			fail(fmt.Errorf("deleting RayCluster %s: %w", d.Cluster.Name, err))
+			a.fail(fmt.Errorf("deleting RayCluster %s: %w", d.Cluster.Name, err))
 		}
 	}
-	for _, s := range p.DeleteServices {
+}
+
+// deleteServices deletes the planned Services, with UID preconditions.
+func (a *acting) deleteServices() {
+	r, rs := a.r, a.rs
+	for _, s := range a.p.DeleteServices {
 		uid := s.UID
 		r.exp.ExpectDelete(rs.UID, s)
-		if err := r.client.Delete(ctx, s, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		if err := r.client.Delete(a.ctx, s, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			r.exp.DeleteFailed(rs.UID, s)
-			fail(fmt.Errorf("deleting Service %s: %w", s.Name, err))
+			a.fail(fmt.Errorf("deleting Service %s: %w", s.Name, err))
 		}
 	}
+}
 
-	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
-	after, err := r.writeStatus(ctx, rs, p.Status, p.Urgent || len(errs) > 0, now)
+// writeStatus writes the status (at once when urgent or a write failed),
+// then returns the failures, if any, for the back-off, else the requeue.
+func (a *acting) writeStatus() (ctrl.Result, error) {
+	res := ctrl.Result{RequeueAfter: a.p.RequeueAfter}
+	after, err := a.r.writeStatus(a.ctx, a.rs, a.p.Status, a.p.Urgent || len(a.errs) > 0, a.now)
 	if err != nil && !apierrors.IsNotFound(err) {
-		fail(fmt.Errorf("writing status: %w", err))
+		a.fail(fmt.Errorf("writing status: %w", err))
 	}
 	if after > 0 && (res.RequeueAfter == 0 || after < res.RequeueAfter) {
 		res.RequeueAfter = after
 	}
-	if len(errs) > 0 {
-		err := errors.Join(errs...)
-		logger.Info("some RayService writes failed; retrying with back-off", "error", err.Error())
+	if len(a.errs) > 0 {
+		err := errors.Join(a.errs...)
+		log.FromContext(a.ctx).Info("some RayService writes failed; retrying with back-off", "error", err.Error())
 		return ctrl.Result{}, err
 	}
 	return res, nil
@@ -221,12 +287,12 @@ func (r *reconciler) submit(ctx context.Context, rs *rayv1.RayService, s submitS
 	r.mu.Unlock()
 	if err != nil {
 		if rec.Attempts == 1 {
-			r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeWarning, Reason: reasonServeRejected, Action: "Submit",
+			r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeWarning, Reason: rayv1.EventFailedToUpdateServeApplications, Action: "Submit",
 				Message: fmt.Sprintf("The Ray dashboard of RayCluster %s rejected serveConfigV2: %v", rc.Name, err)})
 		}
 		return nil // reported in the status; retried with back-off
 	}
-	r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonServeSubmitted, Action: "Submit",
+	r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventUpdatedServeApplications, Action: "Submit",
 		Message: fmt.Sprintf("Submitted serveConfigV2 (%s) to RayCluster %s: %s", strings.Join(s.Config.Apps, ", "), rc.Name, s.Why)})
 	h := s.Config.Hash
 	return r.annotate(ctx, rs, rc, map[string]*string{ServeConfigHashKey: &h})

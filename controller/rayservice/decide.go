@@ -150,24 +150,16 @@ func (p *plan) eventf(typ, reason, action, format string, args ...any) {
 	p.Events = append(p.Events, kit.Event{Type: typ, Reason: reason, Action: action, Message: fmt.Sprintf(format, args...)})
 }
 
-// Event reasons of the RayService reconciler.
+// Event reasons of the RayService reconciler that are raydar's; KubeRay's
+// are rayapi/v1's Event* constants, their only home.
 const (
-	reasonInvalidSpec          = "InvalidRayServiceSpec" // KubeRay's utils.InvalidRayServiceSpec
-	reasonClusterCreated       = "CreatedRayCluster"     // KubeRay's reasons where it has one
-	reasonClusterUpdated       = "UpdatedRayCluster"
-	reasonClusterDeleted       = "DeletedRayCluster"
-	reasonServeSubmitted       = "UpdatedServeApplications"
-	reasonServeRejected        = "FailedToUpdateServeApplications"
 	reasonTrafficSwitched      = "TrafficSwitched"
-	reasonServiceCreated       = "CreatedService"
-	reasonServiceUpdated       = "UpdatedService"
 	reasonUpgradeSkipped       = "UpgradeSkipped"
 	reasonSuspending           = "Suspending"
 	reasonSuspended            = "Suspended"
 	reasonResumed              = "Resumed"
 	reasonApplicationFailed    = "ServeApplicationFailed"
 	reasonDashboardUnreachable = "DashboardUnreachable"
-	reasonClusterCreateFailed  = "FailedToCreateRayCluster"
 )
 
 // servePhase describes where a cluster is on its way to serving, for the
@@ -206,7 +198,7 @@ func decide(o *observed) *plan {
 
 	if errs := append(rayv1.ValidateRayService(rs), Unsupported(rs)...); len(errs) > 0 {
 		msg, ev := kit.Refusal(rs.Status.Conditions, string(rayv1.RayServiceReady), string(rayv1.RayServiceValidationFailed), errs,
-			reasonInvalidSpec, "nothing is created, changed or deleted")
+			rayv1.EventInvalidRayServiceSpec, "nothing is created, changed or deleted")
 		if ev != nil {
 			p.Events = append(p.Events, *ev)
 		}
@@ -314,7 +306,7 @@ func decide(o *observed) *plan {
 		if active != nil {
 			why = "rayClusterConfig changed; RayCluster " + active.Name + " keeps serving until it is ready"
 		}
-		p.eventf(corev1.EventTypeNormal, reasonClusterCreated, "Create", "Creating RayCluster %s (%s)", name, why)
+		p.eventf(corev1.EventTypeNormal, rayv1.EventCreatedRayCluster, "Create", "Creating RayCluster %s (%s)", name, why)
 		pending = p.CreateCluster
 		view(pending).New = true
 	}
@@ -382,7 +374,7 @@ func decide(o *observed) *plan {
 			case pair.have == nil:
 				p.CreateServices = append(p.CreateServices, pair.want)
 			case !ownedBy(pair.have, rs):
-				p.eventf(corev1.EventTypeWarning, reasonServiceUpdated, "Update",
+				p.eventf(corev1.EventTypeWarning, rayv1.EventUpdatedService, "Update",
 					"Service %s exists and is not owned by this RayService; raydar leaves it alone", pair.have.Name)
 			default:
 				if upd := serviceUpdate(pair.have, pair.want); upd != nil {

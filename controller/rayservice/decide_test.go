@@ -312,7 +312,7 @@ func TestRayServiceDecideLifecycle(t *testing.T) {
 		if c.Reason != string(rayv1.RayServiceValidationFailed) || !strings.Contains(c.Message, "headService") {
 			t.Errorf("Ready = %+v", c)
 		}
-		if got := eventReasons(p); len(got) != 1 || got[0] != reasonInvalidSpec {
+		if got := eventReasons(p); len(got) != 1 || got[0] != rayv1.EventInvalidRayServiceSpec {
 			t.Errorf("events = %v", got)
 		}
 	})

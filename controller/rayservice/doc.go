@@ -3,16 +3,17 @@
 // serve Services, the Serve applications through the dashboard, the
 // readiness of Serve proxies, and its status, with KubeRay v1.7.0's
 // conditions and Event reasons. The manager and the one Options of all
-// kinds are in package controller; what the three kinds share in
-// controller/kit, used here as by the other kinds: the Reconcile prologue
+// kinds are in package controller; what the kinds share in controller/kit,
+// used here as by the other kinds: the setup of its controller (kit.Setup
+// from this package's Registration), the Reconcile prologue
 // (kit.Loop), read-your-writes (kit.Expectations), the status writer with
 // coalescing (kit.StatusWriter), say-once Events (kit.Events), the
 // other-operator gate; conditions are meta.SetStatusCondition's.
 //
 // # Shape
 //
-// Reconcile (reconciler.go) is the kit's Loop (get, gone → forget, our own
-// last write, the gate, 409 → again from a fresh read) around one pass of
+// Reconcile is the kit's Loop (get, gone → forget, our own last write, the
+// gate, 409 → again from a fresh read) around one Pass (reconciler.go) of
 // observe → decide → act:
 //
 //   - observe (observe.go) reads the shared cache (clusters, pods), the
@@ -24,7 +25,9 @@
 //     status.go, build.go) is a pure function from what was observed to a
 //     plan: clusters to create, update and delete, Serve submissions, pod
 //     labels, cluster annotations, Services, Events, the status;
-//   - act (act.go) carries the plan out, every write idempotent, and writes
+//   - act (act.go) carries the plan out in ordered steps (acting: finalizer,
+//     clusters, submissions, labels, Services, deletions), every write
+//     idempotent, and writes
 //     the status through writeStatus (status.go: statusChange says what
 //     the kit's StatusWriter writes now, holds or drops); the status patch
 //     is shaped in patch.go.
@@ -45,7 +48,7 @@
 //	status write, coalescing                       status.go (statusChange, writeStatus), patch.go
 //	read-your-writes of children                   observe.go (kit.Overlay, overlayService, overlayPod), act.go
 //	invalid spec, refused fields                   decide.go (kit.Refusal), unsupported.go
-//	watches, Options, defaults                     reconciler.go (Setup)
+//	watches, Options, defaults                     reconciler.go (Registration, for kit.Setup)
 //
 // # Restart safety
 //

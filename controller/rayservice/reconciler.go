@@ -1,8 +1,8 @@
 package rayservice
 
-// The RayService reconciler's wiring (Setup: Options, caches, watches) and
-// Reconcile, which runs observe (observe.go) → decide (decide.go, pure) →
-// act (act.go). See doc.go.
+// The RayService reconciler's registration (Registration, for kit.Setup:
+// Options, side cache, watches) and its pass, observe (observe.go) →
+// decide (decide.go, pure) → act (act.go). See doc.go.
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/controller/raycluster"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -19,8 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	crevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -53,22 +54,14 @@ const (
 	DefaultCarriedRefresh       = 30 * time.Second
 )
 
-// Options configure the RayService reconciler. The zero value is
-// usable.
+// Options are the RayService reconciler's own settings; what all kinds
+// share (the gate, namespaces, cluster domain, probes, dashboards) comes
+// in kit.Shared. The zero value is usable.
 type Options struct {
-	// Dashboards and ProxyChecker: set by New from Options.Dashboards and
-	// Options.ServeProxyChecker.
-	Dashboards   raydash.Resolver
+	// ProxyChecker checks pods' Serve proxies: set by New from
+	// Options.ServeProxyChecker. Default: pod IPs in a pod, the API
+	// server's pod proxy outside.
 	ProxyChecker ServeProxyChecker
-	// Gate is the operator's other-operator gate (raydar leaves KubeRay's
-	// objects alone while a KubeRay operator runs); set by New.
-	Gate *kit.Gate
-	// Namespaces restricts the EndpointSlice watch (set by New from
-	// Options.Namespaces; empty: all).
-	Namespaces []string
-	// ClusterDomain and DisableProbeInjection: set by New from Options.
-	ClusterDomain         string
-	DisableProbeInjection bool
 	// Concurrency is the number of RayServices reconciled at once. Default 4.
 	Concurrency int
 	// StatusCoalesceWindow holds status changes that are not urgent for at
@@ -84,55 +77,35 @@ type Options struct {
 	// UnreachableGrace before a silent dashboard shows in the Ready
 	// condition (default 5 s).
 	UnreachableGrace time.Duration
-	// SkipControllerNameValidation allows several reconcilers in one
-	// process (tests). Default: the Operator's setting.
-	SkipControllerNameValidation bool
 	// Now replaces time.Now (tests).
 	Now func() time.Time
 }
 
-// Setup adds the RayService reconciler to a manager
-// (usually op.Manager() of the RayCluster Operator, so that both share one
-// cache and one leader election).
-func Setup(mgr manager.Manager, opts Options) error {
-	cfg := defaultConfig()
-	namespaces := opts.Namespaces
-	skipNames := opts.SkipControllerNameValidation
-	cfg.Build.ClusterDomain = opts.ClusterDomain
-	cfg.Build.InjectProbes = !opts.DisableProbeInjection
-	if opts.DeployPollInterval > 0 {
-		cfg.DeployPoll = opts.DeployPollInterval
-	}
-	if opts.SteadyPollInterval > 0 {
-		cfg.SteadyPoll = opts.SteadyPollInterval
-	}
-	if opts.UnreachableGrace > 0 {
-		cfg.UnreachableGrace = opts.UnreachableGrace
-	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = DefaultConcurrency
-	}
+// config is o over the defaults (defaultConfig), with what all kinds
+// share.
+func (o Options) config(sh kit.Shared) config {
+	c := defaultConfig()
+	c.Build = raycluster.SharedBuildConfig(sh)
+	c.DeployPoll = kit.OrDefault(o.DeployPollInterval, c.DeployPoll)
+	c.SteadyPoll = kit.OrDefault(o.SteadyPollInterval, c.SteadyPoll)
+	c.UnreachableGrace = kit.OrDefault(o.UnreachableGrace, c.UnreachableGrace)
+	return c
+}
+
+// Registration is the RayService reconciler's registration for
+// kit.Setup (normally on Operator.Manager(), so that every kind shares
+// one cache and one leader election). It watches RayServices (spec and
+// metadata), the RayClusters they own (kit.ChildHandler), the pods of
+// their clusters, and in a side cache their Services and the
+// EndpointSlices of their serve Services.
+func Registration(opts Options) *kit.Kind[*rayv1.RayService] {
 	if opts.StatusCoalesceWindow == 0 {
 		opts.StatusCoalesceWindow = DefaultStatusCoalesceWindow
 	}
-	if opts.CarriedStatusRefresh <= 0 {
-		opts.CarriedStatusRefresh = DefaultCarriedRefresh
-	}
+	opts.CarriedStatusRefresh = kit.OrDefault(opts.CarriedStatusRefresh, DefaultCarriedRefresh)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.ProxyChecker == nil {
-		if raydash.InCluster(nil) {
-			opts.ProxyChecker = PodIPServeProxyChecker()
-		} else {
-			cs, err := kubernetes.NewForConfig(mgr.GetConfig())
-			if err != nil {
-				return fmt.Errorf("controller: RayService proxy checks: %w", err)
-			}
-			opts.ProxyChecker = APIServerServeProxyChecker(cs)
-		}
-	}
-
 	// The RayServices' Services and the EndpointSlices of their serve
 	// Services are watched in a cache of their own, holding only objects
 	// labelled ray.io/originated-from-crd=RayService (the EndpointSlice
@@ -141,50 +114,68 @@ func Setup(mgr manager.Manager, opts Options) error {
 	// clusters) does not hold those it made: raydar must see them to adopt
 	// them.
 	ofRayServices := labels.SelectorFromSet(labels.Set{rayv1.RayOriginatedFromCRDLabelKey: rayv1.KindRayService})
-	slices, err := kit.SideCache(mgr, "EndpointSlice", ofRayServices, namespaces, &discoveryv1.EndpointSlice{}, &corev1.Service{})
+	return &kit.Kind[*rayv1.RayService]{
+		Name: "rayservice", EventSource: ControllerName, Noun: "RayService",
+		New:        func() *rayv1.RayService { return &rayv1.RayService{} },
+		NewList:    func() client.ObjectList { return &rayv1.RayServiceList{} },
+		ManagedBy:  func(rs *rayv1.RayService) *string { return rs.Spec.ManagedBy },
+		Predicates: []predicate.Predicate{kit.SpecOrMetaChanged()},
+		Owns:       []kit.Owned{{Object: &rayv1.RayCluster{}}},
+		Side: &kit.Side{What: "EndpointSlice", Selector: ofRayServices,
+			Objects: []client.Object{&discoveryv1.EndpointSlice{}, &corev1.Service{}}},
+		Concurrency:    kit.OrDefault(opts.Concurrency, DefaultConcurrency),
+		ExpectationTTL: writesTTL,
+		Now:            opts.Now,
+		Build: func(p *kit.Parts[*rayv1.RayService]) (kit.Reconciler[*rayv1.RayService], error) {
+			proxy := opts.ProxyChecker
+			if proxy == nil {
+				var err error
+				if proxy, err = defaultProxyChecker(p.Manager); err != nil {
+					return nil, err
+				}
+			}
+			return &reconciler{
+				client: p.Client, slices: p.Side, mgr: p.Manager,
+				exp: p.Exp, events: p.Events, status: p.Status, loop: p.Loop,
+				dash: p.Dashboards, proxy: proxy, cfg: opts.config(p.Shared),
+				coalesce: opts.StatusCoalesceWindow, carriedRefresh: opts.CarriedStatusRefresh,
+				now: opts.Now, newSuffix: kit.RandomSuffix,
+				probes: map[types.UID]*serveProbe{}, subs: map[types.UID]*submission{},
+				clustersOf: map[types.UID]map[types.UID]bool{},
+			}, nil
+		},
+	}
+}
+
+// defaultProxyChecker checks Serve proxies at pod IPs in a pod, through
+// the API server's pod proxy outside.
+func defaultProxyChecker(mgr manager.Manager) (ServeProxyChecker, error) {
+	if raydash.InCluster(nil) {
+		return PodIPServeProxyChecker(), nil
+	}
+	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("RayService proxy checks: %w", err)
 	}
+	return APIServerServeProxyChecker(cs), nil
+}
 
-	exp := kit.NewExpectations(writesTTL, opts.Now)
-	r := &reconciler{
-		client: mgr.GetClient(), slices: slices,
-		exp: exp, events: kit.NewEvents(mgr.GetEventRecorder(ControllerName)), status: kit.NewStatusWriter(mgr.GetClient(), exp),
-		dash: opts.Dashboards, proxy: opts.ProxyChecker, cfg: cfg,
-		coalesce: opts.StatusCoalesceWindow, carriedRefresh: opts.CarriedStatusRefresh,
-		now: opts.Now, newSuffix: kit.RandomSuffix,
-		probes: map[types.UID]*serveProbe{}, subs: map[types.UID]*submission{},
-		clustersOf: map[types.UID]map[types.UID]bool{},
-	}
-	r.loop = &kit.Loop[*rayv1.RayService]{
-		Cache: mgr.GetClient(), API: mgr.GetAPIReader(), New: func() *rayv1.RayService { return &rayv1.RayService{} },
-		Exp: exp, Events: r.events, Status: r.status, Gate: opts.Gate,
-		Noun: "RayService", ManagedBy: func(rs *rayv1.RayService) *string { return rs.Spec.ManagedBy },
-		Forget: r.forget,
-	}
-
+// Watch adds the watches beyond the RayServices and their RayClusters
+// (kit.Watcher): the pods of their clusters, and the side cache's
+// EndpointSlices and Services.
+func (r *reconciler) Watch(b *builder.Builder) *builder.Builder {
 	podPredicate := predicate.Funcs{UpdateFunc: func(e crevent.UpdateEvent) bool { return kit.RelevantChange(e.ObjectOld, e.ObjectNew) }}
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named("rayservice").
-		For(&rayv1.RayService{}, builder.WithPredicates(kit.SpecOrMetaChanged())).
-		Watches(&rayv1.RayCluster{}, &kit.ChildHandler{Exp: exp, Owner: kit.ControllerOwner(rayv1.KindRayService, rayv1.SchemeGroupVersion.String())}).
+	return b.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToRayService), builder.WithPredicates(podPredicate)).
-		WatchesRawSource(source.Kind(slices, &discoveryv1.EndpointSlice{},
+		WatchesRawSource(source.Kind(r.slices, &discoveryv1.EndpointSlice{},
 			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, s *discoveryv1.EndpointSlice) []reconcile.Request {
 				if s.Labels[rayv1.RayOriginatedFromCRDLabelKey] != rayv1.KindRayService || s.Labels[rayv1.RayOriginatedFromCRNameLabelKey] == "" {
 					return nil
 				}
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Labels[rayv1.RayOriginatedFromCRNameLabelKey]}}}
 			}))).
-		WatchesRawSource(source.Kind(slices, &corev1.Service{},
-			handler.TypedEnqueueRequestForOwner[*corev1.Service](mgr.GetScheme(), mgr.GetRESTMapper(), &rayv1.RayService{}, handler.OnlyControllerOwner()))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency, SkipNameValidation: &skipNames})
-	b = kit.WatchKicks(b, opts.Gate, func() client.ObjectList { return &rayv1.RayServiceList{} })
-	err = b.Complete(r)
-	if err != nil {
-		return fmt.Errorf("controller: building the RayService controller: %w", err)
-	}
-	return nil
+		WatchesRawSource(source.Kind(r.slices, &corev1.Service{},
+			handler.TypedEnqueueRequestForOwner[*corev1.Service](r.mgr.GetScheme(), r.mgr.GetRESTMapper(), &rayv1.RayService{}, handler.OnlyControllerOwner())))
 }
 
 // writesTTL bounds how long a write of this process is laid over a cache
@@ -194,7 +185,8 @@ const writesTTL = 2 * time.Minute
 // reconciler reconciles RayServices.
 type reconciler struct {
 	client         client.Client // reads from the shared cache, writes to the API server
-	slices         client.Reader // the Services of RayServices and the EndpointSlices of serve Services
+	slices         cache.Cache   // the Services of RayServices and the EndpointSlices of serve Services (the side cache)
+	mgr            manager.Manager
 	loop           *kit.Loop[*rayv1.RayService]
 	exp            *kit.Expectations // read-your-writes, owner: the RayService
 	events         *kit.Events
@@ -236,15 +228,10 @@ func (r *reconciler) podToRayService(ctx context.Context, obj client.Object) []r
 	return nil
 }
 
-// Reconcile implements reconcile.Reconciler: the kit's prologue (get, gone
-// → forget, our own last write, the other-operator gate, 409 → again from
-// a fresh read), then pass.
-func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return r.loop.Reconcile(ctx, req, r.pass)
-}
-
-// pass is one observe → decide → act.
-func (r *reconciler) pass(ctx context.Context, rs *rayv1.RayService) (ctrl.Result, error) {
+// Pass is one observe → decide → act (kit.Reconciler), after kit.Loop's
+// prologue (get, gone → forget, our own last write, the other-operator
+// gate, 409 → again from a fresh read).
+func (r *reconciler) Pass(ctx context.Context, rs *rayv1.RayService) (ctrl.Result, error) {
 	obs, err := r.observe(ctx, rs)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -255,9 +242,10 @@ func (r *reconciler) pass(ctx context.Context, rs *rayv1.RayService) (ctrl.Resul
 	return r.act(ctx, obs, decide(obs))
 }
 
-// forget drops what memory holds about a RayService that is gone (the
-// Loop forgets the expectations, Events and status clock).
-func (r *reconciler) forget(uid types.UID, _ types.NamespacedName) {
+// Forget drops what memory holds about a RayService that is gone
+// (kit.Forgetter; the Loop forgets the expectations, Events and status
+// clock).
+func (r *reconciler) Forget(uid types.UID, _ types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for c := range r.clustersOf[uid] {

@@ -26,9 +26,6 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// reasonInitializingTimeout is KubeRay's Event reason (utils/constant.go).
-const reasonInitializingTimeout = "RayServiceInitializingTimeout"
-
 // initializingTimeout is the annotation's duration, false without one.
 func initializingTimeout(rs *rayv1.RayService) (time.Duration, bool) {
 	v := rs.Annotations[rayv1.RayServiceInitializingTimeoutAnnotation]
@@ -68,7 +65,7 @@ func decideInitializingTimeout(o *observed, p *plan, st *rayv1.RayServiceStatuse
 		st.PendingServiceStatus = rayv1.RayServiceStatus{}
 		st.NumServeEndpoints = 0
 		p.Urgent = true // a failure is written at once
-		p.eventf(corev1.EventTypeWarning, reasonInitializingTimeout, "Reconcile",
+		p.eventf(corev1.EventTypeWarning, rayv1.EventRayServiceInitializingTimeout, "Reconcile",
 			"RayService initializing timeout exceeded after %s (configured timeout: %s)", spent.Round(time.Second), timeout)
 	}
 	// Failed: every cluster goes after the deletion delay.

@@ -241,7 +241,11 @@ const (
 	EventCreatedPVC        = "CreatedPVC"
 	EventFailedToCreatePVC = "FailedToCreatePVC"
 
-	// RayJob.
+	// RayJob (and, for its RayClusters, RayService). UpdatedRayCluster: a
+	// RayJob or a RayService changed the spec of a RayCluster it owns in
+	// place (KubeRay v1.6.2: a RayJob suspending every worker group for
+	// deletion rule DeleteWorkers, a RayService updating its active or
+	// pending cluster); its action is Update.
 	EventInvalidRayJobSpec             = "InvalidRayJobSpec"
 	EventInvalidRayJobMetadata         = "InvalidRayJobMetadata"
 	EventInvalidRayJobStatus           = "InvalidRayJobStatus"
