@@ -102,6 +102,14 @@ func TestIntegrationK8sTokenAuth(t *testing.T) {
 	k8sAuth := func(rc *rayv1.RayCluster, mode rayv1.AuthMode) *rayv1.RayCluster {
 		rc.Spec.RayVersion = "2.55.0"
 		rc.Spec.AuthOptions = &rayv1.AuthOptions{Mode: mode, EnableK8sTokenAuth: fixture.Ptr(true)}
+		// The API server refuses a projected ServiceAccount token without a
+		// serviceAccountName; a real one's ServiceAccount admission plugin
+		// fills in "default", the sandbox's (envtest's) runs without it. The
+		// RayCluster names it, as KubeRay's sample does.
+		rc.Spec.HeadGroupSpec.Template.Spec.ServiceAccountName = "default"
+		for i := range rc.Spec.WorkerGroupSpecs {
+			rc.Spec.WorkerGroupSpecs[i].Template.Spec.ServiceAccountName = "default"
+		}
 		return rc
 	}
 	createRC(t, k8sAuth(testCluster(ns, "k8s", 1), rayv1.AuthModeToken))
