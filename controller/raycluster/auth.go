@@ -1,25 +1,41 @@
 package raycluster
 
-// Ray token authentication (spec.authOptions), as KubeRay v1.7 does it
-// (raycluster_controller.go reconcileAuthSecret, common/pod.go
-// configureTokenAuth / SetContainerTokenAuthEnvVars):
+// Ray token authentication (spec.authOptions), as KubeRay v1.6.2 and v1.7.0
+// do it (raycluster_controller.go reconcileAuthSecret, common/pod.go
+// configureTokenAuth / AddRayTokenVolume / SetContainerTokenAuthEnvVars;
+// file:line below are v1.6.2's, ray-operator/controllers/ray/):
 //
 //   - authOptions.mode "token" turns it on; an authOptions without a mode
 //     does not. Ray >= 2.52 is required (rayapi/v1 validation).
-//   - Without authOptions.secretName, for any authOptions whose mode is not
-//     "disabled" (an empty mode too, though its pods get no token, as in
-//     KubeRay: needsAuthSecret), the controller creates a Secret named
-//     after the cluster (kube/raydash.GeneratedAuthSecretName), labelled
-//     ray.io/cluster, controlled by the RayCluster, with one key auth_token:
-//     32 bytes from crypto/rand, standard base64. It is created once, when
-//     missing, and never updated: the token is never rotated by a later pass.
+//   - Without authOptions.secretName and without enableK8sTokenAuth, for any
+//     authOptions whose mode is not "disabled" (an empty mode too, though
+//     its pods get no token, as in KubeRay: needsAuthSecret), the controller
+//     creates a Secret named after the cluster
+//     (kube/raydash.GeneratedAuthSecretName), labelled ray.io/cluster,
+//     controlled by the RayCluster, with one key auth_token: 32 bytes from
+//     crypto/rand, standard base64. It is created once, when missing, and
+//     never updated: the token is never rotated by a later pass.
 //   - With authOptions.secretName the user's Secret (key auth_token) is used
 //     and nothing is created.
 //   - The Ray container, the wait-gcs-ready init container, the autoscaler
 //     sidecar and the RayJob submitters get RAY_AUTH_MODE=token and
 //     RAY_AUTH_TOKEN from that Secret (secretKeyRef), unless the user's
 //     template already defines them. No ray start flag changes.
-//   - enableK8sTokenAuth is not implemented: unsupported.go refuses it.
+//   - enableK8sTokenAuth (Kubernetes-delegated token auth, Ray >= 2.55, mode
+//     token, no secretName: rayapi/v1 validation, as utils/validation.go:254-266)
+//     creates nothing: no Secret (raycluster_controller.go:387-391), and no
+//     ServiceAccount, ClusterRole or binding either: the pods' ServiceAccount
+//     and its RBAC (tokenreviews and subjectaccessreviews create, the verb
+//     ray:write on rayclusters) are the user's, as in KubeRay's sample
+//     config/samples/ray-cluster.kubernetes.auth.yaml. The same containers
+//     instead get RAY_AUTH_MODE=token, RAY_ENABLE_K8S_TOKEN_AUTH=true and a
+//     read-only mount of the pod's projected ServiceAccount token (volume
+//     ray-token, path token) at /var/run/secrets/ray.io/serviceaccount
+//     (common/pod.go:253-336, utils/constant.go:175-180); Ray reads its own
+//     token from that file and asks the API server (TokenReview,
+//     SubjectAccessReview) about every caller's. KubeRay refuses it in
+//     RayJob and RayService clusters (utils/validation.go:351-354, :427-429);
+//     so does raydar. The operator itself needs no new RBAC for it.
 //
 // The token is made in act (newAuthToken), never in decide, and never
 // appears in a plan, an Event or a log line.
@@ -40,17 +56,36 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// Ray's environment variables of token authentication.
+// Ray's environment variables of token authentication, and the projected
+// ServiceAccount token of Kubernetes token auth (KubeRay's
+// utils/constant.go:169-180).
 const (
-	envRayAuthMode  = "RAY_AUTH_MODE"
-	envRayAuthToken = "RAY_AUTH_TOKEN"
+	envRayAuthMode           = "RAY_AUTH_MODE"
+	envRayAuthToken          = "RAY_AUTH_TOKEN"
+	envRayEnableK8sTokenAuth = "RAY_ENABLE_K8S_TOKEN_AUTH"
+	// RayTokenVolumeName is the projected ServiceAccount token volume.
+	RayTokenVolumeName = "ray-token"
+	// RayTokenMountPath is where each container mounts it; Ray reads the
+	// file "token" there.
+	RayTokenMountPath = "/var/run/secrets/ray.io/serviceaccount"
+	// rayTokenPath is the file of the volume's one projection.
+	rayTokenPath = "token"
 	// authTokenBytes is the number of random bytes in a generated token.
 	authTokenBytes = 32
 )
 
-// tokenAuthEnabled: authOptions.mode is token.
+// tokenAuthEnabled: authOptions.mode is token (KubeRay's utils.IsAuthEnabled,
+// utils/util.go:765).
 func tokenAuthEnabled(spec *rayv1.RayClusterSpec) bool {
 	return spec.AuthOptions != nil && spec.AuthOptions.Mode == rayv1.AuthModeToken
+}
+
+// K8sTokenAuthEnabled: authOptions.enableK8sTokenAuth is true, whatever the
+// mode (KubeRay's utils.IsK8sAuthEnabled, utils/util.go:769; validation
+// refuses it without mode token).
+func K8sTokenAuthEnabled(spec *rayv1.RayClusterSpec) bool {
+	o := spec.AuthOptions
+	return o != nil && o.EnableK8sTokenAuth != nil && *o.EnableK8sTokenAuth
 }
 
 // needsAuthSecret: the controller owes the cluster its auth Secret. KubeRay
@@ -64,8 +99,8 @@ func needsAuthSecret(rc *rayv1.RayCluster) bool {
 	if o == nil || o.Mode == rayv1.AuthModeDisabled {
 		return false
 	}
-	if o.EnableK8sTokenAuth != nil && *o.EnableK8sTokenAuth {
-		return false
+	if K8sTokenAuthEnabled(&rc.Spec) {
+		return false // raycluster_controller.go:387-391: Kubernetes issues the tokens
 	}
 	return o.SecretName == nil || *o.SecretName == ""
 }
@@ -99,52 +134,101 @@ func withAuthToken(s *corev1.Secret) (*corev1.Secret, error) {
 	return out, nil
 }
 
-// setTokenAuthEnv gives c RAY_AUTH_MODE=token and RAY_AUTH_TOKEN from the
-// Secret's auth_token key, each unless c already defines it.
-func SetTokenAuthEnv(c *corev1.Container, secretName string) {
+// SetContainerTokenAuth gives c the token-auth env of rc's cluster, each
+// name unless c already defines it (KubeRay's SetContainerTokenAuthEnvVars,
+// common/pod.go:296-336): RAY_AUTH_MODE=token, then with enableK8sTokenAuth
+// RAY_ENABLE_K8S_TOKEN_AUTH=true and the read-only ray-token mount (unless
+// c mounts a volume of that name), else RAY_AUTH_TOKEN from the auth
+// Secret's auth_token key. Callers decide whether the cluster uses token
+// auth (tokenAuthEnabled).
+func SetContainerTokenAuth(rc *rayv1.RayCluster, c *corev1.Container) {
 	setEnv(c, corev1.EnvVar{Name: envRayAuthMode, Value: string(rayv1.AuthModeToken)})
+	if K8sTokenAuthEnabled(&rc.Spec) {
+		setEnv(c, corev1.EnvVar{Name: envRayEnableK8sTokenAuth, Value: "true"})
+		if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == RayTokenVolumeName }) {
+			c.VolumeMounts = append(c.VolumeMounts, rayTokenMount())
+		}
+		return
+	}
 	setEnv(c, corev1.EnvVar{Name: envRayAuthToken, ValueFrom: &corev1.EnvVarSource{
 		SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: secretName},
+			LocalObjectReference: corev1.LocalObjectReference{Name: secretNameOf(rc)},
 			Key:                  raydash.AuthTokenKey,
 		},
 	}})
 }
 
-// addTokenAuth gives a Ray pod of rc the auth env, when rc uses token auth:
-// the Ray container, every wait-gcs-ready init container and the autoscaler
-// sidecar.
+// secretNameOf is the Secret the pods read the token from: secretName, else
+// the generated one (common/pod.go:320-323). Unlike raydash.AuthSecretName
+// it does not look at the mode: the callers have.
+func secretNameOf(rc *rayv1.RayCluster) string {
+	if o := rc.Spec.AuthOptions; o != nil && o.SecretName != nil && *o.SecretName != "" {
+		return *o.SecretName
+	}
+	return raydash.GeneratedAuthSecretName(rc.Name)
+}
+
+func rayTokenMount() corev1.VolumeMount {
+	return corev1.VolumeMount{Name: RayTokenVolumeName, MountPath: RayTokenMountPath, ReadOnly: true}
+}
+
+// AddRayTokenVolume adds the projected ServiceAccount token volume of
+// Kubernetes token auth to spec, unless a volume of that name exists
+// (KubeRay's AddRayTokenVolume, common/pod.go:273-294: no audience, no
+// expiry, so the kubelet's defaults).
+func AddRayTokenVolume(spec *corev1.PodSpec) {
+	if slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == RayTokenVolumeName }) {
+		return
+	}
+	spec.Volumes = append(spec.Volumes, corev1.Volume{
+		Name: RayTokenVolumeName,
+		VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: rayTokenPath}}},
+		}},
+	})
+}
+
+// addTokenAuth gives a Ray pod of rc the auth env, when rc uses token auth,
+// in KubeRay's order (configureTokenAuth, common/pod.go:253-271): the Ray
+// container, the token volume (Kubernetes token auth), every
+// wait-gcs-ready init container; the autoscaler sidecar as KubeRay does it
+// when building the sidecar (common/pod.go:206-210).
 func addTokenAuth(rc *rayv1.RayCluster, pod *corev1.Pod) {
-	name := raydash.AuthSecretName(rc)
-	if name == "" {
+	if !tokenAuthEnabled(&rc.Spec) {
 		return
 	}
 	spec := &pod.Spec
-	SetTokenAuthEnv(&spec.Containers[rayv1.RayContainerIndex], name)
+	SetContainerTokenAuth(rc, &spec.Containers[rayv1.RayContainerIndex])
+	if K8sTokenAuthEnabled(&rc.Spec) {
+		AddRayTokenVolume(spec)
+	}
 	for i := range spec.Containers {
 		if i != rayv1.RayContainerIndex && spec.Containers[i].Name == rayv1.AutoscalerContainerName {
-			addAutoscalerTokenAuth(rc, &spec.Containers[i], name)
+			addAutoscalerTokenAuth(rc, &spec.Containers[i])
 		}
 	}
 	for i := range spec.InitContainers {
 		if spec.InitContainers[i].Name == kit.InitContainerName {
-			SetTokenAuthEnv(&spec.InitContainers[i], name)
+			SetContainerTokenAuth(rc, &spec.InitContainers[i])
 		}
 	}
 }
 
-// addAutoscalerTokenAuth gives the autoscaler sidecar the auth env where
-// KubeRay puts it: after the sidecar's own env and before
-// autoscalerOptions.env, which autoscalerContainer appends last. A name the
-// user's env already defines is left to the user.
-func addAutoscalerTokenAuth(rc *rayv1.RayCluster, c *corev1.Container, secretName string) {
+// addAutoscalerTokenAuth gives the autoscaler sidecar the auth env and
+// mount where KubeRay puts them: after the sidecar's own and before
+// autoscalerOptions.env and .volumeMounts, which autoscalerContainer
+// appends last (KubeRay sets them before mergeAutoscalerOverrides,
+// common/pod.go:207-213). An env name the user's env already defines is
+// left to the user.
+func addAutoscalerTokenAuth(rc *rayv1.RayCluster, c *corev1.Container) {
 	var auth corev1.Container
-	SetTokenAuthEnv(&auth, secretName)
-	var user []corev1.EnvVar
+	SetContainerTokenAuth(rc, &auth)
+	var userEnv []corev1.EnvVar
+	var userMounts []corev1.VolumeMount
 	if o := rc.Spec.AutoscalerOptions; o != nil {
-		user = o.Env
+		userEnv, userMounts = o.Env, o.VolumeMounts
 	}
-	at := len(c.Env) - len(user)
+	at := len(c.Env) - len(userEnv)
 	if at < 0 {
 		at = len(c.Env)
 	}
@@ -155,6 +239,11 @@ func addAutoscalerTokenAuth(rc *rayv1.RayCluster, c *corev1.Container, secretNam
 		}
 	}
 	c.Env = slices.Insert(c.Env, at, add...)
+	at = len(c.VolumeMounts) - len(userMounts)
+	if at < 0 {
+		at = len(c.VolumeMounts)
+	}
+	c.VolumeMounts = slices.Insert(c.VolumeMounts, at, auth.VolumeMounts...)
 }
 
 // reasonFailedCreateAuthSecret is raydar's Warning Event of a failed auth

@@ -32,7 +32,8 @@
 //	unsupported.go     the refusals of fields raydar does not implement
 //
 // and per feature, its build, decide and act side together: auth.go (token
-// authentication and its Secret), ingress.go (the dashboard Ingress),
+// authentication and its Secret, or Kubernetes token auth and its projected
+// ServiceAccount token), ingress.go (the dashboard Ingress),
 // serve_service.go (the serve Service).
 //
 // Names and labels of every child are in controller/kit/names.go.

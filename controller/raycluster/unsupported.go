@@ -51,10 +51,6 @@ func UnsupportedClusterSpec(spec *rayv1.RayClusterSpec, annotations map[string]s
 		errs = append(errs, field.Forbidden(p.Child("gcsFaultToleranceOptions", "storage"),
 			"applies only to the rocksdb backend; with redis no volume would be made"))
 	}
-	if o := spec.AuthOptions; o != nil && o.EnableK8sTokenAuth != nil && *o.EnableK8sTokenAuth {
-		errs = append(errs, Refuse(p.Child("authOptions", "enableK8sTokenAuth"),
-			"no Kubernetes-delegated token auth (RAY_ENABLE_K8S_TOKEN_AUTH, projected ServiceAccount token); use authOptions.mode token with a Secret"))
-	}
 	if wantsServeService(annotations) && len(ServePorts(spec)) == 0 {
 		// Implemented (serve_service.go), but impossible without a port.
 		errs = append(errs, field.Invalid(annPath.Key(rayv1.EnableServeServiceKey), rayv1.EnableServeServiceTrue,

@@ -110,9 +110,7 @@ func sidecarSubmitter(rj *rayv1.RayJob, rc *rayv1.RayCluster) (corev1.Container,
 		Resources: submitterResources(),
 	}
 	c.Env = append(c.Env, submitterEnv(rj, rj.Status.DashboardURL)...)
-	for _, e := range authEnv(rc) {
-		c.Env = setEnvIfAbsent(c.Env, e)
-	}
+	addAuth(rc, &c)
 	return c, nil
 }
 
@@ -143,18 +141,16 @@ func submitterResources() corev1.ResourceRequirements {
 	}
 }
 
-// authEnv gives the submitter the cluster's Ray auth env (auth.go) when
-// the cluster uses token auth, as KubeRay's configureSubmitterContainer does
-// for both the K8sJobMode Job and the SidecarMode container: the cluster is
-// the one the job runs on (created or selected), so is the Secret.
-func authEnv(rc *rayv1.RayCluster) []corev1.EnvVar {
-	name := raydash.AuthSecretName(rc)
-	if name == "" {
-		return nil
+// addAuth gives a submitter container the cluster's token-auth env (and,
+// with Kubernetes token auth, the token mount: raycluster.SetContainerTokenAuth)
+// when the cluster uses token auth, as KubeRay's configureSubmitterContainer
+// does for both the K8sJobMode Job and the SidecarMode container
+// (rayjob_controller.go:630-632 in v1.6.2): the cluster is the one the job
+// runs on (created or selected), so is the Secret.
+func addAuth(rc *rayv1.RayCluster, c *corev1.Container) {
+	if rc.Spec.EffectiveAuthMode() == rayv1.AuthModeToken {
+		raycluster.SetContainerTokenAuth(rc, c)
 	}
-	var c corev1.Container
-	raycluster.SetTokenAuthEnv(&c, name)
-	return c.Env
 }
 
 // buildSubmitterJob is the K8sJobMode submitter as KubeRay v1.7.0 makes
@@ -193,9 +189,12 @@ func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardURL stri
 			c.Args = []string{script}
 		}
 		c.Env = append(c.Env, submitterEnv(rj, dashboardURL)...)
-		for _, e := range authEnv(rc) {
-			c.Env = setEnvIfAbsent(c.Env, e)
-		}
+		addAuth(rc, c)
+	}
+	// Kubernetes token auth: the pod's projected ServiceAccount token, which
+	// the submitter's Ray CLI sends (rayjob_controller.go:588-590 in v1.6.2).
+	if raycluster.K8sTokenAuthEnabled(&rc.Spec) {
+		raycluster.AddRayTokenVolume(&tmpl.Spec)
 	}
 	labels := submitterLabels(rj)
 	if tmpl.Labels == nil {
@@ -212,15 +211,6 @@ func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardURL stri
 		},
 		Spec: batchv1.JobSpec{BackoffLimit: &backoff, Template: tmpl},
 	}, nil
-}
-
-func setEnvIfAbsent(env []corev1.EnvVar, e corev1.EnvVar) []corev1.EnvVar {
-	for _, x := range env {
-		if x.Name == e.Name {
-			return env
-		}
-	}
-	return append(env, e)
 }
 
 // KubeRay's wait for the dashboard's GCS (utils/constant.go

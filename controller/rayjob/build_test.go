@@ -2,6 +2,7 @@ package rayjob
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -249,6 +250,46 @@ func TestBuildSubmitterJob(t *testing.T) {
 		t.Fatalf("env %v, want %v", got, wantEnv)
 	}
 	if j.Spec.SubmitterPodTemplate.Spec.Containers[0].Env[0].Value != "override" || len(j.Spec.SubmitterPodTemplate.Spec.Containers[0].Env) != 1 {
+		t.Fatal("the RayJob's template was modified")
+	}
+}
+
+// A K8sJobMode submitter against a selected cluster with Kubernetes token
+// auth (KubeRay refuses enableK8sTokenAuth in a RayJob's own rayClusterSpec,
+// not in the cluster it selects): KubeRay v1.6.2 rayjob_controller.go:588-590
+// and :630-632 give the submitter container RAY_AUTH_MODE,
+// RAY_ENABLE_K8S_TOKEN_AUTH and the token mount, and the pod the projected
+// ServiceAccount token volume; no RAY_AUTH_TOKEN, as there is no Secret.
+func TestBuildSubmitterJobK8sTokenAuth(t *testing.T) {
+	j := newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), mode(rayv1.K8sJobMode))
+	rc := newCluster(true)
+	rc.Spec.AuthOptions = &rayv1.AuthOptions{Mode: rayv1.AuthModeToken, EnableK8sTokenAuth: fixture.Ptr(true)}
+	job := mustBuildSubmitterJob(t, j, rc, "addr:8265")
+	pod := job.Spec.Template.Spec
+	c := &pod.Containers[0]
+	wantEnv := []string{"PYTHONUNBUFFERED=1", "RAY_DASHBOARD_ADDRESS=addr:8265", "RAY_JOB_SUBMISSION_ID=rj-id001", "RAY_AUTH_MODE=token", "RAY_ENABLE_K8S_TOKEN_AUTH=true"}
+	if got := envStrings(c.Env); !slices.Equal(got, wantEnv) {
+		t.Fatalf("env %v, want %v", got, wantEnv)
+	}
+	wantMount := corev1.VolumeMount{Name: "ray-token", MountPath: "/var/run/secrets/ray.io/serviceaccount", ReadOnly: true}
+	if len(c.VolumeMounts) != 1 || !reflect.DeepEqual(c.VolumeMounts[0], wantMount) {
+		t.Fatalf("mounts %+v, want %+v", c.VolumeMounts, wantMount)
+	}
+	if len(pod.Volumes) != 1 || pod.Volumes[0].Name != "ray-token" || pod.Volumes[0].Projected == nil ||
+		len(pod.Volumes[0].Projected.Sources) != 1 || pod.Volumes[0].Projected.Sources[0].ServiceAccountToken == nil ||
+		pod.Volumes[0].Projected.Sources[0].ServiceAccountToken.Path != "token" {
+		t.Fatalf("volumes %+v, want the projected ServiceAccount token ray-token", pod.Volumes)
+	}
+
+	// A user's template with its own command: the volume all the same
+	// (KubeRay adds it to the template whatever the container runs).
+	j.Spec.SubmitterPodTemplate = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "mine", Image: "me/submitter", Command: []string{"my-submit"}}}}}
+	job = mustBuildSubmitterJob(t, j, rc, "addr:8265")
+	if v := job.Spec.Template.Spec.Volumes; len(v) != 1 || v[0].Name != "ray-token" {
+		t.Fatalf("volumes %+v", v)
+	}
+	if len(j.Spec.SubmitterPodTemplate.Spec.Volumes) != 0 {
 		t.Fatal("the RayJob's template was modified")
 	}
 }

@@ -14,7 +14,11 @@
 //
 // When the cluster's authOptions mode is token, the client carries the Ray
 // auth token read from the cluster's Secret (authOptions.secretName, else
-// the Secret named after the cluster), key auth_token.
+// the Secret named after the cluster), key auth_token. With Kubernetes token
+// auth (authOptions.enableK8sTokenAuth) there is no Secret: the dashboard
+// reviews the caller's own Kubernetes token, so the client carries the
+// rest.Config's bearer token (Options.KubernetesToken), the identity of
+// which needs the verb ray:write on the RayCluster.
 //
 // [CapacityPoller] keeps Ray's view of the capacity of the clusters the
 // user looks at (dashboard.Client.Capacity), polled in the background at a

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode"
@@ -89,6 +90,12 @@ const AuthTokenKey = "auth_token"
 // DefaultTokenTTL is how long a token read from a Secret is reused.
 const DefaultTokenTTL = 30 * time.Second
 
+// ErrNoKubernetesToken: a cluster uses Kubernetes token auth and the
+// caller's credentials carry no bearer token to send it.
+var ErrNoKubernetesToken = errors.New("the cluster uses Kubernetes token auth (authOptions.enableK8sTokenAuth): its dashboard " +
+	"accepts only a Kubernetes bearer token allowed the verb ray:write on the RayCluster, and these credentials carry none " +
+	"(client certificate or exec plugin); use a kubeconfig with a ServiceAccount token")
+
 // ErrNoDashboard: the cluster has no reachable dashboard address yet (no head
 // Service known, or, in the sandbox, no Ready head pod). It wraps
 // dashboard.ErrUnavailable, so callers treat it like a refused connection.
@@ -118,6 +125,15 @@ type Options struct {
 	Timeout time.Duration
 	// TokenTTL: see DefaultTokenTTL.
 	TokenTTL time.Duration
+	// KubernetesToken is the bearer token sent to the dashboard of a
+	// cluster with Kubernetes token auth (authOptions.enableK8sTokenAuth):
+	// such a dashboard accepts no Secret's token, only a Kubernetes token
+	// whose identity the API server reviews and allows the verb ray:write
+	// on that RayCluster. Default: Config's own bearer token (BearerToken,
+	// else the file BearerTokenFile, read again after TokenTTL), so the
+	// caller acts as itself; an identity without one (a client certificate,
+	// an exec plugin) gets ErrNoKubernetesToken.
+	KubernetesToken func(ctx context.Context, rc *rayv1.RayCluster) (string, error)
 	// Getenv replaces os.Getenv (tests).
 	Getenv func(string) string
 	// Now replaces time.Now (tests).
@@ -154,6 +170,9 @@ func New(opts Options) (*ClusterResolver, error) {
 	}
 	if opts.ClusterDomain == "" {
 		opts.ClusterDomain = opts.Getenv("CLUSTER_DOMAIN")
+	}
+	if opts.KubernetesToken == nil {
+		opts.KubernetesToken = configBearerToken(opts.Config)
 	}
 	if opts.ClusterDomain == "" {
 		opts.ClusterDomain = "cluster.local"
@@ -255,14 +274,15 @@ func (r *ClusterResolver) headService(rc *rayv1.RayCluster) string {
 
 // AuthSecretName is the Secret holding a token-mode cluster's Ray auth
 // token: authOptions.secretName, else the Secret the controller generates,
-// named after the cluster; "" when the cluster does not use token auth.
+// named after the cluster; "" when the cluster does not use token auth, or
+// uses Kubernetes token auth, which has no Secret (K8sTokenAuth).
 //
 // As in KubeRay, only an explicit authOptions.mode "token" turns auth on
 // (an authOptions without a mode does not), and a name longer than 50
 // characters keeps its last 50 (KubeRay's utils.CheckName).
 func AuthSecretName(rc *rayv1.RayCluster) string {
 	o := rc.Spec.AuthOptions
-	if o == nil || o.Mode != rayv1.AuthModeToken {
+	if o == nil || o.Mode != rayv1.AuthModeToken || K8sTokenAuth(rc) {
 		return ""
 	}
 	if o.SecretName != nil && *o.SecretName != "" {
@@ -288,8 +308,43 @@ func GeneratedAuthSecretName(cluster string) string {
 	return s
 }
 
-// token returns the cluster's Ray auth token ("" without token auth).
+// K8sTokenAuth reports whether rc's dashboard checks callers' Kubernetes
+// tokens (authOptions mode token with enableK8sTokenAuth): Ray asks the API
+// server to review the bearer token (TokenReview) and whether its identity
+// may use the verb ray:write on rayclusters/<name> (SubjectAccessReview).
+func K8sTokenAuth(rc *rayv1.RayCluster) bool {
+	o := rc.Spec.AuthOptions
+	return o != nil && o.Mode == rayv1.AuthModeToken && o.EnableK8sTokenAuth != nil && *o.EnableK8sTokenAuth
+}
+
+// configBearerToken is the default Options.KubernetesToken: cfg's bearer
+// token, or its BearerTokenFile's content (a projected token is rotated by
+// the kubelet: the file is read on each call, and ClientFor's callers keep a
+// client only briefly).
+func configBearerToken(cfg *rest.Config) func(context.Context, *rayv1.RayCluster) (string, error) {
+	return func(_ context.Context, rc *rayv1.RayCluster) (string, error) {
+		if cfg != nil && cfg.BearerToken != "" {
+			return cfg.BearerToken, nil
+		}
+		if cfg != nil && cfg.BearerTokenFile != "" {
+			b, err := os.ReadFile(cfg.BearerTokenFile)
+			if err != nil {
+				return "", fmt.Errorf("raydash: RayCluster %s/%s: reading the bearer token file: %w", rc.Namespace, rc.Name, err)
+			}
+			if t := strings.TrimSpace(string(b)); t != "" {
+				return t, nil
+			}
+		}
+		return "", fmt.Errorf("raydash: RayCluster %s/%s: %w", rc.Namespace, rc.Name, ErrNoKubernetesToken)
+	}
+}
+
+// token returns the cluster's Ray auth token ("" without token auth): with
+// Kubernetes token auth the caller's Kubernetes token, else the Secret's.
 func (r *ClusterResolver) token(ctx context.Context, rc *rayv1.RayCluster) (string, error) {
+	if K8sTokenAuth(rc) {
+		return r.opts.KubernetesToken(ctx, rc)
+	}
 	name := AuthSecretName(rc)
 	if name == "" || r.opts.Secrets == nil {
 		return "", nil

@@ -36,6 +36,9 @@ const (
 	MaxRayServiceNameLength = MaxRayClusterNameLength - 6
 	// MinRayVersionForTokenAuth is the oldest Ray that supports authOptions.mode=token.
 	MinRayVersionForTokenAuth = "2.52.0"
+	// MinRayVersionForK8sTokenAuth is the oldest Ray that supports
+	// authOptions.enableK8sTokenAuth (KubeRay's utils/validation.go).
+	MinRayVersionForK8sTokenAuth = "2.55.0"
 )
 
 // Environment variable names the validation inspects in the head container.

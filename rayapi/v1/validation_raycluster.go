@@ -201,9 +201,28 @@ func ValidateRayClusterSpec(spec *RayClusterSpec, annotations map[string]string,
 	// Authentication.
 	if a := spec.AuthOptions; a != nil {
 		allErrs = append(allErrs, supported(p.Child("authOptions", "mode"), a.Mode, AuthModeDisabled, AuthModeToken)...)
-		if a.Mode == AuthModeToken {
-			allErrs = append(allErrs, validateRayVersionAtLeast(p.Child("rayVersion"), spec.RayVersion, MinRayVersionForTokenAuth,
-				"authOptions.mode=token")...)
+		k8s := a.EnableK8sTokenAuth != nil && *a.EnableK8sTokenAuth
+		kp := p.Child("authOptions", "enableK8sTokenAuth")
+		switch {
+		case a.Mode == AuthModeToken:
+			verErrs := validateRayVersionAtLeast(p.Child("rayVersion"), spec.RayVersion, MinRayVersionForTokenAuth,
+				"authOptions.mode=token")
+			allErrs = append(allErrs, verErrs...)
+			// KubeRay v1.6.2 utils/validation.go:254-262 (v1.7.0 :300-308).
+			if k8s {
+				if len(verErrs) == 0 {
+					allErrs = append(allErrs, validateRayVersionAtLeast(p.Child("rayVersion"), spec.RayVersion, MinRayVersionForK8sTokenAuth,
+						"authOptions.enableK8sTokenAuth")...)
+				}
+				if a.SecretName != nil && *a.SecretName != "" {
+					allErrs = append(allErrs, field.Forbidden(p.Child("authOptions", "secretName"),
+						"must not be set together with authOptions.enableK8sTokenAuth: the token is the pods' ServiceAccount token"))
+				}
+			}
+		case k8s:
+			// KubeRay refuses it rather than ignoring it (v1.6.2
+			// utils/validation.go:263-266; v1.7.0 :309-312).
+			allErrs = append(allErrs, field.Forbidden(kp, "needs authOptions.mode token"))
 		}
 	}
 

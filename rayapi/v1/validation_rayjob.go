@@ -120,6 +120,11 @@ func validateRayJobSpec(j *RayJob, p *field.Path) field.ErrorList {
 	}
 
 	if s.RayClusterSpec != nil {
+		if a := s.RayClusterSpec.AuthOptions; a != nil && a.EnableK8sTokenAuth != nil && *a.EnableK8sTokenAuth {
+			// KubeRay v1.6.2 utils/validation.go:351-354 (v1.7.0 :605-608).
+			allErrs = append(allErrs, field.Forbidden(p.Child("rayClusterSpec", "authOptions", "enableK8sTokenAuth"),
+				"K8s token auth mode is currently not supported for RayJob (KubeRay refuses it too)"))
+		}
 		allErrs = append(allErrs, ValidateRayClusterSpec(s.RayClusterSpec, j.Annotations, p.Child("rayClusterSpec"))...)
 	}
 	return allErrs

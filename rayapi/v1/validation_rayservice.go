@@ -13,6 +13,11 @@ func validateRayServiceSpec(rs *RayService, p *field.Path) field.ErrorList {
 	cp := p.Child("rayClusterConfig")
 
 	allErrs = append(allErrs, validateManagedBy(p.Child("managedBy"), s.ManagedBy)...)
+	if a := s.RayClusterSpec.AuthOptions; a != nil && a.EnableK8sTokenAuth != nil && *a.EnableK8sTokenAuth {
+		// KubeRay v1.6.2 utils/validation.go:427-429 (v1.7.0 :681-683).
+		allErrs = append(allErrs, field.Forbidden(cp.Child("authOptions", "enableK8sTokenAuth"),
+			"K8s token auth mode is currently not supported for RayService (KubeRay refuses it too)"))
+	}
 	allErrs = append(allErrs, ValidateRayClusterSpec(&s.RayClusterSpec, rs.Annotations, cp)...)
 	if hs := s.RayClusterSpec.HeadGroupSpec.HeadService; hs != nil && hs.Name != "" {
 		allErrs = append(allErrs, field.Forbidden(cp.Child("headGroupSpec", "headService", "metadata", "name"),

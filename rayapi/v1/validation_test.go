@@ -229,6 +229,29 @@ func TestValidateRayCluster(t *testing.T) {
 		}, []want{{field.ErrorTypeRequired, "spec.rayVersion"}}},
 		{"unknown auth mode", func(c *RayCluster) { c.Spec.AuthOptions = &AuthOptions{Mode: "oidc"} },
 			[]want{{field.ErrorTypeNotSupported, "spec.authOptions.mode"}}},
+		{"valid: Kubernetes token auth on Ray 2.55", func(c *RayCluster) {
+			c.Spec.RayVersion = "2.55.0"
+			c.Spec.AuthOptions = &AuthOptions{Mode: AuthModeToken, EnableK8sTokenAuth: ptr(true)}
+		}, nil},
+		{"Kubernetes token auth on Ray 2.54 (KubeRay: minimum 2.55.0)", func(c *RayCluster) {
+			c.Spec.RayVersion = "2.54.1"
+			c.Spec.AuthOptions = &AuthOptions{Mode: AuthModeToken, EnableK8sTokenAuth: ptr(true)}
+		}, []want{{field.ErrorTypeInvalid, "spec.rayVersion"}}},
+		{"Kubernetes token auth with secretName (KubeRay refuses both)", func(c *RayCluster) {
+			c.Spec.RayVersion = "2.55.0"
+			c.Spec.AuthOptions = &AuthOptions{Mode: AuthModeToken, EnableK8sTokenAuth: ptr(true), SecretName: ptr("mine")}
+		}, []want{{field.ErrorTypeForbidden, "spec.authOptions.secretName"}}},
+		{"Kubernetes token auth with mode disabled: refused, as KubeRay does, not ignored", func(c *RayCluster) {
+			c.Spec.RayVersion = "2.55.0"
+			c.Spec.AuthOptions = &AuthOptions{Mode: AuthModeDisabled, EnableK8sTokenAuth: ptr(true)}
+		}, []want{{field.ErrorTypeForbidden, "spec.authOptions.enableK8sTokenAuth"}}},
+		{"Kubernetes token auth without a mode: refused too", func(c *RayCluster) {
+			c.Spec.RayVersion = "2.55.0"
+			c.Spec.AuthOptions = &AuthOptions{EnableK8sTokenAuth: ptr(true)}
+		}, []want{{field.ErrorTypeForbidden, "spec.authOptions.enableK8sTokenAuth"}}},
+		{"valid: enableK8sTokenAuth false with mode disabled", func(c *RayCluster) {
+			c.Spec.AuthOptions = &AuthOptions{Mode: AuthModeDisabled, EnableK8sTokenAuth: ptr(false)}
+		}, nil},
 		{"network policy: bad mode, empty and duplicate group", func(c *RayCluster) {
 			c.Spec.NetworkPolicy = &NetworkPolicyConfig{Mode: ptr(NetworkPolicyMode("AllowAll")),
 				WorkerGroups: []WorkerGroupNetworkPolicyRules{{GroupName: "cpu"}, {GroupName: ""}, {GroupName: "cpu"}}}
@@ -363,6 +386,10 @@ func TestValidateRayJob(t *testing.T) {
 			j.Annotations = map[string]string{RayFTEnabledAnnotationKey: "false"}
 			j.Spec.RayClusterSpec.GcsFaultToleranceOptions = &GcsFaultToleranceOptions{RedisAddress: "r:1"}
 		}, []want{{field.ErrorTypeForbidden, "spec.rayClusterSpec.gcsFaultToleranceOptions"}}},
+		{"Kubernetes token auth: KubeRay does not support it for RayJob", func(j *RayJob) {
+			j.Spec.RayClusterSpec.RayVersion = "2.55.0"
+			j.Spec.RayClusterSpec.AuthOptions = &AuthOptions{Mode: AuthModeToken, EnableK8sTokenAuth: ptr(true)}
+		}, []want{{field.ErrorTypeForbidden, "spec.rayClusterSpec.authOptions.enableK8sTokenAuth"}}},
 
 		// Deletion strategy.
 		{"valid: deletion rules", func(j *RayJob) {
@@ -473,6 +500,10 @@ func TestValidateRayService(t *testing.T) {
 		{"negative rayClusterDeletionDelaySeconds", func(s *RayService) { s.Spec.RayClusterDeletionDelaySeconds = i32(-1) },
 			[]want{{field.ErrorTypeInvalid, "spec.rayClusterDeletionDelaySeconds"}}},
 		{"valid: zero deletion delay", func(s *RayService) { s.Spec.RayClusterDeletionDelaySeconds = i32(0) }, nil},
+		{"Kubernetes token auth: KubeRay does not support it for RayService", func(s *RayService) {
+			s.Spec.RayClusterSpec.RayVersion = "2.55.0"
+			s.Spec.RayClusterSpec.AuthOptions = &AuthOptions{Mode: AuthModeToken, EnableK8sTokenAuth: ptr(true)}
+		}, []want{{field.ErrorTypeForbidden, "spec.rayClusterConfig.authOptions.enableK8sTokenAuth"}}},
 		{"unknown upgrade type", func(s *RayService) {
 			s.Spec.UpgradeStrategy = &RayServiceUpgradeStrategy{Type: ptr(RayServiceUpgradeType("Canary"))}
 		}, []want{{field.ErrorTypeNotSupported, "spec.upgradeStrategy.type"}}},

@@ -62,7 +62,9 @@ func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error 
 	hopts := s.opts.Head
 	rc := &rayv1.RayCluster{}
 	rcErr := s.cl.Get(ctx, cluster, rc)
-	if rcErr == nil {
+	if rcErr == nil && raydash.K8sTokenAuth(rc) {
+		hopts.Authorize = s.k8sTokenAuthorizer(rc) // k8sauth.go
+	} else if rcErr == nil {
 		if name := raydash.AuthSecretName(rc); name != "" {
 			sec, err := s.cs.CoreV1().Secrets(rc.Namespace).Get(ctx, name, metav1.GetOptions{})
 			switch {

@@ -34,14 +34,17 @@ type Options struct {
 	// Config is the API server connection; used to build Clientset and
 	// Client when they are nil.
 	Config *rest.Config
-	// Clientset watches pods and Jobs and reads Services and Secrets.
+	// Clientset watches pods and Jobs and reads Services and Secrets; for
+	// clusters with Kubernetes token auth it creates TokenReviews and
+	// SubjectAccessReviews (k8sauth.go).
 	Clientset kubernetes.Interface
 	// Client reads RayClusters and RayJobs.
 	Client client.Client
 	// Namespace restricts the Sim to one namespace; "" watches all.
 	Namespace string
 	// Head is the template of every simulated head's options; Token is
-	// set per cluster from its auth Secret.
+	// set per cluster from its auth Secret, Authorize for clusters with
+	// Kubernetes token auth.
 	Head rayhead.Options
 	// SetPodPhase ends a pod Succeeded or Failed (the sandbox's
 	// Sandbox.SetPodPhase). Without it the K8sJobMode stand-in submits but

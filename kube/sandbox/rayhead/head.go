@@ -1,6 +1,7 @@
 package rayhead
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -45,6 +46,12 @@ type Options struct {
 	// health endpoints, as "x-ray-authorization: Bearer <Token>" (or
 	// "Authorization: Bearer <Token>"): 401 without one, 403 with a wrong one.
 	Token string
+	// Authorize, when set, decides each caller's bearer token instead of
+	// Token (Ray's Kubernetes token auth, RAY_ENABLE_K8S_TOKEN_AUTH: the
+	// token is reviewed by the API server): 0 lets the call through, any
+	// other value is the HTTP status it is refused with. A call without a
+	// token gets 401 before Authorize is asked.
+	Authorize func(ctx context.Context, token string) int
 	// ImportFails reports whether a Serve application's import_path fails
 	// to import (its app then ends DEPLOY_FAILED). Default: the path
 	// contains "fail".
@@ -250,6 +257,9 @@ func (h *Head) faults(next http.Handler) http.Handler {
 
 // auth checks the Ray token when one is configured.
 func (h *Head) auth(next http.Handler) http.Handler {
+	if h.opts.Authorize != nil {
+		return h.authorize(next)
+	}
 	if h.opts.Token == "" {
 		return next
 	}
@@ -271,6 +281,34 @@ func (h *Head) auth(next http.Handler) http.Handler {
 			http.Error(w, "Forbidden: invalid authentication token", http.StatusForbidden)
 		default:
 			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// authorize asks Options.Authorize about each bearer token.
+func (h *Head) authorize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case dashboard.GCSHealthPath, dashboard.VersionPath:
+			next.ServeHTTP(w, r)
+			return
+		}
+		got := r.Header.Get(dashboard.AuthHeader)
+		if got == "" {
+			got = r.Header.Get("Authorization")
+		}
+		tok, ok := strings.CutPrefix(got, "Bearer ")
+		if !ok || tok == "" {
+			http.Error(w, "Unauthorized: missing authentication token", http.StatusUnauthorized)
+			return
+		}
+		switch code := h.opts.Authorize(r.Context(), tok); code {
+		case 0:
+			next.ServeHTTP(w, r)
+		case http.StatusUnauthorized:
+			http.Error(w, "Unauthorized: invalid authentication token", code)
+		default:
+			http.Error(w, "Forbidden: not allowed to use this Ray cluster", code)
 		}
 	})
 }
