@@ -385,3 +385,33 @@ func TestSidecarLinesReachTheHead(t *testing.T) {
 		})
 	}
 }
+
+// TestHeadLostWhileFollowing: `ray job logs --follow` loses its head (the
+// head pod stops being Ready): the line exits 1, the pod fails with Ray's
+// words, and the Job controller's retry (a new pod) would submit again.
+func TestHeadLostWhileFollowing(t *testing.T) {
+	ctx := context.Background()
+	k8s, ray := clusterObjects()
+	e := start(t, k8s, ray...)
+	job, pod := submitterJob("sub", strings.Replace(k8sJobLine(true, "http://"+svcAddr), "-- echo no quote", "-- sleep 600 ; echo no quote", 1))
+	e.addSubmitter(t, job, pod)
+	dc := e.dashboard(t)
+	eventually(t, "the job to run", func() bool {
+		info, err := dc.GetJobInfo(ctx, "testJobId")
+		return err == nil && info.Status == dashboard.JobRunning
+	})
+	head, err := e.cs.CoreV1().Pods(ns).Get(ctx, "rc-head", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setReady(head, false)
+	if _, err := e.cs.CoreV1().Pods(ns).UpdateStatus(ctx, head, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if phase := e.endedAs(t, pod.Name); phase != corev1.PodFailed {
+		t.Fatalf("pod %s", phase)
+	}
+	if log := e.sim.SubmitterLog(ns, pod.Name); !strings.Contains(log, "ConnectionError: Failed to connect to Ray at address: http://"+svcAddr+".") {
+		t.Fatalf("log:\n%s", log)
+	}
+}
