@@ -26,14 +26,26 @@
 //     was sent exactly once"); [Sim.SetRefuse] makes a dashboard unreachable.
 //   - K8sJobMode: it watches RayJob submitter batch Jobs (labels
 //     ray.io/originated-from-crd=RayJob, as KubeRay and raydar label them)
-//     and, once the submitter pod runs, makes the submission its command
-//     would make (submit unless the submission ID is known, then follow the
-//     job); when the Ray job is terminal it ends the pod Succeeded (or Failed
-//     when the submission is refused) through Options.SetPodPhase, and the
-//     Job controller completes the Job.
+//     and, once a submitter pod runs, runs what the pod's first container
+//     says (script.go): its command and args, with the env the kubelet would
+//     give it (podenv.go), a bash or sh -c line interpreted by
+//     mvdan.cc/sh's shell, whose `ray job …` commands are read as Ray's CLI
+//     reads them (kube/sandbox/raycli) and done against the simulated head
+//     the address leads to (address.go: a Service, a pod or Service IP;
+//     127.0.0.1 is the submitter pod itself), and whose python GCS health
+//     check asks that head. Nothing is taken from the RayJob's spec: the
+//     head gets what the command line says. When the line exits, the pod
+//     ends Succeeded (status 0) or Failed (anything else, or something the
+//     stand-in cannot do as a real pod would: another program, a file on
+//     the pod's disk) through Options.SetPodPhase, and the Job controller
+//     goes on as it would (a retried pod runs the line again). The
+//     container's output is kept ([Sim.SubmitterLog]) and its end logged.
 //   - SidecarMode: when a head pod with a ray-job-submitter container becomes
-//     Ready, it makes that sidecar's submission to the new head.
+//     Ready, it runs that container's command line the same way, in the head
+//     pod's network (127.0.0.1 and localhost at the dashboard port are the
+//     head). kwok ends whole pods only, so the sidecar's exit is logged and
+//     kept, not shown in the pod's status; closing the head stops it.
 //
-// Close closes every head, which stops (TERM, then KILL) every job
-// subprocess: nothing outlives the Sim.
+// Close stops every stand-in submitter and closes every head, which stops
+// (TERM, then KILL) every job subprocess: nothing outlives the Sim.
 package headsim

@@ -88,11 +88,13 @@ func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error 
 		h.Close()
 		return err
 	}
-	hd := &head{uid: pod.UID, pod: key, cluster: cluster, h: h, front: f, token: token}
+	hctx, cancel := context.WithCancel(s.ctx)
+	hd := &head{uid: pod.UID, pod: key, cluster: cluster, h: h, front: f, token: token, cancel: cancel}
 
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		cancel()
 		f.Close()
 		h.Close()
 		return nil
@@ -121,11 +123,15 @@ func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error 
 	}
 	s.opts.Logf("headsim: %s: head pod %s Ready; dashboard at %s", cluster, pod.Name, f.URL())
 
-	if c := sidecar(pod); c != nil && rcErr == nil {
+	if c := sidecar(pod); c != nil {
+		dashPort := int(rayv1.DefaultDashboardPort)
+		if rcErr == nil {
+			dashPort = dashboardPortOf(rc)
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.sidecarSubmit(s.ctx, rc, c, f.URL(), token)
+			s.runSidecar(hctx, pod, c, cluster, dashPort)
 		}()
 	}
 	return nil
@@ -140,6 +146,7 @@ func (s *Sim) stopHead(h *head, why string) {
 	if s.byClust[h.cluster] == h {
 		delete(s.byClust, h.cluster)
 	}
+	delete(s.logs, h.pod) // its sidecar's
 	s.mu.Unlock()
 	if err := s.publish(); err != nil {
 		s.opts.Logf("headsim: %v", err)
@@ -169,6 +176,7 @@ func (s *Sim) publish() error {
 // closeHead refuses connections at once and stops the jobs in the
 // background (a running job gets the stop grace period).
 func (s *Sim) closeHead(h *head) {
+	h.cancel()
 	h.front.Close()
 	s.closing.Add(1)
 	go func() {

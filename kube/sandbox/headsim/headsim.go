@@ -84,8 +84,9 @@ type Sim struct {
 	byClust  map[types.NamespacedName]*head   // cluster → its current head
 	calls    map[types.NamespacedName]*counts // cluster → requests seen, over all its heads
 	refusing map[types.NamespacedName]bool
-	subs     map[types.UID]*submitter // submitter Job UID → stand-in state
-	closing  sync.WaitGroup           // heads being closed
+	subs     map[string]*submitter // submitter Job namespace/name → stand-in state
+	logs     map[string]*podLog    // namespace/pod → its stand-in submitter's output
+	closing  sync.WaitGroup        // heads being closed
 
 	bookMu sync.Mutex // serialises address book writes
 }
@@ -98,6 +99,9 @@ type head struct {
 	h       *rayhead.Head
 	front   *refusable.Server
 	token   string // the Ray auth token the head requires, "" for none
+	// cancel stops what runs in the head pod's other containers (the
+	// SidecarMode submitter) when the head closes.
+	cancel context.CancelFunc
 }
 
 var _ raydash.AddressBook = (*Sim)(nil)
@@ -138,7 +142,7 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		nodesQ: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 2*time.Second)),
 		byPod:  map[string]*head{}, byClust: map[types.NamespacedName]*head{},
 		calls: map[types.NamespacedName]*counts{}, refusing: map[types.NamespacedName]bool{},
-		subs: map[types.UID]*submitter{},
+		subs: map[string]*submitter{}, logs: map[string]*podLog{},
 	}
 	s.pods = coreinformers.NewFilteredPodInformer(opts.Clientset, opts.Namespace, 0, toolscache.Indexers{}, func(lo *metav1.ListOptions) {
 		lo.LabelSelector = rayv1.RayNodeTypeLabelKey + "=" + string(rayv1.HeadNode)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -214,122 +213,6 @@ func TestTokenFromTheClusterSecret(t *testing.T) {
 	if _, err := dc.ListJobs(ctx); err != nil {
 		t.Fatalf("with token: %v", err)
 	}
-}
-
-func submitterObjects(entrypoint string) ([]runtime.Object, []client.Object) {
-	rj := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rj", UID: "rj-uid"},
-		Spec: rayv1.RayJobSpec{Entrypoint: entrypoint, RuntimeEnvYAML: "env_vars:\n  GREETING: hi\n"}}
-	rj.Status.RayClusterName = "rc"
-	rj.Status.JobId = "rj-abcde"
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rc-head-svc",
-		Labels: map[string]string{rayv1.RayClusterLabelKey: "rc"}}}
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rj", UID: "job-uid", Labels: map[string]string{
-			rayv1.RayOriginatedFromCRDLabelKey:    "RayJob",
-			rayv1.RayOriginatedFromCRNameLabelKey: "rj",
-			rayv1.RayJobSubmissionModeLabelKey:    string(rayv1.K8sJobMode),
-		}, OwnerReferences: []metav1.OwnerReference{{APIVersion: "ray.io/v1", Kind: "RayJob", Name: "rj", UID: "rj-uid"}}},
-		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
-			Name: "ray-job-submitter",
-			Env: []corev1.EnvVar{
-				{Name: EnvDashboardAddress, Value: "rc-head-svc.ns.svc.cluster.local:8265"},
-				{Name: EnvSubmissionID, Value: "rj-abcde"},
-			},
-		}}}}},
-	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rj-xyz", UID: "sub-pod",
-		Labels: map[string]string{jobControllerUIDLabel: "job-uid"}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-	return []runtime.Object{svc, job, pod}, []client.Object{rj}
-}
-
-func TestK8sJobModeStandIn(t *testing.T) {
-	ctx := context.Background()
-	k8s, ray := submitterObjects(`echo "$GREETING from the job"`)
-	e := start(t, k8s, ray...)
-	// No head yet: the stand-in waits.
-	time.Sleep(100 * time.Millisecond)
-	if len(e.phaseCalls()) != 0 {
-		t.Fatal("pod ended before any head existed")
-	}
-	if _, err := e.cs.CoreV1().Pods(ns).Create(ctx, headPod("rc-head", "rc", "h1", true), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the submitter pod to end", func() bool { return len(e.phaseCalls()) > 0 })
-	calls := e.phaseCalls()
-	if calls[0] != (phaseCall{ns, "rj-xyz", corev1.PodSucceeded}) {
-		t.Fatalf("phase calls %+v", calls)
-	}
-	if n := e.sim.Calls(ns, "rc", "POST", "/api/jobs/"); n != 1 {
-		t.Fatalf("%d submissions, want 1 (%v)", n, e.sim.AllCalls(ns, "rc"))
-	}
-	url, _ := e.sim.DashboardURL(ns, "rc")
-	dc, _ := dashboard.New(url)
-	info, err := dc.GetJobInfo(ctx, "rj-abcde")
-	if err != nil || info.Status != dashboard.JobSucceeded {
-		t.Fatalf("job %+v %v", info, err)
-	}
-	logs, _ := dc.GetJobLogs(ctx, "rj-abcde")
-	if logs != "hi from the job\n" {
-		t.Fatalf("logs %q", logs)
-	}
-	// Marking the Job complete makes the stand-in forget it.
-	job, _ := e.cs.BatchV1().Jobs(ns).Get(ctx, "rj", metav1.GetOptions{})
-	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
-	if _, err := e.cs.BatchV1().Jobs(ns).UpdateStatus(ctx, job, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the stand-in to forget the Job", func() bool {
-		e.sim.mu.Lock()
-		defer e.sim.mu.Unlock()
-		return len(e.sim.subs) == 0
-	})
-	if n := e.sim.Calls(ns, "rc", "POST", "/api/jobs/"); n != 1 {
-		t.Fatalf("%d submissions, want 1", n)
-	}
-}
-
-func TestK8sJobModeKnownIDIsNotResubmitted(t *testing.T) {
-	ctx := context.Background()
-	k8s, ray := submitterObjects("sleep 0.2")
-	e := start(t, append(k8s, headPod("rc-head", "rc", "h1", true)), ray...)
-	var url string
-	eventually(t, "the dashboard", func() bool { u, ok := e.sim.DashboardURL(ns, "rc"); url = u; return ok })
-	eventually(t, "the submitter pod to end", func() bool { return len(e.phaseCalls()) > 0 })
-	dc, _ := dashboard.New(url)
-	if info, err := dc.GetJobInfo(ctx, "rj-abcde"); err != nil || !info.Status.IsTerminal() {
-		t.Fatalf("job %+v %v", info, err)
-	}
-	if n := e.sim.Calls(ns, "rc", "POST", "/api/jobs/"); n != 1 {
-		t.Fatalf("%d submissions, want 1", n)
-	}
-}
-
-func TestK8sJobModeRefusedSubmissionFailsThePod(t *testing.T) {
-	k8s, ray := submitterObjects("") // no entrypoint: Ray answers 400
-	e := start(t, append(k8s, headPod("rc-head", "rc", "h1", true)), ray...)
-	eventually(t, "the submitter pod to end", func() bool { return len(e.phaseCalls()) > 0 })
-	if c := e.phaseCalls()[0]; c.phase != corev1.PodFailed {
-		t.Fatalf("phase %+v, want Failed", c)
-	}
-}
-
-func TestSidecarStandIn(t *testing.T) {
-	ctx := context.Background()
-	rj := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rj"}, Spec: rayv1.RayJobSpec{Entrypoint: "echo side"}}
-	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rc", Labels: map[string]string{
-		rayv1.RayOriginatedFromCRDLabelKey: "RayJob", rayv1.RayOriginatedFromCRNameLabelKey: "rj"}}}
-	p := headPod("rc-head", "rc", "h1", true)
-	p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: rayv1.RayJobSubmitterContainerName,
-		Env: []corev1.EnvVar{{Name: EnvSubmissionID, Value: "side-1"}}})
-	e := start(t, []runtime.Object{p}, rj, rc)
-	var url string
-	eventually(t, "the dashboard", func() bool { u, ok := e.sim.DashboardURL(ns, "rc"); url = u; return ok })
-	dc, _ := dashboard.New(url)
-	eventually(t, "the sidecar's job to succeed", func() bool {
-		info, err := dc.GetJobInfo(ctx, "side-1")
-		return err == nil && info.Status == dashboard.JobSucceeded
-	})
 }
 
 func TestCloseStopsRunningJobs(t *testing.T) {

@@ -2,7 +2,6 @@ package headsim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -15,16 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/raydar/raydar/kube/raydash"
-	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
-)
-
-// Environment variables of the submitter container (KubeRay's names): the
-// dashboard's host:port and the submission ID.
-const (
-	EnvDashboardAddress = "RAY_DASHBOARD_ADDRESS"
-	EnvSubmissionID     = "RAY_JOB_SUBMISSION_ID"
 )
 
 // jobControllerUIDLabel is set by the Job controller on a Job's pods.
@@ -45,10 +35,9 @@ func newSubmitterJobInformer(cs kubernetes.Interface, ns string) toolscache.Shar
 
 // submitter is the stand-in state of one submitter Job.
 type submitter struct {
-	submitted bool               // the Ray job is known to the current head
-	headUID   types.UID          // the head that knows it
-	done      map[types.UID]bool // pods already ended
-	logged    map[string]bool    // one-time log lines
+	runs map[types.UID]context.CancelFunc // pods whose container runs now
+	done map[types.UID]bool               // pods whose run ended (or that ended otherwise)
+	pods map[types.UID]string             // log keys of the pods run, forgotten with the Job
 }
 
 // jobFinished reports whether a Job has a true Complete or Failed condition.
@@ -61,230 +50,157 @@ func jobFinished(j *batchv1.Job) bool {
 	return false
 }
 
-// envValue is the value the container sees for name: the last entry of
-// that name, as the kubelet resolves duplicates (KubeRay appends its
-// submitter env after a template's own).
-func envValue(c *corev1.Container, name string) string {
-	v := ""
-	for _, e := range c.Env {
-		if e.Name == name {
-			v = e.Value
-		}
-	}
-	return v
-}
-
-// syncSubmitter plays the submitter container of one K8sJobMode Job: wait
-// for a running pod and a reachable dashboard, submit unless the submission
-// ID is known, follow the Ray job, end the pod when the job is terminal.
+// syncSubmitter plays the submitter container of one K8sJobMode Job: once
+// one of its pods runs, it runs the container's command line (script.go)
+// and ends the pod Succeeded when it exits 0, Failed otherwise; a pod that
+// stops running (deleted) has its run cancelled; a finished Job's runs are
+// cancelled, and a deleted Job's logs forgotten.
 func (s *Sim) syncSubmitter(ctx context.Context, key string) (time.Duration, error) {
 	obj, exists, err := s.jobs.GetStore().GetByKey(key)
 	if err != nil {
 		return 0, err
 	}
+	s.mu.Lock()
+	st := s.subs[key]
 	if !exists {
+		if st != nil {
+			for _, cancel := range st.runs {
+				cancel()
+			}
+			for _, k := range st.pods {
+				delete(s.logs, k)
+			}
+			delete(s.subs, key)
+		}
+		s.mu.Unlock()
 		return 0, nil
 	}
 	job := obj.(*batchv1.Job)
-	poll := s.opts.PollInterval
-	s.mu.Lock()
-	st := s.subs[job.UID]
+	if st == nil {
+		st = &submitter{runs: map[types.UID]context.CancelFunc{}, done: map[types.UID]bool{}, pods: map[types.UID]string{}}
+		s.subs[key] = st
+	}
 	if jobFinished(job) || job.DeletionTimestamp != nil {
-		delete(s.subs, job.UID)
+		for uid, cancel := range st.runs {
+			cancel()
+			delete(st.runs, uid)
+		}
 		s.mu.Unlock()
 		return 0, nil
-	}
-	if st == nil {
-		st = &submitter{done: map[types.UID]bool{}, logged: map[string]bool{}}
-		s.subs[job.UID] = st
 	}
 	s.mu.Unlock()
-	logOnce := func(k, format string, args ...any) {
-		s.mu.Lock()
-		first := !st.logged[k]
-		st.logged[k] = true
-		s.mu.Unlock()
-		if first {
-			s.opts.Logf("headsim: submitter Job %s: "+format, append([]any{key}, args...)...)
-		}
-	}
 
-	if len(job.Spec.Template.Spec.Containers) == 0 {
-		return 0, nil
-	}
-	c := &job.Spec.Template.Spec.Containers[0]
-	id := envValue(c, EnvSubmissionID)
-	if id == "" {
-		logOnce("noid", "no %s in its container: cannot stand in for it", EnvSubmissionID)
-		return 0, nil
-	}
-
-	// The submitter runs only in a running pod.
 	pods, err := s.cs.CoreV1().Pods(job.Namespace).List(ctx, metav1.ListOptions{LabelSelector: jobControllerUIDLabel + "=" + string(job.UID)})
 	if err != nil {
 		return 0, err
 	}
-	var pod *corev1.Pod
+	running := map[types.UID]*corev1.Pod{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		s.mu.Lock()
-		done := st.done[p.UID]
-		s.mu.Unlock()
-		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && !done {
-			pod = p
-			break
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && len(p.Spec.Containers) > 0 {
+			running[p.UID] = p
 		}
 	}
-	if pod == nil {
-		return poll, nil
-	}
-
-	rj, err := s.ownerRayJob(ctx, job)
-	if err != nil {
-		logOnce("norayjob", "%v", err)
-		return poll, nil
-	}
-	cluster, err := s.submitterCluster(ctx, job, envValue(c, EnvDashboardAddress), rj)
-	if err != nil {
-		logOnce("nocluster", "%v", err)
-		return poll, nil
-	}
-	dc, headUID, ok := s.clientFor(cluster)
-	if !ok {
-		return poll, nil // the script waits for /api/gcs_healthz
-	}
-
 	s.mu.Lock()
-	if st.headUID != headUID {
-		st.submitted, st.headUID = false, headUID
-	}
-	submitted := st.submitted
-	s.mu.Unlock()
-	if !submitted {
-		// if ! ray job status $ID; then ray job submit --no-wait --submission-id $ID …; fi
-		_, err := dc.GetJobInfo(ctx, id)
-		switch {
-		case errors.Is(err, dashboard.ErrNotFound):
-			req, rerr := raydash.SubmitRequest(rj, id)
-			if rerr == nil {
-				_, err = dc.SubmitJob(ctx, req)
-			} else {
-				err = fmt.Errorf("%w: %v", dashboard.ErrBadRequest, rerr)
-			}
-			switch {
-			case err == nil:
-				s.opts.Logf("headsim: submitter Job %s: submitted Ray job %s to %s", key, id, cluster)
-			case errors.Is(err, dashboard.ErrSubmissionIDInUse):
-			case errors.Is(err, dashboard.ErrBadRequest):
-				// `ray job submit` exits non-zero: the pod fails.
-				s.opts.Logf("headsim: submitter Job %s: submission refused: %v", key, err)
-				return poll, s.endPod(ctx, st, pod, corev1.PodFailed)
-			default:
-				return poll, nil
-			}
-		case err != nil:
-			return poll, nil
+	defer s.mu.Unlock()
+	for uid, cancel := range st.runs {
+		if running[uid] == nil {
+			cancel() // the pod went, and its container with it
+			delete(st.runs, uid)
+			st.done[uid] = true
 		}
-		s.mu.Lock()
-		st.submitted = true
-		s.mu.Unlock()
 	}
+	for uid, pod := range running {
+		if st.done[uid] || st.runs[uid] != nil || s.closed {
+			continue
+		}
+		runCtx, cancel := context.WithCancel(s.ctx)
+		st.runs[uid] = cancel
+		logKey := pod.Namespace + "/" + pod.Name
+		log := &podLog{}
+		s.logs[logKey] = log
+		st.pods[uid] = logKey
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer cancel()
+			label := "pod " + logKey + " (Job " + key + ")"
+			code, err := s.runContainer(runCtx, pod, &pod.Spec.Containers[0], place{namespace: pod.Namespace}, log, label)
+			s.mu.Lock()
+			delete(st.runs, pod.UID)
+			st.done[pod.UID] = true
+			s.mu.Unlock()
+			if runCtx.Err() != nil {
+				return
+			}
+			phase := corev1.PodSucceeded
+			if code != 0 || err != nil {
+				phase = corev1.PodFailed
+			}
+			if err := s.endPod(runCtx, pod, phase); err != nil {
+				s.opts.Logf("headsim: submitter %s: ending it %s: %v", label, phase, err)
+			}
+			s.subQ.Add(key)
+		}()
+	}
+	return s.opts.PollInterval, nil
+}
 
-	// ray job logs --follow $ID
-	info, err := dc.GetJobInfo(ctx, id)
+// runContainer runs a submitter container's command line to its end and
+// logs how it ended; code is its exit status, err what kept the stand-in
+// from running it (also written to the container's log).
+func (s *Sim) runContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, where place, log *podLog, label string) (code int, err error) {
+	r := &run{s: s, where: where, out: log, logf: func(format string, args ...any) {
+		s.opts.Logf("headsim: submitter "+label+": "+format, args...)
+	}}
+	env := s.containerEnv(ctx, pod, c, r.logf)
+	vals := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vals[k] = v
+	}
+	// The kubelet expands $(VAR) in command and args too.
+	var argv []string
+	for _, a := range append(append([]string(nil), c.Command...), c.Args...) {
+		argv = append(argv, expandDependent(a, vals))
+	}
+	r.logf("running its command line")
+	code, err = r.exec(ctx, argv, env)
 	switch {
-	case errors.Is(err, dashboard.ErrNotFound):
-		s.mu.Lock()
-		st.submitted = false
-		s.mu.Unlock()
-		return poll, nil
+	case ctx.Err() != nil:
+		r.logf("stopped: its pod went")
 	case err != nil:
-		return poll, nil
+		fmt.Fprintln(log, err)
+		r.logf("%v; it fails", err)
+	case code != 0:
+		r.logf("exited with status %d:\n%s", code, log.tail(8))
+	default:
+		r.logf("exited with status 0")
 	}
-	if !info.Status.IsTerminal() {
-		return poll, nil
+	return code, err
+}
+
+// SubmitterLog is what the stand-in submitter of a pod printed: the
+// K8sJobMode submitter pod namespace/pod, or the SidecarMode submitter in
+// head pod namespace/pod; "" when it ran none. A K8sJobMode pod's log is
+// kept until its Job is deleted, a sidecar's until its head stops.
+func (s *Sim) SubmitterLog(namespace, pod string) string {
+	s.mu.Lock()
+	l := s.logs[namespace+"/"+pod]
+	s.mu.Unlock()
+	if l == nil {
+		return ""
 	}
-	s.opts.Logf("headsim: submitter Job %s: Ray job %s is %s; ending pod %s", key, id, info.Status, pod.Name)
-	return poll, s.endPod(ctx, st, pod, corev1.PodSucceeded)
+	return l.String()
 }
 
 // endPod ends the submitter pod in phase (through kwok).
-func (s *Sim) endPod(ctx context.Context, st *submitter, pod *corev1.Pod, phase corev1.PodPhase) error {
+func (s *Sim) endPod(ctx context.Context, pod *corev1.Pod, phase corev1.PodPhase) error {
 	if s.opts.SetPodPhase == nil {
-		s.mu.Lock()
-		st.done[pod.UID] = true
-		s.mu.Unlock()
 		s.opts.Logf("headsim: no SetPodPhase: leaving submitter pod %s/%s running", pod.Namespace, pod.Name)
 		return nil
 	}
-	if err := s.opts.SetPodPhase(ctx, pod.Namespace, pod.Name, phase); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	st.done[pod.UID] = true
-	s.mu.Unlock()
-	return nil
-}
-
-// ownerRayJob reads the RayJob a submitter Job belongs to.
-func (s *Sim) ownerRayJob(ctx context.Context, job *batchv1.Job) (*rayv1.RayJob, error) {
-	name := job.Labels[rayv1.RayOriginatedFromCRNameLabelKey]
-	for _, o := range job.OwnerReferences {
-		if o.Kind == rayv1.KindRayJob {
-			name = o.Name
-		}
-	}
-	if name == "" {
-		return nil, errors.New("no owning RayJob")
-	}
-	rj := &rayv1.RayJob{}
-	if err := s.cl.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: name}, rj); err != nil {
-		return nil, fmt.Errorf("reading RayJob %s: %w", name, err)
-	}
-	return rj, nil
-}
-
-// submitterCluster finds the cluster the submitter talks to: the Service
-// named by the host of its dashboard address ("<svc>.<ns>.svc…:8265"), whose
-// ray.io/cluster label names the cluster; else the RayJob's rayClusterName.
-func (s *Sim) submitterCluster(ctx context.Context, job *batchv1.Job, addr string, rj *rayv1.RayJob) (types.NamespacedName, error) {
-	host := addr
-	if i := strings.Index(host, "://"); i >= 0 {
-		host = host[i+3:]
-	}
-	if i := strings.IndexAny(host, ":/"); i >= 0 {
-		host = host[:i]
-	}
-	if parts := strings.Split(host, "."); host != "" && len(parts) >= 1 {
-		ns := job.Namespace
-		if len(parts) >= 2 {
-			ns = parts[1]
-		}
-		svc, err := s.cs.CoreV1().Services(ns).Get(ctx, parts[0], metav1.GetOptions{})
-		if err == nil && svc.Labels[rayv1.RayClusterLabelKey] != "" {
-			return types.NamespacedName{Namespace: ns, Name: svc.Labels[rayv1.RayClusterLabelKey]}, nil
-		}
-	}
-	if rj.Status.RayClusterName != "" {
-		return types.NamespacedName{Namespace: rj.Namespace, Name: rj.Status.RayClusterName}, nil
-	}
-	return types.NamespacedName{}, fmt.Errorf("cannot tell which cluster %q is", addr)
-}
-
-// clientFor returns a client for the cluster's current head (through its
-// counting front), and that head's pod UID.
-func (s *Sim) clientFor(cluster types.NamespacedName) (*dashboard.Client, types.UID, bool) {
-	s.mu.Lock()
-	h, ok := s.byClust[cluster]
-	s.mu.Unlock()
-	if !ok {
-		return nil, "", false
-	}
-	c, err := dashboard.New(h.front.URL(), dashboard.WithToken(h.token))
-	if err != nil {
-		return nil, "", false
-	}
-	return c, h.uid, true
+	return s.opts.SetPodPhase(ctx, pod.Namespace, pod.Name, phase)
 }
 
 // sidecar returns the SidecarMode submitter container of a head pod.
@@ -297,55 +213,15 @@ func sidecar(pod *corev1.Pod) *corev1.Container {
 	return nil
 }
 
-// sidecarSubmit plays the SidecarMode submitter: submit the RayJob's job to
-// the head it runs next to, unless the submission ID is known.
-func (s *Sim) sidecarSubmit(ctx context.Context, rc *rayv1.RayCluster, c *corev1.Container, url, token string) {
-	if rc.Labels[rayv1.RayOriginatedFromCRDLabelKey] != rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob) {
-		return
-	}
-	name := rc.Labels[rayv1.RayOriginatedFromCRNameLabelKey]
-	rj := &rayv1.RayJob{}
-	if err := s.cl.Get(ctx, types.NamespacedName{Namespace: rc.Namespace, Name: name}, rj); err != nil {
-		s.opts.Logf("headsim: sidecar of %s/%s: reading RayJob %s: %v", rc.Namespace, rc.Name, name, err)
-		return
-	}
-	id := envValue(c, EnvSubmissionID)
-	if id == "" {
-		id = rj.Status.JobId
-	}
-	if id == "" {
-		s.opts.Logf("headsim: sidecar of %s/%s: no submission ID", rc.Namespace, rc.Name)
-		return
-	}
-	dc, err := dashboard.New(url, dashboard.WithToken(token))
-	if err != nil {
-		return
-	}
-	req, err := raydash.SubmitRequest(rj, id)
-	if err != nil {
-		s.opts.Logf("headsim: sidecar of %s/%s: %v", rc.Namespace, rc.Name, err)
-		return
-	}
-	for attempt := 0; attempt < 20 && ctx.Err() == nil; attempt++ {
-		_, err := dc.GetJobInfo(ctx, id)
-		if err == nil {
-			return
-		}
-		if errors.Is(err, dashboard.ErrNotFound) {
-			_, err = dc.SubmitJob(ctx, req)
-			if err == nil || errors.Is(err, dashboard.ErrSubmissionIDInUse) {
-				s.opts.Logf("headsim: sidecar of %s/%s: submitted Ray job %s", rc.Namespace, rc.Name, id)
-				return
-			}
-			if errors.Is(err, dashboard.ErrBadRequest) {
-				s.opts.Logf("headsim: sidecar of %s/%s: submission refused: %v", rc.Namespace, rc.Name, err)
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(s.opts.PollInterval):
-		}
-	}
+// runSidecar runs the SidecarMode submitter container of a head pod that
+// became Ready, in the pod's network (127.0.0.1:<dashboard port> is the
+// head). kwok ends whole pods only, so the container's exit is logged and
+// kept in its log (SubmitterLog), not shown in the pod's status.
+func (s *Sim) runSidecar(ctx context.Context, pod *corev1.Pod, c *corev1.Container, cluster types.NamespacedName, dashPort int) {
+	logKey := pod.Namespace + "/" + pod.Name
+	log := &podLog{}
+	s.mu.Lock()
+	s.logs[logKey] = log
+	s.mu.Unlock()
+	s.runContainer(ctx, pod, c, place{namespace: pod.Namespace, sidecarOf: cluster, dashPort: dashPort}, log, "sidecar in head pod "+logKey)
 }
