@@ -15,6 +15,8 @@
 // Which names are secret ([SecretName]): a name whose parts (split at
 // anything but letters and digits) include PASSWORD, PASSWD, TOKEN, SECRET,
 // KEY, APIKEY or CREDENTIALS, or a part ending in PASSWORD, TOKEN or SECRET
-// (case-insensitive). TOKENIZERS_PARALLELISM and KEYCLOAK_URL are not
-// secret; OPENAI_API_KEY, HF_TOKEN and AWS_SECRET_ACCESS_KEY are.
+// (case-insensitive), unless a part is ENABLE or DISABLE (a switch about a
+// secret, such as RAY_ENABLE_K8S_TOKEN_AUTH, is shown). TOKENIZERS_PARALLELISM
+// and KEYCLOAK_URL are not secret; OPENAI_API_KEY, HF_TOKEN and
+// AWS_SECRET_ACCESS_KEY are.
 package redact

@@ -203,6 +203,13 @@ func SecretName(name string) bool {
 		return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 	})
 	for _, p := range parts {
+		if p == "ENABLE" || p == "DISABLE" {
+			// A switch about a secret (RAY_ENABLE_K8S_TOKEN_AUTH: "true"),
+			// not a secret: its value is shown.
+			return false
+		}
+	}
+	for _, p := range parts {
 		switch p {
 		case "PASSWORD", "PASSWD", "TOKEN", "SECRET", "KEY", "APIKEY", "CREDENTIALS":
 			return true
