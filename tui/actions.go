@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -19,129 +17,39 @@ import (
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
-)
-
-// PodLogs streams a container's logs (the lead implements it with
-// client-go's GetLogs(...).Stream). The TUI reads the stream in a goroutine
-// and closes it when the log page closes; follow keeps it open for new
-// lines. Implementations should bound the initial tail (TailLines): the
-// page keeps only the last MaxPodLogLines lines anyway.
-type PodLogs interface {
-	PodLogs(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error)
-}
-
-// PodLogsFunc adapts a function to PodLogs.
-type PodLogsFunc func(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error)
-
-// PodLogs implements PodLogs.
-func (f PodLogsFunc) PodLogs(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error) {
-	return f(ctx, namespace, pod, container, follow)
-}
-
-// ActionDeps are what the default actions need from one connection.
-type ActionDeps struct {
-	// Context is the kubeconfig context these dependencies act on. When it
-	// is set and the TUI has switched to another context whose Session
-	// carries no Deps, the mutating actions refuse instead of acting on the
-	// wrong cluster.
-	Context string
-	// Actions is the mutation choke point (read-only gate, Events, audit).
-	// nil: the mutating actions report that they are unavailable.
-	Actions *actions.Actions
-	// Reader lists what a delete takes with it that the TUI's store does
-	// not hold (Services, batch Jobs and their pods); it is called inside a
-	// command. nil: Actions.Client().
-	Reader client.Reader
-	// PodLogs streams pod logs; nil: the logs action says it is unavailable.
-	PodLogs PodLogs
-	// OtherOperator reports whether another operator (KubeRay) reconciles
-	// the object, so raydar's RayJob reconciler will not see a stop
-	// request: the stop then goes through the Ray dashboard
-	// (StopJobDirect, which needs actions.Options.JobStopper). nil: never.
-	// Called from Update; it must be cheap.
-	OtherOperator func(obj client.Object) bool
-}
-
-// Action names (keys.yaml "actions:" entries).
-const (
-	ActionScale         = "scale"
-	ActionDeleteWorkers = "delete-workers"
-	ActionStopJob       = "stop-job"
-	ActionTrigger       = "trigger"
-	ActionSuspend       = "suspend"
-	ActionDelete        = "delete"
-	ActionDescribe      = "describe"
-	ActionLogs          = "logs"
+	"github.com/raydar/raydar/tui/host"
 )
 
 // actionTimeout bounds one apply or read made by an action.
 const actionTimeout = 30 * time.Second
 
-func binding(k, desc string) key.Binding {
-	return key.NewBinding(key.WithKeys(k), key.WithHelp(k, desc))
-}
-
-// DefaultActions returns raydar's actions for every view (issue 7):
-//
-//	s       scale a worker group (cluster detail, on a group or pod row)
-//	ctrl+d  delete the marked worker pods, or the selected one (cluster
-//	        detail); delete the selected RayCluster/RayJob/RayService/
-//	        RayCronJob (their lists; job, service and RayCronJob detail)
-//	x       stop a RayJob (jobs list, job detail)
-//	t       trigger a RayCronJob now: a RayJob from its jobTemplate, the
-//	        way kubectl create job --from=cronjob/… does (RayCronJob list
-//	        and detail)
-//	z       suspend or resume a RayCluster/RayJob/RayService/RayCronJob
-//	        (their lists and details)
-//	d       describe the selected object: summary, Events, YAML
-//	l       follow a pod's logs (pods list, cluster detail on a pod row)
-//
-// Every mutating action is Dangerous (hidden with --readonly), opens a
-// confirmation whose default button is Cancel, and applies through
-// deps.Actions, which refuses by itself in read-only mode.
-func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
+// actionsByName are raydar's actions (DefaultActions) by name, built
+// on deps.
+func actionsByName(deps ActionDeps) map[string]Action {
 	r := &actionRunner{base: deps}
-	scale := Action{Name: ActionScale, Key: binding("s", "scale"), Dangerous: true, Run: inSession(r.scale)}
-	delWorkers := Action{Name: ActionDeleteWorkers, Key: binding("ctrl+d", "delete workers"), Dangerous: true, Run: inSession(r.deleteWorkers)}
-	stop := Action{Name: ActionStopJob, Key: binding("x", "stop job"), Dangerous: true, Run: inSession(r.stopJob)}
-	trigger := Action{Name: ActionTrigger, Key: binding("t", "trigger now"), Dangerous: true, Run: inSession(r.trigger)}
-	suspend := Action{Name: ActionSuspend, Key: binding("z", "suspend/resume"), Dangerous: true, Run: inSession(r.suspend)}
-	del := Action{Name: ActionDelete, Key: binding("ctrl+d", "delete"), Dangerous: true, Run: inSession(r.delete)}
-	describe := Action{Name: ActionDescribe, Key: binding("d", "describe"), Run: inSession(r.describe)}
-	logs := Action{Name: ActionLogs, Key: binding("l", "logs"), Run: inSession(r.logs)}
+	scale := Action{Name: ActionScale, Key: host.Binding("s", "scale"), Dangerous: true, Run: inSession(r.scale)}
+	delWorkers := Action{Name: ActionDeleteWorkers, Key: host.Binding("ctrl+d", "delete workers"), Dangerous: true, Run: inSession(r.deleteWorkers)}
+	stop := Action{Name: ActionStopJob, Key: host.Binding("x", "stop job"), Dangerous: true, Run: inSession(r.stopJob)}
+	trigger := Action{Name: ActionTrigger, Key: host.Binding("t", "trigger now"), Dangerous: true, Run: inSession(r.trigger)}
+	suspend := Action{Name: ActionSuspend, Key: host.Binding("z", "suspend/resume"), Dangerous: true, Run: inSession(r.suspend)}
+	del := Action{Name: ActionDelete, Key: host.Binding("ctrl+d", "delete"), Dangerous: true, Run: inSession(r.delete)}
+	describe := Action{Name: ActionDescribe, Key: host.Binding("d", "describe"), Run: inSession(r.describe)}
+	logs := Action{Name: ActionLogs, Key: host.Binding("l", "logs"), Run: inSession(r.logs)}
 	// Not Dangerous: a forward changes nothing in the cluster (forwards.go).
-	pf := Action{Name: ActionPortForward, Key: binding("F", "port-forward"), Run: inSession(r.portForward)}
+	pf := Action{Name: ActionPortForward, Key: host.Binding("F", "port-forward"), Run: inSession(r.portForward)}
 	byName := map[string]Action{}
 	for _, act := range []Action{scale, delWorkers, stop, trigger, suspend, del, describe, logs, pf} {
 		byName[act.Name] = act
 	}
-	// Which view offers which is the registry's (kinds.go).
-	out := map[ViewKind][]Action{}
-	add := func(v ViewKind, names string) {
-		for _, n := range strings.Fields(names) {
-			if act, ok := byName[n]; ok {
-				out[v] = append(out[v], act)
-			}
-		}
-	}
-	reg := kinds()
-	for _, k := range reg.kinds {
-		add(k.list, k.listActions)
-		if k.detail != "" {
-			add(k.detail, k.detailActions)
-		}
-	}
-	add(RayLogsView, ActionLogs) // the pod's container logs, when Ray's are out of reach
-	add(RayLogView, ActionLogs)
-	return out
+	return byName
 }
 
 // inSession refuses targets that were not taken by the App (which sets the
 // session they belong to).
 func inSession(run func(Target) tea.Cmd) func(Target) tea.Cmd {
 	return func(tg Target) tea.Cmd {
-		if tg.e == nil {
-			return errMsg(errors.New("this action runs only inside the TUI"))
+		if tg.Env == nil {
+			return host.ErrMsg(errors.New("this action runs only inside the TUI"))
 		}
 		return run(tg)
 	}
@@ -150,21 +58,13 @@ func inSession(run func(Target) tea.Cmd) func(Target) tea.Cmd {
 // actionRunner holds the deps the actions were built with.
 type actionRunner struct{ base ActionDeps }
 
-// errMsg returns a command that flashes err.
-func errMsg(err error) tea.Cmd { return func() tea.Msg { return ResultMsg{Err: err} } }
-
-func warn(format string, args ...any) tea.Cmd {
-	s := fmt.Sprintf(format, args...)
-	return func() tea.Msg { return warnMsg(s) }
-}
-
 // deps returns the dependencies for the target's session.
 func (r *actionRunner) deps(tg Target) (ActionDeps, error) {
-	if d := tg.e.sess.Deps; d != nil {
+	if d := tg.Env.Sess.Deps; d != nil {
 		return *d, nil
 	}
-	if r.base.Context != "" && r.base.Context != tg.e.sess.Context {
-		return ActionDeps{}, fmt.Errorf("actions are connected to context %s, not %s: nothing was changed", r.base.Context, tg.e.sess.Context)
+	if r.base.Context != "" && r.base.Context != tg.Env.Sess.Context {
+		return ActionDeps{}, fmt.Errorf("actions are connected to context %s, not %s: nothing was changed", r.base.Context, tg.Env.Sess.Context)
 	}
 	return r.base, nil
 }
@@ -182,18 +82,10 @@ func (r *actionRunner) mutator(tg Target) (ActionDeps, *actions.Actions, error) 
 	return d, d.Actions, nil
 }
 
-// ctx is the session's context (cancelled on quit and context switch).
-func (tg Target) ctx() context.Context {
-	if tg.e.ctx != nil {
-		return tg.e.ctx
-	}
-	return context.Background()
-}
-
 // applyCmd runs an apply method in a command and turns its outcome into a
 // ResultMsg.
 func applyAction(tg Target, apply func(ctx context.Context) (*actions.Result, error), ok func(*actions.Result) string) func() tea.Cmd {
-	parent := tg.ctx()
+	parent := tg.Env.SessCtx()
 	return func() tea.Cmd {
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(parent, actionTimeout)
@@ -217,42 +109,25 @@ func applyAction(tg Target, apply func(ctx context.Context) (*actions.Result, er
 	}
 }
 
-// show opens d at once when the App allows it, else through a command.
-func (tg Target) showDialog(d Dialog) tea.Cmd {
-	if tg.show != nil {
-		tg.show(d)
-		return nil
-	}
-	return func() tea.Msg { return ShowDialogMsg{Dialog: d} }
-}
-
-// pushPage pushes the page build returns, at once when the App allows it.
-func (tg Target) pushPage(build func(e *env) page) tea.Cmd {
-	if tg.push != nil {
-		return tg.push(build(tg.e))
-	}
-	return func() tea.Msg { return pushMsg{build: build} }
-}
-
 // ---- scale ----
 
 func (r *actionRunner) scale(tg Target) tea.Cmd {
 	rc, ok := tg.Owner.(*rayv1.RayCluster)
 	if !ok {
-		return warn("scale: open a RayCluster first")
+		return host.Warn("scale: open a RayCluster first")
 	}
 	if tg.Group == "" || tg.Group == "head" || tg.Group == rayv1.RayNodeHeadGroupLabelValue {
-		return warn("scale: select a worker group (or one of its pods); the head group has one pod")
+		return host.Warn("scale: select a worker group (or one of its pods); the head group has one pod")
 	}
 	if _, ok := rc.Spec.WorkerGroup(tg.Group); !ok {
-		return warn("scale: group %s is not in the spec of %s/%s", tg.Group, rc.Namespace, rc.Name)
+		return host.Warn("scale: group %s is not in the spec of %s/%s", tg.Group, rc.Namespace, rc.Name)
 	}
 	_, a, err := r.mutator(tg)
 	if err != nil {
-		return errMsg(err)
+		return host.ErrMsg(err)
 	}
 	ns, name, group := rc.Namespace, rc.Name, tg.Group
-	d := newScaleDialog(tg.e.st, rc, group, func(req actions.ScaleRequest) func() tea.Cmd {
+	d := newScaleDialog(tg.Env.St, rc, group, func(req actions.ScaleRequest) func() tea.Cmd {
 		return applyAction(tg, func(ctx context.Context) (*actions.Result, error) {
 			return a.ScaleGroup(ctx, ns, name, group, req)
 		}, func(res *actions.Result) string {
@@ -263,7 +138,7 @@ func (r *actionRunner) scale(tg Target) tea.Cmd {
 			return fmt.Sprintf("scaled %s/%s group %s: replicas %d → %d", ns, name, group, p.Current.Replicas, p.New.Replicas)
 		})
 	})
-	return tg.showDialog(d)
+	return showDialog(tg, d)
 }
 
 // ---- delete workers ----
@@ -271,7 +146,7 @@ func (r *actionRunner) scale(tg Target) tea.Cmd {
 func (r *actionRunner) deleteWorkers(tg Target) tea.Cmd {
 	rc, ok := tg.Owner.(*rayv1.RayCluster)
 	if !ok {
-		return warn("delete workers: open a RayCluster first")
+		return host.Warn("delete workers: open a RayCluster first")
 	}
 	var names []string
 	for _, o := range tg.Marked {
@@ -281,20 +156,20 @@ func (r *actionRunner) deleteWorkers(tg Target) tea.Cmd {
 		p, ok := tg.Selected.(*corev1.Pod)
 		switch {
 		case !ok:
-			return warn("delete workers: mark worker pods with space (or select one) first")
+			return host.Warn("delete workers: mark worker pods with space (or select one) first")
 		case p.Labels[rayv1.RayNodeTypeLabelKey] != string(rayv1.WorkerNode):
-			return warn("delete workers: %s is the head pod; only workers can be deleted", p.Name)
+			return host.Warn("delete workers: %s is the head pod; only workers can be deleted", p.Name)
 		}
 		names = []string{p.Name}
 	}
 	_, a, err := r.mutator(tg)
 	if err != nil {
-		return errMsg(err)
+		return host.ErrMsg(err)
 	}
 	// Every pod of the cluster the TUI knows, for the plan (multi-host
 	// groups need the other hosts of a replica).
 	var pods []corev1.Pod
-	for _, p := range tg.e.store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name}) {
+	for _, p := range tg.Env.Store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name}) {
 		pods = append(pods, *p)
 	}
 	req := actions.DeleteWorkersRequest{Pods: names}
@@ -302,7 +177,7 @@ func (r *actionRunner) deleteWorkers(tg Target) tea.Cmd {
 	plan, err := actions.PlanDeleteWorkers(rc, pods, req)
 	title := fmt.Sprintf("Delete worker pods of RayCluster %s/%s", ns, name)
 	if err != nil {
-		return tg.showDialog(newConfirm(tg.e.st, title, []string{"nothing can be deleted:"}, err.Error(), nil))
+		return showDialog(tg, newConfirm(tg.Env.St, title, []string{"nothing can be deleted:"}, err.Error(), nil))
 	}
 	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) {
 		return a.DeleteWorkers(ctx, ns, name, req)
@@ -313,7 +188,7 @@ func (r *actionRunner) deleteWorkers(tg Target) tea.Cmd {
 		}
 		return fmt.Sprintf("deleting %d worker pods of %s/%s: %s", len(p.Pods), ns, name, strings.Join(p.Pods, ", "))
 	})
-	return tg.showDialog(newConfirm(tg.e.st, title, deleteWorkersLines(plan), "", apply))
+	return showDialog(tg, newConfirm(tg.Env.St, title, deleteWorkersLines(plan), "", apply))
 }
 
 // deleteWorkersLines are the plan's lines with one pod a line, so that
@@ -341,11 +216,11 @@ func deleteWorkersLines(p *actions.DeleteWorkersPlan) []string {
 func (r *actionRunner) stopJob(tg Target) tea.Cmd {
 	j, ok := tg.Selected.(*rayv1.RayJob)
 	if !ok {
-		return warn("stop: select a RayJob first")
+		return host.Warn("stop: select a RayJob first")
 	}
 	d, a, err := r.mutator(tg)
 	if err != nil {
-		return errMsg(err)
+		return host.ErrMsg(err)
 	}
 	ns, name := j.Namespace, j.Name
 	direct := d.OtherOperator != nil && d.OtherOperator(j)
@@ -359,37 +234,37 @@ func (r *actionRunner) stopJob(tg Target) tea.Cmd {
 				return fmt.Sprintf("stopped the Ray job of RayJob %s/%s through the Ray dashboard", ns, name)
 			})
 	} else {
-		plan, err = actions.PlanStopJob(j, a.Actor(), tg.e.now())
+		plan, err = actions.PlanStopJob(j, a.Actor(), tg.Env.Now())
 		apply = applyAction(tg, func(ctx context.Context) (*actions.Result, error) { return a.StopJob(ctx, ns, name) },
 			func(res *actions.Result) string {
 				return fmt.Sprintf("stop requested for RayJob %s/%s; the RayJob reconciler stops it", ns, name)
 			})
 	}
 	if err != nil {
-		return tg.showDialog(newConfirm(tg.e.st, title, []string{"the job cannot be stopped:"}, err.Error(), nil))
+		return showDialog(tg, newConfirm(tg.Env.St, title, []string{"the job cannot be stopped:"}, err.Error(), nil))
 	}
-	return tg.showDialog(newConfirm(tg.e.st, title, plan.Lines(), "", apply))
+	return showDialog(tg, newConfirm(tg.Env.St, title, plan.Lines(), "", apply))
 }
 
 // ---- trigger now ----
 
 func (r *actionRunner) trigger(tg Target) tea.Cmd {
-	obj, _, _ := lifecycleObject(tg)
+	obj, _, _, _ := lifecycleObject(tg)
 	cj, ok := obj.(*rayv1.RayCronJob)
 	if !ok {
-		return warn("trigger: select a RayCronJob first")
+		return host.Warn("trigger: select a RayCronJob first")
 	}
 	_, a, err := r.mutator(tg)
 	if err != nil {
-		return errMsg(err)
+		return host.ErrMsg(err)
 	}
 	ns, name := cj.Namespace, cj.Name
 	title := fmt.Sprintf("Trigger RayCronJob %s/%s now", ns, name)
-	plan, err := actions.PlanTrigger(cj, tg.e.now())
+	plan, err := actions.PlanTrigger(cj, tg.Env.Now())
 	if err != nil {
-		return tg.showDialog(newConfirm(tg.e.st, title, []string{"it cannot run now:"}, err.Error(), nil))
+		return showDialog(tg, newConfirm(tg.Env.St, title, []string{"it cannot run now:"}, err.Error(), nil))
 	}
-	if _, exists := tg.e.store.Find(watch.RayJob, ns, plan.Job); exists {
+	if _, exists := tg.Env.Store.Find(watch.RayJob, ns, plan.Job); exists {
 		plan.AlreadyExists = true
 	}
 	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) { return a.Trigger(ctx, ns, name) },
@@ -400,37 +275,48 @@ func (r *actionRunner) trigger(tg Target) tea.Cmd {
 			}
 			return fmt.Sprintf("triggered RayCronJob %s/%s: created RayJob %s", ns, name, job)
 		})
-	return tg.showDialog(newConfirm(tg.e.st, title, plan.Lines(), "", apply))
+	return showDialog(tg, newConfirm(tg.Env.St, title, plan.Lines(), "", apply))
 }
 
 // ---- suspend / resume ----
 
-// lifecycleObject returns the object suspend/resume and delete act on and
-// its kind: the selection in lists, the detail's object in details, if its
-// kind has a lifecycle (the registry's kind.lifecycle).
-func lifecycleObject(tg Target) (client.Object, *kind, bool) {
-	obj := tg.Selected
-	if tg.e.reg.isDetail(tg.View) {
+// lifecycleObject returns the object suspend/resume and delete act on,
+// its kind and whether it is suspended: the selection in lists, the
+// detail's object in details, if its kind has a lifecycle (Kinds.Lifecycle).
+func lifecycleObject(tg Target) (obj client.Object, kind actions.Kind, suspended, ok bool) {
+	obj = tg.Selected
+	if tg.Env.Kinds.IsDetail(tg.View) {
 		obj = tg.Owner
 	}
-	k := tg.e.reg.of(obj)
-	if k == nil || k.lifecycle == "" {
-		return nil, nil, false
+	kind, suspended, ok = tg.Env.Kinds.Lifecycle(obj)
+	if !ok {
+		return nil, "", false, false
 	}
-	return obj, k, true
+	return obj, kind, suspended, true
+}
+
+// showDialog opens d at once, through the App (Host).
+func showDialog(tg Target, d Dialog) tea.Cmd {
+	tg.Env.Host.ShowDialog(d)
+	return nil
+}
+
+// pushPage pushes p at once, through the App (Host).
+func pushPage(tg Target, p host.Page) tea.Cmd {
+	tg.Env.Host.Push(p)
+	return nil
 }
 
 func (r *actionRunner) suspend(tg Target) tea.Cmd {
-	obj, k, ok := lifecycleObject(tg)
+	obj, kind, suspended, ok := lifecycleObject(tg)
 	if !ok {
-		return warn("suspend/resume: select a %s first", tg.e.reg.lifecycleKinds())
+		return host.Warn("suspend/resume: select a %s first", tg.Env.Kinds.LifecycleKinds())
 	}
 	_, a, err := r.mutator(tg)
 	if err != nil {
-		return errMsg(err)
+		return host.ErrMsg(err)
 	}
-	kind := k.lifecycle
-	suspend := !k.typed.suspended(obj)
+	suspend := !suspended
 	verb, done := "Resume", "resumed"
 	if suspend {
 		verb, done = "Suspend", "suspended"
@@ -439,7 +325,7 @@ func (r *actionRunner) suspend(tg Target) tea.Cmd {
 	title := fmt.Sprintf("%s %s %s/%s", verb, kind, ns, name)
 	plan, err := actions.PlanSuspend(obj, suspend)
 	if err != nil {
-		return tg.showDialog(newConfirm(tg.e.st, title, []string{strings.ToLower(verb) + " is not possible:"}, err.Error(), nil))
+		return showDialog(tg, newConfirm(tg.Env.St, title, []string{strings.ToLower(verb) + " is not possible:"}, err.Error(), nil))
 	}
 	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) {
 		if suspend {
@@ -447,20 +333,19 @@ func (r *actionRunner) suspend(tg Target) tea.Cmd {
 		}
 		return a.Resume(ctx, kind, ns, name)
 	}, func(*actions.Result) string { return fmt.Sprintf("%s %s %s/%s", done, kind, ns, name) })
-	return tg.showDialog(newConfirm(tg.e.st, title, plan.Lines(), "", apply))
+	return showDialog(tg, newConfirm(tg.Env.St, title, plan.Lines(), "", apply))
 }
 
 // ---- delete ----
 
 func (r *actionRunner) delete(tg Target) tea.Cmd {
-	obj, k, ok := lifecycleObject(tg)
+	obj, kind, _, ok := lifecycleObject(tg)
 	if !ok {
-		return warn("delete: select a %s first", tg.e.reg.lifecycleKinds())
+		return host.Warn("delete: select a %s first", tg.Env.Kinds.LifecycleKinds())
 	}
-	kind := k.lifecycle
 	d, a, err := r.mutator(tg)
 	if err != nil {
-		return errMsg(err)
+		return host.ErrMsg(err)
 	}
 	reader := d.Reader
 	if reader == nil {
@@ -471,22 +356,22 @@ func (r *actionRunner) delete(tg Target) tea.Cmd {
 	// not hold, from the reader inside the command.
 	ns, name := obj.GetNamespace(), obj.GetName()
 	var rel actions.Related
-	for _, o := range tg.e.store.List(watch.RayJob) {
+	for _, o := range tg.Env.Store.List(watch.RayJob) {
 		if o.GetNamespace() == ns {
 			rel.RayJobs = append(rel.RayJobs, *o.(*rayv1.RayJob))
 		}
 	}
-	for _, o := range tg.e.store.List(watch.RayCluster) {
+	for _, o := range tg.Env.Store.List(watch.RayCluster) {
 		if o.GetNamespace() == ns {
 			rel.RayClusters = append(rel.RayClusters, *o.(*rayv1.RayCluster))
 		}
 	}
-	for _, o := range tg.e.store.List(watch.Pod) {
+	for _, o := range tg.Env.Store.List(watch.Pod) {
 		if o.GetNamespace() == ns {
 			rel.Pods = append(rel.Pods, *o.(*corev1.Pod))
 		}
 	}
-	st, parent := tg.e.st, tg.ctx()
+	st, parent := tg.Env.St, tg.Env.SessCtx()
 	title := fmt.Sprintf("Delete %s %s/%s", kind, ns, name)
 	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) { return a.Delete(ctx, kind, ns, name) },
 		func(res *actions.Result) string {
@@ -570,23 +455,23 @@ func (r *actionRunner) describe(tg Target) tea.Cmd {
 		obj = tg.Owner
 	}
 	if obj == nil {
-		return warn("describe: nothing selected")
+		return host.Warn("describe: nothing selected")
 	}
-	return tg.pushPage(func(e *env) page { return newDescribePage(e, obj) })
+	return pushPage(tg, newDescribePage(tg.Env, obj))
 }
 
 func (r *actionRunner) logs(tg Target) tea.Cmd {
 	p, ok := tg.Selected.(*corev1.Pod)
 	if !ok {
-		return warn("logs: select a pod first")
+		return host.Warn("logs: select a pod first")
 	}
 	d, err := r.deps(tg)
 	if err != nil {
-		return errMsg(err)
+		return host.ErrMsg(err)
 	}
 	if d.PodLogs == nil {
-		return errMsg(errors.New("pod logs are not available in this session"))
+		return host.ErrMsg(errors.New("pod logs are not available in this session"))
 	}
 	src := d.PodLogs
-	return tg.pushPage(func(e *env) page { return newPodLogsPage(e, p, src) })
+	return pushPage(tg, newPodLogsPage(tg.Env, p, src))
 }

@@ -163,7 +163,7 @@ func TestScaleDialog(t *testing.T) {
 func TestDeleteWorkersDialog(t *testing.T) {
 	marked := func(a *App) []string {
 		var out []string
-		for _, o := range a.top().target().Marked {
+		for _, o := range a.top().Target().Marked {
 			out = append(out, o.GetName())
 		}
 		return out
@@ -171,11 +171,11 @@ func TestDeleteWorkersDialog(t *testing.T) {
 	t.Run("the head cannot be marked", func(t *testing.T) {
 		w := newWorld(t, worldOpts{})
 		_, a := dialogRun(t, w.opts(), "the head pod cannot be marked", trainA(1, "<space>")...)
-		if a.top().tbl().MarkCount() != 0 {
+		if a.top().Table().MarkCount() != 0 {
 			t.Fatal("head marked")
 		}
 		_, a = dialogRun(t, w.opts(), "only worker pods can be marked", trainA(2, "<space>")...)
-		if a.top().tbl().MarkCount() != 0 {
+		if a.top().Table().MarkCount() != 0 {
 			t.Fatal("group row marked")
 		}
 	})

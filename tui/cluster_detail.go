@@ -11,9 +11,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
 )
@@ -37,13 +40,13 @@ type treeRow struct {
 // clusterDetail shows one RayCluster: a summary, its head and worker groups
 // with min/desired/max/ready and their pods beneath, and its recent Events.
 type clusterDetail struct {
-	pageBase
+	host.Base
 	rc      *rayv1.RayCluster
 	uid     types.UID
 	deleted bool
 	t       *table.Model[treeRow]
 	events  []*corev1.Event
-	podUIDs uidSet
+	podUIDs host.UIDSet
 	// Ray's view of the cluster (Session.Capacity), polled on ticks while
 	// the page is on top; rayNodes maps pod names to their Ray node.
 	cap      *dashboard.Capacity
@@ -52,12 +55,8 @@ type clusterDetail struct {
 	rayNodes map[string]*dashboard.RayNode
 }
 
-// capacityPoller is a page that polls Ray's capacity on ticks (the
-// cluster detail).
-type capacityPoller interface{ pollCapacity() }
-
-func newClusterDetail(e *env, rc *rayv1.RayCluster) *clusterDetail {
-	d := &clusterDetail{pageBase: pageBase{e: e, vk: ClusterDetailView}, rc: rc, uid: watch.Key(rc)}
+func newClusterDetail(e *host.Env, rc *rayv1.RayCluster) *clusterDetail {
+	d := &clusterDetail{Base: host.Base{E: e, VK: ClusterDetailView}, rc: rc, uid: watch.Key(rc)}
 	cols := []table.Column{
 		{Title: "NAME", Width: 36, Grow: true, Min: 30, Sort: table.ByName},
 		{Title: "MIN", Width: 3, Right: true},
@@ -70,7 +69,7 @@ func newClusterDetail(e *env, rc *rayv1.RayCluster) *clusterDetail {
 		{Title: "NODE", Width: 12, Grow: true, Min: 6, Drop: 4},
 		ageTableCol(),
 	}
-	if e.sess.Capacity != nil { // the pod's Ray node: busy, idle or dead
+	if e.Sess.Capacity != nil { // the pod's Ray node: busy, idle or dead
 		cols = append(cols, table.Column{Title: "RAY", Width: 4, Drop: 5})
 	}
 	spec := table.Spec[treeRow]{
@@ -78,7 +77,7 @@ func newClusterDetail(e *env, rc *rayv1.RayCluster) *clusterDetail {
 		ID:      func(r treeRow) string { return r.id },
 		Meta: func(r treeRow) table.Meta {
 			if r.pod != nil {
-				m := objMeta(r.pod, podStatus(r.pod))
+				m := objMeta(r.pod, format.PodStatus(r.pod))
 				m.Group = r.group + "1"
 				return m
 			}
@@ -90,9 +89,9 @@ func newClusterDetail(e *env, rc *rayv1.RayCluster) *clusterDetail {
 		},
 		Cells: func(r treeRow) []string {
 			if p := r.pod; p != nil {
-				ready, restarts := podReady(p)
-				return []string{"  " + p.Name, "", "", "", ready, podStatus(p), fmt.Sprint(restarts),
-					orNone(p.Status.PodIP), orNone(p.Spec.NodeName), "", d.rayNodeOf(p.Name)}
+				ready, restarts := format.PodReady(p)
+				return []string{"  " + p.Name, "", "", "", ready, format.PodStatus(p), fmt.Sprint(restarts),
+					format.OrNone(p.Status.PodIP), format.OrNone(p.Spec.NodeName), "", d.rayNodeOf(p.Name)}
 			}
 			if r.head {
 				return []string{"head", "1", "1", "1", fmt.Sprintf("%d/1", r.ready), "", "", "", "", "", ""}
@@ -105,17 +104,17 @@ func newClusterDetail(e *env, rc *rayv1.RayCluster) *clusterDetail {
 			if s.Suspend != nil && *s.Suspend {
 				name += " (suspended)"
 			}
-			return []string{name, i32(s.MinReplicas), fmt.Sprint(d.desired(r)), i32(s.MaxReplicas),
+			return []string{name, format.I32(s.MinReplicas), fmt.Sprint(d.desired(r)), format.I32(s.MaxReplicas),
 				fmt.Sprintf("%d/%d", r.ready, d.desired(r)), "", "", "", "", "", ""}
 		},
 		Live: func(r treeRow, now time.Time, c []string) {
 			if r.pod != nil {
-				c[9] = age(now, r.pod.CreationTimestamp.Time)
+				c[9] = format.Age(now, r.pod.CreationTimestamp.Time)
 			}
 		},
 		Markable: func(r treeRow) bool { return r.isWorker() },
 	}
-	d.t = table.New(spec, e.st, e.km, e.now)
+	d.t = table.New(spec, e.St, e.KM, e.Now)
 	d.refresh()
 	return d
 }
@@ -140,7 +139,7 @@ func (d *clusterDetail) desired(r treeRow) int {
 
 // refresh rebuilds the rows and events from the store.
 func (d *clusterDetail) refresh() {
-	if o, ok := d.e.store.Get(watch.RayCluster, d.uid); ok {
+	if o, ok := d.E.Store.Get(watch.RayCluster, d.uid); ok {
 		d.rc = o.(*rayv1.RayCluster)
 	}
 	rc := d.rc
@@ -152,8 +151,8 @@ func (d *clusterDetail) refresh() {
 		groups = append(groups, treeRow{id: "group/" + s.GroupName, group: fmt.Sprintf("%03d", i+1), name: s.GroupName, spec: s})
 	}
 	var rows []treeRow
-	d.podUIDs = uidSet{d.uid: true}
-	for _, p := range d.e.store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name}) {
+	d.podUIDs = host.UIDSet{d.uid: true}
+	for _, p := range d.E.Store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name}) {
 		d.podUIDs[watch.Key(p)] = true
 		gi := 0
 		if p.Labels[rayv1.RayNodeTypeLabelKey] != string(rayv1.HeadNode) {
@@ -167,7 +166,7 @@ func (d *clusterDetail) refresh() {
 			gi = i
 		}
 		groups[gi].pods++
-		if podIsReady(p) {
+		if format.PodIsReady(p) {
 			groups[gi].ready++
 		}
 		rows = append(rows, treeRow{id: string(watch.Key(p)), group: groups[gi].group, pod: p})
@@ -178,7 +177,7 @@ func (d *clusterDetail) refresh() {
 		uids = append(uids, u)
 	}
 	slices.Sort(uids) // Events at the same time keep one order
-	ev := d.e.store.EventsFor(uids...)
+	ev := d.E.Store.EventsFor(uids...)
 	if len(ev) > maxDetailEvents {
 		ev = ev[len(ev)-maxDetailEvents:]
 	}
@@ -186,28 +185,28 @@ func (d *clusterDetail) refresh() {
 	d.layout()
 }
 
-func (d *clusterDetail) title() string { return titled(rayv1.KindRayCluster, d.rc, d.deleted) }
-func (d *clusterDetail) crumb() string { return d.rc.Namespace + "/" + d.rc.Name }
-func (d *clusterDetail) tbl() tabler   { return d.t }
-func (d *clusterDetail) keys() []key.Binding {
-	return []key.Binding{d.e.km.RayLogs}
+func (d *clusterDetail) Title() string      { return host.Titled(rayv1.KindRayCluster, d.rc, d.deleted) }
+func (d *clusterDetail) Crumb() string      { return d.rc.Namespace + "/" + d.rc.Name }
+func (d *clusterDetail) Table() host.Tabler { return d.t }
+func (d *clusterDetail) Keys() []key.Binding {
+	return []key.Binding{d.E.KM.RayLogs}
 }
-func (d *clusterDetail) setSize(w, h int) { d.w, d.h = w, h; d.layout() }
+func (d *clusterDetail) SetSize(w, h int) { d.W, d.H = w, h; d.layout() }
 
 // update refuses to mark anything but worker pods (space on the head pod
 // or a group row flashes why); ranges skip such rows (Spec.Markable).
-func (d *clusterDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	if key.Matches(msg, d.e.km.RayLogs) { // the selected pod's Ray node, else the head's
+func (d *clusterDetail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	if key.Matches(msg, d.E.KM.RayLogs) { // the selected pod's Ray node, else the head's
 		r, _ := d.t.Selected()
 		return true, rayLogsKey(d.rc, r.pod)
 	}
-	if key.Matches(msg, d.e.km.Mark) {
+	if key.Matches(msg, d.E.KM.Mark) {
 		if r, ok := d.t.Selected(); ok && !r.isWorker() {
 			why := "only worker pods can be marked"
 			if r.pod != nil || r.head {
 				why = "the head pod cannot be marked: only worker pods can be deleted"
 			}
-			return true, func() tea.Msg { return warnMsg(why) }
+			return true, func() tea.Msg { return host.WarnMsg(why) }
 		}
 	}
 	return d.t.HandleKey(msg), nil
@@ -230,15 +229,15 @@ func (d *clusterDetail) rayNodeOf(pod string) string {
 
 // pollCapacity reads Ray's view of the cluster (on ticks, while the page
 // is on top) and hands it to the diagnosis (RayInfeasible).
-func (d *clusterDetail) pollCapacity() {
-	src := d.e.sess.Capacity
+func (d *clusterDetail) PollCapacity() {
+	src := d.E.Sess.Capacity
 	if src == nil {
 		return
 	}
 	c, err, ok := src.Get(d.rc.Namespace, d.rc.Name)
 	changed := c != d.cap || ok != d.capOK || fmt.Sprint(err) != fmt.Sprint(d.capErr)
 	d.cap, d.capErr, d.capOK = c, err, ok
-	d.e.why.setCapacity(d.uid, c)
+	d.E.Why.SetCapacity(d.uid, c)
 	if changed {
 		d.mapRayNodes()
 		d.refresh()
@@ -247,7 +246,7 @@ func (d *clusterDetail) pollCapacity() {
 
 // init polls Ray's capacity at once when the page is pushed, not a tick
 // later.
-func (d *clusterDetail) init() tea.Cmd { d.pollCapacity(); return nil }
+func (d *clusterDetail) Init() tea.Cmd { d.PollCapacity(); return nil }
 
 // mapRayNodes matches Ray's nodes to the cluster's pods (RayNode.Pod, or
 // by IP).
@@ -257,7 +256,7 @@ func (d *clusterDetail) mapRayNodes() {
 		return
 	}
 	byIP := map[string]string{}
-	for _, p := range d.e.store.PodsOf(watch.ClusterRef{Namespace: d.rc.Namespace, Name: d.rc.Name}) {
+	for _, p := range d.E.Store.PodsOf(watch.ClusterRef{Namespace: d.rc.Namespace, Name: d.rc.Name}) {
 		if p.Status.PodIP != "" {
 			byIP[p.Status.PodIP] = p.Name
 		}
@@ -279,15 +278,15 @@ func (d *clusterDetail) mapRayNodes() {
 
 const summaryLines = 3
 
-func (d *clusterDetail) eventLines() int { return 1 + max(len(d.events), 1) + d.e.hist.height() }
+func (d *clusterDetail) eventLines() int { return 1 + max(len(d.events), 1) + d.E.Hist.Height() }
 
 // capLines is the "Ray" block: shown when the session has a capacity
 // source.
 func (d *clusterDetail) capLines() []string {
-	if d.e.sess.Capacity == nil {
+	if d.E.Sess.Capacity == nil {
 		return nil
 	}
-	return capacityLines(d.e.st, d.cap, d.capErr, d.capOK, d.w)
+	return capacityLines(d.E.St, d.cap, d.capErr, d.capOK, d.W)
 }
 
 // minTableRows is what the cluster detail keeps for its table (header,
@@ -297,22 +296,22 @@ const minTableRows = 4
 // whyBlock is the Why block; capN is len(d.capLines()), which the caller
 // has already rendered.
 func (d *clusterDetail) whyBlock(capN int) []string {
-	cs := d.e.why.get(d.uid)
+	cs := d.E.Why.Get(d.uid)
 	rest := summaryLines + capN + d.eventLines() + minTableRows
-	return whyLines(d.e.st, cs, d.w, whyBudget(cs, d.h, rest), false)
+	return whyLines(d.E.St, cs, d.W, whyBudget(cs, d.H, rest), false)
 }
 
 func (d *clusterDetail) layout() {
 	capN := len(d.capLines())
 	top := summaryLines + len(d.whyBlock(capN)) + capN
-	d.t.SetSize(d.w, max(d.h-top-d.eventLines(), 3))
+	d.t.SetSize(d.W, max(d.H-top-d.eventLines(), 3))
 }
 
 // relayout follows a change of the causes or of Ray's capacity.
 func (d *clusterDetail) relayout() { d.layout() }
 
-func (d *clusterDetail) apply(ch *watch.Changes) {
-	_, touched := follow(ch, watch.RayCluster, d.uid)
+func (d *clusterDetail) Apply(ch *watch.Changes) {
+	_, touched := host.Follow(ch, watch.RayCluster, d.uid)
 	d.deleted = d.deleted || touched
 	if ch.Touches(d.podUIDs) {
 		touched = true
@@ -332,7 +331,7 @@ func (d *clusterDetail) apply(ch *watch.Changes) {
 	d.layout() // the Why block may have changed with the store
 }
 
-func (d *clusterDetail) target() Target {
+func (d *clusterDetail) Target() Target {
 	t := Target{View: ClusterDetailView, Namespace: d.rc.Namespace, Owner: d.rc}
 	if r, ok := d.t.Selected(); ok {
 		if r.pod != nil {
@@ -350,19 +349,19 @@ func (d *clusterDetail) target() Target {
 	return t
 }
 
-func (d *clusterDetail) view() string {
-	st, rc, now := d.e.st, d.rc, d.e.now()
+func (d *clusterDetail) View() string {
+	st, rc, now := d.E.St, d.rc, d.E.Now()
 	s := rc.Status
 	lbl := func(k string) string { return st.Label.Render(k + ":") }
-	status := clusterStatus(rc)
+	status := format.ClusterStatus(rc)
 	l1 := fmt.Sprintf("%s %s  %s %d/%d available, %d ready (min %d, max %d)  %s %s",
 		lbl("State"), st.Class(styles.ClassOf(status)).Render(status),
 		lbl("Workers"), s.AvailableWorkerReplicas, s.DesiredWorkerReplicas, s.ReadyWorkerReplicas,
-		s.MinWorkerReplicas, s.MaxWorkerReplicas, lbl("Age"), age(now, rc.CreationTimestamp.Time))
+		s.MinWorkerReplicas, s.MaxWorkerReplicas, lbl("Age"), format.Age(now, rc.CreationTimestamp.Time))
 	l2 := fmt.Sprintf("%s %s CPU, %s memory, %s GPU  %s %s  %s %s",
-		lbl("Desired"), qty(s.DesiredCPU), qty(s.DesiredMemory), qty(s.DesiredGPU),
-		lbl("Head"), orNone(s.Head.PodIP), lbl("Ray"), orNone(rc.Spec.RayVersion))
-	l3 := lbl("Conditions") + " " + conditions(s.Conditions)
+		lbl("Desired"), format.Qty(s.DesiredCPU), format.Qty(s.DesiredMemory), format.Qty(s.DesiredGPU),
+		lbl("Head"), format.OrNone(s.Head.PodIP), lbl("Ray"), format.OrNone(rc.Spec.RayVersion))
+	l3 := lbl("Conditions") + " " + format.Conditions(s.Conditions)
 	var b strings.Builder
 	capl := d.capLines()
 	for _, l := range d.whyBlock(len(capl)) {
@@ -384,7 +383,7 @@ func (d *clusterDetail) view() string {
 		} else {
 			obj = "raycluster"
 		}
-		line := fmt.Sprintf("  %5s  %-7s  %-22s %-24s %s", age(now, watch.EventTime(ev)), ev.Type, ev.Reason, obj,
+		line := fmt.Sprintf("  %5s  %-7s  %-22s %-24s %s", format.Age(now, watch.EventTime(ev)), ev.Type, ev.Reason, obj,
 			strings.ReplaceAll(ev.Message, "\n", " "))
 		if ev.Type == corev1.EventTypeWarning {
 			line = st.Class(styles.Warn).Render(line)
@@ -395,4 +394,14 @@ func (d *clusterDetail) view() string {
 		b.WriteString("\n" + l)
 	}
 	return b.String()
+}
+
+// historyBlock is the page's History block (fixed height).
+func (d *clusterDetail) historyBlock() []string {
+	return d.E.Hist.Block(d.E.St, d.E, d.uid, d.W, host.HistoryRows, true)
+}
+
+// historyRef is the RayCluster as kube/history files it.
+func (d *clusterDetail) HistoryRef() history.Ref {
+	return host.RefOf(history.KindRayCluster, d.rc.Namespace, d.rc.Name, d.uid)
 }

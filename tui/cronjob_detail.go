@@ -11,8 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
 )
@@ -22,12 +25,12 @@ import (
 // it created (newest first) with their states and, for a failed one, why.
 // Enter opens the selected RayJob.
 type cronJobDetail struct {
-	pageBase
+	host.Base
 	cj      *rayv1.RayCronJob
 	uid     types.UID
 	deleted bool
 	t       *table.Model[*rayv1.RayJob]
-	jobs    uidSet
+	jobs    host.UIDSet
 	// ticks keeps the next tick the summary counts down to.
 	ticks cronTicks
 }
@@ -37,12 +40,12 @@ type cronJobDetail struct {
 func cronJobColumns() []column[*rayv1.RayJob] {
 	return []column[*rayv1.RayJob]{
 		{Column: table.Column{Title: "NAME", Width: 30, Grow: true, Min: 24, Sort: table.ByName}, cell: func(j *rayv1.RayJob) string { return j.Name }},
-		{Column: table.Column{Title: "STATUS", Width: 9, Sort: table.ByStatus}, cell: jobStatus},
-		{Column: table.Column{Title: "DEPLOYMENT", Width: 10}, cell: jobDeployment},
-		{Column: table.Column{Title: "START", Width: 5, Right: true, Drop: 2}, live: func(j *rayv1.RayJob, now time.Time) string { return metaAge(now, j.Status.StartTime) }},
-		{Column: table.Column{Title: "DURATION", Width: 8, Right: true}, live: func(j *rayv1.RayJob, now time.Time) string { return jobDuration(now, j) }},
-		{Column: table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge}, live: func(j *rayv1.RayJob, now time.Time) string { return age(now, j.CreationTimestamp.Time) }},
-		{Column: table.Column{Title: "WHY", Width: 30, Grow: true, Min: 12, Drop: 1}, cell: func(j *rayv1.RayJob) string { return orNone(jobWhy(j)) }},
+		{Column: table.Column{Title: "STATUS", Width: 9, Sort: table.ByStatus}, cell: format.JobStatus},
+		{Column: table.Column{Title: "DEPLOYMENT", Width: 10}, cell: format.JobDeployment},
+		{Column: table.Column{Title: "START", Width: 5, Right: true, Drop: 2}, live: func(j *rayv1.RayJob, now time.Time) string { return format.MetaAge(now, j.Status.StartTime) }},
+		{Column: table.Column{Title: "DURATION", Width: 8, Right: true}, live: func(j *rayv1.RayJob, now time.Time) string { return format.JobDuration(now, j) }},
+		{Column: table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge}, live: func(j *rayv1.RayJob, now time.Time) string { return format.Age(now, j.CreationTimestamp.Time) }},
+		{Column: table.Column{Title: "WHY", Width: 30, Grow: true, Min: 12, Drop: 1}, cell: func(j *rayv1.RayJob) string { return format.OrNone(jobWhy(j)) }},
 	}
 }
 
@@ -55,7 +58,7 @@ func jobWhy(j *rayv1.RayJob) string {
 		return ""
 	}
 	parts := make([]string, 0, 2)
-	for _, p := range []string{string(s.Reason), oneLine(s.Message)} {
+	for _, p := range []string{string(s.Reason), format.OneLine(s.Message)} {
 		if p != "" {
 			parts = append(parts, p)
 		}
@@ -66,12 +69,12 @@ func jobWhy(j *rayv1.RayJob) string {
 	return strings.Join(parts, ": ")
 }
 
-func newCronJobDetail(e *env, cj *rayv1.RayCronJob) *cronJobDetail {
-	d := &cronJobDetail{pageBase: pageBase{e: e, vk: CronJobDetailView}, cj: cj, uid: watch.Key(cj), ticks: cronTicks{}}
+func newCronJobDetail(e *host.Env, cj *rayv1.RayCronJob) *cronJobDetail {
+	d := &cronJobDetail{Base: host.Base{E: e, VK: CronJobDetailView}, cj: cj, uid: watch.Key(cj), ticks: cronTicks{}}
 	jd := jobDef()
 	sp := spec(cronJobColumns(), jd.meta, nil, nil)
 	sp.NoMarks = true // its actions (trigger, suspend, delete) act on the RayCronJob
-	d.t = table.New(sp, e.st, e.km, e.now)
+	d.t = table.New(sp, e.St, e.KM, e.Now)
 	d.t.SortBy(table.ByAge) // newest first
 	d.refresh()
 	return d
@@ -86,8 +89,8 @@ func (d *cronJobDetail) ownJob(j metav1.Object) bool {
 // refresh lists the RayCronJob's RayJobs from the store.
 func (d *cronJobDetail) refresh() {
 	var jobs []*rayv1.RayJob
-	d.jobs = uidSet{}
-	for _, o := range d.e.store.List(watch.RayJob) {
+	d.jobs = host.UIDSet{}
+	for _, o := range d.E.Store.List(watch.RayJob) {
 		if j, ok := o.(*rayv1.RayJob); ok && d.ownJob(j) {
 			jobs = append(jobs, j)
 			d.jobs[watch.Key(j)] = true
@@ -96,28 +99,28 @@ func (d *cronJobDetail) refresh() {
 	d.t.Set(jobs)
 }
 
-func (d *cronJobDetail) title() string { return titled(rayv1.KindRayCronJob, d.cj, d.deleted) }
-func (d *cronJobDetail) crumb() string { return d.cj.Namespace + "/" + d.cj.Name }
-func (d *cronJobDetail) tbl() tabler   { return d.t }
-func (d *cronJobDetail) setSize(w, h int) {
-	d.w, d.h = w, h
-	d.t.SetSize(w, max(h-cronSummaryLines-2-d.e.hist.height(), 3))
+func (d *cronJobDetail) Title() string      { return host.Titled(rayv1.KindRayCronJob, d.cj, d.deleted) }
+func (d *cronJobDetail) Crumb() string      { return d.cj.Namespace + "/" + d.cj.Name }
+func (d *cronJobDetail) Table() host.Tabler { return d.t }
+func (d *cronJobDetail) SetSize(w, h int) {
+	d.W, d.H = w, h
+	d.t.SetSize(w, max(h-cronSummaryLines-2-d.E.Hist.Height(), 3))
 }
-func (d *cronJobDetail) canOpen() bool { return d.t.Len() > 0 }
+func (d *cronJobDetail) CanOpen() bool { return d.t.Len() > 0 }
 
-func (d *cronJobDetail) keys() []key.Binding { return []key.Binding{d.e.km.Open} }
+func (d *cronJobDetail) Keys() []key.Binding { return []key.Binding{d.E.KM.Open} }
 
-func (d *cronJobDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) { return d.t.HandleKey(msg), nil }
+func (d *cronJobDetail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) { return d.t.HandleKey(msg), nil }
 
-func (d *cronJobDetail) open() page {
+func (d *cronJobDetail) Open() host.Page {
 	j, ok := d.t.Selected()
 	if !ok {
 		return nil
 	}
-	return newJobDetail(d.e, j)
+	return newJobDetail(d.E, j)
 }
 
-func (d *cronJobDetail) target() Target {
+func (d *cronJobDetail) Target() Target {
 	t := Target{View: CronJobDetailView, Namespace: d.cj.Namespace, Owner: d.cj}
 	if j, ok := d.t.Selected(); ok {
 		t.Selected = j
@@ -127,8 +130,8 @@ func (d *cronJobDetail) target() Target {
 
 // apply follows the RayCronJob and lists its RayJobs again when a change
 // touches one of them (one it has, or a new one naming it).
-func (d *cronJobDetail) apply(ch *watch.Changes) {
-	followInto(ch, watch.RayCronJob, d.uid, &d.cj, &d.deleted)
+func (d *cronJobDetail) Apply(ch *watch.Changes) {
+	host.FollowInto(ch, watch.RayCronJob, d.uid, &d.cj, &d.deleted)
 	touched := ch.Touches(d.jobs)
 	for _, o := range ch.Upserted[watch.RayJob] {
 		touched = touched || d.ownJob(o)
@@ -152,38 +155,38 @@ func cronZone(cj *rayv1.RayCronJob) *time.Location {
 // cronSummaryLines is how many lines the summary above the RayJobs takes.
 const cronSummaryLines = 6
 
-func (d *cronJobDetail) view() string {
-	st, cj, now := d.e.st, d.cj, d.e.now()
+func (d *cronJobDetail) View() string {
+	st, cj, now := d.E.St, d.cj, d.E.Now()
 	lbl := func(k string) string { return st.Label.Render(k + ":") }
-	word := cronStatus(cj)
+	word := format.CronStatus(cj)
 	suspend := "false"
 	if cj.Spec.IsSuspended() {
 		suspend = st.Class(styles.Pending).Render("true")
 	}
-	last := none
+	last := format.None
 	if t := cj.Status.LastScheduleTime; t != nil {
-		last = metaAge(now, t) + " ago (" + t.UTC().Format(time.RFC3339) + ")"
+		last = format.MetaAge(now, t) + " ago (" + t.UTC().Format(time.RFC3339) + ")"
 	}
-	tick := d.ticks.get(cj, now)
+	tick := d.ticks.Get(cj, now)
 	next := tick.countdown(now)
 	if tick.ok {
 		next += " (" + tick.at.In(tick.zone).Format("Mon 2006-01-02 15:04 MST") + ")"
 	}
-	why := conditions(cj.Status.Conditions)
+	why := format.Conditions(cj.Status.Conditions)
 	if c := meta.FindStatusCondition(cj.Status.Conditions, rayv1.RayCronJobScheduleValid); c != nil && c.Status == metav1.ConditionFalse && c.Message != "" {
-		why = st.Class(styles.Bad).Render(c.Reason + ": " + oneLine(c.Message))
+		why = st.Class(styles.Bad).Render(c.Reason + ": " + format.OneLine(c.Message))
 	}
 	lines := []string{
 		lbl("Status") + " " + st.Class(styles.ClassOf(word)).Render(word) + "  " + lbl("Suspend") + " " + suspend +
-			"  " + lbl("Age") + " " + age(now, cj.CreationTimestamp.Time),
+			"  " + lbl("Age") + " " + format.Age(now, cj.CreationTimestamp.Time),
 		lbl("Schedule") + " " + cj.Spec.Schedule + "  " + st.Faint.Render("("+tick.words+")"),
 		lbl("Last schedule") + " " + last,
 		lbl("Next run") + " " + next,
 		lbl("Conditions") + " " + why,
-		lbl("Entrypoint") + " " + orNone(oneLine(cj.Spec.JobTemplate.Entrypoint)),
+		lbl("Entrypoint") + " " + format.OrNone(format.OneLine(cj.Spec.JobTemplate.Entrypoint)),
 	}
 	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, max(d.w, 1), "…")
+		lines[i] = ansi.Truncate(l, max(d.W, 1), "…")
 	}
 	head := st.Section.Render("RayJobs") + " " + st.Faint.Render("(newest first)")
 	if d.t.Total() == 0 {
@@ -203,6 +206,14 @@ func (d *cronJobDetail) footer() string {
 	if w == "" {
 		return ""
 	}
-	st := d.e.st
-	return ansi.Truncate(st.Label.Render("Why "+j.Name+":")+" "+st.Class(styles.Bad).Render(w), max(d.w, 1), "…")
+	st := d.E.St
+	return ansi.Truncate(st.Label.Render("Why "+j.Name+":")+" "+st.Class(styles.Bad).Render(w), max(d.W, 1), "…")
+}
+
+func (d *cronJobDetail) HistoryRef() history.Ref {
+	return host.RefOf(history.KindRayCronJob, d.cj.Namespace, d.cj.Name, d.uid)
+}
+
+func (d *cronJobDetail) historyBlock() []string {
+	return d.E.Hist.Block(d.E.St, d.E, d.uid, d.W, host.HistoryRows, true)
 }

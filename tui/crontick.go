@@ -8,6 +8,7 @@ import (
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/format"
 )
 
 // cronTicks keeps each RayCronJob's next tick (cronNext) so that the views
@@ -50,13 +51,13 @@ func cronInputsOf(c *rayv1.RayCronJob) cronInputs {
 }
 
 // get is c's tick at now, worked out again only when it no longer holds.
-func (x cronTicks) get(c *rayv1.RayCronJob, now time.Time) *cronTick {
+func (x cronTicks) Get(c *rayv1.RayCronJob, now time.Time) *cronTick {
 	key, in := watch.Key(c), cronInputsOf(c)
 	if t := x[key]; t != nil && t.in == in && !now.Before(t.from) && (t.until.IsZero() || now.Before(t.until)) {
 		return t
 	}
-	t := &cronTick{in: in, from: now, zone: cronZone(c), words: cronWords(c)}
-	t.at, t.ok = cronNext(c, now)
+	t := &cronTick{in: in, from: now, zone: cronZone(c), words: format.CronWords(c)}
+	t.at, t.ok = format.CronNext(c, now)
 	switch {
 	case t.ok && !t.at.After(now):
 		// Overdue: it stays due from its tick on.
@@ -71,7 +72,7 @@ func (x cronTicks) get(c *rayv1.RayCronJob, now time.Time) *cronTick {
 
 // countdown is cronNextRun from the kept tick.
 func (x cronTicks) countdown(c *rayv1.RayCronJob, now time.Time) string {
-	return x.get(c, now).countdown(now)
+	return x.Get(c, now).countdown(now)
 }
 
 func (t *cronTick) countdown(now time.Time) string { return status.NextRun(now, t.at, t.ok) }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/format"
 )
 
 // TestCronTicksKeepTheTickUntilItChanges checks that the kept tick reads as
@@ -20,23 +21,23 @@ func TestCronTicksKeepTheTickUntilItChanges(t *testing.T) {
 		Spec:       rayv1.RayCronJobSpec{Schedule: "* * * * *", TimeZone: ptr.To("UTC")},
 	}
 	x := cronTicks{}
-	first := x.get(cj, created)
+	first := x.Get(cj, created)
 	for s := 0; s < 150; s++ {
 		now := created.Add(time.Duration(s) * time.Second)
-		if got, want := x.countdown(cj, now), cronNextRun(cj, now); got != want {
+		if got, want := x.countdown(cj, now), format.CronNextRun(cj, now); got != want {
 			t.Fatalf("at +%ds: countdown %q, cronNextRun %q", s, got, want)
 		}
-		if s < 30 && x.get(cj, now) != first {
+		if s < 30 && x.Get(cj, now) != first {
 			t.Fatalf("at +%ds: the tick was worked out again before it was reached", s)
 		}
 	}
-	before := x.get(cj, created.Add(150*time.Second))
+	before := x.Get(cj, created.Add(150*time.Second))
 	cj.Status.LastScheduleTime = ptr.To(metav1.NewTime(created.Add(90 * time.Second)))
-	if x.get(cj, created.Add(150*time.Second)) == before {
+	if x.Get(cj, created.Add(150*time.Second)) == before {
 		t.Fatal("a new last schedule kept the old tick")
 	}
 	cj.Spec.Suspend = ptr.To(true)
-	if got := x.countdown(cj, created.Add(150*time.Second)); got != none {
-		t.Fatalf("suspended: countdown %q, want %q", got, none)
+	if got := x.countdown(cj, created.Add(150*time.Second)); got != format.None {
+		t.Fatalf("suspended: countdown %q, want %q", got, format.None)
 	}
 }

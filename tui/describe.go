@@ -10,7 +10,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,13 +19,15 @@ import (
 	"github.com/raydar/raydar/kube/redact"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
 )
 
 // describePage shows one object: a readable summary, its recent Events and
 // its YAML (without managedFields). It follows the object in the store.
 type describePage struct {
-	pageBase
+	host.Base
 	wk      watch.Kind
 	uid     types.UID
 	obj     client.Object
@@ -47,28 +48,28 @@ type describeFullMsg struct {
 	err error
 }
 
-func newDescribePage(e *env, obj client.Object) *describePage {
+func newDescribePage(e *host.Env, obj client.Object) *describePage {
 	wk, _ := watch.KindOf(obj)
-	p := &describePage{pageBase: pageBase{e: e, vk: DescribeView}, wk: wk, uid: watch.Key(obj), obj: obj}
+	p := &describePage{Base: host.Base{E: e, VK: DescribeView}, wk: wk, uid: watch.Key(obj), obj: obj}
 	_, isPod := obj.(*corev1.Pod)
-	p.fetching = isPod && e.sess.Get != nil
+	p.fetching = isPod && e.Sess.Get != nil
 	p.refresh()
 	return p
 }
 
 // init GETs a pod whole for the YAML.
-func (p *describePage) init() tea.Cmd {
+func (p *describePage) Init() tea.Cmd {
 	if !p.fetching {
 		return nil
 	}
-	get, ctx, obj := p.e.sess.Get, p.e.ctx, p.obj
+	get, ctx, obj := p.E.Sess.Get, p.E.Ctx, p.obj
 	return func() tea.Msg {
 		full, err := get(ctx, obj)
 		return describeFullMsg{p: p, obj: full, err: err}
 	}
 }
 
-func (p *describePage) receive(msg tea.Msg) (tea.Cmd, bool) {
+func (p *describePage) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	m, ok := msg.(describeFullMsg)
 	if !ok || m.p != p {
 		return nil, false
@@ -79,10 +80,10 @@ func (p *describePage) receive(msg tea.Msg) (tea.Cmd, bool) {
 }
 
 func (p *describePage) refresh() {
-	if o, ok := p.e.store.Get(p.wk, p.uid); ok {
+	if o, ok := p.E.Store.Get(p.wk, p.uid); ok {
 		p.obj = o
 	}
-	d := &describer{st: p.e.st, now: p.e.now()}
+	d := &format.Describer{St: p.E.St, Now: p.E.Now()}
 	y, note := p.obj, ""
 	switch {
 	case p.fetching:
@@ -95,29 +96,29 @@ func (p *describePage) refresh() {
 			note = "as read when this page opened (resourceVersion " + p.full.GetResourceVersion() + "; the pod has changed since: d again to re-read)"
 		}
 	}
-	p.tv.setLines(d.lines(p.e.scheme.get(), p.e.reg.of(p.obj), p.obj, p.e.store.EventsFor(p.uid), y, note))
+	p.tv.setLines(describeLines(d, p.E.Scheme.Get(), p.E.Kinds, p.obj, p.E.Store.EventsFor(p.uid), y, note))
 }
 
-func (p *describePage) title() string {
-	return titled("Describe "+kindName(p.e.scheme.get(), p.obj), p.obj, p.deleted)
+func (p *describePage) Title() string {
+	return host.Titled("Describe "+kindName(p.E.Scheme.Get(), p.obj), p.obj, p.deleted)
 }
-func (p *describePage) crumb() string       { return "describe " + p.obj.GetName() }
-func (p *describePage) setSize(w, h int)    { p.tv.w, p.tv.h = w, h; p.tv.clamp() }
-func (p *describePage) view() string        { return p.tv.view() }
-func (p *describePage) keys() []key.Binding { return []key.Binding{p.e.km.Wrap} }
-func (p *describePage) target() Target {
+func (p *describePage) Crumb() string       { return "describe " + p.obj.GetName() }
+func (p *describePage) SetSize(w, h int)    { p.tv.w, p.tv.h = w, h; p.tv.clamp() }
+func (p *describePage) View() string        { return p.tv.View() }
+func (p *describePage) Keys() []key.Binding { return []key.Binding{p.E.KM.Wrap} }
+func (p *describePage) Target() Target {
 	return Target{View: DescribeView, Namespace: p.obj.GetNamespace(), Selected: p.obj, Owner: p.obj}
 }
 
-func (p *describePage) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	return p.tv.key(p.e.km, msg), nil
+func (p *describePage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	return p.tv.key(p.E.KM, msg), nil
 }
 
-func (p *describePage) apply(ch *watch.Changes) {
-	if _, deleted := follow(ch, p.wk, p.uid); deleted {
+func (p *describePage) Apply(ch *watch.Changes) {
+	if _, deleted := host.Follow(ch, p.wk, p.uid); deleted {
 		p.deleted = true
 	}
-	if ch.Touches(uidSet{p.uid: true}) {
+	if ch.Touches(host.UIDSet{p.uid: true}) {
 		p.refresh()
 	}
 }
@@ -161,173 +162,131 @@ func objectYAML(s *runtime.Scheme, o client.Object) (string, error) {
 	return string(b), err
 }
 
-// describer builds the lines of a describe page; each kind adds its own
-// fields (kind.describe) between the common ones and the Events.
-type describer struct {
-	st  *styles.Styles
-	now time.Time
-	out []string
-}
-
-// field is a "Label: value" line.
-func (d *describer) field(k, v string) {
-	d.out = append(d.out, d.st.Label.Render(fmt.Sprintf("%-16s", k+":"))+oneLine(v))
-}
-
-// label starts an indented list.
-func (d *describer) label(k string) { d.out = append(d.out, d.st.Label.Render(k+":")) }
-
-// sub is a line of an indented list.
-func (d *describer) sub(s string) { d.out = append(d.out, "  "+oneLine(s)) }
-
-func (d *describer) section(s string) { d.out = append(d.out, "", d.st.Section.Render(s)) }
-
-// conds lists conditions, one a line.
-func (d *describer) conds(cs []metav1.Condition) {
-	if len(cs) == 0 {
-		d.field("Conditions", none)
-		return
-	}
-	d.label("Conditions")
-	for _, c := range cs {
-		s := fmt.Sprintf("%s=%s", c.Type, c.Status)
-		if c.Reason != "" {
-			s += " (" + c.Reason + ")"
-		}
-		if c.Message != "" {
-			s += ": " + c.Message
-		}
-		d.sub(s)
-	}
-}
-
 // lines builds the page: summary (common fields, then k's), Events, YAML.
 // The YAML is yamlOf's (o itself, or o read whole), under note if any.
-func (d *describer) lines(s *runtime.Scheme, k *kind, o client.Object, events []*corev1.Event, yamlOf client.Object, note string) []string {
-	st, now := d.st, d.now
-	d.field("Name", o.GetName())
-	d.field("Namespace", o.GetNamespace())
-	d.field("Kind", kindName(s, o))
-	d.field("Labels", kvs(o.GetLabels()))
-	d.field("Annotations", kvs(redact.Annotations(o.GetAnnotations())))
+func describeLines(d *format.Describer, s *runtime.Scheme, k host.Kinds, o client.Object, events []*corev1.Event, yamlOf client.Object, note string) []string {
+	st, now := d.St, d.Now
+	d.Field("Name", o.GetName())
+	d.Field("Namespace", o.GetNamespace())
+	d.Field("Kind", kindName(s, o))
+	d.Field("Labels", kvs(o.GetLabels()))
+	d.Field("Annotations", kvs(redact.Annotations(o.GetAnnotations())))
 	created := o.GetCreationTimestamp()
-	d.field("Created", metaAge(now, &created)+" ago ("+created.UTC().Format(time.RFC3339)+")")
+	d.Field("Created", format.MetaAge(now, &created)+" ago ("+created.UTC().Format(time.RFC3339)+")")
 	if refs := o.GetOwnerReferences(); len(refs) > 0 {
 		var os []string
 		for _, r := range refs {
 			os = append(os, r.Kind+" "+r.Name)
 		}
-		d.field("Owned by", strings.Join(os, ", "))
+		d.Field("Owned by", strings.Join(os, ", "))
 	}
 	if dt := o.GetDeletionTimestamp(); dt != nil {
-		d.field("Deleting", "since "+metaAge(now, dt)+" (finalizers: "+orNone(strings.Join(o.GetFinalizers(), ", "))+")")
+		d.Field("Deleting", "since "+format.MetaAge(now, dt)+" (finalizers: "+format.OrNone(strings.Join(o.GetFinalizers(), ", "))+")")
 	}
-	if k != nil {
-		k.typed.describe(d, o)
-	}
+	k.Describe(d, o)
 
-	d.section(fmt.Sprintf("Events (%d)", len(events)))
+	d.Section(fmt.Sprintf("Events (%d)", len(events)))
 	if len(events) == 0 {
-		d.out = append(d.out, st.Faint.Render("  none"))
+		d.Out = append(d.Out, st.Faint.Render("  none"))
 	}
 	for _, ev := range events {
-		line := fmt.Sprintf("  %5s  %-7s  %-22s %s", age(now, watch.EventTime(ev)), ev.Type, ev.Reason, oneLine(ev.Message))
+		line := fmt.Sprintf("  %5s  %-7s  %-22s %s", format.Age(now, watch.EventTime(ev)), ev.Type, ev.Reason, format.OneLine(ev.Message))
 		if ev.Type == corev1.EventTypeWarning {
 			line = st.Class(styles.Warn).Render(line)
 		}
-		d.out = append(d.out, line)
+		d.Out = append(d.Out, line)
 	}
 
-	d.section("YAML")
+	d.Section("YAML")
 	if note != "" {
-		d.out = append(d.out, st.Faint.Render("  "+note))
+		d.Out = append(d.Out, st.Faint.Render("  "+note))
 	}
 	y, err := objectYAML(s, yamlOf)
 	if err != nil {
-		d.out = append(d.out, st.FlashErr.Render("error: "+err.Error()))
+		d.Out = append(d.Out, st.FlashErr.Render("error: "+err.Error()))
 	} else {
-		d.out = append(d.out, strings.Split(strings.TrimRight(y, "\n"), "\n")...)
+		d.Out = append(d.Out, strings.Split(strings.TrimRight(y, "\n"), "\n")...)
 	}
-	return d.out
+	return d.Out
 }
 
 // describeCluster is the RayCluster's part of its describe page.
-func describeCluster(d *describer, x *rayv1.RayCluster) {
+func describeCluster(d *format.Describer, x *rayv1.RayCluster) {
 	s := x.Status
-	d.field("State", clusterStatus(x))
-	d.field("Ray version", orNone(x.Spec.RayVersion))
-	d.field("Suspended", fmt.Sprint(x.Spec.IsSuspended()))
-	d.field("Autoscaling", onOff(x.Spec.IsAutoscalingEnabled()))
-	d.field("Workers", fmt.Sprintf("%d/%d available, %d ready (min %d, max %d)", s.AvailableWorkerReplicas,
+	d.Field("State", format.ClusterStatus(x))
+	d.Field("Ray version", format.OrNone(x.Spec.RayVersion))
+	d.Field("Suspended", fmt.Sprint(x.Spec.IsSuspended()))
+	d.Field("Autoscaling", onOff(x.Spec.IsAutoscalingEnabled()))
+	d.Field("Workers", fmt.Sprintf("%d/%d available, %d ready (min %d, max %d)", s.AvailableWorkerReplicas,
 		s.DesiredWorkerReplicas, s.ReadyWorkerReplicas, s.MinWorkerReplicas, s.MaxWorkerReplicas))
-	d.field("Resources", fmt.Sprintf("%s CPU, %s memory, %s GPU", qty(s.DesiredCPU), qty(s.DesiredMemory), qty(s.DesiredGPU)))
-	d.field("Head", fmt.Sprintf("pod IP %s, service %s (%s)", orNone(s.Head.PodIP), orNone(s.Head.ServiceName), orNone(s.Head.ServiceIP)))
-	d.label("Worker groups")
+	d.Field("Resources", fmt.Sprintf("%s CPU, %s memory, %s GPU", format.Qty(s.DesiredCPU), format.Qty(s.DesiredMemory), format.Qty(s.DesiredGPU)))
+	d.Field("Head", fmt.Sprintf("pod IP %s, service %s (%s)", format.OrNone(s.Head.PodIP), format.OrNone(s.Head.ServiceName), format.OrNone(s.Head.ServiceIP)))
+	d.Label("Worker groups")
 	if len(x.Spec.WorkerGroupSpecs) == 0 {
-		d.sub(none)
+		d.Sub(format.None)
 	}
 	for i := range x.Spec.WorkerGroupSpecs {
 		g := &x.Spec.WorkerGroupSpecs[i]
 		line := fmt.Sprintf("%-12s min %s / replicas %s / max %s, %d host(s) per replica", g.GroupName,
-			i32(g.MinReplicas), i32(g.Replicas), i32(g.MaxReplicas), g.Hosts())
+			format.I32(g.MinReplicas), format.I32(g.Replicas), format.I32(g.MaxReplicas), g.Hosts())
 		if g.IsSuspended() {
 			line += ", suspended"
 		}
 		if n := len(g.ScaleStrategy.WorkersToDelete); n > 0 {
 			line += fmt.Sprintf(", %d to delete", n)
 		}
-		d.sub(line)
+		d.Sub(line)
 	}
-	d.conds(s.Conditions)
+	d.Conds(s.Conditions)
 }
 
 // describeJob is the RayJob's part of its describe page.
-func describeJob(d *describer, x *rayv1.RayJob) {
-	s, now := x.Status, d.now
-	d.field("Job status", orNone(string(s.JobStatus)))
-	d.field("Deployment", orNone(string(s.JobDeploymentStatus)))
-	d.field("Cluster", orNone(s.RayClusterName))
-	d.field("Job ID", orNone(s.JobId))
-	d.field("Mode", orNone(string(x.Spec.SubmissionMode)))
-	d.field("Entrypoint", orNone(redact.Flags(x.Spec.Entrypoint)))
-	d.field("Start", metaAge(now, s.StartTime))
-	d.field("End", metaAge(now, s.EndTime))
-	d.field("Duration", jobDuration(now, x))
-	d.field("Suspend", fmt.Sprint(x.Spec.Suspend))
-	d.field("Shutdown after", fmt.Sprint(x.Spec.ShutdownAfterJobFinishes))
-	d.field("Reason", orNone(string(s.Reason)))
-	d.field("Message", orNone(s.Message))
+func describeJob(d *format.Describer, x *rayv1.RayJob) {
+	s, now := x.Status, d.Now
+	d.Field("Job status", format.OrNone(string(s.JobStatus)))
+	d.Field("Deployment", format.OrNone(string(s.JobDeploymentStatus)))
+	d.Field("Cluster", format.OrNone(s.RayClusterName))
+	d.Field("Job ID", format.OrNone(s.JobId))
+	d.Field("Mode", format.OrNone(string(x.Spec.SubmissionMode)))
+	d.Field("Entrypoint", format.OrNone(redact.Flags(x.Spec.Entrypoint)))
+	d.Field("Start", format.MetaAge(now, s.StartTime))
+	d.Field("End", format.MetaAge(now, s.EndTime))
+	d.Field("Duration", format.JobDuration(now, x))
+	d.Field("Suspend", fmt.Sprint(x.Spec.Suspend))
+	d.Field("Shutdown after", fmt.Sprint(x.Spec.ShutdownAfterJobFinishes))
+	d.Field("Reason", format.OrNone(string(s.Reason)))
+	d.Field("Message", format.OrNone(s.Message))
 	if v := x.Annotations[rayv1.StopRequestedAnnotationKey]; v != "" {
-		d.field("Stop requested", v)
+		d.Field("Stop requested", v)
 	}
-	d.conds(s.Conditions)
+	d.Conds(s.Conditions)
 }
 
 // describeCronJob is the RayCronJob's part of its describe page.
-func describeCronJob(d *describer, x *rayv1.RayCronJob) {
-	d.field("Status", cronStatus(x))
-	d.field("Schedule", x.Spec.Schedule)
-	d.field("In words", cronWords(x))
-	tz := none
+func describeCronJob(d *format.Describer, x *rayv1.RayCronJob) {
+	d.Field("Status", format.CronStatus(x))
+	d.Field("Schedule", x.Spec.Schedule)
+	d.Field("In words", format.CronWords(x))
+	tz := format.None
 	if x.Spec.TimeZone != nil {
 		tz = *x.Spec.TimeZone
 	}
-	d.field("Time zone", tz)
-	d.field("Suspend", fmt.Sprint(x.Spec.IsSuspended()))
-	d.field("Last schedule", metaAge(d.now, x.Status.LastScheduleTime))
-	d.field("Next run", cronNextRun(x, d.now))
-	d.field("Entrypoint", orNone(redact.Flags(x.Spec.JobTemplate.Entrypoint)))
-	d.conds(x.Status.Conditions)
+	d.Field("Time zone", tz)
+	d.Field("Suspend", fmt.Sprint(x.Spec.IsSuspended()))
+	d.Field("Last schedule", format.MetaAge(d.Now, x.Status.LastScheduleTime))
+	d.Field("Next run", format.CronNextRun(x, d.Now))
+	d.Field("Entrypoint", format.OrNone(redact.Flags(x.Spec.JobTemplate.Entrypoint)))
+	d.Conds(x.Status.Conditions)
 }
 
 // describeService is the RayService's part of its describe page.
-func describeService(d *describer, x *rayv1.RayService) {
+func describeService(d *format.Describer, x *rayv1.RayService) {
 	s := x.Status
-	d.field("Status", serviceStatus(x))
-	d.field("Suspend", fmt.Sprint(x.Spec.Suspend))
-	d.field("Active cluster", orNone(s.ActiveServiceStatus.RayClusterName))
-	d.field("Pending cluster", orNone(s.PendingServiceStatus.RayClusterName))
-	d.field("Endpoints", fmt.Sprint(s.NumServeEndpoints))
+	d.Field("Status", format.ServiceStatus(x))
+	d.Field("Suspend", fmt.Sprint(x.Spec.Suspend))
+	d.Field("Active cluster", format.OrNone(s.ActiveServiceStatus.RayClusterName))
+	d.Field("Pending cluster", format.OrNone(s.PendingServiceStatus.RayClusterName))
+	d.Field("Endpoints", fmt.Sprint(s.NumServeEndpoints))
 	for _, side := range []struct {
 		name string
 		ss   rayv1.RayServiceStatus
@@ -335,33 +294,33 @@ func describeService(d *describer, x *rayv1.RayService) {
 		if len(side.ss.Applications) == 0 {
 			continue
 		}
-		d.label(side.name)
-		for _, n := range sortedKeys(side.ss.Applications) {
-			d.sub(n + " " + orNone(side.ss.Applications[n].Status))
+		d.Label(side.name)
+		for _, n := range format.SortedKeys(side.ss.Applications) {
+			d.Sub(n + " " + format.OrNone(side.ss.Applications[n].Status))
 		}
 	}
-	d.conds(s.Conditions)
+	d.Conds(s.Conditions)
 }
 
 // describePod is a Ray pod's part of its describe page.
-func describePod(d *describer, x *corev1.Pod) {
-	ready, restarts := podReady(x)
-	d.field("Status", podStatus(x))
-	d.field("Ready", ready)
-	d.field("Restarts", fmt.Sprint(restarts))
-	d.field("Node", orNone(x.Spec.NodeName))
-	d.field("IP", orNone(x.Status.PodIP))
-	d.field("Cluster", orNone(x.Labels[rayv1.RayClusterLabelKey]))
-	d.field("Group", orNone(x.Labels[rayv1.RayNodeGroupLabelKey]))
-	d.field("Node type", orNone(x.Labels[rayv1.RayNodeTypeLabelKey]))
-	d.label("Containers")
+func describePod(d *format.Describer, x *corev1.Pod) {
+	ready, restarts := format.PodReady(x)
+	d.Field("Status", format.PodStatus(x))
+	d.Field("Ready", ready)
+	d.Field("Restarts", fmt.Sprint(restarts))
+	d.Field("Node", format.OrNone(x.Spec.NodeName))
+	d.Field("IP", format.OrNone(x.Status.PodIP))
+	d.Field("Cluster", format.OrNone(x.Labels[rayv1.RayClusterLabelKey]))
+	d.Field("Group", format.OrNone(x.Labels[rayv1.RayNodeGroupLabelKey]))
+	d.Field("Node type", format.OrNone(x.Labels[rayv1.RayNodeTypeLabelKey]))
+	d.Label("Containers")
 	cs := map[string]corev1.ContainerStatus{}
 	for _, c := range x.Status.ContainerStatuses {
 		cs[c.Name] = c
 	}
 	for _, c := range x.Spec.Containers {
 		s := cs[c.Name]
-		state := none
+		state := format.None
 		switch {
 		case s.State.Running != nil:
 			state = "running"
@@ -370,14 +329,14 @@ func describePod(d *describer, x *corev1.Pod) {
 		case s.State.Waiting != nil && s.State.Waiting.Reason != "":
 			state = "waiting (" + s.State.Waiting.Reason + ")"
 		}
-		d.sub(fmt.Sprintf("%s  image %s, ready %t, restarts %d, %s", c.Name, orNone(c.Image), s.Ready, s.RestartCount, state))
+		d.Sub(fmt.Sprintf("%s  image %s, ready %t, restarts %d, %s", c.Name, format.OrNone(c.Image), s.Ready, s.RestartCount, state))
 	}
-	d.label("Conditions")
+	d.Label("Conditions")
 	if len(x.Status.Conditions) == 0 {
-		d.sub(none)
+		d.Sub(format.None)
 	}
 	for _, c := range x.Status.Conditions {
-		d.sub(fmt.Sprintf("%s=%s", c.Type, c.Status))
+		d.Sub(fmt.Sprintf("%s=%s", c.Type, c.Status))
 	}
 }
 
@@ -391,7 +350,7 @@ func onOff(b bool) string {
 // kvs formats a label or annotation map: "a=1, b=2", sorted; "-" if empty.
 func kvs(m map[string]string) string {
 	if len(m) == 0 {
-		return none
+		return format.None
 	}
 	ks := make([]string, 0, len(m))
 	for k := range m {
@@ -399,7 +358,7 @@ func kvs(m map[string]string) string {
 	}
 	sort.Strings(ks)
 	for i, k := range ks {
-		ks[i] = k + "=" + ansi.Truncate(oneLine(m[k]), 60, "...")
+		ks[i] = k + "=" + ansi.Truncate(format.OneLine(m[k]), 60, "...")
 	}
 	return strings.Join(ks, ", ")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/raydar/raydar/kube/portforward"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -24,21 +25,6 @@ import (
 // pods/portforward, which the view ClusterRole does not grant (edit does):
 // a refusal says so.
 
-// Forwarder holds a session's port-forwards (*portforward.Manager). Start
-// and Stop are called inside commands; Snapshot and Changed never block.
-type Forwarder interface {
-	Start(spec portforward.Spec) (*portforward.Forward, error)
-	Stop(id int) error
-	Snapshot() []portforward.State
-	Changed() <-chan struct{}
-}
-
-// ActionPortForward is shift-f's action name (keys.yaml "actions:").
-const ActionPortForward = "port-forward"
-
-// ForwardsView is the forwards page (:forwards, :pf).
-const ForwardsView ViewKind = "forwards"
-
 // forwardsMsg carries a snapshot of the session gen's forwards.
 type forwardsMsg struct {
 	gen    int
@@ -47,7 +33,7 @@ type forwardsMsg struct {
 
 // watchForwards waits for the next change of the session's forwards.
 func (a *App) watchForwards() tea.Cmd {
-	fw, ctx, gen := a.e.sess.Forwards, a.e.ctx, a.gen
+	fw, ctx, gen := a.e.Sess.Forwards, a.e.Ctx, a.gen
 	if fw == nil {
 		return nil
 	}
@@ -66,7 +52,7 @@ func (a *App) onForwards(msg forwardsMsg) tea.Cmd {
 	if msg.gen != a.gen {
 		return nil
 	}
-	a.e.forwards = msg.states
+	a.e.Forwards = msg.states
 	return a.watchForwards()
 }
 
@@ -123,15 +109,15 @@ func forwardTarget(tg Target) (spec portforward.Spec, title string, err error) {
 
 // portForward is shift-f: the dialog that starts a forward.
 func (r *actionRunner) portForward(tg Target) tea.Cmd {
-	fw := tg.e.sess.Forwards
+	fw := tg.Env.Sess.Forwards
 	if fw == nil {
-		return errMsg(fmt.Errorf("port-forwarding is not available in this session"))
+		return host.ErrMsg(fmt.Errorf("port-forwarding is not available in this session"))
 	}
 	spec, title, err := forwardTarget(tg)
 	if err != nil {
-		return errMsg(err)
+		return host.ErrMsg(err)
 	}
-	return tg.showDialog(newForwardDialog(tg.e.st, title, spec, fw))
+	return showDialog(tg, newForwardDialog(tg.Env.St, title, spec, fw))
 }
 
 // startForward starts spec in a command; the outcome is flashed (the

@@ -10,6 +10,8 @@ import (
 
 	"github.com/raydar/raydar/kube/portforward"
 	"github.com/raydar/raydar/rayapi/status"
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -18,46 +20,46 @@ import (
 // selected one the `ssh -L` line for a laptop. ctrl+k stops the selected
 // forward after a confirmation.
 type forwardsPage struct {
-	pageBase
+	host.Base
 	cursor int
 }
 
-func newForwardsPage(e *env) *forwardsPage {
-	return &forwardsPage{pageBase: pageBase{e: e, vk: ForwardsView}}
+func newForwardsPage(e *host.Env) *forwardsPage {
+	return &forwardsPage{Base: host.Base{E: e, VK: ForwardsView}}
 }
 
-func (p *forwardsPage) title() string { return "Port-forwards" }
-func (p *forwardsPage) crumb() string { return "forwards" }
-func (p *forwardsPage) target() Target {
+func (p *forwardsPage) Title() string { return "Port-forwards" }
+func (p *forwardsPage) Crumb() string { return "forwards" }
+func (p *forwardsPage) Target() Target {
 	return Target{View: ForwardsView}
 }
 
-func (p *forwardsPage) keys() []key.Binding { return []key.Binding{p.e.km.StopForward} }
+func (p *forwardsPage) Keys() []key.Binding { return []key.Binding{p.E.KM.StopForward} }
 
 func (p *forwardsPage) selected() (portforward.State, bool) {
-	fs := p.e.forwards
+	fs := p.E.Forwards
 	if len(fs) == 0 {
 		return portforward.State{}, false
 	}
-	p.cursor = clampInt(p.cursor, 0, len(fs)-1)
+	p.cursor = format.ClampInt(p.cursor, 0, len(fs)-1)
 	return fs[p.cursor], true
 }
 
-func (p *forwardsPage) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	km := p.e.km
+func (p *forwardsPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	km := p.E.KM
 	switch {
 	case key.Matches(msg, km.Up):
 		p.cursor = max(p.cursor-1, 0)
 	case key.Matches(msg, km.Down):
-		p.cursor = min(p.cursor+1, max(len(p.e.forwards)-1, 0))
+		p.cursor = min(p.cursor+1, max(len(p.E.Forwards)-1, 0))
 	case key.Matches(msg, km.StopForward):
 		s, ok := p.selected()
-		fw := p.e.sess.Forwards
+		fw := p.E.Sess.Forwards
 		if !ok || fw == nil {
-			return true, func() tea.Msg { return warnMsg("no port-forward to stop") }
+			return true, func() tea.Msg { return host.WarnMsg("no port-forward to stop") }
 		}
 		what := fmt.Sprintf("%s (%s)", s.Target, localAddrs(s))
-		d := newConfirm(p.e.st, "Stop the port-forward to "+s.Target+"?",
+		d := newConfirm(p.E.St, "Stop the port-forward to "+s.Target+"?",
 			[]string{"local " + localAddrs(s) + " stops listening; nothing in the cluster changes"}, "",
 			func() tea.Cmd { return stopForward(fw, s.ID, what) })
 		return true, func() tea.Msg { return ShowDialogMsg{Dialog: d} }
@@ -84,7 +86,7 @@ func joinAddr(host string, port int) string {
 
 // stateCell is a forward's phase with its glyph and class.
 func (p *forwardsPage) stateCell(s portforward.State) string {
-	st := p.e.st
+	st := p.E.St
 	switch s.Phase {
 	case portforward.Up:
 		return st.Class(styles.OK).Render(st.Glyphs.FwdUp + " Up")
@@ -96,16 +98,16 @@ func (p *forwardsPage) stateCell(s portforward.State) string {
 	return st.Class(styles.Warn).Render(st.Glyphs.FwdRetry + " " + string(s.Phase))
 }
 
-func (p *forwardsPage) view() string {
-	st := p.e.st
-	fs := p.e.forwards
-	if p.e.sess.Forwards == nil {
+func (p *forwardsPage) View() string {
+	st := p.E.St
+	fs := p.E.Forwards
+	if p.E.Sess.Forwards == nil {
 		return st.Faint.Render("port-forwarding is not available in this session")
 	}
 	if len(fs) == 0 {
 		return st.Faint.Render("no port-forwards: shift-f on a RayCluster, in a cluster's page or on a pod starts one")
 	}
-	now := p.e.now()
+	now := p.E.Now()
 	head := fmt.Sprintf("  %-3s %-16s %-32s %-36s %-28s %-6s %s", "ID", "STATE", "LOCAL", "TARGET", "POD", "SINCE", "LAST ERROR")
 	lines := []string{st.TableHeader.Render(head)}
 	sel, _ := p.selected()
@@ -117,25 +119,25 @@ func (p *forwardsPage) view() string {
 		state := p.stateCell(s)
 		pad := max(16-ansi.StringWidth(state), 0)
 		row := fmt.Sprintf("%s%-3d %s%s %-32s %-36s %-28s %-6s %s", cur, s.ID, state, strings.Repeat(" ", pad),
-			localAddrs(s), s.Target, orNone(s.Pod), status.Age(now, s.Since), oneLine(s.LastError))
+			localAddrs(s), s.Target, format.OrNone(s.Pod), status.Age(now, s.Since), format.OneLine(s.LastError))
 		lines = append(lines, row)
 	}
 	// The table's rows are cut at the width; the selected forward's block
 	// beneath wraps.
-	rows := renderRows(lines, 0, p.w, p.h, false)
+	rows := renderRows(lines, 0, p.W, p.H, false)
 	lines = []string{""}
 	if sel.ID != 0 {
 		lines = append(lines, st.Section.Render(fmt.Sprintf("forward %d: %s", sel.ID, sel.Target)))
 		for _, port := range sel.Ports {
-			lines = append(lines, fmt.Sprintf("  %-9s %s", orNone(port.Name), sel.LocalURL(port)))
+			lines = append(lines, fmt.Sprintf("  %-9s %s", format.OrNone(port.Name), sel.LocalURL(port)))
 		}
 		if sel.LastError != "" {
 			lines = append(lines, fmt.Sprintf("  last error (%s ago): %s", status.Age(now, sel.LastErrorAt), sel.LastError))
 		}
 		lines = append(lines, fmt.Sprintf("  from a laptop (raydar runs here as %s; use how you reach this machine):",
-			orNone(portforward.Where(p.e.sshUser, p.e.sshHost))),
-			"  "+portforward.SSHLine(sel.Address, sel.Ports, p.e.sshUser, p.e.sshHost))
+			format.OrNone(portforward.Where(p.E.SSHUser, p.E.SSHHost))),
+			"  "+portforward.SSHLine(sel.Address, sel.Ports, p.E.SSHUser, p.E.SSHHost))
 	}
-	rows = append(rows, renderRows(lines, 0, p.w, max(p.h-len(rows), 0), true)...)
+	rows = append(rows, renderRows(lines, 0, p.W, max(p.H-len(rows), 0), true)...)
 	return strings.Join(rows, "\n")
 }

@@ -11,9 +11,12 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -34,7 +37,7 @@ type jobLogsMsg struct {
 
 // jobDetail shows one RayJob and the tail of its Ray job's logs.
 type jobDetail struct {
-	pageBase
+	host.Base
 	job        *rayv1.RayJob
 	uid        types.UID
 	deleted    bool
@@ -47,55 +50,55 @@ type jobDetail struct {
 	scroll     int // lines scrolled up from the end of the logs
 }
 
-func newJobDetail(e *env, j *rayv1.RayJob) *jobDetail {
-	return &jobDetail{pageBase: pageBase{e: e, vk: JobDetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
+func newJobDetail(e *host.Env, j *rayv1.RayJob) *jobDetail {
+	return &jobDetail{Base: host.Base{E: e, VK: JobDetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
 }
 
 func jobState(j *rayv1.RayJob) string {
 	return string(j.Status.JobStatus) + "/" + string(j.Status.JobDeploymentStatus)
 }
 
-func (d *jobDetail) title() string { return titled(rayv1.KindRayJob, d.job, d.deleted) }
-func (d *jobDetail) crumb() string { return d.job.Namespace + "/" + d.job.Name }
-func (d *jobDetail) init() tea.Cmd { return d.fetch() }
+func (d *jobDetail) Title() string { return host.Titled(rayv1.KindRayJob, d.job, d.deleted) }
+func (d *jobDetail) Crumb() string { return d.job.Namespace + "/" + d.job.Name }
+func (d *jobDetail) Init() tea.Cmd { return d.fetch() }
 
-func (d *jobDetail) keys() []key.Binding {
-	bs := []key.Binding{d.e.km.Open, d.e.km.Explain}
-	if d.e.sess.Logs != nil {
-		r := d.e.km.Refresh
+func (d *jobDetail) Keys() []key.Binding {
+	bs := []key.Binding{d.E.KM.Open, d.E.KM.Explain}
+	if d.E.Sess.Logs != nil {
+		r := d.E.KM.Refresh
 		r.SetHelp(r.Help().Key, "reload logs")
 		bs = append(bs, r)
 	}
 	return bs
 }
 
-func (d *jobDetail) canOpen() bool { return d.job.Status.RayClusterName != "" }
+func (d *jobDetail) CanOpen() bool { return d.job.Status.RayClusterName != "" }
 
-func (d *jobDetail) open() page {
+func (d *jobDetail) Open() host.Page {
 	name := d.job.Status.RayClusterName
 	if name == "" {
 		return nil
 	}
-	o, ok := d.e.store.Find(watch.RayCluster, d.job.Namespace, name)
+	o, ok := d.E.Store.Find(watch.RayCluster, d.job.Namespace, name)
 	if !ok {
 		return nil
 	}
-	return newClusterDetail(d.e, o.(*rayv1.RayCluster))
+	return newClusterDetail(d.E, o.(*rayv1.RayCluster))
 }
 
-func (d *jobDetail) target() Target {
+func (d *jobDetail) Target() Target {
 	return Target{View: JobDetailView, Namespace: d.job.Namespace, Selected: d.job, Owner: d.job}
 }
 
 // fetch asks for the logs in a command; one fetch at a time.
 func (d *jobDetail) fetch() tea.Cmd {
-	logs := d.e.sess.Logs
+	logs := d.E.Sess.Logs
 	if logs == nil || d.fetching {
 		return nil
 	}
 	d.fetching = true
-	d.lastFetch = d.e.now()
-	ctx, ns, name, uid := d.e.ctx, d.job.Namespace, d.job.Name, d.uid
+	d.lastFetch = d.E.Now()
+	ctx, ns, name, uid := d.E.Ctx, d.job.Namespace, d.job.Name, d.uid
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, logTimeout)
 		defer cancel()
@@ -104,7 +107,7 @@ func (d *jobDetail) fetch() tea.Cmd {
 	}
 }
 
-func (d *jobDetail) receive(msg tea.Msg) (tea.Cmd, bool) {
+func (d *jobDetail) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	m, ok := msg.(jobLogsMsg)
 	if !ok || m.uid != d.uid {
 		return nil, false
@@ -134,17 +137,17 @@ func splitLogs(text string) []string {
 	return lines
 }
 
-func (d *jobDetail) tick() tea.Cmd {
-	if d.job.Status.JobStatus.IsTerminal() || d.e.now().Sub(d.lastFetch) < logRefresh {
+func (d *jobDetail) Tick() tea.Cmd {
+	if d.job.Status.JobStatus.IsTerminal() || d.E.Now().Sub(d.lastFetch) < logRefresh {
 		return nil
 	}
 	return d.fetch()
 }
 
-func (d *jobDetail) apply(ch *watch.Changes) { _ = d.applyCmd(ch) }
+func (d *jobDetail) Apply(ch *watch.Changes) { _ = d.ApplyCmd(ch) }
 
-func (d *jobDetail) applyCmd(ch *watch.Changes) tea.Cmd {
-	followInto(ch, watch.RayJob, d.uid, &d.job, &d.deleted)
+func (d *jobDetail) ApplyCmd(ch *watch.Changes) tea.Cmd {
+	host.FollowInto(ch, watch.RayJob, d.uid, &d.job, &d.deleted)
 	if s := jobState(d.job); s != d.lastStatus {
 		d.lastStatus = s
 		return d.fetch()
@@ -152,8 +155,8 @@ func (d *jobDetail) applyCmd(ch *watch.Changes) tea.Cmd {
 	return nil
 }
 
-func (d *jobDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	km := d.e.km
+func (d *jobDetail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	km := d.E.KM
 	switch {
 	case key.Matches(msg, km.Refresh):
 		return true, d.fetch()
@@ -163,7 +166,7 @@ func (d *jobDetail) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	case !scrollKey(km, msg, &d.scroll, fromEnd, max(d.logHeight()-1, 1), len(d.logs)):
 		return false, nil
 	}
-	d.scroll = clampInt(d.scroll, 0, max(len(d.logs)-d.logHeight(), 0))
+	d.scroll = format.ClampInt(d.scroll, 0, max(len(d.logs)-d.logHeight(), 0))
 	return true, nil
 }
 
@@ -174,53 +177,53 @@ const jobHeaderLines = 8
 const minJobLogLines = 4
 
 func (d *jobDetail) whyBlock() []string {
-	cs := d.e.why.get(d.uid)
-	return whyLines(d.e.st, cs, d.w, whyBudget(cs, d.h, jobHeaderLines+minJobLogLines), true)
+	cs := d.E.Why.Get(d.uid)
+	return whyLines(d.E.St, cs, d.W, whyBudget(cs, d.H, jobHeaderLines+minJobLogLines), true)
 }
 
 func (d *jobDetail) logHeight() int { return d.logHeightWith(len(d.whyBlock())) }
 
 // logHeightWith is logHeight for a Why block of whyN lines already rendered.
 func (d *jobDetail) logHeightWith(whyN int) int {
-	return max(d.h-jobHeaderLines-d.e.hist.height()-whyN, 1)
+	return max(d.H-jobHeaderLines-d.E.Hist.Height()-whyN, 1)
 }
 
-func (d *jobDetail) view() string {
-	st, j, now := d.e.st, d.job, d.e.now()
+func (d *jobDetail) View() string {
+	st, j, now := d.E.St, d.job, d.E.Now()
 	s := j.Status
 	lbl := func(k string) string { return st.Label.Render(fmt.Sprintf("%-12s", k+":")) }
 	val := func(v string) string { return fmt.Sprintf("%-22s", v) }
-	jobStatus := orNone(string(s.JobStatus))
-	dep := orNone(string(s.JobDeploymentStatus))
+	jobStatus := format.OrNone(string(s.JobStatus))
+	dep := format.OrNone(string(s.JobDeploymentStatus))
 	when := func(t string, abs string) string {
 		if abs == "" {
 			return t
 		}
 		return t + " ago (" + abs + ")"
 	}
-	start, end := none, none
+	start, end := format.None, format.None
 	if s.StartTime != nil {
-		start = when(metaAge(now, s.StartTime), s.StartTime.UTC().Format(time.RFC3339))
+		start = when(format.MetaAge(now, s.StartTime), s.StartTime.UTC().Format(time.RFC3339))
 	}
 	if s.EndTime != nil {
-		end = when(metaAge(now, s.EndTime), s.EndTime.UTC().Format(time.RFC3339))
+		end = when(format.MetaAge(now, s.EndTime), s.EndTime.UTC().Format(time.RFC3339))
 	}
 	lines := []string{
 		lbl("Job status") + st.Class(styles.ClassOf(jobStatus)).Render(val(jobStatus)) + " " + st.Label.Render("Deployment:") + " " + st.Class(styles.ClassOf(dep)).Render(dep),
-		lbl("Cluster") + orNone(s.RayClusterName),
-		lbl("Job ID") + val(orNone(s.JobId)) + " " + st.Label.Render("Mode:") + " " + orNone(string(j.Spec.SubmissionMode)),
-		lbl("Start") + start + "  " + st.Label.Render("Duration:") + " " + jobDuration(now, j),
+		lbl("Cluster") + format.OrNone(s.RayClusterName),
+		lbl("Job ID") + val(format.OrNone(s.JobId)) + " " + st.Label.Render("Mode:") + " " + format.OrNone(string(j.Spec.SubmissionMode)),
+		lbl("Start") + start + "  " + st.Label.Render("Duration:") + " " + format.JobDuration(now, j),
 		lbl("End") + end,
-		lbl("Reason") + orNone(string(s.Reason)),
-		lbl("Message") + orNone(strings.ReplaceAll(s.Message, "\n", " ")),
-		lbl("Entrypoint") + orNone(j.Spec.Entrypoint),
+		lbl("Reason") + format.OrNone(string(s.Reason)),
+		lbl("Message") + format.OrNone(strings.ReplaceAll(s.Message, "\n", " ")),
+		lbl("Entrypoint") + format.OrNone(j.Spec.Entrypoint),
 	}
 	wl := d.whyBlock()
 	lines = append(append(wl, lines...), d.historyBlock()...)
 	out := strings.Join(lines, "\n") + "\n"
 	lh := d.logHeightWith(len(wl))
 	switch {
-	case d.e.sess.Logs == nil:
+	case d.E.Sess.Logs == nil:
 		return out + st.Section.Render("Logs") + " " + st.Faint.Render("not available (no dashboard client)")
 	case d.logErr != nil:
 		return out + st.Section.Render("Logs") + " " + st.FlashErr.Render("error: "+d.logErr.Error())
@@ -234,4 +237,12 @@ func (d *jobDetail) view() string {
 	begin := max(end2-n, 0)
 	head := fmt.Sprintf("Logs (lines %d-%d of %d)", begin+1, end2, len(d.logs))
 	return out + st.Section.Render(head) + "\n" + strings.Join(d.logs[begin:end2], "\n")
+}
+
+func (d *jobDetail) HistoryRef() history.Ref {
+	return host.RefOf(history.KindRayJob, d.job.Namespace, d.job.Name, d.uid)
+}
+
+func (d *jobDetail) historyBlock() []string {
+	return d.E.Hist.Block(d.E.St, d.E, d.uid, d.W, host.HistoryRows, true)
 }

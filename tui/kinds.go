@@ -204,7 +204,7 @@ func podDef() def[*corev1.Pod] {
 		},
 		meta: func(p *corev1.Pod) table.Meta { return objMeta(p, podStatus(p)) },
 		open: func(e *env, p *corev1.Pod) page {
-			o, ok := e.store.Find(watch.RayCluster, p.Namespace, p.Labels[rayv1.RayClusterLabelKey])
+			o, ok := e.Store.Find(watch.RayCluster, p.Namespace, p.Labels[rayv1.RayClusterLabelKey])
 			if !ok {
 				return nil
 			}

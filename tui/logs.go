@@ -14,6 +14,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
 )
 
 const (
@@ -163,7 +166,7 @@ func (s *logStream) next(ctx context.Context, id int64) tea.Cmd {
 // following new ones (f toggles), wrapping long ones (w toggles), searching
 // (/, n, N): a logView. Esc closes the page and the stream.
 type podLogsPage struct {
-	pageBase
+	host.Base
 	logView
 	// id numbers the page (env.nextSeq), so a late batch of a closed page
 	// is not taken by the next one.
@@ -177,34 +180,34 @@ type podLogsPage struct {
 	stream *logStream
 }
 
-func newPodLogsPage(e *env, p *corev1.Pod, src PodLogs) *podLogsPage {
+func newPodLogsPage(e *host.Env, p *corev1.Pod, src PodLogs) *podLogsPage {
 	ctr := ""
 	if len(p.Spec.Containers) > 0 {
 		ctr = p.Spec.Containers[0].Name // the Ray container comes first
 	}
-	return &podLogsPage{pageBase: pageBase{e: e, vk: LogsView}, logView: logView{follow: true, match: -1},
-		id: e.nextSeq(), pod: p, container: ctr, src: src}
+	return &podLogsPage{Base: host.Base{E: e, VK: LogsView}, logView: logView{follow: true, match: -1},
+		id: e.NextSeq(), pod: p, container: ctr, src: src}
 }
 
-func (p *podLogsPage) title() string {
-	return fmt.Sprintf("Logs %s/%s (%s)", p.pod.Namespace, p.pod.Name, orNone(p.container))
+func (p *podLogsPage) Title() string {
+	return fmt.Sprintf("Logs %s/%s (%s)", p.pod.Namespace, p.pod.Name, format.OrNone(p.container))
 }
-func (p *podLogsPage) crumb() string { return "logs " + p.pod.Name }
-func (p *podLogsPage) setSize(w, h int) {
-	p.w, p.h = w, h
+func (p *podLogsPage) Crumb() string { return "logs " + p.pod.Name }
+func (p *podLogsPage) SetSize(w, h int) {
+	p.W, p.H = w, h
 	p.vw, p.vh = w, h
 	p.clamp()
 }
-func (p *podLogsPage) keys() []key.Binding { return p.viewKeys(p.e) }
-func (p *podLogsPage) target() Target {
+func (p *podLogsPage) Keys() []key.Binding { return p.viewKeys(p.E) }
+func (p *podLogsPage) Target() Target {
 	return Target{View: LogsView, Namespace: p.pod.Namespace, Selected: p.pod, Owner: p.pod}
 }
-func (p *podLogsPage) searcher() filterer { return logSearch{&p.logView} }
+func (p *podLogsPage) Searcher() host.Filterer { return logSearch{&p.logView} }
 
 // init opens the stream in a command (with the busy indicator); the reader
 // goroutine then runs until the stream ends or the page closes.
-func (p *podLogsPage) init() tea.Cmd {
-	p.ctx, p.cancel = context.WithCancel(p.e.ctx)
+func (p *podLogsPage) Init() tea.Cmd {
+	p.ctx, p.cancel = context.WithCancel(p.E.Ctx)
 	p.stream = newLogStream()
 	src := p.src
 	ns, name, ctr := p.pod.Namespace, p.pod.Name, p.container
@@ -213,18 +216,18 @@ func (p *podLogsPage) init() tea.Cmd {
 	})
 }
 
-func (p *podLogsPage) close() {
+func (p *podLogsPage) Close() {
 	if p.cancel != nil {
 		p.cancel()
 	}
 }
 
-func (p *podLogsPage) receive(msg tea.Msg) (tea.Cmd, bool) {
-	return p.logView.receive(msg, p.id, p.ctx, p.stream)
+func (p *podLogsPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
+	return p.logView.Receive(msg, p.id, p.ctx, p.stream)
 }
 
-func (p *podLogsPage) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	return p.key(p.e, msg), nil
+func (p *podLogsPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	return p.key(p.E, msg), nil
 }
 
 // renderTail renders the rows that end with lines[end-1], at most h rows.
@@ -249,4 +252,4 @@ func renderTail(lines []string, end, w, h int, wrap bool) []string {
 	return out
 }
 
-func (p *podLogsPage) view() string { return p.render(p.e.st, "Logs") }
+func (p *podLogsPage) View() string { return p.render(p.E.St, "Logs") }

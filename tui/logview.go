@@ -10,6 +10,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -59,7 +61,7 @@ func openLog(ctx context.Context, s *logStream, id int64, open func(context.Cont
 
 // receive takes the stream's messages for page id; it reports whether msg
 // was one, and returns the command reading the next batch.
-func (v *logView) receive(msg tea.Msg, id int64, ctx context.Context, s *logStream) (tea.Cmd, bool) {
+func (v *logView) Receive(msg tea.Msg, id int64, ctx context.Context, s *logStream) (tea.Cmd, bool) {
 	switch m := msg.(type) {
 	case podLogsOpenedMsg:
 		if m.id != id {
@@ -117,12 +119,12 @@ func (v *logView) clamp() {
 	if v.follow {
 		v.scroll = 0
 	}
-	v.scroll = clampInt(v.scroll, 0, max(len(v.lines)-v.bodyHeight(), 0))
+	v.scroll = format.ClampInt(v.scroll, 0, max(len(v.lines)-v.bodyHeight(), 0))
 }
 
 // key handles follow, wrap, search steps and scrolling.
-func (v *logView) key(e *env, msg tea.KeyPressMsg) bool {
-	km := e.km
+func (v *logView) key(e *host.Env, msg tea.KeyPressMsg) bool {
+	km := e.KM
 	switch {
 	case key.Matches(msg, km.Follow):
 		v.follow = !v.follow
@@ -145,24 +147,12 @@ func (v *logView) key(e *env, msg tea.KeyPressMsg) bool {
 }
 
 // viewKeys are the bindings a log page shows.
-func (v *logView) viewKeys(e *env) []key.Binding {
-	bs := []key.Binding{e.km.Follow, e.km.Wrap}
+func (v *logView) viewKeys(e *host.Env) []key.Binding {
+	bs := []key.Binding{e.KM.Follow, e.KM.Wrap}
 	if v.re != nil {
-		bs = append(bs, e.km.SearchNext, e.km.SearchPrev)
+		bs = append(bs, e.KM.SearchNext, e.KM.SearchPrev)
 	}
 	return bs
-}
-
-// filterer is what the / prompt sets: a table's filter, or a log page's
-// search.
-type filterer interface {
-	SetFilter(string) error
-	Filter() string
-}
-
-// searcher is a page without a table whose / prompt searches its text.
-type searcher interface {
-	searcher() filterer
 }
 
 // logSearch is the / prompt's target on a log page: the search.

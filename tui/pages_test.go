@@ -41,8 +41,8 @@ func TestDescribe(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			screen, a := run(t, Options{Actions: DefaultActions(ActionDeps{})}, c.seq...)
 			mustContain(t, screen, c.want...)
-			if a.top().kind() != DescribeView {
-				t.Fatalf("top is %v", a.top().kind())
+			if a.top().Kind() != DescribeView {
+				t.Fatalf("top is %v", a.top().Kind())
 			}
 			if c.golden {
 				requireGolden(t, screen)
@@ -51,8 +51,8 @@ func TestDescribe(t *testing.T) {
 	}
 	t.Run("esc goes back", func(t *testing.T) {
 		_, a := run(t, Options{Actions: DefaultActions(ActionDeps{})}, "G", "d", "<esc>")
-		if len(a.stack) != 1 || a.top().kind() != ClustersView {
-			t.Fatalf("stack %d top %v", len(a.stack), a.top().kind())
+		if len(a.stack) != 1 || a.top().Kind() != ClustersView {
+			t.Fatalf("stack %d top %v", len(a.stack), a.top().Kind())
 		}
 	})
 	t.Run("live", func(t *testing.T) {
@@ -94,17 +94,17 @@ func TestObjectYAMLStripsManagedFields(t *testing.T) {
 
 func TestTextViewWrap(t *testing.T) {
 	v := textView{lines: []string{strings.Repeat("x", 25), "short", "c", "d"}, w: 10, h: 3}
-	if got := v.view(); got != "xxxxxxxxxx\nshort\nc" {
+	if got := v.View(); got != "xxxxxxxxxx\nshort\nc" {
 		t.Fatalf("cut: %q", got)
 	}
 	km := keys.Default()
 	v.key(km, tea.KeyPressMsg{Code: 'w', Text: "w"})
-	if got := v.view(); got != "xxxxxxxxxx\nxxxxxxxxxx\nxxxxx" {
+	if got := v.View(); got != "xxxxxxxxxx\nxxxxxxxxxx\nxxxxx" {
 		t.Fatalf("wrapped: %q", got)
 	}
 	v.key(km, tea.KeyPressMsg{Code: 'G', Text: "G"})
-	if v.top != 1 || v.view() != "short\nc\nd" {
-		t.Fatalf("bottom: top %d %q", v.top, v.view())
+	if v.top != 1 || v.View() != "short\nc\nd" {
+		t.Fatalf("bottom: top %d %q", v.top, v.View())
 	}
 }
 
@@ -142,7 +142,7 @@ func TestPodLogs(t *testing.T) {
 			t.Fatalf("request %q", got)
 		}
 		mustContain(t, screen, "Logs (lines 17-40 of 40)", "step 40 loss=0.0250", "step 17 ")
-		if a.top().kind() != LogsView {
+		if a.top().Kind() != LogsView {
 			t.Fatal("no log page")
 		}
 		requireGolden(t, screen)
@@ -214,7 +214,7 @@ func TestPodLogs(t *testing.T) {
 		}
 		_ = pr.CloseWithError(errors.New("closed")) // lets the blocked read end, as a closed HTTP body does
 		_, a := finalScreen(t, tm)
-		if a.top().kind() != ClusterDetailView {
+		if a.top().Kind() != ClusterDetailView {
 			t.Fatal("esc did not go back")
 		}
 	})

@@ -4,40 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
-)
-
-// RayLogSource reaches Ray's log files through a cluster's dashboard
-// (*kube/raydash.RayLogs). Its methods do I/O: the TUI calls them inside
-// commands and reader goroutines, never from Update or View.
-type RayLogSource interface {
-	// List lists a node's log files.
-	List(ctx context.Context, namespace, cluster string, node dashboard.LogNode) (dashboard.LogFiles, error)
-	// Open opens a file: its tail, then, with follow, what is appended.
-	Open(ctx context.Context, namespace, cluster string, req dashboard.LogRequest, follow bool) (io.ReadCloser, error)
-	// Resolve finds the file of an explanation on the head node.
-	Resolve(ctx context.Context, namespace string, e raydash.Explanation, head dashboard.LogNode) (dashboard.LogRequest, error)
-}
-
-// The Ray log views.
-const (
-	// RayLogsView lists the Ray log files of one node of a cluster (L).
-	RayLogsView ViewKind = "raylogs"
-	// RayLogView follows one Ray log file (enter on a file; E from a job
-	// or service).
-	RayLogView ViewKind = "raylog"
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
 )
 
 // rayLogTimeout bounds listing a node's files.
@@ -46,12 +25,12 @@ const rayLogTimeout = 20 * time.Second
 // rayLogNode is the Ray node of a pod of cluster (the head's when pod is
 // nil): by IP, with the node ID when Ray's capacity view (polled by the
 // cluster detail) knows it. It reads memory only.
-func rayLogNode(e *env, namespace, cluster string, pod *corev1.Pod) (*corev1.Pod, dashboard.LogNode) {
+func rayLogNode(e *host.Env, namespace, cluster string, pod *corev1.Pod) (*corev1.Pod, dashboard.LogNode) {
 	if pod == nil {
-		pod = raydash.HeadPod(e.store.PodsOf(watch.ClusterRef{Namespace: namespace, Name: cluster}))
+		pod = raydash.HeadPod(e.Store.PodsOf(watch.ClusterRef{Namespace: namespace, Name: cluster}))
 	}
 	var c *dashboard.Capacity
-	if src := e.sess.Capacity; src != nil {
+	if src := e.Sess.Capacity; src != nil {
 		c, _, _ = src.Get(namespace, cluster)
 	}
 	return pod, raydash.NodeForPod(pod, c)
@@ -59,9 +38,9 @@ func rayLogNode(e *env, namespace, cluster string, pod *corev1.Pod) (*corev1.Pod
 
 // unreachable says in words why Ray's logs cannot be read and what to do
 // instead: the pod's container logs (the logs action), when there is a pod.
-func unreachable(e *env, namespace, cluster string, pod *corev1.Pod, err error) []string {
-	st := e.st
-	logs := e.km.Action(ActionLogs, binding("l", "logs")).Help().Key
+func unreachable(e *host.Env, namespace, cluster string, pod *corev1.Pod, err error) []string {
+	st := e.St
+	logs := e.KM.Action(ActionLogs, host.Binding("l", "logs")).Help().Key
 	var out []string
 	switch {
 	case errors.Is(err, dashboard.ErrUnavailable):
@@ -95,7 +74,7 @@ type rayLogRow struct {
 // grouped (job drivers, runtime env, serve, then Ray's categories); enter
 // follows the selected file; ctrl+r lists again.
 type rayLogFilesPage struct {
-	pageBase
+	host.Base
 	id        int64
 	namespace string
 	cluster   string
@@ -109,14 +88,14 @@ type rayLogFilesPage struct {
 	err       error
 }
 
-func newRayLogFilesPage(e *env, namespace, cluster string, pod *corev1.Pod) *rayLogFilesPage {
+func newRayLogFilesPage(e *host.Env, namespace, cluster string, pod *corev1.Pod) *rayLogFilesPage {
 	pod, node := rayLogNode(e, namespace, cluster, pod)
-	return &rayLogFilesPage{pageBase: pageBase{e: e, vk: RayLogsView}, id: e.nextSeq(),
+	return &rayLogFilesPage{Base: host.Base{E: e, VK: RayLogsView}, id: e.NextSeq(),
 		namespace: namespace, cluster: cluster, pod: pod, node: node}
 }
 
 func (p *rayLogFilesPage) nodeName() string {
-	s := "node " + orNone(p.node.IP)
+	s := "node " + format.OrNone(p.node.IP)
 	if p.pod != nil {
 		s += " (pod " + p.pod.Name
 		if p.pod.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) {
@@ -127,27 +106,27 @@ func (p *rayLogFilesPage) nodeName() string {
 	return s
 }
 
-func (p *rayLogFilesPage) title() string {
+func (p *rayLogFilesPage) Title() string {
 	return fmt.Sprintf("Ray logs %s/%s %s", p.namespace, p.cluster, p.nodeName())
 }
-func (p *rayLogFilesPage) crumb() string { return "ray logs " + orNone(p.node.IP) }
-func (p *rayLogFilesPage) keys() []key.Binding {
-	r := p.e.km.Refresh
+func (p *rayLogFilesPage) Crumb() string { return "ray logs " + format.OrNone(p.node.IP) }
+func (p *rayLogFilesPage) Keys() []key.Binding {
+	r := p.E.KM.Refresh
 	r.SetHelp(r.Help().Key, "list again")
-	return []key.Binding{p.e.km.Open, r}
+	return []key.Binding{p.E.KM.Open, r}
 }
-func (p *rayLogFilesPage) target() Target {
+func (p *rayLogFilesPage) Target() Target {
 	t := Target{View: RayLogsView, Namespace: p.namespace}
 	if p.pod != nil {
 		t.Selected, t.Owner = p.pod, p.pod
 	}
 	return t
 }
-func (p *rayLogFilesPage) init() tea.Cmd { return p.list() }
+func (p *rayLogFilesPage) Init() tea.Cmd { return p.list() }
 
 // list asks for the node's files in a command; one listing at a time.
 func (p *rayLogFilesPage) list() tea.Cmd {
-	src := p.e.sess.RayLogs
+	src := p.E.Sess.RayLogs
 	switch {
 	case p.loading:
 		return nil
@@ -159,7 +138,7 @@ func (p *rayLogFilesPage) list() tea.Cmd {
 		return nil
 	}
 	p.loading = true
-	ctx, id, ns, cluster, node := p.e.ctx, p.id, p.namespace, p.cluster, p.node
+	ctx, id, ns, cluster, node := p.E.Ctx, p.id, p.namespace, p.cluster, p.node
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, rayLogTimeout)
 		defer cancel()
@@ -168,7 +147,7 @@ func (p *rayLogFilesPage) list() tea.Cmd {
 	}
 }
 
-func (p *rayLogFilesPage) receive(msg tea.Msg) (tea.Cmd, bool) {
+func (p *rayLogFilesPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	m, ok := msg.(rayLogListMsg)
 	if !ok || m.id != p.id {
 		return nil, false
@@ -209,15 +188,15 @@ func (p *rayLogFilesPage) selected() string {
 	return ""
 }
 
-func (p *rayLogFilesPage) canOpen() bool { return p.selected() != "" }
+func (p *rayLogFilesPage) CanOpen() bool { return p.selected() != "" }
 
-func (p *rayLogFilesPage) open() page {
+func (p *rayLogFilesPage) Open() host.Page {
 	f := p.selected()
 	if f == "" {
 		return nil
 	}
 	req := dashboard.LogRequest{Node: p.node, Filename: f, Lines: MaxPodLogLines}
-	return newRayLogPage(p.e, p.namespace, p.cluster, p.pod, req, raydash.Explanation{}, f+" on "+p.nodeName())
+	return newRayLogPage(p.E, p.namespace, p.cluster, p.pod, req, raydash.Explanation{}, f+" on "+p.nodeName())
 }
 
 // move moves the cursor by n file rows (headings are skipped).
@@ -239,7 +218,7 @@ func (p *rayLogFilesPage) move(n int) {
 	p.clamp()
 }
 
-func (p *rayLogFilesPage) bodyHeight() int { return max(p.h-1, 1) }
+func (p *rayLogFilesPage) bodyHeight() int { return max(p.H-1, 1) }
 
 func (p *rayLogFilesPage) clamp() {
 	h := p.bodyHeight()
@@ -249,13 +228,13 @@ func (p *rayLogFilesPage) clamp() {
 	if p.cursor >= p.top+h {
 		p.top = p.cursor - h + 1
 	}
-	p.top = clampInt(p.top, 0, max(len(p.rows)-h, 0))
+	p.top = format.ClampInt(p.top, 0, max(len(p.rows)-h, 0))
 }
 
-func (p *rayLogFilesPage) setSize(w, h int) { p.w, p.h = w, h; p.clamp() }
+func (p *rayLogFilesPage) SetSize(w, h int) { p.W, p.H = w, h; p.clamp() }
 
-func (p *rayLogFilesPage) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	km := p.e.km
+func (p *rayLogFilesPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	km := p.E.KM
 	page := max(p.bodyHeight()-1, 1)
 	switch {
 	case key.Matches(msg, km.Refresh):
@@ -278,14 +257,14 @@ func (p *rayLogFilesPage) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return true, nil
 }
 
-func (p *rayLogFilesPage) view() string {
-	st := p.e.st
+func (p *rayLogFilesPage) View() string {
+	st := p.E.St
 	var out []string
 	switch {
 	case !p.loaded:
 		out = append(out, st.Faint.Render("listing the Ray log files of "+p.nodeName()+"…"))
 	case p.err != nil:
-		out = append(out, wrapEach(unreachable(p.e, p.namespace, p.cluster, p.pod, p.err), p.w)...)
+		out = append(out, format.WrapEach(unreachable(p.E, p.namespace, p.cluster, p.pod, p.err), p.W)...)
 	case len(p.rows) == 0:
 		out = append(out, "Ray lists no log files on "+p.nodeName()+".")
 	default:
@@ -308,27 +287,10 @@ func (p *rayLogFilesPage) view() string {
 			}
 			line := "  " + r.file
 			if i == p.cursor {
-				line = st.Selected.Render(padRight(line, max(p.w, 1)))
+				line = st.Selected.Render(format.PadRight(line, max(p.W, 1)))
 			}
 			out = append(out, line)
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-// wrapEach wraps each of lines at w cells.
-func wrapEach(lines []string, w int) []string {
-	var out []string
-	for _, l := range lines {
-		out = append(out, strings.Split(ansi.Wrap(l, max(w, 1), ""), "\n")...)
-	}
-	return out
-}
-
-// padRight pads s with spaces to w cells.
-func padRight(s string, w int) string {
-	if n := w - len([]rune(s)); n > 0 {
-		return s + strings.Repeat(" ", n)
-	}
-	return s
 }

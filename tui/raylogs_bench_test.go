@@ -71,18 +71,18 @@ func BenchmarkRayLogFollow(b *testing.B) {
 		p := newRayLogPage(a.e, "ns", "rc", nil, dashboard.LogRequest{Node: dashboard.LogNode{IP: "10.0.0.1"}, Filename: "raylet.out"}, raydash.Explanation{}, "raylet.out")
 		b.StartTimer()
 		a.push(p)
-		cmd := p.init()
+		cmd := p.Init()
 		for cmd != nil {
 			msg := cmd()
 			if msg == nil {
 				break
 			}
 			var ok bool
-			cmd, ok = p.receive(msg)
+			cmd, ok = p.Receive(msg)
 			if !ok {
 				b.Fatalf("the page did not take %T", msg)
 			}
-			_ = p.view()
+			_ = p.View()
 		}
 		b.StopTimer()
 		if !p.ended || p.err != nil || len(p.lines) != MaxPodLogLines || p.dropped+len(p.lines) != lines {

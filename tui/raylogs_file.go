@@ -13,6 +13,8 @@ import (
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
 )
 
 // rayLogResolvedMsg: the file an explanation names was found (or not).
@@ -27,7 +29,7 @@ type rayLogResolvedMsg struct {
 // logView (follow, wrap, search). Opened from an explanation (E), it first
 // finds the file on the head node.
 type rayLogPage struct {
-	pageBase
+	host.Base
 	logView
 	id        int64
 	namespace string
@@ -42,13 +44,13 @@ type rayLogPage struct {
 	stream *logStream
 }
 
-func newRayLogPage(e *env, namespace, cluster string, pod *corev1.Pod, req dashboard.LogRequest, ex raydash.Explanation, name string) *rayLogPage {
-	return &rayLogPage{pageBase: pageBase{e: e, vk: RayLogView}, logView: logView{follow: true, match: -1},
-		id: e.nextSeq(), namespace: namespace, cluster: cluster, pod: pod, req: req, explain: ex, name: name}
+func newRayLogPage(e *host.Env, namespace, cluster string, pod *corev1.Pod, req dashboard.LogRequest, ex raydash.Explanation, name string) *rayLogPage {
+	return &rayLogPage{Base: host.Base{E: e, VK: RayLogView}, logView: logView{follow: true, match: -1},
+		id: e.NextSeq(), namespace: namespace, cluster: cluster, pod: pod, req: req, explain: ex, name: name}
 }
 
 // newExplainPage opens the file ex names, on cluster's head node.
-func newExplainPage(e *env, namespace string, ex raydash.Explanation) *rayLogPage {
+func newExplainPage(e *host.Env, namespace string, ex raydash.Explanation) *rayLogPage {
 	pod, node := rayLogNode(e, namespace, ex.Cluster, nil)
 	req := ex.Req
 	if req.Node == (dashboard.LogNode{}) {
@@ -57,10 +59,10 @@ func newExplainPage(e *env, namespace string, ex raydash.Explanation) *rayLogPag
 	return newRayLogPage(e, namespace, ex.Cluster, pod, req, ex, ex.Why)
 }
 
-func (p *rayLogPage) title() string {
+func (p *rayLogPage) Title() string {
 	return "Ray log " + p.namespace + "/" + p.cluster + ": " + p.name
 }
-func (p *rayLogPage) crumb() string {
+func (p *rayLogPage) Crumb() string {
 	if f := p.req.Filename; f != "" {
 		return "ray log " + f
 	}
@@ -69,25 +71,25 @@ func (p *rayLogPage) crumb() string {
 	}
 	return "ray log"
 }
-func (p *rayLogPage) setSize(w, h int) {
-	p.w, p.h = w, h
+func (p *rayLogPage) SetSize(w, h int) {
+	p.W, p.H = w, h
 	p.vw, p.vh = w, h
 	p.clamp()
 }
-func (p *rayLogPage) keys() []key.Binding { return p.viewKeys(p.e) }
-func (p *rayLogPage) target() Target {
+func (p *rayLogPage) Keys() []key.Binding { return p.viewKeys(p.E) }
+func (p *rayLogPage) Target() Target {
 	t := Target{View: RayLogView, Namespace: p.namespace}
 	if p.pod != nil {
 		t.Selected, t.Owner = p.pod, p.pod
 	}
 	return t
 }
-func (p *rayLogPage) searcher() filterer { return logSearch{&p.logView} }
+func (p *rayLogPage) Searcher() host.Filterer { return logSearch{&p.logView} }
 
-func (p *rayLogPage) init() tea.Cmd {
-	p.ctx, p.cancel = context.WithCancel(p.e.ctx)
+func (p *rayLogPage) Init() tea.Cmd {
+	p.ctx, p.cancel = context.WithCancel(p.E.Ctx)
 	p.stream = newLogStream()
-	src := p.e.sess.RayLogs
+	src := p.E.Sess.RayLogs
 	if src == nil {
 		p.opened, p.ended, p.err = true, true, errors.New("Ray's log files are not available in this session")
 		return nil
@@ -109,7 +111,7 @@ func (p *rayLogPage) init() tea.Cmd {
 }
 
 func (p *rayLogPage) openStream() tea.Cmd {
-	src, ns, cluster, req := p.e.sess.RayLogs, p.namespace, p.cluster, p.req
+	src, ns, cluster, req := p.E.Sess.RayLogs, p.namespace, p.cluster, p.req
 	if req.Lines == 0 {
 		req.Lines = MaxPodLogLines
 	}
@@ -118,13 +120,13 @@ func (p *rayLogPage) openStream() tea.Cmd {
 	})
 }
 
-func (p *rayLogPage) close() {
+func (p *rayLogPage) Close() {
 	if p.cancel != nil {
 		p.cancel()
 	}
 }
 
-func (p *rayLogPage) receive(msg tea.Msg) (tea.Cmd, bool) {
+func (p *rayLogPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	if m, ok := msg.(rayLogResolvedMsg); ok {
 		if m.id != p.id {
 			return nil, false
@@ -137,18 +139,18 @@ func (p *rayLogPage) receive(msg tea.Msg) (tea.Cmd, bool) {
 		p.name += ": " + m.req.Filename
 		return p.openStream(), true
 	}
-	return p.logView.receive(msg, p.id, p.ctx, p.stream)
+	return p.logView.Receive(msg, p.id, p.ctx, p.stream)
 }
 
-func (p *rayLogPage) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	return p.key(p.e, msg), nil
+func (p *rayLogPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	return p.key(p.E, msg), nil
 }
 
-func (p *rayLogPage) view() string {
+func (p *rayLogPage) View() string {
 	if p.err != nil && len(p.lines) == 0 {
-		return strings.Join(wrapEach(unreachable(p.e, p.namespace, p.cluster, p.pod, p.err), p.w), "\n")
+		return strings.Join(format.WrapEach(unreachable(p.E, p.namespace, p.cluster, p.pod, p.err), p.W), "\n")
 	}
-	return p.render(p.e.st, "Ray log")
+	return p.render(p.E.St, "Ray log")
 }
 
 // rayLogsKey opens the Ray log browser of a cluster's node (L): the pod's
@@ -156,7 +158,7 @@ func (p *rayLogPage) view() string {
 func rayLogsKey(rc *rayv1.RayCluster, pod *corev1.Pod) tea.Cmd {
 	ns, name := rc.Namespace, rc.Name
 	return func() tea.Msg {
-		return pushMsg{build: func(e *env) page { return newRayLogFilesPage(e, ns, name, pod) }}
+		return host.PushMsg{Build: func(e *host.Env) host.Page { return newRayLogFilesPage(e, ns, name, pod) }}
 	}
 }
 
@@ -165,11 +167,11 @@ func rayLogsKey(rc *rayv1.RayCluster, pod *corev1.Pod) tea.Cmd {
 func podRayLogsKey(pod *corev1.Pod) tea.Cmd {
 	cluster := pod.Labels[rayv1.RayClusterLabelKey]
 	if cluster == "" {
-		return warn("ray logs: pod %s/%s has no %s label: it is not a node of a RayCluster", pod.Namespace, pod.Name, rayv1.RayClusterLabelKey)
+		return host.Warn("ray logs: pod %s/%s has no %s label: it is not a node of a RayCluster", pod.Namespace, pod.Name, rayv1.RayClusterLabelKey)
 	}
 	ns := pod.Namespace
 	return func() tea.Msg {
-		return pushMsg{build: func(e *env) page { return newRayLogFilesPage(e, ns, cluster, pod) }}
+		return host.PushMsg{Build: func(e *host.Env) host.Page { return newRayLogFilesPage(e, ns, cluster, pod) }}
 	}
 }
 
@@ -177,9 +179,9 @@ func podRayLogsKey(pod *corev1.Pod) tea.Cmd {
 // none.
 func explainKey(namespace string, ex raydash.Explanation, ok bool, none string) tea.Cmd {
 	if !ok {
-		return func() tea.Msg { return warnMsg(none) }
+		return func() tea.Msg { return host.WarnMsg(none) }
 	}
 	return func() tea.Msg {
-		return pushMsg{build: func(e *env) page { return newExplainPage(e, namespace, ex) }}
+		return host.PushMsg{Build: func(e *host.Env) host.Page { return newExplainPage(e, namespace, ex) }}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/keys"
 )
 
@@ -52,8 +53,6 @@ func scrollKey(km *keys.KeyMap, msg tea.KeyPressMsg, pos *int, from, page, n int
 	return true
 }
 
-func clampInt(v, lo, hi int) int { return min(max(v, lo), hi) }
-
 // textView scrolls a block of lines. Without wrap, long lines are cut at
 // the width; with wrap they continue on the next rows. The top is a line
 // index, so toggling wrap keeps the same line at the top.
@@ -69,7 +68,7 @@ func (v *textView) setLines(ls []string) {
 	v.clamp()
 }
 
-func (v *textView) clamp() { v.top = clampInt(v.top, 0, max(len(v.lines)-v.h, 0)) }
+func (v *textView) clamp() { v.top = format.ClampInt(v.top, 0, max(len(v.lines)-v.h, 0)) }
 
 // key scrolls or toggles wrap; it reports whether it used the key.
 func (v *textView) key(km *keys.KeyMap, msg tea.KeyPressMsg) bool {
@@ -105,6 +104,6 @@ func renderRows(lines []string, from, w, h int, wrap bool) []string {
 	return out
 }
 
-func (v *textView) view() string {
+func (v *textView) View() string {
 	return strings.Join(renderRows(v.lines, v.top, v.w, v.h, v.wrap), "\n")
 }

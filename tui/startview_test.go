@@ -26,7 +26,7 @@ func TestStartViewByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := a.top().kind(); got != PodsView {
+	if got := a.top().Kind(); got != PodsView {
 		t.Fatalf("app opened on %s, want pods", got)
 	}
 }

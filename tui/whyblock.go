@@ -11,6 +11,7 @@ import (
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
+	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -34,7 +35,7 @@ func whyLines(st *styles.Styles, cs []why.Cause, width, maxLines int, nested boo
 		left--
 	}
 	cut := func(s string) string {
-		s = oneLine(s)
+		s = format.OneLine(s)
 		if ansi.StringWidth(s) > width {
 			return ansi.Truncate(s, max(width, 1), st.Glyphs.Ellipsis)
 		}
@@ -99,7 +100,7 @@ func capacityLines(st *styles.Styles, c *dashboard.Capacity, err error, ok bool,
 	var out []string
 	switch {
 	case err != nil:
-		out = []string{lbl + " " + st.FlashErr.Render("dashboard not answering: "+oneLine(err.Error()))}
+		out = []string{lbl + " " + st.FlashErr.Render("dashboard not answering: "+format.OneLine(err.Error()))}
 	case !ok || c == nil:
 		out = []string{lbl + " " + st.Faint.Render("asking the dashboard…")}
 	default:

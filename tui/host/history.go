@@ -1,4 +1,4 @@
-package tui
+package host
 
 import (
 	"fmt"
@@ -8,37 +8,22 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/raydar/raydar/kube/history"
+	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/styles"
 )
-
-// HistorySource is this machine's record of the Ray objects
-// (kube/history's Recorder): the History block of each detail page.
-type HistorySource interface {
-	// Version grows when entries of the object are recorded; called from
-	// the UI loop on ticks, so it must be cheap (a map lookup).
-	Version(ref history.Ref) uint64
-	// Entries reads the object's timeline, oldest first: I/O, called from
-	// a tea.Cmd only.
-	Entries(ref history.Ref) ([]history.Entry, error)
-	// Note is "" when the record is kept on disk, else why it is in memory.
-	Note() string
-}
 
 // historyRows is how many entries the fixed-height History block of the
 // cluster, job and cronjob pages shows (the newest); historyHeight its
 // lines with the heading.
 const (
-	historyRows   = 3
-	historyHeight = 1 + historyRows
+	HistoryRows   = 3
+	HistoryHeight = 1 + HistoryRows
 )
-
-// historyPage is a detail page with a History block.
-type historyPage interface{ historyRef() history.Ref }
 
 // historyCache holds the timelines read for the detail pages, per UID,
 // re-read only when the Recorder's version of the object moved. Used from
 // the UI loop only; reading is a tea.Cmd (poll), its answer a historyMsg.
-type historyCache struct {
+type HistoryCache struct {
 	src  HistorySource
 	byID map[types.UID]*historyState
 }
@@ -52,21 +37,21 @@ type historyState struct {
 }
 
 // historyMsg is a timeline read by poll's command.
-type historyMsg struct {
-	cache   *historyCache
+type HistoryMsg struct {
+	cache   *HistoryCache
 	uid     types.UID
 	version uint64
 	entries []history.Entry
 	err     error
 }
 
-func newHistoryCache(src HistorySource) *historyCache {
-	return &historyCache{src: src, byID: map[types.UID]*historyState{}}
+func NewHistoryCache(src HistorySource) *HistoryCache {
+	return &HistoryCache{src: src, byID: map[types.UID]*historyState{}}
 }
 
 // poll returns the command that reads ref's timeline when it changed
 // since it was last read (nil otherwise, and without a source).
-func (h *historyCache) poll(ref history.Ref) tea.Cmd {
+func (h *HistoryCache) Poll(ref history.Ref) tea.Cmd {
 	if h == nil || h.src == nil {
 		return nil
 	}
@@ -86,13 +71,13 @@ func (h *historyCache) poll(ref history.Ref) tea.Cmd {
 	src := h.src
 	return func() tea.Msg {
 		es, err := src.Entries(ref)
-		return historyMsg{cache: h, uid: ref.UID, version: v, entries: es, err: err}
+		return HistoryMsg{cache: h, uid: ref.UID, version: v, entries: es, err: err}
 	}
 }
 
 // receive stores a read timeline; messages of an earlier session's cache
 // are dropped.
-func (h *historyCache) receive(m historyMsg) {
+func (h *HistoryCache) Receive(m HistoryMsg) {
 	if h == nil || m.cache != h {
 		return
 	}
@@ -109,7 +94,7 @@ func (h *historyCache) receive(m historyMsg) {
 //
 // Without a source (nothing records: tests, a session without a store)
 // there is no block at all.
-func (h *historyCache) block(st *styles.Styles, e *env, uid types.UID, width, rows int, pad bool) []string {
+func (h *HistoryCache) Block(st *styles.Styles, e *Env, uid types.UID, width, rows int, pad bool) []string {
 	if h == nil || h.src == nil {
 		return nil
 	}
@@ -123,15 +108,15 @@ func (h *historyCache) block(st *styles.Styles, e *env, uid types.UID, width, ro
 	case len(s.entries) == 0:
 		head += " " + st.Faint.Render("nothing recorded yet")
 	default:
-		now := e.now()
+		now := e.Now()
 		for i := len(s.entries) - 1; i >= 0 && len(body) < rows; i-- {
 			en := &s.entries[i]
-			l := fmt.Sprintf("  %5s  %s", age(now, en.Time), oneLine(en.Change()))
+			l := fmt.Sprintf("  %5s  %s", format.Age(now, en.Time), format.OneLine(en.Change()))
 			if by := en.By(); by != "" {
 				l += "  " + st.Label.Render("by") + " " + by
 			}
 			if d := en.Detail(); d != "" {
-				l += "  " + st.Faint.Render(oneLine(d))
+				l += "  " + st.Faint.Render(format.OneLine(d))
 			}
 			body = append(body, l)
 		}
@@ -155,49 +140,20 @@ func (h *historyCache) block(st *styles.Styles, e *env, uid types.UID, width, ro
 }
 
 // height is the lines of a fixed-height History block: 0 without a source.
-func (h *historyCache) height() int {
+func (h *HistoryCache) Height() int {
 	if h == nil || h.src == nil {
 		return 0
 	}
-	return historyHeight
+	return HistoryHeight
 }
 
-func (h *historyCache) state(uid types.UID) *historyState {
+func (h *HistoryCache) state(uid types.UID) *historyState {
 	if h == nil {
 		return nil
 	}
 	return h.byID[uid]
 }
 
-// The detail pages' objects, as kube/history files them.
-func (d *clusterDetail) historyRef() history.Ref {
-	return refOf(history.KindRayCluster, d.rc.Namespace, d.rc.Name, d.uid)
-}
-func (d *jobDetail) historyRef() history.Ref {
-	return refOf(history.KindRayJob, d.job.Namespace, d.job.Name, d.uid)
-}
-func (d *serviceDetail) historyRef() history.Ref {
-	return refOf(history.KindRayService, d.svc.Namespace, d.svc.Name, d.uid)
-}
-func (d *cronJobDetail) historyRef() history.Ref {
-	return refOf(history.KindRayCronJob, d.cj.Namespace, d.cj.Name, d.uid)
-}
-
-func refOf(kind, ns, name string, uid types.UID) history.Ref {
+func RefOf(kind, ns, name string, uid types.UID) history.Ref {
 	return history.Ref{Kind: kind, Namespace: ns, Name: name, UID: uid}
-}
-
-// historyBlock is the page's History block (fixed height but on the
-// scrolling service page).
-func (d *clusterDetail) historyBlock() []string {
-	return d.e.hist.block(d.e.st, d.e, d.uid, d.w, historyRows, true)
-}
-func (d *jobDetail) historyBlock() []string {
-	return d.e.hist.block(d.e.st, d.e, d.uid, d.w, historyRows, true)
-}
-func (d *cronJobDetail) historyBlock() []string {
-	return d.e.hist.block(d.e.st, d.e, d.uid, d.w, historyRows, true)
-}
-func (d *serviceDetail) historyBlock() []string {
-	return d.e.hist.block(d.e.st, d.e, d.uid, d.w, 10, false)
 }

@@ -1,8 +1,7 @@
-package tui
+package host
 
 import (
 	"context"
-	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -10,44 +9,8 @@ import (
 
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
-	"github.com/raydar/raydar/tui/keys"
 )
 
-// Options configure the TUI. The zero value works: an empty store, no live
-// feed, default keys, colours, the wall clock.
-type Options struct {
-	// Session is the initial connection (context name, server, feed, role,
-	// job logs).
-	Session Session
-	// Backend switches contexts (:ctx); nil disables switching.
-	Backend Backend
-	// Store is the initial store; nil starts empty. Tests fill it directly.
-	Store *watch.Store
-	// Keys is the key map; nil means keys.Default(). Load the user's with
-	// keys.LoadDefault().
-	Keys *keys.KeyMap
-	// NoColor draws without colour and with ASCII glyphs (--no-color). Pass
-	// ProgramOptions(opts) to tea.NewProgram as well.
-	NoColor bool
-	// ReadOnly hides Dangerous actions (--readonly).
-	ReadOnly bool
-	// Actions are the per-view actions (issue 7); see Action.
-	Actions map[ViewKind][]Action
-	// StartView is the first view (default, and for a view that is not a
-	// list: ClustersView).
-	StartView ViewKind
-	// Now is the clock; nil means time.Now. Tests pin it.
-	Now func() time.Time
-	// Tick is how often ages, the role and flash expiry refresh (default 1s).
-	Tick time.Duration
-	// ResizeDebounce delays applying a terminal resize while the size keeps
-	// changing (default 50ms). The first size applies at once.
-	ResizeDebounce time.Duration
-	// Logf receives diagnostics (write them to a file; never the screen).
-	Logf func(format string, args ...any)
-}
-
-// Session is one connection as the TUI sees it.
 type Session struct {
 	Context string
 	Server  string
@@ -198,15 +161,24 @@ type Target struct {
 	// detail, the RayJob or RayService of theirs); nil in list views.
 	Owner client.Object
 
-	// e is the session the target was taken in (set by the App before Run;
-	// the default actions read its store and styles inside Run, which is
-	// called from Update, never from a command).
-	e *env
-	// show opens a dialog and push pushes a page at once, within the
-	// Update that runs the action, so keys typed right after the action's
-	// key reach the dialog or page (set by the App; nil outside it).
-	show func(Dialog)
-	push func(page) tea.Cmd
+	// Env is the session the target was taken in, set by the App before
+	// Run (nil outside it): the default actions read its store and styles
+	// inside Run, which is called from Update, never from a command, and
+	// open their dialogs and pages through its Host.
+	Env *Env
+}
+
+// Host is the App as a page or an action talks to it, within the Update
+// that runs them: a dialog or page opened through it gets the keys typed
+// right after. This is the one way dialogs open: a command that builds one
+// later returns a ShowDialogMsg (or a pushMsg), which the App hands to the
+// same Host.
+type Host interface {
+	// ShowDialog opens d; it receives every key until it is done.
+	ShowDialog(d Dialog)
+	// Push pushes p on the page stack; its start-up work (initer) runs
+	// after the Update.
+	Push(p Page)
 }
 
 // ResultMsg reports the outcome of an action: the TUI flashes Text, or Err

@@ -1,4 +1,4 @@
-package tui
+package diagnose
 
 import (
 	"fmt"
@@ -21,10 +21,10 @@ import (
 // object, its pods, their Events, the nodes, who reconciles or the
 // cluster's Ray capacity change — never per frame: the WHY cells are
 // projected from the cache when a row changes, the detail pages read it.
-type diagnoses struct {
+type Diagnoses struct {
 	store *watch.Store
 	now   func() time.Time
-	fn    diagnosers
+	Fn    Diagnosers
 	// nodesKnown says whether the store's nodes are the cluster's (the
 	// feed's NodesKnown; nil: the store's own word, Store.SetNodesKnown).
 	nodesKnown func() bool
@@ -35,7 +35,7 @@ type diagnoses struct {
 	column map[types.UID]string
 	// changed are, per store kind, the objects whose WHY cell changed in
 	// the last update (the lists re-project them).
-	changed map[watch.Kind][]types.UID
+	Changed map[watch.Kind][]types.UID
 
 	reconciler why.Reconciler
 	// capacity is Ray's view of the one cluster whose detail page polls it.
@@ -56,7 +56,7 @@ const timedEvery = 10 * time.Second
 // refreshTimed recomputes, at most every timedEvery, the RayJobs whose
 // causes move with the clock: unfinished ones with a deadline, or whose
 // status checks fail.
-func (d *diagnoses) refreshTimed() {
+func (d *Diagnoses) RefreshTimed() {
 	now := d.now()
 	if now.Sub(d.timedAt) < timedEvery {
 		return
@@ -79,42 +79,42 @@ func (d *diagnoses) refreshTimed() {
 
 // diagnosers are the pure functions that name the causes: rayapi/why's
 // (tests count and inspect the calls).
-type diagnosers struct {
-	cluster func(why.ClusterInput) []why.Cause
-	job     func(why.JobInput) []why.Cause
-	service func(why.ServiceInput) []why.Cause
-	column  func([]why.Cause) string
+type Diagnosers struct {
+	Cluster func(why.ClusterInput) []why.Cause
+	Job     func(why.JobInput) []why.Cause
+	Service func(why.ServiceInput) []why.Cause
+	Column  func([]why.Cause) string
 }
 
-var whyDiagnosers = diagnosers{cluster: why.Cluster, job: why.Job, service: why.Service, column: why.Column}
+var WhyDiagnosers = Diagnosers{Cluster: why.Cluster, Job: why.Job, Service: why.Service, Column: why.Column}
 
-func newDiagnoses(store *watch.Store, now func() time.Time, role string, nodesKnown func() bool) *diagnoses {
-	return newDiagnosesWith(whyDiagnosers, store, now, role, nodesKnown)
+func NewDiagnoses(store *watch.Store, now func() time.Time, role string, nodesKnown func() bool) *Diagnoses {
+	return NewDiagnosesWith(WhyDiagnosers, store, now, role, nodesKnown)
 }
 
-func newDiagnosesWith(fn diagnosers, store *watch.Store, now func() time.Time, role string, nodesKnown func() bool) *diagnoses {
-	d := &diagnoses{fn: fn, store: store, now: now, nodesKnown: nodesKnown, reconciler: reconcilerOf(role),
+func NewDiagnosesWith(fn Diagnosers, store *watch.Store, now func() time.Time, role string, nodesKnown func() bool) *Diagnoses {
+	d := &Diagnoses{Fn: fn, store: store, now: now, nodesKnown: nodesKnown, reconciler: ReconcilerOf(role),
 		causes: map[types.UID][]why.Cause{}, column: map[types.UID]string{}, nodeFP: map[types.UID]string{}}
 	d.syncNodesKnown()
 	nodes, _ := store.Nodes()
 	for _, n := range nodes {
 		d.nodeFP[watch.Key(n)] = nodeFingerprint(n)
 	}
-	d.all()
-	d.changed = nil
+	d.All()
+	d.Changed = nil
 	return d
 }
 
 // get returns an object's causes (nil: healthy or unknown).
-func (d *diagnoses) get(uid types.UID) []why.Cause { return d.causes[uid] }
+func (d *Diagnoses) Get(uid types.UID) []why.Cause { return d.causes[uid] }
 
 // cell is the WHY column's text for an object.
-func (d *diagnoses) cell(uid types.UID) string { return d.column[uid] }
+func (d *Diagnoses) Cell(uid types.UID) string { return d.column[uid] }
 
 // syncNodesKnown takes the feed's word on whether the nodes are known
 // (without one, a store filled directly keeps its own); it reports a
 // change.
-func (d *diagnoses) syncNodesKnown() bool {
+func (d *Diagnoses) syncNodesKnown() bool {
 	if d.nodesKnown == nil {
 		return false
 	}
@@ -125,16 +125,16 @@ func (d *diagnoses) syncNodesKnown() bool {
 }
 
 // setRole recomputes everything when who reconciles changed.
-func (d *diagnoses) setRole(role string) {
-	if r := reconcilerOf(role); r != d.reconciler {
+func (d *Diagnoses) SetRole(role string) {
+	if r := ReconcilerOf(role); r != d.reconciler {
 		d.reconciler = r
-		d.all()
+		d.All()
 	}
 }
 
 // setCapacity records Ray's view of one cluster (nil: none) and recomputes
 // it and what depends on it when it changed.
-func (d *diagnoses) setCapacity(uid types.UID, c *dashboard.Capacity) {
+func (d *Diagnoses) SetCapacity(uid types.UID, c *dashboard.Capacity) {
 	if uid == d.capUID && c == d.cap {
 		return
 	}
@@ -150,7 +150,7 @@ func (d *diagnoses) setCapacity(uid types.UID, c *dashboard.Capacity) {
 }
 
 // all recomputes every object.
-func (d *diagnoses) all() {
+func (d *Diagnoses) All() {
 	clusters := map[watch.ClusterRef]bool{}
 	for _, o := range d.store.List(watch.RayCluster) {
 		clusters[watch.ClusterRef{Namespace: o.GetNamespace(), Name: o.GetName()}] = true
@@ -166,8 +166,8 @@ func (d *diagnoses) all() {
 }
 
 // update brings the causes up to date with a store change.
-func (d *diagnoses) update(ch *watch.Changes) {
-	d.changed = nil
+func (d *Diagnoses) Update(ch *watch.Changes) {
+	d.Changed = nil
 	clusters := map[watch.ClusterRef]bool{}
 	jobs, svcs := uidSet{}, uidSet{}
 	for _, o := range ch.Deleted[watch.RayCluster] {
@@ -233,7 +233,7 @@ func (d *diagnoses) update(ch *watch.Changes) {
 // nodesChanged reports whether a node changed in what scheduling reads of
 // it (labels, taints, allocatable, readiness), or whether nodes became
 // known or unknown.
-func (d *diagnoses) nodesChanged(ch *watch.Changes) bool {
+func (d *Diagnoses) nodesChanged(ch *watch.Changes) bool {
 	changed := d.syncNodesKnown()
 	for _, o := range ch.Deleted[watch.Node] {
 		delete(d.nodeFP, watch.Key(o))
@@ -260,14 +260,14 @@ func nodeFingerprint(n *corev1.Node) string {
 }
 
 // forget drops a deleted object's causes (its row goes with it).
-func (d *diagnoses) forget(uid types.UID) {
+func (d *Diagnoses) forget(uid types.UID) {
 	delete(d.causes, uid)
 	delete(d.column, uid)
 }
 
 // recompute diagnoses the given clusters, jobs and services, and the jobs
 // and services whose clusters are among them.
-func (d *diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uidSet) {
+func (d *Diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uidSet) {
 	now := d.now()
 	nodes := d.nodes()
 	if jobs == nil {
@@ -295,7 +295,7 @@ func (d *diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uid
 		}
 		in := d.clusterInput(o.(*rayv1.RayCluster), nodes, now)
 		inputs[r] = in
-		d.set(watch.RayCluster, watch.Key(o), d.fn.cluster(*in))
+		d.set(watch.RayCluster, watch.Key(o), d.Fn.Cluster(*in))
 	}
 	if len(clusters) > 0 {
 		for _, o := range d.store.List(watch.RayJob) {
@@ -333,7 +333,7 @@ func (d *diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uid
 			continue
 		}
 		j := o.(*rayv1.RayJob)
-		d.set(watch.RayJob, uid, d.fn.job(why.JobInput{Job: j, Cluster: cluster(j.Namespace, j.ClusterName()),
+		d.set(watch.RayJob, uid, d.Fn.Job(why.JobInput{Job: j, Cluster: cluster(j.Namespace, j.ClusterName()),
 			Events: d.store.EventsFor(uid), Reconciler: d.reconciler, Now: now}))
 	}
 	for uid := range svcs {
@@ -342,14 +342,14 @@ func (d *diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uid
 			continue
 		}
 		s := o.(*rayv1.RayService)
-		d.set(watch.RayService, uid, d.fn.service(why.ServiceInput{Service: s,
+		d.set(watch.RayService, uid, d.Fn.Service(why.ServiceInput{Service: s,
 			Active:  cluster(s.Namespace, s.Status.ActiveServiceStatus.RayClusterName),
 			Pending: cluster(s.Namespace, s.Status.PendingServiceStatus.RayClusterName),
 			Events:  d.store.EventsFor(uid), Reconciler: d.reconciler, Now: now}))
 	}
 }
 
-func (d *diagnoses) nodes() why.Nodes {
+func (d *Diagnoses) nodes() why.Nodes {
 	list, known := d.store.Nodes()
 	if !known {
 		return why.Nodes{}
@@ -360,7 +360,7 @@ func (d *diagnoses) nodes() why.Nodes {
 // clusterInput is what the store holds about a RayCluster: its pods, the
 // Events of it and its pods, the nodes, who reconciles and, for the
 // cluster whose detail page is open, Ray's capacity.
-func (d *diagnoses) clusterInput(rc *rayv1.RayCluster, nodes why.Nodes, now time.Time) *why.ClusterInput {
+func (d *Diagnoses) clusterInput(rc *rayv1.RayCluster, nodes why.Nodes, now time.Time) *why.ClusterInput {
 	uid := watch.Key(rc)
 	pods := d.store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name})
 	uids := make([]types.UID, 0, len(pods)+1)
@@ -377,13 +377,13 @@ func (d *diagnoses) clusterInput(rc *rayv1.RayCluster, nodes why.Nodes, now time
 }
 
 // set stores an object's causes and notes a changed WHY cell.
-func (d *diagnoses) set(k watch.Kind, uid types.UID, cs []why.Cause) {
+func (d *Diagnoses) set(k watch.Kind, uid types.UID, cs []why.Cause) {
 	if len(cs) == 0 {
 		delete(d.causes, uid)
 	} else {
 		d.causes[uid] = cs
 	}
-	col := d.fn.column(cs)
+	col := d.Fn.Column(cs)
 	if old, ok := d.column[uid]; ok && old == col || !ok && col == "" {
 		return
 	}
@@ -392,21 +392,21 @@ func (d *diagnoses) set(k watch.Kind, uid types.UID, cs []why.Cause) {
 	} else {
 		d.column[uid] = col
 	}
-	if d.changed == nil {
-		d.changed = map[watch.Kind][]types.UID{}
+	if d.Changed == nil {
+		d.Changed = map[watch.Kind][]types.UID{}
 	}
-	d.changed[k] = append(d.changed[k], uid)
+	d.Changed[k] = append(d.Changed[k], uid)
 }
 
 // clearChanged forgets which WHY cells changed (the lists have them).
-func (d *diagnoses) clearChanged() { d.changed = nil }
+func (d *Diagnoses) ClearChanged() { d.Changed = nil }
 
 // reconcilerOf turns the session's role words (Session.Role: "leader",
 // "observer (leader: X)", "observer (electing)", "another operator: …",
 // "observer (reconcile loop stopped: …)", "observer (reconcile loop off)",
 // "starting") into who reconciles. Without a reconcile loop raydar cannot
 // tell (a raydar operator may run in the cluster): not known.
-func reconcilerOf(role string) why.Reconciler {
+func ReconcilerOf(role string) why.Reconciler {
 	switch {
 	case role == "leader":
 		return why.Reconciler{Known: true, Active: true, Who: "this raydar (leader)"}
@@ -422,3 +422,6 @@ func reconcilerOf(role string) why.Reconciler {
 	}
 	return why.Reconciler{}
 }
+
+// uidSet is a set of object UIDs.
+type uidSet = map[types.UID]bool
