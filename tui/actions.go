@@ -18,6 +18,7 @@ import (
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // actionTimeout bounds one apply or read made by an action.
@@ -127,7 +128,7 @@ func (r *actionRunner) scale(tg Target) tea.Cmd {
 		return host.ErrMsg(err)
 	}
 	ns, name, group := rc.Namespace, rc.Name, tg.Group
-	d := newScaleDialog(tg.Env.St, rc, group, func(req actions.ScaleRequest) func() tea.Cmd {
+	d := widgets.NewScaleDialog(tg.Env.St, rc, group, func(req actions.ScaleRequest) func() tea.Cmd {
 		return applyAction(tg, func(ctx context.Context) (*actions.Result, error) {
 			return a.ScaleGroup(ctx, ns, name, group, req)
 		}, func(res *actions.Result) string {
@@ -177,7 +178,7 @@ func (r *actionRunner) deleteWorkers(tg Target) tea.Cmd {
 	plan, err := actions.PlanDeleteWorkers(rc, pods, req)
 	title := fmt.Sprintf("Delete worker pods of RayCluster %s/%s", ns, name)
 	if err != nil {
-		return showDialog(tg, newConfirm(tg.Env.St, title, []string{"nothing can be deleted:"}, err.Error(), nil))
+		return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, []string{"nothing can be deleted:"}, err.Error(), nil))
 	}
 	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) {
 		return a.DeleteWorkers(ctx, ns, name, req)
@@ -188,7 +189,7 @@ func (r *actionRunner) deleteWorkers(tg Target) tea.Cmd {
 		}
 		return fmt.Sprintf("deleting %d worker pods of %s/%s: %s", len(p.Pods), ns, name, strings.Join(p.Pods, ", "))
 	})
-	return showDialog(tg, newConfirm(tg.Env.St, title, deleteWorkersLines(plan), "", apply))
+	return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, deleteWorkersLines(plan), "", apply))
 }
 
 // deleteWorkersLines are the plan's lines with one pod a line, so that
@@ -241,9 +242,9 @@ func (r *actionRunner) stopJob(tg Target) tea.Cmd {
 			})
 	}
 	if err != nil {
-		return showDialog(tg, newConfirm(tg.Env.St, title, []string{"the job cannot be stopped:"}, err.Error(), nil))
+		return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, []string{"the job cannot be stopped:"}, err.Error(), nil))
 	}
-	return showDialog(tg, newConfirm(tg.Env.St, title, plan.Lines(), "", apply))
+	return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, plan.Lines(), "", apply))
 }
 
 // ---- trigger now ----
@@ -262,7 +263,7 @@ func (r *actionRunner) trigger(tg Target) tea.Cmd {
 	title := fmt.Sprintf("Trigger RayCronJob %s/%s now", ns, name)
 	plan, err := actions.PlanTrigger(cj, tg.Env.Now())
 	if err != nil {
-		return showDialog(tg, newConfirm(tg.Env.St, title, []string{"it cannot run now:"}, err.Error(), nil))
+		return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, []string{"it cannot run now:"}, err.Error(), nil))
 	}
 	if _, exists := tg.Env.Store.Find(watch.RayJob, ns, plan.Job); exists {
 		plan.AlreadyExists = true
@@ -275,7 +276,7 @@ func (r *actionRunner) trigger(tg Target) tea.Cmd {
 			}
 			return fmt.Sprintf("triggered RayCronJob %s/%s: created RayJob %s", ns, name, job)
 		})
-	return showDialog(tg, newConfirm(tg.Env.St, title, plan.Lines(), "", apply))
+	return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, plan.Lines(), "", apply))
 }
 
 // ---- suspend / resume ----
@@ -325,7 +326,7 @@ func (r *actionRunner) suspend(tg Target) tea.Cmd {
 	title := fmt.Sprintf("%s %s %s/%s", verb, kind, ns, name)
 	plan, err := actions.PlanSuspend(obj, suspend)
 	if err != nil {
-		return showDialog(tg, newConfirm(tg.Env.St, title, []string{strings.ToLower(verb) + " is not possible:"}, err.Error(), nil))
+		return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, []string{strings.ToLower(verb) + " is not possible:"}, err.Error(), nil))
 	}
 	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) {
 		if suspend {
@@ -333,7 +334,7 @@ func (r *actionRunner) suspend(tg Target) tea.Cmd {
 		}
 		return a.Resume(ctx, kind, ns, name)
 	}, func(*actions.Result) string { return fmt.Sprintf("%s %s %s/%s", done, kind, ns, name) })
-	return showDialog(tg, newConfirm(tg.Env.St, title, plan.Lines(), "", apply))
+	return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, plan.Lines(), "", apply))
 }
 
 // ---- delete ----
@@ -387,10 +388,10 @@ func (r *actionRunner) delete(tg Target) tea.Cmd {
 		warnings := relatedFromReader(ctx, reader, ns, &rel)
 		plan, err := actions.PlanDelete(obj, rel)
 		if err != nil {
-			return ShowDialogMsg{Dialog: newConfirm(st, title, []string{"nothing can be deleted:"}, err.Error(), nil)}
+			return ShowDialogMsg{Dialog: widgets.NewConfirm(st, title, []string{"nothing can be deleted:"}, err.Error(), nil)}
 		}
 		plan.Warnings = append(plan.Warnings, warnings...)
-		return ShowDialogMsg{Dialog: newConfirm(st, title, deleteLines(plan), "", apply)}
+		return ShowDialogMsg{Dialog: widgets.NewConfirm(st, title, deleteLines(plan), "", apply)}
 	}
 }
 

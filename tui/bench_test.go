@@ -20,6 +20,7 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/diagnose"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // The scale of the performance targets: 10 namespaces, 1,000 RayClusters,
@@ -355,13 +356,13 @@ func BenchmarkPodLogs(b *testing.B) {
 			a := benchApp(b, PodsView)
 			a.Update(tea.WindowSizeMsg{Width: benchW, Height: benchH})
 			p := newPodLogsPage(a.e, a.e.Store.List(watch.Pod)[0].(*corev1.Pod), nil)
-			p.opened, p.wrap = true, wrap
+			p.Opened, p.Wrap = true, wrap
 			a.push(p)
 			long := strings.Repeat("traceback frame ", 40)
-			for i := 0; i < MaxPodLogLines; i += len(batch) {
-				p.add(append(batch[:len(batch)-1:len(batch)-1], long), 0)
+			for i := 0; i < widgets.MaxPodLogLines; i += len(batch) {
+				p.Add(append(batch[:len(batch)-1:len(batch)-1], long), 0)
 			}
-			msg := podLogsMsg{id: p.id, lines: batch}
+			msg := widgets.LinesMsg{ID: p.ID, Lines: batch}
 			b.ReportAllocs()
 			for b.Loop() {
 				a.Update(msg)

@@ -19,6 +19,7 @@ import (
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // maxDetailEvents is how many recent Events the cluster detail shows.
@@ -286,7 +287,7 @@ func (d *clusterDetail) capLines() []string {
 	if d.E.Sess.Capacity == nil {
 		return nil
 	}
-	return capacityLines(d.E.St, d.cap, d.capErr, d.capOK, d.W)
+	return widgets.CapacityLines(d.E.St, d.cap, d.capErr, d.capOK, d.W)
 }
 
 // minTableRows is what the cluster detail keeps for its table (header,
@@ -298,7 +299,7 @@ const minTableRows = 4
 func (d *clusterDetail) whyBlock(capN int) []string {
 	cs := d.E.Why.Get(d.uid)
 	rest := summaryLines + capN + d.eventLines() + minTableRows
-	return whyLines(d.E.St, cs, d.W, whyBudget(cs, d.H, rest), false)
+	return widgets.WhyLines(d.E.St, cs, d.W, widgets.WhyBudget(cs, d.H, rest), false)
 }
 
 func (d *clusterDetail) layout() {

@@ -22,6 +22,7 @@ import (
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // describePage shows one object: a readable summary, its recent Events and
@@ -32,7 +33,7 @@ type describePage struct {
 	uid     types.UID
 	obj     client.Object
 	deleted bool
-	tv      textView
+	tv      widgets.TextView
 	// full is the pod read whole from the API server for the YAML (the
 	// cache keeps pods trimmed); fetching until it arrives, fullErr if the
 	// GET failed.
@@ -96,14 +97,14 @@ func (p *describePage) refresh() {
 			note = "as read when this page opened (resourceVersion " + p.full.GetResourceVersion() + "; the pod has changed since: d again to re-read)"
 		}
 	}
-	p.tv.setLines(describeLines(d, p.E.Scheme.Get(), p.E.Kinds, p.obj, p.E.Store.EventsFor(p.uid), y, note))
+	p.tv.SetLines(describeLines(d, p.E.Scheme.Get(), p.E.Kinds, p.obj, p.E.Store.EventsFor(p.uid), y, note))
 }
 
 func (p *describePage) Title() string {
 	return host.Titled("Describe "+kindName(p.E.Scheme.Get(), p.obj), p.obj, p.deleted)
 }
 func (p *describePage) Crumb() string       { return "describe " + p.obj.GetName() }
-func (p *describePage) SetSize(w, h int)    { p.tv.w, p.tv.h = w, h; p.tv.clamp() }
+func (p *describePage) SetSize(w, h int)    { p.tv.W, p.tv.H = w, h; p.tv.Clamp() }
 func (p *describePage) View() string        { return p.tv.View() }
 func (p *describePage) Keys() []key.Binding { return []key.Binding{p.E.KM.Wrap} }
 func (p *describePage) Target() Target {
@@ -111,7 +112,7 @@ func (p *describePage) Target() Target {
 }
 
 func (p *describePage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	return p.tv.key(p.E.KM, msg), nil
+	return p.tv.HandleKey(p.E.KM, msg), nil
 }
 
 func (p *describePage) Apply(ch *watch.Changes) {

@@ -21,6 +21,7 @@ import (
 	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/diagnose"
 	"github.com/raydar/raydar/tui/styles"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // recorder is a diagnoser that records its inputs and calls per object,
@@ -279,7 +280,7 @@ func TestWhyLines(t *testing.T) {
 		{1, 10, 10, []string{"Why: caus~", "       ev~", "       fi~"}},
 	}
 	for _, c := range cases {
-		got := whyLines(st, causes(c.n), c.width, c.max, false)
+		got := widgets.WhyLines(st, causes(c.n), c.width, c.max, false)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%d causes in %d×%d: %q, want %q", c.n, c.width, c.max, got, c.want)
 		}
@@ -296,20 +297,20 @@ func TestCapacityLines(t *testing.T) {
 		Infeasible:  []dashboard.Demand{{Shape: dashboard.Resources{"GPU": 2}, Count: 4}},
 		RunningJobs: 1, Actors: 12,
 	}
-	got := strings.Join(capacityLines(st, c, nil, true, 200), "\n")
+	got := strings.Join(widgets.CapacityLines(st, c, nil, true, 200), "\n")
 	want := "Ray: 2 nodes alive, 1 idle, 1 dead  CPU 3/8  GPU 0/2  memory 2.5Gi/16Gi  object store 0B/4Gi  jobs 1  actors 12\n" +
 		"     pending 3 × {CPU: 1}  infeasible 4 × {GPU: 2}"
 	if got != want {
 		t.Errorf("capacity:\n%s\nwant\n%s", got, want)
 	}
-	if got := capacityLines(st, nil, fmt.Errorf("dial tcp 10.0.0.1:8265: connection refused"), true, 200); got[0] != "Ray: dashboard not answering: dial tcp 10.0.0.1:8265: connection refused" {
+	if got := widgets.CapacityLines(st, nil, fmt.Errorf("dial tcp 10.0.0.1:8265: connection refused"), true, 200); got[0] != "Ray: dashboard not answering: dial tcp 10.0.0.1:8265: connection refused" {
 		t.Errorf("error: %q", got)
 	}
 	one := &dashboard.Capacity{Nodes: []dashboard.RayNode{{IP: "10.0.0.1", Alive: true, Head: true}}, Total: dashboard.Resources{"CPU": 1}}
-	if got := capacityLines(st, one, nil, true, 200); got[0] != "Ray: 1 node alive, 0 idle, 0 dead  CPU 0/1  jobs 0  actors 0" {
+	if got := widgets.CapacityLines(st, one, nil, true, 200); got[0] != "Ray: 1 node alive, 0 idle, 0 dead  CPU 0/1  jobs 0  actors 0" {
 		t.Errorf("one node: %q", got)
 	}
-	if got := capacityLines(st, nil, nil, false, 200); got[0] != "Ray: asking the dashboard…" {
+	if got := widgets.CapacityLines(st, nil, nil, false, 200); got[0] != "Ray: asking the dashboard…" {
 		t.Errorf("unknown: %q", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // Port-forwards in the TUI (issue 14): shift-f on a RayCluster row, in a
@@ -117,32 +118,5 @@ func (r *actionRunner) portForward(tg Target) tea.Cmd {
 	if err != nil {
 		return host.ErrMsg(err)
 	}
-	return showDialog(tg, newForwardDialog(tg.Env.St, title, spec, fw))
-}
-
-// startForward starts spec in a command; the outcome is flashed (the
-// forward's later states come through forwardsMsg).
-func startForward(fw Forwarder, spec portforward.Spec) tea.Cmd {
-	return func() tea.Msg {
-		f, err := fw.Start(spec)
-		if err != nil {
-			return ResultMsg{Err: err}
-		}
-		st := f.State()
-		var urls []string
-		for _, p := range st.Ports {
-			urls = append(urls, st.LocalURL(p))
-		}
-		return ResultMsg{Text: fmt.Sprintf("forwarding %s at %s (:pf lists forwards)", st.Target, strings.Join(urls, " "))}
-	}
-}
-
-// stopForward stops forward id in a command.
-func stopForward(fw Forwarder, id int, what string) tea.Cmd {
-	return func() tea.Msg {
-		if err := fw.Stop(id); err != nil {
-			return ResultMsg{Err: err}
-		}
-		return ResultMsg{Text: "stopped the port-forward to " + what}
-	}
+	return showDialog(tg, widgets.NewForwardDialog(tg.Env.St, title, spec, fw))
 }

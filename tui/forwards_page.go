@@ -13,6 +13,7 @@ import (
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // forwardsPage lists the session's port-forwards (:forwards, :pf): state,
@@ -59,9 +60,9 @@ func (p *forwardsPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 			return true, func() tea.Msg { return host.WarnMsg("no port-forward to stop") }
 		}
 		what := fmt.Sprintf("%s (%s)", s.Target, localAddrs(s))
-		d := newConfirm(p.E.St, "Stop the port-forward to "+s.Target+"?",
+		d := widgets.NewConfirm(p.E.St, "Stop the port-forward to "+s.Target+"?",
 			[]string{"local " + localAddrs(s) + " stops listening; nothing in the cluster changes"}, "",
-			func() tea.Cmd { return stopForward(fw, s.ID, what) })
+			func() tea.Cmd { return widgets.StopForward(fw, s.ID, what) })
 		return true, func() tea.Msg { return ShowDialogMsg{Dialog: d} }
 	default:
 		return false, nil
@@ -72,16 +73,9 @@ func (p *forwardsPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 func localAddrs(s portforward.State) string {
 	var out []string
 	for _, p := range s.Ports {
-		out = append(out, fmt.Sprintf("%s->%d", joinAddr(s.Address, p.Local), p.Remote))
+		out = append(out, fmt.Sprintf("%s->%d", widgets.JoinAddr(s.Address, p.Local), p.Remote))
 	}
 	return strings.Join(out, " ")
-}
-
-func joinAddr(host string, port int) string {
-	if strings.Contains(host, ":") {
-		return fmt.Sprintf("[%s]:%d", host, port)
-	}
-	return fmt.Sprintf("%s:%d", host, port)
 }
 
 // stateCell is a forward's phase with its glyph and class.
@@ -124,7 +118,7 @@ func (p *forwardsPage) View() string {
 	}
 	// The table's rows are cut at the width; the selected forward's block
 	// beneath wraps.
-	rows := renderRows(lines, 0, p.W, p.H, false)
+	rows := widgets.RenderRows(lines, 0, p.W, p.H, false)
 	lines = []string{""}
 	if sel.ID != 0 {
 		lines = append(lines, st.Section.Render(fmt.Sprintf("forward %d: %s", sel.ID, sel.Target)))
@@ -138,6 +132,6 @@ func (p *forwardsPage) View() string {
 			format.OrNone(portforward.Where(p.E.SSHUser, p.E.SSHHost))),
 			"  "+portforward.SSHLine(sel.Address, sel.Ports, p.E.SSHUser, p.E.SSHHost))
 	}
-	rows = append(rows, renderRows(lines, 0, p.W, max(p.H-len(rows), 0), true)...)
+	rows = append(rows, widgets.RenderRows(lines, 0, p.W, max(p.H-len(rows), 0), true)...)
 	return strings.Join(rows, "\n")
 }

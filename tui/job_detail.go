@@ -18,6 +18,7 @@ import (
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 const (
@@ -163,7 +164,7 @@ func (d *jobDetail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	case key.Matches(msg, km.Explain): // the runtime env setup log of a PENDING job, else the driver log
 		ex, ok := raydash.ExplainRayJob(d.job)
 		return true, explainKey(d.job.Namespace, ex, ok, "the RayJob has no Ray job yet (no cluster or no submission ID), so no Ray log explains it")
-	case !scrollKey(km, msg, &d.scroll, fromEnd, max(d.logHeight()-1, 1), len(d.logs)):
+	case !widgets.ScrollKey(km, msg, &d.scroll, widgets.FromEnd, max(d.logHeight()-1, 1), len(d.logs)):
 		return false, nil
 	}
 	d.scroll = format.ClampInt(d.scroll, 0, max(len(d.logs)-d.logHeight(), 0))
@@ -178,7 +179,7 @@ const minJobLogLines = 4
 
 func (d *jobDetail) whyBlock() []string {
 	cs := d.E.Why.Get(d.uid)
-	return whyLines(d.E.St, cs, d.W, whyBudget(cs, d.H, jobHeaderLines+minJobLogLines), true)
+	return widgets.WhyLines(d.E.St, cs, d.W, widgets.WhyBudget(cs, d.H, jobHeaderLines+minJobLogLines), true)
 }
 
 func (d *jobDetail) logHeight() int { return d.logHeightWith(len(d.whyBlock())) }

@@ -17,6 +17,7 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // rayLogTimeout bounds listing a node's files.
@@ -176,7 +177,7 @@ func (p *rayLogFilesPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
 			break
 		}
 	}
-	p.clamp()
+	p.Clamp()
 	return nil, true
 }
 
@@ -195,7 +196,7 @@ func (p *rayLogFilesPage) Open() host.Page {
 	if f == "" {
 		return nil
 	}
-	req := dashboard.LogRequest{Node: p.node, Filename: f, Lines: MaxPodLogLines}
+	req := dashboard.LogRequest{Node: p.node, Filename: f, Lines: widgets.MaxPodLogLines}
 	return newRayLogPage(p.E, p.namespace, p.cluster, p.pod, req, raydash.Explanation{}, f+" on "+p.nodeName())
 }
 
@@ -215,12 +216,12 @@ func (p *rayLogFilesPage) move(n int) {
 		}
 		p.cursor = i
 	}
-	p.clamp()
+	p.Clamp()
 }
 
 func (p *rayLogFilesPage) bodyHeight() int { return max(p.H-1, 1) }
 
-func (p *rayLogFilesPage) clamp() {
+func (p *rayLogFilesPage) Clamp() {
 	h := p.bodyHeight()
 	if p.cursor < p.top {
 		p.top = max(p.cursor-1, 0) // keep the group heading in view
@@ -231,7 +232,7 @@ func (p *rayLogFilesPage) clamp() {
 	p.top = format.ClampInt(p.top, 0, max(len(p.rows)-h, 0))
 }
 
-func (p *rayLogFilesPage) SetSize(w, h int) { p.W, p.H = w, h; p.clamp() }
+func (p *rayLogFilesPage) SetSize(w, h int) { p.W, p.H = w, h; p.Clamp() }
 
 func (p *rayLogFilesPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	km := p.E.KM

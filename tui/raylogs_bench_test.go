@@ -14,6 +14,7 @@ import (
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // lineReader yields n numbered log lines, generated as they are read.
@@ -85,11 +86,11 @@ func BenchmarkRayLogFollow(b *testing.B) {
 			_ = p.View()
 		}
 		b.StopTimer()
-		if !p.ended || p.err != nil || len(p.lines) != MaxPodLogLines || p.dropped+len(p.lines) != lines {
-			b.Fatalf("followed: ended %v err %v, %d kept, %d dropped", p.ended, p.err, len(p.lines), p.dropped)
+		if !p.Ended || p.Err != nil || len(p.Lines) != widgets.MaxPodLogLines || p.Dropped+len(p.Lines) != lines {
+			b.Fatalf("followed: ended %v err %v, %d kept, %d dropped", p.Ended, p.Err, len(p.Lines), p.Dropped)
 		}
-		if want := "step " + strconv.Itoa(lines) + " "; !strings.Contains(p.lines[len(p.lines)-1], want) {
-			b.Fatalf("last line %q", p.lines[len(p.lines)-1])
+		if want := "step " + strconv.Itoa(lines) + " "; !strings.Contains(p.Lines[len(p.Lines)-1], want) {
+			b.Fatalf("last line %q", p.Lines[len(p.Lines)-1])
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&ms)

@@ -15,6 +15,7 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // rayLogResolvedMsg: the file an explanation names was found (or not).
@@ -30,8 +31,7 @@ type rayLogResolvedMsg struct {
 // finds the file on the head node.
 type rayLogPage struct {
 	host.Base
-	logView
-	id        int64
+	widgets.LogView
 	namespace string
 	cluster   string
 	pod       *corev1.Pod // the node's pod, for the container-logs offer
@@ -39,14 +39,11 @@ type rayLogPage struct {
 	explain   raydash.Explanation // when the file is still to be found
 	name      string              // what the title says
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	stream *logStream
 }
 
 func newRayLogPage(e *host.Env, namespace, cluster string, pod *corev1.Pod, req dashboard.LogRequest, ex raydash.Explanation, name string) *rayLogPage {
-	return &rayLogPage{Base: host.Base{E: e, VK: RayLogView}, logView: logView{follow: true, match: -1},
-		id: e.NextSeq(), namespace: namespace, cluster: cluster, pod: pod, req: req, explain: ex, name: name}
+	return &rayLogPage{Base: host.Base{E: e, VK: RayLogView}, LogView: widgets.NewLogView(e.NextSeq()),
+		namespace: namespace, cluster: cluster, pod: pod, req: req, explain: ex, name: name}
 }
 
 // newExplainPage opens the file ex names, on cluster's head node.
@@ -73,10 +70,9 @@ func (p *rayLogPage) Crumb() string {
 }
 func (p *rayLogPage) SetSize(w, h int) {
 	p.W, p.H = w, h
-	p.vw, p.vh = w, h
-	p.clamp()
+	p.Resize(w, h)
 }
-func (p *rayLogPage) Keys() []key.Binding { return p.viewKeys(p.E) }
+func (p *rayLogPage) Keys() []key.Binding { return p.ViewKeys(p.E) }
 func (p *rayLogPage) Target() Target {
 	t := Target{View: RayLogView, Namespace: p.namespace}
 	if p.pod != nil {
@@ -84,22 +80,20 @@ func (p *rayLogPage) Target() Target {
 	}
 	return t
 }
-func (p *rayLogPage) Searcher() host.Filterer { return logSearch{&p.logView} }
 
 func (p *rayLogPage) Init() tea.Cmd {
-	p.ctx, p.cancel = context.WithCancel(p.E.Ctx)
-	p.stream = newLogStream()
+	p.Begin(p.E.Ctx)
 	src := p.E.Sess.RayLogs
 	if src == nil {
-		p.opened, p.ended, p.err = true, true, errors.New("Ray's log files are not available in this session")
+		p.Fail(errors.New("Ray's log files are not available in this session"))
 		return nil
 	}
 	if !p.explain.Known() && p.explain.Glob != "" && p.req.Filename == "" {
 		if p.req.Node == (dashboard.LogNode{}) {
-			p.opened, p.ended, p.err = true, true, errors.New("the head pod has no IP yet, so Ray cannot be asked for its files")
+			p.Fail(errors.New("the head pod has no IP yet, so Ray cannot be asked for its files"))
 			return nil
 		}
-		ctx, id, ns, ex, head := p.ctx, p.id, p.namespace, p.explain, p.req.Node
+		ctx, id, ns, ex, head := p.Ctx, p.ID, p.namespace, p.explain, p.req.Node
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(ctx, rayLogTimeout)
 			defer cancel()
@@ -113,44 +107,38 @@ func (p *rayLogPage) Init() tea.Cmd {
 func (p *rayLogPage) openStream() tea.Cmd {
 	src, ns, cluster, req := p.E.Sess.RayLogs, p.namespace, p.cluster, p.req
 	if req.Lines == 0 {
-		req.Lines = MaxPodLogLines
+		req.Lines = widgets.MaxPodLogLines
 	}
-	return openLog(p.ctx, p.stream, p.id, func(ctx context.Context) (io.ReadCloser, error) {
+	return p.Start(func(ctx context.Context) (io.ReadCloser, error) {
 		return src.Open(ctx, ns, cluster, req, true)
 	})
 }
 
-func (p *rayLogPage) Close() {
-	if p.cancel != nil {
-		p.cancel()
-	}
-}
-
 func (p *rayLogPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	if m, ok := msg.(rayLogResolvedMsg); ok {
-		if m.id != p.id {
+		if m.id != p.ID {
 			return nil, false
 		}
 		if m.err != nil {
-			p.opened, p.ended, p.err = true, true, m.err
+			p.Fail(m.err)
 			return nil, true
 		}
 		p.req = m.req
 		p.name += ": " + m.req.Filename
 		return p.openStream(), true
 	}
-	return p.logView.Receive(msg, p.id, p.ctx, p.stream)
+	return p.LogView.Receive(msg)
 }
 
 func (p *rayLogPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	return p.key(p.E, msg), nil
+	return p.HandleKey(p.E, msg), nil
 }
 
 func (p *rayLogPage) View() string {
-	if p.err != nil && len(p.lines) == 0 {
-		return strings.Join(format.WrapEach(unreachable(p.E, p.namespace, p.cluster, p.pod, p.err), p.W), "\n")
+	if p.Err != nil && len(p.Lines) == 0 {
+		return strings.Join(format.WrapEach(unreachable(p.E, p.namespace, p.cluster, p.pod, p.Err), p.W), "\n")
 	}
-	return p.render(p.E.St, "Ray log")
+	return p.Render(p.E.St, "Ray log")
 }
 
 // rayLogsKey opens the Ray log browser of a cluster's node (L): the pod's

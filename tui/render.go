@@ -10,6 +10,7 @@ import (
 
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/keys"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // render draws the whole screen: exactly height lines of at most width
@@ -220,7 +221,7 @@ func (a *App) statusLine() string {
 		if a.mode == modeFilter {
 			lead = "/"
 		}
-		s := st.Prompt.Render(lead) + a.prompt.text + st.Prompt.Render(caret(st.Plain))
+		s := st.Prompt.Render(lead) + a.prompt.text + st.Prompt.Render(widgets.Caret(st.Plain))
 		if a.prompt.note != "" {
 			s += "  " + st.Faint.Render(a.prompt.note)
 		}
@@ -236,13 +237,6 @@ func (a *App) statusLine() string {
 		return st.FlashWarn.Render(a.flash.text)
 	}
 	return st.FlashInfo.Render(a.flash.text)
-}
-
-func caret(plain bool) string {
-	if plain {
-		return "_"
-	}
-	return "█"
 }
 
 // overlay draws the dialog box over the middle of the body lines.

@@ -16,6 +16,7 @@ import (
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // serviceDetail shows one RayService: status, conditions, the active and
@@ -35,7 +36,7 @@ func newServiceDetail(e *host.Env, s *rayv1.RayService) *serviceDetail {
 
 func (d *serviceDetail) Title() string    { return host.Titled(rayv1.KindRayService, d.svc, d.deleted) }
 func (d *serviceDetail) Crumb() string    { return d.svc.Namespace + "/" + d.svc.Name }
-func (d *serviceDetail) SetSize(w, h int) { d.W, d.H = w, h; d.clamp() }
+func (d *serviceDetail) SetSize(w, h int) { d.W, d.H = w, h; d.Clamp() }
 func (d *serviceDetail) Keys() []key.Binding {
 	return []key.Binding{d.E.KM.Open, d.E.KM.Explain}
 }
@@ -65,7 +66,7 @@ func (d *serviceDetail) Open() host.Page {
 
 func (d *serviceDetail) Apply(ch *watch.Changes) {
 	host.FollowInto(ch, watch.RayService, d.uid, &d.svc, &d.deleted)
-	d.clamp()
+	d.Clamp()
 }
 
 func (d *serviceDetail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
@@ -73,14 +74,14 @@ func (d *serviceDetail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 		ex, ok := raydash.ExplainRayService(d.svc)
 		return true, explainKey(d.svc.Namespace, ex, ok, "the RayService has no RayCluster yet, so no Serve controller log")
 	}
-	if !scrollKey(d.E.KM, msg, &d.offset, fromTop, d.H, len(d.lines())) {
+	if !widgets.ScrollKey(d.E.KM, msg, &d.offset, widgets.FromTop, d.H, len(d.lines())) {
 		return false, nil
 	}
-	d.clamp()
+	d.Clamp()
 	return true, nil
 }
 
-func (d *serviceDetail) clamp() {
+func (d *serviceDetail) Clamp() {
 	d.offset = format.ClampInt(d.offset, 0, max(len(d.lines())-d.H, 0))
 }
 
@@ -107,7 +108,7 @@ func (d *serviceDetail) lines() []string {
 		upgrade = string(*us.Type)
 	}
 	// The page scrolls: the Why block shows every cause with its details.
-	out := whyLines(st, d.E.Why.Get(d.uid), d.W, 1<<20, true)
+	out := widgets.WhyLines(st, d.E.Why.Get(d.uid), d.W, 1<<20, true)
 	out = append(out,
 		fmt.Sprintf("%s %s  %s %d  %s %s  %s %s", lbl("Status"), st.Class(styles.ClassOf(status)).Render(status),
 			lbl("Serve endpoints"), s.Status.NumServeEndpoints, lbl("Age"), format.Age(now, s.CreationTimestamp.Time),

@@ -1,4 +1,4 @@
-package tui
+package widgets
 
 import (
 	"strings"
@@ -17,16 +17,16 @@ import (
 // Where a scroll position counts from.
 const (
 	// fromTop: the position is the first line shown (Up decrements it).
-	fromTop = -1
+	FromTop = -1
 	// fromEnd: the position is how many lines the view is above the end
 	// (Up increments it; 0 follows the end).
-	fromEnd = 1
+	FromEnd = 1
 )
 
 // scrollKey moves *pos by the navigation keys: Up/Down one line,
 // PageUp/PageDown page lines, Top/Bottom to either end of n lines. It
 // reports whether msg was one of them; the caller clamps.
-func scrollKey(km *keys.KeyMap, msg tea.KeyPressMsg, pos *int, from, page, n int) bool {
+func ScrollKey(km *keys.KeyMap, msg tea.KeyPressMsg, pos *int, from, page, n int) bool {
 	up := from
 	switch {
 	case key.Matches(msg, km.Up):
@@ -39,12 +39,12 @@ func scrollKey(km *keys.KeyMap, msg tea.KeyPressMsg, pos *int, from, page, n int
 		*pos -= up * page
 	case key.Matches(msg, km.Top):
 		*pos = 0
-		if from == fromEnd {
+		if from == FromEnd {
 			*pos = n
 		}
 	case key.Matches(msg, km.Bottom):
 		*pos = n
-		if from == fromEnd {
+		if from == FromEnd {
 			*pos = 0
 		}
 	default:
@@ -56,34 +56,34 @@ func scrollKey(km *keys.KeyMap, msg tea.KeyPressMsg, pos *int, from, page, n int
 // textView scrolls a block of lines. Without wrap, long lines are cut at
 // the width; with wrap they continue on the next rows. The top is a line
 // index, so toggling wrap keeps the same line at the top.
-type textView struct {
-	lines []string
-	top   int
-	wrap  bool
-	w, h  int
+type TextView struct {
+	Lines []string
+	Top   int
+	Wrap  bool
+	W, H  int
 }
 
-func (v *textView) setLines(ls []string) {
-	v.lines = ls
-	v.clamp()
+func (v *TextView) SetLines(ls []string) {
+	v.Lines = ls
+	v.Clamp()
 }
 
-func (v *textView) clamp() { v.top = format.ClampInt(v.top, 0, max(len(v.lines)-v.h, 0)) }
+func (v *TextView) Clamp() { v.Top = format.ClampInt(v.Top, 0, max(len(v.Lines)-v.H, 0)) }
 
 // key scrolls or toggles wrap; it reports whether it used the key.
-func (v *textView) key(km *keys.KeyMap, msg tea.KeyPressMsg) bool {
+func (v *TextView) HandleKey(km *keys.KeyMap, msg tea.KeyPressMsg) bool {
 	switch {
 	case key.Matches(msg, km.Wrap):
-		v.wrap = !v.wrap
-	case !scrollKey(km, msg, &v.top, fromTop, max(v.h-1, 1), len(v.lines)):
+		v.Wrap = !v.Wrap
+	case !ScrollKey(km, msg, &v.Top, FromTop, max(v.H-1, 1), len(v.Lines)):
 		return false
 	}
-	v.clamp()
+	v.Clamp()
 	return true
 }
 
 // rows renders lines[from:] into at most h rows of at most w cells.
-func renderRows(lines []string, from, w, h int, wrap bool) []string {
+func RenderRows(lines []string, from, w, h int, wrap bool) []string {
 	out := make([]string, 0, h)
 	for i := from; i < len(lines) && len(out) < h; i++ {
 		l := lines[i]
@@ -104,6 +104,6 @@ func renderRows(lines []string, from, w, h int, wrap bool) []string {
 	return out
 }
 
-func (v *textView) View() string {
-	return strings.Join(renderRows(v.lines, v.top, v.w, v.h, v.wrap), "\n")
+func (v *TextView) View() string {
+	return strings.Join(RenderRows(v.Lines, v.Top, v.W, v.H, v.Wrap), "\n")
 }

@@ -1,4 +1,4 @@
-package tui
+package widgets
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/raydar/raydar/kube/portforward"
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -22,7 +23,7 @@ type forwardDialog struct {
 	st     *styles.Styles
 	title  string
 	spec   portforward.Spec
-	fw     Forwarder
+	fw     host.Forwarder
 	on     [3]bool
 	custom string
 	addr   string
@@ -41,7 +42,7 @@ const (
 
 var forwardPresets = [3]portforward.Port{portforward.Dashboard, portforward.Serve, portforward.Client}
 
-func newForwardDialog(st *styles.Styles, title string, spec portforward.Spec, fw Forwarder) *forwardDialog {
+func NewForwardDialog(st *styles.Styles, title string, spec portforward.Spec, fw host.Forwarder) *forwardDialog {
 	return &forwardDialog{st: st, title: title, spec: spec, fw: fw, on: [3]bool{true, false, false}, addr: "127.0.0.1"}
 }
 
@@ -67,7 +68,7 @@ func (d *forwardDialog) ports() ([]portforward.Port, error) {
 func (d *forwardDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	switch k := msg.String(); k {
 	case "esc":
-		return true, func() tea.Msg { return ResultMsg{Text: "cancelled: no port-forward started"} }
+		return true, func() tea.Msg { return host.ResultMsg{Text: "cancelled: no port-forward started"} }
 	case "enter":
 		if d.addrErr != "" {
 			d.err = d.addrErr
@@ -136,7 +137,7 @@ func (d *forwardDialog) View(width int) string {
 		if d.on[i] {
 			box = "[x]"
 		}
-		out = append(out, fmt.Sprintf("%s%s %-9s %s -> %d", cursor(i), box, p.Name, joinAddr(d.addr, p.Local), p.Remote))
+		out = append(out, fmt.Sprintf("%s%s %-9s %s -> %d", cursor(i), box, p.Name, JoinAddr(d.addr, p.Local), p.Remote))
 	}
 	field := func(i int, s string) string {
 		if d.focus == i {
@@ -156,4 +157,38 @@ func (d *forwardDialog) View(width int) string {
 	}
 	out = append(out, "", st.Faint.Render(ansi.Wrap("↑/↓/tab move · space toggle · enter start · esc cancel", w, "")))
 	return strings.Join(out, "\n")
+}
+
+// startForward starts spec in a command; the outcome is flashed (the
+// forward's later states come through forwardsMsg).
+func startForward(fw host.Forwarder, spec portforward.Spec) tea.Cmd {
+	return func() tea.Msg {
+		f, err := fw.Start(spec)
+		if err != nil {
+			return host.ResultMsg{Err: err}
+		}
+		st := f.State()
+		var urls []string
+		for _, p := range st.Ports {
+			urls = append(urls, st.LocalURL(p))
+		}
+		return host.ResultMsg{Text: fmt.Sprintf("forwarding %s at %s (:pf lists forwards)", st.Target, strings.Join(urls, " "))}
+	}
+}
+
+// stopForward stops forward id in a command.
+func StopForward(fw host.Forwarder, id int, what string) tea.Cmd {
+	return func() tea.Msg {
+		if err := fw.Stop(id); err != nil {
+			return host.ResultMsg{Err: err}
+		}
+		return host.ResultMsg{Text: "stopped the port-forward to " + what}
+	}
+}
+
+func JoinAddr(host string, port int) string {
+	if strings.Contains(host, ":") {
+		return fmt.Sprintf("[%s]:%d", host, port)
+	}
+	return fmt.Sprintf("%s:%d", host, port)
 }

@@ -1,4 +1,4 @@
-package tui
+package widgets
 
 import (
 	"fmt"
@@ -19,11 +19,11 @@ import (
 
 // Fields of the scale dialog.
 const (
-	fieldReplicas = iota
+	FieldReplicas = iota
 	fieldMin
 	fieldMax
 	focusCancel
-	focusConfirm
+	FocusConfirm
 	numFocus
 )
 
@@ -34,32 +34,32 @@ const maxFieldLen = 12
 // initial value; the first character typed replaces it.
 type textField struct {
 	label    string
-	text     string
+	Text     string
 	initial  string
 	pristine bool
 }
 
-func (f *textField) key(msg tea.KeyPressMsg) bool {
+func (f *textField) HandleKey(msg tea.KeyPressMsg) bool {
 	switch msg.String() {
 	case "backspace":
 		if f.pristine {
-			f.text = ""
-		} else if r := []rune(f.text); len(r) > 0 {
-			f.text = string(r[:len(r)-1])
+			f.Text = ""
+		} else if r := []rune(f.Text); len(r) > 0 {
+			f.Text = string(r[:len(r)-1])
 		}
 	case "ctrl+u":
-		f.text = ""
+		f.Text = ""
 	default:
 		if msg.Text == "" || strings.ContainsAny(msg.Text, "\n\t") {
 			return false
 		}
 		if f.pristine {
-			f.text = ""
+			f.Text = ""
 		}
-		if len(f.text)+len(msg.Text) > maxFieldLen {
+		if len(f.Text)+len(msg.Text) > maxFieldLen {
 			return true
 		}
-		f.text += msg.Text
+		f.Text += msg.Text
 	}
 	f.pristine = false
 	return true
@@ -67,22 +67,22 @@ func (f *textField) key(msg tea.KeyPressMsg) bool {
 
 // scaleDialog is the scale form: replicas (and optionally min and max),
 // validated as typed, the plan's preview, Cancel / Confirm.
-type scaleDialog struct {
+type ScaleDialog struct {
 	st     *styles.Styles
 	rc     *rayv1.RayCluster
 	group  string
 	cur    actions.GroupSize
-	fields [3]textField
-	focus  int
-	plan   *actions.ScalePlan
-	err    error
+	Fields [3]textField
+	Focus  int
+	Plan   *actions.ScalePlan
+	Err    error
 	apply  func(actions.ScaleRequest) func() tea.Cmd
-	req    actions.ScaleRequest
+	Req    actions.ScaleRequest
 }
 
-func newScaleDialog(st *styles.Styles, rc *rayv1.RayCluster, group string, apply func(actions.ScaleRequest) func() tea.Cmd) *scaleDialog {
+func NewScaleDialog(st *styles.Styles, rc *rayv1.RayCluster, group string, apply func(actions.ScaleRequest) func() tea.Cmd) *ScaleDialog {
 	g, _ := rc.Spec.WorkerGroup(group)
-	d := &scaleDialog{st: st, rc: rc, group: group, apply: apply}
+	d := &ScaleDialog{st: st, rc: rc, group: group, apply: apply}
 	d.cur = actions.GroupSize{Min: g.Min(), Max: g.Max()}
 	if g.Replicas != nil {
 		d.cur.Replicas = *g.Replicas
@@ -91,24 +91,24 @@ func newScaleDialog(st *styles.Styles, rc *rayv1.RayCluster, group string, apply
 	if d.cur.Max == int32(^uint32(0)>>1) {
 		maxText = "" // unbounded
 	}
-	d.fields = [3]textField{
-		{label: "Replicas", text: fmt.Sprint(d.cur.Replicas)},
-		{label: "Min", text: fmt.Sprint(d.cur.Min)},
-		{label: "Max", text: maxText},
+	d.Fields = [3]textField{
+		{label: "Replicas", Text: fmt.Sprint(d.cur.Replicas)},
+		{label: "Min", Text: fmt.Sprint(d.cur.Min)},
+		{label: "Max", Text: maxText},
 	}
-	for i := range d.fields {
-		d.fields[i].initial, d.fields[i].pristine = d.fields[i].text, true
+	for i := range d.Fields {
+		d.Fields[i].initial, d.Fields[i].pristine = d.Fields[i].Text, true
 	}
 	d.validate()
 	return d
 }
 
 // validate parses the fields and plans the request.
-func (d *scaleDialog) validate() {
-	d.plan, d.err = nil, nil
-	n, err := actions.ParseCount("replicas", d.fields[fieldReplicas].text)
+func (d *ScaleDialog) validate() {
+	d.Plan, d.Err = nil, nil
+	n, err := actions.ParseCount("replicas", d.Fields[FieldReplicas].Text)
 	if err != nil {
-		d.err = err
+		d.Err = err
 		return
 	}
 	req := actions.ScaleRequest{Replicas: n}
@@ -117,13 +117,13 @@ func (d *scaleDialog) validate() {
 		what string
 	}{{fieldMin, "minReplicas"}, {fieldMax, "maxReplicas"}} {
 		i, what := b.i, b.what
-		f := d.fields[i]
-		if f.text == f.initial {
+		f := d.Fields[i]
+		if f.Text == f.initial {
 			continue
 		}
-		v, err := actions.ParseCount(what, f.text)
+		v, err := actions.ParseCount(what, f.Text)
 		if err != nil {
-			d.err = err
+			d.Err = err
 			return
 		}
 		if i == fieldMin {
@@ -132,23 +132,23 @@ func (d *scaleDialog) validate() {
 			req.Max = &v
 		}
 	}
-	d.plan, d.err = actions.PlanScale(d.rc, d.group, req)
-	d.req = req
+	d.Plan, d.Err = actions.PlanScale(d.rc, d.group, req)
+	d.Req = req
 }
 
-func (d *scaleDialog) canConfirm() bool { return d.err == nil && d.plan != nil && !d.plan.Unchanged }
+func (d *ScaleDialog) CanConfirm() bool { return d.Err == nil && d.Plan != nil && !d.Plan.Unchanged }
 
-func (d *scaleDialog) move(step int) {
+func (d *ScaleDialog) move(step int) {
 	for {
-		d.focus = (d.focus + step + numFocus) % numFocus
-		if d.focus != focusConfirm || d.canConfirm() {
+		d.Focus = (d.Focus + step + numFocus) % numFocus
+		if d.Focus != FocusConfirm || d.CanConfirm() {
 			return
 		}
 	}
 }
 
 // Update implements Dialog.
-func (d *scaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (d *ScaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	switch msg.String() {
 	case "esc":
 		return true, cancelled()
@@ -159,16 +159,16 @@ func (d *scaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 		d.move(-1)
 		return false, nil
 	}
-	if d.focus < focusCancel {
+	if d.Focus < focusCancel {
 		switch msg.String() {
 		case "enter":
-			d.focus = focusCancel
+			d.Focus = focusCancel
 		case "up":
-			d.focus = max(d.focus-1, fieldReplicas)
+			d.Focus = max(d.Focus-1, FieldReplicas)
 		case "down":
-			d.focus = min(d.focus+1, fieldMax)
+			d.Focus = min(d.Focus+1, fieldMax)
 		default:
-			if d.fields[d.focus].key(msg) {
+			if d.Fields[d.Focus].HandleKey(msg) {
 				d.validate()
 			}
 		}
@@ -176,16 +176,16 @@ func (d *scaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	}
 	switch msg.String() {
 	case "left", "right", "h", "l":
-		if d.focus == focusConfirm {
-			d.focus = focusCancel
-		} else if d.canConfirm() {
-			d.focus = focusConfirm
+		if d.Focus == FocusConfirm {
+			d.Focus = focusCancel
+		} else if d.CanConfirm() {
+			d.Focus = FocusConfirm
 		}
 	case "up":
-		d.focus = fieldMax
+		d.Focus = fieldMax
 	case "enter":
-		if d.focus == focusConfirm && d.canConfirm() {
-			return true, d.apply(d.req)()
+		if d.Focus == FocusConfirm && d.CanConfirm() {
+			return true, d.apply(d.Req)()
 		}
 		return true, cancelled()
 	}
@@ -193,37 +193,37 @@ func (d *scaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 }
 
 // View implements Dialog.
-func (d *scaleDialog) View(width int) string {
+func (d *ScaleDialog) View(width int) string {
 	st, w := d.st, max(width, 1)
 	title := fmt.Sprintf("Scale worker group %s of RayCluster %s/%s", d.group, d.rc.Namespace, d.rc.Name)
 	out := []string{st.Section.Render(ansi.Wrap(title, w, "")), ""}
-	for i, f := range d.fields {
-		cur, text := "  ", f.text
-		if i == d.focus {
+	for i, f := range d.Fields {
+		cur, text := "  ", f.Text
+		if i == d.Focus {
 			cur = st.Glyphs.Cursor + " "
-			text += st.Prompt.Render(caret(st.Plain))
+			text += st.Prompt.Render(Caret(st.Plain))
 		} else if text == "" && i == fieldMax {
 			text = st.Faint.Render("unbounded")
 		}
 		out = append(out, fmt.Sprintf("%s%-9s %s", cur, f.label+":", text))
 	}
 	out = append(out, "")
-	if d.plan != nil {
-		out = append(out, wrapLines(st, d.plan.Lines()[1:], w)...)
+	if d.Plan != nil {
+		out = append(out, wrapLines(st, d.Plan.Lines()[1:], w)...)
 	} else {
 		out = append(out, "current: "+d.cur.String())
 	}
-	if d.err != nil {
-		out = append(out, st.FlashErr.Render(ansi.Wrap("error: "+cliHints(d.err.Error()), w, "")))
+	if d.Err != nil {
+		out = append(out, st.FlashErr.Render(ansi.Wrap("error: "+cliHints(d.Err.Error()), w, "")))
 	}
 	focus := noButton
-	switch d.focus {
+	switch d.Focus {
 	case focusCancel:
 		focus = cancelButton
-	case focusConfirm:
+	case FocusConfirm:
 		focus = confirmButton
 	}
-	out = append(out, "", renderButtons(st, focus, d.canConfirm()),
+	out = append(out, "", renderButtons(st, focus, d.CanConfirm()),
 		st.Faint.Render(ansi.Wrap("tab next · enter to buttons · ←/→ switch · esc cancel", w, "")))
 	return strings.Join(out, "\n")
 }

@@ -1,4 +1,4 @@
-package tui
+package widgets
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ import (
 // all when there are no causes. nested pages (a job's, a service's) name
 // the RayCluster a cause of their cluster is about first ("on RayCluster
 // ns/name, head").
-func whyLines(st *styles.Styles, cs []why.Cause, width, maxLines int, nested bool) []string {
+func WhyLines(st *styles.Styles, cs []why.Cause, width, maxLines int, nested bool) []string {
 	if len(cs) == 0 || maxLines <= 0 {
 		return nil
 	}
@@ -83,7 +83,7 @@ func whyLines(st *styles.Styles, cs []why.Cause, width, maxLines int, nested boo
 // whyBudget is how many lines a detail page of height h gives its Why
 // block when the rest of the page needs at least rest lines: every
 // cause's line if it can, details up to a third of the page.
-func whyBudget(cs []why.Cause, h, rest int) int {
+func WhyBudget(cs []why.Cause, h, rest int) int {
 	if len(cs) == 0 {
 		return 0
 	}
@@ -95,7 +95,7 @@ func whyBudget(cs []why.Cause, h, rest int) int {
 // capacityLines renders Ray's view of a cluster's capacity (the cluster
 // detail's "Ray" block): nodes alive, dead and idle, resources used of
 // total, pending and infeasible demand, running jobs and actors.
-func capacityLines(st *styles.Styles, c *dashboard.Capacity, err error, ok bool, width int) []string {
+func CapacityLines(st *styles.Styles, c *dashboard.Capacity, err error, ok bool, width int) []string {
 	lbl := st.Label.Render("Ray:")
 	var out []string
 	switch {

@@ -1,4 +1,4 @@
-package tui
+package widgets
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -25,7 +26,7 @@ func cliHints(msg string) string {
 }
 
 func cancelled() tea.Cmd {
-	return func() tea.Msg { return ResultMsg{Text: "cancelled: nothing was changed"} }
+	return func() tea.Msg { return host.ResultMsg{Text: "cancelled: nothing was changed"} }
 }
 
 // wrapLines wraps each line to width cells; "warning: " lines are drawn
@@ -77,7 +78,7 @@ type confirmBox struct {
 	onConfirm bool
 }
 
-func newConfirm(st *styles.Styles, title string, lines []string, err string, apply func() tea.Cmd) *confirmBox {
+func NewConfirm(st *styles.Styles, title string, lines []string, err string, apply func() tea.Cmd) *confirmBox {
 	return &confirmBox{st: st, title: title, lines: lines, err: cliHints(err), apply: apply}
 }
 
@@ -114,4 +115,11 @@ func (d *confirmBox) View(width int) string {
 	out = append(out, "", renderButtons(st, focus, d.apply != nil),
 		st.Faint.Render(ansi.Wrap("tab/←/→ switch · enter choose · esc cancel", max(width, 1), "")))
 	return strings.Join(out, "\n")
+}
+
+func Caret(plain bool) string {
+	if plain {
+		return "_"
+	}
+	return "█"
 }
