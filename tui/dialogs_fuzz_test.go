@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -222,11 +223,31 @@ func FuzzPrompt(f *testing.F) {
 			if k.String() == "ctrl+c" {
 				continue // quits
 			}
+			// The command line enter runs, as the prompt shows it.
+			line, runs := app.prompt.text, app.mode == modeCommand && k.String() == "enter"
 			m, _ = m.Update(k)
 			screen := ansi.Strip(m.View().Content)
 			if n := strings.Count(screen, "\n") + 1; n != h {
 				t.Fatalf("after key %d (%q) of %q the screen has %d lines, want %d:\n%s", i, k.String(), keys, n, h, screen)
 			}
+			if f := strings.Fields(line); runs && len(f) > 0 && !knownCommand(app, f[0]) {
+				if !strings.Contains(screen, "unknown command") {
+					t.Fatalf("the command line %q of %q is not answered with \"unknown command\":\n%s", line, keys, screen)
+				}
+			}
 		}
 	})
+}
+
+// knownCommand reports whether the TUI knows the command word w (its
+// first word, in any case): a kind's alias or one of the commands the
+// help lists, with their spellings.
+func knownCommand(a *App, w string) bool {
+	w = strings.ToLower(w)
+	for _, c := range []string{"q", "q!", "quit", "exit", "help", "?", "forwards", "pf", "ns", "namespace", "ctx", "context"} {
+		if w == c {
+			return true
+		}
+	}
+	return slices.Contains(a.reg.aliases(), w)
 }
