@@ -18,6 +18,8 @@ import (
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/pages/describe"
+	"github.com/raydar/raydar/tui/pages/logs"
 	"github.com/raydar/raydar/tui/widgets"
 )
 
@@ -458,7 +460,7 @@ func (r *actionRunner) describe(tg Target) tea.Cmd {
 	if obj == nil {
 		return host.Warn("describe: nothing selected")
 	}
-	return pushPage(tg, newDescribePage(tg.Env, obj))
+	return pushPage(tg, describe.NewPage(tg.Env, obj))
 }
 
 func (r *actionRunner) logs(tg Target) tea.Cmd {
@@ -474,5 +476,5 @@ func (r *actionRunner) logs(tg Target) tea.Cmd {
 		return host.ErrMsg(errors.New("pod logs are not available in this session"))
 	}
 	src := d.PodLogs
-	return pushPage(tg, newPodLogsPage(tg.Env, p, src))
+	return pushPage(tg, logs.NewPage(tg.Env, p, src))
 }

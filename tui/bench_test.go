@@ -20,6 +20,7 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/diagnose"
+	"github.com/raydar/raydar/tui/pages/logs"
 	"github.com/raydar/raydar/tui/widgets"
 )
 
@@ -355,7 +356,7 @@ func BenchmarkPodLogs(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			a := benchApp(b, PodsView)
 			a.Update(tea.WindowSizeMsg{Width: benchW, Height: benchH})
-			p := newPodLogsPage(a.e, a.e.Store.List(watch.Pod)[0].(*corev1.Pod), nil)
+			p := logs.NewPage(a.e, a.e.Store.List(watch.Pod)[0].(*corev1.Pod), nil)
 			p.Opened, p.Wrap = true, wrap
 			a.push(p)
 			long := strings.Repeat("traceback frame ", 40)

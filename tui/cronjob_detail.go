@@ -16,6 +16,7 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/pages/job"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
 )
@@ -117,7 +118,7 @@ func (d *cronJobDetail) Open() host.Page {
 	if !ok {
 		return nil
 	}
-	return newJobDetail(d.E, j)
+	return job.NewDetail(d.E, j)
 }
 
 func (d *cronJobDetail) Target() Target {

@@ -78,17 +78,6 @@ func spec[V client.Object](cols []column[V], meta func(V) table.Meta, kids *chil
 	return s
 }
 
-func objMeta(o client.Object, status string) table.Meta {
-	return table.Meta{
-		Namespace: o.GetNamespace(),
-		Name:      o.GetName(),
-		Created:   o.GetCreationTimestamp().Time,
-		Status:    status,
-		Class:     styles.ClassOf(status),
-		Labels:    o.GetLabels(),
-	}
-}
-
 func nameCol[V client.Object]() column[V] {
 	return column[V]{Column: table.Column{Title: "NAME", Width: 24, Grow: true, Min: 14, Sort: table.ByName},
 		cell: func(v V) string { return v.GetName() }}
@@ -99,13 +88,8 @@ func nsCol[V client.Object]() column[V] {
 		cell: func(v V) string { return v.GetNamespace() }}
 }
 
-// ageTableCol is the AGE column's header.
-func ageTableCol() table.Column {
-	return table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge}
-}
-
 func ageCol[V client.Object]() column[V] {
-	return column[V]{Column: ageTableCol(), live: func(v V, now time.Time) string { return format.Age(now, v.GetCreationTimestamp().Time) }}
+	return column[V]{Column: format.AgeColumn(), live: func(v V, now time.Time) string { return format.Age(now, v.GetCreationTimestamp().Time) }}
 }
 
 // listPage is the list view of one kind, over the generic table.

@@ -17,6 +17,8 @@ import (
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/keys"
+	"github.com/raydar/raydar/tui/pages/describe"
+	"github.com/raydar/raydar/tui/pages/logs"
 	"github.com/raydar/raydar/tui/widgets"
 )
 
@@ -78,7 +80,7 @@ func TestDescribe(t *testing.T) {
 func TestObjectYAMLStripsManagedFields(t *testing.T) {
 	rc := fixture().List(watch.RayCluster)[0].(*rayv1.RayCluster).DeepCopy()
 	rc.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
-	y, err := objectYAML(scheme.New(), rc)
+	y, err := describe.ObjectYAML(scheme.New(), rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +170,7 @@ func TestPodLogs(t *testing.T) {
 		screen := waitScreen(t, tm, "stream ended")
 		mustContain(t, screen, fmt.Sprintf("of %d, 1000 older dropped", widgets.MaxPodLogLines), fmt.Sprintf("step %d ", widgets.MaxPodLogLines+1000))
 		_, a := finalScreen(t, tm)
-		if p := a.top().(*podLogsPage); len(p.Lines) != widgets.MaxPodLogLines || !strings.Contains(p.Lines[0], "step 1001 ") {
+		if p := a.top().(*logs.Page); len(p.Lines) != widgets.MaxPodLogLines || !strings.Contains(p.Lines[0], "step 1001 ") {
 			t.Fatalf("kept %d lines from %q", len(p.Lines), p.Lines[0])
 		}
 	})

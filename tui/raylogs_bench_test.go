@@ -14,6 +14,7 @@ import (
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/tui/pages/raylogs"
 	"github.com/raydar/raydar/tui/widgets"
 )
 
@@ -69,7 +70,7 @@ func BenchmarkRayLogFollow(b *testing.B) {
 			b.Fatal(err)
 		}
 		a.Update(tea.WindowSizeMsg{Width: benchW, Height: benchH})
-		p := newRayLogPage(a.e, "ns", "rc", nil, dashboard.LogRequest{Node: dashboard.LogNode{IP: "10.0.0.1"}, Filename: "raylet.out"}, raydash.Explanation{}, "raylet.out")
+		p := raylogs.NewLogPage(a.e, "ns", "rc", nil, dashboard.LogRequest{Node: dashboard.LogNode{IP: "10.0.0.1"}, Filename: "raylet.out"}, raydash.Explanation{}, "raylet.out")
 		b.StartTimer()
 		a.push(p)
 		cmd := p.Init()

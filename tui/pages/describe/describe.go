@@ -1,4 +1,4 @@
-package tui
+package describe
 
 import (
 	"fmt"
@@ -27,7 +27,7 @@ import (
 
 // describePage shows one object: a readable summary, its recent Events and
 // its YAML (without managedFields). It follows the object in the store.
-type describePage struct {
+type Page struct {
 	host.Base
 	wk      watch.Kind
 	uid     types.UID
@@ -44,14 +44,14 @@ type describePage struct {
 
 // describeFullMsg delivers the whole object a describe page asked for.
 type describeFullMsg struct {
-	p   *describePage
+	p   *Page
 	obj client.Object
 	err error
 }
 
-func newDescribePage(e *host.Env, obj client.Object) *describePage {
+func NewPage(e *host.Env, obj client.Object) *Page {
 	wk, _ := watch.KindOf(obj)
-	p := &describePage{Base: host.Base{E: e, VK: DescribeView}, wk: wk, uid: watch.Key(obj), obj: obj}
+	p := &Page{Base: host.Base{E: e, VK: host.DescribeView}, wk: wk, uid: watch.Key(obj), obj: obj}
 	_, isPod := obj.(*corev1.Pod)
 	p.fetching = isPod && e.Sess.Get != nil
 	p.refresh()
@@ -59,7 +59,7 @@ func newDescribePage(e *host.Env, obj client.Object) *describePage {
 }
 
 // init GETs a pod whole for the YAML.
-func (p *describePage) Init() tea.Cmd {
+func (p *Page) Init() tea.Cmd {
 	if !p.fetching {
 		return nil
 	}
@@ -70,7 +70,7 @@ func (p *describePage) Init() tea.Cmd {
 	}
 }
 
-func (p *describePage) Receive(msg tea.Msg) (tea.Cmd, bool) {
+func (p *Page) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	m, ok := msg.(describeFullMsg)
 	if !ok || m.p != p {
 		return nil, false
@@ -80,7 +80,7 @@ func (p *describePage) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	return nil, true
 }
 
-func (p *describePage) refresh() {
+func (p *Page) refresh() {
 	if o, ok := p.E.Store.Get(p.wk, p.uid); ok {
 		p.obj = o
 	}
@@ -100,22 +100,22 @@ func (p *describePage) refresh() {
 	p.tv.SetLines(describeLines(d, p.E.Scheme.Get(), p.E.Kinds, p.obj, p.E.Store.EventsFor(p.uid), y, note))
 }
 
-func (p *describePage) Title() string {
+func (p *Page) Title() string {
 	return host.Titled("Describe "+kindName(p.E.Scheme.Get(), p.obj), p.obj, p.deleted)
 }
-func (p *describePage) Crumb() string       { return "describe " + p.obj.GetName() }
-func (p *describePage) SetSize(w, h int)    { p.tv.W, p.tv.H = w, h; p.tv.Clamp() }
-func (p *describePage) View() string        { return p.tv.View() }
-func (p *describePage) Keys() []key.Binding { return []key.Binding{p.E.KM.Wrap} }
-func (p *describePage) Target() Target {
-	return Target{View: DescribeView, Namespace: p.obj.GetNamespace(), Selected: p.obj, Owner: p.obj}
+func (p *Page) Crumb() string       { return "describe " + p.obj.GetName() }
+func (p *Page) SetSize(w, h int)    { p.tv.W, p.tv.H = w, h; p.tv.Clamp() }
+func (p *Page) View() string        { return p.tv.View() }
+func (p *Page) Keys() []key.Binding { return []key.Binding{p.E.KM.Wrap} }
+func (p *Page) Target() host.Target {
+	return host.Target{View: host.DescribeView, Namespace: p.obj.GetNamespace(), Selected: p.obj, Owner: p.obj}
 }
 
-func (p *describePage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (p *Page) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return p.tv.HandleKey(p.E.KM, msg), nil
 }
 
-func (p *describePage) Apply(ch *watch.Changes) {
+func (p *Page) Apply(ch *watch.Changes) {
 	if _, deleted := host.Follow(ch, p.wk, p.uid); deleted {
 		p.deleted = true
 	}
@@ -144,7 +144,7 @@ func kindName(s *runtime.Scheme, o client.Object) string {
 // objectYAML is the object as kubectl get -o yaml shows it, without
 // managedFields, and with secrets redacted (kube/redact): Secret data,
 // literal passwords and tokens, and their last-applied copies.
-func objectYAML(s *runtime.Scheme, o client.Object) (string, error) {
+func ObjectYAML(s *runtime.Scheme, o client.Object) (string, error) {
 	k, err := gvk(s, o)
 	if err != nil {
 		return "", err
@@ -202,7 +202,7 @@ func describeLines(d *format.Describer, s *runtime.Scheme, k host.Kinds, o clien
 	if note != "" {
 		d.Out = append(d.Out, st.Faint.Render("  "+note))
 	}
-	y, err := objectYAML(s, yamlOf)
+	y, err := ObjectYAML(s, yamlOf)
 	if err != nil {
 		d.Out = append(d.Out, st.FlashErr.Render("error: "+err.Error()))
 	} else {
@@ -212,7 +212,7 @@ func describeLines(d *format.Describer, s *runtime.Scheme, k host.Kinds, o clien
 }
 
 // describeCluster is the RayCluster's part of its describe page.
-func describeCluster(d *format.Describer, x *rayv1.RayCluster) {
+func Cluster(d *format.Describer, x *rayv1.RayCluster) {
 	s := x.Status
 	d.Field("State", format.ClusterStatus(x))
 	d.Field("Ray version", format.OrNone(x.Spec.RayVersion))
@@ -242,7 +242,7 @@ func describeCluster(d *format.Describer, x *rayv1.RayCluster) {
 }
 
 // describeJob is the RayJob's part of its describe page.
-func describeJob(d *format.Describer, x *rayv1.RayJob) {
+func Job(d *format.Describer, x *rayv1.RayJob) {
 	s, now := x.Status, d.Now
 	d.Field("Job status", format.OrNone(string(s.JobStatus)))
 	d.Field("Deployment", format.OrNone(string(s.JobDeploymentStatus)))
@@ -264,7 +264,7 @@ func describeJob(d *format.Describer, x *rayv1.RayJob) {
 }
 
 // describeCronJob is the RayCronJob's part of its describe page.
-func describeCronJob(d *format.Describer, x *rayv1.RayCronJob) {
+func CronJob(d *format.Describer, x *rayv1.RayCronJob) {
 	d.Field("Status", format.CronStatus(x))
 	d.Field("Schedule", x.Spec.Schedule)
 	d.Field("In words", format.CronWords(x))
@@ -281,7 +281,7 @@ func describeCronJob(d *format.Describer, x *rayv1.RayCronJob) {
 }
 
 // describeService is the RayService's part of its describe page.
-func describeService(d *format.Describer, x *rayv1.RayService) {
+func Service(d *format.Describer, x *rayv1.RayService) {
 	s := x.Status
 	d.Field("Status", format.ServiceStatus(x))
 	d.Field("Suspend", fmt.Sprint(x.Spec.Suspend))
@@ -304,7 +304,7 @@ func describeService(d *format.Describer, x *rayv1.RayService) {
 }
 
 // describePod is a Ray pod's part of its describe page.
-func describePod(d *format.Describer, x *corev1.Pod) {
+func Pod(d *format.Describer, x *corev1.Pod) {
 	ready, restarts := format.PodReady(x)
 	d.Field("Status", format.PodStatus(x))
 	d.Field("Ready", ready)

@@ -1,4 +1,4 @@
-package tui
+package cluster
 
 import (
 	"fmt"
@@ -17,6 +17,7 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/pages/raylogs"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
 	"github.com/raydar/raydar/tui/widgets"
@@ -40,7 +41,7 @@ type treeRow struct {
 
 // clusterDetail shows one RayCluster: a summary, its head and worker groups
 // with min/desired/max/ready and their pods beneath, and its recent Events.
-type clusterDetail struct {
+type Detail struct {
 	host.Base
 	rc      *rayv1.RayCluster
 	uid     types.UID
@@ -56,8 +57,8 @@ type clusterDetail struct {
 	rayNodes map[string]*dashboard.RayNode
 }
 
-func newClusterDetail(e *host.Env, rc *rayv1.RayCluster) *clusterDetail {
-	d := &clusterDetail{Base: host.Base{E: e, VK: ClusterDetailView}, rc: rc, uid: watch.Key(rc)}
+func NewDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
+	d := &Detail{Base: host.Base{E: e, VK: host.ClusterDetailView}, rc: rc, uid: watch.Key(rc)}
 	cols := []table.Column{
 		{Title: "NAME", Width: 36, Grow: true, Min: 30, Sort: table.ByName},
 		{Title: "MIN", Width: 3, Right: true},
@@ -68,7 +69,7 @@ func newClusterDetail(e *host.Env, rc *rayv1.RayCluster) *clusterDetail {
 		{Title: "RESTARTS", Width: 8, Right: true, Drop: 2},
 		{Title: "IP", Width: 15, Drop: 3},
 		{Title: "NODE", Width: 12, Grow: true, Min: 6, Drop: 4},
-		ageTableCol(),
+		format.AgeColumn(),
 	}
 	if e.Sess.Capacity != nil { // the pod's Ray node: busy, idle or dead
 		cols = append(cols, table.Column{Title: "RAY", Width: 4, Drop: 5})
@@ -78,7 +79,7 @@ func newClusterDetail(e *host.Env, rc *rayv1.RayCluster) *clusterDetail {
 		ID:      func(r treeRow) string { return r.id },
 		Meta: func(r treeRow) table.Meta {
 			if r.pod != nil {
-				m := objMeta(r.pod, format.PodStatus(r.pod))
+				m := format.ObjMeta(r.pod, format.PodStatus(r.pod))
 				m.Group = r.group + "1"
 				return m
 			}
@@ -127,7 +128,7 @@ func (r treeRow) isWorker() bool {
 }
 
 // desired is the number of pods a group should have.
-func (d *clusterDetail) desired(r treeRow) int {
+func (d *Detail) desired(r treeRow) int {
 	if r.head {
 		return 1
 	}
@@ -139,7 +140,7 @@ func (d *clusterDetail) desired(r treeRow) int {
 }
 
 // refresh rebuilds the rows and events from the store.
-func (d *clusterDetail) refresh() {
+func (d *Detail) refresh() {
 	if o, ok := d.E.Store.Get(watch.RayCluster, d.uid); ok {
 		d.rc = o.(*rayv1.RayCluster)
 	}
@@ -186,20 +187,20 @@ func (d *clusterDetail) refresh() {
 	d.layout()
 }
 
-func (d *clusterDetail) Title() string      { return host.Titled(rayv1.KindRayCluster, d.rc, d.deleted) }
-func (d *clusterDetail) Crumb() string      { return d.rc.Namespace + "/" + d.rc.Name }
-func (d *clusterDetail) Table() host.Tabler { return d.t }
-func (d *clusterDetail) Keys() []key.Binding {
+func (d *Detail) Title() string      { return host.Titled(rayv1.KindRayCluster, d.rc, d.deleted) }
+func (d *Detail) Crumb() string      { return d.rc.Namespace + "/" + d.rc.Name }
+func (d *Detail) Table() host.Tabler { return d.t }
+func (d *Detail) Keys() []key.Binding {
 	return []key.Binding{d.E.KM.RayLogs}
 }
-func (d *clusterDetail) SetSize(w, h int) { d.W, d.H = w, h; d.layout() }
+func (d *Detail) SetSize(w, h int) { d.W, d.H = w, h; d.layout() }
 
 // update refuses to mark anything but worker pods (space on the head pod
 // or a group row flashes why); ranges skip such rows (Spec.Markable).
-func (d *clusterDetail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (d *Detail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	if key.Matches(msg, d.E.KM.RayLogs) { // the selected pod's Ray node, else the head's
 		r, _ := d.t.Selected()
-		return true, rayLogsKey(d.rc, r.pod)
+		return true, raylogs.ClusterKey(d.rc, r.pod)
 	}
 	if key.Matches(msg, d.E.KM.Mark) {
 		if r, ok := d.t.Selected(); ok && !r.isWorker() {
@@ -215,7 +216,7 @@ func (d *clusterDetail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 
 // rayNodeOf is the RAY cell of a pod: its Ray node alive, idle or dead
 // ("" when Ray's capacity is not shown or has no node for the pod).
-func (d *clusterDetail) rayNodeOf(pod string) string {
+func (d *Detail) rayNodeOf(pod string) string {
 	n := d.rayNodes[pod]
 	switch {
 	case n == nil:
@@ -230,7 +231,7 @@ func (d *clusterDetail) rayNodeOf(pod string) string {
 
 // pollCapacity reads Ray's view of the cluster (on ticks, while the page
 // is on top) and hands it to the diagnosis (RayInfeasible).
-func (d *clusterDetail) PollCapacity() {
+func (d *Detail) PollCapacity() {
 	src := d.E.Sess.Capacity
 	if src == nil {
 		return
@@ -247,11 +248,11 @@ func (d *clusterDetail) PollCapacity() {
 
 // init polls Ray's capacity at once when the page is pushed, not a tick
 // later.
-func (d *clusterDetail) Init() tea.Cmd { d.PollCapacity(); return nil }
+func (d *Detail) Init() tea.Cmd { d.PollCapacity(); return nil }
 
 // mapRayNodes matches Ray's nodes to the cluster's pods (RayNode.Pod, or
 // by IP).
-func (d *clusterDetail) mapRayNodes() {
+func (d *Detail) mapRayNodes() {
 	d.rayNodes = nil
 	if d.cap == nil {
 		return
@@ -279,11 +280,11 @@ func (d *clusterDetail) mapRayNodes() {
 
 const summaryLines = 3
 
-func (d *clusterDetail) eventLines() int { return 1 + max(len(d.events), 1) + d.E.Hist.Height() }
+func (d *Detail) eventLines() int { return 1 + max(len(d.events), 1) + d.E.Hist.Height() }
 
 // capLines is the "Ray" block: shown when the session has a capacity
 // source.
-func (d *clusterDetail) capLines() []string {
+func (d *Detail) capLines() []string {
 	if d.E.Sess.Capacity == nil {
 		return nil
 	}
@@ -296,22 +297,22 @@ const minTableRows = 4
 
 // whyBlock is the Why block; capN is len(d.capLines()), which the caller
 // has already rendered.
-func (d *clusterDetail) whyBlock(capN int) []string {
+func (d *Detail) whyBlock(capN int) []string {
 	cs := d.E.Why.Get(d.uid)
 	rest := summaryLines + capN + d.eventLines() + minTableRows
 	return widgets.WhyLines(d.E.St, cs, d.W, widgets.WhyBudget(cs, d.H, rest), false)
 }
 
-func (d *clusterDetail) layout() {
+func (d *Detail) layout() {
 	capN := len(d.capLines())
 	top := summaryLines + len(d.whyBlock(capN)) + capN
 	d.t.SetSize(d.W, max(d.H-top-d.eventLines(), 3))
 }
 
 // relayout follows a change of the causes or of Ray's capacity.
-func (d *clusterDetail) relayout() { d.layout() }
+func (d *Detail) relayout() { d.layout() }
 
-func (d *clusterDetail) Apply(ch *watch.Changes) {
+func (d *Detail) Apply(ch *watch.Changes) {
 	_, touched := host.Follow(ch, watch.RayCluster, d.uid)
 	d.deleted = d.deleted || touched
 	if ch.Touches(d.podUIDs) {
@@ -332,8 +333,8 @@ func (d *clusterDetail) Apply(ch *watch.Changes) {
 	d.layout() // the Why block may have changed with the store
 }
 
-func (d *clusterDetail) Target() Target {
-	t := Target{View: ClusterDetailView, Namespace: d.rc.Namespace, Owner: d.rc}
+func (d *Detail) Target() host.Target {
+	t := host.Target{View: host.ClusterDetailView, Namespace: d.rc.Namespace, Owner: d.rc}
 	if r, ok := d.t.Selected(); ok {
 		if r.pod != nil {
 			t.Selected = r.pod
@@ -350,7 +351,7 @@ func (d *clusterDetail) Target() Target {
 	return t
 }
 
-func (d *clusterDetail) View() string {
+func (d *Detail) View() string {
 	st, rc, now := d.E.St, d.rc, d.E.Now()
 	s := rc.Status
 	lbl := func(k string) string { return st.Label.Render(k + ":") }
@@ -398,11 +399,11 @@ func (d *clusterDetail) View() string {
 }
 
 // historyBlock is the page's History block (fixed height).
-func (d *clusterDetail) historyBlock() []string {
+func (d *Detail) historyBlock() []string {
 	return d.E.Hist.Block(d.E.St, d.E, d.uid, d.W, host.HistoryRows, true)
 }
 
 // historyRef is the RayCluster as kube/history files it.
-func (d *clusterDetail) HistoryRef() history.Ref {
+func (d *Detail) HistoryRef() history.Ref {
 	return host.RefOf(history.KindRayCluster, d.rc.Namespace, d.rc.Name, d.uid)
 }

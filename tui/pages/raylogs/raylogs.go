@@ -1,4 +1,4 @@
-package tui
+package raylogs
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func rayLogNode(e *host.Env, namespace, cluster string, pod *corev1.Pod) (*corev
 // instead: the pod's container logs (the logs action), when there is a pod.
 func unreachable(e *host.Env, namespace, cluster string, pod *corev1.Pod, err error) []string {
 	st := e.St
-	logs := e.KM.Action(ActionLogs, host.Binding("l", "logs")).Help().Key
+	logs := e.KM.Action(host.ActionLogs, host.Binding("l", "logs")).Help().Key
 	var out []string
 	switch {
 	case errors.Is(err, dashboard.ErrUnavailable):
@@ -74,7 +74,7 @@ type rayLogRow struct {
 // rayLogFilesPage lists the Ray log files of one node of a cluster,
 // grouped (job drivers, runtime env, serve, then Ray's categories); enter
 // follows the selected file; ctrl+r lists again.
-type rayLogFilesPage struct {
+type FilesPage struct {
 	host.Base
 	id        int64
 	namespace string
@@ -89,13 +89,13 @@ type rayLogFilesPage struct {
 	err       error
 }
 
-func newRayLogFilesPage(e *host.Env, namespace, cluster string, pod *corev1.Pod) *rayLogFilesPage {
+func NewFilesPage(e *host.Env, namespace, cluster string, pod *corev1.Pod) *FilesPage {
 	pod, node := rayLogNode(e, namespace, cluster, pod)
-	return &rayLogFilesPage{Base: host.Base{E: e, VK: RayLogsView}, id: e.NextSeq(),
+	return &FilesPage{Base: host.Base{E: e, VK: host.RayLogsView}, id: e.NextSeq(),
 		namespace: namespace, cluster: cluster, pod: pod, node: node}
 }
 
-func (p *rayLogFilesPage) nodeName() string {
+func (p *FilesPage) nodeName() string {
 	s := "node " + format.OrNone(p.node.IP)
 	if p.pod != nil {
 		s += " (pod " + p.pod.Name
@@ -107,26 +107,26 @@ func (p *rayLogFilesPage) nodeName() string {
 	return s
 }
 
-func (p *rayLogFilesPage) Title() string {
+func (p *FilesPage) Title() string {
 	return fmt.Sprintf("Ray logs %s/%s %s", p.namespace, p.cluster, p.nodeName())
 }
-func (p *rayLogFilesPage) Crumb() string { return "ray logs " + format.OrNone(p.node.IP) }
-func (p *rayLogFilesPage) Keys() []key.Binding {
+func (p *FilesPage) Crumb() string { return "ray logs " + format.OrNone(p.node.IP) }
+func (p *FilesPage) Keys() []key.Binding {
 	r := p.E.KM.Refresh
 	r.SetHelp(r.Help().Key, "list again")
 	return []key.Binding{p.E.KM.Open, r}
 }
-func (p *rayLogFilesPage) Target() Target {
-	t := Target{View: RayLogsView, Namespace: p.namespace}
+func (p *FilesPage) Target() host.Target {
+	t := host.Target{View: host.RayLogsView, Namespace: p.namespace}
 	if p.pod != nil {
 		t.Selected, t.Owner = p.pod, p.pod
 	}
 	return t
 }
-func (p *rayLogFilesPage) Init() tea.Cmd { return p.list() }
+func (p *FilesPage) Init() tea.Cmd { return p.list() }
 
 // list asks for the node's files in a command; one listing at a time.
-func (p *rayLogFilesPage) list() tea.Cmd {
+func (p *FilesPage) list() tea.Cmd {
 	src := p.E.Sess.RayLogs
 	switch {
 	case p.loading:
@@ -148,7 +148,7 @@ func (p *rayLogFilesPage) list() tea.Cmd {
 	}
 }
 
-func (p *rayLogFilesPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
+func (p *FilesPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	m, ok := msg.(rayLogListMsg)
 	if !ok || m.id != p.id {
 		return nil, false
@@ -182,26 +182,26 @@ func (p *rayLogFilesPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
 }
 
 // selected is the selected file ("": none).
-func (p *rayLogFilesPage) selected() string {
+func (p *FilesPage) selected() string {
 	if p.cursor >= 0 && p.cursor < len(p.rows) {
 		return p.rows[p.cursor].file
 	}
 	return ""
 }
 
-func (p *rayLogFilesPage) CanOpen() bool { return p.selected() != "" }
+func (p *FilesPage) CanOpen() bool { return p.selected() != "" }
 
-func (p *rayLogFilesPage) Open() host.Page {
+func (p *FilesPage) Open() host.Page {
 	f := p.selected()
 	if f == "" {
 		return nil
 	}
 	req := dashboard.LogRequest{Node: p.node, Filename: f, Lines: widgets.MaxPodLogLines}
-	return newRayLogPage(p.E, p.namespace, p.cluster, p.pod, req, raydash.Explanation{}, f+" on "+p.nodeName())
+	return NewLogPage(p.E, p.namespace, p.cluster, p.pod, req, raydash.Explanation{}, f+" on "+p.nodeName())
 }
 
 // move moves the cursor by n file rows (headings are skipped).
-func (p *rayLogFilesPage) move(n int) {
+func (p *FilesPage) move(n int) {
 	step := 1
 	if n < 0 {
 		step, n = -1, -n
@@ -219,9 +219,9 @@ func (p *rayLogFilesPage) move(n int) {
 	p.Clamp()
 }
 
-func (p *rayLogFilesPage) bodyHeight() int { return max(p.H-1, 1) }
+func (p *FilesPage) bodyHeight() int { return max(p.H-1, 1) }
 
-func (p *rayLogFilesPage) Clamp() {
+func (p *FilesPage) Clamp() {
 	h := p.bodyHeight()
 	if p.cursor < p.top {
 		p.top = max(p.cursor-1, 0) // keep the group heading in view
@@ -232,9 +232,9 @@ func (p *rayLogFilesPage) Clamp() {
 	p.top = format.ClampInt(p.top, 0, max(len(p.rows)-h, 0))
 }
 
-func (p *rayLogFilesPage) SetSize(w, h int) { p.W, p.H = w, h; p.Clamp() }
+func (p *FilesPage) SetSize(w, h int) { p.W, p.H = w, h; p.Clamp() }
 
-func (p *rayLogFilesPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (p *FilesPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	km := p.E.KM
 	page := max(p.bodyHeight()-1, 1)
 	switch {
@@ -258,7 +258,7 @@ func (p *rayLogFilesPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return true, nil
 }
 
-func (p *rayLogFilesPage) View() string {
+func (p *FilesPage) View() string {
 	st := p.E.St
 	var out []string
 	switch {

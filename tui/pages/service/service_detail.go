@@ -1,4 +1,4 @@
-package tui
+package service
 
 import (
 	"fmt"
@@ -15,6 +15,8 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/pages/cluster"
+	"github.com/raydar/raydar/tui/pages/raylogs"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/widgets"
 )
@@ -22,7 +24,7 @@ import (
 // serviceDetail shows one RayService: status, conditions, the active and
 // pending clusters with their Serve applications and deployments, and the
 // progress of an upgrade.
-type serviceDetail struct {
+type Detail struct {
 	host.Base
 	svc     *rayv1.RayService
 	uid     types.UID
@@ -30,49 +32,49 @@ type serviceDetail struct {
 	offset  int
 }
 
-func newServiceDetail(e *host.Env, s *rayv1.RayService) *serviceDetail {
-	return &serviceDetail{Base: host.Base{E: e, VK: ServiceDetailView}, svc: s, uid: watch.Key(s)}
+func NewDetail(e *host.Env, s *rayv1.RayService) *Detail {
+	return &Detail{Base: host.Base{E: e, VK: host.ServiceDetailView}, svc: s, uid: watch.Key(s)}
 }
 
-func (d *serviceDetail) Title() string    { return host.Titled(rayv1.KindRayService, d.svc, d.deleted) }
-func (d *serviceDetail) Crumb() string    { return d.svc.Namespace + "/" + d.svc.Name }
-func (d *serviceDetail) SetSize(w, h int) { d.W, d.H = w, h; d.Clamp() }
-func (d *serviceDetail) Keys() []key.Binding {
+func (d *Detail) Title() string    { return host.Titled(rayv1.KindRayService, d.svc, d.deleted) }
+func (d *Detail) Crumb() string    { return d.svc.Namespace + "/" + d.svc.Name }
+func (d *Detail) SetSize(w, h int) { d.W, d.H = w, h; d.Clamp() }
+func (d *Detail) Keys() []key.Binding {
 	return []key.Binding{d.E.KM.Open, d.E.KM.Explain}
 }
 
-func (d *serviceDetail) Target() Target {
-	return Target{View: ServiceDetailView, Namespace: d.svc.Namespace, Selected: d.svc, Owner: d.svc}
+func (d *Detail) Target() host.Target {
+	return host.Target{View: host.ServiceDetailView, Namespace: d.svc.Namespace, Selected: d.svc, Owner: d.svc}
 }
 
 // open drills down to the active cluster (or the pending one if there is
 // no active cluster yet).
-func (d *serviceDetail) CanOpen() bool {
+func (d *Detail) CanOpen() bool {
 	return d.svc.Status.ActiveServiceStatus.RayClusterName != "" || d.svc.Status.PendingServiceStatus.RayClusterName != ""
 }
 
-func (d *serviceDetail) Open() host.Page {
+func (d *Detail) Open() host.Page {
 	st := d.svc.Status
 	for _, name := range []string{st.ActiveServiceStatus.RayClusterName, st.PendingServiceStatus.RayClusterName} {
 		if name == "" {
 			continue
 		}
 		if o, ok := d.E.Store.Find(watch.RayCluster, d.svc.Namespace, name); ok {
-			return newClusterDetail(d.E, o.(*rayv1.RayCluster))
+			return cluster.NewDetail(d.E, o.(*rayv1.RayCluster))
 		}
 	}
 	return nil
 }
 
-func (d *serviceDetail) Apply(ch *watch.Changes) {
+func (d *Detail) Apply(ch *watch.Changes) {
 	host.FollowInto(ch, watch.RayService, d.uid, &d.svc, &d.deleted)
 	d.Clamp()
 }
 
-func (d *serviceDetail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (d *Detail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	if key.Matches(msg, d.E.KM.Explain) { // the Serve controller log
 		ex, ok := raydash.ExplainRayService(d.svc)
-		return true, explainKey(d.svc.Namespace, ex, ok, "the RayService has no RayCluster yet, so no Serve controller log")
+		return true, raylogs.ExplainKey(d.svc.Namespace, ex, ok, "the RayService has no RayCluster yet, so no Serve controller log")
 	}
 	if !widgets.ScrollKey(d.E.KM, msg, &d.offset, widgets.FromTop, d.H, len(d.lines())) {
 		return false, nil
@@ -81,11 +83,11 @@ func (d *serviceDetail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return true, nil
 }
 
-func (d *serviceDetail) Clamp() {
+func (d *Detail) Clamp() {
 	d.offset = format.ClampInt(d.offset, 0, max(len(d.lines())-d.H, 0))
 }
 
-func (d *serviceDetail) View() string {
+func (d *Detail) View() string {
 	ls := d.lines()
 	end := min(d.offset+max(d.H, 1), len(ls))
 	return strings.Join(ls[d.offset:end], "\n")
@@ -99,7 +101,7 @@ func pct(p *int32) string {
 }
 
 // lines renders the whole page; the view shows a window of it.
-func (d *serviceDetail) lines() []string {
+func (d *Detail) lines() []string {
 	st, s, now := d.E.St, d.svc, d.E.Now()
 	lbl := func(k string) string { return st.Label.Render(k + ":") }
 	status := format.ServiceStatus(s)
@@ -138,7 +140,7 @@ func (d *serviceDetail) lines() []string {
 	return out
 }
 
-func (d *serviceDetail) clusterLines(title string, ss rayv1.RayServiceStatus) []string {
+func (d *Detail) clusterLines(title string, ss rayv1.RayServiceStatus) []string {
 	st := d.E.St
 	if ss.RayClusterName == "" {
 		return []string{st.Section.Render(title+":") + " " + st.Faint.Render("none")}
@@ -170,7 +172,7 @@ func (d *serviceDetail) clusterLines(title string, ss rayv1.RayServiceStatus) []
 
 // cluster returns the state and status of a service's cluster: from the
 // store when the RayCluster is there, else the copy in the service status.
-func (d *serviceDetail) cluster(ss rayv1.RayServiceStatus) (string, rayv1.RayClusterStatus) {
+func (d *Detail) cluster(ss rayv1.RayServiceStatus) (string, rayv1.RayClusterStatus) {
 	if o, ok := d.E.Store.Find(watch.RayCluster, d.svc.Namespace, ss.RayClusterName); ok && ss.RayClusterName != "" {
 		rc := o.(*rayv1.RayCluster)
 		return format.ClusterStatus(rc), rc.Status
@@ -180,11 +182,11 @@ func (d *serviceDetail) cluster(ss rayv1.RayServiceStatus) (string, rayv1.RayClu
 
 // historyBlock is the page's History block (on the scrolling page: up to
 // ten entries, not padded).
-func (d *serviceDetail) historyBlock() []string {
+func (d *Detail) historyBlock() []string {
 	return d.E.Hist.Block(d.E.St, d.E, d.uid, d.W, 10, false)
 }
 
 // historyRef is the RayService as kube/history files it.
-func (d *serviceDetail) HistoryRef() history.Ref {
+func (d *Detail) HistoryRef() history.Ref {
 	return host.RefOf(history.KindRayService, d.svc.Namespace, d.svc.Name, d.uid)
 }

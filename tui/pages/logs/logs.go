@@ -1,4 +1,4 @@
-package tui
+package logs
 
 import (
 	"context"
@@ -17,39 +17,39 @@ import (
 // podLogsPage follows one container's logs: the last MaxPodLogLines lines,
 // following new ones (f toggles), wrapping long ones (w toggles), searching
 // (/, n, N): a logView. Esc closes the page and the stream.
-type podLogsPage struct {
+type Page struct {
 	host.Base
 	widgets.LogView
 	pod       *corev1.Pod
 	container string
-	src       PodLogs
+	src       host.PodLogs
 }
 
-func newPodLogsPage(e *host.Env, p *corev1.Pod, src PodLogs) *podLogsPage {
+func NewPage(e *host.Env, p *corev1.Pod, src host.PodLogs) *Page {
 	ctr := ""
 	if len(p.Spec.Containers) > 0 {
 		ctr = p.Spec.Containers[0].Name // the Ray container comes first
 	}
-	return &podLogsPage{Base: host.Base{E: e, VK: LogsView}, LogView: widgets.NewLogView(e.NextSeq()),
+	return &Page{Base: host.Base{E: e, VK: host.LogsView}, LogView: widgets.NewLogView(e.NextSeq()),
 		pod: p, container: ctr, src: src}
 }
 
-func (p *podLogsPage) Title() string {
+func (p *Page) Title() string {
 	return fmt.Sprintf("Logs %s/%s (%s)", p.pod.Namespace, p.pod.Name, format.OrNone(p.container))
 }
-func (p *podLogsPage) Crumb() string { return "logs " + p.pod.Name }
-func (p *podLogsPage) SetSize(w, h int) {
+func (p *Page) Crumb() string { return "logs " + p.pod.Name }
+func (p *Page) SetSize(w, h int) {
 	p.W, p.H = w, h
 	p.Resize(w, h)
 }
-func (p *podLogsPage) Keys() []key.Binding { return p.ViewKeys(p.E) }
-func (p *podLogsPage) Target() Target {
-	return Target{View: LogsView, Namespace: p.pod.Namespace, Selected: p.pod, Owner: p.pod}
+func (p *Page) Keys() []key.Binding { return p.ViewKeys(p.E) }
+func (p *Page) Target() host.Target {
+	return host.Target{View: host.LogsView, Namespace: p.pod.Namespace, Selected: p.pod, Owner: p.pod}
 }
 
 // init opens the stream in a command (with the busy indicator); the reader
 // goroutine then runs until the stream ends or the page closes.
-func (p *podLogsPage) Init() tea.Cmd {
+func (p *Page) Init() tea.Cmd {
 	p.Begin(p.E.Ctx)
 	src := p.src
 	ns, name, ctr := p.pod.Namespace, p.pod.Name, p.container
@@ -58,8 +58,8 @@ func (p *podLogsPage) Init() tea.Cmd {
 	})
 }
 
-func (p *podLogsPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (p *Page) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return p.HandleKey(p.E, msg), nil
 }
 
-func (p *podLogsPage) View() string { return p.Render(p.E.St, "Logs") }
+func (p *Page) View() string { return p.Render(p.E.St, "Logs") }

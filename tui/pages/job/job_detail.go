@@ -1,4 +1,4 @@
-package tui
+package job
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/pages/cluster"
+	"github.com/raydar/raydar/tui/pages/raylogs"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/widgets"
 )
@@ -37,7 +39,7 @@ type jobLogsMsg struct {
 }
 
 // jobDetail shows one RayJob and the tail of its Ray job's logs.
-type jobDetail struct {
+type Detail struct {
 	host.Base
 	job        *rayv1.RayJob
 	uid        types.UID
@@ -51,19 +53,19 @@ type jobDetail struct {
 	scroll     int // lines scrolled up from the end of the logs
 }
 
-func newJobDetail(e *host.Env, j *rayv1.RayJob) *jobDetail {
-	return &jobDetail{Base: host.Base{E: e, VK: JobDetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
+func NewDetail(e *host.Env, j *rayv1.RayJob) *Detail {
+	return &Detail{Base: host.Base{E: e, VK: host.JobDetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
 }
 
 func jobState(j *rayv1.RayJob) string {
 	return string(j.Status.JobStatus) + "/" + string(j.Status.JobDeploymentStatus)
 }
 
-func (d *jobDetail) Title() string { return host.Titled(rayv1.KindRayJob, d.job, d.deleted) }
-func (d *jobDetail) Crumb() string { return d.job.Namespace + "/" + d.job.Name }
-func (d *jobDetail) Init() tea.Cmd { return d.fetch() }
+func (d *Detail) Title() string { return host.Titled(rayv1.KindRayJob, d.job, d.deleted) }
+func (d *Detail) Crumb() string { return d.job.Namespace + "/" + d.job.Name }
+func (d *Detail) Init() tea.Cmd { return d.fetch() }
 
-func (d *jobDetail) Keys() []key.Binding {
+func (d *Detail) Keys() []key.Binding {
 	bs := []key.Binding{d.E.KM.Open, d.E.KM.Explain}
 	if d.E.Sess.Logs != nil {
 		r := d.E.KM.Refresh
@@ -73,9 +75,9 @@ func (d *jobDetail) Keys() []key.Binding {
 	return bs
 }
 
-func (d *jobDetail) CanOpen() bool { return d.job.Status.RayClusterName != "" }
+func (d *Detail) CanOpen() bool { return d.job.Status.RayClusterName != "" }
 
-func (d *jobDetail) Open() host.Page {
+func (d *Detail) Open() host.Page {
 	name := d.job.Status.RayClusterName
 	if name == "" {
 		return nil
@@ -84,15 +86,15 @@ func (d *jobDetail) Open() host.Page {
 	if !ok {
 		return nil
 	}
-	return newClusterDetail(d.E, o.(*rayv1.RayCluster))
+	return cluster.NewDetail(d.E, o.(*rayv1.RayCluster))
 }
 
-func (d *jobDetail) Target() Target {
-	return Target{View: JobDetailView, Namespace: d.job.Namespace, Selected: d.job, Owner: d.job}
+func (d *Detail) Target() host.Target {
+	return host.Target{View: host.JobDetailView, Namespace: d.job.Namespace, Selected: d.job, Owner: d.job}
 }
 
 // fetch asks for the logs in a command; one fetch at a time.
-func (d *jobDetail) fetch() tea.Cmd {
+func (d *Detail) fetch() tea.Cmd {
 	logs := d.E.Sess.Logs
 	if logs == nil || d.fetching {
 		return nil
@@ -108,7 +110,7 @@ func (d *jobDetail) fetch() tea.Cmd {
 	}
 }
 
-func (d *jobDetail) Receive(msg tea.Msg) (tea.Cmd, bool) {
+func (d *Detail) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	m, ok := msg.(jobLogsMsg)
 	if !ok || m.uid != d.uid {
 		return nil, false
@@ -117,13 +119,13 @@ func (d *jobDetail) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	d.loaded = true
 	d.logErr = m.err
 	if m.err == nil {
-		d.logs = splitLogs(m.text)
+		d.logs = SplitLogs(m.text)
 	}
 	return nil, true
 }
 
 // splitLogs keeps the last maxLogLines lines, without escape sequences.
-func splitLogs(text string) []string {
+func SplitLogs(text string) []string {
 	text = strings.TrimRight(ansi.Strip(text), "\n")
 	if text == "" {
 		return nil
@@ -138,16 +140,16 @@ func splitLogs(text string) []string {
 	return lines
 }
 
-func (d *jobDetail) Tick() tea.Cmd {
+func (d *Detail) Tick() tea.Cmd {
 	if d.job.Status.JobStatus.IsTerminal() || d.E.Now().Sub(d.lastFetch) < logRefresh {
 		return nil
 	}
 	return d.fetch()
 }
 
-func (d *jobDetail) Apply(ch *watch.Changes) { _ = d.ApplyCmd(ch) }
+func (d *Detail) Apply(ch *watch.Changes) { _ = d.ApplyCmd(ch) }
 
-func (d *jobDetail) ApplyCmd(ch *watch.Changes) tea.Cmd {
+func (d *Detail) ApplyCmd(ch *watch.Changes) tea.Cmd {
 	host.FollowInto(ch, watch.RayJob, d.uid, &d.job, &d.deleted)
 	if s := jobState(d.job); s != d.lastStatus {
 		d.lastStatus = s
@@ -156,14 +158,14 @@ func (d *jobDetail) ApplyCmd(ch *watch.Changes) tea.Cmd {
 	return nil
 }
 
-func (d *jobDetail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (d *Detail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	km := d.E.KM
 	switch {
 	case key.Matches(msg, km.Refresh):
 		return true, d.fetch()
 	case key.Matches(msg, km.Explain): // the runtime env setup log of a PENDING job, else the driver log
 		ex, ok := raydash.ExplainRayJob(d.job)
-		return true, explainKey(d.job.Namespace, ex, ok, "the RayJob has no Ray job yet (no cluster or no submission ID), so no Ray log explains it")
+		return true, raylogs.ExplainKey(d.job.Namespace, ex, ok, "the RayJob has no Ray job yet (no cluster or no submission ID), so no Ray log explains it")
 	case !widgets.ScrollKey(km, msg, &d.scroll, widgets.FromEnd, max(d.logHeight()-1, 1), len(d.logs)):
 		return false, nil
 	}
@@ -177,19 +179,19 @@ const jobHeaderLines = 8
 // the Why block is.
 const minJobLogLines = 4
 
-func (d *jobDetail) whyBlock() []string {
+func (d *Detail) whyBlock() []string {
 	cs := d.E.Why.Get(d.uid)
 	return widgets.WhyLines(d.E.St, cs, d.W, widgets.WhyBudget(cs, d.H, jobHeaderLines+minJobLogLines), true)
 }
 
-func (d *jobDetail) logHeight() int { return d.logHeightWith(len(d.whyBlock())) }
+func (d *Detail) logHeight() int { return d.logHeightWith(len(d.whyBlock())) }
 
 // logHeightWith is logHeight for a Why block of whyN lines already rendered.
-func (d *jobDetail) logHeightWith(whyN int) int {
+func (d *Detail) logHeightWith(whyN int) int {
 	return max(d.H-jobHeaderLines-d.E.Hist.Height()-whyN, 1)
 }
 
-func (d *jobDetail) View() string {
+func (d *Detail) View() string {
 	st, j, now := d.E.St, d.job, d.E.Now()
 	s := j.Status
 	lbl := func(k string) string { return st.Label.Render(fmt.Sprintf("%-12s", k+":")) }
@@ -240,10 +242,10 @@ func (d *jobDetail) View() string {
 	return out + st.Section.Render(head) + "\n" + strings.Join(d.logs[begin:end2], "\n")
 }
 
-func (d *jobDetail) HistoryRef() history.Ref {
+func (d *Detail) HistoryRef() history.Ref {
 	return host.RefOf(history.KindRayJob, d.job.Namespace, d.job.Name, d.uid)
 }
 
-func (d *jobDetail) historyBlock() []string {
+func (d *Detail) historyBlock() []string {
 	return d.E.Hist.Block(d.E.St, d.E, d.uid, d.W, host.HistoryRows, true)
 }

@@ -1,4 +1,4 @@
-package tui
+package raylogs
 
 import (
 	"context"
@@ -29,7 +29,7 @@ type rayLogResolvedMsg struct {
 // MaxPodLogLines lines, then what Ray appends, in the pod log page's
 // logView (follow, wrap, search). Opened from an explanation (E), it first
 // finds the file on the head node.
-type rayLogPage struct {
+type LogPage struct {
 	host.Base
 	widgets.LogView
 	namespace string
@@ -41,25 +41,25 @@ type rayLogPage struct {
 
 }
 
-func newRayLogPage(e *host.Env, namespace, cluster string, pod *corev1.Pod, req dashboard.LogRequest, ex raydash.Explanation, name string) *rayLogPage {
-	return &rayLogPage{Base: host.Base{E: e, VK: RayLogView}, LogView: widgets.NewLogView(e.NextSeq()),
+func NewLogPage(e *host.Env, namespace, cluster string, pod *corev1.Pod, req dashboard.LogRequest, ex raydash.Explanation, name string) *LogPage {
+	return &LogPage{Base: host.Base{E: e, VK: host.RayLogView}, LogView: widgets.NewLogView(e.NextSeq()),
 		namespace: namespace, cluster: cluster, pod: pod, req: req, explain: ex, name: name}
 }
 
 // newExplainPage opens the file ex names, on cluster's head node.
-func newExplainPage(e *host.Env, namespace string, ex raydash.Explanation) *rayLogPage {
+func newExplainPage(e *host.Env, namespace string, ex raydash.Explanation) *LogPage {
 	pod, node := rayLogNode(e, namespace, ex.Cluster, nil)
 	req := ex.Req
 	if req.Node == (dashboard.LogNode{}) {
 		req.Node = node
 	}
-	return newRayLogPage(e, namespace, ex.Cluster, pod, req, ex, ex.Why)
+	return NewLogPage(e, namespace, ex.Cluster, pod, req, ex, ex.Why)
 }
 
-func (p *rayLogPage) Title() string {
+func (p *LogPage) Title() string {
 	return "Ray log " + p.namespace + "/" + p.cluster + ": " + p.name
 }
-func (p *rayLogPage) Crumb() string {
+func (p *LogPage) Crumb() string {
 	if f := p.req.Filename; f != "" {
 		return "ray log " + f
 	}
@@ -68,20 +68,20 @@ func (p *rayLogPage) Crumb() string {
 	}
 	return "ray log"
 }
-func (p *rayLogPage) SetSize(w, h int) {
+func (p *LogPage) SetSize(w, h int) {
 	p.W, p.H = w, h
 	p.Resize(w, h)
 }
-func (p *rayLogPage) Keys() []key.Binding { return p.ViewKeys(p.E) }
-func (p *rayLogPage) Target() Target {
-	t := Target{View: RayLogView, Namespace: p.namespace}
+func (p *LogPage) Keys() []key.Binding { return p.ViewKeys(p.E) }
+func (p *LogPage) Target() host.Target {
+	t := host.Target{View: host.RayLogView, Namespace: p.namespace}
 	if p.pod != nil {
 		t.Selected, t.Owner = p.pod, p.pod
 	}
 	return t
 }
 
-func (p *rayLogPage) Init() tea.Cmd {
+func (p *LogPage) Init() tea.Cmd {
 	p.Begin(p.E.Ctx)
 	src := p.E.Sess.RayLogs
 	if src == nil {
@@ -104,7 +104,7 @@ func (p *rayLogPage) Init() tea.Cmd {
 	return p.openStream()
 }
 
-func (p *rayLogPage) openStream() tea.Cmd {
+func (p *LogPage) openStream() tea.Cmd {
 	src, ns, cluster, req := p.E.Sess.RayLogs, p.namespace, p.cluster, p.req
 	if req.Lines == 0 {
 		req.Lines = widgets.MaxPodLogLines
@@ -114,7 +114,7 @@ func (p *rayLogPage) openStream() tea.Cmd {
 	})
 }
 
-func (p *rayLogPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
+func (p *LogPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	if m, ok := msg.(rayLogResolvedMsg); ok {
 		if m.id != p.ID {
 			return nil, false
@@ -130,11 +130,11 @@ func (p *rayLogPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	return p.LogView.Receive(msg)
 }
 
-func (p *rayLogPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (p *LogPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return p.HandleKey(p.E, msg), nil
 }
 
-func (p *rayLogPage) View() string {
+func (p *LogPage) View() string {
 	if p.Err != nil && len(p.Lines) == 0 {
 		return strings.Join(format.WrapEach(unreachable(p.E, p.namespace, p.cluster, p.pod, p.Err), p.W), "\n")
 	}
@@ -143,29 +143,29 @@ func (p *rayLogPage) View() string {
 
 // rayLogsKey opens the Ray log browser of a cluster's node (L): the pod's
 // (nil: the head's). It reads memory only.
-func rayLogsKey(rc *rayv1.RayCluster, pod *corev1.Pod) tea.Cmd {
+func ClusterKey(rc *rayv1.RayCluster, pod *corev1.Pod) tea.Cmd {
 	ns, name := rc.Namespace, rc.Name
 	return func() tea.Msg {
-		return host.PushMsg{Build: func(e *host.Env) host.Page { return newRayLogFilesPage(e, ns, name, pod) }}
+		return host.PushMsg{Build: func(e *host.Env) host.Page { return NewFilesPage(e, ns, name, pod) }}
 	}
 }
 
 // podRayLogsKey opens the Ray log browser of a pod's Ray node (L on the
 // pods list), or says why there is none. It reads memory only.
-func podRayLogsKey(pod *corev1.Pod) tea.Cmd {
+func PodKey(pod *corev1.Pod) tea.Cmd {
 	cluster := pod.Labels[rayv1.RayClusterLabelKey]
 	if cluster == "" {
 		return host.Warn("ray logs: pod %s/%s has no %s label: it is not a node of a RayCluster", pod.Namespace, pod.Name, rayv1.RayClusterLabelKey)
 	}
 	ns := pod.Namespace
 	return func() tea.Msg {
-		return host.PushMsg{Build: func(e *host.Env) host.Page { return newRayLogFilesPage(e, ns, cluster, pod) }}
+		return host.PushMsg{Build: func(e *host.Env) host.Page { return NewFilesPage(e, ns, cluster, pod) }}
 	}
 }
 
 // explainKey opens the file that explains obj (E), or says why there is
 // none.
-func explainKey(namespace string, ex raydash.Explanation, ok bool, none string) tea.Cmd {
+func ExplainKey(namespace string, ex raydash.Explanation, ok bool, none string) tea.Cmd {
 	if !ok {
 		return func() tea.Msg { return host.WarnMsg(none) }
 	}

@@ -1,4 +1,4 @@
-package tui
+package forwards
 
 import (
 	"fmt"
@@ -20,24 +20,24 @@ import (
 // local address, target and pod, since when, last error, and for the
 // selected one the `ssh -L` line for a laptop. ctrl+k stops the selected
 // forward after a confirmation.
-type forwardsPage struct {
+type Page struct {
 	host.Base
 	cursor int
 }
 
-func newForwardsPage(e *host.Env) *forwardsPage {
-	return &forwardsPage{Base: host.Base{E: e, VK: ForwardsView}}
+func NewPage(e *host.Env) *Page {
+	return &Page{Base: host.Base{E: e, VK: host.ForwardsView}}
 }
 
-func (p *forwardsPage) Title() string { return "Port-forwards" }
-func (p *forwardsPage) Crumb() string { return "forwards" }
-func (p *forwardsPage) Target() Target {
-	return Target{View: ForwardsView}
+func (p *Page) Title() string { return "Port-forwards" }
+func (p *Page) Crumb() string { return "forwards" }
+func (p *Page) Target() host.Target {
+	return host.Target{View: host.ForwardsView}
 }
 
-func (p *forwardsPage) Keys() []key.Binding { return []key.Binding{p.E.KM.StopForward} }
+func (p *Page) Keys() []key.Binding { return []key.Binding{p.E.KM.StopForward} }
 
-func (p *forwardsPage) selected() (portforward.State, bool) {
+func (p *Page) selected() (portforward.State, bool) {
 	fs := p.E.Forwards
 	if len(fs) == 0 {
 		return portforward.State{}, false
@@ -46,7 +46,7 @@ func (p *forwardsPage) selected() (portforward.State, bool) {
 	return fs[p.cursor], true
 }
 
-func (p *forwardsPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (p *Page) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	km := p.E.KM
 	switch {
 	case key.Matches(msg, km.Up):
@@ -63,7 +63,8 @@ func (p *forwardsPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 		d := widgets.NewConfirm(p.E.St, "Stop the port-forward to "+s.Target+"?",
 			[]string{"local " + localAddrs(s) + " stops listening; nothing in the cluster changes"}, "",
 			func() tea.Cmd { return widgets.StopForward(fw, s.ID, what) })
-		return true, func() tea.Msg { return ShowDialogMsg{Dialog: d} }
+		p.E.Host.ShowDialog(d)
+		return true, nil
 	default:
 		return false, nil
 	}
@@ -79,7 +80,7 @@ func localAddrs(s portforward.State) string {
 }
 
 // stateCell is a forward's phase with its glyph and class.
-func (p *forwardsPage) stateCell(s portforward.State) string {
+func (p *Page) stateCell(s portforward.State) string {
 	st := p.E.St
 	switch s.Phase {
 	case portforward.Up:
@@ -92,7 +93,7 @@ func (p *forwardsPage) stateCell(s portforward.State) string {
 	return st.Class(styles.Warn).Render(st.Glyphs.FwdRetry + " " + string(s.Phase))
 }
 
-func (p *forwardsPage) View() string {
+func (p *Page) View() string {
 	st := p.E.St
 	fs := p.E.Forwards
 	if p.E.Sess.Forwards == nil {
