@@ -17,6 +17,7 @@ import (
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	tuiactions "github.com/raydar/raydar/tui/actions"
 )
 
 // Cursor rows of train-a's cluster detail: 0 head, 1 head pod, 2 group
@@ -396,8 +397,8 @@ func TestDeleteDialog(t *testing.T) {
 		for i := range 12 {
 			p.Dependents = append(p.Dependents, actions.Dependent{Kind: "Pod", Name: fmt.Sprintf("pod-%02d", i), Owner: "RayCluster big"})
 		}
-		ls := deleteLines(p)
-		if ls[1] != "also deleted: 12 pods" || ls[2+maxDeleteDependents] != "  … and 4 more" || len(ls) != 3+maxDeleteDependents {
+		ls := tuiactions.DeleteLines(p)
+		if ls[1] != "also deleted: 12 pods" || ls[2+tuiactions.MaxDeleteDependents] != "  … and 4 more" || len(ls) != 3+tuiactions.MaxDeleteDependents {
 			t.Fatalf("lines %q", ls)
 		}
 	})

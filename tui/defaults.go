@@ -2,6 +2,8 @@ package tui
 
 import (
 	"strings"
+
+	"github.com/raydar/raydar/tui/actions"
 )
 
 // DefaultActions returns raydar's actions for every view (issue 7):
@@ -23,7 +25,7 @@ import (
 // confirmation whose default button is Cancel, and applies through
 // deps.Actions, which refuses by itself in read-only mode.
 func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
-	byName := actionsByName(deps)
+	byName := actions.ByName(deps)
 	// Which view offers which is the registry's (kinds.go).
 	out := map[ViewKind][]Action{}
 	add := func(v ViewKind, names string) {

@@ -1,4 +1,4 @@
-package tui
+package actions
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/raydar/raydar/kube/actions"
+	kubeactions "github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/host"
@@ -28,20 +28,20 @@ const actionTimeout = 30 * time.Second
 
 // actionsByName are raydar's actions (DefaultActions) by name, built
 // on deps.
-func actionsByName(deps ActionDeps) map[string]Action {
+func ByName(deps host.ActionDeps) map[string]host.Action {
 	r := &actionRunner{base: deps}
-	scale := Action{Name: ActionScale, Key: host.Binding("s", "scale"), Dangerous: true, Run: inSession(r.scale)}
-	delWorkers := Action{Name: ActionDeleteWorkers, Key: host.Binding("ctrl+d", "delete workers"), Dangerous: true, Run: inSession(r.deleteWorkers)}
-	stop := Action{Name: ActionStopJob, Key: host.Binding("x", "stop job"), Dangerous: true, Run: inSession(r.stopJob)}
-	trigger := Action{Name: ActionTrigger, Key: host.Binding("t", "trigger now"), Dangerous: true, Run: inSession(r.trigger)}
-	suspend := Action{Name: ActionSuspend, Key: host.Binding("z", "suspend/resume"), Dangerous: true, Run: inSession(r.suspend)}
-	del := Action{Name: ActionDelete, Key: host.Binding("ctrl+d", "delete"), Dangerous: true, Run: inSession(r.delete)}
-	describe := Action{Name: ActionDescribe, Key: host.Binding("d", "describe"), Run: inSession(r.describe)}
-	logs := Action{Name: ActionLogs, Key: host.Binding("l", "logs"), Run: inSession(r.logs)}
+	scale := host.Action{Name: host.ActionScale, Key: host.Binding("s", "scale"), Dangerous: true, Run: inSession(r.scale)}
+	delWorkers := host.Action{Name: host.ActionDeleteWorkers, Key: host.Binding("ctrl+d", "delete workers"), Dangerous: true, Run: inSession(r.deleteWorkers)}
+	stop := host.Action{Name: host.ActionStopJob, Key: host.Binding("x", "stop job"), Dangerous: true, Run: inSession(r.stopJob)}
+	trigger := host.Action{Name: host.ActionTrigger, Key: host.Binding("t", "trigger now"), Dangerous: true, Run: inSession(r.trigger)}
+	suspend := host.Action{Name: host.ActionSuspend, Key: host.Binding("z", "suspend/resume"), Dangerous: true, Run: inSession(r.suspend)}
+	del := host.Action{Name: host.ActionDelete, Key: host.Binding("ctrl+d", "delete"), Dangerous: true, Run: inSession(r.delete)}
+	describe := host.Action{Name: host.ActionDescribe, Key: host.Binding("d", "describe"), Run: inSession(r.describe)}
+	logs := host.Action{Name: host.ActionLogs, Key: host.Binding("l", "logs"), Run: inSession(r.logs)}
 	// Not Dangerous: a forward changes nothing in the cluster (forwards.go).
-	pf := Action{Name: ActionPortForward, Key: host.Binding("F", "port-forward"), Run: inSession(r.portForward)}
-	byName := map[string]Action{}
-	for _, act := range []Action{scale, delWorkers, stop, trigger, suspend, del, describe, logs, pf} {
+	pf := host.Action{Name: host.ActionPortForward, Key: host.Binding("F", "port-forward"), Run: inSession(r.portForward)}
+	byName := map[string]host.Action{}
+	for _, act := range []host.Action{scale, delWorkers, stop, trigger, suspend, del, describe, logs, pf} {
 		byName[act.Name] = act
 	}
 	return byName
@@ -49,8 +49,8 @@ func actionsByName(deps ActionDeps) map[string]Action {
 
 // inSession refuses targets that were not taken by the App (which sets the
 // session they belong to).
-func inSession(run func(Target) tea.Cmd) func(Target) tea.Cmd {
-	return func(tg Target) tea.Cmd {
+func inSession(run func(host.Target) tea.Cmd) func(host.Target) tea.Cmd {
+	return func(tg host.Target) tea.Cmd {
 		if tg.Env == nil {
 			return host.ErrMsg(errors.New("this action runs only inside the TUI"))
 		}
@@ -59,35 +59,35 @@ func inSession(run func(Target) tea.Cmd) func(Target) tea.Cmd {
 }
 
 // actionRunner holds the deps the actions were built with.
-type actionRunner struct{ base ActionDeps }
+type actionRunner struct{ base host.ActionDeps }
 
 // deps returns the dependencies for the target's session.
-func (r *actionRunner) deps(tg Target) (ActionDeps, error) {
+func (r *actionRunner) deps(tg host.Target) (host.ActionDeps, error) {
 	if d := tg.Env.Sess.Deps; d != nil {
 		return *d, nil
 	}
 	if r.base.Context != "" && r.base.Context != tg.Env.Sess.Context {
-		return ActionDeps{}, fmt.Errorf("actions are connected to context %s, not %s: nothing was changed", r.base.Context, tg.Env.Sess.Context)
+		return host.ActionDeps{}, fmt.Errorf("actions are connected to context %s, not %s: nothing was changed", r.base.Context, tg.Env.Sess.Context)
 	}
 	return r.base, nil
 }
 
 // mutator returns the dependencies and the Actions of the target's
 // session.
-func (r *actionRunner) mutator(tg Target) (ActionDeps, *actions.Actions, error) {
+func (r *actionRunner) mutator(tg host.Target) (host.ActionDeps, *kubeactions.Actions, error) {
 	d, err := r.deps(tg)
 	if err != nil {
-		return ActionDeps{}, nil, err
+		return host.ActionDeps{}, nil, err
 	}
 	if d.Actions == nil {
-		return ActionDeps{}, nil, errors.New("changes are not available in this session (no API client)")
+		return host.ActionDeps{}, nil, errors.New("changes are not available in this session (no API client)")
 	}
 	return d, d.Actions, nil
 }
 
 // applyCmd runs an apply method in a command and turns its outcome into a
 // ResultMsg.
-func applyAction(tg Target, apply func(ctx context.Context) (*actions.Result, error), ok func(*actions.Result) string) func() tea.Cmd {
+func applyAction(tg host.Target, apply func(ctx context.Context) (*kubeactions.Result, error), ok func(*kubeactions.Result) string) func() tea.Cmd {
 	parent := tg.Env.SessCtx()
 	return func() tea.Cmd {
 		return func() tea.Msg {
@@ -95,10 +95,10 @@ func applyAction(tg Target, apply func(ctx context.Context) (*actions.Result, er
 			defer cancel()
 			res, err := apply(ctx)
 			if err != nil {
-				return ResultMsg{Err: err}
+				return host.ResultMsg{Err: err}
 			}
-			if res.Outcome == actions.OutcomeUnchanged {
-				return ResultMsg{Text: "no change: " + res.Object.String() + " already is as asked"}
+			if res.Outcome == kubeactions.OutcomeUnchanged {
+				return host.ResultMsg{Text: "no change: " + res.Object.String() + " already is as asked"}
 			}
 			text := ok(res)
 			if res.EventError != "" {
@@ -107,14 +107,14 @@ func applyAction(tg Target, apply func(ctx context.Context) (*actions.Result, er
 			if res.AuditError != "" {
 				text += " (audit log: " + res.AuditError + ")"
 			}
-			return ResultMsg{Text: text}
+			return host.ResultMsg{Text: text}
 		}
 	}
 }
 
 // ---- scale ----
 
-func (r *actionRunner) scale(tg Target) tea.Cmd {
+func (r *actionRunner) scale(tg host.Target) tea.Cmd {
 	rc, ok := tg.Owner.(*rayv1.RayCluster)
 	if !ok {
 		return host.Warn("scale: open a RayCluster first")
@@ -130,11 +130,11 @@ func (r *actionRunner) scale(tg Target) tea.Cmd {
 		return host.ErrMsg(err)
 	}
 	ns, name, group := rc.Namespace, rc.Name, tg.Group
-	d := widgets.NewScaleDialog(tg.Env.St, rc, group, func(req actions.ScaleRequest) func() tea.Cmd {
-		return applyAction(tg, func(ctx context.Context) (*actions.Result, error) {
+	d := widgets.NewScaleDialog(tg.Env.St, rc, group, func(req kubeactions.ScaleRequest) func() tea.Cmd {
+		return applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) {
 			return a.ScaleGroup(ctx, ns, name, group, req)
-		}, func(res *actions.Result) string {
-			p, _ := res.Plan.(*actions.ScalePlan)
+		}, func(res *kubeactions.Result) string {
+			p, _ := res.Plan.(*kubeactions.ScalePlan)
 			if p == nil {
 				return fmt.Sprintf("scaled %s/%s group %s", ns, name, group)
 			}
@@ -146,7 +146,7 @@ func (r *actionRunner) scale(tg Target) tea.Cmd {
 
 // ---- delete workers ----
 
-func (r *actionRunner) deleteWorkers(tg Target) tea.Cmd {
+func (r *actionRunner) deleteWorkers(tg host.Target) tea.Cmd {
 	rc, ok := tg.Owner.(*rayv1.RayCluster)
 	if !ok {
 		return host.Warn("delete workers: open a RayCluster first")
@@ -175,17 +175,17 @@ func (r *actionRunner) deleteWorkers(tg Target) tea.Cmd {
 	for _, p := range tg.Env.Store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name}) {
 		pods = append(pods, *p)
 	}
-	req := actions.DeleteWorkersRequest{Pods: names}
+	req := kubeactions.DeleteWorkersRequest{Pods: names}
 	ns, name := rc.Namespace, rc.Name
-	plan, err := actions.PlanDeleteWorkers(rc, pods, req)
+	plan, err := kubeactions.PlanDeleteWorkers(rc, pods, req)
 	title := fmt.Sprintf("Delete worker pods of RayCluster %s/%s", ns, name)
 	if err != nil {
 		return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, []string{"nothing can be deleted:"}, err.Error(), nil))
 	}
-	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) {
+	apply := applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) {
 		return a.DeleteWorkers(ctx, ns, name, req)
-	}, func(res *actions.Result) string {
-		p, _ := res.Plan.(*actions.DeleteWorkersPlan)
+	}, func(res *kubeactions.Result) string {
+		p, _ := res.Plan.(*kubeactions.DeleteWorkersPlan)
 		if p == nil {
 			return fmt.Sprintf("deleting workers of %s/%s", ns, name)
 		}
@@ -196,7 +196,7 @@ func (r *actionRunner) deleteWorkers(tg Target) tea.Cmd {
 
 // deleteWorkersLines are the plan's lines with one pod a line, so that
 // long pod names are never broken.
-func deleteWorkersLines(p *actions.DeleteWorkersPlan) []string {
+func deleteWorkersLines(p *kubeactions.DeleteWorkersPlan) []string {
 	ls := []string{p.Lines()[0]}
 	for _, g := range p.Groups {
 		s := fmt.Sprintf("group %s: replicas %d → %d", g.Group, g.Current.Replicas, g.New.Replicas)
@@ -216,7 +216,7 @@ func deleteWorkersLines(p *actions.DeleteWorkersPlan) []string {
 
 // ---- stop job ----
 
-func (r *actionRunner) stopJob(tg Target) tea.Cmd {
+func (r *actionRunner) stopJob(tg host.Target) tea.Cmd {
 	j, ok := tg.Selected.(*rayv1.RayJob)
 	if !ok {
 		return host.Warn("stop: select a RayJob first")
@@ -228,18 +228,18 @@ func (r *actionRunner) stopJob(tg Target) tea.Cmd {
 	ns, name := j.Namespace, j.Name
 	direct := d.OtherOperator != nil && d.OtherOperator(j)
 	title := fmt.Sprintf("Stop RayJob %s/%s", ns, name)
-	var plan *actions.StopJobPlan
+	var plan *kubeactions.StopJobPlan
 	var apply func() tea.Cmd
 	if direct {
-		plan, err = actions.PlanStopJobDirect(j)
-		apply = applyAction(tg, func(ctx context.Context) (*actions.Result, error) { return a.StopJobDirect(ctx, ns, name) },
-			func(res *actions.Result) string {
+		plan, err = kubeactions.PlanStopJobDirect(j)
+		apply = applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) { return a.StopJobDirect(ctx, ns, name) },
+			func(res *kubeactions.Result) string {
 				return fmt.Sprintf("stopped the Ray job of RayJob %s/%s through the Ray dashboard", ns, name)
 			})
 	} else {
-		plan, err = actions.PlanStopJob(j, a.Actor(), tg.Env.Now())
-		apply = applyAction(tg, func(ctx context.Context) (*actions.Result, error) { return a.StopJob(ctx, ns, name) },
-			func(res *actions.Result) string {
+		plan, err = kubeactions.PlanStopJob(j, a.Actor(), tg.Env.Now())
+		apply = applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) { return a.StopJob(ctx, ns, name) },
+			func(res *kubeactions.Result) string {
 				return fmt.Sprintf("stop requested for RayJob %s/%s; the RayJob reconciler stops it", ns, name)
 			})
 	}
@@ -251,7 +251,7 @@ func (r *actionRunner) stopJob(tg Target) tea.Cmd {
 
 // ---- trigger now ----
 
-func (r *actionRunner) trigger(tg Target) tea.Cmd {
+func (r *actionRunner) trigger(tg host.Target) tea.Cmd {
 	obj, _, _, _ := lifecycleObject(tg)
 	cj, ok := obj.(*rayv1.RayCronJob)
 	if !ok {
@@ -263,17 +263,17 @@ func (r *actionRunner) trigger(tg Target) tea.Cmd {
 	}
 	ns, name := cj.Namespace, cj.Name
 	title := fmt.Sprintf("Trigger RayCronJob %s/%s now", ns, name)
-	plan, err := actions.PlanTrigger(cj, tg.Env.Now())
+	plan, err := kubeactions.PlanTrigger(cj, tg.Env.Now())
 	if err != nil {
 		return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, []string{"it cannot run now:"}, err.Error(), nil))
 	}
 	if _, exists := tg.Env.Store.Find(watch.RayJob, ns, plan.Job); exists {
 		plan.AlreadyExists = true
 	}
-	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) { return a.Trigger(ctx, ns, name) },
-		func(res *actions.Result) string {
+	apply := applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) { return a.Trigger(ctx, ns, name) },
+		func(res *kubeactions.Result) string {
 			job := plan.Job
-			if p, _ := res.Plan.(*actions.TriggerPlan); p != nil {
+			if p, _ := res.Plan.(*kubeactions.TriggerPlan); p != nil {
 				job = p.Job
 			}
 			return fmt.Sprintf("triggered RayCronJob %s/%s: created RayJob %s", ns, name, job)
@@ -286,7 +286,7 @@ func (r *actionRunner) trigger(tg Target) tea.Cmd {
 // lifecycleObject returns the object suspend/resume and delete act on,
 // its kind and whether it is suspended: the selection in lists, the
 // detail's object in details, if its kind has a lifecycle (Kinds.Lifecycle).
-func lifecycleObject(tg Target) (obj client.Object, kind actions.Kind, suspended, ok bool) {
+func lifecycleObject(tg host.Target) (obj client.Object, kind kubeactions.Kind, suspended, ok bool) {
 	obj = tg.Selected
 	if tg.Env.Kinds.IsDetail(tg.View) {
 		obj = tg.Owner
@@ -299,18 +299,18 @@ func lifecycleObject(tg Target) (obj client.Object, kind actions.Kind, suspended
 }
 
 // showDialog opens d at once, through the App (Host).
-func showDialog(tg Target, d Dialog) tea.Cmd {
+func showDialog(tg host.Target, d host.Dialog) tea.Cmd {
 	tg.Env.Host.ShowDialog(d)
 	return nil
 }
 
 // pushPage pushes p at once, through the App (Host).
-func pushPage(tg Target, p host.Page) tea.Cmd {
+func pushPage(tg host.Target, p host.Page) tea.Cmd {
 	tg.Env.Host.Push(p)
 	return nil
 }
 
-func (r *actionRunner) suspend(tg Target) tea.Cmd {
+func (r *actionRunner) suspend(tg host.Target) tea.Cmd {
 	obj, kind, suspended, ok := lifecycleObject(tg)
 	if !ok {
 		return host.Warn("suspend/resume: select a %s first", tg.Env.Kinds.LifecycleKinds())
@@ -326,22 +326,22 @@ func (r *actionRunner) suspend(tg Target) tea.Cmd {
 	}
 	ns, name := obj.GetNamespace(), obj.GetName()
 	title := fmt.Sprintf("%s %s %s/%s", verb, kind, ns, name)
-	plan, err := actions.PlanSuspend(obj, suspend)
+	plan, err := kubeactions.PlanSuspend(obj, suspend)
 	if err != nil {
 		return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, []string{strings.ToLower(verb) + " is not possible:"}, err.Error(), nil))
 	}
-	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) {
+	apply := applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) {
 		if suspend {
 			return a.Suspend(ctx, kind, ns, name)
 		}
 		return a.Resume(ctx, kind, ns, name)
-	}, func(*actions.Result) string { return fmt.Sprintf("%s %s %s/%s", done, kind, ns, name) })
+	}, func(*kubeactions.Result) string { return fmt.Sprintf("%s %s %s/%s", done, kind, ns, name) })
 	return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, plan.Lines(), "", apply))
 }
 
 // ---- delete ----
 
-func (r *actionRunner) delete(tg Target) tea.Cmd {
+func (r *actionRunner) delete(tg host.Target) tea.Cmd {
 	obj, kind, _, ok := lifecycleObject(tg)
 	if !ok {
 		return host.Warn("delete: select a %s first", tg.Env.Kinds.LifecycleKinds())
@@ -358,7 +358,7 @@ func (r *actionRunner) delete(tg Target) tea.Cmd {
 	// Update); Services, batch Jobs and their pods, which the store does
 	// not hold, from the reader inside the command.
 	ns, name := obj.GetNamespace(), obj.GetName()
-	var rel actions.Related
+	var rel kubeactions.Related
 	for _, o := range tg.Env.Store.List(watch.RayJob) {
 		if o.GetNamespace() == ns {
 			rel.RayJobs = append(rel.RayJobs, *o.(*rayv1.RayJob))
@@ -376,10 +376,10 @@ func (r *actionRunner) delete(tg Target) tea.Cmd {
 	}
 	st, parent := tg.Env.St, tg.Env.SessCtx()
 	title := fmt.Sprintf("Delete %s %s/%s", kind, ns, name)
-	apply := applyAction(tg, func(ctx context.Context) (*actions.Result, error) { return a.Delete(ctx, kind, ns, name) },
-		func(res *actions.Result) string {
+	apply := applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) { return a.Delete(ctx, kind, ns, name) },
+		func(res *kubeactions.Result) string {
 			s := fmt.Sprintf("deleted %s %s/%s", kind, ns, name)
-			if p, _ := res.Plan.(*actions.DeletePlan); p != nil && len(p.Dependents) > 0 {
+			if p, _ := res.Plan.(*kubeactions.DeletePlan); p != nil && len(p.Dependents) > 0 {
 				s += fmt.Sprintf(" and %d objects it owned", len(p.Dependents))
 			}
 			return s
@@ -388,18 +388,18 @@ func (r *actionRunner) delete(tg Target) tea.Cmd {
 		ctx, cancel := context.WithTimeout(parent, actionTimeout)
 		defer cancel()
 		warnings := relatedFromReader(ctx, reader, ns, &rel)
-		plan, err := actions.PlanDelete(obj, rel)
+		plan, err := kubeactions.PlanDelete(obj, rel)
 		if err != nil {
-			return ShowDialogMsg{Dialog: widgets.NewConfirm(st, title, []string{"nothing can be deleted:"}, err.Error(), nil)}
+			return host.ShowDialogMsg{Dialog: widgets.NewConfirm(st, title, []string{"nothing can be deleted:"}, err.Error(), nil)}
 		}
 		plan.Warnings = append(plan.Warnings, warnings...)
-		return ShowDialogMsg{Dialog: widgets.NewConfirm(st, title, deleteLines(plan), "", apply)}
+		return host.ShowDialogMsg{Dialog: widgets.NewConfirm(st, title, DeleteLines(plan), "", apply)}
 	}
 }
 
 // relatedFromReader adds the namespace's Services, batch Jobs and the
 // Jobs' pods to rel; what cannot be listed becomes a warning.
-func relatedFromReader(ctx context.Context, rd client.Reader, ns string, rel *actions.Related) []string {
+func relatedFromReader(ctx context.Context, rd client.Reader, ns string, rel *kubeactions.Related) []string {
 	var warnings []string
 	list := func(l client.ObjectList, what string, opts ...client.ListOption) bool {
 		if err := rd.List(ctx, l, append(opts, client.InNamespace(ns))...); err != nil {
@@ -431,28 +431,28 @@ func relatedFromReader(ctx context.Context, rd client.Reader, ns string, rel *ac
 
 // maxDeleteDependents is how many dependents the delete dialog names one
 // by one; the rest are counted.
-const maxDeleteDependents = 8
+const MaxDeleteDependents = 8
 
 // deleteLines are the plan's lines with the dependents list cut short.
-func deleteLines(p *actions.DeletePlan) []string {
-	if len(p.Dependents) <= maxDeleteDependents {
+func DeleteLines(p *kubeactions.DeletePlan) []string {
+	if len(p.Dependents) <= MaxDeleteDependents {
 		return p.Lines()
 	}
 	cut := *p
-	cut.Dependents = p.Dependents[:maxDeleteDependents]
+	cut.Dependents = p.Dependents[:MaxDeleteDependents]
 	ls := cut.Lines()
 	// Lines: "delete …", "also deleted: <summary>", dependents…; keep the
 	// full summary and say how many are not named.
 	full := p.Lines()
 	ls[1] = full[1]
-	at := 2 + maxDeleteDependents
-	more := fmt.Sprintf("  … and %d more", len(p.Dependents)-maxDeleteDependents)
+	at := 2 + MaxDeleteDependents
+	more := fmt.Sprintf("  … and %d more", len(p.Dependents)-MaxDeleteDependents)
 	return append(ls[:at:at], append([]string{more}, ls[at:]...)...)
 }
 
 // ---- describe and logs ----
 
-func (r *actionRunner) describe(tg Target) tea.Cmd {
+func (r *actionRunner) describe(tg host.Target) tea.Cmd {
 	obj := tg.Selected
 	if obj == nil { // a detail view's row without an object (a group)
 		obj = tg.Owner
@@ -463,7 +463,7 @@ func (r *actionRunner) describe(tg Target) tea.Cmd {
 	return pushPage(tg, describe.NewPage(tg.Env, obj))
 }
 
-func (r *actionRunner) logs(tg Target) tea.Cmd {
+func (r *actionRunner) logs(tg host.Target) tea.Cmd {
 	p, ok := tg.Selected.(*corev1.Pod)
 	if !ok {
 		return host.Warn("logs: select a pod first")
