@@ -22,12 +22,12 @@
 //	                      Target, Dialog, the messages, Session and its sources
 //	widgets               text and log views, the confirm, scale and forward
 //	                      dialogs, the Why and Ray blocks
-//	pages/...             one package per page: cluster, job, service, describe,
-//	                      logs, raylogs, forwards
+//	pages/...             one package per page: cluster, job, service, cronjob,
+//	                      describe, logs, raylogs, forwards
 //	actions               raydar's actions (ByName)
 //	tui                   the App: stack, keys, prompt, render, the registry of
-//	                      kinds and its entries, the lists, the RayCronJob page,
-//	                      and the public names (api.go)
+//	                      kinds and its entries, the lists, and the public
+//	                      names (api.go)
 //
 // Kinds: the registry (registry.go, entries in kinds.go) holds, per kind,
 // its list columns (header, width, cell, sort key), its `:` aliases and

@@ -26,8 +26,9 @@ import (
 // entries move beside their pages.
 
 type (
-	env  = host.Env
-	page = host.Page
+	env       = host.Env
+	page      = host.Page
+	cronTicks = format.CronTicks
 )
 
 func objMeta(o client.Object, status string) table.Meta      { return format.ObjMeta(o, status) }

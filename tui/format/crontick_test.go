@@ -1,4 +1,4 @@
-package tui
+package format
 
 import (
 	"testing"
@@ -8,7 +8,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
-	"github.com/raydar/raydar/tui/format"
 )
 
 // TestCronTicksKeepTheTickUntilItChanges checks that the kept tick reads as
@@ -20,11 +19,11 @@ func TestCronTicksKeepTheTickUntilItChanges(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "u", CreationTimestamp: metav1.NewTime(created)},
 		Spec:       rayv1.RayCronJobSpec{Schedule: "* * * * *", TimeZone: ptr.To("UTC")},
 	}
-	x := cronTicks{}
+	x := CronTicks{}
 	first := x.Get(cj, created)
 	for s := 0; s < 150; s++ {
 		now := created.Add(time.Duration(s) * time.Second)
-		if got, want := x.countdown(cj, now), format.CronNextRun(cj, now); got != want {
+		if got, want := x.Countdown(cj, now), CronNextRun(cj, now); got != want {
 			t.Fatalf("at +%ds: countdown %q, cronNextRun %q", s, got, want)
 		}
 		if s < 30 && x.Get(cj, now) != first {
@@ -37,7 +36,7 @@ func TestCronTicksKeepTheTickUntilItChanges(t *testing.T) {
 		t.Fatal("a new last schedule kept the old tick")
 	}
 	cj.Spec.Suspend = ptr.To(true)
-	if got := x.countdown(cj, created.Add(150*time.Second)); got != format.None {
-		t.Fatalf("suspended: countdown %q, want %q", got, format.None)
+	if got := x.Countdown(cj, created.Add(150*time.Second)); got != None {
+		t.Fatalf("suspended: countdown %q, want %q", got, None)
 	}
 }

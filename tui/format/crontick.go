@@ -1,4 +1,4 @@
-package tui
+package format
 
 import (
 	"time"
@@ -8,28 +8,27 @@ import (
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
-	"github.com/raydar/raydar/tui/format"
 )
 
-// cronTicks keeps each RayCronJob's next tick (cronNext) so that the views
+// CronTicks keeps each RayCronJob's next tick (CronNext) so that the views
 // that count down to it every second parse its schedule only when the
 // object changes, not per row per frame: a tick stays the answer until the
 // object's schedule, suspend, last schedule or creation time changes or
 // the clock leaves the span it holds for (a future tick is reached).
-type cronTicks map[types.UID]*cronTick
+type CronTicks map[types.UID]*CronTick
 
-// cronTick is one RayCronJob's next tick, the inputs it was worked out from
+// CronTick is one RayCronJob's next tick, the inputs it was worked out from
 // and the span of clock times it holds for: [from, until), until zero for
 // no end.
-type cronTick struct {
+type CronTick struct {
 	in          cronInputs
 	from, until time.Time
-	at          time.Time
-	ok          bool
-	// zone is the time zone the schedule runs in (cronZone), words the
-	// schedule in words (cronWords).
-	zone  *time.Location
-	words string
+	At          time.Time
+	OK          bool
+	// Zone is the time zone the schedule runs in (CronZone), Words the
+	// schedule in words (CronWords).
+	Zone  *time.Location
+	Words string
 }
 
 // cronInputs is what cronNext reads of a RayCronJob.
@@ -50,29 +49,41 @@ func cronInputsOf(c *rayv1.RayCronJob) cronInputs {
 	return in
 }
 
-// get is c's tick at now, worked out again only when it no longer holds.
-func (x cronTicks) Get(c *rayv1.RayCronJob, now time.Time) *cronTick {
+// Get is c's tick at now, worked out again only when it no longer holds.
+func (x CronTicks) Get(c *rayv1.RayCronJob, now time.Time) *CronTick {
 	key, in := watch.Key(c), cronInputsOf(c)
 	if t := x[key]; t != nil && t.in == in && !now.Before(t.from) && (t.until.IsZero() || now.Before(t.until)) {
 		return t
 	}
-	t := &cronTick{in: in, from: now, zone: cronZone(c), words: format.CronWords(c)}
-	t.at, t.ok = format.CronNext(c, now)
+	t := &CronTick{in: in, from: now, Zone: CronZone(c), Words: CronWords(c)}
+	t.At, t.OK = CronNext(c, now)
 	switch {
-	case t.ok && !t.at.After(now):
+	case t.OK && !t.At.After(now):
 		// Overdue: it stays due from its tick on.
-		t.from = t.at
-	case t.ok:
+		t.from = t.At
+	case t.OK:
 		// Future: it holds until it is reached.
-		t.until = t.at
+		t.until = t.At
 	}
 	x[key] = t
 	return t
 }
 
-// countdown is cronNextRun from the kept tick.
-func (x cronTicks) countdown(c *rayv1.RayCronJob, now time.Time) string {
-	return x.Get(c, now).countdown(now)
+// Countdown is CronNextRun from the kept tick.
+func (x CronTicks) Countdown(c *rayv1.RayCronJob, now time.Time) string {
+	return x.Get(c, now).Countdown(now)
 }
 
-func (t *cronTick) countdown(now time.Time) string { return status.NextRun(now, t.at, t.ok) }
+// Countdown is CronNextRun from the tick.
+func (t *CronTick) Countdown(now time.Time) string { return status.NextRun(now, t.At, t.OK) }
+
+// CronZone is the time zone of cj's schedule (the TUI's own without
+// spec.timeZone, as cronNext).
+func CronZone(cj *rayv1.RayCronJob) *time.Location {
+	if tz := cj.Spec.TimeZone; tz != nil {
+		if l, err := time.LoadLocation(*tz); err == nil {
+			return l
+		}
+	}
+	return time.Local
+}
