@@ -2,6 +2,7 @@ package kube
 
 import (
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -16,14 +17,53 @@ import (
 const module = "github.com/raydar/raydar"
 
 // layerRules: a package under the key prefix must not depend on a package
-// under any of the listed prefixes.
+// under any of the listed prefixes ("=" before one: on that package itself,
+// not the ones below it).
 var layerRules = map[string][]string{
 	module + "/rayapi": {module + "/kube", module + "/controller", module + "/tui", module + "/cmd"},
 	module + "/kube":   {module + "/controller", module + "/tui", module + "/cmd"},
+
+	// The TUI's rooms (tui/doc.go), lowest first: the key map, the styles
+	// and the table; the words (format) and the diagnosis cache (diagnose);
+	// the page plumbing (host); the widgets; the pages; the actions; the App
+	// (tui itself) on top.
+	module + "/tui/keys":     tuiAbove("format", "diagnose", "host", "widgets", "pages", "actions"),
+	module + "/tui/styles":   tuiAbove("format", "diagnose", "host", "widgets", "pages", "actions"),
+	module + "/tui/table":    tuiAbove("format", "diagnose", "host", "widgets", "pages", "actions"),
+	module + "/tui/format":   tuiAbove("diagnose", "host", "widgets", "pages", "actions"),
+	module + "/tui/diagnose": tuiAbove("format", "host", "widgets", "pages", "actions"),
+	module + "/tui/host":     tuiAbove("widgets", "pages", "actions"),
+	module + "/tui/widgets":  tuiAbove("pages", "actions"),
+	module + "/tui/pages":    tuiAbove("actions"),
+	module + "/tui/actions":  tuiAbove(),
+	// Among the pages, the leaves open no other page; the cronjob page
+	// opens the job page, the job and service pages the cluster page, which
+	// opens the Ray logs.
+	module + "/tui/pages/raylogs":  tuiAbove("pages/cluster", "pages/job", "pages/service", "pages/describe", "pages/logs", "pages/forwards", "pages/cronjob"),
+	module + "/tui/pages/describe": tuiAbove("pages/cluster", "pages/job", "pages/service", "pages/raylogs", "pages/logs", "pages/forwards", "pages/cronjob"),
+	module + "/tui/pages/logs":     tuiAbove("pages/cluster", "pages/job", "pages/service", "pages/raylogs", "pages/describe", "pages/forwards", "pages/cronjob"),
+	module + "/tui/pages/forwards": tuiAbove("pages/cluster", "pages/job", "pages/service", "pages/raylogs", "pages/describe", "pages/logs", "pages/cronjob"),
+	module + "/tui/pages/cluster":  tuiAbove("pages/job", "pages/service", "pages/describe", "pages/logs", "pages/forwards", "pages/cronjob"),
+	module + "/tui/pages/job":      tuiAbove("pages/service", "pages/cronjob", "pages/describe", "pages/logs", "pages/forwards"),
 }
 
-// under reports whether pkg is prefix or a package below it.
+// tuiAbove is the rule of a TUI room: none of rooms (under tui/), nor the
+// App, nor cmd. (tui/format still reads a RayCronJob's schedule through
+// controller/raycronjob until those helpers move to rayapi: issue 22.)
+func tuiAbove(rooms ...string) []string {
+	out := []string{"=" + module + "/tui", module + "/cmd"}
+	for _, r := range rooms {
+		out = append(out, module+"/tui/"+r)
+	}
+	return out
+}
+
+// under reports whether pkg is prefix or a package below it; "=prefix"
+// is that package only.
 func under(pkg, prefix string) bool {
+	if p, ok := strings.CutPrefix(prefix, "="); ok {
+		return pkg == p
+	}
 	return pkg == prefix || strings.HasPrefix(pkg, prefix+"/")
 }
 
@@ -46,7 +86,7 @@ func layerViolations(deps map[string][]string, rules map[string][]string) []stri
 		}
 	}
 	sort.Strings(out)
-	return out
+	return slices.Compact(out) // a package under two rules is named once
 }
 
 func TestLayerViolationsFindsUpwardImports(t *testing.T) {
@@ -55,27 +95,32 @@ func TestLayerViolationsFindsUpwardImports(t *testing.T) {
 		module + "/kube/watch":        {module + "/rayapi/v1", module + "/kube"},
 		module + "/rayapi/dashboard":  {module + "/kube/raydash", module + "/tuition"}, // tuition is not tui
 		module + "/tui":               {module + "/controller"},                        // no rule for the top
+		module + "/tui/host":          {module + "/tui/table", module + "/tui/widgets"},
+		module + "/tui/pages/job":     {module + "/tui/pages/cluster", module + "/tui"},
 	}
 	got := layerViolations(deps, layerRules)
 	want := []string{
 		module + "/kube/sandbox/seed imports " + module + "/controller",
 		module + "/rayapi/dashboard imports " + module + "/kube/raydash",
+		module + "/tui/host imports " + module + "/tui/widgets",
+		module + "/tui/pages/job imports " + module + "/tui",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("layerViolations =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
-// TestNoImportAgainstTheLayers runs `go list -deps` over kube/... and
-// rayapi/...: neither may depend on controller, tui or cmd, and rayapi not
-// on kube.
+// TestNoImportAgainstTheLayers runs `go list -deps` over kube/...,
+// rayapi/... and tui/...: neither kube nor rayapi may depend on
+// controller, tui or cmd, rayapi not on kube, and each of the TUI's rooms
+// only on the rooms beneath it.
 func TestNoImportAgainstTheLayers(t *testing.T) {
-	deps := listDeps(t, module+"/kube/...", module+"/rayapi/...")
+	deps := listDeps(t, module+"/kube/...", module+"/rayapi/...", module+"/tui/...")
 	if len(deps) < 5 {
-		t.Fatalf("go list listed %d packages, want kube/... and rayapi/...", len(deps))
+		t.Fatalf("go list listed %d packages, want kube/..., rayapi/... and tui/...", len(deps))
 	}
 	if v := layerViolations(deps, layerRules); len(v) > 0 {
-		t.Errorf("imports against the layers (rayapi < kube < controller, tui, cmd; see kube/doc.go):\n  %s\n"+
+		t.Errorf("imports against the layers (rayapi < kube < controller, tui, cmd; see kube/doc.go; the TUI's rooms: tui/doc.go):\n  %s\n"+
 			"move what is needed into a lower layer (a shared type or the scheme into rayapi) instead",
 			strings.Join(v, "\n  "))
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	tuiactions "github.com/raydar/raydar/tui/actions"
 )
 
 // Cursor rows of train-a's cluster detail: 0 head, 1 head pod, 2 group
@@ -163,7 +164,7 @@ func TestScaleDialog(t *testing.T) {
 func TestDeleteWorkersDialog(t *testing.T) {
 	marked := func(a *App) []string {
 		var out []string
-		for _, o := range a.top().target().Marked {
+		for _, o := range a.top().Target().Marked {
 			out = append(out, o.GetName())
 		}
 		return out
@@ -171,11 +172,11 @@ func TestDeleteWorkersDialog(t *testing.T) {
 	t.Run("the head cannot be marked", func(t *testing.T) {
 		w := newWorld(t, worldOpts{})
 		_, a := dialogRun(t, w.opts(), "the head pod cannot be marked", trainA(1, "<space>")...)
-		if a.top().tbl().MarkCount() != 0 {
+		if a.top().Table().MarkCount() != 0 {
 			t.Fatal("head marked")
 		}
 		_, a = dialogRun(t, w.opts(), "only worker pods can be marked", trainA(2, "<space>")...)
-		if a.top().tbl().MarkCount() != 0 {
+		if a.top().Table().MarkCount() != 0 {
 			t.Fatal("group row marked")
 		}
 	})
@@ -396,8 +397,8 @@ func TestDeleteDialog(t *testing.T) {
 		for i := range 12 {
 			p.Dependents = append(p.Dependents, actions.Dependent{Kind: "Pod", Name: fmt.Sprintf("pod-%02d", i), Owner: "RayCluster big"})
 		}
-		ls := deleteLines(p)
-		if ls[1] != "also deleted: 12 pods" || ls[2+maxDeleteDependents] != "  … and 4 more" || len(ls) != 3+maxDeleteDependents {
+		ls := tuiactions.DeleteLines(p)
+		if ls[1] != "also deleted: 12 pods" || ls[2+tuiactions.MaxDeleteDependents] != "  … and 4 more" || len(ls) != 3+tuiactions.MaxDeleteDependents {
 			t.Fatalf("lines %q", ls)
 		}
 	})

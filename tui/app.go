@@ -13,6 +13,8 @@ import (
 
 	"github.com/raydar/raydar/kube/portforward"
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/tui/diagnose"
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 )
@@ -63,11 +65,6 @@ type (
 		sess Session
 		err  error
 	}
-	// pushMsg pushes the page build returns (nil: nothing) on the stack;
-	// build runs in Update, so it may read the store.
-	pushMsg struct{ build func(e *env) page }
-	// warnMsg flashes a warning.
-	warnMsg string
 )
 
 // App is the root model. Create it with New and run it with
@@ -78,11 +75,11 @@ type App struct {
 	km      *keys.KeyMap
 	now     func() time.Time
 	reg     registry
-	scheme  lazyScheme
+	scheme  host.LazyScheme
 	seq     int64
 	actions map[ViewKind][]Action
 
-	e          *env
+	e          *host.Env
 	gen        int
 	sessCancel context.CancelFunc
 
@@ -91,8 +88,8 @@ type App struct {
 	resizeSeq     int
 
 	ns    string
-	lists map[ViewKind]page
-	stack []page
+	lists map[ViewKind]host.Page
+	stack []host.Page
 
 	mode    mode
 	prompt  prompt
@@ -107,6 +104,9 @@ type App struct {
 	syncing   bool
 	dialog    Dialog
 	quitting  bool
+	// opened are the start-up commands of the pages pushed through the
+	// Host during an Update; Update runs them after it.
+	opened []tea.Cmd
 	// sshUser and sshHost: $USER and the hostname, read once by New, for
 	// the forwards' ssh lines.
 	sshUser, sshHost string
@@ -199,10 +199,10 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.sessCancel = cancel
 	a.gen++
-	a.e = &env{st: a.st, km: a.km, now: a.now, reg: &a.reg, scheme: &a.scheme, seq: &a.seq, store: store, sess: sess, ctx: ctx,
-		sshUser: a.sshUser, sshHost: a.sshHost}
+	a.e = &host.Env{St: a.st, KM: a.km, Now: a.now, Kinds: &a.reg, Host: appHost{a}, Scheme: &a.scheme, Seq: &a.seq, Store: store, Sess: sess, Ctx: ctx,
+		SSHUser: a.sshUser, SSHHost: a.sshHost}
 	a.ns = sess.Namespace
-	a.lists = map[ViewKind]page{}
+	a.lists = map[ViewKind]host.Page{}
 	a.role = ""
 	if sess.Role != nil {
 		a.role = sess.Role()
@@ -212,8 +212,8 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 	if nk, ok := sess.Feed.(interface{ NodesKnown() bool }); ok {
 		nodesKnown = nk.NodesKnown
 	}
-	a.e.why = newDiagnoses(store, a.now, a.role, nodesKnown)
-	a.e.hist = newHistoryCache(sess.History)
+	a.e.Why = diagnose.NewDiagnoses(store, a.now, a.role, nodesKnown)
+	a.e.Hist = host.NewHistoryCache(sess.History)
 }
 
 // Init starts the feed and the clock.
@@ -233,7 +233,7 @@ func (a *App) syncPoll() tea.Cmd {
 }
 
 func (a *App) nextBatch() tea.Cmd {
-	feed, ctx, gen := a.e.sess.Feed, a.e.ctx, a.gen
+	feed, ctx, gen := a.e.Sess.Feed, a.e.Ctx, a.gen
 	if feed == nil {
 		return nil
 	}
@@ -249,7 +249,25 @@ func (a *App) tick() tea.Cmd {
 
 // Update implements tea.Model.
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	return a, a.update(msg)
+	cmd := a.update(msg)
+	if len(a.opened) > 0 {
+		cmd = tea.Batch(append(a.opened, cmd)...)
+		a.opened = nil
+	}
+	return a, cmd
+}
+
+// appHost is the App as pages and actions talk to it (Host).
+type appHost struct{ a *App }
+
+// ShowDialog implements Host.
+func (h appHost) ShowDialog(d Dialog) { h.a.dialog, h.a.mode = d, modeDialog }
+
+// Push implements Host.
+func (h appHost) Push(p host.Page) {
+	if cmd := h.a.push(p); cmd != nil {
+		h.a.opened = append(h.a.opened, cmd)
+	}
 }
 
 func (a *App) update(msg tea.Msg) tea.Cmd {
@@ -287,7 +305,7 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		if msg.gen != a.gen || !a.syncing {
 			return nil
 		}
-		a.syncing = !a.e.sess.Synced()
+		a.syncing = !a.e.Sess.Synced()
 		return a.syncPoll()
 	case spinner.TickMsg:
 		if a.busy > 0 {
@@ -312,16 +330,15 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		}
 	case ShowDialogMsg:
 		if msg.Dialog != nil {
-			a.dialog = msg.Dialog
-			a.mode = modeDialog
+			a.e.Host.ShowDialog(msg.Dialog)
 		}
-	case pushMsg:
-		if p := msg.build(a.e); p != nil {
+	case host.PushMsg:
+		if p := msg.Build(a.e); p != nil {
 			return a.push(p)
 		}
-	case historyMsg:
-		a.e.hist.receive(msg)
-	case warnMsg:
+	case host.HistoryMsg:
+		a.e.Hist.Receive(msg)
+	case host.WarnMsg:
 		a.setFlash(flashWarn, string(msg))
 	case forwardsMsg:
 		return a.onForwards(msg)
@@ -338,7 +355,7 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		}
 		var root ViewKind
 		if len(a.stack) > 0 {
-			root = a.stack[0].kind()
+			root = a.stack[0].Kind()
 		}
 		a.startSession(msg.sess, watch.NewStore())
 		a.showList(root)
@@ -346,8 +363,8 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		return tea.Batch(a.nextBatch(), a.watchForwards(), a.syncPoll())
 	default:
 		for _, p := range a.stack {
-			if r, ok := p.(receiver); ok {
-				if cmd, handled := r.receive(msg); handled {
+			if r, ok := p.(host.Receiver); ok {
+				if cmd, handled := r.Receive(msg); handled {
 					return cmd
 				}
 			}
@@ -355,17 +372,6 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 	}
 	return nil
 }
-
-// receiver is implemented by pages that get their own messages (job logs).
-type receiver interface {
-	receive(msg tea.Msg) (tea.Cmd, bool)
-}
-
-// initer is implemented by pages that start work when pushed.
-type initer interface{ init() tea.Cmd }
-
-// ticker is implemented by pages that do periodic work while on top.
-type ticker interface{ tick() tea.Cmd }
 
 func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 	if msg.gen != a.gen {
@@ -379,14 +385,14 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 		return nil
 	}
 	if a.syncing {
-		a.syncing = !a.e.sess.Synced()
+		a.syncing = !a.e.Sess.Synced()
 	}
-	ch := a.e.store.Apply(msg.deltas)
+	ch := a.e.Store.Apply(msg.deltas)
 	var cmds []tea.Cmd
 	if !ch.Empty() {
-		a.e.why.update(&ch)
+		a.e.Why.Update(&ch)
 		for _, p := range a.lists {
-			p.apply(&ch)
+			p.Apply(&ch)
 		}
 		a.applyWhy()
 		for _, p := range a.stack[1:] {
@@ -399,17 +405,11 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// cmdApplier is implemented by pages whose refresh on a store change starts
-// work (the job page refetches logs when the job's status changes).
-type cmdApplier interface {
-	applyCmd(ch *watch.Changes) tea.Cmd
-}
-
-func applyCmd(p page, ch *watch.Changes) tea.Cmd {
-	if c, ok := p.(cmdApplier); ok {
-		return c.applyCmd(ch)
+func applyCmd(p host.Page, ch *watch.Changes) tea.Cmd {
+	if c, ok := p.(host.CmdApplier); ok {
+		return c.ApplyCmd(ch)
 	}
-	p.apply(ch)
+	p.Apply(ch)
 	return nil
 }
 
@@ -425,35 +425,35 @@ func (a *App) applyWhy() {
 			r.relayout()
 		}
 	}
-	a.e.why.clearChanged()
+	a.e.Why.ClearChanged()
 }
 
 func (a *App) onTick() tea.Cmd {
-	if a.e.sess.Role != nil {
-		a.role = a.e.sess.Role()
-		a.e.why.setRole(a.role)
+	if a.e.Sess.Role != nil {
+		a.role = a.e.Sess.Role()
+		a.e.Why.SetRole(a.role)
 	}
 	// Ray's capacity is polled for the cluster whose detail page is on
 	// top only; leaving it drops it from the diagnosis.
-	a.e.why.refreshTimed()
-	if cp, ok := a.top().(capacityPoller); ok {
-		cp.pollCapacity()
+	a.e.Why.RefreshTimed()
+	if cp, ok := a.top().(host.CapacityPoller); ok {
+		cp.PollCapacity()
 	} else {
-		a.e.why.setCapacity("", nil)
+		a.e.Why.SetCapacity("", nil)
 	}
 	a.applyWhy()
 	if a.syncing {
-		a.syncing = !a.e.sess.Synced()
+		a.syncing = !a.e.Sess.Synced()
 	}
 	if a.flash.text != "" && !a.flash.expires.IsZero() && a.now().After(a.flash.expires) {
 		a.flash = flash{}
 	}
 	var hist tea.Cmd
-	if hp, ok := a.top().(historyPage); ok {
-		hist = a.e.hist.poll(hp.historyRef())
+	if hp, ok := a.top().(host.HistoryPage); ok {
+		hist = a.e.Hist.Poll(hp.HistoryRef())
 	}
-	if t, ok := a.top().(ticker); ok {
-		return tea.Batch(hist, a.track(t.tick()))
+	if t, ok := a.top().(host.Ticker); ok {
+		return tea.Batch(hist, a.track(t.Tick()))
 	}
 	return hist
 }

@@ -3,6 +3,8 @@ package tui
 import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/raydar/raydar/tui/host"
 )
 
 // key handles a key press according to the mode.
@@ -71,23 +73,19 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		a.setFlash(flashInfo, "namespace: all")
 		return nil
 	case key.Matches(msg, km.Open):
-		if next := p.open(); next != nil {
+		if next := p.Open(); next != nil {
 			return a.push(next)
 		}
 		return nil
 	}
-	for _, act := range a.actions[p.kind()] {
+	for _, act := range a.actions[p.Kind()] {
 		if key.Matches(msg, act.Key) && act.Run != nil {
-			tg := p.target()
-			tg.e = a.e
-			var opened tea.Cmd
-			tg.show = func(d Dialog) { a.dialog, a.mode = d, modeDialog }
-			tg.push = func(np page) tea.Cmd { opened = a.push(np); return nil }
-			cmd := act.Run(tg)
-			return tea.Batch(opened, a.track(cmd))
+			tg := p.Target()
+			tg.Env = a.e
+			return a.track(act.Run(tg))
 		}
 	}
-	handled, cmd := p.update(msg)
+	handled, cmd := p.Update(msg)
 	if handled {
 		return a.track(cmd)
 	}
@@ -96,13 +94,13 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 
 // filterTarget is what the / prompt sets on the top page: its table's
 // filter, or its search (log pages); nil when it has neither.
-func (a *App) filterTarget() filterer {
+func (a *App) filterTarget() host.Filterer {
 	p := a.top()
-	if t := p.tbl(); t != nil {
+	if t := p.Table(); t != nil {
 		return t
 	}
-	if s, ok := p.(searcher); ok {
-		return s.searcher()
+	if s, ok := p.(host.Searcher); ok {
+		return s.Searcher()
 	}
 	return nil
 }

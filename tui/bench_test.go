@@ -19,6 +19,9 @@ import (
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
+	"github.com/raydar/raydar/tui/diagnose"
+	"github.com/raydar/raydar/tui/pages/logs"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // The scale of the performance targets: 10 namespaces, 1,000 RayClusters,
@@ -135,7 +138,7 @@ func BenchmarkKeyToFrame(b *testing.B) {
 		for b.Loop() {
 			f := []string{"cluster-00", "worker-0000[1-3]", ""}[i%3]
 			i++
-			_ = a.top().tbl().SetFilter(f)
+			_ = a.top().Table().SetFilter(f)
 			_ = a.View()
 		}
 	})
@@ -353,14 +356,14 @@ func BenchmarkPodLogs(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			a := benchApp(b, PodsView)
 			a.Update(tea.WindowSizeMsg{Width: benchW, Height: benchH})
-			p := newPodLogsPage(a.e, a.e.store.List(watch.Pod)[0].(*corev1.Pod), nil)
-			p.opened, p.wrap = true, wrap
+			p := logs.NewPage(a.e, a.e.Store.List(watch.Pod)[0].(*corev1.Pod), nil)
+			p.Opened, p.Wrap = true, wrap
 			a.push(p)
 			long := strings.Repeat("traceback frame ", 40)
-			for i := 0; i < MaxPodLogLines; i += len(batch) {
-				p.add(append(batch[:len(batch)-1:len(batch)-1], long), 0)
+			for i := 0; i < widgets.MaxPodLogLines; i += len(batch) {
+				p.Add(append(batch[:len(batch)-1:len(batch)-1], long), 0)
 			}
-			msg := podLogsMsg{id: p.id, lines: batch}
+			msg := widgets.LinesMsg{ID: p.ID, Lines: batch}
 			b.ReportAllocs()
 			for b.Loop() {
 				a.Update(msg)
@@ -396,11 +399,11 @@ func benchWhyStore() (*watch.Store, []*corev1.Pod) {
 
 // noDiagnosis is the TUI as it was before the diagnosis: no causes, an
 // empty WHY column.
-var noDiagnosis = diagnosers{
-	cluster: func(why.ClusterInput) []why.Cause { return nil },
-	job:     func(why.JobInput) []why.Cause { return nil },
-	service: func(why.ServiceInput) []why.Cause { return nil },
-	column:  func([]why.Cause) string { return "" },
+var noDiagnosis = diagnose.Diagnosers{
+	Cluster: func(why.ClusterInput) []why.Cause { return nil },
+	Job:     func(why.JobInput) []why.Cause { return nil },
+	Service: func(why.ServiceInput) []why.Cause { return nil },
+	Column:  func([]why.Cause) string { return "" },
 }
 
 // BenchmarkWhy: the diagnosis of 1,000 RayClusters with pods and Events.
@@ -412,16 +415,16 @@ var noDiagnosis = diagnosers{
 func BenchmarkWhy(b *testing.B) {
 	for _, diag := range []struct {
 		name string
-		fn   diagnosers
-	}{{"why", whyDiagnosers}, {"none", noDiagnosis}} {
+		fn   diagnose.Diagnosers
+	}{{"why", diagnose.WhyDiagnosers}, {"none", noDiagnosis}} {
 		newApp := func(b *testing.B) (*App, []*corev1.Pod) {
 			st, pending := benchWhyStore()
 			a, err := New(Options{Store: st, Now: clock, StartView: ClustersView})
 			if err != nil {
 				b.Fatal(err)
 			}
-			a.e.why.fn = diag.fn
-			a.e.why.all()
+			a.e.Why.Fn = diag.fn
+			a.e.Why.All()
 			a.applyWhy()
 			a.Update(tea.WindowSizeMsg{Width: benchW, Height: benchH})
 			return a, pending

@@ -42,7 +42,7 @@ func TestClusterDetailCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newRecorder()
-	a.e.why.fn = rec.fns()
+	a.e.Why.Fn = rec.fns()
 	a.Update(tea.WindowSizeMsg{Width: 140, Height: 40})
 	a.Update(tickMsg{})
 	_ = a.View()

@@ -74,7 +74,7 @@ func (x *childIndex) drop(uid types.UID, p parentRef) parentRef {
 
 // apply brings the counts up to date with a store change and returns the
 // owners whose count changed (possibly repeated).
-func (x *childIndex) apply(ch *watch.Changes) []parentRef {
+func (x *childIndex) Apply(ch *watch.Changes) []parentRef {
 	var changed []parentRef
 	for _, o := range ch.Deleted[x.watch] {
 		if p, ok := x.of[watch.Key(o)]; ok {

@@ -45,7 +45,7 @@ func TestChildIndex(t *testing.T) {
 	}
 	for _, s := range steps {
 		ch := store.Apply(s.deltas)
-		got := x.apply(&ch)
+		got := x.Apply(&ch)
 		if len(got) != len(s.changed) {
 			t.Fatalf("%s: changed %v, want %v", s.name, got, s.changed)
 		}

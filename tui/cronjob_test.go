@@ -79,7 +79,7 @@ func TestCronJobsAreLive(t *testing.T) {
 
 	// The reconciler creates the 12:01 RayJob and moves lastScheduleTime;
 	// a nightly RayJob goes.
-	st := a.e.store
+	st := a.e.Store
 	o, _ := st.Find(watch.RayCronJob, "ml", "every-minute")
 	minutely := o.(*rayv1.RayCronJob).DeepCopy()
 	minutely.Status.LastScheduleTime = ptr.To(metav1.NewTime(now))
@@ -98,8 +98,8 @@ func TestCronJobsAreLive(t *testing.T) {
 	}
 
 	typeApp(a, "j", "<enter>") // every-minute
-	if a.top().kind() != CronJobDetailView {
-		t.Fatalf("top %v", a.top().kind())
+	if a.top().Kind() != CronJobDetailView {
+		t.Fatalf("top %v", a.top().Kind())
 	}
 	names := rowNames(a)
 	if want := []string{tick.Name, rayv1.CronJobTickName("every-minute", fixedNow), rayv1.CronJobTickName("every-minute", fixedNow.Add(-time.Minute))}; !slices.Equal(names, want) {
@@ -112,8 +112,8 @@ func TestCronJobsAreLive(t *testing.T) {
 		t.Fatalf("RayJobs %v after a new one", names)
 	}
 	typeApp(a, "g", "<enter>")
-	if a.top().kind() != JobDetailView || a.top().title() != "RayJob ml/"+later.Name {
-		t.Fatalf("top %v %q", a.top().kind(), a.top().title())
+	if a.top().Kind() != JobDetailView || a.top().Title() != "RayJob ml/"+later.Name {
+		t.Fatalf("top %v %q", a.top().Kind(), a.top().Title())
 	}
 }
 
@@ -123,8 +123,8 @@ func TestCronJobDescribeAndReadOnly(t *testing.T) {
 	screen, a := run(t, Options{Store: cronFixture(), Actions: DefaultActions(ActionDeps{})}, seq(nightlyRow, "d")...)
 	mustContain(t, screen, "Describe RayCronJob ml/nightly-train", "In words:       every day at 02:00 Europe/Berlin",
 		"Time zone:      Europe/Berlin", "Next run:       in 13h", "Last schedule:  11h", "ScheduleValid=True (Valid)")
-	if a.top().kind() != DescribeView {
-		t.Fatalf("top %v", a.top().kind())
+	if a.top().Kind() != DescribeView {
+		t.Fatalf("top %v", a.top().Kind())
 	}
 	screen, _ = run(t, Options{Store: cronFixture(), ReadOnly: true, Actions: DefaultActions(ActionDeps{})}, seq(nightlyPage, "?")...)
 	mustContain(t, screen, "Help ml/nightly-train", "describe")

@@ -8,19 +8,20 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
+	"github.com/raydar/raydar/tui/diagnose"
 	"github.com/raydar/raydar/tui/styles"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // recorder is a diagnoser that records its inputs and calls per object,
@@ -38,24 +39,24 @@ func newRecorder() *recorder {
 		svcs: map[string]why.ServiceInput{}, causes: map[string][]why.Cause{}}
 }
 
-func (r *recorder) fns() diagnosers {
-	return diagnosers{
-		cluster: func(in why.ClusterInput) []why.Cause {
+func (r *recorder) fns() diagnose.Diagnosers {
+	return diagnose.Diagnosers{
+		Cluster: func(in why.ClusterInput) []why.Cause {
 			r.calls["RayCluster "+in.Cluster.Namespace+"/"+in.Cluster.Name]++
 			r.clusters[in.Cluster.Name] = in
 			return r.causes[in.Cluster.Name]
 		},
-		job: func(in why.JobInput) []why.Cause {
+		Job: func(in why.JobInput) []why.Cause {
 			r.calls["RayJob "+in.Job.Namespace+"/"+in.Job.Name]++
 			r.jobs[in.Job.Name] = in
 			return r.causes[in.Job.Name]
 		},
-		service: func(in why.ServiceInput) []why.Cause {
+		Service: func(in why.ServiceInput) []why.Cause {
 			r.calls["RayService "+in.Service.Namespace+"/"+in.Service.Name]++
 			r.svcs[in.Service.Name] = in
 			return r.causes[in.Service.Name]
 		},
-		column: func(cs []why.Cause) string { // rayapi/why.Column's contract
+		Column: func(cs []why.Cause) string { // rayapi/why.Column's contract
 			switch len(cs) {
 			case 0:
 				return ""
@@ -97,7 +98,7 @@ func TestDiagnosisInputs(t *testing.T) {
 	st.Add(mkNode("kwok-node-1", 0), mkNode("kwok-node-2", 0))
 	rec := newRecorder()
 	known := true
-	newDiagnosesWith(rec.fns(), st, clock, "leader", func() bool { return known })
+	diagnose.NewDiagnosesWith(rec.fns(), st, clock, "leader", func() bool { return known })
 
 	in := rec.clusters["train-a"]
 	if len(in.Pods) != 6 || in.Pods[0].Name != "train-a-cpu-worker-4hq9d" {
@@ -137,7 +138,7 @@ func TestDiagnosisInputs(t *testing.T) {
 	// store holds.
 	known = false
 	rec2 := newRecorder()
-	newDiagnosesWith(rec2.fns(), st, clock, "leader", func() bool { return known })
+	diagnose.NewDiagnosesWith(rec2.fns(), st, clock, "leader", func() bool { return known })
 	if n := rec2.clusters["train-a"].Nodes; n.Known || len(n.List) != 0 {
 		t.Fatalf("nodes not known, got %+v", n)
 	}
@@ -145,8 +146,8 @@ func TestDiagnosisInputs(t *testing.T) {
 	j := &rayv1.RayJob{ObjectMeta: om("ml", "on-notebook", time.Minute, nil)}
 	j.Spec.ClusterSelector = map[string]string{rayv1.RayClusterLabelKey: "notebook"}
 	ch := st.Add(j)
-	d := newDiagnosesWith(rec2.fns(), st, clock, "leader", func() bool { return known })
-	d.update(&ch)
+	d := diagnose.NewDiagnosesWith(rec2.fns(), st, clock, "leader", func() bool { return known })
+	d.Update(&ch)
 	if in := rec2.jobs["on-notebook"]; in.Cluster == nil || in.Cluster.Cluster.Name != "notebook" {
 		t.Fatalf("selector job's cluster %+v", in.Cluster)
 	}
@@ -159,13 +160,13 @@ func TestDiagnosisOnChange(t *testing.T) {
 	st := fixture()
 	st.Add(mkNode("kwok-node-1", 0))
 	rec := newRecorder()
-	d := newDiagnosesWith(rec.fns(), st, clock, "leader", func() bool { return true })
+	d := diagnose.NewDiagnosesWith(rec.fns(), st, clock, "leader", func() bool { return true })
 	if got := rec.called(); len(got) != 8 {
 		t.Fatalf("first computation: %v", got)
 	}
 	apply := func(ds ...watch.Delta) []string {
 		ch := st.Apply(ds)
-		d.update(&ch)
+		d.Update(&ch)
 		return rec.called()
 	}
 	up := func(k watch.Kind, o client.Object) watch.Delta { return watch.Delta{Kind: k, Object: o} }
@@ -201,25 +202,25 @@ func TestDiagnosisOnChange(t *testing.T) {
 		t.Errorf("new node with a pending pod: %v", got)
 	}
 	// Who reconciles: everything, once, and not again for the same words.
-	d.setRole("observer (electing)")
+	d.SetRole("observer (electing)")
 	if got := rec.called(); len(got) != 8 {
 		t.Errorf("role change: %v", got)
 	}
-	d.setRole("observer (electing)")
+	d.SetRole("observer (electing)")
 	if got := rec.called(); got != nil {
 		t.Errorf("same role: %v", got)
 	}
 	// Ray's capacity of the open cluster: it and its job.
 	rc := mustFind(t, st, watch.RayCluster, "ml", "train-a")
 	c := &dashboard.Capacity{Infeasible: []dashboard.Demand{{Shape: dashboard.Resources{"GPU": 2}, Count: 4}}}
-	d.setCapacity(watch.Key(rc), c)
+	d.SetCapacity(watch.Key(rc), c)
 	if got := rec.called(); !slices.Equal(got, []string{"RayCluster ml/train-a", "RayJob ml/nightly-eval"}) {
 		t.Errorf("capacity: %v", got)
 	}
 	if rec.clusters["train-a"].Capacity != c {
 		t.Error("capacity not in the cluster's input")
 	}
-	d.setCapacity(watch.Key(rc), c)
+	d.SetCapacity(watch.Key(rc), c)
 	if got := rec.called(); got != nil {
 		t.Errorf("same capacity: %v", got)
 	}
@@ -251,7 +252,7 @@ func TestReconcilerOf(t *testing.T) {
 		"":                                         {},
 	}
 	for role, want := range cases {
-		if got := reconcilerOf(role); got != want {
+		if got := diagnose.ReconcilerOf(role); got != want {
 			t.Errorf("reconcilerOf(%q) = %+v, want %+v", role, got, want)
 		}
 	}
@@ -279,7 +280,7 @@ func TestWhyLines(t *testing.T) {
 		{1, 10, 10, []string{"Why: caus~", "       ev~", "       fi~"}},
 	}
 	for _, c := range cases {
-		got := whyLines(st, causes(c.n), c.width, c.max, false)
+		got := widgets.WhyLines(st, causes(c.n), c.width, c.max, false)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%d causes in %d×%d: %q, want %q", c.n, c.width, c.max, got, c.want)
 		}
@@ -296,20 +297,20 @@ func TestCapacityLines(t *testing.T) {
 		Infeasible:  []dashboard.Demand{{Shape: dashboard.Resources{"GPU": 2}, Count: 4}},
 		RunningJobs: 1, Actors: 12,
 	}
-	got := strings.Join(capacityLines(st, c, nil, true, 200), "\n")
+	got := strings.Join(widgets.CapacityLines(st, c, nil, true, 200), "\n")
 	want := "Ray: 2 nodes alive, 1 idle, 1 dead  CPU 3/8  GPU 0/2  memory 2.5Gi/16Gi  object store 0B/4Gi  jobs 1  actors 12\n" +
 		"     pending 3 × {CPU: 1}  infeasible 4 × {GPU: 2}"
 	if got != want {
 		t.Errorf("capacity:\n%s\nwant\n%s", got, want)
 	}
-	if got := capacityLines(st, nil, fmt.Errorf("dial tcp 10.0.0.1:8265: connection refused"), true, 200); got[0] != "Ray: dashboard not answering: dial tcp 10.0.0.1:8265: connection refused" {
+	if got := widgets.CapacityLines(st, nil, fmt.Errorf("dial tcp 10.0.0.1:8265: connection refused"), true, 200); got[0] != "Ray: dashboard not answering: dial tcp 10.0.0.1:8265: connection refused" {
 		t.Errorf("error: %q", got)
 	}
 	one := &dashboard.Capacity{Nodes: []dashboard.RayNode{{IP: "10.0.0.1", Alive: true, Head: true}}, Total: dashboard.Resources{"CPU": 1}}
-	if got := capacityLines(st, one, nil, true, 200); got[0] != "Ray: 1 node alive, 0 idle, 0 dead  CPU 0/1  jobs 0  actors 0" {
+	if got := widgets.CapacityLines(st, one, nil, true, 200); got[0] != "Ray: 1 node alive, 0 idle, 0 dead  CPU 0/1  jobs 0  actors 0" {
 		t.Errorf("one node: %q", got)
 	}
-	if got := capacityLines(st, nil, nil, false, 200); got[0] != "Ray: asking the dashboard…" {
+	if got := widgets.CapacityLines(st, nil, nil, false, 200); got[0] != "Ray: asking the dashboard…" {
 		t.Errorf("unknown: %q", got)
 	}
 }
@@ -325,7 +326,7 @@ func TestWhyCellFollowsItsCauses(t *testing.T) {
 	}
 	a.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
 	rec := newRecorder()
-	a.e.why.fn = rec.fns()
+	a.e.Why.Fn = rec.fns()
 	screen := func() string { return a.View().Content }
 	row := func(name string) string {
 		for _, l := range strings.Split(screen(), "\n") {
@@ -341,7 +342,7 @@ func TestWhyCellFollowsItsCauses(t *testing.T) {
 	}
 	rec.causes["train-a"] = []why.Cause{{Code: "Unschedulable", Summary: "2 gpu workers Pending: each asks 4 nvidia.com/gpu, the most any node offers is 0",
 		Evidence: []string{"0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}, Fix: "add GPU nodes or lower the group's request"}}
-	pod := a.e.store.PodsOf(watch.ClusterRef{Namespace: "ml", Name: "train-a"})[0].DeepCopy()
+	pod := a.e.Store.PodsOf(watch.ClusterRef{Namespace: "ml", Name: "train-a"})[0].DeepCopy()
 	pod.Status.Phase = corev1.PodPending
 	a.Update(batchMsg{gen: a.gen, deltas: []watch.Delta{{Kind: watch.Pod, Object: pod}}})
 	if r := row("train-a"); !strings.Contains(r, "2 gpu workers Pending") {
@@ -380,22 +381,22 @@ func TestDiagnosisFollowsTheClock(t *testing.T) {
 	j.Spec.ActiveDeadlineSeconds = ptrInt32(3600) // started 45m ago: 15m left, not yet "soon"
 	st.Add(j)
 	now := fixedNow
-	d := newDiagnoses(st, func() time.Time { return now }, "leader", nil)
-	if cs := d.get(watch.Key(j)); len(cs) != 0 {
+	d := diagnose.NewDiagnoses(st, func() time.Time { return now }, "leader", nil)
+	if cs := d.Get(watch.Key(j)); len(cs) != 0 {
 		t.Fatalf("causes with 15m of 60m left: %+v", cs)
 	}
 	now = now.Add(10 * time.Minute)
-	d.refreshTimed()
-	cs := d.get(watch.Key(j))
+	d.RefreshTimed()
+	cs := d.Get(watch.Key(j))
 	if len(cs) != 1 || cs[0].Code != "DeadlineSoon" {
 		t.Fatalf("with 5m of 60m left: %+v", cs)
 	}
-	if d.changed[watch.RayJob] == nil {
+	if d.Changed[watch.RayJob] == nil {
 		t.Fatal("the job's WHY cell change is not noted")
 	}
 	rec := newRecorder()
-	d.fn = rec.fns()
-	d.refreshTimed() // within timedEvery: nothing
+	d.Fn = rec.fns()
+	d.RefreshTimed() // within timedEvery: nothing
 	if got := rec.called(); got != nil {
 		t.Fatalf("recomputed again at once: %v", got)
 	}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/raydar/raydar/kube/actions"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/styles"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // fuzzKeys turns fuzz text into key presses: a few control bytes stand for
@@ -77,7 +79,7 @@ func FuzzScaleDialog(f *testing.F) {
 		})
 		rc.Spec.EnableInTreeAutoscaling = ptr.To(autoscaling)
 		var applied *actions.ScaleRequest
-		d := newScaleDialog(styles.Plain(), rc, "cpu", func(req actions.ScaleRequest) func() tea.Cmd {
+		d := widgets.NewScaleDialog(styles.Plain(), rc, "cpu", func(req actions.ScaleRequest) func() tea.Cmd {
 			return func() tea.Cmd { applied = &req; return nil }
 		})
 		check := func() {
@@ -87,27 +89,27 @@ func FuzzScaleDialog(f *testing.F) {
 					t.Fatalf("frame at width %d lost its title:\n%s", w, v)
 				}
 			}
-			if d.canConfirm() && (d.err != nil || d.plan == nil || d.plan.Unchanged) {
-				t.Fatalf("Confirm enabled with err %v, plan %+v", d.err, d.plan)
+			if d.CanConfirm() && (d.Err != nil || d.Plan == nil || d.Plan.Unchanged) {
+				t.Fatalf("Confirm enabled with err %v, plan %+v", d.Err, d.Plan)
 			}
-			if d.err != nil && !namesScaleField(d.err.Error()) {
-				t.Fatalf("the dialog refuses %q without naming the field: %q", fieldTexts(d), d.err)
+			if d.Err != nil && !namesScaleField(d.Err.Error()) {
+				t.Fatalf("the dialog refuses %q without naming the field: %q", fieldTexts(d), d.Err)
 			}
 		}
 		check()
 		for _, k := range fuzzKeys(keys) {
-			couldConfirm, req, focus := d.canConfirm(), d.req, d.focus
+			couldConfirm, req, focus := d.CanConfirm(), d.Req, d.Focus
 			done, _ := d.Update(k)
 			if applied != nil {
-				if !couldConfirm || focus != focusConfirm {
+				if !couldConfirm || focus != widgets.FocusConfirm {
 					t.Fatalf("applied %+v from focus %d without an enabled Confirm", *applied, focus)
 				}
 				if *applied != req && !samePtrs(*applied, req) {
 					t.Fatalf("applied %+v, the dialog showed %+v", *applied, req)
 				}
-				n, err := actions.ParseCount("replicas", d.fields[fieldReplicas].text)
+				n, err := actions.ParseCount("replicas", d.Fields[widgets.FieldReplicas].Text)
 				if err != nil || n != applied.Replicas {
-					t.Fatalf("applied replicas %d, the field reads %q (%v)", applied.Replicas, d.fields[fieldReplicas].text, err)
+					t.Fatalf("applied replicas %d, the field reads %q (%v)", applied.Replicas, d.Fields[widgets.FieldReplicas].Text, err)
 				}
 				if _, err := actions.PlanScale(rc, "cpu", *applied); err != nil {
 					t.Fatalf("applied %+v, which PlanScale refuses: %v", *applied, err)
@@ -125,10 +127,10 @@ func samePtrs(a, b actions.ScaleRequest) bool {
 	return a.Replicas == b.Replicas && ptr.Equal(a.Min, b.Min) && ptr.Equal(a.Max, b.Max)
 }
 
-func fieldTexts(d *scaleDialog) []string {
+func fieldTexts(d *widgets.ScaleDialog) []string {
 	var out []string
-	for _, f := range d.fields {
-		out = append(out, f.text)
+	for _, f := range d.Fields {
+		out = append(out, f.Text)
 	}
 	return out
 }
@@ -164,7 +166,7 @@ func FuzzConfirmDialog(f *testing.F) {
 		if possible {
 			apply, errText = func() tea.Cmd { runs++; return nil }, ""
 		}
-		d := newConfirm(styles.Plain(), "Delete RayCluster ml/train-a", []string{"delete 1 head and 3 worker pods"}, errText, apply)
+		d := widgets.NewConfirm(styles.Plain(), "Delete RayCluster ml/train-a", []string{"delete 1 head and 3 worker pods"}, errText, apply)
 		switches := 0
 		for _, k := range fuzzKeys(keys) {
 			done, _ := d.Update(k)
@@ -221,11 +223,31 @@ func FuzzPrompt(f *testing.F) {
 			if k.String() == "ctrl+c" {
 				continue // quits
 			}
+			// The command line enter runs, as the prompt shows it.
+			line, runs := app.prompt.text, app.mode == modeCommand && k.String() == "enter"
 			m, _ = m.Update(k)
 			screen := ansi.Strip(m.View().Content)
 			if n := strings.Count(screen, "\n") + 1; n != h {
 				t.Fatalf("after key %d (%q) of %q the screen has %d lines, want %d:\n%s", i, k.String(), keys, n, h, screen)
 			}
+			if f := strings.Fields(line); runs && len(f) > 0 && !knownCommand(app, f[0]) {
+				if !strings.Contains(screen, "unknown command") {
+					t.Fatalf("the command line %q of %q is not answered with \"unknown command\":\n%s", line, keys, screen)
+				}
+			}
 		}
 	})
+}
+
+// knownCommand reports whether the TUI knows the command word w (its
+// first word, in any case): a kind's alias or one of the commands the
+// help lists, with their spellings.
+func knownCommand(a *App, w string) bool {
+	w = strings.ToLower(w)
+	for _, c := range []string{"q", "q!", "quit", "exit", "help", "?", "forwards", "pf", "ns", "namespace", "ctx", "context"} {
+		if w == c {
+			return true
+		}
+	}
+	return slices.Contains(a.reg.aliases(), w)
 }

@@ -12,6 +12,23 @@
 // block (job logs, context switches, actions) runs inside a tea.Cmd with the
 // busy indicator on.
 //
+// Rooms: the TUI is split into packages that import downward only, so Go
+// refuses a back-reference (kube/layers_test.go checks the order):
+//
+//	keys, styles, table   the key map, the styles, the virtualised table
+//	format, diagnose      the words (status, ages, the describer); the WHY cache
+//	host                  the page plumbing: Env (a session) and its Host (the
+//	                      App: show a dialog, push a page), Page and Base,
+//	                      Target, Dialog, the messages, Session and its sources
+//	widgets               text and log views, the confirm, scale and forward
+//	                      dialogs, the Why and Ray blocks
+//	pages/...             one package per page: cluster, job, service, cronjob,
+//	                      describe, logs, raylogs, forwards
+//	actions               raydar's actions (ByName)
+//	tui                   the App: stack, keys, prompt, render, the registry of
+//	                      kinds and its entries, the lists, and the public
+//	                      names (api.go)
+//
 // Kinds: the registry (registry.go, entries in kinds.go) holds, per kind,
 // its list columns (header, width, cell, sort key), its `:` aliases and
 // help line, the actions each of its views offers, its drill-down and
@@ -19,16 +36,18 @@
 // apply, its describe fields and the children it counts (children.go: a
 // RayCronJob's RayJobs by their ray.io/cronjob-name label, counted from
 // store changes, never per frame). Nothing else in the package switches
-// over kinds. Adding a kind takes: its list and detail ViewKinds (options.go),
-// one entry in kinds.go (a kind literal and its def function, listed in
-// kinds()), and its detail page (a file of its own embedding pageBase).
+// over kinds; pages and actions ask it through host.Kinds. Adding a kind
+// takes: its list and detail ViewKinds (host/options.go, re-exported in
+// api.go), one entry in kinds.go (a kind literal and its def function,
+// listed in kinds()), and its detail page (a package under pages embedding
+// host.Base).
 // Outside tui it needs its descriptor (rayapi/kinds: its title, every name
 // the `:` prompt and -c take, spec.suspend; kube/actions' Kind follows from
 // it) and its watch.Kind (kube/watch); an action of its own (a
 // RayCronJob's trigger) is one more Action in DefaultActions, named in the
 // entry's listActions/detailActions.
 //
-// Diagnosis (diagnose.go, whyblock.go): the causes rayapi/why names for
+// Diagnosis (tui/diagnose, widgets/whyblock.go): the causes rayapi/why names for
 // every RayCluster, RayJob and RayService are cached per UID and computed
 // when the object, its pods, their Events, the nodes (in what scheduling
 // reads of them), who reconciles (Session.Role) or the open cluster's Ray
@@ -39,17 +58,17 @@
 // cluster detail shows Ray's own view of capacity (Session.Capacity, read
 // on ticks for that cluster only) and feeds it to the diagnosis.
 //
-// Pages (page.go) embed pageBase, which gives the defaults (no table,
+// Pages (host.Page) embed host.Base, which gives the defaults (no table,
 // nothing to open, no namespace scope, no store changes), so a page writes
 // its model, keys, size, view and target and overrides only what it does.
-//
-// Sub-packages: keys (the one KeyMap and its loader), styles (the one
-// Styles sheet), table (the generic virtualised table).
+// A page or an action opens a dialog or pushes a page through its Env's
+// Host (the one way dialogs open); a command that builds one later returns
+// a ShowDialogMsg or host.PushMsg, which the App hands to the same Host.
 //
 // Extension points: Backend (context switching), JobLogs (Ray dashboard),
 // Session.Role (reconciler role), Options.Actions (per-view actions with a
 // Dangerous flag for --readonly; issue 7), Dialog (modal components opened
-// by actions).
+// by actions), host.Host (what a page or an action asks of the App).
 //
 // DefaultActions are raydar's actions (issue 7): scale a worker group (s),
 // delete marked workers (ctrl+d in the cluster detail), stop a RayJob (x),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/raydar/raydar/kube/portforward"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	tuiactions "github.com/raydar/raydar/tui/actions"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -122,12 +123,12 @@ func TestForwardTarget(t *testing.T) {
 		{"head pod row follows the cluster's head", Target{Selected: head, Owner: rc}, portforward.Spec{Namespace: "ml", Cluster: "c"}},
 		{"worker pod row", Target{Selected: worker}, portforward.Spec{Namespace: "ml", Pod: "c-cpu-1"}},
 	} {
-		got, _, err := forwardTarget(c.tg)
+		got, _, err := tuiactions.ForwardTarget(c.tg)
 		if err != nil || got.Namespace != c.want.Namespace || got.Cluster != c.want.Cluster || got.Pod != c.want.Pod {
 			t.Errorf("%s: %+v, %v; want %+v", c.name, got, err, c.want)
 		}
 	}
-	if _, _, err := forwardTarget(Target{}); err == nil {
+	if _, _, err := tuiactions.ForwardTarget(Target{}); err == nil {
 		t.Error("nothing selected: no error")
 	}
 }

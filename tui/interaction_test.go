@@ -15,13 +15,14 @@ import (
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/keys"
+	"github.com/raydar/raydar/tui/pages/job"
 	"github.com/raydar/raydar/tui/table"
 )
 
 // rowNames returns the first column of the visible rows of the top page.
 func rowNames(a *App) []string {
 	var out []string
-	switch t := a.top().tbl().(type) {
+	switch t := a.top().Table().(type) {
 	case *table.Model[*rayv1.RayCluster]:
 		for _, v := range t.Visible() {
 			out = append(out, v.Name)
@@ -102,8 +103,8 @@ func TestDrillDownAndBack(t *testing.T) {
 	waitScreen(t, tm, "RayCluster ml/train-a")
 	typeKeys(tm, "j", "<esc>")
 	screen, a := finalScreen(t, tm)
-	if len(a.stack) != 1 || a.top().kind() != ClustersView {
-		t.Fatalf("stack %d, top %v", len(a.stack), a.top().kind())
+	if len(a.stack) != 1 || a.top().Kind() != ClustersView {
+		t.Fatalf("stack %d, top %v", len(a.stack), a.top().Kind())
 	}
 	if !strings.Contains(screen, "▶ train-a") {
 		t.Fatalf("selection not kept on train-a after coming back:\n%s", screen)
@@ -113,24 +114,24 @@ func TestDrillDownAndBack(t *testing.T) {
 	_, a = run(t, Options{}, ":rj", "<enter>", "G", "<enter>", "<enter>")
 	var crumbs []string
 	for _, p := range a.stack {
-		crumbs = append(crumbs, p.crumb())
+		crumbs = append(crumbs, p.Crumb())
 	}
 	if !slices.Equal(crumbs, []string{"rayjobs", "ml/nightly-eval", "ml/train-a"}) {
 		t.Fatalf("crumbs %v", crumbs)
 	}
 	_, a = run(t, Options{}, ":rj", "<enter>", "G", "<enter>", "<enter>", "<esc>", "<esc>", "<esc>")
-	if len(a.stack) != 1 || a.top().kind() != JobsView {
-		t.Fatalf("esc did not go back to the list: %d %v", len(a.stack), a.top().kind())
+	if len(a.stack) != 1 || a.top().Kind() != JobsView {
+		t.Fatalf("esc did not go back to the list: %d %v", len(a.stack), a.top().Kind())
 	}
 
 	// Pods drill down to their cluster; services to their active cluster.
 	_, a = run(t, Options{}, ":pods", "<enter>", "G", "<enter>")
-	if a.top().crumb() != "ml/train-a" {
-		t.Fatalf("pod drill-down: %s", a.top().crumb())
+	if a.top().Crumb() != "ml/train-a" {
+		t.Fatalf("pod drill-down: %s", a.top().Crumb())
 	}
 	_, a = run(t, Options{}, ":rs", "<enter>", "<enter>", "<enter>")
-	if a.top().crumb() != "serve/fruit-raycluster-abcde" {
-		t.Fatalf("service drill-down: %s", a.top().crumb())
+	if a.top().Crumb() != "serve/fruit-raycluster-abcde" {
+		t.Fatalf("service drill-down: %s", a.top().Crumb())
 	}
 }
 
@@ -180,8 +181,8 @@ func TestCommandMode(t *testing.T) {
 		if c.kind == PodsView {
 			_, a = run(t, Options{}, ":"+c.cmd, "<enter>")
 		}
-		if a.top().kind() != c.kind {
-			t.Fatalf(":%s → %v", c.cmd, a.top().kind())
+		if a.top().Kind() != c.kind {
+			t.Fatalf(":%s → %v", c.cmd, a.top().Kind())
 		}
 	}
 	// Completion: unique, common prefix, cycling, namespaces.
@@ -265,10 +266,10 @@ func TestContextSwitch(t *testing.T) {
 	typeKeys(tm, ":ctx prod", "<enter>")
 	waitScreen(t, tm, "context prod: no such context")
 	screen, a := finalScreen(t, tm)
-	if a.e.sess.Context != "staging" || a.ns != "team" || !slices.Equal(rowNames(a), []string{"staging-cluster"}) {
-		t.Fatalf("after switch: ctx %q ns %q rows %v\n%s", a.e.sess.Context, a.ns, rowNames(a), screen)
+	if a.e.Sess.Context != "staging" || a.ns != "team" || !slices.Equal(rowNames(a), []string{"staging-cluster"}) {
+		t.Fatalf("after switch: ctx %q ns %q rows %v\n%s", a.e.Sess.Context, a.ns, rowNames(a), screen)
 	}
-	if a.e.store.Len(watch.RayJob) != 0 {
+	if a.e.Store.Len(watch.RayJob) != 0 {
 		t.Fatal("old context's objects survived the switch")
 	}
 }
@@ -348,7 +349,7 @@ func TestJobLogs(t *testing.T) {
 	if !strings.Contains(screen, "not available") {
 		t.Fatalf("no logs note:\n%s", screen)
 	}
-	if lines := splitLogs("\x1b[1mA\x1b[0m\tB\r\n"); len(lines) != 1 || lines[0] != "A    B" {
+	if lines := job.SplitLogs("\x1b[1mA\x1b[0m\tB\r\n"); len(lines) != 1 || lines[0] != "A    B" {
 		t.Fatalf("splitLogs: %q", lines)
 	}
 }
@@ -364,7 +365,9 @@ func TestActions(t *testing.T) {
 			return func() tea.Msg { return ResultMsg{Text: "scaled " + tg.Selected.GetName()} }
 		}}
 	del := Action{Name: "delete-workers", Dangerous: true, Key: key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "delete workers")),
-		Run: func(tg Target) tea.Cmd { return func() tea.Msg { return ResultMsg{Err: errors.New("refused")} } }}
+		Run: func(tg Target) tea.Cmd {
+			return func() tea.Msg { return ResultMsg{Err: errors.New("refused")} }
+		}}
 	acts := map[ViewKind][]Action{ClustersView: {scale}, ClusterDetailView: {scale, del}}
 
 	tm, _ := start(t, Options{Actions: acts}, 100, 30)
@@ -435,7 +438,7 @@ func TestDialog(t *testing.T) {
 	if !ran || a.mode != modeNormal {
 		t.Fatalf("ran %v mode %v", ran, a.mode)
 	}
-	if sel := a.top().target().Selected; sel.GetName() != "fruit-raycluster-abcde" {
+	if sel := a.top().Target().Selected; sel.GetName() != "fruit-raycluster-abcde" {
 		t.Fatalf("the dialog's key moved the cursor: %s", sel.GetName())
 	}
 }
@@ -541,13 +544,13 @@ func TestSyncingUntilTheFeedIsSynced(t *testing.T) {
 
 func TestStaleBatchIsDropped(t *testing.T) {
 	a := newApp(t, Options{})
-	n := a.e.store.Len(watch.RayCluster)
+	n := a.e.Store.Len(watch.RayCluster)
 	a.Update(batchMsg{gen: a.gen - 1, deltas: []watch.Delta{{Kind: watch.RayCluster, Object: mkCluster("x", "y", 0)}}})
-	if a.e.store.Len(watch.RayCluster) != n {
+	if a.e.Store.Len(watch.RayCluster) != n {
 		t.Fatal("a batch from an old session was applied")
 	}
 	a.Update(batchMsg{gen: a.gen, deltas: []watch.Delta{{Kind: watch.RayCluster, Object: mkCluster("x", "y", 0)}}})
-	if a.e.store.Len(watch.RayCluster) != n+1 || len(rowNames(a)) != n+1 {
+	if a.e.Store.Len(watch.RayCluster) != n+1 || len(rowNames(a)) != n+1 {
 		t.Fatal("current batch not applied")
 	}
 }

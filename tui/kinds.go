@@ -172,7 +172,7 @@ func cronJobDef() def[*rayv1.RayCronJob] {
 				{Column: table.Column{Title: "LAST SCHEDULE", Width: 13, Right: true, Drop: 4}, live: func(c *rayv1.RayCronJob, now time.Time) string {
 					return metaAge(now, c.Status.LastScheduleTime)
 				}},
-				{Column: table.Column{Title: "NEXT RUN", Width: 9, Right: true}, live: ticks.countdown},
+				{Column: table.Column{Title: "NEXT RUN", Width: 9, Right: true}, live: ticks.Countdown},
 				{Column: table.Column{Title: "JOBS", Width: 4, Right: true}, count: func(_ *rayv1.RayCronJob, n int) string { return fmt.Sprint(n) }},
 				{Column: table.Column{Title: "STATUS", Width: 17, Sort: table.ByStatus}, cell: cronStatus},
 				{Column: table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge, Drop: 3}, live: func(c *rayv1.RayCronJob, now time.Time) string {
@@ -218,7 +218,7 @@ func podDef() def[*corev1.Pod] {
 		},
 		meta: func(p *corev1.Pod) table.Meta { return objMeta(p, podStatus(p)) },
 		open: func(e *env, p *corev1.Pod) page {
-			o, ok := e.store.Find(watch.RayCluster, p.Namespace, p.Labels[rayv1.RayClusterLabelKey])
+			o, ok := e.Store.Find(watch.RayCluster, p.Namespace, p.Labels[rayv1.RayClusterLabelKey])
 			if !ok {
 				return nil
 			}

@@ -8,6 +8,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/tui/diagnose"
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
 )
@@ -31,7 +34,7 @@ type column[V any] struct {
 // spec is the table's projection of a kind's columns. It keeps only the
 // cell functions (not cols), so a list holds no more than its table. kids
 // counts the children of count cells (nil: the kind has none).
-func spec[V client.Object](cols []column[V], meta func(V) table.Meta, kids *childIndex, diag *diagnoses) table.Spec[V] {
+func spec[V client.Object](cols []column[V], meta func(V) table.Meta, kids *childIndex, diag *diagnose.Diagnoses) table.Spec[V] {
 	tcols := make([]table.Column, len(cols))
 	cells := make([]func(V) string, len(cols))
 	type liveCell struct {
@@ -45,7 +48,7 @@ func spec[V client.Object](cols []column[V], meta func(V) table.Meta, kids *chil
 			cells[i] = func(v V) string { return count(v, kids.count(v)) }
 		}
 		if c.why && diag != nil {
-			cells[i] = func(v V) string { return diag.cell(watch.Key(v)) }
+			cells[i] = func(v V) string { return diag.Cell(watch.Key(v)) }
 		}
 		if c.live != nil {
 			lives = append(lives, liveCell{i, c.live})
@@ -75,17 +78,6 @@ func spec[V client.Object](cols []column[V], meta func(V) table.Meta, kids *chil
 	return s
 }
 
-func objMeta(o client.Object, status string) table.Meta {
-	return table.Meta{
-		Namespace: o.GetNamespace(),
-		Name:      o.GetName(),
-		Created:   o.GetCreationTimestamp().Time,
-		Status:    status,
-		Class:     styles.ClassOf(status),
-		Labels:    o.GetLabels(),
-	}
-}
-
 func nameCol[V client.Object]() column[V] {
 	return column[V]{Column: table.Column{Title: "NAME", Width: 24, Grow: true, Min: 14, Sort: table.ByName},
 		cell: func(v V) string { return v.GetName() }}
@@ -96,34 +88,29 @@ func nsCol[V client.Object]() column[V] {
 		cell: func(v V) string { return v.GetNamespace() }}
 }
 
-// ageTableCol is the AGE column's header.
-func ageTableCol() table.Column {
-	return table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge}
-}
-
 func ageCol[V client.Object]() column[V] {
-	return column[V]{Column: ageTableCol(), live: func(v V, now time.Time) string { return age(now, v.GetCreationTimestamp().Time) }}
+	return column[V]{Column: format.AgeColumn(), live: func(v V, now time.Time) string { return format.Age(now, v.GetCreationTimestamp().Time) }}
 }
 
 // listPage is the list view of one kind, over the generic table.
 type listPage[V client.Object] struct {
-	pageBase
+	host.Base
 	k     *kind
 	t     *table.Model[V]
-	drill func(*env, V) page
+	drill func(*host.Env, V) host.Page
 	// rowKeys are the kind's page keys (def.keys).
 	rowKeys []rowKey[V]
 	// kids counts the objects' children (nil: the kind has none).
 	kids *childIndex
 }
 
-func newListPage[V client.Object](e *env, k *kind, d def[V]) *listPage[V] {
-	p := &listPage[V]{pageBase: pageBase{e: e, vk: k.list}, k: k, drill: d.open, rowKeys: d.keys}
+func newListPage[V client.Object](e *host.Env, k *kind, d def[V]) *listPage[V] {
+	p := &listPage[V]{Base: host.Base{E: e, VK: k.list}, k: k, drill: d.open, rowKeys: d.keys}
 	if d.children != nil {
-		p.kids = newChildIndex(*d.children, e.store)
+		p.kids = newChildIndex(*d.children, e.Store)
 	}
-	p.t = table.New(spec(d.columns(), d.meta, p.kids, e.why), e.st, e.km, e.now)
-	objs := e.store.List(k.watch)
+	p.t = table.New(spec(d.columns(), d.meta, p.kids, e.Why), e.St, e.KM, e.Now)
+	objs := e.Store.List(k.watch)
 	vs := make([]V, 0, len(objs))
 	for _, o := range objs {
 		if v, ok := o.(V); ok {
@@ -134,18 +121,18 @@ func newListPage[V client.Object](e *env, k *kind, d def[V]) *listPage[V] {
 	return p
 }
 
-func (p *listPage[V]) title() string          { return p.k.title }
-func (p *listPage[V]) crumb() string          { return p.vk.String() }
-func (p *listPage[V]) setSize(w, h int)       { p.t.SetSize(w, h) }
-func (p *listPage[V]) setNamespace(ns string) { p.t.SetNamespace(ns) }
-func (p *listPage[V]) view() string           { return p.t.View() }
-func (p *listPage[V]) tbl() tabler            { return p.t }
+func (p *listPage[V]) Title() string          { return p.k.title }
+func (p *listPage[V]) Crumb() string          { return p.VK.String() }
+func (p *listPage[V]) SetSize(w, h int)       { p.t.SetSize(w, h) }
+func (p *listPage[V]) SetNamespace(ns string) { p.t.SetNamespace(ns) }
+func (p *listPage[V]) View() string           { return p.t.View() }
+func (p *listPage[V]) Table() host.Tabler     { return p.t }
 
 // update runs the kind's row key that msg matches on the selected row (a
 // key with no row selected does nothing); other keys go to the table.
-func (p *listPage[V]) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (p *listPage[V]) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	for _, rk := range p.rowKeys {
-		if key.Matches(msg, rk.binding(p.e.km)) {
+		if key.Matches(msg, rk.binding(p.E.KM)) {
 			v, ok := p.t.Selected()
 			if !ok {
 				return true, nil
@@ -156,22 +143,22 @@ func (p *listPage[V]) update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return p.t.HandleKey(msg), nil
 }
 
-func (p *listPage[V]) keys() []key.Binding {
+func (p *listPage[V]) Keys() []key.Binding {
 	var bs []key.Binding
 	if p.drill != nil {
-		bs = append(bs, p.e.km.Open)
+		bs = append(bs, p.E.KM.Open)
 	}
 	for _, rk := range p.rowKeys {
-		bs = append(bs, rk.binding(p.e.km))
+		bs = append(bs, rk.binding(p.E.KM))
 	}
 	return bs
 }
 
-func (p *listPage[V]) apply(ch *watch.Changes) {
+func (p *listPage[V]) Apply(ch *watch.Changes) {
 	wk := p.k.watch
 	var owners []parentRef
 	if p.kids != nil && ch.Any(p.kids.watch) {
-		owners = p.kids.apply(ch)
+		owners = p.kids.Apply(ch)
 	}
 	if !ch.Any(wk) && len(owners) == 0 {
 		return
@@ -190,7 +177,7 @@ func (p *listPage[V]) apply(ch *watch.Changes) {
 			continue
 		}
 		seen[r] = true
-		if o, ok := p.e.store.Find(wk, r.ns, r.name); ok {
+		if o, ok := p.E.Store.Find(wk, r.ns, r.name); ok {
 			if v, ok := o.(V); ok {
 				up = append(up, v)
 			}
@@ -205,16 +192,16 @@ func (p *listPage[V]) apply(ch *watch.Changes) {
 
 // applyWhy projects again the rows whose WHY cell changed.
 func (p *listPage[V]) applyWhy() {
-	if p.e.why == nil {
+	if p.E.Why == nil {
 		return
 	}
-	uids := p.e.why.changed[p.k.watch]
+	uids := p.E.Why.Changed[p.k.watch]
 	if len(uids) == 0 {
 		return
 	}
 	up := make([]V, 0, len(uids))
 	for _, u := range uids {
-		if o, ok := p.e.store.Get(p.k.watch, u); ok {
+		if o, ok := p.E.Store.Get(p.k.watch, u); ok {
 			if v, ok := o.(V); ok {
 				up = append(up, v)
 			}
@@ -233,18 +220,18 @@ func whyCol[V client.Object](width, min int) column[V] {
 	return column[V]{Column: table.Column{Title: "WHY", Width: width, Grow: true, Min: min, Drop: 1, Class: styles.Warn}, why: true}
 }
 
-func (p *listPage[V]) canOpen() bool { return p.drill != nil && p.t.Len() > 0 }
+func (p *listPage[V]) CanOpen() bool { return p.drill != nil && p.t.Len() > 0 }
 
-func (p *listPage[V]) open() page {
+func (p *listPage[V]) Open() host.Page {
 	v, ok := p.t.Selected()
 	if !ok || p.drill == nil {
 		return nil
 	}
-	return p.drill(p.e, v)
+	return p.drill(p.E, v)
 }
 
-func (p *listPage[V]) target() Target {
-	t := Target{View: p.vk, Namespace: p.t.Namespace()}
+func (p *listPage[V]) Target() Target {
+	t := Target{View: p.VK, Namespace: p.t.Namespace()}
 	if v, ok := p.t.Selected(); ok {
 		t.Selected = v
 	}

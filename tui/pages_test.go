@@ -17,6 +17,9 @@ import (
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/keys"
+	"github.com/raydar/raydar/tui/pages/describe"
+	"github.com/raydar/raydar/tui/pages/logs"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 func TestDescribe(t *testing.T) {
@@ -41,8 +44,8 @@ func TestDescribe(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			screen, a := run(t, Options{Actions: DefaultActions(ActionDeps{})}, c.seq...)
 			mustContain(t, screen, c.want...)
-			if a.top().kind() != DescribeView {
-				t.Fatalf("top is %v", a.top().kind())
+			if a.top().Kind() != DescribeView {
+				t.Fatalf("top is %v", a.top().Kind())
 			}
 			if c.golden {
 				requireGolden(t, screen)
@@ -51,8 +54,8 @@ func TestDescribe(t *testing.T) {
 	}
 	t.Run("esc goes back", func(t *testing.T) {
 		_, a := run(t, Options{Actions: DefaultActions(ActionDeps{})}, "G", "d", "<esc>")
-		if len(a.stack) != 1 || a.top().kind() != ClustersView {
-			t.Fatalf("stack %d top %v", len(a.stack), a.top().kind())
+		if len(a.stack) != 1 || a.top().Kind() != ClustersView {
+			t.Fatalf("stack %d top %v", len(a.stack), a.top().Kind())
 		}
 	})
 	t.Run("live", func(t *testing.T) {
@@ -77,7 +80,7 @@ func TestDescribe(t *testing.T) {
 func TestObjectYAMLStripsManagedFields(t *testing.T) {
 	rc := fixture().List(watch.RayCluster)[0].(*rayv1.RayCluster).DeepCopy()
 	rc.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
-	y, err := objectYAML(scheme.New(), rc)
+	y, err := describe.ObjectYAML(scheme.New(), rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,18 +96,18 @@ func TestObjectYAMLStripsManagedFields(t *testing.T) {
 }
 
 func TestTextViewWrap(t *testing.T) {
-	v := textView{lines: []string{strings.Repeat("x", 25), "short", "c", "d"}, w: 10, h: 3}
-	if got := v.view(); got != "xxxxxxxxxx\nshort\nc" {
+	v := widgets.TextView{Lines: []string{strings.Repeat("x", 25), "short", "c", "d"}, W: 10, H: 3}
+	if got := v.View(); got != "xxxxxxxxxx\nshort\nc" {
 		t.Fatalf("cut: %q", got)
 	}
 	km := keys.Default()
-	v.key(km, tea.KeyPressMsg{Code: 'w', Text: "w"})
-	if got := v.view(); got != "xxxxxxxxxx\nxxxxxxxxxx\nxxxxx" {
+	v.HandleKey(km, tea.KeyPressMsg{Code: 'w', Text: "w"})
+	if got := v.View(); got != "xxxxxxxxxx\nxxxxxxxxxx\nxxxxx" {
 		t.Fatalf("wrapped: %q", got)
 	}
-	v.key(km, tea.KeyPressMsg{Code: 'G', Text: "G"})
-	if v.top != 1 || v.view() != "short\nc\nd" {
-		t.Fatalf("bottom: top %d %q", v.top, v.view())
+	v.HandleKey(km, tea.KeyPressMsg{Code: 'G', Text: "G"})
+	if v.Top != 1 || v.View() != "short\nc\nd" {
+		t.Fatalf("bottom: top %d %q", v.Top, v.View())
 	}
 }
 
@@ -142,7 +145,7 @@ func TestPodLogs(t *testing.T) {
 			t.Fatalf("request %q", got)
 		}
 		mustContain(t, screen, "Logs (lines 17-40 of 40)", "step 40 loss=0.0250", "step 17 ")
-		if a.top().kind() != LogsView {
+		if a.top().Kind() != LogsView {
 			t.Fatal("no log page")
 		}
 		requireGolden(t, screen)
@@ -162,13 +165,13 @@ func TestPodLogs(t *testing.T) {
 		finalScreen(t, tm)
 	})
 	t.Run("bounded", func(t *testing.T) {
-		tm, _ := start(t, logOpts(fixedLogs(logLines(1, MaxPodLogLines+1000), nil)), 100, 30)
+		tm, _ := start(t, logOpts(fixedLogs(logLines(1, widgets.MaxPodLogLines+1000), nil)), 100, 30)
 		typeKeys(tm, ":pods", "<enter>", "l")
 		screen := waitScreen(t, tm, "stream ended")
-		mustContain(t, screen, fmt.Sprintf("of %d, 1000 older dropped", MaxPodLogLines), fmt.Sprintf("step %d ", MaxPodLogLines+1000))
+		mustContain(t, screen, fmt.Sprintf("of %d, 1000 older dropped", widgets.MaxPodLogLines), fmt.Sprintf("step %d ", widgets.MaxPodLogLines+1000))
 		_, a := finalScreen(t, tm)
-		if p := a.top().(*podLogsPage); len(p.lines) != MaxPodLogLines || !strings.Contains(p.lines[0], "step 1001 ") {
-			t.Fatalf("kept %d lines from %q", len(p.lines), p.lines[0])
+		if p := a.top().(*logs.Page); len(p.Lines) != widgets.MaxPodLogLines || !strings.Contains(p.Lines[0], "step 1001 ") {
+			t.Fatalf("kept %d lines from %q", len(p.Lines), p.Lines[0])
 		}
 	})
 	t.Run("follow, pause, esc stops the stream", func(t *testing.T) {
@@ -214,7 +217,7 @@ func TestPodLogs(t *testing.T) {
 		}
 		_ = pr.CloseWithError(errors.New("closed")) // lets the blocked read end, as a closed HTTP body does
 		_, a := finalScreen(t, tm)
-		if a.top().kind() != ClusterDetailView {
+		if a.top().Kind() != ClusterDetailView {
 			t.Fatal("esc did not go back")
 		}
 	})
@@ -246,24 +249,24 @@ func (s *signalCloser) Close() error {
 // TestLogStreamBounds: a burst larger than the buffer reaches the UI as one
 // batch of the last MaxPodLogLines lines and a count of the dropped ones.
 func TestLogStreamBounds(t *testing.T) {
-	s := newLogStream()
-	s.read(context.Background(), strings.NewReader(logLines(1, 2*MaxPodLogLines)+"\x1b[31mred\x1b[0m\tend\r\n"+"no newline"))
-	m := s.next(context.Background(), 7)().(podLogsMsg)
-	if m.id != 7 || len(m.lines) != MaxPodLogLines || m.dropped != MaxPodLogLines+2 || !m.done || m.err != nil {
-		t.Fatalf("batch: id %d, %d lines, %d dropped, done %v, err %v", m.id, len(m.lines), m.dropped, m.done, m.err)
+	s := widgets.NewLogStream()
+	s.Read(context.Background(), strings.NewReader(logLines(1, 2*widgets.MaxPodLogLines)+"\x1b[31mred\x1b[0m\tend\r\n"+"no newline"))
+	m := s.Next(context.Background(), 7)().(widgets.LinesMsg)
+	if m.ID != 7 || len(m.Lines) != widgets.MaxPodLogLines || m.Dropped != widgets.MaxPodLogLines+2 || !m.Done || m.Err != nil {
+		t.Fatalf("batch: id %d, %d lines, %d dropped, done %v, err %v", m.ID, len(m.Lines), m.Dropped, m.Done, m.Err)
 	}
-	if n := len(m.lines); m.lines[n-2] != "red    end" || m.lines[n-1] != "no newline" {
-		t.Fatalf("last lines %q", m.lines[n-2:])
+	if n := len(m.Lines); m.Lines[n-2] != "red    end" || m.Lines[n-1] != "no newline" {
+		t.Fatalf("last lines %q", m.Lines[n-2:])
 	}
-	s = newLogStream()
-	s.read(context.Background(), strings.NewReader(strings.Repeat("x", 3*maxLogLineBytes)+"\nnext\n"))
-	m = s.next(context.Background(), 1)().(podLogsMsg)
-	if len(m.lines) != 2 || len(m.lines[0]) != maxLogLineBytes || m.lines[1] != "next" {
-		t.Fatalf("long line: %d lines", len(m.lines))
+	s = widgets.NewLogStream()
+	s.Read(context.Background(), strings.NewReader(strings.Repeat("x", 3*widgets.MaxLogLineBytes)+"\nnext\n"))
+	m = s.Next(context.Background(), 1)().(widgets.LinesMsg)
+	if len(m.Lines) != 2 || len(m.Lines[0]) != widgets.MaxLogLineBytes || m.Lines[1] != "next" {
+		t.Fatalf("long line: %d lines", len(m.Lines))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if msg := newLogStream().next(ctx, 1)(); msg != nil {
+	if msg := widgets.NewLogStream().Next(ctx, 1)(); msg != nil {
 		t.Fatalf("next after cancel returned %v", msg)
 	}
 }

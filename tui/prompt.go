@@ -140,7 +140,7 @@ func (a *App) promptChanged() {
 	if t == nil {
 		return
 	}
-	if a.top().tbl() == nil { // a search: a regular expression
+	if a.top().Table() == nil { // a search: a regular expression
 		if err := t.SetFilter(a.prompt.text); err != nil {
 			a.prompt.note = err.Error()
 		}
@@ -175,7 +175,7 @@ func (a *App) candidates(text string) (base string, out []string) {
 			pool = a.contexts
 		default:
 			if _, ok := a.reg.byAlias(strings.ToLower(fields[0])); ok || fields[0] == "ns" || fields[0] == "namespace" {
-				pool = append([]string{"all"}, a.e.store.Namespaces()...)
+				pool = append([]string{"all"}, a.e.Store.Namespaces()...)
 			}
 		}
 	default:
@@ -266,7 +266,7 @@ func (a *App) runCommand(line string) tea.Cmd {
 	case "ctx", "context":
 		if len(args) == 0 {
 			if len(a.contexts) == 0 {
-				a.setFlash(flashInfo, "context: "+orNone(a.e.sess.Context))
+				a.setFlash(flashInfo, "context: "+orNone(a.e.Sess.Context))
 			} else {
 				a.setFlash(flashInfo, "contexts: "+strings.Join(a.contexts, " "))
 			}
@@ -292,7 +292,7 @@ func (a *App) switchNamespace(ns string) {
 		a.setFlash(flashInfo, "namespace: all")
 		return
 	}
-	if !slices.Contains(a.e.store.Namespaces(), ns) {
+	if !slices.Contains(a.e.Store.Namespaces(), ns) {
 		a.setFlash(flashWarn, fmt.Sprintf("namespace: %s (no Ray objects there yet)", ns))
 		return
 	}
@@ -305,7 +305,7 @@ func (a *App) switchContext(name string) tea.Cmd {
 		a.setFlash(flashErr, "switching contexts is not available")
 		return nil
 	}
-	if name == a.e.sess.Context {
+	if name == a.e.Sess.Context {
 		a.setFlash(flashInfo, "context: "+name)
 		return nil
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/tui/pages/raylogs"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // lineReader yields n numbered log lines, generated as they are read.
@@ -68,28 +70,28 @@ func BenchmarkRayLogFollow(b *testing.B) {
 			b.Fatal(err)
 		}
 		a.Update(tea.WindowSizeMsg{Width: benchW, Height: benchH})
-		p := newRayLogPage(a.e, "ns", "rc", nil, dashboard.LogRequest{Node: dashboard.LogNode{IP: "10.0.0.1"}, Filename: "raylet.out"}, raydash.Explanation{}, "raylet.out")
+		p := raylogs.NewLogPage(a.e, "ns", "rc", nil, dashboard.LogRequest{Node: dashboard.LogNode{IP: "10.0.0.1"}, Filename: "raylet.out"}, raydash.Explanation{}, "raylet.out")
 		b.StartTimer()
 		a.push(p)
-		cmd := p.init()
+		cmd := p.Init()
 		for cmd != nil {
 			msg := cmd()
 			if msg == nil {
 				break
 			}
 			var ok bool
-			cmd, ok = p.receive(msg)
+			cmd, ok = p.Receive(msg)
 			if !ok {
 				b.Fatalf("the page did not take %T", msg)
 			}
-			_ = p.view()
+			_ = p.View()
 		}
 		b.StopTimer()
-		if !p.ended || p.err != nil || len(p.lines) != MaxPodLogLines || p.dropped+len(p.lines) != lines {
-			b.Fatalf("followed: ended %v err %v, %d kept, %d dropped", p.ended, p.err, len(p.lines), p.dropped)
+		if !p.Ended || p.Err != nil || len(p.Lines) != widgets.MaxPodLogLines || p.Dropped+len(p.Lines) != lines {
+			b.Fatalf("followed: ended %v err %v, %d kept, %d dropped", p.Ended, p.Err, len(p.Lines), p.Dropped)
 		}
-		if want := "step " + strconv.Itoa(lines) + " "; !strings.Contains(p.lines[len(p.lines)-1], want) {
-			b.Fatalf("last line %q", p.lines[len(p.lines)-1])
+		if want := "step " + strconv.Itoa(lines) + " "; !strings.Contains(p.Lines[len(p.Lines)-1], want) {
+			b.Fatalf("last line %q", p.Lines[len(p.Lines)-1])
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&ms)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/table"
 )
@@ -52,11 +54,11 @@ type def[V client.Object] struct {
 	meta func(V) table.Meta
 	// open is the page Enter drills down to from the list (nil: none;
 	// it may return nil when there is nothing to open).
-	open func(e *env, v V) page
+	open func(e *host.Env, v V) host.Page
 	// suspended says whether v is suspended (lifecycle kinds).
 	suspended func(V) bool
 	// describe adds the kind's fields to the describe page.
-	describe func(d *describer, v V)
+	describe func(d *format.Describer, v V)
 	// children are the objects of another kind that belong to V by a
 	// label (nil: none); the list keeps their count per object for its
 	// count columns.
@@ -77,16 +79,16 @@ type rowKey[V client.Object] struct {
 
 // typedKind is what the registry asks of a kind's typed definition.
 type typedKind interface {
-	newList(e *env, k *kind) page
+	newList(e *host.Env, k *kind) host.Page
 	suspended(obj client.Object) bool
-	describe(d *describer, obj client.Object)
+	describe(d *format.Describer, obj client.Object)
 }
 
 // defOf adapts the function that returns a kind's definition to
 // typedKind.
 type defOf[V client.Object] func() def[V]
 
-func (f defOf[V]) newList(e *env, k *kind) page { return newListPage(e, k, f()) }
+func (f defOf[V]) newList(e *host.Env, k *kind) host.Page { return newListPage(e, k, f()) }
 
 func (f defOf[V]) suspended(obj client.Object) bool {
 	v, ok := obj.(V)
@@ -94,7 +96,7 @@ func (f defOf[V]) suspended(obj client.Object) bool {
 	return ok && d.suspended != nil && d.suspended(v)
 }
 
-func (f defOf[V]) describe(ds *describer, obj client.Object) {
+func (f defOf[V]) describe(ds *format.Describer, obj client.Object) {
 	if v, ok := obj.(V); ok {
 		if d := f(); d.describe != nil {
 			d.describe(ds, v)
@@ -156,7 +158,7 @@ func (r *registry) of(obj client.Object) *kind {
 
 // lifecycleKinds names the kinds suspend/resume and delete apply to, for
 // messages: "RayCluster, RayJob, RayService or RayCronJob".
-func (r *registry) lifecycleKinds() string {
+func (r *registry) LifecycleKinds() string {
 	var ns []string
 	for _, k := range r.kinds {
 		if k.lifecycle != "" {
@@ -170,7 +172,23 @@ func (r *registry) lifecycleKinds() string {
 }
 
 // isDetail reports whether v is a kind's detail view.
-func (r *registry) isDetail(v ViewKind) bool {
+func (r *registry) IsDetail(v ViewKind) bool {
 	k, ok := r.byView(v)
 	return ok && k.detail == v
+}
+
+// Lifecycle implements Kinds.
+func (r *registry) Lifecycle(obj client.Object) (kind actions.Kind, suspended, ok bool) {
+	k := r.of(obj)
+	if k == nil || k.lifecycle == "" {
+		return "", false, false
+	}
+	return k.lifecycle, k.typed.suspended(obj), true
+}
+
+// Describe implements Kinds.
+func (r *registry) Describe(d *format.Describer, obj client.Object) {
+	if k := r.of(obj); k != nil {
+		k.typed.describe(d, obj)
+	}
 }

@@ -39,11 +39,11 @@ func TestRegistryAliases(t *testing.T) {
 		if got, _ := r.byView(k.detail); k.detail != "" && (got == nil || got.list != k.list) {
 			t.Fatalf("%s: views not indexed", k.list)
 		}
-		if r.isDetail(k.list) || (k.detail != "" && !r.isDetail(k.detail)) {
+		if r.IsDetail(k.list) || (k.detail != "" && !r.IsDetail(k.detail)) {
 			t.Fatalf("%s: isDetail wrong", k.list)
 		}
 	}
-	if got := r.lifecycleKinds(); got != "RayCluster, RayJob, RayService or RayCronJob" {
+	if got := r.LifecycleKinds(); got != "RayCluster, RayJob, RayService or RayCronJob" {
 		t.Fatalf("lifecycleKinds %q", got)
 	}
 }
@@ -94,8 +94,8 @@ func TestRegistryEntryReachesCommandsHelpAndList(t *testing.T) {
 		t.Fatalf("completion %q", a.prompt.text)
 	}
 	typeApp(a, "<enter>")
-	if a.top().kind() != "testpods" || a.top().title() != "Test pods" || a.top().tbl().Len() != a.e.store.Len(watch.Pod) {
-		t.Fatalf("top %v %q", a.top().kind(), a.top().title())
+	if a.top().Kind() != "testpods" || a.top().Title() != "Test pods" || a.top().Table().Len() != a.e.Store.Len(watch.Pod) {
+		t.Fatalf("top %v %q", a.top().Kind(), a.top().Title())
 	}
 	screen := ansi.Strip(a.View().Content)
 	mustContain(t, screen, "Test pods(all)", "train-a-head-x7k2p", "<testpods>")

@@ -8,7 +8,9 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/keys"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 // render draws the whole screen: exactly height lines of at most width
@@ -24,7 +26,7 @@ func (a *App) render() string {
 	if a.mode == modeHelp {
 		body = a.helpView(w, bh)
 	} else {
-		body = a.top().view()
+		body = a.top().View()
 	}
 	bl := strings.Split(body, "\n")
 	for len(bl) < bh {
@@ -57,14 +59,14 @@ func (a *App) headerLine() string {
 	}
 	parts := []string{
 		st.Logo.Render("raydar"),
-		field("ctx", orNone(a.e.sess.Context)),
-		field("server", orNone(a.e.sess.Server)),
+		field("ctx", format.OrNone(a.e.Sess.Context)),
+		field("server", format.OrNone(a.e.Sess.Server)),
 		field("ns", ns),
 	}
 	if a.role != "" {
 		parts = append(parts, field("role", a.role))
 	}
-	if pf := forwardsSummary(st.Glyphs, a.e.forwards); pf != "" {
+	if pf := forwardsSummary(st.Glyphs, a.e.Forwards); pf != "" {
 		parts = append(parts, field("pf", pf))
 	}
 	s := strings.Join(parts, sep)
@@ -87,25 +89,25 @@ func (a *App) hint(b key.Binding) string {
 func (a *App) hintsLine() string {
 	km, p := a.km, a.top()
 	var bs []key.Binding
-	if p.canOpen() {
+	if p.CanOpen() {
 		bs = append(bs, km.Open)
 	}
 	if len(a.stack) > 1 {
 		bs = append(bs, km.Back)
 	}
-	for _, act := range a.actions[p.kind()] {
+	for _, act := range a.actions[p.Kind()] {
 		bs = append(bs, act.Key)
 	}
-	for _, b := range p.keys() {
+	for _, b := range p.Keys() {
 		if b.Help().Key != km.Open.Help().Key {
 			bs = append(bs, b)
 		}
 	}
 	bs = append(bs, km.Help, km.Command, km.Filter)
-	if p.tbl() != nil {
+	if p.Table() != nil {
 		bs = append(bs, key.NewBinding(key.WithKeys("N"), key.WithHelp(
 			km.SortName.Help().Key+"/"+km.SortAge.Help().Key+"/"+km.SortStatus.Help().Key, "sort")))
-		if p.tbl().Marks() {
+		if p.Table().Marks() {
 			bs = append(bs, km.Mark)
 		}
 	}
@@ -166,13 +168,13 @@ func (a *App) titleLine() string {
 	p := a.top()
 	var t string
 	if a.mode == modeHelp {
-		t = st.Title.Render("Help") + st.Faint.Render(" "+p.crumb())
-	} else if tb := p.tbl(); tb != nil && len(a.stack) == 1 {
+		t = st.Title.Render("Help") + st.Faint.Render(" "+p.Crumb())
+	} else if tb := p.Table(); tb != nil && len(a.stack) == 1 {
 		ns := a.ns
 		if ns == "" {
 			ns = "all"
 		}
-		t = st.Title.Render(p.title()) + st.TitleFilter.Render("("+ns+")") +
+		t = st.Title.Render(p.Title()) + st.TitleFilter.Render("("+ns+")") +
 			st.TitleCounter.Render(fmt.Sprintf("[%d]", tb.Len()))
 		if f := tb.Filter(); f != "" {
 			t += " " + st.TitleFilter.Render("</"+f+">")
@@ -181,8 +183,8 @@ func (a *App) titleLine() string {
 			t += " " + st.TitleCounter.Render(fmt.Sprintf("%d marked", n))
 		}
 	} else {
-		t = st.Title.Render(p.title())
-		if tb := p.tbl(); tb != nil {
+		t = st.Title.Render(p.Title())
+		if tb := p.Table(); tb != nil {
 			if f := tb.Filter(); f != "" {
 				t += " " + st.TitleFilter.Render("</"+f+">")
 			}
@@ -201,7 +203,7 @@ func (a *App) titleLine() string {
 func (a *App) crumbsLine() string {
 	var out []string
 	for i, p := range a.stack {
-		c := "<" + p.crumb() + ">"
+		c := "<" + p.Crumb() + ">"
 		if i == len(a.stack)-1 {
 			out = append(out, a.st.CrumbActive.Render(c))
 		} else {
@@ -219,7 +221,7 @@ func (a *App) statusLine() string {
 		if a.mode == modeFilter {
 			lead = "/"
 		}
-		s := st.Prompt.Render(lead) + a.prompt.text + st.Prompt.Render(caret(st.Plain))
+		s := st.Prompt.Render(lead) + a.prompt.text + st.Prompt.Render(widgets.Caret(st.Plain))
 		if a.prompt.note != "" {
 			s += "  " + st.Faint.Render(a.prompt.note)
 		}
@@ -235,13 +237,6 @@ func (a *App) statusLine() string {
 		return st.FlashWarn.Render(a.flash.text)
 	}
 	return st.FlashInfo.Render(a.flash.text)
-}
-
-func caret(plain bool) string {
-	if plain {
-		return "_"
-	}
-	return "█"
 }
 
 // overlay draws the dialog box over the middle of the body lines.
@@ -280,25 +275,25 @@ func bindingRows(bs ...key.Binding) [][2]string {
 func (a *App) helpGroups() []helpGroup {
 	km, p := a.km, a.top()
 	general := []key.Binding{km.Command, km.Filter, km.Help, km.Back}
-	if p.canOpen() {
+	if p.CanOpen() {
 		general = append(general, km.Open)
 	}
 	general = append(general, km.AllNamespaces, km.Quit)
 	gs := []helpGroup{{keys.GroupGeneral, bindingRows(general...)}}
 	var view []key.Binding
-	for _, b := range p.keys() {
+	for _, b := range p.Keys() {
 		if b.Help().Key != km.Open.Help().Key {
 			view = append(view, b)
 		}
 	}
-	for _, act := range a.actions[p.kind()] {
+	for _, act := range a.actions[p.Kind()] {
 		view = append(view, act.Key)
 	}
 	if len(view) > 0 {
 		gs = append(gs, helpGroup{"View", bindingRows(view...)})
 	}
 	gs = append(gs, helpGroup{keys.GroupNavigation, bindingRows(km.Up, km.Down, km.Top, km.Bottom, km.PageUp, km.PageDown)})
-	if t := p.tbl(); t != nil {
+	if t := p.Table(); t != nil {
 		gs = append(gs, helpGroup{keys.GroupSort, bindingRows(km.SortName, km.SortAge, km.SortStatus)})
 		if t.Marks() {
 			gs = append(gs, helpGroup{keys.GroupMarks, bindingRows(km.Mark, km.MarkRange, km.ClearMarks)})

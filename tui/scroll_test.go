@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/raydar/raydar/tui/keys"
+	"github.com/raydar/raydar/tui/widgets"
 )
 
 func TestScrollKey(t *testing.T) {
@@ -17,13 +18,13 @@ func TestScrollKey(t *testing.T) {
 		want     int
 		consumed bool
 	}{
-		{"up", fromTop, 5, 4, true}, {"down", fromTop, 5, 6, true},
-		{"pgup", fromTop, 5, -5, true}, {"pgdown", fromTop, 5, 15, true},
-		{"g", fromTop, 5, 0, true}, {"G", fromTop, 5, 40, true},
-		{"up", fromEnd, 5, 6, true}, {"down", fromEnd, 5, 4, true},
-		{"pgup", fromEnd, 5, 15, true}, {"pgdown", fromEnd, 5, -5, true},
-		{"g", fromEnd, 5, 40, true}, {"G", fromEnd, 5, 0, true},
-		{"x", fromTop, 5, 5, false},
+		{"up", widgets.FromTop, 5, 4, true}, {"down", widgets.FromTop, 5, 6, true},
+		{"pgup", widgets.FromTop, 5, -5, true}, {"pgdown", widgets.FromTop, 5, 15, true},
+		{"g", widgets.FromTop, 5, 0, true}, {"G", widgets.FromTop, 5, 40, true},
+		{"up", widgets.FromEnd, 5, 6, true}, {"down", widgets.FromEnd, 5, 4, true},
+		{"pgup", widgets.FromEnd, 5, 15, true}, {"pgdown", widgets.FromEnd, 5, -5, true},
+		{"g", widgets.FromEnd, 5, 40, true}, {"G", widgets.FromEnd, 5, 0, true},
+		{"x", widgets.FromTop, 5, 5, false},
 	}
 	for _, c := range cases {
 		var msg tea.KeyPressMsg
@@ -40,7 +41,7 @@ func TestScrollKey(t *testing.T) {
 			msg = tea.KeyPressMsg{Code: rune(c.key[0]), Text: c.key}
 		}
 		pos := c.pos
-		if got := scrollKey(km, msg, &pos, c.from, 10, 40); got != c.consumed || pos != c.want {
+		if got := widgets.ScrollKey(km, msg, &pos, c.from, 10, 40); got != c.consumed || pos != c.want {
 			t.Errorf("%s from %d at %d: consumed %v pos %d, want %v %d", c.key, c.from, c.pos, got, pos, c.consumed, c.want)
 		}
 	}

@@ -1,12 +1,16 @@
 package tui
 
-import tea "charm.land/bubbletea/v2"
+import (
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/raydar/raydar/tui/host"
+)
 
 // The page stack: the root is a kind's list (showList), Enter and actions
 // push pages, Esc pops them; every page shares the App's size and
 // namespace.
 
-func (a *App) top() page { return a.stack[len(a.stack)-1] }
+func (a *App) top() host.Page { return a.stack[len(a.stack)-1] }
 
 // bodyHeight is the height left for the page: header, hints, title bar,
 // crumbs and the status line take one line each.
@@ -15,10 +19,10 @@ func (a *App) bodyHeight() int { return max(a.height-5, 1) }
 func (a *App) resize(w, h int) {
 	a.width, a.height = w, h
 	for _, p := range a.lists {
-		p.setSize(w, a.bodyHeight())
+		p.SetSize(w, a.bodyHeight())
 	}
 	for _, p := range a.stack {
-		p.setSize(w, a.bodyHeight())
+		p.SetSize(w, a.bodyHeight())
 	}
 }
 
@@ -34,22 +38,22 @@ func (a *App) showList(v ViewKind) {
 		p = k.typed.newList(a.e, k)
 		a.lists[k.list] = p
 	}
-	p.setNamespace(a.ns)
-	p.setSize(a.width, a.bodyHeight())
+	p.SetNamespace(a.ns)
+	p.SetSize(a.width, a.bodyHeight())
 	for _, old := range a.stack {
 		if old != p {
 			closePage(old)
 		}
 	}
-	a.stack = []page{p}
+	a.stack = []host.Page{p}
 }
 
-func (a *App) push(p page) tea.Cmd {
-	p.setNamespace(a.ns)
-	p.setSize(a.width, a.bodyHeight())
+func (a *App) push(p host.Page) tea.Cmd {
+	p.SetNamespace(a.ns)
+	p.SetSize(a.width, a.bodyHeight())
 	a.stack = append(a.stack, p)
-	if i, ok := p.(initer); ok {
-		return a.track(i.init())
+	if i, ok := p.(host.Initer); ok {
+		return a.track(i.Init())
 	}
 	return nil
 }
@@ -61,22 +65,18 @@ func (a *App) pop() {
 	}
 }
 
-// closer is implemented by pages that hold resources while open (a log
-// stream); close is called when the page leaves the stack.
-type closer interface{ close() }
-
-func closePage(p page) {
-	if c, ok := p.(closer); ok {
-		c.close()
+func closePage(p host.Page) {
+	if c, ok := p.(host.Closer); ok {
+		c.Close()
 	}
 }
 
 func (a *App) setNamespace(ns string) {
 	a.ns = ns
 	for _, p := range a.lists {
-		p.setNamespace(ns)
+		p.SetNamespace(ns)
 	}
 	for _, p := range a.stack {
-		p.setNamespace(ns)
+		p.SetNamespace(ns)
 	}
 }

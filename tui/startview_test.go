@@ -26,7 +26,7 @@ func TestStartViewByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := a.top().kind(); got != PodsView {
+	if got := a.top().Kind(); got != PodsView {
 		t.Fatalf("app opened on %s, want pods", got)
 	}
 }
@@ -51,7 +51,7 @@ func TestPromptTakesEveryName(t *testing.T) {
 		}
 		typeApp(a, "<enter>")
 		want, _ := StartViewByName(name)
-		if got := a.top().kind(); got != want || want == "" {
+		if got := a.top().Kind(); got != want || want == "" {
 			t.Errorf(":%s opened %s, want %s", name, got, want)
 		}
 	}

@@ -1,0 +1,48 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/raydar/raydar/tui/actions"
+)
+
+// DefaultActions returns raydar's actions for every view (issue 7):
+//
+//	s       scale a worker group (cluster detail, on a group or pod row)
+//	ctrl+d  delete the marked worker pods, or the selected one (cluster
+//	        detail); delete the selected RayCluster/RayJob/RayService/
+//	        RayCronJob (their lists; job, service and RayCronJob detail)
+//	x       stop a RayJob (jobs list, job detail)
+//	t       trigger a RayCronJob now: a RayJob from its jobTemplate, the
+//	        way kubectl create job --from=cronjob/… does (RayCronJob list
+//	        and detail)
+//	z       suspend or resume a RayCluster/RayJob/RayService/RayCronJob
+//	        (their lists and details)
+//	d       describe the selected object: summary, Events, YAML
+//	l       follow a pod's logs (pods list, cluster detail on a pod row)
+//
+// Every mutating action is Dangerous (hidden with --readonly), opens a
+// confirmation whose default button is Cancel, and applies through
+// deps.Actions, which refuses by itself in read-only mode.
+func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
+	byName := actions.ByName(deps)
+	// Which view offers which is the registry's (kinds.go).
+	out := map[ViewKind][]Action{}
+	add := func(v ViewKind, names string) {
+		for _, n := range strings.Fields(names) {
+			if act, ok := byName[n]; ok {
+				out[v] = append(out[v], act)
+			}
+		}
+	}
+	reg := kinds()
+	for _, k := range reg.kinds {
+		add(k.list, k.listActions)
+		if k.detail != "" {
+			add(k.detail, k.detailActions)
+		}
+	}
+	add(RayLogsView, ActionLogs) // the pod's container logs, when Ray's are out of reach
+	add(RayLogView, ActionLogs)
+	return out
+}

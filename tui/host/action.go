@@ -1,0 +1,35 @@
+package host
+
+import (
+	"fmt"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// Action names (keys.yaml "actions:" entries).
+const (
+	ActionScale         = "scale"
+	ActionDeleteWorkers = "delete-workers"
+	ActionStopJob       = "stop-job"
+	ActionTrigger       = "trigger"
+	ActionSuspend       = "suspend"
+	ActionDelete        = "delete"
+	ActionDescribe      = "describe"
+	ActionLogs          = "logs"
+)
+
+func Binding(k, desc string) key.Binding {
+	return key.NewBinding(key.WithKeys(k), key.WithHelp(k, desc))
+}
+
+// errMsg returns a command that flashes err.
+func ErrMsg(err error) tea.Cmd { return func() tea.Msg { return ResultMsg{Err: err} } }
+
+func Warn(format string, args ...any) tea.Cmd {
+	s := fmt.Sprintf(format, args...)
+	return func() tea.Msg { return WarnMsg(s) }
+}
+
+// ActionPortForward is shift-f's action name (keys.yaml "actions:").
+const ActionPortForward = "port-forward"

@@ -1,0 +1,16 @@
+// Package host is the page plumbing of the TUI: what a page and an action
+// talk to. Env is one session (styles, keys, clock, store, diagnoses,
+// history, the session's sources and context) and its Host, the App as
+// pages and actions reach it: ShowDialog and Push, within the Update that
+// runs them (the one way dialogs open; a command that builds one later
+// returns a ShowDialogMsg or PushMsg, which the App hands to the same
+// Host). Page is a view on the stack, Base its defaults; the optional
+// interfaces (Initer, Closer, Receiver, Ticker, CmdApplier, Searcher,
+// CapacityPoller, HistoryPage) are what a page may add. Target, Action,
+// Dialog, ResultMsg, WarnMsg and the view kinds are shared by pages,
+// actions and the App; Kinds is what they ask of the registry of kinds.
+// The Session and its sources (Feed, JobLogs, PodLogs, RayLogSource,
+// CapacitySource, HistorySource, Forwarder, Backend) are how the App is
+// wired to a connection. host imports no other room of the TUI but format
+// and diagnose (and keys, styles, table).
+package host

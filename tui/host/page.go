@@ -1,0 +1,235 @@
+package host
+
+import (
+	"context"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/kube/history"
+	"github.com/raydar/raydar/kube/portforward"
+	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/scheme"
+	"github.com/raydar/raydar/tui/diagnose"
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/keys"
+	"github.com/raydar/raydar/tui/styles"
+	"github.com/raydar/raydar/tui/table"
+)
+
+// env is what every page shares (soft-serve's Common): styles, keys, the
+// clock, the registry of kinds, the scheme (built on first use: only
+// describe needs it), the store of the current session and the session's
+// context.
+type Env struct {
+	St  *styles.Styles
+	KM  *keys.KeyMap
+	Now func() time.Time
+	// kinds is the registry of kinds as pages and actions ask it.
+	Kinds  Kinds
+	Scheme *LazyScheme
+	// seq numbers the App's log pages (nextSeq); shared by the sessions.
+	Seq   *int64
+	Store *watch.Store
+	// why is the store's diagnoses (the WHY column, the Why blocks).
+	Why  *diagnose.Diagnoses
+	Hist *HistoryCache // the History blocks (tui/history.go)
+	Sess Session
+	Ctx  context.Context
+	// host is the App (ShowDialog, Push).
+	Host Host
+	// forwards is the last snapshot of sess.Forwards (forwards.go);
+	// sshUser and sshHost are who and where raydar runs, for ssh lines.
+	Forwards         []portforward.State
+	SSHUser, SSHHost string
+}
+
+// lazyScheme is the one scheme, built on first use (only describe needs
+// it); used from Update only.
+type LazyScheme struct{ s *runtime.Scheme }
+
+func (l *LazyScheme) Get() *runtime.Scheme {
+	if l.s == nil {
+		l.s = scheme.New()
+	}
+	return l.s
+}
+
+// sessCtx is the session's context (cancelled on quit and context
+// switch); Background without one.
+func (e *Env) SessCtx() context.Context {
+	if e.Ctx != nil {
+		return e.Ctx
+	}
+	return context.Background()
+}
+
+// nextSeq returns a number no other page of the App got (Update only).
+func (e *Env) NextSeq() int64 {
+	*e.Seq++
+	return *e.Seq
+}
+
+// page is one view in the stack. Pages are components: a model with a key
+// map (help) and a size. A page embeds pageBase and writes only what it
+// does: title, crumb, view and target, and the defaults it overrides.
+type Page interface {
+	Kind() ViewKind
+	// title is the title bar's resource name; crumb the breadcrumb.
+	Title() string
+	Crumb() string
+	SetSize(w, h int)
+	SetNamespace(ns string)
+	// apply brings the page up to date with a store change.
+	Apply(ch *watch.Changes)
+	// update handles a key the app did not; it reports whether it did.
+	Update(msg tea.KeyPressMsg) (bool, tea.Cmd)
+	View() string
+	// open returns the page Enter drills down to (nil: none); canOpen says
+	// cheaply whether there may be one (for hints and help).
+	Open() Page
+	CanOpen() bool
+	Target() Target
+	// keys lists the page's own bindings for help and hints.
+	Keys() []key.Binding
+	// tbl is the page's table for filter, sort and marks (nil: none).
+	Table() Tabler
+}
+
+// pageBase is the defaults of a page: it knows its env, view and size;
+// it has no namespace scope, no table, nothing to open, no keys of its own
+// and ignores store changes.
+type Base struct {
+	E    *Env
+	VK   ViewKind
+	W, H int
+}
+
+func (b *Base) Kind() ViewKind                         { return b.VK }
+func (b *Base) SetSize(w, h int)                       { b.W, b.H = w, h }
+func (b *Base) SetNamespace(string)                    {}
+func (b *Base) Apply(*watch.Changes)                   {}
+func (b *Base) Update(tea.KeyPressMsg) (bool, tea.Cmd) { return false, nil }
+func (b *Base) Open() Page                             { return nil }
+func (b *Base) CanOpen() bool                          { return false }
+func (b *Base) Keys() []key.Binding                    { return nil }
+func (b *Base) Table() Tabler                          { return nil }
+
+// titled is the title of a detail page about obj: "Kind ns/name", and
+// "(deleted)" once it is gone.
+func Titled(kind string, obj client.Object, deleted bool) string {
+	t := kind + " " + obj.GetNamespace() + "/" + obj.GetName()
+	if deleted {
+		t += " (deleted)"
+	}
+	return t
+}
+
+// follow finds the object a detail page is about (uid, of store kind wk)
+// in a store change: its new version (nil: not upserted) and whether it
+// was deleted.
+func Follow(ch *watch.Changes, wk watch.Kind, uid types.UID) (up client.Object, deleted bool) {
+	for _, o := range ch.Deleted[wk] {
+		if watch.Key(o) == uid {
+			deleted = true
+		}
+	}
+	for _, o := range ch.Upserted[wk] {
+		if watch.Key(o) == uid {
+			up = o
+		}
+	}
+	return up, deleted
+}
+
+// followInto brings a detail page's object up to date with ch: *obj
+// becomes its new version and *deleted sticks once it is deleted.
+func FollowInto[V client.Object](ch *watch.Changes, wk watch.Kind, uid types.UID, obj *V, deleted *bool) {
+	up, del := Follow(ch, wk, uid)
+	*deleted = *deleted || del
+	if v, ok := up.(V); ok {
+		*obj = v
+	}
+}
+
+// tabler is the part of table.Model the app drives without knowing V.
+type Tabler interface {
+	SetFilter(string) error
+	Filter() string
+	Len() int
+	Total() int
+	MarkCount() int
+	Marks() bool
+	Sorting() (table.SortKey, bool)
+	HandleKey(tea.KeyPressMsg) bool
+}
+
+// uidSet is a set of object UIDs a detail page depends on.
+type UIDSet = map[types.UID]bool
+
+// pushMsg pushes the page build returns (nil: nothing) on the stack;
+// build runs in Update, so it may read the store.
+type PushMsg struct{ Build func(e *Env) Page }
+
+// warnMsg flashes a warning.
+type WarnMsg string
+
+// receiver is implemented by pages that get their own messages (job logs).
+type Receiver interface {
+	Receive(msg tea.Msg) (tea.Cmd, bool)
+}
+
+// initer is implemented by pages that start work when pushed.
+type Initer interface{ Init() tea.Cmd }
+
+// ticker is implemented by pages that do periodic work while on top.
+type Ticker interface{ Tick() tea.Cmd }
+
+// cmdApplier is implemented by pages whose refresh on a store change starts
+// work (the job page refetches logs when the job's status changes).
+type CmdApplier interface {
+	ApplyCmd(ch *watch.Changes) tea.Cmd
+}
+
+// capacityPoller is a page that polls Ray's capacity on ticks (the
+// cluster detail).
+type CapacityPoller interface{ PollCapacity() }
+
+// historyPage is a detail page with a History block.
+type HistoryPage interface{ HistoryRef() history.Ref }
+
+// filterer is what the / prompt sets: a table's filter, or a log page's
+// search.
+type Filterer interface {
+	SetFilter(string) error
+	Filter() string
+}
+
+// searcher is a page without a table whose / prompt searches its text.
+type Searcher interface {
+	Searcher() Filterer
+}
+
+// closer is implemented by pages that hold resources while open (a log
+// stream); close is called when the page leaves the stack.
+type Closer interface{ Close() }
+
+// Kinds is what pages and actions ask of the registry of kinds (the
+// App's).
+type Kinds interface {
+	// IsDetail reports whether v is a kind's detail view.
+	IsDetail(v ViewKind) bool
+	// Lifecycle is the kind suspend/resume and delete act on for obj, and
+	// whether obj is suspended; ok is false when they do not apply.
+	Lifecycle(obj client.Object) (kind actions.Kind, suspended, ok bool)
+	// LifecycleKinds names those kinds for messages: "RayCluster, RayJob,
+	// RayService or RayCronJob".
+	LifecycleKinds() string
+	// Describe adds the fields of obj's kind to a describe page.
+	Describe(d *format.Describer, obj client.Object)
+}

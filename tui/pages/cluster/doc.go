@@ -1,0 +1,6 @@
+// Package cluster is the RayCluster detail page: a summary, the Why and
+// Ray capacity blocks, the head and worker groups with their pods (marks
+// on worker pods for delete-workers), recent Events and the History
+// block. L opens the Ray log browser of the selected pod's node
+// (tui/pages/raylogs).
+package cluster

@@ -1,0 +1,365 @@
+package describe
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/raydar/raydar/kube/redact"
+	"github.com/raydar/raydar/kube/watch"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/styles"
+	"github.com/raydar/raydar/tui/widgets"
+)
+
+// describePage shows one object: a readable summary, its recent Events and
+// its YAML (without managedFields). It follows the object in the store.
+type Page struct {
+	host.Base
+	wk      watch.Kind
+	uid     types.UID
+	obj     client.Object
+	deleted bool
+	tv      widgets.TextView
+	// full is the pod read whole from the API server for the YAML (the
+	// cache keeps pods trimmed); fetching until it arrives, fullErr if the
+	// GET failed.
+	full     client.Object
+	fetching bool
+	fullErr  error
+}
+
+// describeFullMsg delivers the whole object a describe page asked for.
+type describeFullMsg struct {
+	p   *Page
+	obj client.Object
+	err error
+}
+
+func NewPage(e *host.Env, obj client.Object) *Page {
+	wk, _ := watch.KindOf(obj)
+	p := &Page{Base: host.Base{E: e, VK: host.DescribeView}, wk: wk, uid: watch.Key(obj), obj: obj}
+	_, isPod := obj.(*corev1.Pod)
+	p.fetching = isPod && e.Sess.Get != nil
+	p.refresh()
+	return p
+}
+
+// init GETs a pod whole for the YAML.
+func (p *Page) Init() tea.Cmd {
+	if !p.fetching {
+		return nil
+	}
+	get, ctx, obj := p.E.Sess.Get, p.E.Ctx, p.obj
+	return func() tea.Msg {
+		full, err := get(ctx, obj)
+		return describeFullMsg{p: p, obj: full, err: err}
+	}
+}
+
+func (p *Page) Receive(msg tea.Msg) (tea.Cmd, bool) {
+	m, ok := msg.(describeFullMsg)
+	if !ok || m.p != p {
+		return nil, false
+	}
+	p.fetching, p.full, p.fullErr = false, m.obj, m.err
+	p.refresh()
+	return nil, true
+}
+
+func (p *Page) refresh() {
+	if o, ok := p.E.Store.Get(p.wk, p.uid); ok {
+		p.obj = o
+	}
+	d := &format.Describer{St: p.E.St, Now: p.E.Now()}
+	y, note := p.obj, ""
+	switch {
+	case p.fetching:
+		note = "reading the whole pod from the API server…"
+	case p.fullErr != nil:
+		note = "the cache's trimmed copy: reading the whole pod failed: " + p.fullErr.Error()
+	case p.full != nil:
+		y = p.full
+		if p.full.GetResourceVersion() != p.obj.GetResourceVersion() {
+			note = "as read when this page opened (resourceVersion " + p.full.GetResourceVersion() + "; the pod has changed since: d again to re-read)"
+		}
+	}
+	p.tv.SetLines(describeLines(d, p.E.Scheme.Get(), p.E.Kinds, p.obj, p.E.Store.EventsFor(p.uid), y, note))
+}
+
+func (p *Page) Title() string {
+	return host.Titled("Describe "+kindName(p.E.Scheme.Get(), p.obj), p.obj, p.deleted)
+}
+func (p *Page) Crumb() string       { return "describe " + p.obj.GetName() }
+func (p *Page) SetSize(w, h int)    { p.tv.W, p.tv.H = w, h; p.tv.Clamp() }
+func (p *Page) View() string        { return p.tv.View() }
+func (p *Page) Keys() []key.Binding { return []key.Binding{p.E.KM.Wrap} }
+func (p *Page) Target() host.Target {
+	return host.Target{View: host.DescribeView, Namespace: p.obj.GetNamespace(), Selected: p.obj, Owner: p.obj}
+}
+
+func (p *Page) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	return p.tv.HandleKey(p.E.KM, msg), nil
+}
+
+func (p *Page) Apply(ch *watch.Changes) {
+	if _, deleted := host.Follow(ch, p.wk, p.uid); deleted {
+		p.deleted = true
+	}
+	if ch.Touches(host.UIDSet{p.uid: true}) {
+		p.refresh()
+	}
+}
+
+// gvk is the group, version and kind of a typed object, from the scheme.
+func gvk(s *runtime.Scheme, o client.Object) (schema.GroupVersionKind, error) {
+	gvks, _, err := s.ObjectKinds(o)
+	if err != nil {
+		return schema.GroupVersionKind{}, err
+	}
+	return gvks[0], nil
+}
+
+// kindName is the Kind of a typed object.
+func kindName(s *runtime.Scheme, o client.Object) string {
+	if k, err := gvk(s, o); err == nil {
+		return k.Kind
+	}
+	return fmt.Sprintf("%T", o)
+}
+
+// objectYAML is the object as kubectl get -o yaml shows it, without
+// managedFields, and with secrets redacted (kube/redact): Secret data,
+// literal passwords and tokens, and their last-applied copies.
+func ObjectYAML(s *runtime.Scheme, o client.Object) (string, error) {
+	k, err := gvk(s, o)
+	if err != nil {
+		return "", err
+	}
+	c, ok := o.DeepCopyObject().(client.Object)
+	if !ok {
+		return "", fmt.Errorf("cannot copy %T", o)
+	}
+	c.SetManagedFields(nil)
+	c.GetObjectKind().SetGroupVersionKind(k)
+	m, err := redact.Object(c)
+	if err != nil {
+		return "", err
+	}
+	b, err := yaml.Marshal(m)
+	return string(b), err
+}
+
+// lines builds the page: summary (common fields, then k's), Events, YAML.
+// The YAML is yamlOf's (o itself, or o read whole), under note if any.
+func describeLines(d *format.Describer, s *runtime.Scheme, k host.Kinds, o client.Object, events []*corev1.Event, yamlOf client.Object, note string) []string {
+	st, now := d.St, d.Now
+	d.Field("Name", o.GetName())
+	d.Field("Namespace", o.GetNamespace())
+	d.Field("Kind", kindName(s, o))
+	d.Field("Labels", kvs(o.GetLabels()))
+	d.Field("Annotations", kvs(redact.Annotations(o.GetAnnotations())))
+	created := o.GetCreationTimestamp()
+	d.Field("Created", format.MetaAge(now, &created)+" ago ("+created.UTC().Format(time.RFC3339)+")")
+	if refs := o.GetOwnerReferences(); len(refs) > 0 {
+		var os []string
+		for _, r := range refs {
+			os = append(os, r.Kind+" "+r.Name)
+		}
+		d.Field("Owned by", strings.Join(os, ", "))
+	}
+	if dt := o.GetDeletionTimestamp(); dt != nil {
+		d.Field("Deleting", "since "+format.MetaAge(now, dt)+" (finalizers: "+format.OrNone(strings.Join(o.GetFinalizers(), ", "))+")")
+	}
+	k.Describe(d, o)
+
+	d.Section(fmt.Sprintf("Events (%d)", len(events)))
+	if len(events) == 0 {
+		d.Out = append(d.Out, st.Faint.Render("  none"))
+	}
+	for _, ev := range events {
+		line := fmt.Sprintf("  %5s  %-7s  %-22s %s", format.Age(now, watch.EventTime(ev)), ev.Type, ev.Reason, format.OneLine(ev.Message))
+		if ev.Type == corev1.EventTypeWarning {
+			line = st.Class(styles.Warn).Render(line)
+		}
+		d.Out = append(d.Out, line)
+	}
+
+	d.Section("YAML")
+	if note != "" {
+		d.Out = append(d.Out, st.Faint.Render("  "+note))
+	}
+	y, err := ObjectYAML(s, yamlOf)
+	if err != nil {
+		d.Out = append(d.Out, st.FlashErr.Render("error: "+err.Error()))
+	} else {
+		d.Out = append(d.Out, strings.Split(strings.TrimRight(y, "\n"), "\n")...)
+	}
+	return d.Out
+}
+
+// describeCluster is the RayCluster's part of its describe page.
+func Cluster(d *format.Describer, x *rayv1.RayCluster) {
+	s := x.Status
+	d.Field("State", format.ClusterStatus(x))
+	d.Field("Ray version", format.OrNone(x.Spec.RayVersion))
+	d.Field("Suspended", fmt.Sprint(x.Spec.IsSuspended()))
+	d.Field("Autoscaling", onOff(x.Spec.IsAutoscalingEnabled()))
+	d.Field("Workers", fmt.Sprintf("%d/%d available, %d ready (min %d, max %d)", s.AvailableWorkerReplicas,
+		s.DesiredWorkerReplicas, s.ReadyWorkerReplicas, s.MinWorkerReplicas, s.MaxWorkerReplicas))
+	d.Field("Resources", fmt.Sprintf("%s CPU, %s memory, %s GPU", format.Qty(s.DesiredCPU), format.Qty(s.DesiredMemory), format.Qty(s.DesiredGPU)))
+	d.Field("Head", fmt.Sprintf("pod IP %s, service %s (%s)", format.OrNone(s.Head.PodIP), format.OrNone(s.Head.ServiceName), format.OrNone(s.Head.ServiceIP)))
+	d.Label("Worker groups")
+	if len(x.Spec.WorkerGroupSpecs) == 0 {
+		d.Sub(format.None)
+	}
+	for i := range x.Spec.WorkerGroupSpecs {
+		g := &x.Spec.WorkerGroupSpecs[i]
+		line := fmt.Sprintf("%-12s min %s / replicas %s / max %s, %d host(s) per replica", g.GroupName,
+			format.I32(g.MinReplicas), format.I32(g.Replicas), format.I32(g.MaxReplicas), g.Hosts())
+		if g.IsSuspended() {
+			line += ", suspended"
+		}
+		if n := len(g.ScaleStrategy.WorkersToDelete); n > 0 {
+			line += fmt.Sprintf(", %d to delete", n)
+		}
+		d.Sub(line)
+	}
+	d.Conds(s.Conditions)
+}
+
+// describeJob is the RayJob's part of its describe page.
+func Job(d *format.Describer, x *rayv1.RayJob) {
+	s, now := x.Status, d.Now
+	d.Field("Job status", format.OrNone(string(s.JobStatus)))
+	d.Field("Deployment", format.OrNone(string(s.JobDeploymentStatus)))
+	d.Field("Cluster", format.OrNone(s.RayClusterName))
+	d.Field("Job ID", format.OrNone(s.JobId))
+	d.Field("Mode", format.OrNone(string(x.Spec.SubmissionMode)))
+	d.Field("Entrypoint", format.OrNone(redact.Flags(x.Spec.Entrypoint)))
+	d.Field("Start", format.MetaAge(now, s.StartTime))
+	d.Field("End", format.MetaAge(now, s.EndTime))
+	d.Field("Duration", format.JobDuration(now, x))
+	d.Field("Suspend", fmt.Sprint(x.Spec.Suspend))
+	d.Field("Shutdown after", fmt.Sprint(x.Spec.ShutdownAfterJobFinishes))
+	d.Field("Reason", format.OrNone(string(s.Reason)))
+	d.Field("Message", format.OrNone(s.Message))
+	if v := x.Annotations[rayv1.StopRequestedAnnotationKey]; v != "" {
+		d.Field("Stop requested", v)
+	}
+	d.Conds(s.Conditions)
+}
+
+// describeCronJob is the RayCronJob's part of its describe page.
+func CronJob(d *format.Describer, x *rayv1.RayCronJob) {
+	d.Field("Status", format.CronStatus(x))
+	d.Field("Schedule", x.Spec.Schedule)
+	d.Field("In words", format.CronWords(x))
+	tz := format.None
+	if x.Spec.TimeZone != nil {
+		tz = *x.Spec.TimeZone
+	}
+	d.Field("Time zone", tz)
+	d.Field("Suspend", fmt.Sprint(x.Spec.IsSuspended()))
+	d.Field("Last schedule", format.MetaAge(d.Now, x.Status.LastScheduleTime))
+	d.Field("Next run", format.CronNextRun(x, d.Now))
+	d.Field("Entrypoint", format.OrNone(redact.Flags(x.Spec.JobTemplate.Entrypoint)))
+	d.Conds(x.Status.Conditions)
+}
+
+// describeService is the RayService's part of its describe page.
+func Service(d *format.Describer, x *rayv1.RayService) {
+	s := x.Status
+	d.Field("Status", format.ServiceStatus(x))
+	d.Field("Suspend", fmt.Sprint(x.Spec.Suspend))
+	d.Field("Active cluster", format.OrNone(s.ActiveServiceStatus.RayClusterName))
+	d.Field("Pending cluster", format.OrNone(s.PendingServiceStatus.RayClusterName))
+	d.Field("Endpoints", fmt.Sprint(s.NumServeEndpoints))
+	for _, side := range []struct {
+		name string
+		ss   rayv1.RayServiceStatus
+	}{{"Active apps", s.ActiveServiceStatus}, {"Pending apps", s.PendingServiceStatus}} {
+		if len(side.ss.Applications) == 0 {
+			continue
+		}
+		d.Label(side.name)
+		for _, n := range format.SortedKeys(side.ss.Applications) {
+			d.Sub(n + " " + format.OrNone(side.ss.Applications[n].Status))
+		}
+	}
+	d.Conds(s.Conditions)
+}
+
+// describePod is a Ray pod's part of its describe page.
+func Pod(d *format.Describer, x *corev1.Pod) {
+	ready, restarts := format.PodReady(x)
+	d.Field("Status", format.PodStatus(x))
+	d.Field("Ready", ready)
+	d.Field("Restarts", fmt.Sprint(restarts))
+	d.Field("Node", format.OrNone(x.Spec.NodeName))
+	d.Field("IP", format.OrNone(x.Status.PodIP))
+	d.Field("Cluster", format.OrNone(x.Labels[rayv1.RayClusterLabelKey]))
+	d.Field("Group", format.OrNone(x.Labels[rayv1.RayNodeGroupLabelKey]))
+	d.Field("Node type", format.OrNone(x.Labels[rayv1.RayNodeTypeLabelKey]))
+	d.Label("Containers")
+	cs := map[string]corev1.ContainerStatus{}
+	for _, c := range x.Status.ContainerStatuses {
+		cs[c.Name] = c
+	}
+	for _, c := range x.Spec.Containers {
+		s := cs[c.Name]
+		state := format.None
+		switch {
+		case s.State.Running != nil:
+			state = "running"
+		case s.State.Terminated != nil:
+			state = "terminated (" + s.State.Terminated.Reason + ")"
+		case s.State.Waiting != nil && s.State.Waiting.Reason != "":
+			state = "waiting (" + s.State.Waiting.Reason + ")"
+		}
+		d.Sub(fmt.Sprintf("%s  image %s, ready %t, restarts %d, %s", c.Name, format.OrNone(c.Image), s.Ready, s.RestartCount, state))
+	}
+	d.Label("Conditions")
+	if len(x.Status.Conditions) == 0 {
+		d.Sub(format.None)
+	}
+	for _, c := range x.Status.Conditions {
+		d.Sub(fmt.Sprintf("%s=%s", c.Type, c.Status))
+	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// kvs formats a label or annotation map: "a=1, b=2", sorted; "-" if empty.
+func kvs(m map[string]string) string {
+	if len(m) == 0 {
+		return format.None
+	}
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for i, k := range ks {
+		ks[i] = k + "=" + ansi.Truncate(format.OneLine(m[k]), 60, "...")
+	}
+	return strings.Join(ks, ", ")
+}

@@ -1,0 +1,251 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/raydar/raydar/kube/history"
+	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/watch"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/pages/cluster"
+	"github.com/raydar/raydar/tui/pages/raylogs"
+	"github.com/raydar/raydar/tui/styles"
+	"github.com/raydar/raydar/tui/widgets"
+)
+
+const (
+	// maxLogLines is how many log lines the job view keeps.
+	maxLogLines = 1000
+	// logRefresh is how often the logs of a running job are fetched again
+	// while its view is on top.
+	logRefresh = 5 * time.Second
+	logTimeout = 10 * time.Second
+)
+
+type jobLogsMsg struct {
+	uid  types.UID
+	text string
+	err  error
+}
+
+// jobDetail shows one RayJob and the tail of its Ray job's logs.
+type Detail struct {
+	host.Base
+	job        *rayv1.RayJob
+	uid        types.UID
+	deleted    bool
+	logs       []string
+	logErr     error
+	loaded     bool
+	fetching   bool
+	lastFetch  time.Time
+	lastStatus string
+	scroll     int // lines scrolled up from the end of the logs
+}
+
+func NewDetail(e *host.Env, j *rayv1.RayJob) *Detail {
+	return &Detail{Base: host.Base{E: e, VK: host.JobDetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
+}
+
+func jobState(j *rayv1.RayJob) string {
+	return string(j.Status.JobStatus) + "/" + string(j.Status.JobDeploymentStatus)
+}
+
+func (d *Detail) Title() string { return host.Titled(rayv1.KindRayJob, d.job, d.deleted) }
+func (d *Detail) Crumb() string { return d.job.Namespace + "/" + d.job.Name }
+func (d *Detail) Init() tea.Cmd { return d.fetch() }
+
+func (d *Detail) Keys() []key.Binding {
+	bs := []key.Binding{d.E.KM.Open, d.E.KM.Explain}
+	if d.E.Sess.Logs != nil {
+		r := d.E.KM.Refresh
+		r.SetHelp(r.Help().Key, "reload logs")
+		bs = append(bs, r)
+	}
+	return bs
+}
+
+func (d *Detail) CanOpen() bool { return d.job.Status.RayClusterName != "" }
+
+func (d *Detail) Open() host.Page {
+	name := d.job.Status.RayClusterName
+	if name == "" {
+		return nil
+	}
+	o, ok := d.E.Store.Find(watch.RayCluster, d.job.Namespace, name)
+	if !ok {
+		return nil
+	}
+	return cluster.NewDetail(d.E, o.(*rayv1.RayCluster))
+}
+
+func (d *Detail) Target() host.Target {
+	return host.Target{View: host.JobDetailView, Namespace: d.job.Namespace, Selected: d.job, Owner: d.job}
+}
+
+// fetch asks for the logs in a command; one fetch at a time.
+func (d *Detail) fetch() tea.Cmd {
+	logs := d.E.Sess.Logs
+	if logs == nil || d.fetching {
+		return nil
+	}
+	d.fetching = true
+	d.lastFetch = d.E.Now()
+	ctx, ns, name, uid := d.E.Ctx, d.job.Namespace, d.job.Name, d.uid
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, logTimeout)
+		defer cancel()
+		text, err := logs.JobLogs(ctx, ns, name)
+		return jobLogsMsg{uid: uid, text: text, err: err}
+	}
+}
+
+func (d *Detail) Receive(msg tea.Msg) (tea.Cmd, bool) {
+	m, ok := msg.(jobLogsMsg)
+	if !ok || m.uid != d.uid {
+		return nil, false
+	}
+	d.fetching = false
+	d.loaded = true
+	d.logErr = m.err
+	if m.err == nil {
+		d.logs = SplitLogs(m.text)
+	}
+	return nil, true
+}
+
+// splitLogs keeps the last maxLogLines lines, without escape sequences.
+func SplitLogs(text string) []string {
+	text = strings.TrimRight(ansi.Strip(text), "\n")
+	if text == "" {
+		return nil
+	}
+	lines := strings.Split(text, "\n")
+	if len(lines) > maxLogLines {
+		lines = lines[len(lines)-maxLogLines:]
+	}
+	for i, l := range lines {
+		lines[i] = strings.ReplaceAll(strings.TrimRight(l, "\r"), "\t", "    ")
+	}
+	return lines
+}
+
+func (d *Detail) Tick() tea.Cmd {
+	if d.job.Status.JobStatus.IsTerminal() || d.E.Now().Sub(d.lastFetch) < logRefresh {
+		return nil
+	}
+	return d.fetch()
+}
+
+func (d *Detail) Apply(ch *watch.Changes) { _ = d.ApplyCmd(ch) }
+
+func (d *Detail) ApplyCmd(ch *watch.Changes) tea.Cmd {
+	host.FollowInto(ch, watch.RayJob, d.uid, &d.job, &d.deleted)
+	if s := jobState(d.job); s != d.lastStatus {
+		d.lastStatus = s
+		return d.fetch()
+	}
+	return nil
+}
+
+func (d *Detail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	km := d.E.KM
+	switch {
+	case key.Matches(msg, km.Refresh):
+		return true, d.fetch()
+	case key.Matches(msg, km.Explain): // the runtime env setup log of a PENDING job, else the driver log
+		ex, ok := raydash.ExplainRayJob(d.job)
+		return true, raylogs.ExplainKey(d.job.Namespace, ex, ok, "the RayJob has no Ray job yet (no cluster or no submission ID), so no Ray log explains it")
+	case !widgets.ScrollKey(km, msg, &d.scroll, widgets.FromEnd, max(d.logHeight()-1, 1), len(d.logs)):
+		return false, nil
+	}
+	d.scroll = format.ClampInt(d.scroll, 0, max(len(d.logs)-d.logHeight(), 0))
+	return true, nil
+}
+
+const jobHeaderLines = 8
+
+// minJobLogLines is what the job detail keeps for its logs however long
+// the Why block is.
+const minJobLogLines = 4
+
+func (d *Detail) whyBlock() []string {
+	cs := d.E.Why.Get(d.uid)
+	return widgets.WhyLines(d.E.St, cs, d.W, widgets.WhyBudget(cs, d.H, jobHeaderLines+minJobLogLines), true)
+}
+
+func (d *Detail) logHeight() int { return d.logHeightWith(len(d.whyBlock())) }
+
+// logHeightWith is logHeight for a Why block of whyN lines already rendered.
+func (d *Detail) logHeightWith(whyN int) int {
+	return max(d.H-jobHeaderLines-d.E.Hist.Height()-whyN, 1)
+}
+
+func (d *Detail) View() string {
+	st, j, now := d.E.St, d.job, d.E.Now()
+	s := j.Status
+	lbl := func(k string) string { return st.Label.Render(fmt.Sprintf("%-12s", k+":")) }
+	val := func(v string) string { return fmt.Sprintf("%-22s", v) }
+	jobStatus := format.OrNone(string(s.JobStatus))
+	dep := format.OrNone(string(s.JobDeploymentStatus))
+	when := func(t string, abs string) string {
+		if abs == "" {
+			return t
+		}
+		return t + " ago (" + abs + ")"
+	}
+	start, end := format.None, format.None
+	if s.StartTime != nil {
+		start = when(format.MetaAge(now, s.StartTime), s.StartTime.UTC().Format(time.RFC3339))
+	}
+	if s.EndTime != nil {
+		end = when(format.MetaAge(now, s.EndTime), s.EndTime.UTC().Format(time.RFC3339))
+	}
+	lines := []string{
+		lbl("Job status") + st.Class(styles.ClassOf(jobStatus)).Render(val(jobStatus)) + " " + st.Label.Render("Deployment:") + " " + st.Class(styles.ClassOf(dep)).Render(dep),
+		lbl("Cluster") + format.OrNone(s.RayClusterName),
+		lbl("Job ID") + val(format.OrNone(s.JobId)) + " " + st.Label.Render("Mode:") + " " + format.OrNone(string(j.Spec.SubmissionMode)),
+		lbl("Start") + start + "  " + st.Label.Render("Duration:") + " " + format.JobDuration(now, j),
+		lbl("End") + end,
+		lbl("Reason") + format.OrNone(string(s.Reason)),
+		lbl("Message") + format.OrNone(strings.ReplaceAll(s.Message, "\n", " ")),
+		lbl("Entrypoint") + format.OrNone(j.Spec.Entrypoint),
+	}
+	wl := d.whyBlock()
+	lines = append(append(wl, lines...), d.historyBlock()...)
+	out := strings.Join(lines, "\n") + "\n"
+	lh := d.logHeightWith(len(wl))
+	switch {
+	case d.E.Sess.Logs == nil:
+		return out + st.Section.Render("Logs") + " " + st.Faint.Render("not available (no dashboard client)")
+	case d.logErr != nil:
+		return out + st.Section.Render("Logs") + " " + st.FlashErr.Render("error: "+d.logErr.Error())
+	case !d.loaded:
+		return out + st.Section.Render("Logs") + " " + st.Faint.Render("loading…")
+	case len(d.logs) == 0:
+		return out + st.Section.Render("Logs") + " " + st.Faint.Render("empty")
+	}
+	n := lh - 1
+	end2 := len(d.logs) - d.scroll
+	begin := max(end2-n, 0)
+	head := fmt.Sprintf("Logs (lines %d-%d of %d)", begin+1, end2, len(d.logs))
+	return out + st.Section.Render(head) + "\n" + strings.Join(d.logs[begin:end2], "\n")
+}
+
+func (d *Detail) HistoryRef() history.Ref {
+	return host.RefOf(history.KindRayJob, d.job.Namespace, d.job.Name, d.uid)
+}
+
+func (d *Detail) historyBlock() []string {
+	return d.E.Hist.Block(d.E.St, d.E, d.uid, d.W, host.HistoryRows, true)
+}

@@ -1,0 +1,175 @@
+package raylogs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/widgets"
+)
+
+// rayLogResolvedMsg: the file an explanation names was found (or not).
+type rayLogResolvedMsg struct {
+	id  int64
+	req dashboard.LogRequest
+	err error
+}
+
+// rayLogPage follows one Ray log file through the dashboard: the last
+// MaxPodLogLines lines, then what Ray appends, in the pod log page's
+// logView (follow, wrap, search). Opened from an explanation (E), it first
+// finds the file on the head node.
+type LogPage struct {
+	host.Base
+	widgets.LogView
+	namespace string
+	cluster   string
+	pod       *corev1.Pod // the node's pod, for the container-logs offer
+	req       dashboard.LogRequest
+	explain   raydash.Explanation // when the file is still to be found
+	name      string              // what the title says
+
+}
+
+func NewLogPage(e *host.Env, namespace, cluster string, pod *corev1.Pod, req dashboard.LogRequest, ex raydash.Explanation, name string) *LogPage {
+	return &LogPage{Base: host.Base{E: e, VK: host.RayLogView}, LogView: widgets.NewLogView(e.NextSeq()),
+		namespace: namespace, cluster: cluster, pod: pod, req: req, explain: ex, name: name}
+}
+
+// newExplainPage opens the file ex names, on cluster's head node.
+func newExplainPage(e *host.Env, namespace string, ex raydash.Explanation) *LogPage {
+	pod, node := rayLogNode(e, namespace, ex.Cluster, nil)
+	req := ex.Req
+	if req.Node == (dashboard.LogNode{}) {
+		req.Node = node
+	}
+	return NewLogPage(e, namespace, ex.Cluster, pod, req, ex, ex.Why)
+}
+
+func (p *LogPage) Title() string {
+	return "Ray log " + p.namespace + "/" + p.cluster + ": " + p.name
+}
+func (p *LogPage) Crumb() string {
+	if f := p.req.Filename; f != "" {
+		return "ray log " + f
+	}
+	if p.req.SubmissionID != "" {
+		return "ray log " + dashboard.JobDriverLogFile(p.req.SubmissionID)
+	}
+	return "ray log"
+}
+func (p *LogPage) SetSize(w, h int) {
+	p.W, p.H = w, h
+	p.Resize(w, h)
+}
+func (p *LogPage) Keys() []key.Binding { return p.ViewKeys(p.E) }
+func (p *LogPage) Target() host.Target {
+	t := host.Target{View: host.RayLogView, Namespace: p.namespace}
+	if p.pod != nil {
+		t.Selected, t.Owner = p.pod, p.pod
+	}
+	return t
+}
+
+func (p *LogPage) Init() tea.Cmd {
+	p.Begin(p.E.Ctx)
+	src := p.E.Sess.RayLogs
+	if src == nil {
+		p.Fail(errors.New("Ray's log files are not available in this session"))
+		return nil
+	}
+	if !p.explain.Known() && p.explain.Glob != "" && p.req.Filename == "" {
+		if p.req.Node == (dashboard.LogNode{}) {
+			p.Fail(errors.New("the head pod has no IP yet, so Ray cannot be asked for its files"))
+			return nil
+		}
+		ctx, id, ns, ex, head := p.Ctx, p.ID, p.namespace, p.explain, p.req.Node
+		return func() tea.Msg {
+			ctx, cancel := context.WithTimeout(ctx, rayLogTimeout)
+			defer cancel()
+			req, err := src.Resolve(ctx, ns, ex, head)
+			return rayLogResolvedMsg{id: id, req: req, err: err}
+		}
+	}
+	return p.openStream()
+}
+
+func (p *LogPage) openStream() tea.Cmd {
+	src, ns, cluster, req := p.E.Sess.RayLogs, p.namespace, p.cluster, p.req
+	if req.Lines == 0 {
+		req.Lines = widgets.MaxPodLogLines
+	}
+	return p.Start(func(ctx context.Context) (io.ReadCloser, error) {
+		return src.Open(ctx, ns, cluster, req, true)
+	})
+}
+
+func (p *LogPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
+	if m, ok := msg.(rayLogResolvedMsg); ok {
+		if m.id != p.ID {
+			return nil, false
+		}
+		if m.err != nil {
+			p.Fail(m.err)
+			return nil, true
+		}
+		p.req = m.req
+		p.name += ": " + m.req.Filename
+		return p.openStream(), true
+	}
+	return p.LogView.Receive(msg)
+}
+
+func (p *LogPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	return p.HandleKey(p.E, msg), nil
+}
+
+func (p *LogPage) View() string {
+	if p.Err != nil && len(p.Lines) == 0 {
+		return strings.Join(format.WrapEach(unreachable(p.E, p.namespace, p.cluster, p.pod, p.Err), p.W), "\n")
+	}
+	return p.Render(p.E.St, "Ray log")
+}
+
+// rayLogsKey opens the Ray log browser of a cluster's node (L): the pod's
+// (nil: the head's). It reads memory only.
+func ClusterKey(rc *rayv1.RayCluster, pod *corev1.Pod) tea.Cmd {
+	ns, name := rc.Namespace, rc.Name
+	return func() tea.Msg {
+		return host.PushMsg{Build: func(e *host.Env) host.Page { return NewFilesPage(e, ns, name, pod) }}
+	}
+}
+
+// podRayLogsKey opens the Ray log browser of a pod's Ray node (L on the
+// pods list), or says why there is none. It reads memory only.
+func PodKey(pod *corev1.Pod) tea.Cmd {
+	cluster := pod.Labels[rayv1.RayClusterLabelKey]
+	if cluster == "" {
+		return host.Warn("ray logs: pod %s/%s has no %s label: it is not a node of a RayCluster", pod.Namespace, pod.Name, rayv1.RayClusterLabelKey)
+	}
+	ns := pod.Namespace
+	return func() tea.Msg {
+		return host.PushMsg{Build: func(e *host.Env) host.Page { return NewFilesPage(e, ns, cluster, pod) }}
+	}
+}
+
+// explainKey opens the file that explains obj (E), or says why there is
+// none.
+func ExplainKey(namespace string, ex raydash.Explanation, ok bool, none string) tea.Cmd {
+	if !ok {
+		return func() tea.Msg { return host.WarnMsg(none) }
+	}
+	return func() tea.Msg {
+		return host.PushMsg{Build: func(e *host.Env) host.Page { return newExplainPage(e, namespace, ex) }}
+	}
+}

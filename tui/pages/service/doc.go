@@ -1,0 +1,5 @@
+// Package service is the RayService detail page: status, conditions, the
+// upgrade's progress, the active and pending clusters with their Serve
+// applications and deployments, the Why and History blocks. Enter opens
+// the active (or pending) RayCluster, E the Serve controller's log.
+package service

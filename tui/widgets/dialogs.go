@@ -1,0 +1,125 @@
+package widgets
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/styles"
+)
+
+// Dialog keys are fixed, like the prompt's: tab / shift+tab move the focus,
+// ←/→ switch between the buttons, enter chooses, esc cancels. Every
+// dialog opens with the focus away from Confirm: enter on Cancel closes it
+// with nothing done.
+
+// cliHints rewrites the CLI flag hints of kube/actions' messages into the
+// dialog's words.
+func cliHints(msg string) string {
+	return strings.NewReplacer(
+		"(--max)", "(the Max field)",
+		"(--min)", "(the Min field)",
+		"(--lower-min)", "(lower the group's Min first: s)",
+	).Replace(msg)
+}
+
+func cancelled() tea.Cmd {
+	return func() tea.Msg { return host.ResultMsg{Text: "cancelled: nothing was changed"} }
+}
+
+// wrapLines wraps each line to width cells; "warning: " lines are drawn
+// in the warning style.
+func wrapLines(st *styles.Styles, lines []string, width int) []string {
+	var out []string
+	for _, l := range lines {
+		s := ansi.Wrap(l, max(width, 1), "")
+		if strings.HasPrefix(l, "warning: ") {
+			s = st.FlashWarn.Render(s)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Button focus for renderButtons.
+const (
+	noButton = iota
+	cancelButton
+	confirmButton
+)
+
+// renderButtons draws the Cancel and Confirm buttons; the focused one
+// carries the cursor glyph and brackets (visible without colour).
+func renderButtons(st *styles.Styles, focus int, enabled bool) string {
+	btn := func(label string, focused bool) string {
+		if focused {
+			return st.Glyphs.Cursor + st.Selected.Render("["+label+"]")
+		}
+		return "  " + label + " "
+	}
+	confirm := btn("Confirm", focus == confirmButton)
+	if !enabled {
+		confirm = "  " + st.Faint.Render("Confirm (disabled)")
+	}
+	return btn("Cancel", focus == cancelButton) + "  " + confirm
+}
+
+// confirmBox is a confirmation: a title, what will happen (a plan's
+// lines), and Cancel / Confirm with Cancel focused. Without apply (the
+// action is not possible) it shows err and only Cancel works.
+type confirmBox struct {
+	st        *styles.Styles
+	title     string
+	lines     []string
+	err       string
+	apply     func() tea.Cmd
+	onConfirm bool
+}
+
+func NewConfirm(st *styles.Styles, title string, lines []string, err string, apply func() tea.Cmd) *confirmBox {
+	return &confirmBox{st: st, title: title, lines: lines, err: cliHints(err), apply: apply}
+}
+
+// Update implements Dialog.
+func (d *confirmBox) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	switch msg.String() {
+	case "esc":
+		return true, cancelled()
+	case "tab", "shift+tab", "left", "right", "h", "l":
+		if d.apply != nil {
+			d.onConfirm = !d.onConfirm
+		}
+	case "enter":
+		if d.onConfirm && d.apply != nil {
+			return true, d.apply()
+		}
+		return true, cancelled()
+	}
+	return false, nil
+}
+
+// View implements Dialog.
+func (d *confirmBox) View(width int) string {
+	st := d.st
+	out := []string{st.Section.Render(ansi.Wrap(d.title, max(width, 1), "")), ""}
+	out = append(out, wrapLines(st, d.lines, width)...)
+	if d.err != "" {
+		out = append(out, st.FlashErr.Render(ansi.Wrap("error: "+d.err, max(width, 1), "")))
+	}
+	focus := cancelButton
+	if d.onConfirm {
+		focus = confirmButton
+	}
+	out = append(out, "", renderButtons(st, focus, d.apply != nil),
+		st.Faint.Render(ansi.Wrap("tab/←/→ switch · enter choose · esc cancel", max(width, 1), "")))
+	return strings.Join(out, "\n")
+}
+
+func Caret(plain bool) string {
+	if plain {
+		return "_"
+	}
+	return "█"
+}
