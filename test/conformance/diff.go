@@ -168,13 +168,18 @@ type Intended struct {
 	// (so an entry does not excuse any value at that path).
 	KubeRay string `json:"kuberay,omitempty"`
 	Raydar  string `json:"raydar,omitempty"`
+	// RaydarAddsPrefix, when set, says that raydar's value is exactly
+	// KubeRay's with something matching this glob in front (a command
+	// v1.7.0 starts with a step v1.6.2 does not have): the rest of the
+	// value is compared verbatim.
+	RaydarAddsPrefix string `json:"raydarAddsPrefix,omitempty"`
 	// Sometimes marks a difference that KubeRay's own nondeterminism makes
 	// in some runs only (a race in its cache): it may be absent from a run.
 	// Every other entry must occur.
 	Sometimes bool   `json:"sometimes,omitempty"`
 	Why       string `json:"why"`
 
-	manifest, object, path, kuberay, raydar *regexp.Regexp
+	manifest, object, path, kuberay, raydar, raydarPrefix *regexp.Regexp
 }
 
 // LoadIntended reads the list of intended differences.
@@ -204,14 +209,24 @@ func LoadIntended(file string) ([]*Intended, error) {
 		if e.Raydar != "" {
 			e.raydar = glob(e.Raydar)
 		}
+		if e.RaydarAddsPrefix != "" {
+			e.raydarPrefix = glob(e.RaydarAddsPrefix)
+		}
 	}
 	return list, nil
 }
 
 // Matches reports whether d is this intended difference.
 func (e *Intended) Matches(d Diff) bool {
-	return e.manifest.MatchString(d.Manifest) && e.object.MatchString(d.Object) && e.path.MatchString(d.Path) &&
-		(e.kuberay == nil || e.kuberay.MatchString(d.KubeRay)) && (e.raydar == nil || e.raydar.MatchString(d.Raydar))
+	if !e.manifest.MatchString(d.Manifest) || !e.object.MatchString(d.Object) || !e.path.MatchString(d.Path) ||
+		(e.kuberay != nil && !e.kuberay.MatchString(d.KubeRay)) || (e.raydar != nil && !e.raydar.MatchString(d.Raydar)) {
+		return false
+	}
+	if e.raydarPrefix != nil {
+		prefix, ok := strings.CutSuffix(d.Raydar, d.KubeRay)
+		return ok && d.KubeRay != absent && e.raydarPrefix.MatchString(prefix)
+	}
+	return true
 }
 
 func (e *Intended) String() string {
