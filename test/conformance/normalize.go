@@ -99,9 +99,9 @@ const cronTickLabel = "ray.io/cronjob-name"
 // characters> (raycronjob_controller.go:158, which generatedSuffix already
 // normalises), v1.7.0 and raydar <cronjob>-<minutes since the epoch of the
 // tick> (v1.7.0's raycronjob_controller.go:167, getRayJobName). Both are a
-// name per tick; the tick itself is compared in the
-// ray.io/cronjob-scheduled-timestamp annotation (as <time>) and by how many
-// RayJobs each side has. nil when objs has no such RayJob.
+// name per tick; how many ticks each side made is compared by how many such
+// RayJobs it has (their ray.io/cronjob-scheduled-timestamp is a time, and
+// times are normalised). nil when objs has no such RayJob.
 func cronTicks(objs []unstructured.Unstructured) *strings.Replacer {
 	var pairs []string
 	for _, o := range objs {
