@@ -162,8 +162,11 @@ func valueString(v any) string {
 // KubeRay user would accept it.
 type Intended struct {
 	Manifest string `json:"manifest"`
-	Object   string `json:"object"`
-	Path     string `json:"path"`
+	// Manifests, instead of Manifest, names each manifest the entry is
+	// for (exact names): an excuse that is about a few manifests says which.
+	Manifests []string `json:"manifests,omitempty"`
+	Object    string   `json:"object"`
+	Path      string   `json:"path"`
 	// KubeRay and Raydar, when set, are globs each side's value must match
 	// (so an entry does not excuse any value at that path).
 	KubeRay string `json:"kuberay,omitempty"`
@@ -196,13 +199,25 @@ func LoadIntended(file string) ([]*Intended, error) {
 		if e.Why == "" {
 			return nil, fmt.Errorf("%s: entry %d (%s %s): no reason (why)", file, i+1, e.Object, e.Path)
 		}
-		if e.Manifest == "" {
+		if len(e.Manifests) > 0 {
+			if e.Manifest != "" {
+				return nil, fmt.Errorf("%s: entry %d (%s %s): manifest and manifests both set", file, i+1, e.Object, e.Path)
+			}
+			quoted := make([]string, len(e.Manifests))
+			for j, m := range e.Manifests {
+				quoted[j] = regexp.QuoteMeta(m)
+			}
+			e.manifest = regexp.MustCompile("^(" + strings.Join(quoted, "|") + ")$")
+		} else if e.Manifest == "" {
 			e.Manifest = "*"
 		}
 		if e.Object == "" {
 			e.Object = "*"
 		}
-		e.manifest, e.object, e.path = glob(e.Manifest), glob(e.Object), glob(e.Path)
+		if e.manifest == nil {
+			e.manifest = glob(e.Manifest)
+		}
+		e.object, e.path = glob(e.Object), glob(e.Path)
 		if e.KubeRay != "" {
 			e.kuberay = glob(e.KubeRay)
 		}
@@ -230,7 +245,11 @@ func (e *Intended) Matches(d Diff) bool {
 }
 
 func (e *Intended) String() string {
-	return fmt.Sprintf("%s: %s %s (%s)", e.Manifest, e.Object, e.Path, e.Why)
+	m := e.Manifest
+	if len(e.Manifests) > 0 {
+		m = strings.Join(e.Manifests, ",")
+	}
+	return fmt.Sprintf("%s: %s %s (%s)", m, e.Object, e.Path, e.Why)
 }
 
 func glob(g string) *regexp.Regexp {

@@ -206,3 +206,25 @@ func TestNormalizeCronTicks(t *testing.T) {
 		t.Errorf("ID = %q", got)
 	}
 }
+
+func TestIntendedManifestsList(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "i.yaml")
+	if err := os.WriteFile(f, []byte("- manifests: [samples/a.yaml, samples/b.yaml]\n  object: 'RayCluster *'\n  why: only these two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, err := LoadIntended(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m, want := range map[string]bool{"samples/a.yaml": true, "samples/b.yaml": true, "samples/c.yaml": false, "samples/a.yaml.bak": false} {
+		if got := list[0].Matches(Diff{Manifest: m, Object: "RayCluster x"}); got != want {
+			t.Errorf("%s: matches = %v, want %v", m, got, want)
+		}
+	}
+	if err := os.WriteFile(f, []byte("- manifest: x\n  manifests: [y]\n  why: both\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadIntended(f); err == nil {
+		t.Fatal("an entry with manifest and manifests must be refused")
+	}
+}
