@@ -262,6 +262,20 @@ func normalizeRayStatus(status map[string]any, generation int64) {
 			status["observedGeneration"] = "behind"
 		}
 	}
+	// The same for each condition's observedGeneration.
+	if conds, ok := status["conditions"].([]any); ok {
+		for _, c := range conds {
+			if cm, ok := c.(map[string]any); ok {
+				if og, ok := cm["observedGeneration"].(int64); ok {
+					if og == generation {
+						cm["observedGeneration"] = "current"
+					} else {
+						cm["observedGeneration"] = "behind"
+					}
+				}
+			}
+		}
+	}
 	// A NodePort is the API server's random pick.
 	if ep, ok := status["endpoints"].(map[string]any); ok {
 		for k, v := range ep {
