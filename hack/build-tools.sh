@@ -71,7 +71,7 @@ done
 # (config/samples) stay in the module cache, where the conformance suite reads
 # them.
 kuberay=github.com/ray-project/kuberay/ray-operator
-kuberayver=v1.5.0
+kuberayver=v1.6.2
 if [[ -x "$out/kuberay-operator" && -f "$out/.kuberay-operator.stamp" && "$(cat "$out/.kuberay-operator.stamp")" == "$kuberayver" ]]; then
   echo ">> [kuberay] kuberay-operator $kuberayver: up to date"
 else

@@ -21,7 +21,7 @@ import (
 // live inside the module.
 const (
 	KubeRayModule  = "github.com/ray-project/kuberay/ray-operator"
-	KubeRayVersion = "v1.5.0"
+	KubeRayVersion = "v1.6.2"
 	samplesDir     = "config/samples"
 )
 
@@ -108,8 +108,9 @@ func decodeAll(b []byte) ([]unstructured.Unstructured, error) {
 	}
 }
 
-// HasRayObject reports whether m creates a RayCluster, RayJob or RayService
-// (other manifests, e.g. Kueue's queues alone, have nothing to compare).
+// HasRayObject reports whether m creates a RayCluster, RayJob, RayService or
+// RayCronJob (other manifests, e.g. Kueue's queues alone, have nothing to
+// compare).
 func (m Manifest) HasRayObject() bool {
 	for _, o := range m.Objects {
 		if isRayKind(o.GetKind()) && o.GroupVersionKind().Group == "ray.io" {
@@ -119,4 +120,6 @@ func (m Manifest) HasRayObject() bool {
 	return false
 }
 
-func isRayKind(k string) bool { return k == "RayCluster" || k == "RayJob" || k == "RayService" }
+func isRayKind(k string) bool {
+	return k == "RayCluster" || k == "RayJob" || k == "RayService" || k == "RayCronJob"
+}

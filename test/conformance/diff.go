@@ -162,19 +162,27 @@ func valueString(v any) string {
 // KubeRay user would accept it.
 type Intended struct {
 	Manifest string `json:"manifest"`
-	Object   string `json:"object"`
-	Path     string `json:"path"`
+	// Manifests, instead of Manifest, names each manifest the entry is
+	// for (exact names): an excuse that is about a few manifests says which.
+	Manifests []string `json:"manifests,omitempty"`
+	Object    string   `json:"object"`
+	Path      string   `json:"path"`
 	// KubeRay and Raydar, when set, are globs each side's value must match
 	// (so an entry does not excuse any value at that path).
 	KubeRay string `json:"kuberay,omitempty"`
 	Raydar  string `json:"raydar,omitempty"`
+	// RaydarAddsPrefix, when set, says that raydar's value is exactly
+	// KubeRay's with something matching this glob in front (a command
+	// v1.7.0 starts with a step v1.6.2 does not have): the rest of the
+	// value is compared verbatim.
+	RaydarAddsPrefix string `json:"raydarAddsPrefix,omitempty"`
 	// Sometimes marks a difference that KubeRay's own nondeterminism makes
 	// in some runs only (a race in its cache): it may be absent from a run.
 	// Every other entry must occur.
 	Sometimes bool   `json:"sometimes,omitempty"`
 	Why       string `json:"why"`
 
-	manifest, object, path, kuberay, raydar *regexp.Regexp
+	manifest, object, path, kuberay, raydar, raydarPrefix *regexp.Regexp
 }
 
 // LoadIntended reads the list of intended differences.
@@ -191,18 +199,33 @@ func LoadIntended(file string) ([]*Intended, error) {
 		if e.Why == "" {
 			return nil, fmt.Errorf("%s: entry %d (%s %s): no reason (why)", file, i+1, e.Object, e.Path)
 		}
-		if e.Manifest == "" {
+		if len(e.Manifests) > 0 {
+			if e.Manifest != "" {
+				return nil, fmt.Errorf("%s: entry %d (%s %s): manifest and manifests both set", file, i+1, e.Object, e.Path)
+			}
+			quoted := make([]string, len(e.Manifests))
+			for j, m := range e.Manifests {
+				quoted[j] = regexp.QuoteMeta(m)
+			}
+			e.manifest = regexp.MustCompile("^(" + strings.Join(quoted, "|") + ")$")
+		} else if e.Manifest == "" {
 			e.Manifest = "*"
 		}
 		if e.Object == "" {
 			e.Object = "*"
 		}
-		e.manifest, e.object, e.path = glob(e.Manifest), glob(e.Object), glob(e.Path)
+		if e.manifest == nil {
+			e.manifest = glob(e.Manifest)
+		}
+		e.object, e.path = glob(e.Object), glob(e.Path)
 		if e.KubeRay != "" {
 			e.kuberay = glob(e.KubeRay)
 		}
 		if e.Raydar != "" {
 			e.raydar = glob(e.Raydar)
+		}
+		if e.RaydarAddsPrefix != "" {
+			e.raydarPrefix = glob(e.RaydarAddsPrefix)
 		}
 	}
 	return list, nil
@@ -210,12 +233,23 @@ func LoadIntended(file string) ([]*Intended, error) {
 
 // Matches reports whether d is this intended difference.
 func (e *Intended) Matches(d Diff) bool {
-	return e.manifest.MatchString(d.Manifest) && e.object.MatchString(d.Object) && e.path.MatchString(d.Path) &&
-		(e.kuberay == nil || e.kuberay.MatchString(d.KubeRay)) && (e.raydar == nil || e.raydar.MatchString(d.Raydar))
+	if !e.manifest.MatchString(d.Manifest) || !e.object.MatchString(d.Object) || !e.path.MatchString(d.Path) ||
+		(e.kuberay != nil && !e.kuberay.MatchString(d.KubeRay)) || (e.raydar != nil && !e.raydar.MatchString(d.Raydar)) {
+		return false
+	}
+	if e.raydarPrefix != nil {
+		prefix, ok := strings.CutSuffix(d.Raydar, d.KubeRay)
+		return ok && d.KubeRay != absent && e.raydarPrefix.MatchString(prefix)
+	}
+	return true
 }
 
 func (e *Intended) String() string {
-	return fmt.Sprintf("%s: %s %s (%s)", e.Manifest, e.Object, e.Path, e.Why)
+	m := e.Manifest
+	if len(e.Manifests) > 0 {
+		m = strings.Join(e.Manifests, ",")
+	}
+	return fmt.Sprintf("%s: %s %s (%s)", m, e.Object, e.Path, e.Why)
 }
 
 func glob(g string) *regexp.Regexp {

@@ -58,7 +58,9 @@ var keyedLists = map[string]string{
 
 // orderedLists are keyed lists whose order matters: their order is kept as
 // a sibling "<name>Order" field ("ray-head,autoscaler").
-var orderedLists = map[string]bool{"containers": true, "initContainers": true}
+// env is one of them: Kubernetes expands $(VAR) in a value only from the
+// entries above it, so the order of env is behaviour.
+var orderedLists = map[string]bool{"containers": true, "initContainers": true, "env": true}
 
 // Normalize turns the objects found in one namespace into comparable
 // Objects: everything an operator decides is kept (metadata labels,
@@ -67,18 +69,77 @@ var orderedLists = map[string]bool{"containers": true, "initContainers": true}
 // what the manifest itself created, except its Ray objects).
 func Normalize(namespace string, objs []unstructured.Unstructured) []Object {
 	out := make([]Object, 0, len(objs))
+	ticks := cronTicks(objs)
 	for i := range objs {
 		u := &objs[i]
 		m := runtime.DeepCopyJSON(u.UnstructuredContent())
+		if ticks != nil {
+			m = replaceAll(m, ticks).(map[string]any)
+		}
 		kind := u.GetKind()
 		normalizeObject(kind, m)
 		v := replaceStrings(m, namespace)
 		m = v.(map[string]any)
 		dropEmpty(m)
-		name := normalizeString(u.GetName(), namespace)
+		name := u.GetName()
+		if ticks != nil {
+			name = ticks.Replace(name)
+		}
+		name = normalizeString(name, namespace)
 		out = append(out, Object{ID: kind + " " + name, Content: m})
 	}
 	return disambiguate(out)
+}
+
+// cronTickLabel names the RayCronJob that made a RayJob.
+const cronTickLabel = "ray.io/cronjob-name"
+
+// cronTicks replaces the names of RayJobs a RayCronJob made by
+// "<cronjob>-#####": KubeRay v1.6.2 names them <cronjob>-<5 random
+// characters> (raycronjob_controller.go:158, which generatedSuffix already
+// normalises), v1.7.0 and raydar <cronjob>-<minutes since the epoch of the
+// tick> (v1.7.0's raycronjob_controller.go:167, getRayJobName). Both are a
+// name per tick; how many ticks each side made is compared by how many such
+// RayJobs it has (their ray.io/cronjob-scheduled-timestamp is a time, and
+// times are normalised). nil when objs has no such RayJob.
+func cronTicks(objs []unstructured.Unstructured) *strings.Replacer {
+	var pairs []string
+	for _, o := range objs {
+		cron := o.GetLabels()[cronTickLabel]
+		if o.GetKind() != "RayJob" || cron == "" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(o.GetName(), cron+"-")
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" {
+			continue
+		}
+		pairs = append(pairs, o.GetName(), cron+suffixPlaceholder)
+	}
+	if pairs == nil {
+		return nil
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// replaceAll applies r to every string and map key of v.
+func replaceAll(v any, r *strings.Replacer) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, c := range t {
+			out[r.Replace(k)] = replaceAll(c, r)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, c := range t {
+			out[i] = replaceAll(c, r)
+		}
+		return out
+	case string:
+		return r.Replace(t)
+	}
+	return v
 }
 
 // disambiguate numbers objects whose IDs are equal after normalisation
@@ -178,7 +239,7 @@ func normalizeObject(kind string, m map[string]any) {
 				data[k] = fmt.Sprintf("<%d bytes>", len(b))
 			}
 		}
-	case "RayCluster", "RayJob", "RayService":
+	case "RayCluster", "RayJob", "RayService", "RayCronJob":
 		normalizeRayStatus(status, generation)
 	default:
 		delete(m, "status")
@@ -199,6 +260,20 @@ func normalizeRayStatus(status map[string]any, generation int64) {
 			status["observedGeneration"] = "current"
 		} else {
 			status["observedGeneration"] = "behind"
+		}
+	}
+	// The same for each condition's observedGeneration.
+	if conds, ok := status["conditions"].([]any); ok {
+		for _, c := range conds {
+			if cm, ok := c.(map[string]any); ok {
+				if og, ok := cm["observedGeneration"].(int64); ok {
+					if og == generation {
+						cm["observedGeneration"] = "current"
+					} else {
+						cm["observedGeneration"] = "behind"
+					}
+				}
+			}
 		}
 	}
 	// A NodePort is the API server's random pick.

@@ -102,7 +102,7 @@ func TestIntendedMatchAndLoad(t *testing.T) {
 	}
 	hit := Diff{Manifest: "samples/x.yaml", Object: "Pod a-head-#####", Path: ".spec.containers.ray-head.env.RAY_USAGE_STATS_EXTRA_TAGS.value", Raydar: "kuberay_version=raydar;kuberay_crd=RayCluster"}
 	miss := hit
-	miss.Raydar = "kuberay_version=v1.5.0"
+	miss.Raydar = "kuberay_version=v1.6.2"
 	used := map[*Intended]int{}
 	in, un := Classify([]Diff{hit, miss}, list, used)
 	if len(in) != 1 || len(un) != 1 || un[0] != miss || used[list[0]] != 1 {
@@ -143,5 +143,88 @@ func TestIntendedFileLoads(t *testing.T) {
 	}
 	if len(list) == 0 {
 		t.Fatal("intended.yaml lists nothing")
+	}
+}
+
+func TestCompareSeesEnvOrder(t *testing.T) {
+	// $(RAY_CLUSTER_NAME) in a later entry expands only if it comes first.
+	swapped := strings.Replace(krPod, `    - {name: FQ_RAY_IP, value: demo-head-svc.kr-01.svc.cluster.local}
+    - {name: RAY_CLUSTER_NAME, value: demo}`, `    - {name: RAY_CLUSTER_NAME, value: demo}
+    - {name: FQ_RAY_IP, value: demo-head-svc.kr-01.svc.cluster.local}`, 1)
+	diffs := Compare("m", Normalize("kr-01", []unstructured.Unstructured{pod(t, krPod)}),
+		Normalize("kr-01", []unstructured.Unstructured{pod(t, swapped)}))
+	if len(diffs) != 1 || diffs[0].Path != ".spec.containers.ray-worker.envOrder" ||
+		diffs[0].KubeRay != "FQ_RAY_IP,RAY_CLUSTER_NAME" || diffs[0].Raydar != "RAY_CLUSTER_NAME,FQ_RAY_IP" {
+		t.Fatalf("want the env order named, got %v", diffs)
+	}
+}
+
+func TestIntendedRaydarAddsPrefix(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "i.yaml")
+	if err := os.WriteFile(f, []byte("- path: '.args[0]'\n  raydarAddsPrefix: 'until * ; done ; '\n  why: v1.7.0 waits first\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, err := LoadIntended(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr := "ray job submit --address http://a -- python x.py"
+	for _, c := range []struct {
+		raydar string
+		want   bool
+	}{
+		{"until check ; done ; " + kr, true},
+		{"until check ; done ; " + strings.Replace(kr, "--address", "--addr", 1), false}, // the rest differs
+		{"echo ; " + kr, false},                                                          // another prefix
+		{kr + " ; extra", false},
+	} {
+		if got := list[0].Matches(Diff{Manifest: "m", Object: "Job j", Path: ".args[0]", KubeRay: kr, Raydar: c.raydar}); got != c.want {
+			t.Errorf("raydar %q: matches = %v, want %v", c.raydar, got, c.want)
+		}
+	}
+}
+
+func TestNormalizeCronTicks(t *testing.T) {
+	job := func(ns, name string) unstructured.Unstructured {
+		u := unstructured.Unstructured{Object: map[string]any{}}
+		u.SetKind("RayJob")
+		u.SetName(name)
+		u.SetNamespace(ns)
+		u.SetLabels(map[string]string{cronTickLabel: "nightly", "ray.io/originated-from-cr-name": name})
+		return u
+	}
+	// v1.6.2: a random suffix; v1.7.0 and raydar: the tick's minute.
+	a := Normalize("kr-01", []unstructured.Unstructured{job("kr-01", "nightly-x7k2p")})
+	b := Normalize("rd-01", []unstructured.Unstructured{job("rd-01", "nightly-29410000")})
+	if d := Compare("m", a, b); len(d) != 0 || a[0].ID != "RayJob nightly"+suffixPlaceholder {
+		t.Fatalf("ticks of one RayCronJob: %v (IDs %q, %q)", d, a[0].ID, b[0].ID)
+	}
+	// A RayJob not made by a RayCronJob keeps its digits.
+	plain := job("rd-01", "nightly-2941")
+	plain.SetLabels(nil)
+	if got := Normalize("rd-01", []unstructured.Unstructured{plain})[0].ID; got != "RayJob nightly-2941" {
+		t.Errorf("ID = %q", got)
+	}
+}
+
+func TestIntendedManifestsList(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "i.yaml")
+	if err := os.WriteFile(f, []byte("- manifests: [samples/a.yaml, samples/b.yaml]\n  object: 'RayCluster *'\n  why: only these two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, err := LoadIntended(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m, want := range map[string]bool{"samples/a.yaml": true, "samples/b.yaml": true, "samples/c.yaml": false, "samples/a.yaml.bak": false} {
+		if got := list[0].Matches(Diff{Manifest: m, Object: "RayCluster x"}); got != want {
+			t.Errorf("%s: matches = %v, want %v", m, got, want)
+		}
+	}
+	if err := os.WriteFile(f, []byte("- manifest: x\n  manifests: [y]\n  why: both\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadIntended(f); err == nil {
+		t.Fatal("an entry with manifest and manifests must be refused")
 	}
 }

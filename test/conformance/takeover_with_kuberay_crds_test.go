@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ import (
 const onKubeRayCRDs = "tk-kuberay-crds"
 
 // TestOnKubeRayCRDs: on clusters that have KubeRay's CRDs the README tells
-// users to keep them. With KubeRay v1.5.0's CRDs installed (read from its
+// users to keep them. With KubeRay v1.6.2's CRDs installed (read from its
 // module in the cache), a takeover from the real KubeRay keeps every pod and
 // Service, and a stop requested through raydar is sent exactly once across
 // a restart of raydar: nothing raydar needs lives in a field those CRDs
@@ -110,10 +111,74 @@ func TestOnKubeRayCRDs(t *testing.T) {
 	}
 }
 
-// installKubeRayCRDs replaces raydar's CRDs with KubeRay v1.5.0's, as a
+// onKubeRayCRDsManifests are the manifests of the corpus compared a second
+// time on KubeRay's CRDs (TestConformanceOnKubeRayCRDs): one of each kind
+// and submission path, token auth, and raydar's own HTTPMode job, a subset
+// because a second pass over the whole corpus would double the suite's
+// 15-25 minutes on a loaded 2-core machine. KubeRay's CRDs default and
+// prune differently from raydar's (RayJob status has no conditions,
+// RayCronJob status none either, no ingressOptions, …): this pass proves the
+// objects a KubeRay user gets from these manifests do not depend on raydar's
+// CRDs.
+var onKubeRayCRDsManifests = []string{
+	"samples/ray-cluster.autoscaler-v2.yaml",
+	"samples/ray-cluster.auth.yaml",
+	"samples/ray-job.sample.yaml",
+	"samples/ray-service.sample.yaml",
+	"samples/ray-cronjob.sample.yaml",
+	"raydar/rayjob-httpmode.yaml",
+}
+
+// TestConformanceOnKubeRayCRDs is TestConformance's comparison for
+// onKubeRayCRDsManifests with KubeRay's own CRDs installed, each manifest
+// in kr-crd-NN (a KubeRay process of its own) and rd-crd-NN (a raydar loop
+// of its own).
+func TestConformanceOnKubeRayCRDs(t *testing.T) {
+	if env == nil {
+		t.Skip("needs the sandbox and KubeRay's operator (skipped with -short)")
+	}
+	var subset []Manifest
+	for _, m := range env.corpus {
+		if slices.Contains(onKubeRayCRDsManifests, m.Name) {
+			subset = append(subset, m)
+		}
+	}
+	if len(subset) == 0 {
+		t.Skipf("%s=%q leaves none of %v: nothing to compare on KubeRay's CRDs", manifestsEnv, os.Getenv(manifestsEnv), onKubeRayCRDsManifests)
+	}
+	installKubeRayCRDs(t)
+	ctx := context.Background()
+	krNS := func(i int) string { return fmt.Sprintf("kr-crd-%02d", i) }
+	rdNS := func(i int) string { return fmt.Sprintf("rd-crd-%02d", i) }
+	var krs, rds []string
+	for i := range subset {
+		krs, rds = append(krs, krNS(i)), append(rds, rdNS(i))
+	}
+	for _, ns := range append(append([]string{}, krs...), rds...) {
+		if _, err := env.kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := env.startKubeRay(krs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.startRaydar(rds, true); err != nil {
+		t.Fatal(err)
+	}
+	summary := strings.Replace(runPass(t, subset, krNS, rdNS, false), "conformance:", "conformance on KubeRay's CRDs:", 1)
+	t.Log(summary)
+	fmt.Fprintln(os.Stderr, summary)
+}
+
+var kubeRayCRDsInstalled bool
+
+// installKubeRayCRDs replaces raydar's CRDs with KubeRay's (KubeRayVersion), as a
 // cluster that had KubeRay installed has them.
 func installKubeRayCRDs(t *testing.T) {
 	t.Helper()
+	if kubeRayCRDsInstalled {
+		return
+	}
 	dir, err := KubeRayModuleDir()
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +188,7 @@ func installKubeRayCRDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, f := range []string{"ray.io_rayclusters.yaml", "ray.io_rayjobs.yaml", "ray.io_rayservices.yaml"} {
+	for _, f := range []string{"ray.io_rayclusters.yaml", "ray.io_rayjobs.yaml", "ray.io_rayservices.yaml", "ray.io_raycronjobs.yaml"} {
 		b, err := os.ReadFile(filepath.Join(dir, "config", "crd", "bases", f))
 		if err != nil {
 			t.Fatal(err)
@@ -146,10 +211,11 @@ func installKubeRayCRDs(t *testing.T) {
 		}
 	}
 	// The API server serves the new schema a moment after the update: wait
-	// until a field only raydar's CRD has (authOptions; KubeRay v1.5.0 has
-	// none) is refused as unknown by a strict dry run.
+	// until a field only raydar's CRD has (headGroupSpec.ingressOptions,
+	// KubeRay v1.7.0's; v1.6.2 has none) is refused as unknown by a strict
+	// dry run.
 	probe := []byte(`{"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"schema-probe","namespace":"default"},
-"spec":{"authOptions":{"mode":"token"},"headGroupSpec":{"rayStartParams":{},"template":{"spec":{"containers":[{"name":"ray-head","image":"rayproject/ray:2.52.0"}]}}}}}`)
+"spec":{"headGroupSpec":{"ingressOptions":{"host":"ray.example.com"},"rayStartParams":{},"template":{"spec":{"containers":[{"name":"ray-head","image":"rayproject/ray:2.52.0"}]}}}}}`)
 	objs, err := decodeAll(probe)
 	if err != nil {
 		t.Fatal(err)
@@ -159,4 +225,5 @@ func installKubeRayCRDs(t *testing.T) {
 			DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict})
 		return err != nil && strings.Contains(err.Error(), "unknown field"), nil
 	})
+	kubeRayCRDsInstalled = true
 }
