@@ -137,10 +137,17 @@ func runPass(t *testing.T, corpus []Manifest, krNS, rdNS func(int) string, check
 	// Report: unexplained differences per manifest, intended entries that
 	// matched nothing, and the summary line.
 	used := map[*Intended]int{}
-	var nIntended, nUnexplained, nObjects int
+	var nIntended, nPending, nUnexplained, nObjects int
 	for _, r := range runs {
 		in, un := Classify(r.last, intended, used)
-		nIntended += len(in)
+		for _, d := range in {
+			if pendingEntry(d, intended) {
+				nPending++
+				t.Logf("known difference, not yet fixed: %s", d)
+			} else {
+				nIntended++
+			}
+		}
 		nUnexplained += len(un)
 		nObjects += r.objects
 		for _, d := range un {
@@ -155,15 +162,29 @@ func runPass(t *testing.T, corpus []Manifest, krNS, rdNS func(int) string, check
 	}
 	if only := os.Getenv(manifestsEnv); checkUnused && only == "" {
 		for _, e := range intended {
-			if used[e] == 0 && !e.Sometimes {
+			if used[e] == 0 && e.Pending {
+				t.Logf("a pending difference no longer occurs (remove it from intended.yaml if it is fixed): %s", e)
+			}
+			if used[e] == 0 && !e.Sometimes && !e.Pending {
 				t.Errorf("intended difference no longer occurs (remove it from intended.yaml and docs/kuberay-compatibility.md): %s", e)
 			}
 		}
 	} else if only != "" {
 		t.Logf("%s=%q: %d of the corpus's manifests; intended entries that match nothing are not checked", manifestsEnv, only, len(runs))
 	}
-	return fmt.Sprintf("conformance: KubeRay %s, %d manifests compared, %d objects compared, %d differences intended, %d differences unexplained",
-		KubeRayVersion, len(runs), nObjects, nIntended, nUnexplained)
+	return fmt.Sprintf("conformance: KubeRay %s, %d manifests compared, %d objects compared, %d differences intended, %d known and not yet fixed, %d differences unexplained",
+		KubeRayVersion, len(runs), nObjects, nIntended, nPending, nUnexplained)
+}
+
+// pendingEntry reports whether the first entry that explains d (the one
+// Classify counts) is a pending one: raydar's to fix.
+func pendingEntry(d Diff, list []*Intended) bool {
+	for _, e := range list {
+		if e.Matches(d) {
+			return e.Pending
+		}
+	}
+	return false
 }
 
 // apply creates the manifest's namespaced objects in ns.
