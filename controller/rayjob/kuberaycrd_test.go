@@ -1,7 +1,7 @@
 package rayjob
 
 // raydar on KubeRay's CRDs: the RayJob status raydar writes, walked against
-// the openAPI schema of KubeRay v1.5.0's RayJob CRD (read from the module
+// the openAPI schema of KubeRay's RayJob CRD (kubeRayVersion) (read from the module
 // cache at test time), and the stop protocol with that schema's pruning.
 
 import (
@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,22 +23,28 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
+// kubeRayVersion is the KubeRay release whose CRD raydar's RayJob status
+// is walked against: the conformance suite's oracle (test/conformance).
+const kubeRayVersion = "v1.6.2"
+
 // kubeRayRayJobStatusSchema is the status schema of ray.io/v1 RayJob in
-// KubeRay v1.5.0's CRD.
+// KubeRay's CRD, read from its module (`go mod download` fetches it from
+// the module proxy when the cache lacks it; `make tools` has it there).
 func kubeRayRayJobStatusSchema(t *testing.T) *apiextensionsv1.JSONSchemaProps {
 	t.Helper()
-	modcache := os.Getenv("GOMODCACHE")
-	if modcache == "" {
-		out, err := exec.Command("go", "env", "GOMODCACHE").Output()
-		if err != nil {
-			t.Fatalf("go env GOMODCACHE: %v", err)
-		}
-		modcache = strings.TrimSpace(string(out))
-	}
-	path := filepath.Join(modcache, "github.com/ray-project/kuberay/ray-operator@v1.5.0/config/crd/bases/ray.io_rayjobs.yaml")
-	data, err := os.ReadFile(path)
+	cmd := exec.Command("go", "mod", "download", "-json", "github.com/ray-project/kuberay/ray-operator@"+kubeRayVersion)
+	cmd.Dir = os.TempDir() // outside any module: the answer must not depend on ours
+	out, err := cmd.Output()
 	if err != nil {
-		t.Skipf("KubeRay v1.5.0's RayJob CRD is not in the module cache (%v); `go mod download github.com/ray-project/kuberay/ray-operator@v1.5.0` fetches it", err)
+		t.Fatalf("go mod download of KubeRay %s: %v", kubeRayVersion, err)
+	}
+	var mod struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		t.Fatalf("go mod download of KubeRay %s: %v %s", kubeRayVersion, err, mod.Error)
+	}
+	data, err := os.ReadFile(filepath.Join(mod.Dir, "config/crd/bases/ray.io_rayjobs.yaml"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := yaml.Unmarshal(data, crd); err != nil {
@@ -194,7 +199,7 @@ func pruneTo(t *testing.T, st rayv1.RayJobStatus, s *apiextensionsv1.JSONSchemaP
 }
 
 // Every field raydar can write into a RayJob's status is in KubeRay
-// v1.5.0's schema, except two that raydar does not rely on the stored
+// KubeRay's schema, except two that raydar does not rely on the stored
 // object for: its conditions (display; the stop record is an annotation),
 // and the dashboard failure clock (KubeRay v1.7.0's field; the reconciler
 // keeps it in memory when the CRD prunes it).
@@ -211,7 +216,7 @@ func TestRayJobStatusFitsKubeRayCRD(t *testing.T) {
 		}
 	}
 	if len(bad) > 0 {
-		t.Fatalf("status fields that KubeRay v1.5.0's RayJob CRD prunes: %v", bad)
+		t.Fatalf("status fields that KubeRay's RayJob CRD prunes: %v", bad)
 	}
 	// The walk sees what it should: the tolerated fields are indeed
 	// outside the schema (if KubeRay adds them, this list shrinks).
