@@ -8,8 +8,9 @@
 //
 // TestSandboxThenOperator (issue 12) runs the README's first run in two
 // processes: `raydar sandbox`, then `raydar operator` with the KUBECONFIG it
-// printed, then KubeRay's ray-job and ray-service samples (read from KubeRay
-// v1.5.0's module in the Go module cache, as test/conformance reads them)
+// printed, then KubeRay's ray-job and ray-service samples (read from the
+// oracle's module, KubeRay v1.6.2, in the Go module cache, as
+// test/conformance reads them)
 // applied server-side: the RayJob SUCCEEDS
 // (played out by the simulated head), the same job asking for failure FAILS,
 // the RayService becomes Ready.
