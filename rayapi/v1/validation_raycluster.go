@@ -86,6 +86,10 @@ func ValidateRayClusterSpec(spec *RayClusterSpec, annotations map[string]string,
 			allErrs = append(allErrs, field.Invalid(gp.Child("numOfHosts"), g.NumOfHosts, "must be greater than or equal to 1"))
 		}
 		allErrs = append(allErrs, nonNegative(gp.Child("idleTimeoutSeconds"), g.IdleTimeoutSeconds)...)
+		if t := g.IdleTimeoutSeconds; t != nil && *t >= 0 && !groupIdleTimeoutAllowed(spec, headRay) {
+			allErrs = append(allErrs, field.Invalid(gp.Child("idleTimeoutSeconds"), *t,
+				"is set, but autoscaler v2 is not enabled: set spec.autoscalerOptions.version to v2"))
+		}
 		allErrs = append(allErrs, validateGroupRayParams(gp, g.RayStartParams, g.Resources, g.Labels)...)
 		if g.IsSuspended() && autoscaling {
 			allErrs = append(allErrs, field.Forbidden(gp.Child("suspend"),
@@ -254,6 +258,26 @@ func ValidateRayClusterSpec(spec *RayClusterSpec, annotations map[string]string,
 func isAutoscalerV2(spec *RayClusterSpec, _ *corev1.Container) bool {
 	o := spec.AutoscalerOptions
 	return o != nil && o.Version != nil && *o.Version == AutoscalerVersionV2
+}
+
+// groupIdleTimeoutAllowed reports whether a worker group may set
+// idleTimeoutSeconds: only autoscaler v2 reads it, so KubeRay refuses it
+// otherwise (v1.6.2 utils/validation.go:729-751, validateWorkerGroupIdleTimeout:
+// autoscalerOptions.version v2, or RAY_enable_autoscaler_v2 "1"/"true" on the
+// head's Ray container, whether or not enableInTreeAutoscaling is on).
+func groupIdleTimeoutAllowed(spec *RayClusterSpec, headRay *corev1.Container) bool {
+	if isAutoscalerV2(spec, headRay) {
+		return true
+	}
+	if headRay == nil {
+		return false
+	}
+	for _, e := range headRay.Env {
+		if e.Name == "RAY_enable_autoscaler_v2" && (e.Value == "1" || e.Value == "true") {
+			return true
+		}
+	}
+	return false
 }
 
 func validateRayVersionAtLeast(p *field.Path, v, minimum, what string) field.ErrorList {

@@ -103,6 +103,10 @@ func TestValidateRayCluster(t *testing.T) {
 			[]want{{field.ErrorTypeInvalid, wg1 + ".numOfHosts"}}},
 		{"negative idleTimeoutSeconds", func(c *RayCluster) { c.Spec.WorkerGroupSpecs[0].IdleTimeoutSeconds = i32(-1) },
 			[]want{{field.ErrorTypeInvalid, wg0 + ".idleTimeoutSeconds"}}},
+		{"idleTimeoutSeconds without autoscaler v2 (KubeRay refuses it)", func(c *RayCluster) {
+			c.Spec.AutoscalerOptions = nil
+			c.Spec.WorkerGroupSpecs[0].IdleTimeoutSeconds = i32(60)
+		}, []want{{field.ErrorTypeInvalid, wg0 + ".idleTimeoutSeconds"}}},
 		{"empty workersToDelete entry", func(c *RayCluster) { c.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete = []string{"p", ""} },
 			[]want{{field.ErrorTypeRequired, wg0 + ".scaleStrategy.workersToDelete[1]"}}},
 		{"resources with rayStartParams num-cpus", func(c *RayCluster) { c.Spec.HeadGroupSpec.Resources = map[string]string{"CPU": "1"} },

@@ -154,7 +154,11 @@ func runPass(t *testing.T, corpus []Manifest, krNS, rdNS func(int) string, check
 			t.Errorf("unexplained difference: %s", d)
 		}
 		if !r.settled && len(un) == 0 {
-			t.Errorf("%s: did not settle within %s", r.m.Name, settleDeadline)
+			if pendingManifest(r.m.Name, intended) {
+				t.Logf("%s: did not settle within %s (the whole manifest is pending in intended.yaml)", r.m.Name, settleDeadline)
+			} else {
+				t.Errorf("%s: did not settle within %s", r.m.Name, settleDeadline)
+			}
 		}
 		if len(r.skipped) > 0 {
 			t.Logf("%s: not applied (cluster-scoped or unknown kinds): %s", r.m.Name, strings.Join(r.skipped, ", "))
@@ -174,6 +178,18 @@ func runPass(t *testing.T, corpus []Manifest, krNS, rdNS func(int) string, check
 	}
 	return fmt.Sprintf("conformance: KubeRay %s, %d manifests compared, %d objects compared, %d differences intended, %d known and not yet fixed, %d differences unexplained",
 		KubeRayVersion, len(runs), nObjects, nIntended, nPending, nUnexplained)
+}
+
+// pendingManifest reports whether an entry marks the whole manifest
+// pending (object and path "*"): a manifest that cannot be compared yet,
+// counted as known and not yet fixed and listed in the docs.
+func pendingManifest(name string, list []*Intended) bool {
+	for _, e := range list {
+		if e.Pending && e.Object == "*" && e.Path == "*" && e.Matches(Diff{Manifest: name, Object: "*", Path: "*"}) {
+			return true
+		}
+	}
+	return false
 }
 
 // pendingEntry reports whether the first entry that explains d (the one
