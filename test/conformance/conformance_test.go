@@ -311,11 +311,19 @@ func (r *manifestRun) evaluate(snap map[string][]unstructured.Unstructured, inte
 // seenByOperator reports whether every Ray object the manifest applied has a
 // status: before that, both sides look alike because neither has acted.
 func (r *manifestRun) seenByOperator(objs []unstructured.Unstructured) bool {
+	warned := map[string]bool{} // "Kind-name" of Ray objects with a Warning Event (filter's Warnings objects)
+	for _, o := range objs {
+		if o.GetKind() == "Warnings" {
+			warned[o.GetName()] = true
+		}
+	}
 	for _, o := range objs {
 		if !r.applied[o.GetKind()+"/"+o.GetName()] || !isRayKind(o.GetKind()) {
 			continue
 		}
-		if st, _ := o.Object["status"].(map[string]any); len(st) == 0 {
+		// A status, or a Warning on it: KubeRay refuses an invalid spec
+		// with a Warning Event (InvalidRayClusterSpec) and writes no status.
+		if st, _ := o.Object["status"].(map[string]any); len(st) == 0 && !warned[o.GetKind()+"-"+o.GetName()] {
 			return false
 		}
 	}
