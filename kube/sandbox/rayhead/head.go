@@ -255,15 +255,13 @@ func (h *Head) faults(next http.Handler) http.Handler {
 	})
 }
 
-// auth checks the Ray token when one is configured.
+// auth checks each request's token when the head has one (Options.Token)
+// or asks about each (Options.Authorize); the GCS health and version paths
+// stay open, as Ray's do.
 func (h *Head) auth(next http.Handler) http.Handler {
-	if h.opts.Authorize != nil {
-		return h.authorize(next)
-	}
-	if h.opts.Token == "" {
+	if h.opts.Authorize == nil && h.opts.Token == "" {
 		return next
 	}
-	want := []byte("Bearer " + h.opts.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case dashboard.GCSHealthPath, dashboard.VersionPath:
@@ -274,43 +272,38 @@ func (h *Head) auth(next http.Handler) http.Handler {
 		if got == "" {
 			got = r.Header.Get("Authorization")
 		}
-		switch {
-		case got == "":
-			http.Error(w, "Unauthorized: missing authentication token", http.StatusUnauthorized)
-		case subtle.ConstantTimeCompare([]byte(got), want) != 1:
-			http.Error(w, "Forbidden: invalid authentication token", http.StatusForbidden)
-		default:
-			next.ServeHTTP(w, r)
+		if code, msg := h.checkToken(r.Context(), got); code != 0 {
+			http.Error(w, msg, code)
+			return
 		}
+		next.ServeHTTP(w, r)
 	})
 }
 
-// authorize asks Options.Authorize about each bearer token.
-func (h *Head) authorize(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case dashboard.GCSHealthPath, dashboard.VersionPath:
-			next.ServeHTTP(w, r)
-			return
+// checkToken answers one request's Authorization value: 0 to let it
+// through, else the HTTP status and message to refuse it with.
+func (h *Head) checkToken(ctx context.Context, got string) (int, string) {
+	if h.opts.Authorize == nil {
+		switch {
+		case got == "":
+			return http.StatusUnauthorized, "Unauthorized: missing authentication token"
+		case subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+h.opts.Token)) != 1:
+			return http.StatusForbidden, "Forbidden: invalid authentication token"
 		}
-		got := r.Header.Get(dashboard.AuthHeader)
-		if got == "" {
-			got = r.Header.Get("Authorization")
-		}
-		tok, ok := strings.CutPrefix(got, "Bearer ")
-		if !ok || tok == "" {
-			http.Error(w, "Unauthorized: missing authentication token", http.StatusUnauthorized)
-			return
-		}
-		switch code := h.opts.Authorize(r.Context(), tok); code {
-		case 0:
-			next.ServeHTTP(w, r)
-		case http.StatusUnauthorized:
-			http.Error(w, "Unauthorized: invalid authentication token", code)
-		default:
-			http.Error(w, "Forbidden: not allowed to use this Ray cluster", code)
-		}
-	})
+		return 0, ""
+	}
+	tok, ok := strings.CutPrefix(got, "Bearer ")
+	if !ok || tok == "" {
+		return http.StatusUnauthorized, "Unauthorized: missing authentication token"
+	}
+	switch code := h.opts.Authorize(ctx, tok); code {
+	case 0:
+		return 0, ""
+	case http.StatusUnauthorized:
+		return code, "Unauthorized: invalid authentication token"
+	default:
+		return code, "Forbidden: not allowed to use this Ray cluster"
+	}
 }
 
 func (h *Head) dashboardMux() *http.ServeMux {
