@@ -5,6 +5,7 @@ import (
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/pages/cronjob"
 	"github.com/raydar/raydar/tui/table"
 )
@@ -24,6 +25,6 @@ func cronJobColumns() []column[*rayv1.RayJob] {
 }
 
 // newCronJobDetail is the page of cj (the RayCronJobs' drill-down).
-func newCronJobDetail(e *env, cj *rayv1.RayCronJob) page {
+func newCronJobDetail(e *host.Env, cj *rayv1.RayCronJob) host.Page {
 	return cronjob.NewDetail(e, cj, spec(cronJobColumns(), jobDef().meta, nil, nil))
 }

@@ -9,6 +9,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/raydar/raydar/tui/format"
+	"github.com/raydar/raydar/tui/pages/forwards"
 	"github.com/raydar/raydar/tui/table"
 )
 
@@ -256,7 +258,7 @@ func (a *App) runCommand(line string) tea.Cmd {
 	case "help", "?":
 		a.mode = modeHelp
 	case "forwards", "pf":
-		return a.push(newForwardsPage(a.e))
+		return a.push(forwards.NewPage(a.e))
 	case "ns", "namespace":
 		ns := ""
 		if len(args) > 0 {
@@ -266,7 +268,7 @@ func (a *App) runCommand(line string) tea.Cmd {
 	case "ctx", "context":
 		if len(args) == 0 {
 			if len(a.contexts) == 0 {
-				a.setFlash(flashInfo, "context: "+orNone(a.e.Sess.Context))
+				a.setFlash(flashInfo, "context: "+format.OrNone(a.e.Sess.Context))
 			} else {
 				a.setFlash(flashInfo, "contexts: "+strings.Join(a.contexts, " "))
 			}
