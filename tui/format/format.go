@@ -2,7 +2,6 @@ package format
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -96,16 +95,6 @@ func CronNextRun(c *rayv1.RayCronJob, now time.Time) string {
 }
 
 func OrNone(s string) string { return status.OrNone(s) }
-
-// sortedKeys returns a map's keys in order.
-func SortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // wrapEach wraps each of lines at w cells.
 func WrapEach(lines []string, w int) []string {

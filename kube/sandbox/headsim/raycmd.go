@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -232,7 +233,7 @@ func (c *rayCall) submit(ctx context.Context) error {
 	// words here.
 	if len(sub.Metadata) > 0 {
 		req.Metadata = map[string]string{}
-		for _, k := range sortedKeys(sub.Metadata) {
+		for _, k := range slices.Sorted(maps.Keys(sub.Metadata)) {
 			s, ok := sub.Metadata[k].(string)
 			if !ok {
 				return c.fail(ctx, "RuntimeError: Request failed with status code 400: TypeError: metadata values must be strings, got <class '%s'>.", raycli.PyType(sub.Metadata[k]))
@@ -242,7 +243,7 @@ func (c *rayCall) submit(ctx context.Context) error {
 	}
 	if len(sub.EntrypointResources) > 0 {
 		req.EntrypointResources = map[string]float64{}
-		for _, k := range sortedKeys(sub.EntrypointResources) {
+		for _, k := range slices.Sorted(maps.Keys(sub.EntrypointResources)) {
 			var f float64
 			switch v := sub.EntrypointResources[k].(type) {
 			case json.Number:
@@ -355,15 +356,6 @@ func (c *rayCall) logStatus(ctx context.Context, dc *dashboard.Client, id string
 func banner(w io.Writer, msg string) {
 	line := strings.Repeat("-", len(msg))
 	fmt.Fprintf(w, "\n%s\n%s\n%s\n\n", line, msg, line)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // get is an HTTP GET's body (urllib's urlopen with its 10 s timeout).

@@ -2,6 +2,8 @@ package describe
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -296,7 +298,7 @@ func Service(d *format.Describer, x *rayv1.RayService) {
 			continue
 		}
 		d.Label(side.name)
-		for _, n := range format.SortedKeys(side.ss.Applications) {
+		for _, n := range slices.Sorted(maps.Keys(side.ss.Applications)) {
 			d.Sub(n + " " + format.OrNone(side.ss.Applications[n].Status))
 		}
 	}

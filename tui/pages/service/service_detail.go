@@ -2,6 +2,8 @@ package service
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -157,11 +159,11 @@ func (d *Detail) clusterLines(title string, ss rayv1.RayServiceStatus) []string 
 		return append(out, st.Faint.Render("  no applications"))
 	}
 	out = append(out, st.TableHeader.Render(fmt.Sprintf("  %-30s %-14s %s", "APPLICATION / DEPLOYMENT", "STATUS", "MESSAGE")))
-	for _, name := range format.SortedKeys(ss.Applications) {
+	for _, name := range slices.Sorted(maps.Keys(ss.Applications)) {
 		app := ss.Applications[name]
 		out = append(out, st.Class(styles.ClassOf(app.Status)).Render(
 			fmt.Sprintf("  %-30s %-14s %s", name, format.OrNone(app.Status), format.OneLine(app.Message))))
-		for _, dn := range format.SortedKeys(app.Deployments) {
+		for _, dn := range slices.Sorted(maps.Keys(app.Deployments)) {
 			dep := app.Deployments[dn]
 			out = append(out, st.Class(styles.ClassOf(dep.Status)).Render(
 				fmt.Sprintf("    %-28s %-14s %s", dn, format.OrNone(dep.Status), format.OneLine(dep.Message))))
