@@ -130,7 +130,8 @@ type Options struct {
 	// such a dashboard accepts no Secret's token, only a Kubernetes token
 	// whose identity the API server reviews and allows the verb ray:write
 	// on that RayCluster. Default: Config's own bearer token (BearerToken,
-	// else the file BearerTokenFile, read again after TokenTTL), so the
+	// else the file BearerTokenFile, read on each call so a rotated token is
+	// sent at once; TokenTTL caches Secrets, not this), so the
 	// caller acts as itself; an identity without one (a client certificate,
 	// an exec plugin) gets ErrNoKubernetesToken.
 	KubernetesToken func(ctx context.Context, rc *rayv1.RayCluster) (string, error)
