@@ -223,9 +223,6 @@ func decide(o *Observed, p *Plan) {
 		decideDeletion(o, p)
 		return
 	}
-	if !slices.Contains(j.Finalizers, rayv1.RayJobStopJobFinalizer) {
-		p.AddFinalizer = true
-	}
 	st := &p.Status
 	st.ObservedGeneration = j.Generation
 	if st.Succeeded == nil {
@@ -259,6 +256,12 @@ func decide(o *Observed, p *Plan) {
 		st.Message = msg
 		decideStopRequest(o, p)
 		return
+	}
+	// The finalizer only on a RayJob that passed validation, as KubeRay v1.6.2
+	// adds it (rayjob_controller.go:152-181): a refused RayJob starts nothing
+	// a deletion would have to stop, so it carries nothing of raydar's.
+	if !slices.Contains(j.Finalizers, rayv1.RayJobStopJobFinalizer) {
+		p.AddFinalizer = true
 	}
 	if st.JobDeploymentStatus == rayv1.JobDeploymentStatusValidationFailed {
 		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeNormal, Reason: reasonSpecValid, Action: "Validate",

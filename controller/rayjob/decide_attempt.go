@@ -138,11 +138,17 @@ func decideInitializing(o *Observed, p *Plan) {
 	}
 	rc := o.Cluster
 	if st.DashboardURL == "" {
-		// KubeRay v1.7.0 (rayjob_controller.go, Initializing) copies the
-		// cluster's status only while it waits for it to be ready; once
-		// ready, the next copy comes with the Ray job's status (Running).
+		// KubeRay (v1.6.2 rayjob_controller.go:216-223, v1.7.0 the same)
+		// copies the cluster's status while it waits for it to be ready,
+		// and not on the pass that finds it ready: its copy is whichever
+		// not-ready status its last pass saw, a snapshot that depends on
+		// timing. raydar copies on that pass too, so a RayJob that never
+		// reaches a dashboard answer (InteractiveMode waiting for its
+		// jobId, a submitter that fails) shows the cluster as it was when
+		// the job left Initializing. In Running the copy comes with each
+		// Ray job status, as in KubeRay.
+		st.RayClusterStatus = *rc.Status.DeepCopy()
 		if rc.Status.State != rayv1.Ready {
-			st.RayClusterStatus = *rc.Status.DeepCopy()
 			st.Message = fmt.Sprintf("Waiting for RayCluster %s to be ready", rc.Name)
 			return // the cluster's status change wakes us
 		}
@@ -209,6 +215,11 @@ func decideWaiting(o *Observed, p *Plan) {
 	j, st := o.Job, &p.Status
 	if suspendIfAsked(o, p) || checkDeadlines(o, p) {
 		return
+	}
+	if rc := o.Cluster; rc != nil && owns(j, rc.OwnerReferences) {
+		// Kept current while the job waits for its jobId (KubeRay v1.6.2
+		// copies nothing in Waiting: its copy stays the last not-ready one).
+		st.RayClusterStatus = *rc.Status.DeepCopy()
 	}
 	if j.Spec.JobId == "" {
 		return

@@ -260,8 +260,11 @@ func TestRayJobDecideInitializing(t *testing.T) {
 }
 
 func TestRayJobDecideValidation(t *testing.T) {
-	bad := newJob(func(j *rayv1.RayJob) { j.Spec.RayClusterSpec = nil }) // neither spec nor selector
+	bad := newJob(func(j *rayv1.RayJob) { j.Spec.RayClusterSpec = nil; j.Finalizers = nil }) // neither spec nor selector
 	p := Decide(observe(bad, fixture.T0))
+	if p.AddFinalizer {
+		t.Fatal("a refused RayJob got the stop finalizer (KubeRay adds it only after validation)")
+	}
 	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusValidationFailed || p.Status.Reason != rayv1.ValidationFailed ||
 		!strings.Contains(p.Status.Message, "rayClusterSpec") || !hasEvent(p, rayv1.EventInvalidRayJobSpec, "rayClusterSpec") {
 		t.Fatalf("%+v %s", p.Status, eventsOf(p))
@@ -277,8 +280,9 @@ func TestRayJobDecideValidation(t *testing.T) {
 	// Fixed: starts.
 	fixed := newJob()
 	fixed.Status = bad.Status
+	fixed.Finalizers = nil
 	p = Decide(observe(fixed, fixture.T0.Add(time.Minute)))
-	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusInitializing || !hasEvent(p, reasonSpecValid, "") {
+	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusInitializing || !hasEvent(p, reasonSpecValid, "") || !p.AddFinalizer {
 		t.Fatalf("%+v", p.Status)
 	}
 }
@@ -332,10 +336,13 @@ func TestRayJobDecideSelectedClusterNotFoundEvent(t *testing.T) {
 	}
 }
 
-// status.rayClusterStatus is copied exactly when KubeRay v1.7.0 copies it
-// (rayjob_controller.go: Initializing while the cluster is not ready, ~214;
-// Running with every job status, ~352) and reset when the attempt's
-// cluster is released (Suspending/Retrying, ~394), selected cluster or not.
+// status.rayClusterStatus is copied when KubeRay copies it (v1.6.2
+// rayjob_controller.go: Initializing while the cluster is not ready,
+// 216-223; Running with every job status, 354-355), and also on the pass
+// that finds the cluster ready and while InteractiveMode waits for its
+// jobId, where KubeRay's copy is a timing-dependent snapshot; reset when the
+// attempt's cluster is released (Suspending/Retrying, 393), selected
+// cluster or not.
 func TestRayJobDecideClusterStatusCopy(t *testing.T) {
 	stale := rayv1.RayClusterStatus{DesiredWorkerReplicas: 99}
 	withStale := func(j *rayv1.RayJob) { j.Status.RayClusterStatus = stale }
@@ -360,9 +367,12 @@ func TestRayJobDecideClusterStatusCopy(t *testing.T) {
 		{name: "Initializing, not ready: copied",
 			job: newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), withStale), mods: []func(*Observed){withCluster(notReady)},
 			want: notReady.Status, wantName: "rj-rc001"},
-		{name: "Initializing, ready: not copied (the next copy comes with a job status)",
+		{name: "Initializing, ready: copied on the pass that leaves Initializing",
 			job: newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), withStale), mods: []func(*Observed){withCluster(ready)},
-			want: stale, wantName: "rj-rc001"},
+			want: ready.Status, wantName: "rj-rc001"},
+		{name: "Waiting for the jobId: kept current",
+			job: newJob(inPhase(rayv1.JobDeploymentStatusWaiting, ""), withStale, mode(rayv1.InteractiveMode)), mods: []func(*Observed){withCluster(ready)},
+			want: ready.Status, wantName: "rj-rc001"},
 		{name: "Running, the dashboard answered: copied",
 			job: newJob(run, withStale), mods: []func(*Observed){withCluster(ready), withDash(info(dashboard.JobRunning))},
 			want: ready.Status, wantName: "rj-rc001"},
