@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -91,32 +93,67 @@ func Normalize(namespace string, objs []unstructured.Unstructured) []Object {
 	return disambiguate(out)
 }
 
-// cronTickLabel names the RayCronJob that made a RayJob.
-const cronTickLabel = "ray.io/cronjob-name"
+// cronTickLabel names the RayCronJob that made a RayJob, and
+// cronTickAnnotation the tick it was made for (RFC 3339).
+const (
+	cronTickLabel      = "ray.io/cronjob-name"
+	cronTickAnnotation = "ray.io/cronjob-scheduled-timestamp"
+)
+
+// duplicateTick marks a RayJob made for a tick that already has one.
+const duplicateTick = "-duplicate"
 
 // cronTicks replaces the names of RayJobs a RayCronJob made by
-// "<cronjob>-#####": KubeRay v1.6.2 names them <cronjob>-<5 random
-// characters> (raycronjob_controller.go:158, which generatedSuffix already
-// normalises), v1.7.0 and raydar <cronjob>-<minutes since the epoch of the
-// tick> (v1.7.0's raycronjob_controller.go:167, getRayJobName). Both are a
-// name per tick; how many ticks each side made is compared by how many such
-// RayJobs it has (their ray.io/cronjob-scheduled-timestamp is a time, and
-// times are normalised). nil when objs has no such RayJob.
+// "<cronjob>-tick<N>", N counting the distinct ticks of that RayCronJob in
+// time order: KubeRay v1.6.2 names them <cronjob>-<5 random characters>
+// (raycronjob_controller.go:158), v1.7.0 and raydar <cronjob>-<minutes since
+// the epoch of the tick> (v1.7.0's raycronjob_controller.go:167,
+// getRayJobName), so the name says nothing comparable but the tick does. A
+// second RayJob for a tick that already has one (the older by creation
+// keeps the tick's name) is "<cronjob>-tick<N>-duplicate<K>": v1.7.0's
+// per-minute names make that impossible (the second create is
+// AlreadyExists), v1.6.2's random ones do not. The replacement runs over
+// every string, so the RayJob's cluster, pods and submitter carry the same
+// name. nil when objs has no such RayJob.
 func cronTicks(objs []unstructured.Unstructured) *strings.Replacer {
-	var pairs []string
+	type tick struct {
+		name, cron, at string
+		created        time.Time
+	}
+	var ticks []tick
 	for _, o := range objs {
 		cron := o.GetLabels()[cronTickLabel]
 		if o.GetKind() != "RayJob" || cron == "" {
 			continue
 		}
-		rest, ok := strings.CutPrefix(o.GetName(), cron+"-")
-		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" {
+		if rest, ok := strings.CutPrefix(o.GetName(), cron+"-"); !ok || rest == "" {
 			continue
 		}
-		pairs = append(pairs, o.GetName(), cron+suffixPlaceholder)
+		ticks = append(ticks, tick{name: o.GetName(), cron: cron, at: o.GetAnnotations()[cronTickAnnotation], created: o.GetCreationTimestamp().Time})
 	}
-	if pairs == nil {
+	if ticks == nil {
 		return nil
+	}
+	// RFC 3339 in UTC sorts as text.
+	slices.SortStableFunc(ticks, func(a, b tick) int {
+		return cmp.Or(strings.Compare(a.cron, b.cron), strings.Compare(a.at, b.at), a.created.Compare(b.created), strings.Compare(a.name, b.name))
+	})
+	var pairs []string
+	n, dup := 0, 0
+	for i, t := range ticks {
+		switch {
+		case i > 0 && t.cron == ticks[i-1].cron && t.at == ticks[i-1].at:
+			dup++
+		case i > 0 && t.cron == ticks[i-1].cron:
+			n, dup = n+1, 0
+		default:
+			n, dup = 1, 0
+		}
+		to := fmt.Sprintf("%s-tick%d", t.cron, n)
+		if dup > 0 {
+			to += fmt.Sprintf("%s%d", duplicateTick, dup)
+		}
+		pairs = append(pairs, t.name, to)
 	}
 	return strings.NewReplacer(pairs...)
 }

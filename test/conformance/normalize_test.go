@@ -3,9 +3,12 @@ package conformance
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -185,22 +188,60 @@ func TestIntendedRaydarAddsPrefix(t *testing.T) {
 }
 
 func TestNormalizeCronTicks(t *testing.T) {
-	job := func(ns, name string) unstructured.Unstructured {
+	job := func(ns, name, at string, created int) unstructured.Unstructured {
 		u := unstructured.Unstructured{Object: map[string]any{}}
 		u.SetKind("RayJob")
 		u.SetName(name)
 		u.SetNamespace(ns)
 		u.SetLabels(map[string]string{cronTickLabel: "nightly", "ray.io/originated-from-cr-name": name})
+		u.SetAnnotations(map[string]string{cronTickAnnotation: at})
+		u.SetCreationTimestamp(metav1.NewTime(time.Date(2026, 12, 2, 3, 0, created, 0, time.UTC)))
 		return u
 	}
-	// v1.6.2: a random suffix; v1.7.0 and raydar: the tick's minute.
-	a := Normalize("kr-01", []unstructured.Unstructured{job("kr-01", "nightly-x7k2p")})
-	b := Normalize("rd-01", []unstructured.Unstructured{job("rd-01", "nightly-29410000")})
-	if d := Compare("m", a, b); len(d) != 0 || a[0].ID != "RayJob nightly"+suffixPlaceholder {
-		t.Fatalf("ticks of one RayCronJob: %v (IDs %q, %q)", d, a[0].ID, b[0].ID)
+	cluster := func(ns, name, job string) unstructured.Unstructured {
+		u := unstructured.Unstructured{Object: map[string]any{}}
+		u.SetKind("RayCluster")
+		u.SetName(name)
+		u.SetNamespace(ns)
+		u.SetLabels(map[string]string{"ray.io/originated-from-cr-name": job})
+		return u
 	}
-	// A RayJob not made by a RayCronJob keeps its digits.
-	plain := job("rd-01", "nightly-2941")
+	const t1, t2 = "2026-12-02T03:01:00Z", "2026-12-02T03:02:00Z"
+	ids := func(objs []Object) []string {
+		var out []string
+		for _, o := range objs {
+			out = append(out, o.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	// v1.6.2: a random suffix; v1.7.0 and raydar: the tick's minute. One
+	// tick on each side compares equal, the cluster named after the RayJob.
+	a := Normalize("kr-01", []unstructured.Unstructured{job("kr-01", "nightly-x7k2p", t1, 1), cluster("kr-01", "nightly-x7k2p-b4z9q", "nightly-x7k2p")})
+	b := Normalize("rd-01", []unstructured.Unstructured{job("rd-01", "nightly-29410000", t1, 2), cluster("rd-01", "nightly-29410000-kq8mn", "nightly-29410000")})
+	if d := Compare("m", a, b); len(d) != 0 || !slices.Equal(ids(a), []string{"RayCluster nightly-tick1" + suffixPlaceholder, "RayJob nightly-tick1"}) {
+		t.Fatalf("ticks of one RayCronJob: %v (IDs %q, %q)", d, ids(a), ids(b))
+	}
+	// Ticks are numbered in time order, whatever the names; a second RayJob
+	// for one tick (the younger) is a duplicate of it, not the next tick.
+	got := ids(Normalize("kr-01", []unstructured.Unstructured{
+		job("kr-01", "nightly-zzzzz", t2, 9), job("kr-01", "nightly-qqqqq", t1, 5), job("kr-01", "nightly-bbbbb", t1, 4),
+	}))
+	if want := []string{"RayJob nightly-tick1", "RayJob nightly-tick1-duplicate1", "RayJob nightly-tick2"}; !slices.Equal(got, want) {
+		t.Fatalf("IDs = %q, want %q", got, want)
+	}
+	// Which of the two is the duplicate is the younger one.
+	older, younger := job("kr-01", "nightly-qqqqq", t1, 4), job("kr-01", "nightly-bbbbb", t1, 5)
+	older.Object["spec"] = map[string]any{"entrypoint": "older"}
+	younger.Object["spec"] = map[string]any{"entrypoint": "younger"}
+	for _, o := range Normalize("kr-01", []unstructured.Unstructured{younger, older}) {
+		want := map[string]string{"RayJob nightly-tick1": "older", "RayJob nightly-tick1-duplicate1": "younger"}[o.ID]
+		if got := o.Content["spec"].(map[string]any)["entrypoint"]; got != want {
+			t.Errorf("%s is the %v RayJob, want the %s", o.ID, got, want)
+		}
+	}
+	// A RayJob not made by a RayCronJob keeps its name.
+	plain := job("rd-01", "nightly-2941", t1, 1)
 	plain.SetLabels(nil)
 	if got := Normalize("rd-01", []unstructured.Unstructured{plain})[0].ID; got != "RayJob nightly-2941" {
 		t.Errorf("ID = %q", got)
