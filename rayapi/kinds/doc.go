@@ -7,8 +7,8 @@
 // whether the API server may lack it, and whether `raydar why` diagnoses it.
 //
 // The watch (kube/watch), the actions (kube/actions), the CLI (cmd/raydar)
-// and the TUI's registry (tui/kinds.go) read it; what they add per kind is
-// their own: the watch's store index, the actions' effect texts, the CLI's
-// table columns, the TUI's columns and pages. Adding a kind is one more
-// [Kind] here, listed in [All].
+// and the TUI's registry (each kind's entry, in its tui/pages package) read
+// it; what they add per kind is their own: the watch's store index, the
+// actions' effect texts, the CLI's table columns, the TUI's columns and
+// pages. Adding a kind is one more [Kind] here, listed in [All].
 package kinds

@@ -1,4 +1,4 @@
-package tui
+package registry
 
 import (
 	"time"
@@ -15,26 +15,26 @@ import (
 	"github.com/raydar/raydar/tui/table"
 )
 
-// column is one column of a list: its header, width and sort key
+// Column is one column of a list: its header, width and sort key
 // (table.Column) and its cell. cell runs when the object changes (the
 // table caches it); live, for time-dependent cells (ages, durations),
 // runs for the visible rows at draw time instead; count, for a kind
-// with children (def.children), gets the object's number of children and
+// with children (Def.Children), gets the object's number of children and
 // runs, like cell, when the object or that number changes.
-type column[V any] struct {
+type Column[V any] struct {
 	table.Column
-	cell  func(V) string
-	live  func(v V, now time.Time) string
-	count func(v V, n int) string
-	// why marks the WHY column: its cell is the object's cached
+	Cell  func(V) string
+	Live  func(v V, now time.Time) string
+	Count func(v V, n int) string
+	// Why marks the WHY column: its cell is the object's cached
 	// diagnosis (diagnoses.cell), projected again when that changes.
-	why bool
+	Why bool
 }
 
-// spec is the table's projection of a kind's columns. It keeps only the
+// Spec is the table's projection of a kind's columns. It keeps only the
 // cell functions (not cols), so a list holds no more than its table. kids
 // counts the children of count cells (nil: the kind has none).
-func spec[V client.Object](cols []column[V], meta func(V) table.Meta, kids *childIndex, diag *diagnose.Diagnoses) table.Spec[V] {
+func Spec[V client.Object](cols []Column[V], meta func(V) table.Meta, kids *childIndex, diag *diagnose.Diagnoses) table.Spec[V] {
 	tcols := make([]table.Column, len(cols))
 	cells := make([]func(V) string, len(cols))
 	type liveCell struct {
@@ -43,15 +43,15 @@ func spec[V client.Object](cols []column[V], meta func(V) table.Meta, kids *chil
 	}
 	lives := make([]liveCell, 0, len(cols))
 	for i, c := range cols {
-		tcols[i], cells[i] = c.Column, c.cell
-		if count := c.count; count != nil && kids != nil {
+		tcols[i], cells[i] = c.Column, c.Cell
+		if count := c.Count; count != nil && kids != nil {
 			cells[i] = func(v V) string { return count(v, kids.count(v)) }
 		}
-		if c.why && diag != nil {
+		if c.Why && diag != nil {
 			cells[i] = func(v V) string { return diag.Cell(watch.Key(v)) }
 		}
-		if c.live != nil {
-			lives = append(lives, liveCell{i, c.live})
+		if c.Live != nil {
+			lives = append(lives, liveCell{i, c.Live})
 		}
 	}
 	s := table.Spec[V]{
@@ -78,39 +78,43 @@ func spec[V client.Object](cols []column[V], meta func(V) table.Meta, kids *chil
 	return s
 }
 
-func nameCol[V client.Object]() column[V] {
-	return column[V]{Column: table.Column{Title: "NAME", Width: 24, Grow: true, Min: 14, Sort: table.ByName},
-		cell: func(v V) string { return v.GetName() }}
+// NameCol is the NAME column.
+func NameCol[V client.Object]() Column[V] {
+	return Column[V]{Column: table.Column{Title: "NAME", Width: 24, Grow: true, Min: 14, Sort: table.ByName},
+		Cell: func(v V) string { return v.GetName() }}
 }
 
-func nsCol[V client.Object]() column[V] {
-	return column[V]{Column: table.Column{Title: "NAMESPACE", Width: 12, Namespace: true},
-		cell: func(v V) string { return v.GetNamespace() }}
+// NsCol is the NAMESPACE column (hidden in one namespace).
+func NsCol[V client.Object]() Column[V] {
+	return Column[V]{Column: table.Column{Title: "NAMESPACE", Width: 12, Namespace: true},
+		Cell: func(v V) string { return v.GetNamespace() }}
 }
 
-func ageCol[V client.Object]() column[V] {
-	return column[V]{Column: format.AgeColumn(), live: func(v V, now time.Time) string { return format.Age(now, v.GetCreationTimestamp().Time) }}
+// AgeCol is the AGE column, from the creation time.
+func AgeCol[V client.Object]() Column[V] {
+	return Column[V]{Column: format.AgeColumn(), Live: func(v V, now time.Time) string { return format.Age(now, v.GetCreationTimestamp().Time) }}
 }
 
-// listPage is the list view of one kind, over the generic table.
-type listPage[V client.Object] struct {
+// ListPage is the list view of one kind, over the generic table.
+type ListPage[V client.Object] struct {
 	host.Base
-	k     *kind
+	k     *Entry
 	t     *table.Model[V]
 	drill func(*host.Env, V) host.Page
-	// rowKeys are the kind's page keys (def.keys).
-	rowKeys []rowKey[V]
+	// rowKeys are the kind's page keys (Def.Keys).
+	rowKeys []RowKey[V]
 	// kids counts the objects' children (nil: the kind has none).
 	kids *childIndex
 }
 
-func newListPage[V client.Object](e *host.Env, k *kind, d def[V]) *listPage[V] {
-	p := &listPage[V]{Base: host.Base{E: e, VK: k.list}, k: k, drill: d.open, rowKeys: d.keys}
-	if d.children != nil {
-		p.kids = newChildIndex(*d.children, e.Store)
+// NewList is the list page of kind k with its definition d.
+func NewList[V client.Object](e *host.Env, k *Entry, d Def[V]) *ListPage[V] {
+	p := &ListPage[V]{Base: host.Base{E: e, VK: k.List}, k: k, drill: d.Open, rowKeys: d.Keys}
+	if d.Children != nil {
+		p.kids = newChildIndex(*d.Children, e.Store)
 	}
-	p.t = table.New(spec(d.columns(), d.meta, p.kids, e.Why), e.St, e.KM, e.Now)
-	objs := e.Store.List(k.watch)
+	p.t = table.New(Spec(d.Columns(), d.Meta, p.kids, e.Why), e.St, e.KM, e.Now)
+	objs := e.Store.List(k.Watch)
 	vs := make([]V, 0, len(objs))
 	for _, o := range objs {
 		if v, ok := o.(V); ok {
@@ -121,43 +125,46 @@ func newListPage[V client.Object](e *host.Env, k *kind, d def[V]) *listPage[V] {
 	return p
 }
 
-func (p *listPage[V]) Title() string          { return p.k.title }
-func (p *listPage[V]) Crumb() string          { return p.VK.String() }
-func (p *listPage[V]) SetSize(w, h int)       { p.t.SetSize(w, h) }
-func (p *listPage[V]) SetNamespace(ns string) { p.t.SetNamespace(ns) }
-func (p *listPage[V]) View() string           { return p.t.View() }
-func (p *listPage[V]) Table() host.Tabler     { return p.t }
+func (p *ListPage[V]) Title() string          { return p.k.Title }
+func (p *ListPage[V]) Crumb() string          { return p.VK.String() }
+func (p *ListPage[V]) SetSize(w, h int)       { p.t.SetSize(w, h) }
+func (p *ListPage[V]) SetNamespace(ns string) { p.t.SetNamespace(ns) }
+func (p *ListPage[V]) View() string           { return p.t.View() }
+func (p *ListPage[V]) Table() host.Tabler     { return p.t }
+
+// Visible is the list's visible objects, in row order.
+func (p *ListPage[V]) Visible() []V { return p.t.Visible() }
 
 // update runs the kind's row key that msg matches on the selected row (a
 // key with no row selected does nothing); other keys go to the table.
-func (p *listPage[V]) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (p *ListPage[V]) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	for _, rk := range p.rowKeys {
-		if key.Matches(msg, rk.binding(p.E.KM)) {
+		if key.Matches(msg, rk.Binding(p.E.KM)) {
 			v, ok := p.t.Selected()
 			if !ok {
 				return true, nil
 			}
-			return true, rk.run(v)
+			return true, rk.Run(v)
 		}
 	}
 	return p.t.HandleKey(msg), nil
 }
 
-func (p *listPage[V]) Keys() []key.Binding {
+func (p *ListPage[V]) Keys() []key.Binding {
 	var bs []key.Binding
 	if p.drill != nil {
 		bs = append(bs, p.E.KM.Open)
 	}
 	for _, rk := range p.rowKeys {
-		bs = append(bs, rk.binding(p.E.KM))
+		bs = append(bs, rk.Binding(p.E.KM))
 	}
 	return bs
 }
 
-func (p *listPage[V]) Apply(ch *watch.Changes) {
-	wk := p.k.watch
+func (p *ListPage[V]) Apply(ch *watch.Changes) {
+	wk := p.k.Watch
 	var owners []parentRef
-	if p.kids != nil && ch.Any(p.kids.watch) {
+	if p.kids != nil && ch.Any(p.kids.Watch) {
 		owners = p.kids.Apply(ch)
 	}
 	if !ch.Any(wk) && len(owners) == 0 {
@@ -190,18 +197,18 @@ func (p *listPage[V]) Apply(ch *watch.Changes) {
 	p.t.Apply(up, del)
 }
 
-// applyWhy projects again the rows whose WHY cell changed.
-func (p *listPage[V]) applyWhy() {
+// ApplyWhy projects again the rows whose WHY cell changed.
+func (p *ListPage[V]) ApplyWhy() {
 	if p.E.Why == nil {
 		return
 	}
-	uids := p.E.Why.Changed[p.k.watch]
+	uids := p.E.Why.Changed[p.k.Watch]
 	if len(uids) == 0 {
 		return
 	}
 	up := make([]V, 0, len(uids))
 	for _, u := range uids {
-		if o, ok := p.E.Store.Get(p.k.watch, u); ok {
+		if o, ok := p.E.Store.Get(p.k.Watch, u); ok {
 			if v, ok := o.(V); ok {
 				up = append(up, v)
 			}
@@ -210,19 +217,19 @@ func (p *listPage[V]) applyWhy() {
 	p.t.Apply(up, nil)
 }
 
-// whyCol is the WHY column: the most decisive cause's summary, "(+N)" for
+// WhyCol is the WHY column: the most decisive cause's summary, "(+N)" for
 // more, in warning colour; empty when all is well. Its natural width is
 // what the list has left at 80 columns once the other droppable columns
 // are gone; it grows into spare width (up to 3× that), shrinks to min, and
 // is the last column to drop (Drop 1, after any other Drop 1 column), so
 // the key columns stay readable.
-func whyCol[V client.Object](width, min int) column[V] {
-	return column[V]{Column: table.Column{Title: "WHY", Width: width, Grow: true, Min: min, Drop: 1, Class: styles.Warn}, why: true}
+func WhyCol[V client.Object](width, min int) Column[V] {
+	return Column[V]{Column: table.Column{Title: "WHY", Width: width, Grow: true, Min: min, Drop: 1, Class: styles.Warn}, Why: true}
 }
 
-func (p *listPage[V]) CanOpen() bool { return p.drill != nil && p.t.Len() > 0 }
+func (p *ListPage[V]) CanOpen() bool { return p.drill != nil && p.t.Len() > 0 }
 
-func (p *listPage[V]) Open() host.Page {
+func (p *ListPage[V]) Open() host.Page {
 	v, ok := p.t.Selected()
 	if !ok || p.drill == nil {
 		return nil
@@ -230,8 +237,8 @@ func (p *listPage[V]) Open() host.Page {
 	return p.drill(p.E, v)
 }
 
-func (p *listPage[V]) Target() Target {
-	t := Target{View: p.VK, Namespace: p.t.Namespace()}
+func (p *ListPage[V]) Target() host.Target {
+	t := host.Target{View: p.VK, Namespace: p.t.Namespace()}
 	if v, ok := p.t.Selected(); ok {
 		t.Selected = v
 	}
