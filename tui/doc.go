@@ -48,9 +48,8 @@
 // package under pages (its views, Entry() and detail page embedding
 // host.Base), listed in kinds() (kinds.go) and, for a public name of its
 // views, in api.go. Outside tui it needs its descriptor (rayapi/kinds:
-// its title, every name the `:` prompt and -c take, spec.suspend;
-// kube/actions' Kind follows from it) and its watch.Kind (kube/watch); an
-// action of its own (a
+// its title, every name the `:` prompt and -c take, spec.suspend; its
+// watch.Kind and kube/actions' Kind follow from it); an action of its own (a
 // RayCronJob's trigger) is one more Action in DefaultActions, named in the
 // entry's ListActions/DetailActions.
 //

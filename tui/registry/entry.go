@@ -48,11 +48,11 @@ type Entry struct {
 }
 
 // FromDescriptor is the part of an entry its descriptor says: the title,
-// the aliases (every name of the kind) and, for a kind that can be
-// suspended, the lifecycle kind. The page package adds its views, help
-// line, store kind, actions and Typed.
+// the aliases (every name of the kind), the store kind and, for a kind
+// that can be suspended, the lifecycle kind. The page package adds its
+// views, help line, actions and Typed.
 func FromDescriptor(d *kdesc.Kind) Entry {
-	e := Entry{Title: d.Plural, Aliases: strings.Join(d.Names, " ")}
+	e := Entry{Title: d.Plural, Aliases: strings.Join(d.Names, " "), Watch: watch.KindFor(d)}
 	if d.Suspend != nil {
 		e.Lifecycle = actions.Kind(d.Kind)
 	}

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"github.com/raydar/raydar/kube/watch"
 	kdesc "github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
@@ -20,7 +19,7 @@ const (
 // Entry is the RayClusters' entry in the registry of kinds.
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayCluster)
-	e.List, e.Detail, e.Help, e.Watch = ListView, DetailView, "RayClusters", watch.RayCluster
+	e.List, e.Detail, e.Help = ListView, DetailView, "RayClusters"
 	e.ListActions = "describe suspend delete port-forward"
 	e.DetailActions = "scale delete-workers describe logs suspend port-forward"
 	e.Typed = registry.DefOf[*rayv1.RayCluster](def)

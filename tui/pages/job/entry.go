@@ -3,7 +3,6 @@ package job
 import (
 	"time"
 
-	"github.com/raydar/raydar/kube/watch"
 	kdesc "github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
@@ -23,7 +22,7 @@ const (
 // Entry is the RayJobs' entry in the registry of kinds.
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayJob)
-	e.List, e.Detail, e.Help, e.Watch = ListView, DetailView, "RayJobs", watch.RayJob
+	e.List, e.Detail, e.Help = ListView, DetailView, "RayJobs"
 	e.ListActions = "describe stop-job suspend delete"
 	e.DetailActions = "describe stop-job suspend delete"
 	e.Typed = registry.DefOf[*rayv1.RayJob](def)

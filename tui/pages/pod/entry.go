@@ -26,7 +26,7 @@ const ListView host.ViewKind = "pods"
 // pod's RayCluster, L the Ray log files of the pod's Ray node.
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.Pod)
-	e.List, e.Help, e.Watch = ListView, "Ray pods", watch.Pod
+	e.List, e.Help = ListView, "Ray pods"
 	e.ListActions = "describe logs port-forward"
 	e.Typed = registry.DefOf[*corev1.Pod](def)
 	return e

@@ -3,7 +3,6 @@ package service
 import (
 	"fmt"
 
-	"github.com/raydar/raydar/kube/watch"
 	kdesc "github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
@@ -22,7 +21,7 @@ const (
 // Entry is the RayServices' entry in the registry of kinds.
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayService)
-	e.List, e.Detail, e.Help, e.Watch = ListView, DetailView, "RayServices", watch.RayService
+	e.List, e.Detail, e.Help = ListView, DetailView, "RayServices"
 	e.ListActions = "describe suspend delete"
 	e.DetailActions = "describe suspend delete"
 	e.Typed = registry.DefOf[*rayv1.RayService](def)
