@@ -16,18 +16,18 @@ import (
 )
 
 // Column is one column of a list: its header, width and sort key
-// (table.Column) and its cell. cell runs when the object changes (the
-// table caches it); live, for time-dependent cells (ages, durations),
-// runs for the visible rows at draw time instead; count, for a kind
+// (table.Column) and its cell. Cell runs when the object changes (the
+// table caches it); Live, for time-dependent cells (ages, durations),
+// runs for the visible rows at draw time instead; Count, for a kind
 // with children (Def.Children), gets the object's number of children and
-// runs, like cell, when the object or that number changes.
+// runs, like Cell, when the object or that number changes.
 type Column[V any] struct {
 	table.Column
 	Cell  func(V) string
 	Live  func(v V, now time.Time) string
 	Count func(v V, n int) string
 	// Why marks the WHY column: its cell is the object's cached
-	// diagnosis (diagnoses.cell), projected again when that changes.
+	// diagnosis (diagnose.Diagnoses.Cell), projected again when that changes.
 	Why bool
 }
 
