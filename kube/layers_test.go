@@ -25,37 +25,59 @@ var layerRules = map[string][]string{
 
 	// The TUI's rooms (tui/doc.go), lowest first: the key map, the styles
 	// and the table; the words (format) and the diagnosis cache (diagnose);
-	// the page plumbing (host); the widgets; the pages; the actions; the App
-	// (tui itself) on top.
-	module + "/tui/keys":     tuiAbove("format", "diagnose", "host", "widgets", "pages", "actions"),
-	module + "/tui/styles":   tuiAbove("format", "diagnose", "host", "widgets", "pages", "actions"),
-	module + "/tui/table":    tuiAbove("format", "diagnose", "host", "widgets", "pages", "actions"),
-	module + "/tui/format":   tuiAbove("diagnose", "host", "widgets", "pages", "actions"),
-	module + "/tui/diagnose": tuiAbove("format", "host", "widgets", "pages", "actions"),
-	module + "/tui/host":     tuiAbove("widgets", "pages", "actions"),
-	module + "/tui/widgets":  tuiAbove("pages", "actions"),
+	// the page plumbing (host); the widgets beside the registry of kinds
+	// (its mechanism: entries, columns, the list page); the pages, each
+	// kind's with its registry entry; the actions; the App (tui itself) on
+	// top.
+	module + "/tui/keys":     tuiAbove("format", "diagnose", "host", "widgets", "registry", "pages", "actions"),
+	module + "/tui/styles":   tuiAbove("format", "diagnose", "host", "widgets", "registry", "pages", "actions"),
+	module + "/tui/table":    tuiAbove("format", "diagnose", "host", "widgets", "registry", "pages", "actions"),
+	module + "/tui/format":   tuiAbove("diagnose", "host", "widgets", "registry", "pages", "actions"),
+	module + "/tui/diagnose": tuiAbove("format", "host", "widgets", "registry", "pages", "actions"),
+	module + "/tui/host":     tuiAbove("widgets", "registry", "pages", "actions"),
+	module + "/tui/widgets":  tuiAbove("registry", "pages", "actions"),
+	module + "/tui/registry": tuiAbove("widgets", "pages", "actions"),
 	module + "/tui/pages":    tuiAbove("actions"),
 	module + "/tui/actions":  tuiAbove(),
-	// Among the pages, the leaves open no other page; the cronjob page
-	// opens the job page, the job and service pages the cluster page, which
-	// opens the Ray logs.
-	module + "/tui/pages/raylogs":  tuiAbove("pages/cluster", "pages/job", "pages/service", "pages/describe", "pages/logs", "pages/forwards", "pages/cronjob"),
-	module + "/tui/pages/describe": tuiAbove("pages/cluster", "pages/job", "pages/service", "pages/raylogs", "pages/logs", "pages/forwards", "pages/cronjob"),
-	module + "/tui/pages/logs":     tuiAbove("pages/cluster", "pages/job", "pages/service", "pages/raylogs", "pages/describe", "pages/forwards", "pages/cronjob"),
-	module + "/tui/pages/forwards": tuiAbove("pages/cluster", "pages/job", "pages/service", "pages/raylogs", "pages/describe", "pages/logs", "pages/cronjob"),
-	module + "/tui/pages/cluster":  tuiAbove("pages/job", "pages/service", "pages/describe", "pages/logs", "pages/forwards", "pages/cronjob"),
-	module + "/tui/pages/job":      tuiAbove("pages/service", "pages/cronjob", "pages/describe", "pages/logs", "pages/forwards"),
+	// Among the pages, the leaves open no other page; the cluster page
+	// opens the Ray logs; the job, service and pod pages open the cluster
+	// page (a job's, a service's, a pod's RayCluster), the cronjob page the
+	// job page. No page imports the registry's entries of another kind
+	// but through the pages it opens.
+	module + "/tui/pages/raylogs":  pagesBut("raylogs"),
+	module + "/tui/pages/describe": pagesBut("describe"),
+	module + "/tui/pages/logs":     pagesBut("logs"),
+	module + "/tui/pages/forwards": pagesBut("forwards"),
+	module + "/tui/pages/cluster":  pagesBut("cluster", "raylogs"),
+	module + "/tui/pages/job":      pagesBut("job", "cluster", "raylogs"),
+	module + "/tui/pages/service":  pagesBut("service", "cluster", "raylogs"),
+	module + "/tui/pages/pod":      pagesBut("pod", "cluster", "raylogs"),
+	module + "/tui/pages/cronjob":  pagesBut("cronjob", "job", "cluster", "raylogs"),
 }
 
 // tuiAbove is the rule of a TUI room: none of rooms (under tui/), nor the
-// App, nor cmd. (tui/format still reads a RayCronJob's schedule through
-// controller/raycronjob until those helpers move to rayapi: issue 22.)
+// App, nor cmd.
 func tuiAbove(rooms ...string) []string {
 	out := []string{"=" + module + "/tui", module + "/cmd"}
 	for _, r := range rooms {
 		out = append(out, module+"/tui/"+r)
 	}
 	return out
+}
+
+// pages are the TUI's page packages (tui/pages/...).
+var pages = []string{"cluster", "job", "service", "cronjob", "pod", "describe", "logs", "raylogs", "forwards"}
+
+// pagesBut is the rule of a page package: none of the pages but the ones
+// named (itself among them), nor the actions, the App or cmd.
+func pagesBut(allowed ...string) []string {
+	rooms := []string{"actions"}
+	for _, p := range pages {
+		if !slices.Contains(allowed, p) {
+			rooms = append(rooms, "pages/"+p)
+		}
+	}
+	return tuiAbove(rooms...)
 }
 
 // under reports whether pkg is prefix or a package below it; "=prefix"
@@ -118,6 +140,11 @@ func TestNoImportAgainstTheLayers(t *testing.T) {
 	deps := listDeps(t, module+"/kube/...", module+"/rayapi/...", module+"/tui/...")
 	if len(deps) < 5 {
 		t.Fatalf("go list listed %d packages, want kube/..., rayapi/... and tui/...", len(deps))
+	}
+	for pkg := range deps {
+		if p, ok := strings.CutPrefix(pkg, module+"/tui/pages/"); ok && layerRules[pkg] == nil {
+			t.Errorf("%s: a page package without its rule: add %q to pages and a pagesBut rule for it", pkg, p)
+		}
 	}
 	if v := layerViolations(deps, layerRules); len(v) > 0 {
 		t.Errorf("imports against the layers (rayapi < kube < controller, tui, cmd; see kube/doc.go; the TUI's rooms: tui/doc.go):\n  %s\n"+

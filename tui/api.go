@@ -1,10 +1,17 @@
 package tui
 
-import "github.com/raydar/raydar/tui/host"
+import (
+	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/pages/cluster"
+	"github.com/raydar/raydar/tui/pages/cronjob"
+	"github.com/raydar/raydar/tui/pages/job"
+	"github.com/raydar/raydar/tui/pages/pod"
+	"github.com/raydar/raydar/tui/pages/service"
+)
 
-// The TUI's public types and names are tui/host's, where the pages and
-// actions below the App read them; these aliases keep them in the package
-// cmd/raydar imports.
+// The TUI's public types and names are tui/host's (and the kinds' views
+// their page packages'), where the pages and actions below the App read
+// them; these aliases keep them in the package cmd/raydar imports.
 
 type (
 	// ViewKind names a view (host.ViewKind).
@@ -45,17 +52,17 @@ type (
 	ShowDialogMsg = host.ShowDialogMsg
 )
 
-// The views (host's).
+// The views (the kinds' page packages' and host's).
 const (
-	ClustersView      = host.ClustersView
-	JobsView          = host.JobsView
-	ServicesView      = host.ServicesView
-	CronJobsView      = host.CronJobsView
-	PodsView          = host.PodsView
-	ClusterDetailView = host.ClusterDetailView
-	JobDetailView     = host.JobDetailView
-	ServiceDetailView = host.ServiceDetailView
-	CronJobDetailView = host.CronJobDetailView
+	ClustersView      = cluster.ListView
+	JobsView          = job.ListView
+	ServicesView      = service.ListView
+	CronJobsView      = cronjob.ListView
+	PodsView          = pod.ListView
+	ClusterDetailView = cluster.DetailView
+	JobDetailView     = job.DetailView
+	ServiceDetailView = service.DetailView
+	CronJobDetailView = cronjob.DetailView
 	DescribeView      = host.DescribeView
 	LogsView          = host.LogsView
 	RayLogsView       = host.RayLogsView

@@ -16,6 +16,7 @@ import (
 	"github.com/raydar/raydar/tui/diagnose"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/keys"
+	"github.com/raydar/raydar/tui/registry"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -74,7 +75,7 @@ type App struct {
 	st      *styles.Styles
 	km      *keys.KeyMap
 	now     func() time.Time
-	reg     registry
+	reg     registry.Kinds
 	scheme  host.LazyScheme
 	seq     int64
 	actions map[ViewKind][]Action
@@ -416,8 +417,8 @@ func applyCmd(p host.Page, ch *watch.Changes) tea.Cmd {
 // applyWhy re-projects the list rows whose WHY cell changed.
 func (a *App) applyWhy() {
 	for _, p := range a.lists {
-		if w, ok := p.(interface{ applyWhy() }); ok {
-			w.applyWhy()
+		if w, ok := p.(interface{ ApplyWhy() }); ok {
+			w.ApplyWhy()
 		}
 	}
 	for _, p := range a.stack[1:] {

@@ -21,6 +21,7 @@ import (
 	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/diagnose"
 	"github.com/raydar/raydar/tui/pages/logs"
+	"github.com/raydar/raydar/tui/registry"
 	"github.com/raydar/raydar/tui/widgets"
 )
 
@@ -312,7 +313,7 @@ func BenchmarkBytesPerUpdate(b *testing.B) {
 	<-w.wrote // the first frame
 	full := waitQuiet(w)
 	// visible pods: the first rows of the view sorted by name
-	visible := a.lists[PodsView].(*listPage[*corev1.Pod]).t.Visible()[:20]
+	visible := a.lists[PodsView].(*registry.ListPage[*corev1.Pod]).Visible()[:20]
 	before := w.count()
 	updates := 0
 	for b.Loop() {

@@ -26,7 +26,7 @@ import (
 // deps.Actions, which refuses by itself in read-only mode.
 func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
 	byName := actions.ByName(deps)
-	// Which view offers which is the registry's (kinds.go).
+	// Which view offers which is the registry's (each kind's entry).
 	out := map[ViewKind][]Action{}
 	add := func(v ViewKind, names string) {
 		for _, n := range strings.Fields(names) {
@@ -36,10 +36,10 @@ func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
 		}
 	}
 	reg := kinds()
-	for _, k := range reg.kinds {
-		add(k.list, k.listActions)
-		if k.detail != "" {
-			add(k.detail, k.detailActions)
+	for _, k := range reg.Entries {
+		add(k.List, k.ListActions)
+		if k.Detail != "" {
+			add(k.Detail, k.DetailActions)
 		}
 	}
 	add(RayLogsView, ActionLogs) // the pod's container logs, when Ray's are out of reach

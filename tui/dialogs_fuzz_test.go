@@ -249,5 +249,5 @@ func knownCommand(a *App, w string) bool {
 			return true
 		}
 	}
-	return slices.Contains(a.reg.aliases(), w)
+	return slices.Contains(a.reg.Aliases(), w)
 }

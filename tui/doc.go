@@ -22,30 +22,36 @@
 //	                      Target, Dialog, the messages, Session and its sources
 //	widgets               text and log views, the confirm, scale and forward
 //	                      dialogs, the Why and Ray blocks
-//	pages/...             one package per page: cluster, job, service, cronjob,
-//	                      describe, logs, raylogs, forwards
+//	registry              the registry of kinds as a mechanism: an Entry and
+//	                      its typed Def, the shared columns, the list page
+//	                      every kind's list is, the child index; Kinds, the
+//	                      lookups (host.Kinds for pages and actions)
+//	pages/...             one package per page: each kind's (cluster, job,
+//	                      service, cronjob, pod) holds its registry entry
+//	                      beside its detail page; describe, logs, raylogs,
+//	                      forwards
 //	actions               raydar's actions (ByName)
-//	tui                   the App: stack, keys, prompt, render, the registry of
-//	                      kinds and its entries, the lists, and the public
+//	tui                   the App: stack, keys, prompt, render, the list of
+//	                      the kinds' entries (kinds.go), and the public
 //	                      names (api.go)
 //
-// Kinds: the registry (registry.go, entries in kinds.go) holds, per kind,
-// its list columns (header, width, cell, sort key), its `:` aliases and
-// help line, the actions each of its views offers, its drill-down and
-// detail page, its store (watch) kind, whether suspend/resume and delete
-// apply, its describe fields and the children it counts (children.go: a
-// RayCronJob's RayJobs by their ray.io/cronjob-name label, counted from
-// store changes, never per frame). Nothing else in the package switches
-// over kinds; pages and actions ask it through host.Kinds. Adding a kind
-// takes: its list and detail ViewKinds (host/options.go, re-exported in
-// api.go), one entry in kinds.go (a kind literal and its def function,
-// listed in kinds()), and its detail page (a package under pages embedding
-// host.Base).
-// Outside tui it needs its descriptor (rayapi/kinds: its title, every name
-// the `:` prompt and -c take, spec.suspend; kube/actions' Kind follows from
-// it) and its watch.Kind (kube/watch); an action of its own (a
+// Kinds: a kind's registry entry (tui/registry's Entry, filled in by its
+// page package's Entry()) holds its list and detail views, its `:` aliases
+// and title (from its descriptor in rayapi/kinds), its help line, the
+// actions each of its views offers, its store (watch) kind, whether
+// suspend/resume and delete apply, and its typed Def: the list columns
+// (header, width, cell, sort key), the drill-down, the describe fields and
+// the children it counts (a RayCronJob's RayJobs by their
+// ray.io/cronjob-name label, counted from store changes, never per frame).
+// Nothing else in the TUI switches over kinds; the App reads the registry,
+// pages and actions ask it through host.Kinds. Adding a kind takes one page
+// package under pages (its views, Entry() and detail page embedding
+// host.Base), listed in kinds() (kinds.go) and, for a public name of its
+// views, in api.go. Outside tui it needs its descriptor (rayapi/kinds:
+// its title, every name the `:` prompt and -c take, spec.suspend; its
+// watch.Kind and kube/actions' Kind follow from it); an action of its own (a
 // RayCronJob's trigger) is one more Action in DefaultActions, named in the
-// entry's listActions/detailActions.
+// entry's ListActions/DetailActions.
 //
 // Diagnosis (tui/diagnose, widgets/whyblock.go): the causes rayapi/why names for
 // every RayCluster, RayJob and RayService are cached per UID and computed

@@ -55,7 +55,7 @@ func (p *prompt) deleteWord() {
 // aliases (k9s style) and the commands.
 func (a *App) commandWords() []string {
 	w := []string{"ns", "namespace", "ctx", "context", "q", "quit", "help", "forwards", "pf"}
-	w = append(w, a.reg.aliases()...)
+	w = append(w, a.reg.Aliases()...)
 	sort.Strings(w)
 	return w
 }
@@ -176,7 +176,7 @@ func (a *App) candidates(text string) (base string, out []string) {
 		case "ctx", "context":
 			pool = a.contexts
 		default:
-			if _, ok := a.reg.byAlias(strings.ToLower(fields[0])); ok || fields[0] == "ns" || fields[0] == "namespace" {
+			if _, ok := a.reg.ByAlias(strings.ToLower(fields[0])); ok || fields[0] == "ns" || fields[0] == "namespace" {
 				pool = append([]string{"all"}, a.e.Store.Namespaces()...)
 			}
 		}
@@ -245,8 +245,8 @@ func (a *App) runCommand(line string) tea.Cmd {
 		return nil
 	}
 	cmd, args := strings.ToLower(f[0]), f[1:]
-	if k, ok := a.reg.byAlias(cmd); ok {
-		a.showList(k.list)
+	if k, ok := a.reg.ByAlias(cmd); ok {
+		a.showList(k.List)
 		if len(args) > 0 {
 			a.switchNamespace(args[0])
 		}
@@ -277,8 +277,8 @@ func (a *App) runCommand(line string) tea.Cmd {
 		return a.switchContext(args[0])
 	default:
 		try := ""
-		for _, k := range a.reg.kinds {
-			try += ":" + k.aliasList()[0] + " "
+		for _, k := range a.reg.Entries {
+			try += ":" + k.AliasList()[0] + " "
 		}
 		a.setFlash(flashErr, fmt.Sprintf("unknown command %q (try %s:ns :ctx :q)", cmd, try))
 	}

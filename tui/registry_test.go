@@ -5,9 +5,10 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/tui/pages/pod"
+	"github.com/raydar/raydar/tui/registry"
 )
 
 // The registry is the one place kinds differ: every alias opens its own
@@ -17,30 +18,30 @@ func TestRegistryAliases(t *testing.T) {
 	r := kinds()
 	commands := []string{"ns", "namespace", "ctx", "context", "q", "q!", "quit", "exit", "help", "?"}
 	seen := map[string]ViewKind{}
-	for _, k := range r.kinds {
-		if len(k.aliasList()) == 0 || k.title == "" || k.help == "" || k.typed == nil {
-			t.Fatalf("%s: incomplete entry %+v", k.list, k)
+	for _, k := range r.Entries {
+		if len(k.AliasList()) == 0 || k.Title == "" || k.Help == "" || k.Typed == nil {
+			t.Fatalf("%s: incomplete entry %+v", k.List, k)
 		}
-		for _, a := range k.aliasList() {
+		for _, a := range k.AliasList() {
 			if prev, ok := seen[a]; ok {
-				t.Fatalf("alias %q of %s is also %s's", a, k.list, prev)
+				t.Fatalf("alias %q of %s is also %s's", a, k.List, prev)
 			}
 			if slices.Contains(commands, a) {
-				t.Fatalf("alias %q of %s shadows a command", a, k.list)
+				t.Fatalf("alias %q of %s shadows a command", a, k.List)
 			}
-			seen[a] = k.list
-			if got, _ := r.byAlias(a); got == nil || got.list != k.list {
-				t.Fatalf("alias %q → %v, want %s", a, got, k.list)
+			seen[a] = k.List
+			if got, _ := r.ByAlias(a); got == nil || got.List != k.List {
+				t.Fatalf("alias %q → %v, want %s", a, got, k.List)
 			}
 		}
-		if got, _ := r.byView(k.list); got == nil || got.list != k.list {
-			t.Fatalf("%s: list view not found", k.list)
+		if got, _ := r.ByView(k.List); got == nil || got.List != k.List {
+			t.Fatalf("%s: list view not found", k.List)
 		}
-		if got, _ := r.byView(k.detail); k.detail != "" && (got == nil || got.list != k.list) {
-			t.Fatalf("%s: views not indexed", k.list)
+		if got, _ := r.ByView(k.Detail); k.Detail != "" && (got == nil || got.List != k.List) {
+			t.Fatalf("%s: views not indexed", k.List)
 		}
-		if r.IsDetail(k.list) || (k.detail != "" && !r.IsDetail(k.detail)) {
-			t.Fatalf("%s: isDetail wrong", k.list)
+		if r.IsDetail(k.List) || (k.Detail != "" && !r.IsDetail(k.Detail)) {
+			t.Fatalf("%s: isDetail wrong", k.List)
 		}
 	}
 	if got := r.LifecycleKinds(); got != "RayCluster, RayJob, RayService or RayCronJob" {
@@ -85,9 +86,9 @@ func TestDefaultActionsPerView(t *testing.T) {
 // the list page and the unknown-command message know it.
 func TestRegistryEntryReachesCommandsHelpAndList(t *testing.T) {
 	a := newApp(t, Options{Actions: DefaultActions(ActionDeps{})})
-	a.reg.kinds = append(a.reg.kinds, kind{
-		list: "testpods", title: "Test pods", help: "test pods", aliases: "tp testpods",
-		watch: watch.Pod, typed: defOf[*corev1.Pod](podDef),
+	a.reg.Entries = append(a.reg.Entries, registry.Entry{
+		List: "testpods", Title: "Test pods", Help: "test pods", Aliases: "tp testpods",
+		Watch: watch.Pod, Typed: pod.Entry().Typed,
 	})
 	typeApp(a, ":testp", "<tab>")
 	if a.prompt.text != "testpods" {

@@ -301,8 +301,8 @@ func (a *App) helpGroups() []helpGroup {
 		gs = append(gs, helpGroup{"Filter", [][2]string{{"/text", "regex"}, {"/!text", "not matching"}, {"/-l k=v", "label selector"}, {"esc", "clear"}}})
 	}
 	var cmds [][2]string
-	for _, k := range a.reg.kinds {
-		cmds = append(cmds, [2]string{":" + k.aliasList()[0], k.help})
+	for _, k := range a.reg.Entries {
+		cmds = append(cmds, [2]string{":" + k.AliasList()[0], k.Help})
 	}
 	gs = append(gs, helpGroup{"Commands", append(cmds, [][2]string{
 		{":ns NAME", "namespace"}, {":ns", "all namespaces"}, {":ctx NAME", "context"}, {":q", "quit"}, {"tab", "complete"},

@@ -29,14 +29,14 @@ func (a *App) resize(w, h int) {
 // showList makes the list view of the kind of v the root of the stack (the
 // first kind's when v is not a list).
 func (a *App) showList(v ViewKind) {
-	k, ok := a.reg.byView(v)
-	if !ok || k.list != v {
-		k = &a.reg.kinds[0]
+	k, ok := a.reg.ByView(v)
+	if !ok || k.List != v {
+		k = &a.reg.Entries[0]
 	}
-	p, ok := a.lists[k.list]
+	p, ok := a.lists[k.List]
 	if !ok {
-		p = k.typed.newList(a.e, k)
-		a.lists[k.list] = p
+		p = k.Typed.NewList(a.e, k)
+		a.lists[k.List] = p
 	}
 	p.SetNamespace(a.ns)
 	p.SetSize(a.width, a.bodyHeight())

@@ -11,8 +11,8 @@ import (
 // unknown name is an error that lists the names there are.
 func StartViewByName(name string) (ViewKind, error) {
 	r := kinds()
-	if k, ok := r.byAlias(strings.ToLower(strings.TrimSpace(name))); ok {
-		return k.list, nil
+	if k, ok := r.ByAlias(strings.ToLower(strings.TrimSpace(name))); ok {
+		return k.List, nil
 	}
-	return "", fmt.Errorf("unknown view %q: one of %s", name, strings.Join(r.aliases(), ", "))
+	return "", fmt.Errorf("unknown view %q: one of %s", name, strings.Join(r.Aliases(), ", "))
 }

@@ -28,39 +28,48 @@ import (
 )
 
 // The resources of raydar get, in the words it prints ("No clusters found"):
-// one per kind of rayapi/kinds, which says every name a user may type for
-// it. Pods are the workers of the clusters.
-const (
-	getClusters = "clusters"
-	getJobs     = "jobs"
-	getServices = "services"
-	getCronJobs = "cronjobs"
-	getWorkers  = "workers"
+// each kind's Word in rayapi/kinds, which says every name a user may type
+// for it. Pods are the workers of the clusters. These are the kinds whose
+// table has columns of its own (writeTable).
+var (
+	getClusters = kinds.RayCluster.Word
+	getJobs     = kinds.RayJob.Word
+	getServices = kinds.RayService.Word
+	getCronJobs = kinds.RayCronJob.Word
+	getWorkers  = kinds.Pod.Word
 )
-
-// getWords is get's word for each kind.
-var getWords = map[*kinds.Kind]string{
-	kinds.RayCluster: getClusters, kinds.RayJob: getJobs, kinds.RayService: getServices,
-	kinds.RayCronJob: getCronJobs, kinds.Pod: getWorkers,
-}
 
 // getResource resolves a name the user typed (any of a kind's names:
 // cluster, rc, rayjobs, cronjob, po, workers, …) to its kind and get's word
 // for it.
 func getResource(name string) (*kinds.Kind, string, bool) {
 	k, ok := kinds.Lookup(name)
-	if !ok {
+	if !ok || k.Word == "" {
 		return nil, "", false
 	}
-	res, ok := getWords[k]
-	return k, res, ok
+	return k, k.Word, true
 }
 
-// newGetCmd: raydar get clusters|jobs|services|cronjobs|workers [NAME].
+// getWords are get's words, in kinds.All's order: "clusters", …, "workers".
+func getWords() []string {
+	var ws []string
+	for _, k := range kinds.All {
+		if k.Word != "" {
+			ws = append(ws, k.Word)
+		}
+	}
+	return ws
+}
+
+// getUsage is "clusters|jobs|…|workers".
+var getUsage = strings.Join(getWords(), "|")
+
+// newGetCmd: raydar get clusters|jobs|services|cronjobs|workers [NAME] (the
+// words of rayapi/kinds).
 func newGetCmd(g *globals) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "get clusters|jobs|services|cronjobs|workers [NAME]",
+		Use:   "get " + getUsage + " [NAME]",
 		Short: "List RayClusters, RayJobs, RayServices, RayCronJobs, or the Ray pods of a cluster",
 		Long: "List RayClusters, RayJobs, RayServices or RayCronJobs (one of them with NAME), or the\n" +
 			"Ray pods of cluster NAME (workers: group, type, phase, ready, IP, node; every Ray pod\n" +
@@ -71,14 +80,15 @@ func newGetCmd(g *globals) *cobra.Command {
 		Example: "  raydar get clusters -A\n  raydar get workers my-cluster -n team-a\n  raydar get jobs my-job -o yaml\n  raydar get cronjobs",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
-				return fmt.Errorf("get needs a resource and at most one NAME (got %d arguments): raydar get clusters|jobs|services|cronjobs|workers [NAME]", len(args))
+				return fmt.Errorf("get needs a resource and at most one NAME (got %d arguments): raydar get %s [NAME]", len(args), getUsage)
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, res, ok := getResource(args[0])
 			if !ok {
-				return fmt.Errorf("unknown resource %q: use clusters, jobs, services, cronjobs or workers", args[0])
+				ws := getWords()
+				return fmt.Errorf("unknown resource %q: use %s or %s", args[0], strings.Join(ws[:len(ws)-1], ", "), ws[len(ws)-1])
 			}
 			if err := checkOutput(output); err != nil {
 				return err
@@ -245,7 +255,7 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 		return c
 	}
 	var t *table
-	switch res {
+	switch k, _, _ := getResource(res); res {
 	case getClusters:
 		t = newTable(w, cols("NAME", "STATUS", "WORKERS", "GROUPS", "AGE")...)
 		for _, o := range objs {
@@ -289,6 +299,11 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 			ready, _ := status.PodReady(p)
 			t.row(append(r, p.Labels[rayv1.RayNodeGroupLabelKey], p.Labels[rayv1.RayNodeTypeLabelKey], status.Pod(p),
 				ready, p.Status.PodIP, p.Spec.NodeName, status.Age(g.now, p.CreationTimestamp.Time))...)
+		}
+	default: // a kind without columns of its own: its name, STATUS word and age
+		t = newTable(w, cols("NAME", "STATUS", "AGE")...)
+		for _, o := range objs {
+			t.row(row(o, o.GetName(), k.Status(o), status.Age(g.now, o.GetCreationTimestamp().Time))...)
 		}
 	}
 	return t.flush()

@@ -23,9 +23,10 @@ const (
 )
 
 // Kinds lists every Kind: the ray.io kinds of rayapi/kinds, whose
-// descriptors say their names, objects, resources and spec.suspend. What
-// the actions add per kind is what suspending and deleting one does
-// (planSuspend, planDelete).
+// descriptors say their names, objects, resources and spec.suspend with
+// what suspending one does (Suspend.Effect). What the actions add per kind
+// is what to beware of (planSuspend's warnings and refusals) and what
+// deleting one takes with it (planDelete).
 var Kinds = func() []Kind {
 	out := make([]Kind, len(kinds.Ray))
 	for i, k := range kinds.Ray {

@@ -61,14 +61,10 @@ func planSuspend(obj client.Object, suspend bool) (*SuspendPlan, client.Object, 
 	p.Unchanged = d.Suspend.Suspended(obj) == suspend
 	out := d.Suspend.With(obj, suspend).(client.Object)
 	before, after := d.Suspend.Validate(obj), d.Suspend.Validate(out)
-	// What it does, per kind.
+	// What it does is the descriptor's; what to beware of, raydar's.
+	p.Effect = d.Suspend.Effect(out, suspend)
 	switch o := obj.(type) {
 	case *rayv1.RayCluster:
-		if suspend {
-			p.Effect = "every pod of the cluster is deleted; the spec and the cluster's Services stay"
-		} else {
-			p.Effect = fmt.Sprintf("the head and %s are created again", plural(int(out.(*rayv1.RayCluster).Spec.DesiredWorkerPods()), "worker pod"))
-		}
 		if owner := ownerOfKind(o.OwnerReferences, rayv1.KindRayJob, rayv1.KindRayService); owner != "" {
 			p.Warnings = append(p.Warnings, "this cluster belongs to "+owner+", whose controller may undo the change; suspend the "+owner+" instead")
 		}
@@ -76,26 +72,9 @@ func planSuspend(obj client.Object, suspend bool) (*SuspendPlan, client.Object, 
 			p.Warnings = append(p.Warnings, "in-tree autoscaling is on: the autoscaler stops with the head pod")
 		}
 	case *rayv1.RayJob:
-		if suspend {
-			p.Effect = "the Ray job is stopped and the job's RayCluster and submitter are deleted; resuming starts the job over"
-			if o.IsTerminal() || o.Status.JobStatus.IsTerminal() {
-				return nil, nil, invalidf("RayJob %s/%s has already finished (deployment status %s): there is nothing to suspend",
-					o.Namespace, o.Name, orDash(string(o.Status.JobDeploymentStatus)))
-			}
-		} else {
-			p.Effect = "the RayJob creates its RayCluster again and submits the job anew"
-		}
-	case *rayv1.RayService:
-		if suspend {
-			p.Effect = "every RayCluster of the service is deleted; Serve stops answering"
-		} else {
-			p.Effect = "the service creates a RayCluster again and redeploys its Serve applications"
-		}
-	case *rayv1.RayCronJob:
-		if suspend {
-			p.Effect = "no new RayJobs are created on its schedule; the RayJobs it created already keep running"
-		} else {
-			p.Effect = "its schedule creates RayJobs again; of the ticks missed while suspended, raydar's reconciler runs only the latest, at once"
+		if suspend && (o.IsTerminal() || o.Status.JobStatus.IsTerminal()) {
+			return nil, nil, invalidf("RayJob %s/%s has already finished (deployment status %s): there is nothing to suspend",
+				o.Namespace, o.Name, orDash(string(o.Status.JobDeploymentStatus)))
 		}
 	}
 	if errs := introduced(before, after); len(errs) > 0 {

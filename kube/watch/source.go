@@ -18,40 +18,81 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// Kind is the kind of object a delta carries.
+// Kind is the kind of object a delta carries: one of rayapi/kinds' (its
+// descriptor's index in kinds.All), or Event or Node, the watch's own.
 type Kind uint8
 
-// Kinds the bridge watches.
+// The kinds of rayapi/kinds, in kinds.All's order. A kind added there is
+// watched and stored without a constant here: KindFor gives its Kind. The
+// constants name the ones the watch, the diagnosis and the TUI read by name
+// (init checks they match kinds.All).
 const (
 	RayCluster Kind = iota
 	RayJob
 	RayService
 	RayCronJob
 	Pod
-	Event
-	// Node is watched only when the user may list and watch nodes (see
-	// Source.SetNodeAccess); the store then knows them (Store.Nodes).
-	Node
-	numKinds
 )
 
-// Kinds lists every Kind.
-var Kinds = [...]Kind{RayCluster, RayJob, RayService, RayCronJob, Pod, Event, Node}
+// numKinds bounds the Kinds: the arrays indexed by Kind (the store's, a
+// Changes') have this length. rayapi/kinds' kinds take the first indexes;
+// Event and Node, the watch's own, the last two.
+const numKinds = 16
 
-// kindTable is what the bridge knows of each Kind, indexed by Kind: its
-// name, an empty object of it (the informer's type) and whether the cluster
-// may lack it. The kinds raydar shows read their descriptor (rayapi/kinds);
-// Event and Node are the watch's own. Adding a kind is its descriptor, a
-// constant above and a row here.
-var kindTable = [numKinds]kindInfo{
-	RayCluster: described(kinds.RayCluster),
-	RayJob:     described(kinds.RayJob),
-	RayService: described(kinds.RayService),
-	RayCronJob: described(kinds.RayCronJob),
-	Pod:        described(kinds.Pod),
-	Event:      {"Event", func() client.Object { return &corev1.Event{} }, false},
+// The watch's own kinds.
+const (
+	Event Kind = numKinds - 2
+	// Node is watched only when the user may list and watch nodes (see
+	// Source.SetNodeAccess); the store then knows them (Store.Nodes).
+	Node Kind = numKinds - 1
+)
+
+// Kinds lists every Kind: rayapi/kinds' in kinds.All's order, then Event
+// and Node. kindTable is what the bridge knows of each Kind, indexed by
+// Kind: its name, an empty object of it (the informer's type) and whether
+// the cluster may lack it; an index no Kind has is zero. byDescriptor is
+// the Kind of each descriptor of kinds.All.
+var Kinds, kindTable, byDescriptor = kindsOf(kinds.All)
+
+// kindsOf builds Kinds, kindTable and byDescriptor: the kinds raydar shows
+// read their descriptor (rayapi/kinds); Event and Node are the watch's own.
+// It panics when the descriptors do not fit below Event or a constant above
+// is not its descriptor's index.
+func kindsOf(all []*kinds.Kind) ([]Kind, [numKinds]kindInfo, map[*kinds.Kind]Kind) {
+	if len(all) > int(Event) {
+		panic(fmt.Sprintf("watch: %d kinds in rayapi/kinds, room for %d: raise numKinds", len(all), Event))
+	}
+	var (
+		ks    []Kind
+		table [numKinds]kindInfo
+		by    = map[*kinds.Kind]Kind{}
+	)
+	for i, d := range all {
+		k := Kind(i)
+		table[k] = kindInfo{d.Kind, func() client.Object { return d.New() }, d.Optional}
+		by[d] = k
+		ks = append(ks, k)
+	}
+	table[Event] = kindInfo{"Event", func() client.Object { return &corev1.Event{} }, false}
 	// Node: optional, as the user may not list nodes (SetNodeAccess).
-	Node: {"Node", func() client.Object { return &corev1.Node{} }, true},
+	table[Node] = kindInfo{"Node", func() client.Object { return &corev1.Node{} }, true}
+	ks = append(ks, Event, Node)
+	for k, d := range map[Kind]*kinds.Kind{RayCluster: kinds.RayCluster, RayJob: kinds.RayJob, RayService: kinds.RayService, RayCronJob: kinds.RayCronJob, Pod: kinds.Pod} {
+		if got, ok := by[d]; !ok || got != k {
+			panic(fmt.Sprintf("watch: the constant of %s is %d, its index in kinds.All %d", d.Kind, k, got))
+		}
+	}
+	return ks, table, by
+}
+
+// KindFor is the Kind of a descriptor of rayapi/kinds. It panics for a
+// descriptor that is not in kinds.All (a program error).
+func KindFor(d *kinds.Kind) Kind {
+	k, ok := byDescriptor[d]
+	if !ok {
+		panic(fmt.Sprintf("watch: %v is not in kinds.All", d))
+	}
+	return k
 }
 
 type kindInfo struct {
@@ -63,12 +104,8 @@ type kindInfo struct {
 	optional bool
 }
 
-func described(k *kinds.Kind) kindInfo {
-	return kindInfo{k.Kind, func() client.Object { return k.New() }, k.Optional}
-}
-
 func (k Kind) String() string {
-	if k < numKinds {
+	if k < numKinds && kindTable[k].new != nil {
 		return kindTable[k].name
 	}
 	return fmt.Sprintf("Kind(%d)", k)

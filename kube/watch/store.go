@@ -44,7 +44,7 @@ func NewStore() *Store {
 		eventOwner: map[types.UID]types.UID{},
 		namespaces: map[string]int{},
 	}
-	for k := range s.objs {
+	for _, k := range Kinds {
 		s.objs[k] = map[types.UID]client.Object{}
 	}
 	return s
@@ -122,6 +122,9 @@ func (s *Store) Apply(ds []Delta) Changes {
 		}
 		uid := Key(d.Object)
 		m := s.objs[d.Kind]
+		if m == nil { // an index no Kind has
+			continue
+		}
 		old, had := m[uid]
 		if d.Deleted {
 			if !had {

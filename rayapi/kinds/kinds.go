@@ -45,6 +45,9 @@ type Kind struct {
 	// name, and the plain words ("cluster", "clusters"). The first is the
 	// one help texts offer (":rc", ":pods").
 	Names []string
+	// Word is the kind's plain plural, one of Names, as `raydar get` says
+	// it ("No clusters found"): "clusters", …, "workers" for the Ray pods.
+	Word string
 	// New returns an empty object of the kind; NewList an empty list.
 	New     func() Object
 	NewList func() ObjectList
@@ -68,6 +71,10 @@ type Suspend struct {
 	// Validate is the kind's spec validation, which the copy must pass as
 	// the object did.
 	Validate func(obj Object) field.ErrorList
+	// Effect says what the controller does once obj's spec.suspend is set
+	// to suspend (obj is the copy With made): the "effect:" line of
+	// `raydar suspend`/`resume` and of the TUI's confirmation.
+	Effect func(obj Object, suspend bool) string
 }
 
 // The kinds.
@@ -75,53 +82,65 @@ var (
 	RayCluster = &Kind{
 		Kind: rayv1.KindRayCluster, Plural: "RayClusters",
 		Resource: rayv1.SchemeGroupVersion.WithResource(rayv1.ResourceRayClusters),
-		Short:    "rc", Names: []string{"rc", "raycluster", "rayclusters", "cluster", "clusters"},
+		Short:    "rc", Names: []string{"rc", "raycluster", "rayclusters", "cluster", "clusters"}, Word: "clusters",
 		New:     func() Object { return &rayv1.RayCluster{} },
 		NewList: func() ObjectList { return &rayv1.RayClusterList{} },
 		Status:  word(status.Cluster),
 		Suspend: suspendBy(func(o *rayv1.RayCluster) *rayv1.RayCluster { return o.DeepCopy() },
 			func(o *rayv1.RayCluster) bool { return o.Spec.IsSuspended() },
 			func(o *rayv1.RayCluster, s bool) { o.Spec.Suspend = ptr.To(s) },
-			rayv1.ValidateRayCluster),
+			rayv1.ValidateRayCluster,
+			func(o *rayv1.RayCluster, suspend bool) string {
+				if suspend {
+					return "every pod of the cluster is deleted; the spec and the cluster's Services stay"
+				}
+				return fmt.Sprintf("the head and %s are created again", count(int(o.Spec.DesiredWorkerPods()), "worker pod"))
+			}),
 		Why: true,
 	}
 	RayJob = &Kind{
 		Kind: rayv1.KindRayJob, Plural: "RayJobs",
 		Resource: rayv1.SchemeGroupVersion.WithResource(rayv1.ResourceRayJobs),
-		Short:    "rj", Names: []string{"rj", "rayjob", "rayjobs", "job", "jobs"},
+		Short:    "rj", Names: []string{"rj", "rayjob", "rayjobs", "job", "jobs"}, Word: "jobs",
 		New:     func() Object { return &rayv1.RayJob{} },
 		NewList: func() ObjectList { return &rayv1.RayJobList{} },
 		Status:  word(status.Job),
 		Suspend: suspendBy(func(o *rayv1.RayJob) *rayv1.RayJob { return o.DeepCopy() },
 			func(o *rayv1.RayJob) bool { return o.Spec.Suspend },
 			func(o *rayv1.RayJob, s bool) { o.Spec.Suspend = s },
-			rayv1.ValidateRayJob),
+			rayv1.ValidateRayJob,
+			effects[*rayv1.RayJob]("the Ray job is stopped and the job's RayCluster and submitter are deleted; resuming starts the job over",
+				"the RayJob creates its RayCluster again and submits the job anew")),
 		Why: true,
 	}
 	RayService = &Kind{
 		Kind: rayv1.KindRayService, Plural: "RayServices",
 		Resource: rayv1.SchemeGroupVersion.WithResource(rayv1.ResourceRayServices),
-		Short:    "rs", Names: []string{"rs", "rayservice", "rayservices", "service", "services"},
+		Short:    "rs", Names: []string{"rs", "rayservice", "rayservices", "service", "services"}, Word: "services",
 		New:     func() Object { return &rayv1.RayService{} },
 		NewList: func() ObjectList { return &rayv1.RayServiceList{} },
 		Status:  word(status.Service),
 		Suspend: suspendBy(func(o *rayv1.RayService) *rayv1.RayService { return o.DeepCopy() },
 			func(o *rayv1.RayService) bool { return o.Spec.Suspend },
 			func(o *rayv1.RayService, s bool) { o.Spec.Suspend = s },
-			rayv1.ValidateRayService),
+			rayv1.ValidateRayService,
+			effects[*rayv1.RayService]("every RayCluster of the service is deleted; Serve stops answering",
+				"the service creates a RayCluster again and redeploys its Serve applications")),
 		Why: true,
 	}
 	RayCronJob = &Kind{
 		Kind: rayv1.KindRayCronJob, Plural: "RayCronJobs",
 		Resource: rayv1.SchemeGroupVersion.WithResource(rayv1.ResourceRayCronJobs),
-		Short:    "rcj", Names: []string{"rcj", "raycronjob", "raycronjobs", "cronjob", "cronjobs"},
+		Short:    "rcj", Names: []string{"rcj", "raycronjob", "raycronjobs", "cronjob", "cronjobs"}, Word: "cronjobs",
 		New:     func() Object { return &rayv1.RayCronJob{} },
 		NewList: func() ObjectList { return &rayv1.RayCronJobList{} },
 		Status:  word(status.CronJob),
 		Suspend: suspendBy(func(o *rayv1.RayCronJob) *rayv1.RayCronJob { return o.DeepCopy() },
 			func(o *rayv1.RayCronJob) bool { return o.Spec.IsSuspended() },
 			func(o *rayv1.RayCronJob, s bool) { o.Spec.Suspend = ptr.To(s) },
-			rayv1.ValidateRayCronJob),
+			rayv1.ValidateRayCronJob,
+			effects[*rayv1.RayCronJob]("no new RayJobs are created on its schedule; the RayJobs it created already keep running",
+				"its schedule creates RayJobs again; of the ticks missed while suspended, raydar's reconciler runs only the latest, at once")),
 		Optional: true,
 	}
 	// Pod is the Ray pods (label ray.io/node-type): the heads and workers
@@ -129,7 +148,7 @@ var (
 	Pod = &Kind{
 		Kind: "Pod", Plural: "Pods",
 		Resource: corev1.SchemeGroupVersion.WithResource("pods"),
-		Short:    "po", Names: []string{"pods", "po", "pod", "workers", "worker"},
+		Short:    "po", Names: []string{"pods", "po", "pod", "workers", "worker"}, Word: "workers",
 		New:     func() Object { return &corev1.Pod{} },
 		NewList: func() ObjectList { return &corev1.PodList{} },
 		Status:  word(status.Pod),
@@ -211,8 +230,9 @@ func word[T Object](f func(T) string) func(Object) string {
 	}
 }
 
-// suspendBy makes a Suspend from the typed accessors of spec.suspend.
-func suspendBy[T Object](deepCopy func(T) T, get func(T) bool, set func(T, bool), validate func(T) field.ErrorList) *Suspend {
+// suspendBy makes a Suspend from the typed accessors of spec.suspend and
+// the kind's effect texts.
+func suspendBy[T Object](deepCopy func(T) T, get func(T) bool, set func(T, bool), validate func(T) field.ErrorList, effect func(T, bool) string) *Suspend {
 	return &Suspend{
 		Suspended: func(o Object) bool {
 			t, ok := o.(T)
@@ -224,5 +244,25 @@ func suspendBy[T Object](deepCopy func(T) T, get func(T) bool, set func(T, bool)
 			return c
 		},
 		Validate: func(o Object) field.ErrorList { return validate(o.(T)) },
+		Effect:   func(o Object, s bool) string { return effect(o.(T), s) },
 	}
+}
+
+// effects is an Effect that says the same whatever the object: onSuspend
+// or onResume.
+func effects[T Object](onSuspend, onResume string) func(T, bool) string {
+	return func(_ T, suspend bool) string {
+		if suspend {
+			return onSuspend
+		}
+		return onResume
+	}
+}
+
+// count is "1 word" or "n words".
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

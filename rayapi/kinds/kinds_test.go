@@ -23,6 +23,9 @@ func TestDescriptors(t *testing.T) {
 		if k.Kind == "" || k.Plural == "" || k.Short == "" || len(k.Names) == 0 || k.New == nil || k.NewList == nil || k.Status == nil {
 			t.Fatalf("%s: incomplete descriptor %+v", k.Kind, k)
 		}
+		if !slices.Contains(k.Names, k.Word) {
+			t.Errorf("%s: word %q is not one of its names %v", k.Kind, k.Word, k.Names)
+		}
 		if !slices.Contains(k.Names, k.Short) || !slices.Contains(k.Names, strings.ToLower(k.Kind)) || !slices.Contains(k.Names, k.Resource.Resource) {
 			t.Errorf("%s: names %v lack the short name, the kind or the resource", k.Kind, k.Names)
 		}
@@ -116,6 +119,9 @@ func TestSuspend(t *testing.T) {
 		}
 		if k.Suspend.Suspended(k.Suspend.With(c, false)) {
 			t.Errorf("%s: With(false) is still suspended", k.Kind)
+		}
+		if on, off := k.Suspend.Effect(c, true), k.Suspend.Effect(o, false); on == "" || off == "" || on == off {
+			t.Errorf("%s: effects %q and %q: each says what it does, and they differ", k.Kind, on, off)
 		}
 	}
 	rc := &rayv1.RayCluster{Spec: rayv1.RayClusterSpec{Suspend: ptr.To(true)}}

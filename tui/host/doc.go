@@ -7,8 +7,9 @@
 // Host). Page is a view on the stack, Base its defaults; the optional
 // interfaces (Initer, Closer, Receiver, Ticker, CmdApplier, Searcher,
 // CapacityPoller, HistoryPage) are what a page may add. Target, Action,
-// Dialog, ResultMsg, WarnMsg and the view kinds are shared by pages,
-// actions and the App; Kinds is what they ask of the registry of kinds.
+// Dialog, ResultMsg, WarnMsg and the views no kind owns (a kind's are its
+// page package's) are shared by pages, actions and the App; Kinds is what
+// they ask of the registry of kinds (tui/registry).
 // The Session and its sources (Feed, JobLogs, PodLogs, RayLogSource,
 // CapacitySource, HistorySource, Forwarder, Backend) are how the App is
 // wired to a connection. host imports no other room of the TUI but format

@@ -9,7 +9,6 @@ import (
 
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
-	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
 type Session struct {
@@ -97,22 +96,14 @@ type Backend interface {
 }
 
 // ViewKind names a view; its value is the view's breadcrumb. The list and
-// detail views of each kind are declared with the kind in the registry
-// (kinds.go); a list view's value is its kind's resource (rayapi/kinds), a
-// detail view's its kind in lower case.
+// detail views of each kind are declared with the kind's registry entry, in
+// its page package (tui/pages/cluster's ListView and DetailView, …); a list
+// view's value is its kind's resource (rayapi/kinds), a detail view's its
+// kind in lower case. The views that are no kind's are declared here.
 type ViewKind string
 
-// The views.
+// The views of every kind.
 const (
-	ClustersView      ViewKind = rayv1.ResourceRayClusters
-	JobsView          ViewKind = rayv1.ResourceRayJobs
-	ServicesView      ViewKind = rayv1.ResourceRayServices
-	CronJobsView      ViewKind = rayv1.ResourceRayCronJobs
-	PodsView          ViewKind = "pods"
-	ClusterDetailView ViewKind = "raycluster"
-	JobDetailView     ViewKind = "rayjob"
-	ServiceDetailView ViewKind = "rayservice"
-	CronJobDetailView ViewKind = "raycronjob"
 	// DescribeView is the describe page of one object (d).
 	DescribeView ViewKind = "describe"
 	// LogsView is the log page of one pod (l).

@@ -58,7 +58,7 @@ type Detail struct {
 }
 
 func NewDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
-	d := &Detail{Base: host.Base{E: e, VK: host.ClusterDetailView}, rc: rc, uid: watch.Key(rc)}
+	d := &Detail{Base: host.Base{E: e, VK: DetailView}, rc: rc, uid: watch.Key(rc)}
 	cols := []table.Column{
 		{Title: "NAME", Width: 36, Grow: true, Min: 30, Sort: table.ByName},
 		{Title: "MIN", Width: 3, Right: true},
@@ -334,7 +334,7 @@ func (d *Detail) Apply(ch *watch.Changes) {
 }
 
 func (d *Detail) Target() host.Target {
-	t := host.Target{View: host.ClusterDetailView, Namespace: d.rc.Namespace, Owner: d.rc}
+	t := host.Target{View: DetailView, Namespace: d.rc.Namespace, Owner: d.rc}
 	if r, ok := d.t.Selected(); ok {
 		if r.pod != nil {
 			t.Selected = r.pod

@@ -2,5 +2,6 @@
 // Ray capacity blocks, the head and worker groups with their pods (marks
 // on worker pods for delete-workers), recent Events and the History
 // block. L opens the Ray log browser of the selected pod's node
-// (tui/pages/raylogs).
+// (tui/pages/raylogs). Beside it, the RayClusters' entry in the registry
+// of kinds (Entry: views, actions, list columns, describe fields).
 package cluster

@@ -17,6 +17,7 @@ import (
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/pages/job"
+	"github.com/raydar/raydar/tui/registry"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
 )
@@ -56,11 +57,11 @@ func JobWhy(j *rayv1.RayJob) string {
 	return strings.Join(parts, ": ")
 }
 
-// NewDetail is the page of cj; jobs is the table of its
-// RayJobs (the jobs list's meta with the RayCronJob's columns).
-func NewDetail(e *host.Env, cj *rayv1.RayCronJob, jobs table.Spec[*rayv1.RayJob]) *Detail {
-	d := &Detail{Base: host.Base{E: e, VK: host.CronJobDetailView}, cj: cj, uid: watch.Key(cj), ticks: format.CronTicks{}}
-	sp := jobs
+// NewDetail is the page of cj; its table of RayJobs has the jobs list's
+// meta (job.Meta) with the RayCronJob's columns (jobColumns).
+func NewDetail(e *host.Env, cj *rayv1.RayCronJob) *Detail {
+	d := &Detail{Base: host.Base{E: e, VK: DetailView}, cj: cj, uid: watch.Key(cj), ticks: format.CronTicks{}}
+	sp := registry.Spec(jobColumns(), job.Meta, nil, nil)
 	sp.NoMarks = true // its actions (trigger, suspend, delete) act on the RayCronJob
 	d.t = table.New(sp, e.St, e.KM, e.Now)
 	d.t.SortBy(table.ByAge) // newest first
@@ -109,7 +110,7 @@ func (d *Detail) Open() host.Page {
 }
 
 func (d *Detail) Target() host.Target {
-	t := host.Target{View: host.CronJobDetailView, Namespace: d.cj.Namespace, Owner: d.cj}
+	t := host.Target{View: DetailView, Namespace: d.cj.Namespace, Owner: d.cj}
 	if j, ok := d.t.Selected(); ok {
 		t.Selected = j
 	}

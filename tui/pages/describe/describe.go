@@ -2,8 +2,6 @@ package describe
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,7 +18,6 @@ import (
 
 	"github.com/raydar/raydar/kube/redact"
 	"github.com/raydar/raydar/kube/watch"
-	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
@@ -211,143 +208,6 @@ func describeLines(d *format.Describer, s *runtime.Scheme, k host.Kinds, o clien
 		d.Out = append(d.Out, strings.Split(strings.TrimRight(y, "\n"), "\n")...)
 	}
 	return d.Out
-}
-
-// describeCluster is the RayCluster's part of its describe page.
-func Cluster(d *format.Describer, x *rayv1.RayCluster) {
-	s := x.Status
-	d.Field("State", format.ClusterStatus(x))
-	d.Field("Ray version", format.OrNone(x.Spec.RayVersion))
-	d.Field("Suspended", fmt.Sprint(x.Spec.IsSuspended()))
-	d.Field("Autoscaling", onOff(x.Spec.IsAutoscalingEnabled()))
-	d.Field("Workers", fmt.Sprintf("%d/%d available, %d ready (min %d, max %d)", s.AvailableWorkerReplicas,
-		s.DesiredWorkerReplicas, s.ReadyWorkerReplicas, s.MinWorkerReplicas, s.MaxWorkerReplicas))
-	d.Field("Resources", fmt.Sprintf("%s CPU, %s memory, %s GPU", format.Qty(s.DesiredCPU), format.Qty(s.DesiredMemory), format.Qty(s.DesiredGPU)))
-	d.Field("Head", fmt.Sprintf("pod IP %s, service %s (%s)", format.OrNone(s.Head.PodIP), format.OrNone(s.Head.ServiceName), format.OrNone(s.Head.ServiceIP)))
-	d.Label("Worker groups")
-	if len(x.Spec.WorkerGroupSpecs) == 0 {
-		d.Sub(format.None)
-	}
-	for i := range x.Spec.WorkerGroupSpecs {
-		g := &x.Spec.WorkerGroupSpecs[i]
-		line := fmt.Sprintf("%-12s min %s / replicas %s / max %s, %d host(s) per replica", g.GroupName,
-			format.I32(g.MinReplicas), format.I32(g.Replicas), format.I32(g.MaxReplicas), g.Hosts())
-		if g.IsSuspended() {
-			line += ", suspended"
-		}
-		if n := len(g.ScaleStrategy.WorkersToDelete); n > 0 {
-			line += fmt.Sprintf(", %d to delete", n)
-		}
-		d.Sub(line)
-	}
-	d.Conds(s.Conditions)
-}
-
-// describeJob is the RayJob's part of its describe page.
-func Job(d *format.Describer, x *rayv1.RayJob) {
-	s, now := x.Status, d.Now
-	d.Field("Job status", format.OrNone(string(s.JobStatus)))
-	d.Field("Deployment", format.OrNone(string(s.JobDeploymentStatus)))
-	d.Field("Cluster", format.OrNone(s.RayClusterName))
-	d.Field("Job ID", format.OrNone(s.JobId))
-	d.Field("Mode", format.OrNone(string(x.Spec.SubmissionMode)))
-	d.Field("Entrypoint", format.OrNone(redact.Flags(x.Spec.Entrypoint)))
-	d.Field("Start", format.MetaAge(now, s.StartTime))
-	d.Field("End", format.MetaAge(now, s.EndTime))
-	d.Field("Duration", format.JobDuration(now, x))
-	d.Field("Suspend", fmt.Sprint(x.Spec.Suspend))
-	d.Field("Shutdown after", fmt.Sprint(x.Spec.ShutdownAfterJobFinishes))
-	d.Field("Reason", format.OrNone(string(s.Reason)))
-	d.Field("Message", format.OrNone(s.Message))
-	if v := x.Annotations[rayv1.StopRequestedAnnotationKey]; v != "" {
-		d.Field("Stop requested", v)
-	}
-	d.Conds(s.Conditions)
-}
-
-// describeCronJob is the RayCronJob's part of its describe page.
-func CronJob(d *format.Describer, x *rayv1.RayCronJob) {
-	d.Field("Status", format.CronStatus(x))
-	d.Field("Schedule", x.Spec.Schedule)
-	d.Field("In words", format.CronWords(x))
-	tz := format.None
-	if x.Spec.TimeZone != nil {
-		tz = *x.Spec.TimeZone
-	}
-	d.Field("Time zone", tz)
-	d.Field("Suspend", fmt.Sprint(x.Spec.IsSuspended()))
-	d.Field("Last schedule", format.MetaAge(d.Now, x.Status.LastScheduleTime))
-	d.Field("Next run", format.CronNextRun(x, d.Now))
-	d.Field("Entrypoint", format.OrNone(redact.Flags(x.Spec.JobTemplate.Entrypoint)))
-	d.Conds(x.Status.Conditions)
-}
-
-// describeService is the RayService's part of its describe page.
-func Service(d *format.Describer, x *rayv1.RayService) {
-	s := x.Status
-	d.Field("Status", format.ServiceStatus(x))
-	d.Field("Suspend", fmt.Sprint(x.Spec.Suspend))
-	d.Field("Active cluster", format.OrNone(s.ActiveServiceStatus.RayClusterName))
-	d.Field("Pending cluster", format.OrNone(s.PendingServiceStatus.RayClusterName))
-	d.Field("Endpoints", fmt.Sprint(s.NumServeEndpoints))
-	for _, side := range []struct {
-		name string
-		ss   rayv1.RayServiceStatus
-	}{{"Active apps", s.ActiveServiceStatus}, {"Pending apps", s.PendingServiceStatus}} {
-		if len(side.ss.Applications) == 0 {
-			continue
-		}
-		d.Label(side.name)
-		for _, n := range slices.Sorted(maps.Keys(side.ss.Applications)) {
-			d.Sub(n + " " + format.OrNone(side.ss.Applications[n].Status))
-		}
-	}
-	d.Conds(s.Conditions)
-}
-
-// describePod is a Ray pod's part of its describe page.
-func Pod(d *format.Describer, x *corev1.Pod) {
-	ready, restarts := format.PodReady(x)
-	d.Field("Status", format.PodStatus(x))
-	d.Field("Ready", ready)
-	d.Field("Restarts", fmt.Sprint(restarts))
-	d.Field("Node", format.OrNone(x.Spec.NodeName))
-	d.Field("IP", format.OrNone(x.Status.PodIP))
-	d.Field("Cluster", format.OrNone(x.Labels[rayv1.RayClusterLabelKey]))
-	d.Field("Group", format.OrNone(x.Labels[rayv1.RayNodeGroupLabelKey]))
-	d.Field("Node type", format.OrNone(x.Labels[rayv1.RayNodeTypeLabelKey]))
-	d.Label("Containers")
-	cs := map[string]corev1.ContainerStatus{}
-	for _, c := range x.Status.ContainerStatuses {
-		cs[c.Name] = c
-	}
-	for _, c := range x.Spec.Containers {
-		s := cs[c.Name]
-		state := format.None
-		switch {
-		case s.State.Running != nil:
-			state = "running"
-		case s.State.Terminated != nil:
-			state = "terminated (" + s.State.Terminated.Reason + ")"
-		case s.State.Waiting != nil && s.State.Waiting.Reason != "":
-			state = "waiting (" + s.State.Waiting.Reason + ")"
-		}
-		d.Sub(fmt.Sprintf("%s  image %s, ready %t, restarts %d, %s", c.Name, format.OrNone(c.Image), s.Ready, s.RestartCount, state))
-	}
-	d.Label("Conditions")
-	if len(x.Status.Conditions) == 0 {
-		d.Sub(format.None)
-	}
-	for _, c := range x.Status.Conditions {
-		d.Sub(fmt.Sprintf("%s=%s", c.Type, c.Status))
-	}
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
 }
 
 // kvs formats a label or annotation map: "a=1, b=2", sorted; "-" if empty.

@@ -54,7 +54,7 @@ type Detail struct {
 }
 
 func NewDetail(e *host.Env, j *rayv1.RayJob) *Detail {
-	return &Detail{Base: host.Base{E: e, VK: host.JobDetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
+	return &Detail{Base: host.Base{E: e, VK: DetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
 }
 
 func jobState(j *rayv1.RayJob) string {
@@ -90,7 +90,7 @@ func (d *Detail) Open() host.Page {
 }
 
 func (d *Detail) Target() host.Target {
-	return host.Target{View: host.JobDetailView, Namespace: d.job.Namespace, Selected: d.job, Owner: d.job}
+	return host.Target{View: DetailView, Namespace: d.job.Namespace, Selected: d.job, Owner: d.job}
 }
 
 // fetch asks for the logs in a command; one fetch at a time.

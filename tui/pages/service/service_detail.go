@@ -35,7 +35,7 @@ type Detail struct {
 }
 
 func NewDetail(e *host.Env, s *rayv1.RayService) *Detail {
-	return &Detail{Base: host.Base{E: e, VK: host.ServiceDetailView}, svc: s, uid: watch.Key(s)}
+	return &Detail{Base: host.Base{E: e, VK: DetailView}, svc: s, uid: watch.Key(s)}
 }
 
 func (d *Detail) Title() string    { return host.Titled(rayv1.KindRayService, d.svc, d.deleted) }
@@ -46,7 +46,7 @@ func (d *Detail) Keys() []key.Binding {
 }
 
 func (d *Detail) Target() host.Target {
-	return host.Target{View: host.ServiceDetailView, Namespace: d.svc.Namespace, Selected: d.svc, Owner: d.svc}
+	return host.Target{View: DetailView, Namespace: d.svc.Namespace, Selected: d.svc, Owner: d.svc}
 }
 
 // open drills down to the active cluster (or the pending one if there is

@@ -1,4 +1,4 @@
-package tui
+package registry
 
 import (
 	"k8s.io/apimachinery/pkg/types"
@@ -7,13 +7,13 @@ import (
 	"github.com/raydar/raydar/kube/watch"
 )
 
-// children names the objects of another kind that belong to a list's
+// Children names the objects of another kind that belong to a list's
 // objects by a label holding the owner's name (a RayCronJob's RayJobs, by
-// ray.io/cronjob-name): a kind's def sets it and its count column shows
+// ray.io/cronjob-name): a kind's Def sets it and its count column shows
 // how many each object has.
-type children struct {
-	watch watch.Kind
-	label string
+type Children struct {
+	Watch watch.Kind
+	Label string
 }
 
 // parentRef is an owner as its children name it: namespace and name.
@@ -24,14 +24,14 @@ type parentRef struct{ ns, name string }
 // never scan the store: the table caches them like any other cell and the
 // list re-projects only the owners whose count changed.
 type childIndex struct {
-	children
+	Children
 	of map[types.UID]parentRef // child → its owner
 	n  map[parentRef]int
 }
 
-func newChildIndex(c children, store *watch.Store) *childIndex {
-	x := &childIndex{children: c, of: map[types.UID]parentRef{}, n: map[parentRef]int{}}
-	for _, o := range store.List(c.watch) {
+func newChildIndex(c Children, store *watch.Store) *childIndex {
+	x := &childIndex{Children: c, of: map[types.UID]parentRef{}, n: map[parentRef]int{}}
+	for _, o := range store.List(c.Watch) {
 		x.put(o)
 	}
 	return x
@@ -39,7 +39,7 @@ func newChildIndex(c children, store *watch.Store) *childIndex {
 
 // ref is the owner o names ("": none).
 func (x *childIndex) ref(o client.Object) (parentRef, bool) {
-	name := o.GetLabels()[x.label]
+	name := o.GetLabels()[x.Label]
 	return parentRef{o.GetNamespace(), name}, name != ""
 }
 
@@ -72,16 +72,16 @@ func (x *childIndex) drop(uid types.UID, p parentRef) parentRef {
 	return p
 }
 
-// apply brings the counts up to date with a store change and returns the
+// Apply brings the counts up to date with a store change and returns the
 // owners whose count changed (possibly repeated).
 func (x *childIndex) Apply(ch *watch.Changes) []parentRef {
 	var changed []parentRef
-	for _, o := range ch.Deleted[x.watch] {
+	for _, o := range ch.Deleted[x.Watch] {
 		if p, ok := x.of[watch.Key(o)]; ok {
 			changed = append(changed, x.drop(watch.Key(o), p))
 		}
 	}
-	for _, o := range ch.Upserted[x.watch] {
+	for _, o := range ch.Upserted[x.Watch] {
 		changed = append(changed, x.put(o)...)
 	}
 	return changed
