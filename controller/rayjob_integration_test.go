@@ -51,7 +51,7 @@ func newRJHarness(t *testing.T, mod func(*Options)) *rjHarness {
 	needSandbox(t)
 	t.Parallel()
 	h := &rjHarness{t: t, ns: newNamespace(t), statusWrites: map[string]int{}}
-	sim, err := headsim.Start(context.Background(), headsim.Options{Config: sb.Config, Namespace: h.ns, SetPodPhase: sb.SetPodPhase})
+	sim, err := headsim.Start(context.Background(), headsim.Options{Config: sb.Config, Namespace: h.ns, SetPodPhase: sb.SetPodPhase, EndContainer: sb.EndContainer, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,21 +322,35 @@ func TestIntegrationRayJobK8sJobMode(t *testing.T) {
 	h.waitEvent("k8s", rayv1.EventCreatedRayJobSubmitter, j.Status.JobId)
 }
 
-// The sandbox cannot end one container of a pod (kwok ends whole pods), so
-// the sidecar never exits here: as in KubeRay, the RayJob waits for it the
-// transition grace period from the Ray job's end (shortened here), then
-// completes with JobDeploymentStatusTransitionGracePeriodExceeded.
+// The sidecar runs `ray job submit` (without --no-wait) in the head pod;
+// when the Ray job ends it exits, and the head pod shows that container
+// terminated (the sandbox's stand-in runs the command and shows its end as
+// the kubelet would): the RayJob completes at once, not after the
+// transition grace period it would wait for a sidecar that never exits
+// (KubeRay v1.6.2 rayjob_controller.go:283-300, checkSubmitterAndUpdateStatusIfNeeded).
 func TestIntegrationRayJobSidecarMode(t *testing.T) {
-	h := newRJHarness(t, func(o *Options) { o.RayJob.TransitionGracePeriod = 3 * time.Second })
+	h := newRJHarness(t, func(o *Options) { o.RayJob.TransitionGracePeriod = time.Hour })
 	h.rayJob("side", `echo from the sidecar`, func(j *rayv1.RayJob) { j.Spec.SubmissionMode = rayv1.SidecarMode })
 	j := h.wait("side", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
-	if j.Status.JobStatus != rayv1.JobStatusSucceeded || j.Status.Reason != rayv1.JobDeploymentStatusTransitionGracePeriodExceeded {
+	if j.Status.JobStatus != rayv1.JobStatusSucceeded || j.Status.Reason != "" {
 		t.Fatal(describeRJ(j))
 	}
 	heads, _ := clusterPods(t, h.ns, j.Status.RayClusterName)
 	if len(heads) != 1 || !rayjob.HasContainer(heads[0].Spec.Containers, rayv1.RayJobSubmitterContainerName) ||
 		heads[0].Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Fatalf("head pods %v", allPodNames(heads))
+	}
+	var exited *corev1.ContainerStateTerminated
+	for _, cs := range heads[0].Status.ContainerStatuses {
+		if cs.Name == rayv1.RayJobSubmitterContainerName {
+			exited = cs.State.Terminated
+		}
+	}
+	if exited == nil || exited.ExitCode != 0 {
+		t.Fatalf("the sidecar's status: %+v", heads[0].Status.ContainerStatuses)
+	}
+	if log := h.sim.SubmitterLog(h.ns, heads[0].Name); !strings.Contains(log, "from the sidecar") {
+		t.Fatalf("sidecar log %q", log)
 	}
 }
 

@@ -38,10 +38,11 @@ func startPodForwards(ctx context.Context, sb *sandbox.Sandbox, heads podforward
 func startHeads(ctx context.Context, sb *sandbox.Sandbox, logf func(string, ...any)) (*headsim.Sim, error) {
 	book := filepath.Join(sb.StateDir, addrbook.FileName)
 	sim, err := headsim.Start(ctx, headsim.Options{
-		Config:      sb.Config,
-		SetPodPhase: sb.SetPodPhase,
-		Logf:        logf,
-		AddressBook: book,
+		Config:       sb.Config,
+		SetPodPhase:  sb.SetPodPhase,
+		EndContainer: sb.EndContainer,
+		Logf:         logf,
+		AddressBook:  book,
 		// The logs of an executed job say so, as a played-out job's do.
 		Head: rayhead.Options{AnnounceExecution: true},
 	})

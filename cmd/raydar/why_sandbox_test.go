@@ -50,7 +50,7 @@ func newWhyEnv(t *testing.T, ctx context.Context) *whyEnv {
 	}
 	book := filepath.Join(dir, addrbook.FileName)
 	if e.sim, err = headsim.Start(context.Background(), headsim.Options{
-		Config: sb.Config, Namespace: e.ns, SetPodPhase: sb.SetPodPhase, AddressBook: book,
+		Config: sb.Config, Namespace: e.ns, SetPodPhase: sb.SetPodPhase, EndContainer: sb.EndContainer, AddressBook: book,
 	}); err != nil {
 		t.Fatal(err)
 	}

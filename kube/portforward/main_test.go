@@ -52,7 +52,7 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 	defer func() { _ = sb.Stop() }()
-	if sim, err = headsim.Start(ctx, headsim.Options{Config: sb.Config, SetPodPhase: sb.SetPodPhase}); err != nil {
+	if sim, err = headsim.Start(ctx, headsim.Options{Config: sb.Config, SetPodPhase: sb.SetPodPhase, EndContainer: sb.EndContainer}); err != nil {
 		return 1, err
 	}
 	defer func() { _ = sim.Close() }()

@@ -12,6 +12,16 @@ import (
 // fault annotations below.
 const PhaseAnnotation = "sandbox.raydar.io/phase"
 
+// ExitedContainerAnnotation and ExitCodeAnnotation, set together on a
+// Running pod, make kwok show that one container terminated with that exit
+// code while the others run, and the pod not Ready: a container of a
+// restartPolicy Never pod that ran to its end (a SidecarMode submitter in
+// its head pod). See Sandbox.EndContainer.
+const (
+	ExitedContainerAnnotation = "sandbox.raydar.io/exited-container"
+	ExitCodeAnnotation        = "sandbox.raydar.io/exit-code"
+)
+
 // Annotations that make kwok play a kubelet failure on a pod of a fake
 // node (see stages.yaml). Set them on a pod, or on the pod template that
 // makes it (a RayCluster's group template), before the pod starts.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -164,6 +165,29 @@ func fakeNode(pool NodePool, i, global, kubeletPort int) *corev1.Node {
 			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(kubeletPort)}},
 		},
 	}
+}
+
+// EndContainer makes kwok show one container of a Running pod on a fake
+// node as terminated with exit code code, the others running and the pod
+// not Ready (ExitedContainerAnnotation); it does not wait. A pod shows one
+// such container: the sandbox plays a SidecarMode submitter's end.
+func (s *Sandbox) EndContainer(ctx context.Context, namespace, pod, container string, code int) error {
+	if container == "" || code < 0 || code > 255 {
+		return fmt.Errorf("sandbox: EndContainer %s/%s: container %q, exit code %d: need a name and a code in 0..255", namespace, pod, container, code)
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"annotations": map[string]string{
+			ExitedContainerAnnotation: container,
+			ExitCodeAnnotation:        strconv.Itoa(code),
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := s.clients.CoreV1().Pods(namespace).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("sandbox: EndContainer %s/%s: %w", namespace, pod, err)
+	}
+	return nil
 }
 
 // SetPodPhase makes kwok end a pod on a fake node as Failed or Succeeded, by

@@ -162,6 +162,77 @@ func TestGarbageCollection(t *testing.T) {
 	t.Logf("owned pod gone %s after its owner", time.Since(begin))
 }
 
+// A container of a Running pod ends on its own (a SidecarMode submitter in a
+// restartPolicy Never head pod): that container shows terminated with its
+// exit code, the other keeps running, the pod stays Running but not Ready.
+func TestEndContainer(t *testing.T) {
+	sb := sandboxFor(t)
+	cs := sb.Clientset()
+	ns := testNamespace(t, cs)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		code   int
+		reason string
+	}{
+		{"sidecar-fails", 2, "Error"},
+		{"sidecar-completes", 0, "Completed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := testPod(tc.name, nil)
+			pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+			pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "ray-job-submitter", Image: "example.invalid/ray:2"})
+			if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			running := waitPodRunning(t, cs, ns, tc.name)
+			if err := sb.EndContainer(ctx, ns, tc.name, "ray-job-submitter", tc.code); err != nil {
+				t.Fatal(err)
+			}
+			var p *corev1.Pod
+			eventually(t, "container ray-job-submitter terminated", func(ctx context.Context) (bool, error) {
+				got, err := cs.CoreV1().Pods(ns).Get(ctx, tc.name, metav1.GetOptions{})
+				p = got
+				if err != nil {
+					return false, err
+				}
+				for _, c := range got.Status.ContainerStatuses {
+					if c.Name == "ray-job-submitter" && c.State.Terminated != nil {
+						return true, nil
+					}
+				}
+				return false, nil
+			})
+			if p.Status.Phase != corev1.PodRunning {
+				t.Errorf("phase = %s, want Running (the other container runs)", p.Status.Phase)
+			}
+			for _, c := range p.Status.ContainerStatuses {
+				switch c.Name {
+				case "ray-job-submitter":
+					if term := c.State.Terminated; term.ExitCode != int32(tc.code) || term.Reason != tc.reason || c.Ready || c.State.Running != nil {
+						t.Errorf("submitter status: %+v", c)
+					}
+				case "main":
+					if c.State.Running == nil || !c.Ready || c.State.Terminated != nil {
+						t.Errorf("main status: %+v", c)
+					}
+				}
+			}
+			for _, cond := range p.Status.Conditions {
+				if (cond.Type == corev1.PodReady || cond.Type == corev1.ContainersReady) && cond.Status != corev1.ConditionFalse {
+					t.Errorf("%s = %s, want False", cond.Type, cond.Status)
+				}
+			}
+			if p.Status.PodIP != running.Status.PodIP {
+				t.Errorf("podIP changed from %q to %q", running.Status.PodIP, p.Status.PodIP)
+			}
+		})
+	}
+	if err := sb.EndContainer(ctx, ns, "x", "c", 256); err == nil {
+		t.Error("EndContainer accepted exit code 256")
+	}
+}
+
 func TestPodPhaseAnnotation(t *testing.T) {
 	sb := sandboxFor(t)
 	cs := sb.Clientset()

@@ -164,7 +164,7 @@ func startSuite(ctx context.Context) (*suite, error) {
 			return s, err
 		}
 	}
-	if s.sim, err = headsim.Start(ctx, headsim.Options{Config: sb.Config, SetPodPhase: sb.SetPodPhase}); err != nil {
+	if s.sim, err = headsim.Start(ctx, headsim.Options{Config: sb.Config, SetPodPhase: sb.SetPodPhase, EndContainer: sb.EndContainer}); err != nil {
 		return s, fmt.Errorf("simulated heads: %w", err)
 	}
 	s.proxy = &HeadProxy{Clientset: s.kc, Heads: s.sim}

@@ -50,7 +50,7 @@ func (b *faultyBook) DashboardURL(ns, name string) (string, bool) {
 func TestRaySideFaults(t *testing.T) {
 	s := newScenario(t)
 	ctx := context.Background()
-	sim, err := headsim.Start(ctx, headsim.Options{Config: sb.Config, Namespace: s.ns, SetPodPhase: sb.SetPodPhase})
+	sim, err := headsim.Start(ctx, headsim.Options{Config: sb.Config, Namespace: s.ns, SetPodPhase: sb.SetPodPhase, EndContainer: sb.EndContainer})
 	if err != nil {
 		t.Fatal(err)
 	}

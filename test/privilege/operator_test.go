@@ -40,7 +40,7 @@ func TestOperatorAsItsServiceAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := headsim.Start(ctx, headsim.Options{Config: sb.Config, Namespace: ns, SetPodPhase: sb.SetPodPhase})
+	sim, err := headsim.Start(ctx, headsim.Options{Config: sb.Config, Namespace: ns, SetPodPhase: sb.SetPodPhase, EndContainer: sb.EndContainer})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,15 +2,19 @@
 // do in a real cluster. kwok runs no containers, so:
 //
 //   - Heads: it watches Ray head pods (label ray.io/node-type=head). While
-//     one is Running and Ready, a simulated Ray head (kube/sandbox/rayhead)
+//     one becomes Running and Ready, a simulated Ray head (kube/sandbox/rayhead)
 //     answers for its cluster on a loopback port, recorded in an address book
 //     ([Sim.DashboardURL], which implements kube/raydash's AddressBook). Before
-//     that, and once the pod stops being ready or goes, connections to that
-//     address are refused and the head's jobs are stopped. Heads are keyed by
+//     that, and once the pod stops running, goes, or its Ray container (the
+//     first) stops running, connections to that address are refused and the
+//     head's jobs are stopped. A pod that is only not Ready keeps its head
+//     (an exited SidecarMode submitter; the head Service publishes
+//     not-ready addresses). Heads are keyed by
 //     pod UID: a replaced head pod gets a fresh head, as a restarted Ray head
 //     without GCS fault tolerance forgets its jobs.
 //   - Nodes: it watches every pod of a RayCluster and tells the cluster's
-//     head its Ray nodes, one per Running and Ready pod at the pod's IP, with
+//     head its Ray nodes, one per pod whose Ray container runs (Running and
+//     Ready, or only not Ready as a head whose sidecar exited) at the pod's IP, with
 //     the resources the pod's group gives it (kube/raydash GroupResources),
 //     on every pod event; so jobs and Serve replicas wait for Ready pods
 //     offering what they ask for, as on a real cluster. The same nodes are the
@@ -43,8 +47,10 @@
 //   - SidecarMode: when a head pod with a ray-job-submitter container becomes
 //     Ready, it runs that container's command line the same way, in the head
 //     pod's network (127.0.0.1 and localhost at the dashboard port are the
-//     head). kwok ends whole pods only, so the sidecar's exit is logged and
-//     kept, not shown in the pod's status; closing the head stops it.
+//     head). Its end shows in the head pod's status as the kubelet shows it
+//     in a restartPolicy Never pod: that container terminated with its exit
+//     code, the head running on, not Ready (Options.EndContainer, kwok's
+//     raydar-container-exited stage); closing the head stops it.
 //
 // Close stops every stand-in submitter and closes every head, which stops
 // (TERM, then KILL) every job subprocess: nothing outlives the Sim.

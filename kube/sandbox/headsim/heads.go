@@ -15,8 +15,12 @@ import (
 )
 
 // The life of one simulated head: started when its head pod is Running and
-// Ready, closed when the pod stops being ready or goes, published in the
-// address book either way.
+// Ready, closed when the pod stops running, goes, or its Ray container
+// (the first) is no longer running, published in the address book either
+// way. A head pod that is only not Ready keeps its head: a SidecarMode
+// submitter that exited makes the pod not Ready while Ray runs on, and the
+// head Service publishes not-ready addresses (KubeRay's, as raydar's), so
+// the dashboard still answers.
 
 // syncHeadPod starts or closes the head for one head pod.
 func (s *Sim) syncHeadPod(ctx context.Context, key string) (time.Duration, error) {
@@ -32,12 +36,13 @@ func (s *Sim) syncHeadPod(ctx context.Context, key string) (time.Duration, error
 	cur := s.byPod[key]
 	s.mu.Unlock()
 
-	want := pod != nil && runningAndReady(pod) && pod.Labels[rayv1.RayClusterLabelKey] != "" &&
+	isHead := pod != nil && pod.Labels[rayv1.RayClusterLabelKey] != "" &&
 		pod.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) // also where a watch ignores the selector (fake clientsets)
-	if cur != nil && (!want || cur.uid != pod.UID) {
-		s.stopHead(cur, "head pod not ready or gone")
+	if cur != nil && (!isHead || cur.uid != pod.UID || !rayRunning(pod)) {
+		s.stopHead(cur, "head pod gone or its Ray container not running")
 		cur = nil
 	}
+	want := isHead && runningAndReady(pod)
 	if !want || cur != nil {
 		return 0, nil
 	}
@@ -55,6 +60,21 @@ func runningAndReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// rayRunning: phase Running, not terminating, and the Ray container (the
+// first) running; a pod whose status names no containers (written by hand,
+// not by kwok) is judged by its Ready condition.
+func rayRunning(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || len(p.Spec.Containers) == 0 {
+		return false
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		if c.Name == p.Spec.Containers[0].Name {
+			return c.State.Running != nil
+		}
+	}
+	return runningAndReady(p)
 }
 
 func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error {

@@ -50,6 +50,11 @@ type Options struct {
 	// Sandbox.SetPodPhase). Without it the K8sJobMode stand-in submits but
 	// leaves the submitter pod running.
 	SetPodPhase func(ctx context.Context, namespace, name string, phase corev1.PodPhase) error
+	// EndContainer shows one container of a Running pod terminated with an
+	// exit code, the others running (the sandbox's Sandbox.EndContainer):
+	// how a SidecarMode submitter's end shows in its head pod. Without it
+	// the sidecar's exit is only logged.
+	EndContainer func(ctx context.Context, namespace, pod, container string, code int) error
 	// PollInterval: see DefaultPollInterval.
 	PollInterval time.Duration
 	// Logf receives one line per head start/stop and stand-in action.

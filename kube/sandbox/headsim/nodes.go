@@ -82,7 +82,8 @@ func (s *Sim) syncNodes(ctx context.Context, key string) (time.Duration, error) 
 	return 0, nil
 }
 
-// RayNodes are the Ray nodes the cluster's Running and Ready pods make:
+// RayNodes are the Ray nodes the cluster's pods whose Ray container runs make
+// (rayRunning: a pod only not Ready, as a head whose sidecar exited, is one):
 // the head first, then the workers by name.
 func RayNodes(rc *rayv1.RayCluster, pods []*corev1.Pod) []rayhead.Node {
 	sort.Slice(pods, func(i, j int) bool {
@@ -95,7 +96,7 @@ func RayNodes(rc *rayv1.RayCluster, pods []*corev1.Pod) []rayhead.Node {
 	})
 	var out []rayhead.Node
 	for _, p := range pods {
-		if !runningAndReady(p) {
+		if !rayRunning(p) {
 			continue
 		}
 		head := p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode)

@@ -215,13 +215,26 @@ func sidecar(pod *corev1.Pod) *corev1.Container {
 
 // runSidecar runs the SidecarMode submitter container of a head pod that
 // became Ready, in the pod's network (127.0.0.1:<dashboard port> is the
-// head). kwok ends whole pods only, so the container's exit is logged and
-// kept in its log (SubmitterLog), not shown in the pod's status.
+// head), keeps its output (SubmitterLog), and shows its end in the pod's
+// status as the kubelet would in a restartPolicy Never head pod (KubeRay's
+// for SidecarMode): that container terminated with its exit code, the head
+// running on, not Ready (Options.EndContainer). Something the stand-in
+// cannot run ends it with exit code 1, as a failing command would.
 func (s *Sim) runSidecar(ctx context.Context, pod *corev1.Pod, c *corev1.Container, cluster types.NamespacedName, dashPort int) {
 	logKey := pod.Namespace + "/" + pod.Name
 	log := &podLog{}
 	s.mu.Lock()
 	s.logs[logKey] = log
 	s.mu.Unlock()
-	s.runContainer(ctx, pod, c, place{namespace: pod.Namespace, sidecarOf: cluster, dashPort: dashPort}, log, "sidecar in head pod "+logKey)
+	label := "sidecar in head pod " + logKey
+	code, err := s.runContainer(ctx, pod, c, place{namespace: pod.Namespace, sidecarOf: cluster, dashPort: dashPort}, log, label)
+	if ctx.Err() != nil || s.opts.EndContainer == nil {
+		return
+	}
+	if err != nil && code == 0 {
+		code = 1
+	}
+	if err := s.opts.EndContainer(ctx, pod.Namespace, pod.Name, c.Name, code); err != nil {
+		s.opts.Logf("headsim: submitter %s: showing its exit: %v", label, err)
+	}
 }

@@ -61,7 +61,7 @@ func runWithSandbox(m *testing.M) (code int, err error) {
 		return 1, err
 	}
 	if sim, err = headsim.Start(ctx, headsim.Options{
-		Config: sb.Config, SetPodPhase: sb.SetPodPhase, Logf: testLogf("headsim"),
+		Config: sb.Config, SetPodPhase: sb.SetPodPhase, EndContainer: sb.EndContainer, Logf: testLogf("headsim"),
 	}); err != nil {
 		return 1, fmt.Errorf("starting headsim: %w", err)
 	}
