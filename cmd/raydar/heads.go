@@ -14,19 +14,30 @@ import (
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
 )
 
+// simHeads are a sandbox's simulated Ray heads and the PortForwards that lead
+// to them. Close stops both; the caller's context does not (`raydar demo`
+// quits on :q with its context still alive, and a watch left open would keep
+// the sandbox's API server from stopping).
+type simHeads struct {
+	sim *headsim.Sim
+	fwd *podforward.Writer
+}
+
+// Close stops the PortForward writer (it reads the heads' addresses), then
+// the heads and their jobs. It is safe to call more than once.
+func (h *simHeads) Close() error {
+	h.fwd.Close()
+	return h.sim.Close()
+}
+
 // startPodForwards keeps kwok's PortForward objects of head pods pointing at
-// their simulated heads (kube/sandbox/podforward) until ctx ends.
-func startPodForwards(ctx context.Context, sb *sandbox.Sandbox, heads podforward.Heads, logf func(string, ...any)) error {
+// their simulated heads (kube/sandbox/podforward) until the Writer is closed.
+func startPodForwards(ctx context.Context, sb *sandbox.Sandbox, heads podforward.Heads, logf func(string, ...any)) (*podforward.Writer, error) {
 	dyn, err := dynamic.NewForConfig(sb.Config)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	w, err := podforward.Start(ctx, podforward.Options{Clientset: sb.Clientset(), Dynamic: dyn, Heads: heads, Logf: logf})
-	if err != nil {
-		return err
-	}
-	go func() { <-ctx.Done(); w.Close() }()
-	return nil
+	return podforward.Start(ctx, podforward.Options{Clientset: sb.Clientset(), Dynamic: dyn, Heads: heads, Logf: logf})
 }
 
 // startHeads simulates the Ray heads of the sandbox's RayClusters, as kwok
@@ -34,8 +45,9 @@ func startPodForwards(ctx context.Context, sb *sandbox.Sandbox, heads podforward
 // the address book in the sandbox's state directory, recorded in its
 // kubeconfig, so that any raydar pointed at that kubeconfig (an operator or
 // a TUI in another process, or this process's own loop) reaches them.
-// `raydar sandbox` and `raydar demo` both start their heads here.
-func startHeads(ctx context.Context, sb *sandbox.Sandbox, logf func(string, ...any)) (*headsim.Sim, error) {
+// `raydar sandbox` and `raydar demo` both start their heads here; both close
+// them before they stop the sandbox.
+func startHeads(ctx context.Context, sb *sandbox.Sandbox, logf func(string, ...any)) (*simHeads, error) {
 	book := filepath.Join(sb.StateDir, addrbook.FileName)
 	sim, err := headsim.Start(ctx, headsim.Options{
 		Config:       sb.Config,
@@ -54,10 +66,11 @@ func startHeads(ctx context.Context, sb *sandbox.Sandbox, logf func(string, ...a
 		return nil, fmt.Errorf("simulated Ray heads: %w", err)
 	}
 	// Port-forwards to head pods (raydar port-forward, shift-f) reach the
-	// simulated heads through kwok; the writer lives as long as ctx.
-	if err := startPodForwards(ctx, sb, sim, logf); err != nil {
+	// simulated heads through kwok.
+	fwd, err := startPodForwards(ctx, sb, sim, logf)
+	if err != nil {
 		_ = sim.Close()
 		return nil, fmt.Errorf("simulated Ray heads: %w", err)
 	}
-	return sim, nil
+	return &simHeads{sim: sim, fwd: fwd}, nil
 }

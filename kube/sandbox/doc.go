@@ -15,7 +15,10 @@
 //   - the state directory layout (logs of every component, certificates, etcd
 //     data, the admin kubeconfig);
 //   - the lifetime of every child process: each one dies with the process that
-//     started it, also when that process is killed with SIGKILL;
+//     started it, also when that process is killed with SIGKILL, and Stop
+//     (stop.go) ends them in order, the API server's clients first, within
+//     seconds even while other clients still watch, and returns once every
+//     one has exited;
 //   - the kwok stages that move fake nodes and pods through their lifecycle,
 //     including the PhaseAnnotation that lets tests fail or complete a pod,
 //     and the kubelet failures kwok would otherwise never show (faults.go):

@@ -3,12 +3,18 @@
 package sandbox
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // platformCheck reports what this platform lacks for a sandbox.
@@ -41,7 +47,9 @@ func childAttr() *syscall.SysProcAttr {
 // parent is still this process (closing the window in which the parent died
 // before the signal was armed) and then execs the real binary; the signal
 // survives both execs, and the pid stays that of the process envtest started,
-// so envtest's own stop (SIGTERM to the pid) still works.
+// so envtest's own stop (SIGTERM to the pid) still works. Before that the
+// script writes its pid to pidPath(dir, name), for Stop to wait on (envtest
+// does not say which process it started).
 func wrapBinary(dir, name, real string) (string, error) {
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
@@ -51,6 +59,7 @@ func wrapBinary(dir, name, real string) (string, error) {
 	script := strings.Join([]string{
 		"#!/bin/sh",
 		"# Written by raydar's kube/sandbox: runs " + name + " so that it dies with its parent.",
+		"echo $$ >" + shQuote(pidPath(dir, name)),
 		"exec " + shQuote(setpriv) + " --pdeathsig KILL -- /bin/sh -c " + shQuote(guard) + " " + shQuote(real) + ` "$@"`,
 		"",
 	}, "\n")
@@ -69,6 +78,61 @@ func shQuote(s string) string {
 // signalGroup sends sig to the process group led by pid.
 func signalGroup(pid int, sig syscall.Signal) error {
 	return syscall.Kill(-pid, sig)
+}
+
+// waitExited waits until the process pid, a child of this process, has
+// exited (a zombie not yet reaped counts as exited), for at most timeout. A
+// pid that is gone, or that now names a process that is not our child, has
+// exited too.
+func waitExited(pid int, timeout time.Duration) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pidfd_open %d: %w", pid, err)
+	}
+	defer unix.Close(fd)
+	if ppid, ok := parentOf(pid); !ok || ppid != os.Getpid() {
+		return nil // reaped, and the number taken by someone else's process
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		ms := int(time.Until(deadline).Milliseconds())
+		if ms <= 0 {
+			return fmt.Errorf("pid %d still running %s after it was told to stop", pid, timeout)
+		}
+		// The pidfd becomes readable when the process exits.
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, ms)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("poll on pid %d: %w", pid, err)
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+}
+
+// parentOf returns the parent pid of pid, from /proc/<pid>/stat.
+func parentOf(pid int) (int, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// "pid (comm) state ppid …"; comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, err == nil
 }
 
 // lockFile takes an exclusive, non-blocking lock on f; the kernel drops it

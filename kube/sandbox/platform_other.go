@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"time"
 )
 
 // errPlatform is returned by Start on platforms other than Linux: the sandbox
@@ -19,5 +20,7 @@ func childAttr() *syscall.SysProcAttr { return nil }
 func wrapBinary(_, _, _ string) (string, error) { return "", errPlatform }
 
 func signalGroup(_ int, _ syscall.Signal) error { return errPlatform }
+
+func waitExited(_ int, _ time.Duration) error { return errPlatform }
 
 func lockFile(_ *os.File) error { return errPlatform }

@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -115,6 +117,21 @@ func (p *process) stop(grace time.Duration) error {
 		return fmt.Errorf("%s (pid %d) survived SIGKILL for 10s", p.name, p.cmd.Process.Pid)
 	}
 	return fmt.Errorf("%s did not stop within %s of SIGTERM and was killed", p.name, grace)
+}
+
+// pidPath is where the wrapper script of a binary in dir writes the pid of
+// the process it becomes (wrapBinary).
+func pidPath(dir, name string) string { return filepath.Join(dir, name+".pid") }
+
+// readPid reads a pid file; ok is false when there is none (the process was
+// never started) or it holds no pid.
+func readPid(path string) (pid int, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid, err == nil && pid > 0
 }
 
 // tailFile returns the last n lines of a file, for error messages.

@@ -396,7 +396,7 @@ func (s *Sandbox) startAPIServer(ctx context.Context) error {
 		UseExistingCluster:       &useExisting,
 		BinaryAssetsDirectory:    s.ToolsDir,
 		ControlPlaneStartTimeout: startTimeout,
-		ControlPlaneStopTimeout:  20 * time.Second,
+		ControlPlaneStopTimeout:  stopGrace,
 		ControlPlane: envtest.ControlPlane{
 			Etcd: &envtest.Etcd{
 				Path:    etcdPath,
@@ -429,6 +429,16 @@ func (s *Sandbox) startAPIServer(ctx context.Context) error {
 	env.ControlPlane.APIServer.Configure().Set("disable-admission-plugins", "ServiceAccount,TaintNodesByCondition")
 	// kwok's kubelet server, at each fake node's InternalDNS (kwokserver.go).
 	env.ControlPlane.APIServer.Configure().Set("kubelet-preferred-address-types", string(kubeletAddressType)+",InternalIP,Hostname")
+	// Stop must not wait on clients. On SIGTERM kube-apiserver stops
+	// listening and then waits, up to its request timeout (a minute), for
+	// every open connection to go idle, and a connection that carries a
+	// watch (kubectl get -w, a raydar TUI, an informer not yet stopped)
+	// never does. Instead: end every watch as soon as the server stops
+	// taking requests (a client sees its watch end and cannot reconnect),
+	// and give the HTTP server 2 seconds to close once the in-flight
+	// requests have drained (new ones get 429 and Retry-After meanwhile).
+	env.ControlPlane.APIServer.Configure().Set("shutdown-watch-termination-grace-period", "2s")
+	env.ControlPlane.APIServer.Configure().Set("shutdown-send-retry-after", "true")
 	if err := s.configureAuth(env); err != nil {
 		return err
 	}
@@ -548,61 +558,6 @@ func (s *Sandbox) deadChild() error {
 		if err := p.exited(); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// Stop stops every component (SIGTERM, then SIGKILL after a grace period),
-// removes the state directory if Start created it, and reports what did not
-// go cleanly. It is safe to call more than once; later calls return the
-// first call's result.
-func (s *Sandbox) Stop() error {
-	s.stopOnce.Do(func() { s.stopErr = s.stop() })
-	return s.stopErr
-}
-
-func (s *Sandbox) stop() error {
-	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-	)
-	if s.configs != nil {
-		s.configs.stop()
-	}
-	for _, p := range s.procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := p.stop(10 * time.Second); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if s.env != nil {
-		if err := s.env.Stop(); err != nil {
-			errs = append(errs, fmt.Errorf("stopping etcd and kube-apiserver: %w", err))
-		}
-	}
-	for _, f := range s.envLogs {
-		_ = f.Close()
-	}
-	if s.spawner != nil {
-		s.spawner.close()
-	}
-	if s.ownsState && s.StateDir != "" {
-		if err := os.RemoveAll(s.StateDir); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if s.lock != nil {
-		_ = s.lock.Close()
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("sandbox: stop: %w", errors.Join(errs...))
 	}
 	return nil
 }
