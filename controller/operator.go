@@ -430,7 +430,8 @@ func kinds(opts Options) []kit.Registration {
 		rs.ProxyChecker = ServeProxyCheckerFromAddressBook(opts.AddressBook)
 	}
 	return []kit.Registration{
-		raycluster.Registration(raycluster.Options{StatusCoalesceWindow: opts.StatusCoalesceWindow, Concurrency: opts.Concurrency}),
+		raycluster.Registration(raycluster.Options{StatusCoalesceWindow: opts.StatusCoalesceWindow, Concurrency: opts.Concurrency,
+			NetworkPolicies: opts.FeatureGates.Enabled(features.RayClusterNetworkPolicy)}),
 		rayjob.Registration(opts.RayJob),
 		rayservice.Registration(rs),
 		raycronjob.Registration(raycronjob.Options{Local: time.Local}),
