@@ -216,3 +216,41 @@ func TestIntegrationNetworkPolicyGateOff(t *testing.T) {
 		return err == nil && len(h)+len(w) == 0 && len(nps.Items) == 0, fmt.Sprintf("pods=%d policies=%v err=%v", len(h)+len(w), nps, err)
 	})
 }
+
+// A K8sJobMode RayJob whose cluster asks for isolation, with the gate on:
+// the RayJob is accepted, its cluster's head policy lets the RayJob's
+// submitter pod (and only it, from outside the cluster) reach the dashboard,
+// the selector matches the submitter Job's pods, and the job completes.
+func TestIntegrationRayJobNetworkPolicy(t *testing.T) {
+	h := newRJHarness(t, func(o *Options) { o.FeatureGates = features.MustParse("RayClusterNetworkPolicy=true") })
+	h.rayJob("iso", `echo isolated`, func(j *rayv1.RayJob) {
+		j.Spec.SubmissionMode = rayv1.K8sJobMode
+		j.Spec.RayClusterSpec.NetworkPolicy = &rayv1.NetworkPolicyConfig{}
+	})
+	j := h.wait("iso", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
+	if j.Status.JobStatus != rayv1.JobStatusSucceeded {
+		t.Fatal(describeRJ(j))
+	}
+	head, err := kc.NetworkingV1().NetworkPolicies(h.ns).Get(context.Background(), j.Status.RayClusterName+"-head", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the head's NetworkPolicy of the RayJob's cluster: %v", err)
+	}
+	tcp, port := corev1.ProtocolTCP, intstr.FromInt32(8265)
+	wantSubmitter := networkingv1.NetworkPolicyIngressRule{
+		From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+			"ray.io/originated-from-cr-name": "iso", "ray.io/originated-from-crd": "RayJob"}}}},
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &port}},
+	}
+	if len(head.Spec.Ingress) != 2 || !reflect.DeepEqual(head.Spec.Ingress[1], wantSubmitter) {
+		t.Fatalf("head ingress %+v; want the cluster's pods, then the submitter to 8265/TCP", head.Spec.Ingress)
+	}
+	sub, err := kc.BatchV1().Jobs(h.ns).Get(context.Background(), "iso", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range wantSubmitter.From[0].PodSelector.MatchLabels {
+		if sub.Spec.Template.Labels[k] != v {
+			t.Errorf("the submitter's pods carry %s=%q, the policy selects %q", k, sub.Spec.Template.Labels[k], v)
+		}
+	}
+}
