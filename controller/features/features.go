@@ -184,13 +184,14 @@ func (g *Gates) String() string {
 	return strings.Join(parts, ",")
 }
 
-// Effective is every gate with its value, for the operator's log line.
-func (g Gates) Effective() map[string]bool {
-	out := make(map[string]bool, len(All))
+// Effective is every gate with its value, in All's order, as Parse reads
+// them ("RayClusterStatusConditions=true,…"), for the operator's log line.
+func (g Gates) Effective() string {
+	parts := make([]string, 0, len(All))
 	for _, s := range All {
-		out[string(s.Name)] = g.Enabled(s.Name)
+		parts = append(parts, fmt.Sprintf("%s=%t", s.Name, g.Enabled(s.Name)))
 	}
-	return out
+	return strings.Join(parts, ",")
 }
 
 // names lists the gates, comma-separated.

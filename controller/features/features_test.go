@@ -98,7 +98,12 @@ func TestSetAddsUpAndARefusalChangesNothing(t *testing.T) {
 	if got, want := g.String(), "RayClusterNetworkPolicy=true,RayCronJob=true"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
-	if eff := g.Effective(); len(eff) != len(All) || !eff["RayClusterNetworkPolicy"] || eff["RayClusterMTLS"] {
-		t.Errorf("Effective() = %v", eff)
+	eff := g.Effective()
+	if !strings.HasPrefix(eff, "RayClusterStatusConditions=true,") || !strings.Contains(eff, ",RayClusterNetworkPolicy=true,") ||
+		!strings.Contains(eff, ",RayClusterMTLS=false,") || strings.Count(eff, "=") != len(All) {
+		t.Errorf("Effective() = %q", eff)
+	}
+	if _, err := Parse(eff); err != nil {
+		t.Errorf("Parse(Effective()): %v", err)
 	}
 }
