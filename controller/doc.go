@@ -31,7 +31,9 @@
 // other-operator gate, names of children, predicates; its doc.go is the
 // map.
 // Import direction: controller -> controller/<kind> -> controller/kit ->
-// rayapi. rayjob and rayservice import raycluster for the pieces of a
+// rayapi; controller/features (KubeRay's feature gates, the --feature-gates
+// parser) imports nothing of raydar, and reaches every kind through
+// Options.FeatureGates and kit.Shared.Features. rayjob and rayservice import raycluster for the pieces of a
 // cluster they build the same way (the head Service, pods, the refusals of
 // unsupported cluster fields).
 //

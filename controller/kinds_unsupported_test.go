@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/internal/fixture"
 	"github.com/raydar/raydar/controller/raycluster"
 	"github.com/raydar/raydar/controller/rayjob"
@@ -27,13 +28,16 @@ func TestUnsupportedFields(t *testing.T) {
 		want string
 		// invalid: not a missing feature, a spec that cannot be honoured.
 		invalid bool
+		// gated: implemented behind a feature gate, off by default.
+		gated bool
 	}{
 		{name: "nothing unusual", spec: func(*rayv1.RayClusterSpec) {}},
 		{name: "tlsOptions", spec: func(s *rayv1.RayClusterSpec) { s.TLSOptions = &rayv1.TLSOptions{Enabled: fixture.Ptr(true)} }, want: "spec.tlsOptions"},
 		{name: "tlsOptions disabled is still refused, as KubeRay does without its gate", spec: func(s *rayv1.RayClusterSpec) {
 			s.TLSOptions = &rayv1.TLSOptions{Enabled: fixture.Ptr(false)}
 		}, want: "spec.tlsOptions"},
-		{name: "networkPolicy", spec: func(s *rayv1.RayClusterSpec) { s.NetworkPolicy = &rayv1.NetworkPolicyConfig{} }, want: "spec.networkPolicy"},
+		{name: "networkPolicy: refused with its gate off, naming the gate", spec: func(s *rayv1.RayClusterSpec) { s.NetworkPolicy = &rayv1.NetworkPolicyConfig{} },
+			want: "spec.networkPolicy", gated: true},
 		{name: "historyServerOptions", spec: func(s *rayv1.RayClusterSpec) {
 			s.HistoryServerOptions = &rayv1.HistoryServerOptions{CollectorOptions: &rayv1.CollectorOptions{}}
 		}, want: "spec.historyServerOptions"},
@@ -70,8 +74,11 @@ func TestUnsupportedFields(t *testing.T) {
 					return
 				}
 				prefix := want + ": Forbidden: " + raycluster.NotImplemented
-				if tc.invalid {
+				switch {
+				case tc.invalid:
 					prefix = want + ": " // implemented, but this spec cannot be honoured
+				case tc.gated:
+					prefix = want + ": Forbidden: requires the RayClusterNetworkPolicy feature gate"
 				}
 				if !strings.HasPrefix(got, prefix) {
 					t.Errorf("%s: %q, want a refusal of %s", kind, got, want)
@@ -94,6 +101,13 @@ func TestUnsupportedFields(t *testing.T) {
 			check("RayJob", joinErrs(rayjob.Unsupported(rj)), under("spec.rayClusterSpec"))
 			rs := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "s", Annotations: tc.ann}, Spec: rayv1.RayServiceSpec{RayClusterSpec: *rc.Spec.DeepCopy()}}
 			check("RayService", joinErrs(rayservice.Unsupported(rs)), under("spec.rayClusterConfig"))
+			if tc.gated {
+				// With the gate on all three kinds accept it.
+				on := features.MustParse("RayClusterNetworkPolicy=true")
+				check("RayCluster, gate on", joinErrs(raycluster.UnsupportedRayClusterWith(rc, on)), "")
+				check("RayJob, gate on", joinErrs(rayjob.UnsupportedWith(rj, on)), "")
+				check("RayService, gate on", joinErrs(rayservice.UnsupportedWith(rs, on)), "")
+			}
 		})
 	}
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/controller/raycluster"
 	"github.com/raydar/raydar/controller/raycronjob"
@@ -143,6 +144,10 @@ type Options struct {
 	// injection, name validation) goes to every kind through kit.Shared.
 	RayJob     rayjob.Options
 	RayService rayservice.Options
+	// FeatureGates are KubeRay's feature gates (controller/features); the
+	// zero value is raydar's defaults. RayClusterNetworkPolicy on makes
+	// spec.networkPolicy into NetworkPolicies instead of refusing it.
+	FeatureGates features.Gates
 	// Authors, when set, is told who wrote each Ray object's spec (from
 	// its managedFields, before the cache strips them) for raydar's
 	// history (kube/history).
@@ -242,7 +247,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	known, err := kit.Setup(mgr, kit.Shared{
 		Gate: o.gate, Namespaces: opts.Namespaces, ClusterDomain: opts.ClusterDomain,
 		InjectProbes: !opts.DisableProbeInjection, Dashboards: dash,
-		SkipNameValidation: opts.SkipControllerNameValidation,
+		SkipNameValidation: opts.SkipControllerNameValidation, Features: opts.FeatureGates,
 	}, kinds(opts)...)
 	if err != nil {
 		return nil, err
@@ -425,7 +430,8 @@ func kinds(opts Options) []kit.Registration {
 		rs.ProxyChecker = ServeProxyCheckerFromAddressBook(opts.AddressBook)
 	}
 	return []kit.Registration{
-		raycluster.Registration(raycluster.Options{StatusCoalesceWindow: opts.StatusCoalesceWindow, Concurrency: opts.Concurrency}),
+		raycluster.Registration(raycluster.Options{StatusCoalesceWindow: opts.StatusCoalesceWindow, Concurrency: opts.Concurrency,
+			NetworkPolicies: opts.FeatureGates.Enabled(features.RayClusterNetworkPolicy)}),
 		rayjob.Registration(opts.RayJob),
 		rayservice.Registration(rs),
 		raycronjob.Registration(raycronjob.Options{Local: time.Local}),

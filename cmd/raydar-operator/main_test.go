@@ -13,7 +13,7 @@ func TestFlags(t *testing.T) {
 	cmd := newRootCmd()
 	for _, name := range []string{"kubeconfig", "context", "no-leader-election", "leader-election-namespace",
 		"metrics-bind-address", "health-probe-bind-address", "pprof-bind-address", "watch-namespaces",
-		"ignore-other-operator", "concurrency", "status-coalesce", "kube-api-qps", "kube-api-burst"} {
+		"ignore-other-operator", "concurrency", "status-coalesce", "kube-api-qps", "kube-api-burst", "feature-gates"} {
 		if cmd.Flags().Lookup(name) == nil && cmd.PersistentFlags().Lookup(name) == nil {
 			t.Errorf("raydar-operator has no --%s", name)
 		}
@@ -41,6 +41,28 @@ func TestLinksNoTUIOrSandbox(t *testing.T) {
 			strings.Contains(pkg, "controller-runtime/pkg/envtest"),
 			strings.Contains(pkg, "bubbletea"), strings.Contains(pkg, "lipgloss"):
 			t.Errorf("raydar-operator links %s", pkg)
+		}
+	}
+}
+
+// --feature-gates refuses, before anything connects, an unknown gate, a
+// gate raydar does not implement turned on and one it cannot turn off,
+// each by name.
+func TestFeatureGatesRefusedAtStartup(t *testing.T) {
+	for gates, want := range map[string]string{
+		"NoSuchGate=true":     `unknown feature gate "NoSuchGate"`,
+		"RayClusterMTLS=true": "feature gate RayClusterMTLS=true: not implemented by raydar",
+		"RayClusterNetworkPolicy=true,RayClusterHistoryServer=true": "feature gate RayClusterHistoryServer=true: not implemented by raydar",
+		"RayCronJob=false": "feature gate RayCronJob=false: raydar cannot turn it off",
+	} {
+		cmd := newRootCmd()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs([]string{"--kubeconfig", "/nonexistent", "--feature-gates", gates})
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--feature-gates %s: %v; want an error containing %q", gates, err, want)
 		}
 	}
 }

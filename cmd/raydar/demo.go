@@ -107,6 +107,7 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 		logger:    logger,
 		readOnly:  tf.readOnly,
 	}
+	sc.operator.FeatureGates = tf.featureGates
 	// The loop stands for election like any raydar: another raydar pointed
 	// at the demo's kubeconfig then only observes. The demo's loop is the
 	// first candidate, so it leads at once.

@@ -12,6 +12,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -143,4 +144,35 @@ func TestOperatorRefusesAMissingLeaseNamespace(t *testing.T) {
 	if d := time.Since(begin); d > 20*time.Second {
 		t.Errorf("refused after %s; want at once", d)
 	}
+}
+
+// TestOperatorFeatureGates: `raydar operator --feature-gates
+// RayClusterNetworkPolicy=true` logs the gates it runs with and makes a
+// cluster's spec.networkPolicy into NetworkPolicies.
+func TestOperatorFeatureGates(t *testing.T) {
+	ctx := needSandbox(t)
+	ns := newNamespace(t, ctx)
+	stderr, result, stop := startCommand(t, "operator", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--watch-namespaces", ns, "--no-leader-election", "--feature-gates", "RayClusterNetworkPolicy=true")
+	rc := testCluster(ns, "isolated")
+	rc.Spec.NetworkPolicy = &rayv1.NetworkPolicyConfig{}
+	create(t, ctx, rc)
+	for {
+		np := &networkingv1.NetworkPolicy{}
+		err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "isolated-head"}, np)
+		if err == nil {
+			break
+		}
+		select {
+		case err := <-result:
+			t.Fatalf("the operator exited: %v\n%s", err, stderr)
+		case <-ctx.Done():
+			t.Fatalf("no NetworkPolicy isolated-head (last: %v)\nthe operator's log:\n%s", err, stderr)
+		case <-time.After(100 * time.Millisecond): // poll interval
+		}
+	}
+	if want := `"featureGates"="RayClusterStatusConditions=true,`; !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), ",RayClusterNetworkPolicy=true,") {
+		t.Errorf("the log does not name the gates (want %s… RayClusterNetworkPolicy=true):\n%s", want, stderr)
+	}
+	stop()
 }

@@ -16,6 +16,8 @@ import (
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/raydar/raydar/cmd/internal/operatorcmd"
+	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/tui"
@@ -34,6 +36,10 @@ type tuiFlags struct {
 	command string
 	// pprof is where to serve net/http/pprof ("": not at all).
 	pprof string
+	// featureGates are the embedded loop's, as the operator's
+	// --feature-gates (a TUI may lead the election: it must reconcile as
+	// the operator does).
+	featureGates features.Gates
 }
 
 func (f *tuiFlags) addTo(cmd *cobra.Command) {
@@ -44,6 +50,7 @@ func (f *tuiFlags) addTo(cmd *cobra.Command) {
 	fs.BoolVar(&f.ignoreOther, "ignore-other-operator", false, "reconcile even while a KubeRay operator runs in the cluster")
 	fs.StringVar(&f.logFile, "log-file", defaultLogFile(), "where raydar writes its log (never to the screen)")
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060, for measuring raydar itself")
+	operatorcmd.FeatureGatesFlag(fs, &f.featureGates)
 	fs.StringVarP(&f.command, "command", "c", "", "open on this view, as the : prompt names it (rayclusters, rc, rayjobs, rayservices, raycronjobs, pods, po, …)")
 }
 
@@ -107,6 +114,7 @@ func newTUIRunE(g *globals, f *tuiFlags) func(*cobra.Command, []string) error {
 		}
 		sc := sessionConfig{reconcile: !f.noReconcile && !f.readOnly, logger: logger, readOnly: f.readOnly, book: book}
 		sc.operator.IgnoreOtherOperators = f.ignoreOther
+		sc.operator.FeatureGates = f.featureGates
 		return runTUI(cmd.Context(), g.kube, target, sc, f, logger)
 	}
 }

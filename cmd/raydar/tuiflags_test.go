@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/raydar/raydar/tui"
 )
 
@@ -49,5 +51,26 @@ func TestTuneGC(t *testing.T) {
 	})
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Fatalf("GOGC %d with GOGC set in the environment, want it left alone", got)
+	}
+}
+
+// The TUI's embedded loop takes the operator's --feature-gates (either may
+// lead the election), refused alike before anything connects.
+func TestTUIFeatureGatesFlag(t *testing.T) {
+	for _, args := range [][]string{{"--feature-gates", "RayClusterMTLS=true"}, {"demo", "--feature-gates", "RayClusterMTLS=true"}} {
+		cmd := newRootCmd()
+		cmd.SetArgs(append([]string{"--kubeconfig", "/nonexistent"}, args...))
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "feature gate RayClusterMTLS=true: not implemented by raydar") {
+			t.Errorf("%v: %v; want the gate refused by name", args, err)
+		}
+	}
+	var f tuiFlags
+	cmd := &cobra.Command{}
+	f.addTo(cmd)
+	if err := cmd.Flags().Set("feature-gates", "RayClusterNetworkPolicy=true"); err != nil || !f.featureGates.Enabled("RayClusterNetworkPolicy") {
+		t.Errorf("--feature-gates RayClusterNetworkPolicy=true: %v, enabled %t", err, f.featureGates.Enabled("RayClusterNetworkPolicy"))
 	}
 }

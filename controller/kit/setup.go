@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/kube/raydash"
 )
 
@@ -39,6 +40,9 @@ type Shared struct {
 	Dashboards raydash.Resolver
 	// SkipNameValidation allows several operators in one process (tests).
 	SkipNameValidation bool
+	// Features are KubeRay's feature gates (the zero value: raydar's
+	// defaults).
+	Features features.Gates
 }
 
 // Kind is one kind's registration: what its controller watches and owns,

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/kit"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +35,10 @@ type BuildConfig struct {
 	// HeadlessHeadService makes the default ClusterIP head Service headless
 	// (KubeRay's default; ENABLE_RAY_HEAD_CLUSTER_IP_SERVICE=true turns it off).
 	HeadlessHeadService bool
+	// Features are KubeRay's feature gates (the zero value: raydar's
+	// defaults): RayClusterNetworkPolicy makes spec.networkPolicy into
+	// NetworkPolicies (networkpolicy.go).
+	Features features.Gates
 }
 
 func DefaultBuildConfig() BuildConfig {

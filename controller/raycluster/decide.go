@@ -45,6 +45,9 @@ type observed struct {
 	// Ingress is the dashboard Ingress, read only with enableIngress
 	// (ingress.go); nil when absent.
 	Ingress *networkingv1.Ingress
+	// NetworkPolicies are the cluster's (labelled ray.io/cluster), read
+	// only with the RayClusterNetworkPolicy gate on (networkpolicy.go).
+	NetworkPolicies []*networkingv1.NetworkPolicy
 	// CleanupJob is the Redis clean-up Job; read only while a deleted
 	// cluster waits on the GCS FT finalizer.
 	CleanupJob *batchv1.Job
@@ -74,8 +77,15 @@ type plan struct {
 	// CreateIngress and UpdateIngress: the dashboard Ingress (ingress.go).
 	CreateIngress *networkingv1.Ingress
 	UpdateIngress *networkingv1.Ingress
-	CreatePods    []*corev1.Pod
-	DeletePods    []podDeletion
+	// The NetworkPolicies of spec.networkPolicy (networkpolicy.go): to
+	// create, update and delete; the names of wanted ones another owner
+	// holds (the pods are held back).
+	CreateNetworkPolicies   []*networkingv1.NetworkPolicy
+	UpdateNetworkPolicies   []*networkingv1.NetworkPolicy
+	DeleteNetworkPolicies   []*networkingv1.NetworkPolicy
+	NetworkPolicyCollisions []string
+	CreatePods              []*corev1.Pod
+	DeletePods              []podDeletion
 	// DeleteAll deletes every pod of the cluster in one request
 	// (deletecollection by label); DeletePods then lists them for the
 	// expectations and the Event.
@@ -181,7 +191,7 @@ func decide(o *observed) *plan {
 		decideDeletion(o, p)
 		return p
 	}
-	if errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayCluster(rc)...); len(errs) > 0 {
+	if errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, o.Config.Features)...); len(errs) > 0 {
 		p.Invalid = errs
 		p.Status = computeStatus(o.Cluster, o.Pods, o.HeadService, p, nil, o.Now)
 		if _, ev := kit.Refusal(rc.Status.Conditions, string(rayv1.RayClusterReplicaFailure), ReasonValidationFailed, errs,
@@ -206,6 +216,7 @@ func decide(o *observed) *plan {
 	decideAuthSecret(o, p)
 	decideServeService(o, p)
 	decideIngress(o, p)
+	decideNetworkPolicies(o, p)
 
 	decidePods(o, p)
 

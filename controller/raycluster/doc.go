@@ -34,7 +34,9 @@
 // and per feature, its build, decide and act side together: auth.go (token
 // authentication and its Secret, or Kubernetes token auth and its projected
 // ServiceAccount token), ingress.go (the dashboard Ingress),
-// serve_service.go (the serve Service).
+// serve_service.go (the serve Service), networkpolicy.go (the
+// NetworkPolicies of spec.networkPolicy, behind KubeRay's
+// RayClusterNetworkPolicy feature gate, controller/features).
 //
 // Names and labels of every child are in controller/kit/names.go.
 // Everything created carries a controller owner reference to its RayCluster,

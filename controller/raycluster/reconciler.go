@@ -8,6 +8,7 @@ import (
 	"github.com/raydar/raydar/controller/kit"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +32,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;create;update
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -55,6 +57,10 @@ type Options struct {
 	StatusCoalesceWindow time.Duration
 	// Concurrency is the number of RayClusters reconciled at once.
 	Concurrency int
+	// NetworkPolicies: the RayClusterNetworkPolicy gate is on, so the
+	// cluster's NetworkPolicies are watched (owned) and reconciled. The
+	// same gate reaches the pass through kit.Shared.Features.
+	NetworkPolicies bool
 }
 
 // Reconciler reconciles RayClusters: the kit's Reconcile prologue, then
@@ -90,13 +96,23 @@ func Registration(opts Options) *kit.Kind[*rayv1.RayCluster] {
 		Predicates: []predicate.Predicate{predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
 			predicate.LabelChangedPredicate{}, kit.FinalizersChanged())},
-		Owns:        []kit.Owned{{Object: &corev1.Pod{}}, {Object: &corev1.Service{}}},
+		Owns:        owns(opts),
 		Indexes:     []kit.Index{{Object: &corev1.Pod{}, Field: ownerUIDField, Extract: podOwnerUID}},
 		Concurrency: opts.Concurrency,
 		Build: func(p *kit.Parts[*rayv1.RayCluster]) (kit.Reconciler[*rayv1.RayCluster], error) {
 			return fromParts(p, opts.StatusCoalesceWindow), nil
 		},
 	}
+}
+
+// owns are the children watched: pods and Services, and NetworkPolicies
+// with the RayClusterNetworkPolicy gate (without it none is cached).
+func owns(opts Options) []kit.Owned {
+	o := []kit.Owned{{Object: &corev1.Pod{}}, {Object: &corev1.Service{}}}
+	if opts.NetworkPolicies {
+		o = append(o, kit.Owned{Object: &networkingv1.NetworkPolicy{}})
+	}
+	return o
 }
 
 // podOwnerUID indexes a pod by its controller's UID (ownerUIDField).
@@ -114,6 +130,7 @@ func SharedBuildConfig(sh kit.Shared) BuildConfig {
 	cfg := DefaultBuildConfig()
 	cfg.ClusterDomain = kit.OrDefault(sh.ClusterDomain, cfg.ClusterDomain)
 	cfg.InjectProbes = sh.InjectProbes
+	cfg.Features = sh.Features
 	return cfg
 }
 

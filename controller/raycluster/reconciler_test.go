@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/internal/fixture"
 	"github.com/raydar/raydar/controller/kit"
 
@@ -31,6 +32,12 @@ import (
 // client, for the act-side rules that need no real API server.
 func fakeReconciler(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) (*Reconciler, client.Client, *events.FakeRecorder) {
 	t.Helper()
+	return fakeReconcilerWith(t, features.Gates{}, funcs, objs...)
+}
+
+// fakeReconcilerWith is fakeReconciler under the feature gates g.
+func fakeReconcilerWith(t *testing.T, g features.Gates, funcs interceptor.Funcs, objs ...client.Object) (*Reconciler, client.Client, *events.FakeRecorder) {
+	t.Helper()
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).
 		WithStatusSubresource(&rayv1.RayCluster{}).
 		WithIndex(&corev1.Pod{}, ownerUIDField, func(o client.Object) []string {
@@ -43,8 +50,8 @@ func fakeReconciler(t *testing.T, funcs interceptor.Funcs, objs ...client.Object
 		WithInterceptorFuncs(funcs).
 		Build()
 	rec := events.NewFakeRecorder(100)
-	g := kit.NewGate(c, true)
-	r := newReconciler(c, c, rec, kit.Shared{Gate: g, ClusterDomain: "cluster.local", InjectProbes: true}, -1)
+	gate := kit.NewGate(c, true)
+	r := newReconciler(c, c, rec, kit.Shared{Gate: gate, ClusterDomain: "cluster.local", InjectProbes: true, Features: g}, -1)
 	return r, c, rec
 }
 

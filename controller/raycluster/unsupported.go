@@ -17,6 +17,7 @@ package raycluster
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/raydar/raydar/controller/features"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -29,15 +30,26 @@ func Refuse(p *field.Path, missing string) *field.Error {
 
 // unsupportedClusterSpec lists the unimplemented fields of a RayClusterSpec
 // at p and of the annotations that reach the cluster at annPath.
+// (with raydar's default feature gates: spec.networkPolicy refused).
 func UnsupportedClusterSpec(spec *rayv1.RayClusterSpec, annotations map[string]string, p, annPath *field.Path) field.ErrorList {
+	return UnsupportedClusterSpecWith(spec, annotations, p, annPath, features.Gates{})
+}
+
+// UnsupportedClusterSpecWith is UnsupportedClusterSpec under the gates g:
+// with RayClusterNetworkPolicy on, spec.networkPolicy is implemented
+// (networkpolicy.go) and not refused.
+func UnsupportedClusterSpecWith(spec *rayv1.RayClusterSpec, annotations map[string]string, p, annPath *field.Path, g features.Gates) field.ErrorList {
 	var errs field.ErrorList
 	if spec.TLSOptions != nil {
 		errs = append(errs, Refuse(p.Child("tlsOptions"),
 			"no mTLS between Ray pods (KubeRay's RayClusterMTLS gate, cert-manager certificates); traffic would be unencrypted"))
 	}
-	if spec.NetworkPolicy != nil {
-		errs = append(errs, Refuse(p.Child("networkPolicy"),
-			"no NetworkPolicies are created (KubeRay's RayClusterNetworkPolicy gate); the pods would not be isolated"))
+	if spec.NetworkPolicy != nil && !g.Enabled(features.RayClusterNetworkPolicy) {
+		// KubeRay v1.7.0 refuses it too without the gate
+		// (utils/validation.go:315-318).
+		errs = append(errs, field.Forbidden(p.Child("networkPolicy"),
+			"requires the RayClusterNetworkPolicy feature gate, which is off (raydar operator --feature-gates RayClusterNetworkPolicy=true); "+
+				"no NetworkPolicies are created, so the pods would not be isolated, and this object is not reconciled"))
 	}
 	if spec.HistoryServerOptions != nil {
 		errs = append(errs, Refuse(p.Child("historyServerOptions"),
@@ -60,8 +72,13 @@ func UnsupportedClusterSpec(spec *rayv1.RayClusterSpec, annotations map[string]s
 	return errs
 }
 
-// unsupportedRayCluster lists what a RayCluster asks for that raydar does
-// not implement.
+// UnsupportedRayCluster lists what a RayCluster asks for that raydar does
+// not implement, with raydar's default feature gates.
 func UnsupportedRayCluster(rc *rayv1.RayCluster) field.ErrorList {
-	return UnsupportedClusterSpec(&rc.Spec, rc.Annotations, field.NewPath("spec"), field.NewPath("metadata", "annotations"))
+	return UnsupportedRayClusterWith(rc, features.Gates{})
+}
+
+// UnsupportedRayClusterWith is UnsupportedRayCluster under the gates g.
+func UnsupportedRayClusterWith(rc *rayv1.RayCluster, g features.Gates) field.ErrorList {
+	return UnsupportedClusterSpecWith(&rc.Spec, rc.Annotations, field.NewPath("spec"), field.NewPath("metadata", "annotations"), g)
 }

@@ -234,7 +234,7 @@ func decide(o *Observed, p *Plan) {
 
 	// Validation.
 	errs := rayv1.ValidateRayJob(j)
-	errs = append(errs, Unsupported(j)...)
+	errs = append(errs, UnsupportedWith(j, o.Config.Build.Features)...)
 	statusErrs := rayv1.ValidateRayJobStatus(j)
 	// KubeRay's Event reason says which part is invalid.
 	reason := rayv1.EventInvalidRayJobSpec

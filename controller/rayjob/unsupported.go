@@ -5,6 +5,7 @@ package rayjob
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/raycluster"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -12,10 +13,13 @@ import (
 // unsupportedRayJob lists what a RayJob asks for, in itself or in the
 // cluster it would create, that raydar does not implement. A job on a
 // selected cluster creates none: that cluster answers for itself.
-func Unsupported(rj *rayv1.RayJob) field.ErrorList {
+func Unsupported(rj *rayv1.RayJob) field.ErrorList { return UnsupportedWith(rj, features.Gates{}) }
+
+// UnsupportedWith is Unsupported under the feature gates g.
+func UnsupportedWith(rj *rayv1.RayJob, g features.Gates) field.ErrorList {
 	if rj.Spec.RayClusterSpec == nil || rj.Spec.UsesClusterSelector() {
 		return nil
 	}
-	return raycluster.UnsupportedClusterSpec(rj.Spec.RayClusterSpec, rj.Annotations,
-		field.NewPath("spec", "rayClusterSpec"), field.NewPath("metadata", "annotations"))
+	return raycluster.UnsupportedClusterSpecWith(rj.Spec.RayClusterSpec, rj.Annotations,
+		field.NewPath("spec", "rayClusterSpec"), field.NewPath("metadata", "annotations"), g)
 }

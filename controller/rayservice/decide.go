@@ -196,7 +196,7 @@ func decide(o *observed) *plan {
 	}
 	st := statusBase(rs)
 
-	if errs := append(rayv1.ValidateRayService(rs), Unsupported(rs)...); len(errs) > 0 {
+	if errs := append(rayv1.ValidateRayService(rs), UnsupportedWith(rs, o.Config.Build.Features)...); len(errs) > 0 {
 		msg, ev := kit.Refusal(rs.Status.Conditions, string(rayv1.RayServiceReady), string(rayv1.RayServiceValidationFailed), errs,
 			rayv1.EventInvalidRayServiceSpec, "nothing is created, changed or deleted")
 		if ev != nil {

@@ -1,6 +1,7 @@
 package rayservice
 
 import (
+	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/raycluster"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -8,9 +9,12 @@ import (
 
 // Unsupported lists what a RayService asks for, in itself or in
 // its clusters, that raydar does not implement.
-func Unsupported(rs *rayv1.RayService) field.ErrorList {
-	errs := raycluster.UnsupportedClusterSpec(&rs.Spec.RayClusterSpec, rs.Annotations,
-		field.NewPath("spec", "rayClusterConfig"), field.NewPath("metadata", "annotations"))
+func Unsupported(rs *rayv1.RayService) field.ErrorList { return UnsupportedWith(rs, features.Gates{}) }
+
+// UnsupportedWith is Unsupported under the feature gates g.
+func UnsupportedWith(rs *rayv1.RayService, g features.Gates) field.ErrorList {
+	errs := raycluster.UnsupportedClusterSpecWith(&rs.Spec.RayClusterSpec, rs.Annotations,
+		field.NewPath("spec", "rayClusterConfig"), field.NewPath("metadata", "annotations"), g)
 	if u := rs.Spec.UpgradeStrategy; u != nil && u.Type != nil && *u.Type == rayv1.NewClusterWithIncrementalUpgrade {
 		errs = append(errs, raycluster.Refuse(field.NewPath("spec", "upgradeStrategy", "type"),
 			"no incremental upgrade (Gateway API Gateway and HTTPRoute, traffic shifted step by step); the current cluster keeps serving and no upgrade starts"))

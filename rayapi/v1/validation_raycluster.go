@@ -235,17 +235,63 @@ func ValidateRayClusterSpec(spec *RayClusterSpec, annotations map[string]string,
 		npp := p.Child("networkPolicy")
 		allErrs = append(allErrs, supportedPtr(npp.Child("mode"), np.Mode,
 			NetworkPolicyDenyAll, NetworkPolicyDenyAllIngress, NetworkPolicyDenyAllEgress)...)
-		seen := map[string]bool{}
-		for i, wg := range np.WorkerGroups {
-			wp := npp.Child("workerGroups").Index(i).Child("groupName")
-			switch {
-			case wg.GroupName == "":
-				allErrs = append(allErrs, field.Required(wp, ""))
-			case seen[wg.GroupName]:
-				allErrs = append(allErrs, field.Duplicate(wp, wg.GroupName))
-			}
-			seen[wg.GroupName] = true
+		allErrs = append(allErrs, validateNetworkPolicyRules(spec, np, p)...)
+	}
+	return allErrs
+}
+
+// validateNetworkPolicyRules are KubeRay v1.7.0's rules of
+// spec.networkPolicy (utils/validation.go:377-444, validateNetworkPolicy):
+// rules only in a direction the mode restricts (default DenyAll), worker
+// group names DNS-1123 labels (they are part of the NetworkPolicies'
+// names), each workerGroups entry naming a group of workerGroupSpecs, once.
+func validateNetworkPolicyRules(spec *RayClusterSpec, np *NetworkPolicyConfig, p *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	npp := p.Child("networkPolicy")
+	mode := NetworkPolicyDenyAll
+	if np.Mode != nil {
+		mode = *np.Mode
+	}
+	directions := func(rp *field.Path, r *NetworkPolicyRules) {
+		if r == nil {
+			return
 		}
+		if mode == NetworkPolicyDenyAllEgress && len(r.IngressRules) > 0 {
+			allErrs = append(allErrs, field.Forbidden(rp.Child("ingressRules"),
+				fmt.Sprintf("cannot be set when mode is %q (ingress is not restricted)", mode)))
+		}
+		if mode == NetworkPolicyDenyAllIngress && len(r.EgressRules) > 0 {
+			allErrs = append(allErrs, field.Forbidden(rp.Child("egressRules"),
+				fmt.Sprintf("cannot be set when mode is %q (egress is not restricted)", mode)))
+		}
+	}
+	directions(npp.Child("head"), np.Head)
+	directions(npp.Child("worker"), np.Worker)
+	groups := map[string]bool{}
+	for i, g := range spec.WorkerGroupSpecs {
+		groups[g.GroupName] = true
+		if g.GroupName == "" {
+			continue // required, said above
+		}
+		for _, msg := range validation.IsDNS1123Label(g.GroupName) {
+			allErrs = append(allErrs, field.Invalid(p.Child("workerGroupSpecs").Index(i).Child("groupName"), g.GroupName,
+				"must be a DNS-1123 label when networkPolicy is set (it is part of the NetworkPolicy's name): "+msg))
+		}
+	}
+	seen := map[string]bool{}
+	for i, wg := range np.WorkerGroups {
+		ep := npp.Child("workerGroups").Index(i)
+		wp := ep.Child("groupName")
+		switch {
+		case wg.GroupName == "":
+			allErrs = append(allErrs, field.Required(wp, ""))
+		case seen[wg.GroupName]:
+			allErrs = append(allErrs, field.Duplicate(wp, wg.GroupName))
+		case !groups[wg.GroupName]:
+			allErrs = append(allErrs, field.NotFound(wp, wg.GroupName))
+		}
+		seen[wg.GroupName] = true
+		directions(ep, &wg.NetworkPolicyRules)
 	}
 	return allErrs
 }

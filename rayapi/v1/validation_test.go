@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -263,6 +264,32 @@ func TestValidateRayCluster(t *testing.T) {
 			{field.ErrorTypeNotSupported, "spec.networkPolicy.mode"},
 			{field.ErrorTypeRequired, "spec.networkPolicy.workerGroups[1].groupName"},
 			{field.ErrorTypeDuplicate, "spec.networkPolicy.workerGroups[2].groupName"},
+		}},
+		{"valid: network policy DenyAll with rules both ways (KubeRay v1.7.0 sample)", func(c *RayCluster) {
+			c.Spec.NetworkPolicy = &NetworkPolicyConfig{Mode: ptr(NetworkPolicyDenyAll),
+				Head:         &NetworkPolicyRules{IngressRules: []networkingv1.NetworkPolicyIngressRule{{}}, EgressRules: []networkingv1.NetworkPolicyEgressRule{{}}},
+				WorkerGroups: []WorkerGroupNetworkPolicyRules{{GroupName: "gpu", NetworkPolicyRules: NetworkPolicyRules{EgressRules: []networkingv1.NetworkPolicyEgressRule{{}}}}}}
+		}, nil},
+		{"network policy: rules in a direction the mode leaves open (KubeRay v1.7.0 validateNetworkPolicy)", func(c *RayCluster) {
+			c.Spec.NetworkPolicy = &NetworkPolicyConfig{Mode: ptr(NetworkPolicyDenyAllEgress),
+				Head:         &NetworkPolicyRules{IngressRules: []networkingv1.NetworkPolicyIngressRule{{}}},
+				Worker:       &NetworkPolicyRules{IngressRules: []networkingv1.NetworkPolicyIngressRule{{}}, EgressRules: []networkingv1.NetworkPolicyEgressRule{{}}},
+				WorkerGroups: []WorkerGroupNetworkPolicyRules{{GroupName: "cpu", NetworkPolicyRules: NetworkPolicyRules{IngressRules: []networkingv1.NetworkPolicyIngressRule{{}}}}}}
+		}, []want{
+			{field.ErrorTypeForbidden, "spec.networkPolicy.head.ingressRules"},
+			{field.ErrorTypeForbidden, "spec.networkPolicy.worker.ingressRules"},
+			{field.ErrorTypeForbidden, "spec.networkPolicy.workerGroups[0].ingressRules"},
+		}},
+		{"network policy: egress rules with DenyAllIngress", func(c *RayCluster) {
+			c.Spec.NetworkPolicy = &NetworkPolicyConfig{Mode: ptr(NetworkPolicyDenyAllIngress),
+				Head: &NetworkPolicyRules{EgressRules: []networkingv1.NetworkPolicyEgressRule{{}}}}
+		}, []want{{field.ErrorTypeForbidden, "spec.networkPolicy.head.egressRules"}}},
+		{"network policy: an entry for a group the cluster does not have, a group name no policy name may hold", func(c *RayCluster) {
+			c.Spec.WorkerGroupSpecs[0].GroupName = "CPU_big"
+			c.Spec.NetworkPolicy = &NetworkPolicyConfig{WorkerGroups: []WorkerGroupNetworkPolicyRules{{GroupName: "tpu"}}}
+		}, []want{
+			{field.ErrorTypeInvalid, "spec.workerGroupSpecs[0].groupName"},
+			{field.ErrorTypeNotFound, "spec.networkPolicy.workerGroups[0].groupName"},
 		}},
 	}
 	for _, tt := range tests {

@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -22,6 +23,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/controller"
+	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash/addrbook"
@@ -99,7 +101,7 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 			defer rec.Close()
 			l := op.Leader()
 			logger.Info("starting raydar operator", "server", target.Server, "identity", l.Identity,
-				"lease", l.Lease, "leaderElection", l.Enabled)
+				"lease", l.Lease, "leaderElection", l.Enabled, "featureGates", o.FeatureGates.Effective())
 			if err := op.Start(ctx); err != nil && ctx.Err() == nil {
 				return fmt.Errorf("operator stopped: %w", err)
 			}
@@ -120,9 +122,19 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 	f.DurationVar(&o.StatusCoalesceWindow, "status-coalesce", controller.DefaultStatusCoalesceWindow, "hold non-urgent status changes this long to write them once (negative: write at once)")
 	f.Float32Var(&o.QPS, "kube-api-qps", controller.DefaultQPS, "requests per second to the API server")
 	f.IntVar(&o.Burst, "kube-api-burst", controller.DefaultBurst, "burst of requests to the API server")
+	FeatureGatesFlag(f, &o.FeatureGates)
 	f.IntVarP(&verbosity, "v", "v", 0, "log verbosity")
 	f.StringVar(&historyFile, "history-file", history.DefaultPathOrEmpty(), `this process's record of what happened to Ray objects (raydar history); "" keeps it in memory`)
 	return cmd
+}
+
+// FeatureGatesFlag registers --feature-gates on f, into g: KubeRay's gate
+// names and defaults, a refused gate an error when the flags are parsed
+// (before anything connects). The operator command and the TUI (its
+// embedded loop) register the one flag, so that every raydar that may
+// lead the election reconciles alike.
+func FeatureGatesFlag(f *pflag.FlagSet, g *features.Gates) {
+	f.Var(g, "feature-gates", features.Usage())
 }
 
 // NewLoop builds the reconcile loop for all kinds with o, reaching the

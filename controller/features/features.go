@@ -1,0 +1,217 @@
+package features
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Gate names one of KubeRay's feature gates.
+type Gate string
+
+// KubeRay v1.7.0's gates (ray-operator/pkg/features/features.go).
+const (
+	RayClusterStatusConditions       Gate = "RayClusterStatusConditions"
+	RayJobDeletionPolicy             Gate = "RayJobDeletionPolicy"
+	RayMultiHostIndexing             Gate = "RayMultiHostIndexing"
+	RayServiceIncrementalUpgrade     Gate = "RayServiceIncrementalUpgrade"
+	RayCronJob                       Gate = "RayCronJob"
+	SidecarSubmitterRestart          Gate = "SidecarSubmitterRestart"
+	RayClusterNetworkPolicy          Gate = "RayClusterNetworkPolicy"
+	GCSFaultToleranceEmbeddedStorage Gate = "GCSFaultToleranceEmbeddedStorage"
+	RayClusterMTLS                   Gate = "RayClusterMTLS"
+	RayClusterHistoryServer          Gate = "RayClusterHistoryServer"
+	KubernetesWAS                    Gate = "KubernetesWAS"
+)
+
+// Support is what raydar does with a gate.
+type Support int
+
+const (
+	// Always: raydar behaves as with the gate on and cannot turn it off;
+	// Name=false is refused.
+	Always Support = iota
+	// Toggle: raydar implements both sides; the gate chooses.
+	Toggle
+	// NotImplemented: raydar does not implement the feature; Name=true is
+	// refused (and every object asking for the feature is refused by
+	// name, as KubeRay refuses it with the gate off).
+	NotImplemented
+	// RefusedPerObject: accepted either way, but every object asking for
+	// the feature is refused by name, since raydar does not implement it
+	// (a gate KubeRay turns on by default, so the default must start).
+	RefusedPerObject
+)
+
+// Spec is one gate: KubeRay's default and stage, raydar's default and
+// what raydar does with it.
+type Spec struct {
+	Name           Gate
+	KubeRayDefault bool
+	Stage          string // Alpha, Beta (KubeRay v1.7.0)
+	// Default is raydar's: KubeRay's, but for a gate raydar always
+	// behaves as on (RayCronJob: raydar runs RayCronJobs without it).
+	Default bool
+	Support Support
+	// Why says, for a gate that cannot be set one way, what raydar does
+	// instead.
+	Why string
+}
+
+// All is every gate of KubeRay v1.7.0, in features.go's order.
+var All = []Spec{
+	{RayClusterStatusConditions, true, "Beta", true, Always,
+		"raydar always writes the RayCluster status conditions (HeadPodReady, RayClusterProvisioned, ReplicaFailure, …)"},
+	{RayJobDeletionPolicy, true, "Beta", true, Always,
+		"raydar always implements a RayJob's deletionStrategy"},
+	{RayMultiHostIndexing, true, "Beta", true, Always,
+		"raydar always labels multi-host workers with their replica and host index"},
+	{RayServiceIncrementalUpgrade, true, "Beta", true, RefusedPerObject,
+		"raydar does not implement NewClusterWithIncrementalUpgrade and refuses each RayService asking for it, whatever the gate"},
+	{RayCronJob, false, "Alpha", true, Always,
+		"raydar always reconciles RayCronJobs (on by default in raydar, off in KubeRay)"},
+	{SidecarSubmitterRestart, false, "Alpha", false, NotImplemented,
+		"raydar does not implement the restartable SidecarMode submitter"},
+	{RayClusterNetworkPolicy, false, "Alpha", false, Toggle, ""},
+	{GCSFaultToleranceEmbeddedStorage, false, "Alpha", false, NotImplemented,
+		"raydar does not implement the embedded rocksdb GCS storage; a cluster asking for it is refused by name"},
+	{RayClusterMTLS, false, "Alpha", false, NotImplemented,
+		"raydar does not implement mTLS (spec.tlsOptions); a cluster asking for it is refused by name"},
+	{RayClusterHistoryServer, false, "Alpha", false, NotImplemented,
+		"raydar does not implement the history server collector (spec.historyServerOptions); a cluster asking for it is refused by name"},
+	{KubernetesWAS, false, "Alpha", false, NotImplemented,
+		"raydar does not implement the Workload-Aware Scheduling batch scheduler"},
+}
+
+// Lookup is the spec of a gate by name.
+func Lookup(name Gate) (Spec, bool) {
+	for _, s := range All {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Spec{}, false
+}
+
+// Gates is a set of gate values. The zero value is raydar's defaults. It is
+// a pflag.Value (Set, String, Type): `--feature-gates A=true,B=false`, given
+// more than once, adds up.
+type Gates struct {
+	set map[Gate]bool
+}
+
+// Enabled reports whether the gate is on: as set, else raydar's default.
+func (g Gates) Enabled(name Gate) bool {
+	if v, ok := g.set[name]; ok {
+		return v
+	}
+	s, _ := Lookup(name)
+	return s.Default
+}
+
+// Parse reads "Name=true,Other=false" (Kubernetes' --feature-gates syntax).
+// An unknown name, a value that is not a boolean, a gate raydar does not
+// implement turned on and a gate raydar cannot turn off turned off are
+// refused, naming the gate.
+func Parse(s string) (Gates, error) {
+	var g Gates
+	return g, g.add(s)
+}
+
+// MustParse is Parse that panics (tests, constants).
+func MustParse(s string) Gates {
+	g, err := Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
+
+func (g *Gates) add(s string) error {
+	next := map[Gate]bool{}
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok {
+			return fmt.Errorf("feature gate %q: missing =true or =false (the syntax is Name=true,Other=false)", k)
+		}
+		spec, known := Lookup(Gate(k))
+		if !known {
+			return fmt.Errorf("unknown feature gate %q: KubeRay v1.7.0's gates are %s", k, names())
+		}
+		on, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("feature gate %s: invalid value %q: want true or false", k, strings.TrimSpace(v))
+		}
+		switch {
+		case spec.Support == NotImplemented && on:
+			return fmt.Errorf("feature gate %s=true: not implemented by raydar (%s)", k, spec.Why)
+		case spec.Support == Always && !on:
+			return fmt.Errorf("feature gate %s=false: raydar cannot turn it off (%s)", k, spec.Why)
+		}
+		next[Gate(k)] = on
+	}
+	if g.set == nil {
+		g.set = map[Gate]bool{}
+	}
+	for k, v := range next {
+		g.set[k] = v
+	}
+	return nil
+}
+
+// Set implements pflag.Value: it adds s's gates to g.
+func (g *Gates) Set(s string) error { return g.add(s) }
+
+// Type implements pflag.Value.
+func (g *Gates) Type() string { return "mapStringBool" }
+
+// String implements pflag.Value: the gates set, sorted, as Parse reads them.
+func (g *Gates) String() string {
+	if g == nil || len(g.set) == 0 {
+		return ""
+	}
+	var parts []string
+	for k, v := range g.set {
+		parts = append(parts, fmt.Sprintf("%s=%t", k, v))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+// Effective is every gate with its value, in All's order, as Parse reads
+// them ("RayClusterStatusConditions=true,…"), for the operator's log line.
+func (g Gates) Effective() string {
+	parts := make([]string, 0, len(All))
+	for _, s := range All {
+		parts = append(parts, fmt.Sprintf("%s=%t", s.Name, g.Enabled(s.Name)))
+	}
+	return strings.Join(parts, ",")
+}
+
+// names lists the gates, comma-separated.
+func names() string {
+	var out []string
+	for _, s := range All {
+		out = append(out, string(s.Name))
+	}
+	return strings.Join(out, ", ")
+}
+
+// Usage is the --feature-gates flag's help: the syntax and every gate with
+// raydar's default and what raydar does with it.
+func Usage() string {
+	var b strings.Builder
+	b.WriteString("KubeRay's feature gates, as Name=true,Other=false. Gates (raydar's default; KubeRay v1.7.0's stage):")
+	for _, s := range All {
+		what := map[Support]string{Always: "always on", Toggle: "implemented", NotImplemented: "not implemented: =true refused",
+			RefusedPerObject: "its objects refused"}[s.Support]
+		fmt.Fprintf(&b, "\n  %s=%t (%s; %s)", s.Name, s.Default, s.Stage, what)
+	}
+	return b.String()
+}
