@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
@@ -91,4 +92,43 @@ func (l *observingLock) snapshot() (resourcelock.LeaderElectionRecord, time.Time
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.rec, l.observed, l.lastErr
+}
+
+// releasedLease is the manager's logger when it releases its Lease on a
+// stop: controller-runtime's OnStoppedLeading reports that release as a
+// loss ("leader election lost", pkg/manager/internal.go:632-641, v0.25),
+// which the manager, already stopping, logs as an error on every quit
+// ("error received after stop sequence was engaged", :537). This says what
+// happened instead, at info level; every other line passes through.
+type releasedLease struct{ logr.LogSink }
+
+const (
+	stopSequenceMsg   = "error received after stop sequence was engaged"
+	leaderElectionErr = "leader election lost"
+)
+
+func (s releasedLease) Error(err error, msg string, kv ...any) {
+	if msg == stopSequenceMsg && err != nil && err.Error() == leaderElectionErr {
+		if s.LogSink.Enabled(0) {
+			s.LogSink.Info(0, "released the leader election Lease", kv...)
+		}
+		return
+	}
+	s.LogSink.Error(err, msg, kv...)
+}
+
+func (s releasedLease) WithName(name string) logr.LogSink {
+	return releasedLease{s.LogSink.WithName(name)}
+}
+
+func (s releasedLease) WithValues(kv ...any) logr.LogSink {
+	return releasedLease{s.LogSink.WithValues(kv...)}
+}
+
+// quietRelease wraps l (a zero Logger stays as it is) with releasedLease.
+func quietRelease(l logr.Logger) logr.Logger {
+	if l.GetSink() == nil {
+		return l
+	}
+	return logr.New(releasedLease{l.GetSink()})
 }

@@ -231,6 +231,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		mopts.LeaderElectionNamespace = ns
 		mopts.LeaderElectionResourceLockInterface = o.lock
 		mopts.LeaderElectionReleaseOnCancel = true
+		mopts.Logger = quietRelease(mopts.Logger)
 	}
 
 	mgr, err := ctrl.NewManager(cfg, mopts)
