@@ -28,6 +28,7 @@ import (
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/rayapi/crds"
 	"github.com/raydar/raydar/test/conformance"
+	"github.com/raydar/raydar/test/internal/procstat"
 )
 
 // One sandbox (etcd and kube-apiserver only: nothing else reads or writes
@@ -65,6 +66,19 @@ func TestMain(m *testing.M) {
 
 var rayClusters = schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}
 
+// batch is what one batch of creates cost.
+type batch struct {
+	wall time.Duration // first create until the last answer
+	cpu  time.Duration // kube-apiserver's CPU time (user + system) meanwhile
+	// latency is the API server's mean time per create
+	// (apiserver_request_duration_seconds, POST rayclusters).
+	latency time.Duration
+	// cel is the CEL evaluation time in the batch
+	// (apiserver_cel_evaluation_duration_seconds) and celN the evaluations.
+	cel  time.Duration
+	celN float64
+}
+
 // crdSet is one contender: a name and its RayCluster CRD.
 type crdSet struct {
 	name string
@@ -94,24 +108,29 @@ func BenchmarkAdmission(b *testing.B) {
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			for range b.N {
-				times := map[string][]time.Duration{}
+				res := map[string][]batch{}
 				for r := range rounds {
 					order := []crdSet{sets[0], sets[1]}
 					if r%2 == 1 {
 						order[0], order[1] = order[1], order[0]
 					}
 					for _, s := range order {
-						d := measure(b, s, sample, n)
-						times[s.name] = append(times[s.name], d)
-						b.Logf("N=%d round %d %-7s %6.2f s (load %s)", n, r+1, s.name, d.Seconds(), loadAverage())
+						m := measure(b, s, sample, n)
+						res[s.name] = append(res[s.name], m)
+						b.Logf("N=%d round %d %-7s %6.2f s, API server CPU %5.2f s, %5.1f ms per create, CEL %6.1f ms in %.0f evaluations (load %s)",
+							n, r+1, s.name, m.wall.Seconds(), m.cpu.Seconds(), ms(m.latency), ms(m.cel), m.celN, loadAverage())
 					}
 				}
-				rd, kr := median(times["raydar"]), median(times["kuberay"])
-				b.Logf("N=%d median of %d rounds: raydar %.2f s, kuberay %.2f s, ratio %.2f×",
-					n, rounds, rd.Seconds(), kr.Seconds(), rd.Seconds()/kr.Seconds())
-				b.ReportMetric(rd.Seconds(), "raydar-s")
-				b.ReportMetric(kr.Seconds(), "kuberay-s")
-				b.ReportMetric(rd.Seconds()/kr.Seconds(), "ratio")
+				rd, kr := medians(res["raydar"]), medians(res["kuberay"])
+				b.Logf("N=%d medians of %d rounds: wall raydar %.2f s, kuberay %.2f s (%.2f×); API server CPU raydar %.2f s, kuberay %.2f s (%.2f×); per create raydar %.1f ms, kuberay %.1f ms (%.2f×); CEL raydar %.1f ms, kuberay %.1f ms",
+					n, rounds, rd.wall.Seconds(), kr.wall.Seconds(), ratio(rd.wall, kr.wall),
+					rd.cpu.Seconds(), kr.cpu.Seconds(), ratio(rd.cpu, kr.cpu),
+					ms(rd.latency), ms(kr.latency), ratio(rd.latency, kr.latency), ms(rd.cel), ms(kr.cel))
+				b.ReportMetric(rd.wall.Seconds(), "raydar-s")
+				b.ReportMetric(kr.wall.Seconds(), "kuberay-s")
+				b.ReportMetric(ratio(rd.wall, kr.wall), "wall-ratio")
+				b.ReportMetric(ratio(rd.cpu, kr.cpu), "cpu-ratio")
+				b.ReportMetric(ratio(rd.latency, kr.latency), "latency-ratio")
 			}
 		})
 	}
@@ -119,7 +138,7 @@ func BenchmarkAdmission(b *testing.B) {
 
 // measure installs s's CRD, warms it up, times n creates of sample by 8
 // clients, and removes the CRD and its objects again.
-func measure(b *testing.B, s crdSet, sample *unstructured.Unstructured, n int) time.Duration {
+func measure(b *testing.B, s crdSet, sample *unstructured.Unstructured, n int) batch {
 	ctx := context.Background()
 	install(b, s.crd)
 	defer uninstall(b, s.crd.Name)
@@ -138,6 +157,7 @@ func measure(b *testing.B, s crdSet, sample *unstructured.Unstructured, n int) t
 	if err != nil {
 		b.Fatalf("%s: warm-up create: %v", s.name, err)
 	}
+	m0, cpu0 := scrape(b), apiServerCPU(b)
 	start := time.Now()
 	parallel(b, n, func(i int) error {
 		o := sample.DeepCopy()
@@ -145,8 +165,72 @@ func measure(b *testing.B, s crdSet, sample *unstructured.Unstructured, n int) t
 		_, err := api.Create(ctx, o, metav1.CreateOptions{})
 		return err
 	})
-	return time.Since(start)
+	res := batch{wall: time.Since(start), cpu: apiServerCPU(b) - cpu0}
+	m1 := scrape(b)
+	if c := m1.createN - m0.createN; c > 0 {
+		res.latency = seconds((m1.createSum - m0.createSum) / c)
+	}
+	res.cel, res.celN = seconds(m1.celSum-m0.celSum), m1.celN-m0.celN
+	return res
 }
+
+// apiMetrics are the sums read off the API server's /metrics.
+type apiMetrics struct {
+	createSum, createN float64 // POST rayclusters
+	celSum, celN       float64 // CEL evaluations
+}
+
+// scrape reads the API server's metrics.
+func scrape(b *testing.B) apiMetrics {
+	raw, err := sb.Clientset().CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Fatalf("reading the API server's metrics: %v", err)
+	}
+	var m apiMetrics
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+		post := strings.Contains(line, `verb="POST"`) && strings.Contains(line, `resource="rayclusters"`)
+		switch {
+		case strings.HasPrefix(line, "apiserver_request_duration_seconds_sum{") && post:
+			m.createSum += v
+		case strings.HasPrefix(line, "apiserver_request_duration_seconds_count{") && post:
+			m.createN += v
+		case strings.HasPrefix(line, "apiserver_cel_evaluation_duration_seconds_sum"):
+			m.celSum += v
+		case strings.HasPrefix(line, "apiserver_cel_evaluation_duration_seconds_count"):
+			m.celN += v
+		}
+	}
+	return m
+}
+
+// apiServerCPU is kube-apiserver's CPU time so far (the sandbox's wrapper
+// writes its pid).
+func apiServerCPU(b *testing.B) time.Duration {
+	raw, err := os.ReadFile(filepath.Join(sb.StateDir, "bin", "kube-apiserver.pid"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := procstat.CPU(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
 
 // meta404 is the REST mapper-less "the server could not find the requested
 // resource" a just-created CRD answers for a moment.
@@ -281,6 +365,23 @@ func parallel(b *testing.B, n int, f func(int) error) {
 		})
 	}
 	wg.Wait()
+}
+
+// medians is each figure's median over the rounds.
+func medians(bs []batch) batch {
+	pick := func(f func(batch) time.Duration) time.Duration {
+		var ds []time.Duration
+		for _, x := range bs {
+			ds = append(ds, f(x))
+		}
+		return median(ds)
+	}
+	return batch{
+		wall:    pick(func(x batch) time.Duration { return x.wall }),
+		cpu:     pick(func(x batch) time.Duration { return x.cpu }),
+		latency: pick(func(x batch) time.Duration { return x.latency }),
+		cel:     pick(func(x batch) time.Duration { return x.cel }),
+	}
 }
 
 func median(ds []time.Duration) time.Duration {
