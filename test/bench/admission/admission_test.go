@@ -32,7 +32,8 @@ import (
 )
 
 // One sandbox (etcd and kube-apiserver only: nothing else reads or writes
-// RayClusters) for the package; none with -short.
+// RayClusters) for the package; none with -short or when no benchmark is
+// asked for (`go test ./...` in `make test` runs none here).
 var (
 	sb  *sandbox.Sandbox
 	dyn dynamic.Interface
@@ -41,7 +42,7 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if testing.Short() {
+	if testing.Short() || flag.Lookup("test.bench").Value.String() == "" {
 		os.Exit(m.Run())
 	}
 	s, err := sandbox.Start(context.Background(), sandbox.Options{})
