@@ -3,5 +3,6 @@
 // running: BenchmarkAdmission installs one CRD set, times N creates of
 // KubeRay's ray-cluster.sample.yaml by 8 parallel clients, swaps the CRD,
 // and so on, interleaved so that the machine's load drifts equally on both.
-// docs/benchmarks.md ("Admission") records the figures.
+// docs/benchmarks.md ("Issue 27: what a RayCluster create costs the API
+// server") records the figures.
 package admission
