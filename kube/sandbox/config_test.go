@@ -102,15 +102,17 @@ func TestStages(t *testing.T) {
 		seen[name] = true
 	}
 	for _, want := range []string{"raydar-pod-running", "raydar-pod-failed", "raydar-pod-succeeded",
-		"raydar-pod-crashloop", "raydar-pod-image-pull", "raydar-pod-config-error", "raydar-pod-remove", "raydar-node-ready"} {
+		"raydar-pod-crashloop", "raydar-pod-image-pull", "raydar-pod-config-error", "raydar-pod-remove", "raydar-node-ready",
+		"raydar-container-exited"} {
 		if !seen[want] {
 			t.Errorf("no stage %s", want)
 		}
 	}
-	if len(seen) != 8 {
+	if len(seen) != 9 {
 		t.Errorf("%d stages: %v", len(seen), seen)
 	}
-	for _, key := range []string{PhaseAnnotation, CrashAnnotation, ImagePullAnnotation, ConfigCheckAnnotation, ConfigErrorAnnotation} {
+	for _, key := range []string{PhaseAnnotation, CrashAnnotation, ImagePullAnnotation, ConfigCheckAnnotation, ConfigErrorAnnotation,
+		ExitedContainerAnnotation, ExitCodeAnnotation} {
 		if !bytes.Contains(stagesYAML, []byte(`["`+key+`"]`)) {
 			t.Errorf("stages do not read %s", key)
 		}
