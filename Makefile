@@ -95,8 +95,10 @@ test-faults: tools ## the fault suite (test/faults): kills, restarts, cuts and R
 	@mkdir -p $(TEST_EVENTS)
 	$(call GOTEST_V,faults) $(TEST_FLAGS) ./test/faults
 
+# One package at a time (-p 1): a benchmark that starts a control plane (the sandbox's, the
+# admission one) would otherwise run beside another package's and measure the contention.
 bench: tools ## benchmarks; results are recorded in docs/benchmarks.md
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
 
 # The TUI measured end to end (test/e2e/bench): a sandbox with 10,000 Ray
 # pods / 1,000 RayClusters (BENCH_E2E_FLAGS=-big: 100,000 / 10,000), the real
