@@ -216,8 +216,9 @@ func decideWaiting(o *Observed, p *Plan) {
 	if suspendIfAsked(o, p) || checkDeadlines(o, p) {
 		return
 	}
-	if rc := o.Cluster; rc != nil && owns(j, rc.OwnerReferences) {
-		// Kept current while the job waits for its jobId (KubeRay v1.6.2
+	if rc := o.Cluster; rc != nil {
+		// Kept current while the job waits for its jobId, from the cluster
+		// it uses (created or selected), as Running copies it (KubeRay v1.6.2
 		// copies nothing in Waiting: its copy stays the last not-ready one).
 		st.RayClusterStatus = *rc.Status.DeepCopy()
 	}
