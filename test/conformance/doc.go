@@ -25,10 +25,11 @@
 // Ingresses (the submitter Job's command verbatim), and the
 // RayCluster/RayJob/RayService/RayCronJob objects themselves (labels,
 // annotations, finalizers, status, including the copies of a cluster's
-// status a RayJob or RayService holds). Random name suffixes (and the
-// per-tick suffix of a RayCronJob's RayJobs: random in v1.6.2, the tick's
-// minute in v1.7.0), UIDs, resource versions, timestamps, IPs, node names
-// and the namespace are normalised away first.
+// status a RayJob or RayService holds). Random name suffixes, UIDs,
+// resource versions, timestamps, IPs, node names and the namespace are
+// normalised away first; a RayCronJob's RayJobs (random names in v1.6.2,
+// the tick's minute in v1.7.0) are named by the tick they were made for,
+// a second one for the same tick as its duplicate (cronTicks).
 //
 // KubeRay reaches the simulated Ray heads (kube/sandbox/headsim) through
 // proxy.go: its HTTP clients use Go's default transport, which honours
