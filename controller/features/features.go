@@ -35,8 +35,11 @@ const (
 	// Toggle: raydar implements both sides; the gate chooses.
 	Toggle
 	// NotImplemented: raydar does not implement the feature; Name=true is
-	// refused (and every object asking for the feature is refused by
-	// name, as KubeRay refuses it with the gate off).
+	// refused. Where an object asks for the feature by a field
+	// (spec.tlsOptions, historyServerOptions, the rocksdb GCS backend),
+	// that object is refused by name too, as KubeRay refuses it with the
+	// gate off (controller/raycluster/unsupported.go); SidecarSubmitterRestart
+	// and KubernetesWAS are operator behaviour no field asks for.
 	NotImplemented
 	// RefusedPerObject: accepted either way, but every object asking for
 	// the feature is refused by name, since raydar does not implement it
@@ -54,7 +57,7 @@ func (s Support) label() string {
 	case NotImplemented:
 		return "not implemented: =true refused"
 	default:
-		return "its objects refused"
+		return "accepted either way; objects asking for the feature refused"
 	}
 }
 
