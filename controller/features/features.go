@@ -35,8 +35,11 @@ const (
 	// Toggle: raydar implements both sides; the gate chooses.
 	Toggle
 	// NotImplemented: raydar does not implement the feature; Name=true is
-	// refused (and every object asking for the feature is refused by
-	// name, as KubeRay refuses it with the gate off).
+	// refused. Where an object asks for the feature by a field
+	// (spec.tlsOptions, historyServerOptions, the rocksdb GCS backend),
+	// that object is refused by name too, as KubeRay refuses it with the
+	// gate off (controller/raycluster/unsupported.go); SidecarSubmitterRestart
+	// and KubernetesWAS are operator behaviour no field asks for.
 	NotImplemented
 	// RefusedPerObject: accepted either way, but every object asking for
 	// the feature is refused by name, since raydar does not implement it
@@ -44,43 +47,58 @@ const (
 	RefusedPerObject
 )
 
-// Spec is one gate: KubeRay's default and stage, raydar's default and
-// what raydar does with it.
+// label is what Usage says of each Support.
+func (s Support) label() string {
+	switch s {
+	case Always:
+		return "always on"
+	case Toggle:
+		return "implemented"
+	case NotImplemented:
+		return "not implemented: =true refused"
+	default:
+		return "accepted either way; objects asking for the feature refused"
+	}
+}
+
+// Spec is one gate: KubeRay's default and stage, and what raydar does with
+// it (from which raydar's default follows: Default).
 type Spec struct {
 	Name           Gate
 	KubeRayDefault bool
 	Stage          string // Alpha, Beta (KubeRay v1.7.0)
-	// Default is raydar's: KubeRay's, but for a gate raydar always
-	// behaves as on (RayCronJob: raydar runs RayCronJobs without it).
-	Default bool
-	Support Support
+	Support        Support
 	// Why says, for a gate that cannot be set one way, what raydar does
 	// instead.
 	Why string
 }
 
+// Default is raydar's default: KubeRay's, but on for a gate raydar always
+// behaves as on (RayCronJob: raydar runs RayCronJobs without it).
+func (s Spec) Default() bool { return s.KubeRayDefault || s.Support == Always }
+
 // All is every gate of KubeRay v1.7.0, in features.go's order.
 var All = []Spec{
-	{RayClusterStatusConditions, true, "Beta", true, Always,
+	{RayClusterStatusConditions, true, "Beta", Always,
 		"raydar always writes the RayCluster status conditions (HeadPodReady, RayClusterProvisioned, ReplicaFailure, …)"},
-	{RayJobDeletionPolicy, true, "Beta", true, Always,
+	{RayJobDeletionPolicy, true, "Beta", Always,
 		"raydar always implements a RayJob's deletionStrategy"},
-	{RayMultiHostIndexing, true, "Beta", true, Always,
+	{RayMultiHostIndexing, true, "Beta", Always,
 		"raydar always labels multi-host workers with their replica and host index"},
-	{RayServiceIncrementalUpgrade, true, "Beta", true, RefusedPerObject,
+	{RayServiceIncrementalUpgrade, true, "Beta", RefusedPerObject,
 		"raydar does not implement NewClusterWithIncrementalUpgrade and refuses each RayService asking for it, whatever the gate"},
-	{RayCronJob, false, "Alpha", true, Always,
+	{RayCronJob, false, "Alpha", Always,
 		"raydar always reconciles RayCronJobs (on by default in raydar, off in KubeRay)"},
-	{SidecarSubmitterRestart, false, "Alpha", false, NotImplemented,
+	{SidecarSubmitterRestart, false, "Alpha", NotImplemented,
 		"raydar does not implement the restartable SidecarMode submitter"},
-	{RayClusterNetworkPolicy, false, "Alpha", false, Toggle, ""},
-	{GCSFaultToleranceEmbeddedStorage, false, "Alpha", false, NotImplemented,
+	{RayClusterNetworkPolicy, false, "Alpha", Toggle, ""},
+	{GCSFaultToleranceEmbeddedStorage, false, "Alpha", NotImplemented,
 		"raydar does not implement the embedded rocksdb GCS storage; a cluster asking for it is refused by name"},
-	{RayClusterMTLS, false, "Alpha", false, NotImplemented,
+	{RayClusterMTLS, false, "Alpha", NotImplemented,
 		"raydar does not implement mTLS (spec.tlsOptions); a cluster asking for it is refused by name"},
-	{RayClusterHistoryServer, false, "Alpha", false, NotImplemented,
+	{RayClusterHistoryServer, false, "Alpha", NotImplemented,
 		"raydar does not implement the history server collector (spec.historyServerOptions); a cluster asking for it is refused by name"},
-	{KubernetesWAS, false, "Alpha", false, NotImplemented,
+	{KubernetesWAS, false, "Alpha", NotImplemented,
 		"raydar does not implement the Workload-Aware Scheduling batch scheduler"},
 }
 
@@ -107,7 +125,7 @@ func (g Gates) Enabled(name Gate) bool {
 		return v
 	}
 	s, _ := Lookup(name)
-	return s.Default
+	return s.Default()
 }
 
 // Parse reads "Name=true,Other=false" (Kubernetes' --feature-gates syntax).
@@ -209,9 +227,7 @@ func Usage() string {
 	var b strings.Builder
 	b.WriteString("KubeRay's feature gates, as Name=true,Other=false. Gates (raydar's default; KubeRay v1.7.0's stage):")
 	for _, s := range All {
-		what := map[Support]string{Always: "always on", Toggle: "implemented", NotImplemented: "not implemented: =true refused",
-			RefusedPerObject: "its objects refused"}[s.Support]
-		fmt.Fprintf(&b, "\n  %s=%t (%s; %s)", s.Name, s.Default, s.Stage, what)
+		fmt.Fprintf(&b, "\n  %s=%t (%s; %s)", s.Name, s.Default(), s.Stage, s.Support.label())
 	}
 	return b.String()
 }

@@ -8,11 +8,11 @@ import (
 func TestDefaultsAreKubeRaysButForWhatRaydarAlwaysDoes(t *testing.T) {
 	var zero Gates
 	for _, s := range All {
-		if s.Support != Always && s.Default != s.KubeRayDefault {
-			t.Errorf("%s: raydar's default %t differs from KubeRay v1.7.0's %t", s.Name, s.Default, s.KubeRayDefault)
+		if s.Support != Always && s.Default() != s.KubeRayDefault {
+			t.Errorf("%s: raydar's default %t differs from KubeRay v1.7.0's %t", s.Name, s.Default(), s.KubeRayDefault)
 		}
-		if zero.Enabled(s.Name) != s.Default {
-			t.Errorf("zero Gates: %s = %t, want the default %t", s.Name, zero.Enabled(s.Name), s.Default)
+		if zero.Enabled(s.Name) != s.Default() {
+			t.Errorf("zero Gates: %s = %t, want the default %t", s.Name, zero.Enabled(s.Name), s.Default())
 		}
 	}
 	if zero.Enabled(RayClusterNetworkPolicy) {

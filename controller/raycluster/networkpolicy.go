@@ -226,22 +226,23 @@ func workerGroupRules(np *rayv1.NetworkPolicyConfig, group string) *rayv1.Networ
 // API server stores it.
 func withTCPDefaults(spec networkingv1.NetworkPolicySpec) networkingv1.NetworkPolicySpec {
 	s := *spec.DeepCopy()
-	tcp := corev1.ProtocolTCP
 	for i := range s.Ingress {
-		for j := range s.Ingress[i].Ports {
-			if s.Ingress[i].Ports[j].Protocol == nil {
-				s.Ingress[i].Ports[j].Protocol = &tcp
-			}
-		}
+		defaultTCP(s.Ingress[i].Ports)
 	}
 	for i := range s.Egress {
-		for j := range s.Egress[i].Ports {
-			if s.Egress[i].Ports[j].Protocol == nil {
-				s.Egress[i].Ports[j].Protocol = &tcp
-			}
-		}
+		defaultTCP(s.Egress[i].Ports)
 	}
 	return s
+}
+
+// defaultTCP sets each port's missing protocol to TCP, in place.
+func defaultTCP(ports []networkingv1.NetworkPolicyPort) {
+	for j := range ports {
+		if ports[j].Protocol == nil {
+			tcp := corev1.ProtocolTCP
+			ports[j].Protocol = &tcp
+		}
+	}
 }
 
 // networkPolicyUpdate is existing with desired's spec and labels, nil when
@@ -287,8 +288,8 @@ func decideNetworkPolicies(o *observed, p *plan) {
 			}
 		}
 	}
-	for _, np := range o.NetworkPolicies {
-		if !wanted[np.Name] && np.DeletionTimestamp == nil && kit.ControllerUID(np.OwnerReferences) == string(rc.UID) {
+	for name, np := range have {
+		if !wanted[name] && kit.ControllerUID(np.OwnerReferences) == string(rc.UID) {
 			p.DeleteNetworkPolicies = append(p.DeleteNetworkPolicies, np)
 		}
 	}

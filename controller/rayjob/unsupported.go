@@ -10,9 +10,10 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// unsupportedRayJob lists what a RayJob asks for, in itself or in the
-// cluster it would create, that raydar does not implement. A job on a
-// selected cluster creates none: that cluster answers for itself.
+// Unsupported lists what a RayJob asks for, in itself or in the cluster it
+// would create, that raydar does not implement, under raydar's default
+// feature gates (spec.networkPolicy refused). A job on a selected cluster
+// creates none: that cluster answers for itself.
 func Unsupported(rj *rayv1.RayJob) field.ErrorList { return UnsupportedWith(rj, features.Gates{}) }
 
 // UnsupportedWith is Unsupported under the feature gates g.
