@@ -42,9 +42,8 @@ func def() registry.Def[*rayv1.RayCluster] {
 				registry.WhyCol[*rayv1.RayCluster](18, 14),
 			}
 		},
-		Meta:      func(rc *rayv1.RayCluster) table.Meta { return format.ObjMeta(rc, format.ClusterStatus(rc)) },
-		Open:      func(e *host.Env, rc *rayv1.RayCluster) host.Page { return NewDetail(e, rc) },
-		Suspended: registry.SuspendedBy[*rayv1.RayCluster](kdesc.RayCluster),
-		Describe:  describeFields,
+		Meta:     func(rc *rayv1.RayCluster) table.Meta { return format.ObjMeta(rc, format.ClusterStatus(rc)) },
+		Open:     func(e *host.Env, rc *rayv1.RayCluster) host.Page { return NewDetail(e, rc) },
+		Describe: describeFields,
 	}
 }

@@ -51,11 +51,10 @@ func def() registry.Def[*rayv1.RayCronJob] {
 				}},
 			}
 		},
-		Meta:      func(c *rayv1.RayCronJob) table.Meta { return format.ObjMeta(c, format.CronStatus(c)) },
-		Open:      func(e *host.Env, c *rayv1.RayCronJob) host.Page { return NewDetail(e, c) },
-		Suspended: registry.SuspendedBy[*rayv1.RayCronJob](kdesc.RayCronJob),
-		Describe:  describeFields,
-		Children:  &registry.Children{Watch: watch.RayJob, Label: rayv1.RayCronJobNameLabelKey},
+		Meta:     func(c *rayv1.RayCronJob) table.Meta { return format.ObjMeta(c, format.CronStatus(c)) },
+		Open:     func(e *host.Env, c *rayv1.RayCronJob) host.Page { return NewDetail(e, c) },
+		Describe: describeFields,
+		Children: &registry.Children{Watch: watch.RayJob, Label: rayv1.RayCronJobNameLabelKey},
 	}
 }
 

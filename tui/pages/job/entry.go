@@ -44,10 +44,9 @@ func def() registry.Def[*rayv1.RayJob] {
 				registry.WhyCol[*rayv1.RayJob](15, 12),
 			}
 		},
-		Meta:      Meta,
-		Open:      func(e *host.Env, j *rayv1.RayJob) host.Page { return NewDetail(e, j) },
-		Suspended: registry.SuspendedBy[*rayv1.RayJob](kdesc.RayJob),
-		Describe:  describeFields,
+		Meta:     Meta,
+		Open:     func(e *host.Env, j *rayv1.RayJob) host.Page { return NewDetail(e, j) },
+		Describe: describeFields,
 	}
 }
 
