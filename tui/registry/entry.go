@@ -29,7 +29,7 @@ type Entry struct {
 	// List is the kind's list view; Detail its detail view ("": none).
 	List, Detail host.ViewKind
 	// Title is the list's title ("RayClusters"); Help says what the first
-	// alias shows, in the help's Commands.
+	// alias shows, in the help's Commands (FromDescriptor: the title).
 	Title, Help string
 	// Aliases are the `:` commands that show the list, separated by
 	// spaces (k9s' short names); the first is the one the help and the
@@ -50,12 +50,13 @@ type Entry struct {
 	Typed Typed
 }
 
-// FromDescriptor is the part of an entry its descriptor says: the title,
-// the aliases (every name of the kind), the store kind and, for a kind
-// that can be suspended, the lifecycle kind and how it is suspended. The
-// page package adds its views, help line, actions and Typed.
+// FromDescriptor is the part of an entry its descriptor says: the title
+// (also the help line, which a page package may reword), the aliases
+// (every name of the kind), the store kind and, for a kind that can be
+// suspended, the lifecycle kind and how it is suspended. The page package
+// adds its views, actions and Typed.
 func FromDescriptor(d *kdesc.Kind) Entry {
-	e := Entry{Title: d.Plural, Aliases: strings.Join(d.Names, " "), Watch: watch.KindFor(d)}
+	e := Entry{Title: d.Plural, Help: d.Plural, Aliases: strings.Join(d.Names, " "), Watch: watch.KindFor(d)}
 	if d.Suspend != nil {
 		e.Lifecycle, e.Suspend = actions.Kind(d.Kind), d.Suspend
 	}

@@ -19,7 +19,7 @@ const (
 // Entry is the RayClusters' entry in the registry of kinds.
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayCluster)
-	e.List, e.Detail, e.Help = ListView, DetailView, "RayClusters"
+	e.List, e.Detail = ListView, DetailView
 	e.ListActions = "describe suspend delete port-forward"
 	e.DetailActions = "scale delete-workers describe logs suspend port-forward"
 	e.Typed = registry.DefOf[*rayv1.RayCluster](def)

@@ -24,7 +24,7 @@ const (
 // one with the RayJobs it created.
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayCronJob)
-	e.List, e.Detail, e.Help = ListView, DetailView, "RayCronJobs"
+	e.List, e.Detail = ListView, DetailView
 	e.ListActions = "describe trigger suspend delete"
 	e.DetailActions = "describe trigger suspend delete"
 	e.Typed = registry.DefOf[*rayv1.RayCronJob](def)

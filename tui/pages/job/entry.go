@@ -22,7 +22,7 @@ const (
 // Entry is the RayJobs' entry in the registry of kinds.
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayJob)
-	e.List, e.Detail, e.Help = ListView, DetailView, "RayJobs"
+	e.List, e.Detail = ListView, DetailView
 	e.ListActions = "describe stop-job suspend delete"
 	e.DetailActions = "describe stop-job suspend delete"
 	e.Typed = registry.DefOf[*rayv1.RayJob](def)

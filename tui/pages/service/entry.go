@@ -21,7 +21,7 @@ const (
 // Entry is the RayServices' entry in the registry of kinds.
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayService)
-	e.List, e.Detail, e.Help = ListView, DetailView, "RayServices"
+	e.List, e.Detail = ListView, DetailView
 	e.ListActions = "describe suspend delete"
 	e.DetailActions = "describe suspend delete"
 	e.Typed = registry.DefOf[*rayv1.RayService](def)
