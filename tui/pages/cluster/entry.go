@@ -38,7 +38,7 @@ func def() registry.Def[*rayv1.RayCluster] {
 				{Column: table.Column{Title: "MEMORY", Width: 7, Right: true, Drop: 4}, Cell: func(rc *rayv1.RayCluster) string { return format.Qty(rc.Status.DesiredMemory) }},
 				{Column: table.Column{Title: "GPUS", Width: 4, Right: true, Drop: 3}, Cell: func(rc *rayv1.RayCluster) string { return format.Qty(rc.Status.DesiredGPU) }},
 				{Column: table.Column{Title: "STATUS", Width: 12, Sort: table.ByStatus}, Cell: format.ClusterStatus},
-				registry.AgeCol[*rayv1.RayCluster](),
+				registry.AgeCol[*rayv1.RayCluster](0),
 				registry.WhyCol[*rayv1.RayCluster](18, 14),
 			}
 		},

@@ -40,7 +40,7 @@ func def() registry.Def[*rayv1.RayJob] {
 				{Column: table.Column{Title: "START", Width: 5, Right: true, Drop: 4}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.MetaAge(now, j.Status.StartTime) }},
 				{Column: table.Column{Title: "END", Width: 5, Right: true, Drop: 3}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.MetaAge(now, j.Status.EndTime) }},
 				{Column: table.Column{Title: "DURATION", Width: 8, Right: true}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.JobDuration(now, j) }},
-				{Column: table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge, Drop: 2}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.Age(now, j.CreationTimestamp.Time) }},
+				registry.AgeCol[*rayv1.RayJob](2),
 				registry.WhyCol[*rayv1.RayJob](15, 12),
 			}
 		},

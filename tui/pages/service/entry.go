@@ -41,7 +41,7 @@ func def() registry.Def[*rayv1.RayService] {
 					return fmt.Sprintf("%d/%d", r, t)
 				}},
 				{Column: table.Column{Title: "ENDPOINTS", Width: 9, Right: true, Drop: 1}, Cell: func(s *rayv1.RayService) string { return fmt.Sprint(s.Status.NumServeEndpoints) }},
-				registry.AgeCol[*rayv1.RayService](),
+				registry.AgeCol[*rayv1.RayService](0),
 				registry.WhyCol[*rayv1.RayService](12, 10),
 			}
 		},
