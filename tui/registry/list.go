@@ -98,6 +98,12 @@ func AgeCol[V client.Object](drop int) Column[V] {
 	return Column[V]{Column: c, Live: func(v V, now time.Time) string { return format.Age(now, v.GetCreationTimestamp().Time) }}
 }
 
+// MetaBy is the Def.Meta of a kind whose table sorts, filters and colours by
+// its STATUS word (status, the STATUS column's cell).
+func MetaBy[V client.Object](status func(V) string) func(V) table.Meta {
+	return func(v V) table.Meta { return format.ObjMeta(v, status(v)) }
+}
+
 // ListPage is the list view of one kind, over the generic table.
 type ListPage[V client.Object] struct {
 	host.Base

@@ -42,7 +42,7 @@ func def() registry.Def[*rayv1.RayCluster] {
 				registry.WhyCol[*rayv1.RayCluster](18, 14),
 			}
 		},
-		Meta:     func(rc *rayv1.RayCluster) table.Meta { return format.ObjMeta(rc, format.ClusterStatus(rc)) },
+		Meta:     registry.MetaBy(format.ClusterStatus),
 		Open:     func(e *host.Env, rc *rayv1.RayCluster) host.Page { return NewDetail(e, rc) },
 		Describe: describeFields,
 	}

@@ -49,7 +49,7 @@ func def() registry.Def[*rayv1.RayCronJob] {
 				registry.AgeCol[*rayv1.RayCronJob](3),
 			}
 		},
-		Meta:     func(c *rayv1.RayCronJob) table.Meta { return format.ObjMeta(c, format.CronStatus(c)) },
+		Meta:     registry.MetaBy(format.CronStatus),
 		Open:     func(e *host.Env, c *rayv1.RayCronJob) host.Page { return NewDetail(e, c) },
 		Describe: describeFields,
 		Children: &registry.Children{Watch: watch.RayJob, Label: rayv1.RayCronJobNameLabelKey},

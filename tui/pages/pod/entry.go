@@ -49,7 +49,7 @@ func def() registry.Def[*corev1.Pod] {
 				registry.AgeCol[*corev1.Pod](0),
 			}
 		},
-		Meta: func(p *corev1.Pod) table.Meta { return format.ObjMeta(p, format.PodStatus(p)) },
+		Meta: registry.MetaBy(format.PodStatus),
 		Open: func(e *host.Env, p *corev1.Pod) host.Page {
 			o, ok := e.Store.Find(watch.RayCluster, p.Namespace, p.Labels[rayv1.RayClusterLabelKey])
 			if !ok {

@@ -45,7 +45,7 @@ func def() registry.Def[*rayv1.RayService] {
 				registry.WhyCol[*rayv1.RayService](12, 10),
 			}
 		},
-		Meta:     func(s *rayv1.RayService) table.Meta { return format.ObjMeta(s, format.ServiceStatus(s)) },
+		Meta:     registry.MetaBy(format.ServiceStatus),
 		Open:     func(e *host.Env, s *rayv1.RayService) host.Page { return NewDetail(e, s) },
 		Describe: describeFields,
 	}
