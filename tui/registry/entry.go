@@ -29,7 +29,7 @@ type Entry struct {
 	// List is the kind's list view; Detail its detail view ("": none).
 	List, Detail host.ViewKind
 	// Title is the list's title ("RayClusters"); Help says what the first
-	// alias shows, in the help's Commands.
+	// alias shows, in the help's Commands (FromDescriptor: the title).
 	Title, Help string
 	// Aliases are the `:` commands that show the list, separated by
 	// spaces (k9s' short names); the first is the one the help and the
@@ -40,6 +40,9 @@ type Entry struct {
 	// Lifecycle is the kind suspend/resume and delete act on ("": they do
 	// not apply).
 	Lifecycle actions.Kind
+	// Suspend is how the kind is suspended, its descriptor's (nil: it
+	// cannot be).
+	Suspend *kdesc.Suspend
 	// ListActions and DetailActions name the DefaultActions each view
 	// offers, separated by spaces, in hint order.
 	ListActions, DetailActions string
@@ -47,14 +50,15 @@ type Entry struct {
 	Typed Typed
 }
 
-// FromDescriptor is the part of an entry its descriptor says: the title,
-// the aliases (every name of the kind), the store kind and, for a kind
-// that can be suspended, the lifecycle kind. The page package adds its
-// views, help line, actions and Typed.
+// FromDescriptor is the part of an entry its descriptor says: the title
+// (also the help line, which a page package may reword), the aliases
+// (every name of the kind), the store kind and, for a kind that can be
+// suspended, the lifecycle kind and how it is suspended. The page package
+// adds its views, actions and Typed.
 func FromDescriptor(d *kdesc.Kind) Entry {
-	e := Entry{Title: d.Plural, Aliases: strings.Join(d.Names, " "), Watch: watch.KindFor(d)}
+	e := Entry{Title: d.Plural, Help: d.Plural, Aliases: strings.Join(d.Names, " "), Watch: watch.KindFor(d)}
 	if d.Suspend != nil {
-		e.Lifecycle = actions.Kind(d.Kind)
+		e.Lifecycle, e.Suspend = actions.Kind(d.Kind), d.Suspend
 	}
 	return e
 }
@@ -71,8 +75,6 @@ type Def[V client.Object] struct {
 	// Open is the page Enter drills down to from the list (nil: none;
 	// it may return nil when there is nothing to open).
 	Open func(e *host.Env, v V) host.Page
-	// Suspended says whether v is suspended (lifecycle kinds).
-	Suspended func(V) bool
 	// Describe adds the kind's fields to the describe page.
 	Describe func(d *format.Describer, v V)
 	// Children are the objects of another kind that belong to V by a
@@ -96,7 +98,6 @@ type RowKey[V client.Object] struct {
 // Typed is what the registry asks of a kind's typed definition.
 type Typed interface {
 	NewList(e *host.Env, k *Entry) host.Page
-	Suspended(obj client.Object) bool
 	Describe(d *format.Describer, obj client.Object)
 }
 
@@ -105,21 +106,10 @@ type DefOf[V client.Object] func() Def[V]
 
 func (f DefOf[V]) NewList(e *host.Env, k *Entry) host.Page { return NewList(e, k, f()) }
 
-func (f DefOf[V]) Suspended(obj client.Object) bool {
-	v, ok := obj.(V)
-	d := f()
-	return ok && d.Suspended != nil && d.Suspended(v)
-}
-
 func (f DefOf[V]) Describe(ds *format.Describer, obj client.Object) {
 	if v, ok := obj.(V); ok {
 		if d := f(); d.Describe != nil {
 			d.Describe(ds, v)
 		}
 	}
-}
-
-// SuspendedBy reads spec.suspend as the kind's descriptor says.
-func SuspendedBy[V client.Object](k *kdesc.Kind) func(V) bool {
-	return func(v V) bool { return k.Suspend.Suspended(v) }
 }

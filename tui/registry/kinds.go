@@ -90,7 +90,7 @@ func (r *Kinds) Lifecycle(obj client.Object) (kind actions.Kind, suspended, ok b
 	if k == nil || k.Lifecycle == "" {
 		return "", false, false
 	}
-	return k.Lifecycle, k.Typed.Suspended(obj), true
+	return k.Lifecycle, k.Suspend != nil && k.Suspend.Suspended(obj), true
 }
 
 // Describe implements host.Kinds.

@@ -90,9 +90,18 @@ func NsCol[V client.Object]() Column[V] {
 		Cell: func(v V) string { return v.GetNamespace() }}
 }
 
-// AgeCol is the AGE column, from the creation time.
-func AgeCol[V client.Object]() Column[V] {
-	return Column[V]{Column: format.AgeColumn(), Live: func(v V, now time.Time) string { return format.Age(now, v.GetCreationTimestamp().Time) }}
+// AgeCol is the AGE column, from the creation time; drop is its table.Column
+// Drop (0: it stays at any width).
+func AgeCol[V client.Object](drop int) Column[V] {
+	c := format.AgeColumn()
+	c.Drop = drop
+	return Column[V]{Column: c, Live: func(v V, now time.Time) string { return format.Age(now, v.GetCreationTimestamp().Time) }}
+}
+
+// MetaBy is the Def.Meta of a kind whose table sorts, filters and colours by
+// its STATUS word (status, the STATUS column's cell).
+func MetaBy[V client.Object](status func(V) string) func(V) table.Meta {
+	return func(v V) table.Meta { return format.ObjMeta(v, status(v)) }
 }
 
 // ListPage is the list view of one kind, over the generic table.

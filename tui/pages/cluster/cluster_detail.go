@@ -39,7 +39,7 @@ type treeRow struct {
 	pods  int                    // group rows: pods
 }
 
-// clusterDetail shows one RayCluster: a summary, its head and worker groups
+// Detail shows one RayCluster: a summary, its head and worker groups
 // with min/desired/max/ready and their pods beneath, and its recent Events.
 type Detail struct {
 	host.Base

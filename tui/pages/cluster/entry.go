@@ -19,7 +19,7 @@ const (
 // Entry is the RayClusters' entry in the registry of kinds.
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayCluster)
-	e.List, e.Detail, e.Help = ListView, DetailView, "RayClusters"
+	e.List, e.Detail = ListView, DetailView
 	e.ListActions = "describe suspend delete port-forward"
 	e.DetailActions = "scale delete-workers describe logs suspend port-forward"
 	e.Typed = registry.DefOf[*rayv1.RayCluster](def)
@@ -38,13 +38,12 @@ func def() registry.Def[*rayv1.RayCluster] {
 				{Column: table.Column{Title: "MEMORY", Width: 7, Right: true, Drop: 4}, Cell: func(rc *rayv1.RayCluster) string { return format.Qty(rc.Status.DesiredMemory) }},
 				{Column: table.Column{Title: "GPUS", Width: 4, Right: true, Drop: 3}, Cell: func(rc *rayv1.RayCluster) string { return format.Qty(rc.Status.DesiredGPU) }},
 				{Column: table.Column{Title: "STATUS", Width: 12, Sort: table.ByStatus}, Cell: format.ClusterStatus},
-				registry.AgeCol[*rayv1.RayCluster](),
+				registry.AgeCol[*rayv1.RayCluster](0),
 				registry.WhyCol[*rayv1.RayCluster](18, 14),
 			}
 		},
-		Meta:      func(rc *rayv1.RayCluster) table.Meta { return format.ObjMeta(rc, format.ClusterStatus(rc)) },
-		Open:      func(e *host.Env, rc *rayv1.RayCluster) host.Page { return NewDetail(e, rc) },
-		Suspended: registry.SuspendedBy[*rayv1.RayCluster](kdesc.RayCluster),
-		Describe:  describeFields,
+		Meta:     registry.MetaBy(format.ClusterStatus),
+		Open:     func(e *host.Env, rc *rayv1.RayCluster) host.Page { return NewDetail(e, rc) },
+		Describe: describeFields,
 	}
 }

@@ -24,7 +24,7 @@ const (
 // one with the RayJobs it created.
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayCronJob)
-	e.List, e.Detail, e.Help = ListView, DetailView, "RayCronJobs"
+	e.List, e.Detail = ListView, DetailView
 	e.ListActions = "describe trigger suspend delete"
 	e.DetailActions = "describe trigger suspend delete"
 	e.Typed = registry.DefOf[*rayv1.RayCronJob](def)
@@ -46,16 +46,13 @@ func def() registry.Def[*rayv1.RayCronJob] {
 				{Column: table.Column{Title: "NEXT RUN", Width: 9, Right: true}, Live: ticks.Countdown},
 				{Column: table.Column{Title: "JOBS", Width: 4, Right: true}, Count: func(_ *rayv1.RayCronJob, n int) string { return fmt.Sprint(n) }},
 				{Column: table.Column{Title: "STATUS", Width: 17, Sort: table.ByStatus}, Cell: format.CronStatus},
-				{Column: table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge, Drop: 3}, Live: func(c *rayv1.RayCronJob, now time.Time) string {
-					return format.Age(now, c.CreationTimestamp.Time)
-				}},
+				registry.AgeCol[*rayv1.RayCronJob](3),
 			}
 		},
-		Meta:      func(c *rayv1.RayCronJob) table.Meta { return format.ObjMeta(c, format.CronStatus(c)) },
-		Open:      func(e *host.Env, c *rayv1.RayCronJob) host.Page { return NewDetail(e, c) },
-		Suspended: registry.SuspendedBy[*rayv1.RayCronJob](kdesc.RayCronJob),
-		Describe:  describeFields,
-		Children:  &registry.Children{Watch: watch.RayJob, Label: rayv1.RayCronJobNameLabelKey},
+		Meta:     registry.MetaBy(format.CronStatus),
+		Open:     func(e *host.Env, c *rayv1.RayCronJob) host.Page { return NewDetail(e, c) },
+		Describe: describeFields,
+		Children: &registry.Children{Watch: watch.RayJob, Label: rayv1.RayCronJobNameLabelKey},
 	}
 }
 
@@ -68,7 +65,7 @@ func jobColumns() []registry.Column[*rayv1.RayJob] {
 		{Column: table.Column{Title: "DEPLOYMENT", Width: 10}, Cell: format.JobDeployment},
 		{Column: table.Column{Title: "START", Width: 5, Right: true, Drop: 2}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.MetaAge(now, j.Status.StartTime) }},
 		{Column: table.Column{Title: "DURATION", Width: 8, Right: true}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.JobDuration(now, j) }},
-		{Column: table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.Age(now, j.CreationTimestamp.Time) }},
+		registry.AgeCol[*rayv1.RayJob](0),
 		{Column: table.Column{Title: "WHY", Width: 30, Grow: true, Min: 12, Drop: 1}, Cell: func(j *rayv1.RayJob) string { return format.OrNone(JobWhy(j)) }},
 	}
 }

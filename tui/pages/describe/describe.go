@@ -24,7 +24,7 @@ import (
 	"github.com/raydar/raydar/tui/widgets"
 )
 
-// describePage shows one object: a readable summary, its recent Events and
+// Page shows one object: a readable summary, its recent Events and
 // its YAML (without managedFields). It follows the object in the store.
 type Page struct {
 	host.Base

@@ -16,7 +16,7 @@ import (
 	"github.com/raydar/raydar/tui/widgets"
 )
 
-// forwardsPage lists the session's port-forwards (:forwards, :pf): state,
+// Page lists the session's port-forwards (:forwards, :pf): state,
 // local address, target and pod, since when, last error, and for the
 // selected one the `ssh -L` line for a laptop. ctrl+k stops the selected
 // forward after a confirmation.

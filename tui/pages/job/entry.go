@@ -22,7 +22,7 @@ const (
 // Entry is the RayJobs' entry in the registry of kinds.
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayJob)
-	e.List, e.Detail, e.Help = ListView, DetailView, "RayJobs"
+	e.List, e.Detail = ListView, DetailView
 	e.ListActions = "describe stop-job suspend delete"
 	e.DetailActions = "describe stop-job suspend delete"
 	e.Typed = registry.DefOf[*rayv1.RayJob](def)
@@ -40,14 +40,13 @@ func def() registry.Def[*rayv1.RayJob] {
 				{Column: table.Column{Title: "START", Width: 5, Right: true, Drop: 4}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.MetaAge(now, j.Status.StartTime) }},
 				{Column: table.Column{Title: "END", Width: 5, Right: true, Drop: 3}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.MetaAge(now, j.Status.EndTime) }},
 				{Column: table.Column{Title: "DURATION", Width: 8, Right: true}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.JobDuration(now, j) }},
-				{Column: table.Column{Title: "AGE", Width: 5, Right: true, Sort: table.ByAge, Drop: 2}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.Age(now, j.CreationTimestamp.Time) }},
+				registry.AgeCol[*rayv1.RayJob](2),
 				registry.WhyCol[*rayv1.RayJob](15, 12),
 			}
 		},
-		Meta:      Meta,
-		Open:      func(e *host.Env, j *rayv1.RayJob) host.Page { return NewDetail(e, j) },
-		Suspended: registry.SuspendedBy[*rayv1.RayJob](kdesc.RayJob),
-		Describe:  describeFields,
+		Meta:     Meta,
+		Open:     func(e *host.Env, j *rayv1.RayJob) host.Page { return NewDetail(e, j) },
+		Describe: describeFields,
 	}
 }
 

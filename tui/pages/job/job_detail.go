@@ -38,7 +38,7 @@ type jobLogsMsg struct {
 	err  error
 }
 
-// jobDetail shows one RayJob and the tail of its Ray job's logs.
+// Detail shows one RayJob and the tail of its Ray job's logs.
 type Detail struct {
 	host.Base
 	job        *rayv1.RayJob

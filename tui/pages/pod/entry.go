@@ -46,10 +46,10 @@ func def() registry.Def[*corev1.Pod] {
 				{Column: table.Column{Title: "RESTARTS", Width: 8, Right: true, Drop: 2}, Cell: func(p *corev1.Pod) string { _, n := format.PodReady(p); return fmt.Sprint(n) }},
 				{Column: table.Column{Title: "IP", Width: 15, Drop: 6}, Cell: func(p *corev1.Pod) string { return format.OrNone(p.Status.PodIP) }},
 				{Column: table.Column{Title: "NODE", Width: 14, Grow: true, Min: 8, Drop: 7}, Cell: func(p *corev1.Pod) string { return format.OrNone(p.Spec.NodeName) }},
-				registry.AgeCol[*corev1.Pod](),
+				registry.AgeCol[*corev1.Pod](0),
 			}
 		},
-		Meta: func(p *corev1.Pod) table.Meta { return format.ObjMeta(p, format.PodStatus(p)) },
+		Meta: registry.MetaBy(format.PodStatus),
 		Open: func(e *host.Env, p *corev1.Pod) host.Page {
 			o, ok := e.Store.Find(watch.RayCluster, p.Namespace, p.Labels[rayv1.RayClusterLabelKey])
 			if !ok {

@@ -71,7 +71,7 @@ type rayLogRow struct {
 	file  string // "": the group's heading
 }
 
-// rayLogFilesPage lists the Ray log files of one node of a cluster,
+// FilesPage lists the Ray log files of one node of a cluster,
 // grouped (job drivers, runtime env, serve, then Ray's categories); enter
 // follows the selected file; ctrl+r lists again.
 type FilesPage struct {

@@ -21,7 +21,7 @@ const (
 // Entry is the RayServices' entry in the registry of kinds.
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayService)
-	e.List, e.Detail, e.Help = ListView, DetailView, "RayServices"
+	e.List, e.Detail = ListView, DetailView
 	e.ListActions = "describe suspend delete"
 	e.DetailActions = "describe suspend delete"
 	e.Typed = registry.DefOf[*rayv1.RayService](def)
@@ -41,13 +41,12 @@ func def() registry.Def[*rayv1.RayService] {
 					return fmt.Sprintf("%d/%d", r, t)
 				}},
 				{Column: table.Column{Title: "ENDPOINTS", Width: 9, Right: true, Drop: 1}, Cell: func(s *rayv1.RayService) string { return fmt.Sprint(s.Status.NumServeEndpoints) }},
-				registry.AgeCol[*rayv1.RayService](),
+				registry.AgeCol[*rayv1.RayService](0),
 				registry.WhyCol[*rayv1.RayService](12, 10),
 			}
 		},
-		Meta:      func(s *rayv1.RayService) table.Meta { return format.ObjMeta(s, format.ServiceStatus(s)) },
-		Open:      func(e *host.Env, s *rayv1.RayService) host.Page { return NewDetail(e, s) },
-		Suspended: registry.SuspendedBy[*rayv1.RayService](kdesc.RayService),
-		Describe:  describeFields,
+		Meta:     registry.MetaBy(format.ServiceStatus),
+		Open:     func(e *host.Env, s *rayv1.RayService) host.Page { return NewDetail(e, s) },
+		Describe: describeFields,
 	}
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/raydar/raydar/tui/widgets"
 )
 
-// serviceDetail shows one RayService: status, conditions, the active and
+// Detail shows one RayService: status, conditions, the active and
 // pending clusters with their Serve applications and deployments, and the
 // progress of an upgrade.
 type Detail struct {
@@ -49,8 +49,8 @@ func (d *Detail) Target() host.Target {
 	return host.Target{View: DetailView, Namespace: d.svc.Namespace, Selected: d.svc, Owner: d.svc}
 }
 
-// open drills down to the active cluster (or the pending one if there is
-// no active cluster yet).
+// CanOpen says whether Open can drill down to the active cluster (or the
+// pending one if there is no active cluster yet).
 func (d *Detail) CanOpen() bool {
 	return d.svc.Status.ActiveServiceStatus.RayClusterName != "" || d.svc.Status.PendingServiceStatus.RayClusterName != ""
 }
@@ -188,7 +188,7 @@ func (d *Detail) historyBlock() []string {
 	return d.E.Hist.Block(d.E.St, d.E, d.uid, d.W, 10, false)
 }
 
-// historyRef is the RayService as kube/history files it.
+// HistoryRef is the RayService as kube/history files it.
 func (d *Detail) HistoryRef() history.Ref {
 	return host.RefOf(history.KindRayService, d.svc.Namespace, d.svc.Name, d.uid)
 }
