@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +26,7 @@ import (
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/rayapi/crds"
 	"github.com/raydar/raydar/test/conformance"
+	"github.com/raydar/raydar/test/internal/benchkit"
 	"github.com/raydar/raydar/test/internal/procstat"
 )
 
@@ -102,8 +101,8 @@ func BenchmarkAdmission(b *testing.B) {
 	if testing.Short() {
 		b.Skip("-short: needs a control plane")
 	}
-	sizes := envInts(b, "RAYDAR_BENCH_SIZES", []int{100, 300})
-	rounds := envInts(b, "RAYDAR_BENCH_ROUNDS", []int{5})[0]
+	sizes := benchkit.EnvInts(b, "RAYDAR_BENCH_SIZES", []int{100, 300})
+	rounds := benchkit.EnvInts(b, "RAYDAR_BENCH_ROUNDS", []int{5})[0]
 	sets := []crdSet{{"raydar", raydarCRD(b)}, {"kuberay", kubeRayCRD(b)}}
 	sample := sampleCluster(b)
 	for _, n := range sizes {
@@ -124,7 +123,7 @@ func BenchmarkAdmission(b *testing.B) {
 						line += fmt.Sprintf("; %s %.2f s, API server CPU %.2f s, %.1f ms per create, CEL %.1f ms in %.0f evaluations",
 							s.name, m.wall.Seconds(), m.cpu.Seconds(), ms(m.latency), ms(m.cel), m.celN)
 					}
-					b.Logf("%s (load %s)", line, loadAverage())
+					b.Logf("%s (load %s)", line, benchkit.LoadAverage())
 				}
 				rd, kr := medians(res["raydar"]), medians(res["kuberay"])
 				b.Logf("N=%d medians of %d rounds: wall raydar %.2f s, kuberay %.2f s (%.2f×); API server CPU raydar %.2f s, kuberay %.2f s (%.2f×); per create raydar %.1f ms, kuberay %.1f ms (%.2f×); CEL raydar %.1f ms, kuberay %.1f ms",
@@ -165,7 +164,7 @@ func measure(b *testing.B, s crdSet, sample *unstructured.Unstructured, n int) b
 	}
 	m0, cpu0 := scrape(b), apiServerCPU(b)
 	start := time.Now()
-	parallel(b, n, func(i int) error {
+	benchkit.Parallel(b, n, func(i int) error {
 		o := sample.DeepCopy()
 		o.SetName(fmt.Sprintf("bench-%04d", i))
 		_, err := api.Create(ctx, o, metav1.CreateOptions{})
@@ -352,27 +351,6 @@ func sampleCluster(b *testing.B) *unstructured.Unstructured {
 	return o
 }
 
-// parallel runs f(0..n-1) on 8 clients.
-func parallel(b *testing.B, n int, f func(int) error) {
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range 8 {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				if err := f(i); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // medians is each figure's median over the rounds.
 func medians(bs []batch) batch {
 	pick := func(f func(batch) time.Duration) time.Duration {
@@ -397,34 +375,4 @@ func median(ds []time.Duration) time.Duration {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// envInts reads a comma-separated list of positive integers, def when unset.
-func envInts(b *testing.B, name string, def []int) []int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	var out []int
-	for _, f := range strings.Split(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			b.Fatalf("%s=%q: want positive integers separated by commas", name, v)
-		}
-		out = append(out, n)
-	}
-	return out
-}
-
-// loadAverage is /proc/loadavg's first three fields.
-func loadAverage() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(raw))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
