@@ -244,27 +244,12 @@ func meta404(err error) bool {
 	return errors.As(err, &st) && st.Status().Code == 404
 }
 
-// install creates crd and waits until it is Established.
+// install creates crd and waits until it is Established and served.
 func install(b *testing.B, crd *apiextensionsv1.CustomResourceDefinition) {
-	ctx := context.Background()
-	api := ext.ApiextensionsV1().CustomResourceDefinitions()
-	if _, err := api.Create(ctx, crd.DeepCopy(), metav1.CreateOptions{}); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := sb.InstallCRDs(ctx, crd.DeepCopy()); err != nil {
 		b.Fatalf("installing %s: %v", crd.Name, err)
-	}
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		cur, err := api.Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, c := range cur.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		b.Fatalf("%s Established: %v", crd.Name, err)
 	}
 }
 
