@@ -213,16 +213,11 @@ func scrape(b *testing.B) apiMetrics {
 	return m
 }
 
-// apiServerCPU is kube-apiserver's CPU time so far (the sandbox's wrapper
-// writes its pid).
+// apiServerCPU is kube-apiserver's CPU time so far.
 func apiServerCPU(b *testing.B) time.Duration {
-	raw, err := os.ReadFile(filepath.Join(sb.StateDir, "bin", "kube-apiserver.pid"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-	if err != nil {
-		b.Fatal(err)
+	pid, ok := sb.APIServerPID()
+	if !ok {
+		b.Fatal("the sandbox has no kube-apiserver pid")
 	}
 	d, err := procstat.CPU(pid)
 	if err != nil {
