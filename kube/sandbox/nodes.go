@@ -175,19 +175,10 @@ func (s *Sandbox) EndContainer(ctx context.Context, namespace, pod, container st
 	if container == "" || code < 0 || code > 255 {
 		return fmt.Errorf("sandbox: EndContainer %s/%s: container %q, exit code %d: need a name and a code in 0..255", namespace, pod, container, code)
 	}
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]string{
-			ExitedContainerAnnotation: container,
-			ExitCodeAnnotation:        strconv.Itoa(code),
-		}},
+	return s.annotatePod(ctx, "EndContainer", namespace, pod, map[string]string{
+		ExitedContainerAnnotation: container,
+		ExitCodeAnnotation:        strconv.Itoa(code),
 	})
-	if err != nil {
-		return err
-	}
-	if _, err := s.clients.CoreV1().Pods(namespace).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("sandbox: EndContainer %s/%s: %w", namespace, pod, err)
-	}
-	return nil
 }
 
 // SetPodPhase makes kwok end a pod on a fake node as Failed or Succeeded, by
@@ -196,15 +187,18 @@ func (s *Sandbox) SetPodPhase(ctx context.Context, namespace, name string, phase
 	if phase != corev1.PodFailed && phase != corev1.PodSucceeded {
 		return fmt.Errorf("sandbox: SetPodPhase: phase must be Failed or Succeeded, not %q", phase)
 	}
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]string{PhaseAnnotation: string(phase)}},
-	})
-	if err != nil {
-		return err
+	return s.annotatePod(ctx, "SetPodPhase", namespace, name, map[string]string{PhaseAnnotation: string(phase)})
+}
+
+// annotatePod sets annotations on a pod with one merge patch; op names the
+// caller in the error.
+func (s *Sandbox) annotatePod(ctx context.Context, op, namespace, name string, annotations map[string]string) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err == nil {
+		_, err = s.clients.CoreV1().Pods(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	}
-	_, err = s.clients.CoreV1().Pods(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
-		return fmt.Errorf("sandbox: SetPodPhase %s/%s: %w", namespace, name, err)
+		return fmt.Errorf("sandbox: %s %s/%s: %w", op, namespace, name, err)
 	}
 	return nil
 }

@@ -123,6 +123,13 @@ func (p *process) stop(grace time.Duration) error {
 // the process it becomes (wrapBinary).
 func pidPath(dir, name string) string { return filepath.Join(dir, name+".pid") }
 
+// APIServerPID is the process id of the running kube-apiserver, which the
+// sandbox's wrapper writes on each start (so a restart changes it); ok is
+// false before the first start.
+func (s *Sandbox) APIServerPID() (pid int, ok bool) {
+	return readPid(pidPath(filepath.Join(s.StateDir, "bin"), binAPIServer))
+}
+
 // readPid reads a pid file; ok is false when there is none (the process was
 // never started) or it holds no pid.
 func readPid(path string) (pid int, ok bool) {

@@ -228,7 +228,7 @@ func Start(ctx context.Context, opts Options) (sb *Sandbox, err error) {
 			wcancel()
 		}()
 	}
-	run(func(ctx context.Context) error { return s.installCRDs(ctx, crds) })
+	run(func(ctx context.Context) error { return s.InstallCRDs(ctx, crds...) })
 	run(func(ctx context.Context) error {
 		for _, pool := range o.Nodes {
 			if _, err := s.addNodes(ctx, pool); err != nil {

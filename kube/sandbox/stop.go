@@ -86,7 +86,7 @@ func (s *Sandbox) stop() error {
 func (s *Sandbox) stopControlPlane() error {
 	var errs []error
 	if err := s.env.Stop(); err != nil {
-		errs = append(errs, fmt.Errorf("stopping %s and %s: %w", Etcd, APIServer, err))
+		errs = append(errs, fmt.Errorf("stopping %s and %s: %w", APIServer, Etcd, err))
 	}
 	binDir := filepath.Join(s.StateDir, "bin")
 	for _, name := range []string{binAPIServer, binEtcd} {

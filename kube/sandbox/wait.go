@@ -84,9 +84,10 @@ func parseCRDs(streams [][]byte) ([]*apiextensionsv1.CustomResourceDefinition, e
 	return crds, nil
 }
 
-// installCRDs creates (or updates) the CRDs and waits until each is
-// Established.
-func (s *Sandbox) installCRDs(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition) error {
+// InstallCRDs creates (or updates) the CRDs and waits until each is
+// Established and listed by discovery, as Start does with Options.CRDs;
+// a benchmark or test calls it to install a CRD after Start.
+func (s *Sandbox) InstallCRDs(ctx context.Context, crds ...*apiextensionsv1.CustomResourceDefinition) error {
 	if len(crds) == 0 {
 		return nil
 	}

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -27,6 +25,7 @@ import (
 	"github.com/raydar/raydar/controller/raycluster"
 	"github.com/raydar/raydar/kube/sandbox"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/test/internal/benchkit"
 	"github.com/raydar/raydar/test/internal/procstat"
 	"github.com/raydar/raydar/test/internal/testobj"
 )
@@ -79,17 +78,7 @@ func BenchmarkVersusKubeRay(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-o", raydar, "github.com/raydar/raydar/cmd/raydar-operator").CombinedOutput(); err != nil {
 		b.Fatalf("building raydar-operator: %v\n%s", err, out)
 	}
-	sizes := []int{100, 300}
-	if s := os.Getenv("RAYDAR_BENCH_SIZES"); s != "" {
-		sizes = nil
-		for _, f := range strings.Split(s, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n <= 0 {
-				b.Fatalf("RAYDAR_BENCH_SIZES=%q: %q is not a number of clusters", s, f)
-			}
-			sizes = append(sizes, n)
-		}
-	}
+	sizes := benchkit.EnvInts(b, "RAYDAR_BENCH_SIZES", []int{100, 300})
 	extra := strings.Fields(os.Getenv("RAYDAR_BENCH_RAYDAR_FLAGS"))
 	skipKubeRay := os.Getenv("RAYDAR_BENCH_SKIP_KUBERAY") != ""
 	for _, n := range sizes {
@@ -98,7 +87,7 @@ func BenchmarkVersusKubeRay(b *testing.B) {
 		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
 			var raw, rd, kr []run
 			for range b.N {
-				b.Logf("load average before: %s", loadAverage())
+				b.Logf("load average before: %s", benchkit.LoadAverage())
 				raw = append(raw, bringUpRaw(b, n))
 				rd = append(rd, bringUpOperator(b, n, "raydar-operator", raydar, func(ns string) []string {
 					return append([]string{"--kubeconfig", sb.KubeconfigPath, "--no-leader-election", "--watch-namespaces", ns,
@@ -112,7 +101,7 @@ func BenchmarkVersusKubeRay(b *testing.B) {
 							"--health-probe-bind-address=0"}
 					}))
 				}
-				b.Logf("load average after: %s", loadAverage())
+				b.Logf("load average after: %s", benchkit.LoadAverage())
 			}
 			report(b, n, raw, rd, kr)
 		})
@@ -220,10 +209,10 @@ func bringUpRaw(b *testing.B, n int) run {
 	}
 	term0 := terminatedPodWatchers(b)
 	start := time.Now()
-	go parallel(len(pods), func(i int) error {
+	go benchkit.Parallel(b, len(pods), func(i int) error {
 		pods[i].OwnerReferences = nil
 		return cl.Create(ctx, pods[i])
-	}, b)
+	})
 	waitAll(b, ns, len(pods), w, &corev1.PodList{}, func(obj client.Object) (string, bool) {
 		p, ok := obj.(*corev1.Pod)
 		return obj.GetName(), ok && kit.IsRunningAndReady(p)
@@ -238,33 +227,12 @@ func bringUpRaw(b *testing.B, n int) run {
 
 // createClusters creates n clusters of 1 head + 3 workers (min = max = 3).
 func createClusters(b *testing.B, ns string, n int) {
-	parallel(n, func(i int) error {
+	benchkit.Parallel(b, n, func(i int) error {
 		rc := testobj.Cluster(ns, fmt.Sprintf("bench-%04d", i), 3)
 		rc.Spec.WorkerGroupSpecs[0].MinReplicas = ptr.To(int32(3))
 		rc.Spec.WorkerGroupSpecs[0].MaxReplicas = ptr.To(int32(3))
 		return cl.Create(context.Background(), rc)
-	}, b)
-}
-
-// parallel runs f(0..n-1) on 8 clients.
-func parallel(n int, f func(int) error, b *testing.B) {
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range 8 {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				if err := f(i); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	})
 }
 
 // waitAll follows w (a watch of list's kind in ns) until want objects are
@@ -444,19 +412,6 @@ func newNamespace(b *testing.B) string {
 		b.Fatal(err)
 	}
 	return name
-}
-
-// loadAverage is /proc/loadavg's first three fields.
-func loadAverage() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(raw))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // procCPUSeconds is the CPU time (user + system) of process pid so far, 0

@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +26,7 @@ import (
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/rayapi/crds"
 	"github.com/raydar/raydar/test/conformance"
+	"github.com/raydar/raydar/test/internal/benchkit"
 	"github.com/raydar/raydar/test/internal/procstat"
 )
 
@@ -102,8 +101,8 @@ func BenchmarkAdmission(b *testing.B) {
 	if testing.Short() {
 		b.Skip("-short: needs a control plane")
 	}
-	sizes := envInts(b, "RAYDAR_BENCH_SIZES", []int{100, 300})
-	rounds := envInts(b, "RAYDAR_BENCH_ROUNDS", []int{5})[0]
+	sizes := benchkit.EnvInts(b, "RAYDAR_BENCH_SIZES", []int{100, 300})
+	rounds := benchkit.EnvInts(b, "RAYDAR_BENCH_ROUNDS", []int{5})[0]
 	sets := []crdSet{{"raydar", raydarCRD(b)}, {"kuberay", kubeRayCRD(b)}}
 	sample := sampleCluster(b)
 	for _, n := range sizes {
@@ -124,7 +123,7 @@ func BenchmarkAdmission(b *testing.B) {
 						line += fmt.Sprintf("; %s %.2f s, API server CPU %.2f s, %.1f ms per create, CEL %.1f ms in %.0f evaluations",
 							s.name, m.wall.Seconds(), m.cpu.Seconds(), ms(m.latency), ms(m.cel), m.celN)
 					}
-					b.Logf("%s (load %s)", line, loadAverage())
+					b.Logf("%s (load %s)", line, benchkit.LoadAverage())
 				}
 				rd, kr := medians(res["raydar"]), medians(res["kuberay"])
 				b.Logf("N=%d medians of %d rounds: wall raydar %.2f s, kuberay %.2f s (%.2f×); API server CPU raydar %.2f s, kuberay %.2f s (%.2f×); per create raydar %.1f ms, kuberay %.1f ms (%.2f×); CEL raydar %.1f ms, kuberay %.1f ms",
@@ -165,7 +164,7 @@ func measure(b *testing.B, s crdSet, sample *unstructured.Unstructured, n int) b
 	}
 	m0, cpu0 := scrape(b), apiServerCPU(b)
 	start := time.Now()
-	parallel(b, n, func(i int) error {
+	benchkit.Parallel(b, n, func(i int) error {
 		o := sample.DeepCopy()
 		o.SetName(fmt.Sprintf("bench-%04d", i))
 		_, err := api.Create(ctx, o, metav1.CreateOptions{})
@@ -214,16 +213,11 @@ func scrape(b *testing.B) apiMetrics {
 	return m
 }
 
-// apiServerCPU is kube-apiserver's CPU time so far (the sandbox's wrapper
-// writes its pid).
+// apiServerCPU is kube-apiserver's CPU time so far.
 func apiServerCPU(b *testing.B) time.Duration {
-	raw, err := os.ReadFile(filepath.Join(sb.StateDir, "bin", "kube-apiserver.pid"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-	if err != nil {
-		b.Fatal(err)
+	pid, ok := sb.APIServerPID()
+	if !ok {
+		b.Fatal("the sandbox has no kube-apiserver pid")
 	}
 	d, err := procstat.CPU(pid)
 	if err != nil {
@@ -245,27 +239,12 @@ func meta404(err error) bool {
 	return errors.As(err, &st) && st.Status().Code == 404
 }
 
-// install creates crd and waits until it is Established.
+// install creates crd and waits until it is Established and served.
 func install(b *testing.B, crd *apiextensionsv1.CustomResourceDefinition) {
-	ctx := context.Background()
-	api := ext.ApiextensionsV1().CustomResourceDefinitions()
-	if _, err := api.Create(ctx, crd.DeepCopy(), metav1.CreateOptions{}); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := sb.InstallCRDs(ctx, crd.DeepCopy()); err != nil {
 		b.Fatalf("installing %s: %v", crd.Name, err)
-	}
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		cur, err := api.Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, c := range cur.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		b.Fatalf("%s Established: %v", crd.Name, err)
 	}
 }
 
@@ -352,27 +331,6 @@ func sampleCluster(b *testing.B) *unstructured.Unstructured {
 	return o
 }
 
-// parallel runs f(0..n-1) on 8 clients.
-func parallel(b *testing.B, n int, f func(int) error) {
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range 8 {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				if err := f(i); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // medians is each figure's median over the rounds.
 func medians(bs []batch) batch {
 	pick := func(f func(batch) time.Duration) time.Duration {
@@ -397,34 +355,4 @@ func median(ds []time.Duration) time.Duration {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// envInts reads a comma-separated list of positive integers, def when unset.
-func envInts(b *testing.B, name string, def []int) []int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	var out []int
-	for _, f := range strings.Split(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			b.Fatalf("%s=%q: want positive integers separated by commas", name, v)
-		}
-		out = append(out, n)
-	}
-	return out
-}
-
-// loadAverage is /proc/loadavg's first three fields.
-func loadAverage() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(raw))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
