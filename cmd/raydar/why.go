@@ -101,10 +101,12 @@ func newWhyCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 			}
 			causes := sortedCauses(rep.Causes())
+			sec := rep.Security()
 			if output != outputTable {
-				return writeData(cmd.OutOrStdout(), output, whyJSON{Kind: kind, Namespace: t.Namespace, Name: name, Causes: causes})
+				return writeData(cmd.OutOrStdout(), output, whyJSON{Kind: kind, Namespace: t.Namespace, Name: name, Causes: causes,
+					Security: securityJSON{Verdict: sec.Verdict(), Security: sec}})
 			}
-			return writeWhy(cmd.OutOrStdout(), kind, t.Namespace, name, causes)
+			return writeWhy(cmd.OutOrStdout(), kind, t.Namespace, name, causes, &sec)
 		},
 	}
 	addOutputFlag(cmd, &output)
@@ -146,6 +148,14 @@ type whyJSON struct {
 	Namespace string      `json:"namespace"`
 	Name      string      `json:"name"`
 	Causes    []why.Cause `json:"causes"`
+	// Security is the cluster's security line (rayapi/why security.go).
+	Security securityJSON `json:"security"`
+}
+
+// securityJSON is why.Security with its verdict ("closed", "open (…)").
+type securityJSON struct {
+	Verdict string `json:"verdict"`
+	why.Security
 }
 
 // sortedCauses orders causes most decisive first (Rank, stable), never nil.
@@ -156,11 +166,14 @@ func sortedCauses(cs []why.Cause) []why.Cause {
 }
 
 // writeWhy prints causes for people: a header line, then one line per
-// cause (CODE, subject, summary) with its evidence and fix indented below.
-func writeWhy(w io.Writer, kind, ns, name string, causes []why.Cause) error {
+// cause (CODE, subject, summary) with its evidence and fix indented below,
+// then, with sec, the security line (verdict, the four words, and what
+// leaves the cluster open) whether or not anything is wrong.
+func writeWhy(w io.Writer, kind, ns, name string, causes []why.Cause, sec *why.Security) error {
 	var b strings.Builder
 	if len(causes) == 0 {
 		fmt.Fprintf(&b, "%s %s/%s: nothing is wrong that raydar can see\n", kind, ns, name)
+		writeSecurity(&b, sec)
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -191,6 +204,20 @@ func writeWhy(w io.Writer, kind, ns, name string, causes []why.Cause) error {
 			fmt.Fprintln(&b, indent+"fix: "+c.Fix)
 		}
 	}
+	writeSecurity(&b, sec)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeSecurity is the security line of writeWhy.
+func writeSecurity(b *strings.Builder, sec *why.Security) {
+	if sec == nil {
+		return
+	}
+	const indent = "          "
+	fmt.Fprintln(b, "security: "+sec.Verdict())
+	fmt.Fprintln(b, indent+sec.Items())
+	for _, o := range sec.Open {
+		fmt.Fprintln(b, indent+o)
+	}
 }

@@ -127,6 +127,14 @@ type whyOutput struct {
 	Namespace string         `json:"namespace"`
 	Name      string         `json:"name"`
 	Causes    []whyCauseJSON `json:"causes"`
+	Security  struct {
+		Verdict       string   `json:"verdict"`
+		Auth          string   `json:"auth"`
+		MTLS          string   `json:"mtls"`
+		NetworkPolicy string   `json:"networkPolicy"`
+		Exposure      string   `json:"exposure"`
+		Open          []string `json:"open"`
+	} `json:"security"`
 }
 
 type whyCauseJSON struct {
@@ -207,13 +215,20 @@ func TestWhy(t *testing.T) {
 		create(t, ctx, whyCluster(e.ns, "fine"))
 		eventuallyCluster(t, ctx, e.ns, "fine", func(rc *rayv1.RayCluster) bool { return rc.Status.State == rayv1.Ready })
 		r := e.why(t, "rc", "fine")
-		if r.err != nil || r.stdout != "RayCluster "+e.ns+"/fine: nothing is wrong that raydar can see\n" {
+		// Healthy, and open: no auth, no NetworkPolicy (the security line
+		// is printed whether or not anything is wrong).
+		want := "RayCluster " + e.ns + "/fine: nothing is wrong that raydar can see\n" +
+			"security: open (no auth, any pod can connect)\n" +
+			"          auth none · mTLS off · network policy none · exposure in-cluster (ClusterIP)\n" +
+			"          no authentication and no NetworkPolicy limiting who connects: any pod in the Kubernetes cluster can submit jobs and run code\n"
+		if r.err != nil || r.stdout != want {
 			t.Errorf("raydar why of a ready cluster: %v\n%s", r.err, r.stdout)
 		}
 		r = e.why(t, "raycluster", "fine", "-o", "json")
 		var got whyOutput
 		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || got.Kind != "RayCluster" || got.Name != "fine" ||
-			got.Namespace != e.ns || got.Causes == nil || len(got.Causes) != 0 {
+			got.Namespace != e.ns || got.Causes == nil || len(got.Causes) != 0 ||
+			got.Security.Verdict != "open (no auth, any pod can connect)" || got.Security.Auth != "none" || len(got.Security.Open) != 1 {
 			t.Errorf("raydar why -o json of a ready cluster: %v\n%s", err, r.stdout)
 		}
 	})

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 )
 
@@ -38,13 +41,31 @@ func TestWriteWhy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := writeWhy(&b, "RayCluster", "ns", "x", tc.causes); err != nil {
+			if err := writeWhy(&b, "RayCluster", "ns", "x", tc.causes, nil); err != nil {
 				t.Fatal(err)
 			}
 			if b.String() != tc.want {
 				t.Errorf("got\n%s\nwant\n%s", b.String(), tc.want)
 			}
 		})
+	}
+}
+
+// TestWriteWhySecurity: the security line follows the causes, verdict
+// first, then the four words and each reason the cluster is open.
+func TestWriteWhySecurity(t *testing.T) {
+	var b bytes.Buffer
+	sec := why.SecurityOf(&rayv1.RayClusterSpec{HeadGroupSpec: rayv1.HeadGroupSpec{ServiceType: corev1.ServiceTypeLoadBalancer}})
+	if err := writeWhy(&b, "RayCluster", "ns", "x", []why.Cause{{Code: "Suspended", Summary: "spec.suspend is true"}}, &sec); err != nil {
+		t.Fatal(err)
+	}
+	want := "RayCluster ns/x: 1 cause\nSuspended  spec.suspend is true\n" +
+		"security: open (no auth, reachable from outside; unencrypted from outside)\n" +
+		"          auth none · mTLS off · network policy none · exposure LoadBalancer\n" +
+		"          no authentication and the head is reachable from outside the Kubernetes cluster (LoadBalancer): anyone who reaches it can run code\n" +
+		"          traffic to the head from outside the Kubernetes cluster is not encrypted by Ray (mTLS off)\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
 

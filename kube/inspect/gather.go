@@ -62,6 +62,27 @@ type Report struct {
 	Notes []string
 }
 
+// Security is the security line of the report's cluster (rayapi/why
+// security.go): a RayJob's or RayService's cluster when it was read, else
+// the spec the object makes its cluster from.
+func (r *Report) Security() why.Security {
+	cluster := func(in *why.ClusterInput) *rayv1.RayCluster {
+		if in == nil {
+			return nil
+		}
+		return in.Cluster
+	}
+	switch {
+	case r.Cluster != nil:
+		return why.SecurityOf(&r.Cluster.Cluster.Spec)
+	case r.Job != nil:
+		return why.JobSecurity(r.Job.Job, cluster(r.Job.Cluster))
+	case r.Service != nil:
+		return why.ServiceSecurity(r.Service.Service, cluster(r.Service.Active))
+	}
+	return why.SecurityOf(nil)
+}
+
 // Causes diagnoses the report with rayapi/why.
 func (r *Report) Causes() []why.Cause {
 	switch {

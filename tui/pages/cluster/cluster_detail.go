@@ -15,6 +15,7 @@ import (
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/pages/raylogs"
@@ -278,7 +279,7 @@ func (d *Detail) mapRayNodes() {
 	}
 }
 
-const summaryLines = 3
+const summaryLines = 4
 
 func (d *Detail) eventLines() int { return 1 + max(len(d.events), 1) + d.E.Hist.Height() }
 
@@ -364,12 +365,13 @@ func (d *Detail) View() string {
 		lbl("Desired"), format.Qty(s.DesiredCPU), format.Qty(s.DesiredMemory), format.Qty(s.DesiredGPU),
 		lbl("Head"), format.OrNone(s.Head.PodIP), lbl("Ray"), format.OrNone(rc.Spec.RayVersion))
 	l3 := lbl("Conditions") + " " + format.Conditions(s.Conditions)
+	l4 := lbl("Security") + " " + format.Security(st, why.SecurityOf(&rc.Spec))
 	var b strings.Builder
 	capl := d.capLines()
 	for _, l := range d.whyBlock(len(capl)) {
 		b.WriteString(l + "\n")
 	}
-	b.WriteString(l1 + "\n" + l2 + "\n" + l3 + "\n")
+	b.WriteString(l1 + "\n" + l2 + "\n" + l3 + "\n" + l4 + "\n")
 	for _, l := range capl {
 		b.WriteString(l + "\n")
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/format"
 )
 
@@ -17,6 +18,7 @@ func describeFields(d *format.Describer, x *rayv1.RayCluster) {
 	d.Field("Workers", fmt.Sprintf("%d/%d available, %d ready (min %d, max %d)", s.AvailableWorkerReplicas,
 		s.DesiredWorkerReplicas, s.ReadyWorkerReplicas, s.MinWorkerReplicas, s.MaxWorkerReplicas))
 	d.Field("Resources", fmt.Sprintf("%s CPU, %s memory, %s GPU", format.Qty(s.DesiredCPU), format.Qty(s.DesiredMemory), format.Qty(s.DesiredGPU)))
+	d.Security(why.SecurityOf(&x.Spec))
 	d.Field("Head", fmt.Sprintf("pod IP %s, service %s (%s)", format.OrNone(s.Head.PodIP), format.OrNone(s.Head.ServiceName), format.OrNone(s.Head.ServiceIP)))
 	d.Label("Worker groups")
 	if len(x.Spec.WorkerGroupSpecs) == 0 {

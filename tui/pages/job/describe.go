@@ -5,6 +5,7 @@ import (
 
 	"github.com/raydar/raydar/kube/redact"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/format"
 )
 
@@ -16,6 +17,7 @@ func describeFields(d *format.Describer, x *rayv1.RayJob) {
 	d.Field("Cluster", format.OrNone(s.RayClusterName))
 	d.Field("Job ID", format.OrNone(s.JobId))
 	d.Field("Mode", format.OrNone(string(x.Spec.SubmissionMode)))
+	d.Security(why.JobSecurity(x, nil))
 	d.Field("Entrypoint", format.OrNone(redact.Flags(x.Spec.Entrypoint)))
 	d.Field("Start", format.MetaAge(now, s.StartTime))
 	d.Field("End", format.MetaAge(now, s.EndTime))

@@ -15,6 +15,7 @@ import (
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/pages/cluster"
@@ -78,6 +79,15 @@ func (d *Detail) Keys() []key.Binding {
 func (d *Detail) CanOpen() bool { return d.job.Status.RayClusterName != "" }
 
 func (d *Detail) Open() host.Page {
+	rc := d.cluster()
+	if rc == nil {
+		return nil
+	}
+	return cluster.NewDetail(d.E, rc)
+}
+
+// cluster is the job's RayCluster in the store, nil before it has one.
+func (d *Detail) cluster() *rayv1.RayCluster {
 	name := d.job.Status.RayClusterName
 	if name == "" {
 		return nil
@@ -86,7 +96,7 @@ func (d *Detail) Open() host.Page {
 	if !ok {
 		return nil
 	}
-	return cluster.NewDetail(d.E, o.(*rayv1.RayCluster))
+	return o.(*rayv1.RayCluster)
 }
 
 func (d *Detail) Target() host.Target {
@@ -213,7 +223,7 @@ func (d *Detail) View() string {
 	}
 	lines := []string{
 		lbl("Job status") + st.Class(styles.ClassOf(jobStatus)).Render(val(jobStatus)) + " " + st.Label.Render("Deployment:") + " " + st.Class(styles.ClassOf(dep)).Render(dep),
-		lbl("Cluster") + format.OrNone(s.RayClusterName),
+		lbl("Cluster") + val(format.OrNone(s.RayClusterName)) + " " + st.Label.Render("Security:") + " " + format.Security(st, why.JobSecurity(j, d.cluster())),
 		lbl("Job ID") + val(format.OrNone(s.JobId)) + " " + st.Label.Render("Mode:") + " " + format.OrNone(string(j.Spec.SubmissionMode)),
 		lbl("Start") + start + "  " + st.Label.Render("Duration:") + " " + format.JobDuration(now, j),
 		lbl("End") + end,

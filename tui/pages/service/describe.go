@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/format"
 )
 
@@ -17,6 +18,7 @@ func describeFields(d *format.Describer, x *rayv1.RayService) {
 	d.Field("Active cluster", format.OrNone(s.ActiveServiceStatus.RayClusterName))
 	d.Field("Pending cluster", format.OrNone(s.PendingServiceStatus.RayClusterName))
 	d.Field("Endpoints", fmt.Sprint(s.NumServeEndpoints))
+	d.Security(why.ServiceSecurity(x, nil))
 	for _, side := range []struct {
 		name string
 		ss   rayv1.RayServiceStatus

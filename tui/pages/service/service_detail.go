@@ -15,6 +15,7 @@ import (
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/pages/cluster"
@@ -118,6 +119,7 @@ func (d *Detail) lines() []string {
 			lbl("Serve endpoints"), s.Status.NumServeEndpoints, lbl("Age"), format.Age(now, s.CreationTimestamp.Time),
 			lbl("Upgrade strategy"), upgrade))
 	out = append(out, format.Wrap(lbl("Conditions"), strings.Split(format.Conditions(s.Status.Conditions), "  "), d.W)...)
+	out = append(out, lbl("Security")+" "+format.Security(st, why.ServiceSecurity(s, d.activeCluster())))
 	if c := meta.FindStatusCondition(s.Status.Conditions, string(rayv1.UpgradeInProgress)); c != nil && c.Status == "True" {
 		p := s.Status.PendingServiceStatus
 		r, t := format.AppsReady(p)
@@ -180,6 +182,19 @@ func (d *Detail) cluster(ss rayv1.RayServiceStatus) (string, rayv1.RayClusterSta
 		return format.ClusterStatus(rc), rc.Status
 	}
 	return string(ss.RayClusterStatus.State), ss.RayClusterStatus
+}
+
+// activeCluster is the RayService's active RayCluster in the store, nil
+// when it has none yet.
+func (d *Detail) activeCluster() *rayv1.RayCluster {
+	name := d.svc.Status.ActiveServiceStatus.RayClusterName
+	if name == "" {
+		return nil
+	}
+	if o, ok := d.E.Store.Find(watch.RayCluster, d.svc.Namespace, name); ok {
+		return o.(*rayv1.RayCluster)
+	}
+	return nil
 }
 
 // historyBlock is the page's History block (on the scrolling page: up to
