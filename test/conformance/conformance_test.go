@@ -177,8 +177,15 @@ func runPass(t *testing.T, corpus []Manifest, krNS, rdNS func(int) string, check
 	} else if only != "" {
 		t.Logf("%s=%q: %d of the corpus's manifests; intended entries that match nothing are not checked", manifestsEnv, only, len(runs))
 	}
+	oracle := KubeRayVersion
+	if b := os.Getenv(oracleBinEnv); b != "" {
+		oracle = b + " (" + oracleBinEnv + ")"
+	}
+	if g := os.Getenv(gatesEnv); g != "" {
+		oracle += ", both with " + g
+	}
 	return fmt.Sprintf("conformance: KubeRay %s, %d manifests compared, %d objects compared, %d differences intended, %d known and not yet fixed, %d differences unexplained",
-		KubeRayVersion, len(runs), nObjects, nIntended, nPending, nUnexplained)
+		oracle, len(runs), nObjects, nIntended, nPending, nUnexplained)
 }
 
 // pendingManifest returns the entry that marks the whole manifest pending

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/controller"
+	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
@@ -85,6 +87,25 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// The suite compares raydar with KubeRay v1.6.2, the newest release the
+// module proxy serves (`make tools` builds it). Three variables point it at
+// another KubeRay instead, for a comparison by hand against one built from
+// its source (v1.7.0's, read with the fetch tool; `make conformance-source`):
+//   - oracleBinEnv: that KubeRay operator binary;
+//   - oracleSamplesEnv: its samples directory (config/samples), read
+//     instead of v1.6.2's as "samples/<path>";
+//   - gatesEnv: feature gates turned on in both operators
+//     ("RayClusterNetworkPolicy=true,…"), on top of kubeRayFeatureGates.
+//
+// Narrow the corpus with manifestsEnv to the samples that other KubeRay is
+// compared on: the intended differences are written against v1.6.2, so
+// the full corpus reports v1.6.2-only behaviour as differences.
+const (
+	oracleBinEnv     = "CONFORMANCE_KUBERAY_OPERATOR"
+	oracleSamplesEnv = "CONFORMANCE_KUBERAY_SAMPLES"
+	gatesEnv         = "CONFORMANCE_FEATURE_GATES"
+)
+
 // loadCorpus is KubeRay's samples and raydar's own manifests.
 func loadCorpus() ([]Manifest, error) {
 	dir, err := KubeRayModuleDir()
@@ -92,6 +113,9 @@ func loadCorpus() ([]Manifest, error) {
 		return nil, err
 	}
 	samples, err := LoadSamples(dir)
+	if d := os.Getenv(oracleSamplesEnv); d != "" {
+		samples, err = LoadDir(d, "samples/")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +247,9 @@ const kubeRayFeatureGates = "RayClusterStatusConditions=true,RayJobDeletionPolic
 // kubeRayFeatureGates.
 func (s *suite) startKubeRay(namespaces []string) (*exec.Cmd, error) {
 	bin := filepath.Join(s.sb.ToolsDir, "kuberay-operator")
+	if b := os.Getenv(oracleBinEnv); b != "" {
+		bin = b
+	}
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("KubeRay's operator is not built (%v): run `make tools`", err)
 	}
@@ -239,7 +266,7 @@ func (s *suite) startKubeRay(namespaces []string) (*exec.Cmd, error) {
 		"--metrics-addr=0",
 		"--health-probe-bind-address=0",
 		"--reconcile-concurrency=4",
-		"--feature-gates="+kubeRayFeatureGates,
+		"--feature-gates="+strings.Join(slices.DeleteFunc([]string{kubeRayFeatureGates, os.Getenv(gatesEnv)}, func(g string) bool { return g == "" }), ","),
 	)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.sb.KubeconfigPath, "HTTP_PROXY="+proxyURL, "http_proxy="+proxyURL, "NO_PROXY=", "no_proxy=")
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -267,7 +294,12 @@ func (s *suite) startRaydar(namespaces []string, another bool) (stop func(), err
 	if err != nil {
 		return nil, err
 	}
+	gates, err := features.Parse(os.Getenv(gatesEnv))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", gatesEnv, err)
+	}
 	op, err := controller.New(s.sb.Config, controller.Options{
+		FeatureGates:                 gates,
 		DisableLeaderElection:        true,
 		Namespaces:                   namespaces,
 		IgnoreOtherOperators:         true,
