@@ -35,6 +35,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -47,10 +48,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
@@ -112,6 +115,29 @@ func loadCRDs() ([]byte, error) {
 		b.Write(data)
 	}
 	return b.Bytes(), nil
+}
+
+// CRDObjects are CRDs decoded, for Sandbox.InstallCRDs.
+func CRDObjects() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	b, err := CRDs()
+	if err != nil {
+		return nil, err
+	}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	r := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	for {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		err := r.Decode(crd)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("certsim: decoding cert-manager's CRDs: %w", err)
+		}
+		if crd.Name != "" {
+			out = append(out, crd)
+		}
+	}
 }
 
 // The kinds certsim reads.

@@ -9,9 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // TestIssueChain: the CA and leaf certificates of KubeRay's mTLS specs
@@ -94,20 +92,12 @@ func TestIssueChain(t *testing.T) {
 // Certificate CRDs of cert-manager.io/v1, with Certificate's status
 // subresource (certsim writes Ready there).
 func TestCRDs(t *testing.T) {
-	b, err := CRDs()
+	crds, err := CRDObjects()
 	if err != nil {
 		t.Skipf("cert-manager's module is not available here (no network and not in the module cache): %v", err)
 	}
-	r := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
 	got := map[string]bool{}
-	for {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := r.Decode(crd); err != nil {
-			break
-		}
-		if crd.Name == "" {
-			continue
-		}
+	for _, crd := range crds {
 		got[crd.Name] = true
 		if crd.Name == "certificates.cert-manager.io" {
 			var served bool
@@ -118,6 +108,9 @@ func TestCRDs(t *testing.T) {
 				t.Error("Certificate v1 is not served with a status subresource")
 			}
 		}
+	}
+	if len(crds) != 3 {
+		t.Errorf("%d CRDs, want 3", len(crds))
 	}
 	for _, n := range []string{"issuers.cert-manager.io", "clusterissuers.cert-manager.io", "certificates.cert-manager.io"} {
 		if !got[n] {
