@@ -82,7 +82,9 @@ package raycluster
 // pod IPs are those of the pods the cluster controls (KubeRay lists by the
 // ray.io/cluster and ray.io/node-type labels). A leaf Certificate another
 // owner controls is not taken over: Warning MTLSFailedToReconcile, as
-// KubeRay's SetControllerReference fails on it. raydar also holds pods
+// KubeRay's SetControllerReference fails on it. A cluster refused for
+// another reason gets no mTLS objects (KubeRay's separate controller makes
+// them anyway), as it gets nothing else. raydar also holds pods
 // while it has just changed a Certificate this pass (its Ready is for the
 // previous generation), which KubeRay's check does too, one pass later.
 //
@@ -112,6 +114,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/kit"
@@ -734,7 +737,8 @@ func (r *Reconciler) applyMTLS(ctx context.Context, rc *rayv1.RayCluster, m *mtl
 		out.fail(EventMTLSFailedToReconcile, fmt.Sprintf("Failed to reconcile mTLS %s: %v", step, err))
 		return false
 	}
-	for _, name := range m.Foreign {
+	if len(m.Foreign) > 0 {
+		name := m.Foreign[0]
 		return fail(certStepName(rc, name), fmt.Errorf("Certificate %s/%s is controlled by another owner, not by RayCluster %s", rc.Namespace, name, rc.Name))
 	}
 	for _, st := range m.Steps {
@@ -744,6 +748,13 @@ func (r *Reconciler) applyMTLS(ctx context.Context, rc *rayv1.RayCluster, m *mtl
 		}
 		if st.Update {
 			err = r.client.Update(ctx, u)
+			if apierrors.IsConflict(err) {
+				// cert-manager wrote its status since it was read: no
+				// Warning, the pass comes back in a second (not Ready) and
+				// compares afresh; no pod is written meanwhile.
+				log.FromContext(ctx).V(1).Info("mTLS certificate changed since read; next pass retries", "certificate", u.GetName())
+				return false
+			}
 		} else {
 			err = r.client.Create(ctx, u)
 			if apierrors.IsAlreadyExists(err) {

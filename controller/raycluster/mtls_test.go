@@ -2,6 +2,7 @@ package raycluster
 
 import (
 	"context"
+	"errors"
 	"os"
 	"reflect"
 	"slices"
@@ -10,15 +11,18 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/yaml"
 
 	"github.com/raydar/raydar/controller/features"
@@ -315,11 +319,15 @@ func mtlsMapper(withCertManager bool) meta.RESTMapper {
 }
 
 func mtlsReconciler(t *testing.T, withCertManager bool, objs ...client.Object) (*Reconciler, client.Client, *events.FakeRecorder) {
+	return mtlsReconcilerWith(t, withCertManager, interceptor.Funcs{}, objs...)
+}
+
+func mtlsReconcilerWith(t *testing.T, withCertManager bool, funcs interceptor.Funcs, objs ...client.Object) (*Reconciler, client.Client, *events.FakeRecorder) {
 	t.Helper()
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithRESTMapper(mtlsMapper(withCertManager)).
 		WithStatusSubresource(&rayv1.RayCluster{}).
 		WithIndex(&corev1.Pod{}, ownerUIDField, podOwnerUID).
-		WithObjects(objs...).Build()
+		WithObjects(objs...).WithInterceptorFuncs(funcs).Build()
 	rec := events.NewFakeRecorder(100)
 	r := newReconciler(c, c, rec, kit.Shared{Gate: kit.NewGate(c, true), ClusterDomain: "cluster.local", InjectProbes: true, Features: mtlsGate}, -1)
 	return r, c, rec
@@ -441,6 +449,51 @@ func TestReconcileMTLS(t *testing.T) {
 		}
 		if evs := drainEvents(rec.Events); !strings.Contains(evs, "Normal MTLSCertificatesUpdated Updated head certificate SANs (IPs: [10.1.2.3 127.0.0.1])") {
 			t.Fatalf("events:\n%s", evs)
+		}
+	})
+	t.Run("a certificate changed meanwhile: retried without a Warning", func(t *testing.T) {
+		rc := mtlsSample(t)
+		conflicts, armed := 0, false
+		r, c, rec := mtlsReconcilerWith(t, true, interceptor.Funcs{Update: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if u, ok := obj.(*unstructured.Unstructured); ok && u.GetKind() == KindCertificate && armed && conflicts == 0 {
+				conflicts++
+				return apierrors.NewConflict(schema.GroupResource{Group: CertManagerGroup, Resource: "certificates"}, u.GetName(), errors.New("modified"))
+			}
+			return cl.Update(ctx, obj, opts...)
+		}}, rc)
+		for range 2 {
+			if _, err := r.Reconcile(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		issue(t, c, "ray-head-cert-raycluster-mtls")
+		issue(t, c, "ray-worker-cert-raycluster-mtls")
+		if _, err := r.Reconcile(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		pods := &corev1.PodList{}
+		if err := c.List(context.Background(), pods); err != nil || len(pods.Items) != 2 {
+			t.Fatalf("%d pods", len(pods.Items))
+		}
+		i := slices.IndexFunc(pods.Items, func(p corev1.Pod) bool { return kit.IsHeadPod(&p) })
+		head := pods.Items[i]
+		head.Status.PodIP = "10.1.2.3"
+		if err := c.Status().Update(context.Background(), &head); err != nil {
+			t.Fatal(err)
+		}
+		armed = true
+		res, err := r.Reconcile(context.Background(), req)
+		if err != nil || conflicts != 1 || res.RequeueAfter != time.Second {
+			t.Fatalf("conflicts %d, result %+v, %v", conflicts, res, err)
+		}
+		if evs := drainEvents(rec.Events); strings.Contains(evs, "Warning") {
+			t.Fatalf("a conflict gave a Warning:\n%s", evs)
+		}
+		if _, err := r.Reconcile(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		if got := getCert(t, c, "ray-head-cert-raycluster-mtls").Spec.IPAddresses; !reflect.DeepEqual(got, []string{"10.1.2.3", "127.0.0.1"}) {
+			t.Errorf("head certificate IPs %v after the retry", got)
 		}
 	})
 	t.Run("no cert-manager: refused by name", func(t *testing.T) {
