@@ -233,7 +233,7 @@ func (w *writes) children() bool {
 	// Pods asked to be isolated start only once their policies exist.
 	policiesOK := r.applyNetworkPolicies(w.ctx, rc, w.p, own)
 	// Pods mount their certificates: none before they are issued.
-	mtlsOK := r.applyMTLS(w.ctx, rc, w.p.MTLS, own)
+	mtlsOK := r.applyMTLS(w.ctx, rc, w.p, own)
 	// Pods read their Ray auth token from the Secret: none without it.
 	secretOK := r.createAuthSecret(w.ctx, rc, w.p.CreateAuthSecret, own)
 	w.wg.Wait()

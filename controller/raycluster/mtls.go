@@ -78,7 +78,8 @@ package raycluster
 // cluster's own pass, before the pods, which runs on every pod change, so
 // the IP is added at once; it does not watch cert-manager's objects (that
 // would need their CRDs at start-up) and instead comes back every second
-// while certificates are pending, every minute after, as KubeRay does. The
+// while certificates are pending (backing off to KubeRay's 30 s while they
+// stay so, mtlsBackoff), every minute after, as KubeRay does. The
 // pod IPs are those of the pods the cluster controls (KubeRay lists by the
 // ray.io/cluster and ray.io/node-type labels). A leaf Certificate another
 // owner controls is not taken over: Warning MTLSFailedToReconcile, as
@@ -158,13 +159,14 @@ var (
 // Durations of the certificates (raycluster_mtls_controller.go:234-239,
 // :303-304) and how often the pass comes back.
 const (
-	caDuration          = 24 * time.Hour * 3650
-	caRenewBefore       = 24 * time.Hour * 30
-	leafDuration        = 2160 * time.Hour
-	leafRenewBefore     = 360 * time.Hour
-	expiryWarning       = 24 * time.Hour
-	mtlsPendingRequeue  = time.Second
-	mtlsPeriodicRequeue = time.Minute
+	caDuration            = 24 * time.Hour * 3650
+	caRenewBefore         = 24 * time.Hour * 30
+	leafDuration          = 2160 * time.Hour
+	leafRenewBefore       = 360 * time.Hour
+	expiryWarning         = 24 * time.Hour
+	mtlsPendingRequeue    = time.Second
+	mtlsPendingMaxRequeue = 30 * time.Second
+	mtlsPeriodicRequeue   = time.Minute
 )
 
 // Issuer is cert-manager's cert-manager.io/v1 Issuer, with the fields
@@ -726,10 +728,12 @@ func (r *Reconciler) readMTLS(ctx context.Context, rc *rayv1.RayCluster) (*mtlsO
 // writes no pods, as after any child's failure). Certificates not ready
 // yet hold back only the pod creations (decide dropped them), not the
 // deletions, as KubeRay checks them on its creation paths only.
-func (r *Reconciler) applyMTLS(ctx context.Context, rc *rayv1.RayCluster, m *mtlsPlan, out *outcome) bool {
+func (r *Reconciler) applyMTLS(ctx context.Context, rc *rayv1.RayCluster, p *plan, out *outcome) bool {
+	m := p.MTLS
 	if m == nil {
 		return true
 	}
+	r.mtlsBackoff(rc, p)
 	fail := func(step string, err error) bool {
 		if kit.Ambiguous(err) {
 			out.ambiguous = true
@@ -793,6 +797,28 @@ func (r *Reconciler) applyMTLS(ctx context.Context, rc *rayv1.RayCluster, m *mtl
 			Reason: EventMTLSCertificateExpiringSoon, Action: "Reconcile", Message: e.Message})
 	}
 	return true
+}
+
+// mtlsBackoff stretches the pass's return while certificates stay
+// pending with nothing changed: every second for the first five, then a
+// fifth of the time waited, up to KubeRay's 30 s (raycluster_mtls_
+// controller.go:31), so a cert-manager that does not answer is not polled
+// every second forever. A change this pass makes starts it afresh.
+func (r *Reconciler) mtlsBackoff(rc *rayv1.RayCluster, p *plan) {
+	if p.MTLS.Ready {
+		r.mtlsPending.Delete(rc.UID)
+		return
+	}
+	now := r.now()
+	if len(p.MTLS.Steps) > 0 {
+		r.mtlsPending.Store(rc.UID, now)
+		return
+	}
+	v, _ := r.mtlsPending.LoadOrStore(rc.UID, now)
+	after := min(max(now.Sub(v.(time.Time))/5, mtlsPendingRequeue), mtlsPendingMaxRequeue)
+	if p.RequeueAfter == mtlsPendingRequeue {
+		p.RequeueAfter = after
+	}
 }
 
 // certStepName is KubeRay's step name of a Certificate.

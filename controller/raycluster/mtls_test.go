@@ -385,6 +385,8 @@ func TestReconcileMTLS(t *testing.T) {
 	t.Run("PKI, then pods", func(t *testing.T) {
 		rc := mtlsSample(t)
 		r, c, rec := mtlsReconciler(t, true, rc)
+		start := time.Now()
+		r.now = func() time.Time { return start }
 		res, err := r.Reconcile(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
@@ -402,6 +404,17 @@ func TestReconcileMTLS(t *testing.T) {
 		if evs := drainEvents(rec.Events); !strings.Contains(evs, "Normal MTLSCertsNotReady Waiting for cert-manager to issue mTLS certificates") {
 			t.Fatalf("events:\n%s", evs)
 		}
+		// Nothing changes for 100 s: the pass comes back less often, up
+		// to KubeRay's 30 s.
+		r.now = func() time.Time { return start.Add(100 * time.Second) }
+		if res, err := r.Reconcile(context.Background(), req); err != nil || res.RequeueAfter != 20*time.Second {
+			t.Fatalf("requeue %v after 100 s pending, %v", res.RequeueAfter, err)
+		}
+		r.now = func() time.Time { return start.Add(time.Hour) }
+		if res, err := r.Reconcile(context.Background(), req); err != nil || res.RequeueAfter != 30*time.Second {
+			t.Fatalf("requeue %v after an hour pending, %v", res.RequeueAfter, err)
+		}
+		r.now = time.Now
 		issue(t, c, "ray-head-cert-raycluster-mtls")
 		if _, err := r.Reconcile(context.Background(), req); err != nil {
 			t.Fatal(err)

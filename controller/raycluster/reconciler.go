@@ -82,6 +82,9 @@ type Reconciler struct {
 	// exists remembers the children read live once per cluster per
 	// process (observe.go).
 	exists existsMemo
+	// mtlsPending: since when each cluster's certificates have been
+	// pending with nothing changed (mtls.go's back-off).
+	mtlsPending sync.Map // types.UID → time.Time
 }
 
 // Registration is the RayCluster reconciler's registration for
@@ -167,7 +170,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // Forget drops what the reconciler remembers of a cluster that is gone
 // (kit.Forgetter; the Loop forgets the kit's memory).
-func (r *Reconciler) Forget(uid types.UID, _ types.NamespacedName) { r.exists.forget(uid) }
+func (r *Reconciler) Forget(uid types.UID, _ types.NamespacedName) {
+	r.exists.forget(uid)
+	r.mtlsPending.Delete(uid)
+}
 
 // Known is the number of RayClusters this reconciler has seen and not yet
 // forgotten.
