@@ -28,16 +28,17 @@ func TestUnsupportedFields(t *testing.T) {
 		want string
 		// invalid: not a missing feature, a spec that cannot be honoured.
 		invalid bool
-		// gated: implemented behind a feature gate, off by default.
-		gated bool
+		// gate: implemented behind this feature gate, off by default.
+		gate features.Gate
 	}{
 		{name: "nothing unusual", spec: func(*rayv1.RayClusterSpec) {}},
-		{name: "tlsOptions", spec: func(s *rayv1.RayClusterSpec) { s.TLSOptions = &rayv1.TLSOptions{Enabled: fixture.Ptr(true)} }, want: "spec.tlsOptions"},
+		{name: "tlsOptions: refused with its gate off, naming the gate", spec: func(s *rayv1.RayClusterSpec) { s.TLSOptions = &rayv1.TLSOptions{Enabled: fixture.Ptr(true)} },
+			want: "spec.tlsOptions", gate: features.RayClusterMTLS},
 		{name: "tlsOptions disabled is still refused, as KubeRay does without its gate", spec: func(s *rayv1.RayClusterSpec) {
 			s.TLSOptions = &rayv1.TLSOptions{Enabled: fixture.Ptr(false)}
-		}, want: "spec.tlsOptions"},
+		}, want: "spec.tlsOptions", gate: features.RayClusterMTLS},
 		{name: "networkPolicy: refused with its gate off, naming the gate", spec: func(s *rayv1.RayClusterSpec) { s.NetworkPolicy = &rayv1.NetworkPolicyConfig{} },
-			want: "spec.networkPolicy", gated: true},
+			want: "spec.networkPolicy", gate: features.RayClusterNetworkPolicy},
 		{name: "historyServerOptions", spec: func(s *rayv1.RayClusterSpec) {
 			s.HistoryServerOptions = &rayv1.HistoryServerOptions{CollectorOptions: &rayv1.CollectorOptions{}}
 		}, want: "spec.historyServerOptions"},
@@ -77,8 +78,8 @@ func TestUnsupportedFields(t *testing.T) {
 				switch {
 				case tc.invalid:
 					prefix = want + ": " // implemented, but this spec cannot be honoured
-				case tc.gated:
-					prefix = want + ": Forbidden: requires the RayClusterNetworkPolicy feature gate"
+				case tc.gate != "":
+					prefix = want + ": Forbidden: requires the " + string(tc.gate) + " feature gate"
 				}
 				if !strings.HasPrefix(got, prefix) {
 					t.Errorf("%s: %q, want a refusal of %s", kind, got, want)
@@ -101,9 +102,9 @@ func TestUnsupportedFields(t *testing.T) {
 			check("RayJob", joinErrs(rayjob.Unsupported(rj)), under("spec.rayClusterSpec"))
 			rs := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "s", Annotations: tc.ann}, Spec: rayv1.RayServiceSpec{RayClusterSpec: *rc.Spec.DeepCopy()}}
 			check("RayService", joinErrs(rayservice.Unsupported(rs)), under("spec.rayClusterConfig"))
-			if tc.gated {
+			if tc.gate != "" {
 				// With the gate on all three kinds accept it.
-				on := features.MustParse("RayClusterNetworkPolicy=true")
+				on := features.MustParse(string(tc.gate) + "=true")
 				check("RayCluster, gate on", joinErrs(raycluster.UnsupportedRayClusterWith(rc, on)), "")
 				check("RayJob, gate on", joinErrs(rayjob.UnsupportedWith(rj, on)), "")
 				check("RayService, gate on", joinErrs(rayservice.UnsupportedWith(rs, on)), "")

@@ -50,8 +50,8 @@ func TestLinksNoTUIOrSandbox(t *testing.T) {
 // each by name.
 func TestFeatureGatesRefusedAtStartup(t *testing.T) {
 	for gates, want := range map[string]string{
-		"NoSuchGate=true":     `unknown feature gate "NoSuchGate"`,
-		"RayClusterMTLS=true": "feature gate RayClusterMTLS=true: not implemented by raydar",
+		"NoSuchGate=true":    `unknown feature gate "NoSuchGate"`,
+		"KubernetesWAS=true": "feature gate KubernetesWAS=true: not implemented by raydar",
 		"RayClusterNetworkPolicy=true,RayClusterHistoryServer=true": "feature gate RayClusterHistoryServer=true: not implemented by raydar",
 		"RayCronJob=false": "feature gate RayCronJob=false: raydar cannot turn it off",
 	} {

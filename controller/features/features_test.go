@@ -44,7 +44,7 @@ func TestParse(t *testing.T) {
 		{in: "raycronjob=true", wantErr: `unknown feature gate "raycronjob"`},
 		{in: "RayClusterNetworkPolicy", wantErr: `feature gate "RayClusterNetworkPolicy": missing =true or =false`},
 		{in: "RayClusterNetworkPolicy=yes", wantErr: `feature gate RayClusterNetworkPolicy: invalid value "yes"`},
-		{in: "RayClusterMTLS=true", wantErr: "feature gate RayClusterMTLS=true: not implemented by raydar (raydar does not implement mTLS"},
+		{in: "RayClusterMTLS=true", on: []Gate{RayClusterMTLS}},
 		{in: "RayClusterHistoryServer=true", wantErr: "feature gate RayClusterHistoryServer=true: not implemented by raydar"},
 		{in: "GCSFaultToleranceEmbeddedStorage=true", wantErr: "feature gate GCSFaultToleranceEmbeddedStorage=true: not implemented by raydar"},
 		{in: "SidecarSubmitterRestart=true", wantErr: "feature gate SidecarSubmitterRestart=true: not implemented by raydar"},
@@ -89,8 +89,8 @@ func TestSetAddsUpAndARefusalChangesNothing(t *testing.T) {
 	if err := g.Set("RayCronJob=true"); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Set("RayClusterNetworkPolicy=false,RayClusterMTLS=true"); err == nil {
-		t.Fatal("RayClusterMTLS=true accepted")
+	if err := g.Set("RayClusterNetworkPolicy=false,KubernetesWAS=true"); err == nil {
+		t.Fatal("KubernetesWAS=true accepted")
 	}
 	if !g.Enabled(RayClusterNetworkPolicy) {
 		t.Error("a refused --feature-gates turned RayClusterNetworkPolicy off")

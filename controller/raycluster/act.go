@@ -232,13 +232,15 @@ func (w *writes) children() bool {
 	r.applyIngress(w.ctx, rc, w.p, own)
 	// Pods asked to be isolated start only once their policies exist.
 	policiesOK := r.applyNetworkPolicies(w.ctx, rc, w.p, own)
+	// Pods mount their certificates: none before they are issued.
+	mtlsOK := r.applyMTLS(w.ctx, rc, w.p, own)
 	// Pods read their Ray auth token from the Secret: none without it.
 	secretOK := r.createAuthSecret(w.ctx, rc, w.p.CreateAuthSecret, own)
 	w.wg.Wait()
 	w.out.createdRBAC = append(w.out.createdRBAC, own.createdRBAC...)
 	w.out.failures = append(w.out.failures, own.failures...)
 	w.out.ambiguous = w.out.ambiguous || own.ambiguous
-	return rbacOK && secretOK && policiesOK && !slices.ContainsFunc(w.out.failures, endsPass)
+	return rbacOK && secretOK && policiesOK && mtlsOK && !slices.ContainsFunc(w.out.failures, endsPass)
 }
 
 // createService creates one Service; one that exists is adopted by name.

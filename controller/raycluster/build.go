@@ -349,6 +349,8 @@ func BuildPod(rc *rayv1.RayCluster, b PodBuild, hash string, cfg BuildConfig) *c
 	// Token auth env (auth.go), where KubeRay's pod templates add it: after
 	// the autoscaler and GCS FT env, before the env BuildPod generates.
 	addTokenAuth(rc, pod)
+	// mTLS (mtls.go), after token auth as in KubeRay's templates.
+	addTLS(rc, pod, b.Head, cfg)
 
 	// From here on KubeRay's BuildPod: volumes, the command, env, probes.
 	if _, ok := params["plasma-directory"]; !ok {

@@ -48,6 +48,9 @@ type observed struct {
 	// NetworkPolicies are the cluster's (labelled ray.io/cluster), read
 	// only with the RayClusterNetworkPolicy gate on (networkpolicy.go).
 	NetworkPolicies []*networkingv1.NetworkPolicy
+	// MTLS are the cluster's cert-manager objects and their Secrets, read
+	// live only with mTLS on (mtls.go).
+	MTLS *mtlsObserved
 	// CleanupJob is the Redis clean-up Job; read only while a deleted
 	// cluster waits on the GCS FT finalizer.
 	CleanupJob *batchv1.Job
@@ -84,8 +87,11 @@ type plan struct {
 	UpdateNetworkPolicies   []*networkingv1.NetworkPolicy
 	DeleteNetworkPolicies   []*networkingv1.NetworkPolicy
 	NetworkPolicyCollisions []string
-	CreatePods              []*corev1.Pod
-	DeletePods              []podDeletion
+	// MTLS: the cert-manager objects of spec.tlsOptions (mtls.go); pods
+	// are created only when it is Ready.
+	MTLS       *mtlsPlan
+	CreatePods []*corev1.Pod
+	DeletePods []podDeletion
 	// DeleteAll deletes every pod of the cluster in one request
 	// (deletecollection by label); DeletePods then lists them for the
 	// expectations and the Event.
@@ -191,7 +197,11 @@ func decide(o *observed) *plan {
 		decideDeletion(o, p)
 		return p
 	}
-	if errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, o.Config.Features)...); len(errs) > 0 {
+	errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, o.Config.Features)...)
+	if o.MTLS != nil && !o.MTLS.CertManager {
+		errs = append(errs, certManagerMissing())
+	}
+	if len(errs) > 0 {
 		p.Invalid = errs
 		p.Status = computeStatus(o.Cluster, o.Pods, o.HeadService, p, nil, o.Now)
 		if _, ev := kit.Refusal(rc.Status.Conditions, string(rayv1.RayClusterReplicaFailure), ReasonValidationFailed, errs,
@@ -217,8 +227,10 @@ func decide(o *observed) *plan {
 	decideServeService(o, p)
 	decideIngress(o, p)
 	decideNetworkPolicies(o, p)
+	p.MTLS = decideMTLS(o)
 
 	decidePods(o, p)
+	holdPodsForMTLS(p)
 
 	after := podsAfter(o.Pods, p, o.Now)
 	p.Status = computeStatus(rc, after, o.HeadService, p, nil, o.Now)

@@ -36,7 +36,9 @@
 // ServiceAccount token), ingress.go (the dashboard Ingress),
 // serve_service.go (the serve Service), networkpolicy.go (the
 // NetworkPolicies of spec.networkPolicy, behind KubeRay's
-// RayClusterNetworkPolicy feature gate, controller/features).
+// RayClusterNetworkPolicy feature gate, controller/features), mtls.go (the
+// cert-manager Issuers and Certificates of spec.tlsOptions and the pods'
+// TLS volume, env and init container, behind RayClusterMTLS).
 //
 // Names and labels of every child are in controller/kit/names.go.
 // Everything created carries a controller owner reference to its RayCluster,

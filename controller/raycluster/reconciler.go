@@ -30,7 +30,9 @@ import (
 // +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
+// +kubebuilder:rbac:groups=cert-manager.io,resources=issuers,verbs=get;create
+// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;create;update
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;create;update
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create
@@ -80,6 +82,9 @@ type Reconciler struct {
 	// exists remembers the children read live once per cluster per
 	// process (observe.go).
 	exists existsMemo
+	// mtlsPending: since when each cluster's certificates have been
+	// pending with nothing changed (mtls.go's back-off).
+	mtlsPending sync.Map // types.UID → time.Time
 }
 
 // Registration is the RayCluster reconciler's registration for
@@ -165,7 +170,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // Forget drops what the reconciler remembers of a cluster that is gone
 // (kit.Forgetter; the Loop forgets the kit's memory).
-func (r *Reconciler) Forget(uid types.UID, _ types.NamespacedName) { r.exists.forget(uid) }
+func (r *Reconciler) Forget(uid types.UID, _ types.NamespacedName) {
+	r.exists.forget(uid)
+	r.mtlsPending.Delete(uid)
+}
 
 // Known is the number of RayClusters this reconciler has seen and not yet
 // forgotten.

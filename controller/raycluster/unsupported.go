@@ -30,20 +30,27 @@ func Refuse(p *field.Path, missing string) *field.Error {
 
 // unsupportedClusterSpec lists the unimplemented fields of a RayClusterSpec
 // at p and of the annotations that reach the cluster at annPath.
-// (with raydar's default feature gates: spec.networkPolicy refused).
+// (with raydar's default feature gates: spec.networkPolicy and
+// spec.tlsOptions refused).
 func UnsupportedClusterSpec(spec *rayv1.RayClusterSpec, annotations map[string]string, p, annPath *field.Path) field.ErrorList {
 	return UnsupportedClusterSpecWith(spec, annotations, p, annPath, features.Gates{})
 }
 
 // UnsupportedClusterSpecWith is UnsupportedClusterSpec under the gates g:
 // with RayClusterNetworkPolicy on, spec.networkPolicy is implemented
-// (networkpolicy.go) and not refused.
+// (networkpolicy.go) and not refused; with RayClusterMTLS on,
+// spec.tlsOptions (mtls.go), checked as KubeRay checks it.
 func UnsupportedClusterSpecWith(spec *rayv1.RayClusterSpec, annotations map[string]string, p, annPath *field.Path, g features.Gates) field.ErrorList {
 	var errs field.ErrorList
-	if spec.TLSOptions != nil {
-		errs = append(errs, Refuse(p.Child("tlsOptions"),
-			"no mTLS between Ray pods (KubeRay's RayClusterMTLS gate, cert-manager certificates); traffic would be unencrypted"))
+	if spec.TLSOptions != nil && !g.Enabled(features.RayClusterMTLS) {
+		// KubeRay v1.7.0 refuses it too without the gate, even with
+		// enabled: false (utils/validation.go:323-325).
+		errs = append(errs, field.Forbidden(p.Child("tlsOptions"),
+			"requires the RayClusterMTLS feature gate, which is off (raydar operator --feature-gates RayClusterMTLS=true); "+
+				"no certificates are issued, so traffic between the Ray pods would be unencrypted, and this object is not reconciled"))
 	}
+	// With the gate on: KubeRay's checks of the TLS env and mounts (mtls.go).
+	errs = append(errs, ValidateTLSOptions(spec, p, g)...)
 	if spec.NetworkPolicy != nil && !g.Enabled(features.RayClusterNetworkPolicy) {
 		// KubeRay v1.7.0 refuses it too without the gate
 		// (utils/validation.go:315-318).
