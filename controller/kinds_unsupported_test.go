@@ -38,9 +38,9 @@ func TestUnsupportedFields(t *testing.T) {
 		}, want: "spec.tlsOptions"},
 		{name: "networkPolicy: refused with its gate off, naming the gate", spec: func(s *rayv1.RayClusterSpec) { s.NetworkPolicy = &rayv1.NetworkPolicyConfig{} },
 			want: "spec.networkPolicy", gated: true},
-		{name: "historyServerOptions", spec: func(s *rayv1.RayClusterSpec) {
+		{name: "historyServerOptions: refused with its gate off, naming the gate", spec: func(s *rayv1.RayClusterSpec) {
 			s.HistoryServerOptions = &rayv1.HistoryServerOptions{CollectorOptions: &rayv1.CollectorOptions{}}
-		}, want: "spec.historyServerOptions"},
+		}, want: "spec.historyServerOptions", gated: true},
 		{name: "rocksdb GCS FT", spec: func(s *rayv1.RayClusterSpec) {
 			s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
 		}, want: "spec.gcsFaultToleranceOptions.backend"},
@@ -78,9 +78,9 @@ func TestUnsupportedFields(t *testing.T) {
 				case tc.invalid:
 					prefix = want + ": " // implemented, but this spec cannot be honoured
 				case tc.gated:
-					prefix = want + ": Forbidden: requires the RayClusterNetworkPolicy feature gate"
+					prefix = want + ": Forbidden: requires the " // the gate's name, then "feature gate"
 				}
-				if !strings.HasPrefix(got, prefix) {
+				if !strings.HasPrefix(got, prefix) || (tc.gated && !strings.Contains(got, " feature gate, which is off")) {
 					t.Errorf("%s: %q, want a refusal of %s", kind, got, want)
 				}
 			}
@@ -103,7 +103,7 @@ func TestUnsupportedFields(t *testing.T) {
 			check("RayService", joinErrs(rayservice.Unsupported(rs)), under("spec.rayClusterConfig"))
 			if tc.gated {
 				// With the gate on all three kinds accept it.
-				on := features.MustParse("RayClusterNetworkPolicy=true")
+				on := features.MustParse("RayClusterNetworkPolicy=true,RayClusterHistoryServer=true")
 				check("RayCluster, gate on", joinErrs(raycluster.UnsupportedRayClusterWith(rc, on)), "")
 				check("RayJob, gate on", joinErrs(rayjob.UnsupportedWith(rj, on)), "")
 				check("RayService, gate on", joinErrs(rayservice.UnsupportedWith(rs, on)), "")

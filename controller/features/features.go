@@ -36,8 +36,8 @@ const (
 	Toggle
 	// NotImplemented: raydar does not implement the feature; Name=true is
 	// refused. Where an object asks for the feature by a field
-	// (spec.tlsOptions, historyServerOptions, the rocksdb GCS backend),
-	// that object is refused by name too, as KubeRay refuses it with the
+	// (spec.tlsOptions, the rocksdb GCS backend), that object is refused
+	// by name too, as KubeRay refuses it with the
 	// gate off (controller/raycluster/unsupported.go); SidecarSubmitterRestart
 	// and KubernetesWAS are operator behaviour no field asks for.
 	NotImplemented
@@ -96,8 +96,7 @@ var All = []Spec{
 		"raydar does not implement the embedded rocksdb GCS storage; a cluster asking for it is refused by name"},
 	{RayClusterMTLS, false, "Alpha", NotImplemented,
 		"raydar does not implement mTLS (spec.tlsOptions); a cluster asking for it is refused by name"},
-	{RayClusterHistoryServer, false, "Alpha", NotImplemented,
-		"raydar does not implement the history server collector (spec.historyServerOptions); a cluster asking for it is refused by name"},
+	{RayClusterHistoryServer, false, "Alpha", Toggle, ""},
 	{KubernetesWAS, false, "Alpha", NotImplemented,
 		"raydar does not implement the Workload-Aware Scheduling batch scheduler"},
 }

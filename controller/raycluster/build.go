@@ -349,6 +349,9 @@ func BuildPod(rc *rayv1.RayCluster, b PodBuild, hash string, cfg BuildConfig) *c
 	// Token auth env (auth.go), where KubeRay's pod templates add it: after
 	// the autoscaler and GCS FT env, before the env BuildPod generates.
 	addTokenAuth(rc, pod)
+	// The history collector sidecar, last (historyserver.go).
+	addHistoryCollector(rc, spec, b.Head, fq, cfg)
+	ray = &spec.Containers[rayv1.RayContainerIndex]
 
 	// From here on KubeRay's BuildPod: volumes, the command, env, probes.
 	if _, ok := params["plasma-directory"]; !ok {
@@ -363,6 +366,7 @@ func BuildPod(rc *rayv1.RayCluster, b PodBuild, hash string, cfg BuildConfig) *c
 			}
 		}
 	}
+	addCollectorLogVolume(spec, cfg)
 
 	user := joinCommand(ray.Command) + joinCommand(ray.Args)
 	applyContainerResources(params, ray.Resources)
@@ -384,6 +388,7 @@ func BuildPod(rc *rayv1.RayCluster, b PodBuild, hash string, cfg BuildConfig) *c
 		addEnv(&spec.InitContainers[i], corev1.EnvVar{Name: envRayIP, Value: kit.HeadServiceName(rc)})
 	}
 	setRayContainerEnv(rc, ray, b.Head, fq, port, startCmd)
+	setCollectorEventEnv(spec, ray, cfg)
 
 	if cfg.InjectProbes {
 		injectProbes(rc, ray, b.Head, params)

@@ -37,7 +37,8 @@ func UnsupportedClusterSpec(spec *rayv1.RayClusterSpec, annotations map[string]s
 
 // UnsupportedClusterSpecWith is UnsupportedClusterSpec under the gates g:
 // with RayClusterNetworkPolicy on, spec.networkPolicy is implemented
-// (networkpolicy.go) and not refused.
+// (networkpolicy.go) and not refused; with RayClusterHistoryServer on,
+// spec.historyServerOptions (historyserver.go).
 func UnsupportedClusterSpecWith(spec *rayv1.RayClusterSpec, annotations map[string]string, p, annPath *field.Path, g features.Gates) field.ErrorList {
 	var errs field.ErrorList
 	if spec.TLSOptions != nil {
@@ -51,9 +52,12 @@ func UnsupportedClusterSpecWith(spec *rayv1.RayClusterSpec, annotations map[stri
 			"requires the RayClusterNetworkPolicy feature gate, which is off (raydar operator --feature-gates RayClusterNetworkPolicy=true); "+
 				"no NetworkPolicies are created, so the pods would not be isolated, and this object is not reconciled"))
 	}
-	if spec.HistoryServerOptions != nil {
-		errs = append(errs, Refuse(p.Child("historyServerOptions"),
-			"no history server collector sidecar (KubeRay's RayClusterHistoryServer gate)"))
+	if spec.HistoryServerOptions != nil && !g.Enabled(features.RayClusterHistoryServer) {
+		// KubeRay v1.7.0 refuses it too without the gate
+		// (utils/validation.go:260-263); with it, historyserver.go.
+		errs = append(errs, field.Forbidden(p.Child("historyServerOptions"),
+			"requires the RayClusterHistoryServer feature gate, which is off (raydar operator --feature-gates RayClusterHistoryServer=true); "+
+				"no history server collector sidecar would be added, and this object is not reconciled"))
 	}
 	if o := spec.GcsFaultToleranceOptions; o != nil && o.Backend == rayv1.GcsFTBackendRocksDB {
 		errs = append(errs, Refuse(p.Child("gcsFaultToleranceOptions", "backend"),
