@@ -41,9 +41,9 @@ func TestUnsupportedFields(t *testing.T) {
 		{name: "historyServerOptions: refused with its gate off, naming the gate", spec: func(s *rayv1.RayClusterSpec) {
 			s.HistoryServerOptions = &rayv1.HistoryServerOptions{CollectorOptions: &rayv1.CollectorOptions{}}
 		}, want: "spec.historyServerOptions", gated: true},
-		{name: "rocksdb GCS FT", spec: func(s *rayv1.RayClusterSpec) {
+		{name: "rocksdb GCS FT: refused with its gate off, naming the gate", spec: func(s *rayv1.RayClusterSpec) {
 			s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
-		}, want: "spec.gcsFaultToleranceOptions.backend"},
+		}, want: "spec.gcsFaultToleranceOptions.backend", gated: true},
 		{name: "GCS storage with redis: ignored otherwise, so refused (KubeRay refuses it too)", spec: func(s *rayv1.RayClusterSpec) {
 			s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{RedisAddress: "redis:6379", Storage: &rayv1.GcsEmbeddedStorage{}}
 		}, want: "spec.gcsFaultToleranceOptions.storage", invalid: true},
@@ -103,7 +103,7 @@ func TestUnsupportedFields(t *testing.T) {
 			check("RayService", joinErrs(rayservice.Unsupported(rs)), under("spec.rayClusterConfig"))
 			if tc.gated {
 				// With the gate on all three kinds accept it.
-				on := features.MustParse("RayClusterNetworkPolicy=true,RayClusterHistoryServer=true")
+				on := features.MustParse("RayClusterNetworkPolicy=true,RayClusterHistoryServer=true,GCSFaultToleranceEmbeddedStorage=true")
 				check("RayCluster, gate on", joinErrs(raycluster.UnsupportedRayClusterWith(rc, on)), "")
 				check("RayJob, gate on", joinErrs(rayjob.UnsupportedWith(rj, on)), "")
 				check("RayService, gate on", joinErrs(rayservice.UnsupportedWith(rs, on)), "")

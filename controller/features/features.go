@@ -36,8 +36,7 @@ const (
 	Toggle
 	// NotImplemented: raydar does not implement the feature; Name=true is
 	// refused. Where an object asks for the feature by a field
-	// (spec.tlsOptions, the rocksdb GCS backend), that object is refused
-	// by name too, as KubeRay refuses it with the
+	// (spec.tlsOptions), that object is refused by name too, as KubeRay refuses it with the
 	// gate off (controller/raycluster/unsupported.go); SidecarSubmitterRestart
 	// and KubernetesWAS are operator behaviour no field asks for.
 	NotImplemented
@@ -92,8 +91,7 @@ var All = []Spec{
 	{SidecarSubmitterRestart, false, "Alpha", NotImplemented,
 		"raydar does not implement the restartable SidecarMode submitter"},
 	{RayClusterNetworkPolicy, false, "Alpha", Toggle, ""},
-	{GCSFaultToleranceEmbeddedStorage, false, "Alpha", NotImplemented,
-		"raydar does not implement the embedded rocksdb GCS storage; a cluster asking for it is refused by name"},
+	{GCSFaultToleranceEmbeddedStorage, false, "Alpha", Toggle, ""},
 	{RayClusterMTLS, false, "Alpha", NotImplemented,
 		"raydar does not implement mTLS (spec.tlsOptions); a cluster asking for it is refused by name"},
 	{RayClusterHistoryServer, false, "Alpha", Toggle, ""},

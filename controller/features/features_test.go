@@ -47,7 +47,7 @@ func TestParse(t *testing.T) {
 		{in: "RayClusterMTLS=true", wantErr: "feature gate RayClusterMTLS=true: not implemented by raydar (raydar does not implement mTLS"},
 		{in: "RayClusterHistoryServer=true", on: []Gate{RayClusterHistoryServer}},
 		{in: "RayClusterHistoryServer=false", off: []Gate{RayClusterHistoryServer}},
-		{in: "GCSFaultToleranceEmbeddedStorage=true", wantErr: "feature gate GCSFaultToleranceEmbeddedStorage=true: not implemented by raydar"},
+		{in: "GCSFaultToleranceEmbeddedStorage=true,RayClusterHistoryServer=false", on: []Gate{GCSFaultToleranceEmbeddedStorage}, off: []Gate{RayClusterHistoryServer}},
 		{in: "SidecarSubmitterRestart=true", wantErr: "feature gate SidecarSubmitterRestart=true: not implemented by raydar"},
 		{in: "KubernetesWAS=true", wantErr: "feature gate KubernetesWAS=true: not implemented by raydar"},
 		{in: "RayCronJob=false", wantErr: "feature gate RayCronJob=false: raydar cannot turn it off (raydar always reconciles RayCronJobs"},

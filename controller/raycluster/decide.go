@@ -48,6 +48,10 @@ type observed struct {
 	// NetworkPolicies are the cluster's (labelled ray.io/cluster), read
 	// only with the RayClusterNetworkPolicy gate on (networkpolicy.go).
 	NetworkPolicies []*networkingv1.NetworkPolicy
+	// GCSStoragePVC is the claim of a rocksdb cluster's GCS store, read
+	// only with the GCSFaultToleranceEmbeddedStorage gate on
+	// (gcs_embedded.go); nil when absent.
+	GCSStoragePVC *corev1.PersistentVolumeClaim
 	// CleanupJob is the Redis clean-up Job; read only while a deleted
 	// cluster waits on the GCS FT finalizer.
 	CleanupJob *batchv1.Job
@@ -84,8 +88,14 @@ type plan struct {
 	UpdateNetworkPolicies   []*networkingv1.NetworkPolicy
 	DeleteNetworkPolicies   []*networkingv1.NetworkPolicy
 	NetworkPolicyCollisions []string
-	CreatePods              []*corev1.Pod
-	DeletePods              []podDeletion
+	// The claim of the embedded GCS store (gcs_embedded.go): to create,
+	// to update (its owner), or why it cannot be used (the pods are held
+	// back).
+	CreateGCSStoragePVC  *corev1.PersistentVolumeClaim
+	UpdateGCSStoragePVC  *corev1.PersistentVolumeClaim
+	GCSStoragePVCBlocked string
+	CreatePods           []*corev1.Pod
+	DeletePods           []podDeletion
 	// DeleteAll deletes every pod of the cluster in one request
 	// (deletecollection by label); DeletePods then lists them for the
 	// expectations and the Event.
@@ -217,6 +227,7 @@ func decide(o *observed) *plan {
 	decideServeService(o, p)
 	decideIngress(o, p)
 	decideNetworkPolicies(o, p)
+	decideGCSStoragePVC(o, p)
 
 	decidePods(o, p)
 
