@@ -88,14 +88,16 @@ type plan struct {
 	UpdateNetworkPolicies   []*networkingv1.NetworkPolicy
 	DeleteNetworkPolicies   []*networkingv1.NetworkPolicy
 	NetworkPolicyCollisions []string
+	CreatePods              []*corev1.Pod
+	DeletePods              []podDeletion
+
 	// The claim of the embedded GCS store (gcs_embedded.go): to create,
 	// to update (its owner), or why it cannot be used (the pods are held
 	// back).
 	CreateGCSStoragePVC  *corev1.PersistentVolumeClaim
 	UpdateGCSStoragePVC  *corev1.PersistentVolumeClaim
 	GCSStoragePVCBlocked string
-	CreatePods           []*corev1.Pod
-	DeletePods           []podDeletion
+
 	// DeleteAll deletes every pod of the cluster in one request
 	// (deletecollection by label); DeletePods then lists them for the
 	// expectations and the Event.
