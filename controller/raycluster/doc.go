@@ -36,7 +36,10 @@
 // ServiceAccount token), ingress.go (the dashboard Ingress),
 // serve_service.go (the serve Service), networkpolicy.go (the
 // NetworkPolicies of spec.networkPolicy, behind KubeRay's
-// RayClusterNetworkPolicy feature gate, controller/features).
+// RayClusterNetworkPolicy feature gate, controller/features),
+// historyserver.go (the history server collector sidecar, gate
+// RayClusterHistoryServer), gcs_embedded.go (the embedded rocksdb GCS
+// store, its head volume and claim, gate GCSFaultToleranceEmbeddedStorage).
 //
 // Names and labels of every child are in controller/kit/names.go.
 // Everything created carries a controller owner reference to its RayCluster,
