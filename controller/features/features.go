@@ -36,9 +36,9 @@ const (
 	Toggle
 	// NotImplemented: raydar does not implement the feature; Name=true is
 	// refused. Where an object asks for the feature by a field
-	// (spec.tlsOptions), that object is refused by name too, as KubeRay refuses it with the
-	// gate off (controller/raycluster/unsupported.go); SidecarSubmitterRestart
-	// and KubernetesWAS are operator behaviour no field asks for.
+	// (spec.tlsOptions), that object is refused by name too, as KubeRay
+	// refuses it with the gate off (controller/raycluster/unsupported.go);
+	// KubernetesWAS is operator behaviour no field asks for.
 	NotImplemented
 	// RefusedPerObject: accepted either way, but every object asking for
 	// the feature is refused by name, since raydar does not implement it
@@ -88,8 +88,7 @@ var All = []Spec{
 		"raydar does not implement NewClusterWithIncrementalUpgrade and refuses each RayService asking for it, whatever the gate"},
 	{RayCronJob, false, "Alpha", Always,
 		"raydar always reconciles RayCronJobs (on by default in raydar, off in KubeRay)"},
-	{SidecarSubmitterRestart, false, "Alpha", NotImplemented,
-		"raydar does not implement the restartable SidecarMode submitter"},
+	{SidecarSubmitterRestart, false, "Alpha", Toggle, ""},
 	{RayClusterNetworkPolicy, false, "Alpha", Toggle, ""},
 	{GCSFaultToleranceEmbeddedStorage, false, "Alpha", Toggle, ""},
 	{RayClusterMTLS, false, "Alpha", NotImplemented,

@@ -48,7 +48,7 @@ func TestParse(t *testing.T) {
 		{in: "RayClusterHistoryServer=true", on: []Gate{RayClusterHistoryServer}},
 		{in: "RayClusterHistoryServer=false", off: []Gate{RayClusterHistoryServer}},
 		{in: "GCSFaultToleranceEmbeddedStorage=true,RayClusterHistoryServer=false", on: []Gate{GCSFaultToleranceEmbeddedStorage}, off: []Gate{RayClusterHistoryServer}},
-		{in: "SidecarSubmitterRestart=true", wantErr: "feature gate SidecarSubmitterRestart=true: not implemented by raydar"},
+		{in: "SidecarSubmitterRestart=true", on: []Gate{SidecarSubmitterRestart}},
 		{in: "KubernetesWAS=true", wantErr: "feature gate KubernetesWAS=true: not implemented by raydar"},
 		{in: "RayCronJob=false", wantErr: "feature gate RayCronJob=false: raydar cannot turn it off (raydar always reconciles RayCronJobs"},
 		{in: "RayClusterStatusConditions=false", wantErr: "feature gate RayClusterStatusConditions=false: raydar cannot turn it off"},
