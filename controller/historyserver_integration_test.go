@@ -257,3 +257,45 @@ func TestIntegrationEmbeddedGCSGateOff(t *testing.T) {
 		return err == nil && len(h)+len(w) == 0 && len(pvcs.Items) == 0, fmt.Sprintf("pods=%d claims=%v err=%v", len(h)+len(w), pvcs, err)
 	})
 }
+
+// TestIntegrationEmbeddedGCSUserClaim: with storage.claimName the user's
+// claim is used as it is: while it is missing a Warning says the head will
+// not start, the pods are made anyway and mount it, and no claim is made;
+// once it exists nothing is written to it.
+func TestIntegrationEmbeddedGCSUserClaim(t *testing.T) {
+	needSandbox(t)
+	ns := newNamespace(t)
+	startOperator(t, ns, func(o *Options) { o.FeatureGates = features.MustParse("GCSFaultToleranceEmbeddedStorage=true") })
+	ctx := context.Background()
+	const name = "raycluster-embedded-gcs-ft"
+	rc := v170Sample(t, "ray-cluster.embedded-gcs-ft.yaml", ns)
+	rc.Spec.GcsFaultToleranceOptions.Storage = &rayv1.GcsEmbeddedStorage{ClaimName: "mine"}
+	createRC(t, rc)
+	waitEventOf(t, 30*time.Second, ns, rayv1.KindRayCluster, name, corev1.EventTypeWarning, raycluster.EventFailedToCreatePVC,
+		`GcsFaultToleranceOptions.Storage.ClaimName "mine" not found in namespace `+ns+"; the head Pod will not start until it exists")
+	eventually(t, 30*time.Second, "the head pod mounting the user's claim", func() (bool, string) {
+		heads, _ := clusterPods(t, ns, name)
+		if len(heads) != 1 {
+			return false, fmt.Sprint(len(heads), " heads")
+		}
+		for _, v := range heads[0].Spec.Volumes {
+			if v.Name == "gcs-storage" && v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "mine" {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", heads[0].Spec.Volumes)
+	})
+	mine := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("3Gi")}}}}
+	mine, err := kc.CoreV1().PersistentVolumeClaims(ns).Create(ctx, mine, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bindClaim(t, ns, "mine")
+	waitReady(t, ns, name, 1)
+	pvcs, err := kc.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(pvcs.Items) != 1 || len(pvcs.Items[0].OwnerReferences) != 0 || len(pvcs.Items[0].Labels) != 0 {
+		t.Fatalf("claims %+v, %v: want only the user's, untouched", pvcs, err)
+	}
+}
