@@ -39,12 +39,12 @@ func TestUnsupportedFields(t *testing.T) {
 		}, want: "spec.tlsOptions", gate: features.RayClusterMTLS},
 		{name: "networkPolicy: refused with its gate off, naming the gate", spec: func(s *rayv1.RayClusterSpec) { s.NetworkPolicy = &rayv1.NetworkPolicyConfig{} },
 			want: "spec.networkPolicy", gate: features.RayClusterNetworkPolicy},
-		{name: "historyServerOptions", spec: func(s *rayv1.RayClusterSpec) {
+		{name: "historyServerOptions: refused with its gate off, naming the gate", spec: func(s *rayv1.RayClusterSpec) {
 			s.HistoryServerOptions = &rayv1.HistoryServerOptions{CollectorOptions: &rayv1.CollectorOptions{}}
-		}, want: "spec.historyServerOptions"},
-		{name: "rocksdb GCS FT", spec: func(s *rayv1.RayClusterSpec) {
+		}, want: "spec.historyServerOptions", gate: features.RayClusterHistoryServer},
+		{name: "rocksdb GCS FT: refused with its gate off, naming the gate", spec: func(s *rayv1.RayClusterSpec) {
 			s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
-		}, want: "spec.gcsFaultToleranceOptions.backend"},
+		}, want: "spec.gcsFaultToleranceOptions.backend", gate: features.GCSFaultToleranceEmbeddedStorage},
 		{name: "GCS storage with redis: ignored otherwise, so refused (KubeRay refuses it too)", spec: func(s *rayv1.RayClusterSpec) {
 			s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{RedisAddress: "redis:6379", Storage: &rayv1.GcsEmbeddedStorage{}}
 		}, want: "spec.gcsFaultToleranceOptions.storage", invalid: true},
@@ -81,7 +81,7 @@ func TestUnsupportedFields(t *testing.T) {
 				case tc.gate != "":
 					prefix = want + ": Forbidden: requires the " + string(tc.gate) + " feature gate"
 				}
-				if !strings.HasPrefix(got, prefix) {
+				if !strings.HasPrefix(got, prefix) || (tc.gate != "" && !strings.Contains(got, " feature gate, which is off")) {
 					t.Errorf("%s: %q, want a refusal of %s", kind, got, want)
 				}
 			}

@@ -174,6 +174,11 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	}
 	opts = withDefaults(opts)
 	cfg = rest.CopyConfig(cfg)
+	if opts.FeatureGates.Enabled(features.SidecarSubmitterRestart) {
+		if err := checkSidecarRestartServer(cfg); err != nil { // sidecar_restart.go
+			return nil, err
+		}
+	}
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "raydar-operator"

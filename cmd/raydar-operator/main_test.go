@@ -52,7 +52,7 @@ func TestFeatureGatesRefusedAtStartup(t *testing.T) {
 	for gates, want := range map[string]string{
 		"NoSuchGate=true":    `unknown feature gate "NoSuchGate"`,
 		"KubernetesWAS=true": "feature gate KubernetesWAS=true: not implemented by raydar",
-		"RayClusterNetworkPolicy=true,RayClusterHistoryServer=true": "feature gate RayClusterHistoryServer=true: not implemented by raydar",
+		"RayClusterNetworkPolicy=true,RayClusterMTLS=true,KubernetesWAS=true": "feature gate KubernetesWAS=true: not implemented by raydar",
 		"RayCronJob=false": "feature gate RayCronJob=false: raydar cannot turn it off",
 	} {
 		cmd := newRootCmd()

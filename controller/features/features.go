@@ -36,10 +36,9 @@ const (
 	Toggle
 	// NotImplemented: raydar does not implement the feature; Name=true is
 	// refused. Where an object asks for the feature by a field
-	// (spec.tlsOptions, historyServerOptions, the rocksdb GCS backend),
-	// that object is refused by name too, as KubeRay refuses it with the
-	// gate off (controller/raycluster/unsupported.go); SidecarSubmitterRestart
-	// and KubernetesWAS are operator behaviour no field asks for.
+	// (spec.tlsOptions), that object is refused by name too, as KubeRay
+	// refuses it with the gate off (controller/raycluster/unsupported.go);
+	// KubernetesWAS is operator behaviour no field asks for.
 	NotImplemented
 	// RefusedPerObject: accepted either way, but every object asking for
 	// the feature is refused by name, since raydar does not implement it
@@ -89,14 +88,11 @@ var All = []Spec{
 		"raydar does not implement NewClusterWithIncrementalUpgrade and refuses each RayService asking for it, whatever the gate"},
 	{RayCronJob, false, "Alpha", Always,
 		"raydar always reconciles RayCronJobs (on by default in raydar, off in KubeRay)"},
-	{SidecarSubmitterRestart, false, "Alpha", NotImplemented,
-		"raydar does not implement the restartable SidecarMode submitter"},
+	{SidecarSubmitterRestart, false, "Alpha", Toggle, ""},
 	{RayClusterNetworkPolicy, false, "Alpha", Toggle, ""},
-	{GCSFaultToleranceEmbeddedStorage, false, "Alpha", NotImplemented,
-		"raydar does not implement the embedded rocksdb GCS storage; a cluster asking for it is refused by name"},
+	{GCSFaultToleranceEmbeddedStorage, false, "Alpha", Toggle, ""},
 	{RayClusterMTLS, false, "Alpha", Toggle, ""},
-	{RayClusterHistoryServer, false, "Alpha", NotImplemented,
-		"raydar does not implement the history server collector (spec.historyServerOptions); a cluster asking for it is refused by name"},
+	{RayClusterHistoryServer, false, "Alpha", Toggle, ""},
 	{KubernetesWAS, false, "Alpha", NotImplemented,
 		"raydar does not implement the Workload-Aware Scheduling batch scheduler"},
 }

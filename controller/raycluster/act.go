@@ -236,11 +236,13 @@ func (w *writes) children() bool {
 	mtlsOK := r.applyMTLS(w.ctx, rc, w.p, own)
 	// Pods read their Ray auth token from the Secret: none without it.
 	secretOK := r.createAuthSecret(w.ctx, rc, w.p.CreateAuthSecret, own)
+	// The head mounts the GCS store's claim (gcs_embedded.go).
+	pvcOK := r.applyGCSStoragePVC(w.ctx, rc, w.p, own)
 	w.wg.Wait()
 	w.out.createdRBAC = append(w.out.createdRBAC, own.createdRBAC...)
 	w.out.failures = append(w.out.failures, own.failures...)
 	w.out.ambiguous = w.out.ambiguous || own.ambiguous
-	return rbacOK && secretOK && policiesOK && mtlsOK && !slices.ContainsFunc(w.out.failures, endsPass)
+	return rbacOK && secretOK && policiesOK && mtlsOK && pvcOK && !slices.ContainsFunc(w.out.failures, endsPass)
 }
 
 // createService creates one Service; one that exists is adopted by name.

@@ -349,8 +349,12 @@ func BuildPod(rc *rayv1.RayCluster, b PodBuild, hash string, cfg BuildConfig) *c
 	// Token auth env (auth.go), where KubeRay's pod templates add it: after
 	// the autoscaler and GCS FT env, before the env BuildPod generates.
 	addTokenAuth(rc, pod)
-	// mTLS (mtls.go), after token auth as in KubeRay's templates.
+	// mTLS (mtls.go), after token auth as in KubeRay's templates
+	// (common/pod.go:302), before the collector, which gets no TLS.
 	addTLS(rc, pod, b.Head, cfg)
+	// The history collector sidecar, last (historyserver.go; :304-314).
+	addHistoryCollector(rc, spec, b.Head, fq, cfg)
+	ray = &spec.Containers[rayv1.RayContainerIndex]
 
 	// From here on KubeRay's BuildPod: volumes, the command, env, probes.
 	if _, ok := params["plasma-directory"]; !ok {
@@ -365,6 +369,7 @@ func BuildPod(rc *rayv1.RayCluster, b PodBuild, hash string, cfg BuildConfig) *c
 			}
 		}
 	}
+	addCollectorLogVolume(spec, cfg)
 
 	user := joinCommand(ray.Command) + joinCommand(ray.Args)
 	applyContainerResources(params, ray.Resources)
@@ -386,6 +391,7 @@ func BuildPod(rc *rayv1.RayCluster, b PodBuild, hash string, cfg BuildConfig) *c
 		addEnv(&spec.InitContainers[i], corev1.EnvVar{Name: envRayIP, Value: kit.HeadServiceName(rc)})
 	}
 	setRayContainerEnv(rc, ray, b.Head, fq, port, startCmd)
+	setCollectorEventEnv(spec, ray, cfg)
 
 	if cfg.InjectProbes {
 		injectProbes(rc, ray, b.Head, params)

@@ -39,6 +39,7 @@ func configureGCSFaultTolerance(rc *rayv1.RayCluster, pod *corev1.Pod, ray *core
 	}
 	o := rc.Spec.GcsFaultToleranceOptions
 	if o != nil && rc.Spec.GcsFTBackend() == rayv1.GcsFTBackendRocksDB {
+		configureEmbeddedFT(rc, &pod.Spec, ray) // gcs_embedded.go
 		return
 	}
 	ns := externalStorageNamespace(rc)

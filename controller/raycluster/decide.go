@@ -51,6 +51,10 @@ type observed struct {
 	// MTLS are the cluster's cert-manager objects and their Secrets, read
 	// live only with mTLS on (mtls.go).
 	MTLS *mtlsObserved
+	// GCSStoragePVC is the claim of a rocksdb cluster's GCS store, read
+	// only with the GCSFaultToleranceEmbeddedStorage gate on
+	// (gcs_embedded.go); nil when absent.
+	GCSStoragePVC *corev1.PersistentVolumeClaim
 	// CleanupJob is the Redis clean-up Job; read only while a deleted
 	// cluster waits on the GCS FT finalizer.
 	CleanupJob *batchv1.Job
@@ -92,6 +96,14 @@ type plan struct {
 	MTLS       *mtlsPlan
 	CreatePods []*corev1.Pod
 	DeletePods []podDeletion
+
+	// The claim of the embedded GCS store (gcs_embedded.go): to create,
+	// to update (its owner), or why it cannot be used (the pods are held
+	// back).
+	CreateGCSStoragePVC  *corev1.PersistentVolumeClaim
+	UpdateGCSStoragePVC  *corev1.PersistentVolumeClaim
+	GCSStoragePVCBlocked string
+
 	// DeleteAll deletes every pod of the cluster in one request
 	// (deletecollection by label); DeletePods then lists them for the
 	// expectations and the Event.
@@ -228,6 +240,7 @@ func decide(o *observed) *plan {
 	decideIngress(o, p)
 	decideNetworkPolicies(o, p)
 	p.MTLS = decideMTLS(o)
+	decideGCSStoragePVC(o, p)
 
 	decidePods(o, p)
 	holdPodsForMTLS(p)

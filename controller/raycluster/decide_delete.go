@@ -26,6 +26,14 @@ func decideDeletion(o *observed, p *plan) {
 	if !hasFinalizer(rc, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
 		return
 	}
+	if embeddedGCS(rc) {
+		// A cluster that was Redis-backed and now uses the embedded store
+		// (backend set where it was omitted) still carries the finalizer;
+		// there is no Redis to clean: KubeRay v1.7.0 drops it at once
+		// (raycluster_controller.go:229-246).
+		p.RemoveFinalizer = true
+		return
+	}
 	timeout := redisCleanupTimeout(rc)
 	deadline := rc.DeletionTimestamp.Add(timeout)
 	if !o.Now.Before(deadline) {

@@ -38,7 +38,10 @@
 // NetworkPolicies of spec.networkPolicy, behind KubeRay's
 // RayClusterNetworkPolicy feature gate, controller/features), mtls.go (the
 // cert-manager Issuers and Certificates of spec.tlsOptions and the pods'
-// TLS volume, env and init container, behind RayClusterMTLS).
+// TLS volume, env and init container, behind RayClusterMTLS),
+// historyserver.go (the history server collector sidecar, gate
+// RayClusterHistoryServer), gcs_embedded.go (the embedded rocksdb GCS
+// store, its head volume and claim, gate GCSFaultToleranceEmbeddedStorage).
 //
 // Names and labels of every child are in controller/kit/names.go.
 // Everything created carries a controller owner reference to its RayCluster,

@@ -33,6 +33,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
 // +kubebuilder:rbac:groups=cert-manager.io,resources=issuers,verbs=get;create
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;create;update
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;create;update
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;create;update
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create

@@ -39,7 +39,10 @@ func UnsupportedClusterSpec(spec *rayv1.RayClusterSpec, annotations map[string]s
 // UnsupportedClusterSpecWith is UnsupportedClusterSpec under the gates g:
 // with RayClusterNetworkPolicy on, spec.networkPolicy is implemented
 // (networkpolicy.go) and not refused; with RayClusterMTLS on,
-// spec.tlsOptions (mtls.go), checked as KubeRay checks it.
+// spec.tlsOptions (mtls.go), checked as KubeRay checks it; with
+// RayClusterHistoryServer on, spec.historyServerOptions
+// (historyserver.go); with GCSFaultToleranceEmbeddedStorage on, the rocksdb
+// GCS backend (gcs_embedded.go).
 func UnsupportedClusterSpecWith(spec *rayv1.RayClusterSpec, annotations map[string]string, p, annPath *field.Path, g features.Gates) field.ErrorList {
 	var errs field.ErrorList
 	if spec.TLSOptions != nil && !g.Enabled(features.RayClusterMTLS) {
@@ -58,13 +61,22 @@ func UnsupportedClusterSpecWith(spec *rayv1.RayClusterSpec, annotations map[stri
 			"requires the RayClusterNetworkPolicy feature gate, which is off (raydar operator --feature-gates RayClusterNetworkPolicy=true); "+
 				"no NetworkPolicies are created, so the pods would not be isolated, and this object is not reconciled"))
 	}
-	if spec.HistoryServerOptions != nil {
-		errs = append(errs, Refuse(p.Child("historyServerOptions"),
-			"no history server collector sidecar (KubeRay's RayClusterHistoryServer gate)"))
+	if spec.HistoryServerOptions != nil && !g.Enabled(features.RayClusterHistoryServer) {
+		// KubeRay v1.7.0 refuses it too without the gate
+		// (utils/validation.go:260-263); with it, historyserver.go.
+		errs = append(errs, field.Forbidden(p.Child("historyServerOptions"),
+			"requires the RayClusterHistoryServer feature gate, which is off (raydar operator --feature-gates RayClusterHistoryServer=true); "+
+				"no history server collector sidecar would be added, and this object is not reconciled"))
 	}
 	if o := spec.GcsFaultToleranceOptions; o != nil && o.Backend == rayv1.GcsFTBackendRocksDB {
-		errs = append(errs, Refuse(p.Child("gcsFaultToleranceOptions", "backend"),
-			"no embedded rocksdb GCS storage (KubeRay's GCSFaultToleranceEmbeddedStorage gate: PVC at /data/gcs); GCS state would not survive a head restart"))
+		if !g.Enabled(features.GCSFaultToleranceEmbeddedStorage) {
+			// KubeRay v1.7.0 refuses it too without the gate
+			// (utils/validation.go:335-338); with it, gcs_embedded.go.
+			errs = append(errs, field.Forbidden(p.Child("gcsFaultToleranceOptions", "backend"),
+				"requires the GCSFaultToleranceEmbeddedStorage feature gate, which is off "+
+					"(raydar operator --feature-gates GCSFaultToleranceEmbeddedStorage=true); no embedded rocksdb GCS storage "+
+					"(claim at /data/gcs) would be made, so GCS state would not survive a head restart, and this object is not reconciled"))
+		}
 	} else if o != nil && o.Storage != nil {
 		// KubeRay refuses it too: the volume is the rocksdb backend's.
 		errs = append(errs, field.Forbidden(p.Child("gcsFaultToleranceOptions", "storage"),

@@ -42,7 +42,8 @@ const (
 // re-created once provisioned: a new head would run the job again). It
 // fails only where KubeRay's constructRayClusterForRayJob fails: a
 // submit command it cannot build (submitCommand).
-func buildCluster(rj *rayv1.RayJob, name string) (*rayv1.RayCluster, error) {
+// sidecarRestart is the SidecarSubmitterRestart gate (sidecar_restart.go).
+func buildCluster(rj *rayv1.RayJob, name string, sidecarRestart bool) (*rayv1.RayCluster, error) {
 	rc := &rayv1.RayCluster{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            name,
@@ -62,7 +63,7 @@ func buildCluster(rj *rayv1.RayJob, name string) (*rayv1.RayCluster, error) {
 		pod := &rc.Spec.HeadGroupSpec.Template.Spec
 		pod.RestartPolicy = corev1.RestartPolicyNever
 		if !HasContainer(pod.Containers, rayv1.RayJobSubmitterContainerName) {
-			side, err := sidecarSubmitter(rj, rc)
+			side, err := sidecarSubmitter(rj, rc, sidecarRestart)
 			if err != nil {
 				return nil, err
 			}
@@ -97,8 +98,8 @@ func headImage(spec *rayv1.RayClusterSpec) string {
 // KubeRay appends: PYTHONUNBUFFERED, RAY_DASHBOARD_ADDRESS (the RayJob's
 // status.dashboardURL, empty while the cluster is being created) and
 // RAY_JOB_SUBMISSION_ID, then the cluster's token-auth env.
-func sidecarSubmitter(rj *rayv1.RayJob, rc *rayv1.RayCluster) (corev1.Container, error) {
-	script, err := submitCommand(rj, rayv1.SidecarMode, rj.Status.DashboardURL)
+func sidecarSubmitter(rj *rayv1.RayJob, rc *rayv1.RayCluster, restart bool) (corev1.Container, error) {
+	script, err := submitCommand(rj, rayv1.SidecarMode, rj.Status.DashboardURL, restart)
 	if err != nil {
 		return corev1.Container{}, err
 	}
@@ -111,6 +112,9 @@ func sidecarSubmitter(rj *rayv1.RayJob, rc *rayv1.RayCluster) (corev1.Container,
 	}
 	c.Env = append(c.Env, submitterEnv(rj, rj.Status.DashboardURL)...)
 	addAuth(rc, &c)
+	if restart {
+		makeRestartable(&c)
+	}
 	return c, nil
 }
 
@@ -165,7 +169,7 @@ func addAuth(rc *rayv1.RayCluster, c *corev1.Container) {
 // without restartPolicy gets Never (KubeRay passes it on, and the API
 // server refuses the Job).
 func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardURL string) (*batchv1.Job, error) {
-	script, err := submitCommand(rj, rayv1.K8sJobMode, dashboardURL)
+	script, err := submitCommand(rj, rayv1.K8sJobMode, dashboardURL, false)
 	if err != nil {
 		return nil, err
 	}
@@ -223,14 +227,15 @@ const (
 )
 
 // submitCommand is the bash script of KubeRay v1.7.0's submitters
-// (common/job.go BuildJobSubmitCommand, SidecarSubmitterRestart off), its
-// words joined by single spaces:
+// (common/job.go BuildJobSubmitCommand), its words joined by single spaces
+// ("checked" is K8sJobMode, and SidecarMode with sidecarRestart, the
+// SidecarSubmitterRestart gate):
 //
 //	until <python GCS health check> >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at <address> ..." ; sleep 2 ; done ;
-//	[K8sJobMode: if ! ray job status --address <address> <id> >/dev/null 2>&1 ; then]
-//	ray job submit --address <address> [K8sJobMode: --no-wait] [--runtime-env-json "<json>"] [--metadata-json "<json>"]
+//	[checked: if ! ray job status --address <address> <id> >/dev/null 2>&1 ; then]
+//	ray job submit --address <address> [checked: --no-wait] [--runtime-env-json "<json>"] [--metadata-json "<json>"]
 //	  [--submission-id <id>] [--entrypoint-num-cpus %f] [--entrypoint-num-gpus %f] [--entrypoint-resources "<json>"] -- <entrypoint> ;
-//	[K8sJobMode: fi ; ray job logs --address <address> --follow <id>]
+//	[checked: fi ; ray job logs --address <address> --follow <id>]
 //
 // The address is http://<dashboardURL> in K8sJobMode, whose health check
 // goes through it too, and http://127.0.0.1:<dashboard port> in SidecarMode,
@@ -238,7 +243,7 @@ const (
 // (strconv.Quote), the runtime env as sigs.k8s.io/yaml converts it; the
 // entrypoint is passed as written, trimmed. Errors are KubeRay's: a
 // runtimeEnvYAML that is not YAML, metadata with a rayVersion below 2.6.0.
-func submitCommand(rj *rayv1.RayJob, mode rayv1.JobSubmissionMode, dashboardURL string) (string, error) {
+func submitCommand(rj *rayv1.RayJob, mode rayv1.JobSubmissionMode, dashboardURL string, sidecarRestart bool) (string, error) {
 	s := &rj.Spec
 	var address, healthURL string
 	switch mode {
@@ -261,7 +266,8 @@ func submitCommand(rj *rayv1.RayJob, mode rayv1.JobSubmissionMode, dashboardURL 
 	id := rj.Status.JobId
 	cmd := []string{"until", fmt.Sprintf(submitterHealthCommand, healthURL, submitterGCSHealthTimeout), ">/dev/null", "2>&1", ";",
 		"do", "echo", strconv.Quote("Waiting for Ray Dashboard GCS to become healthy at " + address + " ..."), ";", "sleep", "2", ";", "done", ";"}
-	statusCheck := mode == rayv1.K8sJobMode
+	// A submitter that may run again checks the job first (common/job.go:154-158).
+	statusCheck := mode == rayv1.K8sJobMode || (mode == rayv1.SidecarMode && sidecarRestart)
 	if statusCheck {
 		cmd = append(cmd, "if", "!", "ray", "job", "status", "--address", address, id, ">/dev/null", "2>&1", ";", "then")
 	}

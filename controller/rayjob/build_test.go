@@ -17,7 +17,7 @@ import (
 
 func mustBuildCluster(t *testing.T, j *rayv1.RayJob, name string) *rayv1.RayCluster {
 	t.Helper()
-	rc, err := buildCluster(j, name)
+	rc, err := buildCluster(j, name, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestRayJobSubmitCommand(t *testing.T) {
 			if tc.mod != nil {
 				tc.mod(j)
 			}
-			got, err := submitCommand(j, tc.mode, tc.url)
+			got, err := submitCommand(j, tc.mode, tc.url, false)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want one with %q", err, tc.err)
@@ -228,7 +228,7 @@ func TestBuildSubmitterJob(t *testing.T) {
 	if got := envStrings(c.Env); !slices.Equal(got, wantEnv) {
 		t.Fatalf("env %v, want %v", got, wantEnv)
 	}
-	want, err := submitCommand(j, rayv1.K8sJobMode, "rj-rc001-head-svc.ns.svc.cluster.local:8265")
+	want, err := submitCommand(j, rayv1.K8sJobMode, "rj-rc001-head-svc.ns.svc.cluster.local:8265", false)
 	if err != nil || !slices.Equal(c.Command, []string{"/bin/bash", "-ce", "--"}) || !slices.Equal(c.Args, []string{want}) {
 		t.Fatalf("command %q args %q, want the K8sJobMode command (%v)", c.Command, c.Args, err)
 	}

@@ -103,7 +103,7 @@ func ensureCluster(o *Observed, p *Plan) bool {
 		return rc.DeletionTimestamp == nil
 	}
 	if rc == nil {
-		want, err := buildCluster(j, st.RayClusterName)
+		want, err := buildCluster(j, st.RayClusterName, sidecarRestartOn(o.Config.Build.Features))
 		if err != nil {
 			buildFailed(p, rayv1.EventFailedToCreateRayCluster, "RayCluster "+st.RayClusterName, err)
 			return false

@@ -105,7 +105,24 @@ func decideRunning(o *Observed, p *Plan) {
 			failAttempt(o, p, rayv1.AppFailed, "Ray head pod not found.")
 			return
 		}
-		if cs := containerStatus(o.HeadPod, rayv1.RayJobSubmitterContainerName); cs != nil && cs.State.Terminated != nil {
+		cs := containerStatus(o.HeadPod, rayv1.RayJobSubmitterContainerName)
+		if sidecarRestartOn(o.Config.Build.Features) {
+			// A restartable submitter fails the job only once its restarts
+			// are used up (sidecar_restart.go).
+			if restartsExhausted(cs, submitterBackoffLimit(j)) {
+				if st.JobStatus == rayv1.JobStatusFailed {
+					failAttempt(o, p, rayv1.AppFailed, st.Message)
+					return
+				}
+				failAttempt(o, p, rayv1.SubmissionFailed, restartsExhaustedMessage(cs))
+				return
+			}
+			if cs != nil && cs.State.Terminated != nil {
+				subDone, subAt = true, cs.State.Terminated.FinishedAt.Time
+			}
+			break
+		}
+		if cs != nil && cs.State.Terminated != nil {
 			t := cs.State.Terminated
 			if t.ExitCode != 0 {
 				if st.JobStatus == rayv1.JobStatusFailed {

@@ -16,6 +16,7 @@
 //	decide_stop.go     the exactly-once stop (below)
 //	stoprecord.go      the stop record on the RayJob (annotation raydar.io/stop-record)
 //	build.go           the RayCluster, submitter Job and head Service built (pure)
+//	sidecar_restart.go the restartable SidecarMode submitter (KubeRay's SidecarSubmitterRestart gate)
 //	act.go             carries out the Plan in the Plan's order, one step each (acting: the RayJob's writes, children, submission, stop, self-deletion); every write idempotent, no decisions
 //	status.go          the conditions computed (pure), the status written (kit.StatusWriter)
 //	memory.go          what this process remembers between passes besides the kit's

@@ -237,6 +237,10 @@ func ValidateRayClusterSpec(spec *RayClusterSpec, annotations map[string]string,
 			NetworkPolicyDenyAll, NetworkPolicyDenyAllIngress, NetworkPolicyDenyAllEgress)...)
 		allErrs = append(allErrs, validateNetworkPolicyRules(spec, np, p)...)
 	}
+
+	// KubeRay v1.7.0's alpha features (validation_alpha.go).
+	allErrs = append(allErrs, validateHistoryServerOptions(spec, p)...)
+	allErrs = append(allErrs, validateEmbeddedGCSStorage(spec, headRay, p)...)
 	return allErrs
 }
 
