@@ -65,7 +65,9 @@ if [[ -f "$crdout" && "$(head -1 "$crdout")" == "# cert-manager $cmver "* ]]; th
 else
   echo ">> [cert-manager] writing cert-manager $cmver's Issuer, ClusterIssuer and Certificate CRDs"
   # Outside any module, so that no go.mod records the download.
-  cmdir="$(cd "$(mktemp -d)" && GOFLAGS=-mod=mod GO111MODULE=on go mod download -json "$cmmod@$cmver" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+  cmtmp="$(mktemp -d)"
+  cmdir="$(cd "$cmtmp" && GOFLAGS=-mod=mod GO111MODULE=on go mod download -json "$cmmod@$cmver" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+  rm -rf "$cmtmp"
   if [[ -z "$cmdir" || ! -d "$cmdir/deploy/crds" ]]; then
     echo "hack/build-tools.sh: go mod download $cmmod@$cmver gave no deploy/crds" >&2
     exit 1
