@@ -28,7 +28,7 @@ build: ## build bin/raydar and bin/raydar-operator (the reconcile loop alone, wh
 	$(GO) build -o $(BIN)/raydar ./cmd/raydar
 	$(GO) build -o $(BIN)/raydar-operator ./cmd/raydar-operator
 
-tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen and KubeRay's operator (the conformance oracle) into bin/k8s
+tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen and KubeRay's operator (the conformance oracle) into bin/k8s, and write cert-manager's CRDs (the sandbox's) to bin/k8s/crds
 	@bash hack/build-tools.sh
 
 gotestsum: ## install gotestsum alone into bin/k8s (what make unit needs; make tools installs it too)

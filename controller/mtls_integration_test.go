@@ -35,12 +35,12 @@ var (
 )
 
 // installCertManager installs cert-manager v1.19.4's Issuer,
-// ClusterIssuer and Certificate CRDs (from its Go module) into the shared
-// sandbox, once.
+// ClusterIssuer and Certificate CRDs (the tools dir's, from `make tools`;
+// else its Go module's) into the shared sandbox, once.
 func installCertManager(t *testing.T) {
 	t.Helper()
 	certManagerOnce.Do(func() {
-		crds, err := certsim.CRDObjects()
+		crds, err := certsim.CRDObjects(sb.ToolsDir)
 		if err != nil {
 			certManagerErr = err
 			return

@@ -2,8 +2,10 @@
 # Builds the sandbox control plane (kube-apiserver, etcd, kube-controller-manager,
 # kube-scheduler, kwok), controller-gen, gotestsum (the Makefile's test runner)
 # and KubeRay's operator (the oracle of the conformance suite, test/conformance)
-# from the Go module proxy into bin/k8s. `hack/build-tools.sh gotestsum`
-# installs gotestsum alone.
+# from the Go module proxy into bin/k8s, and cert-manager's CRDs into
+# bin/k8s/crds (the sandbox's cert-manager stand-in installs them).
+# `hack/build-tools.sh gotestsum` installs gotestsum alone,
+# `hack/build-tools.sh cert-manager-crds` gotestsum and the CRDs.
 # Idempotent: a binary already built from the pinned version is skipped.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -41,6 +43,47 @@ else
   echo "$gotestsumver" > "$out/.gotestsum.stamp"
 fi
 if [[ "${1:-}" == gotestsum ]]; then
+  exit 0
+fi
+
+# cert-manager's Issuer, ClusterIssuer and Certificate CRDs, which the
+# sandbox installs for its cert-manager stand-in (kube/sandbox/certsim):
+# copied from deploy/crds of cert-manager's Go module, at the version
+# certsim.Version names, into crds/cert-manager.yaml, so that `raydar
+# sandbox` and `raydar demo` read them without the go tool.
+# `hack/build-tools.sh cert-manager-crds` writes them alone.
+certsim_go="$root/kube/sandbox/certsim/certsim.go"
+cmver="$(sed -n 's/^[[:space:]]*Version[[:space:]]*=[[:space:]]*"\(v[0-9][^"]*\)"$/\1/p' "$certsim_go")"
+cmmod="$(sed -n 's/^[[:space:]]*Module[[:space:]]*=[[:space:]]*"\([^"]*\)"$/\1/p' "$certsim_go")"
+if [[ -z "$cmver" || -z "$cmmod" ]]; then
+  echo "hack/build-tools.sh: no Module/Version constants found in $certsim_go" >&2
+  exit 1
+fi
+crdout="$out/crds/cert-manager.yaml"
+if [[ -f "$crdout" && "$(head -1 "$crdout")" == "# cert-manager $cmver "* ]]; then
+  echo ">> [cert-manager] CRDs $cmver: up to date"
+else
+  echo ">> [cert-manager] writing cert-manager $cmver's Issuer, ClusterIssuer and Certificate CRDs"
+  # Outside any module, so that no go.mod records the download.
+  cmtmp="$(mktemp -d)"
+  cmdir="$(cd "$cmtmp" && GOFLAGS=-mod=mod GO111MODULE=on go mod download -json "$cmmod@$cmver" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+  rm -rf "$cmtmp"
+  if [[ -z "$cmdir" || ! -d "$cmdir/deploy/crds" ]]; then
+    echo "hack/build-tools.sh: go mod download $cmmod@$cmver gave no deploy/crds" >&2
+    exit 1
+  fi
+  mkdir -p "$out/crds"
+  {
+    echo "# cert-manager $cmver (from $cmmod@$cmver deploy/crds, by hack/build-tools.sh): Issuer, ClusterIssuer, Certificate"
+    for f in cert-manager.io_issuers.yaml cert-manager.io_clusterissuers.yaml cert-manager.io_certificates.yaml; do
+      echo "---"
+      cat "$cmdir/deploy/crds/$f"
+    done
+  } > "$crdout.tmp"
+  mv "$crdout.tmp" "$crdout"
+  echo "   $crdout"
+fi
+if [[ "${1:-}" == cert-manager-crds ]]; then
   exit 0
 fi
 

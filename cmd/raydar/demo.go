@@ -28,7 +28,8 @@ func newDemoCmd() *cobra.Command {
 		Use:   "demo",
 		Short: "Open the TUI on a local sandbox with live Ray workloads (no cluster needed)",
 		Long: `Start a real control plane on loopback (etcd, kube-apiserver, scheduler,
-controller-manager, kwok fake nodes), simulated Ray heads, the embedded reconcile
+controller-manager, kwok fake nodes), simulated Ray heads and cert-manager
+(certsim: see raydar sandbox --help), the embedded reconcile
 loop, seed RayClusters, RayJobs, a RayService and a RayCronJob (a small job
 every minute) that keep changing, and open the TUI on them. Quitting stops everything; no process is left behind.
 
@@ -85,6 +86,14 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 		return err
 	}
 	defer func() { _ = sim.Close() }()
+	certs, certLine, err := startCertManager(ctx, sb, func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) })
+	if err != nil {
+		return err
+	}
+	if certs != nil {
+		defer certs.Close()
+	}
+	step("cert-manager: %s", certLine)
 
 	// The demo's own loop reaches the heads as any other raydar pointed at
 	// its kubeconfig does: through the address book the kubeconfig names.

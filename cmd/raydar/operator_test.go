@@ -43,8 +43,15 @@ func (s *syncBuffer) String() string {
 // the returned stop is called) and returns its stderr and its result.
 func startCommand(t *testing.T, args ...string) (stderr *syncBuffer, result <-chan error, stop func()) {
 	t.Helper()
+	return startCommandAt(t, sb.KubeconfigPath, args...)
+}
+
+// startCommandAt is startCommand against another cluster's kubeconfig (a
+// `raydar sandbox` the test started).
+func startCommandAt(t *testing.T, kubeconfig string, args ...string) (stderr *syncBuffer, result <-chan error, stop func()) {
+	t.Helper()
 	cmd := newRootCmd()
-	cmd.SetArgs(append([]string{"--kubeconfig", sb.KubeconfigPath}, args...))
+	cmd.SetArgs(append([]string{"--kubeconfig", kubeconfig}, args...))
 	stderr = &syncBuffer{}
 	cmd.SetOut(stderr)
 	cmd.SetErr(stderr)

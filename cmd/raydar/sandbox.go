@@ -31,7 +31,7 @@ func newSandboxCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "sandbox",
-		Short: "Run a local Kubernetes control plane with fake nodes, simulated Ray heads and the ray.io CRDs until Ctrl-C",
+		Short: "Run a local Kubernetes control plane with fake nodes, simulated Ray heads and cert-manager, and the ray.io CRDs until Ctrl-C",
 		Long: `Run etcd, kube-apiserver, kube-scheduler, kube-controller-manager and kwok on
 loopback, with fake nodes and the ray.io/v1 CRDs installed, until Ctrl-C or
 SIGTERM. Pods bound to the fake nodes become Running with an IP; no container
@@ -45,6 +45,14 @@ entrypoint runs as a host shell command when the host can run it; otherwise
 then SUCCEEDED, or FAILED when the RayJob asks for it (see the README). A
 raydar operator or TUI pointed at this KUBECONFIG reaches the simulated heads
 through the address book that the kubeconfig names.
+
+cert-manager is simulated too (certsim), for RayClusters with tlsOptions
+under an operator with --feature-gates RayClusterMTLS=true: its v1.19.4
+Issuer, ClusterIssuer and Certificate CRDs (written into the tools
+directory by ` + "`make tools`" + `) are installed, and each Certificate's
+Secret is issued at once (real x509) by a selfSigned or CA issuer; there is
+no cert-manager, no renewal on a timer, no ACME or other issuers. Without
+the CRD file there is no cert-manager, and the start-up line says so.
 
 Without node flags the nodes are three CPU nodes and one node with 4 GPUs;
 any of --nodes, --node-cpu, --node-memory, --node-gpu gives instead --nodes
@@ -82,6 +90,12 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 				_ = sb.Stop()
 				return err
 			}
+			certs, certLine, err := startCertManager(ctx, sb, func(format string, args ...any) { opts.Logf(format, args...) })
+			if err != nil {
+				_ = sim.Close()
+				_ = sb.Stop()
+				return err
+			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "sandbox ready in %s\n", time.Since(begin).Round(time.Millisecond))
 			fmt.Fprintf(out, "  server:     %s\n", sb.Config.Host)
@@ -89,6 +103,7 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			fmt.Fprintf(out, "  logs:       %s\n", sb.StateDir)
 			fmt.Fprintf(out, "  nodes:      %s\n", strings.Join(sb.Nodes(), " "))
 			fmt.Fprintf(out, "  ray heads:  simulated; addresses in %s\n", filepath.Join(sb.StateDir, addrbook.FileName))
+			fmt.Fprintf(out, "  cert-manager: %s\n", certLine)
 			fmt.Fprintf(out, "\nexport KUBECONFIG=%s\n\n", sb.KubeconfigPath)
 			fmt.Fprintln(out, "Ctrl-C stops it.")
 
@@ -96,6 +111,9 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			stop() // a second Ctrl-C kills raydar, and the sandbox with it
 			fmt.Fprintln(errOut, "stopping the sandbox…")
 			begin = time.Now()
+			if certs != nil {
+				certs.Close()
+			}
 			simErr := sim.Close()
 			if err := errors.Join(simErr, sb.Stop()); err != nil {
 				return err

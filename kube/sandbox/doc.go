@@ -46,7 +46,9 @@
 // and the RayJob submitters' stand-ins; they write where they answer into
 // kube/raydash/addrbook's book, which other raydar processes read), refusable (the switchable HTTP server the
 // heads answer on), podforward (the head pods' PortForwards, pointing at
-// the simulated heads), certsim (cert-manager's part: cert-manager's CRDs
-// from its Go module, and the Secrets its Certificates ask for, for mTLS
-// clusters) and seed (the demo's workloads).
+// the simulated heads), certsim (cert-manager's part: cert-manager's CRDs,
+// which `make tools` writes from its Go module into the tools directory's
+// crds/cert-manager.yaml, and the Secrets its Certificates ask for, for
+// mTLS clusters; `raydar sandbox` and `raydar demo` run it) and seed (the
+// demo's workloads).
 package sandbox

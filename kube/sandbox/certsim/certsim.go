@@ -4,9 +4,11 @@
 // Certificate's common name, DNS and IP SANs, usages and duration, signed
 // by the CA its Issuer or ClusterIssuer describes: selfSigned, or ca with
 // the key pair of a Secret) and sets the Certificate's Ready condition at
-// its generation, so pods that mount the Secret can start. It also holds
-// the CRDs of cert-manager's Issuer, ClusterIssuer and Certificate, read
-// from cert-manager's Go module (CRDs).
+// its generation, so pods that mount the Secret can start. It also reads
+// the CRDs of cert-manager's Issuer, ClusterIssuer and Certificate, which
+// `make tools` writes from cert-manager's Go module into the sandbox's
+// tools directory (ReadCRDs; CRDs for tests). `raydar sandbox` and
+// `raydar demo` install them and start a Sim.
 //
 // Like cert-manager (its default, --enable-certificate-owner-ref=false) it
 // writes Secrets without owner references, and keeps those others add. It
@@ -70,25 +72,56 @@ const (
 )
 
 // crdFiles are the CRDs of the kinds KubeRay's mTLS uses (Issuer,
-// Certificate) and ClusterIssuer, which an issuerRef may name.
+// Certificate) and ClusterIssuer, which an issuerRef may name, in
+// deploy/crds of the module.
 var crdFiles = []string{"cert-manager.io_issuers.yaml", "cert-manager.io_clusterissuers.yaml", "cert-manager.io_certificates.yaml"}
 
-var (
-	crdOnce sync.Once
-	crdYAML []byte
-	crdErr  error
-)
+// CRDFile is where `make tools` (hack/build-tools.sh) writes those CRDs,
+// relative to the sandbox's tools directory: one YAML stream whose first
+// line names the module and version ("# cert-manager v1.19.4 ...").
+var CRDFile = filepath.Join("crds", "cert-manager.yaml")
 
-// CRDs is the YAML stream of cert-manager's Issuer, ClusterIssuer and
-// Certificate CRDs, from deploy/crds of the module Module@Version, which
-// `go mod download` fetches into the module cache (once; offline
-// afterwards).
-func CRDs() ([]byte, error) {
-	crdOnce.Do(func() { crdYAML, crdErr = loadCRDs() })
-	return crdYAML, crdErr
+// ErrNoCRDFile is wrapped by ReadCRDs when the tools directory has no
+// CRDFile (a tools directory built before `make tools` wrote it).
+var ErrNoCRDFile = errors.New("no cert-manager CRD file")
+
+// ReadCRDs reads cert-manager's Issuer, ClusterIssuer and Certificate CRDs
+// from toolsDir/CRDFile, where `make tools` puts them; it refuses a file
+// of another version than Version. It needs no go tool: `raydar sandbox`
+// and `raydar demo` load the CRDs with it.
+func ReadCRDs(toolsDir string) ([]byte, error) {
+	p := filepath.Join(toolsDir, CRDFile)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("certsim: %w: %s is missing (`make tools` writes it)", ErrNoCRDFile, p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("certsim: %w", err)
+	}
+	first, _, _ := bytes.Cut(b, []byte("\n"))
+	if want := "# cert-manager " + Version + " "; !strings.HasPrefix(string(first), want) {
+		return nil, fmt.Errorf("certsim: %s is not cert-manager %s's CRDs (its first line is %q; `make tools` rewrites it)", p, Version, first)
+	}
+	return b, nil
 }
 
-func loadCRDs() ([]byte, error) {
+var (
+	moduleOnce sync.Once
+	moduleYAML []byte
+	moduleErr  error
+)
+
+// ModuleCRDs is the same YAML stream read from deploy/crds of the module
+// Module@Version, which `go mod download` fetches into the module cache
+// (once; offline afterwards). It runs the go tool, so only tests use it:
+// CRDs falls back to it for a tools directory built before `make tools`
+// wrote CRDFile.
+func ModuleCRDs() ([]byte, error) {
+	moduleOnce.Do(func() { moduleYAML, moduleErr = loadModuleCRDs() })
+	return moduleYAML, moduleErr
+}
+
+func loadModuleCRDs() ([]byte, error) {
 	cmd := exec.Command("go", "mod", "download", "-json", Module+"@"+Version)
 	cmd.Dir = os.TempDir() // outside any module: nothing is added to a go.mod
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
@@ -105,30 +138,50 @@ func loadCRDs() ([]byte, error) {
 	if info.Error != "" || info.Dir == "" {
 		return nil, fmt.Errorf("certsim: go mod download %s@%s: %s", Module, Version, info.Error)
 	}
-	var b bytes.Buffer
+	b := bytes.NewBufferString("# cert-manager " + Version + " (from " + Module + "@" + Version + " deploy/crds, by certsim.ModuleCRDs)\n")
 	for _, f := range crdFiles {
 		data, err := os.ReadFile(filepath.Join(info.Dir, "deploy", "crds", f))
 		if err != nil {
 			return nil, fmt.Errorf("certsim: %w", err)
 		}
-		b.WriteString("\n---\n")
+		b.WriteString("---\n")
 		b.Write(data)
 	}
 	return b.Bytes(), nil
 }
 
-// CRDObjects are CRDs decoded, for Sandbox.InstallCRDs.
-func CRDObjects() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	b, err := CRDs()
+// CRDs is what tests install: ReadCRDs(toolsDir), or, when the tools
+// directory has no CRDFile yet, ModuleCRDs (the go tool is there when tests
+// run; `make test` runs `make tools` first, so there it is the file).
+func CRDs(toolsDir string) ([]byte, error) {
+	b, err := ReadCRDs(toolsDir)
+	if errors.Is(err, ErrNoCRDFile) {
+		return ModuleCRDs()
+	}
+	return b, err
+}
+
+// CRDObjects are CRDs(toolsDir) decoded, for Sandbox.InstallCRDs.
+func CRDObjects(toolsDir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	b, err := CRDs(toolsDir)
 	if err != nil {
 		return nil, err
 	}
+	return DecodeCRDs(b)
+}
+
+// DecodeCRDs decodes a YAML stream of CRDs (ReadCRDs'), for
+// Sandbox.InstallCRDs.
+func DecodeCRDs(b []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var out []*apiextensionsv1.CustomResourceDefinition
 	r := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
 	for {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		err := r.Decode(crd)
 		if errors.Is(err, io.EOF) {
+			if len(out) != len(crdFiles) {
+				return nil, fmt.Errorf("certsim: %d CRDs in cert-manager's stream, want %d (%v)", len(out), len(crdFiles), crdFiles)
+			}
 			return out, nil
 		}
 		if err != nil {

@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -88,14 +94,26 @@ func TestIssueChain(t *testing.T) {
 	}
 }
 
+// moduleCRDs are ModuleCRDs decoded; the test skips, saying why, where
+// the module cannot be had (no network, not in the module cache).
+func moduleCRDs(t *testing.T) ([]byte, []*apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	b, err := ModuleCRDs()
+	if err != nil {
+		t.Skipf("cert-manager's module is not available here (no network and not in the module cache): %v", err)
+	}
+	crds, err := DecodeCRDs(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, crds
+}
+
 // TestCRDs: cert-manager's module gives the Issuer, ClusterIssuer and
 // Certificate CRDs of cert-manager.io/v1, with Certificate's status
 // subresource (certsim writes Ready there).
 func TestCRDs(t *testing.T) {
-	crds, err := CRDObjects()
-	if err != nil {
-		t.Skipf("cert-manager's module is not available here (no network and not in the module cache): %v", err)
-	}
+	_, crds := moduleCRDs(t)
 	got := map[string]bool{}
 	for _, crd := range crds {
 		got[crd.Name] = true
@@ -116,5 +134,70 @@ func TestCRDs(t *testing.T) {
 		if !got[n] {
 			t.Errorf("CRD %s missing; got %v", n, got)
 		}
+	}
+}
+
+// TestReadCRDs: the sandbox's loader reads the tools directory's file and
+// nothing else: a missing file is ErrNoCRDFile naming the path and `make
+// tools`, a file of another version is refused, the file as `make tools`
+// writes it gives the module's CRDs; CRDs (the tests' loader) falls back
+// to the module only for a missing file.
+func TestReadCRDs(t *testing.T) {
+	b, want := moduleCRDs(t)
+	dir := t.TempDir()
+	_, err := ReadCRDs(dir)
+	if !errors.Is(err, ErrNoCRDFile) || !strings.Contains(err.Error(), filepath.Join(dir, CRDFile)) || !strings.Contains(err.Error(), "make tools") {
+		t.Errorf("ReadCRDs of an empty tools dir: %v", err)
+	}
+	if got, err := CRDs(dir); err != nil || !bytes.Equal(got, b) {
+		t.Errorf("CRDs of an empty tools dir: %v; want the module's stream", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "crds"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := bytes.Replace(b, []byte(Version), []byte("v1.18.0"), 1)
+	if err := os.WriteFile(filepath.Join(dir, CRDFile), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadCRDs(dir); err == nil || errors.Is(err, ErrNoCRDFile) || !strings.Contains(err.Error(), "v1.18.0") {
+		t.Errorf("ReadCRDs of a v1.18.0 file: %v", err)
+	}
+	if _, err := CRDs(dir); err == nil {
+		t.Error("CRDs fell back to the module for a file of another version")
+	}
+	if err := os.WriteFile(filepath.Join(dir, CRDFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadCRDs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := DecodeCRDs(got)
+	if err != nil || !reflect.DeepEqual(crds, want) {
+		t.Errorf("the file's CRDs differ from the module's (%v)", err)
+	}
+}
+
+// TestToolsDirCRDs: the file `make tools` (hack/build-tools.sh) wrote into
+// $RAYDAR_TOOLS_DIR holds exactly the module's three CRDs at Version.
+func TestToolsDirCRDs(t *testing.T) {
+	dir := os.Getenv("RAYDAR_TOOLS_DIR")
+	if dir == "" {
+		t.Skip("RAYDAR_TOOLS_DIR is not set: no tools directory to check")
+	}
+	b, err := ReadCRDs(dir)
+	if errors.Is(err, ErrNoCRDFile) {
+		t.Skipf("%v: this tools directory was built before `make tools` wrote cert-manager's CRDs", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeCRDs(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want := moduleCRDs(t)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s differs from cert-manager %s's module CRDs", filepath.Join(dir, CRDFile), Version)
 	}
 }
