@@ -26,6 +26,7 @@ import (
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/certsim"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 	"github.com/raydar/raydar/rayapi/crds"
 )
@@ -40,7 +41,10 @@ type suite struct {
 	dyn    dynamic.Interface
 	corpus []Manifest
 	sim    *headsim.Sim
-	proxy  *HeadProxy
+	// certs plays cert-manager when both operators run with
+	// RayClusterMTLS on (gatesEnv), nil otherwise.
+	certs *certsim.Sim
+	proxy *HeadProxy
 	// kuberay are the KubeRay processes started (killed at the end).
 	kuberay []*exec.Cmd
 	logs    []string
@@ -191,6 +195,9 @@ func startSuite(ctx context.Context) (*suite, error) {
 	if s.sim, err = headsim.Start(ctx, headsim.Options{Config: sb.Config, SetPodPhase: sb.SetPodPhase, EndContainer: sb.EndContainer}); err != nil {
 		return s, fmt.Errorf("simulated heads: %w", err)
 	}
+	if err := s.startCertManager(ctx); err != nil {
+		return s, err
+	}
 	s.proxy = &HeadProxy{Clientset: s.kc, Heads: s.sim}
 	if err := s.proxy.Start(); err != nil {
 		return s, err
@@ -202,6 +209,26 @@ func startSuite(ctx context.Context) (*suite, error) {
 		return s, err
 	}
 	return s, nil
+}
+
+// startCertManager installs cert-manager's CRDs and starts its stand-in
+// (kube/sandbox/certsim) when gatesEnv turns RayClusterMTLS on, before
+// either operator starts: KubeRay v1.7.0 looks for cert-manager once, at
+// start-up. With the gate off (make test) neither operator may use it.
+func (s *suite) startCertManager(ctx context.Context) error {
+	gates, err := features.Parse(os.Getenv(gatesEnv))
+	if err != nil || !gates.Enabled(features.RayClusterMTLS) {
+		return err
+	}
+	crds, err := certsim.CRDObjects(s.sb.ToolsDir)
+	if err != nil {
+		return err
+	}
+	if err := s.sb.InstallCRDs(ctx, crds...); err != nil {
+		return fmt.Errorf("cert-manager's CRDs: %w", err)
+	}
+	s.certs, err = certsim.Start(ctx, certsim.Options{Config: s.sb.Config})
+	return err
 }
 
 // addNodes adds large fake nodes (and a few with GPUs) and lifts the taints
@@ -328,6 +355,9 @@ func (s *suite) stop() {
 	}
 	for _, stop := range s.raydar {
 		stop()
+	}
+	if s.certs != nil {
+		s.certs.Close()
 	}
 	if s.sim != nil {
 		_ = s.sim.Close()
