@@ -385,3 +385,48 @@ func (h *Head) handleActorsSummary(w http.ResponseWriter, r *http.Request) {
 		Total: sum.TotalActors, NumAfterTruncation: sum.TotalActors, NumFiltered: sum.TotalActors,
 		Result: dashboard.StateSummary[dashboard.ActorSummaries]{NodeIDToSummary: map[string]dashboard.ActorSummaries{"cluster": sum}}}}})
 }
+
+// AutoscalerState is what Ray's GCS tells the autoscaler
+// (GetClusterResourceState): the alive nodes with their resources and idle
+// times, and the resource requests nothing placed.
+type AutoscalerState struct {
+	// Known is false until SetNodes: the head knows no resources yet.
+	Known  bool
+	Nodes  []AutoscalerNode
+	Demand []dashboard.Demand
+}
+
+// AutoscalerNode is one alive node in AutoscalerState.
+type AutoscalerNode struct {
+	Name             string // Node.Name: the pod's UID
+	Group            string
+	Head             bool
+	Total, Available dashboard.Resources
+	Idle             time.Duration // 0 while something uses the node
+}
+
+// AutoscalerState returns the cluster's resource state now.
+func (h *Head) AutoscalerState() AutoscalerState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := &h.cap
+	st := AutoscalerState{Known: c.known}
+	now := time.Now()
+	for _, n := range c.nodes {
+		if !n.alive {
+			continue
+		}
+		avail := dashboard.Resources{}
+		avail.Add(n.Total, 1)
+		avail.Add(n.used, -1)
+		an := AutoscalerNode{Name: n.Name, Group: n.Group, Head: n.Head, Total: dashboard.CleanResources(n.Total), Available: avail}
+		if !n.idleSince.IsZero() {
+			an.Idle = now.Sub(n.idleSince)
+		}
+		st.Nodes = append(st.Nodes, an)
+	}
+	for _, d := range c.demand {
+		st.Demand = append(st.Demand, dashboard.Demand{Shape: dashboard.CleanResources(d.Shape), Count: d.Count})
+	}
+	return st
+}

@@ -1,0 +1,397 @@
+package autoscaler_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/raydar/raydar/controller"
+	"github.com/raydar/raydar/kube/history"
+	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/autoscaler"
+	"github.com/raydar/raydar/kube/sandbox/headsim"
+	"github.com/raydar/raydar/rayapi/crds"
+	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/scheme"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// One sandbox, the simulated heads with their autoscalers (a decision
+// every 200 ms) and raydar's reconcile loop serve every test here. With
+// -short none starts and the tests skip.
+var (
+	sb  *sandbox.Sandbox
+	sim *headsim.Sim
+	cl  client.Client
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "autoscaler sandbox tests:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func logf(who string) func(string, ...any) {
+	if os.Getenv("RAYDAR_TEST_LOG") == "" {
+		return nil
+	}
+	return func(f string, a ...any) {
+		fmt.Fprintln(os.Stderr, time.Now().Format("15:04:05.000"), who+": "+fmt.Sprintf(f, a...))
+	}
+}
+
+func run(m *testing.M) (code int, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := sandbox.Full()
+	opts.CRDs = [][]byte{crds.YAML()}
+	if sb, err = sandbox.Start(ctx, opts); err != nil {
+		return 1, fmt.Errorf("starting the sandbox: %w", err)
+	}
+	defer func() {
+		if err := sb.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the sandbox:", err)
+		}
+	}()
+	if cl, err = client.New(sb.Config, client.Options{Scheme: scheme.New()}); err != nil {
+		return 1, err
+	}
+	if sim, err = headsim.Start(ctx, headsim.Options{Config: sb.Config, SetPodPhase: sb.SetPodPhase, EndContainer: sb.EndContainer,
+		Logf: logf("headsim"), Autoscaler: &headsim.AutoscalerOptions{Interval: 200 * time.Millisecond}}); err != nil {
+		return 1, fmt.Errorf("starting headsim: %w", err)
+	}
+	defer func() { _ = sim.Close() }()
+	op, err := controller.New(sb.Config, controller.Options{DisableLeaderElection: true, IgnoreOtherOperators: true,
+		StatusCoalesceWindow: 200 * time.Millisecond, Logger: logr.Discard(), AddressBook: sim})
+	if err != nil {
+		return 1, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- op.Start(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	return m.Run(), nil
+}
+
+func needSandbox(t *testing.T) {
+	t.Helper()
+	if sb == nil {
+		t.Skip("integration test: needs the sandbox control plane (skipped with -short)")
+	}
+}
+
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last: %s", timeout, what, msg)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func namespace(t *testing.T, name string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := cl.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func res(cpu string) corev1.ResourceRequirements {
+	l := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}
+	return corev1.ResourceRequirements{Requests: l, Limits: l.DeepCopy()}
+}
+
+// cluster is an autoscaling cluster whose head offers no CPU to Ray
+// (num-cpus 0, as KubeRay's autoscaler samples) and whose group "cpu" has
+// workers of 1 CPU, between 0 and max, with the group's idle timeout.
+func cluster(ns, name string, replicas, maxReplicas, idleSeconds int32) *rayv1.RayCluster {
+	v2 := rayv1.AutoscalerVersionV2
+	return &rayv1.RayCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: rayv1.RayClusterSpec{
+			RayVersion:              "2.52.0",
+			EnableInTreeAutoscaling: ptr(true),
+			AutoscalerOptions:       &rayv1.AutoscalerOptions{Version: &v2},
+			HeadGroupSpec: rayv1.HeadGroupSpec{
+				RayStartParams: map[string]string{"num-cpus": "0"},
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+					{Name: "ray-head", Image: "rayproject/ray:2.52.0", Resources: res("1")}}}},
+			},
+			WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{
+				GroupName: "cpu", Replicas: ptr(replicas), MinReplicas: ptr(int32(0)), MaxReplicas: ptr(maxReplicas),
+				IdleTimeoutSeconds: ptr(idleSeconds), RayStartParams: map[string]string{},
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+					{Name: "ray-worker", Image: "rayproject/ray:2.52.0", Resources: res("1")}}}},
+			}},
+		},
+	}
+}
+
+func create(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := cl.Create(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get(t *testing.T, ns, name string) *rayv1.RayCluster {
+	t.Helper()
+	rc := &rayv1.RayCluster{}
+	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+func replicas(rc *rayv1.RayCluster) int32 {
+	if r := rc.Spec.WorkerGroupSpecs[0].Replicas; r != nil {
+		return *r
+	}
+	return 0
+}
+
+// workers lists the names of the cluster's worker pods that are not
+// terminating, and whether they all run.
+func workers(t *testing.T, ns, name string) (names []string, allRunning bool) {
+	t.Helper()
+	pl := &corev1.PodList{}
+	if err := cl.List(context.Background(), pl, client.InNamespace(ns), client.MatchingLabels{
+		rayv1.RayClusterLabelKey: name, rayv1.RayNodeTypeLabelKey: string(rayv1.WorkerNode)}); err != nil {
+		t.Fatal(err)
+	}
+	allRunning = true
+	for _, p := range pl.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		names = append(names, p.Name)
+		if p.Status.Phase != corev1.PodRunning {
+			allRunning = false
+		}
+	}
+	sort.Strings(names)
+	return names, allRunning
+}
+
+func dash(t *testing.T, ns, name string) *dashboard.Client {
+	t.Helper()
+	var url string
+	eventually(t, 90*time.Second, "the head of "+name, func() (bool, string) {
+		var ok bool
+		url, ok = sim.DashboardURL(ns, name)
+		return ok, "no head yet"
+	})
+	c, err := dashboard.New(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// submit submits a played-out job reserving one CPU for its entrypoint for d.
+func submit(t *testing.T, c *dashboard.Client, d time.Duration) string {
+	t.Helper()
+	id, err := c.SubmitJob(context.Background(), dashboard.SubmitJobRequest{
+		Entrypoint:            "python train.py",
+		RuntimeEnv:            map[string]any{"env_vars": map[string]string{"RAYDAR_SANDBOX_DURATION": fmt.Sprintf("%ds", int(d.Seconds()))}},
+		EntrypointReservation: dashboard.EntrypointReservation{EntrypointNumCPUs: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// groupsManagers are the field managers of the worker groups (an atomic
+// list in the CRD's schema: whoever wrote it last owns all of it).
+func groupsManagers(rc *rayv1.RayCluster) []string {
+	var out []string
+	for _, mf := range rc.ManagedFields {
+		if mf.FieldsV1 != nil && strings.Contains(string(mf.FieldsV1.Raw), `"f:workerGroupSpecs"`) {
+			out = append(out, mf.Manager)
+		}
+	}
+	return out
+}
+
+// Three jobs each reserving a CPU, on a group of 1-CPU workers with
+// maxReplicas 2: the autoscaler grows the group to 2 and no further, and
+// the job that does not fit stays PENDING, its demand reported infeasible.
+func TestDemandScalesUpToMaxAndNoFurther(t *testing.T) {
+	needSandbox(t)
+	ns := namespace(t, "scale-up")
+	create(t, cluster(ns, "grow", 0, 2, 600))
+	c := dash(t, ns, "grow")
+	for range 3 {
+		submit(t, c, 10*time.Minute)
+	}
+	eventually(t, 2*time.Minute, "2 running workers", func() (bool, string) {
+		names, running := workers(t, ns, "grow")
+		return len(names) == 2 && running, fmt.Sprintf("workers %v (all running: %v), replicas %d", names, running, replicas(get(t, ns, "grow")))
+	})
+	// Several more rounds: the third job's demand is still there, the group
+	// is at max, and nothing more is asked for.
+	var st autoscaler.Status
+	eventually(t, time.Minute, "a decision at max with the third job's demand infeasible", func() (bool, string) {
+		st, _ = sim.AutoscalerStatus(ns, "grow")
+		return st.State == autoscaler.StateRunning && len(st.Decision.Infeasible) == 1 && len(st.Decision.Launch) == 0, fmt.Sprintf("%+v", st)
+	})
+	start := st.At
+	eventually(t, time.Minute, "five more rounds", func() (bool, string) {
+		st, _ = sim.AutoscalerStatus(ns, "grow")
+		return st.At.After(start.Add(time.Second)), fmt.Sprintf("%+v", st)
+	})
+	rc := get(t, ns, "grow")
+	if got := replicas(rc); got != 2 {
+		t.Errorf("replicas = %d, want 2 (maxReplicas)", got)
+	}
+	if names, _ := workers(t, ns, "grow"); len(names) != 2 {
+		t.Errorf("workers = %v, want 2", names)
+	}
+	if m := groupsManagers(rc); !slices.Equal(m, []string{history.AutoscalerManager}) {
+		t.Errorf("workerGroupSpecs managed by %v, want %q (Ray's autoscaler) alone", m, history.AutoscalerManager)
+	}
+	jobs, err := c.ListJobs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for _, j := range jobs {
+		states = append(states, string(j.Status))
+	}
+	sort.Strings(states)
+	if want := []string{"PENDING", "RUNNING", "RUNNING"}; !slices.Equal(states, want) {
+		t.Errorf("job states %v, want %v", states, want)
+	}
+}
+
+// Three workers, one busy with a job: after the group's idleTimeoutSeconds
+// the autoscaler names the two idle ones in workersToDelete and lowers
+// replicas to 1 in one patch; exactly those two pods are deleted, and the
+// list is cleared once they are gone.
+func TestIdleWorkersGoThroughWorkersToDelete(t *testing.T) {
+	needSandbox(t)
+	ns := namespace(t, "scale-down")
+	create(t, cluster(ns, "shrink", 3, 3, 3))
+	var before []string
+	eventually(t, 2*time.Minute, "3 running workers", func() (bool, string) {
+		var running bool
+		before, running = workers(t, ns, "shrink")
+		return len(before) == 3 && running, fmt.Sprintf("workers %v (all running: %v)", before, running)
+	})
+	c := dash(t, ns, "shrink")
+	submit(t, c, 10*time.Minute)
+
+	var named []string
+	eventually(t, 2*time.Minute, "workersToDelete", func() (bool, string) {
+		rc := get(t, ns, "shrink")
+		named = rc.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete
+		return len(named) > 0, fmt.Sprintf("replicas %d, workersToDelete %v", replicas(rc), named)
+	})
+	rc := get(t, ns, "shrink")
+	if got := replicas(rc); got != 1 {
+		t.Errorf("replicas = %d with workersToDelete %v, want 1", got, named)
+	}
+	if len(named) != 2 {
+		t.Fatalf("workersToDelete = %v, want the 2 idle workers", named)
+	}
+	for _, n := range named {
+		if !slices.Contains(before, n) {
+			t.Errorf("workersToDelete names %s, not one of the workers %v", n, before)
+		}
+	}
+	var kept []string
+	for _, n := range before {
+		if !slices.Contains(named, n) {
+			kept = append(kept, n)
+		}
+	}
+	eventually(t, 2*time.Minute, "the named workers gone and the list cleared", func() (bool, string) {
+		names, _ := workers(t, ns, "shrink")
+		rc := get(t, ns, "shrink")
+		w := rc.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete
+		return slices.Equal(names, kept) && len(w) == 0, fmt.Sprintf("workers %v (want %v), workersToDelete %v", names, kept, w)
+	})
+	if got := replicas(get(t, ns, "shrink")); got != 1 {
+		t.Errorf("replicas = %d after the deletes, want 1", got)
+	}
+	jobs, err := c.ListJobs(context.Background())
+	if err != nil || len(jobs) != 1 || jobs[0].Status != dashboard.JobRunning {
+		t.Errorf("jobs = %+v (%v), want the one job RUNNING on the kept worker", jobs, err)
+	}
+}
+
+// A head whose ServiceAccount has no RBAC (the user named their own, and
+// no Role is bound to it): the autoscaler does nothing, says Forbidden, and
+// the job's demand leaves replicas alone.
+func TestRBACRefusedDoesNothing(t *testing.T) {
+	needSandbox(t)
+	ns := namespace(t, "scale-refused")
+	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bare"}})
+	rc := cluster(ns, "stuck", 0, 2, 600)
+	rc.Spec.HeadGroupSpec.Template.Spec.ServiceAccountName = "bare"
+	create(t, rc)
+	// The operator binds its Role to the named account (once: it does not
+	// recreate what it has seen); take the binding away.
+	eventually(t, time.Minute, "the autoscaler's RoleBinding deleted", func() (bool, string) {
+		err := cl.Delete(context.Background(), &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stuck"}})
+		return err == nil, fmt.Sprint(err)
+	})
+	c := dash(t, ns, "stuck")
+	submit(t, c, 10*time.Minute)
+	var st autoscaler.Status
+	eventually(t, time.Minute, "the autoscaler refused", func() (bool, string) {
+		st, _ = sim.AutoscalerStatus(ns, "stuck")
+		if st.State != autoscaler.StateForbidden {
+			// In case the operator had not seen its binding yet and made it again.
+			_ = cl.Delete(context.Background(), &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stuck"}})
+		}
+		return st.State == autoscaler.StateForbidden, fmt.Sprintf("%+v", st)
+	})
+	if !strings.Contains(st.Message, "patch rayclusters") {
+		t.Errorf("message %q does not name patch rayclusters", st.Message)
+	}
+	from := st.At
+	eventually(t, time.Minute, "more refused rounds", func() (bool, string) {
+		st, _ = sim.AutoscalerStatus(ns, "stuck")
+		return st.At.After(from.Add(time.Second)) && st.State == autoscaler.StateForbidden, fmt.Sprintf("%+v", st)
+	})
+	if got := replicas(get(t, ns, "stuck")); got != 0 {
+		t.Errorf("replicas = %d, want 0: the refused autoscaler writes nothing", got)
+	}
+	if names, _ := workers(t, ns, "stuck"); len(names) != 0 {
+		t.Errorf("workers %v, want none", names)
+	}
+}
