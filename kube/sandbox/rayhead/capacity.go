@@ -165,6 +165,7 @@ func (h *Head) placeLocked() {
 		return ids[a] < ids[b]
 	})
 	var pending []*job
+	var waiting []*task // tasks not placed yet, in submission order
 	for _, id := range ids {
 		j := h.jobs[id]
 		if j.info.Status.IsTerminal() {
@@ -174,6 +175,15 @@ func (h *Head) placeLocked() {
 			place(jobShape(j.info.EntrypointReservation)) // keeps its reservation
 		} else {
 			pending = append(pending, j)
+		}
+		for _, t := range j.tasks {
+			switch {
+			case t.done:
+			case t.placed:
+				place(t.shape) // a running task keeps its resources
+			default:
+				waiting = append(waiting, t)
+			}
 		}
 	}
 	apps := make([]*serveApp, 0, len(h.serve.apps))
@@ -216,6 +226,11 @@ func (h *Head) placeLocked() {
 		} else if !j.envWaitLogged {
 			j.envWaitLogged = true
 			logLine(j.envLog, "INFO", "runtime_env", "Waiting for resources before starting the driver of job %s: no alive node has %v free", j.info.SubmissionID, jobShape(j.info.EntrypointReservation))
+		}
+	}
+	for _, t := range waiting {
+		if place(t.shape) {
+			h.taskPlacedLocked(t)
 		}
 	}
 	now := time.Now()
