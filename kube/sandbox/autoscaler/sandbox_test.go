@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,6 +119,65 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// recorder watches a RayCluster and keeps every non-empty workersToDelete
+// of its first group with the replicas written with it, so a list the
+// autoscaler sets and clears between two polls is still seen.
+type recorder struct {
+	mu    sync.Mutex
+	lists [][]string
+	with  []int32
+}
+
+func record(t *testing.T, ns, name string) *recorder {
+	t.Helper()
+	wc, err := client.NewWithWatch(sb.Config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(context.Background(), &rayv1.RayClusterList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	r := &recorder{}
+	go func() {
+		for ev := range w.ResultChan() {
+			rc, ok := ev.Object.(*rayv1.RayCluster)
+			if !ok || rc.Name != name || len(rc.Spec.WorkerGroupSpecs) == 0 {
+				continue
+			}
+			if l := rc.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete; len(l) > 0 {
+				r.mu.Lock()
+				if n := len(r.lists); n == 0 || !slices.Equal(r.lists[n-1], l) {
+					r.lists = append(r.lists, slices.Clone(l))
+					r.with = append(r.with, replicas(rc))
+				}
+				r.mu.Unlock()
+			}
+		}
+	}()
+	return r
+}
+
+// named is every pod name the lists held.
+func (r *recorder) named() map[string]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := map[string]bool{}
+	for _, l := range r.lists {
+		for _, n := range l {
+			m[n] = true
+		}
+	}
+	return m
+}
+
+func (r *recorder) snapshot() ([][]string, []int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.lists), slices.Clone(r.with)
+}
 
 func namespace(t *testing.T, name string) string {
 	t.Helper()
@@ -298,54 +358,54 @@ func TestDemandScalesUpToMaxAndNoFurther(t *testing.T) {
 }
 
 // Three workers, one busy with a job: after the group's idleTimeoutSeconds
-// the autoscaler names the two idle ones in workersToDelete and lowers
-// replicas to 1 in one patch; exactly those two pods are deleted, and the
-// list is cleared once they are gone.
+// the autoscaler names the idle ones in workersToDelete, lowering replicas
+// in the same patch; exactly those pods are deleted (none replaced), the
+// busy one stays, and the lists are cleared once their pods are gone.
 func TestIdleWorkersGoThroughWorkersToDelete(t *testing.T) {
 	needSandbox(t)
 	ns := namespace(t, "scale-down")
-	create(t, cluster(ns, "shrink", 3, 3, 3))
-	var before []string
-	eventually(t, 2*time.Minute, "3 running workers", func() (bool, string) {
-		var running bool
-		before, running = workers(t, ns, "shrink")
-		return len(before) == 3 && running, fmt.Sprintf("workers %v (all running: %v)", before, running)
-	})
+	rec := record(t, ns, "shrink")
+	create(t, cluster(ns, "shrink", 3, 3, 5))
+	// The job is submitted as soon as the head answers, well within the
+	// idle timeout of the first worker up, which it then keeps busy.
 	c := dash(t, ns, "shrink")
 	submit(t, c, 10*time.Minute)
 
-	var named []string
-	eventually(t, 2*time.Minute, "workersToDelete", func() (bool, string) {
-		rc := get(t, ns, "shrink")
-		named = rc.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete
-		return len(named) > 0, fmt.Sprintf("replicas %d, workersToDelete %v", replicas(rc), named)
-	})
-	rc := get(t, ns, "shrink")
-	if got := replicas(rc); got != 1 {
-		t.Errorf("replicas = %d with workersToDelete %v, want 1", got, named)
-	}
-	if len(named) != 2 {
-		t.Fatalf("workersToDelete = %v, want the 2 idle workers", named)
-	}
-	for _, n := range named {
-		if !slices.Contains(before, n) {
-			t.Errorf("workersToDelete names %s, not one of the workers %v", n, before)
-		}
-	}
-	var kept []string
-	for _, n := range before {
-		if !slices.Contains(named, n) {
-			kept = append(kept, n)
-		}
-	}
-	eventually(t, 2*time.Minute, "the named workers gone and the list cleared", func() (bool, string) {
+	seen := map[string]bool{}
+	eventually(t, 3*time.Minute, "one worker left and workersToDelete cleared", func() (bool, string) {
 		names, _ := workers(t, ns, "shrink")
+		for _, n := range names {
+			seen[n] = true
+		}
 		rc := get(t, ns, "shrink")
 		w := rc.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete
-		return slices.Equal(names, kept) && len(w) == 0, fmt.Sprintf("workers %v (want %v), workersToDelete %v", names, kept, w)
+		return len(names) == 1 && replicas(rc) == 1 && len(w) == 0 && len(rec.named()) == 2,
+			fmt.Sprintf("workers %v, replicas %d, workersToDelete %v, named so far %v", names, replicas(rc), w, rec.named())
 	})
-	if got := replicas(get(t, ns, "shrink")); got != 1 {
-		t.Errorf("replicas = %d after the deletes, want 1", got)
+	lists, with := rec.snapshot()
+	named := rec.named()
+	kept, _ := workers(t, ns, "shrink")
+	if len(seen) != 3 {
+		t.Errorf("worker pods seen %v, want the 3 of replicas 3 (none replaced)", seen)
+	}
+	for n := range named {
+		if !seen[n] || slices.Contains(kept, n) {
+			t.Errorf("workersToDelete named %s: not one of the idle workers (seen %v, kept %v)", n, seen, kept)
+		}
+	}
+	for n := range seen {
+		if !named[n] && !slices.Contains(kept, n) {
+			t.Errorf("worker %s went without being named in workersToDelete", n)
+		}
+	}
+	// Each list came with replicas lowered by its length: 3 → 1 in one
+	// patch, or one worker at a time.
+	left := int32(3)
+	for i, l := range lists {
+		left -= int32(len(l))
+		if with[i] != left {
+			t.Errorf("workersToDelete %v written with replicas %d, want %d", l, with[i], left)
+		}
 	}
 	jobs, err := c.ListJobs(context.Background())
 	if err != nil || len(jobs) != 1 || jobs[0].Status != dashboard.JobRunning {
@@ -393,5 +453,68 @@ func TestRBACRefusedDoesNothing(t *testing.T) {
 	}
 	if names, _ := workers(t, ns, "stuck"); len(names) != 0 {
 		t.Errorf("workers %v, want none", names)
+	}
+}
+
+// "8 GPUs for 30 s, then nothing", at sandbox scale: a job whose four
+// one-GPU tasks run 20 s each on a group of one-GPU workers (max 4, idle
+// timeout 2 s). The group grows from zero (one pod first, as Ray's
+// launcher does, then the rest), to 4 and no more; when the tasks are done
+// the idle workers go through workersToDelete, back to 0, while the job
+// still runs.
+func TestTasksScaleUpThenIdleScaleDown(t *testing.T) {
+	needSandbox(t)
+	ns := namespace(t, "scale-tasks")
+	rc := cluster(ns, "burst", 0, 4, 2)
+	g := &rc.Spec.WorkerGroupSpecs[0]
+	g.GroupName = "gpu"
+	g.Template.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"] = resource.MustParse("1")
+	g.Template.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"] = resource.MustParse("1")
+	create(t, rc)
+	c := dash(t, ns, "burst")
+	id, err := c.SubmitJob(context.Background(), dashboard.SubmitJobRequest{Entrypoint: "python burst.py", Metadata: map[string]string{
+		"raydar.io/sandbox-tasks":    `[{"count": 4, "resources": {"GPU": 1}, "seconds": 20}]`,
+		"raydar.io/sandbox-duration": "600",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(t, ns, "burst")
+	peak := int32(0)
+	seen := map[string]bool{}
+	observe := func() *rayv1.RayCluster {
+		rc := get(t, ns, "burst")
+		peak = max(peak, replicas(rc))
+		names, _ := workers(t, ns, "burst")
+		for _, n := range names {
+			seen[n] = true
+		}
+		return rc
+	}
+	eventually(t, 3*time.Minute, "4 running GPU workers", func() (bool, string) {
+		rc := observe()
+		names, running := workers(t, ns, "burst")
+		return len(names) == 4 && running, fmt.Sprintf("replicas %d, workers %v", replicas(rc), names)
+	})
+	eventually(t, 3*time.Minute, "the workers gone after their tasks", func() (bool, string) {
+		rc := observe()
+		names, _ := workers(t, ns, "burst")
+		return replicas(rc) == 0 && len(names) == 0, fmt.Sprintf("replicas %d, workers %v, workersToDelete %v", replicas(rc), names, rc.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete)
+	})
+	if peak != 4 {
+		t.Errorf("replicas peaked at %d, want 4 (maxReplicas, what the tasks need)", peak)
+	}
+	if len(seen) != 4 {
+		t.Errorf("worker pods seen %v, want 4: none replaced, none extra", seen)
+	}
+	named := rec.named()
+	for n := range seen {
+		if !named[n] {
+			t.Errorf("worker %s went without being named in workersToDelete (named: %v)", n, named)
+		}
+	}
+	info, err := c.GetJobInfo(context.Background(), id)
+	if err != nil || info.Status != dashboard.JobRunning {
+		t.Errorf("job %+v (%v), want still RUNNING: only its tasks ended", info, err)
 	}
 }
