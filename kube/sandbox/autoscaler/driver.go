@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -222,10 +223,13 @@ func (d *Driver) Step(ctx context.Context) Status {
 	if !hs.Known {
 		return fail(StateNoHead, "the head knows no nodes yet")
 	}
-	req, phantoms := buildRequest(rc, pods, hs)
+	req, phantoms, skipped := buildRequest(rc, pods, hs)
 	dec := Decide(req)
-	ops := patchOps(rc, u, pods, phantoms, dec, clear)
+	ops := patchOps(rc, u, pods, phantoms, dec, clear, skipped)
 	st := Status{State: StateRunning, Decision: dec, At: now, Message: describe(dec)}
+	for _, g := range skipped {
+		st.Message += fmt.Sprintf("; group %s left alone: numOfHosts > 1 is not simulated", g)
+	}
 	if len(ops) == 0 {
 		return st
 	}
@@ -323,8 +327,11 @@ func (d *Driver) writer(sa string) (client.Client, error) {
 // decision's input. A group whose replicas exceed its pods has that many
 // launches in flight (Ray's instance manager keeps them as REQUESTED
 // instances): they count as pending nodes, phantoms[group] of them.
-func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.AutoscalerState) (Request, map[string]int) {
-	req := Request{IdleTimeout: DefaultIdleTimeout, UpscalingSpeed: speedDefault, MaxConcurrentLaunches: DefaultMaxConcurrentLaunches}
+// Multi-host groups (numOfHosts > 1) are not simulated: they and their
+// pods are left out, named in skipped.
+func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.AutoscalerState) (req Request, phantoms map[string]int, skipped []string) {
+	req = Request{IdleTimeout: DefaultIdleTimeout, UpscalingSpeed: speedDefault, MaxConcurrentLaunches: DefaultMaxConcurrentLaunches}
+	multiHost := map[string]bool{}
 	if o := rc.Spec.AutoscalerOptions; o != nil {
 		if o.IdleTimeoutSeconds != nil {
 			req.IdleTimeout = time.Duration(*o.IdleTimeoutSeconds) * time.Second
@@ -335,6 +342,11 @@ func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.Autoscale
 	}
 	for i := range rc.Spec.WorkerGroupSpecs {
 		g := &rc.Spec.WorkerGroupSpecs[i]
+		if g.Hosts() > 1 {
+			multiHost[g.GroupName] = true
+			skipped = append(skipped, g.GroupName)
+			continue
+		}
 		res, _ := raydash.WorkerGroupResources(rc, g.GroupName)
 		t := NodeType{Name: g.GroupName, Resources: res, Min: int(g.Min()), Max: int(g.Max())}
 		if g.IsSuspended() {
@@ -354,6 +366,9 @@ func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.Autoscale
 	for _, p := range pods {
 		head := p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode)
 		n := Node{ID: p.Name, Type: p.Labels[rayv1.RayNodeGroupLabelKey], Head: head}
+		if !head && multiHost[n.Type] {
+			continue
+		}
 		if head {
 			n.Type = rayv1.RayNodeHeadGroupLabelValue
 		} else {
@@ -364,9 +379,9 @@ func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.Autoscale
 		}
 		req.Nodes = append(req.Nodes, n)
 	}
-	phantoms := map[string]int{}
+	phantoms = map[string]int{}
 	for _, g := range rc.Spec.WorkerGroupSpecs {
-		if g.IsSuspended() {
+		if g.IsSuspended() || multiHost[g.GroupName] {
 			continue
 		}
 		want := 0
@@ -383,7 +398,7 @@ func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.Autoscale
 			req.Demand = append(req.Demand, d.Shape)
 		}
 	}
-	return req, phantoms
+	return req, phantoms, skipped
 }
 
 type jsonPatchOp struct {
@@ -397,7 +412,7 @@ type jsonPatchOp struct {
 // terminations, capped at maxReplicas) when they differ from the spec, and
 // the workersToDelete of the pods to terminate; and the clearing of the
 // workersToDelete lists whose pods are all gone.
-func patchOps(rc *rayv1.RayCluster, u *unstructured.Unstructured, pods []*corev1.Pod, phantoms map[string]int, dec Decision, clear []int) []jsonPatchOp {
+func patchOps(rc *rayv1.RayCluster, u *unstructured.Unstructured, pods []*corev1.Pod, phantoms map[string]int, dec Decision, clear []int, skipped []string) []jsonPatchOp {
 	if len(dec.Launch) == 0 && len(dec.Terminate) == 0 && len(clear) == 0 {
 		return nil
 	}
@@ -437,6 +452,9 @@ func patchOps(rc *rayv1.RayCluster, u *unstructured.Unstructured, pods []*corev1
 	changed := len(dec.Launch) > 0 || len(dec.Terminate) > 0
 	for i := range rc.Spec.WorkerGroupSpecs {
 		g := &rc.Spec.WorkerGroupSpecs[i]
+		if slices.Contains(skipped, g.GroupName) {
+			continue
+		}
 		base := fmt.Sprintf("/spec/workerGroupSpecs/%d", i)
 		if changed && (dec.Launch[g.GroupName] > 0 || gone[g.GroupName] > 0) {
 			want := count[g.GroupName] + phantoms[g.GroupName] + dec.Launch[g.GroupName] - gone[g.GroupName]
