@@ -122,7 +122,7 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 	// first candidate, so it leads at once.
 
 	step("seeding RayClusters, RayJobs, a RayService and a RayCronJob in namespace %s…", seed.DefaultNamespace)
-	seedOpts := seed.Options{Logf: func(format string, args ...any) { logger.Info("seed: " + fmt.Sprintf(format, args...)) }}
+	seedOpts := seed.Options{Heads: sim.sim, Logf: func(format string, args ...any) { logger.Info("seed: " + fmt.Sprintf(format, args...)) }}
 	if err := seed.Seed(ctx, seedClient, seedOpts); err != nil {
 		return fmt.Errorf("seeding: %w", err)
 	}

@@ -55,6 +55,9 @@ func startHeads(ctx context.Context, sb *sandbox.Sandbox, logf func(string, ...a
 		EndContainer: sb.EndContainer,
 		Logf:         logf,
 		AddressBook:  book,
+		// Clusters with enableInTreeAutoscaling scale as Ray's autoscaler
+		// would scale them (kube/sandbox/autoscaler).
+		Autoscaler: &headsim.AutoscalerOptions{},
 		// The logs of an executed job say so, as a played-out job's do.
 		Head: rayhead.Options{AnnounceExecution: true},
 	})

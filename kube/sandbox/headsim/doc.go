@@ -51,6 +51,11 @@
 //     in a restartPolicy Never pod: that container terminated with its exit
 //     code, the head running on, not Ready (Options.EndContainer, kwok's
 //     raydar-container-exited stage); closing the head stops it.
+//   - Autoscaler: with Options.Autoscaler, every head of a RayCluster with
+//     enableInTreeAutoscaling: true gets Ray's autoscaler beside it
+//     (kube/sandbox/autoscaler), fed by the head's demand and idle times
+//     and stopped with the head; [Sim.AutoscalerStatus] tells what it did
+//     last.
 //
 // Close stops every stand-in submitter and closes every head, which stops
 // (TERM, then KILL) every job subprocess: nothing outlives the Sim.

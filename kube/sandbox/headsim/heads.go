@@ -10,6 +10,7 @@ import (
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/raydash/addrbook"
+	"github.com/raydar/raydar/kube/sandbox/autoscaler"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -110,6 +111,16 @@ func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error 
 	}
 	hctx, cancel := context.WithCancel(s.ctx)
 	hd := &head{uid: pod.UID, pod: key, cluster: cluster, h: h, front: f, token: token, cancel: cancel}
+	if s.opts.Autoscaler != nil && rcErr == nil && rc.Spec.IsAutoscalingEnabled() {
+		if s.opts.Config == nil {
+			s.opts.Logf("headsim: %s: no autoscaler: Options.Config is not set", cluster)
+		} else if d, err := autoscaler.New(autoscaler.Options{Config: s.opts.Config, Namespace: cluster.Namespace, Cluster: cluster.Name,
+			State: h.AutoscalerState, Interval: s.opts.Autoscaler.Interval, Logf: s.opts.Logf}); err != nil {
+			s.opts.Logf("headsim: %s: no autoscaler: %v", cluster, err)
+		} else {
+			hd.as = d
+		}
+	}
 
 	s.mu.Lock()
 	if s.closed {
@@ -143,6 +154,13 @@ func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error 
 	}
 	s.opts.Logf("headsim: %s: head pod %s Ready; dashboard at %s", cluster, pod.Name, f.URL())
 
+	if hd.as != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			hd.as.Run(hctx)
+		}()
+	}
 	if c := sidecar(pod); c != nil {
 		dashPort := int(rayv1.DefaultDashboardPort)
 		if rcErr == nil {

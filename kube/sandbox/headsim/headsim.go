@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/sandbox/autoscaler"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
 	"github.com/raydar/raydar/kube/sandbox/refusable"
 	"github.com/raydar/raydar/rayapi/scheme"
@@ -63,6 +64,19 @@ type Options struct {
 	// head's dashboard and Serve proxy URL (kube/raydash/addrbook), for
 	// raydar processes other than this one. Close empties it.
 	AddressBook string
+	// Autoscaler, when set, runs Ray's in-tree autoscaler
+	// (kube/sandbox/autoscaler) beside every head whose RayCluster has
+	// enableInTreeAutoscaling: true, as the head pod's autoscaler sidecar
+	// would. It needs Config (it writes as the head's ServiceAccount). Off
+	// (nil), replicas change only when someone writes them.
+	Autoscaler *AutoscalerOptions
+}
+
+// AutoscalerOptions configure the simulated autoscalers.
+type AutoscalerOptions struct {
+	// Interval between two decisions (default autoscaler.DefaultInterval,
+	// Ray's 5 s).
+	Interval time.Duration
 }
 
 // Sim runs simulated heads for the Ready head pods it sees. Create it with
@@ -105,8 +119,10 @@ type head struct {
 	front   *refusable.Server
 	token   string // the Ray auth token the head requires, "" for none
 	// cancel stops what runs in the head pod's other containers (the
-	// SidecarMode submitter) when the head closes.
+	// SidecarMode submitter, the autoscaler) when the head closes.
 	cancel context.CancelFunc
+	// as is the cluster's autoscaler, nil when it has none.
+	as *autoscaler.Driver
 }
 
 var _ raydash.AddressBook = (*Sim)(nil)
@@ -312,6 +328,20 @@ func (s *Sim) Head(namespace, name string) *rayhead.Head {
 		return h.h
 	}
 	return nil
+}
+
+// AutoscalerStatus is what the simulated autoscaler of the RayCluster
+// namespace/name saw and did last; false while the cluster has no head or
+// its head no autoscaler (Options.Autoscaler off, enableInTreeAutoscaling
+// not true when the head started).
+func (s *Sim) AutoscalerStatus(namespace, name string) (autoscaler.Status, bool) {
+	s.mu.Lock()
+	h, ok := s.byClust[types.NamespacedName{Namespace: namespace, Name: name}]
+	s.mu.Unlock()
+	if !ok || h.as == nil {
+		return autoscaler.Status{}, false
+	}
+	return h.as.Status(), true
 }
 
 // SetRefuse makes the dashboard of the RayCluster namespace/name refuse

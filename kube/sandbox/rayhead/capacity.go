@@ -165,6 +165,7 @@ func (h *Head) placeLocked() {
 		return ids[a] < ids[b]
 	})
 	var pending []*job
+	var waiting []*task // tasks not placed yet, in submission order
 	for _, id := range ids {
 		j := h.jobs[id]
 		if j.info.Status.IsTerminal() {
@@ -174,6 +175,15 @@ func (h *Head) placeLocked() {
 			place(jobShape(j.info.EntrypointReservation)) // keeps its reservation
 		} else {
 			pending = append(pending, j)
+		}
+		for _, t := range j.tasks {
+			switch {
+			case t.done:
+			case t.placed:
+				place(t.shape) // a running task keeps its resources
+			default:
+				waiting = append(waiting, t)
+			}
 		}
 	}
 	apps := make([]*serveApp, 0, len(h.serve.apps))
@@ -216,6 +226,11 @@ func (h *Head) placeLocked() {
 		} else if !j.envWaitLogged {
 			j.envWaitLogged = true
 			logLine(j.envLog, "INFO", "runtime_env", "Waiting for resources before starting the driver of job %s: no alive node has %v free", j.info.SubmissionID, jobShape(j.info.EntrypointReservation))
+		}
+	}
+	for _, t := range waiting {
+		if place(t.shape) {
+			h.taskPlacedLocked(t)
 		}
 	}
 	now := time.Now()
@@ -384,4 +399,49 @@ func (h *Head) handleActorsSummary(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, dashboard.RestResponse[dashboard.StateData[resp]]{Result: true, Data: dashboard.StateData[resp]{Result: &resp{
 		Total: sum.TotalActors, NumAfterTruncation: sum.TotalActors, NumFiltered: sum.TotalActors,
 		Result: dashboard.StateSummary[dashboard.ActorSummaries]{NodeIDToSummary: map[string]dashboard.ActorSummaries{"cluster": sum}}}}})
+}
+
+// AutoscalerState is what Ray's GCS tells the autoscaler
+// (GetClusterResourceState): the alive nodes with their resources and idle
+// times, and the resource requests nothing placed.
+type AutoscalerState struct {
+	// Known is false until SetNodes: the head knows no resources yet.
+	Known  bool
+	Nodes  []AutoscalerNode
+	Demand []dashboard.Demand
+}
+
+// AutoscalerNode is one alive node in AutoscalerState.
+type AutoscalerNode struct {
+	Name             string // Node.Name: the pod's UID
+	Group            string
+	Head             bool
+	Total, Available dashboard.Resources
+	Idle             time.Duration // 0 while something uses the node
+}
+
+// AutoscalerState returns the cluster's resource state now.
+func (h *Head) AutoscalerState() AutoscalerState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := &h.cap
+	st := AutoscalerState{Known: c.known}
+	now := time.Now()
+	for _, n := range c.nodes {
+		if !n.alive {
+			continue
+		}
+		avail := dashboard.Resources{}
+		avail.Add(n.Total, 1)
+		avail.Add(n.used, -1)
+		an := AutoscalerNode{Name: n.Name, Group: n.Group, Head: n.Head, Total: dashboard.CleanResources(n.Total), Available: avail}
+		if !n.idleSince.IsZero() {
+			an.Idle = now.Sub(n.idleSince)
+		}
+		st.Nodes = append(st.Nodes, an)
+	}
+	for _, d := range c.demand {
+		st.Demand = append(st.Demand, dashboard.Demand{Shape: dashboard.CleanResources(d.Shape), Count: d.Count})
+	}
+	return st
 }

@@ -30,6 +30,13 @@
 //     raydar.io/sandbox-outcome and raydar.io/sandbox-duration (a RayJob's
 //     spec.metadata); the env var wins when both are set.
 //
+// A played job may also ask for resources over time as a Ray driver's tasks
+// do (tasks.go): RAYDAR_SANDBOX_TASKS or the metadata key
+// raydar.io/sandbox-tasks, a JSON list of batches {"count": 8, "resources":
+// {"GPU": 1}, "seconds": 30, "after": 0}; a task waits for a node with room
+// (its shape is then the autoscaler's demand), runs its seconds, and goes
+// with its job.
+//
 // A played job is PENDING for up to a second, RUNNING with one log line a
 // second for the duration (default 5 s), then SUCCEEDED, or FAILED with exit
 // code 1 when asked (an override with a bad value fails at once, naming
@@ -54,8 +61,9 @@
 // fit stays PENDING, an application whose replicas do not all fit stays
 // DEPLOYING (or goes back to it when its node goes), and what does not fit is
 // the autoscaler's resource demand. /api/v0/nodes, /api/cluster_status and
-// /api/v0/actors/summarize answer in Ray's shapes. Before SetNodes the head
-// knows no resources and places everything.
+// /api/v0/actors/summarize answer in Ray's shapes; [Head.AutoscalerState]
+// gives the same to the simulated autoscaler (kube/sandbox/autoscaler).
+// Before SetNodes the head knows no resources and places everything.
 //
 // Ray's log files are simulated (logs.go): /api/v0/logs lists each alive
 // node's session log directory (raylet, gcs_server and dashboard logs on the

@@ -52,6 +52,10 @@ type job struct {
 	// placed is closed when the entrypoint's reservation has been placed
 	// on a node (capacity.go); the job stays PENDING until then.
 	placed chan struct{}
+	// tasks are the simulated tasks the job submitted (tasks.go), and
+	// taskTimers the batches not submitted yet.
+	tasks      []*task
+	taskTimers []*time.Timer
 
 	proc          *os.Process // set when the entrypoint has started
 	exited        bool        // the entrypoint's process has exited
@@ -336,6 +340,7 @@ func (h *Head) finish(j *job, status dashboard.JobStatus, message, errorType str
 	}
 	logLine(h.raylet, "I", "raylet", "job_manager.cc:1] Job %s ended: %s", j.info.SubmissionID, status)
 	close(j.ended)
+	h.dropTasksLocked(j)
 	h.placeLocked() // its reservation is free again
 }
 

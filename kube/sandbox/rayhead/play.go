@@ -41,6 +41,8 @@ type playPlan struct {
 	// invalid is set when an override has a value the head does not
 	// understand; the job then fails at once, saying so.
 	invalid string
+	// tasks are what the job asks for over time (tasks.go).
+	tasks []TaskBatch
 }
 
 // host is what planJob may ask of the machine; tests replace it.
@@ -140,11 +142,24 @@ func planJob(entrypoint string, env []string, metadata map[string]string, h host
 			p.duration = d
 		}
 	}
+	tasks, tasksFrom := override(env, metadata, TasksEnv, TasksMetadata)
+	if tasksFrom != "" {
+		bs, err := parseTasks(tasks)
+		switch {
+		case err != nil && p.invalid == "":
+			p.invalid = fmt.Sprintf("%s: %v", tasksFrom, err)
+		case err == nil:
+			p.tasks = bs
+		}
+	}
 	if p.invalid != "" {
-		p.play, p.reason, p.outcome, p.duration = true, "invalid "+p.invalid, dashboard.JobFailed, 0
+		p.play, p.reason, p.outcome, p.duration, p.tasks = true, "invalid "+p.invalid, dashboard.JobFailed, 0, nil
 		return p
 	}
 	switch {
+	case tasksFrom != "":
+		p.play, p.reason = true, "asked for by "+tasksFrom
+		return p
 	case outcomeFrom != "":
 		p.play, p.reason = true, "asked for by "+outcomeFrom+"="+outcome
 		return p
@@ -348,6 +363,7 @@ func (h *Head) playJob(j *job, p playPlan) {
 	j.info.Message = msgRunning
 	j.info.DriverInfo = &dashboard.DriverInfo{ID: j.info.JobID, NodeIPAddress: h.opts.NodeIP, PID: "0"}
 	j.info.DriverNodeID = h.nodeID()
+	h.startTasksLocked(j, p.tasks)
 	h.mu.Unlock()
 
 	steps := max(1, int(p.duration/time.Second))

@@ -5,16 +5,19 @@
 //	sb, _ := sandbox.Start(ctx, seed.SandboxOptions())
 //	c, _ := seed.NewClient(sb.Config)
 //	_ = seed.Seed(ctx, c, seed.Options{})   // idempotent
-//	go seed.Drive(ctx, c, seed.Options{})   // until ctx is done
+//	go seed.Drive(ctx, c, seed.Options{Heads: sim}) // until ctx is done; sim: headsim's Sim
 //
 // What is seeded (Objects lists it; the names are the constants below), all
 // in one namespace (DefaultNamespace unless Options.Namespace says otherwise)
 // and labelled PartOfLabelKey=PartOfValue, each with a ScenarioAnnotationKey
 // annotation telling what it shows:
 //
-//   - RayCluster ClusterElastic: a worker group that Drive scales between
-//     ElasticMin and ElasticMax, one step every Options.ScaleEvery, with a
-//     plain JSON patch of replicas, as Ray's autoscaler does;
+//   - RayCluster ClusterElastic: in-tree autoscaling; Drive submits a job to
+//     its head every Options.BurstEvery whose tasks need ElasticMax workers
+//     for a while, so Ray's autoscaler (simulated beside the head when the
+//     heads run with headsim's Options.Autoscaler, as in the demo) grows
+//     the group, then removes the idle workers after ElasticIdleSeconds
+//     through workersToDelete;
 //   - RayCluster ClusterGPU: its worker group asks for more GPUs per pod than
 //     any node of SandboxOptions has, so its workers stay Pending with
 //     PodScheduled=False, reason Unschedulable ("Insufficient nvidia.com/gpu");

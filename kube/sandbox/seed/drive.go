@@ -10,36 +10,38 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/kube/sandbox/rayhead"
+	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
 // Drive runs the scenario drivers until ctx is done, then returns:
 //
-//   - the scaler: every Options.ScaleEvery it moves ClusterElastic's
-//     ElasticGroup one replica up or down, bouncing between ElasticMin and
-//     ElasticMax (and within the group's own min/max). It starts from the
-//     current value, so a scale made by a person meanwhile is carried on
-//     from, not undone in one jump. Like Ray's autoscaler it writes a JSON
-//     patch of replicas (not through kube/actions: it is a machine, not a
-//     person), guarded by a test of the value it read, so it never
-//     overwrites a change it has not seen.
+//   - the burster: every Options.BurstEvery it submits to ClusterElastic's
+//     simulated head (Options.Heads) a played-out job whose tasks ask for
+//     ElasticMax × {CPU: ElasticTaskCPUs} for a third of BurstEvery (the
+//     head's raydar.io/sandbox-tasks), unless the previous one still runs.
+//     The cluster has in-tree autoscaling, so Ray's autoscaler (simulated
+//     beside the head, kube/sandbox/autoscaler) grows the group to fit the
+//     tasks, and once they are done removes the idle workers after
+//     ElasticIdleSeconds: nothing here writes replicas.
 //   - the upgrader: once ServiceName has been Ready, with an active cluster
 //     and no pending one, for Options.UpgradeAfter, it bumps the image tag
 //     of every Ray container of the service's cluster spec (v1 → v2 → …),
 //     so the reconciler brings up a pending cluster, switches traffic to it
 //     and deletes the old one; then it waits for the next settled period.
 //
-// Errors (an object missing, a refused patch) are logged through
-// Options.Logf and retried on the next tick; nothing stops a driver but ctx.
+// Errors (an object missing, a refused patch, no head yet) are logged
+// through Options.Logf and retried on the next tick; nothing stops a
+// driver but ctx.
 func Drive(ctx context.Context, c client.Client, opts Options) {
 	o := opts.withDefaults()
 	d := &driver{c: c, o: o}
 	var wg sync.WaitGroup
-	wg.Go(func() { d.scaleLoop(ctx) })
+	wg.Go(func() { d.burstLoop(ctx) })
 	wg.Go(func() { d.upgradeLoop(ctx) })
 	wg.Wait()
 }
@@ -77,95 +79,66 @@ func (d *driver) jsonPatch(ctx context.Context, obj client.Object, ops []jsonPat
 	return d.c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, data))
 }
 
-// ---- scaler ----
+// ---- burster ----
 
-func (d *driver) scaleLoop(ctx context.Context) {
-	t := time.NewTicker(d.o.ScaleEvery)
+// BurstEntrypoint is the entrypoint of ClusterElastic's bursts: python on a
+// file the host lacks, so the head plays it out.
+const BurstEntrypoint = "python /home/ray/samples/elastic_burst.py"
+
+func (d *driver) burstLoop(ctx context.Context) {
+	if d.o.Heads == nil {
+		d.o.Logf("burster: no simulated heads (Options.Heads): %s gets no demand and stays at its minimum", ClusterElastic)
+		return
+	}
+	t := time.NewTicker(d.o.BurstEvery)
 	defer t.Stop()
-	dir := int32(1)
 	for {
+		if err := d.burst(ctx); err != nil && ctx.Err() == nil {
+			d.logErr("burster", err)
+		} else {
+			d.clearErr("burster")
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		var err error
-		if dir, err = d.scaleStep(ctx, dir); err != nil && ctx.Err() == nil {
-			d.logErr("scaler", err)
-		} else {
-			d.clearErr("scaler")
-		}
 	}
 }
 
-// scaleStep moves ClusterElastic's group one step in direction dir (±1)
-// and returns the direction of the next step.
-func (d *driver) scaleStep(ctx context.Context, dir int32) (int32, error) {
-	rc := &rayv1.RayCluster{}
-	if err := d.c.Get(ctx, client.ObjectKey{Namespace: d.o.Namespace, Name: ClusterElastic}, rc); err != nil {
-		return dir, fmt.Errorf("reading RayCluster %s: %w", ClusterElastic, err)
+// burst submits one burst job, unless one still runs.
+func (d *driver) burst(ctx context.Context) error {
+	url, ok := d.o.Heads.DashboardURL(d.o.Namespace, ClusterElastic)
+	if !ok {
+		return fmt.Errorf("RayCluster %s has no head yet", ClusterElastic)
 	}
-	if rc.DeletionTimestamp != nil || rc.Spec.IsSuspended() {
-		return dir, nil
+	dc, err := dashboard.New(url)
+	if err != nil {
+		return err
 	}
-	i := groupIndex(rc.Spec.WorkerGroupSpecs, ElasticGroup)
-	if i < 0 {
-		return dir, fmt.Errorf("RayCluster %s has no worker group %q", ClusterElastic, ElasticGroup)
+	jobs, err := dc.ListJobs(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the jobs of %s: %w", ClusterElastic, err)
 	}
-	g := &rc.Spec.WorkerGroupSpecs[i]
-	lo, hi := max(int32(ElasticMin), g.Min()), min(int32(ElasticMax), g.Max())
-	cur := g.Min()
-	if g.Replicas != nil {
-		cur = *g.Replicas
-	}
-	next, dir := nextReplicas(cur, lo, hi, dir)
-	if next == cur {
-		return dir, nil
-	}
-	base := fmt.Sprintf("/spec/workerGroupSpecs/%d", i)
-	ops := []jsonPatchOp{{Op: "test", Path: base + "/groupName", Value: ElasticGroup}}
-	if g.Replicas != nil {
-		ops = append(ops,
-			jsonPatchOp{Op: "test", Path: base + "/replicas", Value: cur},
-			jsonPatchOp{Op: "replace", Path: base + "/replicas", Value: next})
-	} else {
-		ops = append(ops, jsonPatchOp{Op: "add", Path: base + "/replicas", Value: next})
-	}
-	if err := d.jsonPatch(ctx, rc, ops); err != nil {
-		if apierrors.IsInvalid(err) || apierrors.IsConflict(err) {
-			// Someone changed the group meanwhile: start over next tick.
-			return dir, nil
-		}
-		return dir, fmt.Errorf("scaling %s/%s to %d: %w", ClusterElastic, ElasticGroup, next, err)
-	}
-	d.o.Logf("scaled RayCluster %s/%s group %s: %d → %d replicas", d.o.Namespace, ClusterElastic, ElasticGroup, cur, next)
-	return dir, nil
-}
-
-// nextReplicas is one bounce step: it turns at lo and hi and brings a value
-// outside [lo, hi] one step closer. With lo >= hi nothing moves.
-func nextReplicas(cur, lo, hi, dir int32) (next, nextDir int32) {
-	if lo >= hi {
-		return cur, dir
-	}
-	switch {
-	case cur >= hi:
-		dir = -1
-	case cur <= lo:
-		dir = 1
-	case dir == 0:
-		dir = 1
-	}
-	return cur + dir, dir
-}
-
-func groupIndex(groups []rayv1.WorkerGroupSpec, name string) int {
-	for i := range groups {
-		if groups[i].GroupName == name {
-			return i
+	for _, j := range jobs {
+		if j.Entrypoint == BurstEntrypoint && !j.Status.IsTerminal() {
+			return nil // the last burst still runs
 		}
 	}
-	return -1
+	run := max(time.Second, d.o.BurstEvery/3)
+	tasks, err := json.Marshal([]rayhead.TaskBatch{{Count: ElasticMax, Resources: dashboard.Resources{"CPU": ElasticTaskCPUs}, Seconds: run.Seconds()}})
+	if err != nil {
+		return err
+	}
+	id, err := dc.SubmitJob(ctx, dashboard.SubmitJobRequest{Entrypoint: BurstEntrypoint, Metadata: map[string]string{
+		rayhead.TasksMetadata:    string(tasks),
+		rayhead.DurationMetadata: fmt.Sprintf("%.0f", (run + run/2).Seconds()),
+	}})
+	if err != nil {
+		return fmt.Errorf("submitting a burst to %s: %w", ClusterElastic, err)
+	}
+	d.o.Logf("burst %s on RayCluster %s/%s: %d tasks of {CPU: %d} for %s", id, d.o.Namespace, ClusterElastic, ElasticMax, ElasticTaskCPUs, run)
+	return nil
 }
 
 // ---- upgrader ----

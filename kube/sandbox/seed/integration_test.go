@@ -248,8 +248,10 @@ func testService(t *testing.T, ns string) {
 	})
 }
 
-// testDrive runs Drive with short periods: ClusterElastic must move both
-// ways within its bounds and settle when Drive stops; the RayService must
+// testDrive runs Drive with short periods: ClusterElastic must be grown by
+// the autoscaler for a burst's tasks (20 s) and shrunk back once its
+// workers are idle (ElasticIdleSeconds, within the minute between bursts),
+// within its bounds, and settle when Drive stops; the RayService must
 // go through one upgrade: a pending cluster with the next image, the switch,
 // the old cluster deleted.
 func testDrive(t *testing.T, ns string) {
@@ -257,7 +259,7 @@ func testDrive(t *testing.T, ns string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		Drive(ctx, cl, Options{ScaleEvery: time.Second, UpgradeAfter: 2 * time.Second, PollEvery: 200 * time.Millisecond, Logf: t.Logf})
+		Drive(ctx, cl, Options{BurstEvery: time.Minute, UpgradeAfter: 2 * time.Second, PollEvery: 200 * time.Millisecond, Heads: sim, Logf: t.Logf})
 	})
 	stopped := false
 	stop := func() {
@@ -269,21 +271,37 @@ func testDrive(t *testing.T, ns string) {
 	}
 	defer stop()
 
-	var seen []int32
-	up, down := false, false
-	eventually(t, time.Minute, "the scaler to move "+ClusterElastic+" up and down", func() (bool, string) {
-		r := getRC(t, ns, ClusterElastic).Spec.WorkerGroupSpecs[0].Replicas
-		if n := len(seen); n == 0 || seen[n-1] != *r {
-			if *r < ElasticMin || *r > ElasticMax {
-				t.Fatalf("replicas %d outside [%d, %d]", *r, ElasticMin, ElasticMax)
+	// ClusterElastic's replicas, recorded from the start: the first burst
+	// goes out at once, the autoscaler scales on its own from then on,
+	// Drive running or not.
+	var (
+		mu   sync.Mutex
+		seen []int32
+		bad  error
+	)
+	recCtx, cancelRec := context.WithCancel(context.Background())
+	var recWG sync.WaitGroup
+	stopRec := func() { cancelRec(); recWG.Wait() }
+	defer stopRec()
+	recWG.Go(func() {
+		for recCtx.Err() == nil {
+			rc := &rayv1.RayCluster{}
+			if err := cl.Get(recCtx, client.ObjectKey{Namespace: ns, Name: ClusterElastic}, rc); err == nil {
+				r := *rc.Spec.WorkerGroupSpecs[0].Replicas
+				mu.Lock()
+				if n := len(seen); n == 0 || seen[n-1] != r {
+					seen = append(seen, r)
+					if (r < ElasticMin || r > ElasticMax) && bad == nil {
+						bad = fmt.Errorf("replicas %d outside [%d, %d]", r, ElasticMin, ElasticMax)
+					}
+				}
+				mu.Unlock()
 			}
-			if n > 0 {
-				up = up || *r > seen[n-1]
-				down = down || *r < seen[n-1]
+			select {
+			case <-recCtx.Done():
+			case <-time.After(100 * time.Millisecond):
 			}
-			seen = append(seen, *r)
 		}
-		return up && down, fmt.Sprintf("replicas seen %v", seen)
 	})
 
 	old := before.Status.ActiveServiceStatus.RayClusterName
@@ -304,6 +322,20 @@ func testDrive(t *testing.T, ns string) {
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
 
+	eventually(t, time.Duration(ElasticIdleSeconds)*time.Second+2*time.Minute, "the autoscaler to move "+ClusterElastic+" up and down", func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if bad != nil {
+			t.Fatal(bad)
+		}
+		up, down := false, false
+		for i := 1; i < len(seen); i++ {
+			up = up || seen[i] > seen[i-1]
+			down = down || (up && seen[i] < seen[i-1])
+		}
+		return up && down, fmt.Sprintf("replicas seen %v", seen)
+	})
+	stopRec()
 	stop()
 	final := *getRC(t, ns, ClusterElastic).Spec.WorkerGroupSpecs[0].Replicas
 	waitClusterReady(t, ns, ClusterElastic, final)

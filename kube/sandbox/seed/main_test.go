@@ -62,6 +62,7 @@ func runWithSandbox(m *testing.M) (code int, err error) {
 	}
 	if sim, err = headsim.Start(ctx, headsim.Options{
 		Config: sb.Config, SetPodPhase: sb.SetPodPhase, EndContainer: sb.EndContainer, Logf: testLogf("headsim"),
+		Autoscaler: &headsim.AutoscalerOptions{Interval: time.Second}, // ClusterElastic's, as in the demo
 	}); err != nil {
 		return 1, fmt.Errorf("starting headsim: %w", err)
 	}

@@ -40,7 +40,8 @@ const (
 
 // Worker groups of the seeded clusters.
 const (
-	// ElasticGroup is ClusterElastic's worker group, scaled by Drive.
+	// ElasticGroup is ClusterElastic's worker group, scaled by the
+	// (simulated) Ray autoscaler as Drive's bursts of demand ask.
 	ElasticGroup = "cpu"
 	// GPUGroup is ClusterGPU's worker group that cannot be scheduled.
 	GPUGroup = "a100x8"
@@ -50,9 +51,15 @@ const (
 
 // Shapes the scenarios depend on.
 const (
-	// ElasticMin and ElasticMax bound Drive's scaling of ClusterElastic;
-	// ElasticStart is its seeded replica count.
-	ElasticMin, ElasticMax, ElasticStart = 1, 4, 2
+	// ElasticMin and ElasticMax bound the autoscaler's scaling of
+	// ClusterElastic; ElasticStart is its seeded replica count.
+	ElasticMin, ElasticMax, ElasticStart = 1, 4, 1
+	// ElasticIdleSeconds is ClusterElastic's autoscalerOptions
+	// idleTimeoutSeconds: how long a worker stays idle before it goes.
+	ElasticIdleSeconds = 20
+	// ElasticTaskCPUs is the CPUs of each task of Drive's bursts: one
+	// ClusterElastic worker's.
+	ElasticTaskCPUs = 2
 	// SharedReplicas is ClusterShared's seeded worker count; its group
 	// allows up to SharedMax (room for a user's scale-up).
 	SharedReplicas, SharedMax = 2, 6
@@ -193,15 +200,20 @@ func smallSpec() *rayv1.RayClusterSpec {
 }
 
 func elasticCluster(ns string) *rayv1.RayCluster {
+	v2 := rayv1.AutoscalerVersionV2
 	return &rayv1.RayCluster{
 		ObjectMeta: meta(ns, ClusterElastic, fmt.Sprintf(
-			"worker group %q scales between %d and %d replicas, one step at a time, like Ray's autoscaler (the demo's driver patches replicas)",
-			ElasticGroup, ElasticMin, ElasticMax)),
+			"in-tree autoscaling: Ray's autoscaler (simulated) grows worker group %q (%d to %d replicas) when a job's tasks "+
+				"ask for more than the workers have, and removes workers idle for %d s through workersToDelete; "+
+				"the demo submits such a job again and again",
+			ElasticGroup, ElasticMin, ElasticMax, ElasticIdleSeconds)),
 		Spec: rayv1.RayClusterSpec{
-			RayVersion:    RayVersion,
-			HeadGroupSpec: head(RayImage, 1),
+			RayVersion:              RayVersion,
+			EnableInTreeAutoscaling: ptr(true),
+			AutoscalerOptions:       &rayv1.AutoscalerOptions{Version: &v2, IdleTimeoutSeconds: ptr(int32(ElasticIdleSeconds))},
+			HeadGroupSpec:           head(RayImage, 1),
 			WorkerGroupSpecs: []rayv1.WorkerGroupSpec{
-				workers(ElasticGroup, RayImage, ElasticStart, ElasticMin, ElasticMax, resources(2, nil)),
+				workers(ElasticGroup, RayImage, ElasticStart, ElasticMin, ElasticMax, resources(ElasticTaskCPUs, nil)),
 			},
 		},
 	}

@@ -13,12 +13,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/scheme"
 )
 
 // Defaults of Options.
 const (
-	DefaultScaleEvery   = 20 * time.Second
+	DefaultBurstEvery   = 90 * time.Second
 	DefaultUpgradeAfter = 45 * time.Second
 )
 
@@ -27,9 +28,14 @@ type Options struct {
 	// Namespace holds the seeded objects; DefaultNamespace when empty.
 	// Seed creates it if it is missing.
 	Namespace string
-	// ScaleEvery is the time between two scaling steps of ClusterElastic
-	// (DefaultScaleEvery).
-	ScaleEvery time.Duration
+	// BurstEvery is the time between two bursts of demand on
+	// ClusterElastic (DefaultBurstEvery); each burst's tasks run a third
+	// of it.
+	BurstEvery time.Duration
+	// Heads reaches the simulated Ray heads (kube/sandbox/headsim's Sim),
+	// where Drive submits ClusterElastic's bursts; without it there are
+	// none and ClusterElastic stays at its minimum.
+	Heads raydash.AddressBook
 	// UpgradeAfter is how long the RayService stays Ready with no upgrade
 	// in progress before Drive upgrades it again (DefaultUpgradeAfter).
 	UpgradeAfter time.Duration
@@ -44,8 +50,8 @@ func (o Options) withDefaults() Options {
 	if o.Namespace == "" {
 		o.Namespace = DefaultNamespace
 	}
-	if o.ScaleEvery <= 0 {
-		o.ScaleEvery = DefaultScaleEvery
+	if o.BurstEvery <= 0 {
+		o.BurstEvery = DefaultBurstEvery
 	}
 	if o.UpgradeAfter <= 0 {
 		o.UpgradeAfter = DefaultUpgradeAfter

@@ -162,27 +162,6 @@ func TestSeedIsIdempotent(t *testing.T) {
 	}
 }
 
-func TestNextReplicas(t *testing.T) {
-	for _, tc := range []struct {
-		cur, lo, hi, dir, next, nextDir int32
-	}{
-		{1, 1, 4, 1, 2, 1},
-		{3, 1, 4, 1, 4, 1},
-		{4, 1, 4, 1, 3, -1},
-		{2, 1, 4, -1, 1, -1},
-		{1, 1, 4, -1, 2, 1},
-		{7, 1, 4, 1, 6, -1}, // above the range (a person scaled up): back down
-		{0, 1, 4, -1, 1, 1}, // below it: back up
-		{2, 2, 2, 1, 2, 1},  // no room: nothing moves
-		{2, 1, 4, 0, 3, 1},
-	} {
-		next, dir := nextReplicas(tc.cur, tc.lo, tc.hi, tc.dir)
-		if next != tc.next || dir != tc.nextDir {
-			t.Errorf("nextReplicas(%d, %d, %d, %d) = %d, %d; want %d, %d", tc.cur, tc.lo, tc.hi, tc.dir, next, dir, tc.next, tc.nextDir)
-		}
-	}
-}
-
 func TestNextImage(t *testing.T) {
 	for in, want := range map[string]string{
 		"ghcr.io/raydar-demo/summarizer:v1":  "ghcr.io/raydar-demo/summarizer:v2",
