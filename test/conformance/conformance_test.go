@@ -19,12 +19,14 @@ import (
 	"k8s.io/client-go/restmapper"
 )
 
-// compared are the kinds whose objects an operator may create, listed in
-// every namespace of the suite on each poll.
-var compared = []struct {
+type comparedKind struct {
 	gvr  schema.GroupVersionResource
 	kind string
-}{
+}
+
+// compared are the kinds whose objects an operator may create, listed in
+// every namespace of the suite on each poll.
+var compared = []comparedKind{
 	{schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "Pod"},
 	{schema.GroupVersionResource{Version: "v1", Resource: "services"}, "Service"},
 	{schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, "ServiceAccount"},

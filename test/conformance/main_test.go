@@ -17,6 +17,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -228,6 +229,10 @@ func (s *suite) startCertManager(ctx context.Context) error {
 		return fmt.Errorf("cert-manager's CRDs: %w", err)
 	}
 	s.certs, err = certsim.Start(ctx, certsim.Options{Config: s.sb.Config})
+	// Both operators make Issuers and Certificates: compare them too.
+	compared = append(compared,
+		comparedKind{schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "issuers"}, "Issuer"},
+		comparedKind{schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}, "Certificate"})
 	return err
 }
 

@@ -72,11 +72,15 @@ var orderedLists = map[string]bool{"containers": true, "initContainers": true, "
 func Normalize(namespace string, objs []unstructured.Unstructured) []Object {
 	out := make([]Object, 0, len(objs))
 	ticks := cronTicks(objs)
+	ident := identityFacts(objs)
 	for i := range objs {
 		u := &objs[i]
 		m := runtime.DeepCopyJSON(u.UnstructuredContent())
 		if ticks != nil {
-			m = replaceAll(m, ticks).(map[string]any)
+			m = replaceAll(m, ticks.Replace).(map[string]any)
+		}
+		if ident != nil {
+			m = replaceAll(m, ident).(map[string]any)
 		}
 		kind := u.GetKind()
 		normalizeObject(kind, m)
@@ -86,6 +90,9 @@ func Normalize(namespace string, objs []unstructured.Unstructured) []Object {
 		name := u.GetName()
 		if ticks != nil {
 			name = ticks.Replace(name)
+		}
+		if ident != nil {
+			name = ident(name)
 		}
 		name = normalizeString(name, namespace)
 		out = append(out, Object{ID: kind + " " + name, Content: m})
@@ -159,12 +166,12 @@ func cronTicks(objs []unstructured.Unstructured) *strings.Replacer {
 }
 
 // replaceAll applies r to every string and map key of v.
-func replaceAll(v any, r *strings.Replacer) any {
+func replaceAll(v any, r func(string) string) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, c := range t {
-			out[r.Replace(k)] = replaceAll(c, r)
+			out[r(k)] = replaceAll(c, r)
 		}
 		return out
 	case []any:
@@ -174,9 +181,69 @@ func replaceAll(v any, r *strings.Replacer) any {
 		}
 		return out
 	case string:
-		return r.Replace(t)
+		return r(t)
 	}
 	return v
+}
+
+// Placeholders of identityFacts.
+const (
+	uidPrefixPlaceholder = "<uid[:8]>"
+	podIPPlaceholder     = "<pod IP>"
+)
+
+// identityFacts replaces, in every string, what mTLS copies from the
+// identity of a namespace's objects: the first eight characters of a
+// RayCluster's UID (KubeRay v1.7.0 names the CA Secret
+// <cluster>-ca-secret-<uid[:8]>, utils/util.go:819-822) and the pods' IPs
+// (the leaf Certificates' ipAddresses and their Secrets'
+// cert-manager.io/ip-sans), which differ between the two sides by nature.
+// An IP is replaced only as a whole address. nil when objs has neither.
+func identityFacts(objs []unstructured.Unstructured) func(string) string {
+	var prefixes, ips []string
+	for i := range objs {
+		u := &objs[i]
+		switch u.GetKind() {
+		case "RayCluster":
+			if uid := string(u.GetUID()); len(uid) >= 8 {
+				prefixes = append(prefixes, regexp.QuoteMeta(uid[:8]))
+			}
+		case "Pod":
+			if ip, _, _ := unstructured.NestedString(u.Object, "status", "podIP"); ip != "" {
+				ips = append(ips, regexp.QuoteMeta(ip))
+			}
+		}
+	}
+	var uidRe, ipRe *regexp.Regexp
+	if len(prefixes) > 0 {
+		uidRe = regexp.MustCompile(`(^|[^0-9a-f])(` + strings.Join(prefixes, "|") + `)($|[^0-9a-f-])`)
+	}
+	if len(ips) > 0 {
+		ipRe = regexp.MustCompile(`(^|[^0-9.])(` + strings.Join(ips, "|") + `)($|[^0-9.])`)
+	}
+	if uidRe == nil && ipRe == nil {
+		return nil
+	}
+	return func(s string) string {
+		if uidRe != nil {
+			s = uidRe.ReplaceAllString(s, "${1}"+uidPrefixPlaceholder+"${3}")
+		}
+		if ipRe != nil {
+			// Twice: adjacent addresses share the separator between them.
+			s = ipRe.ReplaceAllString(s, "${1}"+podIPPlaceholder+"${3}")
+			s = ipRe.ReplaceAllString(s, "${1}"+podIPPlaceholder+"${3}")
+		}
+		return s
+	}
+}
+
+// issuedByCertManager reports whether a Secret was written by cert-manager
+// for a Certificate (its cert-manager.io/certificate-name annotation).
+func issuedByCertManager(m map[string]any) bool {
+	meta, _ := m["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	_, ok := ann["cert-manager.io/certificate-name"]
+	return ok
 }
 
 // disambiguate numbers objects whose IDs are equal after normalisation
@@ -267,6 +334,13 @@ func normalizeObject(kind string, m map[string]any) {
 	case "Secret":
 		if data, ok := m["data"].(map[string]any); ok {
 			for k, v := range data {
+				if issuedByCertManager(m) {
+					// Key material cert-manager (the sandbox's certsim)
+					// generated for a Certificate: its size varies by a few
+					// bytes per issue (RSA PEM), and no operator chose it.
+					data[k] = "<issued by cert-manager>"
+					continue
+				}
 				s, _ := v.(string)
 				b, err := base64.StdEncoding.DecodeString(s)
 				if err != nil {

@@ -269,3 +269,30 @@ func TestIntendedManifestsList(t *testing.T) {
 		t.Fatal("an entry with manifest and manifests must be refused")
 	}
 }
+
+// TestIdentityFacts: the first eight characters of a RayCluster's UID and
+// its pods' IPs, as mTLS copies them into names and certificates, compare
+// equal between the two sides; other hex and addresses are left alone.
+func TestIdentityFacts(t *testing.T) {
+	objs := []unstructured.Unstructured{
+		{Object: map[string]any{"kind": "RayCluster", "metadata": map[string]any{"name": "c", "uid": "005b6f9c-1111-2222-3333-444455556666"}}},
+		{Object: map[string]any{"kind": "Pod", "metadata": map[string]any{"name": "c-head-x"}, "status": map[string]any{"podIP": "10.128.1.4"}}},
+		{Object: map[string]any{"kind": "Pod", "metadata": map[string]any{"name": "c-worker-y"}, "status": map[string]any{"podIP": "10.128.1.5"}}},
+	}
+	r := identityFacts(objs)
+	for in, want := range map[string]string{
+		"c-ca-secret-005b6f9c":                 "c-ca-secret-<uid[:8]>",
+		"10.128.1.4,127.0.0.1":                 "<pod IP>,127.0.0.1",
+		"10.128.1.4,10.128.1.5":                "<pod IP>,<pod IP>",
+		"10.128.1.40":                          "10.128.1.40",
+		"005b6f9c-1111-2222-3333-444455556666": "005b6f9c-1111-2222-3333-444455556666",
+		"hash 005b6f9c00":                      "hash 005b6f9c00",
+	} {
+		if got := r(in); got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+	}
+	if identityFacts(nil) != nil {
+		t.Error("no RayCluster and no pod: want no replacement")
+	}
+}
