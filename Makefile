@@ -98,8 +98,8 @@ fuzz: ## run every fuzz target for FUZZTIME (default 10s) one after another, pri
 # samples MANIFESTS matches. Not part of make test: the source is not on a
 # fresh machine. docs/kuberay-compatibility.md records the runs.
 KUBERAY_SRC ?=
-GATES ?= RayClusterNetworkPolicy=true
-MANIFESTS ?= network-policy
+GATES ?= RayClusterNetworkPolicy=true,RayClusterMTLS=true,RayClusterHistoryServer=true,GCSFaultToleranceEmbeddedStorage=true
+MANIFESTS ?= network-policy|mtls|historyserver|embedded-gcs
 conformance-source: tools gotestsum ## conformance against a KubeRay built from KUBERAY_SRC (its ray-operator dir) with GATES on both sides, on the samples MANIFESTS matches
 	@test -n "$(KUBERAY_SRC)" && test -f "$(KUBERAY_SRC)/main.go" || { echo "KUBERAY_SRC must be KubeRay's ray-operator directory (its main.go), e.g. extracted from the fetch tool's snapshot"; exit 1; }
 	cd $(KUBERAY_SRC) && $(GO) build -o $(abspath $(TOOLS))/kuberay-operator-source ./main.go
