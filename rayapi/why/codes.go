@@ -37,6 +37,12 @@ const (
 	// CodeRayInfeasible: Ray demand no pod will serve: no group offers the
 	// shape per pod, or the groups that do cannot grow.
 	CodeRayInfeasible = "RayInfeasible"
+	// CodeJobDemand: a RayJob that has not started asks, in
+	// entrypointNumCpus/entrypointNumGpus/entrypointResources, for what its
+	// cluster does not give: no pod offers it, the groups that would cannot
+	// grow, or Ray holds it as pending demand (their pods unschedulable, or
+	// the autoscaler still to add one).
+	CodeJobDemand = "JobDemand"
 	// CodeClusterNotReady: a RayJob's cluster is not ready (or not there)
 	// and has no more specific cause of its own.
 	CodeClusterNotReady = "ClusterNotReady"

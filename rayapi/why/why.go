@@ -16,7 +16,7 @@ type Cause struct {
 	// CreateRefused, InvalidSpec, Suspended, OtherOperator, NotReconciled,
 	// WriteFailed, ClusterNotReady, DashboardUnreachable, SubmitterFailed,
 	// DeadlineSoon, PendingClusterNotReady, AppDeployFailed,
-	// DeploymentUnhealthy, NoServeEndpoints, RayInfeasible.
+	// DeploymentUnhealthy, NoServeEndpoints, RayInfeasible, JobDemand.
 	Code string `json:"code"`
 	// Subject is what the cause is about, in kubectl's words:
 	// "pod ray-head-x", "group gpu", "RayCluster ns/name".
@@ -32,6 +32,10 @@ type Cause struct {
 	// Rank orders causes, lower first: the most decisive cause (the one
 	// whose fix unblocks the others) comes first.
 	Rank int `json:"-"`
+	// demand is the Ray resource shape a RayInfeasible or JobDemand cause
+	// is about (shapeWords), so that a job's cause and its cluster's are
+	// stated once.
+	demand string
 }
 
 // Nodes are the cluster's nodes when raydar may read them; Known is false
