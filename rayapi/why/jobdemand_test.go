@@ -70,13 +70,13 @@ func TestJobDemand(t *testing.T) {
 		}},
 		{name: "Ray holds it pending, the group may grow", in: func(in *JobInput) {
 			in.Job.Spec.EntrypointNumGpus = 1
-			in.Cluster.Cluster.Spec.EnableInTreeAutoscaling = ptr(true)
+			autoscaled(in.Cluster)
 			in.Cluster.Capacity = &dashboard.Capacity{DemandKnown: true,
 				Pending: []dashboard.Demand{{Shape: dashboard.Resources{"GPU": 1}, Count: 1}}}
 		}, want: []string{"JobDemand: entrypoint waits for {GPU: 1}: the autoscaler may add a gpu pod (1 of max 4)"}},
 		{name: "Ray holds it pending, the group's new pod is unschedulable", in: func(in *JobInput) {
 			in.Job.Spec.EntrypointNumGpus = 1
-			in.Cluster.Cluster.Spec.EnableInTreeAutoscaling = ptr(true)
+			autoscaled(in.Cluster)
 			in.Cluster.Pods = append(in.Cluster.Pods, unschedulablePod(pod("rc-gpu-b", false, "gpu", in.Cluster.Cluster.Spec.WorkerGroupSpecs[1].Template),
 				"0/3 nodes are available: 3 Insufficient nvidia.com/gpu."))
 			in.Cluster.Capacity = &dashboard.Capacity{DemandKnown: true,
