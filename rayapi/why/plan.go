@@ -76,9 +76,13 @@ func GroupPlans(in ClusterInput) []GroupPlan {
 					atMax = append(atMax, i)
 					continue
 				}
-				per := perPod(o, d.Shape)
-				wants[i].pods += (d.Count + per - 1) / per
-				wants[i].demand = append(wants[i].demand, demandWords(d)+", "+plural(per, "fits", "fit")+" a pod")
+				if per, ok := perPod(o, d.Shape); ok {
+					wants[i].pods += (d.Count + per - 1) / per
+					wants[i].demand = append(wants[i].demand, demandWords(d)+", "+plural(per, "fits", "fit")+" a pod")
+				} else { // at most one pod per task
+					wants[i].pods += d.Count
+					wants[i].demand = append(wants[i].demand, demandWords(d)+" (how many fit a pod is not known)")
+				}
 				taken = true
 				break
 			}
@@ -106,7 +110,7 @@ func GroupPlans(in ClusterInput) []GroupPlan {
 			p.Action, p.N = PlanUp, int(g.DesiredPods())-o.pods
 			p.Why = "replicas " + itoa(int64(g.DesiredReplicas())) + " asked, " + plural(o.pods, "pod", "pods") + " so far"
 		case !auto:
-			p.Why = "autoscaling is off (replicas " + itoa(int64(g.DesiredReplicas())) + " by hand)"
+			p.Why = "autoscaling off"
 		case wants[i].pods > 0:
 			room := int(o.maxPods) - o.pods
 			p.Action, p.N = PlanUp, min(wants[i].pods, room)
@@ -148,10 +152,10 @@ func preferred(offers []offer, shape dashboard.Resources) []int {
 	return append(first, last...)
 }
 
-// perPod: how many of a shape one pod of the group holds (at least 1;
-// resources raydar cannot see, such as CPUs from the machine, do not
-// limit it).
-func perPod(o *offer, shape dashboard.Resources) int {
+// perPod: how many of a shape one pod of the group holds (at least 1);
+// ok false when none of the shape's resources is known per pod (CPUs
+// and memory from the machine, which raydar cannot see).
+func perPod(o *offer, shape dashboard.Resources) (int, bool) {
 	n := math.MaxInt32
 	for k, need := range shape {
 		if need <= 0 {
@@ -161,10 +165,10 @@ func perPod(o *offer, shape dashboard.Resources) int {
 			n = min(n, int(v/need))
 		}
 	}
-	if n == math.MaxInt32 || n < 1 {
-		return 1
+	if n == math.MaxInt32 {
+		return 0, false
 	}
-	return n
+	return max(n, 1), true
 }
 
 // deleting: the pods of the group's workersToDelete that still exist.
@@ -187,14 +191,21 @@ func idleWorkers(in ClusterInput) map[string]int {
 	if in.Capacity == nil {
 		return out
 	}
-	byName := map[string]string{}
+	byName, byIP := map[string]string{}, map[string]string{}
 	for _, p := range in.Pods {
 		if head, g := podGroup(p); !head && p.DeletionTimestamp == nil {
 			byName[p.Name] = g
+			if p.Status.PodIP != "" {
+				byIP[p.Status.PodIP] = g
+			}
 		}
 	}
 	for _, n := range in.Capacity.Nodes {
-		if g, ok := byName[n.Pod]; ok && n.Alive && n.Idle && !n.Head {
+		g, ok := byName[n.Pod]
+		if n.Pod == "" { // not mapped by the caller: by IP
+			g, ok = byIP[n.IP]
+		}
+		if ok && n.Alive && n.Idle && !n.Head {
 			out[g]++
 		}
 	}

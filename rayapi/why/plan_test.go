@@ -47,6 +47,15 @@ func TestGroupPlans(t *testing.T) {
 				{ID: "c", Alive: true, Pod: "rc-cpu-a"}}}
 			in.Cluster.Spec.WorkerGroupSpecs[1].IdleTimeoutSeconds = ptr(int32(300))
 		}, cpu: "nothing: no demand; at maxReplicas 2", gpu: "down 1: 1 idle worker, removed once idle 300s (idleTimeoutSeconds), down to minReplicas 0"},
+		{name: "an idle worker matched by its IP", in: func(in *ClusterInput) {
+			in.Pods[3].Status.PodIP = "10.0.0.14"
+			in.Capacity = &dashboard.Capacity{DemandKnown: true, Nodes: []dashboard.RayNode{{ID: "g", IP: "10.0.0.14", Alive: true, Idle: true}}}
+		}, cpu: "nothing: no demand; at maxReplicas 2", gpu: "down 1: 1 idle worker, removed once idle 60s (idleTimeoutSeconds), down to minReplicas 0"},
+		{name: "CPU demand whose pod size raydar cannot see", in: func(in *ClusterInput) {
+			pending(in, dashboard.Resources{"CPU": 1}, 2)
+			in.Cluster.Spec.WorkerGroupSpecs[0].MaxReplicas = ptr(int32(4))
+			in.Cluster.Spec.WorkerGroupSpecs[0].Template = podTemplate(nil)
+		}, cpu: "up 2: 2 tasks want {CPU: 1} (how many fit a pod is not known)", gpu: "nothing: no demand for it"},
 		{name: "an idle worker at minReplicas stays", in: func(in *ClusterInput) {
 			in.Capacity = &dashboard.Capacity{DemandKnown: true, Nodes: []dashboard.RayNode{{ID: "g", Alive: true, Idle: true, Pod: "rc-gpu-a"}}}
 			in.Cluster.Spec.WorkerGroupSpecs[1].MinReplicas = ptr(int32(1))
@@ -69,7 +78,7 @@ func TestGroupPlans(t *testing.T) {
 		in := ClusterInput{Cluster: readyCluster(), Pods: healthyPods(), Now: now}
 		in.Capacity = &dashboard.Capacity{DemandKnown: true, Pending: []dashboard.Demand{{Shape: dashboard.Resources{"GPU": 1}, Count: 6}}}
 		got := GroupPlans(in)
-		if got[1].String() != "nothing: autoscaling is off (replicas 1 by hand)" {
+		if got[1].String() != "nothing: autoscaling off" {
 			t.Errorf("gpu plan %q", got[1])
 		}
 	})
