@@ -62,3 +62,53 @@ func TestClusterAutoscalerNext(t *testing.T) {
 	}
 	requireGolden(t, screen)
 }
+
+// A RayJob whose entrypoint asks for GPUs no pod of its cluster offers
+// says so in the jobs list's WHY column and on its own page, from the
+// spec (no dashboard is needed).
+func TestJobNamesItsDemand(t *testing.T) {
+	st := fixture()
+	o, ok := st.Find(watch.RayJob, "ml", "nightly-eval")
+	if !ok {
+		t.Fatal("no nightly-eval in the fixture")
+	}
+	j := o.(*rayv1.RayJob)
+	j.Spec.EntrypointNumGpus = 8
+	j.Status.JobStatus = rayv1.JobStatusPending
+	a, err := New(Options{Store: st, Now: clock, NoColor: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
+	for _, k := range ":rj" {
+		a.Update(tea.KeyPressMsg{Code: k, Text: string(k)})
+	}
+	a.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	list := a.View().Content
+	if !strings.Contains(list, "entrypoint asks {GPU: 8}") {
+		t.Fatalf("jobs list WHY does not name the demand:\n%s", list)
+	}
+	for range 2 { // to nightly-eval, whichever row it is on
+		if strings.Contains(lineWith(list, "nightly-eval"), ">") {
+			break
+		}
+		a.Update(tea.KeyPressMsg{Code: 'j', Text: "j"})
+		list = a.View().Content
+	}
+	a.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	page := a.View().Content
+	for _, want := range []string{"RayJob ml/nightly-eval", "Why: entrypoint asks {GPU: 8}; no pod of RayCluster train-a offers 8 GPU", "spec.entrypointNumGpus: 8"} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("job page has no %q:\n%s", want, page)
+		}
+	}
+}
+
+func lineWith(screen, s string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}
