@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -73,5 +74,50 @@ func TestWhyGroupAtMaxReplicas(t *testing.T) {
 	wantHumanLine(t, cluster, "RayInfeasible", "maxReplicas 1")
 	if got := fmt.Sprint(decodeCauses(t, e.why(t, "cluster", "capped", "-o", "json"))); strings.Contains(got, "Autoscaler") {
 		t.Errorf("an autoscaler cause on a cluster whose autoscaler works: %s", got)
+	}
+}
+
+// An autoscaler refused by RBAC, explained by raydar why: the head runs as
+// a ServiceAccount whose Role only lets it get pods (made before the
+// cluster, as the operator only creates the autoscaler's Role when
+// missing). raydar why asks the API server what that ServiceAccount may do
+// and names both refusals; the simulated autoscaler, refused too, leaves
+// replicas at 0.
+func TestWhyAutoscalerRefusedByRBAC(t *testing.T) {
+	e := newWhyEnvWith(t, needSandbox(t), func(o *headsim.Options) {
+		o.Autoscaler = &headsim.AutoscalerOptions{Interval: time.Second}
+	})
+	ctx := whyStep(t)
+	create(t, ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "bare"}})
+	create(t, ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "refused"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}}}})
+	create(t, ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "refused"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "bare", Namespace: e.ns}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "refused"}})
+	rc := whyCluster(e.ns, "refused")
+	v2 := rayv1.AutoscalerVersionV2
+	rc.Spec.EnableInTreeAutoscaling = ptr.To(true)
+	rc.Spec.AutoscalerOptions = &rayv1.AutoscalerOptions{Version: &v2}
+	rc.Spec.HeadGroupSpec.Template.Spec.ServiceAccountName = "bare"
+	rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](0)
+	create(t, ctx, rc)
+	c, human := e.waitCause(t, ctx, "cluster", "refused", "AutoscalerForbidden",
+		"ServiceAccount bare may not patch rayclusters.ray.io, list pods",
+		"SubjectAccessReview: system:serviceaccount:"+e.ns+":bare may not patch rayclusters.ray.io")
+	if c.Subject != "ServiceAccount "+e.ns+"/bare" {
+		t.Errorf("subject %q, want the ServiceAccount", c.Subject)
+	}
+	wantHumanLine(t, human, "AutoscalerForbidden", "refused by RBAC", "bare")
+	for ctx.Err() == nil { // its first round may come after raydar why's answer
+		if st, ok := e.sim.AutoscalerStatus(e.ns, "refused"); ok && st.State == "Forbidden" {
+			break
+		}
+		pollPause(ctx)
+	}
+	if st, ok := e.sim.AutoscalerStatus(e.ns, "refused"); !ok || st.State != "Forbidden" {
+		t.Errorf("the simulated autoscaler is not refused too: %+v (%v)", st, ok)
+	}
+	if got := e.why(t, "cluster", "refused", "-o", "json"); !strings.Contains(got.stdout, `"code": "AutoscalerForbidden"`) && !strings.Contains(got.stdout, `"code":"AutoscalerForbidden"`) {
+		t.Errorf("raydar why -o json has no AutoscalerForbidden code:\n%s", got.stdout)
 	}
 }
