@@ -224,6 +224,27 @@ func TestDiagnosisOnChange(t *testing.T) {
 	if got := rec.called(); got != nil {
 		t.Errorf("same capacity: %v", got)
 	}
+	// How long Ray's pending demand waited: from when it was first seen,
+	// kept while the same shapes come back, reset when they change.
+	t0 := fixedNow.Add(-3 * time.Minute)
+	gpu := func(at time.Time, n int) *dashboard.Capacity {
+		return &dashboard.Capacity{DemandKnown: true, FetchedAt: at, Pending: []dashboard.Demand{{Shape: dashboard.Resources{"GPU": 1}, Count: n}}}
+	}
+	d.SetCapacity(watch.Key(rc), gpu(t0, 3))
+	d.SetCapacity(watch.Key(rc), gpu(fixedNow, 2))
+	if got := rec.clusters["train-a"].DemandSince; !got.Equal(t0) {
+		t.Errorf("same demand seen again: DemandSince %v, want %v", got, t0)
+	}
+	d.SetCapacity(watch.Key(rc), &dashboard.Capacity{DemandKnown: true, FetchedAt: fixedNow,
+		Pending: []dashboard.Demand{{Shape: dashboard.Resources{"CPU": 8}, Count: 1}}})
+	if got := rec.clusters["train-a"].DemandSince; !got.Equal(fixedNow) {
+		t.Errorf("other demand: DemandSince %v, want %v", got, fixedNow)
+	}
+	d.SetCapacity(watch.Key(rc), &dashboard.Capacity{DemandKnown: true, FetchedAt: fixedNow})
+	if got := rec.clusters["train-a"].DemandSince; !got.IsZero() {
+		t.Errorf("no demand: DemandSince %v", got)
+	}
+	rec.called()
 }
 
 func heartbeat(n *corev1.Node) *corev1.Node {

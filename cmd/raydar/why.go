@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -90,7 +92,10 @@ func newWhyCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			gt := &inspect.Gatherer{Client: c, Logs: podLogs(cs), Leases: whyLeases(), Capacity: rayCapacity(dash)}
+			gt := &inspect.Gatherer{Client: c, Logs: podLogs(cs), Leases: whyLeases(), Capacity: rayCapacity(dash),
+				Review: func(ctx context.Context, sar *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error) {
+					return cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+				}}
 			ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 			defer cancel()
 			rep, err := gt.Gather(ctx, kind, t.Namespace, name)

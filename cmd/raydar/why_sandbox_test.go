@@ -38,6 +38,13 @@ type whyEnv struct {
 
 func newWhyEnv(t *testing.T, ctx context.Context) *whyEnv {
 	t.Helper()
+	return newWhyEnvWith(t, ctx, nil)
+}
+
+// newWhyEnvWith is newWhyEnv whose simulated heads get more options (set
+// applies them), e.g. Ray's simulated autoscaler.
+func newWhyEnvWith(t *testing.T, ctx context.Context, set func(*headsim.Options)) *whyEnv {
+	t.Helper()
 	e := &whyEnv{ns: newNamespace(t, ctx)}
 	dir := t.TempDir()
 	e.kubeconfig = filepath.Join(dir, "kubeconfig")
@@ -49,9 +56,13 @@ func newWhyEnv(t *testing.T, ctx context.Context) *whyEnv {
 		t.Fatal(err)
 	}
 	book := filepath.Join(dir, addrbook.FileName)
-	if e.sim, err = headsim.Start(context.Background(), headsim.Options{
+	opts := headsim.Options{
 		Config: sb.Config, Namespace: e.ns, SetPodPhase: sb.SetPodPhase, EndContainer: sb.EndContainer, AddressBook: book,
-	}); err != nil {
+	}
+	if set != nil {
+		set(&opts)
+	}
+	if e.sim, err = headsim.Start(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.sim.Close() })

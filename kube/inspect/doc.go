@@ -5,7 +5,10 @@
 // holder of raydar's leader Lease and whether it is fresh), for a RayJob its
 // cluster and the pods of its submitter Job with the last log lines of the
 // newest failed one, for a RayService its active and pending clusters, and
-// Ray's own capacity view when a Capacity reader is given and answers.
+// Ray's own capacity view when a Capacity reader is given and answers, and,
+// for a cluster with enableInTreeAutoscaling when a Review is given, whether
+// its head pod's ServiceAccount may do what Ray's autoscaler needs (two
+// SubjectAccessReviews).
 //
 // `raydar why` (cmd/raydar) is its user; the TUI reads the same inputs from
 // its watch cache instead. The reads are thin (gather.go); what they are

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -44,6 +45,12 @@ type Gatherer struct {
 	// DefaultCapacityTimeout) and its failure is only a note.
 	Capacity        func(ctx context.Context, rc *rayv1.RayCluster) (*dashboard.Capacity, error)
 	CapacityTimeout time.Duration
+	// Review, when set, asks the API server a SubjectAccessReview (a
+	// clientset's SubjectAccessReviews().Create): whether a cluster's head
+	// ServiceAccount may do what Ray's autoscaler needs, for clusters with
+	// enableInTreeAutoscaling. Its failure (e.g. no permission to create
+	// SubjectAccessReviews) is only a note.
+	Review func(ctx context.Context, sar *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error)
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -224,7 +231,53 @@ func (s *gathering) cluster(rc *rayv1.RayCluster) (*why.ClusterInput, error) {
 	}
 	in := clusterInput(rc, pods.Items, s.namespaceEvents(), nodes, s.reconciler(), s.now)
 	in.Capacity = s.capacity(rc, in.Pods)
+	in.AutoscalerAccess = s.autoscalerAccess(rc, in.Pods)
 	return in, nil
+}
+
+// autoscalerAccess asks whether the head pod's ServiceAccount may do what
+// Ray's autoscaler does with the KubeRay provider (patch the RayCluster,
+// list its pods); nil when not asked (no Review, autoscaling off, no head
+// pod) or the API server did not answer.
+func (s *gathering) autoscalerAccess(rc *rayv1.RayCluster, pods []*corev1.Pod) *why.AutoscalerAccess {
+	if s.g.Review == nil || !rc.Spec.IsAutoscalingEnabled() {
+		return nil
+	}
+	var head *corev1.Pod
+	for _, p := range pods {
+		if p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) && p.DeletionTimestamp == nil {
+			head = p
+		}
+	}
+	if head == nil {
+		return nil
+	}
+	sa := head.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	user := "system:serviceaccount:" + rc.Namespace + ":" + sa
+	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + rc.Namespace, "system:authenticated"}
+	out := &why.AutoscalerAccess{ServiceAccount: sa}
+	for _, ra := range []authorizationv1.ResourceAttributes{
+		{Namespace: rc.Namespace, Verb: "patch", Group: rayv1.GroupVersion.Group, Resource: rayv1.ResourceRayClusters, Name: rc.Name},
+		{Namespace: rc.Namespace, Verb: "list", Resource: "pods"},
+	} {
+		got, err := s.g.Review(s.ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user, Groups: groups, ResourceAttributes: &ra}})
+		if err != nil {
+			s.note("whether ServiceAccount %s/%s may %s %s (autoscaler): %v (left out)", rc.Namespace, sa, ra.Verb, ra.Resource, err)
+			return nil
+		}
+		if !got.Status.Allowed {
+			what := ra.Verb + " " + ra.Resource
+			if ra.Group != "" {
+				what += "." + ra.Group
+			}
+			out.Denied = append(out.Denied, what)
+		}
+	}
+	return out
 }
 
 // capacity asks the dashboard, bounded; nil when not asked or it did not

@@ -37,6 +37,7 @@ func clusterCauses(in *ClusterInput) []Cause {
 	cs = writeCauses(o, in.Events, failReason, failMsg, cs)
 	var scan podScan
 	scanPods(&scan, in.Pods, in.Events)
+	cs = autoscalerCauses(in, cs)
 	cs = rayCauses(in, &scan, cs)
 	cs = podCauses(&scan, in, cs)
 	return onlyContext(o, cs)

@@ -246,7 +246,7 @@ func TestClusterCauses(t *testing.T) {
 		}, want: []string{"RayInfeasible: 1 task wants {CPU: 2, memory: 4Gi}; group cpu: it is at maxReplicas 2"}},
 		{name: "Ray pending demand a group may still grow for says nothing", in: func(in *ClusterInput) {
 			in.Capacity = &dashboard.Capacity{Pending: []dashboard.Demand{{Shape: dashboard.Resources{"GPU": 1}, Count: 3}}}
-			in.Cluster.Spec.EnableInTreeAutoscaling = ptr(true)
+			autoscaled(in)
 		}},
 		{name: "Ray pending demand with autoscaling off", in: func(in *ClusterInput) {
 			in.Capacity = &dashboard.Capacity{Pending: []dashboard.Demand{{Shape: dashboard.Resources{"GPU": 1}, Count: 3}}}

@@ -37,6 +37,24 @@ const (
 	// CodeRayInfeasible: Ray demand no pod will serve: no group offers the
 	// shape per pod, or the groups that do cannot grow.
 	CodeRayInfeasible = "RayInfeasible"
+	// CodeJobDemand: a RayJob that has not started asks, in
+	// entrypointNumCpus/entrypointNumGpus/entrypointResources, for what its
+	// cluster does not give: no pod offers it, the groups that would cannot
+	// grow, or Ray holds it as pending demand (their pods unschedulable, or
+	// the autoscaler still to add one).
+	CodeJobDemand = "JobDemand"
+	// CodeAutoscalerDown: autoscaling is on but the head pod's autoscaler
+	// sidecar is missing, crash-looping (restarts, last exit) or not
+	// running: nothing scales the worker groups.
+	CodeAutoscalerDown = "AutoscalerDown"
+	// CodeAutoscalerForbidden: the head pod's ServiceAccount may not do what
+	// Ray's autoscaler needs (a SubjectAccessReview says so, or the
+	// sidecar's last exit was a 403).
+	CodeAutoscalerForbidden = "AutoscalerForbidden"
+	// CodeAutoscalerNotActing: Ray's pending demand, which a worker group
+	// that may grow would hold, waited longer than AutoscalerActWithin and
+	// no replicas were raised for it.
+	CodeAutoscalerNotActing = "AutoscalerNotActing"
 	// CodeClusterNotReady: a RayJob's cluster is not ready (or not there)
 	// and has no more specific cause of its own.
 	CodeClusterNotReady = "ClusterNotReady"
@@ -66,27 +84,30 @@ const (
 
 // Ranks, lower first: what blocks everything (the spec, suspend, who
 // reconciles), then raydar's refused writes, then the head's pods, the
-// workers' pods, workers waiting for the head, Ray's own demand, and last
+// workers' pods, workers waiting for the head, the autoscaler (down,
+// refused, not acting), Ray's own demand, and last
 // what the job or service says about itself.
 const (
-	rankInvalidSpec   = 0
-	rankSuspended     = 1
-	rankOtherOperator = 2
-	rankNotReconciled = 3
-	rankCreateRefused = 10
-	rankWriteFailed   = 11
-	rankHeadPod       = 20 // + podRank*
-	rankWorkerPod     = 30 // + podRank*
-	rankWaitingForGCS = 40
-	rankRayDemand     = 45
-	rankJobFailed     = 50
-	rankSubmitter     = 51
-	rankDashboard     = 52
-	rankClusterReady  = 55
-	rankDeadline      = 58
-	rankApp           = 60
-	rankDeployment    = 61
-	rankEndpoints     = 62
+	rankInvalidSpec    = 0
+	rankSuspended      = 1
+	rankOtherOperator  = 2
+	rankNotReconciled  = 3
+	rankCreateRefused  = 10
+	rankWriteFailed    = 11
+	rankHeadPod        = 20 // + podRank*
+	rankWorkerPod      = 30 // + podRank*
+	rankWaitingForGCS  = 40
+	rankAutoscaler     = 42 // the sidecar down or refused: nothing scales
+	rankAutoscalerIdle = 44
+	rankRayDemand      = 45
+	rankJobFailed      = 50
+	rankSubmitter      = 51
+	rankDashboard      = 52
+	rankClusterReady   = 55
+	rankDeadline       = 58
+	rankApp            = 60
+	rankDeployment     = 61
+	rankEndpoints      = 62
 )
 
 // Pod-level causes in the order their fixes unblock each other.

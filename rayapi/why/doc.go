@@ -13,8 +13,12 @@
 // first: the spec, suspend, who reconciles (object.go, cluster.go); writes
 // raydar failed or was refused (writes.go); the head's pods, then the
 // workers' (pods.go reads the pods, podcauses.go words them, nodes.go
-// makes scheduling specific); workers waiting for the GCS; Ray's demand
-// (ray.go); then what a RayJob (job.go) or RayService (service.go) says
-// of itself. A job's or service's cluster's causes are its own, stated
-// once (nested.go). Codes (codes.go) are stable words for scripts.
+// makes scheduling specific); workers waiting for the GCS; the in-tree
+// autoscaler (autoscaler.go: its sidecar down, its ServiceAccount refused,
+// pending demand it does not act on); Ray's demand (ray.go); then what a
+// RayJob (job.go; jobdemand.go: its entrypoint's resources no pod gives)
+// or RayService (service.go) says of itself. A job's or service's
+// cluster's causes are its own, stated once (nested.go). Codes (codes.go)
+// are stable words for scripts. GroupPlans (plan.go) says per worker group
+// what the autoscaler would do next, for the cluster page.
 package why

@@ -121,3 +121,14 @@ func normal(kind, name, reason, msg string) *corev1.Event {
 }
 
 func active() Reconciler { return Reconciler{Known: true, Active: true, Who: "this raydar"} }
+
+// autoscaled turns on in-tree autoscaling and gives the head pod (the
+// first pod) a running autoscaler sidecar, as the operator makes it.
+func autoscaled(in *ClusterInput) {
+	in.Cluster.Spec.EnableInTreeAutoscaling = ptr(true)
+	h := in.Pods[0]
+	h.Spec.ServiceAccountName = "rc"
+	h.Spec.Containers = append(h.Spec.Containers, corev1.Container{Name: rayv1.AutoscalerContainerName, Image: "rayproject/ray:2.9.0"})
+	h.Status.ContainerStatuses = append(h.Status.ContainerStatuses, corev1.ContainerStatus{Name: rayv1.AutoscalerContainerName, Ready: true,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
+}

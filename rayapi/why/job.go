@@ -61,6 +61,7 @@ func jobCauses(in *JobInput) []Cause {
 		cs = append(cs, c)
 	}
 	cs = deadlines(in, cs)
+	cs = jobDemand(in, cs)
 	cs = clusterNotReady(in, cs)
 	return onlyContext(o, cs)
 }

@@ -14,12 +14,25 @@ func nested(parent []Cause, in *ClusterInput, out []Cause) []Cause {
 		if hasCode(parent, c.Code) && (c.Code == CodeNotReconciled || c.Code == CodeOtherOperator || c.Code == CodeSuspended) {
 			continue
 		}
+		if c.Code == CodeRayInfeasible && statesDemand(parent, c.demand) {
+			continue // the job's own demand, stated as the job's
+		}
 		if c.Subject != sub {
 			c.Subject = sub + ", " + c.Subject
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// statesDemand: one of the causes is a JobDemand for the shape.
+func statesDemand(cs []Cause, demand string) bool {
+	for _, c := range cs {
+		if c.Code == CodeJobDemand && c.demand == demand {
+			return true
+		}
+	}
+	return false
 }
 
 func hasCode(cs []Cause, code string) bool {

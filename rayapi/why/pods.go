@@ -198,6 +198,10 @@ func (s *podScan) containers(p *corev1.Pod, head bool, group string, sts []corev
 			s.add(CodeImagePull, gk+"\x00"+image, p, head, group, w.Message, image, where+": "+w.Reason+": "+w.Message)
 			blocked = true
 		case "CrashLoopBackOff":
+			if head && cs.Name == rayv1.AutoscalerContainerName {
+				blocked = true // the autoscaler's own cause (autoscaler.go) says it
+				continue
+			}
 			s.add(CodeCrashLoop, gk, p, head, group, w.Message, crashWords(p, cs), crashEvidence(where, p, cs)...)
 			blocked = true
 		case "CreateContainerConfigError", "CreateContainerError":

@@ -209,7 +209,7 @@ func rayCauses(in *ClusterInput, s *podScan, out []Cause) []Cause {
 				}
 			}
 		}
-		c := Cause{Code: CodeRayInfeasible, Subject: in.subject(), Rank: rankRayDemand,
+		c := Cause{Code: CodeRayInfeasible, Subject: in.subject(), Rank: rankRayDemand, demand: shapeWords(d.Shape),
 			Evidence: []string{"Ray autoscaler: " + want + tag}}
 		switch {
 		case len(fitting) == 0:

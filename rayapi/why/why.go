@@ -16,7 +16,8 @@ type Cause struct {
 	// CreateRefused, InvalidSpec, Suspended, OtherOperator, NotReconciled,
 	// WriteFailed, ClusterNotReady, DashboardUnreachable, SubmitterFailed,
 	// DeadlineSoon, PendingClusterNotReady, AppDeployFailed,
-	// DeploymentUnhealthy, NoServeEndpoints, RayInfeasible.
+	// DeploymentUnhealthy, NoServeEndpoints, RayInfeasible, JobDemand, AutoscalerDown,
+	// AutoscalerForbidden, AutoscalerNotActing.
 	Code string `json:"code"`
 	// Subject is what the cause is about, in kubectl's words:
 	// "pod ray-head-x", "group gpu", "RayCluster ns/name".
@@ -32,6 +33,10 @@ type Cause struct {
 	// Rank orders causes, lower first: the most decisive cause (the one
 	// whose fix unblocks the others) comes first.
 	Rank int `json:"-"`
+	// demand is the Ray resource shape a RayInfeasible or JobDemand cause
+	// is about (shapeWords), so that a job's cause and its cluster's are
+	// stated once.
+	demand string
 }
 
 // Nodes are the cluster's nodes when raydar may read them; Known is false
@@ -66,7 +71,14 @@ type ClusterInput struct {
 	Reconciler Reconciler
 	// Capacity is Ray's view when the dashboard answered; nil otherwise.
 	Capacity *dashboard.Capacity
-	Now      time.Time
+	// DemandSince is when the caller first saw Ray's current pending
+	// demand (Capacity.Pending, the same shapes since); zero when unknown.
+	// "The autoscaler is not acting" needs it.
+	DemandSince time.Time
+	// AutoscalerAccess is what the head's ServiceAccount may do of what
+	// Ray's autoscaler needs; nil when not asked.
+	AutoscalerAccess *AutoscalerAccess
+	Now              time.Time
 }
 
 // JobInput is what the cache holds about one RayJob.

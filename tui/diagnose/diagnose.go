@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -41,6 +42,11 @@ type Diagnoses struct {
 	// capacity is Ray's view of the one cluster whose detail page polls it.
 	capUID types.UID
 	cap    *dashboard.Capacity
+	// demandSince is when that cluster's pending demand (the shapes in
+	// demandKey) was first seen: how long Ray's demand has waited
+	// (why.ClusterInput.DemandSince).
+	demandSince time.Time
+	demandKey   string
 	// nodeFP fingerprints the nodes (what scheduling reads of them), so
 	// that heartbeats do not recompute every cluster.
 	nodeFP map[types.UID]string
@@ -139,6 +145,16 @@ func (d *Diagnoses) SetCapacity(uid types.UID, c *dashboard.Capacity) {
 		return
 	}
 	old := d.capUID
+	key := pendingKey(c)
+	switch {
+	case key == "":
+		d.demandSince, d.demandKey = time.Time{}, ""
+	case uid != old || key != d.demandKey:
+		d.demandSince, d.demandKey = d.now(), key
+		if !c.FetchedAt.IsZero() {
+			d.demandSince = c.FetchedAt
+		}
+	}
 	d.capUID, d.cap = uid, c
 	dirty := map[watch.ClusterRef]bool{}
 	for _, u := range []types.UID{old, uid} {
@@ -147,6 +163,25 @@ func (d *Diagnoses) SetCapacity(uid types.UID, c *dashboard.Capacity) {
 		}
 	}
 	d.recompute(dirty, nil, nil)
+}
+
+// pendingKey names the shapes of Ray's pending demand ("" for none), so
+// that the same demand seen again keeps the time it was first seen.
+func pendingKey(c *dashboard.Capacity) string {
+	if c == nil || !c.DemandKnown {
+		return ""
+	}
+	shapes := make([]string, 0, len(c.Pending))
+	for _, dm := range c.Pending {
+		keys := slices.Sorted(maps.Keys(dm.Shape))
+		var b strings.Builder
+		for _, k := range keys {
+			fmt.Fprintf(&b, "%s=%g,", k, dm.Shape[k])
+		}
+		shapes = append(shapes, b.String())
+	}
+	slices.Sort(shapes)
+	return strings.Join(shapes, ";")
 }
 
 // all recomputes every object.
@@ -372,6 +407,7 @@ func (d *Diagnoses) clusterInput(rc *rayv1.RayCluster, nodes why.Nodes, now time
 		Reconciler: d.reconciler, Now: now}
 	if uid == d.capUID {
 		in.Capacity = d.cap
+		in.DemandSince = d.demandSince
 	}
 	return in
 }

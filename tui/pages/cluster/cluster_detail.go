@@ -56,6 +56,10 @@ type Detail struct {
 	capErr   error
 	capOK    bool
 	rayNodes map[string]*dashboard.RayNode
+	// plans are what the autoscaler would do next, per worker group, in
+	// rayapi/why's words (why.GroupPlans).
+	plans map[string]string
+	next  bool // the AUTOSCALER NEXT column is shown
 }
 
 func NewDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
@@ -71,6 +75,12 @@ func NewDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
 		{Title: "IP", Width: 15, Drop: 3},
 		{Title: "NODE", Width: 12, Grow: true, Min: 6, Drop: 4},
 		format.AgeColumn(),
+	}
+	if d.next = rc.Spec.IsAutoscalingEnabled(); d.next {
+		// What the autoscaler would do next with a worker group
+		// (why.GroupPlans); without autoscaling, nothing but the user
+		// scales, and the column is left out.
+		cols = append(cols, table.Column{Title: "AUTOSCALER NEXT", Width: 40, Grow: true, Min: 16, Drop: 1})
 	}
 	if e.Sess.Capacity != nil { // the pod's Ray node: busy, idle or dead
 		cols = append(cols, table.Column{Title: "RAY", Width: 4, Drop: 5})
@@ -93,22 +103,22 @@ func NewDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
 		Cells: func(r treeRow) []string {
 			if p := r.pod; p != nil {
 				ready, restarts := format.PodReady(p)
-				return []string{"  " + p.Name, "", "", "", ready, format.PodStatus(p), fmt.Sprint(restarts),
-					format.OrNone(p.Status.PodIP), format.OrNone(p.Spec.NodeName), "", d.rayNodeOf(p.Name)}
+				return d.cells([]string{"  " + p.Name, "", "", "", ready, format.PodStatus(p), fmt.Sprint(restarts),
+					format.OrNone(p.Status.PodIP), format.OrNone(p.Spec.NodeName), ""}, "", d.rayNodeOf(p.Name))
 			}
 			if r.head {
-				return []string{"head", "1", "1", "1", fmt.Sprintf("%d/1", r.ready), "", "", "", "", "", ""}
+				return d.cells([]string{"head", "1", "1", "1", fmt.Sprintf("%d/1", r.ready), "", "", "", "", ""}, "", "")
 			}
 			if r.spec == nil { // pods of a group the spec no longer has
-				return []string{r.name + " (not in spec)", "", "", "", fmt.Sprint(r.ready), "", "", "", "", "", ""}
+				return d.cells([]string{r.name + " (not in spec)", "", "", "", fmt.Sprint(r.ready), "", "", "", "", ""}, "", "")
 			}
 			s := r.spec
 			name := "group " + s.GroupName
 			if s.Suspend != nil && *s.Suspend {
 				name += " (suspended)"
 			}
-			return []string{name, format.I32(s.MinReplicas), fmt.Sprint(d.desired(r)), format.I32(s.MaxReplicas),
-				fmt.Sprintf("%d/%d", r.ready, d.desired(r)), "", "", "", "", "", ""}
+			return d.cells([]string{name, format.I32(s.MinReplicas), fmt.Sprint(d.desired(r)), format.I32(s.MaxReplicas),
+				fmt.Sprintf("%d/%d", r.ready, d.desired(r)), "", "", "", "", ""}, d.plans[s.GroupName], "")
 		},
 		Live: func(r treeRow, now time.Time, c []string) {
 			if r.pod != nil {
@@ -120,6 +130,15 @@ func NewDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
 	d.t = table.New(spec, e.St, e.KM, e.Now)
 	d.refresh()
 	return d
+}
+
+// cells ends a row's cells with the AUTOSCALER NEXT cell when that column
+// is shown, then the RAY cell.
+func (d *Detail) cells(c []string, next, ray string) []string {
+	if d.next {
+		c = append(c, next)
+	}
+	return append(c, ray)
 }
 
 // isWorker reports whether the row is a worker pod (the rows that may be
@@ -155,7 +174,12 @@ func (d *Detail) refresh() {
 	}
 	var rows []treeRow
 	d.podUIDs = host.UIDSet{d.uid: true}
-	for _, p := range d.E.Store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name}) {
+	pods := d.E.Store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name})
+	d.plans = map[string]string{}
+	for _, p := range why.GroupPlans(why.ClusterInput{Cluster: rc, Pods: pods, Capacity: d.cap}) {
+		d.plans[p.Group] = p.String()
+	}
+	for _, p := range pods {
 		d.podUIDs[watch.Key(p)] = true
 		gi := 0
 		if p.Labels[rayv1.RayNodeTypeLabelKey] != string(rayv1.HeadNode) {

@@ -1,0 +1,256 @@
+package why
+
+import (
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// AutoscalerActWithin is how long Ray's pending demand that a worker group
+// could hold may wait before raydar says the autoscaler is not acting. Ray's
+// autoscaler decides every 5 s (AUTOSCALER_UPDATE_INTERVAL_S) and asks for
+// every node the demand needs at once with the default upscaling mode, so a
+// minute is a dozen rounds.
+const AutoscalerActWithin = time.Minute
+
+// autoscalerManager is the field manager of the Ray autoscaler's writes
+// (Python requests' user agent; kube/history.AutoscalerManager, copied:
+// rayapi does not import kube).
+const autoscalerManager = "python-requests"
+
+// AutoscalerAccess is what the head pod's ServiceAccount may do of what
+// Ray's autoscaler needs (patch the RayCluster, list pods), as
+// SubjectAccessReviews answered; kube/inspect asks them for `raydar why`.
+type AutoscalerAccess struct {
+	ServiceAccount string
+	// Denied are the refused requests, in words: "patch rayclusters.ray.io",
+	// "list pods".
+	Denied []string
+}
+
+// autoscalerCauses states, for a cluster with enableInTreeAutoscaling, why
+// its autoscaler does not scale it: the head pod's autoscaler sidecar
+// missing, crash-looping or not running; its ServiceAccount refused by
+// RBAC (a SubjectAccessReview, or a 403 in the sidecar's last
+// termination); or Ray's pending demand, which a worker group that may
+// grow would hold, waiting longer than AutoscalerActWithin while the
+// group's replicas stay where they are (the autoscaler is not acting).
+func autoscalerCauses(in *ClusterInput, out []Cause) []Cause {
+	rc := in.Cluster
+	if !rc.Spec.IsAutoscalingEnabled() {
+		return out
+	}
+	var head *corev1.Pod
+	for _, p := range in.Pods {
+		if h, _ := podGroup(p); h && p.DeletionTimestamp == nil {
+			head = p
+		}
+	}
+	if head == nil || head.Spec.NodeName == "" {
+		return out // no head pod yet, or not scheduled: the head's causes say why
+	}
+	sa := head.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	logs := "kubectl logs " + head.Name + " -c " + rayv1.AutoscalerContainerName + " -n " + head.Namespace
+	if acc := in.AutoscalerAccess; acc != nil && len(acc.Denied) > 0 {
+		if acc.ServiceAccount != "" {
+			sa = acc.ServiceAccount
+		}
+		c := Cause{Code: CodeAutoscalerForbidden, Subject: "ServiceAccount " + head.Namespace + "/" + sa, Rank: rankAutoscaler,
+			Summary: "autoscaler refused by RBAC: ServiceAccount " + sa + " may not " + strings.Join(acc.Denied, ", "),
+			Fix: "let ServiceAccount " + sa + " get, list, watch and patch rayclusters.ray.io and pods in " + head.Namespace +
+				" (the operator makes a Role and RoleBinding named after the cluster for it; restore them)"}
+		for _, d := range acc.Denied {
+			c.Evidence = append(c.Evidence, "SubjectAccessReview: system:serviceaccount:"+head.Namespace+":"+sa+" may not "+d)
+		}
+		if st := containerStatus(head, rayv1.AutoscalerContainerName); st != nil && st.RestartCount > 0 {
+			c.Evidence = append(c.Evidence, sidecarWords(head, st))
+		}
+		return append(out, c)
+	}
+	if specContainer(head, rayv1.AutoscalerContainerName) == nil {
+		return append(out, Cause{Code: CodeAutoscalerDown, Subject: "pod " + head.Name, Rank: rankAutoscaler,
+			Summary:  "autoscaling is on but head pod " + head.Name + " has no autoscaler container",
+			Evidence: []string{"spec.enableInTreeAutoscaling: true", "containers of pod " + head.Name + ": " + containerNames(head)},
+			Fix:      "the operator adds the autoscaler sidecar when it makes the head pod: delete the head pod so it is made again, or check who removed the container (a webhook, the template)"})
+	}
+	if st := containerStatus(head, rayv1.AutoscalerContainerName); st != nil && st.State.Running == nil && !starting(st) {
+		c := Cause{Code: CodeAutoscalerDown, Subject: "pod " + head.Name, Rank: rankAutoscaler,
+			Evidence: []string{sidecarWords(head, st)},
+			Fix:      "read why it stops: " + logs + " --previous; until it runs, nothing scales the worker groups"}
+		t := st.LastTerminationState.Terminated
+		if st.State.Terminated != nil {
+			t = st.State.Terminated
+		}
+		switch {
+		case t != nil && forbidden(t.Message):
+			c.Code = CodeAutoscalerForbidden
+			c.Subject = "ServiceAccount " + head.Namespace + "/" + sa
+			c.Summary = "autoscaler refused by RBAC: ServiceAccount " + sa + " (403 in its last exit)"
+			c.Evidence = append(c.Evidence, "last message: "+shortReason(t.Message))
+			c.Fix = "let ServiceAccount " + sa + " get, list, watch and patch rayclusters.ray.io and pods in " + head.Namespace +
+				" (the operator makes a Role and RoleBinding named after the cluster for it; restore them)"
+		case st.State.Waiting != nil && st.State.Waiting.Reason == "CrashLoopBackOff":
+			c.Summary = "autoscaler crash-looping: " + crashWords(head, st)
+		default:
+			c.Summary = "autoscaler not running: " + sidecarState(st)
+		}
+		return append(out, c)
+	}
+	return notActing(in, out, logs)
+}
+
+// notActing: Ray's pending demand, which a worker group that may grow
+// would hold, waits longer than AutoscalerActWithin (since the caller
+// first saw it, ClusterInput.DemandSince) while no group that would hold
+// it has more replicas asked than pods.
+func notActing(in *ClusterInput, out []Cause, logs string) []Cause {
+	cp := in.Capacity
+	if cp == nil || !cp.DemandKnown || len(cp.Pending) == 0 || in.DemandSince.IsZero() || in.Now.IsZero() {
+		return out
+	}
+	waited := in.Now.Sub(in.DemandSince)
+	if waited <= AutoscalerActWithin {
+		return out
+	}
+	offers := groupOffers(in.Cluster, in.Pods)
+	var demand []dashboard.Demand
+	var groups []string
+	for _, d := range cp.Pending {
+		var grow []*offer
+		for i := range offers {
+			o := &offers[i]
+			if !o.head && o.stuck == "" && o.fits(d.Shape) {
+				grow = append(grow, o)
+			}
+		}
+		if len(grow) == 0 {
+			continue // stated by rayCauses (at max, off), or nothing would hold it
+		}
+		acting := false
+		for _, o := range grow {
+			if g := workerGroup(in.Cluster, o.group); g != nil && int(g.DesiredPods()) > o.pods {
+				acting = true // replicas raised: pods are on their way
+			}
+		}
+		if acting {
+			continue
+		}
+		demand = append(demand, d)
+		for _, o := range grow {
+			if !contains(groups, o.group) {
+				groups = append(groups, o.group)
+			}
+		}
+	}
+	if len(demand) == 0 {
+		return out
+	}
+	c := Cause{Code: CodeAutoscalerNotActing, Subject: in.subject(), Rank: rankAutoscalerIdle,
+		Summary: "the autoscaler is not acting: " + demandWords(demand[0]) + " for " + duration.HumanDuration(waited) +
+			", group " + groups[0] + " could grow",
+		Fix: "read the autoscaler's log (" + logs + "): it may be stuck, unable to reach the API server, or have hit an error it keeps retrying"}
+	for _, d := range demand {
+		c.Evidence = append(c.Evidence, "Ray autoscaler: "+demandWords(d)+", pending for "+duration.HumanDuration(waited)+" (as raydar saw it)")
+	}
+	for _, name := range groups {
+		g := workerGroup(in.Cluster, name)
+		n := 0
+		for i := range offers {
+			if offers[i].group == name && !offers[i].head {
+				n = offers[i].pods
+			}
+		}
+		c.Evidence = append(c.Evidence, "group "+name+": replicas "+itoa(int64(g.DesiredReplicas()))+", "+plural(n, "pod", "pods")+
+			", maxReplicas "+itoa(int64(g.Max()))+": replicas not raised")
+	}
+	if at, ok := lastAutoscalerWrite(in.Cluster); ok {
+		c.Evidence = append(c.Evidence, "the autoscaler last wrote the RayCluster "+duration.HumanDuration(in.Now.Sub(at))+" ago (field manager "+autoscalerManager+")")
+	}
+	return append(out, c)
+}
+
+func workerGroup(rc *rayv1.RayCluster, name string) *rayv1.WorkerGroupSpec {
+	for i := range rc.Spec.WorkerGroupSpecs {
+		if rc.Spec.WorkerGroupSpecs[i].GroupName == name {
+			return &rc.Spec.WorkerGroupSpecs[i]
+		}
+	}
+	return nil
+}
+
+// lastAutoscalerWrite is when the autoscaler's field manager last wrote
+// the object (its managedFields; lists strip them, `raydar why` has them).
+func lastAutoscalerWrite(rc *rayv1.RayCluster) (time.Time, bool) {
+	var at time.Time
+	for _, m := range rc.ManagedFields {
+		if m.Manager == autoscalerManager && m.Time != nil && m.Time.After(at) {
+			at = m.Time.Time
+		}
+	}
+	return at, !at.IsZero()
+}
+
+func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
+	for i := range p.Status.ContainerStatuses {
+		if p.Status.ContainerStatuses[i].Name == name {
+			return &p.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// starting: the container waits only to be created or for its image.
+func starting(st *corev1.ContainerStatus) bool {
+	w := st.State.Waiting
+	return w != nil && st.RestartCount == 0 && (w.Reason == "ContainerCreating" || w.Reason == "PodInitializing" || w.Reason == "")
+}
+
+// sidecarWords: "pod rc-head container autoscaler: CrashLoopBackOff,
+// restarted 4 times, last exit code 1 (Error)".
+func sidecarWords(p *corev1.Pod, st *corev1.ContainerStatus) string {
+	line := "pod " + p.Name + " container " + st.Name + ": " + sidecarState(st) + ", restarted " + itoa(int64(st.RestartCount)) + " times"
+	if t := st.LastTerminationState.Terminated; t != nil {
+		line += ", last exit code " + itoa(int64(t.ExitCode))
+		if t.Reason != "" {
+			line += " (" + t.Reason + ")"
+		}
+	}
+	return line
+}
+
+func sidecarState(st *corev1.ContainerStatus) string {
+	switch s := st.State; {
+	case s.Running != nil:
+		return "running"
+	case s.Waiting != nil && s.Waiting.Reason != "":
+		return s.Waiting.Reason
+	case s.Terminated != nil:
+		w := "terminated, exit code " + itoa(int64(s.Terminated.ExitCode))
+		if s.Terminated.Reason != "" {
+			w += " (" + s.Terminated.Reason + ")"
+		}
+		return w
+	}
+	return "waiting"
+}
+
+// forbidden: a message of the API server refusing a request.
+func forbidden(msg string) bool {
+	return strings.Contains(msg, "Forbidden") || strings.Contains(msg, "forbidden") || strings.Contains(msg, "403")
+}
+
+func containerNames(p *corev1.Pod) string {
+	names := make([]string, 0, len(p.Spec.Containers))
+	for _, c := range p.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
+}

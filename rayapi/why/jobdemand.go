@@ -1,0 +1,229 @@
+package why
+
+import (
+	"encoding/json"
+	"maps"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/raydar/raydar/rayapi/dashboard"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// jobShape is the Ray resources a RayJob's entrypoint asks for: Ray gives
+// entrypoint_num_cpus, entrypoint_num_gpus and entrypoint_resources to the
+// job's supervisor actor, so the job does not start before one Ray node
+// holds them all. nil when it asks for none.
+func jobShape(spec *rayv1.RayJobSpec) dashboard.Resources {
+	out := dashboard.Resources{}
+	if spec.EntrypointNumCpus > 0 {
+		out[rayCPU] = float64(spec.EntrypointNumCpus)
+	}
+	if spec.EntrypointNumGpus > 0 {
+		out[rayGPU] = float64(spec.EntrypointNumGpus)
+	}
+	if s := strings.TrimSpace(spec.EntrypointResources); s != "" {
+		custom := map[string]float64{}
+		if json.Unmarshal([]byte(s), &custom) == nil {
+			for k, v := range custom {
+				if v > 0 {
+					out[k] = v
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// jobShapeFields names the spec fields a shape came from, for evidence:
+// "spec.entrypointNumGpus: 2".
+func jobShapeFields(spec *rayv1.RayJobSpec) []string {
+	var out []string
+	if spec.EntrypointNumCpus > 0 {
+		out = append(out, "spec.entrypointNumCpus: "+amount(rayCPU, float64(spec.EntrypointNumCpus)))
+	}
+	if spec.EntrypointNumGpus > 0 {
+		out = append(out, "spec.entrypointNumGpus: "+amount(rayGPU, float64(spec.EntrypointNumGpus)))
+	}
+	if s := strings.TrimSpace(spec.EntrypointResources); s != "" {
+		out = append(out, "spec.entrypointResources: "+s)
+	}
+	return out
+}
+
+// jobDemand states a RayJob that has not started running whose entrypoint
+// asks for what its cluster does not give: no group (head included)
+// offers the shape per pod; the groups that would cannot grow and have no
+// pod; or, where Ray's view is known, Ray holds the entrypoint as pending
+// or infeasible demand (the groups at maxReplicas, their pods
+// unschedulable, or the autoscaler still to add one). The cluster's own
+// RayInfeasible cause for the same shape is then left out (nested): one
+// cause, stated once, on the job.
+func jobDemand(in *JobInput, out []Cause) []Cause {
+	j := in.Job
+	ci := in.Cluster
+	if ci == nil || ci.Cluster == nil {
+		return out
+	}
+	switch j.Status.JobStatus {
+	case "", rayv1.JobStatusPending:
+	default:
+		return out // running or finished: the entrypoint got its resources
+	}
+	shape := jobShape(&j.Spec)
+	if shape == nil {
+		return out
+	}
+	want := shapeWords(shape)
+	offers := groupOffers(ci.Cluster, ci.Pods)
+	var fitting []*offer
+	for i := range offers {
+		if offers[i].fits(shape) {
+			fitting = append(fitting, &offers[i])
+		}
+	}
+	c := Cause{Code: CodeJobDemand, Subject: jobSubject(j), Rank: rankRayDemand, demand: want,
+		Evidence: jobShapeFields(&j.Spec)}
+	ray := rayHolds(ci.Capacity, shape)
+	if ray != "" {
+		c.Evidence = append(c.Evidence, "Ray autoscaler: "+ray)
+	}
+	if len(fitting) == 0 {
+		c.Summary = "entrypoint asks " + want + "; " + podShortfall(offers, shape, ci.Cluster.Name)
+		for i := range offers {
+			c.Evidence = append(c.Evidence, offerWords(&offers[i]))
+		}
+		c.Fix = "ask for less in spec.entrypointNumCpus/entrypointNumGpus/entrypointResources, or add a worker group whose pods offer " + want + "; the job cannot start before then"
+		return append(out, c)
+	}
+	// Some group offers the shape: the job waits only when Ray says so,
+	// or when none of those groups has a pod nor may get one.
+	var stuck []string
+	grows, pending := "", ""
+	for _, f := range fitting {
+		switch {
+		case f.head && ray == "":
+			return out // the head offers it: Ray's view is needed to say it waits
+		case groupUnschedulable(ci.Pods, f):
+			pending = f.group
+		case f.stuck == "":
+			if grows == "" {
+				grows = f.group
+			}
+		case f.pods == 0 || ray != "":
+			stuck = append(stuck, "group "+f.group+": "+f.stuck)
+		}
+	}
+	switch {
+	case ray == "" && (grows != "" || pending != "" || len(stuck) < len(fitting)):
+		return out // a pod may serve it, or one does and Ray's view is unknown
+	case pending != "":
+		c.Summary = "entrypoint waits for " + want + ": group " + pending + "'s pods cannot be scheduled"
+		c.Evidence = append(c.Evidence, "group "+pending+" offers "+shapeWords(fittingOffer(fitting, pending).res)+" per pod; its Pending pods are unschedulable (cause below)")
+		c.Fix = "fix why group " + pending + "'s pods stay Pending (below); the job starts once one runs"
+	case grows != "":
+		f := fittingOffer(fitting, grows)
+		c.Summary = "entrypoint waits for " + want + ": the autoscaler may add a " + grows + " pod (" + itoa(int64(f.pods)) + " of max " + itoa(int64(f.maxPods)) + ")"
+		c.Evidence = append(c.Evidence, "group "+grows+" offers "+shapeWords(f.res)+" per pod and may grow")
+		c.Fix = "wait for the autoscaler to add a pod; if it does not, see the cluster's autoscaler causes"
+	case len(stuck) > 0:
+		c.Summary = "entrypoint asks " + want + "; " + stuck[0]
+		c.Evidence = append(c.Evidence, stuck...)
+		c.Fix = "raise the group's maxReplicas (or replicas), or turn on autoscaling; the job cannot start before a pod offers " + want
+	default:
+		return out
+	}
+	return append(out, c)
+}
+
+// rayHolds: Ray's demand of exactly the shape (its pending or infeasible
+// list), in words; "" when Ray's view is unknown or holds none.
+func rayHolds(cp *dashboard.Capacity, shape dashboard.Resources) string {
+	if cp == nil {
+		return ""
+	}
+	same := func(a dashboard.Resources) bool {
+		return maps.EqualFunc(nonZero(a), shape, func(x, y float64) bool { return x == y })
+	}
+	for _, d := range cp.Infeasible {
+		if same(d.Shape) {
+			return demandWords(d) + " (infeasible)"
+		}
+	}
+	for _, d := range cp.Pending {
+		if same(d.Shape) {
+			return demandWords(d)
+		}
+	}
+	return ""
+}
+
+func nonZero(r dashboard.Resources) dashboard.Resources {
+	out := make(dashboard.Resources, len(r))
+	for k, v := range r {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func fittingOffer(fs []*offer, group string) *offer {
+	for _, f := range fs {
+		if f.group == group {
+			return f
+		}
+	}
+	return fs[0]
+}
+
+// groupUnschedulable: a worker pod of the group is Pending and the
+// scheduler says it does not fit.
+func groupUnschedulable(pods []*corev1.Pod, f *offer) bool {
+	if f.head {
+		return false
+	}
+	for _, p := range pods {
+		head, group := podGroup(p)
+		if head || group != f.group || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodPending {
+			continue
+		}
+		if _, ok := unschedulable(p, nil); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// podShortfall says which resource of a shape no pod of the cluster (head
+// included) offers: "no pod of RayCluster rc offers 2 GPU (the most is 0)".
+func podShortfall(offers []offer, shape dashboard.Resources, name string) string {
+	for _, k := range sortedKeys(shape) {
+		need, best, fits := shape[k], 0.0, false
+		for i := range offers {
+			v, known := offers[i].has(k)
+			if !known || v >= need {
+				fits = true
+				break
+			}
+			best = max(best, v)
+		}
+		if !fits {
+			return "no pod of RayCluster " + name + " offers " + amount(k, need) + " " + k + " (the most is " + amount(k, best) + ")"
+		}
+	}
+	return "no pod of RayCluster " + name + " offers all of it"
+}
+
+// offerWords: "group gpu offers {CPU: 4, GPU: 4} per pod".
+func offerWords(o *offer) string {
+	name := "group " + o.group
+	if o.head {
+		name = "the head"
+	}
+	return name + " offers " + shapeWords(o.res) + " per pod"
+}
