@@ -45,6 +45,13 @@ type RayNode struct {
 	Head  bool   `json:"head,omitempty"`
 	// Idle is true when nothing runs on the node (Ray's idle duration > 0).
 	Idle bool `json:"idle,omitempty"`
+	// IdleFor is how long the node had been idle when the dashboard
+	// answered (Capacity.FetchedAt); 0 while something runs on it.
+	// IdleKnown is false when Ray did not say (autoscaler v2, whose
+	// per-node idle times the dashboard's text status does not print, or
+	// no autoscaler): then Idle is false for want of data.
+	IdleFor   time.Duration `json:"idleFor,omitempty"`
+	IdleKnown bool          `json:"idleKnown,omitempty"`
 	// Pod is the Kubernetes pod the node runs in, matched by IP by the
 	// caller (see [Capacity.MapPods]); "" when no pod has that IP.
 	Pod   string    `json:"pod,omitempty"`

@@ -126,7 +126,10 @@ func BuildCapacity(rows []NodeState, lm *LoadMetricsReport) *Capacity {
 			if u, ok := lm.UsageByNode[r.NodeID]; ok {
 				n.Used = usedOf(u)
 			}
-			n.Idle = lm.IdleTimeMap[r.NodeID] > 0
+			if ms, ok := lm.IdleTimeMap[r.NodeID]; ok && n.Alive {
+				n.IdleFor, n.IdleKnown = time.Duration(max(ms, 0))*time.Millisecond, true
+				n.Idle = n.IdleFor > 0
+			}
 		}
 		if n.Alive {
 			out.Total.Add(n.Total, 1)

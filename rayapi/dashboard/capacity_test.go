@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"testing"
+	"time"
 )
 
 // The answers below are shaped as Ray writes them: /api/cluster_status
@@ -81,6 +82,15 @@ func TestCapacityReadsWhatRayStatusPrints(t *testing.T) {
 	}
 	if !got.Nodes[1].Idle || got.Nodes[0].Idle {
 		t.Errorf("idle: want bbb idle (12 s), aaa busy; got %+v", got.Nodes)
+	}
+	if n := got.Nodes[1]; n.IdleFor != 12*time.Second || !n.IdleKnown {
+		t.Errorf("bbb idle for %v (known %v), want 12s known (idleTimeMap 12000 ms)", n.IdleFor, n.IdleKnown)
+	}
+	if n := got.Nodes[0]; n.IdleFor != 0 || !n.IdleKnown {
+		t.Errorf("aaa idle for %v (known %v), want 0 known: busy", n.IdleFor, n.IdleKnown)
+	}
+	if n := got.Nodes[2]; n.IdleKnown || n.Idle {
+		t.Errorf("dead ccc: idle %v known %v, want neither (not in idleTimeMap)", n.Idle, n.IdleKnown)
 	}
 	if w := (Resources{"CPU": 6, "memory": 12884901888, "object_store_memory": 2147483648}); !got.Total.Equal(w) {
 		t.Errorf("total = %v, want the alive nodes' sum %v", got.Total, w)
@@ -222,5 +232,43 @@ func TestCapacityAutoscalerV2ReadsTheFormattedStatus(t *testing.T) {
 	}
 	if len(got.Nodes) != 3 || got.Total["CPU"] != 6 {
 		t.Errorf("nodes from the state API: %+v", got.Nodes)
+	}
+}
+
+// TestIdleTimesAsRayV2Formats reads the idle times Ray's autoscaler v2
+// status formatter writes: python/ray/autoscaler/v2/utils.py,
+// ClusterStatusParser._parse_nodes sets NodeUsage.idle_time_ms to the GCS
+// NodeState.idle_duration_ms for a node whose status is IDLE and to 0
+// otherwise, and the formatter copies it into
+// LoadMetricsSummary.idle_time_map (to_google_style: "idleTimeMap"). A
+// node the map does not name has no known idle time.
+func TestIdleTimesAsRayV2Formats(t *testing.T) {
+	var lm LoadMetricsReport
+	wire := `{"usage": {"CPU": [1.0, 9.0]}, "resourceDemand": [], "pgDemand": [], "requestDemand": [], "nodeTypes": null,
+	 "usageByNode": {"h1": {"CPU": [0.0, 1.0]}, "w1": {"CPU": [0.0, 4.0]}, "w2": {"CPU": [1.0, 4.0]}},
+	 "nodeTypeMapping": {"h1": "headgroup", "w1": "cpu", "w2": "cpu"},
+	 "idleTimeMap": {"h1": 0, "w1": 35250, "w2": 0}}`
+	if err := json.Unmarshal([]byte(wire), &lm); err != nil {
+		t.Fatal(err)
+	}
+	rows := []NodeState{
+		{NodeID: "h1", NodeIP: "10.0.0.1", IsHeadNode: true, State: NodeAlive},
+		{NodeID: "w1", NodeIP: "10.0.0.2", State: NodeAlive},
+		{NodeID: "w2", NodeIP: "10.0.0.3", State: NodeAlive},
+		{NodeID: "w3", NodeIP: "10.0.0.4", State: NodeAlive}, // joined after the status was written
+	}
+	c := BuildCapacity(rows, &lm)
+	want := []struct {
+		idle  time.Duration
+		known bool
+	}{{0, true}, {35250 * time.Millisecond, true}, {0, true}, {0, false}}
+	for i, w := range want {
+		n := c.Nodes[i]
+		if n.IdleFor != w.idle || n.IdleKnown != w.known || n.Idle != (w.idle > 0) {
+			t.Errorf("node %s: idle %v for %v known %v, want for %v known %v", n.ID, n.Idle, n.IdleFor, n.IdleKnown, w.idle, w.known)
+		}
+	}
+	if c := BuildCapacity(rows, nil); c.Nodes[1].IdleKnown || c.Nodes[1].Idle {
+		t.Errorf("without a status (autoscaler v2's null clusterStatus) idle must be unknown, got %+v", c.Nodes[1])
 	}
 }

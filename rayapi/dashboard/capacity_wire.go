@@ -88,7 +88,14 @@ type LoadMetricsReport struct {
 	// UsageByNode maps a node ID to its [used, total] per resource.
 	UsageByNode     map[string]map[string][2]float64 `json:"usageByNode,omitempty"`
 	NodeTypeMapping map[string]string                `json:"nodeTypeMapping,omitempty"`
-	// IdleTimeMap maps a node ID to how long it has been idle (ms; 0: busy).
+	// IdleTimeMap maps a node ID to how long it has been idle (ms; 0: busy):
+	// LoadMetricsSummary.idle_time_map: Optional[Dict[str, int]]
+	// (autoscaler/_private/util.py), the v1 monitor's per-node idle time;
+	// Ray's v2 formatter fills the same map from the GCS's
+	// NodeState.idle_duration_ms, 0 unless the node's status is IDLE
+	// (autoscaler/v2/utils.py, ClusterStatusParser._parse_nodes and
+	// ClusterStatusFormatter's LoadMetricsSummary), the duration the v2
+	// autoscaler compares with idleTimeoutSeconds.
 	IdleTimeMap map[string]int64 `json:"idleTimeMap,omitempty"`
 }
 
