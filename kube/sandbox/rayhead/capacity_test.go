@@ -4,7 +4,9 @@ package rayhead
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
 )
@@ -116,4 +118,52 @@ func fmtDemand(ds []dashboard.Demand) string {
 		s += d.Shape.String() + "×" + string(rune('0'+d.Count%10)) + " "
 	}
 	return s + "]"
+}
+
+// TestCapacityReportsIdleTimes: the simulated head writes each alive
+// node's idle time into idleTimeMap as Ray does (ms; 0 while something
+// runs on it), the same times its simulated autoscaler compares with
+// idleTimeoutSeconds (AutoscalerState), so raydar shows how long a worker
+// has been idle in the sandbox too.
+func TestCapacityReportsIdleTimes(t *testing.T) {
+	h, c := startHead(t, Options{NodeIP: "10.0.0.5"})
+	h.SetNodes([]Node{
+		{Name: "head-uid", IP: "10.0.0.5", Head: true, Group: "headgroup", Total: dashboard.Resources{"CPU": 0}},
+		{Name: "w1-uid", IP: "10.0.0.7", Group: "cpu", Total: dashboard.Resources{"CPU": 4}},
+		{Name: "w2-uid", IP: "10.0.0.8", Group: "cpu", Total: dashboard.Resources{"CPU": 4}},
+	})
+	job := submit(t, c, dashboard.SubmitJobRequest{Entrypoint: "python etl.py",
+		RuntimeEnv:            map[string]any{"env_vars": map[string]any{"RAYDAR_SANDBOX_DURATION": "3600"}},
+		EntrypointReservation: dashboard.EntrypointReservation{EntrypointNumCPUs: 3}})
+	waitJob(t, c, job, dashboard.JobRunning)
+	var idle, busy dashboard.RayNode
+	eventually(t, "one worker idle for 100ms or more, the other busy", func() (bool, string) {
+		got := capacityOf(t, c)
+		idle, busy = dashboard.RayNode{}, dashboard.RayNode{}
+		for _, n := range got.Nodes {
+			switch {
+			case n.Head:
+			case n.Idle:
+				idle = n
+			default:
+				busy = n
+			}
+		}
+		return idle.IdleFor >= 100*time.Millisecond && busy.ID != "", fmt.Sprintf("nodes %+v", got.Nodes)
+	})
+	if !idle.IdleKnown || !busy.IdleKnown || busy.IdleFor != 0 {
+		t.Errorf("want both workers' idle times known, the busy one 0; idle %+v busy %+v", idle, busy)
+	}
+	st := h.AutoscalerState()
+	for _, n := range st.Nodes {
+		if n.Head {
+			continue
+		}
+		if (n.Idle > 0) != (nodeIDFor(n.Name) == idle.ID) {
+			t.Errorf("AutoscalerState node %s idle %v, the dashboard says %s is the idle one", n.Name, n.Idle, idle.ID)
+		}
+		if nodeIDFor(n.Name) == idle.ID && n.Idle < idle.IdleFor {
+			t.Errorf("AutoscalerState, read later, has %s idle %v < the dashboard's %v: not the same clock", n.Name, n.Idle, idle.IdleFor)
+		}
+	}
 }
