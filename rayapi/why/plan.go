@@ -2,8 +2,12 @@ package why
 
 import (
 	"math"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -44,9 +48,12 @@ func (p GroupPlan) String() string {
 // group whose pods hold it and that may grow (Ray's scheduler also
 // weighs utilisation; with one fitting group, as most clusters have, it is
 // the same choice); Ray's demand says nothing when Capacity is nil or does
-// not know it. Idle workers are counted from Ray's nodes: how long they
-// have been idle is not in Ray's summary, so the plan says they go once
-// idle for idleTimeoutSeconds.
+// not know it. Idle workers are Ray's idle nodes: where Ray says for how
+// long (RayNode.IdleKnown), the plan names the workers that go, longest
+// idle first as Ray's autoscaler picks them, and in how long ("worker
+// rc-gpu-a idle 35s of 60s: removed in 25s"); else it says they go once
+// idle for idleTimeoutSeconds. A group above minReplicas whose workers Ray
+// reports busy says the scale-down is held by them.
 func GroupPlans(in ClusterInput) []GroupPlan {
 	rc := in.Cluster
 	if rc == nil || len(rc.Spec.WorkerGroupSpecs) == 0 {
@@ -93,7 +100,7 @@ func GroupPlans(in ClusterInput) []GroupPlan {
 			}
 		}
 	}
-	idle := idleWorkers(in)
+	idle, busy := idleWorkers(in)
 	out := make([]GroupPlan, 0, len(offers))
 	for i := range rc.Spec.WorkerGroupSpecs {
 		g := &rc.Spec.WorkerGroupSpecs[i]
@@ -120,12 +127,13 @@ func GroupPlans(in ClusterInput) []GroupPlan {
 			}
 		case len(blocked[i]) > 0:
 			p.Why = "at maxReplicas " + itoa(int64(g.Max())) + "; " + strings.Join(blocked[i], "; ") + " waiting"
-		case idle[g.GroupName] > 0 && o.pods > int(g.MinPods()):
-			p.Action, p.N = PlanDown, min(idle[g.GroupName], o.pods-int(g.MinPods()))
-			p.Why = plural(idle[g.GroupName], "idle worker", "idle workers") + ", removed once idle " +
-				itoa(int64(idleTimeout(rc, g))) + "s (idleTimeoutSeconds), down to minReplicas " + itoa(int64(g.Min()))
+		case len(idle[g.GroupName]) > 0 && o.pods > int(g.MinPods()):
+			p.Action, p.N = PlanDown, min(len(idle[g.GroupName]), o.pods-int(g.MinPods()))
+			p.Why = downWords(idle[g.GroupName], p.N, rc, g)
 		case !known:
 			p.Why = "Ray's demand unknown"
+		case busy[g.GroupName] > 0 && o.pods > int(g.MinPods()):
+			p.Why = "scale-down held: " + plural(busy[g.GroupName], "worker", "workers") + " busy (above minReplicas " + itoa(int64(g.Min())) + ")"
 		case o.pods >= int(o.maxPods):
 			p.Why = "no demand; at maxReplicas " + itoa(int64(g.Max()))
 		default:
@@ -185,31 +193,106 @@ func deleting(g *rayv1.WorkerGroupSpec, in ClusterInput) []string {
 	return out
 }
 
-// idleWorkers counts, per group, the alive worker pods Ray reports idle.
-func idleWorkers(in ClusterInput) map[string]int {
-	out := map[string]int{}
+// idleWorker is an alive worker pod Ray reports idle; dur is how long at
+// in.Now (Ray's idle time plus the time since the dashboard answered),
+// known false when Ray does not say.
+type idleWorker struct {
+	pod   string
+	dur   time.Duration
+	known bool
+}
+
+// idleWorkers lists, per group, the alive worker pods Ray reports idle,
+// longest idle first (those Ray's autoscaler removes first; unknown
+// durations last), and counts those it reports busy (idle time known, 0).
+func idleWorkers(in ClusterInput) (map[string][]idleWorker, map[string]int) {
+	idle, busy := map[string][]idleWorker{}, map[string]int{}
 	if in.Capacity == nil {
-		return out
+		return idle, busy
 	}
 	byName, byIP := map[string]string{}, map[string]string{}
+	names := map[string]string{} // IP → pod
 	for _, p := range in.Pods {
 		if head, g := podGroup(p); !head && p.DeletionTimestamp == nil {
 			byName[p.Name] = g
 			if p.Status.PodIP != "" {
 				byIP[p.Status.PodIP] = g
+				names[p.Status.PodIP] = p.Name
 			}
 		}
 	}
+	var since time.Duration // from the dashboard's answer to in.Now
+	if at := in.Capacity.FetchedAt; !at.IsZero() && !in.Now.IsZero() && in.Now.After(at) {
+		since = in.Now.Sub(at)
+	}
 	for _, n := range in.Capacity.Nodes {
 		g, ok := byName[n.Pod]
+		pod := n.Pod
 		if n.Pod == "" { // not mapped by the caller: by IP
 			g, ok = byIP[n.IP]
+			pod = names[n.IP]
 		}
-		if ok && n.Alive && n.Idle && !n.Head {
-			out[g]++
+		if !ok || !n.Alive || n.Head {
+			continue
+		}
+		switch {
+		case n.Idle:
+			w := idleWorker{pod: pod, known: n.IdleKnown}
+			if n.IdleKnown {
+				w.dur = n.IdleFor + since
+			}
+			idle[g] = append(idle[g], w)
+		case n.IdleKnown:
+			busy[g]++
 		}
 	}
+	for _, ws := range idle {
+		sort.SliceStable(ws, func(i, j int) bool {
+			if ws[i].known != ws[j].known {
+				return ws[i].known
+			}
+			return ws[i].dur > ws[j].dur
+		})
+	}
+	return idle, busy
+}
+
+// downWords says which of a group's idle workers go (the first n) and
+// when: "worker rc-gpu-a idle 35s of 60s: removed in 25s", "… idle 1m10s
+// of 60s: due now"; without Ray's idle times, "2 idle workers, removed
+// once idle 60s (idleTimeoutSeconds)". Workers kept for minReplicas are
+// counted after.
+func downWords(ws []idleWorker, n int, rc *rayv1.RayCluster, g *rayv1.WorkerGroupSpec) string {
+	timeout := time.Duration(idleTimeout(rc, g)) * time.Second
+	var parts []string
+	allKnown := true
+	for _, w := range ws[:n] {
+		allKnown = allKnown && w.known
+	}
+	if !allKnown {
+		return plural(len(ws), "idle worker", "idle workers") + ", removed once idle " + itoa(int64(timeout/time.Second)) +
+			"s (idleTimeoutSeconds), down to minReplicas " + itoa(int64(g.Min()))
+	}
+	for _, w := range ws[:n] {
+		line := "worker " + w.pod + " idle " + shortDur(w.dur) + " of " + shortDur(timeout)
+		if left := timeout - w.dur; left > 0 {
+			line += ": removed in " + shortDur(left)
+		} else {
+			line += ": due now"
+		}
+		parts = append(parts, line)
+	}
+	out := strings.Join(parts, "; ") + " (idleTimeoutSeconds)"
+	if kept := len(ws) - n; kept > 0 {
+		out += "; " + plural(kept, "idle worker", "idle workers") + " kept for minReplicas " + itoa(int64(g.Min()))
+	}
 	return out
+}
+
+// shortDur is a duration as kubectl writes ages: "35s", "90s", "3m10s"
+// (at least 1s: a worker idle for 400ms is "idle 1s", not "idle 0s").
+func shortDur(d time.Duration) string {
+	return duration.HumanDuration(max(d, time.Second))
 }
 
 // idleTimeout is the group's idleTimeoutSeconds, else autoscalerOptions',

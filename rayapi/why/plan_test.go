@@ -2,6 +2,7 @@ package why
 
 import (
 	"testing"
+	"time"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
 )
@@ -47,6 +48,28 @@ func TestGroupPlans(t *testing.T) {
 				{ID: "c", Alive: true, Pod: "rc-cpu-a"}}}
 			in.Cluster.Spec.WorkerGroupSpecs[1].IdleTimeoutSeconds = ptr(int32(300))
 		}, cpu: "nothing: no demand; at maxReplicas 2", gpu: "down 1: 1 idle worker, removed once idle 300s (idleTimeoutSeconds), down to minReplicas 0"},
+		{name: "Ray says for how long: the worker goes in the time left", in: func(in *ClusterInput) {
+			in.Capacity = &dashboard.Capacity{DemandKnown: true, FetchedAt: now.Add(-5 * time.Second), Nodes: []dashboard.RayNode{
+				{ID: "g", Alive: true, Idle: true, IdleFor: 30 * time.Second, IdleKnown: true, Pod: "rc-gpu-a"}}}
+		}, cpu: "nothing: no demand; at maxReplicas 2", gpu: "down 1: worker rc-gpu-a idle 35s of 60s: removed in 25s (idleTimeoutSeconds)"},
+		{name: "idle past idleTimeoutSeconds", in: func(in *ClusterInput) {
+			in.Capacity = &dashboard.Capacity{DemandKnown: true, Nodes: []dashboard.RayNode{
+				{ID: "g", Alive: true, Idle: true, IdleFor: 190 * time.Second, IdleKnown: true, Pod: "rc-gpu-a"}}}
+		}, cpu: "nothing: no demand; at maxReplicas 2", gpu: "down 1: worker rc-gpu-a idle 3m10s of 60s: due now (idleTimeoutSeconds)"},
+		{name: "the longest idle goes, one kept for minReplicas", in: func(in *ClusterInput) {
+			in.Capacity = &dashboard.Capacity{DemandKnown: true, Nodes: []dashboard.RayNode{
+				{ID: "a", Alive: true, Idle: true, IdleFor: 10 * time.Second, IdleKnown: true, Pod: "rc-cpu-a"},
+				{ID: "b", Alive: true, Idle: true, IdleFor: 40 * time.Second, IdleKnown: true, Pod: "rc-cpu-b"}}}
+			in.Cluster.Spec.WorkerGroupSpecs[0].MinReplicas = ptr(int32(1))
+		}, cpu: "down 1: worker rc-cpu-b idle 40s of 60s: removed in 20s (idleTimeoutSeconds); 1 idle worker kept for minReplicas 1",
+			gpu: "nothing: no demand for it"},
+		{name: "busy workers hold the scale-down", in: func(in *ClusterInput) {
+			in.Capacity = &dashboard.Capacity{DemandKnown: true, Nodes: []dashboard.RayNode{
+				{ID: "a", Alive: true, IdleKnown: true, Pod: "rc-cpu-a"},
+				{ID: "b", Alive: true, IdleKnown: true, Pod: "rc-cpu-b"},
+				{ID: "g", Alive: true, IdleKnown: true, Pod: "rc-gpu-a"}}}
+			in.Cluster.Spec.WorkerGroupSpecs[1].MinReplicas = ptr(int32(1))
+		}, cpu: "nothing: scale-down held: 2 workers busy (above minReplicas 0)", gpu: "nothing: no demand for it"},
 		{name: "an idle worker matched by its IP", in: func(in *ClusterInput) {
 			in.Pods[3].Status.PodIP = "10.0.0.14"
 			in.Capacity = &dashboard.Capacity{DemandKnown: true, Nodes: []dashboard.RayNode{{ID: "g", IP: "10.0.0.14", Alive: true, Idle: true}}}
