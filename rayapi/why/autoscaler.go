@@ -104,7 +104,71 @@ func autoscalerCauses(in *ClusterInput, out []Cause) []Cause {
 		}
 		return append(out, c)
 	}
-	return notActing(in, out, logs)
+	return scaleDownStalled(in, notActing(in, out, logs), logs)
+}
+
+// ScaleDownGrace is how long past its idleTimeoutSeconds a worker Ray
+// reports idle may stay before raydar says the scale-down stalls. Ray's
+// autoscaler looks every 5 s (AUTOSCALER_UPDATE_INTERVAL_S), drains the
+// node, then lowers replicas and names the pod in workersToDelete; the
+// operator deletes it at its next reconcile. A minute covers that.
+const ScaleDownGrace = time.Minute
+
+// scaleDownStalled: workers Ray reports idle for longer than their
+// group's idleTimeoutSeconds plus ScaleDownGrace are still there, their
+// group above minReplicas, and neither replicas lowered nor
+// workersToDelete naming a pod (then the operator's deletion is what is
+// awaited, and the pods' causes say why it does not happen). Only where
+// Ray says for how long its nodes have been idle (RayNode.IdleKnown).
+func scaleDownStalled(in *ClusterInput, out []Cause, logs string) []Cause {
+	rc := in.Cluster
+	if in.Capacity == nil || (rc.Spec.Suspend != nil && *rc.Spec.Suspend) {
+		return out
+	}
+	idle, _ := idleWorkers(*in)
+	offers := groupOffers(rc, in.Pods)[1:]
+	var stalled []idleWorker
+	var evidence []string
+	for i := range rc.Spec.WorkerGroupSpecs {
+		g := &rc.Spec.WorkerGroupSpecs[i]
+		if g.IsSuspended() || len(deleting(g, *in)) > 0 || int(g.DesiredPods()) < offers[i].pods {
+			continue
+		}
+		timeout := time.Duration(idleTimeout(rc, g)) * time.Second
+		var over []idleWorker
+		for _, w := range idle[g.GroupName] {
+			if w.known && w.dur > timeout+ScaleDownGrace {
+				over = append(over, w)
+			}
+		}
+		n := min(len(over), offers[i].pods-int(g.MinPods()))
+		if n <= 0 {
+			continue
+		}
+		for _, w := range over[:n] {
+			stalled = append(stalled, w)
+			evidence = append(evidence, "Ray: worker "+w.pod+" of group "+g.GroupName+" idle "+shortDur(w.dur)+
+				", idleTimeoutSeconds "+itoa(int64(timeout/time.Second)))
+		}
+		evidence = append(evidence, "group "+g.GroupName+": replicas "+itoa(int64(g.DesiredReplicas()))+", "+
+			plural(offers[i].pods, "pod", "pods")+", minReplicas "+itoa(int64(g.Min()))+": replicas not lowered, workersToDelete names no pod")
+	}
+	if len(stalled) == 0 {
+		return out
+	}
+	w := stalled[0]
+	summary := "scale-down stalled: worker " + w.pod + " idle " + shortDur(w.dur) + ", past idleTimeoutSeconds, still there"
+	if len(stalled) > 1 {
+		summary = "scale-down stalled: " + itoa(int64(len(stalled))) + " workers idle past idleTimeoutSeconds still there (longest: " +
+			w.pod + ", " + shortDur(w.dur) + ")"
+	}
+	c := Cause{Code: CodeScaleDownStalled, Subject: in.subject(), Rank: rankAutoscalerIdle, Summary: summary, Evidence: evidence,
+		Fix: "Ray's autoscaler removes an idle worker by draining its Ray node, then lowering replicas and naming the pod in workersToDelete; " +
+			"it has not: read its log (" + logs + ") for errors or refused drains (a raylet refuses to drain a node that is no longer idle)"}
+	if at, ok := lastAutoscalerWrite(rc); ok && !in.Now.IsZero() {
+		c.Evidence = append(c.Evidence, "the autoscaler last wrote the RayCluster "+duration.HumanDuration(in.Now.Sub(at))+" ago (field manager "+autoscalerManager+")")
+	}
+	return append(out, c)
 }
 
 // notActing: Ray's pending demand, which a worker group that may grow

@@ -33,6 +33,16 @@ func gpuPending(in *ClusterInput, since time.Duration) {
 	in.DemandSince = now.Add(-since)
 }
 
+// idleGPU is Ray's view of worker rc-gpu-a idle for d (known: Ray says
+// for how long), as the dashboard answered at now.
+func idleGPU(in *ClusterInput, d time.Duration, known bool) {
+	n := dashboard.RayNode{ID: "g", Alive: true, Idle: true, Pod: "rc-gpu-a"}
+	if known {
+		n.IdleFor, n.IdleKnown = d, true
+	}
+	in.Capacity = &dashboard.Capacity{DemandKnown: true, FetchedAt: now, Nodes: []dashboard.RayNode{n}}
+}
+
 func TestAutoscalerCauses(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -98,6 +108,39 @@ func TestAutoscalerCauses(t *testing.T) {
 			autoscaled(in)
 			gpuPending(in, 0)
 			in.DemandSince = time.Time{}
+		}},
+		{name: "a worker idle 3m past idleTimeoutSeconds 60, replicas not lowered (ray#16549: idle workers never removed)", in: func(in *ClusterInput) {
+			autoscaled(in)
+			idleGPU(in, 190*time.Second, true)
+		}, want: []string{"ScaleDownStalled: scale-down stalled: worker rc-gpu-a idle 3m10s, past idleTimeoutSeconds, still there"},
+			evidence: []string{"Ray: worker rc-gpu-a of group gpu idle 3m10s, idleTimeoutSeconds 60",
+				"group gpu: replicas 1, 1 pod, minReplicas 0: replicas not lowered, workersToDelete names no pod"},
+			fix: "kubectl logs rc-head -c autoscaler -n ns"},
+		{name: "idle 1m50s of 60s: within the grace, the autoscaler may still act", in: func(in *ClusterInput) {
+			autoscaled(in)
+			idleGPU(in, 110*time.Second, true)
+		}},
+		{name: "idle long but the group is at minReplicas: kept on purpose", in: func(in *ClusterInput) {
+			autoscaled(in)
+			idleGPU(in, 10*time.Minute, true)
+			in.Cluster.Spec.WorkerGroupSpecs[1].MinReplicas = ptr(int32(1))
+		}},
+		{name: "idle long, workersToDelete names it: the operator's deletion is awaited", in: func(in *ClusterInput) {
+			autoscaled(in)
+			idleGPU(in, 10*time.Minute, true)
+			in.Cluster.Spec.WorkerGroupSpecs[1].ScaleStrategy.WorkersToDelete = []string{"rc-gpu-a"}
+		}},
+		{name: "idle long, replicas already lowered: the operator's deletion is awaited", in: func(in *ClusterInput) {
+			autoscaled(in)
+			idleGPU(in, 10*time.Minute, true)
+			in.Cluster.Spec.WorkerGroupSpecs[1].Replicas = ptr(int32(0))
+		}},
+		{name: "idle, for how long unknown (autoscaler v2): not said", in: func(in *ClusterInput) {
+			autoscaled(in)
+			idleGPU(in, 10*time.Minute, false)
+		}},
+		{name: "idle long but autoscaling off: the user's replicas", in: func(in *ClusterInput) {
+			idleGPU(in, 10*time.Minute, true)
 		}},
 		{name: "the group that would hold it is at max: RayInfeasible, not the autoscaler", in: func(in *ClusterInput) {
 			autoscaled(in)

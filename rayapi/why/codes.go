@@ -55,6 +55,11 @@ const (
 	// that may grow would hold, waited longer than AutoscalerActWithin and
 	// no replicas were raised for it.
 	CodeAutoscalerNotActing = "AutoscalerNotActing"
+	// CodeScaleDownStalled: workers Ray reports idle for longer than
+	// their group's idleTimeoutSeconds plus ScaleDownGrace are still
+	// there, above minReplicas, and the autoscaler has neither lowered
+	// replicas nor named them in workersToDelete.
+	CodeScaleDownStalled = "ScaleDownStalled"
 	// CodeClusterNotReady: a RayJob's cluster is not ready (or not there)
 	// and has no more specific cause of its own.
 	CodeClusterNotReady = "ClusterNotReady"

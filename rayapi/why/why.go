@@ -17,7 +17,7 @@ type Cause struct {
 	// WriteFailed, ClusterNotReady, DashboardUnreachable, SubmitterFailed,
 	// DeadlineSoon, PendingClusterNotReady, AppDeployFailed,
 	// DeploymentUnhealthy, NoServeEndpoints, RayInfeasible, JobDemand, AutoscalerDown,
-	// AutoscalerForbidden, AutoscalerNotActing.
+	// AutoscalerForbidden, AutoscalerNotActing, ScaleDownStalled.
 	Code string `json:"code"`
 	// Subject is what the cause is about, in kubectl's words:
 	// "pod ray-head-x", "group gpu", "RayCluster ns/name".
