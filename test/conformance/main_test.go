@@ -248,7 +248,13 @@ func (s *suite) addNodes(ctx context.Context) error {
 		// created its 8-GPU workers last kept them Pending (failed runs: KubeRay's
 		// deepseek workers Pending, raydar's verl head) — order, not capacity.
 		// 64 GPUs a node leave room for an 8-GPU pod on every node.
-		{Count: 4, NamePrefix: "gpu", CPU: "128", Memory: "512Gi", GPU: 64},
+		// Memory likewise: deepseek's workers ask 500Gi each (two a side),
+		// and with 512Gi nodes any other pod the scheduler spread onto a GPU
+		// node kept that node from holding one (a run of 2026-12-02:
+		// KubeRay's second deepseek worker Pending, raydar's Running, 6
+		// differences that were order, not behaviour). 4Ti a node holds
+		// every deepseek worker of both sides beside the rest.
+		{Count: 4, NamePrefix: "gpu", CPU: "256", Memory: "4Ti", GPU: 64},
 	}
 	for _, p := range pools {
 		names, err := s.sb.AddNodes(ctx, p)
