@@ -200,7 +200,8 @@ const (
 // cert-manager.io/ip-sans), which differ between the two sides by nature.
 // An IP is replaced only as a whole address. nil when objs has neither.
 func identityFacts(objs []unstructured.Unstructured) func(string) string {
-	var prefixes, ips []string
+	var prefixes []string
+	podIPs := map[string]bool{}
 	for i := range objs {
 		u := &objs[i]
 		switch u.GetKind() {
@@ -210,32 +211,36 @@ func identityFacts(objs []unstructured.Unstructured) func(string) string {
 			}
 		case "Pod":
 			if ip, _, _ := unstructured.NestedString(u.Object, "status", "podIP"); ip != "" {
-				ips = append(ips, regexp.QuoteMeta(ip))
+				podIPs[ip] = true
 			}
 		}
 	}
-	var uidRe, ipRe *regexp.Regexp
+	if len(prefixes) == 0 && len(podIPs) == 0 {
+		return nil
+	}
+	var uidRe *regexp.Regexp
 	if len(prefixes) > 0 {
 		uidRe = regexp.MustCompile(`(^|[^0-9a-f])(` + strings.Join(prefixes, "|") + `)($|[^0-9a-f-])`)
-	}
-	if len(ips) > 0 {
-		ipRe = regexp.MustCompile(`(^|[^0-9.])(` + strings.Join(ips, "|") + `)($|[^0-9.])`)
-	}
-	if uidRe == nil && ipRe == nil {
-		return nil
 	}
 	return func(s string) string {
 		if uidRe != nil {
 			s = uidRe.ReplaceAllString(s, "${1}"+uidPrefixPlaceholder+"${3}")
 		}
-		if ipRe != nil {
-			// Twice: adjacent addresses share the separator between them.
-			s = ipRe.ReplaceAllString(s, "${1}"+podIPPlaceholder+"${3}")
-			s = ipRe.ReplaceAllString(s, "${1}"+podIPPlaceholder+"${3}")
+		if len(podIPs) > 0 {
+			s = dottedQuad.ReplaceAllStringFunc(s, func(ip string) string {
+				if podIPs[ip] {
+					return podIPPlaceholder
+				}
+				return ip
+			})
 		}
 		return s
 	}
 }
+
+// dottedQuad matches a run of dot-separated numbers whole, so an address
+// is looked up as written: 10.0.0.40 is never read as 10.0.0.4.
+var dottedQuad = regexp.MustCompile(`[0-9]+(?:\.[0-9]+)+`)
 
 // issuedByCertManager reports whether a Secret was written by cert-manager
 // for a Certificate (its cert-manager.io/certificate-name annotation).
