@@ -25,7 +25,8 @@ type comparedKind struct {
 }
 
 // compared are the kinds whose objects an operator may create, listed in
-// every namespace of the suite on each poll.
+// every namespace of the suite on each poll (suite.kinds adds
+// cert-manager's when both operators run mTLS).
 var compared = []comparedKind{
 	{schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "Pod"},
 	{schema.GroupVersionResource{Version: "v1", Resource: "services"}, "Service"},
@@ -441,7 +442,7 @@ func ownedBy(o unstructured.Unstructured, kinds ...string) bool {
 // namespace.
 func snapshot(ctx context.Context) (map[string][]unstructured.Unstructured, error) {
 	out := map[string][]unstructured.Unstructured{}
-	for _, c := range compared {
+	for _, c := range env.kinds {
 		list, err := env.dyn.Resource(c.gvr).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", c.gvr.Resource, err)

@@ -42,6 +42,11 @@ type suite struct {
 	dyn    dynamic.Interface
 	corpus []Manifest
 	sim    *headsim.Sim
+	// gates are gatesEnv's, turned on in both operators (none in make test).
+	gates features.Gates
+	// kinds are the kinds compared: compared, plus cert-manager's Issuers
+	// and Certificates when both operators run mTLS.
+	kinds []comparedKind
 	// certs plays cert-manager when both operators run with
 	// RayClusterMTLS on (gatesEnv), nil otherwise.
 	certs *certsim.Sim
@@ -176,7 +181,10 @@ func startSuite(ctx context.Context) (*suite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the sandbox: %w", err)
 	}
-	s := &suite{sb: sb, kc: sb.Clientset(), corpus: corpus}
+	s := &suite{sb: sb, kc: sb.Clientset(), corpus: corpus, kinds: compared}
+	if s.gates, err = features.Parse(os.Getenv(gatesEnv)); err != nil {
+		return s, fmt.Errorf("%s: %w", gatesEnv, err)
+	}
 	if s.dyn, err = dynamic.NewForConfig(sb.Config); err != nil {
 		return s, err
 	}
@@ -217,9 +225,8 @@ func startSuite(ctx context.Context) (*suite, error) {
 // either operator starts: KubeRay v1.7.0 looks for cert-manager once, at
 // start-up. With the gate off (make test) neither operator may use it.
 func (s *suite) startCertManager(ctx context.Context) error {
-	gates, err := features.Parse(os.Getenv(gatesEnv))
-	if err != nil || !gates.Enabled(features.RayClusterMTLS) {
-		return err
+	if !s.gates.Enabled(features.RayClusterMTLS) {
+		return nil
 	}
 	crds, err := certsim.CRDObjects(s.sb.ToolsDir)
 	if err != nil {
@@ -228,12 +235,14 @@ func (s *suite) startCertManager(ctx context.Context) error {
 	if err := s.sb.InstallCRDs(ctx, crds...); err != nil {
 		return fmt.Errorf("cert-manager's CRDs: %w", err)
 	}
-	s.certs, err = certsim.Start(ctx, certsim.Options{Config: s.sb.Config})
+	if s.certs, err = certsim.Start(ctx, certsim.Options{Config: s.sb.Config}); err != nil {
+		return err
+	}
 	// Both operators make Issuers and Certificates: compare them too.
-	compared = append(compared,
+	s.kinds = append(slices.Clone(compared),
 		comparedKind{schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "issuers"}, "Issuer"},
 		comparedKind{schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}, "Certificate"})
-	return err
+	return nil
 }
 
 // addNodes adds large fake nodes (and a few with GPUs) and lifts the taints
@@ -332,12 +341,8 @@ func (s *suite) startRaydar(namespaces []string, another bool) (stop func(), err
 	if err != nil {
 		return nil, err
 	}
-	gates, err := features.Parse(os.Getenv(gatesEnv))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", gatesEnv, err)
-	}
 	op, err := controller.New(s.sb.Config, controller.Options{
-		FeatureGates:                 gates,
+		FeatureGates:                 s.gates,
 		DisableLeaderElection:        true,
 		Namespaces:                   namespaces,
 		IgnoreOtherOperators:         true,
