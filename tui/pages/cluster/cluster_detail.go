@@ -60,6 +60,9 @@ type Detail struct {
 	// rayapi/why's words (why.GroupPlans).
 	plans map[string]string
 	next  bool // the AUTOSCALER NEXT column is shown
+	// sec is the cluster's security line (why.SecurityOf), kept with the
+	// rows so that a frame only renders it.
+	sec why.Security
 }
 
 func NewDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
@@ -165,6 +168,7 @@ func (d *Detail) refresh() {
 		d.rc = o.(*rayv1.RayCluster)
 	}
 	rc := d.rc
+	d.sec = why.SecurityOf(&rc.Spec)
 	groups := []treeRow{{id: "group/head", group: "000", name: "head", head: true}}
 	idx := map[string]int{}
 	for i := range rc.Spec.WorkerGroupSpecs {
@@ -389,7 +393,7 @@ func (d *Detail) View() string {
 		lbl("Desired"), format.Qty(s.DesiredCPU), format.Qty(s.DesiredMemory), format.Qty(s.DesiredGPU),
 		lbl("Head"), format.OrNone(s.Head.PodIP), lbl("Ray"), format.OrNone(rc.Spec.RayVersion))
 	l3 := lbl("Conditions") + " " + format.Conditions(s.Conditions)
-	l4 := lbl("Security") + " " + format.Security(st, why.SecurityOf(&rc.Spec))
+	l4 := lbl("Security") + " " + format.Security(st, d.sec)
 	var b strings.Builder
 	capl := d.capLines()
 	for _, l := range d.whyBlock(len(capl)) {
