@@ -1,6 +1,7 @@
 package why
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -186,7 +187,7 @@ func notActing(in *ClusterInput, out []Cause, logs string) []Cause {
 	}
 	offers := groupOffers(in.Cluster, in.Pods)
 	var demand []dashboard.Demand
-	var groups []string
+	var groups []*offer // the groups that would hold it, each once
 	for _, d := range cp.Pending {
 		var grow []*offer
 		for i := range offers {
@@ -200,7 +201,7 @@ func notActing(in *ClusterInput, out []Cause, logs string) []Cause {
 		}
 		acting := false
 		for _, o := range grow {
-			if g := workerGroup(in.Cluster, o.group); g != nil && int(g.DesiredPods()) > o.pods {
+			if g, ok := in.Cluster.Spec.WorkerGroup(o.group); ok && int(g.DesiredPods()) > o.pods {
 				acting = true // replicas raised: pods are on their way
 			}
 		}
@@ -209,8 +210,8 @@ func notActing(in *ClusterInput, out []Cause, logs string) []Cause {
 		}
 		demand = append(demand, d)
 		for _, o := range grow {
-			if !contains(groups, o.group) {
-				groups = append(groups, o.group)
+			if !slices.Contains(groups, o) {
+				groups = append(groups, o)
 			}
 		}
 	}
@@ -219,35 +220,20 @@ func notActing(in *ClusterInput, out []Cause, logs string) []Cause {
 	}
 	c := Cause{Code: CodeAutoscalerNotActing, Subject: in.subject(), Rank: rankAutoscalerIdle,
 		Summary: "the autoscaler is not acting: " + demandWords(demand[0]) + " for " + duration.HumanDuration(waited) +
-			", group " + groups[0] + " could grow",
+			", group " + groups[0].group + " could grow",
 		Fix: "read the autoscaler's log (" + logs + "): it may be stuck, unable to reach the API server, or have hit an error it keeps retrying"}
 	for _, d := range demand {
 		c.Evidence = append(c.Evidence, "Ray autoscaler: "+demandWords(d)+", pending for "+duration.HumanDuration(waited)+" (as raydar saw it)")
 	}
-	for _, name := range groups {
-		g := workerGroup(in.Cluster, name)
-		n := 0
-		for i := range offers {
-			if offers[i].group == name && !offers[i].head {
-				n = offers[i].pods
-			}
-		}
-		c.Evidence = append(c.Evidence, "group "+name+": replicas "+itoa(int64(g.DesiredReplicas()))+", "+plural(n, "pod", "pods")+
+	for _, o := range groups {
+		g, _ := in.Cluster.Spec.WorkerGroup(o.group) // a worker group's offer: it is in the spec
+		c.Evidence = append(c.Evidence, "group "+o.group+": replicas "+itoa(int64(g.DesiredReplicas()))+", "+plural(o.pods, "pod", "pods")+
 			", maxReplicas "+itoa(int64(g.Max()))+": replicas not raised")
 	}
 	if at, ok := lastAutoscalerWrite(in.Cluster); ok {
 		c.Evidence = append(c.Evidence, "the autoscaler last wrote the RayCluster "+duration.HumanDuration(in.Now.Sub(at))+" ago (field manager "+autoscalerManager+")")
 	}
 	return append(out, c)
-}
-
-func workerGroup(rc *rayv1.RayCluster, name string) *rayv1.WorkerGroupSpec {
-	for i := range rc.Spec.WorkerGroupSpecs {
-		if rc.Spec.WorkerGroupSpecs[i].GroupName == name {
-			return &rc.Spec.WorkerGroupSpecs[i]
-		}
-	}
-	return nil
 }
 
 // lastAutoscalerWrite is when the autoscaler's field manager last wrote
