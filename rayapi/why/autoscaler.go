@@ -34,6 +34,25 @@ type AutoscalerAccess struct {
 	Denied []string
 }
 
+// HeadServiceAccount is a cluster's head pod (of its pods, not being
+// deleted; nil when there is none) and the ServiceAccount it runs as
+// ("default" when unset): the account Ray's autoscaler sidecar acts as.
+func HeadServiceAccount(pods []*corev1.Pod) (*corev1.Pod, string) {
+	var head *corev1.Pod
+	for _, p := range pods {
+		if h, _ := podGroup(p); h && p.DeletionTimestamp == nil {
+			head = p
+		}
+	}
+	if head == nil {
+		return nil, ""
+	}
+	if sa := head.Spec.ServiceAccountName; sa != "" {
+		return head, sa
+	}
+	return head, "default"
+}
+
 // autoscalerCauses states, for a cluster with enableInTreeAutoscaling, why
 // its autoscaler does not scale it: the head pod's autoscaler sidecar
 // missing, crash-looping or not running; its ServiceAccount refused by
@@ -46,18 +65,9 @@ func autoscalerCauses(in *ClusterInput, out []Cause) []Cause {
 	if !rc.Spec.IsAutoscalingEnabled() {
 		return out
 	}
-	var head *corev1.Pod
-	for _, p := range in.Pods {
-		if h, _ := podGroup(p); h && p.DeletionTimestamp == nil {
-			head = p
-		}
-	}
+	head, sa := HeadServiceAccount(in.Pods)
 	if head == nil || head.Spec.NodeName == "" {
 		return out // no head pod yet, or not scheduled: the head's causes say why
-	}
-	sa := head.Spec.ServiceAccountName
-	if sa == "" {
-		sa = "default"
 	}
 	logs := "kubectl logs " + head.Name + " -c " + rayv1.AutoscalerContainerName + " -n " + head.Namespace
 	if acc := in.AutoscalerAccess; acc != nil && len(acc.Denied) > 0 {
