@@ -62,6 +62,12 @@ func TestAutoscalerCauses(t *testing.T) {
 		}, want: []string{"AutoscalerDown: autoscaler crash-looping: exit 1"},
 			evidence: []string{"pod rc-head container autoscaler: CrashLoopBackOff, restarted 4 times, last exit code 1 (Error)"},
 			fix:      "kubectl logs rc-head -c autoscaler -n ns --previous"},
+		{name: "a container named autoscaler crash-looping without autoscaling: the head pod's crash loop", in: func(in *ClusterInput) {
+			autoscaled(in)
+			in.Cluster.Spec.EnableInTreeAutoscaling = ptr(false) // the user's own container of that name
+			sidecarDown(in, "CrashLoopBackOff", 4, 1, "")
+		}, want: []string{"CrashLoop: head crash-looping: exit 1"},
+			evidence: []string{"pod rc-head container autoscaler: CrashLoopBackOff, restarted 4 times"}},
 		{name: "sidecar's last exit was a 403: refused by RBAC", in: func(in *ClusterInput) {
 			autoscaled(in)
 			sidecarDown(in, "CrashLoopBackOff", 2, 1,
