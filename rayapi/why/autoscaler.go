@@ -19,6 +19,22 @@ import (
 // minute is a dozen rounds.
 const AutoscalerActWithin = time.Minute
 
+// PendingShapes names the shapes of Ray's pending demand, in shapeWords,
+// sorted ("" when Ray's demand is unknown or none is pending): the same
+// words seen again are the same demand, whose ClusterInput.DemandSince a
+// caller keeps.
+func PendingShapes(c *dashboard.Capacity) string {
+	if c == nil || !c.DemandKnown {
+		return ""
+	}
+	shapes := make([]string, 0, len(c.Pending))
+	for _, d := range c.Pending {
+		shapes = append(shapes, shapeWords(d.Shape))
+	}
+	slices.Sort(shapes)
+	return strings.Join(shapes, "; ")
+}
+
 // autoscalerManager is the field manager of the Ray autoscaler's writes
 // (Python requests' user agent; kube/history.AutoscalerManager, copied:
 // rayapi does not import kube).
