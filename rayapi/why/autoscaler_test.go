@@ -1,7 +1,6 @@
 package why
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -155,17 +154,6 @@ func TestAutoscalerCauses(t *testing.T) {
 		}, want: []string{"RayInfeasible: 3 tasks want {GPU: 1}; group gpu: it is at maxReplicas 1"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			in := ClusterInput{Cluster: readyCluster(), Pods: healthyPods(), Reconciler: active(), Now: now}
-			tt.in(&in)
-			got := Cluster(in)
-			sameLines(t, got, tt.want)
-			for _, e := range tt.evidence {
-				hasEvidence(t, got, e)
-			}
-			if tt.fix != "" && (len(got) == 0 || !strings.Contains(got[0].Fix, tt.fix)) {
-				t.Errorf("fix of %v does not say %q", got, tt.fix)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { clusterCase(t, tt.in, tt.want, tt.evidence, tt.fix) })
 	}
 }
