@@ -294,10 +294,7 @@ func starting(st *corev1.ContainerStatus) bool {
 func sidecarWords(p *corev1.Pod, st *corev1.ContainerStatus) string {
 	line := "pod " + p.Name + " container " + st.Name + ": " + sidecarState(st) + ", restarted " + itoa(int64(st.RestartCount)) + " times"
 	if t := st.LastTerminationState.Terminated; t != nil {
-		line += ", last exit code " + itoa(int64(t.ExitCode))
-		if t.Reason != "" {
-			line += " (" + t.Reason + ")"
-		}
+		line += ", last " + exitWords(t)
 	}
 	return line
 }
@@ -309,11 +306,7 @@ func sidecarState(st *corev1.ContainerStatus) string {
 	case s.Waiting != nil && s.Waiting.Reason != "":
 		return s.Waiting.Reason
 	case s.Terminated != nil:
-		w := "terminated, exit code " + itoa(int64(s.Terminated.ExitCode))
-		if s.Terminated.Reason != "" {
-			w += " (" + s.Terminated.Reason + ")"
-		}
-		return w
+		return "terminated, " + exitWords(s.Terminated)
 	}
 	return "waiting"
 }

@@ -314,13 +314,19 @@ func crashWords(p *corev1.Pod, cs *corev1.ContainerStatus) string {
 	return "exit " + itoa(int64(t.ExitCode))
 }
 
+// exitWords: "exit code 1 (Error)", the reason when the kubelet gives one.
+func exitWords(t *corev1.ContainerStateTerminated) string {
+	w := "exit code " + itoa(int64(t.ExitCode))
+	if t.Reason != "" {
+		w += " (" + t.Reason + ")"
+	}
+	return w
+}
+
 func crashEvidence(where string, p *corev1.Pod, cs *corev1.ContainerStatus) []string {
 	line := where + ": CrashLoopBackOff, restarted " + itoa(int64(cs.RestartCount)) + " times"
 	if t := cs.LastTerminationState.Terminated; t != nil {
-		line += ", last exit code " + itoa(int64(t.ExitCode))
-		if t.Reason != "" {
-			line += " (" + t.Reason + ")"
-		}
+		line += ", last " + exitWords(t)
 		if m := strings.TrimSpace(t.Message); m != "" {
 			return []string{line, "last message: " + shortReason(m)}
 		}
