@@ -180,8 +180,10 @@ func (d *Detail) refresh() {
 	d.podUIDs = host.UIDSet{d.uid: true}
 	pods := d.E.Store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name})
 	d.plans = map[string]string{}
-	for _, p := range why.GroupPlans(why.ClusterInput{Cluster: rc, Pods: pods, Capacity: d.cap}) {
-		d.plans[p.Group] = p.String()
+	if d.next { // no AUTOSCALER NEXT column, no plans to make
+		for _, p := range why.GroupPlans(why.ClusterInput{Cluster: rc, Pods: pods, Capacity: d.cap}) {
+			d.plans[p.Group] = p.String()
+		}
 	}
 	for _, p := range pods {
 		d.podUIDs[watch.Key(p)] = true
