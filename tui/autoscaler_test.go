@@ -14,8 +14,9 @@ import (
 )
 
 // The cluster detail says, per worker group, what the autoscaler would do
-// next from Ray's view: group gpu grows for the GPU tasks Ray cannot place
-// (as far as maxReplicas allows), group cpu loses its idle worker.
+// next from Ray's view: group cpu grows for the CPU tasks Ray cannot place
+// (as far as maxReplicas allows: up 2), group gpu, which CPU-only demand
+// goes to last, has nothing to do.
 func TestClusterAutoscalerNext(t *testing.T) {
 	st := fixture()
 	o, ok := st.Find(watch.RayCluster, "ml", "train-a")

@@ -176,17 +176,23 @@ func sortedCauses(cs []why.Cause) []why.Cause {
 // leaves the cluster open) whether or not anything is wrong.
 func writeWhy(w io.Writer, kind, ns, name string, causes []why.Cause, sec *why.Security) error {
 	var b strings.Builder
+	writeCauses(&b, kind, ns, name, causes)
+	writeSecurity(&b, sec)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeCauses is writeWhy's header line and causes.
+func writeCauses(b *strings.Builder, kind, ns, name string, causes []why.Cause) {
 	if len(causes) == 0 {
-		fmt.Fprintf(&b, "%s %s/%s: nothing is wrong that raydar can see\n", kind, ns, name)
-		writeSecurity(&b, sec)
-		_, err := io.WriteString(w, b.String())
-		return err
+		fmt.Fprintf(b, "%s %s/%s: nothing is wrong that raydar can see\n", kind, ns, name)
+		return
 	}
 	n := "1 cause"
 	if len(causes) > 1 {
 		n = fmt.Sprintf("%d causes, most decisive first", len(causes))
 	}
-	fmt.Fprintf(&b, "%s %s/%s: %s\n", kind, ns, name, n)
+	fmt.Fprintf(b, "%s %s/%s: %s\n", kind, ns, name, n)
 	width := 0
 	for _, c := range causes {
 		width = max(width, len(c.Code))
@@ -196,22 +202,19 @@ func writeWhy(w io.Writer, kind, ns, name string, causes []why.Cause, sec *why.S
 		if c.Subject != "" {
 			line += c.Subject + ": "
 		}
-		fmt.Fprintln(&b, line+c.Summary)
+		fmt.Fprintln(b, line+c.Summary)
 		indent := strings.Repeat(" ", width+2)
 		for _, e := range c.Evidence {
 			// Evidence may span lines (a Serve app's traceback): each
 			// keeps the indentation.
 			for _, l := range strings.Split(strings.TrimRight(e, "\n"), "\n") {
-				fmt.Fprintln(&b, indent+l)
+				fmt.Fprintln(b, indent+l)
 			}
 		}
 		if c.Fix != "" {
-			fmt.Fprintln(&b, indent+"fix: "+c.Fix)
+			fmt.Fprintln(b, indent+"fix: "+c.Fix)
 		}
 	}
-	writeSecurity(&b, sec)
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // writeSecurity is the security line of writeWhy.
@@ -219,7 +222,7 @@ func writeSecurity(b *strings.Builder, sec *why.Security) {
 	if sec == nil {
 		return
 	}
-	const indent = "          "
+	const indent = "          " // under the verdict, past "security: "
 	fmt.Fprintln(b, "security: "+sec.Verdict())
 	fmt.Fprintln(b, indent+sec.Items())
 	for _, o := range sec.Open {

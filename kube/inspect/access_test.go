@@ -38,11 +38,18 @@ func TestAutoscalerAccess(t *testing.T) {
 		t.Errorf("asked %q, want %q", asked, want)
 	}
 
+	failed := 0
 	s = &gathering{g: &Gatherer{Review: func(context.Context, *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error) {
+		failed++
 		return nil, errors.New(`subjectaccessreviews.authorization.k8s.io is forbidden`)
 	}}, ctx: context.Background(), ns: "ns"}
 	if acc := s.autoscalerAccess(rc, []*corev1.Pod{head}); acc != nil || len(s.notes) != 1 {
 		t.Errorf("unanswered: access %+v, notes %q", acc, s.notes)
+	}
+	// A second cluster of the same gathering (a RayService's pending one)
+	// is not asked again: one failed review, one note.
+	if acc := s.autoscalerAccess(rc, []*corev1.Pod{head}); acc != nil || len(s.notes) != 1 || failed != 1 {
+		t.Errorf("unanswered twice: access %+v, notes %q, %d reviews", acc, s.notes, failed)
 	}
 	on = false
 	if acc := s.autoscalerAccess(rc, []*corev1.Pod{head}); acc != nil {

@@ -157,6 +157,8 @@ type gathering struct {
 	eventsOK  bool
 	nodes     *why.Nodes
 	reconcile *why.Reconciler
+	// reviewFailed: a SubjectAccessReview was not answered (noted once).
+	reviewFailed bool
 }
 
 func (s *gathering) note(format string, args ...any) {
@@ -243,18 +245,9 @@ func (s *gathering) autoscalerAccess(rc *rayv1.RayCluster, pods []*corev1.Pod) *
 	if s.g.Review == nil || !rc.Spec.IsAutoscalingEnabled() {
 		return nil
 	}
-	var head *corev1.Pod
-	for _, p := range pods {
-		if p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) && p.DeletionTimestamp == nil {
-			head = p
-		}
-	}
-	if head == nil {
+	head, sa := why.HeadServiceAccount(pods)
+	if head == nil || s.reviewFailed {
 		return nil
-	}
-	sa := head.Spec.ServiceAccountName
-	if sa == "" {
-		sa = "default"
 	}
 	user := "system:serviceaccount:" + rc.Namespace + ":" + sa
 	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + rc.Namespace, "system:authenticated"}
@@ -265,7 +258,8 @@ func (s *gathering) autoscalerAccess(rc *rayv1.RayCluster, pods []*corev1.Pod) *
 	} {
 		got, err := s.g.Review(s.ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User: user, Groups: groups, ResourceAttributes: &ra}})
-		if err != nil {
+		if err != nil { // not asked again for another cluster (a RayService's pending one): it would fail the same way
+			s.reviewFailed = true
 			s.note("whether ServiceAccount %s/%s may %s %s (autoscaler): %v (left out)", rc.Namespace, sa, ra.Verb, ra.Resource, err)
 			return nil
 		}

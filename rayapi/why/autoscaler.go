@@ -1,6 +1,7 @@
 package why
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,22 @@ import (
 // minute is a dozen rounds.
 const AutoscalerActWithin = time.Minute
 
+// PendingShapes names the shapes of Ray's pending demand, in shapeWords,
+// sorted ("" when Ray's demand is unknown or none is pending): the same
+// words seen again are the same demand, whose ClusterInput.DemandSince a
+// caller keeps.
+func PendingShapes(c *dashboard.Capacity) string {
+	if c == nil || !c.DemandKnown {
+		return ""
+	}
+	shapes := make([]string, 0, len(c.Pending))
+	for _, d := range c.Pending {
+		shapes = append(shapes, shapeWords(d.Shape))
+	}
+	slices.Sort(shapes)
+	return strings.Join(shapes, "; ")
+}
+
 // autoscalerManager is the field manager of the Ray autoscaler's writes
 // (Python requests' user agent; kube/history.AutoscalerManager, copied:
 // rayapi does not import kube).
@@ -33,6 +50,25 @@ type AutoscalerAccess struct {
 	Denied []string
 }
 
+// HeadServiceAccount is a cluster's head pod (of its pods, not being
+// deleted; nil when there is none) and the ServiceAccount it runs as
+// ("default" when unset): the account Ray's autoscaler sidecar acts as.
+func HeadServiceAccount(pods []*corev1.Pod) (*corev1.Pod, string) {
+	var head *corev1.Pod
+	for _, p := range pods {
+		if h, _ := podGroup(p); h && p.DeletionTimestamp == nil {
+			head = p
+		}
+	}
+	if head == nil {
+		return nil, ""
+	}
+	if sa := head.Spec.ServiceAccountName; sa != "" {
+		return head, sa
+	}
+	return head, "default"
+}
+
 // autoscalerCauses states, for a cluster with enableInTreeAutoscaling, why
 // its autoscaler does not scale it: the head pod's autoscaler sidecar
 // missing, crash-looping or not running; its ServiceAccount refused by
@@ -45,18 +81,9 @@ func autoscalerCauses(in *ClusterInput, out []Cause) []Cause {
 	if !rc.Spec.IsAutoscalingEnabled() {
 		return out
 	}
-	var head *corev1.Pod
-	for _, p := range in.Pods {
-		if h, _ := podGroup(p); h && p.DeletionTimestamp == nil {
-			head = p
-		}
-	}
+	head, sa := HeadServiceAccount(in.Pods)
 	if head == nil || head.Spec.NodeName == "" {
 		return out // no head pod yet, or not scheduled: the head's causes say why
-	}
-	sa := head.Spec.ServiceAccountName
-	if sa == "" {
-		sa = "default"
 	}
 	logs := "kubectl logs " + head.Name + " -c " + rayv1.AutoscalerContainerName + " -n " + head.Namespace
 	if acc := in.AutoscalerAccess; acc != nil && len(acc.Denied) > 0 {
@@ -186,7 +213,7 @@ func notActing(in *ClusterInput, out []Cause, logs string) []Cause {
 	}
 	offers := groupOffers(in.Cluster, in.Pods)
 	var demand []dashboard.Demand
-	var groups []string
+	var groups []*offer // the groups that would hold it, each once
 	for _, d := range cp.Pending {
 		var grow []*offer
 		for i := range offers {
@@ -200,7 +227,7 @@ func notActing(in *ClusterInput, out []Cause, logs string) []Cause {
 		}
 		acting := false
 		for _, o := range grow {
-			if g := workerGroup(in.Cluster, o.group); g != nil && int(g.DesiredPods()) > o.pods {
+			if g, ok := in.Cluster.Spec.WorkerGroup(o.group); ok && int(g.DesiredPods()) > o.pods {
 				acting = true // replicas raised: pods are on their way
 			}
 		}
@@ -209,8 +236,8 @@ func notActing(in *ClusterInput, out []Cause, logs string) []Cause {
 		}
 		demand = append(demand, d)
 		for _, o := range grow {
-			if !contains(groups, o.group) {
-				groups = append(groups, o.group)
+			if !slices.Contains(groups, o) {
+				groups = append(groups, o)
 			}
 		}
 	}
@@ -219,35 +246,20 @@ func notActing(in *ClusterInput, out []Cause, logs string) []Cause {
 	}
 	c := Cause{Code: CodeAutoscalerNotActing, Subject: in.subject(), Rank: rankAutoscalerIdle,
 		Summary: "the autoscaler is not acting: " + demandWords(demand[0]) + " for " + duration.HumanDuration(waited) +
-			", group " + groups[0] + " could grow",
+			", group " + groups[0].group + " could grow",
 		Fix: "read the autoscaler's log (" + logs + "): it may be stuck, unable to reach the API server, or have hit an error it keeps retrying"}
 	for _, d := range demand {
 		c.Evidence = append(c.Evidence, "Ray autoscaler: "+demandWords(d)+", pending for "+duration.HumanDuration(waited)+" (as raydar saw it)")
 	}
-	for _, name := range groups {
-		g := workerGroup(in.Cluster, name)
-		n := 0
-		for i := range offers {
-			if offers[i].group == name && !offers[i].head {
-				n = offers[i].pods
-			}
-		}
-		c.Evidence = append(c.Evidence, "group "+name+": replicas "+itoa(int64(g.DesiredReplicas()))+", "+plural(n, "pod", "pods")+
+	for _, o := range groups {
+		g, _ := in.Cluster.Spec.WorkerGroup(o.group) // a worker group's offer: it is in the spec
+		c.Evidence = append(c.Evidence, "group "+o.group+": replicas "+itoa(int64(g.DesiredReplicas()))+", "+plural(o.pods, "pod", "pods")+
 			", maxReplicas "+itoa(int64(g.Max()))+": replicas not raised")
 	}
 	if at, ok := lastAutoscalerWrite(in.Cluster); ok {
 		c.Evidence = append(c.Evidence, "the autoscaler last wrote the RayCluster "+duration.HumanDuration(in.Now.Sub(at))+" ago (field manager "+autoscalerManager+")")
 	}
 	return append(out, c)
-}
-
-func workerGroup(rc *rayv1.RayCluster, name string) *rayv1.WorkerGroupSpec {
-	for i := range rc.Spec.WorkerGroupSpecs {
-		if rc.Spec.WorkerGroupSpecs[i].GroupName == name {
-			return &rc.Spec.WorkerGroupSpecs[i]
-		}
-	}
-	return nil
 }
 
 // lastAutoscalerWrite is when the autoscaler's field manager last wrote
@@ -282,10 +294,7 @@ func starting(st *corev1.ContainerStatus) bool {
 func sidecarWords(p *corev1.Pod, st *corev1.ContainerStatus) string {
 	line := "pod " + p.Name + " container " + st.Name + ": " + sidecarState(st) + ", restarted " + itoa(int64(st.RestartCount)) + " times"
 	if t := st.LastTerminationState.Terminated; t != nil {
-		line += ", last exit code " + itoa(int64(t.ExitCode))
-		if t.Reason != "" {
-			line += " (" + t.Reason + ")"
-		}
+		line += ", last " + exitWords(t)
 	}
 	return line
 }
@@ -297,11 +306,7 @@ func sidecarState(st *corev1.ContainerStatus) string {
 	case s.Waiting != nil && s.Waiting.Reason != "":
 		return s.Waiting.Reason
 	case s.Terminated != nil:
-		w := "terminated, exit code " + itoa(int64(s.Terminated.ExitCode))
-		if s.Terminated.Reason != "" {
-			w += " (" + s.Terminated.Reason + ")"
-		}
-		return w
+		return "terminated, " + exitWords(s.Terminated)
 	}
 	return "waiting"
 }

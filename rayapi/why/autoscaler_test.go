@@ -1,7 +1,6 @@
 package why
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +61,12 @@ func TestAutoscalerCauses(t *testing.T) {
 		}, want: []string{"AutoscalerDown: autoscaler crash-looping: exit 1"},
 			evidence: []string{"pod rc-head container autoscaler: CrashLoopBackOff, restarted 4 times, last exit code 1 (Error)"},
 			fix:      "kubectl logs rc-head -c autoscaler -n ns --previous"},
+		{name: "a container named autoscaler crash-looping without autoscaling: the head pod's crash loop", in: func(in *ClusterInput) {
+			autoscaled(in)
+			in.Cluster.Spec.EnableInTreeAutoscaling = ptr(false) // the user's own container of that name
+			sidecarDown(in, "CrashLoopBackOff", 4, 1, "")
+		}, want: []string{"CrashLoop: head crash-looping: exit 1"},
+			evidence: []string{"pod rc-head container autoscaler: CrashLoopBackOff, restarted 4 times"}},
 		{name: "sidecar's last exit was a 403: refused by RBAC", in: func(in *ClusterInput) {
 			autoscaled(in)
 			sidecarDown(in, "CrashLoopBackOff", 2, 1,
@@ -149,17 +154,6 @@ func TestAutoscalerCauses(t *testing.T) {
 		}, want: []string{"RayInfeasible: 3 tasks want {GPU: 1}; group gpu: it is at maxReplicas 1"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			in := ClusterInput{Cluster: readyCluster(), Pods: healthyPods(), Reconciler: active(), Now: now}
-			tt.in(&in)
-			got := Cluster(in)
-			sameLines(t, got, tt.want)
-			for _, e := range tt.evidence {
-				hasEvidence(t, got, e)
-			}
-			if tt.fix != "" && (len(got) == 0 || !strings.Contains(got[0].Fix, tt.fix)) {
-				t.Errorf("fix of %v does not say %q", got, tt.fix)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { clusterCase(t, tt.in, tt.want, tt.evidence, tt.fix) })
 	}
 }

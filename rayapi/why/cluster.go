@@ -35,7 +35,7 @@ func clusterCauses(in *ClusterInput) []Cause {
 		failReason, failMsg = f.Reason, f.Message
 	}
 	cs = writeCauses(o, in.Events, failReason, failMsg, cs)
-	var scan podScan
+	scan := podScan{autoscaling: rc.Spec.IsAutoscalingEnabled()}
 	scanPods(&scan, in.Pods, in.Events)
 	cs = autoscalerCauses(in, cs)
 	cs = rayCauses(in, &scan, cs)

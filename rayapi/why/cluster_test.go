@@ -32,6 +32,26 @@ func sameLines(t *testing.T, got []Cause, want []string) {
 }
 
 // hasEvidence fails unless some cause's evidence line contains s.
+// clusterCase is one case of a table of cluster causes: readyCluster with
+// healthyPods, changed by change, has the causes want (nil: none), each
+// of evidence among their evidence, and the first one's fix says fix.
+func clusterCase(t *testing.T, change func(in *ClusterInput), want, evidence []string, fix string) {
+	t.Helper()
+	in := ClusterInput{Cluster: readyCluster(), Pods: healthyPods(), Reconciler: active(), Now: now}
+	change(&in)
+	got := Cluster(in)
+	sameLines(t, got, want)
+	for _, e := range evidence {
+		hasEvidence(t, got, e)
+	}
+	if fix != "" && (len(got) == 0 || !strings.Contains(got[0].Fix, fix)) {
+		t.Errorf("fix of the first cause does not say %q: %+v", fix, got)
+	}
+	if want == nil && got != nil {
+		t.Errorf("want nil, got %#v", got)
+	}
+}
+
 func hasEvidence(t *testing.T, cs []Cause, s string) {
 	t.Helper()
 	for _, c := range cs {
@@ -267,21 +287,7 @@ func TestClusterCauses(t *testing.T) {
 			evidence: []string{"Ray: 4 tasks want {GPU: 2} (infeasible), which these pods would serve"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			in := ClusterInput{Cluster: readyCluster(), Pods: healthyPods(), Reconciler: active(), Now: now}
-			tt.in(&in)
-			got := Cluster(in)
-			sameLines(t, got, tt.want)
-			for _, e := range tt.evidence {
-				hasEvidence(t, got, e)
-			}
-			if tt.fix != "" && (len(got) == 0 || !strings.Contains(got[0].Fix, tt.fix)) {
-				t.Errorf("fix of the first cause does not say %q: %+v", tt.fix, got)
-			}
-			if tt.want == nil && got != nil {
-				t.Errorf("want nil, got %#v", got)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { clusterCase(t, tt.in, tt.want, tt.evidence, tt.fix) })
 	}
 }
 

@@ -15,10 +15,12 @@
 // workers' (pods.go reads the pods, podcauses.go words them, nodes.go
 // makes scheduling specific); workers waiting for the GCS; the in-tree
 // autoscaler (autoscaler.go: its sidecar down, its ServiceAccount refused,
-// pending demand it does not act on); Ray's demand (ray.go); then what a
+// pending demand it does not act on, idle workers it does not remove);
+// Ray's demand (ray.go); then what a
 // RayJob (job.go; jobdemand.go: its entrypoint's resources no pod gives)
 // or RayService (service.go) says of itself. A job's or service's
 // cluster's causes are its own, stated once (nested.go). Codes (codes.go)
 // are stable words for scripts. GroupPlans (plan.go) says per worker group
-// what the autoscaler would do next, for the cluster page.
+// what the autoscaler would do next, for the cluster page; SecurityOf
+// (security.go) is a cluster spec's security line.
 package why

@@ -183,10 +183,7 @@ func submitterFailed(in *JobInput) (Cause, bool) {
 		if t == nil || t.ExitCode == 0 {
 			continue
 		}
-		ev := "pod " + p.Name + " container " + cs.Name + ": exit code " + itoa(int64(t.ExitCode))
-		if t.Reason != "" {
-			ev += " (" + t.Reason + ")"
-		}
+		ev := "pod " + p.Name + " container " + cs.Name + ": " + exitWords(t)
 		c := Cause{Code: CodeSubmitterFailed, Subject: "pod " + p.Name, Rank: rankSubmitter,
 			Summary:  "submitter exited " + itoa(int64(t.ExitCode)),
 			Evidence: []string{ev},

@@ -2,7 +2,6 @@ package why
 
 import (
 	"encoding/json"
-	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -88,7 +87,7 @@ func jobDemand(in *JobInput, out []Cause) []Cause {
 	}
 	c := Cause{Code: CodeJobDemand, Subject: jobSubject(j), Rank: rankRayDemand, demand: want,
 		Evidence: jobShapeFields(&j.Spec)}
-	ray := rayHolds(ci.Capacity, shape)
+	ray := rayHolds(ci.Capacity, want)
 	if ray != "" {
 		c.Evidence = append(c.Evidence, "Ray autoscaler: "+ray)
 	}
@@ -103,32 +102,31 @@ func jobDemand(in *JobInput, out []Cause) []Cause {
 	// Some group offers the shape: the job waits only when Ray says so,
 	// or when none of those groups has a pod nor may get one.
 	var stuck []string
-	grows, pending := "", ""
+	var grows, pending *offer // the first that may grow; the last whose pods are unschedulable
 	for _, f := range fitting {
 		switch {
 		case f.head && ray == "":
 			return out // the head offers it: Ray's view is needed to say it waits
 		case groupUnschedulable(ci.Pods, f):
-			pending = f.group
+			pending = f
 		case f.stuck == "":
-			if grows == "" {
-				grows = f.group
+			if grows == nil {
+				grows = f
 			}
 		case f.pods == 0 || ray != "":
 			stuck = append(stuck, "group "+f.group+": "+f.stuck)
 		}
 	}
 	switch {
-	case ray == "" && (grows != "" || pending != "" || len(stuck) < len(fitting)):
+	case ray == "" && (grows != nil || pending != nil || len(stuck) < len(fitting)):
 		return out // a pod may serve it, or one does and Ray's view is unknown
-	case pending != "":
-		c.Summary = "entrypoint waits for " + want + ": group " + pending + "'s pods cannot be scheduled"
-		c.Evidence = append(c.Evidence, "group "+pending+" offers "+shapeWords(fittingOffer(fitting, pending).res)+" per pod; its Pending pods are unschedulable (cause below)")
-		c.Fix = "fix why group " + pending + "'s pods stay Pending (below); the job starts once one runs"
-	case grows != "":
-		f := fittingOffer(fitting, grows)
-		c.Summary = "entrypoint waits for " + want + ": the autoscaler may add a " + grows + " pod (" + itoa(int64(f.pods)) + " of max " + itoa(int64(f.maxPods)) + ")"
-		c.Evidence = append(c.Evidence, "group "+grows+" offers "+shapeWords(f.res)+" per pod and may grow")
+	case pending != nil:
+		c.Summary = "entrypoint waits for " + want + ": group " + pending.group + "'s pods cannot be scheduled"
+		c.Evidence = append(c.Evidence, offerWords(pending)+"; its Pending pods are unschedulable (cause below)")
+		c.Fix = "fix why group " + pending.group + "'s pods stay Pending (below); the job starts once one runs"
+	case grows != nil:
+		c.Summary = "entrypoint waits for " + want + ": the autoscaler may add a " + grows.group + " pod (" + itoa(int64(grows.pods)) + " of max " + itoa(int64(grows.maxPods)) + ")"
+		c.Evidence = append(c.Evidence, offerWords(grows)+" and may grow")
 		c.Fix = "wait for the autoscaler to add a pod; if it does not, see the cluster's autoscaler causes"
 	case len(stuck) > 0:
 		c.Summary = "entrypoint asks " + want + "; " + stuck[0]
@@ -141,14 +139,14 @@ func jobDemand(in *JobInput, out []Cause) []Cause {
 }
 
 // rayHolds: Ray's demand of exactly the shape (its pending or infeasible
-// list), in words; "" when Ray's view is unknown or holds none.
-func rayHolds(cp *dashboard.Capacity, shape dashboard.Resources) string {
+// list), in words; "" when Ray's view is unknown or holds none. Shapes are
+// compared in shapeWords, as nested matches a job's demand to its
+// cluster's RayInfeasible.
+func rayHolds(cp *dashboard.Capacity, want string) string {
 	if cp == nil {
 		return ""
 	}
-	same := func(a dashboard.Resources) bool {
-		return maps.EqualFunc(nonZero(a), shape, func(x, y float64) bool { return x == y })
-	}
+	same := func(a dashboard.Resources) bool { return shapeWords(a) == want }
 	for _, d := range cp.Infeasible {
 		if same(d.Shape) {
 			return demandWords(d) + " (infeasible)"
@@ -160,25 +158,6 @@ func rayHolds(cp *dashboard.Capacity, shape dashboard.Resources) string {
 		}
 	}
 	return ""
-}
-
-func nonZero(r dashboard.Resources) dashboard.Resources {
-	out := make(dashboard.Resources, len(r))
-	for k, v := range r {
-		if v != 0 {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-func fittingOffer(fs []*offer, group string) *offer {
-	for _, f := range fs {
-		if f.group == group {
-			return f
-		}
-	}
-	return fs[0]
 }
 
 // groupUnschedulable: a worker pod of the group is Pending and the
@@ -202,21 +181,11 @@ func groupUnschedulable(pods []*corev1.Pod, f *offer) bool {
 // podShortfall says which resource of a shape no pod of the cluster (head
 // included) offers: "no pod of RayCluster rc offers 2 GPU (the most is 0)".
 func podShortfall(offers []offer, shape dashboard.Resources, name string) string {
-	for _, k := range sortedKeys(shape) {
-		need, best, fits := shape[k], 0.0, false
-		for i := range offers {
-			v, known := offers[i].has(k)
-			if !known || v >= need {
-				fits = true
-				break
-			}
-			best = max(best, v)
-		}
-		if !fits {
-			return "no pod of RayCluster " + name + " offers " + amount(k, need) + " " + k + " (the most is " + amount(k, best) + ")"
-		}
+	k, need, best, ok := lacking(offers, shape, true)
+	if !ok {
+		return "no pod of RayCluster " + name + " offers all of it"
 	}
-	return "no pod of RayCluster " + name + " offers all of it"
+	return "no pod of RayCluster " + name + " offers " + amount(k, need) + " " + k + " (the most is " + amount(k, best) + ")"
 }
 
 // offerWords: "group gpu offers {CPU: 4, GPU: 4} per pod".

@@ -1,21 +1,22 @@
 package why
 
-import "github.com/raydar/raydar/rayapi/status"
+import (
+	"slices"
+
+	"github.com/raydar/raydar/rayapi/status"
+)
 
 // nested are a RayJob's or RayService's cluster's causes, stated as the
 // cluster's: the Subject names the cluster first. Causes the parent
-// already states for itself (who reconciles, suspended) are dropped.
+// already states for itself are dropped (statedBy).
 func nested(parent []Cause, in *ClusterInput, out []Cause) []Cause {
 	if in == nil || in.Cluster == nil {
 		return out
 	}
 	sub := in.subject()
 	for _, c := range clusterCauses(in) {
-		if hasCode(parent, c.Code) && (c.Code == CodeNotReconciled || c.Code == CodeOtherOperator || c.Code == CodeSuspended) {
+		if statedBy(parent, c) {
 			continue
-		}
-		if c.Code == CodeRayInfeasible && statesDemand(parent, c.demand) {
-			continue // the job's own demand, stated as the job's
 		}
 		if c.Subject != sub {
 			c.Subject = sub + ", " + c.Subject
@@ -25,12 +26,15 @@ func nested(parent []Cause, in *ClusterInput, out []Cause) []Cause {
 	return out
 }
 
-// statesDemand: one of the causes is a JobDemand for the shape.
-func statesDemand(cs []Cause, demand string) bool {
-	for _, c := range cs {
-		if c.Code == CodeJobDemand && c.demand == demand {
-			return true
-		}
+// statedBy: the parent's causes already say what the cluster's cause c
+// says: who reconciles and suspended, by the same code; Ray's demand no
+// pod serves (RayInfeasible), by a JobDemand for the same shape.
+func statedBy(parent []Cause, c Cause) bool {
+	switch c.Code {
+	case CodeNotReconciled, CodeOtherOperator, CodeSuspended:
+		return hasCode(parent, c.Code)
+	case CodeRayInfeasible:
+		return slices.ContainsFunc(parent, func(p Cause) bool { return p.Code == CodeJobDemand && p.demand == c.demand })
 	}
 	return false
 }

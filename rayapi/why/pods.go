@@ -42,6 +42,11 @@ type podScan struct {
 	headReady bool
 	// waiting are the workers whose init containers wait (for the GCS).
 	waiting []string
+	// autoscaling: the cluster has enableInTreeAutoscaling, so
+	// autoscalerCauses states the head's autoscaler sidecar crash-looping
+	// and the pod causes leave it out; without it, a container of that
+	// name is the user's and its crash loop is the pod's.
+	autoscaling bool
 }
 
 // podGroup is a pod's group: the head, or its worker group.
@@ -198,7 +203,7 @@ func (s *podScan) containers(p *corev1.Pod, head bool, group string, sts []corev
 			s.add(CodeImagePull, gk+"\x00"+image, p, head, group, w.Message, image, where+": "+w.Reason+": "+w.Message)
 			blocked = true
 		case "CrashLoopBackOff":
-			if head && cs.Name == rayv1.AutoscalerContainerName {
+			if head && cs.Name == rayv1.AutoscalerContainerName && s.autoscaling {
 				blocked = true // the autoscaler's own cause (autoscaler.go) says it
 				continue
 			}
@@ -309,13 +314,19 @@ func crashWords(p *corev1.Pod, cs *corev1.ContainerStatus) string {
 	return "exit " + itoa(int64(t.ExitCode))
 }
 
+// exitWords: "exit code 1 (Error)", the reason when the kubelet gives one.
+func exitWords(t *corev1.ContainerStateTerminated) string {
+	w := "exit code " + itoa(int64(t.ExitCode))
+	if t.Reason != "" {
+		w += " (" + t.Reason + ")"
+	}
+	return w
+}
+
 func crashEvidence(where string, p *corev1.Pod, cs *corev1.ContainerStatus) []string {
 	line := where + ": CrashLoopBackOff, restarted " + itoa(int64(cs.RestartCount)) + " times"
 	if t := cs.LastTerminationState.Terminated; t != nil {
-		line += ", last exit code " + itoa(int64(t.ExitCode))
-		if t.Reason != "" {
-			line += " (" + t.Reason + ")"
-		}
+		line += ", last " + exitWords(t)
 		if m := strings.TrimSpace(t.Message); m != "" {
 			return []string{line, "last message: " + shortReason(m)}
 		}

@@ -241,28 +241,40 @@ func rayCauses(in *ClusterInput, s *podScan, out []Cause) []Cause {
 // shortfall says which resource of a shape no worker group offers per pod:
 // "no worker group offers 2 GPU per pod".
 func shortfall(offers []offer, shape dashboard.Resources) string {
+	k, need, best, ok := lacking(offers, shape, false)
+	if !ok {
+		return "no worker group offers all of it in one pod"
+	}
+	s := "no worker group offers " + amount(k, need) + " " + k + " per pod"
+	if best > 0 {
+		s += " (the most is " + amount(k, best) + ")"
+	}
+	return s
+}
+
+// lacking is the first resource of a shape (by name) that no pod of the
+// offers (the head's only withHead) has enough of: its name, the amount
+// asked and the most one pod offers. A resource a pod offers an unknown
+// amount of is taken to be enough (offer.has).
+func lacking(offers []offer, shape dashboard.Resources, withHead bool) (name string, need, best float64, ok bool) {
 	for _, k := range sortedKeys(shape) {
-		need, best := shape[k], 0.0
+		need, best, fits := shape[k], 0.0, false
 		for i := range offers {
-			if offers[i].head {
+			if offers[i].head && !withHead {
 				continue
 			}
-			if v, known := offers[i].has(k); !known || v >= need {
-				best = need
+			v, known := offers[i].has(k)
+			if !known || v >= need {
+				fits = true
 				break
-			} else if v > best {
-				best = v
 			}
+			best = max(best, v)
 		}
-		if best < need {
-			s := "no worker group offers " + amount(k, need) + " " + k + " per pod"
-			if best > 0 {
-				s += " (the most is " + amount(k, best) + ")"
-			}
-			return s
+		if !fits {
+			return k, need, best, true
 		}
 	}
-	return "no worker group offers all of it in one pod"
+	return "", 0, 0, false
 }
 
 // demandWords: "4 tasks want {GPU: 2}".

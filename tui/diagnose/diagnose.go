@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -43,7 +42,7 @@ type Diagnoses struct {
 	capUID types.UID
 	cap    *dashboard.Capacity
 	// demandSince is when that cluster's pending demand (the shapes in
-	// demandKey) was first seen: how long Ray's demand has waited
+	// demandKey, why.PendingShapes) was first seen: how long Ray's demand has waited
 	// (why.ClusterInput.DemandSince).
 	demandSince time.Time
 	demandKey   string
@@ -145,7 +144,7 @@ func (d *Diagnoses) SetCapacity(uid types.UID, c *dashboard.Capacity) {
 		return
 	}
 	old := d.capUID
-	key := pendingKey(c)
+	key := why.PendingShapes(c)
 	switch {
 	case key == "":
 		d.demandSince, d.demandKey = time.Time{}, ""
@@ -163,25 +162,6 @@ func (d *Diagnoses) SetCapacity(uid types.UID, c *dashboard.Capacity) {
 		}
 	}
 	d.recompute(dirty, nil, nil)
-}
-
-// pendingKey names the shapes of Ray's pending demand ("" for none), so
-// that the same demand seen again keeps the time it was first seen.
-func pendingKey(c *dashboard.Capacity) string {
-	if c == nil || !c.DemandKnown {
-		return ""
-	}
-	shapes := make([]string, 0, len(c.Pending))
-	for _, dm := range c.Pending {
-		keys := slices.Sorted(maps.Keys(dm.Shape))
-		var b strings.Builder
-		for _, k := range keys {
-			fmt.Fprintf(&b, "%s=%g,", k, dm.Shape[k])
-		}
-		shapes = append(shapes, b.String())
-	}
-	slices.Sort(shapes)
-	return strings.Join(shapes, ";")
 }
 
 // all recomputes every object.

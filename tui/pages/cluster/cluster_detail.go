@@ -60,6 +60,9 @@ type Detail struct {
 	// rayapi/why's words (why.GroupPlans).
 	plans map[string]string
 	next  bool // the AUTOSCALER NEXT column is shown
+	// sec is the cluster's security line (why.SecurityOf), kept with the
+	// rows so that a frame only renders it.
+	sec why.Security
 }
 
 func NewDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
@@ -165,6 +168,7 @@ func (d *Detail) refresh() {
 		d.rc = o.(*rayv1.RayCluster)
 	}
 	rc := d.rc
+	d.sec = why.SecurityOf(&rc.Spec)
 	groups := []treeRow{{id: "group/head", group: "000", name: "head", head: true}}
 	idx := map[string]int{}
 	for i := range rc.Spec.WorkerGroupSpecs {
@@ -176,8 +180,10 @@ func (d *Detail) refresh() {
 	d.podUIDs = host.UIDSet{d.uid: true}
 	pods := d.E.Store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name})
 	d.plans = map[string]string{}
-	for _, p := range why.GroupPlans(why.ClusterInput{Cluster: rc, Pods: pods, Capacity: d.cap}) {
-		d.plans[p.Group] = p.String()
+	if d.next { // no AUTOSCALER NEXT column, no plans to make
+		for _, p := range why.GroupPlans(why.ClusterInput{Cluster: rc, Pods: pods, Capacity: d.cap}) {
+			d.plans[p.Group] = p.String()
+		}
 	}
 	for _, p := range pods {
 		d.podUIDs[watch.Key(p)] = true
@@ -389,7 +395,7 @@ func (d *Detail) View() string {
 		lbl("Desired"), format.Qty(s.DesiredCPU), format.Qty(s.DesiredMemory), format.Qty(s.DesiredGPU),
 		lbl("Head"), format.OrNone(s.Head.PodIP), lbl("Ray"), format.OrNone(rc.Spec.RayVersion))
 	l3 := lbl("Conditions") + " " + format.Conditions(s.Conditions)
-	l4 := lbl("Security") + " " + format.Security(st, why.SecurityOf(&rc.Spec))
+	l4 := lbl("Security") + " " + format.Security(st, d.sec)
 	var b strings.Builder
 	capl := d.capLines()
 	for _, l := range d.whyBlock(len(capl)) {

@@ -52,10 +52,15 @@ type Detail struct {
 	lastFetch  time.Time
 	lastStatus string
 	scroll     int // lines scrolled up from the end of the logs
+	// sec is the security line of the job's cluster (why.JobSecurity),
+	// read again when a RayJob or RayCluster changes, not every frame.
+	sec why.Security
 }
 
 func NewDetail(e *host.Env, j *rayv1.RayJob) *Detail {
-	return &Detail{Base: host.Base{E: e, VK: DetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
+	d := &Detail{Base: host.Base{E: e, VK: DetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
+	d.sec = why.JobSecurity(j, d.cluster())
+	return d
 }
 
 func jobState(j *rayv1.RayJob) string {
@@ -161,6 +166,9 @@ func (d *Detail) Apply(ch *watch.Changes) { _ = d.ApplyCmd(ch) }
 
 func (d *Detail) ApplyCmd(ch *watch.Changes) tea.Cmd {
 	host.FollowInto(ch, watch.RayJob, d.uid, &d.job, &d.deleted)
+	if ch.Any(watch.RayJob) || ch.Any(watch.RayCluster) {
+		d.sec = why.JobSecurity(d.job, d.cluster())
+	}
 	if s := jobState(d.job); s != d.lastStatus {
 		d.lastStatus = s
 		return d.fetch()
@@ -223,7 +231,7 @@ func (d *Detail) View() string {
 	}
 	lines := []string{
 		lbl("Job status") + st.Class(styles.ClassOf(jobStatus)).Render(val(jobStatus)) + " " + st.Label.Render("Deployment:") + " " + st.Class(styles.ClassOf(dep)).Render(dep),
-		lbl("Cluster") + val(format.OrNone(s.RayClusterName)) + " " + st.Label.Render("Security:") + " " + format.Security(st, why.JobSecurity(j, d.cluster())),
+		lbl("Cluster") + val(format.OrNone(s.RayClusterName)) + " " + st.Label.Render("Security:") + " " + format.Security(st, d.sec),
 		lbl("Job ID") + val(format.OrNone(s.JobId)) + " " + st.Label.Render("Mode:") + " " + format.OrNone(string(j.Spec.SubmissionMode)),
 		lbl("Start") + start + "  " + st.Label.Render("Duration:") + " " + format.JobDuration(now, j),
 		lbl("End") + end,

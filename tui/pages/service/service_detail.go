@@ -33,10 +33,16 @@ type Detail struct {
 	uid     types.UID
 	deleted bool
 	offset  int
+	// sec is the security line of the serving cluster
+	// (why.ServiceSecurity), read again when a RayService or RayCluster
+	// changes, not every frame.
+	sec why.Security
 }
 
 func NewDetail(e *host.Env, s *rayv1.RayService) *Detail {
-	return &Detail{Base: host.Base{E: e, VK: DetailView}, svc: s, uid: watch.Key(s)}
+	d := &Detail{Base: host.Base{E: e, VK: DetailView}, svc: s, uid: watch.Key(s)}
+	d.sec = why.ServiceSecurity(s, d.activeCluster())
+	return d
 }
 
 func (d *Detail) Title() string    { return host.Titled(rayv1.KindRayService, d.svc, d.deleted) }
@@ -71,6 +77,9 @@ func (d *Detail) Open() host.Page {
 
 func (d *Detail) Apply(ch *watch.Changes) {
 	host.FollowInto(ch, watch.RayService, d.uid, &d.svc, &d.deleted)
+	if ch.Any(watch.RayService) || ch.Any(watch.RayCluster) {
+		d.sec = why.ServiceSecurity(d.svc, d.activeCluster())
+	}
 	d.Clamp()
 }
 
@@ -119,7 +128,7 @@ func (d *Detail) lines() []string {
 			lbl("Serve endpoints"), s.Status.NumServeEndpoints, lbl("Age"), format.Age(now, s.CreationTimestamp.Time),
 			lbl("Upgrade strategy"), upgrade))
 	out = append(out, format.Wrap(lbl("Conditions"), strings.Split(format.Conditions(s.Status.Conditions), "  "), d.W)...)
-	out = append(out, lbl("Security")+" "+format.Security(st, why.ServiceSecurity(s, d.activeCluster())))
+	out = append(out, lbl("Security")+" "+format.Security(st, d.sec))
 	if c := meta.FindStatusCondition(s.Status.Conditions, string(rayv1.UpgradeInProgress)); c != nil && c.Status == "True" {
 		p := s.Status.PendingServiceStatus
 		r, t := format.AppsReady(p)
