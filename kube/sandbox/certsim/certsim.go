@@ -37,7 +37,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
 	"net"
 	"os"
@@ -55,13 +54,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/raydar/raydar/kube/sandbox"
 )
 
 // Module and Version are the cert-manager Go module whose CRDs the
@@ -170,27 +170,18 @@ func CRDObjects(toolsDir string) ([]*apiextensionsv1.CustomResourceDefinition, e
 	return DecodeCRDs(b)
 }
 
-// DecodeCRDs decodes a YAML stream of CRDs (ReadCRDs'), for
-// Sandbox.InstallCRDs.
+// DecodeCRDs decodes a YAML stream of CRDs (ReadCRDs') with the sandbox's
+// own decoder (sandbox.ParseCRDs), for Sandbox.InstallCRDs, and refuses a
+// stream without exactly cert-manager's three.
 func DecodeCRDs(b []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	var out []*apiextensionsv1.CustomResourceDefinition
-	r := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-	for {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		err := r.Decode(crd)
-		if errors.Is(err, io.EOF) {
-			if len(out) != len(crdFiles) {
-				return nil, fmt.Errorf("certsim: %d CRDs in cert-manager's stream, want %d (%v)", len(out), len(crdFiles), crdFiles)
-			}
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("certsim: decoding cert-manager's CRDs: %w", err)
-		}
-		if crd.Name != "" {
-			out = append(out, crd)
-		}
+	out, err := sandbox.ParseCRDs(b)
+	if err != nil {
+		return nil, fmt.Errorf("certsim: decoding cert-manager's CRDs: %w", err)
 	}
+	if len(out) != len(crdFiles) {
+		return nil, fmt.Errorf("certsim: %d CRDs in cert-manager's stream, want %d (%v)", len(out), len(crdFiles), crdFiles)
+	}
+	return out, nil
 }
 
 // The kinds certsim reads.
