@@ -105,23 +105,12 @@ func ReadCRDs(toolsDir string) ([]byte, error) {
 	return b, nil
 }
 
-var (
-	moduleOnce sync.Once
-	moduleYAML []byte
-	moduleErr  error
-)
-
 // ModuleCRDs is the same YAML stream read from deploy/crds of the module
 // Module@Version, which `go mod download` fetches into the module cache
-// (once; offline afterwards). It runs the go tool, so only tests use it:
-// CRDs falls back to it for a tools directory built before `make tools`
-// wrote CRDFile.
+// (once; offline afterwards, a tenth of a second a call). It runs the go
+// tool, so only tests use it: CRDs falls back to it for a tools directory
+// built before `make tools` wrote CRDFile.
 func ModuleCRDs() ([]byte, error) {
-	moduleOnce.Do(func() { moduleYAML, moduleErr = loadModuleCRDs() })
-	return moduleYAML, moduleErr
-}
-
-func loadModuleCRDs() ([]byte, error) {
 	cmd := exec.Command("go", "mod", "download", "-json", Module+"@"+Version)
 	cmd.Dir = os.TempDir() // outside any module: nothing is added to a go.mod
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
