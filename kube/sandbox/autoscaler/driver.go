@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -223,9 +224,9 @@ func (d *Driver) Step(ctx context.Context) Status {
 	if !hs.Known {
 		return fail(StateNoHead, "the head knows no nodes yet")
 	}
-	req, phantoms, skipped := buildRequest(rc, pods, hs)
+	req, inFlight, skipped := buildRequest(rc, pods, hs)
 	dec := Decide(req)
-	ops := patchOps(rc, u, pods, phantoms, dec, clear, skipped)
+	ops := patchOps(rc, u, inFlight, dec, clear, skipped)
 	st := Status{State: StateRunning, Decision: dec, At: now, Message: describe(dec)}
 	for _, g := range skipped {
 		st.Message += fmt.Sprintf("; group %s left alone: numOfHosts > 1 is not simulated", g)
@@ -326,10 +327,10 @@ func (d *Driver) writer(sa string) (client.Client, error) {
 // buildRequest turns the RayCluster, its pods and the head's state into a
 // decision's input. A group whose replicas exceed its pods has that many
 // launches in flight (Ray's instance manager keeps them as REQUESTED
-// instances): they count as pending nodes, phantoms[group] of them.
-// Multi-host groups (numOfHosts > 1) are not simulated: they and their
-// pods are left out, named in skipped.
-func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.AutoscalerState) (req Request, phantoms map[string]int, skipped []string) {
+// instances): they count as pending nodes. inFlight[group] is the group's
+// pods plus those launches. Multi-host groups (numOfHosts > 1) are not
+// simulated: they and their pods are left out, named in skipped.
+func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.AutoscalerState) (req Request, inFlight map[string]int, skipped []string) {
 	req = Request{IdleTimeout: DefaultIdleTimeout, UpscalingSpeed: speedDefault, MaxConcurrentLaunches: DefaultMaxConcurrentLaunches}
 	multiHost := map[string]bool{}
 	if o := rc.Spec.AutoscalerOptions; o != nil {
@@ -362,7 +363,7 @@ func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.Autoscale
 	for _, n := range hs.Nodes {
 		byUID[n.Name] = n
 	}
-	count := map[string]int{}
+	inFlight = map[string]int{}
 	for _, p := range pods {
 		head := p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode)
 		n := Node{ID: p.Name, Type: p.Labels[rayv1.RayNodeGroupLabelKey], Head: head}
@@ -372,24 +373,18 @@ func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.Autoscale
 		if head {
 			n.Type = rayv1.RayNodeHeadGroupLabelValue
 		} else {
-			count[n.Type]++
+			inFlight[n.Type]++
 		}
 		if rn, ok := byUID[string(p.UID)]; ok {
 			n.RayRunning, n.Total, n.Available, n.Idle = true, rn.Total, rn.Available, rn.Idle
 		}
 		req.Nodes = append(req.Nodes, n)
 	}
-	phantoms = map[string]int{}
 	for _, g := range rc.Spec.WorkerGroupSpecs {
-		if g.IsSuspended() || multiHost[g.GroupName] {
+		if g.IsSuspended() || multiHost[g.GroupName] || g.Replicas == nil {
 			continue
 		}
-		want := 0
-		if g.Replicas != nil {
-			want = int(*g.Replicas)
-		}
-		for i := count[g.GroupName]; i < want; i++ {
-			phantoms[g.GroupName]++
+		for ; inFlight[g.GroupName] < int(*g.Replicas); inFlight[g.GroupName]++ {
 			req.Nodes = append(req.Nodes, Node{Type: g.GroupName})
 		}
 	}
@@ -398,7 +393,7 @@ func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.Autoscale
 			req.Demand = append(req.Demand, d.Shape)
 		}
 	}
-	return req, phantoms, skipped
+	return req, inFlight, skipped
 }
 
 type jsonPatchOp struct {
@@ -412,15 +407,9 @@ type jsonPatchOp struct {
 // terminations, capped at maxReplicas) when they differ from the spec, and
 // the workersToDelete of the pods to terminate; and the clearing of the
 // workersToDelete lists whose pods are all gone.
-func patchOps(rc *rayv1.RayCluster, u *unstructured.Unstructured, pods []*corev1.Pod, phantoms map[string]int, dec Decision, clear []int, skipped []string) []jsonPatchOp {
+func patchOps(rc *rayv1.RayCluster, u *unstructured.Unstructured, inFlight map[string]int, dec Decision, clear []int, skipped []string) []jsonPatchOp {
 	if len(dec.Launch) == 0 && len(dec.Terminate) == 0 && len(clear) == 0 {
 		return nil
-	}
-	count := map[string]int{}
-	for _, p := range pods {
-		if p.Labels[rayv1.RayNodeTypeLabelKey] != string(rayv1.HeadNode) {
-			count[p.Labels[rayv1.RayNodeGroupLabelKey]]++
-		}
 	}
 	del := map[string][]string{}
 	gone := map[string]int{}
@@ -449,15 +438,14 @@ func patchOps(rc *rayv1.RayCluster, u *unstructured.Unstructured, pods []*corev1
 		return "add" // Ray's "replace" would fail on a missing member
 	}
 	var ops []jsonPatchOp
-	changed := len(dec.Launch) > 0 || len(dec.Terminate) > 0
 	for i := range rc.Spec.WorkerGroupSpecs {
 		g := &rc.Spec.WorkerGroupSpecs[i]
 		if slices.Contains(skipped, g.GroupName) {
 			continue
 		}
 		base := fmt.Sprintf("/spec/workerGroupSpecs/%d", i)
-		if changed && (dec.Launch[g.GroupName] > 0 || gone[g.GroupName] > 0) {
-			want := count[g.GroupName] + phantoms[g.GroupName] + dec.Launch[g.GroupName] - gone[g.GroupName]
+		if dec.Launch[g.GroupName] > 0 || gone[g.GroupName] > 0 {
+			want := inFlight[g.GroupName] + dec.Launch[g.GroupName] - gone[g.GroupName]
 			want = max(0, min(want, int(g.Max())))
 			cur := 0
 			if g.Replicas != nil {
@@ -484,7 +472,7 @@ func patchOps(rc *rayv1.RayCluster, u *unstructured.Unstructured, pods []*corev1
 // describe is a decision in words.
 func describe(d Decision) string {
 	var parts []string
-	for _, k := range sortedKeys(d.Launch) {
+	for _, k := range slices.Sorted(maps.Keys(d.Launch)) {
 		s := fmt.Sprintf("launch %d %s", d.Launch[k], k)
 		if w := d.Wanted[k]; w > d.Launch[k] {
 			s += fmt.Sprintf(" (of %d wanted)", w)
@@ -505,13 +493,4 @@ func describe(d Decision) string {
 		return "nothing to do"
 	}
 	return strings.Join(parts, "; ")
-}
-
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
