@@ -12,9 +12,10 @@
 //
 // Like cert-manager (its default, --enable-certificate-owner-ref=false) it
 // writes Secrets without owner references, and keeps those others add. It
-// reissues when the Secret is missing, lacks a key, or its certificate no
-// longer matches the spec (common name, SANs, isCA, issuer), and then
-// bumps status.revision; it does not renew on a timer, implement ACME,
+// watches Certificates and Secrets, and reissues when the Secret is
+// missing (deleted too), lacks a key, or its certificate no longer matches
+// the spec (common name, SANs, isCA, issuer), and then bumps
+// status.revision; it does not renew on a timer, implement ACME,
 // Vault or the other issuers, nor write CertificateRequests. A Certificate
 // it cannot issue yet (its Issuer, or a CA Secret, is missing) is retried
 // with back-off, and says why in a Ready False condition.
@@ -56,6 +57,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -198,13 +200,16 @@ type Options struct {
 
 // Sim issues the Certificates it sees. Create it with Start.
 type Sim struct {
-	opts   Options
-	cs     kubernetes.Interface
-	dyn    dynamic.Interface
-	inf    toolscache.SharedIndexInformer
-	q      workqueue.TypedRateLimitingInterface[string]
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	opts Options
+	cs   kubernetes.Interface
+	dyn  dynamic.Interface
+	inf  toolscache.SharedIndexInformer
+	q    workqueue.TypedRateLimitingInterface[string]
+	// secrets watches Secrets, so a Secret deleted or changed under its
+	// Certificate is reissued as by cert-manager.
+	secrets toolscache.SharedIndexInformer
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 
 	mu     sync.Mutex
 	issued int
@@ -246,12 +251,33 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	if _, err := s.inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, o any) { add(o) }}); err != nil {
 		return nil, err
 	}
+	if err := s.inf.AddIndexers(toolscache.Indexers{bySecret: secretIndex}); err != nil {
+		return nil, err
+	}
+	s.secrets = informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(opts.Namespace)).Core().V1().Secrets().Informer()
+	secretChanged := func(obj any) {
+		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		key, err := toolscache.MetaNamespaceKeyFunc(obj)
+		if err != nil {
+			return
+		}
+		certs, _ := s.inf.GetIndexer().ByIndex(bySecret, key)
+		for _, c := range certs {
+			add(c)
+		}
+	}
+	if _, err := s.secrets.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: func(_, o any) { secretChanged(o) }, DeleteFunc: secretChanged}); err != nil {
+		return nil, err
+	}
 	ctx, s.cancel = context.WithCancel(ctx)
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go func() { defer s.wg.Done(); s.inf.Run(ctx.Done()) }()
-	if !toolscache.WaitForCacheSync(ctx.Done(), s.inf.HasSynced) {
+	go func() { defer s.wg.Done(); s.secrets.Run(ctx.Done()) }()
+	if !toolscache.WaitForCacheSync(ctx.Done(), s.inf.HasSynced, s.secrets.HasSynced) {
 		s.Close()
-		return nil, errors.New("certsim: the Certificate watch did not sync (are cert-manager's CRDs installed? see CRDs)")
+		return nil, errors.New("certsim: the Certificate and Secret watches did not sync (are cert-manager's CRDs installed? see CRDs)")
 	}
 	s.wg.Add(1)
 	go func() {
@@ -260,6 +286,21 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		}
 	}()
 	return s, nil
+}
+
+// bySecret indexes Certificates by the Secret they ask for ("ns/name").
+const bySecret = "secret"
+
+func secretIndex(obj any) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	name, _, _ := unstructured.NestedString(u.Object, "spec", "secretName")
+	if name == "" {
+		return nil, nil
+	}
+	return []string{u.GetNamespace() + "/" + name}, nil
 }
 
 // Close stops the Sim and waits for it.
@@ -282,7 +323,14 @@ func (s *Sim) work(ctx context.Context) bool {
 		return false
 	}
 	defer s.q.Done(key)
-	if err := s.sync(ctx, key); err != nil {
+	err := s.sync(ctx, key)
+	if apierrors.IsConflict(err) {
+		// The Certificate changed since the cache's copy (its Secret's
+		// event can come first): the newer version's event syncs it again.
+		s.q.Forget(key)
+		return true
+	}
+	if err != nil {
 		s.opts.Logf("certsim: %s: %v (retrying)", key, err)
 		s.q.AddRateLimited(key)
 		return true
