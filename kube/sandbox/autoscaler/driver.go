@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/kube/inspect"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
 	"github.com/raydar/raydar/rayapi/dashboard"
@@ -274,36 +274,23 @@ func sidecarMissing(head *corev1.Pod) string {
 }
 
 // refused asks the API server whether the ServiceAccount may do what Ray's
-// autoscaler does; it returns what it may not, "" when all is allowed.
+// autoscaler does (the reviews raydar why asks, kube/inspect); it returns
+// what it may not, "" when all is allowed.
 func (d *Driver) refused(ctx context.Context, sa string) (string, error) {
-	user := "system:serviceaccount:" + d.o.Namespace + ":" + sa
 	var denied []string
-	for _, ra := range []authorizationv1.ResourceAttributes{
-		{Namespace: d.o.Namespace, Verb: "patch", Group: rayv1.GroupVersion.Group, Resource: rayv1.ResourceRayClusters, Name: d.o.Cluster},
-		{Namespace: d.o.Namespace, Verb: "list", Resource: "pods"},
-	} {
-		sar, err := d.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: user, Groups: saGroups(d.o.Namespace), ResourceAttributes: &ra,
-		}}, metav1.CreateOptions{})
+	for _, sar := range inspect.AutoscalerAccessReviews(d.o.Namespace, d.o.Cluster, sa) {
+		got, err := d.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 		if err != nil {
 			return "", err
 		}
-		if !sar.Status.Allowed {
-			what := ra.Verb + " " + ra.Resource
-			if ra.Group != "" {
-				what += "." + ra.Group
-			}
-			denied = append(denied, what)
+		if !got.Status.Allowed {
+			denied = append(denied, inspect.ReviewAction(sar))
 		}
 	}
 	if len(denied) == 0 {
 		return "", nil
 	}
 	return fmt.Sprintf("ServiceAccount %s may not %s (RBAC)", sa, strings.Join(denied, ", ")), nil
-}
-
-func saGroups(ns string) []string {
-	return []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
 }
 
 // writer is a client acting as the ServiceAccount, with Ray's user agent.
@@ -315,7 +302,8 @@ func (d *Driver) writer(sa string) (client.Client, error) {
 	}
 	cfg := rest.CopyConfig(d.o.Config)
 	cfg.UserAgent = UserAgent
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + d.o.Namespace + ":" + sa, Groups: saGroups(d.o.Namespace)}
+	user, groups := inspect.ServiceAccountUser(d.o.Namespace, sa)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return nil, fmt.Errorf("autoscaler: %w", err)
