@@ -249,26 +249,17 @@ func (s *gathering) autoscalerAccess(rc *rayv1.RayCluster, pods []*corev1.Pod) *
 	if head == nil || s.reviewFailed {
 		return nil
 	}
-	user := "system:serviceaccount:" + rc.Namespace + ":" + sa
-	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + rc.Namespace, "system:authenticated"}
 	out := &why.AutoscalerAccess{ServiceAccount: sa}
-	for _, ra := range []authorizationv1.ResourceAttributes{
-		{Namespace: rc.Namespace, Verb: "patch", Group: rayv1.GroupVersion.Group, Resource: rayv1.ResourceRayClusters, Name: rc.Name},
-		{Namespace: rc.Namespace, Verb: "list", Resource: "pods"},
-	} {
-		got, err := s.g.Review(s.ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: user, Groups: groups, ResourceAttributes: &ra}})
+	for _, sar := range AutoscalerAccessReviews(rc.Namespace, rc.Name, sa) {
+		got, err := s.g.Review(s.ctx, sar)
 		if err != nil { // not asked again for another cluster (a RayService's pending one): it would fail the same way
 			s.reviewFailed = true
+			ra := sar.Spec.ResourceAttributes
 			s.note("whether ServiceAccount %s/%s may %s %s (autoscaler): %v (left out)", rc.Namespace, sa, ra.Verb, ra.Resource, err)
 			return nil
 		}
 		if !got.Status.Allowed {
-			what := ra.Verb + " " + ra.Resource
-			if ra.Group != "" {
-				what += "." + ra.Group
-			}
-			out.Denied = append(out.Denied, what)
+			out.Denied = append(out.Denied, ReviewAction(sar))
 		}
 	}
 	return out

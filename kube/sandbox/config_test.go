@@ -65,7 +65,7 @@ func TestOptionsValidation(t *testing.T) {
 }
 
 func TestParseCRDs(t *testing.T) {
-	crds, err := parseCRDs([][]byte{[]byte(testCRDs), nil, []byte("---\n")})
+	crds, err := ParseCRDs([]byte(testCRDs), nil, []byte("---\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestParseCRDs(t *testing.T) {
 		"unknown field": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspek: {}\n",
 		"bad yaml":      "apiVersion: [\n",
 	} {
-		if _, err := parseCRDs([][]byte{[]byte(bad)}); err == nil {
+		if _, err := ParseCRDs([]byte(bad)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -165,7 +165,7 @@ func Start(ctx context.Context, opts Options) (sb *Sandbox, err error) {
 	if o.Kwok {
 		crdStreams = append(append([][]byte(nil), o.CRDs...), kwokPortForwardCRD) // kwokserver.go
 	}
-	crds, err := parseCRDs(crdStreams)
+	crds, err := ParseCRDs(crdStreams...)
 	if err != nil {
 		return nil, err
 	}

@@ -50,8 +50,11 @@ func (s *Sandbox) poll(ctx context.Context, what string, cond func(context.Conte
 	}
 }
 
-// parseCRDs decodes multi-document YAML streams of CRDs.
-func parseCRDs(streams [][]byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// ParseCRDs decodes multi-document YAML streams of CRDs, strictly: every
+// document is an apiextensions.k8s.io/v1 CustomResourceDefinition (empty
+// documents and comments are skipped). Start decodes Options.CRDs with it;
+// callers of InstallCRDs use it for theirs.
+func ParseCRDs(streams ...[]byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for i, stream := range streams {
 		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))

@@ -1,6 +1,7 @@
 package autoscaler
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -130,8 +131,7 @@ type simNode struct {
 
 func (n *simNode) clone() *simNode {
 	c := *n
-	c.avail = dashboard.Resources{}
-	c.avail.Add(n.avail, 1)
+	c.avail = copyRes(n.avail)
 	c.scheduled = slices.Clone(n.scheduled)
 	return &c
 }
@@ -326,39 +326,47 @@ func schedule(nodes []*simNode, demand []dashboard.Resources, types []NodeType) 
 			candidates = append(candidates, n)
 		}
 	}
-	for len(reqs) > 0 && len(candidates) > 0 {
-		var best *simNode
-		best, reqs, candidates = schedBest(reqs, candidates)
-		if best == nil {
-			break
-		}
-		target = append(target, best)
-	}
-	target = append(target, candidates...)
+	var chosen []*simNode
+	chosen, reqs, candidates = schedAll(reqs, candidates, nil)
+	target = append(append(target, chosen...), candidates...)
 
 	var pools []*simNode
+	byName := map[string]NodeType{}
 	for _, t := range types {
+		byName[t.Name] = t
 		if available[t.Name] > 0 {
 			pools = append(pools, newNode(t))
 		}
 	}
-	byName := map[string]NodeType{}
-	for _, t := range types {
-		byName[t.Name] = t
-	}
-	for len(reqs) > 0 && len(pools) > 0 {
+	chosen, reqs, _ = schedAll(reqs, pools, func(best *simNode) *simNode {
+		available[best.Type]--
+		if available[best.Type] > 0 {
+			return newNode(byName[best.Type]) // the next node of that type
+		}
+		return nil
+	})
+	return append(target, chosen...), reqs
+}
+
+// schedAll is _try_schedule's loop over a pool: while requests remain, the
+// best node of the pool (schedBest) takes what it can and leaves the pool;
+// refill, when set, may give the pool a node in its stead. It returns the
+// chosen nodes in order, the requests left and the pool left.
+func schedAll(reqs []dashboard.Resources, pool []*simNode, refill func(best *simNode) *simNode) (chosen []*simNode, _ []dashboard.Resources, _ []*simNode) {
+	for len(reqs) > 0 && len(pool) > 0 {
 		var best *simNode
-		best, reqs, pools = schedBest(reqs, pools)
+		best, reqs, pool = schedBest(reqs, pool)
 		if best == nil {
 			break
 		}
-		target = append(target, best)
-		available[best.Type]--
-		if available[best.Type] > 0 {
-			pools = append(pools, newNode(byName[best.Type]))
+		chosen = append(chosen, best)
+		if refill != nil {
+			if n := refill(best); n != nil {
+				pool = append(pool, n)
+			}
 		}
 	}
-	return target, reqs
+	return chosen, reqs, pool
 }
 
 // countAll counts every node, terminating ones included, by type (Ray's
@@ -395,13 +403,8 @@ func sum(r dashboard.Resources) float64 {
 }
 
 func itemsKey(r dashboard.Resources) string {
-	keys := make([]string, 0, len(r))
-	for k := range r {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(r)) {
 		b.WriteString(k)
 		b.WriteByte('\x00')
 	}

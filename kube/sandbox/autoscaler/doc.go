@@ -21,7 +21,8 @@
 // the user agent of Python's requests library, so the API server records
 // the field manager "python-requests" (kube/history's AutoscalerManager).
 // While a group's workersToDelete still names a pod that exists it waits;
-// once they are gone it clears the list. It writes as the head pod's
+// once they are gone it clears the list. Worker groups with numOfHosts > 1
+// are left alone (the status message names them). It writes as the head pod's
 // ServiceAccount (impersonated) and does nothing while the autoscaler
 // would not run: the head pod has no autoscaler container, or that
 // container is not running, or a SubjectAccessReview says the

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,11 +21,13 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/kube/inspect"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	raywhy "github.com/raydar/raydar/rayapi/why"
 )
 
 // DefaultInterval is Ray's AUTOSCALER_UPDATE_INTERVAL_S.
@@ -175,7 +177,6 @@ func (d *Driver) Step(ctx context.Context) Status {
 	if err != nil {
 		return fail(StateError, "listing the pods: %v", err)
 	}
-	var head *corev1.Pod
 	var pods []*corev1.Pod // not terminating, as Ray's provider lists them
 	for i := range pl.Items {
 		p := &pl.Items[i]
@@ -183,19 +184,13 @@ func (d *Driver) Step(ctx context.Context) Status {
 			continue
 		}
 		pods = append(pods, p)
-		if p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) {
-			head = p
-		}
 	}
+	head, sa := raywhy.HeadServiceAccount(pods)
 	if head == nil {
 		return fail(StateNoHead, "no head pod")
 	}
 	if why := sidecarMissing(head); why != "" {
 		return fail(StateNoSidecar, "%s", why)
-	}
-	sa := head.Spec.ServiceAccountName
-	if sa == "" {
-		sa = "default"
 	}
 	if why, err := d.refused(ctx, sa); err != nil {
 		return fail(StateError, "SubjectAccessReview: %v", err)
@@ -223,9 +218,9 @@ func (d *Driver) Step(ctx context.Context) Status {
 	if !hs.Known {
 		return fail(StateNoHead, "the head knows no nodes yet")
 	}
-	req, phantoms, skipped := buildRequest(rc, pods, hs)
+	req, inFlight, skipped := buildRequest(rc, pods, hs)
 	dec := Decide(req)
-	ops := patchOps(rc, u, pods, phantoms, dec, clear, skipped)
+	ops := patchOps(rc, u, inFlight, dec, clear, skipped)
 	st := Status{State: StateRunning, Decision: dec, At: now, Message: describe(dec)}
 	for _, g := range skipped {
 		st.Message += fmt.Sprintf("; group %s left alone: numOfHosts > 1 is not simulated", g)
@@ -273,36 +268,23 @@ func sidecarMissing(head *corev1.Pod) string {
 }
 
 // refused asks the API server whether the ServiceAccount may do what Ray's
-// autoscaler does; it returns what it may not, "" when all is allowed.
+// autoscaler does (the reviews raydar why asks, kube/inspect); it returns
+// what it may not, "" when all is allowed.
 func (d *Driver) refused(ctx context.Context, sa string) (string, error) {
-	user := "system:serviceaccount:" + d.o.Namespace + ":" + sa
 	var denied []string
-	for _, ra := range []authorizationv1.ResourceAttributes{
-		{Namespace: d.o.Namespace, Verb: "patch", Group: rayv1.GroupVersion.Group, Resource: rayv1.ResourceRayClusters, Name: d.o.Cluster},
-		{Namespace: d.o.Namespace, Verb: "list", Resource: "pods"},
-	} {
-		sar, err := d.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: user, Groups: saGroups(d.o.Namespace), ResourceAttributes: &ra,
-		}}, metav1.CreateOptions{})
+	for _, sar := range inspect.AutoscalerAccessReviews(d.o.Namespace, d.o.Cluster, sa) {
+		got, err := d.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 		if err != nil {
 			return "", err
 		}
-		if !sar.Status.Allowed {
-			what := ra.Verb + " " + ra.Resource
-			if ra.Group != "" {
-				what += "." + ra.Group
-			}
-			denied = append(denied, what)
+		if !got.Status.Allowed {
+			denied = append(denied, inspect.ReviewAction(sar))
 		}
 	}
 	if len(denied) == 0 {
 		return "", nil
 	}
 	return fmt.Sprintf("ServiceAccount %s may not %s (RBAC)", sa, strings.Join(denied, ", ")), nil
-}
-
-func saGroups(ns string) []string {
-	return []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
 }
 
 // writer is a client acting as the ServiceAccount, with Ray's user agent.
@@ -314,7 +296,8 @@ func (d *Driver) writer(sa string) (client.Client, error) {
 	}
 	cfg := rest.CopyConfig(d.o.Config)
 	cfg.UserAgent = UserAgent
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + d.o.Namespace + ":" + sa, Groups: saGroups(d.o.Namespace)}
+	user, groups := inspect.ServiceAccountUser(d.o.Namespace, sa)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return nil, fmt.Errorf("autoscaler: %w", err)
@@ -326,10 +309,10 @@ func (d *Driver) writer(sa string) (client.Client, error) {
 // buildRequest turns the RayCluster, its pods and the head's state into a
 // decision's input. A group whose replicas exceed its pods has that many
 // launches in flight (Ray's instance manager keeps them as REQUESTED
-// instances): they count as pending nodes, phantoms[group] of them.
-// Multi-host groups (numOfHosts > 1) are not simulated: they and their
-// pods are left out, named in skipped.
-func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.AutoscalerState) (req Request, phantoms map[string]int, skipped []string) {
+// instances): they count as pending nodes. inFlight[group] is the group's
+// pods plus those launches. Multi-host groups (numOfHosts > 1) are not
+// simulated: they and their pods are left out, named in skipped.
+func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.AutoscalerState) (req Request, inFlight map[string]int, skipped []string) {
 	req = Request{IdleTimeout: DefaultIdleTimeout, UpscalingSpeed: speedDefault, MaxConcurrentLaunches: DefaultMaxConcurrentLaunches}
 	multiHost := map[string]bool{}
 	if o := rc.Spec.AutoscalerOptions; o != nil {
@@ -362,7 +345,7 @@ func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.Autoscale
 	for _, n := range hs.Nodes {
 		byUID[n.Name] = n
 	}
-	count := map[string]int{}
+	inFlight = map[string]int{}
 	for _, p := range pods {
 		head := p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode)
 		n := Node{ID: p.Name, Type: p.Labels[rayv1.RayNodeGroupLabelKey], Head: head}
@@ -372,24 +355,18 @@ func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.Autoscale
 		if head {
 			n.Type = rayv1.RayNodeHeadGroupLabelValue
 		} else {
-			count[n.Type]++
+			inFlight[n.Type]++
 		}
 		if rn, ok := byUID[string(p.UID)]; ok {
 			n.RayRunning, n.Total, n.Available, n.Idle = true, rn.Total, rn.Available, rn.Idle
 		}
 		req.Nodes = append(req.Nodes, n)
 	}
-	phantoms = map[string]int{}
 	for _, g := range rc.Spec.WorkerGroupSpecs {
-		if g.IsSuspended() || multiHost[g.GroupName] {
+		if g.IsSuspended() || multiHost[g.GroupName] || g.Replicas == nil {
 			continue
 		}
-		want := 0
-		if g.Replicas != nil {
-			want = int(*g.Replicas)
-		}
-		for i := count[g.GroupName]; i < want; i++ {
-			phantoms[g.GroupName]++
+		for ; inFlight[g.GroupName] < int(*g.Replicas); inFlight[g.GroupName]++ {
 			req.Nodes = append(req.Nodes, Node{Type: g.GroupName})
 		}
 	}
@@ -398,7 +375,7 @@ func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.Autoscale
 			req.Demand = append(req.Demand, d.Shape)
 		}
 	}
-	return req, phantoms, skipped
+	return req, inFlight, skipped
 }
 
 type jsonPatchOp struct {
@@ -412,15 +389,9 @@ type jsonPatchOp struct {
 // terminations, capped at maxReplicas) when they differ from the spec, and
 // the workersToDelete of the pods to terminate; and the clearing of the
 // workersToDelete lists whose pods are all gone.
-func patchOps(rc *rayv1.RayCluster, u *unstructured.Unstructured, pods []*corev1.Pod, phantoms map[string]int, dec Decision, clear []int, skipped []string) []jsonPatchOp {
+func patchOps(rc *rayv1.RayCluster, u *unstructured.Unstructured, inFlight map[string]int, dec Decision, clear []int, skipped []string) []jsonPatchOp {
 	if len(dec.Launch) == 0 && len(dec.Terminate) == 0 && len(clear) == 0 {
 		return nil
-	}
-	count := map[string]int{}
-	for _, p := range pods {
-		if p.Labels[rayv1.RayNodeTypeLabelKey] != string(rayv1.HeadNode) {
-			count[p.Labels[rayv1.RayNodeGroupLabelKey]]++
-		}
 	}
 	del := map[string][]string{}
 	gone := map[string]int{}
@@ -449,15 +420,14 @@ func patchOps(rc *rayv1.RayCluster, u *unstructured.Unstructured, pods []*corev1
 		return "add" // Ray's "replace" would fail on a missing member
 	}
 	var ops []jsonPatchOp
-	changed := len(dec.Launch) > 0 || len(dec.Terminate) > 0
 	for i := range rc.Spec.WorkerGroupSpecs {
 		g := &rc.Spec.WorkerGroupSpecs[i]
 		if slices.Contains(skipped, g.GroupName) {
 			continue
 		}
 		base := fmt.Sprintf("/spec/workerGroupSpecs/%d", i)
-		if changed && (dec.Launch[g.GroupName] > 0 || gone[g.GroupName] > 0) {
-			want := count[g.GroupName] + phantoms[g.GroupName] + dec.Launch[g.GroupName] - gone[g.GroupName]
+		if dec.Launch[g.GroupName] > 0 || gone[g.GroupName] > 0 {
+			want := inFlight[g.GroupName] + dec.Launch[g.GroupName] - gone[g.GroupName]
 			want = max(0, min(want, int(g.Max())))
 			cur := 0
 			if g.Replicas != nil {
@@ -484,7 +454,7 @@ func patchOps(rc *rayv1.RayCluster, u *unstructured.Unstructured, pods []*corev1
 // describe is a decision in words.
 func describe(d Decision) string {
 	var parts []string
-	for _, k := range sortedKeys(d.Launch) {
+	for _, k := range slices.Sorted(maps.Keys(d.Launch)) {
 		s := fmt.Sprintf("launch %d %s", d.Launch[k], k)
 		if w := d.Wanted[k]; w > d.Launch[k] {
 			s += fmt.Sprintf(" (of %d wanted)", w)
@@ -505,13 +475,4 @@ func describe(d Decision) string {
 		return "nothing to do"
 	}
 	return strings.Join(parts, "; ")
-}
-
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

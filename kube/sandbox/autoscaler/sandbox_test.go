@@ -454,10 +454,10 @@ func TestRBACRefusedDoesNothing(t *testing.T) {
 
 // "8 GPUs for 30 s, then nothing", at sandbox scale: a job whose four
 // one-GPU tasks run 20 s each on a group of one-GPU workers (max 4, idle
-// timeout 2 s). The group grows from zero (one pod first, as Ray's
-// launcher does, then the rest), to 4 and no more; when the tasks are done
-// the idle workers go through workersToDelete, back to 0, while the job
-// still runs.
+// timeout 2 s). The group grows from zero to 4 and no more, with no pod
+// replaced (the pace, one pod first as Ray's launcher grows a group from
+// zero, is TestUpscalingSpeed's); when the tasks are done the idle workers
+// go through workersToDelete, back to 0, while the job still runs.
 func TestTasksScaleUpThenIdleScaleDown(t *testing.T) {
 	needSandbox(t)
 	ns := namespace(t, "scale-tasks")

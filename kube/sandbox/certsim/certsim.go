@@ -12,9 +12,10 @@
 //
 // Like cert-manager (its default, --enable-certificate-owner-ref=false) it
 // writes Secrets without owner references, and keeps those others add. It
-// reissues when the Secret is missing, lacks a key, or its certificate no
-// longer matches the spec (common name, SANs, isCA, issuer), and then
-// bumps status.revision; it does not renew on a timer, implement ACME,
+// watches Certificates and Secrets, and reissues when the Secret is
+// missing (deleted too), lacks a key, or its certificate no longer matches
+// the spec (common name, SANs, isCA, issuer), and then bumps
+// status.revision; it does not renew on a timer, implement ACME,
 // Vault or the other issuers, nor write CertificateRequests. A Certificate
 // it cannot issue yet (its Issuer, or a CA Secret, is missing) is retried
 // with back-off, and says why in a Ready False condition.
@@ -37,7 +38,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
 	"net"
 	"os"
@@ -55,13 +55,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/raydar/raydar/kube/sandbox"
 )
 
 // Module and Version are the cert-manager Go module whose CRDs the
@@ -105,23 +107,12 @@ func ReadCRDs(toolsDir string) ([]byte, error) {
 	return b, nil
 }
 
-var (
-	moduleOnce sync.Once
-	moduleYAML []byte
-	moduleErr  error
-)
-
 // ModuleCRDs is the same YAML stream read from deploy/crds of the module
 // Module@Version, which `go mod download` fetches into the module cache
-// (once; offline afterwards). It runs the go tool, so only tests use it:
-// CRDs falls back to it for a tools directory built before `make tools`
-// wrote CRDFile.
+// (once; offline afterwards, a tenth of a second a call). It runs the go
+// tool, so only tests use it: CRDs falls back to it for a tools directory
+// built before `make tools` wrote CRDFile.
 func ModuleCRDs() ([]byte, error) {
-	moduleOnce.Do(func() { moduleYAML, moduleErr = loadModuleCRDs() })
-	return moduleYAML, moduleErr
-}
-
-func loadModuleCRDs() ([]byte, error) {
 	cmd := exec.Command("go", "mod", "download", "-json", Module+"@"+Version)
 	cmd.Dir = os.TempDir() // outside any module: nothing is added to a go.mod
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
@@ -170,27 +161,18 @@ func CRDObjects(toolsDir string) ([]*apiextensionsv1.CustomResourceDefinition, e
 	return DecodeCRDs(b)
 }
 
-// DecodeCRDs decodes a YAML stream of CRDs (ReadCRDs'), for
-// Sandbox.InstallCRDs.
+// DecodeCRDs decodes a YAML stream of CRDs (ReadCRDs') with the sandbox's
+// own decoder (sandbox.ParseCRDs), for Sandbox.InstallCRDs, and refuses a
+// stream without exactly cert-manager's three.
 func DecodeCRDs(b []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	var out []*apiextensionsv1.CustomResourceDefinition
-	r := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-	for {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		err := r.Decode(crd)
-		if errors.Is(err, io.EOF) {
-			if len(out) != len(crdFiles) {
-				return nil, fmt.Errorf("certsim: %d CRDs in cert-manager's stream, want %d (%v)", len(out), len(crdFiles), crdFiles)
-			}
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("certsim: decoding cert-manager's CRDs: %w", err)
-		}
-		if crd.Name != "" {
-			out = append(out, crd)
-		}
+	out, err := sandbox.ParseCRDs(b)
+	if err != nil {
+		return nil, fmt.Errorf("certsim: decoding cert-manager's CRDs: %w", err)
 	}
+	if len(out) != len(crdFiles) {
+		return nil, fmt.Errorf("certsim: %d CRDs in cert-manager's stream, want %d (%v)", len(out), len(crdFiles), crdFiles)
+	}
+	return out, nil
 }
 
 // The kinds certsim reads.
@@ -218,13 +200,16 @@ type Options struct {
 
 // Sim issues the Certificates it sees. Create it with Start.
 type Sim struct {
-	opts   Options
-	cs     kubernetes.Interface
-	dyn    dynamic.Interface
-	inf    toolscache.SharedIndexInformer
-	q      workqueue.TypedRateLimitingInterface[string]
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	opts Options
+	cs   kubernetes.Interface
+	dyn  dynamic.Interface
+	inf  toolscache.SharedIndexInformer
+	q    workqueue.TypedRateLimitingInterface[string]
+	// secrets watches Secrets, so a Secret deleted or changed under its
+	// Certificate is reissued as by cert-manager.
+	secrets toolscache.SharedIndexInformer
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 
 	mu     sync.Mutex
 	issued int
@@ -266,12 +251,33 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	if _, err := s.inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, o any) { add(o) }}); err != nil {
 		return nil, err
 	}
+	if err := s.inf.AddIndexers(toolscache.Indexers{bySecret: secretIndex}); err != nil {
+		return nil, err
+	}
+	s.secrets = informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(opts.Namespace)).Core().V1().Secrets().Informer()
+	secretChanged := func(obj any) {
+		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		key, err := toolscache.MetaNamespaceKeyFunc(obj)
+		if err != nil {
+			return
+		}
+		certs, _ := s.inf.GetIndexer().ByIndex(bySecret, key)
+		for _, c := range certs {
+			add(c)
+		}
+	}
+	if _, err := s.secrets.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: func(_, o any) { secretChanged(o) }, DeleteFunc: secretChanged}); err != nil {
+		return nil, err
+	}
 	ctx, s.cancel = context.WithCancel(ctx)
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go func() { defer s.wg.Done(); s.inf.Run(ctx.Done()) }()
-	if !toolscache.WaitForCacheSync(ctx.Done(), s.inf.HasSynced) {
+	go func() { defer s.wg.Done(); s.secrets.Run(ctx.Done()) }()
+	if !toolscache.WaitForCacheSync(ctx.Done(), s.inf.HasSynced, s.secrets.HasSynced) {
 		s.Close()
-		return nil, errors.New("certsim: the Certificate watch did not sync (are cert-manager's CRDs installed? see CRDs)")
+		return nil, errors.New("certsim: the Certificate and Secret watches did not sync (are cert-manager's CRDs installed? see CRDs)")
 	}
 	s.wg.Add(1)
 	go func() {
@@ -280,6 +286,21 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		}
 	}()
 	return s, nil
+}
+
+// bySecret indexes Certificates by the Secret they ask for ("ns/name").
+const bySecret = "secret"
+
+func secretIndex(obj any) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	name, _, _ := unstructured.NestedString(u.Object, "spec", "secretName")
+	if name == "" {
+		return nil, nil
+	}
+	return []string{u.GetNamespace() + "/" + name}, nil
 }
 
 // Close stops the Sim and waits for it.
@@ -302,7 +323,14 @@ func (s *Sim) work(ctx context.Context) bool {
 		return false
 	}
 	defer s.q.Done(key)
-	if err := s.sync(ctx, key); err != nil {
+	err := s.sync(ctx, key)
+	if apierrors.IsConflict(err) {
+		// The Certificate changed since the cache's copy (its Secret's
+		// event can come first): the newer version's event syncs it again.
+		s.q.Forget(key)
+		return true
+	}
+	if err != nil {
 		s.opts.Logf("certsim: %s: %v (retrying)", key, err)
 		s.q.AddRateLimited(key)
 		return true

@@ -45,6 +45,13 @@ type playPlan struct {
 	tasks []TaskBatch
 }
 
+// reject records why an override is invalid; the first reason stands.
+func (p *playPlan) reject(why string) {
+	if p.invalid == "" {
+		p.invalid = why
+	}
+}
+
 // host is what planJob may ask of the machine; tests replace it.
 type host struct {
 	// lookPath finds an executable on the job's PATH.
@@ -130,25 +137,21 @@ func planJob(entrypoint string, env []string, metadata map[string]string, h host
 		case string(dashboard.JobFailed):
 			p.outcome = dashboard.JobFailed
 		default:
-			p.invalid = fmt.Sprintf("%s=%q: want SUCCEEDED or FAILED", outcomeFrom, outcome)
+			p.reject(fmt.Sprintf("%s=%q: want SUCCEEDED or FAILED", outcomeFrom, outcome))
 		}
 	}
 	if durationFrom != "" {
-		d, err := parseDuration(duration)
-		switch {
-		case err != nil && p.invalid == "":
-			p.invalid = fmt.Sprintf("%s=%q: want a duration such as 30s or 2m, or seconds", durationFrom, duration)
-		case err == nil:
+		if d, err := parseDuration(duration); err != nil {
+			p.reject(fmt.Sprintf("%s=%q: want a duration such as 30s or 2m, or seconds", durationFrom, duration))
+		} else {
 			p.duration = d
 		}
 	}
 	tasks, tasksFrom := override(env, metadata, TasksEnv, TasksMetadata)
 	if tasksFrom != "" {
-		bs, err := parseTasks(tasks)
-		switch {
-		case err != nil && p.invalid == "":
-			p.invalid = fmt.Sprintf("%s: %v", tasksFrom, err)
-		case err == nil:
+		if bs, err := parseTasks(tasks); err != nil {
+			p.reject(fmt.Sprintf("%s: %v", tasksFrom, err))
+		} else {
 			p.tasks = bs
 		}
 	}

@@ -1,0 +1,46 @@
+package inspect
+
+import (
+	authorizationv1 "k8s.io/api/authorization/v1"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// What Ray's autoscaler does with the KubeRay provider, as
+// SubjectAccessReviews: raydar why asks them (autoscalerAccess) and the
+// sandbox's simulated autoscaler (kube/sandbox/autoscaler) asks the same,
+// so the sandbox refuses to scale exactly when raydar why says the
+// autoscaler is refused.
+
+// ServiceAccountUser is the user name and the groups the API server gives
+// a token of the ServiceAccount ns/sa.
+func ServiceAccountUser(ns, sa string) (user string, groups []string) {
+	return "system:serviceaccount:" + ns + ":" + sa, []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
+}
+
+// AutoscalerAccessReviews ask whether the ServiceAccount ns/sa may do what
+// Ray's autoscaler does for the RayCluster ns/name: patch the RayCluster,
+// list pods.
+func AutoscalerAccessReviews(ns, name, sa string) []*authorizationv1.SubjectAccessReview {
+	user, groups := ServiceAccountUser(ns, sa)
+	var out []*authorizationv1.SubjectAccessReview
+	for _, ra := range []authorizationv1.ResourceAttributes{
+		{Namespace: ns, Verb: "patch", Group: rayv1.GroupVersion.Group, Resource: rayv1.ResourceRayClusters, Name: name},
+		{Namespace: ns, Verb: "list", Resource: "pods"},
+	} {
+		out = append(out, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user, Groups: groups, ResourceAttributes: &ra}})
+	}
+	return out
+}
+
+// ReviewAction names what a review asks about as why.AutoscalerAccess's
+// Denied does: "patch rayclusters.ray.io", "list pods".
+func ReviewAction(sar *authorizationv1.SubjectAccessReview) string {
+	ra := sar.Spec.ResourceAttributes
+	what := ra.Verb + " " + ra.Resource
+	if ra.Group != "" {
+		what += "." + ra.Group
+	}
+	return what
+}
