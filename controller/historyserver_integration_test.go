@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/internal/fixture"
@@ -26,21 +24,6 @@ import (
 // v1.7.0's own sample (controller/testdata/kuberay-v1.7.0, unchanged): the
 // history server collector (RayClusterHistoryServer) and the embedded
 // rocksdb GCS store (GCSFaultToleranceEmbeddedStorage).
-
-// v170Sample decodes a v1.7.0 sample strictly, in namespace ns.
-func v170Sample(t *testing.T, file, ns string) *rayv1.RayCluster {
-	t.Helper()
-	b, err := os.ReadFile("testdata/kuberay-v1.7.0/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := &rayv1.RayCluster{}
-	if err := yaml.UnmarshalStrict(b, rc); err != nil {
-		t.Fatalf("the v1.7.0 sample does not decode strictly: %v", err)
-	}
-	rc.Namespace = ns
-	return rc
-}
 
 // TestIntegrationHistoryCollector applies v1.7.0's history server sample
 // with the gate on: the cluster becomes ready, and its head and worker each

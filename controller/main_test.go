@@ -333,6 +333,14 @@ func waitEventOf(t testing.TB, timeout time.Duration, ns, kind, name, typ, reaso
 	return found
 }
 
+// v170Sample is KubeRay v1.7.0's ray-operator/config/samples/<file>,
+// unchanged (testdata/kuberay-v1.7.0), in namespace ns.
+func v170Sample(t testing.TB, file, ns string) *rayv1.RayCluster {
+	rc := fixture.KubeRaySample(t, "testdata/kuberay-v1.7.0/"+file)
+	rc.Namespace = ns
+	return rc
+}
+
 func createRC(t testing.TB, rc *rayv1.RayCluster) {
 	t.Helper()
 	if err := cl.Create(context.Background(), rc); err != nil {
