@@ -870,7 +870,7 @@ func addTLS(rc *rayv1.RayCluster, pod *corev1.Pod, head bool, cfg BuildConfig) {
 		Args:            []string{fmt.Sprintf(waitTLSScript, TLSMountPath+"/tls.crt")},
 		SecurityContext: ray.SecurityContext.DeepCopy(),
 		Env:             []corev1.EnvVar{fieldEnv("POD_IP", "status.podIP")},
-		VolumeMounts:    []corev1.VolumeMount{{Name: TLSVolumeName, MountPath: TLSMountPath, ReadOnly: true}},
+		VolumeMounts:    []corev1.VolumeMount{tlsMount()},
 		Resources:       corev1.ResourceRequirements{Limits: res, Requests: res.DeepCopy()},
 	}
 	spec.InitContainers = append([]corev1.Container{wait}, spec.InitContainers...)
@@ -911,34 +911,32 @@ func tlsEnv() []corev1.EnvVar {
 // that name or path exists.
 func SetContainerTLS(c *corev1.Container) {
 	for _, e := range tlsEnv() {
-		if !envExists(c.Env, e.Name) {
-			c.Env = append(c.Env, e)
-		}
+		setEnv(c, e)
 	}
-	if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == TLSVolumeName || m.MountPath == TLSMountPath }) {
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: TLSVolumeName, MountPath: TLSMountPath, ReadOnly: true})
+	if !slices.ContainsFunc(c.VolumeMounts, isTLSMount) {
+		c.VolumeMounts = append(c.VolumeMounts, tlsMount())
 	}
 }
 
 // addAutoscalerTLS puts the TLS env and mount on the autoscaler sidecar
-// where KubeRay does: before autoscalerOptions' env and mounts (which
-// autoscalerContainer appended last; validation forbids them to clash).
+// where KubeRay does (SetContainerTLSConfig before the autoscalerOptions
+// merge, common/pod.go:260-272). ValidateTLSOptions forbids
+// autoscalerOptions to set that env or mount, so checking the whole
+// container is checking the sidecar's own part.
 func addAutoscalerTLS(rc *rayv1.RayCluster, c *corev1.Container) {
-	var userEnv []corev1.EnvVar
-	var userMounts []corev1.VolumeMount
-	if o := rc.Spec.AutoscalerOptions; o != nil {
-		userEnv, userMounts = o.Env, o.VolumeMounts
+	var mounts []corev1.VolumeMount
+	if !slices.ContainsFunc(c.VolumeMounts, isTLSMount) {
+		mounts = []corev1.VolumeMount{tlsMount()}
 	}
-	at := max(len(c.Env)-len(userEnv), 0)
-	var add []corev1.EnvVar
-	for _, e := range tlsEnv() {
-		if !envExists(c.Env[:at], e.Name) {
-			add = append(add, e)
-		}
-	}
-	c.Env = slices.Insert(c.Env, at, add...)
-	mat := max(len(c.VolumeMounts)-len(userMounts), 0)
-	if !slices.ContainsFunc(c.VolumeMounts[:mat], func(m corev1.VolumeMount) bool { return m.Name == TLSVolumeName || m.MountPath == TLSMountPath }) {
-		c.VolumeMounts = slices.Insert(c.VolumeMounts, mat, corev1.VolumeMount{Name: TLSVolumeName, MountPath: TLSMountPath, ReadOnly: true})
-	}
+	insertBeforeAutoscalerOptions(rc, c, tlsEnv(), mounts)
+}
+
+// tlsMount is the read-only mount of the ray-tls volume.
+func tlsMount() corev1.VolumeMount {
+	return corev1.VolumeMount{Name: TLSVolumeName, MountPath: TLSMountPath, ReadOnly: true}
+}
+
+// isTLSMount: m is named ray-tls or mounted at /etc/ray/tls.
+func isTLSMount(m corev1.VolumeMount) bool {
+	return m.Name == TLSVolumeName || m.MountPath == TLSMountPath
 }
