@@ -457,8 +457,6 @@ type mtlsPlan struct {
 	// Ready: both leaf Certificates are Ready at their generation, this
 	// pass changes neither, and both Secrets hold their keys.
 	Ready bool
-	// Waiting says what is not ready yet, for the Event.
-	Waiting string
 	// Expiring are the Warnings of certificates expiring within 24h.
 	Expiring []expiring
 }
@@ -472,7 +470,6 @@ type mtlsStep struct {
 	Object any    // *Issuer or *Certificate
 	Update bool
 	IPs    []string // for an update's Event
-	Head   bool
 }
 
 // secretOwner is a Secret and the Certificate it should be owned by.
@@ -521,49 +518,31 @@ func decideMTLS(o *observed) *mtlsPlan {
 	}
 	p.Ready = true
 	for _, head := range []bool{true, false} {
-		step := "worker certificate"
-		if head {
-			step = "head certificate"
-		}
 		want := BuildLeafCertificate(rc, head, livePodIPs(o.Pods, head), o.Config)
 		ex := m.Certs[want.Name]
 		switch {
 		case ex == nil:
-			p.Steps = append(p.Steps, mtlsStep{Name: step, Object: want, Head: head})
-			p.Ready, p.Waiting = false, "certificate "+want.Name+" not found"
+			p.Steps = append(p.Steps, mtlsStep{Name: leafStep(head), Object: want})
+			p.Ready = false
 			continue
 		case kit.ControllerUID(ex.OwnerReferences) != string(rc.UID):
 			p.Foreign = append(p.Foreign, ex.Name)
-			p.Ready, p.Waiting = false, "certificate "+want.Name+" is controlled by another owner"
+			p.Ready = false
 			continue
 		case !maps.Equal(ex.Labels, want.Labels) || !sameSet(ex.Spec.DNSNames, want.Spec.DNSNames) ||
 			!sameSet(ex.Spec.IPAddresses, want.Spec.IPAddresses):
 			upd := *ex
 			upd.Labels, upd.Spec = want.Labels, want.Spec
 			upd.OwnerReferences = slices.Clone(ex.OwnerReferences)
-			p.Steps = append(p.Steps, mtlsStep{Name: step, Object: &upd, Update: true, IPs: want.Spec.IPAddresses, Head: head})
-			p.Ready, p.Waiting = false, "certificate "+want.Name+" is being reissued"
+			p.Steps = append(p.Steps, mtlsStep{Name: leafStep(head), Object: &upd, Update: true, IPs: want.Spec.IPAddresses})
+			p.Ready = false
 		case !certificateReady(ex):
-			if p.Ready {
-				p.Waiting = fmt.Sprintf("certificate %s is not ready at current generation %d", ex.Name, ex.Generation)
-			}
 			p.Ready = false
 		}
 		addSecretOwner(ex)
-		if s := m.Secrets[want.Spec.SecretName]; s == nil {
-			if p.Ready {
-				p.Waiting = "secret " + want.Spec.SecretName + " not found"
-			}
+		s := m.Secrets[want.Spec.SecretName]
+		if s == nil || slices.ContainsFunc(mtlsKeys, func(k string) bool { _, ok := s.Data[k]; return !ok }) {
 			p.Ready = false
-		} else {
-			for _, k := range mtlsKeys {
-				if _, ok := s.Data[k]; !ok {
-					if p.Ready {
-						p.Waiting = fmt.Sprintf("secret %s missing required key %s", s.Name, k)
-					}
-					p.Ready = false
-				}
-			}
 		}
 	}
 	if p.Ready {
@@ -770,12 +749,9 @@ func (r *Reconciler) applyMTLS(ctx context.Context, rc *rayv1.RayCluster, p *pla
 			return fail(st.Name, err)
 		}
 		if st.Update {
-			who := "worker"
-			if st.Head {
-				who = "head"
-			}
+			// "Updated head certificate SANs (IPs: [...])"
 			r.events.Emit(rc, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: EventMTLSCertificatesUpdated, Action: "Update",
-				Message: fmt.Sprintf("Updated %s certificate SANs (IPs: %v)", who, st.IPs)})
+				Message: fmt.Sprintf("Updated %s SANs (IPs: %v)", st.Name, st.IPs)})
 		}
 	}
 	for _, so := range m.OwnSecrets {
@@ -825,11 +801,20 @@ func (r *Reconciler) mtlsBackoff(rc *rayv1.RayCluster, p *plan) {
 func certStepName(rc *rayv1.RayCluster, name string) string {
 	switch name {
 	case TLSCertificateName(rc.Name, true):
-		return "head certificate"
+		return leafStep(true)
 	case TLSCertificateName(rc.Name, false):
-		return "worker certificate"
+		return leafStep(false)
 	}
 	return "CA certificate"
+}
+
+// leafStep is KubeRay's step name of the head's (head true) or the
+// workers' leaf Certificate.
+func leafStep(head bool) string {
+	if head {
+		return "head certificate"
+	}
+	return "worker certificate"
 }
 
 // addTLS is configureTLS (common/pod.go:428-538) and the autoscaler's
