@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -84,17 +82,7 @@ func TestIntegrationHistoryCollectorGateOff(t *testing.T) {
 	needSandbox(t)
 	ns := newNamespace(t)
 	startOperator(t, ns, nil)
-	createRC(t, v170Sample(t, "ray-cluster.historyserver.yaml", ns))
-	eventually(t, 30*time.Second, "a ReplicaFailure condition naming the gate", func() (bool, string) {
-		got := getRC(t, ns, "raycluster-historyserver")
-		c := meta.FindStatusCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
-		return c != nil && c.Reason == raycluster.ReasonValidationFailed && strings.Contains(c.Message, "spec.historyServerOptions") &&
-			strings.Contains(c.Message, "RayClusterHistoryServer"), fmt.Sprintf("%+v", got.Status.Conditions)
-	})
-	consistently(t, 2*time.Second, "no pods", func() (bool, string) {
-		h, w := clusterPods(t, ns, "raycluster-historyserver")
-		return len(h)+len(w) == 0, fmt.Sprint(len(h) + len(w))
-	})
+	refusedWithGateOff(t, ns, "ray-cluster.historyserver.yaml", "spec.historyServerOptions", features.RayClusterHistoryServer, nil)
 }
 
 // bindClaim plays the part of the persistent volume controller, which the
@@ -232,13 +220,11 @@ func TestIntegrationEmbeddedGCSGateOff(t *testing.T) {
 	needSandbox(t)
 	ns := newNamespace(t)
 	startOperator(t, ns, nil)
-	createRC(t, v170Sample(t, "ray-cluster.embedded-gcs-ft.yaml", ns))
-	waitEvent(t, ns, "raycluster-embedded-gcs-ft", raycluster.ReasonInvalidSpec, "GCSFaultToleranceEmbeddedStorage feature gate")
-	consistently(t, 2*time.Second, "no pods and no claim", func() (bool, string) {
-		h, w := clusterPods(t, ns, "raycluster-embedded-gcs-ft")
-		pvcs, err := kc.CoreV1().PersistentVolumeClaims(ns).List(context.Background(), metav1.ListOptions{})
-		return err == nil && len(h)+len(w) == 0 && len(pvcs.Items) == 0, fmt.Sprintf("pods=%d claims=%v err=%v", len(h)+len(w), pvcs, err)
-	})
+	refusedWithGateOff(t, ns, "ray-cluster.embedded-gcs-ft.yaml", "spec.gcsFaultToleranceOptions.backend", features.GCSFaultToleranceEmbeddedStorage,
+		func() (bool, string) {
+			pvcs, err := kc.CoreV1().PersistentVolumeClaims(ns).List(context.Background(), metav1.ListOptions{})
+			return err == nil && len(pvcs.Items) == 0, fmt.Sprintf("claims=%v err=%v", pvcs, err)
+		})
 }
 
 // TestIntegrationEmbeddedGCSUserClaim: with storage.claimName the user's

@@ -261,14 +261,16 @@ func TestIntegrationMTLS(t *testing.T) {
 }
 
 // TestIntegrationMTLSRefusedWithoutTheGate: with the gate off the sample
-// is refused naming the gate, and nothing is made.
+// is refused naming the gate, and nothing is made, neither pods nor, with
+// cert-manager's kinds served, Issuers or Certificates.
 func TestIntegrationMTLSRefusedWithoutTheGate(t *testing.T) {
 	needSandbox(t)
+	installCertManager(t)
 	ns := newNamespace(t)
+	dyn := dynamic.NewForConfigOrDie(sb.Config)
 	startOperator(t, ns, nil)
-	createRC(t, v170Sample(t, "ray-cluster.mtls.yaml", ns))
-	waitEvent(t, ns, "raycluster-mtls", raycluster.ReasonInvalidSpec, "requires the RayClusterMTLS feature gate")
-	if h, w := clusterPods(t, ns, "raycluster-mtls"); len(h)+len(w) != 0 {
-		t.Fatalf("%d pods for a refused cluster", len(h)+len(w))
-	}
+	refusedWithGateOff(t, ns, "ray-cluster.mtls.yaml", "spec.tlsOptions", features.RayClusterMTLS, func() (bool, string) {
+		is, cs := cmObjects(t, dyn, issuersGVR, ns), cmObjects(t, dyn, certsGVR, ns)
+		return len(is)+len(cs) == 0, fmt.Sprintf("issuers %d certificates %d", len(is), len(cs))
+	})
 }

@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -188,18 +187,9 @@ func TestIntegrationNetworkPolicyGateOff(t *testing.T) {
 	needSandbox(t)
 	ns := newNamespace(t)
 	startOperator(t, ns, nil)
-	createRC(t, v170Sample(t, networkPolicySample, ns))
-	eventually(t, 30*time.Second, "a ReplicaFailure condition naming the gate", func() (bool, string) {
-		got := getRC(t, ns, "raycluster-deny-all")
-		c := meta.FindStatusCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
-		return c != nil && c.Reason == raycluster.ReasonValidationFailed && strings.Contains(c.Message, "spec.networkPolicy") &&
-			strings.Contains(c.Message, "RayClusterNetworkPolicy"), fmt.Sprintf("%+v", got.Status.Conditions)
-	})
-	waitEvent(t, ns, "raycluster-deny-all", raycluster.ReasonInvalidSpec, "RayClusterNetworkPolicy feature gate")
-	consistently(t, 2*time.Second, "no pods and no NetworkPolicies", func() (bool, string) {
-		h, w := clusterPods(t, ns, "raycluster-deny-all")
+	refusedWithGateOff(t, ns, networkPolicySample, "spec.networkPolicy", features.RayClusterNetworkPolicy, func() (bool, string) {
 		nps, err := kc.NetworkingV1().NetworkPolicies(ns).List(context.Background(), metav1.ListOptions{})
-		return err == nil && len(h)+len(w) == 0 && len(nps.Items) == 0, fmt.Sprintf("pods=%d policies=%v err=%v", len(h)+len(w), nps, err)
+		return err == nil && len(nps.Items) == 0, fmt.Sprintf("policies=%v err=%v", nps, err)
 	})
 }
 
