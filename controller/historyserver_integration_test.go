@@ -74,6 +74,14 @@ func TestIntegrationHistoryCollector(t *testing.T) {
 	if err != nil || len(sas.Items) != 1 { // the namespace's default
 		t.Errorf("ServiceAccounts %v, %v", sas, err)
 	}
+	secrets, err := kc.CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(secrets.Items) != 0 {
+		t.Errorf("Secrets %v, %v", secrets, err)
+	}
+	roles, err := kc.RbacV1().Roles(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(roles.Items) != 0 {
+		t.Errorf("Roles %v, %v", roles, err)
+	}
 }
 
 // TestIntegrationHistoryCollectorGateOff: with the gate off (the default)
