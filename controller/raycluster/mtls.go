@@ -319,8 +319,7 @@ func mtlsLabels(cluster, component string) map[string]string {
 }
 
 func mtlsMeta(rc *rayv1.RayCluster, name, component string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: rc.Namespace, Labels: mtlsLabels(rc.Name, component),
-		OwnerReferences: []metav1.OwnerReference{kit.OwnerRef(rc)}}
+	return childMeta(rc, name, mtlsLabels(rc.Name, component))
 }
 
 func caIssuerRef(cluster string) IssuerReference {
