@@ -79,7 +79,7 @@ package raycluster
 // the IP is added at once; it does not watch cert-manager's objects (that
 // would need their CRDs at start-up) and instead comes back every second
 // while certificates are pending (backing off to KubeRay's 30 s while they
-// stay so, mtlsBackoff), every minute after, as KubeRay does. The
+// stay so, holdPodsForMTLS), every minute after, as KubeRay does. The
 // pod IPs are those of the pods the cluster controls (KubeRay lists by the
 // ray.io/cluster and ray.io/node-type labels). A leaf Certificate another
 // owner controls is not taken over: Warning MTLSFailedToReconcile, as
@@ -441,6 +441,9 @@ type mtlsObserved struct {
 	Certs       map[string]*Certificate // by name
 	// Secrets are the Secrets of the three Certificates, by name.
 	Secrets map[string]*corev1.Secret
+	// PendingSince: since when this process has seen the certificates
+	// pending with nothing changed (Reconciler.mtlsPending); zero when not.
+	PendingSince time.Time
 }
 
 // mtlsPlan is the mTLS part of a plan, in KubeRay's step order.
@@ -560,15 +563,24 @@ func decideMTLS(o *observed) *mtlsPlan {
 }
 
 // holdPodsForMTLS keeps the pods planned from being created while the
-// certificates are not ready, and sets when the pass comes back.
-func holdPodsForMTLS(p *plan) {
-	if p.MTLS == nil {
+// certificates are not ready, and sets when the pass comes back: every
+// minute once ready; while pending, every second, backing off when they
+// stay pending with nothing changed (since o.MTLS.PendingSince, and no
+// change this pass) to a fifth of the time waited, up to KubeRay's 30 s
+// (raycluster_mtls_controller.go:31), so a cert-manager that does not
+// answer is not polled every second forever.
+func holdPodsForMTLS(o *observed, p *plan) {
+	m := p.MTLS
+	if m == nil {
 		return
 	}
 	after := mtlsPeriodicRequeue
-	if !p.MTLS.Ready {
+	if !m.Ready {
 		p.CreatePods = nil
 		after = mtlsPendingRequeue
+		if since := o.MTLS.PendingSince; len(m.Steps) == 0 && !since.IsZero() {
+			after = min(max(o.Now.Sub(since)/5, mtlsPendingRequeue), mtlsPendingMaxRequeue)
+		}
 	}
 	if p.RequeueAfter == 0 || after < p.RequeueAfter {
 		p.RequeueAfter = after
@@ -649,6 +661,9 @@ func (r *Reconciler) readMTLS(ctx context.Context, rc *rayv1.RayCluster) (*mtlsO
 		return nil, nil
 	}
 	m := &mtlsObserved{Issuers: map[string]*Issuer{}, Certs: map[string]*Certificate{}, Secrets: map[string]*corev1.Secret{}}
+	if v, ok := r.mtlsPending.Load(rc.UID); ok {
+		m.PendingSince = v.(time.Time)
+	}
 	for _, gvk := range []schema.GroupVersionKind{IssuerGVK, CertificateGVK} {
 		if _, err := r.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
 			if meta.IsNoMatchError(err) {
@@ -711,7 +726,7 @@ func (r *Reconciler) applyMTLS(ctx context.Context, rc *rayv1.RayCluster, p *pla
 	if m == nil {
 		return true
 	}
-	r.mtlsBackoff(rc, p)
+	r.notePending(rc, m)
 	fail := func(step string, err error) bool {
 		if kit.Ambiguous(err) {
 			out.ambiguous = true
@@ -774,25 +789,17 @@ func (r *Reconciler) applyMTLS(ctx context.Context, rc *rayv1.RayCluster, p *pla
 	return true
 }
 
-// mtlsBackoff stretches the pass's return while certificates stay
-// pending with nothing changed: every second for the first five, then a
-// fifth of the time waited, up to KubeRay's 30 s (raycluster_mtls_
-// controller.go:31), so a cert-manager that does not answer is not polled
-// every second forever. A change this pass makes starts it afresh.
-func (r *Reconciler) mtlsBackoff(rc *rayv1.RayCluster, p *plan) {
-	if p.MTLS.Ready {
+// notePending remembers since when the cluster's certificates have been
+// pending with nothing changed, for holdPodsForMTLS's back-off: forgotten
+// once they are ready, started afresh by a change this pass makes.
+func (r *Reconciler) notePending(rc *rayv1.RayCluster, m *mtlsPlan) {
+	switch {
+	case m.Ready:
 		r.mtlsPending.Delete(rc.UID)
-		return
-	}
-	now := r.now()
-	if len(p.MTLS.Steps) > 0 {
-		r.mtlsPending.Store(rc.UID, now)
-		return
-	}
-	v, _ := r.mtlsPending.LoadOrStore(rc.UID, now)
-	after := min(max(now.Sub(v.(time.Time))/5, mtlsPendingRequeue), mtlsPendingMaxRequeue)
-	if p.RequeueAfter == mtlsPendingRequeue {
-		p.RequeueAfter = after
+	case len(m.Steps) > 0:
+		r.mtlsPending.Store(rc.UID, r.now())
+	default:
+		r.mtlsPending.LoadOrStore(rc.UID, r.now())
 	}
 }
 
