@@ -107,7 +107,7 @@ func decideRunning(o *Observed, p *Plan) {
 		case sidecarRestartOn(o.Config.Build.Features):
 			// A restartable submitter fails the job only once its restarts
 			// are used up (sidecar_restart.go).
-			if restartsExhausted(cs, submitterBackoffLimit(j)) {
+			if restartsExhausted(cs, sidecarSubmitterRestarts) {
 				submitterFailed(o, p, restartsExhaustedMessage(cs))
 				return
 			}
