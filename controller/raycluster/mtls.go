@@ -398,7 +398,8 @@ func normalizeIPs(ips []string) []string {
 	return uniqueSorted(out)
 }
 
-// livePodIPs are the IPs of o's live pods of a node type (:423-446).
+// livePodIPs are the IPs of the live pods among pods of the head (head
+// true) or of the workers (:423-446).
 func livePodIPs(pods []*corev1.Pod, head bool) []string {
 	var ips []string
 	for _, p := range pods {
@@ -413,7 +414,9 @@ func livePodIPs(pods []*corev1.Pod, head bool) []string {
 	return ips
 }
 
-// sameSet: a and b hold the same strings (:539-554).
+// sameSet: a and b hold the same strings, and as many (:539-554): with b
+// de-duplicated, as the desired lists are, a stored list with a duplicate
+// counts as different.
 func sameSet(a, b []string) bool {
 	return slices.Equal(uniqueSorted(a), uniqueSorted(b)) && len(a) == len(b)
 }
