@@ -3,18 +3,14 @@ package controller
 import (
 	"context"
 	"fmt"
-	"os"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/internal/fixture"
@@ -26,21 +22,6 @@ import (
 // v1.7.0's own sample (controller/testdata/kuberay-v1.7.0, unchanged): the
 // history server collector (RayClusterHistoryServer) and the embedded
 // rocksdb GCS store (GCSFaultToleranceEmbeddedStorage).
-
-// v170Sample decodes a v1.7.0 sample strictly, in namespace ns.
-func v170Sample(t *testing.T, file, ns string) *rayv1.RayCluster {
-	t.Helper()
-	b, err := os.ReadFile("testdata/kuberay-v1.7.0/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := &rayv1.RayCluster{}
-	if err := yaml.UnmarshalStrict(b, rc); err != nil {
-		t.Fatalf("the v1.7.0 sample does not decode strictly: %v", err)
-	}
-	rc.Namespace = ns
-	return rc
-}
 
 // TestIntegrationHistoryCollector applies v1.7.0's history server sample
 // with the gate on: the cluster becomes ready, and its head and worker each
@@ -93,6 +74,14 @@ func TestIntegrationHistoryCollector(t *testing.T) {
 	if err != nil || len(sas.Items) != 1 { // the namespace's default
 		t.Errorf("ServiceAccounts %v, %v", sas, err)
 	}
+	secrets, err := kc.CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(secrets.Items) != 0 {
+		t.Errorf("Secrets %v, %v", secrets, err)
+	}
+	roles, err := kc.RbacV1().Roles(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(roles.Items) != 0 {
+		t.Errorf("Roles %v, %v", roles, err)
+	}
 }
 
 // TestIntegrationHistoryCollectorGateOff: with the gate off (the default)
@@ -101,17 +90,7 @@ func TestIntegrationHistoryCollectorGateOff(t *testing.T) {
 	needSandbox(t)
 	ns := newNamespace(t)
 	startOperator(t, ns, nil)
-	createRC(t, v170Sample(t, "ray-cluster.historyserver.yaml", ns))
-	eventually(t, 30*time.Second, "a ReplicaFailure condition naming the gate", func() (bool, string) {
-		got := getRC(t, ns, "raycluster-historyserver")
-		c := meta.FindStatusCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
-		return c != nil && c.Reason == raycluster.ReasonValidationFailed && strings.Contains(c.Message, "spec.historyServerOptions") &&
-			strings.Contains(c.Message, "RayClusterHistoryServer"), fmt.Sprintf("%+v", got.Status.Conditions)
-	})
-	consistently(t, 2*time.Second, "no pods", func() (bool, string) {
-		h, w := clusterPods(t, ns, "raycluster-historyserver")
-		return len(h)+len(w) == 0, fmt.Sprint(len(h) + len(w))
-	})
+	refusedWithGateOff(t, ns, "ray-cluster.historyserver.yaml", "spec.historyServerOptions", features.RayClusterHistoryServer, nil)
 }
 
 // bindClaim plays the part of the persistent volume controller, which the
@@ -249,13 +228,11 @@ func TestIntegrationEmbeddedGCSGateOff(t *testing.T) {
 	needSandbox(t)
 	ns := newNamespace(t)
 	startOperator(t, ns, nil)
-	createRC(t, v170Sample(t, "ray-cluster.embedded-gcs-ft.yaml", ns))
-	waitEvent(t, ns, "raycluster-embedded-gcs-ft", raycluster.ReasonInvalidSpec, "GCSFaultToleranceEmbeddedStorage feature gate")
-	consistently(t, 2*time.Second, "no pods and no claim", func() (bool, string) {
-		h, w := clusterPods(t, ns, "raycluster-embedded-gcs-ft")
-		pvcs, err := kc.CoreV1().PersistentVolumeClaims(ns).List(context.Background(), metav1.ListOptions{})
-		return err == nil && len(h)+len(w) == 0 && len(pvcs.Items) == 0, fmt.Sprintf("pods=%d claims=%v err=%v", len(h)+len(w), pvcs, err)
-	})
+	refusedWithGateOff(t, ns, "ray-cluster.embedded-gcs-ft.yaml", "spec.gcsFaultToleranceOptions.backend", features.GCSFaultToleranceEmbeddedStorage,
+		func() (bool, string) {
+			pvcs, err := kc.CoreV1().PersistentVolumeClaims(ns).List(context.Background(), metav1.ListOptions{})
+			return err == nil && len(pvcs.Items) == 0, fmt.Sprintf("claims=%v err=%v", pvcs, err)
+		})
 }
 
 // TestIntegrationEmbeddedGCSUserClaim: with storage.claimName the user's

@@ -10,13 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/raycluster"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -331,6 +334,44 @@ func waitEventOf(t testing.TB, timeout time.Duration, ns, kind, name, typ, reaso
 		return false, strings.Join(seen, " | ")
 	})
 	return found
+}
+
+// v170Sample is KubeRay v1.7.0's ray-operator/config/samples/<file>,
+// unchanged (testdata/kuberay-v1.7.0), in namespace ns.
+func v170Sample(t testing.TB, file, ns string) *rayv1.RayCluster {
+	rc := fixture.KubeRaySample(t, "testdata/kuberay-v1.7.0/"+file)
+	rc.Namespace = ns
+	return rc
+}
+
+// refusedWithGateOff applies the v1.7.0 sample file, which asks for a
+// feature behind gate, to an operator running with that gate off, and
+// checks that it is refused as the gate-off refusal says
+// (raycluster.UnsupportedClusterSpecWith): the ReplicaFailure condition
+// (ValidationFailed) naming field and the gate, a Warning
+// InvalidRayClusterSpec naming the gate, and for two seconds no pod, nor
+// anything made reports (what the feature would make; nil: nothing more).
+func refusedWithGateOff(t *testing.T, ns, file, field string, gate features.Gate, made func() (bool, string)) {
+	t.Helper()
+	rc := v170Sample(t, file, ns)
+	createRC(t, rc)
+	eventually(t, 30*time.Second, "a ReplicaFailure condition naming "+field+" and "+string(gate), func() (bool, string) {
+		got := getRC(t, ns, rc.Name)
+		c := meta.FindStatusCondition(got.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
+		return c != nil && c.Reason == raycluster.ReasonValidationFailed && strings.Contains(c.Message, field) &&
+			strings.Contains(c.Message, string(gate)), fmt.Sprintf("%+v", got.Status.Conditions)
+	})
+	waitEvent(t, ns, rc.Name, raycluster.ReasonInvalidSpec, "requires the "+string(gate)+" feature gate")
+	consistently(t, 2*time.Second, "no pods, nothing made", func() (bool, string) {
+		h, w := clusterPods(t, ns, rc.Name)
+		if len(h)+len(w) != 0 {
+			return false, fmt.Sprint(len(h)+len(w), " pods")
+		}
+		if made == nil {
+			return true, ""
+		}
+		return made()
+	})
 }
 
 func createRC(t testing.TB, rc *rayv1.RayCluster) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"net"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -21,12 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/yaml"
 
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/raycluster"
 	"github.com/raydar/raydar/kube/sandbox/certsim"
-	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
 var (
@@ -50,22 +47,6 @@ func installCertManager(t *testing.T) {
 	if certManagerErr != nil {
 		t.Fatalf("installing cert-manager's CRDs: %v", certManagerErr)
 	}
-}
-
-// mtlsSample is KubeRay v1.7.0's config/samples/ray-cluster.mtls.yaml,
-// unchanged, in namespace ns.
-func mtlsSample(t *testing.T, ns string) *rayv1.RayCluster {
-	t.Helper()
-	b, err := os.ReadFile("testdata/kuberay-v1.7.0/ray-cluster.mtls.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := &rayv1.RayCluster{}
-	if err := yaml.UnmarshalStrict(b, rc); err != nil {
-		t.Fatalf("the v1.7.0 sample does not decode strictly: %v", err)
-	}
-	rc.Namespace = ns
-	return rc
 }
 
 var (
@@ -122,7 +103,7 @@ func TestIntegrationMTLS(t *testing.T) {
 	t.Cleanup(sim.Close)
 	dyn := dynamic.NewForConfigOrDie(sb.Config)
 	startOperator(t, ns, func(o *Options) { o.FeatureGates = features.MustParse("RayClusterMTLS=true") })
-	createRC(t, mtlsSample(t, ns))
+	createRC(t, v170Sample(t, "ray-cluster.mtls.yaml", ns))
 	rc := waitReady(t, ns, "raycluster-mtls", 1)
 
 	// The objects, as v1.7.0's raycluster_mtls_controller.go writes them.
@@ -280,14 +261,16 @@ func TestIntegrationMTLS(t *testing.T) {
 }
 
 // TestIntegrationMTLSRefusedWithoutTheGate: with the gate off the sample
-// is refused naming the gate, and nothing is made.
+// is refused naming the gate, and nothing is made, neither pods nor, with
+// cert-manager's kinds served, Issuers or Certificates.
 func TestIntegrationMTLSRefusedWithoutTheGate(t *testing.T) {
 	needSandbox(t)
+	installCertManager(t)
 	ns := newNamespace(t)
+	dyn := dynamic.NewForConfigOrDie(sb.Config)
 	startOperator(t, ns, nil)
-	createRC(t, mtlsSample(t, ns))
-	waitEvent(t, ns, "raycluster-mtls", raycluster.ReasonInvalidSpec, "requires the RayClusterMTLS feature gate")
-	if h, w := clusterPods(t, ns, "raycluster-mtls"); len(h)+len(w) != 0 {
-		t.Fatalf("%d pods for a refused cluster", len(h)+len(w))
-	}
+	refusedWithGateOff(t, ns, "ray-cluster.mtls.yaml", "spec.tlsOptions", features.RayClusterMTLS, func() (bool, string) {
+		is, cs := cmObjects(t, dyn, issuersGVR, ns), cmObjects(t, dyn, certsGVR, ns)
+		return len(is)+len(cs) == 0, fmt.Sprintf("issuers %d certificates %d", len(is), len(cs))
+	})
 }

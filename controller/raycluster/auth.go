@@ -215,35 +215,12 @@ func addTokenAuth(rc *rayv1.RayCluster, pod *corev1.Pod) {
 }
 
 // addAutoscalerTokenAuth gives the autoscaler sidecar the auth env and
-// mount where KubeRay puts them: after the sidecar's own and before
-// autoscalerOptions.env and .volumeMounts, which autoscalerContainer
-// appends last (KubeRay sets them before mergeAutoscalerOverrides,
-// common/pod.go:207-213). An env name the user's env already defines is
-// left to the user.
+// mount where KubeRay puts them (KubeRay sets them before
+// mergeAutoscalerOverrides, common/pod.go:207-213).
 func addAutoscalerTokenAuth(rc *rayv1.RayCluster, c *corev1.Container) {
 	var auth corev1.Container
 	SetContainerTokenAuth(rc, &auth)
-	var userEnv []corev1.EnvVar
-	var userMounts []corev1.VolumeMount
-	if o := rc.Spec.AutoscalerOptions; o != nil {
-		userEnv, userMounts = o.Env, o.VolumeMounts
-	}
-	at := len(c.Env) - len(userEnv)
-	if at < 0 {
-		at = len(c.Env)
-	}
-	var add []corev1.EnvVar
-	for _, e := range auth.Env {
-		if !envExists(c.Env, e.Name) {
-			add = append(add, e)
-		}
-	}
-	c.Env = slices.Insert(c.Env, at, add...)
-	at = len(c.VolumeMounts) - len(userMounts)
-	if at < 0 {
-		at = len(c.VolumeMounts)
-	}
-	c.VolumeMounts = slices.Insert(c.VolumeMounts, at, auth.VolumeMounts...)
+	insertBeforeAutoscalerOptions(rc, c, auth.Env, auth.VolumeMounts)
 }
 
 // reasonFailedCreateAuthSecret is raydar's Warning Event of a failed auth

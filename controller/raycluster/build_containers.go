@@ -256,3 +256,33 @@ func autoscalerContainer(rc *rayv1.RayCluster, image string) corev1.Container {
 	}
 	return c
 }
+
+// insertBeforeAutoscalerOptions puts env and mounts into the autoscaler
+// sidecar c where KubeRay sets them when it builds the sidecar (token auth,
+// TLS): after the sidecar's own and before autoscalerOptions.env and
+// .volumeMounts, which autoscalerContainer appends last and KubeRay merges
+// after them. An env name c already defines (the user's env included) is
+// left as it is.
+func insertBeforeAutoscalerOptions(rc *rayv1.RayCluster, c *corev1.Container, env []corev1.EnvVar, mounts []corev1.VolumeMount) {
+	var userEnv []corev1.EnvVar
+	var userMounts []corev1.VolumeMount
+	if o := rc.Spec.AutoscalerOptions; o != nil {
+		userEnv, userMounts = o.Env, o.VolumeMounts
+	}
+	at := len(c.Env) - len(userEnv)
+	if at < 0 {
+		at = len(c.Env)
+	}
+	var add []corev1.EnvVar
+	for _, e := range env {
+		if !envExists(c.Env, e.Name) {
+			add = append(add, e)
+		}
+	}
+	c.Env = slices.Insert(c.Env, at, add...)
+	at = len(c.VolumeMounts) - len(userMounts)
+	if at < 0 {
+		at = len(c.VolumeMounts)
+	}
+	c.VolumeMounts = slices.Insert(c.VolumeMounts, at, mounts...)
+}

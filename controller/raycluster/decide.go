@@ -243,7 +243,7 @@ func decide(o *observed) *plan {
 	decideGCSStoragePVC(o, p)
 
 	decidePods(o, p)
-	holdPodsForMTLS(p)
+	holdPodsForMTLS(o, p)
 
 	after := podsAfter(o.Pods, p, o.Now)
 	p.Status = computeStatus(rc, after, o.HeadService, p, nil, o.Now)

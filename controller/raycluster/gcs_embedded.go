@@ -146,19 +146,16 @@ func BuildGCSStoragePVC(rc *rayv1.RayCluster) *corev1.PersistentVolumeClaim {
 		}
 	}
 	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      GCSStoragePVCName(rc),
-			Namespace: rc.Namespace,
-			Labels:    map[string]string{rayv1.RayClusterLabelKey: rc.Name},
-		},
+		ObjectMeta: childMeta(rc, GCSStoragePVCName(rc), map[string]string{rayv1.RayClusterLabelKey: rc.Name}),
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      modes,
 			StorageClassName: class,
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
 		},
 	}
-	if !retainGCSClaim(rc) {
-		pvc.OwnerReferences = []metav1.OwnerReference{kit.OwnerRef(rc)}
+	if retainGCSClaim(rc) {
+		// The claim, and the GCS state, outlive the cluster.
+		pvc.OwnerReferences = nil
 	}
 	return pvc
 }

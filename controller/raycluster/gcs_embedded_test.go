@@ -172,7 +172,7 @@ func TestDecideGCSStoragePVC(t *testing.T) {
 			t.Fatalf("Retain, unowned: update %+v", p.UpdateGCSStoragePVC)
 		}
 	})
-	t.Run("another controller: pods held back", func(t *testing.T) {
+	t.Run("another controller: the claim blocked (TestReconcileGCSStoragePVC: pods held back)", func(t *testing.T) {
 		o, _ := obs(nil, nil)
 		theirs := BuildGCSStoragePVC(o.Cluster)
 		theirs.OwnerReferences = []metav1.OwnerReference{kit.ControllerRef("StatefulSet", "db", "db-uid")}
@@ -256,8 +256,8 @@ func TestEmbeddedGCSRefusedAndValidated(t *testing.T) {
 }
 
 // Passes against a fake API server: the claim exists before the head pod;
-// a claim that cannot be created holds every pod back, with KubeRay's
-// Warning.
+// a claim that cannot be created, or that another object controls, holds
+// every pod back, with a Warning.
 func TestReconcileGCSStoragePVC(t *testing.T) {
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "c"}}
 	embedded := func() *rayv1.RayCluster {
@@ -290,6 +290,22 @@ func TestReconcileGCSStoragePVC(t *testing.T) {
 			t.Errorf("claim not owned: %+v", pvc.OwnerReferences)
 		}
 		if evs := drainEvents(rec.Events); strings.Count(evs, "Normal CreatedPVC Created GCS storage PVC ns/c-gcs-pvc") != 1 {
+			t.Fatalf("events:\n%s", evs)
+		}
+	})
+	t.Run("a claim another object controls: no pods, a Warning", func(t *testing.T) {
+		theirs := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c-gcs-pvc", Namespace: "ns",
+			OwnerReferences: []metav1.OwnerReference{kit.ControllerRef("StatefulSet", "db", "db-uid")}}}
+		theirs.OwnerReferences[0].APIVersion = "apps/v1"
+		r, c, rec := fakeReconcilerWith(t, embeddedOn, interceptor.Funcs{}, embedded(), theirs)
+		if _, err := r.Reconcile(context.Background(), req); err == nil {
+			t.Fatal("no error: the claim must be retried")
+		}
+		pods := &corev1.PodList{}
+		if err := c.List(context.Background(), pods); err != nil || len(pods.Items) != 0 {
+			t.Fatalf("%d pods, %v; want none while the claim is another's", len(pods.Items), err)
+		}
+		if evs := drainEvents(rec.Events); !strings.Contains(evs, "Warning FailedToCreatePVC GCS storage PVC ns/c-gcs-pvc is already controlled by StatefulSet db") {
 			t.Fatalf("events:\n%s", evs)
 		}
 	})

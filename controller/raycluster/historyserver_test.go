@@ -1,14 +1,12 @@
 package raycluster
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/yaml"
 
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/internal/fixture"
@@ -18,15 +16,7 @@ import (
 // v170Sample is KubeRay v1.7.0's ray-operator/config/samples/<file>,
 // unchanged (controller/testdata), in namespace ns with a UID.
 func v170Sample(t *testing.T, file string) *rayv1.RayCluster {
-	t.Helper()
-	b, err := os.ReadFile("../testdata/kuberay-v1.7.0/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := &rayv1.RayCluster{}
-	if err := yaml.UnmarshalStrict(b, rc); err != nil {
-		t.Fatalf("the v1.7.0 sample does not decode strictly: %v", err)
-	}
+	rc := fixture.KubeRaySample(t, "../testdata/kuberay-v1.7.0/"+file)
 	rc.Namespace, rc.UID = "ns", "c-uid"
 	return rc
 }

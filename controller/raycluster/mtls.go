@@ -79,7 +79,7 @@ package raycluster
 // the IP is added at once; it does not watch cert-manager's objects (that
 // would need their CRDs at start-up) and instead comes back every second
 // while certificates are pending (backing off to KubeRay's 30 s while they
-// stay so, mtlsBackoff), every minute after, as KubeRay does. The
+// stay so, holdPodsForMTLS), every minute after, as KubeRay does. The
 // pod IPs are those of the pods the cluster controls (KubeRay lists by the
 // ray.io/cluster and ray.io/node-type labels). A leaf Certificate another
 // owner controls is not taken over: Warning MTLSFailedToReconcile, as
@@ -319,8 +319,7 @@ func mtlsLabels(cluster, component string) map[string]string {
 }
 
 func mtlsMeta(rc *rayv1.RayCluster, name, component string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: rc.Namespace, Labels: mtlsLabels(rc.Name, component),
-		OwnerReferences: []metav1.OwnerReference{kit.OwnerRef(rc)}}
+	return childMeta(rc, name, mtlsLabels(rc.Name, component))
 }
 
 func caIssuerRef(cluster string) IssuerReference {
@@ -399,7 +398,8 @@ func normalizeIPs(ips []string) []string {
 	return uniqueSorted(out)
 }
 
-// livePodIPs are the IPs of o's live pods of a node type (:423-446).
+// livePodIPs are the IPs of the live pods among pods of the head (head
+// true) or of the workers (:423-446).
 func livePodIPs(pods []*corev1.Pod, head bool) []string {
 	var ips []string
 	for _, p := range pods {
@@ -414,7 +414,9 @@ func livePodIPs(pods []*corev1.Pod, head bool) []string {
 	return ips
 }
 
-// sameSet: a and b hold the same strings (:539-554).
+// sameSet: a and b hold the same strings, and as many (:539-554): with b
+// de-duplicated, as the desired lists are, a stored list with a duplicate
+// counts as different.
 func sameSet(a, b []string) bool {
 	return slices.Equal(uniqueSorted(a), uniqueSorted(b)) && len(a) == len(b)
 }
@@ -442,6 +444,9 @@ type mtlsObserved struct {
 	Certs       map[string]*Certificate // by name
 	// Secrets are the Secrets of the three Certificates, by name.
 	Secrets map[string]*corev1.Secret
+	// PendingSince: since when this process has seen the certificates
+	// pending with nothing changed (Reconciler.mtlsPending); zero when not.
+	PendingSince time.Time
 }
 
 // mtlsPlan is the mTLS part of a plan, in KubeRay's step order.
@@ -457,8 +462,6 @@ type mtlsPlan struct {
 	// Ready: both leaf Certificates are Ready at their generation, this
 	// pass changes neither, and both Secrets hold their keys.
 	Ready bool
-	// Waiting says what is not ready yet, for the Event.
-	Waiting string
 	// Expiring are the Warnings of certificates expiring within 24h.
 	Expiring []expiring
 }
@@ -472,7 +475,6 @@ type mtlsStep struct {
 	Object any    // *Issuer or *Certificate
 	Update bool
 	IPs    []string // for an update's Event
-	Head   bool
 }
 
 // secretOwner is a Secret and the Certificate it should be owned by.
@@ -521,49 +523,31 @@ func decideMTLS(o *observed) *mtlsPlan {
 	}
 	p.Ready = true
 	for _, head := range []bool{true, false} {
-		step := "worker certificate"
-		if head {
-			step = "head certificate"
-		}
 		want := BuildLeafCertificate(rc, head, livePodIPs(o.Pods, head), o.Config)
 		ex := m.Certs[want.Name]
 		switch {
 		case ex == nil:
-			p.Steps = append(p.Steps, mtlsStep{Name: step, Object: want, Head: head})
-			p.Ready, p.Waiting = false, "certificate "+want.Name+" not found"
+			p.Steps = append(p.Steps, mtlsStep{Name: leafStep(head), Object: want})
+			p.Ready = false
 			continue
 		case kit.ControllerUID(ex.OwnerReferences) != string(rc.UID):
 			p.Foreign = append(p.Foreign, ex.Name)
-			p.Ready, p.Waiting = false, "certificate "+want.Name+" is controlled by another owner"
+			p.Ready = false
 			continue
 		case !maps.Equal(ex.Labels, want.Labels) || !sameSet(ex.Spec.DNSNames, want.Spec.DNSNames) ||
 			!sameSet(ex.Spec.IPAddresses, want.Spec.IPAddresses):
 			upd := *ex
 			upd.Labels, upd.Spec = want.Labels, want.Spec
 			upd.OwnerReferences = slices.Clone(ex.OwnerReferences)
-			p.Steps = append(p.Steps, mtlsStep{Name: step, Object: &upd, Update: true, IPs: want.Spec.IPAddresses, Head: head})
-			p.Ready, p.Waiting = false, "certificate "+want.Name+" is being reissued"
+			p.Steps = append(p.Steps, mtlsStep{Name: leafStep(head), Object: &upd, Update: true, IPs: want.Spec.IPAddresses})
+			p.Ready = false
 		case !certificateReady(ex):
-			if p.Ready {
-				p.Waiting = fmt.Sprintf("certificate %s is not ready at current generation %d", ex.Name, ex.Generation)
-			}
 			p.Ready = false
 		}
 		addSecretOwner(ex)
-		if s := m.Secrets[want.Spec.SecretName]; s == nil {
-			if p.Ready {
-				p.Waiting = "secret " + want.Spec.SecretName + " not found"
-			}
+		s := m.Secrets[want.Spec.SecretName]
+		if s == nil || slices.ContainsFunc(mtlsKeys, func(k string) bool { _, ok := s.Data[k]; return !ok }) {
 			p.Ready = false
-		} else {
-			for _, k := range mtlsKeys {
-				if _, ok := s.Data[k]; !ok {
-					if p.Ready {
-						p.Waiting = fmt.Sprintf("secret %s missing required key %s", s.Name, k)
-					}
-					p.Ready = false
-				}
-			}
 		}
 	}
 	if p.Ready {
@@ -582,15 +566,24 @@ func decideMTLS(o *observed) *mtlsPlan {
 }
 
 // holdPodsForMTLS keeps the pods planned from being created while the
-// certificates are not ready, and sets when the pass comes back.
-func holdPodsForMTLS(p *plan) {
-	if p.MTLS == nil {
+// certificates are not ready, and sets when the pass comes back: every
+// minute once ready; while pending, every second, backing off when they
+// stay pending with nothing changed (since o.MTLS.PendingSince, and no
+// change this pass) to a fifth of the time waited, up to KubeRay's 30 s
+// (raycluster_mtls_controller.go:31), so a cert-manager that does not
+// answer is not polled every second forever.
+func holdPodsForMTLS(o *observed, p *plan) {
+	m := p.MTLS
+	if m == nil {
 		return
 	}
 	after := mtlsPeriodicRequeue
-	if !p.MTLS.Ready {
+	if !m.Ready {
 		p.CreatePods = nil
 		after = mtlsPendingRequeue
+		if since := o.MTLS.PendingSince; len(m.Steps) == 0 && !since.IsZero() {
+			after = min(max(o.Now.Sub(since)/5, mtlsPendingRequeue), mtlsPendingMaxRequeue)
+		}
 	}
 	if p.RequeueAfter == 0 || after < p.RequeueAfter {
 		p.RequeueAfter = after
@@ -671,6 +664,9 @@ func (r *Reconciler) readMTLS(ctx context.Context, rc *rayv1.RayCluster) (*mtlsO
 		return nil, nil
 	}
 	m := &mtlsObserved{Issuers: map[string]*Issuer{}, Certs: map[string]*Certificate{}, Secrets: map[string]*corev1.Secret{}}
+	if v, ok := r.mtlsPending.Load(rc.UID); ok {
+		m.PendingSince = v.(time.Time)
+	}
 	for _, gvk := range []schema.GroupVersionKind{IssuerGVK, CertificateGVK} {
 		if _, err := r.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
 			if meta.IsNoMatchError(err) {
@@ -733,7 +729,7 @@ func (r *Reconciler) applyMTLS(ctx context.Context, rc *rayv1.RayCluster, p *pla
 	if m == nil {
 		return true
 	}
-	r.mtlsBackoff(rc, p)
+	r.notePending(rc, m)
 	fail := func(step string, err error) bool {
 		if kit.Ambiguous(err) {
 			out.ambiguous = true
@@ -770,12 +766,9 @@ func (r *Reconciler) applyMTLS(ctx context.Context, rc *rayv1.RayCluster, p *pla
 			return fail(st.Name, err)
 		}
 		if st.Update {
-			who := "worker"
-			if st.Head {
-				who = "head"
-			}
+			// "Updated head certificate SANs (IPs: [...])"
 			r.events.Emit(rc, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: EventMTLSCertificatesUpdated, Action: "Update",
-				Message: fmt.Sprintf("Updated %s certificate SANs (IPs: %v)", who, st.IPs)})
+				Message: fmt.Sprintf("Updated %s SANs (IPs: %v)", st.Name, st.IPs)})
 		}
 	}
 	for _, so := range m.OwnSecrets {
@@ -799,25 +792,17 @@ func (r *Reconciler) applyMTLS(ctx context.Context, rc *rayv1.RayCluster, p *pla
 	return true
 }
 
-// mtlsBackoff stretches the pass's return while certificates stay
-// pending with nothing changed: every second for the first five, then a
-// fifth of the time waited, up to KubeRay's 30 s (raycluster_mtls_
-// controller.go:31), so a cert-manager that does not answer is not polled
-// every second forever. A change this pass makes starts it afresh.
-func (r *Reconciler) mtlsBackoff(rc *rayv1.RayCluster, p *plan) {
-	if p.MTLS.Ready {
+// notePending remembers since when the cluster's certificates have been
+// pending with nothing changed, for holdPodsForMTLS's back-off: forgotten
+// once they are ready, started afresh by a change this pass makes.
+func (r *Reconciler) notePending(rc *rayv1.RayCluster, m *mtlsPlan) {
+	switch {
+	case m.Ready:
 		r.mtlsPending.Delete(rc.UID)
-		return
-	}
-	now := r.now()
-	if len(p.MTLS.Steps) > 0 {
-		r.mtlsPending.Store(rc.UID, now)
-		return
-	}
-	v, _ := r.mtlsPending.LoadOrStore(rc.UID, now)
-	after := min(max(now.Sub(v.(time.Time))/5, mtlsPendingRequeue), mtlsPendingMaxRequeue)
-	if p.RequeueAfter == mtlsPendingRequeue {
-		p.RequeueAfter = after
+	case len(m.Steps) > 0:
+		r.mtlsPending.Store(rc.UID, r.now())
+	default:
+		r.mtlsPending.LoadOrStore(rc.UID, r.now())
 	}
 }
 
@@ -825,11 +810,20 @@ func (r *Reconciler) mtlsBackoff(rc *rayv1.RayCluster, p *plan) {
 func certStepName(rc *rayv1.RayCluster, name string) string {
 	switch name {
 	case TLSCertificateName(rc.Name, true):
-		return "head certificate"
+		return leafStep(true)
 	case TLSCertificateName(rc.Name, false):
-		return "worker certificate"
+		return leafStep(false)
 	}
 	return "CA certificate"
+}
+
+// leafStep is KubeRay's step name of the head's (head true) or the
+// workers' leaf Certificate.
+func leafStep(head bool) string {
+	if head {
+		return "head certificate"
+	}
+	return "worker certificate"
 }
 
 // addTLS is configureTLS (common/pod.go:428-538) and the autoscaler's
@@ -870,7 +864,7 @@ func addTLS(rc *rayv1.RayCluster, pod *corev1.Pod, head bool, cfg BuildConfig) {
 		Args:            []string{fmt.Sprintf(waitTLSScript, TLSMountPath+"/tls.crt")},
 		SecurityContext: ray.SecurityContext.DeepCopy(),
 		Env:             []corev1.EnvVar{fieldEnv("POD_IP", "status.podIP")},
-		VolumeMounts:    []corev1.VolumeMount{{Name: TLSVolumeName, MountPath: TLSMountPath, ReadOnly: true}},
+		VolumeMounts:    []corev1.VolumeMount{tlsMount()},
 		Resources:       corev1.ResourceRequirements{Limits: res, Requests: res.DeepCopy()},
 	}
 	spec.InitContainers = append([]corev1.Container{wait}, spec.InitContainers...)
@@ -911,34 +905,32 @@ func tlsEnv() []corev1.EnvVar {
 // that name or path exists.
 func SetContainerTLS(c *corev1.Container) {
 	for _, e := range tlsEnv() {
-		if !envExists(c.Env, e.Name) {
-			c.Env = append(c.Env, e)
-		}
+		setEnv(c, e)
 	}
-	if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == TLSVolumeName || m.MountPath == TLSMountPath }) {
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: TLSVolumeName, MountPath: TLSMountPath, ReadOnly: true})
+	if !slices.ContainsFunc(c.VolumeMounts, isTLSMount) {
+		c.VolumeMounts = append(c.VolumeMounts, tlsMount())
 	}
 }
 
 // addAutoscalerTLS puts the TLS env and mount on the autoscaler sidecar
-// where KubeRay does: before autoscalerOptions' env and mounts (which
-// autoscalerContainer appended last; validation forbids them to clash).
+// where KubeRay does (SetContainerTLSConfig before the autoscalerOptions
+// merge, common/pod.go:260-272). ValidateTLSOptions forbids
+// autoscalerOptions to set that env or mount, so checking the whole
+// container is checking the sidecar's own part.
 func addAutoscalerTLS(rc *rayv1.RayCluster, c *corev1.Container) {
-	var userEnv []corev1.EnvVar
-	var userMounts []corev1.VolumeMount
-	if o := rc.Spec.AutoscalerOptions; o != nil {
-		userEnv, userMounts = o.Env, o.VolumeMounts
+	var mounts []corev1.VolumeMount
+	if !slices.ContainsFunc(c.VolumeMounts, isTLSMount) {
+		mounts = []corev1.VolumeMount{tlsMount()}
 	}
-	at := max(len(c.Env)-len(userEnv), 0)
-	var add []corev1.EnvVar
-	for _, e := range tlsEnv() {
-		if !envExists(c.Env[:at], e.Name) {
-			add = append(add, e)
-		}
-	}
-	c.Env = slices.Insert(c.Env, at, add...)
-	mat := max(len(c.VolumeMounts)-len(userMounts), 0)
-	if !slices.ContainsFunc(c.VolumeMounts[:mat], func(m corev1.VolumeMount) bool { return m.Name == TLSVolumeName || m.MountPath == TLSMountPath }) {
-		c.VolumeMounts = slices.Insert(c.VolumeMounts, mat, corev1.VolumeMount{Name: TLSVolumeName, MountPath: TLSMountPath, ReadOnly: true})
-	}
+	insertBeforeAutoscalerOptions(rc, c, tlsEnv(), mounts)
+}
+
+// tlsMount is the read-only mount of the ray-tls volume.
+func tlsMount() corev1.VolumeMount {
+	return corev1.VolumeMount{Name: TLSVolumeName, MountPath: TLSMountPath, ReadOnly: true}
+}
+
+// isTLSMount: m is named ray-tls or mounted at /etc/ray/tls.
+func isTLSMount(m corev1.VolumeMount) bool {
+	return m.Name == TLSVolumeName || m.MountPath == TLSMountPath
 }

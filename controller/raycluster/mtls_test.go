@@ -3,7 +3,6 @@ package raycluster
 import (
 	"context"
 	"errors"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -23,9 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/yaml"
 
 	"github.com/raydar/raydar/controller/features"
+	"github.com/raydar/raydar/controller/internal/fixture"
 	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -33,26 +32,13 @@ import (
 
 var mtlsGate = features.MustParse("RayClusterMTLS=true")
 
-// mtlsSample is KubeRay v1.7.0's config/samples/ray-cluster.mtls.yaml,
-// unchanged, in namespace ns with a UID.
+// mtlsSample is KubeRay v1.7.0's config/samples/ray-cluster.mtls.yaml
+// (v170Sample), with a UID as long as an API server's, whose first 8
+// characters name the CA's Secret.
 func mtlsSample(t *testing.T) *rayv1.RayCluster {
-	t.Helper()
-	b, err := os.ReadFile("../testdata/kuberay-v1.7.0/ray-cluster.mtls.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := &rayv1.RayCluster{}
-	if err := yaml.UnmarshalStrict(b, rc); err != nil {
-		t.Fatalf("the v1.7.0 sample does not decode strictly: %v", err)
-	}
-	rc.Namespace, rc.UID = "ns", "0123abcd-5678-90ef-1234-567890abcdef"
+	rc := v170Sample(t, "ray-cluster.mtls.yaml")
+	rc.UID = "0123abcd-5678-90ef-1234-567890abcdef"
 	return rc
-}
-
-func mtlsCfg() BuildConfig {
-	cfg := DefaultBuildConfig()
-	cfg.Features = mtlsGate
-	return cfg
 }
 
 // TestMTLSObjects: the Issuers and Certificates for the sample are those
@@ -118,8 +104,8 @@ func TestMTLSObjects(t *testing.T) {
 	pods := []*corev1.Pod{pod("10.0.0.9", true, corev1.PodRunning, false), pod("10.0.0.2", false, corev1.PodRunning, false),
 		pod("10.0.0.1", false, corev1.PodPending, false), pod("10.0.0.7", false, corev1.PodFailed, false),
 		pod("10.0.0.8", false, corev1.PodRunning, true), pod("", false, corev1.PodPending, false)}
-	head := BuildLeafCertificate(rc, true, livePodIPs(pods, true), mtlsCfg())
-	worker := BuildLeafCertificate(rc, false, livePodIPs(pods, false), mtlsCfg())
+	head := BuildLeafCertificate(rc, true, livePodIPs(pods, true), cfgWith(mtlsGate))
+	worker := BuildLeafCertificate(rc, false, livePodIPs(pods, false), cfgWith(mtlsGate))
 	leaf := func(secret string, dns, ips []any) map[string]any {
 		return map[string]any{"secretName": secret, "duration": "2160h0m0s", "renewBefore": "360h0m0s", "dnsNames": dns, "ipAddresses": ips,
 			"usages":    []any{"digital signature", "key encipherment", "server auth", "client auth"},
@@ -159,8 +145,8 @@ func TestMTLSObjects(t *testing.T) {
 // off (or enabled false) changes nothing.
 func TestMTLSPods(t *testing.T) {
 	rc := mtlsSample(t)
-	head := BuildPod(rc, PodBuild{Name: "h", Head: true}, "x", mtlsCfg())
-	worker := BuildPod(rc, PodBuild{Name: "w", Group: &rc.Spec.WorkerGroupSpecs[0]}, "x", mtlsCfg())
+	head := BuildPod(rc, PodBuild{Name: "h", Head: true}, "x", cfgWith(mtlsGate))
+	worker := BuildPod(rc, PodBuild{Name: "w", Group: &rc.Spec.WorkerGroupSpecs[0]}, "x", cfgWith(mtlsGate))
 
 	mount := corev1.VolumeMount{Name: "ray-tls", MountPath: "/etc/ray/tls", ReadOnly: true}
 	env := []corev1.EnvVar{{Name: "RAY_USE_TLS", Value: "1"}, {Name: "RAY_TLS_SERVER_CERT", Value: "/etc/ray/tls/tls.crt"},
@@ -219,10 +205,10 @@ func TestMTLSPods(t *testing.T) {
 
 	t.Run("autoscaler sidecar, before autoscalerOptions' own", func(t *testing.T) {
 		rc := mtlsSample(t)
-		rc.Spec.EnableInTreeAutoscaling = ptrTo(true)
+		rc.Spec.EnableInTreeAutoscaling = fixture.Ptr(true)
 		rc.Spec.AutoscalerOptions = &rayv1.AutoscalerOptions{Env: []corev1.EnvVar{{Name: "MINE", Value: "1"}},
 			VolumeMounts: []corev1.VolumeMount{{Name: "mine", MountPath: "/mine"}}}
-		pod := BuildPod(rc, PodBuild{Name: "h", Head: true}, "x", mtlsCfg())
+		pod := BuildPod(rc, PodBuild{Name: "h", Head: true}, "x", cfgWith(mtlsGate))
 		i := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == rayv1.AutoscalerContainerName })
 		as := pod.Spec.Containers[i]
 		n := len(as.Env)
@@ -240,8 +226,8 @@ func TestMTLSPods(t *testing.T) {
 	t.Run("gate off or enabled false: no TLS", func(t *testing.T) {
 		off := BuildPod(rc, PodBuild{Name: "h", Head: true}, "x", DefaultBuildConfig())
 		rc2 := mtlsSample(t)
-		rc2.Spec.TLSOptions.Enabled = ptrTo(false)
-		disabled := BuildPod(rc2, PodBuild{Name: "h", Head: true}, "x", mtlsCfg())
+		rc2.Spec.TLSOptions.Enabled = fixture.Ptr(false)
+		disabled := BuildPod(rc2, PodBuild{Name: "h", Head: true}, "x", cfgWith(mtlsGate))
 		for _, p := range []*corev1.Pod{off, disabled} {
 			if len(p.Spec.InitContainers) != 0 || envExists(p.Spec.Containers[0].Env, "RAY_USE_TLS") || len(p.Spec.Volumes) != 1 {
 				t.Errorf("TLS without mTLS on: %v %v", p.Spec.InitContainers, p.Spec.Volumes)
@@ -296,7 +282,7 @@ func TestMTLSRefusalAndValidation(t *testing.T) {
 			if len(errs) != 1 || !strings.Contains(errs[0].Error(), c.want) {
 				t.Fatalf("errors %v, want %q", errs, c.want)
 			}
-			rc.Spec.TLSOptions.Enabled = ptrTo(false)
+			rc.Spec.TLSOptions.Enabled = fixture.Ptr(false)
 			if errs := UnsupportedRayClusterWith(rc, mtlsGate); len(errs) != 0 {
 				t.Fatalf("enabled false: %v", errs)
 			}

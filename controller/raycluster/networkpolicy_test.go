@@ -45,16 +45,14 @@ var (
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}},
 			PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "kube-dns"}},
 		}},
-		Ports: []networkingv1.NetworkPolicyPort{{Port: ptrTo(intstr.FromInt32(53)), Protocol: &udp}, {Port: ptrTo(intstr.FromInt32(53))}},
+		Ports: []networkingv1.NetworkPolicyPort{{Port: fixture.Ptr(intstr.FromInt32(53)), Protocol: &udp}, {Port: fixture.Ptr(intstr.FromInt32(53))}},
 	}
 	prometheus = networkingv1.NetworkPolicyIngressRule{
 		From:  []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "prometheus"}}}},
-		Ports: []networkingv1.NetworkPolicyPort{{Port: ptrTo(intstr.FromInt32(8080)), Protocol: &tcp}},
+		Ports: []networkingv1.NetworkPolicyPort{{Port: fixture.Ptr(intstr.FromInt32(8080)), Protocol: &tcp}},
 	}
 	https = networkingv1.NetworkPolicyEgressRule{To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0"}}}}
 )
-
-func ptrTo[T any](v T) *T { return &v }
 
 // wantPolicy is a policy as KubeRay v1.7.0 builds it
 // (networkpolicy_controller.go:177-286).
@@ -125,7 +123,7 @@ func TestBuildNetworkPolicies(t *testing.T) {
 			wantPolicy("c-head", "headgroup", headSel, both, ins(fromPods, networkingv1.NetworkPolicyIngressRule{
 				From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
 					"ray.io/originated-from-cr-name": "job", "ray.io/originated-from-crd": "RayJob"}}}},
-				Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: ptrTo(intstr.FromInt32(9265))}},
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: fixture.Ptr(intstr.FromInt32(9265))}},
 			}), egs(toPods)),
 			wantPolicy("c-workers-small", "small", smallSel, both, ins(fromPods), egs(toPods)),
 		}},

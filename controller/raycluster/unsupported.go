@@ -15,6 +15,8 @@ package raycluster
 // any cluster exists.
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/raydar/raydar/controller/features"
@@ -28,10 +30,17 @@ func Refuse(p *field.Path, missing string) *field.Error {
 	return field.Forbidden(p, NotImplemented+missing)
 }
 
-// unsupportedClusterSpec lists the unimplemented fields of a RayClusterSpec
-// at p and of the annotations that reach the cluster at annPath.
-// (with raydar's default feature gates: spec.networkPolicy and
-// spec.tlsOptions refused).
+// gateOff refuses a field implemented behind a KubeRay feature gate that is
+// off, naming the gate and what would be missing.
+func gateOff(p *field.Path, gate features.Gate, missing string) *field.Error {
+	return field.Forbidden(p, fmt.Sprintf("requires the %s feature gate, which is off (raydar operator --feature-gates %s=true); %s, and this object is not reconciled",
+		gate, gate, missing))
+}
+
+// UnsupportedClusterSpec lists the unimplemented fields of a RayClusterSpec
+// at p and of the annotations that reach the cluster at annPath, with
+// raydar's default feature gates (all four gated fields off, so refused:
+// tlsOptions, networkPolicy, historyServerOptions, the rocksdb backend).
 func UnsupportedClusterSpec(spec *rayv1.RayClusterSpec, annotations map[string]string, p, annPath *field.Path) field.ErrorList {
 	return UnsupportedClusterSpecWith(spec, annotations, p, annPath, features.Gates{})
 }
@@ -48,34 +57,29 @@ func UnsupportedClusterSpecWith(spec *rayv1.RayClusterSpec, annotations map[stri
 	if spec.TLSOptions != nil && !g.Enabled(features.RayClusterMTLS) {
 		// KubeRay v1.7.0 refuses it too without the gate, even with
 		// enabled: false (utils/validation.go:323-325).
-		errs = append(errs, field.Forbidden(p.Child("tlsOptions"),
-			"requires the RayClusterMTLS feature gate, which is off (raydar operator --feature-gates RayClusterMTLS=true); "+
-				"no certificates are issued, so traffic between the Ray pods would be unencrypted, and this object is not reconciled"))
+		errs = append(errs, gateOff(p.Child("tlsOptions"), features.RayClusterMTLS,
+			"no certificates are issued, so traffic between the Ray pods would be unencrypted"))
 	}
 	// With the gate on: KubeRay's checks of the TLS env and mounts (mtls.go).
 	errs = append(errs, ValidateTLSOptions(spec, p, g)...)
 	if spec.NetworkPolicy != nil && !g.Enabled(features.RayClusterNetworkPolicy) {
 		// KubeRay v1.7.0 refuses it too without the gate
 		// (utils/validation.go:315-318).
-		errs = append(errs, field.Forbidden(p.Child("networkPolicy"),
-			"requires the RayClusterNetworkPolicy feature gate, which is off (raydar operator --feature-gates RayClusterNetworkPolicy=true); "+
-				"no NetworkPolicies are created, so the pods would not be isolated, and this object is not reconciled"))
+		errs = append(errs, gateOff(p.Child("networkPolicy"), features.RayClusterNetworkPolicy,
+			"no NetworkPolicies are created, so the pods would not be isolated"))
 	}
 	if spec.HistoryServerOptions != nil && !g.Enabled(features.RayClusterHistoryServer) {
 		// KubeRay v1.7.0 refuses it too without the gate
 		// (utils/validation.go:260-263); with it, historyserver.go.
-		errs = append(errs, field.Forbidden(p.Child("historyServerOptions"),
-			"requires the RayClusterHistoryServer feature gate, which is off (raydar operator --feature-gates RayClusterHistoryServer=true); "+
-				"no history server collector sidecar would be added, and this object is not reconciled"))
+		errs = append(errs, gateOff(p.Child("historyServerOptions"), features.RayClusterHistoryServer,
+			"no history server collector sidecar would be added"))
 	}
 	if o := spec.GcsFaultToleranceOptions; o != nil && o.Backend == rayv1.GcsFTBackendRocksDB {
 		if !g.Enabled(features.GCSFaultToleranceEmbeddedStorage) {
 			// KubeRay v1.7.0 refuses it too without the gate
 			// (utils/validation.go:335-338); with it, gcs_embedded.go.
-			errs = append(errs, field.Forbidden(p.Child("gcsFaultToleranceOptions", "backend"),
-				"requires the GCSFaultToleranceEmbeddedStorage feature gate, which is off "+
-					"(raydar operator --feature-gates GCSFaultToleranceEmbeddedStorage=true); no embedded rocksdb GCS storage "+
-					"(claim at /data/gcs) would be made, so GCS state would not survive a head restart, and this object is not reconciled"))
+			errs = append(errs, gateOff(p.Child("gcsFaultToleranceOptions", "backend"), features.GCSFaultToleranceEmbeddedStorage,
+				"no embedded rocksdb GCS storage (claim at /data/gcs) would be made, so GCS state would not survive a head restart"))
 		}
 	} else if o != nil && o.Storage != nil {
 		// KubeRay refuses it too: the volume is the rocksdb backend's.

@@ -87,15 +87,8 @@ func decideRunning(o *Observed, p *Plan) {
 		}
 		done, failed, at, _ := SubmitterFinished(o.Submitter)
 		if failed {
-			// KubeRay (rayjob_controller.go checkSubmitterAndUpdateStatusIfNeeded):
-			// a Ray job already seen FAILED is the application's failure,
-			// its message kept; otherwise the submission failed.
-			if st.JobStatus == rayv1.JobStatusFailed {
-				failAttempt(o, p, rayv1.AppFailed, st.Message)
-				return
-			}
 			c := submitterFailedCondition(o.Submitter)
-			failAttempt(o, p, rayv1.SubmissionFailed, fmt.Sprintf("Job submission has failed. Reason: %s. Message: %s", c.Reason, c.Message))
+			submitterFailed(o, p, fmt.Sprintf("Job submission has failed. Reason: %s. Message: %s", c.Reason, c.Message))
 			return
 		}
 		subDone, subAt = done, at
@@ -106,33 +99,25 @@ func decideRunning(o *Observed, p *Plan) {
 			return
 		}
 		cs := containerStatus(o.HeadPod, rayv1.RayJobSubmitterContainerName)
-		if sidecarRestartOn(o.Config.Build.Features) {
+		var t *corev1.ContainerStateTerminated
+		if cs != nil {
+			t = cs.State.Terminated
+		}
+		switch {
+		case sidecarRestartOn(o.Config.Build.Features):
 			// A restartable submitter fails the job only once its restarts
 			// are used up (sidecar_restart.go).
-			if restartsExhausted(cs, submitterBackoffLimit(j)) {
-				if st.JobStatus == rayv1.JobStatusFailed {
-					failAttempt(o, p, rayv1.AppFailed, st.Message)
-					return
-				}
-				failAttempt(o, p, rayv1.SubmissionFailed, restartsExhaustedMessage(cs))
+			if restartsExhausted(cs, sidecarSubmitterRestarts) {
+				submitterFailed(o, p, restartsExhaustedMessage(cs))
 				return
 			}
-			if cs != nil && cs.State.Terminated != nil {
-				subDone, subAt = true, cs.State.Terminated.FinishedAt.Time
-			}
-			break
+		case t != nil && t.ExitCode != 0:
+			submitterFailed(o, p, fmt.Sprintf("Ray head pod container %s terminated with exit code %d: %s", cs.Name, t.ExitCode, t.Reason))
+			return
 		}
-		if cs != nil && cs.State.Terminated != nil {
-			t := cs.State.Terminated
-			if t.ExitCode != 0 {
-				if st.JobStatus == rayv1.JobStatusFailed {
-					failAttempt(o, p, rayv1.AppFailed, st.Message)
-					return
-				}
-				failAttempt(o, p, rayv1.SubmissionFailed, fmt.Sprintf("Ray head pod container %s terminated with exit code %d: %s",
-					cs.Name, t.ExitCode, t.Reason))
-				return
-			}
+		if t != nil {
+			// Terminated and not failing the job: the submitter-finished
+			// grace starts (whatever the exit code, with restarts).
 			subDone, subAt = true, t.FinishedAt.Time
 		}
 	}
@@ -303,4 +288,16 @@ func dashboardFailing(o *Observed, p *Plan, err error) {
 	back := min(max(o.Now.Sub(since), o.Config.MinPoll), 3*o.Config.MaxPoll)
 	requeueAfter(p, back)
 	requeueAt(o, p, at)
+}
+
+// submitterFailed fails the attempt after its submitter failed, as KubeRay
+// does (rayjob_controller.go checkSubmitterAndUpdateStatusIfNeeded): a Ray
+// job already seen FAILED is the application's failure, its message kept;
+// otherwise the submission failed, with msg.
+func submitterFailed(o *Observed, p *Plan, msg string) {
+	if st := &p.Status; st.JobStatus == rayv1.JobStatusFailed {
+		failAttempt(o, p, rayv1.AppFailed, st.Message)
+		return
+	}
+	failAttempt(o, p, rayv1.SubmissionFailed, msg)
 }

@@ -15,7 +15,7 @@ package rayjob
 //     reattaches to the job instead of submitting it again;
 //   - a submitter that exited non-zero no longer fails the RayJob at once
 //     (:1096-1134): only once it has been restarted (lastState terminated)
-//     submitterConfig.backoffLimit times (default 2) and is not now
+//     twice (sidecarSubmitterRestarts) and is not now
 //     terminated with exit 0; the message is "Ray head pod submitter
 //     container ray-job-submitter terminated after exceeding the maximum
 //     restart count" (SubmissionFailed, or AppFailed with the Ray job's own
@@ -32,12 +32,15 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/raydar/raydar/controller/features"
-	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// defaultSubmitterBackoffLimit is KubeRay's default of
-// submitterConfig.backoffLimit (rayjob_controller.go:1114-1117).
-const defaultSubmitterBackoffLimit int32 = 2
+// sidecarSubmitterRestarts is how often the SidecarMode submitter may be
+// restarted before its failure fails the RayJob: KubeRay reads
+// submitterConfig.backoffLimit, default 2 (rayjob_controller.go:1114-1117),
+// but submitterConfig is refused outside K8sJobMode (rayapi/v1
+// validation_rayjob.go, as utils/validation.go:596-598), so in SidecarMode
+// it is always the default.
+const sidecarSubmitterRestarts int32 = 2
 
 // sidecarRestartOn: the SidecarSubmitterRestart gate is on.
 func sidecarRestartOn(g features.Gates) bool { return g.Enabled(features.SidecarSubmitterRestart) }
@@ -46,14 +49,6 @@ func sidecarRestartOn(g features.Gates) bool { return g.Enabled(features.Sidecar
 // policy (rayjob_controller.go:617-630).
 func makeRestartable(c *corev1.Container) {
 	c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyOnFailure)
-}
-
-// submitterBackoffLimit is submitterConfig.backoffLimit, else 2.
-func submitterBackoffLimit(rj *rayv1.RayJob) int32 {
-	if c := rj.Spec.SubmitterConfig; c != nil && c.BackoffLimit != nil {
-		return *c.BackoffLimit
-	}
-	return defaultSubmitterBackoffLimit
 }
 
 // restartsExhausted is KubeRay's checkIsRestartCountExceeded

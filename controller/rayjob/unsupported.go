@@ -12,7 +12,8 @@ import (
 
 // Unsupported lists what a RayJob asks for, in itself or in the cluster it
 // would create, that raydar does not implement, under raydar's default
-// feature gates (spec.networkPolicy refused). A job on a selected cluster
+// feature gates (the gated fields of its rayClusterSpec refused:
+// UnsupportedClusterSpec). A job on a selected cluster
 // creates none: that cluster answers for itself.
 func Unsupported(rj *rayv1.RayJob) field.ErrorList { return UnsupportedWith(rj, features.Gates{}) }
 

@@ -9,7 +9,8 @@ import (
 
 // Unsupported lists what a RayService asks for, in itself or in
 // its clusters, that raydar does not implement, under raydar's default
-// feature gates (spec.rayClusterConfig.networkPolicy refused).
+// feature gates (the gated fields of spec.rayClusterConfig refused:
+// UnsupportedClusterSpec).
 func Unsupported(rs *rayv1.RayService) field.ErrorList { return UnsupportedWith(rs, features.Gates{}) }
 
 // UnsupportedWith is Unsupported under the feature gates g.
