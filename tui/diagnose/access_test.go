@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +10,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/raydar/raydar/kube/watch"
@@ -36,6 +40,32 @@ func run(t *testing.T, d *Diagnoses, cmd tea.Cmd) {
 	}
 }
 
+// autoscaled is a RayCluster ns/name with enableInTreeAutoscaling (UID
+// name-uid) and its scheduled head, running as ServiceAccount sa with its
+// autoscaler sidecar running.
+func autoscaled(name, sa string) (*rayv1.RayCluster, *corev1.Pod) {
+	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name + "-uid")},
+		Spec: rayv1.RayClusterSpec{EnableInTreeAutoscaling: ptr.To(true)}}
+	head := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name + "-head", UID: types.UID(name + "-head-uid"),
+		Labels: map[string]string{rayv1.RayClusterLabelKey: name, rayv1.RayNodeTypeLabelKey: string(rayv1.HeadNode)}},
+		Spec: corev1.PodSpec{ServiceAccountName: sa, NodeName: "n1",
+			Containers: []corev1.Container{{Name: "ray-head"}, {Name: rayv1.AutoscalerContainerName}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+			{Name: rayv1.AutoscalerContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	return rc, head
+}
+
+// forbiddenOf is the summary of the object's AutoscalerForbidden cause
+// ("": none).
+func forbiddenOf(d *Diagnoses, uid types.UID) string {
+	for _, c := range d.Get(uid) {
+		if c.Code == why.CodeAutoscalerForbidden {
+			return c.Summary
+		}
+	}
+	return ""
+}
+
 // The answer is about the ServiceAccount asked: when the head runs as
 // another one, the refusal goes and that one is asked at once; an answer
 // is asked again after AccessEvery, not before; an answer of an earlier
@@ -43,14 +73,7 @@ func run(t *testing.T, d *Diagnoses, cmd tea.Cmd) {
 func TestAccessFollowsServiceAccount(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rc", UID: "rc-uid"},
-		Spec: rayv1.RayClusterSpec{EnableInTreeAutoscaling: ptr.To(true)}}
-	head := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rc-head", UID: "head-uid",
-		Labels: map[string]string{rayv1.RayClusterLabelKey: "rc", rayv1.RayNodeTypeLabelKey: string(rayv1.HeadNode)}},
-		Spec: corev1.PodSpec{ServiceAccountName: "a", NodeName: "n1",
-			Containers: []corev1.Container{{Name: "ray-head"}, {Name: rayv1.AutoscalerContainerName}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
-			{Name: rayv1.AutoscalerContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	rc, head := autoscaled("rc", "a")
 	st := watch.NewStore()
 	st.Add(rc, head)
 	asked := 0
@@ -60,14 +83,7 @@ func TestAccessFollowsServiceAccount(t *testing.T) {
 		sar.Status.Allowed = sar.Spec.User != "system:serviceaccount:ns:a" // a may do nothing, b everything
 		return sar, nil
 	})
-	forbidden := func() string {
-		for _, c := range d.Get("rc-uid") {
-			if c.Code == why.CodeAutoscalerForbidden {
-				return c.Summary
-			}
-		}
-		return ""
-	}
+	forbidden := func() string { return forbiddenOf(d, "rc-uid") }
 
 	run(t, d, d.PollAccess([]*rayv1.RayCluster{rc}))
 	if got := forbidden(); !strings.Contains(got, "ServiceAccount a may not patch rayclusters.ray.io, list pods") || asked != 2 {
@@ -107,5 +123,45 @@ func TestAccessFollowsServiceAccount(t *testing.T) {
 	run(t, other, cmd)
 	if other.access.byUID["rc-uid"] != nil {
 		t.Fatal("an earlier session's answer was taken")
+	}
+}
+
+// A 403 on creating a review (the user may not) drops the answers known
+// (they can no longer be kept up to date) and stops asking about any
+// cluster for AccessRefusedFor.
+func TestAccessRefusedToTheUser(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	one, head1 := autoscaled("one", "a")
+	two, head2 := autoscaled("two", "a")
+	three, head3 := autoscaled("three", "a")
+	st := watch.NewStore()
+	st.Add(one, head1, two, head2, three, head3)
+	d := NewDiagnoses(st, func() time.Time { return now }, "leader", nil)
+	refuse, asked := false, 0
+	d.SetReview(context.Background(), func(_ context.Context, sar *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error) {
+		asked++
+		if refuse {
+			return nil, apierrors.NewForbidden(schema.GroupResource{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}, "",
+				errors.New("User \"alice\" cannot create resource"))
+		}
+		return sar, nil // nothing allowed
+	})
+	run(t, d, d.PollAccess([]*rayv1.RayCluster{one}))
+	if forbiddenOf(d, "one-uid") == "" {
+		t.Fatal("one: no refusal")
+	}
+	refuse = true
+	run(t, d, d.PollAccess([]*rayv1.RayCluster{two}))
+	if got := forbiddenOf(d, "one-uid"); got != "" {
+		t.Errorf("one still refused after the user was refused reviews: %q", got)
+	}
+	if d.PollAccess([]*rayv1.RayCluster{three}) != nil || asked != 3 {
+		t.Errorf("asked again after a 403 (%d reviews)", asked)
+	}
+	now = now.Add(AccessRefusedFor)
+	refuse = false
+	run(t, d, d.PollAccess([]*rayv1.RayCluster{three}))
+	if forbiddenOf(d, "three-uid") == "" {
+		t.Error("not asked again after AccessRefusedFor")
 	}
 }
