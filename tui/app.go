@@ -214,6 +214,7 @@ func (a *App) startSession(sess Session, store *watch.Store) {
 		nodesKnown = nk.NodesKnown
 	}
 	a.e.Why = diagnose.NewDiagnoses(store, a.now, a.role, nodesKnown)
+	a.e.Why.SetReview(ctx, sess.Review)
 	a.e.Hist = host.NewHistoryCache(sess.History)
 }
 
@@ -339,6 +340,9 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		}
 	case host.HistoryMsg:
 		a.e.Hist.Receive(msg)
+	case diagnose.AccessMsg:
+		a.e.Why.ReceiveAccess(msg)
+		a.applyWhy()
 	case host.WarnMsg:
 		a.setFlash(flashWarn, string(msg))
 	case forwardsMsg:
@@ -454,9 +458,20 @@ func (a *App) onTick() tea.Cmd {
 		hist = a.e.Hist.Poll(hp.HistoryRef())
 	}
 	if t, ok := a.top().(host.Ticker); ok {
-		return tea.Batch(hist, a.track(t.Tick()))
+		return tea.Batch(hist, a.pollAccess(), a.track(t.Tick()))
 	}
-	return hist
+	return tea.Batch(hist, a.pollAccess())
+}
+
+// pollAccess asks, for the clusters the page on top shows, whether their
+// autoscaler's ServiceAccount may do its work (those due only; the
+// answers come back as diagnose.AccessMsg). Not tracked by the busy
+// indicator: nothing waits for it.
+func (a *App) pollAccess() tea.Cmd {
+	if s, ok := a.top().(host.ClustersShower); ok {
+		return a.e.Why.PollAccess(s.ClustersShown())
+	}
+	return nil
 }
 
 // track runs cmd with the busy indicator on until it returns.

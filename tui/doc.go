@@ -62,7 +62,14 @@
 // pages put a Why block on top (one line per cause, most decisive first,
 // evidence and fix beneath while space allows; nothing when healthy). The
 // cluster detail shows Ray's own view of capacity (Session.Capacity, read
-// on ticks for that cluster only) and feeds it to the diagnosis.
+// on ticks for that cluster only) and feeds it to the diagnosis. For the
+// clusters with enableInTreeAutoscaling that the page on top shows
+// (host.ClustersShower: the RayCluster list's rows on screen, the cluster,
+// job and service pages' clusters), whether the head's ServiceAccount may
+// do what Ray's autoscaler does is asked as `raydar why` asks it
+// (Session.Review, two SubjectAccessReviews in a command, once a minute;
+// diagnose.PollAccess), so AutoscalerForbidden shows before the sidecar
+// crashes.
 //
 // Pages (host.Page) embed host.Base, which gives the defaults (no table,
 // nothing to open, no namespace scope, no store changes), so a page writes

@@ -53,9 +53,9 @@ func (a *App) push(p host.Page) tea.Cmd {
 	p.SetSize(a.width, a.bodyHeight())
 	a.stack = append(a.stack, p)
 	if i, ok := p.(host.Initer); ok {
-		return a.track(i.Init())
+		return tea.Batch(a.track(i.Init()), a.pollAccess())
 	}
-	return nil
+	return a.pollAccess()
 }
 
 func (a *App) pop() {

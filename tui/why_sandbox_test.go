@@ -6,13 +6,16 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -135,5 +138,52 @@ func TestSandboxWhyGPUGroupWithoutGPUNode(t *testing.T) {
 	typeKeys(tm, "<enter>")
 	screen := waitScreen(t, tm, "Why: 1 gpu worker Pending: asks nvidia.com/gpu 8, the most any node offers is 4")
 	mustContain(t, screen, "Insufficient nvidia.com/gpu")
+	finalScreen(t, tm)
+}
+
+// TestSandboxAutoscalerRefusedByRBAC: the head of a cluster with in-tree
+// autoscaling runs as a ServiceAccount whose Role only lets it get pods
+// (made before the cluster: the operator makes the autoscaler's Role only
+// when it is missing). The TUI asks the API server's authorizer, as
+// `raydar why` does (cmd/raydar TestWhyAutoscalerRefusedByRBAC), and the
+// cluster's page names both refusals.
+func TestSandboxAutoscalerRefusedByRBAC(t *testing.T) {
+	s := sandboxFor(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cl, src := sandboxFeed(t, ctx, s)
+	ns := sandboxNamespace(t, ctx, cl)
+	for _, o := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bare"}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "refused"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "refused"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "bare", Namespace: ns}},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "refused"}},
+	} {
+		if err := cl.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startOperator(t, s, ns, nil)
+	spec := testClusterSpec(0)
+	spec.EnableInTreeAutoscaling = ptr.To(true)
+	spec.HeadGroupSpec.Template.Spec.ServiceAccountName = "bare"
+	if err := cl.Create(ctx, &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "refused"}, Spec: spec}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review := func(ctx context.Context, sar *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error) {
+		return cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+	}
+	tm, _ := start(t, Options{Store: watch.NewStore(), Now: time.Now,
+		Session: Session{Namespace: ns, Feed: src, Synced: src.Synced, Review: review}}, 200, 40)
+	waitScreen(t, tm, "refused")
+	typeKeys(tm, "<enter>")
+	screen := waitScreen(t, tm, "autoscaler refused by RBAC: ServiceAccount bare may not patch rayclusters.ray.io, list pods")
+	mustContain(t, screen, "SubjectAccessReview: system:serviceaccount:"+ns+":bare may not patch rayclusters.ray.io")
 	finalScreen(t, tm)
 }

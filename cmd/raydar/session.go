@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +24,7 @@ import (
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/history"
+	"github.com/raydar/raydar/kube/inspect"
 	"github.com/raydar/raydar/kube/portforward"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/raydash/addrbook"
@@ -62,6 +65,9 @@ type session struct {
 	deps       *tui.ActionDeps
 	recorder   *history.Recorder    // nil without sessionConfig.history
 	forwards   *portforward.Manager // shift-f's forwards; they end with the session
+	// review asks SubjectAccessReviews: the TUI asks, as raydar why does,
+	// whether the autoscalers of the clusters on screen may do their work.
+	review inspect.Review
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -229,6 +235,7 @@ func (s *session) Session(namespace string) tui.Session {
 		Deps:      s.deps,
 		Get:       s.get,
 		Forwards:  s.forwards,
+		Review:    s.review,
 	}
 }
 
@@ -261,6 +268,9 @@ func (s *session) setupActions(t *kube.Target, sc sessionConfig) error {
 	cs, err := kubernetes.NewForConfig(t.Config)
 	if err != nil {
 		return err
+	}
+	s.review = func(ctx context.Context, sar *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error) {
+		return cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 	}
 	s.deps = &tui.ActionDeps{
 		Context: t.ContextName,

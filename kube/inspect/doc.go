@@ -11,6 +11,7 @@
 // SubjectAccessReviews).
 //
 // `raydar why` (cmd/raydar) is its user; the TUI reads the same inputs from
-// its watch cache instead. The reads are thin (gather.go); what they are
+// its watch cache instead, and asks the autoscaler's SubjectAccessReviews
+// with AskAutoscalerAccess, for the clusters on screen (tui/diagnose). The reads are thin (gather.go); what they are
 // turned into is pure and table-tested (assemble.go).
 package inspect

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -50,7 +49,7 @@ type Gatherer struct {
 	// ServiceAccount may do what Ray's autoscaler needs, for clusters with
 	// enableInTreeAutoscaling. Its failure (e.g. no permission to create
 	// SubjectAccessReviews) is only a note.
-	Review func(ctx context.Context, sar *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error)
+	Review Review
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -249,20 +248,13 @@ func (s *gathering) autoscalerAccess(rc *rayv1.RayCluster, pods []*corev1.Pod) *
 	if head == nil || s.reviewFailed {
 		return nil
 	}
-	out := &why.AutoscalerAccess{ServiceAccount: sa}
-	for _, sar := range AutoscalerAccessReviews(rc.Namespace, rc.Name, sa) {
-		got, err := s.g.Review(s.ctx, sar)
-		if err != nil { // not asked again for another cluster (a RayService's pending one): it would fail the same way
-			s.reviewFailed = true
-			ra := sar.Spec.ResourceAttributes
-			s.note("whether ServiceAccount %s/%s may %s %s (autoscaler): %v (left out)", rc.Namespace, sa, ra.Verb, ra.Resource, err)
-			return nil
-		}
-		if !got.Status.Allowed {
-			out.Denied = append(out.Denied, ReviewAction(sar))
-		}
+	acc, err := AskAutoscalerAccess(s.ctx, s.g.Review, rc.Namespace, rc.Name, sa)
+	if err != nil { // not asked again for another cluster (a RayService's pending one): it would fail the same way
+		s.reviewFailed = true
+		s.note("%v (left out)", err)
+		return nil
 	}
-	return out
+	return acc
 }
 
 // capacity asks the dashboard, bounded; nil when not asked or it did not

@@ -18,8 +18,9 @@ import (
 
 // diagnoses caches the causes (rayapi/why) of every RayCluster, RayJob and
 // RayService of a session's store, by UID. They are computed when the
-// object, its pods, their Events, the nodes, who reconciles or the
-// cluster's Ray capacity change — never per frame: the WHY cells are
+// object, its pods, their Events, the nodes, who reconciles, the
+// cluster's Ray capacity or its autoscaler's access (access.go) change —
+// never per frame: the WHY cells are
 // projected from the cache when a row changes, the detail pages read it.
 type Diagnoses struct {
 	store *watch.Store
@@ -51,6 +52,9 @@ type Diagnoses struct {
 	nodeFP map[types.UID]string
 	// timedAt is when the time-dependent causes were last recomputed.
 	timedAt time.Time
+	// access holds the answers of the SubjectAccessReviews about the
+	// autoscalers of the clusters on screen (access.go); nil: not asked.
+	access *access
 }
 
 // timedEvery is how often the causes that depend on the clock alone (a
@@ -278,6 +282,9 @@ func nodeFingerprint(n *corev1.Node) string {
 func (d *Diagnoses) forget(uid types.UID) {
 	delete(d.causes, uid)
 	delete(d.column, uid)
+	if d.access != nil {
+		delete(d.access.byUID, uid)
+	}
 }
 
 // recompute diagnoses the given clusters, jobs and services, and the jobs
@@ -374,7 +381,9 @@ func (d *Diagnoses) nodes() why.Nodes {
 
 // clusterInput is what the store holds about a RayCluster: its pods, the
 // Events of it and its pods, the nodes, who reconciles and, for the
-// cluster whose detail page is open, Ray's capacity.
+// cluster whose detail page is open, Ray's capacity; for a cluster with
+// enableInTreeAutoscaling asked about (PollAccess), what its head's
+// ServiceAccount may do of what Ray's autoscaler needs.
 func (d *Diagnoses) clusterInput(rc *rayv1.RayCluster, nodes why.Nodes, now time.Time) *why.ClusterInput {
 	uid := watch.Key(rc)
 	pods := d.store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name})
@@ -388,6 +397,11 @@ func (d *Diagnoses) clusterInput(rc *rayv1.RayCluster, nodes why.Nodes, now time
 	if uid == d.capUID {
 		in.Capacity = d.cap
 		in.DemandSince = d.demandSince
+	}
+	if d.access != nil && rc.Spec.IsAutoscalingEnabled() {
+		if _, sa := why.HeadServiceAccount(pods); sa != "" {
+			in.AutoscalerAccess = d.accessFor(uid, sa)
+		}
 	}
 	return in
 }

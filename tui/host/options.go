@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/kube/inspect"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
 )
@@ -35,6 +36,14 @@ type Session struct {
 	// detail page is open only, so it must not block (return what the
 	// poller last fetched).
 	Capacity CapacitySource
+	// Review asks the API server a SubjectAccessReview (a clientset's
+	// AuthorizationV1().SubjectAccessReviews().Create): whether the head
+	// ServiceAccount of a cluster with enableInTreeAutoscaling on screen
+	// may do what Ray's autoscaler needs, as `raydar why` asks
+	// (tui/diagnose access.go). It is called inside a tea.Cmd. nil: not
+	// asked; only a 403 in the sidecar's last exit says the autoscaler is
+	// refused.
+	Review inspect.Review
 	// Get reads an object whole from the API server (one GET), for the
 	// describe page's YAML of a pod: the observe-only cache keeps pods
 	// trimmed (watch.SlimPod). It is called inside a tea.Cmd. nil: describe

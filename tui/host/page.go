@@ -15,6 +15,7 @@ import (
 	"github.com/raydar/raydar/kube/portforward"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/scheme"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/diagnose"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/keys"
@@ -199,6 +200,13 @@ type CmdApplier interface {
 // capacityPoller is a page that polls Ray's capacity on ticks (the
 // cluster detail).
 type CapacityPoller interface{ PollCapacity() }
+
+// ClustersShower is a page that shows RayClusters' diagnoses: a list's
+// RayCluster rows on screen, the cluster of a detail page (a job's, a
+// service's active and pending ones). While it is on top their autoscaler
+// access is asked (diagnose.PollAccess). Called from Update on ticks: it
+// reads the store only.
+type ClustersShower interface{ ClustersShown() []*rayv1.RayCluster }
 
 // historyPage is a detail page with a History block.
 type HistoryPage interface{ HistoryRef() history.Ref }

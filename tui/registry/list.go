@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/watch"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/diagnose"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
@@ -143,6 +144,22 @@ func (p *ListPage[V]) Table() host.Tabler     { return p.t }
 
 // Visible is the list's visible objects, in row order.
 func (p *ListPage[V]) Visible() []V { return p.t.Visible() }
+
+// ClustersShown are the RayClusters among the rows on screen (none in
+// the lists of other kinds): their autoscaler access is asked while the
+// list is on top, so that their WHY cells can say it is refused.
+func (p *ListPage[V]) ClustersShown() []*rayv1.RayCluster {
+	if p.k.Watch != watch.RayCluster {
+		return nil
+	}
+	var out []*rayv1.RayCluster
+	for _, v := range p.t.OnScreen() {
+		if rc, ok := any(v).(*rayv1.RayCluster); ok {
+			out = append(out, rc)
+		}
+	}
+	return out
+}
 
 // update runs the kind's row key that msg matches on the selected row (a
 // key with no row selected does nothing); other keys go to the table.

@@ -218,3 +218,15 @@ func (m *Model[V]) Visible() []V {
 	}
 	return out
 }
+
+// OnScreen returns the rows the viewport shows, in order: what costs that
+// follow the screen (a request per row) are asked for.
+func (m *Model[V]) OnScreen() []V {
+	from := clamp(m.offset, 0, len(m.rows))
+	to := min(from+m.pageRows(), len(m.rows))
+	out := make([]V, 0, to-from)
+	for _, e := range m.rows[from:to] {
+		out = append(out, e.v)
+	}
+	return out
+}

@@ -277,6 +277,15 @@ func (d *Detail) PollCapacity() {
 	}
 }
 
+// ClustersShown is the page's cluster (its autoscaler access is asked
+// while the page is on top); none once it is deleted.
+func (d *Detail) ClustersShown() []*rayv1.RayCluster {
+	if d.deleted {
+		return nil
+	}
+	return []*rayv1.RayCluster{d.rc}
+}
+
 // init polls Ray's capacity at once when the page is pushed, not a tick
 // later.
 func (d *Detail) Init() tea.Cmd { d.PollCapacity(); return nil }

@@ -91,6 +91,16 @@ func (d *Detail) Open() host.Page {
 	return cluster.NewDetail(d.E, rc)
 }
 
+// ClustersShown is the job's RayCluster, whose causes the job's Why block
+// states as well (its autoscaler access is asked while the page is on
+// top).
+func (d *Detail) ClustersShown() []*rayv1.RayCluster {
+	if o, ok := d.E.Store.Find(watch.RayCluster, d.job.Namespace, d.job.ClusterName()); ok && d.job.ClusterName() != "" {
+		return []*rayv1.RayCluster{o.(*rayv1.RayCluster)}
+	}
+	return nil
+}
+
 // cluster is the job's RayCluster in the store, nil before it has one.
 func (d *Detail) cluster() *rayv1.RayCluster {
 	name := d.job.Status.RayClusterName

@@ -193,6 +193,20 @@ func (d *Detail) cluster(ss rayv1.RayServiceStatus) (string, rayv1.RayClusterSta
 	return string(ss.RayClusterStatus.State), ss.RayClusterStatus
 }
 
+// ClustersShown are the RayService's active and pending RayClusters,
+// whose causes the service's Why block states as well (their autoscaler
+// access is asked while the page is on top).
+func (d *Detail) ClustersShown() []*rayv1.RayCluster {
+	var out []*rayv1.RayCluster
+	st := d.svc.Status
+	for _, name := range []string{st.ActiveServiceStatus.RayClusterName, st.PendingServiceStatus.RayClusterName} {
+		if o, ok := d.E.Store.Find(watch.RayCluster, d.svc.Namespace, name); ok && name != "" {
+			out = append(out, o.(*rayv1.RayCluster))
+		}
+	}
+	return out
+}
+
 // activeCluster is the RayService's active RayCluster in the store, nil
 // when it has none yet.
 func (d *Detail) activeCluster() *rayv1.RayCluster {
