@@ -108,6 +108,14 @@ func TestServeDemand(t *testing.T) {
 			cpuOnlyCluster(in.Pending)
 			in.Service.Status.PendingServiceStatus = rayv1.RayServiceStatus{RayClusterName: "rc-new"}
 		}, want: []string{"ServeDemand: new cluster: replica of deployment llm/Model asks {CPU: 1, GPU: 2}; no pod of RayCluster rc-new offers 2 GPU (the most is 0)"}},
+		{name: "during an upgrade the config is the new cluster's, not the old one's", in: func(in *ServiceInput) {
+			cpuOnlyCluster(in.Active)
+			in.Service.Status.ActiveServiceStatus.Applications["llm"] = rayv1.AppStatus{Status: rayv1.ApplicationStatusUnhealthy}
+			rc := readyCluster()
+			rc.Name = "rc-new"
+			in.Pending = &ClusterInput{Cluster: rc, Pods: healthyPods(), Reconciler: active(), Now: now}
+			in.Service.Status.PendingServiceStatus = rayv1.RayServiceStatus{RayClusterName: "rc-new"}
+		}, want: []string{"DeploymentUnhealthy: app llm UNHEALTHY"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
