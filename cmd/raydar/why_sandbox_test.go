@@ -333,6 +333,27 @@ func TestWhy(t *testing.T) {
 		wantHumanLine(t, human, "AppDeployFailed", "broken", "DEPLOY_FAILED")
 	})
 
+	t.Run("Serve replicas ask for GPUs no pod offers", func(t *testing.T) {
+		ctx := whyStep(t)
+		svc := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "gpu-serve"},
+			Spec: rayv1.RayServiceSpec{RayClusterSpec: whyCluster(e.ns, "x").Spec, ServeConfigV2: `applications:
+  - name: llm
+    import_path: llm.app:model
+    deployments:
+      - name: Model
+        ray_actor_options:
+          num_gpus: 2
+`}}
+		create(t, ctx, svc)
+		c, human := e.waitCause(t, ctx, "service", "gpu-serve", "ServeDemand",
+			"replica of deployment llm/Model asks {CPU: 1, GPU: 2}; no pod of RayCluster", "offers 2 GPU (the most is 0)",
+			"applications[0].deployments[0].ray_actor_options: {num_gpus: 2} (num_cpus 1: Serve's default)")
+		if c.Subject != "RayService "+e.ns+"/gpu-serve, deployment llm/Model" {
+			t.Errorf("ServeDemand's subject %q", c.Subject)
+		}
+		wantHumanLine(t, human, "ServeDemand", "llm/Model", "2 GPU")
+	})
+
 	t.Run("dashboard down", func(t *testing.T) {
 		ctx := whyStep(t)
 		rj := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "long"},

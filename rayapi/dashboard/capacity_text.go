@@ -22,6 +22,26 @@ import (
 // textDemands reads those lines; placement-group and request_resources()
 // lines are not read. known reports whether the text had a demand section
 // at all ("Demands:", "Pending Demands:", "Total Demands:").
+//
+// Per-node idle times and activity are not in that text, so with
+// autoscaler v2 RayNode.IdleKnown stays false. Checked in ray-project/ray:
+// reporter_head.py get_cluster_status answers ?format=1 with
+// debug_status(formatted_status_string, error, address=...), no verbose;
+// autoscaler/_private/commands.py debug_status(status, error, verbose=False,
+// address=None) formats v2's get_cluster_status with
+// ClusterStatusFormatter.format(cluster_status, verbose=verbose); and
+// autoscaler/_private/util.py format_info_string adds the per-node
+// breakdown (get_per_node_breakdown: " Idle: N ms", " Activity:" lines from
+// NodeUsage.idle_time_ms and node_activity, which v2/utils.py@05deacc
+// ClusterStatusFormatter._parse_lm_summary / _parse_autoscaler_summary
+// fill) only when verbose. The non-verbose text's "Idle:" section counts
+// idle nodes per node type (_count_by(data.idle_nodes,
+// "ray_node_type_name")), naming no node and no duration. The GCS has
+// them per node (src/ray/gcs/gcs_node_manager.cc UpdateAliveNode:
+// state_snapshot IDLE with idle_duration_ms, else ACTIVE with
+// node_activity), reached over gRPC (GetClusterStatus, GetAllNodeInfo),
+// not over the dashboard's HTTP: /api/v0/nodes filters the GcsNodeInfo to
+// util/state/common.py NodeState's fields, which hold no snapshot.
 
 var (
 	demandLine = regexp.MustCompile(`^\s*\{([^}]*)\}:\s*(\d+)\+?\s+pending\s+(?:tasks/actors|tasks|actors)\b`)

@@ -95,7 +95,9 @@ type LoadMetricsReport struct {
 	// NodeState.idle_duration_ms, 0 unless the node's status is IDLE
 	// (autoscaler/v2/utils.py, ClusterStatusParser._parse_nodes and
 	// ClusterStatusFormatter's LoadMetricsSummary), the duration the v2
-	// autoscaler compares with idleTimeoutSeconds.
+	// autoscaler compares with idleTimeoutSeconds; under v2 that map is
+	// printed only in the verbose text, which the dashboard does not
+	// serve (capacity_text.go), so this JSON is v1's only.
 	IdleTimeMap map[string]int64 `json:"idleTimeMap,omitempty"`
 }
 

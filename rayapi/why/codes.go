@@ -43,6 +43,12 @@ const (
 	// grow, or Ray holds it as pending demand (their pods unschedulable, or
 	// the autoscaler still to add one).
 	CodeJobDemand = "JobDemand"
+	// CodeServeDemand: a RayService's Serve deployment, while its
+	// application is not RUNNING, asks per replica (ray_actor_options in
+	// serveConfigV2, num_cpus 1 by Serve's default) for what its cluster
+	// does not give: no pod offers it, the groups that would cannot grow,
+	// or Ray holds it as pending demand.
+	CodeServeDemand = "ServeDemand"
 	// CodeAutoscalerDown: autoscaling is on but the head pod's autoscaler
 	// sidecar is missing, crash-looping (restarts, last exit) or not
 	// running: nothing scales the worker groups.

@@ -77,6 +77,35 @@ func jobDemand(in *JobInput, out []Cause) []Cause {
 	if shape == nil {
 		return out
 	}
+	c, ok := shapeDemand(ci, shape, askerWords{
+		who:     "entrypoint",
+		less:    "spec.entrypointNumCpus/entrypointNumGpus/entrypointResources",
+		cannot:  "the job cannot start",
+		startOn: "the job starts",
+	})
+	if !ok {
+		return out
+	}
+	c.Code, c.Subject = CodeJobDemand, jobSubject(j)
+	c.Evidence = append(jobShapeFields(&j.Spec), c.Evidence...)
+	return append(out, c)
+}
+
+// askerWords name what asks for a shape in shapeDemand's cause.
+type askerWords struct {
+	who     string // "entrypoint", "replica of deployment llm/Model"
+	less    string // the fields to ask for less in
+	cannot  string // "the job cannot start"
+	startOn string // "the job starts" (once a pod runs)
+}
+
+// shapeDemand decides whether one shape (a RayJob's entrypoint, a Serve
+// replica) waits on its cluster: no group (head included) offers it per
+// pod; or, when some do, Ray holds the shape as pending or infeasible
+// demand, or none of those groups has a pod nor may get one. The cause
+// has its Summary, Rank, demand, Evidence (Ray's view, the groups) and
+// Fix; the caller sets Code and Subject and adds its fields' evidence.
+func shapeDemand(ci *ClusterInput, shape dashboard.Resources, w askerWords) (Cause, bool) {
 	want := shapeWords(shape)
 	offers := groupOffers(ci.Cluster, ci.Pods)
 	var fitting []*offer
@@ -85,28 +114,27 @@ func jobDemand(in *JobInput, out []Cause) []Cause {
 			fitting = append(fitting, &offers[i])
 		}
 	}
-	c := Cause{Code: CodeJobDemand, Subject: jobSubject(j), Rank: rankRayDemand, demand: want,
-		Evidence: jobShapeFields(&j.Spec)}
+	c := Cause{Rank: rankRayDemand, demand: want}
 	ray := rayHolds(ci.Capacity, want)
 	if ray != "" {
 		c.Evidence = append(c.Evidence, "Ray autoscaler: "+ray)
 	}
 	if len(fitting) == 0 {
-		c.Summary = "entrypoint asks " + want + "; " + podShortfall(offers, shape, ci.Cluster.Name)
+		c.Summary = w.who + " asks " + want + "; " + podShortfall(offers, shape, ci.Cluster.Name)
 		for i := range offers {
 			c.Evidence = append(c.Evidence, offerWords(&offers[i]))
 		}
-		c.Fix = "ask for less in spec.entrypointNumCpus/entrypointNumGpus/entrypointResources, or add a worker group whose pods offer " + want + "; the job cannot start before then"
-		return append(out, c)
+		c.Fix = "ask for less in " + w.less + ", or add a worker group whose pods offer " + want + "; " + w.cannot + " before then"
+		return c, true
 	}
-	// Some group offers the shape: the job waits only when Ray says so,
-	// or when none of those groups has a pod nor may get one.
+	// Some group offers the shape: it waits only when Ray says so, or
+	// when none of those groups has a pod nor may get one.
 	var stuck []string
 	var grows, pending *offer // the first that may grow; the last whose pods are unschedulable
 	for _, f := range fitting {
 		switch {
 		case f.head && ray == "":
-			return out // the head offers it: Ray's view is needed to say it waits
+			return c, false // the head offers it: Ray's view is needed to say it waits
 		case groupUnschedulable(ci.Pods, f):
 			pending = f
 		case f.stuck == "":
@@ -119,23 +147,23 @@ func jobDemand(in *JobInput, out []Cause) []Cause {
 	}
 	switch {
 	case ray == "" && (grows != nil || pending != nil || len(stuck) < len(fitting)):
-		return out // a pod may serve it, or one does and Ray's view is unknown
+		return c, false // a pod may serve it, or one does and Ray's view is unknown
 	case pending != nil:
-		c.Summary = "entrypoint waits for " + want + ": group " + pending.group + "'s pods cannot be scheduled"
+		c.Summary = w.who + " waits for " + want + ": group " + pending.group + "'s pods cannot be scheduled"
 		c.Evidence = append(c.Evidence, offerWords(pending)+"; its Pending pods are unschedulable (cause below)")
-		c.Fix = "fix why group " + pending.group + "'s pods stay Pending (below); the job starts once one runs"
+		c.Fix = "fix why group " + pending.group + "'s pods stay Pending (below); " + w.startOn + " once one runs"
 	case grows != nil:
-		c.Summary = "entrypoint waits for " + want + ": the autoscaler may add a " + grows.group + " pod (" + itoa(int64(grows.pods)) + " of max " + itoa(int64(grows.maxPods)) + ")"
+		c.Summary = w.who + " waits for " + want + ": the autoscaler may add a " + grows.group + " pod (" + itoa(int64(grows.pods)) + " of max " + itoa(int64(grows.maxPods)) + ")"
 		c.Evidence = append(c.Evidence, offerWords(grows)+" and may grow")
 		c.Fix = "wait for the autoscaler to add a pod; if it does not, see the cluster's autoscaler causes"
 	case len(stuck) > 0:
-		c.Summary = "entrypoint asks " + want + "; " + stuck[0]
+		c.Summary = w.who + " asks " + want + "; " + stuck[0]
 		c.Evidence = append(c.Evidence, stuck...)
-		c.Fix = "raise the group's maxReplicas (or replicas), or turn on autoscaling; the job cannot start before a pod offers " + want
+		c.Fix = "raise the group's maxReplicas (or replicas), or turn on autoscaling; " + w.cannot + " before a pod offers " + want
 	default:
-		return out
+		return c, false
 	}
-	return append(out, c)
+	return c, true
 }
 
 // rayHolds: Ray's demand of exactly the shape (its pending or infeasible

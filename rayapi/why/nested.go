@@ -28,13 +28,16 @@ func nested(parent []Cause, in *ClusterInput, out []Cause) []Cause {
 
 // statedBy: the parent's causes already say what the cluster's cause c
 // says: who reconciles and suspended, by the same code; Ray's demand no
-// pod serves (RayInfeasible), by a JobDemand for the same shape.
+// pod serves (RayInfeasible), by a JobDemand or ServeDemand for the same
+// shape.
 func statedBy(parent []Cause, c Cause) bool {
 	switch c.Code {
 	case CodeNotReconciled, CodeOtherOperator, CodeSuspended:
 		return hasCode(parent, c.Code)
 	case CodeRayInfeasible:
-		return slices.ContainsFunc(parent, func(p Cause) bool { return p.Code == CodeJobDemand && p.demand == c.demand })
+		return slices.ContainsFunc(parent, func(p Cause) bool {
+			return (p.Code == CodeJobDemand || p.Code == CodeServeDemand) && p.demand == c.demand
+		})
 	}
 	return false
 }

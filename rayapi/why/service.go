@@ -41,9 +41,14 @@ func serviceCauses(in *ServiceInput) []Cause {
 	if c, ok := dashboardUnreachable(o, in.Events, false, in.Now, nil); ok {
 		cs = append(cs, c)
 	}
+	upgrading := in.Pending != nil && in.Pending.Cluster != nil
+	if !upgrading { // during an upgrade the spec's Serve config is the new cluster's
+		cs = serveDemand(o, s, in.Active, &st.ActiveServiceStatus, "", cs)
+	}
 	cs = nested(cs, in.Active, cs)
 	cs = appCauses(o, "", &st.ActiveServiceStatus, cs)
-	if in.Pending != nil && in.Pending.Cluster != nil {
+	if upgrading {
+		cs = serveDemand(o, s, in.Pending, &st.PendingServiceStatus, "new cluster: ", cs)
 		n := len(cs)
 		cs = nested(cs, in.Pending, cs)
 		for i := n; i < len(cs); i++ {

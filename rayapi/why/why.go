@@ -16,7 +16,7 @@ type Cause struct {
 	// CreateRefused, InvalidSpec, Suspended, OtherOperator, NotReconciled,
 	// WriteFailed, ClusterNotReady, DashboardUnreachable, SubmitterFailed,
 	// DeadlineSoon, PendingClusterNotReady, AppDeployFailed,
-	// DeploymentUnhealthy, NoServeEndpoints, RayInfeasible, JobDemand, AutoscalerDown,
+	// DeploymentUnhealthy, NoServeEndpoints, RayInfeasible, JobDemand, ServeDemand, AutoscalerDown,
 	// AutoscalerForbidden, AutoscalerNotActing, ScaleDownStalled.
 	Code string `json:"code"`
 	// Subject is what the cause is about, in kubectl's words:
@@ -33,9 +33,9 @@ type Cause struct {
 	// Rank orders causes, lower first: the most decisive cause (the one
 	// whose fix unblocks the others) comes first.
 	Rank int `json:"-"`
-	// demand is the Ray resource shape a RayInfeasible or JobDemand cause
-	// is about (shapeWords), so that a job's cause and its cluster's are
-	// stated once.
+	// demand is the Ray resource shape a RayInfeasible, JobDemand or
+	// ServeDemand cause is about (shapeWords), so that a job's or
+	// service's cause and its cluster's are stated once.
 	demand string
 }
 

@@ -47,27 +47,10 @@ type serveApp struct {
 type deploymentSpec struct {
 	name     string
 	replicas int
-	shape    dashboard.Resources // one replica's ray_actor_options
-}
-
-// actorShape is what ray_actor_options reserve for one replica: num_cpus,
-// num_gpus, memory and resources. Serve's implicit default of one CPU per
-// replica is not modelled: only what the config says counts.
-func actorShape(opts map[string]any) dashboard.Resources {
-	s := dashboard.Resources{}
-	if res, ok := opts["resources"].(map[string]any); ok {
-		for k, v := range res {
-			if f, ok := v.(float64); ok {
-				s[k] = f
-			}
-		}
-	}
-	for key, name := range map[string]string{"num_cpus": "CPU", "num_gpus": "GPU", "memory": "memory"} {
-		if f, ok := opts[key].(float64); ok && f > 0 {
-			s[name] = f
-		}
-	}
-	return dashboard.CleanResources(s)
+	// shape is one replica's ray_actor_options as written
+	// (dashboard.ActorShape): Serve's implicit default of one CPU per
+	// replica is not modelled, only what the config says counts.
+	shape dashboard.Resources
 }
 
 // appConfig is the part of a ServeApplicationSchema the simulation reads.
@@ -212,7 +195,7 @@ func parseAppConfig(loc string, raw json.RawMessage, errs *validationErrors) (ap
 				errs.add(dloc+" -> num_replicas", "value must be a non-negative integer or \"auto\" (type=value_error)")
 			}
 			opts, _ := dm["ray_actor_options"].(map[string]any)
-			a.deployments = append(a.deployments, deploymentSpec{name: name, replicas: replicas, shape: actorShape(opts)})
+			a.deployments = append(a.deployments, deploymentSpec{name: name, replicas: replicas, shape: dashboard.ActorShape(opts)})
 		}
 	}
 	if len(*errs) > n {
