@@ -31,6 +31,9 @@ build: ## build bin/raydar and bin/raydar-operator (the reconcile loop alone, wh
 tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen and KubeRay's operator (the conformance oracle) into bin/k8s, and write cert-manager's CRDs (the sandbox's) to bin/k8s/crds
 	@bash hack/build-tools.sh
 
+sandbox-tools: ## build only what raydar sandbox and raydar demo run (control plane, kwok, cert-manager's CRDs) into bin/k8s
+	@bash hack/build-tools.sh sandbox
+
 gotestsum: ## install gotestsum alone into bin/k8s (what make unit needs; make tools installs it too)
 	@bash hack/build-tools.sh gotestsum
 
@@ -129,7 +132,7 @@ lint: ## gofmt and go vet
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-demo: tools build ## start the sandbox, the reconcile loop and the TUI with seeded workloads
+demo: sandbox-tools build ## start the sandbox, the reconcile loop and the TUI with seeded workloads
 	$(BIN)/raydar demo
 
 # The operator's container image, assembled without a Docker engine

@@ -6,8 +6,12 @@
 # bin/k8s/crds (the sandbox's cert-manager stand-in installs them).
 # `hack/build-tools.sh gotestsum` installs gotestsum alone,
 # `hack/build-tools.sh cert-manager-crds` gotestsum and the CRDs.
+# `hack/build-tools.sh sandbox` only what `raydar sandbox` and `raydar demo`
+# run (the control plane, kwok, cert-manager's CRDs): no gotestsum,
+# controller-gen nor KubeRay's operator, which only tests and generation use.
 # Idempotent: a binary already built from the pinned version is skipped.
 set -euo pipefail
+mode="${1:-all}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/bin/k8s"
 mkdir -p "$out"
@@ -32,7 +36,9 @@ tools=(
 # alone (make unit needs nothing else).
 gotestsum=gotest.tools/gotestsum
 gotestsumver=v1.13.0
-if [[ -x "$out/gotestsum" && -f "$out/.gotestsum.stamp" && "$(cat "$out/.gotestsum.stamp")" == "$gotestsumver" ]]; then
+if [[ "$mode" == sandbox ]]; then
+  : # the sandbox runs no tests
+elif [[ -x "$out/gotestsum" && -f "$out/.gotestsum.stamp" && "$(cat "$out/.gotestsum.stamp")" == "$gotestsumver" ]]; then
   echo ">> [gotestsum] gotestsum $gotestsumver: up to date"
 else
   echo ">> [gotestsum] installing gotestsum $gotestsumver"
@@ -42,7 +48,7 @@ else
   rm -rf "$tmp"
   echo "$gotestsumver" > "$out/.gotestsum.stamp"
 fi
-if [[ "${1:-}" == gotestsum ]]; then
+if [[ "$mode" == gotestsum ]]; then
   exit 0
 fi
 
@@ -83,7 +89,7 @@ else
   mv "$crdout.tmp" "$crdout"
   echo "   $crdout"
 fi
-if [[ "${1:-}" == cert-manager-crds ]]; then
+if [[ "$mode" == cert-manager-crds ]]; then
   exit 0
 fi
 
@@ -94,6 +100,13 @@ want="$(stamp_of)"
 echo ">> downloading tool modules (first time: ~700 MB, about a minute)"
 go mod download
 
+if [[ "$mode" == sandbox ]]; then
+  kept=()
+  for t in "${tools[@]}"; do
+    [[ "${t%%|*}" == controller-gen ]] || kept+=("$t") # generation only
+  done
+  tools=("${kept[@]}")
+fi
 n=${#tools[@]}; i=0
 for t in "${tools[@]}"; do
   i=$((i+1))
@@ -109,6 +122,10 @@ for t in "${tools[@]}"; do
   echo "$want" > "$out/.$name.stamp"
   echo "   $name built in $(( $(date +%s) - start ))s"
 done
+if [[ "$mode" == sandbox ]]; then
+  echo ">> sandbox tools ready in $out (make tools adds controller-gen, gotestsum and KubeRay's operator for the tests)"
+  exit 0
+fi
 # KubeRay's operator is its own module with its own dependency versions, so it
 # is built with `go install module@version` outside hack/tools. Its samples
 # (config/samples) stay in the module cache, where the conformance suite reads
