@@ -75,22 +75,7 @@ func (f *fakeReviews) askedNow() []string {
 // waitTicks waits until the App has ticked n more times.
 func (f *fakeReviews) waitTicks(t *testing.T, n int) {
 	t.Helper()
-	f.mu.Lock()
-	want := f.ticks + n
-	f.mu.Unlock()
-	deadline := time.Now().Add(teatestTimeout)
-	for {
-		f.mu.Lock()
-		got := f.ticks
-		f.mu.Unlock()
-		if got >= want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d ticks, want %d", got, want)
-		}
-		time.Sleep(5 * time.Millisecond) // polling, with a deadline
-	}
+	waitCount(t, &f.mu, &f.ticks, n, "ticks")
 }
 
 // autoscaling turns enableInTreeAutoscaling on for the named clusters of

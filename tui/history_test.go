@@ -99,19 +99,26 @@ func TestHistoryBlockOnEachDetailPage(t *testing.T) {
 // ticks on top).
 func (f *fakeHistory) waitPolls(t *testing.T, n int) {
 	t.Helper()
-	f.mu.Lock()
-	want := f.polls + n
-	f.mu.Unlock()
+	waitCount(t, &f.mu, &f.polls, n, "version polls")
+}
+
+// waitCount waits until the counter *c, guarded by mu, has grown by n:
+// what a fake has seen the App do (ticks, polls), read under its lock.
+func waitCount(t *testing.T, mu *sync.Mutex, c *int, n int, what string) {
+	t.Helper()
+	mu.Lock()
+	want := *c + n
+	mu.Unlock()
 	deadline := time.Now().Add(teatestTimeout)
 	for {
-		f.mu.Lock()
-		got := f.polls
-		f.mu.Unlock()
+		mu.Lock()
+		got := *c
+		mu.Unlock()
 		if got >= want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d version polls, want %d", got, want)
+			t.Fatalf("%d %s, want %d", got, what, want)
 		}
 		time.Sleep(5 * time.Millisecond) // polling, with a deadline
 	}
