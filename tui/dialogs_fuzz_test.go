@@ -79,8 +79,9 @@ func FuzzScaleDialog(f *testing.F) {
 		})
 		rc.Spec.EnableInTreeAutoscaling = ptr.To(autoscaling)
 		var applied *actions.ScaleRequest
-		d := widgets.NewScaleDialog(styles.Plain(), rc, "cpu", func(req actions.ScaleRequest) func() tea.Cmd {
-			return func() tea.Cmd { applied = &req; return nil }
+		d := widgets.NewScaleDialog(styles.Plain(), widgets.Guard{Context: "kind-dev"}, rc, "cpu", func(req actions.ScaleRequest, _ string) tea.Cmd {
+			applied = &req
+			return nil
 		})
 		check := func() {
 			_ = d.View(1)
