@@ -120,7 +120,7 @@ type Options struct {
 	// unless the context carries a confirmation equal to the object's name
 	// (WithConfirmation).
 	Protected bool
-	// ProtectedWhy says where the context was marked protected.
+	// ProtectedWhy says where the context was marked protected ("in PATH").
 	ProtectedWhy string
 	// Actor is the kube user the actions are taken as (kube.Target.User);
 	// UnknownActor when empty.

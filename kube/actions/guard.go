@@ -25,7 +25,7 @@ var ErrProtected = errors.New("protected context")
 // object (WithConfirmation).
 type ProtectedError struct {
 	Context string
-	// Why says where the context was marked protected.
+	// Why says where the context was marked protected ("in PATH").
 	Why    string
 	Object ObjectRef
 	// Given is the confirmation given ("": none).
@@ -37,8 +37,12 @@ func (e *ProtectedError) Error() string {
 	if e.Given != "" {
 		given = fmt.Sprintf("the confirmation %q is not its name", e.Given)
 	}
-	return fmt.Sprintf("context %s is protected (%s): %s refused, %s; confirm with the object's name (--confirm %s); nothing was changed",
-		e.Context, e.Why, e.Object, given, e.Object.Name)
+	why := ""
+	if e.Why != "" {
+		why = " " + e.Why
+	}
+	return fmt.Sprintf("context %s is protected%s: %s refused, %s; confirm with the object's name (--confirm %s); nothing was changed",
+		e.Context, why, e.Object, given, e.Object.Name)
 }
 
 // Is makes errors.Is(err, ErrProtected) true.
@@ -188,7 +192,7 @@ func (p *Policy) Apply(context string, o *Options) {
 	}
 	if pat, ok := matches(p.Protected, context); ok {
 		o.Protected = true
-		o.ProtectedWhy = "protected in " + where
+		o.ProtectedWhy = "in " + where
 		if pat != context {
 			o.ProtectedWhy += fmt.Sprintf(" (%q)", pat)
 		}
