@@ -170,6 +170,34 @@ func New(opts Options) (*App, error) {
 	return a, nil
 }
 
+// readOnlyWhy says why the current session's context takes no writes when
+// raydar's config file marks it read-only ("" otherwise, and with
+// --readonly, which the person chose).
+func (a *App) readOnlyWhy() string {
+	if d := a.e.Sess.Deps; d != nil && d.Actions != nil {
+		return d.Actions.ReadOnlyReason()
+	}
+	return ""
+}
+
+// viewActions are the actions a view of kind k offers in the current
+// session: without the Dangerous ones when its context is read-only (the
+// config file; --readonly removed them for good in New). The choke point
+// refuses them all the same.
+func (a *App) viewActions(k ViewKind) []Action {
+	d := a.e.Sess.Deps
+	if d == nil || d.Actions == nil || !d.Actions.ReadOnly() {
+		return a.actions[k]
+	}
+	var out []Action
+	for _, act := range a.actions[k] {
+		if !act.Dangerous {
+			out = append(out, act)
+		}
+	}
+	return out
+}
+
 // ProgramOptions are the tea.ProgramOptions that go with opts: with NoColor
 // the colour profile is pinned to ASCII whatever the terminal says.
 func ProgramOptions(opts Options) []tea.ProgramOption {

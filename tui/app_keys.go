@@ -78,7 +78,7 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	for _, act := range a.actions[p.Kind()] {
+	for _, act := range a.viewActions(p.Kind()) {
 		if key.Matches(msg, act.Key) && act.Run != nil {
 			tg := p.Target()
 			tg.Env = a.e

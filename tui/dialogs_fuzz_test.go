@@ -79,8 +79,9 @@ func FuzzScaleDialog(f *testing.F) {
 		})
 		rc.Spec.EnableInTreeAutoscaling = ptr.To(autoscaling)
 		var applied *actions.ScaleRequest
-		d := widgets.NewScaleDialog(styles.Plain(), rc, "cpu", func(req actions.ScaleRequest) func() tea.Cmd {
-			return func() tea.Cmd { applied = &req; return nil }
+		d := widgets.NewScaleDialog(styles.Plain(), widgets.Guard{Context: "kind-dev"}, rc, "cpu", func(req actions.ScaleRequest, _ string) tea.Cmd {
+			applied = &req
+			return nil
 		})
 		check := func() {
 			_ = d.View(1)
@@ -250,4 +251,43 @@ func knownCommand(a *App, w string) bool {
 		}
 	}
 	return slices.Contains(a.reg.Aliases(), w)
+}
+
+// FuzzProtectedConfirmDialog presses arbitrary keys in a confirmation on a
+// protected context (raydar's config file, issue 25).
+//
+// Invariants: nothing panics; the action runs at most once, only on enter,
+// and only with the object's name typed exactly, which it receives as the
+// confirmation for kube/actions.
+func FuzzProtectedConfirmDialog(f *testing.F) {
+	f.Add("train-a\t\r")
+	f.Add("train-b\t\r")
+	f.Add("train-a\x7fa\t\r")
+	f.Add("\t\r")
+	f.Add("TRAIN-A\t\r")
+	f.Add("train-al\t\x7f\t\r")
+	f.Fuzz(func(t *testing.T, keys string) {
+		var got []string
+		d := widgets.NewWriteConfirm(styles.Plain(), widgets.Guard{Context: "prod-eu", Protected: true, Name: "train-a"},
+			"Delete RayCluster ml/train-a", []string{"delete 1 head and 3 worker pods"}, "",
+			func(confirmation string) tea.Cmd { got = append(got, confirmation); return nil })
+		for _, k := range fuzzKeys(keys) {
+			done, _ := d.Update(k)
+			if v := d.View(30); !strings.Contains(strings.ReplaceAll(v, "\n", " "), "PROTECTED") {
+				t.Fatalf("the protected badge is gone:\n%s", v)
+			}
+			if len(got) > 0 && (k.String() != "enter" || !done) {
+				t.Fatalf("the action ran on %q without closing", k.String())
+			}
+			if done {
+				break
+			}
+		}
+		if len(got) > 1 || (len(got) == 1 && got[0] != "train-a") {
+			t.Fatalf("after %q the action ran with %q; want at most once, with train-a", keys, got)
+		}
+		if keys == "train-a\t\r" && len(got) != 1 {
+			t.Fatalf("the name typed, tab, enter did not confirm")
+		}
+	})
 }

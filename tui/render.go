@@ -60,9 +60,14 @@ func (a *App) headerLine() string {
 	parts := []string{
 		st.Logo.Render("raydar"),
 		field("ctx", format.OrNone(a.e.Sess.Context)),
+	}
+	if why := a.readOnlyWhy(); why != "" {
+		parts = append(parts, st.FlashWarn.Render("read-only: "+why))
+	}
+	parts = append(parts,
 		field("server", format.OrNone(a.e.Sess.Server)),
 		field("ns", ns),
-	}
+	)
 	if a.role != "" {
 		parts = append(parts, field("role", a.role))
 	}
@@ -95,7 +100,7 @@ func (a *App) hintsLine() string {
 	if len(a.stack) > 1 {
 		bs = append(bs, km.Back)
 	}
-	for _, act := range a.actions[p.Kind()] {
+	for _, act := range a.viewActions(p.Kind()) {
 		bs = append(bs, act.Key)
 	}
 	for _, b := range p.Keys() {
@@ -286,7 +291,7 @@ func (a *App) helpGroups() []helpGroup {
 			view = append(view, b)
 		}
 	}
-	for _, act := range a.actions[p.Kind()] {
+	for _, act := range a.viewActions(p.Kind()) {
 		view = append(view, act.Key)
 	}
 	if len(view) > 0 {

@@ -39,6 +39,9 @@ type worldOpts struct {
 	// pins the actions' clock to the tests' (trigger now names its RayJob
 	// by the minute).
 	cron bool
+	// policy is raydar's config file's guardrails, applied to the
+	// world's context (sandbox).
+	policy *actions.Policy
 }
 
 // fakeStopper records StopJobDirect's dashboard calls.
@@ -75,6 +78,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	if o.cron {
 		ao.Clock = clocktesting.NewFakePassiveClock(fixedNow)
 	}
+	o.policy.Apply(ao.Context, &ao)
 	a, err := actions.New(c, ao)
 	if err != nil {
 		t.Fatal(err)

@@ -33,6 +33,7 @@ func newDeleteWorkersCmd(g *globals) *cobra.Command {
 			clusterName := args[0]
 			req := actions.DeleteWorkersRequest{Pods: args[1:], LowerMin: lowerMin}
 			return runMutation(cmd, g, &f, mutation{
+				kind: actions.KindRayCluster, name: clusterName,
 				question: fmt.Sprintf("Delete %s of RayCluster %s?", strings.Join(req.Pods, ", "), clusterName),
 				preview: func(ctx context.Context, a *actions.Actions, ns string) (actions.Plan, error) {
 					return a.PreviewDeleteWorkers(ctx, ns, clusterName, req)

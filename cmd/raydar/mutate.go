@@ -17,24 +17,33 @@ import (
 )
 
 // This file is the shared flow of the mutating sub-commands (scale,
-// delete-workers, stop, trigger, suspend, resume): connect, preview, confirm, apply
-// through kube/actions (the TUI's code path), print the result.
+// delete-workers, stop, trigger, suspend, resume): connect, apply the config
+// file's guardrails (kube/actions.Policy), preview, confirm, apply through
+// kube/actions (the TUI's code path), print the result.
 
 // mutationFlags are the flags every mutating sub-command takes.
 type mutationFlags struct {
 	output   string
 	yes      bool
 	readOnly bool
+	// confirm is the object's name, which a protected context (raydar's
+	// config file) wants given.
+	confirm string
 }
 
 func (f *mutationFlags) addTo(cmd *cobra.Command) {
 	addOutputFlag(cmd, &f.output)
 	cmd.Flags().BoolVarP(&f.yes, "yes", "y", false, "do not ask for confirmation")
 	cmd.Flags().BoolVar(&f.readOnly, "readonly", false, "refuse to change anything (the command then fails)")
+	cmd.Flags().StringVar(&f.confirm, "confirm", "", "the object's name, to confirm a change on a context the config file marks protected")
 }
 
 // mutation is one mutating sub-command's use of kube/actions.
 type mutation struct {
+	// kind and name are the object written (the name --confirm must give
+	// on a protected context).
+	kind actions.Kind
+	name string
 	// question asks for confirmation, without "[y/N]".
 	question string
 	// setup adjusts the Actions options (e.g. a JobStopper); optional.
@@ -69,8 +78,15 @@ func runMutation(cmd *cobra.Command, g *globals, f *mutationFlags, m mutation) e
 	if err != nil {
 		return err
 	}
-	opts := actions.Options{ReadOnly: f.readOnly}
-	if m.setup != nil && !f.readOnly {
+	// The config file's guardrails for this context: read-only, or
+	// protected (the object's name confirmed with --confirm).
+	pol, err := actions.LoadDefaultPolicy()
+	if err != nil {
+		return err
+	}
+	opts := actions.Options{ReadOnly: f.readOnly, Context: t.ContextName}
+	pol.Apply(t.ContextName, &opts)
+	if m.setup != nil && !opts.ReadOnly {
 		if err := m.setup(t, &opts); err != nil {
 			return err
 		}
@@ -79,9 +95,16 @@ func runMutation(cmd *cobra.Command, g *globals, f *mutationFlags, m mutation) e
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
+	ctx := actions.WithConfirmation(cmd.Context(), f.confirm)
 	ns := t.Namespace
 	stderr := cmd.ErrOrStderr()
+	// A protected context refuses a change whose name was not confirmed at
+	// the choke point; asking first spares the preview and the question.
+	if !a.ReadOnly() {
+		if err := a.CheckConfirmation(actions.ObjectRef{Kind: m.kind, Namespace: ns, Name: m.name}, f.confirm); err != nil {
+			return err
+		}
+	}
 
 	// Read-only refuses in apply, before any I/O; nothing to confirm.
 	previewed := false
@@ -93,6 +116,7 @@ func runMutation(cmd *cobra.Command, g *globals, f *mutationFlags, m mutation) e
 		if err != nil {
 			return err
 		}
+		fmt.Fprintln(stderr, "context:", t.ContextName)
 		for _, l := range p.Lines() {
 			fmt.Fprintln(stderr, l)
 		}

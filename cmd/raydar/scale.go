@@ -46,6 +46,7 @@ func newScaleCmd(g *globals) *cobra.Command {
 			}
 			clusterName, group := args[0], args[1]
 			return runMutation(cmd, g, &f, mutation{
+				kind: actions.KindRayCluster, name: clusterName,
 				question: fmt.Sprintf("Scale worker group %s of RayCluster %s to %d replicas?", group, clusterName, req.Replicas),
 				preview: func(ctx context.Context, a *actions.Actions, ns string) (actions.Plan, error) {
 					return a.PreviewScale(ctx, ns, clusterName, group, req)

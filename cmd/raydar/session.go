@@ -47,6 +47,9 @@ type sessionConfig struct {
 	logger logr.Logger
 	// readOnly refuses every mutation at the choke point (kube/actions).
 	readOnly bool
+	// policy is the config file's guardrails (protected and read-only
+	// contexts), applied to each context connected to; nil: none.
+	policy *actions.Policy
 	// history, when set, records what the session's cache sees (kube/history).
 	history *history.Store
 }
@@ -76,6 +79,11 @@ type session struct {
 // connect starts a session on target. The returned session is running;
 // Close stops it.
 func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session, error) {
+	// A context the config file makes read-only is as --readonly: no
+	// embedded loop either (it would write).
+	if g := sc.guard(t); g.ReadOnly && !sc.readOnly {
+		sc.reconcile = false
+	}
 	ctx, cancel := context.WithCancel(parent)
 	s := &session{target: t, src: watch.NewSource(watch.DefaultWindow), cancel: cancel}
 	var informers cache.Cache
@@ -255,13 +263,20 @@ func (s *session) get(ctx context.Context, obj client.Object) (client.Object, er
 	return full, nil
 }
 
+// guard is the Actions options of t's context: --readonly, and the config
+// file's read-only and protected contexts.
+func (sc sessionConfig) guard(t *kube.Target) actions.Options {
+	o := actions.Options{ReadOnly: sc.readOnly, Context: t.ContextName}
+	sc.policy.Apply(t.ContextName, &o)
+	return o
+}
+
 // setupActions builds the session's action dependencies: every mutation
 // goes through kube/actions (read-only gate, Events, audit log).
 func (s *session) setupActions(t *kube.Target, sc sessionConfig) error {
-	acts, err := actions.NewForTarget(t, actions.Options{
-		ReadOnly:   sc.readOnly,
-		JobStopper: &actions.DashboardStopper{Reader: s.reader, Resolver: s.dashboards},
-	})
+	opts := sc.guard(t)
+	opts.JobStopper = &actions.DashboardStopper{Reader: s.reader, Resolver: s.dashboards}
+	acts, err := actions.NewForTarget(t, opts)
 	if err != nil {
 		return err
 	}

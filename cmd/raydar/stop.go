@@ -36,6 +36,7 @@ func newStopCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job := args[0]
 			m := mutation{
+				kind: actions.KindRayJob, name: job,
 				question: fmt.Sprintf("Stop RayJob %s?", job),
 				preview: func(ctx context.Context, a *actions.Actions, ns string) (actions.Plan, error) {
 					return a.PreviewStopJob(ctx, ns, job)

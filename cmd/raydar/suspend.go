@@ -42,6 +42,7 @@ func newSuspendResumeCmd(g *globals, suspend bool) *cobra.Command {
 			}
 			name := args[1]
 			return runMutation(cmd, g, &f, mutation{
+				kind: kind, name: name,
 				question: fmt.Sprintf("%s %s %s?", strings.ToUpper(verb[:1])+verb[1:], kind, name),
 				preview: func(ctx context.Context, a *actions.Actions, ns string) (actions.Plan, error) {
 					return a.PreviewSuspend(ctx, kind, ns, name, suspend)

@@ -19,6 +19,7 @@ import (
 	"github.com/raydar/raydar/cmd/internal/operatorcmd"
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/tui"
 	"github.com/raydar/raydar/tui/keys"
@@ -112,7 +113,11 @@ func newTUIRunE(g *globals, f *tuiFlags) func(*cobra.Command, []string) error {
 		if err != nil {
 			return err
 		}
-		sc := sessionConfig{reconcile: !f.noReconcile && !f.readOnly, logger: logger, readOnly: f.readOnly, book: book}
+		policy, err := actions.LoadDefaultPolicy()
+		if err != nil {
+			return err
+		}
+		sc := sessionConfig{reconcile: !f.noReconcile && !f.readOnly, logger: logger, readOnly: f.readOnly, book: book, policy: policy}
 		sc.operator.IgnoreOtherOperators = f.ignoreOther
 		sc.operator.FeatureGates = f.featureGates
 		return runTUI(cmd.Context(), g.kube, target, sc, f, logger)

@@ -57,7 +57,8 @@ const (
 	OutcomeApplied Outcome = "applied"
 	// OutcomeUnchanged: the object already was as requested; nothing written.
 	OutcomeUnchanged Outcome = "unchanged"
-	// OutcomeRefused: read-only mode.
+	// OutcomeRefused: read-only mode, or a protected context without the
+	// object's name confirmed.
 	OutcomeRefused Outcome = "refused"
 	// OutcomeRejected: invalid request or a spec rule; nothing written.
 	OutcomeRejected Outcome = "rejected"
@@ -112,6 +113,15 @@ type Result struct {
 type Options struct {
 	// ReadOnly refuses every mutation with ErrReadOnly, before any I/O.
 	ReadOnly bool
+	// ReadOnlyReason says why, when the config file made the context
+	// read-only (Policy.Apply); "" for --readonly.
+	ReadOnlyReason string
+	// Protected refuses every mutation with ErrProtected, before any I/O,
+	// unless the context carries a confirmation equal to the object's name
+	// (WithConfirmation).
+	Protected bool
+	// ProtectedWhy says where the context was marked protected ("in PATH").
+	ProtectedWhy string
 	// Actor is the kube user the actions are taken as (kube.Target.User);
 	// UnknownActor when empty.
 	Actor string
@@ -232,7 +242,11 @@ type change struct {
 func (a *Actions) run(ctx context.Context, action Action, ref ObjectRef, body func(r *Result) (*change, error)) (*Result, error) {
 	r := &Result{Time: a.clock.Now().UTC(), Actor: a.actor, Context: a.opts.Context, Action: action, Object: ref}
 	if a.opts.ReadOnly {
-		err := &ReadOnlyError{Action: action, Object: ref}
+		err := &ReadOnlyError{Action: action, Object: ref, Reason: a.opts.ReadOnlyReason}
+		r.Outcome, r.Error = OutcomeRefused, err.Error()
+		return r, err
+	}
+	if err := a.CheckConfirmation(ref, confirmationFrom(ctx)); err != nil {
 		r.Outcome, r.Error = OutcomeRefused, err.Error()
 		return r, err
 	}

@@ -18,7 +18,11 @@
 //
 // Every apply method, in order:
 //  1. refuses with an error matching ErrReadOnly when Options.ReadOnly is
-//     set, before any I/O (no API call, no audit line);
+//     set, and with one matching ErrProtected when Options.Protected is set
+//     and the context.Context carries no confirmation equal to the object's
+//     name (WithConfirmation), before any I/O (no API call, no audit line).
+//     Policy (guard.go) sets both per kube context from raydar's config
+//     file;
 //  2. makes sure the audit log can be written, and refuses otherwise;
 //  3. reads the object fresh, re-plans from that read, and makes ONE write
 //     that carries the resourceVersion it was planned on, so it fails with

@@ -19,9 +19,14 @@ var ErrInvalid = errors.New("invalid request")
 type ReadOnlyError struct {
 	Action Action
 	Object ObjectRef
+	// Reason says why when the config file made the context read-only.
+	Reason string
 }
 
 func (e *ReadOnlyError) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("read-only: %s %s refused (%s; nothing was changed)", e.Action, e.Object, e.Reason)
+	}
 	return fmt.Sprintf("read-only mode: %s %s refused (raydar runs with --readonly; nothing was changed)", e.Action, e.Object)
 }
 
@@ -129,7 +134,7 @@ func outcomeOf(err error) Outcome {
 	switch {
 	case err == nil:
 		return OutcomeApplied
-	case errors.Is(err, ErrReadOnly):
+	case errors.Is(err, ErrReadOnly), errors.Is(err, ErrProtected):
 		return OutcomeRefused
 	case errors.Is(err, ErrInvalid):
 		return OutcomeRejected

@@ -85,13 +85,26 @@ func (r *actionRunner) mutator(tg host.Target) (host.ActionDeps, *kubeactions.Ac
 	return d, d.Actions, nil
 }
 
-// applyCmd runs an apply method in a command and turns its outcome into a
+// guardOf is what a's confirmation dialogs show and ask of the context
+// they write to: its name, and on a protected context the object's name
+// typed (kube/actions decides which contexts are protected).
+func guardOf(tg host.Target, a *kubeactions.Actions, name string) widgets.Guard {
+	ctx := a.Context()
+	if ctx == "" {
+		ctx = tg.Env.Sess.Context
+	}
+	return widgets.Guard{Context: ctx, Protected: a.Protected(), Name: name}
+}
+
+// applyAction runs an apply method in a command, with what the dialog
+// had typed to confirm it (kube/actions.WithConfirmation: the choke point
+// checks it on a protected context), and turns its outcome into a
 // ResultMsg.
-func applyAction(tg host.Target, apply func(ctx context.Context) (*kubeactions.Result, error), ok func(*kubeactions.Result) string) func() tea.Cmd {
+func applyAction(tg host.Target, apply func(ctx context.Context) (*kubeactions.Result, error), ok func(*kubeactions.Result) string) func(confirmation string) tea.Cmd {
 	parent := tg.Env.SessCtx()
-	return func() tea.Cmd {
+	return func(confirmation string) tea.Cmd {
 		return func() tea.Msg {
-			ctx, cancel := context.WithTimeout(parent, actionTimeout)
+			ctx, cancel := context.WithTimeout(kubeactions.WithConfirmation(parent, confirmation), actionTimeout)
 			defer cancel()
 			res, err := apply(ctx)
 			if err != nil {
@@ -130,7 +143,7 @@ func (r *actionRunner) scale(tg host.Target) tea.Cmd {
 		return host.ErrMsg(err)
 	}
 	ns, name, group := rc.Namespace, rc.Name, tg.Group
-	d := widgets.NewScaleDialog(tg.Env.St, rc, group, func(req kubeactions.ScaleRequest) func() tea.Cmd {
+	d := widgets.NewScaleDialog(tg.Env.St, guardOf(tg, a, name), rc, group, func(req kubeactions.ScaleRequest, confirmation string) tea.Cmd {
 		return applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) {
 			return a.ScaleGroup(ctx, ns, name, group, req)
 		}, func(res *kubeactions.Result) string {
@@ -139,7 +152,7 @@ func (r *actionRunner) scale(tg host.Target) tea.Cmd {
 				return fmt.Sprintf("scaled %s/%s group %s", ns, name, group)
 			}
 			return fmt.Sprintf("scaled %s/%s group %s: replicas %d → %d", ns, name, group, p.Current.Replicas, p.New.Replicas)
-		})
+		})(confirmation)
 	})
 	return showDialog(tg, d)
 }
@@ -180,7 +193,7 @@ func (r *actionRunner) deleteWorkers(tg host.Target) tea.Cmd {
 	plan, err := kubeactions.PlanDeleteWorkers(rc, pods, req)
 	title := fmt.Sprintf("Delete worker pods of RayCluster %s/%s", ns, name)
 	if err != nil {
-		return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, []string{"nothing can be deleted:"}, err.Error(), nil))
+		return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, []string{"nothing can be deleted:"}, err.Error(), nil))
 	}
 	apply := applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) {
 		return a.DeleteWorkers(ctx, ns, name, req)
@@ -191,7 +204,7 @@ func (r *actionRunner) deleteWorkers(tg host.Target) tea.Cmd {
 		}
 		return fmt.Sprintf("deleting %d worker pods of %s/%s: %s", len(p.Pods), ns, name, strings.Join(p.Pods, ", "))
 	})
-	return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, deleteWorkersLines(plan), "", apply))
+	return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, deleteWorkersLines(plan), "", apply))
 }
 
 // deleteWorkersLines are the plan's lines with one pod a line, so that
@@ -229,7 +242,7 @@ func (r *actionRunner) stopJob(tg host.Target) tea.Cmd {
 	direct := d.OtherOperator != nil && d.OtherOperator(j)
 	title := fmt.Sprintf("Stop RayJob %s/%s", ns, name)
 	var plan *kubeactions.StopJobPlan
-	var apply func() tea.Cmd
+	var apply func(confirmation string) tea.Cmd
 	if direct {
 		plan, err = kubeactions.PlanStopJobDirect(j)
 		apply = applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) { return a.StopJobDirect(ctx, ns, name) },
@@ -244,9 +257,9 @@ func (r *actionRunner) stopJob(tg host.Target) tea.Cmd {
 			})
 	}
 	if err != nil {
-		return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, []string{"the job cannot be stopped:"}, err.Error(), nil))
+		return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, []string{"the job cannot be stopped:"}, err.Error(), nil))
 	}
-	return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, plan.Lines(), "", apply))
+	return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, plan.Lines(), "", apply))
 }
 
 // ---- trigger now ----
@@ -265,7 +278,7 @@ func (r *actionRunner) trigger(tg host.Target) tea.Cmd {
 	title := fmt.Sprintf("Trigger RayCronJob %s/%s now", ns, name)
 	plan, err := kubeactions.PlanTrigger(cj, tg.Env.Now())
 	if err != nil {
-		return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, []string{"it cannot run now:"}, err.Error(), nil))
+		return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, []string{"it cannot run now:"}, err.Error(), nil))
 	}
 	if _, exists := tg.Env.Store.Find(watch.RayJob, ns, plan.Job); exists {
 		plan.AlreadyExists = true
@@ -278,7 +291,7 @@ func (r *actionRunner) trigger(tg host.Target) tea.Cmd {
 			}
 			return fmt.Sprintf("triggered RayCronJob %s/%s: created RayJob %s", ns, name, job)
 		})
-	return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, plan.Lines(), "", apply))
+	return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, plan.Lines(), "", apply))
 }
 
 // ---- suspend / resume ----
@@ -328,7 +341,7 @@ func (r *actionRunner) suspend(tg host.Target) tea.Cmd {
 	title := fmt.Sprintf("%s %s %s/%s", verb, kind, ns, name)
 	plan, err := kubeactions.PlanSuspend(obj, suspend)
 	if err != nil {
-		return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, []string{strings.ToLower(verb) + " is not possible:"}, err.Error(), nil))
+		return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, []string{strings.ToLower(verb) + " is not possible:"}, err.Error(), nil))
 	}
 	apply := applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) {
 		if suspend {
@@ -336,7 +349,7 @@ func (r *actionRunner) suspend(tg host.Target) tea.Cmd {
 		}
 		return a.Resume(ctx, kind, ns, name)
 	}, func(*kubeactions.Result) string { return fmt.Sprintf("%s %s %s/%s", done, kind, ns, name) })
-	return showDialog(tg, widgets.NewConfirm(tg.Env.St, title, plan.Lines(), "", apply))
+	return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, plan.Lines(), "", apply))
 }
 
 // ---- delete ----
@@ -374,7 +387,7 @@ func (r *actionRunner) delete(tg host.Target) tea.Cmd {
 			rel.Pods = append(rel.Pods, *o.(*corev1.Pod))
 		}
 	}
-	st, parent := tg.Env.St, tg.Env.SessCtx()
+	st, parent, guard := tg.Env.St, tg.Env.SessCtx(), guardOf(tg, a, name)
 	title := fmt.Sprintf("Delete %s %s/%s", kind, ns, name)
 	apply := applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) { return a.Delete(ctx, kind, ns, name) },
 		func(res *kubeactions.Result) string {
@@ -390,10 +403,10 @@ func (r *actionRunner) delete(tg host.Target) tea.Cmd {
 		warnings := relatedFromReader(ctx, reader, ns, &rel)
 		plan, err := kubeactions.PlanDelete(obj, rel)
 		if err != nil {
-			return host.ShowDialogMsg{Dialog: widgets.NewConfirm(st, title, []string{"nothing can be deleted:"}, err.Error(), nil)}
+			return host.ShowDialogMsg{Dialog: widgets.NewWriteConfirm(st, guard, title, []string{"nothing can be deleted:"}, err.Error(), nil)}
 		}
 		plan.Warnings = append(plan.Warnings, warnings...)
-		return host.ShowDialogMsg{Dialog: widgets.NewConfirm(st, title, DeleteLines(plan), "", apply)}
+		return host.ShowDialogMsg{Dialog: widgets.NewWriteConfirm(st, guard, title, DeleteLines(plan), "", apply)}
 	}
 }
 

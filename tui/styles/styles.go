@@ -76,6 +76,9 @@ type Styles struct {
 	HelpDesc  lipgloss.Style
 
 	Dialog lipgloss.Style
+	// Protected is the badge naming a protected context in a write's
+	// confirmation (raydar's config file, issue 25).
+	Protected lipgloss.Style
 
 	classes [Done + 1]lipgloss.Style
 }
@@ -118,6 +121,7 @@ func Default() *Styles {
 	s.HelpKey = b.Foreground(lipgloss.Blue).Bold(true)
 	s.HelpDesc = b
 	s.Dialog = b.Border(lipgloss.RoundedBorder()).Padding(0, 1)
+	s.Protected = b.Foreground(lipgloss.BrightWhite).Background(lipgloss.Red).Bold(true)
 	s.classes = [...]lipgloss.Style{
 		Neutral: b,
 		OK:      b.Foreground(lipgloss.Green),
@@ -144,7 +148,7 @@ func Plain() *Styles {
 		Title: b, TitleCounter: b, TitleFilter: b, Rule: b, TableHeader: b,
 		Selected: b, Marked: b, Crumb: b, CrumbActive: b, FlashInfo: b,
 		FlashWarn: b, FlashErr: b, Prompt: b, Busy: b, Section: b, Label: b,
-		Faint: b, HelpGroup: b, HelpKey: b, HelpDesc: b,
+		Faint: b, HelpGroup: b, HelpKey: b, HelpDesc: b, Protected: b,
 		Dialog: b.Border(lipgloss.ASCIIBorder()).Padding(0, 1),
 	}
 	return s

@@ -66,36 +66,69 @@ func renderButtons(st *styles.Styles, focus int, enabled bool) string {
 	return btn("Cancel", focus == cancelButton) + "  " + confirm
 }
 
-// confirmBox is a confirmation: a title, what will happen (a plan's
-// lines), and Cancel / Confirm with Cancel focused. Without apply (the
-// action is not possible) it shows err and only Cancel works.
+// confirmBox is a confirmation: a title, the context written to, what
+// will happen (a plan's lines), and Cancel / Confirm with Cancel focused.
+// Without apply (the action is not possible) it shows err and only Cancel
+// works. On a protected context (Guard) Confirm stays disabled until the
+// object's name is typed; letters then go to that field.
 type confirmBox struct {
 	st        *styles.Styles
 	title     string
+	guard     guardInput
 	lines     []string
 	err       string
-	apply     func() tea.Cmd
+	apply     func(confirmation string) tea.Cmd
 	onConfirm bool
 }
 
+// NewConfirm is a confirmation of something outside the cluster (no
+// context to name).
 func NewConfirm(st *styles.Styles, title string, lines []string, err string, apply func() tea.Cmd) *confirmBox {
-	return &confirmBox{st: st, title: title, lines: lines, err: cliHints(err), apply: apply}
+	var a func(string) tea.Cmd
+	if apply != nil {
+		a = func(string) tea.Cmd { return apply() }
+	}
+	return NewWriteConfirm(st, Guard{}, title, lines, err, a)
 }
+
+// NewWriteConfirm is the confirmation of a write to g's context; apply
+// gets what was typed to confirm it (the object's name on a protected
+// context, for kube/actions.WithConfirmation).
+func NewWriteConfirm(st *styles.Styles, g Guard, title string, lines []string, err string, apply func(confirmation string) tea.Cmd) *confirmBox {
+	return &confirmBox{st: st, title: title, guard: guardInput{Guard: g}, lines: lines, err: cliHints(err), apply: apply}
+}
+
+// canConfirm: the action is possible and, on a protected context, its
+// object's name was typed.
+func (d *confirmBox) canConfirm() bool { return d.apply != nil && d.guard.ok() }
 
 // Update implements Dialog.
 func (d *confirmBox) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	switch msg.String() {
 	case "esc":
 		return true, cancelled()
-	case "tab", "shift+tab", "left", "right", "h", "l":
-		if d.apply != nil {
+	case "tab", "shift+tab", "left", "right":
+		if d.canConfirm() {
 			d.onConfirm = !d.onConfirm
 		}
+		return false, nil
 	case "enter":
-		if d.onConfirm && d.apply != nil {
-			return true, d.apply()
+		if d.onConfirm && d.canConfirm() {
+			return true, d.apply(d.guard.typed)
 		}
 		return true, cancelled()
+	}
+	if d.apply != nil && d.guard.handleKey(msg) {
+		if !d.guard.ok() {
+			d.onConfirm = false
+		}
+		return false, nil
+	}
+	switch msg.String() {
+	case "h", "l":
+		if d.canConfirm() {
+			d.onConfirm = !d.onConfirm
+		}
 	}
 	return false, nil
 }
@@ -103,16 +136,21 @@ func (d *confirmBox) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 // View implements Dialog.
 func (d *confirmBox) View(width int) string {
 	st := d.st
-	out := []string{st.Section.Render(ansi.Wrap(d.title, max(width, 1), "")), ""}
+	out := []string{st.Section.Render(ansi.Wrap(d.title, max(width, 1), ""))}
+	out = append(out, d.guard.header(st, width)...)
+	out = append(out, "")
 	out = append(out, wrapLines(st, d.lines, width)...)
 	if d.err != "" {
 		out = append(out, st.FlashErr.Render(ansi.Wrap("error: "+d.err, max(width, 1), "")))
+	}
+	if d.apply != nil {
+		out = append(out, d.guard.input(st, width)...)
 	}
 	focus := cancelButton
 	if d.onConfirm {
 		focus = confirmButton
 	}
-	out = append(out, "", renderButtons(st, focus, d.apply != nil),
+	out = append(out, "", renderButtons(st, focus, d.canConfirm()),
 		st.Faint.Render(ansi.Wrap("tab/←/→ switch · enter choose · esc cancel", max(width, 1), "")))
 	return strings.Join(out, "\n")
 }

@@ -22,6 +22,9 @@ const (
 	FieldReplicas = iota
 	fieldMin
 	fieldMax
+	// fieldName takes the cluster's name on a protected context (Guard);
+	// skipped elsewhere.
+	fieldName
 	focusCancel
 	FocusConfirm
 	numFocus
@@ -76,13 +79,17 @@ type ScaleDialog struct {
 	Focus  int
 	Plan   *actions.ScalePlan
 	Err    error
-	apply  func(actions.ScaleRequest) func() tea.Cmd
+	guard  guardInput
+	apply  func(req actions.ScaleRequest, confirmation string) tea.Cmd
 	Req    actions.ScaleRequest
 }
 
-func NewScaleDialog(st *styles.Styles, rc *rayv1.RayCluster, group string, apply func(actions.ScaleRequest) func() tea.Cmd) *ScaleDialog {
+// NewScaleDialog is the scale form for group of rc, writing to gd's
+// context; apply gets the request and what was typed to confirm it (the
+// cluster's name on a protected context).
+func NewScaleDialog(st *styles.Styles, gd Guard, rc *rayv1.RayCluster, group string, apply func(req actions.ScaleRequest, confirmation string) tea.Cmd) *ScaleDialog {
 	g, _ := rc.Spec.WorkerGroup(group)
-	d := &ScaleDialog{st: st, rc: rc, group: group, apply: apply}
+	d := &ScaleDialog{st: st, rc: rc, group: group, apply: apply, guard: guardInput{Guard: gd}}
 	d.cur = actions.GroupSize{Min: g.Min(), Max: g.Max()}
 	if g.Replicas != nil {
 		d.cur.Replicas = *g.Replicas
@@ -136,12 +143,16 @@ func (d *ScaleDialog) validate() {
 	d.Req = req
 }
 
-func (d *ScaleDialog) CanConfirm() bool { return d.Err == nil && d.Plan != nil && !d.Plan.Unchanged }
+// CanConfirm: the plan is valid and changes something, and on a protected
+// context the cluster's name was typed.
+func (d *ScaleDialog) CanConfirm() bool {
+	return d.Err == nil && d.Plan != nil && !d.Plan.Unchanged && d.guard.ok()
+}
 
 func (d *ScaleDialog) move(step int) {
 	for {
 		d.Focus = (d.Focus + step + numFocus) % numFocus
-		if d.Focus != FocusConfirm || d.CanConfirm() {
+		if (d.Focus != FocusConfirm || d.CanConfirm()) && (d.Focus != fieldName || d.guard.Protected) {
 			return
 		}
 	}
@@ -159,14 +170,30 @@ func (d *ScaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 		d.move(-1)
 		return false, nil
 	}
+	if d.Focus == fieldName {
+		switch msg.String() {
+		case "enter":
+			d.Focus = focusCancel
+		case "up":
+			d.Focus = fieldMax
+		case "down":
+		default:
+			d.guard.handleKey(msg)
+		}
+		return false, nil
+	}
 	if d.Focus < focusCancel {
+		last := fieldMax
+		if d.guard.Protected {
+			last = fieldName
+		}
 		switch msg.String() {
 		case "enter":
 			d.Focus = focusCancel
 		case "up":
 			d.Focus = max(d.Focus-1, FieldReplicas)
 		case "down":
-			d.Focus = min(d.Focus+1, fieldMax)
+			d.Focus = min(d.Focus+1, last)
 		default:
 			if d.Fields[d.Focus].HandleKey(msg) {
 				d.validate()
@@ -183,9 +210,12 @@ func (d *ScaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 		}
 	case "up":
 		d.Focus = fieldMax
+		if d.guard.Protected {
+			d.Focus = fieldName
+		}
 	case "enter":
 		if d.Focus == FocusConfirm && d.CanConfirm() {
-			return true, d.apply(d.Req)()
+			return true, d.apply(d.Req, d.guard.typed)
 		}
 		return true, cancelled()
 	}
@@ -196,7 +226,9 @@ func (d *ScaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 func (d *ScaleDialog) View(width int) string {
 	st, w := d.st, max(width, 1)
 	title := fmt.Sprintf("Scale worker group %s of RayCluster %s/%s", d.group, d.rc.Namespace, d.rc.Name)
-	out := []string{st.Section.Render(ansi.Wrap(title, w, "")), ""}
+	out := []string{st.Section.Render(ansi.Wrap(title, w, ""))}
+	out = append(out, d.guard.header(st, w)...)
+	out = append(out, "")
 	for i, f := range d.Fields {
 		cur, text := "  ", f.Text
 		if i == d.Focus {
@@ -215,6 +247,14 @@ func (d *ScaleDialog) View(width int) string {
 	}
 	if d.Err != nil {
 		out = append(out, st.FlashErr.Render(ansi.Wrap("error: "+cliHints(d.Err.Error()), w, "")))
+	}
+	if in := d.guard.input(st, w); len(in) > 0 {
+		if d.Focus == fieldName {
+			in[1] = st.Glyphs.Cursor + " " + in[1]
+		} else {
+			in[1] = "  " + strings.TrimSuffix(in[1], st.Prompt.Render(Caret(st.Plain)))
+		}
+		out = append(out, in...)
 	}
 	focus := noButton
 	switch d.Focus {
