@@ -1,5 +1,7 @@
 package why
 
+import "slices"
+
 // Codes of causes (Cause.Code): stable words for scripts
 // (`raydar why -o json`).
 const (
@@ -129,6 +131,13 @@ const (
 	rankEndpoints      = 62
 	rankIgnoredLabels  = 90 // informational: nothing may be wrong
 )
+
+// blocking reports whether some cause may hold the object back: any but
+// the informational ones (rankIgnoredLabels and after), which must not
+// stand in for a cluster's "not ready".
+func blocking(cs []Cause) bool {
+	return slices.ContainsFunc(cs, func(c Cause) bool { return c.Rank < rankIgnoredLabels })
+}
 
 // Pod-level causes in the order their fixes unblock each other.
 const (
