@@ -66,6 +66,7 @@ func (r *Reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 	for _, e := range append(p.Events, summarizeEvents(p, out)...) {
 		r.events.Emit(rc, nil, e)
 	}
+	r.sayBatchScheduler(rc, p)
 	if out.ambiguous {
 		r.exp.MarkUncertain(rc.UID)
 	}

@@ -116,6 +116,10 @@ type plan struct {
 	// Events are facts the decision itself establishes (invalid spec,
 	// suspended, recreate); the outcomes of writes become Events in act.
 	Events []kit.Event
+	// BatchScheduler is the Warning that the cluster's batch-scheduler
+	// labels are ignored (batchscheduler.go), nil when it has none; it is
+	// said once while it lasts.
+	BatchScheduler *kit.Event
 	// Invalid holds the spec's validation errors; nothing is created.
 	Invalid field.ErrorList
 	// SkipStatus: the cluster is being deleted; its status is not written.
@@ -225,6 +229,7 @@ func decide(o *observed) *plan {
 	if needsRedisCleanup(rc) && !hasFinalizer(rc, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
 		p.AddFinalizer = true
 	}
+	p.BatchScheduler = batchSchedulerWarning(rc)
 
 	if o.HeadService == nil {
 		p.CreateServices = append(p.CreateServices, BuildHeadService(rc, o.Config))

@@ -1,6 +1,7 @@
 package why
 
 import (
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,7 +41,36 @@ func clusterCauses(in *ClusterInput) []Cause {
 	cs = autoscalerCauses(in, cs)
 	cs = rayCauses(in, &scan, cs)
 	cs = podCauses(&scan, in, cs)
+	cs = gangSchedulingCause(o, rc, cs)
 	return onlyContext(o, cs)
+}
+
+// gangSchedulingCause: the cluster's batch-scheduler labels, which raydar
+// ignores as KubeRay v1.6.2 does without --batch-scheduler
+// (controller/raycluster/batchscheduler.go, its Warning
+// BatchSchedulerNotImplemented). Not said when another operator manages
+// the cluster: whether that one gang-schedules is its own flag's business.
+func gangSchedulingCause(o object, rc *rayv1.RayCluster, cs []Cause) []Cause {
+	found, schedulers := rayv1.BatchSchedulerLabels(rc.Labels)
+	if len(found) == 0 || slices.ContainsFunc(cs, func(c Cause) bool { return c.Code == CodeOtherOperator }) {
+		return cs
+	}
+	evidence := make([]string, len(found))
+	keys := make([]string, len(found))
+	for i, f := range found {
+		k, v, _ := strings.Cut(f, "=")
+		keys[i] = k
+		evidence[i] = "metadata.labels[" + k + "]=" + v
+	}
+	flags := make([]string, len(schedulers))
+	for i, s := range schedulers {
+		flags[i] = "--batch-scheduler=" + s
+	}
+	return append(cs, Cause{Code: CodeGangSchedulingIgnored, Subject: o.subject(), Rank: rankIgnoredLabels,
+		Summary:  "no gang scheduling: raydar ignores " + strings.Join(keys, ", ") + " (no PodGroup; pods are scheduled one by one)",
+		Evidence: evidence,
+		Fix: "for gang scheduling, leave this cluster to KubeRay's operator run with " + strings.Join(flags, " or ") +
+			" (spec.managedBy: " + rayv1.KubeRayController + "); otherwise nothing to do: it runs as under KubeRay without a batch scheduler"})
 }
 
 // clusterInvalid: the ReplicaFailure condition says ValidationFailed, or

@@ -1,5 +1,7 @@
 package why
 
+import "slices"
+
 // Codes of causes (Cause.Code): stable words for scripts
 // (`raydar why -o json`).
 const (
@@ -91,13 +93,21 @@ const (
 	// CodeNoServeEndpoints: no pod backs the serve Service while the active
 	// cluster is ready.
 	CodeNoServeEndpoints = "NoServeEndpoints"
+	// CodeGangSchedulingIgnored: the cluster carries a label one of
+	// KubeRay's batch schedulers reads (ray.io/gang-scheduling-enabled,
+	// volcano.sh/queue-name, yunikorn.apache.org/queue,
+	// kai.scheduler/queue, …; rayapi/v1 BatchSchedulerLabels); raydar
+	// implements none, so no PodGroup is made and the pods are scheduled
+	// one by one. Informational: the cluster may be fine, so it ranks last.
+	CodeGangSchedulingIgnored = "GangSchedulingIgnored"
 )
 
 // Ranks, lower first: what blocks everything (the spec, suspend, who
 // reconciles), then raydar's refused writes, then the head's pods, the
 // workers' pods, workers waiting for the head, the autoscaler (down,
-// refused, not acting), Ray's own demand, and last
-// what the job or service says about itself.
+// refused, not acting), Ray's own demand, what the job or service says
+// about itself, and last what is only worth knowing (labels raydar
+// ignores).
 const (
 	rankInvalidSpec    = 0
 	rankSuspended      = 1
@@ -119,7 +129,15 @@ const (
 	rankApp            = 60
 	rankDeployment     = 61
 	rankEndpoints      = 62
+	rankIgnoredLabels  = 90 // informational: nothing may be wrong
 )
+
+// blocking reports whether some cause may hold the object back: any but
+// the informational ones (rankIgnoredLabels and after), which must not
+// stand in for a cluster's "not ready".
+func blocking(cs []Cause) bool {
+	return slices.ContainsFunc(cs, func(c Cause) bool { return c.Rank < rankIgnoredLabels })
+}
 
 // Pod-level causes in the order their fixes unblock each other.
 const (

@@ -74,7 +74,7 @@ func clusterNotReady(in *JobInput, cs []Cause) []Cause {
 	st := &j.Status
 	n := len(cs)
 	cs = nested(cs, in.Cluster, cs)
-	if len(cs) > n || st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning || clusterReady(in.Cluster) {
+	if blocking(cs[n:]) || st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning || clusterReady(in.Cluster) {
 		return cs
 	}
 	if in.Cluster == nil && (hasCode(cs, CodeNotReconciled) || hasCode(cs, CodeOtherOperator) ||

@@ -73,6 +73,13 @@ func TestJobCauses(t *testing.T) {
 			in.Cluster.Cluster.Status.State = ""
 			in.Cluster.Pods[1].Status.Phase = corev1.PodPending
 		}, want: []string{"ClusterNotReady: RayCluster rc not ready (pending)"}},
+		{name: "labelled cluster not ready: the ignored label does not stand in for not ready", in: func(in *JobInput) {
+			in.Job.Status.JobStatus, in.Job.Status.JobDeploymentStatus = "", rayv1.JobDeploymentStatusInitializing
+			in.Cluster.Cluster.Status.State = ""
+			in.Cluster.Cluster.Labels = map[string]string{rayv1.VolcanoQueueNameLabelKey: "q"}
+			in.Cluster.Pods[1].Status.Phase = corev1.PodPending
+		}, want: []string{"ClusterNotReady: RayCluster rc not ready (pending)",
+			"GangSchedulingIgnored: no gang scheduling: raydar ignores volcano.sh/queue-name (no PodGroup; pods are scheduled one by one)"}},
 		{name: "cluster not created yet", in: func(in *JobInput) {
 			in.Job.Status.JobStatus, in.Job.Status.JobDeploymentStatus = "", rayv1.JobDeploymentStatusInitializing
 			in.Cluster = nil

@@ -54,7 +54,7 @@ func serviceCauses(in *ServiceInput) []Cause {
 		for i := n; i < len(cs); i++ {
 			cs[i].Summary = "new cluster: " + cs[i].Summary
 		}
-		if len(cs) == n && !clusterReady(in.Pending) {
+		if !blocking(cs[n:]) && !clusterReady(in.Pending) {
 			rc := in.Pending.Cluster
 			cs = append(cs, Cause{Code: CodePendingClusterNotReady, Subject: in.Pending.subject(), Rank: rankClusterReady,
 				Summary:  "new cluster " + rc.Name + " not ready (" + status.Cluster(rc) + ")",

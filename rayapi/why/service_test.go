@@ -59,6 +59,13 @@ func TestServiceCauses(t *testing.T) {
 			rc.Name, rc.Status.State = "rc-new", ""
 			in.Pending = &ClusterInput{Cluster: rc, Pods: healthyPods(), Reconciler: active(), Now: now}
 		}, want: []string{"PendingClusterNotReady: new cluster rc-new not ready (pending)"}},
+		{name: "labelled pending cluster not ready: the ignored label does not stand in for not ready", in: func(in *ServiceInput) {
+			rc := readyCluster()
+			rc.Name, rc.Status.State = "rc-new", ""
+			rc.Labels = map[string]string{rayv1.KaiQueueLabelKey: "team-a"}
+			in.Pending = &ClusterInput{Cluster: rc, Pods: healthyPods(), Reconciler: active(), Now: now}
+		}, want: []string{"PendingClusterNotReady: new cluster rc-new not ready (pending)",
+			"GangSchedulingIgnored: new cluster: no gang scheduling: raydar ignores kai.scheduler/queue (no PodGroup; pods are scheduled one by one)"}},
 		{name: "dashboard unreachable", in: func(in *ServiceInput) {
 			in.Events = append(in.Events, warn("RayService", "svc", reasonDashboardUnreachable, "Cannot read Serve applications of RayCluster rc: timeout"))
 		}, want: []string{"DashboardUnreachable: dashboard unreachable"}, evidence: []string{"timeout"}},

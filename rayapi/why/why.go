@@ -17,7 +17,8 @@ type Cause struct {
 	// WriteFailed, ClusterNotReady, DashboardUnreachable, SubmitterFailed,
 	// DeadlineSoon, PendingClusterNotReady, AppDeployFailed,
 	// DeploymentUnhealthy, NoServeEndpoints, RayInfeasible, JobDemand, ServeDemand, AutoscalerDown,
-	// AutoscalerForbidden, AutoscalerNotActing, ScaleDownStalled.
+	// AutoscalerForbidden, AutoscalerNotActing, ScaleDownStalled,
+	// GangSchedulingIgnored.
 	Code string `json:"code"`
 	// Subject is what the cause is about, in kubectl's words:
 	// "pod ray-head-x", "group gpu", "RayCluster ns/name".
