@@ -76,7 +76,13 @@ test: tools ## unit and integration tests (integration tests start a real contro
 # FUZZMINIMIZE (Go's default, 60s each, stalls the loaded machine). A crasher is
 # written to <package>/testdata/fuzz/<target>/: fix it and commit the file,
 # and plain `go test` replays it from then on.
-FUZZTIME     ?= 10s
+# FUZZTIME counts executions (Nx), not seconds: with a duration, go1.26's
+# fuzz coordinator can fail a target with a bare "context deadline
+# exceeded" and no crasher when the time runs out (golang/go#75804, fixed
+# in go1.27), as FuzzConfirmDialog did here under load. A count has no
+# deadline; a loaded machine only takes longer (the slowest target, ~500
+# executions a second on this project's 2 cores, takes ~20 s).
+FUZZTIME     ?= 10000x
 FUZZMINIMIZE ?= 50x
 FUZZ_TARGETS := \
 	./rayapi/v1:FuzzDecodeValidate \
@@ -84,9 +90,10 @@ FUZZ_TARGETS := \
 	./tui/keys:FuzzParse \
 	./tui:FuzzScaleDialog \
 	./tui:FuzzConfirmDialog \
+	./tui:FuzzProtectedConfirmDialog \
 	./tui:FuzzPrompt
 
-fuzz: ## run every fuzz target for FUZZTIME (default 10s) one after another, printing each one's executions
+fuzz: ## run every fuzz target for FUZZTIME executions (default 10000x) one after another, printing each one's executions
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
 	  echo "== $$name ($$pkg, $(FUZZTIME))"; \
 	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg 2>&1 | \
