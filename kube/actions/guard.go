@@ -7,9 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/raydar/raydar/kube"
 )
 
 // The guardrails of raydar's config file ($XDG_CONFIG_HOME/raydar/config.yaml):
@@ -101,15 +102,7 @@ type Policy struct {
 // or ~/.config/raydar/config.yaml when XDG_CONFIG_HOME is unset or relative
 // (beside keys.yaml).
 func ConfigPath() (string, error) {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("locating the config file: %w", err)
-		}
-		dir = filepath.Join(home, ".config")
-	}
-	return filepath.Join(dir, "raydar", "config.yaml"), nil
+	return kube.ConfigFile("config.yaml")
 }
 
 // LoadPolicy reads the policy at path; a missing file is an empty policy.

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/raydar/raydar/kube"
 )
 
 // File is the format of keys.yaml:
@@ -50,15 +51,7 @@ func (l *KeyList) UnmarshalJSON(b []byte) error {
 // ~/.config/raydar/keys.yaml when XDG_CONFIG_HOME is unset or relative (as the
 // XDG base directory spec requires).
 func Path() (string, error) {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("locating the key file: %w", err)
-		}
-		dir = filepath.Join(home, ".config")
-	}
-	return filepath.Join(dir, "raydar", "keys.yaml"), nil
+	return kube.ConfigFile("keys.yaml")
 }
 
 // LoadDefault loads the key file at Path(); a missing file yields the
