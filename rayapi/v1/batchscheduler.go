@@ -50,17 +50,15 @@ var batchSchedulerLabels = []struct {
 	{KaiQueueLabelKey, []string{"kai-scheduler"}},
 }
 
-// BatchSchedulerLabels are the batch-scheduler labels among labels, as
-// "key=value" in a fixed order, and the --batch-scheduler values of
-// KubeRay that would read them (sorted, each once); both empty when
-// there is none.
-func BatchSchedulerLabels(labels map[string]string) (found, schedulers []string) {
+// BatchSchedulerLabels are the keys of the batch-scheduler labels among
+// labels, in a fixed order, and the --batch-scheduler values of KubeRay
+// that would read them (sorted, each once); both empty when there is none.
+func BatchSchedulerLabels(labels map[string]string) (keys, schedulers []string) {
 	for _, l := range batchSchedulerLabels {
-		v, ok := labels[l.Key]
-		if !ok {
+		if _, ok := labels[l.Key]; !ok {
 			continue
 		}
-		found = append(found, l.Key+"="+v)
+		keys = append(keys, l.Key)
 		for _, s := range l.Schedulers {
 			if !slices.Contains(schedulers, s) {
 				schedulers = append(schedulers, s)
@@ -68,24 +66,34 @@ func BatchSchedulerLabels(labels map[string]string) (found, schedulers []string)
 		}
 	}
 	slices.Sort(schedulers)
-	return found, schedulers
+	return keys, schedulers
+}
+
+// BatchSchedulerFlags is how KubeRay's operator would be started for
+// schedulers: "--batch-scheduler=volcano or --batch-scheduler=yunikorn".
+func BatchSchedulerFlags(schedulers []string) string {
+	flags := make([]string, len(schedulers))
+	for i, s := range schedulers {
+		flags[i] = "--batch-scheduler=" + s
+	}
+	return strings.Join(flags, " or ")
 }
 
 // BatchSchedulerIgnored is the sentence that says raydar ignores the
 // batch-scheduler labels of an object, "" when it has none.
 func BatchSchedulerIgnored(labels map[string]string) string {
-	found, schedulers := BatchSchedulerLabels(labels)
-	if len(found) == 0 {
+	keys, schedulers := BatchSchedulerLabels(labels)
+	if len(keys) == 0 {
 		return ""
+	}
+	found := make([]string, len(keys))
+	for i, k := range keys {
+		found[i] = k + "=" + labels[k]
 	}
 	subject := "label " + found[0] + " is"
 	if len(found) > 1 {
 		subject = "labels " + strings.Join(found, ", ") + " are"
 	}
-	flags := make([]string, len(schedulers))
-	for i, s := range schedulers {
-		flags[i] = "--batch-scheduler=" + s
-	}
 	return subject + " ignored: raydar does not implement batch schedulers (gang scheduling: no PodGroup is made, " +
-		"pods are scheduled one by one); run KubeRay's operator with " + strings.Join(flags, " or ") + " for gang scheduling"
+		"pods are scheduled one by one); run KubeRay's operator with " + BatchSchedulerFlags(schedulers) + " for gang scheduling"
 }

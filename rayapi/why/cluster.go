@@ -51,25 +51,18 @@ func clusterCauses(in *ClusterInput) []Cause {
 // BatchSchedulerNotImplemented). Not said when another operator manages
 // the cluster: whether that one gang-schedules is its own flag's business.
 func gangSchedulingCause(o object, rc *rayv1.RayCluster, cs []Cause) []Cause {
-	found, schedulers := rayv1.BatchSchedulerLabels(rc.Labels)
-	if len(found) == 0 || slices.ContainsFunc(cs, func(c Cause) bool { return c.Code == CodeOtherOperator }) {
+	keys, schedulers := rayv1.BatchSchedulerLabels(rc.Labels)
+	if len(keys) == 0 || slices.ContainsFunc(cs, func(c Cause) bool { return c.Code == CodeOtherOperator }) {
 		return cs
 	}
-	evidence := make([]string, len(found))
-	keys := make([]string, len(found))
-	for i, f := range found {
-		k, v, _ := strings.Cut(f, "=")
-		keys[i] = k
-		evidence[i] = "metadata.labels[" + k + "]=" + v
-	}
-	flags := make([]string, len(schedulers))
-	for i, s := range schedulers {
-		flags[i] = "--batch-scheduler=" + s
+	evidence := make([]string, len(keys))
+	for i, k := range keys {
+		evidence[i] = "metadata.labels[" + k + "]=" + rc.Labels[k]
 	}
 	return append(cs, Cause{Code: CodeGangSchedulingIgnored, Subject: o.subject(), Rank: rankIgnoredLabels,
 		Summary:  "no gang scheduling: raydar ignores " + strings.Join(keys, ", ") + " (no PodGroup; pods are scheduled one by one)",
 		Evidence: evidence,
-		Fix: "for gang scheduling, leave this cluster to KubeRay's operator run with " + strings.Join(flags, " or ") +
+		Fix: "for gang scheduling, leave this cluster to KubeRay's operator run with " + rayv1.BatchSchedulerFlags(schedulers) +
 			" (spec.managedBy: " + rayv1.KubeRayController + "); otherwise nothing to do: it runs as under KubeRay without a batch scheduler"})
 }
 
