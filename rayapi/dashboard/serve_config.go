@@ -2,7 +2,8 @@ package dashboard
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -182,13 +183,8 @@ func ActorOptionWords(opts map[string]any) string {
 		}
 	}
 	if res, ok := opts["resources"].(map[string]any); ok && len(res) > 0 {
-		keys := make([]string, 0, len(res))
-		for k := range res {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		var rs []string
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(res)) {
 			if f, ok := number(res[k]); ok {
 				rs = append(rs, k+": "+strconv.FormatFloat(f, 'g', -1, 64))
 			}
