@@ -137,7 +137,7 @@ func (d *confirmBox) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 func (d *confirmBox) View(width int) string {
 	st := d.st
 	out := []string{st.Section.Render(ansi.Wrap(d.title, max(width, 1), ""))}
-	out = append(out, d.guard.header(st, width)...)
+	out = append(out, d.guard.header(st)...)
 	out = append(out, "")
 	out = append(out, wrapLines(st, d.lines, width)...)
 	if d.err != "" {

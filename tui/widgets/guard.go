@@ -64,7 +64,7 @@ func (g *guardInput) handleKey(msg tea.KeyPressMsg) bool {
 
 // header is the line under the title: the context, as a badge when
 // protected.
-func (g *guardInput) header(st *styles.Styles, width int) []string {
+func (g *guardInput) header(st *styles.Styles) []string {
 	if g.Context == "" && !g.Protected {
 		return nil
 	}

@@ -227,7 +227,7 @@ func (d *ScaleDialog) View(width int) string {
 	st, w := d.st, max(width, 1)
 	title := fmt.Sprintf("Scale worker group %s of RayCluster %s/%s", d.group, d.rc.Namespace, d.rc.Name)
 	out := []string{st.Section.Render(ansi.Wrap(title, w, ""))}
-	out = append(out, d.guard.header(st, w)...)
+	out = append(out, d.guard.header(st)...)
 	out = append(out, "")
 	for i, f := range d.Fields {
 		cur, text := "  ", f.Text
