@@ -1,8 +1,11 @@
 package kube
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
@@ -12,10 +15,14 @@ import (
 
 // Flags are the kubectl flags every raydar command accepts.
 type Flags struct {
-	Kubeconfig    string
+	Kubeconfig string
+	// Context is one kubeconfig context, or, for the commands that watch a
+	// fleet (the TUI, get), a comma-separated list of them.
 	Context       string
 	Namespace     string
 	AllNamespaces bool
+	// AllContexts opens every context of the kubeconfig (AddFleetTo).
+	AllContexts bool
 }
 
 // AddTo registers the flags with kubectl's names and shorthands.
@@ -24,6 +31,84 @@ func (f *Flags) AddTo(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Context, "context", "", "the kubeconfig context to use")
 	fs.StringVarP(&f.Namespace, "namespace", "n", "", "namespace (default: the context's namespace)")
 	fs.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "all namespaces")
+}
+
+// AddFleetTo registers --all-contexts, for the commands that can watch
+// several contexts at once (the TUI and get); their --context then takes a
+// comma-separated list.
+func (f *Flags) AddFleetTo(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.AllContexts, "all-contexts", false, "every context of the kubeconfig at once")
+}
+
+// ErrSeveralContexts is Resolve's error when the flags name more than one
+// context: the command acts on one.
+var ErrSeveralContexts = errors.New("this command acts on one context")
+
+// Fleet reports whether the flags ask for more than one context (a comma
+// in --context, or --all-contexts).
+func (f *Flags) Fleet() bool {
+	return f.AllContexts || strings.Contains(f.Context, ",")
+}
+
+// ContextNames lists the contexts the flags open, in the order given: the
+// --context list, every context of the kubeconfig with --all-contexts (in
+// name order), or the one current context (""). A name the kubeconfig does
+// not have, an empty or repeated list entry, and --all-contexts with
+// --context are errors that name them.
+func (f *Flags) ContextNames() ([]string, error) {
+	if f.AllContexts && f.Context != "" {
+		return nil, errors.New("--all-contexts and --context name the contexts twice: give one of them")
+	}
+	if !f.Fleet() {
+		return []string{f.Context}, nil
+	}
+	have, err := f.Contexts()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	if f.AllContexts {
+		if len(have) == 0 {
+			return nil, errors.New("--all-contexts: the kubeconfig has no contexts")
+		}
+		return have, nil
+	}
+	var out []string
+	for _, n := range strings.Split(f.Context, ",") {
+		n = strings.TrimSpace(n)
+		switch {
+		case n == "":
+			return nil, fmt.Errorf("--context %q: an empty context name in the list", f.Context)
+		case slices.Contains(out, n):
+			return nil, fmt.Errorf("--context %q: context %s is named twice", f.Context, n)
+		case !slices.Contains(have, n):
+			return nil, fmt.Errorf("--context %q: the kubeconfig has no context %q (it has: %s)", f.Context, n, strings.Join(have, ", "))
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// ResolveAll resolves each context ContextNames lists, with the same
+// namespace flags; the first that fails is the error, naming its context.
+func (f *Flags) ResolveAll() ([]*Target, error) {
+	names, err := f.ContextNames()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Target, 0, len(names))
+	for _, n := range names {
+		one := *f
+		one.Context, one.AllContexts = n, false
+		t, err := one.Resolve()
+		if err != nil {
+			if n != "" {
+				return nil, fmt.Errorf("context %s: %w", n, err)
+			}
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // Target is a resolved connection: where to talk and as whom.
@@ -40,7 +125,15 @@ type Target struct {
 }
 
 // Resolve loads the kubeconfig the way kubectl does and applies the flags.
+// Flags naming several contexts (Fleet) are ErrSeveralContexts.
 func (f *Flags) Resolve() (*Target, error) {
+	if f.Fleet() {
+		asked := "--all-contexts"
+		if !f.AllContexts {
+			asked = fmt.Sprintf("--context %q", f.Context)
+		}
+		return nil, fmt.Errorf("%w: %s names several; name one with --context", ErrSeveralContexts, asked)
+	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if f.Kubeconfig != "" {
 		rules.ExplicitPath = f.Kubeconfig
