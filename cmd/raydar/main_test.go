@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/rayapi/crds"
 	"github.com/raydar/raydar/rayapi/scheme"
 )
@@ -68,6 +69,7 @@ func run(m *testing.M) int {
 	if testing.Short() {
 		return m.Run()
 	}
+	sandboxtest.MustExclusive()
 	opts := sandbox.Options{CRDs: [][]byte{crds.YAML()}, StartTimeout: 5 * time.Minute,
 		// raydar why's tests (why_sandbox_test.go) need pods that are
 		// scheduled and played by kwok, on CPU nodes only: a GPU group

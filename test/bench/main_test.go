@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/rayapi/crds"
 	"github.com/raydar/raydar/rayapi/scheme"
 )
@@ -31,6 +32,7 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
+	sandboxtest.MustExclusive()
 	opts := sandbox.Full()
 	opts.Nodes = nil // added below, untainted
 	opts.CRDs = [][]byte{crds.YAML()}
