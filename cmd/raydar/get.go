@@ -76,8 +76,13 @@ func newGetCmd(g *globals) *cobra.Command {
 			"without NAME). cronjobs (rcj) shows each schedule with its meaning in words, when it\n" +
 			"last ran and when it runs next.\n" +
 			"STATUS words, ready counts and ages read as in the TUI.\n" +
-			"-o json|yaml prints the objects themselves, as kubectl does.",
-		Example: "  raydar get clusters -A\n  raydar get workers my-cluster -n team-a\n  raydar get jobs my-job -o yaml\n  raydar get cronjobs",
+			"-o json|yaml prints the objects themselves, as kubectl does.\n\n" +
+			"--context a,b (or --all-contexts) lists every one of those contexts at once, each with its\n" +
+			"own timeout: the table gains a CONTEXT column, first, and -o json|yaml is a list of\n" +
+			"{context, object} items. A context that cannot be listed does not hide the others' rows:\n" +
+			"its error is printed as \"context NAME: …\" on stderr and the exit status is 1.",
+		Example: "  raydar get clusters -A\n  raydar get workers my-cluster -n team-a\n  raydar get jobs my-job -o yaml\n  raydar get cronjobs\n" +
+			"  raydar get clusters --context dev,prod-eu\n  raydar get jobs -A --all-contexts",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return fmt.Errorf("get needs a resource and at most one NAME (got %d arguments): raydar get %s [NAME]", len(args), getUsage)
@@ -97,15 +102,18 @@ func newGetCmd(g *globals) *cobra.Command {
 			if len(args) == 2 {
 				name = args[1]
 			}
+			if g.kube.AllNamespaces && name != "" {
+				return errors.New("a NAME needs one namespace: drop -A/--all-namespaces or use -n")
+			}
+			if g.kube.Fleet() {
+				return runFleetGet(cmd, g, res, name, output)
+			}
 			t, err := g.kube.Resolve()
 			if err != nil {
 				return err
 			}
 			ns := t.Namespace
 			if t.AllNamespaces {
-				if name != "" {
-					return errors.New("a NAME needs one namespace: drop -A/--all-namespaces or use -n")
-				}
 				ns = ""
 			}
 			c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
@@ -132,6 +140,7 @@ func newGetCmd(g *globals) *cobra.Command {
 		},
 	}
 	addOutputFlag(cmd, &output)
+	g.kube.AddFleetTo(cmd.Flags())
 	return cmd
 }
 
@@ -221,14 +230,9 @@ func nodeTypeRank(o client.Object) int {
 // writeObjects prints the objects with apiVersion and kind, one object when
 // a NAME was given (except workers), else a v1 List.
 func (g *getter) writeObjects(w io.Writer, format, res string, objs []client.Object) error {
-	items := make([]runtime.Object, 0, len(objs))
-	for _, o := range objs {
-		gvk, err := apiutil.GVKForObject(o, g.c.Scheme())
-		if err != nil {
-			return err
-		}
-		o.GetObjectKind().SetGroupVersionKind(gvk)
-		items = append(items, o)
+	items, err := g.typed(objs)
+	if err != nil {
+		return err
 	}
 	if g.name != "" && res != getWorkers {
 		return writeData(w, format, items[0])
@@ -240,7 +244,32 @@ func (g *getter) writeObjects(w io.Writer, format, res string, objs []client.Obj
 	}{"v1", "List", items})
 }
 
+// typed sets each object's apiVersion and kind (a typed client leaves them
+// empty), for printing.
+func (g *getter) typed(objs []client.Object) ([]runtime.Object, error) {
+	items := make([]runtime.Object, 0, len(objs))
+	for _, o := range objs {
+		gvk, err := apiutil.GVKForObject(o, g.c.Scheme())
+		if err != nil {
+			return nil, err
+		}
+		o.GetObjectKind().SetGroupVersionKind(gvk)
+		items = append(items, o)
+	}
+	return items, nil
+}
+
 func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error {
+	header, rows := g.tableOf(res, objs)
+	t := newTable(w, header...)
+	for _, r := range rows {
+		t.row(r...)
+	}
+	return t.flush()
+}
+
+// tableOf is the header and the rows of get's table of objs.
+func (g *getter) tableOf(res string, objs []client.Object) (header []string, rows [][]string) {
 	all := g.ns == ""
 	cols := func(c ...string) []string {
 		if all {
@@ -254,16 +283,16 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 		}
 		return c
 	}
-	var t *table
+	t := &tableRows{}
 	switch k, _, _ := getResource(res); res {
 	case getClusters:
-		t = newTable(w, cols("NAME", "STATUS", "WORKERS", "GROUPS", "AGE")...)
+		t.head(cols("NAME", "STATUS", "WORKERS", "GROUPS", "AGE")...)
 		for _, o := range objs {
 			rc := o.(*rayv1.RayCluster)
 			t.row(row(rc, rc.Name, status.Cluster(rc), status.Workers(rc), clusterGroups(rc), status.Age(g.now, rc.CreationTimestamp.Time))...)
 		}
 	case getJobs:
-		t = newTable(w, cols("NAME", "JOB STATUS", "DEPLOYMENT", "CLUSTER", "SUBMISSION", "DURATION", "AGE")...)
+		t.head(cols("NAME", "JOB STATUS", "DEPLOYMENT", "CLUSTER", "SUBMISSION", "DURATION", "AGE")...)
 		for _, o := range objs {
 			j := o.(*rayv1.RayJob)
 			cl := cmp.Or(j.Status.RayClusterName, j.Spec.SelectedClusterName())
@@ -271,7 +300,7 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 				status.JobDuration(g.now, j), status.Age(g.now, j.CreationTimestamp.Time))...)
 		}
 	case getServices:
-		t = newTable(w, cols("NAME", "STATUS", "ACTIVE CLUSTER", "PENDING CLUSTER", "APPS", "ENDPOINTS", "AGE")...)
+		t.head(cols("NAME", "STATUS", "ACTIVE CLUSTER", "PENDING CLUSTER", "APPS", "ENDPOINTS", "AGE")...)
 		for _, o := range objs {
 			s := o.(*rayv1.RayService)
 			t.row(row(s, s.Name, status.Service(s),
@@ -279,7 +308,7 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 				strconv.Itoa(int(s.Status.NumServeEndpoints)), status.Age(g.now, s.CreationTimestamp.Time))...)
 		}
 	case getCronJobs:
-		t = newTable(w, cols("NAME", "SCHEDULE", "SUSPEND", "LAST SCHEDULE", "NEXT RUN", "STATUS", "AGE")...)
+		t.head(cols("NAME", "SCHEDULE", "SUSPEND", "LAST SCHEDULE", "NEXT RUN", "STATUS", "AGE")...)
 		for _, o := range objs {
 			cj := o.(*rayv1.RayCronJob)
 			t.row(row(cj, cronJobCells(g.now, cj)...)...)
@@ -289,7 +318,7 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 		if g.name == "" {
 			head = append(head, "CLUSTER")
 		}
-		t = newTable(w, append(head, "GROUP", "TYPE", "PHASE", "READY", "IP", "NODE", "AGE")...)
+		t.head(append(head, "GROUP", "TYPE", "PHASE", "READY", "IP", "NODE", "AGE")...)
 		for _, o := range objs {
 			p := o.(*corev1.Pod)
 			r := row(p, p.Name)
@@ -301,13 +330,22 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 				ready, p.Status.PodIP, p.Spec.NodeName, status.Age(g.now, p.CreationTimestamp.Time))...)
 		}
 	default: // a kind without columns of its own: its name, STATUS word and age
-		t = newTable(w, cols("NAME", "STATUS", "AGE")...)
+		t.head(cols("NAME", "STATUS", "AGE")...)
 		for _, o := range objs {
 			t.row(row(o, o.GetName(), k.Status(o), status.Age(g.now, o.GetCreationTimestamp().Time))...)
 		}
 	}
-	return t.flush()
+	return t.header, t.rows
 }
+
+// tableRows collects a table's header and rows.
+type tableRows struct {
+	header []string
+	rows   [][]string
+}
+
+func (t *tableRows) head(cells ...string) { t.header = cells }
+func (t *tableRows) row(cells ...string)  { t.rows = append(t.rows, cells) }
 
 // clusterGroups is "group=replicas,…" (desired replicas).
 func clusterGroups(rc *rayv1.RayCluster) string {
