@@ -121,7 +121,7 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			fmt.Fprintf(out, "  ray heads:  simulated; addresses in %s\n", filepath.Join(sb.StateDir, addrbook.FileName))
 			fmt.Fprintf(out, "  cert-manager: %s\n", certLine)
 			fmt.Fprintf(out, "\nexport KUBECONFIG=%s\n\n", sb.KubeconfigPath)
-			fmt.Fprint(out, twoSandboxes(sb.KubeconfigPath, sb.ContextName))
+			fmt.Fprint(out, twoSandboxes(sb.KubeconfigPath, sb.ContextName, sb.StateDir))
 			fmt.Fprintln(out, "Ctrl-C stops it.")
 
 			<-ctx.Done()
@@ -154,14 +154,17 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 // another: a second one needs a context name of its own (a --state-dir
 // gives one), then one raydar opens both from the merged kubeconfigs
 // (kubectl merges KUBECONFIG=A:B, the first file winning a name both have).
-func twoSandboxes(kubeconfig, contextName string) string {
-	other := "raydar-sandbox-b"
-	second := "raydar sandbox --state-dir /tmp/b"
-	if contextName == other {
-		other, second = "raydar-sandbox-c", "raydar sandbox --state-dir /tmp/c"
+// The second's state directory and context differ from this one's.
+func twoSandboxes(kubeconfig, contextName, stateDir string) string {
+	var dir, other string
+	for _, d := range []string{"b", "c", "d"} {
+		dir, other = filepath.Join(os.TempDir(), d), sandbox.ContextNameFor(d)
+		if dir != stateDir && other != contextName {
+			break
+		}
 	}
 	return fmt.Sprintf("Two sandboxes at once: start the second with a context name of its own\n"+
-		"(%s: its context is %s), then open both:\n"+
-		"  KUBECONFIG=%s:/tmp/%s/kubeconfig raydar --context %s,%s\n\n",
-		second, other, kubeconfig, strings.TrimPrefix(other, "raydar-sandbox-"), contextName, other)
+		"(raydar sandbox --state-dir %s: its context is %s), then open both:\n"+
+		"  KUBECONFIG=%s:%s raydar --context %s,%s\n\n",
+		dir, other, kubeconfig, filepath.Join(dir, "kubeconfig"), contextName, other)
 }

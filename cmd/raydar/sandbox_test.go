@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -27,13 +29,24 @@ func TestSandboxContextNameRefused(t *testing.T) {
 }
 
 // TestTwoSandboxesLine: the start-up paragraph names this sandbox's
-// kubeconfig and context and a second context distinct from it.
+// kubeconfig and context and a second sandbox whose state directory and
+// context differ from this one's.
 func TestTwoSandboxesLine(t *testing.T) {
-	for ctx, other := range map[string]string{"raydar-sandbox": "raydar-sandbox-b", "raydar-sandbox-b": "raydar-sandbox-c"} {
-		got := twoSandboxes("/tmp/x/kubeconfig", ctx)
-		want := "KUBECONFIG=/tmp/x/kubeconfig:/tmp/" + strings.TrimPrefix(other, "raydar-sandbox-") + "/kubeconfig raydar --context " + ctx + "," + other + "\n"
-		if !strings.Contains(got, want) || !strings.Contains(got, "its context is "+other) {
-			t.Errorf("twoSandboxes(%s):\n%s\nwant a line %q", ctx, got, want)
+	tmp := os.TempDir()
+	for _, c := range []struct{ context, stateDir, otherDir, other string }{
+		{"raydar-sandbox", "/var/tmp/x", "b", "raydar-sandbox-b"},
+		{"raydar-sandbox-b", "/var/tmp/b", "c", "raydar-sandbox-c"},
+		{"mine", filepath.Join(tmp, "b"), "c", "raydar-sandbox-c"},
+	} {
+		got := twoSandboxes("/k/kubeconfig", c.context, c.stateDir)
+		otherDir := filepath.Join(tmp, c.otherDir)
+		for _, want := range []string{
+			"raydar sandbox --state-dir " + otherDir + ": its context is " + c.other + ")",
+			"  KUBECONFIG=/k/kubeconfig:" + filepath.Join(otherDir, "kubeconfig") + " raydar --context " + c.context + "," + c.other + "\n",
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("twoSandboxes(%s, %s):\n%s\nwant %q", c.context, c.stateDir, got, want)
+			}
 		}
 	}
 }
