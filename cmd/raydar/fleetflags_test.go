@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -65,11 +66,26 @@ current-context: a
 			t.Setenv("XDG_STATE_HOME", t.TempDir())
 			r := raydar(t, "", append([]string{"--kubeconfig", kc, "--context", "a,b"}, args...)...)
 			wantErrorContaining(t, r, `this command acts on one context: --context "a,b" names several; name one with --context`)
-			r = raydar(t, "", append([]string{"--kubeconfig", kc, "--all-contexts"}, args...)...)
+			r = raydar(t, "", append(append([]string{"--kubeconfig", kc}, args...), "--all-contexts")...)
 			wantErrorContaining(t, r, "unknown flag: --all-contexts")
 			if n := requests.Load(); n != 0 {
 				t.Errorf("%d requests reached the API server", n)
 			}
 		})
+	}
+}
+
+// TestAllContextsOfOne: --all-contexts of a kubeconfig with one context is
+// get of that context, as printed without the flag: no CONTEXT column, no
+// per-context error lines.
+func TestAllContextsOfOne(t *testing.T) {
+	api := newFakeAPI(t)
+	kc := api.kubeconfig(t)
+	for _, args := range [][]string{{"get", "clusters"}, {"get", "clusters", "-o", "json"}, {"get", "workers", "rc"}} {
+		plain := raydar(t, "", append([]string{"--kubeconfig", kc}, args...)...)
+		all := raydar(t, "", append(append([]string{"--kubeconfig", kc}, args...), "--all-contexts")...)
+		if plain.stdout != all.stdout || plain.stderr != all.stderr || fmt.Sprint(plain.err) != fmt.Sprint(all.err) {
+			t.Errorf("%q with --all-contexts: %q %q %v; without: %q %q %v", args, all.stdout, all.stderr, all.err, plain.stdout, plain.stderr, plain.err)
+		}
 	}
 }

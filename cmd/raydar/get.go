@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/rayapi/kinds"
 	"github.com/raydar/raydar/rayapi/scheme"
@@ -105,43 +106,55 @@ func newGetCmd(g *globals) *cobra.Command {
 			if g.kube.AllNamespaces && name != "" {
 				return errors.New("a NAME needs one namespace: drop -A/--all-namespaces or use -n")
 			}
-			if g.kube.Fleet() {
-				return runFleetGet(cmd, g, res, name, output)
-			}
-			t, err := g.kube.Resolve()
-			if err != nil {
-				return err
-			}
-			ns := t.Namespace
-			if t.AllNamespaces {
-				ns = ""
-			}
-			c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
-			if err != nil {
-				return err
-			}
-			gt := &getter{c: c, ns: ns, name: name, user: t.User, now: time.Now()}
-			objs, err := gt.fetch(cmd.Context(), res)
-			if err != nil {
-				return err
-			}
-			if output != outputTable {
-				return gt.writeObjects(cmd.OutOrStdout(), output, res, objs)
-			}
-			if len(objs) == 0 {
-				where := "namespace " + ns
-				if ns == "" {
-					where = "any namespace"
+			if !g.kube.Fleet() {
+				t, err := g.kube.Resolve()
+				if err != nil {
+					return err
 				}
-				_, err := fmt.Fprintf(cmd.ErrOrStderr(), "No %s found in %s.\n", res, where)
+				return runGet(cmd, t, res, name, output)
+			}
+			targets, err := g.kube.ResolveAll()
+			if err != nil {
 				return err
 			}
-			return gt.writeTable(cmd.OutOrStdout(), res, objs)
+			if len(targets) == 1 { // --all-contexts of a kubeconfig with one: no CONTEXT column
+				return runGet(cmd, targets[0], res, name, output)
+			}
+			return runFleetGet(cmd, targets, res, name, output)
 		},
 	}
 	addOutputFlag(cmd, &output)
 	g.kube.AddFleetTo(cmd.Flags())
 	return cmd
+}
+
+// runGet is raydar get in one context.
+func runGet(cmd *cobra.Command, t *kube.Target, res, name, output string) error {
+	ns := t.Namespace
+	if t.AllNamespaces {
+		ns = ""
+	}
+	c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	gt := &getter{c: c, ns: ns, name: name, user: t.User, now: time.Now()}
+	objs, err := gt.fetch(cmd.Context(), res)
+	if err != nil {
+		return err
+	}
+	if output != outputTable {
+		return gt.writeObjects(cmd.OutOrStdout(), output, res, objs)
+	}
+	if len(objs) == 0 {
+		where := "namespace " + ns
+		if ns == "" {
+			where = "any namespace"
+		}
+		_, err := fmt.Fprintf(cmd.ErrOrStderr(), "No %s found in %s.\n", res, where)
+		return err
+	}
+	return gt.writeTable(cmd.OutOrStdout(), res, objs)
 }
 
 // getter reads and prints one resource.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/rayapi/scheme"
 )
 
@@ -62,11 +63,7 @@ func fetchContexts(ctx context.Context, contexts []string, timeout time.Duration
 }
 
 // runFleetGet is raydar get over several contexts.
-func runFleetGet(cmd *cobra.Command, g *globals, res, name, output string) error {
-	targets, err := g.kube.ResolveAll()
-	if err != nil {
-		return err
-	}
+func runFleetGet(cmd *cobra.Command, targets []*kube.Target, res, name, output string) error {
 	names := make([]string, len(targets))
 	for i, t := range targets {
 		names[i] = t.ContextName
@@ -86,6 +83,7 @@ func runFleetGet(cmd *cobra.Command, g *globals, res, name, output string) error
 		objs, err := gt.fetch(ctx, res)
 		return gt, objs, err
 	})
+	var err error
 	if output == outputTable {
 		err = writeFleetTable(cmd.OutOrStdout(), cmd.ErrOrStderr(), res, results)
 	} else {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -166,5 +167,33 @@ func TestFetchContextsEachOnItsOwnTimeout(t *testing.T) {
 	}
 	if err := results[2].err; err == nil || !strings.Contains(err.Error(), "no answer within 200ms") {
 		t.Errorf("hung context: %v", err)
+	}
+}
+
+// TestFleetTableEveryKind: every word of get, cronjobs (getcronjobs.go)
+// and the Ray pods among them, has the CONTEXT column first over several
+// contexts, then the columns the one-context table has.
+func TestFleetTableEveryKind(t *testing.T) {
+	const ns = "ns"
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rc-head",
+		Labels: map[string]string{rayv1.RayNodeTypeLabelKey: string(rayv1.HeadNode), rayv1.RayClusterLabelKey: "rc"}}}
+	objs := []client.Object{testCluster(ns, "rc"), testJob(ns, "job", true), testService(ns, "svc"), testCronJob(ns, "cron", "* * * * *"), pod}
+	for _, res := range getWords() {
+		t.Run(res, func(t *testing.T) {
+			results := fleetOf(t, res, ns, []string{"a", "b"}, map[string][]client.Object{"a": objs, "b": objs}, nil)
+			var out, errOut bytes.Buffer
+			if err := writeFleetTable(&out, &errOut, res, results); err != nil {
+				t.Fatal(err)
+			}
+			var one bytes.Buffer
+			if err := results[0].g.writeTable(&one, res, results[0].objs); err != nil {
+				t.Fatal(err)
+			}
+			fleet, single := columns(out.String()), columns(one.String())
+			if len(fleet) != 3 || len(single) != 2 || fleet[0][0] != "CONTEXT" || fleet[1][0] != "a" || fleet[2][0] != "b" ||
+				strings.Join(fleet[0][1:], " ") != strings.Join(single[0], " ") || strings.Join(fleet[1][1:], " ") != strings.Join(single[1], " ") {
+				t.Errorf("over two contexts:\n%s\none context:\n%s", out.String(), one.String())
+			}
+		})
 	}
 }
