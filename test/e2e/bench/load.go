@@ -158,6 +158,9 @@ func (m *measurement) report() string {
 	if m.c.settle > 0 {
 		fmt.Fprintf(&b, "; idle measured once the newest pod was %s old", m.c.settle)
 	}
+	if m.c.linkDelay > 0 {
+		fmt.Fprintf(&b, "; behind a pty proxy delaying each direction by %s (RTT %s)", m.c.linkDelay, 2*m.c.linkDelay)
+	}
 	fmt.Fprint(&b, "\n\n")
 	fmt.Fprintf(&b, "| figure | value | load |\n|---|---|---|\n")
 	row := func(name, v, load string) { fmt.Fprintf(&b, "| %s | %s | %s |\n", name, v, load) }
@@ -167,6 +170,11 @@ func (m *measurement) report() string {
 	row("idle CPU per minute", fmt.Sprintf("%.2f s", perMin(m.idleCPU.Seconds(), m.c.duration)), m.load["idle"])
 	row("idle bytes to the terminal", fmt.Sprintf("%.1f B/s", float64(m.idleBytes)/m.c.duration.Seconds()), m.load["idle"])
 	row("key → screen p50 / p90 / p99", fmt.Sprintf("%s / %s / %s (%d samples)", ms(pct(m.keyLat, .5)), ms(pct(m.keyLat, .9)), ms(pct(m.keyLat, .99)), len(m.keyLat)), m.load["keys"])
+	if len(m.keyBytes) > 0 {
+		kb := slices.Clone(m.keyBytes)
+		sort.Ints(kb)
+		row("bytes per cursor move (j/k) p50 / p90 / max", fmt.Sprintf("%d / %d / %d B", kb[len(kb)/2], kb[len(kb)*9/10], kb[len(kb)-1]), m.load["keys"])
+	}
 	if len(m.updates) > 0 {
 		u := slices.Clone(m.updates)
 		sort.Ints(u)

@@ -34,9 +34,20 @@ type config struct {
 	duration, settle            time.Duration
 	view, out, raydar           string
 	keep                        bool
+	// linkDelay runs raydar behind a pty proxy holding each direction's
+	// bytes this long (link.go); 0: no proxy.
+	linkDelay time.Duration
 }
 
 func main() {
+	if d := os.Getenv(linkProxyEnv); d != "" && len(os.Args) > 2 && os.Args[1] == "--" {
+		delay, err := time.ParseDuration(d)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "link proxy:", err)
+			os.Exit(2)
+		}
+		os.Exit(runLinkProxy(delay, os.Args[2:]))
+	}
 	var c config
 	big := flag.Bool("big", false, "100,000 pods / 10,000 RayClusters (default 10,000 / 1,000)")
 	flag.IntVar(&c.clusters, "clusters", 0, "RayClusters of 1 head + 9 workers (overrides -big)")
@@ -48,6 +59,7 @@ func main() {
 	flag.StringVar(&c.raydar, "raydar", "", "measure this raydar binary, waiting for it to appear once the data set is ready (default: go build ./cmd/raydar then)")
 	flag.DurationVar(&c.settle, "settle", 0, "before the idle run, wait until the newest pod is this old (10m: ages change once a minute, not every second)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the state directory (logs, audit log, profiles)")
+	flag.DurationVar(&c.linkDelay, "link-delay", 0, "run raydar behind a pty proxy that delays each direction by this much (50ms: a 100 ms RTT link, SSH to a bastion)")
 	baseline := flag.Bool("baseline", false, "measure the harness itself: key → screen of cat(1) echoing in the same tmux pane")
 	flag.Parse()
 	if *baseline {
@@ -191,6 +203,7 @@ type measurement struct {
 	idleBytes, patchBytes              int64
 	patches, patchErrs                 int
 	keyLat, sortLat, filtLat           []time.Duration
+	keyBytes                           []int // bytes written per j/k
 	repaint                            int
 	updates                            []int
 	hwm, rssSynced                     int64
@@ -219,9 +232,21 @@ func (m *measurement) start(raydar, kubeconfig string) error {
 		"XDG_STATE_HOME=" + filepath.Join(m.dir, "state"), "XDG_CONFIG_HOME=" + filepath.Join(m.dir, "config"),
 	}
 	argv := []string{raydar, "-A", "-c", m.c.view, "--no-reconcile", "--log-file", m.log, "--pprof", m.pprof}
+	pidFile := ""
+	if m.c.linkDelay > 0 {
+		var linkEnv []string
+		if argv, linkEnv, pidFile, err = linkArgv(m.dir, m.c.linkDelay, argv); err != nil {
+			return err
+		}
+		env = append(env, linkEnv...)
+	}
 	m.load["start"] = loadAvg()
 	m.term, err = startTmux(m.dir, 120, 40, env, argv)
 	m.started = time.Now()
+	if err == nil && pidFile != "" {
+		// The pane runs the proxy; the figures are raydar's.
+		m.term.pid, err = waitPID(pidFile, 30*time.Second)
+	}
 	logf("raydar started (pid %d) in tmux 120×40: %s", m.pidOrZero(), strings.Join(argv[1:], " "))
 	return err
 }
@@ -354,9 +379,14 @@ func (m *measurement) idle(ctx context.Context) {
 	m.load["idle"] = loadAvg()
 }
 
+// quietGap is how long the terminal must have been silent before a key is
+// sent: 30 ms, plus a round trip behind the link proxy, whose delay line may
+// still hold output the recorder has not seen.
+func (m *measurement) quietGap() time.Duration { return 30*time.Millisecond + 2*m.c.linkDelay }
+
 // keyLatency sends one key and waits for the first byte written after it.
 func (m *measurement) keyLatency(k string) (time.Duration, bool) {
-	m.term.rec.quiet(30*time.Millisecond, 2*time.Second)
+	m.term.rec.quiet(m.quietGap(), 2*time.Second)
 	t := time.Now()
 	if err := m.term.send(k); err != nil {
 		return 0, false
@@ -375,8 +405,14 @@ func (m *measurement) keys(ctx context.Context) {
 		if i%2 == 1 {
 			k = "k"
 		}
+		t := time.Now()
 		if d, ok := m.keyLatency(k); ok {
 			m.keyLat = append(m.keyLat, d)
+			// What the cursor move cost the link: every byte written for
+			// it, once the screen is quiet again.
+			m.term.rec.quiet(m.quietGap(), 2*time.Second)
+			n, _, _ := m.term.rec.since(t, time.Time{})
+			m.keyBytes = append(m.keyBytes, n)
 		}
 	}
 	m.load["keys"] = loadAvg()
