@@ -81,7 +81,9 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 	for _, act := range a.viewActions(p.Kind()) {
 		if key.Matches(msg, act.Key) && act.Run != nil {
 			tg := p.Target()
-			tg.Env = a.e
+			if tg.Env == nil { // a fleet list sets its row's context's
+				tg.Env = a.envOf(p)
+			}
 			return a.track(act.Run(tg))
 		}
 	}

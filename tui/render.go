@@ -57,21 +57,23 @@ func (a *App) headerLine() string {
 	if ns == "" {
 		ns = "all"
 	}
-	parts := []string{
-		st.Logo.Render("raydar"),
-		field("ctx", format.OrNone(a.e.Sess.Context)),
+	parts := []string{st.Logo.Render("raydar")}
+	if a.fleetLine != "" { // a fleet view: every context's state, no one server
+		parts = append(parts, field("ctx", a.fleetLine))
+	} else {
+		parts = append(parts, field("ctx", format.OrNone(a.e.Sess.Context)))
 	}
 	if why := a.readOnlyWhy(); why != "" {
 		parts = append(parts, st.FlashWarn.Render("read-only: "+why))
 	}
-	parts = append(parts,
-		field("server", format.OrNone(a.e.Sess.Server)),
-		field("ns", ns),
-	)
+	if a.fleetLine == "" {
+		parts = append(parts, field("server", format.OrNone(a.e.Sess.Server)))
+	}
+	parts = append(parts, field("ns", ns))
 	if a.role != "" {
 		parts = append(parts, field("role", a.role))
 	}
-	if pf := forwardsSummary(st.Glyphs, a.e.Forwards); pf != "" {
+	if pf := forwardsSummary(st.Glyphs, a.forwards()); pf != "" {
 		parts = append(parts, field("pf", pf))
 	}
 	s := strings.Join(parts, sep)
