@@ -52,6 +52,12 @@ type sessionConfig struct {
 	policy *actions.Policy
 	// history, when set, records what the session's cache sees (kube/history).
 	history *history.Store
+	// fleet: this is one context of a fleet view (several contexts in one
+	// TUI). connect then never waits on the API server: the watch (and the
+	// history recorder) are registered in the background, retried until the
+	// API server answers, and the session reports its Health (probed every
+	// few seconds), so an unreachable context delays no other's screen.
+	fleet bool
 }
 
 // session is one live connection: a cache (the reconcile loop's when it is
@@ -67,10 +73,18 @@ type session struct {
 	role       atomic.Pointer[string]
 	deps       *tui.ActionDeps
 	recorder   *history.Recorder    // nil without sessionConfig.history
+	// lateRecorder is the recorder of a fleet session, started once the
+	// API server answers (nil until then).
+	lateRecorder atomic.Pointer[history.Recorder]
+	// health is a fleet session's connection state (nil: fine).
+	health atomic.Pointer[tui.Health]
 	forwards   *portforward.Manager // shift-f's forwards; they end with the session
 	// review asks SubjectAccessReviews: the TUI asks, as raydar why does,
 	// whether the autoscalers of the clusters on screen may do their work.
 	review inspect.Review
+
+	// fleet and history: sessionConfig's.
+	fleet, history bool
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -85,7 +99,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		sc.reconcile = false
 	}
 	ctx, cancel := context.WithCancel(parent)
-	s := &session{target: t, src: watch.NewSource(watch.DefaultWindow), cancel: cancel}
+	s := &session{target: t, src: watch.NewSource(watch.DefaultWindow), cancel: cancel, fleet: sc.fleet, history: sc.history != nil}
 	var informers cache.Cache
 	authors := history.NewAuthors()
 	if sc.reconcile {
@@ -157,7 +171,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		s.Close()
 		return nil, err
 	}
-	if sc.history != nil {
+	if sc.history != nil && !sc.fleet {
 		if s.recorder, err = history.StartRecorder(ctx, sc.history, authors, informers, sc.logger); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("recording history: %w", err)
@@ -168,7 +182,17 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		return nil, err
 	}
 	s.src.SetNodeAccess(watch.NodeAccessFor(t.Config)) // nodes for the diagnosis, when the user may list them
-	if err := s.src.Watch(ctx, informers); err != nil {
+	if sc.fleet {
+		s.wg.Add(2)
+		go func() {
+			defer s.wg.Done()
+			s.watchLater(ctx, informers, authors, sc)
+		}()
+		go func() {
+			defer s.wg.Done()
+			s.probe(ctx, t)
+		}()
+	} else if err := s.src.Watch(ctx, informers); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("watching: %w", err)
 	}
@@ -229,6 +253,13 @@ func (s *session) Session(namespace string) tui.Session {
 	if s.recorder != nil {
 		hist = s.recorder
 	}
+	var health func() tui.Health
+	if s.fleet {
+		health = s.Health
+		if s.history {
+			hist = lateHistory{s}
+		}
+	}
 	return tui.Session{
 		History:   hist,
 		Context:   s.target.ContextName,
@@ -244,6 +275,7 @@ func (s *session) Session(namespace string) tui.Session {
 		Get:       s.get,
 		Forwards:  s.forwards,
 		Review:    s.review,
+		Health:    health,
 	}
 }
 
@@ -338,6 +370,9 @@ func (s *session) Close() {
 	s.capacity.Close()
 	if s.recorder != nil {
 		s.recorder.Close()
+	}
+	if r := s.lateRecorder.Load(); r != nil {
+		r.Close()
 	}
 	if s.forwards != nil {
 		s.forwards.Close()
