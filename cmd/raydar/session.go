@@ -72,13 +72,13 @@ type session struct {
 	src        *watch.Source
 	role       atomic.Pointer[string]
 	deps       *tui.ActionDeps
-	recorder   *history.Recorder    // nil without sessionConfig.history
+	recorder   *history.Recorder // nil without sessionConfig.history
 	// lateRecorder is the recorder of a fleet session, started once the
 	// API server answers (nil until then).
 	lateRecorder atomic.Pointer[history.Recorder]
 	// health is a fleet session's connection state (nil: fine).
-	health atomic.Pointer[tui.Health]
-	forwards   *portforward.Manager // shift-f's forwards; they end with the session
+	health   atomic.Pointer[tui.Health]
+	forwards *portforward.Manager // shift-f's forwards; they end with the session
 	// review asks SubjectAccessReviews: the TUI asks, as raydar why does,
 	// whether the autoscalers of the clusters on screen may do their work.
 	review inspect.Review
