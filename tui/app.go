@@ -116,11 +116,12 @@ type App struct {
 
 	// fleet are a fleet view's members and fleetEnv the Env that merges
 	// them (nil: one context; app_fleet.go); fleetLine is the header's
-	// per-context states, since when each member has been syncing or lost,
-	// and which members' rows are marked stale.
+	// per-context states (states: each member's), and since when each
+	// member has been syncing or lost.
 	fleet     []*host.Env
 	fleetEnv  *host.Env
 	fleetLine string
+	states    map[*host.Env]string
 	since     map[*host.Env]time.Time
 }
 

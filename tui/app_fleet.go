@@ -137,8 +137,12 @@ func (a *App) fleetHeader() {
 	parts := make([]string, 0, len(a.fleet))
 	roles := make([]string, 0, len(a.fleet))
 	same := true
+	if a.states == nil {
+		a.states = map[*host.Env]string{}
+	}
 	for i, m := range a.fleet {
-		parts = append(parts, m.Sess.Context+" "+a.memberState(m, g.CtxOk, g.CtxRetry, g.CtxFailed))
+		a.states[m] = m.Sess.Context + " " + a.memberState(m, g.CtxOk, g.CtxRetry, g.CtxFailed)
+		parts = append(parts, a.states[m])
 		r := ""
 		if m.Sess.Role != nil {
 			r = m.Sess.Role()
@@ -153,6 +157,19 @@ func (a *App) fleetHeader() {
 	} else {
 		a.role = strings.Join(roles, ", ")
 	}
+}
+
+// headerContext is the header's ctx field in a fleet view: every
+// context's state on the fleet's pages, the context of a page opened from
+// a row (and its server) on that page; "" outside a fleet view.
+func (a *App) headerContext() (ctx, server string) {
+	if a.fleetLine == "" {
+		return "", ""
+	}
+	if e := a.envOf(a.top()); e != a.fleetEnv {
+		return a.states[e], e.Sess.Server
+	}
+	return a.fleetLine, ""
 }
 
 // memberState is a member's connection in the header's words.

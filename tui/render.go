@@ -58,16 +58,22 @@ func (a *App) headerLine() string {
 		ns = "all"
 	}
 	parts := []string{st.Logo.Render("raydar")}
-	if a.fleetLine != "" { // a fleet view: every context's state, no one server
-		parts = append(parts, field("ctx", a.fleetLine))
+	// A fleet view: every context's state on its lists (no one server),
+	// the row's context on a page opened from it.
+	fctx, fserver := a.headerContext()
+	if fctx != "" {
+		parts = append(parts, field("ctx", fctx))
 	} else {
 		parts = append(parts, field("ctx", format.OrNone(a.e.Sess.Context)))
 	}
 	if why := a.readOnlyWhy(); why != "" {
 		parts = append(parts, st.FlashWarn.Render("read-only: "+why))
 	}
-	if a.fleetLine == "" {
+	switch {
+	case fctx == "":
 		parts = append(parts, field("server", format.OrNone(a.e.Sess.Server)))
+	case fserver != "":
+		parts = append(parts, field("server", fserver))
 	}
 	parts = append(parts, field("ns", ns))
 	if a.role != "" {
