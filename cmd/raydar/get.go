@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/rayapi/kinds"
 	"github.com/raydar/raydar/rayapi/scheme"
@@ -76,8 +77,13 @@ func newGetCmd(g *globals) *cobra.Command {
 			"without NAME). cronjobs (rcj) shows each schedule with its meaning in words, when it\n" +
 			"last ran and when it runs next.\n" +
 			"STATUS words, ready counts and ages read as in the TUI.\n" +
-			"-o json|yaml prints the objects themselves, as kubectl does.",
-		Example: "  raydar get clusters -A\n  raydar get workers my-cluster -n team-a\n  raydar get jobs my-job -o yaml\n  raydar get cronjobs",
+			"-o json|yaml prints the objects themselves, as kubectl does.\n\n" +
+			"--context a,b (or --all-contexts) lists every one of those contexts at once, each with its\n" +
+			"own timeout: the table gains a CONTEXT column, first, and -o json|yaml is a list of\n" +
+			"{context, object} items. A context that cannot be listed does not hide the others' rows:\n" +
+			"its error is printed as \"context NAME: …\" on stderr and the exit status is 1.",
+		Example: "  raydar get clusters -A\n  raydar get workers my-cluster -n team-a\n  raydar get jobs my-job -o yaml\n  raydar get cronjobs\n" +
+			"  raydar get clusters --context dev,prod-eu\n  raydar get jobs -A --all-contexts",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return fmt.Errorf("get needs a resource and at most one NAME (got %d arguments): raydar get %s [NAME]", len(args), getUsage)
@@ -97,42 +103,58 @@ func newGetCmd(g *globals) *cobra.Command {
 			if len(args) == 2 {
 				name = args[1]
 			}
-			t, err := g.kube.Resolve()
-			if err != nil {
-				return err
+			if g.kube.AllNamespaces && name != "" {
+				return errors.New("a NAME needs one namespace: drop -A/--all-namespaces or use -n")
 			}
-			ns := t.Namespace
-			if t.AllNamespaces {
-				if name != "" {
-					return errors.New("a NAME needs one namespace: drop -A/--all-namespaces or use -n")
+			if !g.kube.Fleet() {
+				t, err := g.kube.Resolve()
+				if err != nil {
+					return err
 				}
-				ns = ""
+				return runGet(cmd, t, res, name, output)
 			}
-			c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
+			targets, err := g.kube.ResolveAll()
 			if err != nil {
 				return err
 			}
-			gt := &getter{c: c, ns: ns, name: name, user: t.User, now: time.Now()}
-			objs, err := gt.fetch(cmd.Context(), res)
-			if err != nil {
-				return err
+			if len(targets) == 1 { // --all-contexts of a kubeconfig with one: no CONTEXT column
+				return runGet(cmd, targets[0], res, name, output)
 			}
-			if output != outputTable {
-				return gt.writeObjects(cmd.OutOrStdout(), output, res, objs)
-			}
-			if len(objs) == 0 {
-				where := "namespace " + ns
-				if ns == "" {
-					where = "any namespace"
-				}
-				_, err := fmt.Fprintf(cmd.ErrOrStderr(), "No %s found in %s.\n", res, where)
-				return err
-			}
-			return gt.writeTable(cmd.OutOrStdout(), res, objs)
+			return runFleetGet(cmd, targets, res, name, output)
 		},
 	}
 	addOutputFlag(cmd, &output)
+	g.kube.AddFleetTo(cmd.Flags())
 	return cmd
+}
+
+// runGet is raydar get in one context.
+func runGet(cmd *cobra.Command, t *kube.Target, res, name, output string) error {
+	ns := t.Namespace
+	if t.AllNamespaces {
+		ns = ""
+	}
+	c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	gt := &getter{c: c, ns: ns, name: name, user: t.User, now: time.Now()}
+	objs, err := gt.fetch(cmd.Context(), res)
+	if err != nil {
+		return err
+	}
+	if output != outputTable {
+		return gt.writeObjects(cmd.OutOrStdout(), output, res, objs)
+	}
+	if len(objs) == 0 {
+		where := "namespace " + ns
+		if ns == "" {
+			where = "any namespace"
+		}
+		_, err := fmt.Fprintf(cmd.ErrOrStderr(), "No %s found in %s.\n", res, where)
+		return err
+	}
+	return gt.writeTable(cmd.OutOrStdout(), res, objs)
 }
 
 // getter reads and prints one resource.
@@ -221,14 +243,9 @@ func nodeTypeRank(o client.Object) int {
 // writeObjects prints the objects with apiVersion and kind, one object when
 // a NAME was given (except workers), else a v1 List.
 func (g *getter) writeObjects(w io.Writer, format, res string, objs []client.Object) error {
-	items := make([]runtime.Object, 0, len(objs))
-	for _, o := range objs {
-		gvk, err := apiutil.GVKForObject(o, g.c.Scheme())
-		if err != nil {
-			return err
-		}
-		o.GetObjectKind().SetGroupVersionKind(gvk)
-		items = append(items, o)
+	items, err := g.typed(objs)
+	if err != nil {
+		return err
 	}
 	if g.name != "" && res != getWorkers {
 		return writeData(w, format, items[0])
@@ -240,7 +257,32 @@ func (g *getter) writeObjects(w io.Writer, format, res string, objs []client.Obj
 	}{"v1", "List", items})
 }
 
+// typed sets each object's apiVersion and kind (a typed client leaves them
+// empty), for printing.
+func (g *getter) typed(objs []client.Object) ([]runtime.Object, error) {
+	items := make([]runtime.Object, 0, len(objs))
+	for _, o := range objs {
+		gvk, err := apiutil.GVKForObject(o, g.c.Scheme())
+		if err != nil {
+			return nil, err
+		}
+		o.GetObjectKind().SetGroupVersionKind(gvk)
+		items = append(items, o)
+	}
+	return items, nil
+}
+
 func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error {
+	header, rows := g.tableOf(res, objs)
+	t := newTable(w, header...)
+	for _, r := range rows {
+		t.row(r...)
+	}
+	return t.flush()
+}
+
+// tableOf is the header and the rows of get's table of objs.
+func (g *getter) tableOf(res string, objs []client.Object) (header []string, rows [][]string) {
 	all := g.ns == ""
 	cols := func(c ...string) []string {
 		if all {
@@ -254,16 +296,16 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 		}
 		return c
 	}
-	var t *table
+	t := &tableRows{}
 	switch k, _, _ := getResource(res); res {
 	case getClusters:
-		t = newTable(w, cols("NAME", "STATUS", "WORKERS", "GROUPS", "AGE")...)
+		t.head(cols("NAME", "STATUS", "WORKERS", "GROUPS", "AGE")...)
 		for _, o := range objs {
 			rc := o.(*rayv1.RayCluster)
 			t.row(row(rc, rc.Name, status.Cluster(rc), status.Workers(rc), clusterGroups(rc), status.Age(g.now, rc.CreationTimestamp.Time))...)
 		}
 	case getJobs:
-		t = newTable(w, cols("NAME", "JOB STATUS", "DEPLOYMENT", "CLUSTER", "SUBMISSION", "DURATION", "AGE")...)
+		t.head(cols("NAME", "JOB STATUS", "DEPLOYMENT", "CLUSTER", "SUBMISSION", "DURATION", "AGE")...)
 		for _, o := range objs {
 			j := o.(*rayv1.RayJob)
 			cl := cmp.Or(j.Status.RayClusterName, j.Spec.SelectedClusterName())
@@ -271,7 +313,7 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 				status.JobDuration(g.now, j), status.Age(g.now, j.CreationTimestamp.Time))...)
 		}
 	case getServices:
-		t = newTable(w, cols("NAME", "STATUS", "ACTIVE CLUSTER", "PENDING CLUSTER", "APPS", "ENDPOINTS", "AGE")...)
+		t.head(cols("NAME", "STATUS", "ACTIVE CLUSTER", "PENDING CLUSTER", "APPS", "ENDPOINTS", "AGE")...)
 		for _, o := range objs {
 			s := o.(*rayv1.RayService)
 			t.row(row(s, s.Name, status.Service(s),
@@ -279,7 +321,7 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 				strconv.Itoa(int(s.Status.NumServeEndpoints)), status.Age(g.now, s.CreationTimestamp.Time))...)
 		}
 	case getCronJobs:
-		t = newTable(w, cols("NAME", "SCHEDULE", "SUSPEND", "LAST SCHEDULE", "NEXT RUN", "STATUS", "AGE")...)
+		t.head(cols("NAME", "SCHEDULE", "SUSPEND", "LAST SCHEDULE", "NEXT RUN", "STATUS", "AGE")...)
 		for _, o := range objs {
 			cj := o.(*rayv1.RayCronJob)
 			t.row(row(cj, cronJobCells(g.now, cj)...)...)
@@ -289,7 +331,7 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 		if g.name == "" {
 			head = append(head, "CLUSTER")
 		}
-		t = newTable(w, append(head, "GROUP", "TYPE", "PHASE", "READY", "IP", "NODE", "AGE")...)
+		t.head(append(head, "GROUP", "TYPE", "PHASE", "READY", "IP", "NODE", "AGE")...)
 		for _, o := range objs {
 			p := o.(*corev1.Pod)
 			r := row(p, p.Name)
@@ -301,13 +343,22 @@ func (g *getter) writeTable(w io.Writer, res string, objs []client.Object) error
 				ready, p.Status.PodIP, p.Spec.NodeName, status.Age(g.now, p.CreationTimestamp.Time))...)
 		}
 	default: // a kind without columns of its own: its name, STATUS word and age
-		t = newTable(w, cols("NAME", "STATUS", "AGE")...)
+		t.head(cols("NAME", "STATUS", "AGE")...)
 		for _, o := range objs {
 			t.row(row(o, o.GetName(), k.Status(o), status.Age(g.now, o.GetCreationTimestamp().Time))...)
 		}
 	}
-	return t.flush()
+	return t.header, t.rows
 }
+
+// tableRows collects a table's header and rows.
+type tableRows struct {
+	header []string
+	rows   [][]string
+}
+
+func (t *tableRows) head(cells ...string) { t.header = cells }
+func (t *tableRows) row(cells ...string)  { t.rows = append(t.rows, cells) }
 
 // clusterGroups is "group=replicas,…" (desired replicas).
 func clusterGroups(rc *rayv1.RayCluster) string {

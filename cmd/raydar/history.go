@@ -62,6 +62,13 @@ func newHistoryCmd(g *globals) *cobra.Command {
 			if since < 0 {
 				return fmt.Errorf("--since %s is negative", since)
 			}
+			if g.kube.Fleet() {
+				// The record is this machine's, read without a request, but
+				// a list of contexts still names no one namespace default:
+				// Resolve's refusal, in its words.
+				_, err := g.kube.Resolve()
+				return err
+			}
 			ns := g.kube.Namespace
 			if ns == "" {
 				if t, err := g.kube.Resolve(); err == nil && t.Namespace != "" {

@@ -26,8 +26,8 @@ func sandboxCRDs() []byte { return crds.YAML() }
 // trying raydar (or kubectl) without a cluster.
 func newSandboxCmd() *cobra.Command {
 	var (
-		stateDir, toolsDir string
-		pool               sandbox.NodePool
+		stateDir, toolsDir, contextName string
+		pool                            sandbox.NodePool
 	)
 	cmd := &cobra.Command{
 		Use:   "sandbox",
@@ -58,6 +58,11 @@ Without node flags the nodes are three CPU nodes and one node with 4 GPUs;
 any of --nodes, --node-cpu, --node-memory, --node-gpu gives instead --nodes
 identical nodes.
 
+The kubeconfig's context is named raydar-sandbox, or raydar-sandbox-DIR
+with --state-dir .../DIR, or --context-name: two sandboxes with their own
+state directories have distinct contexts, so their kubeconfigs merge
+(KUBECONFIG=A:B) and one raydar opens both: raydar --context NAME1,NAME2.
+
 The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox.ToolsDirEnv + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -65,8 +70,18 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			// prints a warning with a stack trace after 30 seconds.
 			ctrllog.SetLogger(logr.Discard())
 			errOut := cmd.ErrOrStderr()
+			if !cmd.Flags().Changed("context-name") {
+				contextName = sandbox.ContextNameFor(stateDir)
+			}
+			if err := sandbox.CheckContextName(contextName); err != nil {
+				if cmd.Flags().Changed("context-name") {
+					return fmt.Errorf("--context-name: %w", err)
+				}
+				return fmt.Errorf("%w: the context name comes from --state-dir's base name; name it with --context-name", err)
+			}
 			opts := sandbox.Full()
 			opts.StateDir = stateDir
+			opts.ContextName = contextName
 			opts.ToolsDir = toolsDir
 			opts.CRDs = [][]byte{sandboxCRDs()}
 			f := cmd.Flags()
@@ -100,11 +115,13 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			fmt.Fprintf(out, "sandbox ready in %s\n", time.Since(begin).Round(time.Millisecond))
 			fmt.Fprintf(out, "  server:     %s\n", sb.Config.Host)
 			fmt.Fprintf(out, "  kubeconfig: %s\n", sb.KubeconfigPath)
+			fmt.Fprintf(out, "  context:    %s\n", sb.ContextName)
 			fmt.Fprintf(out, "  logs:       %s\n", sb.StateDir)
 			fmt.Fprintf(out, "  nodes:      %s\n", strings.Join(sb.Nodes(), " "))
 			fmt.Fprintf(out, "  ray heads:  simulated; addresses in %s\n", filepath.Join(sb.StateDir, addrbook.FileName))
 			fmt.Fprintf(out, "  cert-manager: %s\n", certLine)
 			fmt.Fprintf(out, "\nexport KUBECONFIG=%s\n\n", sb.KubeconfigPath)
+			fmt.Fprint(out, twoSandboxes(sb.KubeconfigPath, sb.ContextName, sb.StateDir))
 			fmt.Fprintln(out, "Ctrl-C stops it.")
 
 			<-ctx.Done()
@@ -128,6 +145,26 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 	f.StringVar(&pool.Memory, "node-memory", "64Gi", "memory capacity of each node")
 	f.IntVar(&pool.GPU, "node-gpu", 0, "nvidia.com/gpu capacity of each node")
 	f.StringVar(&stateDir, "state-dir", "", "directory for logs, certificates and etcd data, kept after exit (default: a temporary directory, removed on exit)")
+	f.StringVar(&contextName, "context-name", "", "the kubeconfig context (and cluster) name (default: raydar-sandbox, or raydar-sandbox-DIR with --state-dir .../DIR)")
 	f.StringVar(&toolsDir, "tools-dir", "", "directory of the control-plane binaries (default: $"+sandbox.ToolsDirEnv+" or the repository's bin/k8s)")
 	return cmd
+}
+
+// twoSandboxes is the start-up's paragraph on opening this sandbox beside
+// another: a second one needs a context name of its own (a --state-dir
+// gives one), then one raydar opens both from the merged kubeconfigs
+// (kubectl merges KUBECONFIG=A:B, the first file winning a name both have).
+// The second's state directory and context differ from this one's.
+func twoSandboxes(kubeconfig, contextName, stateDir string) string {
+	var dir, other string
+	for _, d := range []string{"b", "c", "d"} {
+		dir, other = filepath.Join(os.TempDir(), d), sandbox.ContextNameFor(d)
+		if dir != stateDir && other != contextName {
+			break
+		}
+	}
+	return fmt.Sprintf("Two sandboxes at once: start the second with a context name of its own\n"+
+		"(raydar sandbox --state-dir %s: its context is %s), then open both:\n"+
+		"  KUBECONFIG=%s:%s raydar --context %s,%s\n\n",
+		dir, other, kubeconfig, filepath.Join(dir, "kubeconfig"), contextName, other)
 }

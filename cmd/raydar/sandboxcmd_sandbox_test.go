@@ -79,7 +79,7 @@ func TestSandboxCommand(t *testing.T) {
 			lines <- sc.Text()
 		}
 	}()
-	var stateDir, kubeconfig, certManager string
+	var stateDir, kubeconfig, certManager, contextName string
 	for ready := false; !ready; {
 		select {
 		case l, ok := <-lines:
@@ -94,6 +94,9 @@ func TestSandboxCommand(t *testing.T) {
 			}
 			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "kubeconfig:"); ok {
 				kubeconfig = strings.TrimSpace(v)
+			}
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "context:"); ok {
+				contextName = strings.TrimSpace(v)
 			}
 			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "cert-manager:"); ok {
 				certManager = strings.TrimSpace(v)
@@ -112,6 +115,13 @@ func TestSandboxCommand(t *testing.T) {
 	}
 	if stateDir == "" || kubeconfig == "" {
 		t.Fatalf("raydar sandbox printed no logs: or kubeconfig: line")
+	}
+	// The default state directory's context is the default name, and it
+	// is the kubeconfig's.
+	if kc, err := clientcmd.LoadFromFile(kubeconfig); err != nil {
+		t.Error(err)
+	} else if contextName != sandbox.DefaultContextName || kc.CurrentContext != contextName {
+		t.Errorf("printed context %q, kubeconfig's current context %q; want %s", contextName, kc.CurrentContext, sandbox.DefaultContextName)
 	}
 	if procs := procsMentioning(t, stateDir); !strings.Contains(strings.Join(procs, "\n"), "kube-apiserver") {
 		t.Fatalf("no kube-apiserver among the sandbox's processes %q", procs)

@@ -55,9 +55,12 @@ func (s *Sandbox) configureAuth(env *envtest.Environment) error {
 	return nil
 }
 
-// writeKubeconfig writes an admin kubeconfig for cfg (client certificates).
-func writeKubeconfig(path string, cfg *rest.Config) error {
-	const name = "raydar-sandbox"
+// writeKubeconfig writes an admin kubeconfig for cfg (client
+// certificates): context and cluster name, user name-admin. Distinct names
+// keep two sandboxes' entries apart in a merged KUBECONFIG (a:b), where the
+// first file's entry of a name wins (kubectl's merge rule,
+// clientcmd.ClientConfigLoadingRules.Load).
+func writeKubeconfig(path, name string, cfg *rest.Config) error {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
 	kc.AuthInfos[name+"-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
@@ -99,14 +102,15 @@ func (s *Sandbox) TokenConfig(token string) *rest.Config {
 }
 
 // WriteTokenKubeconfig writes a kubeconfig that authenticates with token,
-// its context's namespace set to namespace, for kubectl and raydar. The
+// its context's namespace set to namespace, for kubectl and raydar; its
+// context and cluster are named as the admin kubeconfig's (ContextName). The
 // kubeconfig's user is named after the token's subject
 // (system:serviceaccount:NS:NAME), which is what raydar shows as the user.
 func (s *Sandbox) WriteTokenKubeconfig(path, token, namespace string) error {
 	if token == "" {
 		return errors.New("sandbox: WriteTokenKubeconfig: empty token")
 	}
-	const name = "raydar-sandbox"
+	name := s.ContextName
 	user := tokenSubject(token)
 	if user == "" {
 		user = name + "-token"

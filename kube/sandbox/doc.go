@@ -14,6 +14,9 @@
 //   - finding the control-plane binaries (bin/k8s, built by `make tools`);
 //   - the state directory layout (logs of every component, certificates, etcd
 //     data, the admin kubeconfig);
+//   - the kubeconfig's context name (contextname.go): Options.ContextName,
+//     raydar-sandbox by default, and the name `raydar sandbox` gives a
+//     --state-dir, so that two sandboxes' kubeconfigs merge (KUBECONFIG=a:b);
 //   - the lifetime of every child process: each one dies with the process that
 //     started it, also when that process is killed with SIGKILL, and Stop
 //     (stop.go) ends them in order, the API server's clients first, within

@@ -46,6 +46,11 @@ type Options struct {
 	// given directory is kept; it must be empty, or hold a previous sandbox's
 	// state (which is wiped), and not be in use by a running sandbox.
 	StateDir string
+	// ContextName names the context, cluster and user (ContextName-admin)
+	// of the admin kubeconfig and the context and cluster of
+	// WriteTokenKubeconfig's; default DefaultContextName. Two sandboxes
+	// whose kubeconfigs are merged need distinct names (contextname.go).
+	ContextName string
 
 	// Scheduler runs kube-scheduler.
 	Scheduler bool
@@ -111,8 +116,12 @@ type Sandbox struct {
 	// Config is an admin (system:masters) client configuration with raised
 	// QPS and Burst; copy it with rest.CopyConfig before changing it.
 	Config *rest.Config
-	// KubeconfigPath is an admin kubeconfig file usable by kubectl.
+	// KubeconfigPath is an admin kubeconfig file usable by kubectl; its
+	// context is ContextName.
 	KubeconfigPath string
+	// ContextName is the kubeconfig context of KubeconfigPath and of
+	// WriteTokenKubeconfig's files (Options.ContextName).
+	ContextName string
 	// StateDir holds logs, certificates and etcd's data.
 	StateDir string
 	// ToolsDir is where the binaries came from.
@@ -172,7 +181,7 @@ func Start(ctx context.Context, opts Options) (sb *Sandbox, err error) {
 	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
 
-	s := &Sandbox{opts: o, ToolsDir: o.ToolsDir, pools: len(o.Nodes)}
+	s := &Sandbox{opts: o, ToolsDir: o.ToolsDir, ContextName: o.ContextName, pools: len(o.Nodes)}
 	if err := s.prepareStateDir(o.StateDir); err != nil {
 		return nil, err
 	}
@@ -262,6 +271,12 @@ func (o Options) withDefaults() (Options, error) {
 	o.ToolsDir = d
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 3 * time.Minute
+	}
+	if o.ContextName == "" {
+		o.ContextName = DefaultContextName
+	}
+	if err := CheckContextName(o.ContextName); err != nil {
+		return o, err
 	}
 	if len(o.Nodes) > 0 && !o.Kwok {
 		return o, errors.New("sandbox: Nodes need Kwok (nobody would make them Ready)")
@@ -458,7 +473,7 @@ func (s *Sandbox) startAPIServer(ctx context.Context) error {
 	s.Config = cfg
 
 	s.KubeconfigPath = filepath.Join(s.StateDir, "kubeconfig")
-	if err := writeKubeconfig(s.KubeconfigPath, cfg); err != nil {
+	if err := writeKubeconfig(s.KubeconfigPath, s.ContextName, cfg); err != nil {
 		return err
 	}
 	if s.clients, err = kubernetes.NewForConfig(cfg); err != nil {

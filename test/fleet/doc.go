@@ -1,0 +1,14 @@
+// Package fleet owns the tests of raydar over several kube contexts at once
+// (issue 25, "Every cluster at once") against real API servers: TestMain
+// (main_test.go) starts two sandboxes on this machine, with the distinct
+// context names `raydar sandbox` gives two state directories, and merges
+// their kubeconfigs as KUBECONFIG=A:B does. The tests run the built raydar
+// binary as a user would: `raydar get --context a,b` and `--all-contexts`
+// list both with a CONTEXT column, a third context on a closed port costs
+// only its own rows (a stderr line, exit status 1), and `raydar scale
+// --context b` writes only the second sandbox's object of a namespace/name
+// both have.
+//
+// The tests need the control-plane binaries (`make tools`) and are skipped
+// with -short. The package has no code besides its tests.
+package fleet
