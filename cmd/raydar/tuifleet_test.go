@@ -52,9 +52,9 @@ func TestReconcileContexts(t *testing.T) {
 
 func TestFleetHealthWords(t *testing.T) {
 	for err, want := range map[error]string{
-		apierrors.NewUnauthorized("no"):                                        "unauthorized",
+		apierrors.NewUnauthorized("no"):                                         "unauthorized",
 		apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", nil): "forbidden",
-		errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"):     "connection refused",
+		errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"):      "connection refused",
 	} {
 		if got := healthWords(err); got != want {
 			t.Errorf("healthWords(%v) = %q, want %q", err, got, want)
