@@ -13,9 +13,12 @@ import (
 	"github.com/go-logr/logr"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
@@ -263,4 +266,35 @@ func runFleetTUI(ctx context.Context, flags kube.Flags, f *tuiFlags, logger logr
 	}
 	return f.runApp(tui.Options{Fleet: members, Actions: tui.DefaultActions(tui.ActionDeps{})}, start, km, logger,
 		"contexts", strings.Join(names, ","), "reconcile", fmt.Sprint(reconcile))
+}
+
+// podsKnownMapper is the REST mapper of a fleet context's cache: the
+// usual one, which asks the API server's discovery when a kind is first
+// used, but which knows without asking that pods are core/v1 and
+// namespaced (the cache asks when it is made, for its pod options).
+func podsKnownMapper(cfg *rest.Config) (meta.RESTMapper, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	if err != nil {
+		return nil, err
+	}
+	return podsKnown{m}, nil
+}
+
+type podsKnown struct{ meta.RESTMapper }
+
+var podGK = schema.GroupKind{Kind: "Pod"}
+
+func (m podsKnown) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	if gk == podGK && (len(versions) == 0 || versions[0] == "v1") {
+		return &meta.RESTMapping{
+			Resource:         schema.GroupVersionResource{Version: "v1", Resource: "pods"},
+			GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "Pod"},
+			Scope:            meta.RESTScopeNamespace,
+		}, nil
+	}
+	return m.RESTMapper.RESTMapping(gk, versions...)
 }

@@ -99,6 +99,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		sc.reconcile = false
 	}
 	ctx, cancel := context.WithCancel(parent)
+	var err error
 	s := &session{target: t, src: watch.NewSource(watch.DefaultWindow), cancel: cancel, fleet: sc.fleet, history: sc.history != nil}
 	var informers cache.Cache
 	authors := history.NewAuthors()
@@ -134,13 +135,22 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		// Pods are cached trimmed to what the TUI reads (watch.SlimPod:
 		// most of a KubeRay pod's bytes are env, scripts, probes and
 		// volumes); describe GETs a pod whole for its YAML (session.get).
-		c, err := cache.New(t.Config, cache.Options{
+		co := cache.Options{
 			Scheme:           scheme.New(),
 			DefaultTransform: authors.Keep(cache.TransformStripManagedFields()),
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.Pod{}: {Label: rayv1.RayPodSelector(), Transform: authors.Keep(watch.SlimPod)},
 			},
-		})
+		}
+		if sc.fleet {
+			// The cache asks whether pods are namespaced when it is made:
+			// a fleet's context must not need its API server for that.
+			if co.Mapper, err = podsKnownMapper(t.Config); err != nil {
+				cancel()
+				return nil, err
+			}
+		}
+		c, err := cache.New(t.Config, co)
 		if err != nil {
 			cancel()
 			return nil, err
