@@ -29,8 +29,10 @@ func TestTUIFleet(t *testing.T) {
 	term := startTUI(t, ctx, fleetKubeconfig+string(filepath.ListSeparator)+downKubeconfig,
 		"--context", contextA+","+contextB+","+contextDown, "-n", ns, "--no-color")
 
-	screen := term.wait(t, contextDown+" x connection refused")
-	for _, want := range []string{"CONTEXT", contextA + " ok", contextB + " ok", "role: observer (reconcile loop off)"} {
+	term.wait(t, contextDown+" x connection refused")
+	term.wait(t, contextA+" ok")
+	screen := term.wait(t, contextB+" ok")
+	for _, want := range []string{"CONTEXT", contextDown + " x connection refused", "role: observer (reconcile loop off)"} {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("screen lacks %q:\n%s", want, screen)
 		}
