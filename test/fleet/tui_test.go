@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,12 +114,14 @@ func (tm *term) wait(t *testing.T, s string) string {
 	return tm.waitFor(t, s, func(screen string) bool { return strings.Contains(screen, s) })
 }
 
-// waitRow polls the screen until a row shows context and name.
+// waitRow polls the screen until a row shows context (its CONTEXT cell,
+// "NAME (stale)" too) and name.
 func (tm *term) waitRow(t *testing.T, context, name string) {
 	t.Helper()
+	want := append(strings.Fields(context), name)
 	tm.waitFor(t, context+" "+name, func(screen string) bool {
 		for _, l := range strings.Split(screen, "\n") {
-			if f := strings.Fields(strings.TrimLeft(l, ">* ")); len(f) >= 2 && f[0] == context && f[1] == name {
+			if f := strings.Fields(strings.TrimLeft(l, ">* ")); len(f) >= len(want) && slices.Equal(f[:len(want)], want) {
 				return true
 			}
 		}
@@ -149,5 +152,49 @@ func (tm *term) keys(t *testing.T, keys ...string) {
 		if out, err := tm.tmux(context.Background(), "send-keys", "-t", "tui", k); err != nil {
 			t.Fatalf("send-keys %s: %v\n%s", k, err, out)
 		}
+	}
+}
+
+// TestTUIFleetLosesAndRecoversAContext: B's API server stops while the
+// TUI watches A and B: the header says B is lost, B's rows stay marked
+// stale, A's rows keep updating; once B's API server is back, B reads ✓
+// again, its rows are no longer stale and follow B again.
+func TestTUIFleetLosesAndRecoversAContext(t *testing.T) {
+	ctx := needFleet(t)
+	ns := seedClusters(t, ctx)
+	term := startTUI(t, ctx, fleetKubeconfig, "--context", contextA+","+contextB, "-n", ns, "--no-color")
+	term.wait(t, contextA+" ok")
+	term.wait(t, contextB+" ok")
+	term.waitRow(t, contextB, "only-b")
+
+	if err := fleetB.StopAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			_ = fleetB.StartAPIServer(context.Background())
+		}
+	})
+	term.wait(t, contextB+" x connection refused")
+	term.waitRow(t, contextB+" (stale)", "only-b")
+	// A's rows keep following A.
+	if err := clientA.Create(ctx, testobj.Cluster(ns, "while-b-is-down", 1)); err != nil {
+		t.Fatal(err)
+	}
+	term.waitRow(t, contextA, "while-b-is-down")
+
+	if err := fleetB.StartAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	term.wait(t, contextB+" ok")
+	term.waitRow(t, contextB, "only-b")
+	if err := clientB.Create(ctx, testobj.Cluster(ns, "after-b-is-back", 1)); err != nil {
+		t.Fatal(err)
+	}
+	term.waitRow(t, contextB, "after-b-is-back")
+	if screen := term.screen(t); strings.Contains(screen, "(stale)") {
+		t.Fatalf("rows still stale once B is back:\n%s", screen)
 	}
 }
