@@ -218,3 +218,24 @@ func TestFleetLostContextKeepsItsRowsMarkedStale(t *testing.T) {
 	}
 	finalScreen(t, tm)
 }
+
+func TestFleetReadOnlyContextOfTheRowRefuses(t *testing.T) {
+	// prod-eu is read-only in the config file, prod-us is not: the fleet
+	// list offers the writes, a prod-eu row refuses them before any dialog.
+	policy := &actions.Policy{Path: "/cfg/config.yaml", ReadOnly: []string{"prod-eu"}}
+	f := &fleet{us: newWorld(t, worldOpts{context: "prod-us", policy: policy}), eu: newWorld(t, worldOpts{context: "prod-eu", policy: policy})}
+	tm, _ := start(t, f.opts(), 120, 30)
+	waitScreen(t, tm, "prod-eu")
+	typeKeys(tm, "G", "<ctrl+d>") // prod-eu's train-a
+	screen := waitScreen(t, tm, "delete refused: context prod-eu is read-only in /cfg/config.yaml")
+	if strings.Contains(screen, "Confirm") {
+		t.Fatalf("a dialog opened on a read-only context's row:\n%s", screen)
+	}
+	typeKeys(tm, "k", "<ctrl+d>") // prod-us's
+	waitScreen(t, tm, "context: prod-us")
+	_, a := finalScreen(t, tm)
+	if a.mode != modeDialog {
+		t.Fatal("prod-us's row opened no dialog")
+	}
+	f.eu.cluster(t, "ml", "train-a")
+}
