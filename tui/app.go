@@ -173,6 +173,10 @@ func New(opts Options) (*App, error) {
 			return nil, fmt.Errorf("%s view actions: %w", vk, err)
 		}
 	}
+	if len(opts.Fleet) == 1 { // a fleet of one is that context's view
+		opts.Session, opts.Store, opts.Fleet = opts.Fleet[0].Session, opts.Fleet[0].Store, nil
+		a.opts = opts
+	}
 	if len(opts.Fleet) > 1 {
 		a.startFleet(opts.Fleet)
 	} else {

@@ -16,7 +16,8 @@ type Options struct {
 	// Fleet are the contexts of a fleet view (raydar --context a,b,
 	// --all-contexts): with two or more, the lists show the objects of
 	// all of them with a CONTEXT column, each fed and diagnosed on its own,
-	// and Session and Store are not used. `:ctx NAME` shows one of them,
+	// and Session and Store are not used (with one, it is that one's
+	// Session and Store). `:ctx NAME` shows one of them,
 	// `:ctx all` every one again (app_fleet.go).
 	Fleet []FleetMember
 	// Backend switches contexts (:ctx); nil disables switching.

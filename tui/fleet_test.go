@@ -116,9 +116,7 @@ func TestOneContextHasNoContextColumn(t *testing.T) {
 	// header names the server (the goldens hold the rest).
 	f := newFleet(t)
 	o := f.opts()
-	o.Fleet = o.Fleet[:1]
-	o.Session, o.Store = o.Fleet[0].Session, o.Fleet[0].Store
-	o.Fleet = nil
+	o.Fleet = o.Fleet[:1] // --all-contexts of a kubeconfig with one context
 	tm, _ := start(t, o, 120, 30)
 	screen := waitScreen(t, tm, "train-a")
 	mustContain(t, screen, "ctx: prod-us", "server: https://prod-us")
