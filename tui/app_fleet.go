@@ -135,8 +135,8 @@ func (a *App) fleetHeader() {
 	}
 	g := a.st.Glyphs
 	parts := make([]string, 0, len(a.fleet))
-	roles := make([]string, 0, len(a.fleet))
-	same := true
+	roles := make([]string, 0, len(a.fleet)) // "NAME: role"
+	first, same := "", true
 	if a.states == nil {
 		a.states = map[*host.Env]string{}
 	}
@@ -147,13 +147,17 @@ func (a *App) fleetHeader() {
 		if m.Sess.Role != nil {
 			r = m.Sess.Role()
 		}
+		if i == 0 {
+			first = r
+		}
+		same = same && r == first
 		roles = append(roles, m.Sess.Context+": "+r)
-		same = same && (i == 0 || r == roles[0][len(a.fleet[0].Sess.Context)+2:])
 	}
 	a.fleetLine = strings.Join(parts, "  ")
-	// The role: every member's when they differ (one reconciles).
+	// The role: one word when every member has it, else each member's
+	// (one of them reconciles: --reconcile-contexts).
 	if same {
-		a.role = roles[0][len(a.fleet[0].Sess.Context)+2:]
+		a.role = first
 	} else {
 		a.role = strings.Join(roles, ", ")
 	}
@@ -253,8 +257,9 @@ func (a *App) newEnv(sess Session, store *watch.Store, ctx context.Context) *hos
 	return e
 }
 
-// forwardsOf is the Env `:pf` lists the forwards of: the App's, or in a
-// fleet view the context of the page on top; nil when that is the fleet.
+// forwardsEnv is the Env `:pf` lists the forwards of: the App's, or in a
+// fleet view the context of the page on top; an error when that is the
+// fleet's lists.
 func (a *App) forwardsEnv() (*host.Env, error) {
 	e := a.envOf(a.top())
 	if e.Fleet != nil {

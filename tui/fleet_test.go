@@ -237,3 +237,13 @@ func TestFleetReadOnlyContextOfTheRowRefuses(t *testing.T) {
 	}
 	f.eu.cluster(t, "ml", "train-a")
 }
+
+func TestFleetHeaderSaysWhereTheLoopRuns(t *testing.T) {
+	// --reconcile-contexts prod-us: the header names each context's role.
+	f := newFleet(t)
+	o := f.opts()
+	o.Fleet[0].Session.Role = func() string { return "leader" }
+	tm, _ := start(t, o, 160, 30)
+	waitScreen(t, tm, "role: prod-us: leader, prod-eu: observer (reconcile loop off)")
+	finalScreen(t, tm)
+}
