@@ -7,6 +7,13 @@ export RAYDAR_TOOLS_DIR ?= $(TOOLS)
 # Integration tests run on a loaded 2-core machine: one package at a time
 # keeps each package's sandbox from starving the others.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 25m
+# `make test`'s package run builds and runs PACKAGES_P packages at once, so
+# the next package's test binary is linked (about 10 s each on this
+# machine) while one runs; control planes still run one at a time: each
+# test process that starts one takes the flock TEST_EXCLUSIVE names first
+# (kube/sandbox.Exclusive; sandbox.Start refuses without it).
+PACKAGES_P     ?= 2
+TEST_EXCLUSIVE := $(BIN)/test-exclusive.lock
 
 # Every go test line runs through gotestsum (bin/k8s/gotestsum, `make
 # gotestsum`): go test's own output (GOTEST: as without -v; GOTEST_V: as
@@ -65,7 +72,7 @@ unit: gotestsum ## unit tests only (no control plane); ends with the skipped tes
 # targets: "skipped: 0 tests" where the machine ran them all.
 test: tools ## unit and integration tests (integration tests start a real control plane), the mutated-manifest and KubeRay conformance suites, every fuzz target for FUZZTIME, then the skipped tests and the count
 	@rm -rf $(TEST_EVENTS) && mkdir -p $(TEST_EVENTS)
-	$(call GOTEST,packages,--hide-summary=skipped) $(TEST_FLAGS) $$($(GO) list ./... | grep -v -e /test/conformance -e /test/mutation -e /test/faults)
+	RAYDAR_TEST_EXCLUSIVE=$(TEST_EXCLUSIVE) $(call GOTEST,packages,--hide-summary=skipped) $(TEST_FLAGS) -p $(PACKAGES_P) $$($(GO) list ./... | grep -v -e /test/conformance -e /test/mutation -e /test/faults)
 	$(call GOTEST_V,mutation,--hide-summary=skipped) $(TEST_FLAGS) ./test/mutation
 	$(call GOTEST_V,conformance,--hide-summary=skipped) $(TEST_FLAGS) ./test/conformance
 	@$(MAKE) --no-print-directory fuzz

@@ -141,6 +141,7 @@ func bindClaim(t *testing.T, ns, name string) {
 // once the claim is bound the cluster becomes ready; the claim goes with
 // the cluster. A Retain cluster's claim stays.
 func TestIntegrationEmbeddedGCS(t *testing.T) {
+	t.Parallel() // its own namespace and operator; it mostly waits on claims and garbage collection
 	needSandbox(t)
 	ns := newNamespace(t)
 	startOperator(t, ns, func(o *Options) { o.FeatureGates = features.MustParse("GCSFaultToleranceEmbeddedStorage=true") })

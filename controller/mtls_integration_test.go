@@ -93,6 +93,7 @@ func leafOf(t *testing.T, s *corev1.Secret) (*x509.Certificate, *x509.CertPool) 
 // CA, the pods start with the TLS volume, env and init container, and
 // deleting the cluster removes the Issuers, Certificates and Secrets.
 func TestIntegrationMTLS(t *testing.T) {
+	t.Parallel() // its own namespace, operator and certsim; it mostly waits on issuance and garbage collection
 	needSandbox(t)
 	installCertManager(t)
 	ns := newNamespace(t)

@@ -57,6 +57,10 @@ type rsHarness struct {
 func newRSHarness(t *testing.T) *rsHarness {
 	t.Helper()
 	needSandbox(t)
+	// As newRJHarness: each RayService test has its own namespace, simulated
+	// heads and operator, and mostly waits on Serve's and the upgrade's
+	// timers, so they run beside each other.
+	t.Parallel()
 	h := &rsHarness{t: t, ns: newNamespace(t), statusWrites: map[string]int{}}
 	sim, err := headsim.Start(context.Background(), headsim.Options{Config: sb.Config, Namespace: h.ns, SetPodPhase: sb.SetPodPhase})
 	if err != nil {

@@ -10,12 +10,36 @@
 # run (the control plane, kwok, cert-manager's CRDs): no gotestsum,
 # controller-gen nor KubeRay's operator, which only tests and generation use.
 # Idempotent: a binary already built from the pinned version is skipped.
+# Built binaries are also kept in a per-user cache ($RAYDAR_TOOLS_CACHE,
+# default ~/.cache/raydar/tools), by name and stamp, so that another clone
+# or worktree of this repository on the machine (CI clones main afresh)
+# copies them in a second instead of linking them again (~3 minutes with a
+# warm Go build cache, kube-apiserver alone ~80 s). RAYDAR_TOOLS_CACHE=off
+# turns it off.
 set -euo pipefail
 mode="${1:-all}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/bin/k8s"
 mkdir -p "$out"
 cd "$root/hack/tools"
+
+cache="${RAYDAR_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/raydar/tools}"
+# from_cache NAME STAMP: copies the cached NAME built at STAMP into $out
+# and writes its stamp; false when the cache has none.
+from_cache() {
+  [[ "$cache" != off && -x "$cache/$1@$2" ]] || return 1
+  cp "$cache/$1@$2" "$out/$1.tmp" && mv "$out/$1.tmp" "$out/$1"
+  echo "$2" > "$out/.$1.stamp"
+}
+# to_cache NAME STAMP: keeps $out/NAME as the cached NAME at STAMP, and
+# drops NAME's entries of other stamps. A cache that cannot be written is
+# only a slower next clone.
+to_cache() {
+  [[ "$cache" != off ]] || return 0
+  mkdir -p "$cache" 2>/dev/null || return 0
+  rm -f "$cache/$1@"* 2>/dev/null || true
+  cp "$out/$1" "$cache/$1@$2.tmp" 2>/dev/null && mv "$cache/$1@$2.tmp" "$cache/$1@$2" || true
+}
 
 k8sver=v1.37.2
 ldk8s="-s -w -X k8s.io/component-base/version.gitVersion=$k8sver -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
@@ -40,6 +64,9 @@ if [[ "$mode" == sandbox ]]; then
   : # the sandbox runs no tests
 elif [[ -x "$out/gotestsum" && -f "$out/.gotestsum.stamp" && "$(cat "$out/.gotestsum.stamp")" == "$gotestsumver" ]]; then
   echo ">> [gotestsum] gotestsum $gotestsumver: up to date"
+  [[ -x "$cache/gotestsum@$gotestsumver" ]] || to_cache gotestsum "$gotestsumver"
+elif from_cache gotestsum "$gotestsumver"; then
+  echo ">> [gotestsum] gotestsum $gotestsumver: copied from $cache"
 else
   echo ">> [gotestsum] installing gotestsum $gotestsumver"
   tmp="$(mktemp -d)"
@@ -47,6 +74,7 @@ else
   mv "$tmp/gotestsum" "$out/gotestsum"
   rm -rf "$tmp"
   echo "$gotestsumver" > "$out/.gotestsum.stamp"
+  to_cache gotestsum "$gotestsumver"
 fi
 if [[ "$mode" == gotestsum ]]; then
   exit 0
@@ -113,6 +141,11 @@ for t in "${tools[@]}"; do
   IFS='|' read -r name pkg flags <<<"$t"
   if [[ -x "$out/$name" && -f "$out/.$name.stamp" && "$(cat "$out/.$name.stamp")" == "$want" ]]; then
     echo ">> [$i/$n] $name: up to date"
+    [[ -x "$cache/$name@$want" ]] || to_cache "$name" "$want"
+    continue
+  fi
+  if from_cache "$name" "$want"; then
+    echo ">> [$i/$n] $name: copied from $cache"
     continue
   fi
   echo ">> [$i/$n] building $name (first build of the control plane takes several minutes)"
@@ -120,6 +153,7 @@ for t in "${tools[@]}"; do
   go build -trimpath -ldflags "$flags" -o "$out/$name.tmp" "$pkg"
   mv "$out/$name.tmp" "$out/$name"
   echo "$want" > "$out/.$name.stamp"
+  to_cache "$name" "$want"
   echo "   $name built in $(( $(date +%s) - start ))s"
 done
 if [[ "$mode" == sandbox ]]; then
@@ -134,6 +168,9 @@ kuberay=github.com/ray-project/kuberay/ray-operator
 kuberayver=v1.6.2
 if [[ -x "$out/kuberay-operator" && -f "$out/.kuberay-operator.stamp" && "$(cat "$out/.kuberay-operator.stamp")" == "$kuberayver" ]]; then
   echo ">> [kuberay] kuberay-operator $kuberayver: up to date"
+  [[ -x "$cache/kuberay-operator@$kuberayver" ]] || to_cache kuberay-operator "$kuberayver"
+elif from_cache kuberay-operator "$kuberayver"; then
+  echo ">> [kuberay] kuberay-operator $kuberayver: copied from $cache"
 else
   echo ">> [kuberay] building KubeRay's operator $kuberayver (the conformance suite's oracle)"
   start=$(date +%s)
@@ -142,6 +179,7 @@ else
   mv "$tmp/ray-operator" "$out/kuberay-operator"
   rm -rf "$tmp"
   echo "$kuberayver" > "$out/.kuberay-operator.stamp"
+  to_cache kuberay-operator "$kuberayver"
   echo "   kuberay-operator built in $(( $(date +%s) - start ))s"
 fi
 echo ">> tools ready in $out"

@@ -21,6 +21,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/crds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -55,6 +56,9 @@ func sandboxFor(t *testing.T) *sandbox.Sandbox {
 		t.Skip("integration test: starts a control plane")
 	}
 	sbOnce.Do(func() {
+		if sbErr = sandboxtest.Exclusive(); sbErr != nil {
+			return
+		}
 		opts := sandbox.Full()
 		opts.CRDs = [][]byte{crds.YAML()}
 		opts.StartTimeout = 5 * time.Minute

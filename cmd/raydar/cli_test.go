@@ -214,10 +214,14 @@ func TestScale(t *testing.T) {
 		t.Fatalf("yaml %v %+v\n%s", err, y, r.stdout)
 	}
 
-	// Table: the plan's lines and the outcome.
+	// Table: the context (nothing was previewed), the plan's lines and the
+	// outcome.
 	r = raydar(t, "", "-n", ns, "scale", "rc", "cpu", "--replicas", "5", "--yes")
 	if r.err != nil {
 		t.Fatal(r.err)
+	}
+	if first, _, _ := strings.Cut(r.stdout, "\n"); first != "context: "+sb.ContextName {
+		t.Fatalf("with --yes the first line is %q, want the context:\n%s", first, r.stdout)
 	}
 	for _, want := range []string{
 		"RayCluster " + ns + "/rc, worker group cpu",

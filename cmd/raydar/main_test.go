@@ -13,12 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/rayapi/crds"
 	"github.com/raydar/raydar/rayapi/scheme"
 )
@@ -68,6 +71,10 @@ func run(m *testing.M) int {
 	if testing.Short() {
 		return m.Run()
 	}
+	sandboxtest.MustExclusive()
+	// controller-runtime's clients log through it; set before the first
+	// one, or it prints a stack trace when the lock was waited for 30 s.
+	ctrllog.SetLogger(logr.Discard())
 	opts := sandbox.Options{CRDs: [][]byte{crds.YAML()}, StartTimeout: 5 * time.Minute,
 		// raydar why's tests (why_sandbox_test.go) need pods that are
 		// scheduled and played by kwok, on CPU nodes only: a GPU group

@@ -172,6 +172,11 @@ func printResult(out, stderr io.Writer, format string, r *actions.Result, previe
 	if r.Outcome != actions.OutcomeApplied && r.Outcome != actions.OutcomeUnchanged {
 		return nil // the error says it
 	}
+	if !previewed && r.Context != "" {
+		// With --yes nothing was previewed: the context is said here, as
+		// the preview says it first.
+		fmt.Fprintln(out, "context:", r.Context)
+	}
 	if r.Plan != nil && !previewed {
 		for _, l := range r.Plan.Lines() {
 			fmt.Fprintln(out, l)

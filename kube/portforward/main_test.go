@@ -13,6 +13,7 @@ import (
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 	"github.com/raydar/raydar/kube/sandbox/podforward"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/rayapi/crds"
 
 	"k8s.io/client-go/dynamic"
@@ -31,6 +32,7 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
+	sandboxtest.MustExclusive()
 	ctrllog.SetLogger(logr.Discard())
 	code, err := run(m)
 	if err != nil {

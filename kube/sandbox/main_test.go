@@ -77,6 +77,12 @@ func TestMain(m *testing.M) {
 		return
 	}
 	flag.Parse()
+	if !testing.Short() {
+		if err := Exclusive(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	code := m.Run()
 	if shared != nil {
 		begin := time.Now()

@@ -167,6 +167,9 @@ func Start(ctx context.Context, opts Options) (sb *Sandbox, err error) {
 	if err := platformCheck(); err != nil {
 		return nil, err
 	}
+	if err := exclusiveCheck(); err != nil {
+		return nil, err
+	}
 	if err := checkBinaries(o.ToolsDir, requiredBinaries(&o)); err != nil {
 		return nil, err
 	}

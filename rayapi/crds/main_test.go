@@ -12,6 +12,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 )
 
 // sb is the package's one control plane (etcd and kube-apiserver with the
@@ -25,6 +26,7 @@ func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
 	flag.Parse()
 	if !testing.Short() {
+		sandboxtest.MustExclusive()
 		begin := time.Now()
 		var err error
 		sb, err = sandbox.Start(context.Background(), sandbox.Options{CRDs: [][]byte{YAML()}})

@@ -7,12 +7,15 @@ import (
 	"os"
 	"testing"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/rayapi/crds"
 	"github.com/raydar/raydar/rayapi/scheme"
 )
@@ -31,6 +34,10 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
+	sandboxtest.MustExclusive()
+	// controller-runtime's clients log through it; set before the first
+	// one, or it prints a stack trace when the lock was waited for 30 s.
+	ctrllog.SetLogger(logr.Discard())
 	opts := sandbox.Full()
 	opts.Nodes = nil // added below, untainted
 	opts.CRDs = [][]byte{crds.YAML()}

@@ -29,6 +29,7 @@ import (
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/certsim"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/rayapi/crds"
 )
 
@@ -73,6 +74,7 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
+	sandboxtest.MustExclusive()
 	ctrllog.SetLogger(logr.Discard())
 	s, err := startSuite(context.Background())
 	if err != nil {

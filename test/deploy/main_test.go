@@ -12,6 +12,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/rayapi/crds"
 )
 
@@ -26,6 +27,7 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
+	sandboxtest.MustExclusive()
 	opts := sandbox.Full()
 	opts.Nodes = []sandbox.NodePool{{Count: 1, CPU: "32", Memory: "128Gi"}}
 	opts.CRDs = [][]byte{crds.YAML()}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/kube/sandbox/seed"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -44,6 +45,7 @@ func TestDemo(t *testing.T) {
 	}
 	ctrllog.SetLogger(logr.Discard()) // the API client's; the demo logs to its own file
 	bin, tools, dir := buildRaydar(t)
+	sandboxtest.Lock(t) // before the demo's environment is made: the demo inherits the lock
 
 	d := startDemo(t, bin, tools, dir)
 	defer d.dumpOnFailure()

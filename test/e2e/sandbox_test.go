@@ -25,6 +25,7 @@ import (
 
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/kube/sandbox/seed"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/test/conformance"
@@ -45,6 +46,7 @@ func TestSandboxThenOperator(t *testing.T) {
 	}
 	ctrllog.SetLogger(logr.Discard())
 	bin, tools, dir := buildRaydar(t)
+	sandboxtest.Lock(t) // before env: the children inherit the lock
 	env := append(os.Environ(), sandbox.ToolsDirEnv+"="+tools, "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"))
 
 	// Terminal 1: raydar sandbox.

@@ -4,8 +4,9 @@
 // context names `raydar sandbox` gives two state directories, and merges
 // their kubeconfigs as KUBECONFIG=A:B does. The tests run the built raydar
 // binary as a user would: `raydar get --context a,b` and `--all-contexts`
-// list both with a CONTEXT column, a third context on a closed port costs
-// only its own rows (a stderr line, exit status 1), and `raydar scale
+// list both with a CONTEXT column, a third context on a closed port, or one
+// whose user may not list RayClusters, costs only its own rows (a stderr
+// line, exit status 1), and `raydar scale
 // --context b` writes only the second sandbox's object of a namespace/name
 // both have. tui_test.go runs the TUI on both and the unreachable third in
 // a tmux pane: rows of both with their context, the third's state in the

@@ -7,7 +7,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/test/internal/testobj"
@@ -143,5 +147,51 @@ func TestGetWithAContextDown(t *testing.T) {
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "context "+contextDown+": ") || !strings.Contains(lines[0], "connection refused") ||
 		lines[1] != "error: 1 of 3 contexts could not be listed: "+contextDown {
 		t.Errorf("stderr:\n%s\nwant a line \"context %s: … connection refused\" and the error naming it", r.stderr, contextDown)
+	}
+}
+
+// TestGetWithAContextForbidden: a context whose user may not list
+// RayClusters (a ServiceAccount without RBAC, in the kubeconfig the second
+// sandbox writes for its token, whose context is that sandbox's name) costs
+// only its own rows, as an unreachable one does.
+func TestGetWithAContextForbidden(t *testing.T) {
+	ctx := needFleet(t)
+	ns := seedClusters(t, ctx)
+	if err := clientB.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nobody"}}); err != nil {
+		t.Fatal(err)
+	}
+	token, err := fleetB.ServiceAccountToken(ctx, ns, "nobody", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "nobody.kubeconfig")
+	if err := fleetB.WriteTokenKubeconfig(path, token, ns); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kc.CurrentContext != contextB || kc.Contexts[contextB] == nil || kc.Clusters[contextB] == nil {
+		t.Fatalf("the token kubeconfig's context is %q (contexts %v), want %s", kc.CurrentContext, kc.Contexts, contextB)
+	}
+	// Beside the admin context of the same sandbox it needs a name of its own.
+	const nobody = "nobody-on-b"
+	kc.Contexts[nobody], kc.Clusters[nobody] = kc.Contexts[contextB], kc.Clusters[contextB]
+	kc.Contexts[nobody].Cluster = nobody
+	delete(kc.Contexts, contextB)
+	delete(kc.Clusters, contextB)
+	kc.CurrentContext = nobody
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+
+	r := raydarRun(t, ctx, fleetKubeconfig+string(filepath.ListSeparator)+path, "get", "clusters", "-n", ns, "--context", nobody+","+contextA)
+	if r.exitCode != 1 {
+		t.Errorf("exit %d, want 1", r.exitCode)
+	}
+	wantRows(t, r, contextA+" only-a", contextA+" shared")
+	if first, _, _ := strings.Cut(r.stderr, "\n"); !strings.HasPrefix(first, "context "+nobody+": ") || !strings.Contains(first, "forbidden") {
+		t.Errorf("stderr:\n%s\nwant a first line \"context %s: … forbidden …\"", r.stderr, nobody)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/rayapi/crds"
 	"github.com/raydar/raydar/test/conformance"
 )
@@ -46,6 +47,7 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
+	sandboxtest.MustExclusive()
 	ctrllog.SetLogger(logr.Discard())
 	s, err := startSuite()
 	if err != nil {

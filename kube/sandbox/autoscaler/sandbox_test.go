@@ -24,6 +24,7 @@ import (
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/autoscaler"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/rayapi/crds"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	"github.com/raydar/raydar/rayapi/scheme"
@@ -44,6 +45,7 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
+	sandboxtest.MustExclusive()
 	code, err := run(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "autoscaler sandbox tests:", err)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 )
 
 // TestSecretDeletedIsReissued: on an API server with cert-manager's CRDs,
@@ -25,6 +26,7 @@ func TestSecretDeletedIsReissued(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs the sandbox control plane (skipped with -short)")
 	}
+	sandboxtest.Lock(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	sb, err := sandbox.Start(ctx, sandbox.Options{})

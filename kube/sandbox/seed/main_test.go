@@ -16,6 +16,7 @@ import (
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 )
 
 // One sandbox shaped by SandboxOptions, the simulated heads and the reconcile
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
+	sandboxtest.MustExclusive()
 	ctrllog.SetLogger(testLogger())
 	code, err := runWithSandbox(m)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/rayapi/crds"
 	"github.com/raydar/raydar/test/conformance"
 	"github.com/raydar/raydar/test/internal/benchkit"
@@ -44,6 +45,7 @@ func TestMain(m *testing.M) {
 	if testing.Short() || flag.Lookup("test.bench").Value.String() == "" {
 		os.Exit(m.Run())
 	}
+	sandboxtest.MustExclusive()
 	s, err := sandbox.Start(context.Background(), sandbox.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "test/bench/admission: starting the sandbox:", err)
