@@ -18,6 +18,8 @@ type (
 	ViewKind = host.ViewKind
 	// Session is one connection as the TUI sees it (host.Session).
 	Session = host.Session
+	// Health is a connection's state in a fleet view (host.Health).
+	Health = host.Health
 	// CapacitySource gives Ray's view of a cluster's capacity.
 	CapacitySource = host.CapacitySource
 	// Feed is the live data source.

@@ -47,7 +47,9 @@ type flash struct {
 // Messages.
 type (
 	batchMsg struct {
-		gen    int
+		gen int
+		// env is the member the batch is of (nil: the App's Env).
+		env    *host.Env
 		deltas []watch.Delta
 		err    error
 	}
@@ -111,6 +113,16 @@ type App struct {
 	// sshUser and sshHost: $USER and the hostname, read once by New, for
 	// the forwards' ssh lines.
 	sshUser, sshHost string
+
+	// fleet are a fleet view's members and fleetEnv the Env that merges
+	// them (nil: one context; app_fleet.go); fleetLine is the header's
+	// per-context states (states: each member's), and since when each
+	// member has been syncing or lost.
+	fleet     []*host.Env
+	fleetEnv  *host.Env
+	fleetLine string
+	states    map[*host.Env]string
+	since     map[*host.Env]time.Time
 }
 
 // New builds the TUI. It fails only when a view action's key clashes with
@@ -161,11 +173,19 @@ func New(opts Options) (*App, error) {
 			return nil, fmt.Errorf("%s view actions: %w", vk, err)
 		}
 	}
-	store := opts.Store
-	if store == nil {
-		store = watch.NewStore()
+	if len(opts.Fleet) == 1 { // a fleet of one is that context's view
+		opts.Session, opts.Store, opts.Fleet = opts.Fleet[0].Session, opts.Fleet[0].Store, nil
+		a.opts = opts
 	}
-	a.startSession(opts.Session, store)
+	if len(opts.Fleet) > 1 {
+		a.startFleet(opts.Fleet)
+	} else {
+		store := opts.Store
+		if store == nil {
+			store = watch.NewStore()
+		}
+		a.startSession(opts.Session, store)
+	}
 	a.showList(opts.StartView)
 	return a, nil
 }
@@ -174,7 +194,7 @@ func New(opts Options) (*App, error) {
 // raydar's config file marks it read-only ("" otherwise, and with
 // --readonly, which the person chose).
 func (a *App) readOnlyWhy() string {
-	if d := a.e.Sess.Deps; d != nil && d.Actions != nil {
+	if d := a.envOf(a.top()).Sess.Deps; d != nil && d.Actions != nil {
 		return d.Actions.ReadOnlyReason()
 	}
 	return ""
@@ -185,7 +205,7 @@ func (a *App) readOnlyWhy() string {
 // config file; --readonly removed them for good in New). The choke point
 // refuses them all the same.
 func (a *App) viewActions(k ViewKind) []Action {
-	d := a.e.Sess.Deps
+	d := a.envOf(a.top()).Sess.Deps
 	if d == nil || d.Actions == nil || !d.Actions.ReadOnly() {
 		return a.actions[k]
 	}
@@ -222,33 +242,34 @@ func (a *App) logf(format string, args ...any) {
 
 // startSession makes sess the current session with store as its data.
 func (a *App) startSession(sess Session, store *watch.Store) {
+	a.useEnv(a.newEnv(sess, store, a.newSessionCtx()))
+}
+
+// newSessionCtx ends the previous session's context and starts the next
+// one's: what was asked for the previous session is dropped (gen).
+func (a *App) newSessionCtx() context.Context {
 	if a.sessCancel != nil {
 		a.sessCancel()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.sessCancel = cancel
 	a.gen++
-	a.e = &host.Env{St: a.st, KM: a.km, Now: a.now, Kinds: &a.reg, Host: appHost{a}, Scheme: &a.scheme, Seq: &a.seq, Store: store, Sess: sess, Ctx: ctx,
-		SSHUser: a.sshUser, SSHHost: a.sshHost}
-	a.ns = sess.Namespace
-	a.lists = map[ViewKind]host.Page{}
-	a.role = ""
-	if sess.Role != nil {
-		a.role = sess.Role()
-	}
-	a.syncing = sess.Synced != nil && !sess.Synced()
-	var nodesKnown func() bool
-	if nk, ok := sess.Feed.(interface{ NodesKnown() bool }); ok {
-		nodesKnown = nk.NodesKnown
-	}
-	a.e.Why = diagnose.NewDiagnoses(store, a.now, a.role, nodesKnown)
-	a.e.Why.SetReview(ctx, sess.Review)
-	a.e.Hist = host.NewHistoryCache(sess.History)
+	return ctx
 }
 
 // Init starts the feed and the clock.
 func (a *App) Init() tea.Cmd {
 	return tea.Batch(a.nextBatch(), a.tick(), a.watchForwards(), a.syncPoll())
+}
+
+// nextBatch waits for the next batch of every member.
+func (a *App) nextBatch() tea.Cmd {
+	ms := a.members()
+	cmds := make([]tea.Cmd, len(ms))
+	for i, m := range ms {
+		cmds[i] = a.nextBatchOf(m)
+	}
+	return tea.Batch(cmds...)
 }
 
 // syncPollEvery is how often the TUI re-reads Synced while syncing.
@@ -262,14 +283,15 @@ func (a *App) syncPoll() tea.Cmd {
 	return tea.Tick(syncPollEvery, func(time.Time) tea.Msg { return syncPollMsg{gen} })
 }
 
-func (a *App) nextBatch() tea.Cmd {
-	feed, ctx, gen := a.e.Sess.Feed, a.e.Ctx, a.gen
+// nextBatchOf waits for the next batch of member e's feed.
+func (a *App) nextBatchOf(e *host.Env) tea.Cmd {
+	feed, ctx, gen := e.Sess.Feed, e.Ctx, a.gen
 	if feed == nil {
 		return nil
 	}
 	return func() tea.Msg {
 		ds, err := feed.Next(ctx)
-		return batchMsg{gen: gen, deltas: ds, err: err}
+		return batchMsg{gen: gen, env: e, deltas: ds, err: err}
 	}
 }
 
@@ -363,13 +385,17 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 			a.e.Host.ShowDialog(msg.Dialog)
 		}
 	case host.PushMsg:
-		if p := msg.Build(a.e); p != nil {
+		if p := msg.Build(a.envOf(a.top())); p != nil {
 			return a.push(p)
 		}
 	case host.HistoryMsg:
-		a.e.Hist.Receive(msg)
+		for _, m := range a.members() { // the cache that asked takes it
+			m.Hist.Receive(msg)
+		}
 	case diagnose.AccessMsg:
-		a.e.Why.ReceiveAccess(msg)
+		for _, m := range a.members() { // the diagnoses that asked take it
+			m.Why.ReceiveAccess(msg)
+		}
 		a.applyWhy()
 	case host.WarnMsg:
 		a.setFlash(flashWarn, string(msg))
@@ -410,31 +436,44 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 	if msg.gen != a.gen {
 		return nil // from a previous context
 	}
+	e := msg.env
+	if e == nil {
+		e = a.e
+	}
 	if msg.err != nil {
 		if !errors.Is(msg.err, context.Canceled) {
-			a.logf("feed: %v", msg.err)
+			a.logf("feed %s: %v", e.Sess.Context, msg.err)
 			a.setFlash(flashErr, "watch stopped: "+msg.err.Error())
 		}
 		return nil
 	}
-	if a.syncing {
+	if a.syncing && e == a.e {
 		a.syncing = !a.e.Sess.Synced()
 	}
-	ch := a.e.Store.Apply(msg.deltas)
+	ch := e.Store.Apply(msg.deltas)
 	var cmds []tea.Cmd
 	if !ch.Empty() {
-		a.e.Why.Update(&ch)
+		e.Why.Update(&ch)
+		// A page takes the changes of its own context: a fleet list
+		// those of each member.
 		for _, p := range a.lists {
-			p.Apply(&ch)
+			if a.envOf(p) == e {
+				p.Apply(&ch)
+			} else if fp, ok := p.(host.FleetPage); ok {
+				fp.ApplyFrom(e, &ch)
+			}
 		}
 		a.applyWhy()
 		for _, p := range a.stack[1:] {
+			if a.envOf(p) != e {
+				continue
+			}
 			if c := applyCmd(p, &ch); c != nil {
 				cmds = append(cmds, c)
 			}
 		}
 	}
-	cmds = append(cmds, a.nextBatch())
+	cmds = append(cmds, a.nextBatchOf(e))
 	return tea.Batch(cmds...)
 }
 
@@ -458,32 +497,41 @@ func (a *App) applyWhy() {
 			r.relayout()
 		}
 	}
-	a.e.Why.ClearChanged()
+	for _, m := range a.members() {
+		m.Why.ClearChanged()
+	}
 }
 
 func (a *App) onTick() tea.Cmd {
 	if a.e.Sess.Role != nil {
 		a.role = a.e.Sess.Role()
-		a.e.Why.SetRole(a.role)
+	}
+	for _, m := range a.members() {
+		if m.Sess.Role != nil {
+			m.Why.SetRole(m.Sess.Role())
+		}
+		m.Why.RefreshTimed()
 	}
 	// Ray's capacity is polled for the cluster whose detail page is on
 	// top only; leaving it drops it from the diagnosis.
-	a.e.Why.RefreshTimed()
 	if cp, ok := a.top().(host.CapacityPoller); ok {
 		cp.PollCapacity()
+		a.fleetCapacity(a.envOf(a.top()))
 	} else {
-		a.e.Why.SetCapacity("", nil)
+		a.fleetCapacity(nil)
 	}
 	a.applyWhy()
 	if a.syncing {
 		a.syncing = !a.e.Sess.Synced()
 	}
+	a.markStale()
+	a.fleetHeader()
 	if a.flash.text != "" && !a.flash.expires.IsZero() && a.now().After(a.flash.expires) {
 		a.flash = flash{}
 	}
 	var hist tea.Cmd
 	if hp, ok := a.top().(host.HistoryPage); ok {
-		hist = a.e.Hist.Poll(hp.HistoryRef())
+		hist = a.envOf(a.top()).Hist.Poll(hp.HistoryRef())
 	}
 	if t, ok := a.top().(host.Ticker); ok {
 		return tea.Batch(hist, a.pollAccess(), a.track(t.Tick()))
@@ -496,8 +544,15 @@ func (a *App) onTick() tea.Cmd {
 // answers come back as diagnose.AccessMsg). Not tracked by the busy
 // indicator: nothing waits for it.
 func (a *App) pollAccess() tea.Cmd {
+	if f, ok := a.top().(host.FleetPage); ok && a.envOf(a.top()).Fleet != nil {
+		var cmds []tea.Cmd
+		for _, m := range a.fleet {
+			cmds = append(cmds, m.Why.PollAccess(f.ClustersShownIn(m)))
+		}
+		return tea.Batch(cmds...)
+	}
 	if s, ok := a.top().(host.ClustersShower); ok {
-		return a.e.Why.PollAccess(s.ClustersShown())
+		return a.envOf(a.top()).Why.PollAccess(s.ClustersShown())
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/raydar/raydar/kube/portforward"
+	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -22,15 +23,25 @@ import (
 // pods/portforward, which the view ClusterRole does not grant (edit does):
 // a refusal says so.
 
-// forwardsMsg carries a snapshot of the session gen's forwards.
+// forwardsMsg carries a snapshot of member env's forwards in session gen.
 type forwardsMsg struct {
 	gen    int
+	env    *host.Env
 	states []portforward.State
 }
 
-// watchForwards waits for the next change of the session's forwards.
+// watchForwards waits for the next change of each member's forwards.
 func (a *App) watchForwards() tea.Cmd {
-	fw, ctx, gen := a.e.Sess.Forwards, a.e.Ctx, a.gen
+	var cmds []tea.Cmd
+	for _, m := range a.members() {
+		cmds = append(cmds, a.watchForwardsOf(m))
+	}
+	return tea.Batch(cmds...)
+}
+
+// watchForwardsOf waits for the next change of e's forwards.
+func (a *App) watchForwardsOf(e *host.Env) tea.Cmd {
+	fw, ctx, gen := e.Sess.Forwards, e.Ctx, a.gen
 	if fw == nil {
 		return nil
 	}
@@ -40,7 +51,7 @@ func (a *App) watchForwards() tea.Cmd {
 		case <-ctx.Done():
 			return nil
 		}
-		return forwardsMsg{gen: gen, states: fw.Snapshot()}
+		return forwardsMsg{gen: gen, env: e, states: fw.Snapshot()}
 	}
 }
 
@@ -49,8 +60,20 @@ func (a *App) onForwards(msg forwardsMsg) tea.Cmd {
 	if msg.gen != a.gen {
 		return nil
 	}
-	a.e.Forwards = msg.states
-	return a.watchForwards()
+	msg.env.Forwards = msg.states
+	return a.watchForwardsOf(msg.env)
+}
+
+// forwards are the forwards of every context, for the header's count.
+func (a *App) forwards() []portforward.State {
+	if a.fleet == nil {
+		return a.e.Forwards
+	}
+	var all []portforward.State
+	for _, m := range a.fleet {
+		all = append(all, m.Forwards...)
+	}
+	return all
 }
 
 // forwardsSummary is the header's count: "2↑ 1⟳" ("" with no forwards).

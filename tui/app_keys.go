@@ -81,7 +81,19 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 	for _, act := range a.viewActions(p.Kind()) {
 		if key.Matches(msg, act.Key) && act.Run != nil {
 			tg := p.Target()
-			tg.Env = a.e
+			if tg.Env == nil { // a fleet list sets its row's context's
+				tg.Env = a.envOf(p)
+			}
+			// A fleet list offers every action: a row of a read-only
+			// context refuses the writes at once (the choke point would).
+			if d := tg.Env.Sess.Deps; act.Dangerous && d != nil && d.Actions != nil && d.Actions.ReadOnly() {
+				why := d.Actions.ReadOnlyReason()
+				if why == "" {
+					why = "read-only"
+				}
+				a.setFlash(flashWarn, act.Name+" refused: "+why+"; nothing was changed")
+				return nil
+			}
 			return a.track(act.Run(tg))
 		}
 	}

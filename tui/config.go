@@ -13,6 +13,13 @@ type Options struct {
 	// Session is the initial connection (context name, server, feed, role,
 	// job logs).
 	Session Session
+	// Fleet are the contexts of a fleet view (raydar --context a,b,
+	// --all-contexts): with two or more, the lists show the objects of
+	// all of them with a CONTEXT column, each fed and diagnosed on its own,
+	// and Session and Store are not used (with one, it is that one's
+	// Session and Store). `:ctx NAME` shows one of them,
+	// `:ctx all` every one again (app_fleet.go).
+	Fleet []FleetMember
 	// Backend switches contexts (:ctx); nil disables switching.
 	Backend Backend
 	// Store is the initial store; nil starts empty. Tests fill it directly.

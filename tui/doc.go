@@ -78,6 +78,18 @@
 // Host (the one way dialogs open); a command that builds one later returns
 // a ShowDialogMsg or host.PushMsg, which the App hands to the same Host.
 //
+// Fleet view (Options.Fleet, app_fleet.go; raydar --context a,b): each
+// context is a member with a host.Env of its own (store, session,
+// diagnoses, history), fed by its own Feed, so none waits on another. The
+// App's Env is then the fleet's (host.Env.Fleet): its lists merge the
+// members' stores (registry.ListPage: a CONTEXT column, row IDs keyed by
+// member and UID), and a page opened from a row, an action on one, gets the
+// row's member Env; the App gives every page the changes of its own
+// context only (envOf) and a fleet list each member's (host.FleetPage).
+// `:ctx NAME` shows one member, `:ctx all` the fleet; the header shows each
+// member's state (Session.Health, Synced) and a lost member's rows read
+// stale.
+//
 // Extension points: Backend (context switching), JobLogs (Ray dashboard),
 // Session.Role (reconciler role), Options.Actions (per-view actions with a
 // Dangerous flag for --readonly; issue 7), Dialog (modal components opened

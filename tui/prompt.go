@@ -175,9 +175,12 @@ func (a *App) candidates(text string) (base string, out []string) {
 		switch fields[0] {
 		case "ctx", "context":
 			pool = a.contexts
+			if a.fleet != nil {
+				pool = append([]string{AllContexts}, a.fleetNames()...)
+			}
 		default:
 			if _, ok := a.reg.ByAlias(strings.ToLower(fields[0])); ok || fields[0] == "ns" || fields[0] == "namespace" {
-				pool = append([]string{"all"}, a.e.Store.Namespaces()...)
+				pool = append([]string{"all"}, a.namespaces()...)
 			}
 		}
 	default:
@@ -258,7 +261,12 @@ func (a *App) runCommand(line string) tea.Cmd {
 	case "help", "?":
 		a.mode = modeHelp
 	case "forwards", "pf":
-		return a.push(forwards.NewPage(a.e))
+		e, err := a.forwardsEnv()
+		if err != nil {
+			a.setFlash(flashWarn, err.Error())
+			return nil
+		}
+		return a.push(forwards.NewPage(e))
 	case "ns", "namespace":
 		ns := ""
 		if len(args) > 0 {
@@ -267,6 +275,10 @@ func (a *App) runCommand(line string) tea.Cmd {
 		a.switchNamespace(ns)
 	case "ctx", "context":
 		if len(args) == 0 {
+			if a.fleet != nil {
+				a.setFlash(flashInfo, "contexts: "+strings.Join(a.fleetNames(), " ")+" (:ctx NAME shows one, :ctx "+AllContexts+" every one)")
+				return nil
+			}
 			if len(a.contexts) == 0 {
 				a.setFlash(flashInfo, "context: "+format.OrNone(a.e.Sess.Context))
 			} else {
@@ -294,7 +306,7 @@ func (a *App) switchNamespace(ns string) {
 		a.setFlash(flashInfo, "namespace: all")
 		return
 	}
-	if !slices.Contains(a.e.Store.Namespaces(), ns) {
+	if !slices.Contains(a.namespaces(), ns) {
 		a.setFlash(flashWarn, fmt.Sprintf("namespace: %s (no Ray objects there yet)", ns))
 		return
 	}
@@ -302,6 +314,14 @@ func (a *App) switchNamespace(ns string) {
 }
 
 func (a *App) switchContext(name string) tea.Cmd {
+	if a.fleet != nil {
+		// A fleet view shows its own contexts; it connects to no other.
+		if cmd, ok := a.focusContext(name); ok {
+			return cmd
+		}
+		a.setFlash(flashErr, fmt.Sprintf("context %s is not open in this view (open: %s; :ctx %s shows every one)", name, strings.Join(a.fleetNames(), " "), AllContexts))
+		return nil
+	}
 	b := a.opts.Backend
 	if b == nil {
 		a.setFlash(flashErr, "switching contexts is not available")

@@ -57,21 +57,29 @@ func (a *App) headerLine() string {
 	if ns == "" {
 		ns = "all"
 	}
-	parts := []string{
-		st.Logo.Render("raydar"),
-		field("ctx", format.OrNone(a.e.Sess.Context)),
+	parts := []string{st.Logo.Render("raydar")}
+	// A fleet view: every context's state on its lists (no one server),
+	// the row's context on a page opened from it.
+	fctx, fserver := a.headerContext()
+	if fctx != "" {
+		parts = append(parts, field("ctx", fctx))
+	} else {
+		parts = append(parts, field("ctx", format.OrNone(a.e.Sess.Context)))
 	}
 	if why := a.readOnlyWhy(); why != "" {
 		parts = append(parts, st.FlashWarn.Render("read-only: "+why))
 	}
-	parts = append(parts,
-		field("server", format.OrNone(a.e.Sess.Server)),
-		field("ns", ns),
-	)
+	switch {
+	case fctx == "":
+		parts = append(parts, field("server", format.OrNone(a.e.Sess.Server)))
+	case fserver != "":
+		parts = append(parts, field("server", fserver))
+	}
+	parts = append(parts, field("ns", ns))
 	if a.role != "" {
 		parts = append(parts, field("role", a.role))
 	}
-	if pf := forwardsSummary(st.Glyphs, a.e.Forwards); pf != "" {
+	if pf := forwardsSummary(st.Glyphs, a.forwards()); pf != "" {
 		parts = append(parts, field("pf", pf))
 	}
 	s := strings.Join(parts, sep)

@@ -40,8 +40,10 @@ type worldOpts struct {
 	// by the minute).
 	cron bool
 	// policy is raydar's config file's guardrails, applied to the
-	// world's context (sandbox).
+	// world's context.
 	policy *actions.Policy
+	// context is the world's kube context ("": sandbox).
+	context string
 }
 
 // fakeStopper records StopJobDirect's dashboard calls.
@@ -73,7 +75,10 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).
 		WithStatusSubresource(&rayv1.RayCluster{}, &rayv1.RayJob{}, &rayv1.RayService{}, &rayv1.RayCronJob{}).Build()
 	w := &world{store: st, c: c, audit: filepath.Join(t.TempDir(), "audit.log"), stopper: &fakeStopper{calls: make(chan string, 4)}}
-	ao := actions.Options{ReadOnly: o.readOnly, Actor: "alice", Context: "sandbox",
+	if o.context == "" {
+		o.context = "sandbox"
+	}
+	ao := actions.Options{ReadOnly: o.readOnly, Actor: "alice", Context: o.context,
 		AuditLogPath: w.audit, JobStopper: w.stopper}
 	if o.cron {
 		ao.Clock = clocktesting.NewFakePassiveClock(fixedNow)

@@ -38,6 +38,7 @@ leaves them alone while a KubeRay operator runs in the cluster).`,
 	}
 	g.kube.AddTo(root.PersistentFlags())
 	tf.addTo(root)
+	tf.addFleetTo(root, &g.kube)
 	root.RunE = newTUIRunE(g, tf)
 	root.AddCommand(
 		newVersionCmd(),

@@ -52,6 +52,12 @@ type sessionConfig struct {
 	policy *actions.Policy
 	// history, when set, records what the session's cache sees (kube/history).
 	history *history.Store
+	// fleet: this is one context of a fleet view (several contexts in one
+	// TUI). connect then never waits on the API server: the watch (and the
+	// history recorder) are registered in the background, retried until the
+	// API server answers, and the session reports its Health (probed every
+	// few seconds), so an unreachable context delays no other's screen.
+	fleet bool
 }
 
 // session is one live connection: a cache (the reconcile loop's when it is
@@ -66,11 +72,19 @@ type session struct {
 	src        *watch.Source
 	role       atomic.Pointer[string]
 	deps       *tui.ActionDeps
-	recorder   *history.Recorder    // nil without sessionConfig.history
-	forwards   *portforward.Manager // shift-f's forwards; they end with the session
+	recorder   *history.Recorder // nil without sessionConfig.history
+	// lateRecorder is the recorder of a fleet session, started once the
+	// API server answers (nil until then).
+	lateRecorder atomic.Pointer[history.Recorder]
+	// health is a fleet session's connection state (nil: fine).
+	health   atomic.Pointer[tui.Health]
+	forwards *portforward.Manager // shift-f's forwards; they end with the session
 	// review asks SubjectAccessReviews: the TUI asks, as raydar why does,
 	// whether the autoscalers of the clusters on screen may do their work.
 	review inspect.Review
+
+	// fleet and history: sessionConfig's.
+	fleet, history bool
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -85,7 +99,8 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		sc.reconcile = false
 	}
 	ctx, cancel := context.WithCancel(parent)
-	s := &session{target: t, src: watch.NewSource(watch.DefaultWindow), cancel: cancel}
+	var err error
+	s := &session{target: t, src: watch.NewSource(watch.DefaultWindow), cancel: cancel, fleet: sc.fleet, history: sc.history != nil}
 	var informers cache.Cache
 	authors := history.NewAuthors()
 	if sc.reconcile {
@@ -120,13 +135,22 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		// Pods are cached trimmed to what the TUI reads (watch.SlimPod:
 		// most of a KubeRay pod's bytes are env, scripts, probes and
 		// volumes); describe GETs a pod whole for its YAML (session.get).
-		c, err := cache.New(t.Config, cache.Options{
+		co := cache.Options{
 			Scheme:           scheme.New(),
 			DefaultTransform: authors.Keep(cache.TransformStripManagedFields()),
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.Pod{}: {Label: rayv1.RayPodSelector(), Transform: authors.Keep(watch.SlimPod)},
 			},
-		})
+		}
+		if sc.fleet {
+			// The cache asks whether pods are namespaced when it is made:
+			// a fleet's context must not need its API server for that.
+			if co.Mapper, err = podsKnownMapper(t.Config); err != nil {
+				cancel()
+				return nil, err
+			}
+		}
+		c, err := cache.New(t.Config, co)
 		if err != nil {
 			cancel()
 			return nil, err
@@ -157,7 +181,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		s.Close()
 		return nil, err
 	}
-	if sc.history != nil {
+	if sc.history != nil && !sc.fleet {
 		if s.recorder, err = history.StartRecorder(ctx, sc.history, authors, informers, sc.logger); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("recording history: %w", err)
@@ -168,7 +192,17 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		return nil, err
 	}
 	s.src.SetNodeAccess(watch.NodeAccessFor(t.Config)) // nodes for the diagnosis, when the user may list them
-	if err := s.src.Watch(ctx, informers); err != nil {
+	if sc.fleet {
+		s.wg.Add(2)
+		go func() {
+			defer s.wg.Done()
+			s.watchLater(ctx, informers, authors, sc)
+		}()
+		go func() {
+			defer s.wg.Done()
+			s.probe(ctx, t)
+		}()
+	} else if err := s.src.Watch(ctx, informers); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("watching: %w", err)
 	}
@@ -229,6 +263,13 @@ func (s *session) Session(namespace string) tui.Session {
 	if s.recorder != nil {
 		hist = s.recorder
 	}
+	var health func() tui.Health
+	if s.fleet {
+		health = s.Health
+		if s.history {
+			hist = lateHistory{s}
+		}
+	}
 	return tui.Session{
 		History:   hist,
 		Context:   s.target.ContextName,
@@ -244,6 +285,7 @@ func (s *session) Session(namespace string) tui.Session {
 		Get:       s.get,
 		Forwards:  s.forwards,
 		Review:    s.review,
+		Health:    health,
 	}
 }
 
@@ -338,6 +380,9 @@ func (s *session) Close() {
 	s.capacity.Close()
 	if s.recorder != nil {
 		s.recorder.Close()
+	}
+	if r := s.lateRecorder.Load(); r != nil {
+		r.Close()
 	}
 	if s.forwards != nil {
 		s.forwards.Close()

@@ -41,6 +41,10 @@ type tuiFlags struct {
 	// --feature-gates (a TUI may lead the election: it must reconcile as
 	// the operator does).
 	featureGates features.Gates
+	// reconcileContexts are the contexts the embedded loop runs on
+	// (--reconcile-contexts); reconcileSet says whether it was given.
+	reconcileContexts []string
+	reconcileSet      bool
 }
 
 func (f *tuiFlags) addTo(cmd *cobra.Command) {
@@ -53,6 +57,15 @@ func (f *tuiFlags) addTo(cmd *cobra.Command) {
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060, for measuring raydar itself")
 	operatorcmd.FeatureGatesFlag(fs, &f.featureGates)
 	fs.StringVarP(&f.command, "command", "c", "", "open on this view, as the : prompt names it (rayclusters, rc, rayjobs, rayservices, raycronjobs, pods, po, …)")
+}
+
+// addFleetTo adds the fleet view's flags to the TUI's command (raydar, not
+// raydar demo, which has one context): --all-contexts and
+// --reconcile-contexts (--context a,b is the kube flags').
+func (f *tuiFlags) addFleetTo(cmd *cobra.Command, kf *kube.Flags) {
+	fs := cmd.Flags()
+	kf.AddFleetTo(fs)
+	fs.StringSliceVar(&f.reconcileContexts, "reconcile-contexts", nil, "run the embedded reconcile loop on these contexts only (default: the one context; none when --context names several or with --all-contexts)")
 }
 
 // defaultLogFile is $XDG_STATE_HOME/raydar/raydar.log (~/.local/state/raydar/raydar.log).
@@ -100,11 +113,15 @@ func newTUIRunE(g *globals, f *tuiFlags) func(*cobra.Command, []string) error {
 		if _, err := f.startView(); err != nil {
 			return err
 		}
+		f.reconcileSet = cmd.Flags().Changed("reconcile-contexts")
 		logger, closeLog, err := openLog(f.logFile)
 		if err != nil {
 			return err
 		}
 		defer closeLog()
+		if g.kube.Fleet() {
+			return runFleetTUI(cmd.Context(), g.kube, f, logger)
+		}
 		target, err := g.kube.Resolve()
 		if err != nil {
 			return err
@@ -117,7 +134,11 @@ func newTUIRunE(g *globals, f *tuiFlags) func(*cobra.Command, []string) error {
 		if err != nil {
 			return err
 		}
-		sc := sessionConfig{reconcile: !f.noReconcile && !f.readOnly, logger: logger, readOnly: f.readOnly, book: book, policy: policy}
+		reconcile, err := f.reconciles([]string{target.ContextName})
+		if err != nil {
+			return err
+		}
+		sc := sessionConfig{reconcile: reconcile[target.ContextName], logger: logger, readOnly: f.readOnly, book: book, policy: policy}
 		sc.operator.IgnoreOtherOperators = f.ignoreOther
 		sc.operator.FeatureGates = f.featureGates
 		return runTUI(cmd.Context(), g.kube, target, sc, f, logger)
@@ -138,22 +159,11 @@ func (f *tuiFlags) startView() (tui.ViewKind, error) {
 
 // runTUI connects, runs the TUI until the user quits, and stops everything.
 func runTUI(ctx context.Context, flags kube.Flags, target *kube.Target, sc sessionConfig, f *tuiFlags, logger logr.Logger) error {
-	start, err := f.startView()
+	start, km, stop, err := f.prepare(logger)
 	if err != nil {
 		return err
 	}
-	km, err := keys.LoadDefault()
-	if err != nil {
-		return err
-	}
-	if f.pprof != "" {
-		stop, err := servePprof(f.pprof, logger)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	tuneGC(os.Getenv)
+	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if sc.history == nil {
@@ -169,22 +179,45 @@ func runTUI(ctx context.Context, flags kube.Flags, target *kube.Target, sc sessi
 	defer b.close()
 
 	opts := tui.Options{
-		Actions:   tui.DefaultActions(*s.deps),
-		Session:   s.Session(b.namespace(target)),
-		Backend:   b,
-		Keys:      km,
-		NoColor:   f.noColor,
-		ReadOnly:  f.readOnly,
-		StartView: start,
-		Logf: func(format string, args ...any) {
-			logger.Info(fmt.Sprintf(format, args...))
-		},
+		Actions: tui.DefaultActions(*s.deps),
+		Session: s.Session(b.namespace(target)),
+		Backend: b,
+	}
+	return f.runApp(opts, start, km, logger, "context", target.ContextName, "server", target.Server)
+}
+
+// prepare is what every TUI does before it connects: the view -c names,
+// the key map (a bad keys.yaml is an error before anything connects),
+// --pprof and the collector's pace; stop ends --pprof.
+func (f *tuiFlags) prepare(logger logr.Logger) (start tui.ViewKind, km *keys.KeyMap, stop func(), err error) {
+	if start, err = f.startView(); err != nil {
+		return "", nil, nil, err
+	}
+	if km, err = keys.LoadDefault(); err != nil {
+		return "", nil, nil, err
+	}
+	stop = func() {}
+	if f.pprof != "" {
+		if stop, err = servePprof(f.pprof, logger); err != nil {
+			return "", nil, nil, err
+		}
+	}
+	tuneGC(os.Getenv)
+	return start, km, stop, nil
+}
+
+// runApp runs the TUI on opts (its connection) with the flags' options
+// until the user quits; kv are what the log line says of the connection.
+func (f *tuiFlags) runApp(opts tui.Options, start tui.ViewKind, km *keys.KeyMap, logger logr.Logger, kv ...any) error {
+	opts.Keys, opts.NoColor, opts.ReadOnly, opts.StartView = km, f.noColor, f.readOnly, start
+	opts.Logf = func(format string, args ...any) {
+		logger.Info(fmt.Sprintf(format, args...))
 	}
 	app, err := tui.New(opts)
 	if err != nil {
 		return err
 	}
-	logger.Info("TUI started", "context", target.ContextName, "server", target.Server, "readonly", f.readOnly)
+	logger.Info("TUI started", append(kv, "readonly", f.readOnly)...)
 	_, err = tea.NewProgram(app, tui.ProgramOptions(opts)...).Run()
 	return err
 }

@@ -248,8 +248,9 @@ type InformerSource interface {
 // RayCronJob CRD) is left out. The Event handler is added once the Pod handler
 // has seen the initial list, so the Events of existing Ray pods are
 // recognised. The handlers are removed when ctx ends. Watch may be called
-// once per Source.
-func (s *Source) Watch(ctx context.Context, c InformerSource) error {
+// once per Source, and again after it failed (an API server that did not
+// answer: a fleet view retries).
+func (s *Source) Watch(ctx context.Context, c InformerSource) (err error) {
 	s.mu.Lock()
 	if s.watching {
 		s.mu.Unlock()
@@ -257,6 +258,13 @@ func (s *Source) Watch(ctx context.Context, c InformerSource) error {
 	}
 	s.watching = true
 	s.mu.Unlock()
+	defer func() {
+		if err != nil {
+			s.mu.Lock()
+			s.watching = false
+			s.mu.Unlock()
+		}
+	}()
 	// Every kind but Event now; Event once the Pod handler has synced.
 	var (
 		regs   []registration

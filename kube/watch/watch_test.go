@@ -284,3 +284,49 @@ func TestWatchWithoutRayCronJobs(t *testing.T) {
 		t.Fatalf("watch without the RayCluster CRD: %v, want an error", err)
 	}
 }
+
+// unreachable is a cache whose API server does not answer until up.
+type unreachable struct {
+	*informertest.FakeInformers
+	up bool
+}
+
+func (c *unreachable) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	if !c.up {
+		return nil, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+	}
+	return c.FakeInformers.GetInformer(ctx, obj, opts...)
+}
+
+// TestWatchAgainAfterAFailure: a Watch the API server did not answer may
+// be made again (a fleet view retries), and then delivers.
+func TestWatchAgainAfterAFailure(t *testing.T) {
+	c := &unreachable{FakeInformers: &informertest.FakeInformers{Scheme: scheme.New()}}
+	s := NewSource(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.Watch(ctx, c); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("watch of an unreachable API server: %v, want its error", err)
+	}
+	if s.Synced() {
+		t.Fatal("synced without a watch")
+	}
+	c.up = true
+	if err := s.Watch(ctx, c); err != nil {
+		t.Fatalf("watch again once it answers: %v", err)
+	}
+	if err := s.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inf, err := c.FakeInformerFor(ctx, cluster("c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf.Add(cluster("c"))
+	if b, err := s.Next(ctx); err != nil || len(b) != 1 || b[0].Kind != RayCluster {
+		t.Fatalf("batch %+v, %v; want the RayCluster", b, err)
+	}
+	if err := s.Watch(ctx, c); err == nil {
+		t.Fatal("a third Watch after one that worked was accepted")
+	}
+}

@@ -8,7 +8,10 @@
 // whose user may not list RayClusters, costs only its own rows (a stderr
 // line, exit status 1), and `raydar scale
 // --context b` writes only the second sandbox's object of a namespace/name
-// both have.
+// both have. tui_test.go runs the TUI on both and the unreachable third in
+// a tmux pane: rows of both with their context, the third's state in the
+// header, no reconcile loop, and a delete on the second's row reaching it
+// alone (it needs tmux, and is skipped without).
 //
 // The tests need the control-plane binaries (`make tools`) and are skipped
 // with -short. The package has no code besides its tests.

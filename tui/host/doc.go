@@ -6,12 +6,16 @@
 // returns a ShowDialogMsg or PushMsg, which the App hands to the same
 // Host). Page is a view on the stack, Base its defaults; the optional
 // interfaces (Initer, Closer, Receiver, Ticker, CmdApplier, Searcher,
-// CapacityPoller, HistoryPage) are what a page may add. Target, Action,
+// CapacityPoller, HistoryPage, FleetPage) are what a page may add. In a
+// fleet view (several contexts) each context is an Env of its own and the
+// App's Env holds them (Env.Fleet): a page built with a context's Env
+// (Base.Env) gets that context's changes and runs its actions there.
+// Target, Action,
 // Dialog, ResultMsg, WarnMsg and the views no kind owns (a kind's are its
 // page package's) are shared by pages, actions and the App; Kinds is what
 // they ask of the registry of kinds (tui/registry).
 // The Session and its sources (Feed, JobLogs, PodLogs, RayLogSource,
-// CapacitySource, HistorySource, Forwarder, Backend) are how the App is
+// CapacitySource, HistorySource, Forwarder, Backend, Health) are how the App is
 // wired to a connection. host imports no other room of the TUI but format
 // and diagnose (and keys, styles, table).
 package host

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -64,6 +65,21 @@ type Session struct {
 	// Forwards holds the session's port-forwards (shift-f, :forwards;
 	// a *portforward.Manager); nil: port-forwarding is not available.
 	Forwards Forwarder
+	// Health is the connection's state, for a fleet view's header and its
+	// stale rows; called from the UI loop on ticks, so it must not block
+	// (read what the watch last said). nil: always healthy.
+	Health func() Health
+}
+
+// Health is a connection's state as a fleet view shows it.
+type Health struct {
+	// Err is why the API server cannot be reached or refuses the watch,
+	// in a few words ("unauthorized", "connection refused"); "" while it
+	// answers (or has not answered yet: Session.Synced says so). While it
+	// is set, the context's rows are stale: what was last seen.
+	Err string
+	// Since is when the connection was lost ("" Err: zero).
+	Since time.Time
 }
 
 // CapacitySource gives Ray's view of a cluster's capacity: the last

@@ -48,7 +48,24 @@ type Env struct {
 	// sshUser and sshHost are who and where raydar runs, for ssh lines.
 	Forwards         []portforward.State
 	SSHUser, SSHHost string
+	// Fleet are the contexts of a fleet view (raydar --context a,b,
+	// --all-contexts), one Env each with its own store, session, diagnoses
+	// and history, when the lists show more than one context; nil
+	// otherwise. The Env that holds them is the fleet's: its Store is
+	// empty and its Session has no feed. Its lists merge the members'
+	// stores (FleetPage); every page opened from a row, and every action
+	// on one, gets the row's member Env, so it reads that context's store
+	// and writes through that context's ActionDeps.
+	Fleet []*Env
+	// Stale says this member's connection is lost (Session.Health): its
+	// rows are what was last seen, marked so in a fleet list's CONTEXT
+	// column. Set by the App on ticks.
+	Stale bool
 }
+
+// Env is the Env a page was built with (Base's E): the App runs a page's
+// actions and gives it store changes with this Env.
+func (b *Base) Env() *Env { return b.E }
 
 // lazyScheme is the one scheme, built on first use (only describe needs
 // it); used from Update only.
@@ -207,6 +224,16 @@ type CapacityPoller interface{ PollCapacity() }
 // access is asked (diagnose.PollAccess). Called from Update on ticks: it
 // reads the store only.
 type ClustersShower interface{ ClustersShown() []*rayv1.RayCluster }
+
+// FleetPage is a page that shows the objects of several contexts (a list
+// of a fleet view, Env.Fleet): the App gives it each member's store
+// changes with that member's Env (ApplyFrom, instead of Apply), and asks
+// the autoscaler access of the RayClusters it shows per member
+// (ClustersShownIn, instead of ClustersShown).
+type FleetPage interface {
+	ApplyFrom(e *Env, ch *watch.Changes)
+	ClustersShownIn(e *Env) []*rayv1.RayCluster
+}
 
 // historyPage is a detail page with a History block.
 type HistoryPage interface{ HistoryRef() history.Ref }

@@ -90,9 +90,10 @@ type Def[V client.Object] struct {
 type RowKey[V client.Object] struct {
 	// Binding picks the key from the KeyMap (rebindable in keys.yaml).
 	Binding func(*keys.KeyMap) key.Binding
-	// Run is the key's command for the selected object; it reads memory
-	// only.
-	Run func(v V) tea.Cmd
+	// Run is the key's command for the selected object, with the Env of
+	// its context (the list's, or in a fleet view the row's member's); it
+	// reads memory only.
+	Run func(e *host.Env, v V) tea.Cmd
 }
 
 // Typed is what the registry asks of a kind's typed definition.

@@ -22,6 +22,9 @@ type Glyphs struct {
 	Sep      string // separator between header fields
 	// Port-forward states in the header summary and the forwards view.
 	FwdUp, FwdRetry, FwdFailed string
+	// A fleet view's context states in the header: connected and synced,
+	// syncing or reconnecting, lost.
+	CtxOk, CtxRetry, CtxFailed string
 }
 
 // Class is the status class of a row or a value; it picks the colour.
@@ -92,6 +95,7 @@ func Default() *Styles {
 			Cursor: "▶", Mark: "●", Ellipsis: "…", Rule: "─",
 			Asc: "↑", Desc: "↓", Sep: "│",
 			FwdUp: "↑", FwdRetry: "⟳", FwdFailed: "✗",
+			CtxOk: "✓", CtxRetry: "⟳", CtxFailed: "✗",
 		},
 	}
 	b := lipgloss.NewStyle()
@@ -143,6 +147,7 @@ func Plain() *Styles {
 			Cursor: ">", Mark: "*", Ellipsis: "~", Rule: "-",
 			Asc: "^", Desc: "v", Sep: "|",
 			FwdUp: "+", FwdRetry: "~", FwdFailed: "x",
+			CtxOk: "ok", CtxRetry: "~", CtxFailed: "x",
 		},
 		Logo: b, HeaderKey: b, HeaderValue: b, HintKey: b, HintText: b,
 		Title: b, TitleCounter: b, TitleFilter: b, Rule: b, TableHeader: b,

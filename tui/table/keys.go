@@ -19,6 +19,20 @@ func (m *Model[V]) Marked() []V {
 	return out
 }
 
+// MarkedIDs are the marked items' IDs, in row order (Marked's rows).
+func (m *Model[V]) MarkedIDs() []string {
+	if len(m.marks) == 0 {
+		return nil
+	}
+	var out []string
+	for _, e := range m.rows {
+		if _, ok := m.marks[e.id]; ok {
+			out = append(out, e.id)
+		}
+	}
+	return out
+}
+
 // MarkCount is the number of marked items (visible or not).
 func (m *Model[V]) MarkCount() int { return len(m.marks) }
 

@@ -230,3 +230,14 @@ func (m *Model[V]) OnScreen() []V {
 	}
 	return out
 }
+
+// OnScreenIDs are the IDs of OnScreen's rows, in the same order.
+func (m *Model[V]) OnScreenIDs() []string {
+	from := clamp(m.offset, 0, len(m.rows))
+	to := min(from+m.pageRows(), len(m.rows))
+	out := make([]string, 0, to-from)
+	for _, e := range m.rows[from:to] {
+		out = append(out, e.id)
+	}
+	return out
+}

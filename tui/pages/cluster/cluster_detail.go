@@ -231,7 +231,7 @@ func (d *Detail) SetSize(w, h int) { d.W, d.H = w, h; d.layout() }
 func (d *Detail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	if key.Matches(msg, d.E.KM.RayLogs) { // the selected pod's Ray node, else the head's
 		r, _ := d.t.Selected()
-		return true, raylogs.ClusterKey(d.rc, r.pod)
+		return true, raylogs.ClusterKey(d.E, d.rc, r.pod)
 	}
 	if key.Matches(msg, d.E.KM.Mark) {
 		if r, ok := d.t.Selected(); ok && !r.isWorker() {

@@ -193,7 +193,7 @@ func (d *Detail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 		return true, d.fetch()
 	case key.Matches(msg, km.Explain): // the runtime env setup log of a PENDING job, else the driver log
 		ex, ok := raydash.ExplainRayJob(d.job)
-		return true, raylogs.ExplainKey(d.job.Namespace, ex, ok, "the RayJob has no Ray job yet (no cluster or no submission ID), so no Ray log explains it")
+		return true, raylogs.ExplainKey(d.E, d.job.Namespace, ex, ok, "the RayJob has no Ray job yet (no cluster or no submission ID), so no Ray log explains it")
 	case !widgets.ScrollKey(km, msg, &d.scroll, widgets.FromEnd, max(d.logHeight()-1, 1), len(d.logs)):
 		return false, nil
 	}

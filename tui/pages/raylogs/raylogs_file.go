@@ -142,34 +142,36 @@ func (p *LogPage) View() string {
 }
 
 // rayLogsKey opens the Ray log browser of a cluster's node (L): the pod's
-// (nil: the head's). It reads memory only.
-func ClusterKey(rc *rayv1.RayCluster, pod *corev1.Pod) tea.Cmd {
+// (nil: the head's), in e, the Env of the cluster's context. It reads
+// memory only.
+func ClusterKey(e *host.Env, rc *rayv1.RayCluster, pod *corev1.Pod) tea.Cmd {
 	ns, name := rc.Namespace, rc.Name
 	return func() tea.Msg {
-		return host.PushMsg{Build: func(e *host.Env) host.Page { return NewFilesPage(e, ns, name, pod) }}
+		return host.PushMsg{Build: func(*host.Env) host.Page { return NewFilesPage(e, ns, name, pod) }}
 	}
 }
 
 // podRayLogsKey opens the Ray log browser of a pod's Ray node (L on the
-// pods list), or says why there is none. It reads memory only.
-func PodKey(pod *corev1.Pod) tea.Cmd {
+// pods list), in e, the Env of the pod's context, or says why there is
+// none. It reads memory only.
+func PodKey(e *host.Env, pod *corev1.Pod) tea.Cmd {
 	cluster := pod.Labels[rayv1.RayClusterLabelKey]
 	if cluster == "" {
 		return host.Warn("ray logs: pod %s/%s has no %s label: it is not a node of a RayCluster", pod.Namespace, pod.Name, rayv1.RayClusterLabelKey)
 	}
 	ns := pod.Namespace
 	return func() tea.Msg {
-		return host.PushMsg{Build: func(e *host.Env) host.Page { return NewFilesPage(e, ns, cluster, pod) }}
+		return host.PushMsg{Build: func(*host.Env) host.Page { return NewFilesPage(e, ns, cluster, pod) }}
 	}
 }
 
-// explainKey opens the file that explains obj (E), or says why there is
-// none.
-func ExplainKey(namespace string, ex raydash.Explanation, ok bool, none string) tea.Cmd {
+// explainKey opens the file that explains obj (E), in e, the Env of its
+// context, or says why there is none.
+func ExplainKey(e *host.Env, namespace string, ex raydash.Explanation, ok bool, none string) tea.Cmd {
 	if !ok {
 		return func() tea.Msg { return host.WarnMsg(none) }
 	}
 	return func() tea.Msg {
-		return host.PushMsg{Build: func(e *host.Env) host.Page { return newExplainPage(e, namespace, ex) }}
+		return host.PushMsg{Build: func(*host.Env) host.Page { return newExplainPage(e, namespace, ex) }}
 	}
 }

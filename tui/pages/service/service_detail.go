@@ -86,7 +86,7 @@ func (d *Detail) Apply(ch *watch.Changes) {
 func (d *Detail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	if key.Matches(msg, d.E.KM.Explain) { // the Serve controller log
 		ex, ok := raydash.ExplainRayService(d.svc)
-		return true, raylogs.ExplainKey(d.svc.Namespace, ex, ok, "the RayService has no RayCluster yet, so no Serve controller log")
+		return true, raylogs.ExplainKey(d.E, d.svc.Namespace, ex, ok, "the RayService has no RayCluster yet, so no Serve controller log")
 	}
 	if !widgets.ScrollKey(d.E.KM, msg, &d.offset, widgets.FromTop, d.H, len(d.lines())) {
 		return false, nil
