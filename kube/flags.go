@@ -28,7 +28,7 @@ type Flags struct {
 // AddTo registers the flags with kubectl's names and shorthands.
 func (f *Flags) AddTo(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-	fs.StringVar(&f.Context, "context", "", "the kubeconfig context to use")
+	fs.StringVar(&f.Context, "context", "", "the kubeconfig context to use (raydar and raydar get: a comma-separated list opens several at once)")
 	fs.StringVarP(&f.Namespace, "namespace", "n", "", "namespace (default: the context's namespace)")
 	fs.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "all namespaces")
 }
