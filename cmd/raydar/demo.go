@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,7 @@ func newDemoCmd() *cobra.Command {
 		tf       tuiFlags
 		stateDir string
 		headless bool
+		fleet    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -36,15 +38,27 @@ every minute) that keep changing, and open the TUI on them. Quitting stops every
 --state-dir keeps the sandbox's logs and kubeconfig (<state-dir>/kubeconfig)
 in a directory of your choice, so kubectl can look at the same cluster while
 the demo runs. --headless runs everything but the TUI until Ctrl-C, recording
-history (raydar history) as the TUI does.`,
+history (raydar history) as the TUI does.
+
+--fleet starts two such sandboxes, contexts raydar-demo-east and
+raydar-demo-west (with --state-dir, in its east/ and west/), each seeded
+alike, and opens the fleet view on both (see raydar --context a,b), the
+demo's reconcile loop on each.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if fleet {
+				if headless {
+					return errors.New("--fleet and --headless: the fleet demo is the TUI on two sandboxes; run two `raydar demo --headless --state-dir DIR` instead")
+				}
+				return runFleetDemo(cmd.Context(), cmd.ErrOrStderr(), &tf, stateDir)
+			}
 			return runDemo(cmd.Context(), cmd.ErrOrStderr(), &tf, stateDir, headless)
 		},
 	}
 	tf.addTo(cmd)
 	cmd.Flags().StringVar(&stateDir, "state-dir", "", "directory for the sandbox's state and logs (default: a temporary directory, removed on exit)")
 	cmd.Flags().BoolVar(&headless, "headless", false, "run the sandbox, reconcile loop and workloads without the TUI until Ctrl-C")
+	cmd.Flags().BoolVar(&fleet, "fleet", false, "two sandboxes (contexts "+fleetDemoContexts[0]+", "+fleetDemoContexts[1]+") in the fleet view")
 	return cmd
 }
 

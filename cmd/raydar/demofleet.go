@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/seed"
+)
+
+// fleetDemoContexts are the contexts of raydar demo --fleet's two
+// sandboxes, and the names of their state directories under --state-dir.
+var fleetDemoContexts = [2]string{"raydar-demo-east", "raydar-demo-west"}
+
+// runFleetDemo is raydar demo --fleet: two sandboxes, each as the demo's
+// (simulated heads and cert-manager, seeded workloads that keep moving),
+// one kubeconfig naming both, and the fleet view on them with the
+// reconcile loop on each. Quitting stops both.
+func runFleetDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir string) error {
+	if _, err := tf.startView(); err != nil {
+		return err // before the sandboxes start
+	}
+	logger, closeLog, err := openLog(tf.logFile)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	step := func(format string, args ...any) {
+		fmt.Fprintf(progress, "raydar demo: "+format+"\n", args...)
+		logger.Info(fmt.Sprintf(format, args...))
+	}
+	var (
+		kubeconfigs []string
+		planes      []*sandbox.Sandbox
+	)
+	// Registered first, so it runs last (after the heads, certsim and the
+	// drivers): both sandboxes stop at once, a quit as fast as one's.
+	defer func() {
+		var wg sync.WaitGroup
+		for i, sb := range planes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				step("%s: stopping the sandbox…", fleetDemoContexts[i])
+				if err := sb.Stop(); err != nil {
+					step("%s: stopping the sandbox: %v", fleetDemoContexts[i], err)
+				}
+			}()
+		}
+		wg.Wait()
+	}()
+	for _, name := range fleetDemoContexts {
+		step("%s: starting a sandbox control plane (etcd, kube-apiserver, scheduler, controller-manager, kwok)…", name)
+		begin := time.Now()
+		opts := seed.SandboxOptions()
+		opts.ContextName = name
+		if stateDir != "" {
+			opts.StateDir = filepath.Join(stateDir, strings.TrimPrefix(name, "raydar-demo-"))
+		}
+		opts.Logf = func(format string, args ...any) { logger.Info(name + ": sandbox: " + fmt.Sprintf(format, args...)) }
+		sb, err := sandbox.Start(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		planes = append(planes, sb)
+		step("%s: sandbox ready in %s; kubeconfig %s", name, time.Since(begin).Round(100*time.Millisecond), sb.KubeconfigPath)
+		logf := func(format string, args ...any) { logger.Info(name + ": " + fmt.Sprintf(format, args...)) }
+		sim, err := startHeads(ctx, sb, logf)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = sim.Close() }()
+		certs, certLine, err := startCertManager(ctx, sb, logf)
+		if err != nil {
+			return err
+		}
+		if certs != nil {
+			defer certs.Close()
+		}
+		step("%s: cert-manager: %s", name, certLine)
+		seedClient, err := seed.NewClient(sb.Config)
+		if err != nil {
+			return err
+		}
+		step("%s: seeding RayClusters, RayJobs, a RayService and a RayCronJob in namespace %s…", name, seed.DefaultNamespace)
+		seedOpts := seed.Options{Heads: sim.sim, Logf: logf}
+		if err := seed.Seed(ctx, seedClient, seedOpts); err != nil {
+			return fmt.Errorf("%s: seeding: %w", name, err)
+		}
+		driveCtx, stopDrive := context.WithCancel(ctx)
+		defer stopDrive()
+		go seed.Drive(driveCtx, seedClient, seedOpts)
+		kubeconfigs = append(kubeconfigs, sb.KubeconfigPath)
+	}
+	dir := stateDir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "raydar-demo-fleet-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	merged := filepath.Join(dir, "kubeconfig")
+	if err := mergeKubeconfigs(merged, kubeconfigs); err != nil {
+		return err
+	}
+	step("both sandboxes ready; KUBECONFIG=%s names %s", merged, strings.Join(fleetDemoContexts[:], " and "))
+	flags := kube.Flags{Kubeconfig: merged, Context: strings.Join(fleetDemoContexts[:], ","), Namespace: seed.DefaultNamespace}
+	if !tf.readOnly && !tf.noReconcile {
+		// The demo reconciles its own sandboxes, as raydar demo does.
+		tf.reconcileContexts, tf.reconcileSet = fleetDemoContexts[:], true
+	}
+	return runFleetTUI(ctx, flags, tf, logger)
+}
+
+// mergeKubeconfigs writes one kubeconfig holding every context, cluster and
+// user of files (their names are distinct: each sandbox names its own), with
+// their extensions (the simulated heads' address books), current context
+// the first file's.
+func mergeKubeconfigs(path string, files []string) error {
+	out := clientcmdapi.NewConfig()
+	for i, f := range files {
+		kc, err := clientcmd.LoadFromFile(f)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", f, err)
+		}
+		for n, v := range kc.Clusters {
+			out.Clusters[n] = v
+		}
+		for n, v := range kc.AuthInfos {
+			out.AuthInfos[n] = v
+		}
+		for n, v := range kc.Contexts {
+			out.Contexts[n] = v
+		}
+		if i == 0 {
+			out.CurrentContext = kc.CurrentContext
+		}
+	}
+	if err := clientcmd.WriteToFile(*out, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
