@@ -12,9 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/seed"
@@ -116,7 +113,7 @@ func runFleetDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stat
 		dir = d
 	}
 	merged := filepath.Join(dir, "kubeconfig")
-	if err := mergeKubeconfigs(merged, kubeconfigs); err != nil {
+	if err := kube.MergeKubeconfigs(merged, kubeconfigs); err != nil {
 		return err
 	}
 	step("both sandboxes ready; KUBECONFIG=%s names %s", merged, strings.Join(fleetDemoContexts[:], " and "))
@@ -126,34 +123,4 @@ func runFleetDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stat
 		tf.reconcileContexts, tf.reconcileSet = fleetDemoContexts[:], true
 	}
 	return runFleetTUI(ctx, flags, tf, logger)
-}
-
-// mergeKubeconfigs writes one kubeconfig holding every context, cluster and
-// user of files (their names are distinct: each sandbox names its own), with
-// their extensions (the simulated heads' address books), current context
-// the first file's.
-func mergeKubeconfigs(path string, files []string) error {
-	out := clientcmdapi.NewConfig()
-	for i, f := range files {
-		kc, err := clientcmd.LoadFromFile(f)
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", f, err)
-		}
-		for n, v := range kc.Clusters {
-			out.Clusters[n] = v
-		}
-		for n, v := range kc.AuthInfos {
-			out.AuthInfos[n] = v
-		}
-		for n, v := range kc.Contexts {
-			out.Contexts[n] = v
-		}
-		if i == 0 {
-			out.CurrentContext = kc.CurrentContext
-		}
-	}
-	if err := clientcmd.WriteToFile(*out, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }

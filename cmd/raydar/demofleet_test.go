@@ -34,7 +34,7 @@ func TestMergeKubeconfigsKeepsEachSandboxsAddressBook(t *testing.T) {
 		files = append(files, p)
 	}
 	merged := filepath.Join(dir, "kubeconfig")
-	if err := mergeKubeconfigs(merged, files); err != nil {
+	if err := kube.MergeKubeconfigs(merged, files); err != nil {
 		t.Fatal(err)
 	}
 	kc, err := clientcmd.LoadFromFile(merged)

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/rayapi/crds"
@@ -137,16 +138,12 @@ func setUpFleet(dir string) error {
 		return err
 	}
 	fleetKUBECONFIG = fleetA.KubeconfigPath + string(filepath.ListSeparator) + fleetB.KubeconfigPath
-	merged, err := (&clientcmd.ClientConfigLoadingRules{Precedence: filepath.SplitList(fleetKUBECONFIG)}).Load()
-	if err != nil {
-		return err
-	}
-	if len(merged.Contexts) != 2 {
-		return fmt.Errorf("merging the sandboxes' kubeconfigs gave contexts %v, want %s and %s", merged.Contexts, contextA, contextB)
-	}
 	fleetKubeconfig = filepath.Join(dir, "fleet.kubeconfig")
-	if err := clientcmd.WriteToFile(*merged, fleetKubeconfig); err != nil {
+	if err := kube.MergeKubeconfigs(fleetKubeconfig, filepath.SplitList(fleetKUBECONFIG)); err != nil {
 		return err
+	}
+	if merged, err := clientcmd.LoadFromFile(fleetKubeconfig); err != nil || len(merged.Contexts) != 2 {
+		return fmt.Errorf("merging the sandboxes' kubeconfigs gave %v (%v), want contexts %s and %s", merged, err, contextA, contextB)
 	}
 
 	// A port that was free a moment ago and that nothing listens on now.
