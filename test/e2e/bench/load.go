@@ -153,7 +153,12 @@ func perMin(v float64, d time.Duration) float64 { return v * float64(time.Minute
 func (m *measurement) report() string {
 	var b strings.Builder
 	host, _ := hostname()
-	fmt.Fprintf(&b, "## raydar TUI end to end: %d pods / %d RayClusters, view %s, tmux 120×40, runs of %s\n\n", m.d.pods(), m.d.clusters, m.c.view, m.c.duration)
+	n := max(m.c.contexts, 1)
+	if n > 1 {
+		fmt.Fprintf(&b, "## raydar TUI end to end: %d contexts × %d pods / %d RayClusters (the fleet view), view %s, tmux 120×40, runs of %s\n\n", n, m.d.pods(), m.d.clusters, m.c.view, m.c.duration)
+	} else {
+		fmt.Fprintf(&b, "## raydar TUI end to end: %d pods / %d RayClusters, view %s, tmux 120×40, runs of %s\n\n", m.d.pods(), m.d.clusters, m.c.view, m.c.duration)
+	}
 	fmt.Fprintf(&b, "%s, %s, load average (1 min) at start %s", time.Now().UTC().Format("2006-01-02 15:04 UTC"), host, m.load["start"])
 	if m.c.settle > 0 {
 		fmt.Fprintf(&b, "; idle measured once the newest pod was %s old", m.c.settle)
@@ -166,7 +171,7 @@ func (m *measurement) report() string {
 	row := func(name, v, load string) { fmt.Fprintf(&b, "| %s | %s | %s |\n", name, v, load) }
 	row("cache synced after start", ms(m.synced.Sub(m.started)), m.load["start"])
 	row("first full render after sync", ms(m.rendered.Sub(m.synced)), m.load["start"])
-	row("RSS after sync / peak RSS (VmHWM)", fmt.Sprintf("%.1f MB / %.1f MB", float64(m.rssSynced)/1024, float64(m.hwm)/1024), m.load["patches"])
+	row("RSS after sync / peak RSS (VmHWM)", fmt.Sprintf("%.1f MB / %.1f MB (%.1f KB per pod at peak)", float64(m.rssSynced)/1024, float64(m.hwm)/1024, float64(m.hwm)/float64(n*m.d.pods())), m.load["patches"])
 	row("idle CPU per minute", fmt.Sprintf("%.2f s", perMin(m.idleCPU.Seconds(), m.c.duration)), m.load["idle"])
 	row("idle bytes to the terminal", fmt.Sprintf("%.1f B/s", float64(m.idleBytes)/m.c.duration.Seconds()), m.load["idle"])
 	row("key → screen p50 / p90 / p99", fmt.Sprintf("%s / %s / %s (%d samples)", ms(pct(m.keyLat, .5)), ms(pct(m.keyLat, .9)), ms(pct(m.keyLat, .99)), len(m.keyLat)), m.load["keys"])

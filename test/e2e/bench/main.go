@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/rayapi/crds"
 	"github.com/raydar/raydar/rayapi/scheme"
@@ -37,6 +38,9 @@ type config struct {
 	// linkDelay runs raydar behind a pty proxy holding each direction's
 	// bytes this long (link.go); 0: no proxy.
 	linkDelay time.Duration
+	// contexts is how many sandboxes, each with the data set, raydar
+	// watches at once (its fleet view, --context bench-1,bench-2,…).
+	contexts int
 }
 
 func main() {
@@ -59,6 +63,7 @@ func main() {
 	flag.StringVar(&c.raydar, "raydar", "", "measure this raydar binary, waiting for it to appear once the data set is ready (default: go build ./cmd/raydar then)")
 	flag.DurationVar(&c.settle, "settle", 0, "before the idle run, wait until the newest pod is this old (10m: ages change once a minute, not every second)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the state directory (logs, audit log, profiles)")
+	flag.IntVar(&c.contexts, "contexts", 1, "sandboxes, each with the data set, watched at once through the fleet view (raydar --context bench-1,…,bench-N)")
 	flag.DurationVar(&c.linkDelay, "link-delay", 0, "run raydar behind a pty proxy that delays each direction by this much (50ms: a 100 ms RTT link, SSH to a bastion)")
 	baseline := flag.Bool("baseline", false, "measure the harness itself: key → screen of cat(1) echoing in the same tmux pane")
 	flag.Parse()
@@ -106,17 +111,77 @@ func run(ctx context.Context, c config) error {
 	}
 
 	d := dataSet{clusters: c.clusters, workers: 9, namespaces: 10, podsPerNode: 100}
-	logf("sandbox with the audit log")
-	sb, err := sandbox.Start(ctx, sandbox.Options{
-		Audit: true, CRDs: [][]byte{crds.YAML()},
-		StateDir:     filepath.Join(dir, "sandbox"),
-		StartTimeout: 10 * time.Minute,
-		Logf:         logf,
-	})
+	// One sandbox per context (-contexts), each with the whole data set:
+	// the fleet view of N contexts holds N × the pods.
+	var (
+		planes      []*sandbox.Sandbox
+		kubeconfigs []string
+		cs          kubernetes.Interface
+	)
+	defer func() {
+		for _, sb := range planes {
+			_ = sb.Stop()
+		}
+	}()
+	for k := range max(c.contexts, 1) {
+		name := ""
+		if c.contexts > 1 {
+			name = fmt.Sprintf("bench-%d", k+1)
+		}
+		logf("sandbox %s with the audit log", name)
+		sb, err := sandbox.Start(ctx, sandbox.Options{
+			Audit: true, CRDs: [][]byte{crds.YAML()},
+			StateDir:     filepath.Join(dir, "sandbox"+name),
+			ContextName:  name,
+			StartTimeout: 10 * time.Minute,
+			Logf:         logf,
+		})
+		if err != nil {
+			return err
+		}
+		planes = append(planes, sb)
+		kubeconfigs = append(kubeconfigs, sb.KubeconfigPath)
+		one, err := fill(ctx, c, d, sb)
+		if err != nil {
+			return err
+		}
+		if cs == nil {
+			cs = one // the patches go to the first context
+		}
+	}
+	kubeconfig := kubeconfigs[0]
+	if c.contexts > 1 {
+		kubeconfig = filepath.Join(dir, "kubeconfig")
+		if err := kube.MergeKubeconfigs(kubeconfig, kubeconfigs); err != nil {
+			return err
+		}
+	}
+
+	raydar, err := c.binary(ctx, dir)
 	if err != nil {
 		return err
 	}
-	defer sb.Stop()
+	m := &measurement{c: c, d: d, cs: cs, dir: dir, load: map[string]string{}, created: time.Now()}
+	if err := m.start(raydar, kubeconfig); err != nil {
+		return err
+	}
+	defer m.term.close()
+	if err := m.run(ctx); err != nil {
+		return err
+	}
+	for _, sb := range planes {
+		if err := m.countLists(sb); err != nil {
+			return err
+		}
+	}
+	report := m.report()
+	fmt.Print(report)
+	return os.WriteFile(c.out, []byte(report), 0o644)
+}
+
+// fill creates the data set in sb and waits until every pod is Running,
+// returning the clientset that wrote it.
+func fill(ctx context.Context, c config, d dataSet, sb *sandbox.Sandbox) (kubernetes.Interface, error) {
 	cfg := rest.CopyConfig(sb.Config)
 	cfg.QPS, cfg.Burst, cfg.UserAgent = 5000, 10000, "bench-e2e"
 	// Pods in protobuf: the API server decodes and encodes KubeRay-shaped
@@ -127,42 +192,21 @@ func run(ctx context.Context, c config) error {
 	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cs, err := kubernetes.NewForConfig(pcfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cl, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	nodes, err := d.createNodes(ctx, cs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	logf("%d nodes Ready", len(nodes))
 	if err := d.create(ctx, cs, cl, nodes, c.parallel, logf); err != nil {
-		return err
+		return nil, err
 	}
-	if err := d.waitRunning(ctx, cs, logf); err != nil {
-		return err
-	}
-
-	raydar, err := c.binary(ctx, dir)
-	if err != nil {
-		return err
-	}
-	m := &measurement{c: c, d: d, cs: cs, dir: dir, load: map[string]string{}, created: time.Now()}
-	if err := m.start(raydar, sb.KubeconfigPath); err != nil {
-		return err
-	}
-	defer m.term.close()
-	if err := m.run(ctx); err != nil {
-		return err
-	}
-	if err := m.countLists(sb); err != nil {
-		return err
-	}
-	report := m.report()
-	fmt.Print(report)
-	return os.WriteFile(c.out, []byte(report), 0o644)
+	return cs, d.waitRunning(ctx, cs, logf)
 }
 
 // binary is the raydar to measure: -raydar's (waiting for it), else one
@@ -232,6 +276,13 @@ func (m *measurement) start(raydar, kubeconfig string) error {
 		"XDG_STATE_HOME=" + filepath.Join(m.dir, "state"), "XDG_CONFIG_HOME=" + filepath.Join(m.dir, "config"),
 	}
 	argv := []string{raydar, "-A", "-c", m.c.view, "--no-reconcile", "--log-file", m.log, "--pprof", m.pprof}
+	if m.c.contexts > 1 {
+		var names []string
+		for k := range m.c.contexts {
+			names = append(names, fmt.Sprintf("bench-%d", k+1))
+		}
+		argv = append(argv, "--context", strings.Join(names, ","))
+	}
 	pidFile := ""
 	if m.c.linkDelay > 0 {
 		var linkEnv []string
@@ -295,9 +346,10 @@ var syncedLine = regexp.MustCompile(`^(\S+) .*"cache synced"`)
 // no "syncing", the last body row drawn) and finds the output that
 // completed it, and the "cache synced" line of raydar's log.
 func (m *measurement) firstRender(ctx context.Context) error {
-	want := fmt.Sprintf("[%d]", m.d.pods())
+	n := max(m.c.contexts, 1)
+	want := fmt.Sprintf("[%d]", n*m.d.pods())
 	if m.c.view != "pods" && m.c.view != "po" && m.c.view != "pod" {
-		want = fmt.Sprintf("[%d]", m.d.clusters)
+		want = fmt.Sprintf("[%d]", n*m.d.clusters)
 	}
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
