@@ -49,6 +49,12 @@ history (raydar history) as the TUI does.`,
 }
 
 func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir string, headless bool) error {
+	if tf.batchScheduler != nil {
+		// The demo's cluster has no gang scheduler: its pods would never
+		// be scheduled.
+		return fmt.Errorf("raydar demo runs without a batch scheduler: --batch-scheduler %s is for the TUI and the operator "+
+			"(on a sandbox: raydar sandbox --batch-scheduler %s)", tf.batchScheduler.Name(), tf.batchScheduler.Name())
+	}
 	if _, err := tf.startView(); err != nil {
 		return err // before the sandbox starts
 	}
