@@ -66,9 +66,17 @@ func gangSchedulingCause(o object, rc *rayv1.RayCluster, pods []*corev1.Pod, cs 
 		evidence[i] = "metadata.labels[" + k + "]=" + rc.Labels[k]
 	}
 	return append(cs, Cause{Code: CodeGangSchedulingIgnored, Subject: o.subject(), Rank: rankIgnoredLabels,
-		Summary:  "no gang scheduling: raydar ignores " + strings.Join(keys, ", ") + " (no PodGroup; pods are scheduled one by one)",
+		Summary:  gangSummary(keys, configured),
 		Evidence: evidence,
 		Fix:      gangFix(schedulers)})
+}
+
+// gangSummary names the labels ignored and what schedules the pods.
+func gangSummary(keys []string, configured string) string {
+	if configured != "" {
+		return "raydar ignores " + strings.Join(keys, ", ") + " (its pods are gang-scheduled by " + configured + ", which does not read it)"
+	}
+	return "no gang scheduling: raydar ignores " + strings.Join(keys, ", ") + " (no PodGroup; pods are scheduled one by one)"
 }
 
 // gangFix says how to have the labels read: raydar's own flag for a

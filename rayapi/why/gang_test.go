@@ -16,7 +16,7 @@ func TestGangSchedulingIgnored(t *testing.T) {
 		clusterCase(t, func(in *ClusterInput) {
 			in.Cluster.Labels = map[string]string{rayv1.VolcanoQueueNameLabelKey: "team-a", "team": "x"}
 		}, []string{volcano}, []string{"metadata.labels[volcano.sh/queue-name]=team-a"},
-			"KubeRay's operator run with --batch-scheduler=volcano (spec.managedBy: ray.io/kuberay-operator)")
+			"run raydar's operator (and every raydar TUI that may lead) with --batch-scheduler=volcano, or leave this cluster to KubeRay's operator run with --batch-scheduler=volcano (spec.managedBy: ray.io/kuberay-operator)")
 	})
 	t.Run("two schedulers' labels", func(t *testing.T) {
 		clusterCase(t, func(in *ClusterInput) {
@@ -30,6 +30,19 @@ func TestGangSchedulingIgnored(t *testing.T) {
 			in.Cluster.Labels = map[string]string{rayv1.VolcanoQueueNameLabelKey: "team-a"}
 			in.Pods[0] = waiting(in.Pods[0], corev1.PodRunning, "CrashLoopBackOff", "")
 		}, []string{"CrashLoop: head crash-looping: restarted 0 times", volcano}, nil, "")
+	})
+	t.Run("pods of raydar's volcano: its labels are read", func(t *testing.T) {
+		clusterCase(t, func(in *ClusterInput) {
+			in.Cluster.Labels = map[string]string{rayv1.VolcanoQueueNameLabelKey: "team-a"}
+			in.Pods[0].Annotations = map[string]string{rayv1.VolcanoPodGroupAnnotationKey: "ray-c-pg"}
+		}, nil, nil, "")
+	})
+	t.Run("pods of raydar's volcano: another scheduler's label is not", func(t *testing.T) {
+		clusterCase(t, func(in *ClusterInput) {
+			in.Cluster.Labels = map[string]string{rayv1.VolcanoQueueNameLabelKey: "team-a", rayv1.KaiQueueLabelKey: "k"}
+			in.Pods[0].Annotations = map[string]string{rayv1.VolcanoPodGroupAnnotationKey: "ray-c-pg"}
+		}, []string{"GangSchedulingIgnored: raydar ignores kai.scheduler/queue (its pods are gang-scheduled by volcano, which does not read it)"},
+			[]string{"metadata.labels[kai.scheduler/queue]=k"}, "--batch-scheduler=kai-scheduler")
 	})
 	t.Run("unlabelled says nothing", func(t *testing.T) {
 		clusterCase(t, func(in *ClusterInput) { in.Cluster.Labels = map[string]string{"team": "x"} }, nil, nil, "")
