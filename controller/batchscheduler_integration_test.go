@@ -9,12 +9,15 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/raydar/raydar/controller/batchscheduler/volcano"
 	"github.com/raydar/raydar/controller/internal/fixture"
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/gangsim"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -93,6 +96,49 @@ func TestVolcanoPodGroupOnTheAPIServer(t *testing.T) {
 		}
 		return true, ""
 	})
+	// The sandbox's stand-in for Volcano binds the gang together.
+	gs, err := gangsim.Start(ctx, gangsim.Options{Config: sb.Config, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gs.Close)
+	eventually(t, 30*time.Second, "the gang bound and the PodGroup Running", func() (bool, string) {
+		heads, workers := clusterPods(t, ns, "gang")
+		for _, p := range append(heads, workers...) {
+			if p.Spec.NodeName == "" {
+				return false, p.Name + " unbound"
+			}
+		}
+		if err := vc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ray-gang-pg"}, pg); err != nil {
+			return false, err.Error()
+		}
+		return pg.Status.Phase == volcanov1beta1.PodGroupRunning, string(pg.Status.Phase)
+	})
+	// A gang that cannot fit whole is not bound at all.
+	big := testCluster(ns, "big", 2)
+	huge := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100000"), corev1.ResourceMemory: resource.MustParse("1Gi")}
+	big.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: huge, Limits: huge}
+	if err := cl.Create(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the big gang's three pods", func() (bool, string) {
+		heads, workers := clusterPods(t, ns, "big")
+		return len(heads)+len(workers) == 3, fmt.Sprint(len(heads) + len(workers))
+	})
+	consistently(t, 2*time.Second, "none of the big gang bound, its PodGroup Pending", func() (bool, string) {
+		heads, workers := clusterPods(t, ns, "big")
+		for _, p := range append(heads, workers...) {
+			if p.Spec.NodeName != "" {
+				return false, p.Name + " bound to " + p.Spec.NodeName
+			}
+		}
+		bp := &volcanov1beta1.PodGroup{}
+		if err := vc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ray-big-pg"}, bp); err != nil {
+			return false, err.Error()
+		}
+		return bp.Status.Phase != volcanov1beta1.PodGroupRunning, string(bp.Status.Phase)
+	})
+
 	// No Warning: volcano reads both labels.
 	for _, e := range clusterEvents(t, ns, "gang") {
 		if e.Reason == "BatchSchedulerNotImplemented" {
