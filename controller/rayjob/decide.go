@@ -308,13 +308,18 @@ func decide(o *Observed, p *Plan) {
 			requeueAfter(p, soon)
 		}
 	case rayv1.JobDeploymentStatusComplete, rayv1.JobDeploymentStatusFailed:
-		decideFinishedGang(o, p)
 		decideFinished(o, p)
 	default:
 		// An unknown status (written by something else): start over.
 		resetAttempt(st, false)
 		st.JobDeploymentStatus = rayv1.JobDeploymentStatusNew
 		requeueAfter(p, soon)
+	}
+	// Finished, from the pass that finishes it on: KubeRay's next pass
+	// comes from its own status write, raydar's status-only writes bring
+	// none (gang.go).
+	if rayv1.IsJobDeploymentTerminal(st.JobDeploymentStatus) {
+		decideFinishedGang(o, p)
 	}
 }
 

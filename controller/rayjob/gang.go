@@ -30,10 +30,12 @@ import (
 // (utils/constant.go:280 RayNodeSubmitterGroupLabelValue).
 const SubmitterTask = "submittergroup"
 
-// gangPhase: the RayJob's gang object is decided in these phases only.
+// gangPhase: the RayJob's gang object is decided in these phases only
+// (Running too: the pass that finishes the job cleans it up).
 func gangPhase(st *rayv1.RayJobStatus) bool {
 	switch st.JobDeploymentStatus {
-	case rayv1.JobDeploymentStatusInitializing, rayv1.JobDeploymentStatusComplete, rayv1.JobDeploymentStatusFailed:
+	case rayv1.JobDeploymentStatusInitializing, rayv1.JobDeploymentStatusRunning,
+		rayv1.JobDeploymentStatusComplete, rayv1.JobDeploymentStatusFailed:
 		return true
 	}
 	return false
