@@ -1,8 +1,11 @@
 package why
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -41,6 +44,7 @@ func clusterCauses(in *ClusterInput) []Cause {
 	cs = autoscalerCauses(in, cs)
 	cs = rayCauses(in, &scan, cs)
 	cs = podCauses(&scan, in, cs)
+	cs = podGroupCause(o, in, cs)
 	cs = gangSchedulingCause(o, rc, in.Pods, cs)
 	return onlyContext(o, cs)
 }
@@ -69,6 +73,42 @@ func gangSchedulingCause(o object, rc *rayv1.RayCluster, pods []*corev1.Pod, cs 
 		Summary:  gangSummary(keys, configured),
 		Evidence: evidence,
 		Fix:      gangFix(schedulers)})
+}
+
+// gangPendingAfter is how long a gang's pod may wait unbound before it is
+// a cause (Volcano binds within seconds when the gang fits).
+const gangPendingAfter = 30 * time.Second
+
+// podGroupCause: pods of a Volcano PodGroup (annotation
+// scheduling.k8s.io/group-name) that have waited unbound for longer than
+// gangPendingAfter. The default scheduler never binds them
+// (schedulerName volcano), so without Volcano, or with a gang that does
+// not fit whole, they stay Pending forever.
+func podGroupCause(o object, in *ClusterInput, cs []Cause) []Cause {
+	byGroup := map[string][]string{}
+	for _, p := range in.Pods {
+		g, ok := p.Annotations[rayv1.VolcanoPodGroupAnnotationKey]
+		if !ok || p.DeletionTimestamp != nil || p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending ||
+			in.Now.Sub(p.CreationTimestamp.Time) < gangPendingAfter {
+			continue
+		}
+		byGroup[g] = append(byGroup[g], p.Name)
+	}
+	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
+		pods := byGroup[g]
+		slices.Sort(pods)
+		evidence := make([]string, len(pods))
+		for i, n := range pods {
+			evidence[i] = "pod " + n + ": Pending, bound to no node, in PodGroup " + g
+		}
+		cs = append(cs, Cause{Code: CodePodGroupNotRunning, Subject: o.subject(), Rank: rankGangPending,
+			Summary:  fmt.Sprintf("PodGroup %s is not Running: %d of its pods wait for the volcano gang scheduler to bind them", g, len(pods)),
+			Evidence: evidence,
+			Fix: "only Volcano binds these pods (schedulerName volcano), and only when all of the PodGroup's minMember fit at once: " +
+				"check that Volcano runs and why it holds the gang (kubectl describe podgroup " + g + " -n " + in.Cluster.Namespace +
+				"; its queue, the nodes' free resources); in a raydar sandbox start it with --batch-scheduler volcano"})
+	}
+	return cs
 }
 
 // gangSummary names the labels ignored and what schedules the pods.

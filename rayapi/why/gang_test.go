@@ -1,9 +1,13 @@
 package why
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -53,4 +57,38 @@ func TestGangSchedulingIgnored(t *testing.T) {
 			in.Cluster.Spec.ManagedBy = ptr(rayv1.KubeRayController)
 		}, nil, nil, "")
 	})
+}
+
+// Pods of a Volcano PodGroup that wait unbound (no Volcano, or a gang
+// that does not fit whole) name the PodGroup; not while they are new.
+func TestPodGroupNotRunning(t *testing.T) {
+	gang := func(age time.Duration) func(in *ClusterInput) {
+		return func(in *ClusterInput) {
+			in.Cluster.Labels = map[string]string{rayv1.VolcanoQueueNameLabelKey: "q"}
+			for i, p := range in.Pods {
+				p = p.DeepCopy()
+				p.Annotations = map[string]string{rayv1.VolcanoPodGroupAnnotationKey: "ray-c-pg"}
+				p.Spec.NodeName = ""
+				p.Status = corev1.PodStatus{Phase: corev1.PodPending}
+				p.CreationTimestamp = metav1.NewTime(now.Add(-age))
+				in.Pods[i] = p
+			}
+		}
+	}
+	in := ClusterInput{Cluster: readyCluster(), Pods: healthyPods(), Reconciler: active(), Now: now}
+	gang(time.Minute)(&in)
+	got := Cluster(in)
+	if len(got) == 0 || got[0].Code != CodePodGroupNotRunning ||
+		got[0].Summary != fmt.Sprintf("PodGroup ray-c-pg is not Running: %d of its pods wait for the volcano gang scheduler to bind them", len(in.Pods)) ||
+		!strings.Contains(got[0].Fix, "kubectl describe podgroup ray-c-pg -n "+in.Cluster.Namespace) {
+		t.Fatalf("causes %+v", got)
+	}
+	hasEvidence(t, got, "pod "+in.Pods[0].Name+": Pending, bound to no node, in PodGroup ray-c-pg")
+	in = ClusterInput{Cluster: readyCluster(), Pods: healthyPods(), Reconciler: active(), Now: now}
+	gang(5 * time.Second)(&in)
+	for _, c := range Cluster(in) {
+		if c.Code == CodePodGroupNotRunning {
+			t.Errorf("pods 5 s old: %+v", c)
+		}
+	}
 }
