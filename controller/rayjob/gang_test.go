@@ -4,10 +4,12 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/raydar/raydar/controller/batchscheduler/volcano"
 	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -79,5 +81,33 @@ func TestRayJobVolcanoFinished(t *testing.T) {
 	o.Group = g
 	if p := Decide(o); p.UpdateGroup != nil || p.CreateGroup != nil || p.GroupCleanup {
 		t.Errorf("again: %+v", p)
+	}
+}
+
+// The pass that finishes the RayJob cleans its PodGroup up: raydar's
+// status write brings no other pass.
+func TestRayJobVolcanoFinishingPassCleansUp(t *testing.T) {
+	j := newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning))
+	running, _ := volcano.Scheduler{}.JobGroup(j)
+	o := observe(j, fixture.T0.Add(time.Minute), withVolcano, withCluster(newCluster(true)), withDash(info(dashboard.JobSucceeded)))
+	o.Group = running
+	p := Decide(o)
+	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete {
+		t.Fatalf("status %s", p.Status.JobDeploymentStatus)
+	}
+	// The cluster alone: the HTTPMode job had no submitter pod, so nothing changes.
+	if p.UpdateGroup != nil || p.GroupCleanup {
+		t.Fatalf("HTTPMode: update %+v", p.UpdateGroup)
+	}
+	k8s := newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), mode(rayv1.K8sJobMode))
+	running, _ = volcano.Scheduler{}.JobGroup(k8s)
+	o = observe(k8s, fixture.T0.Add(time.Minute), withVolcano, withCluster(newCluster(true)), withDash(info(dashboard.JobSucceeded)),
+		withSubmitter(submitterJob(batchv1.JobComplete, fixture.T0.Add(50*time.Second))))
+	o.Group = running
+	p = Decide(o)
+	g, ok := p.UpdateGroup.(*volcanov1beta1.PodGroup)
+	if p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete || !ok || !p.GroupCleanup ||
+		g.Spec.MinResources.Cpu().String() != "2" {
+		t.Fatalf("K8sJobMode: status %s update %+v", p.Status.JobDeploymentStatus, p.UpdateGroup)
 	}
 }
