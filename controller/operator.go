@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/raydar/raydar/controller/batchscheduler"
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/controller/raycluster"
@@ -21,6 +22,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -148,6 +150,12 @@ type Options struct {
 	// zero value is raydar's defaults. RayClusterNetworkPolicy on makes
 	// spec.networkPolicy into NetworkPolicies instead of refusing it.
 	FeatureGates features.Gates
+	// BatchScheduler is the batch scheduler of --batch-scheduler
+	// (controller/batchscheduler), nil for none: RayClusters and RayJobs
+	// get its gang objects (a Volcano PodGroup) and their pods its
+	// metadata, as KubeRay v1.6.2 with the same flag. The API server must
+	// serve its gang object (Volcano's CRDs): New refuses otherwise.
+	BatchScheduler batchscheduler.Scheduler
 	// Authors, when set, is told who wrote each Ray object's spec (from
 	// its managedFields, before the cache strips them) for raydar's
 	// history (kube/history).
@@ -239,9 +247,17 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		mopts.Logger = quietRelease(mopts.Logger)
 	}
 
+	if s := opts.BatchScheduler; s != nil {
+		if err := s.AddToScheme(opts.Scheme); err != nil {
+			return nil, fmt.Errorf("controller: --batch-scheduler %s: %w", s.Name(), err)
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
 		return nil, fmt.Errorf("controller: creating the manager: %w", err)
+	}
+	if err := checkBatchScheduler(mgr, opts.BatchScheduler); err != nil {
+		return nil, err
 	}
 	o.mgr = mgr
 	o.gate = kit.NewGate(mgr.GetAPIReader(), opts.IgnoreOtherOperators)
@@ -254,6 +270,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		Gate: o.gate, Namespaces: opts.Namespaces, ClusterDomain: opts.ClusterDomain,
 		InjectProbes: !opts.DisableProbeInjection, Dashboards: dash,
 		SkipNameValidation: opts.SkipControllerNameValidation, Features: opts.FeatureGates,
+		BatchScheduler: opts.BatchScheduler,
 	}, kinds(opts)...)
 	if err != nil {
 		return nil, err
@@ -437,11 +454,30 @@ func kinds(opts Options) []kit.Registration {
 	}
 	return []kit.Registration{
 		raycluster.Registration(raycluster.Options{StatusCoalesceWindow: opts.StatusCoalesceWindow, Concurrency: opts.Concurrency,
-			NetworkPolicies: opts.FeatureGates.Enabled(features.RayClusterNetworkPolicy)}),
+			NetworkPolicies: opts.FeatureGates.Enabled(features.RayClusterNetworkPolicy), BatchScheduler: opts.BatchScheduler}),
 		rayjob.Registration(opts.RayJob),
 		rayservice.Registration(rs),
 		raycronjob.Registration(raycronjob.Options{Local: time.Local}),
 	}
+}
+
+// checkBatchScheduler refuses a batch scheduler whose gang object the API
+// server does not serve (its CRDs not installed): the controller would
+// wait forever for a watch that cannot start. KubeRay's operator fails
+// likewise, later and in fewer words.
+func checkBatchScheduler(mgr manager.Manager, s batchscheduler.Scheduler) error {
+	if s == nil {
+		return nil
+	}
+	gk := s.GroupKind()
+	if _, err := mgr.GetRESTMapper().RESTMapping(gk); err != nil {
+		if meta.IsNoMatchError(err) {
+			return fmt.Errorf("--batch-scheduler %s: the API server does not serve %s (%s's CRDs are not installed; "+
+				"`raydar sandbox --batch-scheduler %s` installs them in a sandbox)", s.Name(), gk.String(), s.Name(), s.Name())
+		}
+		return fmt.Errorf("--batch-scheduler %s: looking up %s: %w", s.Name(), gk.String(), err)
+	}
+	return nil
 }
 
 // dashboards is Options.Dashboards, or a raydash resolver with

@@ -62,7 +62,20 @@ demo's reconcile loop on each.`,
 	return cmd
 }
 
+// demoBatchScheduler refuses --batch-scheduler: the demo's clusters have
+// no gang scheduler, so their pods would never be scheduled.
+func demoBatchScheduler(tf *tuiFlags) error {
+	if tf.batchScheduler == nil {
+		return nil
+	}
+	return fmt.Errorf("raydar demo runs without a batch scheduler: --batch-scheduler %s is for the TUI and the operator "+
+		"(on a sandbox: raydar sandbox --batch-scheduler %s)", tf.batchScheduler.Name(), tf.batchScheduler.Name())
+}
+
 func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir string, headless bool) error {
+	if err := demoBatchScheduler(tf); err != nil {
+		return err
+	}
 	if _, err := tf.startView(); err != nil {
 		return err // before the sandbox starts
 	}

@@ -26,6 +26,9 @@ var fleetDemoContexts = [2]string{"raydar-demo-east", "raydar-demo-west"}
 // one kubeconfig naming both, and the fleet view on them with the
 // reconcile loop on each. Quitting stops both.
 func runFleetDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir string) error {
+	if err := demoBatchScheduler(tf); err != nil {
+		return err
+	}
 	if _, err := tf.startView(); err != nil {
 		return err // before the sandboxes start
 	}

@@ -228,6 +228,7 @@ func runFleetTUI(ctx context.Context, flags kube.Flags, f *tuiFlags, logger logr
 	base := sessionConfig{logger: logger, readOnly: f.readOnly, policy: policy, history: hist, fleet: true}
 	base.operator.IgnoreOtherOperators = f.ignoreOther
 	base.operator.FeatureGates = f.featureGates
+	base.operator.BatchScheduler = f.batchScheduler
 	sessions := make([]*session, len(targets))
 	errs := make([]error, len(targets))
 	var wg sync.WaitGroup

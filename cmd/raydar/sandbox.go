@@ -27,6 +27,7 @@ func sandboxCRDs() []byte { return crds.YAML() }
 func newSandboxCmd() *cobra.Command {
 	var (
 		stateDir, toolsDir, contextName string
+		batchScheduler                  string
 		pool                            sandbox.NodePool
 	)
 	cmd := &cobra.Command{
@@ -54,6 +55,12 @@ Secret is issued at once (real x509) by a selfSigned or CA issuer; there is
 no cert-manager, no renewal on a timer, no ACME or other issuers. Without
 the CRD file there is no cert-manager, and the start-up line says so.
 
+With --batch-scheduler volcano, Volcano's PodGroup and Queue CRDs (written
+into the tools directory by ` + "`make tools`" + `) are installed and a simulated
+gang scheduler, not Volcano, binds each PodGroup's pods (schedulerName
+volcano) only when minMember of them exist and all fit at once, and sets
+its phase; run raydar with the same --batch-scheduler.
+
 Without node flags the nodes are three CPU nodes and one node with 4 GPUs;
 any of --nodes, --node-cpu, --node-memory, --node-gpu gives instead --nodes
 identical nodes.
@@ -69,6 +76,9 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			// envtest logs through controller-runtime; without a logger it
 			// prints a warning with a stack trace after 30 seconds.
 			ctrllog.SetLogger(logr.Discard())
+			if err := checkSandboxBatchScheduler(batchScheduler); err != nil {
+				return err // before the sandbox starts
+			}
 			errOut := cmd.ErrOrStderr()
 			if !cmd.Flags().Changed("context-name") {
 				contextName = sandbox.ContextNameFor(stateDir)
@@ -111,6 +121,20 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 				_ = sb.Stop()
 				return err
 			}
+			var gang interface{ Close() }
+			var gangLine string
+			if batchScheduler != "" {
+				g, line, err := startGangScheduler(ctx, sb, batchScheduler, func(format string, args ...any) { opts.Logf(format, args...) })
+				if err != nil {
+					if certs != nil {
+						certs.Close()
+					}
+					_ = sim.Close()
+					_ = sb.Stop()
+					return err
+				}
+				gang, gangLine = g, line
+			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "sandbox ready in %s\n", time.Since(begin).Round(time.Millisecond))
 			fmt.Fprintf(out, "  server:     %s\n", sb.Config.Host)
@@ -120,6 +144,9 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			fmt.Fprintf(out, "  nodes:      %s\n", strings.Join(sb.Nodes(), " "))
 			fmt.Fprintf(out, "  ray heads:  simulated; addresses in %s\n", filepath.Join(sb.StateDir, addrbook.FileName))
 			fmt.Fprintf(out, "  cert-manager: %s\n", certLine)
+			if gang != nil {
+				fmt.Fprintf(out, "  batch scheduler: %s\n", gangLine)
+			}
 			fmt.Fprintf(out, "\nexport KUBECONFIG=%s\n\n", sb.KubeconfigPath)
 			fmt.Fprint(out, twoSandboxes(sb.KubeconfigPath, sb.ContextName, sb.StateDir))
 			fmt.Fprintln(out, "Ctrl-C stops it.")
@@ -130,6 +157,9 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			begin = time.Now()
 			if certs != nil {
 				certs.Close()
+			}
+			if gang != nil {
+				gang.Close()
 			}
 			simErr := sim.Close()
 			if err := errors.Join(simErr, sb.Stop()); err != nil {
@@ -146,6 +176,7 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 	f.IntVar(&pool.GPU, "node-gpu", 0, "nvidia.com/gpu capacity of each node")
 	f.StringVar(&stateDir, "state-dir", "", "directory for logs, certificates and etcd data, kept after exit (default: a temporary directory, removed on exit)")
 	f.StringVar(&contextName, "context-name", "", "the kubeconfig context (and cluster) name (default: raydar-sandbox, or raydar-sandbox-DIR with --state-dir .../DIR)")
+	f.StringVar(&batchScheduler, "batch-scheduler", "", "simulate this gang scheduler (volcano: its CRDs and a stand-in that binds a PodGroup's pods together); run raydar with the same --batch-scheduler")
 	f.StringVar(&toolsDir, "tools-dir", "", "directory of the control-plane binaries (default: $"+sandbox.ToolsDirEnv+" or the repository's bin/k8s)")
 	return cmd
 }

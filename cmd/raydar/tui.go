@@ -17,6 +17,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/cmd/internal/operatorcmd"
+	"github.com/raydar/raydar/controller/batchscheduler"
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
@@ -45,6 +46,9 @@ type tuiFlags struct {
 	// (--reconcile-contexts); reconcileSet says whether it was given.
 	reconcileContexts []string
 	reconcileSet      bool
+	// batchScheduler is the embedded loop's --batch-scheduler, as the
+	// operator's (nil: none).
+	batchScheduler batchscheduler.Scheduler
 }
 
 func (f *tuiFlags) addTo(cmd *cobra.Command) {
@@ -56,6 +60,7 @@ func (f *tuiFlags) addTo(cmd *cobra.Command) {
 	fs.StringVar(&f.logFile, "log-file", defaultLogFile(), "where raydar writes its log (never to the screen)")
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060, for measuring raydar itself")
 	operatorcmd.FeatureGatesFlag(fs, &f.featureGates)
+	operatorcmd.BatchSchedulerFlag(fs, &f.batchScheduler)
 	fs.StringVarP(&f.command, "command", "c", "", "open on this view, as the : prompt names it (rayclusters, rc, rayjobs, rayservices, raycronjobs, pods, po, …)")
 }
 
@@ -141,6 +146,7 @@ func newTUIRunE(g *globals, f *tuiFlags) func(*cobra.Command, []string) error {
 		sc := sessionConfig{reconcile: reconcile[target.ContextName], logger: logger, readOnly: f.readOnly, book: book, policy: policy}
 		sc.operator.IgnoreOtherOperators = f.ignoreOther
 		sc.operator.FeatureGates = f.featureGates
+		sc.operator.BatchScheduler = f.batchScheduler
 		return runTUI(cmd.Context(), g.kube, target, sc, f, logger)
 	}
 }

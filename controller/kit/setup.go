@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/raydar/raydar/controller/batchscheduler"
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/kube/raydash"
 )
@@ -43,6 +44,9 @@ type Shared struct {
 	// Features are KubeRay's feature gates (the zero value: raydar's
 	// defaults).
 	Features features.Gates
+	// BatchScheduler is the batch scheduler of --batch-scheduler
+	// (controller/batchscheduler), nil for none.
+	BatchScheduler batchscheduler.Scheduler
 }
 
 // Kind is one kind's registration: what its controller watches and owns,

@@ -239,11 +239,13 @@ func (w *writes) children() bool {
 	secretOK := r.createAuthSecret(w.ctx, rc, w.p.CreateAuthSecret, own)
 	// The head mounts the GCS store's claim (gcs_embedded.go).
 	pvcOK := r.applyGCSStoragePVC(w.ctx, rc, w.p, own)
+	// The gang before its pods (gang.go).
+	groupOK := r.applyGroup(w.ctx, rc, w.p, own)
 	w.wg.Wait()
 	w.out.createdRBAC = append(w.out.createdRBAC, own.createdRBAC...)
 	w.out.failures = append(w.out.failures, own.failures...)
 	w.out.ambiguous = w.out.ambiguous || own.ambiguous
-	return rbacOK && secretOK && policiesOK && mtlsOK && pvcOK && !slices.ContainsFunc(w.out.failures, endsPass)
+	return rbacOK && secretOK && policiesOK && mtlsOK && pvcOK && groupOK && !slices.ContainsFunc(w.out.failures, endsPass)
 }
 
 // createService creates one Service; one that exists is adopted by name.

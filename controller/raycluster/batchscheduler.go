@@ -1,17 +1,19 @@
 package raycluster
 
-// Batch schedulers (gang scheduling) are not implemented. KubeRay v1.6.2
-// picks one by its operator's --batch-scheduler flag
+// Batch-scheduler labels no configured scheduler reads. KubeRay v1.6.2
+// picks its scheduler by its operator's --batch-scheduler flag
 // (batchscheduler/schedulermanager.go:58-70) and, without it, uses a
 // no-op scheduler that makes no PodGroup and leaves the pods as built
 // (schedulermanager.go:71-75; interface/interface.go's
-// DefaultBatchScheduler). raydar reconciles a cluster exactly as that: the
-// same objects, whatever its labels. What it adds is that it says so: a
-// cluster carrying a label one of KubeRay's batch schedulers reads
-// (rayapi/v1 BatchSchedulerLabels: ray.io/gang-scheduling-enabled,
-// volcano.sh/queue-name, yunikorn.apache.org/queue, kai.scheduler/queue, …)
-// gets a Warning BatchSchedulerNotImplemented, once while its labels stay
-// the same, and `raydar why` names it (GangSchedulingIgnored). A RayJob's
+// DefaultBatchScheduler). raydar does the same (gang.go for the scheduler
+// it runs with). What it adds is that it says when a label is read by no
+// scheduler it runs: a cluster carrying a label one of KubeRay's batch
+// schedulers reads (rayapi/v1 BatchSchedulerLabels:
+// ray.io/gang-scheduling-enabled, volcano.sh/queue-name,
+// yunikorn.apache.org/queue, kai.scheduler/queue, …) and the configured
+// scheduler (or none) does not, gets a Warning
+// BatchSchedulerNotImplemented naming it, once while its labels stay the
+// same, and `raydar why` names it (GangSchedulingIgnored). A RayJob's
 // or RayService's cluster carries its owner's labels (KubeRay v1.6.2
 // rayjob_controller.go:970-971, rayservice_controller.go:1263-1264;
 // raydar's rayjob clusterLabels and rayservice build.go), so the Warning
@@ -24,6 +26,7 @@ package raycluster
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/raydar/raydar/controller/batchscheduler"
 	"github.com/raydar/raydar/controller/kit"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -35,10 +38,10 @@ const ReasonBatchSchedulerNotImplemented = "BatchSchedulerNotImplemented"
 // batchSchedulerKey is the key the Warning is said once under.
 const batchSchedulerKey = "batch-scheduler"
 
-// batchSchedulerWarning is the Warning for rc's batch-scheduler labels, nil
-// when it has none.
-func batchSchedulerWarning(rc *rayv1.RayCluster) *kit.Event {
-	msg := rayv1.BatchSchedulerIgnored(rc.Labels)
+// batchSchedulerWarning is the Warning for rc's batch-scheduler labels
+// that s (nil: no --batch-scheduler) does not read, nil when there is none.
+func batchSchedulerWarning(rc *rayv1.RayCluster, s batchscheduler.Scheduler) *kit.Event {
+	msg := rayv1.BatchSchedulerIgnored(rc.Labels, batchscheduler.NameOf(s))
 	if msg == "" {
 		return nil
 	}

@@ -26,7 +26,7 @@ func TestBatchSchedulerLabelsWarnOnly(t *testing.T) {
 		{"unlabelled", nil, nil},
 		{"other labels", map[string]string{"team": "a"}, nil},
 		{"volcano queue", map[string]string{rayv1.VolcanoQueueNameLabelKey: "kuberay-test-queue"},
-			[]string{"label volcano.sh/queue-name=kuberay-test-queue is ignored: raydar does not implement batch schedulers (gang scheduling: no PodGroup is made, pods are scheduled one by one); run KubeRay's operator with --batch-scheduler=volcano for gang scheduling"}},
+			[]string{"label volcano.sh/queue-name=kuberay-test-queue is ignored: raydar runs without --batch-scheduler (no PodGroup is made, pods are scheduled one by one); run raydar or KubeRay's operator with --batch-scheduler=volcano for gang scheduling"}},
 		{"gang scheduling", map[string]string{rayv1.RayGangSchedulingEnabled: "true"},
 			[]string{"label ray.io/gang-scheduling-enabled=true is ignored", "--batch-scheduler=scheduler-plugins or --batch-scheduler=yunikorn for gang scheduling"}},
 		{"yunikorn", map[string]string{rayv1.RayGangSchedulingEnabled: "true", rayv1.YuniKornQueueLabelKey: "root.test", rayv1.YuniKornApplicationIDLabelKey: "x"},

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/raydar/raydar/controller/batchscheduler"
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/kit"
 
@@ -39,6 +40,9 @@ type BuildConfig struct {
 	// defaults): RayClusterNetworkPolicy makes spec.networkPolicy into
 	// NetworkPolicies (networkpolicy.go).
 	Features features.Gates
+	// Scheduler is the batch scheduler of --batch-scheduler, nil for none
+	// (gang.go).
+	Scheduler batchscheduler.Scheduler
 }
 
 func DefaultBuildConfig() BuildConfig {

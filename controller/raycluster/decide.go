@@ -55,6 +55,10 @@ type observed struct {
 	// only with the GCSFaultToleranceEmbeddedStorage gate on
 	// (gcs_embedded.go); nil when absent.
 	GCSStoragePVC *corev1.PersistentVolumeClaim
+	// Group is the cluster's gang object (a Volcano PodGroup), read only
+	// with a batch scheduler that makes one for it (gang.go); nil when
+	// absent.
+	Group client.Object
 	// CleanupJob is the Redis clean-up Job; read only while a deleted
 	// cluster waits on the GCS FT finalizer.
 	CleanupJob *batchv1.Job
@@ -96,6 +100,12 @@ type plan struct {
 	MTLS       *mtlsPlan
 	CreatePods []*corev1.Pod
 	DeletePods []podDeletion
+	// The gang object of the configured batch scheduler (gang.go): to
+	// create, to update, or why it cannot be built (the pods are held
+	// back).
+	CreateGroup client.Object
+	UpdateGroup client.Object
+	GroupErr    error
 
 	// The claim of the embedded GCS store (gcs_embedded.go): to create,
 	// to update (its owner), or why it cannot be used (the pods are held
@@ -229,7 +239,7 @@ func decide(o *observed) *plan {
 	if needsRedisCleanup(rc) && !hasFinalizer(rc, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
 		p.AddFinalizer = true
 	}
-	p.BatchScheduler = batchSchedulerWarning(rc)
+	p.BatchScheduler = batchSchedulerWarning(rc, o.Config.Scheduler)
 
 	if o.HeadService == nil {
 		p.CreateServices = append(p.CreateServices, BuildHeadService(rc, o.Config))
@@ -248,6 +258,7 @@ func decide(o *observed) *plan {
 	decideGCSStoragePVC(o, p)
 
 	decidePods(o, p)
+	decoratePods(o, p)
 	holdPodsForMTLS(o, p)
 
 	after := podsAfter(o.Pods, p, o.Now)
@@ -316,6 +327,10 @@ func decidePods(o *observed, p *plan) {
 			}
 		}
 	}
+
+	// The gang before the pods, once suspend and Recreate are settled
+	// (KubeRay v1.6.2 raycluster_controller.go:693-703).
+	decideGang(o, p)
 
 	// Failed pods are deleted and replaced in the same pass.
 	var live []*corev1.Pod

@@ -41,7 +41,11 @@
 // TLS volume, env and init container, behind RayClusterMTLS),
 // historyserver.go (the history server collector sidecar, gate
 // RayClusterHistoryServer), gcs_embedded.go (the embedded rocksdb GCS
-// store, its head volume and claim, gate GCSFaultToleranceEmbeddedStorage).
+// store, its head volume and claim, gate GCSFaultToleranceEmbeddedStorage),
+// gang.go (the batch scheduler's gang object, a Volcano PodGroup, and the
+// pods' scheduler metadata, with --batch-scheduler; controller/batchscheduler)
+// and batchscheduler.go (the Warning about batch-scheduler labels no
+// configured scheduler reads).
 //
 // Names and labels of every child are in controller/kit/names.go.
 // Everything created carries a controller owner reference to its RayCluster,

@@ -79,6 +79,9 @@ func (r *Reconciler) observe(ctx context.Context, rc *rayv1.RayCluster) (*observ
 	if o.GCSStoragePVC, err = r.getGCSStoragePVC(ctx, rc); err != nil {
 		return nil, err
 	}
+	if o.Group, err = r.getGroup(ctx, rc); err != nil {
+		return nil, err
+	}
 	if rc.DeletionTimestamp != nil && hasFinalizer(rc, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
 		job := &batchv1.Job{}
 		err := r.api.Get(ctx, types.NamespacedName{Namespace: rc.Namespace, Name: kit.RedisCleanupJobName(rc.Name)}, job)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/raydar/raydar/controller/batchscheduler"
 	"github.com/raydar/raydar/controller/kit"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
+// +kubebuilder:rbac:groups=scheduling.volcano.sh,resources=podgroups,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=cert-manager.io,resources=issuers,verbs=get;create
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;create;update
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;create;update
@@ -64,6 +66,10 @@ type Options struct {
 	// cluster's NetworkPolicies are watched (owned) and reconciled. The
 	// same gate reaches the pass through kit.Shared.Features.
 	NetworkPolicies bool
+	// BatchScheduler is the scheduler of --batch-scheduler (nil: none):
+	// its gang objects are watched (owned). It reaches the pass through
+	// kit.Shared.BatchScheduler.
+	BatchScheduler batchscheduler.Scheduler
 }
 
 // Reconciler reconciles RayClusters: the kit's Reconcile prologue, then
@@ -118,6 +124,9 @@ func owns(opts Options) []kit.Owned {
 	if opts.NetworkPolicies {
 		o = append(o, kit.Owned{Object: &networkingv1.NetworkPolicy{}})
 	}
+	if opts.BatchScheduler != nil {
+		o = append(o, kit.Owned{Object: opts.BatchScheduler.NewGroup()})
+	}
 	return o
 }
 
@@ -137,6 +146,7 @@ func SharedBuildConfig(sh kit.Shared) BuildConfig {
 	cfg.ClusterDomain = kit.OrDefault(sh.ClusterDomain, cfg.ClusterDomain)
 	cfg.InjectProbes = sh.InjectProbes
 	cfg.Features = sh.Features
+	cfg.Scheduler = sh.BatchScheduler
 	return cfg
 }
 

@@ -126,6 +126,9 @@ func (a *acting) createChildren() {
 			a.fail(key, reason, "Create", msg, err)
 		}
 	}
+	if !a.writeGroup() {
+		return
+	}
 	if c := a.p.CreateCluster; c != nil {
 		create(c, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventCreatedRayCluster, Action: "Create",
 			Message: fmt.Sprintf("Created RayCluster %s for the Ray job", c.Name)},

@@ -28,6 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/controller/raycluster"
 	"github.com/raydar/raydar/rayapi/dashboard"
@@ -92,6 +94,10 @@ type Observed struct {
 	// HeadService is the RayJob's own head Service "<rayjob>-head-svc"
 	// (nil when absent).
 	HeadService *corev1.Service
+	// Group is the RayJob's batch-scheduler gang object (gang.go), read
+	// only with --batch-scheduler, in Initializing and once finished; nil
+	// when absent.
+	Group client.Object
 	// Dash is the dashboard's answer about status.jobId, when asked.
 	Dash *DashAnswer
 	// What this process remembers (memory.go) and the RayJob may not show
@@ -146,6 +152,13 @@ type Plan struct {
 	Status rayv1.RayJobStatus
 	// WriteStatus: Status differs from what is stored.
 	WriteStatus bool
+
+	// CreateGroup and UpdateGroup: the batch scheduler's gang object
+	// (gang.go), written before the cluster; GroupCleanup: the write is
+	// the finished RayJob's clean-up.
+	CreateGroup  client.Object
+	UpdateGroup  client.Object
+	GroupCleanup bool
 
 	CreateCluster   *rayv1.RayCluster
 	DeleteCluster   *deletion
@@ -301,6 +314,12 @@ func decide(o *Observed, p *Plan) {
 		resetAttempt(st, false)
 		st.JobDeploymentStatus = rayv1.JobDeploymentStatusNew
 		requeueAfter(p, soon)
+	}
+	// Finished, from the pass that finishes it on: KubeRay's next pass
+	// comes from its own status write, raydar's status-only writes bring
+	// none (gang.go).
+	if rayv1.IsJobDeploymentTerminal(st.JobDeploymentStatus) {
+		decideFinishedGang(o, p)
 	}
 }
 

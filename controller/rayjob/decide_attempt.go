@@ -108,6 +108,7 @@ func ensureCluster(o *Observed, p *Plan) bool {
 			buildFailed(p, rayv1.EventFailedToCreateRayCluster, "RayCluster "+st.RayClusterName, err)
 			return false
 		}
+		decorateCluster(o, want)
 		p.CreateCluster = want
 		st.Message = fmt.Sprintf("Creating RayCluster %s", st.RayClusterName)
 		return false
@@ -127,6 +128,10 @@ func ensureCluster(o *Observed, p *Plan) bool {
 func decideInitializing(o *Observed, p *Plan) {
 	j, st := o.Job, &p.Status
 	if suspendIfAsked(o, p) || checkDeadlines(o, p) {
+		return
+	}
+	// The gang before the cluster (gang.go).
+	if !decideJobGang(o, p) {
 		return
 	}
 	if !ensureCluster(o, p) {
@@ -194,6 +199,9 @@ func planSubmitter(o *Observed, p *Plan, rc *rayv1.RayCluster) bool {
 	if err != nil {
 		buildFailed(p, rayv1.EventFailedToCreateRayJobSubmitter, "the submitter Job "+kit.RayJobSubmitterName(o.Job), err)
 		return false
+	}
+	if s := o.Config.Build.Scheduler; s != nil {
+		s.Decorate(o.Job, &job.Spec.Template, SubmitterTask)
 	}
 	p.CreateSubmitter = job
 	return true

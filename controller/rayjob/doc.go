@@ -17,6 +17,7 @@
 //	stoprecord.go      the stop record on the RayJob (annotation raydar.io/stop-record)
 //	build.go           the RayCluster, submitter Job and head Service built (pure)
 //	sidecar_restart.go the restartable SidecarMode submitter (KubeRay's SidecarSubmitterRestart gate)
+//	gang.go            the RayJob's batch-scheduler gang object (a Volcano PodGroup) before its cluster, the metadata of its cluster and submitter, its clean-up once finished (--batch-scheduler)
 //	act.go             carries out the Plan in the Plan's order, one step each (acting: the RayJob's writes, children, submission, stop, self-deletion); every write idempotent, no decisions
 //	status.go          the conditions computed (pure), the status written (kit.StatusWriter)
 //	memory.go          what this process remembers between passes besides the kit's

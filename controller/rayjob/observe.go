@@ -55,6 +55,10 @@ func (r *reconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*Observed, 
 			return nil, fmt.Errorf("reading RayCluster %s: %w", st.RayClusterName, err)
 		}
 	}
+	var err error
+	if o.Group, err = r.getGroup(ctx, rj); err != nil {
+		return nil, err
+	}
 	if rj.DeletionTimestamp != nil && o.Cluster != nil && o.Cluster.DeletionTimestamp != nil {
 		pods := &corev1.PodList{}
 		if err := r.client.List(ctx, pods, client.InNamespace(rj.Namespace),

@@ -52,6 +52,8 @@
 // the simulated heads), certsim (cert-manager's part: cert-manager's CRDs,
 // which `make tools` writes from its Go module into the tools directory's
 // crds/cert-manager.yaml, and the Secrets its Certificates ask for, for
-// mTLS clusters; `raydar sandbox` and `raydar demo` run it) and seed (the
+// mTLS clusters; `raydar sandbox` and `raydar demo` run it), gangsim
+// (Volcano's part for `raydar sandbox --batch-scheduler volcano`: Volcano's
+// CRDs from crds/volcano.yaml and a simulated gang scheduler) and seed (the
 // demo's workloads).
 package sandbox

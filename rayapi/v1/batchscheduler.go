@@ -6,13 +6,14 @@ import (
 )
 
 // The labels KubeRay's batch schedulers read from a RayCluster (or from
-// the RayJob / RayService whose labels its cluster inherits). raydar
-// implements no batch scheduler: it reconciles such a cluster as KubeRay
-// v1.6.2 does when its operator runs without --batch-scheduler (the
-// no-op DefaultBatchSchedulerFactory, batchscheduler/schedulermanager.go:71-75),
-// and says that the label is ignored. Which scheduler is used is chosen
-// by the operator's --batch-scheduler flag (schedulermanager.go:58-70),
-// never by a label; the labels only configure the chosen one.
+// the RayJob / RayService whose labels its cluster inherits). Which
+// scheduler is used is chosen by the operator's --batch-scheduler flag
+// (schedulermanager.go:58-70), never by a label; the labels only configure
+// the chosen one. raydar implements volcano (controller/batchscheduler);
+// without the flag it reconciles a cluster as KubeRay v1.6.2 does without
+// it (the no-op DefaultBatchSchedulerFactory,
+// batchscheduler/schedulermanager.go:71-75). Either way a label the
+// configured scheduler (or none) does not read is said to be ignored.
 const (
 	// RayGangSchedulingEnabled: KubeRay v1.6.2 utils/constant.go:56; read
 	// (present, any value) by yunikorn (yunikorn_scheduler.go:112) and
@@ -32,7 +33,27 @@ const (
 	YuniKornQueueLabelKey         = "yunikorn.apache.org/queue"
 	// KaiQueueLabelKey: kai-scheduler/kai_scheduler.go:27 (read at :57-59).
 	KaiQueueLabelKey = "kai.scheduler/queue"
+	// VolcanoPodGroupAnnotationKey names a pod's Volcano PodGroup
+	// (volcano_scheduler.go:136, volcano.sh/apis scheduling/v1beta1
+	// KubeGroupNameAnnotationKey): a cluster whose pods carry it is gang
+	// scheduled by volcano.
+	VolcanoPodGroupAnnotationKey = "scheduling.k8s.io/group-name"
 )
+
+// RaydarBatchSchedulers are the --batch-scheduler values raydar implements
+// (controller/batchscheduler Names; its test holds them equal).
+var RaydarBatchSchedulers = []string{"volcano"}
+
+// BatchSchedulerOfPods is the batch scheduler the pods were made for
+// ("volcano" when one carries VolcanoPodGroupAnnotationKey), "" for none.
+func BatchSchedulerOfPods(annotations ...map[string]string) string {
+	for _, a := range annotations {
+		if _, ok := a[VolcanoPodGroupAnnotationKey]; ok {
+			return "volcano"
+		}
+	}
+	return ""
+}
 
 // batchSchedulerLabels maps each label to the --batch-scheduler values of
 // KubeRay that read it.
@@ -51,11 +72,13 @@ var batchSchedulerLabels = []struct {
 }
 
 // BatchSchedulerLabels are the keys of the batch-scheduler labels among
-// labels, in a fixed order, and the --batch-scheduler values of KubeRay
-// that would read them (sorted, each once); both empty when there is none.
-func BatchSchedulerLabels(labels map[string]string) (keys, schedulers []string) {
+// labels that the scheduler configured (raydar's --batch-scheduler value,
+// "" for none) does not read, in a fixed order, and the --batch-scheduler
+// values of KubeRay that would read them (sorted, each once); both empty
+// when there is none.
+func BatchSchedulerLabels(labels map[string]string, configured string) (keys, schedulers []string) {
 	for _, l := range batchSchedulerLabels {
-		if _, ok := labels[l.Key]; !ok {
+		if _, ok := labels[l.Key]; !ok || slices.Contains(l.Schedulers, configured) {
 			continue
 		}
 		keys = append(keys, l.Key)
@@ -79,10 +102,11 @@ func BatchSchedulerFlags(schedulers []string) string {
 	return strings.Join(flags, " or ")
 }
 
-// BatchSchedulerIgnored is the sentence that says raydar ignores the
-// batch-scheduler labels of an object, "" when it has none.
-func BatchSchedulerIgnored(labels map[string]string) string {
-	keys, schedulers := BatchSchedulerLabels(labels)
+// BatchSchedulerIgnored is the sentence that says which batch-scheduler
+// labels of an object raydar ignores, run with configured as its
+// --batch-scheduler ("" for none), "" when it ignores none.
+func BatchSchedulerIgnored(labels map[string]string, configured string) string {
+	keys, schedulers := BatchSchedulerLabels(labels, configured)
 	if len(keys) == 0 {
 		return ""
 	}
@@ -94,6 +118,14 @@ func BatchSchedulerIgnored(labels map[string]string) string {
 	if len(found) > 1 {
 		subject = "labels " + strings.Join(found, ", ") + " are"
 	}
-	return subject + " ignored: raydar does not implement batch schedulers (gang scheduling: no PodGroup is made, " +
-		"pods are scheduled one by one); run KubeRay's operator with " + BatchSchedulerFlags(schedulers) + " for gang scheduling"
+	if configured != "" {
+		return subject + " ignored: raydar runs with --batch-scheduler=" + configured + ", which does not read it; " +
+			"KubeRay's operator run with " + BatchSchedulerFlags(schedulers) + " would"
+	}
+	who := "KubeRay's operator"
+	if slices.ContainsFunc(schedulers, func(s string) bool { return slices.Contains(RaydarBatchSchedulers, s) }) {
+		who = "raydar or KubeRay's operator"
+	}
+	return subject + " ignored: raydar runs without --batch-scheduler (no PodGroup is made, pods are scheduled one by one); " +
+		"run " + who + " with " + BatchSchedulerFlags(schedulers) + " for gang scheduling"
 }

@@ -260,6 +260,11 @@ const (
 	EventFailedToDeleteRayCluster      = "FailedToDeleteRayCluster"
 	EventFailedToUpdateRayCluster      = "FailedToUpdateRayCluster"
 	EventRayClusterNotFound            = "RayClusterNotFound"
+	// A finished RayJob's batch-scheduler gang object brought to what
+	// its cluster still holds (KubeRay v1.6.2 utils/constant.go,
+	// rayjob_controller.go:1511-1533), or not.
+	EventBatchSchedulerCleanedUp       = "BatchSchedulerCleanedUp"
+	EventFailedToCleanupBatchScheduler = "FailedToCleanupBatchScheduler"
 
 	// RayService.
 	EventInvalidRayServiceSpec           = "InvalidRayServiceSpec"

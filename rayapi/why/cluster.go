@@ -1,8 +1,11 @@
 package why
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -41,17 +44,24 @@ func clusterCauses(in *ClusterInput) []Cause {
 	cs = autoscalerCauses(in, cs)
 	cs = rayCauses(in, &scan, cs)
 	cs = podCauses(&scan, in, cs)
-	cs = gangSchedulingCause(o, rc, cs)
+	cs = podGroupCause(o, in, cs)
+	cs = gangSchedulingCause(o, rc, in.Pods, cs)
 	return onlyContext(o, cs)
 }
 
-// gangSchedulingCause: the cluster's batch-scheduler labels, which raydar
-// ignores as KubeRay v1.6.2 does without --batch-scheduler
+// gangSchedulingCause: the cluster's batch-scheduler labels that the
+// scheduler its pods were made for (none, or volcano: their PodGroup
+// annotation) does not read, which raydar ignores as KubeRay v1.6.2 does
 // (controller/raycluster/batchscheduler.go, its Warning
 // BatchSchedulerNotImplemented). Not said when another operator manages
 // the cluster: whether that one gang-schedules is its own flag's business.
-func gangSchedulingCause(o object, rc *rayv1.RayCluster, cs []Cause) []Cause {
-	keys, schedulers := rayv1.BatchSchedulerLabels(rc.Labels)
+func gangSchedulingCause(o object, rc *rayv1.RayCluster, pods []*corev1.Pod, cs []Cause) []Cause {
+	var annotations []map[string]string
+	for _, p := range pods {
+		annotations = append(annotations, p.Annotations)
+	}
+	configured := rayv1.BatchSchedulerOfPods(annotations...)
+	keys, schedulers := rayv1.BatchSchedulerLabels(rc.Labels, configured)
 	if len(keys) == 0 || slices.ContainsFunc(cs, func(c Cause) bool { return c.Code == CodeOtherOperator }) {
 		return cs
 	}
@@ -60,10 +70,65 @@ func gangSchedulingCause(o object, rc *rayv1.RayCluster, cs []Cause) []Cause {
 		evidence[i] = "metadata.labels[" + k + "]=" + rc.Labels[k]
 	}
 	return append(cs, Cause{Code: CodeGangSchedulingIgnored, Subject: o.subject(), Rank: rankIgnoredLabels,
-		Summary:  "no gang scheduling: raydar ignores " + strings.Join(keys, ", ") + " (no PodGroup; pods are scheduled one by one)",
+		Summary:  gangSummary(keys, configured),
 		Evidence: evidence,
-		Fix: "for gang scheduling, leave this cluster to KubeRay's operator run with " + rayv1.BatchSchedulerFlags(schedulers) +
-			" (spec.managedBy: " + rayv1.KubeRayController + "); otherwise nothing to do: it runs as under KubeRay without a batch scheduler"})
+		Fix:      gangFix(schedulers)})
+}
+
+// gangPendingAfter is how long a gang's pod may wait unbound before it is
+// a cause (Volcano binds within seconds when the gang fits).
+const gangPendingAfter = 30 * time.Second
+
+// podGroupCause: pods of a Volcano PodGroup (annotation
+// scheduling.k8s.io/group-name) that have waited unbound for longer than
+// gangPendingAfter. The default scheduler never binds them
+// (schedulerName volcano), so without Volcano, or with a gang that does
+// not fit whole, they stay Pending forever.
+func podGroupCause(o object, in *ClusterInput, cs []Cause) []Cause {
+	byGroup := map[string][]string{}
+	for _, p := range in.Pods {
+		g, ok := p.Annotations[rayv1.VolcanoPodGroupAnnotationKey]
+		if !ok || p.DeletionTimestamp != nil || p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending ||
+			in.Now.Sub(p.CreationTimestamp.Time) < gangPendingAfter {
+			continue
+		}
+		byGroup[g] = append(byGroup[g], p.Name)
+	}
+	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
+		pods := byGroup[g]
+		slices.Sort(pods)
+		evidence := make([]string, len(pods))
+		for i, n := range pods {
+			evidence[i] = "pod " + n + ": Pending, bound to no node, in PodGroup " + g
+		}
+		cs = append(cs, Cause{Code: CodePodGroupNotRunning, Subject: o.subject(), Rank: rankGangPending,
+			Summary:  fmt.Sprintf("PodGroup %s is not Running: %d of its pods wait for the volcano gang scheduler to bind them", g, len(pods)),
+			Evidence: evidence,
+			Fix: "only Volcano binds these pods (schedulerName volcano), and only when all of the PodGroup's minMember fit at once: " +
+				"check that Volcano runs and why it holds the gang (kubectl describe podgroup " + g + " -n " + in.Cluster.Namespace +
+				"; its queue, the nodes' free resources); in a raydar sandbox start it with --batch-scheduler volcano"})
+	}
+	return cs
+}
+
+// gangSummary names the labels ignored and what schedules the pods.
+func gangSummary(keys []string, configured string) string {
+	if configured != "" {
+		return "raydar ignores " + strings.Join(keys, ", ") + " (its pods are gang-scheduled by " + configured + ", which does not read it)"
+	}
+	return "no gang scheduling: raydar ignores " + strings.Join(keys, ", ") + " (no PodGroup; pods are scheduled one by one)"
+}
+
+// gangFix says how to have the labels read: raydar's own flag for a
+// scheduler raydar implements (volcano), else KubeRay's operator.
+func gangFix(schedulers []string) string {
+	if slices.Contains(schedulers, "volcano") {
+		return "for gang scheduling, run raydar's operator (and every raydar TUI that may lead) with --batch-scheduler=volcano, " +
+			"or leave this cluster to KubeRay's operator run with " + rayv1.BatchSchedulerFlags(schedulers) +
+			" (spec.managedBy: " + rayv1.KubeRayController + "); otherwise nothing to do: it runs as under KubeRay without a batch scheduler"
+	}
+	return "for gang scheduling, leave this cluster to KubeRay's operator run with " + rayv1.BatchSchedulerFlags(schedulers) +
+		" (spec.managedBy: " + rayv1.KubeRayController + "); otherwise nothing to do: it runs as under KubeRay without a batch scheduler"
 }
 
 // clusterInvalid: the ReplicaFailure condition says ValidationFailed, or

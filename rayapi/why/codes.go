@@ -100,6 +100,11 @@ const (
 	// implements none, so no PodGroup is made and the pods are scheduled
 	// one by one. Informational: the cluster may be fine, so it ranks last.
 	CodeGangSchedulingIgnored = "GangSchedulingIgnored"
+	// CodePodGroupNotRunning: the cluster's pods belong to a Volcano
+	// PodGroup (raydar or KubeRay run with --batch-scheduler volcano) and
+	// some have waited unbound: only Volcano binds them, all minMember at
+	// once, and it has not (not running, or the gang does not fit).
+	CodePodGroupNotRunning = "PodGroupNotRunning"
 )
 
 // Ranks, lower first: what blocks everything (the spec, suspend, who
@@ -115,6 +120,7 @@ const (
 	rankNotReconciled  = 3
 	rankCreateRefused  = 10
 	rankWriteFailed    = 11
+	rankGangPending    = 15 // no pod of the gang starts before all are bound
 	rankHeadPod        = 20 // + podRank*
 	rankWorkerPod      = 30 // + podRank*
 	rankWaitingForGCS  = 40

@@ -91,10 +91,22 @@ func TestConformance(t *testing.T) {
 // (krNS(i)) and its raydar namespace (rdNS(i)), waits until each has
 // settled, reports every unexplained difference as an error and returns
 // the summary line. checkUnused also fails on intended entries that match
-// nothing (a pass over part of the corpus leaves them unchecked).
-func runPass(t *testing.T, corpus []Manifest, krNS, rdNS func(int) string, checkUnused bool) string {
+// nothing (a pass over part of the corpus leaves them unchecked). more are
+// intended files read on top of intended.yaml (a pass of its own), each of
+// whose entries must match.
+func runPass(t *testing.T, corpus []Manifest, krNS, rdNS func(int) string, checkUnused bool, more ...string) string {
 	t.Helper()
 	intended, err := LoadIntended("intended.yaml")
+	var own []*Intended
+	for _, f := range more {
+		if err != nil {
+			break
+		}
+		var l []*Intended
+		l, err = LoadIntended(f)
+		own = append(own, l...)
+	}
+	intended = append(intended, own...)
 	if err == nil && os.Getenv(oracleBinEnv) != "" {
 		// A KubeRay built from its source: what that build stamps
 		// differently from the release (intended-source.yaml).
@@ -192,7 +204,8 @@ func runPass(t *testing.T, corpus []Manifest, krNS, rdNS func(int) string, check
 			t.Logf("%s: not applied (cluster-scoped or unknown kinds): %s", r.m.Name, strings.Join(r.skipped, ", "))
 		}
 	}
-	if only := os.Getenv(manifestsEnv); checkUnused && only == "" {
+	only := os.Getenv(manifestsEnv)
+	if checkUnused && only == "" {
 		for _, e := range intended {
 			if used[e] == 0 && e.Pending {
 				t.Logf("a pending difference no longer occurs (remove it from intended.yaml if it is fixed): %s", e)
@@ -201,7 +214,14 @@ func runPass(t *testing.T, corpus []Manifest, krNS, rdNS func(int) string, check
 				t.Errorf("intended difference no longer occurs (remove it from intended.yaml and docs/kuberay-compatibility.md): %s", e)
 			}
 		}
-	} else if only != "" {
+	} else if only == "" {
+		for _, e := range own {
+			if used[e] == 0 && !e.Sometimes && !e.Pending {
+				t.Errorf("intended difference no longer occurs (remove it from %v): %s", more, e)
+			}
+		}
+	}
+	if only != "" {
 		t.Logf("%s=%q: %d of the corpus's manifests; intended entries that match nothing are not checked", manifestsEnv, only, len(runs))
 	}
 	oracle := KubeRayVersion

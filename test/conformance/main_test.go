@@ -293,8 +293,8 @@ func (s *suite) addNodes(ctx context.Context) error {
 const kubeRayFeatureGates = "RayClusterStatusConditions=true,RayJobDeletionPolicy=true,RayMultiHostIndexing=true,RayServiceIncrementalUpgrade=true,RayCronJob=true"
 
 // startKubeRay runs the real KubeRay operator on the given namespaces with
-// kubeRayFeatureGates.
-func (s *suite) startKubeRay(namespaces []string) (*exec.Cmd, error) {
+// kubeRayFeatureGates, and extra flags.
+func (s *suite) startKubeRay(namespaces []string, extra ...string) (*exec.Cmd, error) {
 	bin := filepath.Join(s.sb.ToolsDir, "kuberay-operator")
 	if b := os.Getenv(oracleBinEnv); b != "" {
 		bin = b
@@ -309,14 +309,14 @@ func (s *suite) startKubeRay(namespaces []string) (*exec.Cmd, error) {
 	defer logf.Close()
 	s.logs = append(s.logs, logf.Name())
 	proxyURL := s.proxy.URL()
-	cmd := exec.Command(bin,
-		"--watch-namespace="+strings.Join(namespaces, ","),
+	cmd := exec.Command(bin, append([]string{
+		"--watch-namespace=" + strings.Join(namespaces, ","),
 		"--enable-leader-election=false",
 		"--metrics-addr=0",
 		"--health-probe-bind-address=0",
 		"--reconcile-concurrency=4",
-		"--feature-gates="+strings.Join(slices.DeleteFunc([]string{kubeRayFeatureGates, os.Getenv(gatesEnv)}, func(g string) bool { return g == "" }), ","),
-	)
+		"--feature-gates=" + strings.Join(slices.DeleteFunc([]string{kubeRayFeatureGates, os.Getenv(gatesEnv)}, func(g string) bool { return g == "" }), ","),
+	}, extra...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.sb.KubeconfigPath, "HTTP_PROXY="+proxyURL, "http_proxy="+proxyURL, "NO_PROXY=", "no_proxy=")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
@@ -337,13 +337,13 @@ func stopKubeRay(cmd *exec.Cmd) {
 // reaching dashboards and Serve proxies through headsim's address book.
 // The returned function stops it and waits until it has. another says
 // that a raydar loop already runs in this process (controller names are
-// then not checked for uniqueness).
-func (s *suite) startRaydar(namespaces []string, another bool) (stop func(), err error) {
+// then not checked for uniqueness); mods change its options.
+func (s *suite) startRaydar(namespaces []string, another bool, mods ...func(*controller.Options)) (stop func(), err error) {
 	dash, err := raydash.New(raydash.Options{AddressBook: s.sim, Secrets: raydash.SecretsFromClientset(s.kc), HeadServiceName: controller.HeadServiceName})
 	if err != nil {
 		return nil, err
 	}
-	op, err := controller.New(s.sb.Config, controller.Options{
+	opts := controller.Options{
 		FeatureGates:                 s.gates,
 		DisableLeaderElection:        true,
 		Namespaces:                   namespaces,
@@ -353,7 +353,11 @@ func (s *suite) startRaydar(namespaces []string, another bool) (stop func(), err
 		SkipControllerNameValidation: another,
 		Dashboards:                   dash,
 		ServeProxyChecker:            controller.ServeProxyCheckerFromAddressBook(s.sim),
-	})
+	}
+	for _, m := range mods {
+		m(&opts)
+	}
+	op, err := controller.New(s.sb.Config, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/controller"
+	"github.com/raydar/raydar/controller/batchscheduler"
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/history"
@@ -101,7 +102,8 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 			defer rec.Close()
 			l := op.Leader()
 			logger.Info("starting raydar operator", "server", target.Server, "identity", l.Identity,
-				"lease", l.Lease, "leaderElection", l.Enabled, "featureGates", o.FeatureGates.Effective())
+				"lease", l.Lease, "leaderElection", l.Enabled, "featureGates", o.FeatureGates.Effective(),
+				"batchScheduler", batchscheduler.NameOf(o.BatchScheduler))
 			if err := op.Start(ctx); err != nil && ctx.Err() == nil {
 				return fmt.Errorf("operator stopped: %w", err)
 			}
@@ -123,6 +125,7 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 	f.Float32Var(&o.QPS, "kube-api-qps", controller.DefaultQPS, "requests per second to the API server")
 	f.IntVar(&o.Burst, "kube-api-burst", controller.DefaultBurst, "burst of requests to the API server")
 	FeatureGatesFlag(f, &o.FeatureGates)
+	BatchSchedulerFlag(f, &o.BatchScheduler)
 	f.IntVarP(&verbosity, "v", "v", 0, "log verbosity")
 	f.StringVar(&historyFile, "history-file", history.DefaultPathOrEmpty(), `this process's record of what happened to Ray objects (raydar history); "" keeps it in memory`)
 	return cmd
@@ -136,6 +139,33 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 func FeatureGatesFlag(f *pflag.FlagSet, g *features.Gates) {
 	f.Var(g, "feature-gates", features.Usage())
 }
+
+// BatchSchedulerFlag registers --batch-scheduler on f, into s: KubeRay's
+// flag of the same name, a scheduler raydar does not implement an error
+// when the flags are parsed. The operator command and the TUI (its
+// embedded loop) register the one flag, as --feature-gates.
+func BatchSchedulerFlag(f *pflag.FlagSet, s *batchscheduler.Scheduler) {
+	f.Var(&schedulerFlag{s}, "batch-scheduler", batchscheduler.Usage())
+}
+
+// schedulerFlag sets *s from a --batch-scheduler value.
+type schedulerFlag struct{ s *batchscheduler.Scheduler }
+
+func (f *schedulerFlag) String() string {
+	if f.s == nil {
+		return ""
+	}
+	return batchscheduler.NameOf(*f.s)
+}
+func (f *schedulerFlag) Set(v string) error {
+	s, err := batchscheduler.New(v)
+	if err != nil {
+		return err
+	}
+	*f.s = s
+	return nil
+}
+func (*schedulerFlag) Type() string { return "name" }
 
 // NewLoop builds the reconcile loop for all kinds with o, reaching the
 // sandbox's simulated heads through book when it is not nil (else service

@@ -1,0 +1,167 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	"github.com/raydar/raydar/controller/batchscheduler/volcano"
+	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/gangsim"
+	"github.com/raydar/raydar/rayapi/scheme"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+var (
+	volcanoOnce sync.Once
+	volcanoErr  error
+)
+
+// installVolcano installs Volcano's PodGroup and Queue CRDs (the tools
+// dir's crds/volcano.yaml, generated from volcano.sh/apis by
+// hack/build-tools.sh) into the shared sandbox, once.
+func installVolcano(t *testing.T) {
+	t.Helper()
+	volcanoOnce.Do(func() {
+		b, err := os.ReadFile(filepath.Join(sb.ToolsDir, "crds", "volcano.yaml"))
+		if err != nil {
+			volcanoErr = err
+			return
+		}
+		crds, err := sandbox.ParseCRDs(b)
+		if err != nil {
+			volcanoErr = err
+			return
+		}
+		volcanoErr = sb.InstallCRDs(context.Background(), crds...)
+	})
+	if volcanoErr != nil {
+		t.Fatalf("installing Volcano's CRDs (hack/build-tools.sh volcano-crds): %v", volcanoErr)
+	}
+}
+
+// With --batch-scheduler volcano a RayCluster gets KubeRay v1.6.2's
+// PodGroup, owned by it, and pods that name it and Volcano as their
+// scheduler; scaling the cluster resizes the PodGroup.
+func TestVolcanoPodGroupOnTheAPIServer(t *testing.T) {
+	needSandbox(t)
+	installVolcano(t)
+	ns := newNamespace(t)
+	startOperator(t, ns, func(o *Options) { o.BatchScheduler = volcano.Scheduler{} })
+	s := scheme.New()
+	if err := volcanov1beta1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	vc, err := client.New(sb.Config, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rc := testCluster(ns, "gang", 2)
+	rc.Labels = map[string]string{rayv1.VolcanoQueueNameLabelKey: "q1", rayv1.RayPriorityClassName: "high"}
+	if err := cl.Create(ctx, rc); err != nil {
+		t.Fatal(err)
+	}
+	pg := &volcanov1beta1.PodGroup{}
+	eventually(t, 30*time.Second, "the PodGroup", func() (bool, string) {
+		err := vc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ray-gang-pg"}, pg)
+		return err == nil, err2s(err)
+	})
+	// 3 pods of 100m/128Mi requested each.
+	if pg.Spec.MinMember != 3 || pg.Spec.MinResources.Cpu().String() != "300m" || pg.Spec.MinResources.Memory().String() != "384Mi" ||
+		pg.Spec.Queue != "q1" || pg.Spec.PriorityClassName != "high" || pg.OwnerReferences[0].Kind != "RayCluster" || pg.OwnerReferences[0].Name != "gang" {
+		t.Fatalf("PodGroup %+v %+v", pg.Spec, pg.OwnerReferences)
+	}
+	eventually(t, 30*time.Second, "three pods in the gang", func() (bool, string) {
+		heads, workers := clusterPods(t, ns, "gang")
+		pods := append(heads, workers...)
+		if len(pods) != 3 {
+			return false, fmt.Sprint("pods: ", len(pods))
+		}
+		for _, p := range pods {
+			if p.Spec.SchedulerName != "volcano" || p.Annotations[volcano.GroupNameAnnotationKey] != "ray-gang-pg" ||
+				p.Annotations[volcano.TaskSpecAnnotationKey] != p.Labels[rayv1.RayNodeGroupLabelKey] || p.Labels[rayv1.VolcanoQueueNameLabelKey] != "q1" {
+				return false, p.Name + " lacks Volcano's metadata"
+			}
+		}
+		return true, ""
+	})
+	// The sandbox's stand-in for Volcano binds the gang together.
+	gs, err := gangsim.Start(ctx, gangsim.Options{Config: sb.Config, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gs.Close)
+	eventually(t, 30*time.Second, "the gang bound and the PodGroup Running", func() (bool, string) {
+		heads, workers := clusterPods(t, ns, "gang")
+		for _, p := range append(heads, workers...) {
+			if p.Spec.NodeName == "" {
+				return false, p.Name + " unbound"
+			}
+		}
+		if err := vc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ray-gang-pg"}, pg); err != nil {
+			return false, err.Error()
+		}
+		return pg.Status.Phase == volcanov1beta1.PodGroupRunning, string(pg.Status.Phase)
+	})
+	// A gang that cannot fit whole is not bound at all.
+	big := testCluster(ns, "big", 2)
+	huge := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100000"), corev1.ResourceMemory: resource.MustParse("1Gi")}
+	big.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: huge, Limits: huge}
+	if err := cl.Create(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the big gang's three pods", func() (bool, string) {
+		heads, workers := clusterPods(t, ns, "big")
+		return len(heads)+len(workers) == 3, fmt.Sprint(len(heads) + len(workers))
+	})
+	consistently(t, 2*time.Second, "none of the big gang bound, its PodGroup Pending", func() (bool, string) {
+		heads, workers := clusterPods(t, ns, "big")
+		for _, p := range append(heads, workers...) {
+			if p.Spec.NodeName != "" {
+				return false, p.Name + " bound to " + p.Spec.NodeName
+			}
+		}
+		bp := &volcanov1beta1.PodGroup{}
+		if err := vc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ray-big-pg"}, bp); err != nil {
+			return false, err.Error()
+		}
+		return bp.Status.Phase != volcanov1beta1.PodGroupRunning, string(bp.Status.Phase)
+	})
+
+	// No Warning: volcano reads both labels.
+	for _, e := range clusterEvents(t, ns, "gang") {
+		if e.Reason == "BatchSchedulerNotImplemented" {
+			t.Errorf("Warning %s", e.Note)
+		}
+	}
+
+	cur := getRC(t, ns, "gang")
+	cur.Spec.WorkerGroupSpecs[0].Replicas = fixture.Ptr(int32(4))
+	if err := cl.Update(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the PodGroup resized", func() (bool, string) {
+		if err := vc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ray-gang-pg"}, pg); err != nil {
+			return false, err.Error()
+		}
+		return pg.Spec.MinMember == 5 && pg.Spec.MinResources.Cpu().String() == "500m", pg.Spec.MinResources.Cpu().String()
+	})
+}
+
+func err2s(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
