@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
 	"github.com/raydar/raydar/kube"
@@ -72,24 +73,35 @@ func demoBatchScheduler(tf *tuiFlags) error {
 		"(on a sandbox: raydar sandbox --batch-scheduler %s)", tf.batchScheduler.Name(), tf.batchScheduler.Name())
 }
 
-func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir string, headless bool) error {
+// startDemo is what both demos do first: refuse what they cannot do
+// (--batch-scheduler, a bad start view) before any sandbox starts, open
+// the log, stop on Ctrl-C or SIGTERM, and say each step on progress and in
+// the log. done closes the log and the signal handler.
+func startDemo(parent context.Context, progress io.Writer, tf *tuiFlags) (ctx context.Context, logger logr.Logger, step func(string, ...any), done func(), err error) {
 	if err := demoBatchScheduler(tf); err != nil {
-		return err
+		return nil, logr.Discard(), nil, nil, err
 	}
 	if _, err := tf.startView(); err != nil {
-		return err // before the sandbox starts
+		return nil, logr.Discard(), nil, nil, err
 	}
 	logger, closeLog, err := openLog(tf.logFile)
 	if err != nil {
-		return err
+		return nil, logr.Discard(), nil, nil, err
 	}
-	defer closeLog()
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	step := func(format string, args ...any) {
+	step = func(format string, args ...any) {
 		fmt.Fprintf(progress, "raydar demo: "+format+"\n", args...)
 		logger.Info(fmt.Sprintf(format, args...))
 	}
+	return ctx, logger, step, func() { stop(); closeLog() }, nil
+}
+
+func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir string, headless bool) error {
+	ctx, logger, step, done, err := startDemo(parent, progress, tf)
+	if err != nil {
+		return err
+	}
+	defer done()
 
 	step("starting the sandbox control plane (etcd, kube-apiserver, scheduler, controller-manager, kwok)…")
 	begin := time.Now()

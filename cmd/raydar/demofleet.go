@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/raydar/raydar/kube"
@@ -26,23 +24,11 @@ var fleetDemoContexts = [2]string{"raydar-demo-east", "raydar-demo-west"}
 // one kubeconfig naming both, and the fleet view on them with the
 // reconcile loop on each. Quitting stops both.
 func runFleetDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir string) error {
-	if err := demoBatchScheduler(tf); err != nil {
-		return err
-	}
-	if _, err := tf.startView(); err != nil {
-		return err // before the sandboxes start
-	}
-	logger, closeLog, err := openLog(tf.logFile)
+	ctx, logger, step, done, err := startDemo(parent, progress, tf)
 	if err != nil {
 		return err
 	}
-	defer closeLog()
-	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	step := func(format string, args ...any) {
-		fmt.Fprintf(progress, "raydar demo: "+format+"\n", args...)
-		logger.Info(fmt.Sprintf(format, args...))
-	}
+	defer done()
 	var (
 		kubeconfigs []string
 		planes      []*sandbox.Sandbox

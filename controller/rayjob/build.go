@@ -16,7 +16,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/yaml"
@@ -108,7 +107,7 @@ func sidecarSubmitter(rj *rayv1.RayJob, rc *rayv1.RayCluster, restart bool) (cor
 		Image:     headImage(&rc.Spec),
 		Command:   submitterShell(),
 		Args:      []string{script},
-		Resources: submitterResources(),
+		Resources: rayv1.DefaultSubmitterResources(),
 	}
 	c.Env = append(c.Env, submitterEnv(rj, rj.Status.DashboardURL)...)
 	addAuth(rc, &c)
@@ -132,18 +131,6 @@ func submitterEnv(rj *rayv1.RayJob, dashboardURL string) []corev1.EnvVar {
 	}
 }
 
-func submitterResources() corev1.ResourceRequirements {
-	return corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse(rayv1.DefaultSubmitterCPURequest),
-			corev1.ResourceMemory: resource.MustParse(rayv1.DefaultSubmitterMemoryRequest),
-		},
-		Limits: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse(rayv1.DefaultSubmitterCPULimit),
-			corev1.ResourceMemory: resource.MustParse(rayv1.DefaultSubmitterMemoryLimit),
-		},
-	}
-}
 
 // addAuth gives a submitter container the cluster's token-auth env (and,
 // with Kubernetes token auth, the token mount: raycluster.SetContainerTokenAuth)
@@ -180,7 +167,7 @@ func buildSubmitterJob(rj *rayv1.RayJob, rc *rayv1.RayCluster, dashboardURL stri
 		tmpl = corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name:      rayv1.RayJobSubmitterContainerName,
 			Image:     headImage(&rc.Spec),
-			Resources: submitterResources(),
+			Resources: rayv1.DefaultSubmitterResources(),
 		}}}}
 	}
 	if tmpl.Spec.RestartPolicy == "" {

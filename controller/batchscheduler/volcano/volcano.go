@@ -14,7 +14,6 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -133,16 +132,7 @@ func (Scheduler) FinishedJobGroup(rj *rayv1.RayJob, rc *rayv1.RayCluster) (group
 // default submitter container's requests (limits standing in), none in
 // the other modes.
 func SubmitterResources(rj *rayv1.RayJob) corev1.ResourceList {
-	def := corev1.Container{Resources: corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse(rayv1.DefaultSubmitterCPURequest),
-			corev1.ResourceMemory: resource.MustParse(rayv1.DefaultSubmitterMemoryRequest),
-		},
-		Limits: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse(rayv1.DefaultSubmitterCPULimit),
-			corev1.ResourceMemory: resource.MustParse(rayv1.DefaultSubmitterMemoryLimit),
-		},
-	}}
+	def := corev1.Container{Resources: rayv1.DefaultSubmitterResources()}
 	switch rj.Spec.EffectiveSubmissionMode() {
 	case rayv1.K8sJobMode:
 		if t := rj.Spec.SubmitterPodTemplate; t != nil {
