@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -59,33 +60,85 @@ func (s *spawner) close() {
 type process struct {
 	name    string
 	logPath string
-	cmd     *exec.Cmd
-	done    chan struct{} // closed when the process has exited
+	done    chan struct{} // closed when the process has exited for good
 	exitErr error         // valid after done
+
+	mu       sync.Mutex
+	cmd      *exec.Cmd // the running child (another one after a restart)
+	stopping bool      // stop was called: an exit is not restarted
+	restarts int       // how many more times an exit of its own is restarted
 }
 
 // startProcess starts name from path with its output going to logPath.
-func startProcess(sp *spawner, name, path, logPath, dir string, args, env []string) (*process, error) {
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// An exit of its own ends it (exited then says so), unless restarts is
+// above zero: it is then started again, as often, each time logged with
+// logf and in its log.
+func startProcess(sp *spawner, name, path, logPath, dir string, args, env []string, restarts int, logf func(string, ...any)) (*process, error) {
+	spawn := func() (*exec.Cmd, error) {
+		out, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %s log: %w", name, err)
+		}
+		defer out.Close() // the child has its own descriptor
+		cmd := exec.Command(path, args...)
+		cmd.Dir = dir
+		cmd.Stdout = out
+		cmd.Stderr = out
+		cmd.Env = append(os.Environ(), env...)
+		cmd.SysProcAttr = childAttr()
+		if err := sp.do(cmd.Start); err != nil {
+			return nil, fmt.Errorf("sandbox: starting %s: %w", name, err)
+		}
+		return cmd, nil
+	}
+	cmd, err := spawn()
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: %s log: %w", name, err)
+		return nil, err
 	}
-	defer logf.Close() // the child has its own descriptor
-	cmd := exec.Command(path, args...)
-	cmd.Dir = dir
-	cmd.Stdout = logf
-	cmd.Stderr = logf
-	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = childAttr()
-	if err := sp.do(cmd.Start); err != nil {
-		return nil, fmt.Errorf("sandbox: starting %s: %w", name, err)
-	}
-	p := &process{name: name, logPath: logPath, cmd: cmd, done: make(chan struct{})}
+	p := &process{name: name, logPath: logPath, cmd: cmd, done: make(chan struct{}), restarts: restarts}
 	go func() {
-		p.exitErr = cmd.Wait()
-		close(p.done)
+		for {
+			err := cmd.Wait()
+			p.mu.Lock()
+			if p.stopping || p.restarts == 0 {
+				p.exitErr = err
+				p.mu.Unlock()
+				close(p.done)
+				return
+			}
+			p.restarts--
+			next, serr := spawn()
+			if serr != nil {
+				p.exitErr = fmt.Errorf("%v, and starting it again: %w", err, serr)
+				p.mu.Unlock()
+				close(p.done)
+				return
+			}
+			p.cmd, cmd = next, next
+			p.mu.Unlock()
+			note := fmt.Sprintf("%s exited on its own (%v); started it again (pid %d)", name, err, next.Process.Pid)
+			appendLine(logPath, "raydar sandbox: "+note)
+			logf("%s", note)
+		}
 	}()
 	return p, nil
+}
+
+// pid is the running child's process id.
+func (p *process) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cmd.Process.Pid
+}
+
+// appendLine adds a line to a log file, best effort.
+func appendLine(path, line string) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = fmt.Fprintln(f, line)
 }
 
 // exited returns a non-nil error when the process has already exited.
@@ -104,17 +157,21 @@ func (p *process) stop(grace time.Duration) error {
 	if err := p.exited(); err != nil {
 		return err
 	}
-	_ = signalGroup(p.cmd.Process.Pid, syscall.SIGTERM)
+	p.mu.Lock()
+	p.stopping = true
+	pid := p.cmd.Process.Pid
+	p.mu.Unlock()
+	_ = signalGroup(pid, syscall.SIGTERM)
 	select {
 	case <-p.done:
 		return nil
 	case <-time.After(grace):
 	}
-	_ = signalGroup(p.cmd.Process.Pid, syscall.SIGKILL)
+	_ = signalGroup(pid, syscall.SIGKILL)
 	select {
 	case <-p.done:
 	case <-time.After(10 * time.Second):
-		return fmt.Errorf("%s (pid %d) survived SIGKILL for 10s", p.name, p.cmd.Process.Pid)
+		return fmt.Errorf("%s (pid %d) survived SIGKILL for 10s", p.name, pid)
 	}
 	return fmt.Errorf("%s did not stop within %s of SIGTERM and was killed", p.name, grace)
 }

@@ -498,6 +498,8 @@ func (s *Sandbox) startComponents() error {
 		name string
 		args []string
 		env  []string
+		// restarts: how often an exit of its own is started again.
+		restarts int
 	}
 	var comps []comp
 	if s.opts.Scheduler {
@@ -548,15 +550,24 @@ func (s *Sandbox) startComponents() error {
 		}, kwokServerArgs(port)...),
 			// kwok would also read ~/.kwok/kwok.yaml; keep it to ours.
 			env: []string{"KWOK_WORKDIR=" + kwokDir},
+			// kwok v0.8.0 builds each stage's CEL environment lazily, from
+			// its node and pod controllers at once, and easycel v0.6.0 (its
+			// dependency) writes package-level maps unguarded
+			// (native_struct.go structFieldMap, structFields): a CI run saw
+			// kwok die at start (exit status 2, its stack in
+			// cel.NewEnvironment under the node controller's Stage.init).
+			// kwok keeps no state of its own (the API server holds it
+			// all), so it is started again.
+			restarts: 3,
 		})
 	}
 	for _, c := range comps {
-		p, err := startProcess(s.spawner, c.name, filepath.Join(s.ToolsDir, c.name), s.LogPath(c.name), s.StateDir, c.args, c.env)
+		p, err := startProcess(s.spawner, c.name, filepath.Join(s.ToolsDir, c.name), s.LogPath(c.name), s.StateDir, c.args, c.env, c.restarts, s.logf)
 		if err != nil {
 			return err
 		}
 		s.procs = append(s.procs, p)
-		s.logf("started %s (pid %d)", c.name, p.cmd.Process.Pid)
+		s.logf("started %s (pid %d)", c.name, p.pid())
 	}
 	return nil
 }
