@@ -198,3 +198,54 @@ func TestTUIFleetLosesAndRecoversAContext(t *testing.T) {
 		t.Fatalf("rows still stale once B is back:\n%s", screen)
 	}
 }
+
+// TestTUIFleetGuardrails: the config file's guardrails hold per row in
+// the fleet view over two real API servers: with B protected and A
+// read-only, a delete on B's row asks for the object's name typed (and
+// then reaches B alone), and a delete on A's row of the same name is
+// refused before any dialog, A's object untouched.
+func TestTUIFleetGuardrails(t *testing.T) {
+	ctx := needFleet(t)
+	ns := seedClusters(t, ctx)
+	cfg := filepath.Join(home, "config", "raydar", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf("protected: [%q]\nreadonly: [%q]\n", contextB, contextA)
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(cfg) })
+	term := startTUI(t, ctx, fleetKubeconfig, "--context", contextA+","+contextB, "-n", ns, "--no-color")
+	term.wait(t, contextA+" ok")
+	term.wait(t, contextB+" ok")
+	term.waitRow(t, contextA, "shared")
+	term.waitRow(t, contextB, "shared")
+
+	// B's shared (the last of the two rows of that name): protected.
+	term.keys(t, "/", "shared", "Enter")
+	term.wait(t, "/shared")
+	term.keys(t, "G", "C-d")
+	screen := term.wait(t, "Delete RayCluster "+ns+"/shared")
+	for _, want := range []string{"PROTECTED context " + contextB, "type shared to confirm:", "Confirm (disabled)"} {
+		if !strings.Contains(screen, want) {
+			t.Fatalf("the protected context's dialog lacks %q:\n%s", want, screen)
+		}
+	}
+	term.keys(t, "shared", "Tab", "Enter")
+	term.wait(t, "deleted RayCluster "+ns+"/shared")
+	key := client.ObjectKey{Namespace: ns, Name: "shared"}
+	if err := clientB.Get(ctx, key, &rayv1.RayCluster{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("%s's shared still there: %v", contextB, err)
+	}
+
+	// A's shared: read-only, refused at once.
+	term.keys(t, "g", "C-d")
+	screen = term.wait(t, "delete refused: context "+contextA+" is read-only in "+cfg)
+	if strings.Contains(screen, "Confirm") {
+		t.Fatalf("a dialog opened on the read-only context's row:\n%s", screen)
+	}
+	if err := clientA.Get(ctx, key, &rayv1.RayCluster{}); err != nil {
+		t.Fatalf("%s's shared: %v", contextA, err)
+	}
+}
