@@ -131,7 +131,6 @@ func submitterEnv(rj *rayv1.RayJob, dashboardURL string) []corev1.EnvVar {
 	}
 }
 
-
 // addAuth gives a submitter container the cluster's token-auth env (and,
 // with Kubernetes token auth, the token mount: raycluster.SetContainerTokenAuth)
 // when the cluster uses token auth, as KubeRay's configureSubmitterContainer
