@@ -15,11 +15,21 @@ import (
 	"github.com/raydar/raydar/tui/widgets"
 )
 
-// fuzzKeys turns fuzz text into key presses: a few control bytes stand for
-// the keys dialogs and prompts react to, every other rune is typed.
+// maxFuzzKeys bounds the keys of one fuzz input. Each key renders a whole
+// frame, so thousands of them took seconds per input (a CI run's FuzzPrompt
+// worker, ~8,000 typed bytes, was taken for hung under load); no dialog or
+// prompt needs more keys than a few screen lines to reach any state.
+const maxFuzzKeys = 512
+
+// fuzzKeys turns fuzz text into key presses (the first maxFuzzKeys): a few
+// control bytes stand for the keys dialogs and prompts react to, every other
+// rune is typed.
 func fuzzKeys(s string) []tea.KeyPressMsg {
 	var out []tea.KeyPressMsg
 	for _, r := range s {
+		if len(out) == maxFuzzKeys {
+			break
+		}
 		var k tea.KeyPressMsg
 		switch r {
 		case '\t':
