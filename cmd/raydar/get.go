@@ -130,15 +130,10 @@ func newGetCmd(g *globals) *cobra.Command {
 
 // runGet is raydar get in one context.
 func runGet(cmd *cobra.Command, t *kube.Target, res, name, output string) error {
-	ns := t.Namespace
-	if t.AllNamespaces {
-		ns = ""
-	}
-	c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
+	gt, err := newGetter(t, name, time.Now())
 	if err != nil {
 		return err
 	}
-	gt := &getter{c: c, ns: ns, name: name, user: t.User, now: time.Now()}
 	objs, err := gt.fetch(cmd.Context(), res)
 	if err != nil {
 		return err
@@ -147,14 +142,32 @@ func runGet(cmd *cobra.Command, t *kube.Target, res, name, output string) error 
 		return gt.writeObjects(cmd.OutOrStdout(), output, res, objs)
 	}
 	if len(objs) == 0 {
-		where := "namespace " + ns
-		if ns == "" {
-			where = "any namespace"
-		}
-		_, err := fmt.Fprintf(cmd.ErrOrStderr(), "No %s found in %s.\n", res, where)
+		_, err := fmt.Fprintf(cmd.ErrOrStderr(), "No %s found in %s.\n", res, gt.where())
 		return err
 	}
 	return gt.writeTable(cmd.OutOrStdout(), res, objs)
+}
+
+// newGetter is get's reader of one context: its namespace ("" with -A),
+// NAME and the time ages are read at.
+func newGetter(t *kube.Target, name string, now time.Time) (*getter, error) {
+	ns := t.Namespace
+	if t.AllNamespaces {
+		ns = ""
+	}
+	c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return nil, err
+	}
+	return &getter{c: c, ns: ns, name: name, user: t.User, now: now}, nil
+}
+
+// where is the getter's namespace in words, for "No … found in …".
+func (g *getter) where() string {
+	if g.ns == "" {
+		return "any namespace"
+	}
+	return "namespace " + g.ns
 }
 
 // getter reads and prints one resource.

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube"
-	"github.com/raydar/raydar/rayapi/scheme"
 )
 
 // raydar get of several contexts at once (--context a,b, --all-contexts:
@@ -70,16 +69,10 @@ func runFleetGet(cmd *cobra.Command, targets []*kube.Target, res, name, output s
 	}
 	now := time.Now()
 	results := fetchContexts(cmd.Context(), names, getContextTimeout, func(ctx context.Context, i int) (*getter, []client.Object, error) {
-		t := targets[i]
-		ns := t.Namespace
-		if t.AllNamespaces {
-			ns = ""
-		}
-		c, err := client.New(t.Config, client.Options{Scheme: scheme.New()})
+		gt, err := newGetter(targets[i], name, now)
 		if err != nil {
 			return nil, nil, err
 		}
-		gt := &getter{c: c, ns: ns, name: name, user: t.User, now: now}
 		objs, err := gt.fetch(ctx, res)
 		return gt, objs, err
 	})
@@ -129,11 +122,7 @@ func writeFleetTable(out, errOut io.Writer, res string, results []contextResult)
 		for _, row := range rs {
 			rows = append(rows, append([]string{r.context}, row...))
 		}
-		where := "namespace " + r.g.ns
-		if r.g.ns == "" {
-			where = "any namespace"
-		}
-		empty = append(empty, fmt.Sprintf("%s of context %s", where, r.context))
+		empty = append(empty, fmt.Sprintf("%s of context %s", r.g.where(), r.context))
 	}
 	if header == nil {
 		return nil // no context answered: fleetErrors says why
