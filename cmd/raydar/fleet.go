@@ -70,7 +70,7 @@ func (s *session) watchLater(ctx context.Context, informers cache.Cache, authors
 			sc.logger.Error(err, "recording history", "context", s.target.ContextName)
 			return
 		}
-		s.lateRecorder.Store(r)
+		s.recorder.Store(r)
 	}
 }
 
@@ -138,31 +138,6 @@ func healthWords(err error) string {
 		return "no such host"
 	}
 	return shortErr(err)
-}
-
-// lateHistory is a fleet session's history: the recorder once the API
-// server answered, nothing before.
-type lateHistory struct{ s *session }
-
-func (h lateHistory) Version(ref history.Ref) uint64 {
-	if r := h.s.lateRecorder.Load(); r != nil {
-		return r.Version(ref)
-	}
-	return 0
-}
-
-func (h lateHistory) Entries(ref history.Ref) ([]history.Entry, error) {
-	if r := h.s.lateRecorder.Load(); r != nil {
-		return r.Entries(ref)
-	}
-	return nil, nil
-}
-
-func (h lateHistory) Note() string {
-	if r := h.s.lateRecorder.Load(); r != nil {
-		return r.Note()
-	}
-	return ""
 }
 
 // reconciles says on which of the open contexts the embedded loop runs:

@@ -72,10 +72,10 @@ type session struct {
 	src        *watch.Source
 	role       atomic.Pointer[string]
 	deps       *tui.ActionDeps
-	recorder   *history.Recorder // nil without sessionConfig.history
-	// lateRecorder is the recorder of a fleet session, started once the
-	// API server answers (nil until then).
-	lateRecorder atomic.Pointer[history.Recorder]
+	// recorder records what the cache sees, with sessionConfig.history:
+	// made by connect, or for a fleet session once its API server answers
+	// (nil until then).
+	recorder atomic.Pointer[history.Recorder]
 	// health is a fleet session's connection state (nil: fine).
 	health   atomic.Pointer[tui.Health]
 	forwards *portforward.Manager // shift-f's forwards; they end with the session
@@ -182,10 +182,12 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		return nil, err
 	}
 	if sc.history != nil && !sc.fleet {
-		if s.recorder, err = history.StartRecorder(ctx, sc.history, authors, informers, sc.logger); err != nil {
+		r, err := history.StartRecorder(ctx, sc.history, authors, informers, sc.logger)
+		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("recording history: %w", err)
 		}
+		s.recorder.Store(r)
 	}
 	if s.forwards, err = portforward.NewManager(portforward.Options{Config: t.Config}); err != nil {
 		s.Close()
@@ -257,18 +259,40 @@ func describeRole(l controller.LeaderStatus, other controller.OtherOperator, now
 	return "observer (electing)"
 }
 
+// recorderHistory is a session's history: its recorder's, nothing before a
+// fleet session's API server answered.
+type recorderHistory struct{ s *session }
+
+func (h recorderHistory) Version(ref history.Ref) uint64 {
+	if r := h.s.recorder.Load(); r != nil {
+		return r.Version(ref)
+	}
+	return 0
+}
+
+func (h recorderHistory) Entries(ref history.Ref) ([]history.Entry, error) {
+	if r := h.s.recorder.Load(); r != nil {
+		return r.Entries(ref)
+	}
+	return nil, nil
+}
+
+func (h recorderHistory) Note() string {
+	if r := h.s.recorder.Load(); r != nil {
+		return r.Note()
+	}
+	return ""
+}
+
 // Session is what the TUI needs of this connection.
 func (s *session) Session(namespace string) tui.Session {
 	var hist tui.HistorySource
-	if s.recorder != nil {
-		hist = s.recorder
+	if s.history {
+		hist = recorderHistory{s}
 	}
 	var health func() tui.Health
 	if s.fleet {
 		health = s.Health
-		if s.history {
-			hist = lateHistory{s}
-		}
 	}
 	return tui.Session{
 		History:   hist,
@@ -378,10 +402,7 @@ func (s *session) Close() {
 	s.cancel()
 	s.wg.Wait()
 	s.capacity.Close()
-	if s.recorder != nil {
-		s.recorder.Close()
-	}
-	if r := s.lateRecorder.Load(); r != nil {
+	if r := s.recorder.Load(); r != nil {
 		r.Close()
 	}
 	if s.forwards != nil {
