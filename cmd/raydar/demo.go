@@ -8,14 +8,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/history"
-	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/seed"
 )
 
@@ -103,36 +101,20 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 	}
 	defer done()
 
-	step("starting the sandbox control plane (etcd, kube-apiserver, scheduler, controller-manager, kwok)…")
-	begin := time.Now()
 	opts := seed.SandboxOptions()
 	opts.StateDir = stateDir
-	opts.Logf = func(format string, args ...any) { logger.Info("sandbox: " + fmt.Sprintf(format, args...)) }
-	sb, err := sandbox.Start(ctx, opts)
+	plane, err := startDemoPlane(ctx, opts, "", logger, step)
 	if err != nil {
 		return err
 	}
+	sb := plane.sb
 	defer func() {
 		step("stopping the sandbox…")
 		if err := sb.Stop(); err != nil {
 			step("stopping the sandbox: %v", err)
 		}
 	}()
-	step("sandbox ready in %s; kubeconfig %s", time.Since(begin).Round(100*time.Millisecond), sb.KubeconfigPath)
-
-	sim, err := startHeads(ctx, sb, func(format string, args ...any) { logger.Info("headsim: " + fmt.Sprintf(format, args...)) })
-	if err != nil {
-		return err
-	}
-	defer func() { _ = sim.Close() }()
-	certs, certLine, err := startCertManager(ctx, sb, func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) })
-	if err != nil {
-		return err
-	}
-	if certs != nil {
-		defer certs.Close()
-	}
-	step("cert-manager: %s", certLine)
+	defer plane.close()
 
 	// The demo's own loop reaches the heads as any other raydar pointed at
 	// its kubeconfig does: through the address book the kubeconfig names.
@@ -142,10 +124,6 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 		return err
 	}
 	book, err := sandboxBookFor(flags)
-	if err != nil {
-		return err
-	}
-	seedClient, err := seed.NewClient(sb.Config)
 	if err != nil {
 		return err
 	}
@@ -159,15 +137,6 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 	// The loop stands for election like any raydar: another raydar pointed
 	// at the demo's kubeconfig then only observes. The demo's loop is the
 	// first candidate, so it leads at once.
-
-	step("seeding RayClusters, RayJobs, a RayService and a RayCronJob in namespace %s…", seed.DefaultNamespace)
-	seedOpts := seed.Options{Heads: sim.sim, Logf: func(format string, args ...any) { logger.Info("seed: " + fmt.Sprintf(format, args...)) }}
-	if err := seed.Seed(ctx, seedClient, seedOpts); err != nil {
-		return fmt.Errorf("seeding: %w", err)
-	}
-	driveCtx, stopDrive := context.WithCancel(ctx)
-	defer stopDrive()
-	go seed.Drive(driveCtx, seedClient, seedOpts)
 
 	if headless {
 		return runHeadless(ctx, target, sc, history.DefaultPathOrEmpty(), func(where string) {

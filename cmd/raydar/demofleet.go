@@ -8,10 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/raydar/raydar/kube"
-	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/seed"
 )
 
@@ -31,66 +29,35 @@ func runFleetDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stat
 	defer done()
 	var (
 		kubeconfigs []string
-		planes      []*sandbox.Sandbox
+		planes      []*demoPlane
 	)
-	// Registered first, so it runs last (after the heads, certsim and the
-	// drivers): both sandboxes stop at once, a quit as fast as one's.
+	// Registered first, so it runs last: both sandboxes stop at once, a
+	// quit as fast as one's.
 	defer func() {
 		var wg sync.WaitGroup
-		for i, sb := range planes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+		for i, p := range planes {
+			wg.Go(func() {
 				step("%s: stopping the sandbox…", fleetDemoContexts[i])
-				if err := sb.Stop(); err != nil {
+				if err := p.sb.Stop(); err != nil {
 					step("%s: stopping the sandbox: %v", fleetDemoContexts[i], err)
 				}
-			}()
+			})
 		}
 		wg.Wait()
 	}()
 	for _, name := range fleetDemoContexts {
-		step("%s: starting a sandbox control plane (etcd, kube-apiserver, scheduler, controller-manager, kwok)…", name)
-		begin := time.Now()
 		opts := seed.SandboxOptions()
 		opts.ContextName = name
 		if stateDir != "" {
 			opts.StateDir = filepath.Join(stateDir, strings.TrimPrefix(name, "raydar-demo-"))
 		}
-		opts.Logf = func(format string, args ...any) { logger.Info(name + ": sandbox: " + fmt.Sprintf(format, args...)) }
-		sb, err := sandbox.Start(ctx, opts)
+		p, err := startDemoPlane(ctx, opts, name, logger, step)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		planes = append(planes, sb)
-		step("%s: sandbox ready in %s; kubeconfig %s", name, time.Since(begin).Round(100*time.Millisecond), sb.KubeconfigPath)
-		logf := func(format string, args ...any) { logger.Info(name + ": " + fmt.Sprintf(format, args...)) }
-		sim, err := startHeads(ctx, sb, logf)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = sim.Close() }()
-		certs, certLine, err := startCertManager(ctx, sb, logf)
-		if err != nil {
-			return err
-		}
-		if certs != nil {
-			defer certs.Close()
-		}
-		step("%s: cert-manager: %s", name, certLine)
-		seedClient, err := seed.NewClient(sb.Config)
-		if err != nil {
-			return err
-		}
-		step("%s: seeding RayClusters, RayJobs, a RayService and a RayCronJob in namespace %s…", name, seed.DefaultNamespace)
-		seedOpts := seed.Options{Heads: sim.sim, Logf: logf}
-		if err := seed.Seed(ctx, seedClient, seedOpts); err != nil {
-			return fmt.Errorf("%s: seeding: %w", name, err)
-		}
-		driveCtx, stopDrive := context.WithCancel(ctx)
-		defer stopDrive()
-		go seed.Drive(driveCtx, seedClient, seedOpts)
-		kubeconfigs = append(kubeconfigs, sb.KubeconfigPath)
+		planes = append(planes, p)
+		defer p.close()
+		kubeconfigs = append(kubeconfigs, p.sb.KubeconfigPath)
 	}
 	dir := stateDir
 	if dir == "" {
