@@ -3,6 +3,7 @@ package kube
 import (
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -21,8 +22,14 @@ type Flags struct {
 	Context       string
 	Namespace     string
 	AllNamespaces bool
-	// AllContexts opens every context of the kubeconfig (AddFleetTo).
+	// AllContexts opens every context of the kubeconfig (AddFleetTo), or
+	// only those ContextPatterns match when it has any.
 	AllContexts bool
+	// ContextPatterns narrow --all-contexts (path.Match patterns over the
+	// whole context name): the config file's contexts list.
+	ContextPatterns []string
+	// ContextPatternsFrom names where ContextPatterns come from, for errors.
+	ContextPatternsFrom string
 }
 
 // AddTo registers the flags with kubectl's names and shorthands.
@@ -52,7 +59,8 @@ func (f *Flags) Fleet() bool {
 
 // ContextNames lists the contexts the flags open, in the order given: the
 // --context list, every context of the kubeconfig with --all-contexts (in
-// name order), or the one current context (""). A name the kubeconfig does
+// name order; those ContextPatterns match when there are any), or the one
+// current context (""). A name the kubeconfig does
 // not have, an empty or repeated list entry, and --all-contexts with
 // --context are errors that name them.
 func (f *Flags) ContextNames() ([]string, error) {
@@ -70,7 +78,20 @@ func (f *Flags) ContextNames() ([]string, error) {
 		if len(have) == 0 {
 			return nil, errors.New("--all-contexts: the kubeconfig has no contexts")
 		}
-		return have, nil
+		if len(f.ContextPatterns) == 0 {
+			return have, nil
+		}
+		var out []string
+		for _, n := range have {
+			if slices.ContainsFunc(f.ContextPatterns, func(p string) bool { ok, _ := path.Match(p, n); return ok }) {
+				out = append(out, n)
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("--all-contexts: no context of the kubeconfig (%s) matches the contexts of %s (%s)",
+				strings.Join(have, ", "), f.ContextPatternsFrom, strings.Join(f.ContextPatterns, ", "))
+		}
+		return out, nil
 	}
 	var out []string
 	for _, n := range strings.Split(f.Context, ",") {

@@ -45,6 +45,10 @@ func TestContextNames(t *testing.T) {
 		{name: "empty entry", flags: Flags{Context: "dev,"}, wantErr: "an empty context name"},
 		{name: "repeated", flags: Flags{Context: "dev,dev"}, wantErr: "context dev is named twice"},
 		{name: "both flags", flags: Flags{Context: "dev", AllContexts: true}, wantErr: "--all-contexts and --context"},
+		{name: "all contexts the config file lists", flags: Flags{AllContexts: true, ContextPatterns: []string{"prod-*"}}, want: []string{"prod-eu", "prod-us"}},
+		{name: "all contexts, the config file's matching none", flags: Flags{AllContexts: true, ContextPatterns: []string{"staging"}, ContextPatternsFrom: "/cfg/config.yaml"},
+			wantErr: "no context of the kubeconfig (dev, prod-eu, prod-us) matches the contexts of /cfg/config.yaml (staging)"},
+		{name: "a --context list is not narrowed", flags: Flags{Context: "dev", ContextPatterns: []string{"prod-*"}}, want: []string{"dev"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.flags

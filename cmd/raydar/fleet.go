@@ -170,11 +170,25 @@ func (f *tuiFlags) reconciles(open []string) (map[string]bool, error) {
 	return out, nil
 }
 
+// withConfigContexts narrows --all-contexts to the config file's contexts
+// list (all of the kubeconfig's without one).
+func withConfigContexts(f kube.Flags, p *actions.Policy) kube.Flags {
+	if p != nil {
+		f.ContextPatterns, f.ContextPatternsFrom = p.Contexts, p.Path
+	}
+	return f
+}
+
 // runFleetTUI is the TUI on several contexts at once (--context a,b,
 // --all-contexts): one session per context, connected concurrently, each
 // watched and recovered on its own; the embedded loop only where
 // --reconcile-contexts asks.
 func runFleetTUI(ctx context.Context, flags kube.Flags, f *tuiFlags, logger logr.Logger) error {
+	policy, err := actions.LoadDefaultPolicy()
+	if err != nil {
+		return err
+	}
+	flags = withConfigContexts(flags, policy)
 	targets, err := flags.ResolveAll()
 	if err != nil {
 		return err
@@ -189,10 +203,6 @@ func runFleetTUI(ctx context.Context, flags kube.Flags, f *tuiFlags, logger logr
 		names[i] = t.ContextName
 	}
 	reconcile, err := f.reconciles(names)
-	if err != nil {
-		return err
-	}
-	policy, err := actions.LoadDefaultPolicy()
 	if err != nil {
 		return err
 	}

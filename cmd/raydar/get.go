@@ -113,7 +113,15 @@ func newGetCmd(g *globals) *cobra.Command {
 				}
 				return runGet(cmd, t, res, name, output)
 			}
-			targets, err := g.kube.ResolveAll()
+			flags := g.kube
+			if flags.AllContexts {
+				policy, err := actions.LoadDefaultPolicy()
+				if err != nil {
+					return err
+				}
+				flags = withConfigContexts(flags, policy)
+			}
+			targets, err := flags.ResolveAll()
 			if err != nil {
 				return err
 			}

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -195,5 +199,38 @@ func TestFleetTableEveryKind(t *testing.T) {
 				t.Errorf("over two contexts:\n%s\none context:\n%s", out.String(), one.String())
 			}
 		})
+	}
+}
+
+// --all-contexts opens the contexts the config file lists (contexts:), not
+// every context of the kubeconfig; --context a,b is not narrowed by it.
+func TestGetAllContextsFollowsTheConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	kc := clientcmdapi.NewConfig()
+	for _, n := range []string{"dev", "prod-eu", "prod-us"} {
+		// A closed port: each context fails at once, naming itself.
+		kc.Clusters[n] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+		kc.AuthInfos[n] = &clientcmdapi.AuthInfo{Token: "t"}
+		kc.Contexts[n] = &clientcmdapi.Context{Cluster: n, AuthInfo: n}
+	}
+	kc.CurrentContext = "dev"
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "raydar"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "raydar", "config.yaml"), []byte("contexts: [\"dev\", \"prod-e*\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	r := raydar(t, "", "--kubeconfig", kubeconfig, "get", "clusters", "--all-contexts")
+	if r.err == nil || !strings.Contains(r.stderr, "context dev: ") || !strings.Contains(r.stderr, "context prod-eu: ") || strings.Contains(r.stderr, "prod-us") {
+		t.Fatalf("get --all-contexts = %v, stderr:\n%s\nwant dev and prod-eu tried, prod-us not", r.err, r.stderr)
+	}
+	r = raydar(t, "", "--kubeconfig", kubeconfig, "get", "clusters", "--context", "dev,prod-us")
+	if !strings.Contains(r.stderr, "context prod-us: ") {
+		t.Fatalf("get --context dev,prod-us: stderr:\n%s\nwant prod-us tried", r.stderr)
 	}
 }

@@ -88,6 +88,7 @@ func (a *Actions) CheckConfirmation(ref ObjectRef, confirmation string) error {
 //
 //	protected: ["prod-*", "eu-main"]   # writes need the object's name typed
 //	readonly: ["prod-eu"]              # no writes at all, as --readonly
+//	contexts: ["prod-*", "dev"]        # what --all-contexts opens
 //
 // Entries are context names or path.Match patterns ("*" matches any run of
 // characters but "/", "?" one, "[a-z]" a class).
@@ -96,6 +97,9 @@ type Policy struct {
 	Path      string   `json:"-"`
 	Protected []string `json:"protected,omitempty"`
 	ReadOnly  []string `json:"readonly,omitempty"`
+	// Contexts are the contexts --all-contexts opens (kube.Flags'
+	// ContextPatterns); none: every context of the kubeconfig.
+	Contexts []string `json:"contexts,omitempty"`
 }
 
 // ConfigPath is raydar's config file: $XDG_CONFIG_HOME/raydar/config.yaml,
@@ -142,7 +146,7 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	for _, l := range []struct {
 		key string
 		pat []string
-	}{{"protected", p.Protected}, {"readonly", p.ReadOnly}} {
+	}{{"protected", p.Protected}, {"readonly", p.ReadOnly}, {"contexts", p.Contexts}} {
 		for _, pat := range l.pat {
 			if pat == "" {
 				return nil, fmt.Errorf("%s: empty context pattern", l.key)

@@ -109,6 +109,7 @@ func TestPolicyFile(t *testing.T) {
 		"unknown key": {"protect: [prod]\n", "unknown field"},
 		"empty entry": {"readonly: [\"\"]\n", "readonly: empty context pattern"},
 		"not a list":  {"protected: {a: b}\n", "invalid YAML"},
+		"bad context": {"contexts: [\"dev-[\"]\n", `contexts: context pattern "dev-["`},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".yaml")
 		if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {
