@@ -44,7 +44,7 @@ func (f *Flags) AddTo(fs *pflag.FlagSet) {
 // several contexts at once (the TUI and get); their --context then takes a
 // comma-separated list.
 func (f *Flags) AddFleetTo(fs *pflag.FlagSet) {
-	fs.BoolVar(&f.AllContexts, "all-contexts", false, "every context of the kubeconfig at once")
+	fs.BoolVar(&f.AllContexts, "all-contexts", false, "every context of the kubeconfig at once (only those the config file's contexts: list names, when it has one)")
 }
 
 // ErrSeveralContexts is Resolve's error when the flags name more than one
