@@ -5,7 +5,9 @@
 // PodGroup (controller/batchscheduler/volcano; scheduler-plugins counts
 // the same way in KubeRay). Each function names the KubeRay v1.6.2
 // function it follows (ray-operator/controllers/ray/utils/util.go), quirks
-// included: they are what a PodGroup made by KubeRay holds.
+// included: they are what a PodGroup made by KubeRay holds. PodResources
+// also counts the RayCluster's status.desired* resources
+// (controller/raycluster status.go).
 package gang
 
 import (
