@@ -37,10 +37,6 @@ const (
 	TaskSpecAnnotationKey  = volcanobatchv1alpha1.TaskSpecKey          // volcano.sh/task-spec
 )
 
-// SubmitterGroup is the task of a RayJob's submitter pod
-// (utils/constant.go:280, rayjob_controller.go:565).
-const SubmitterGroup = "submittergroup"
-
 // GroupVersionKind of the PodGroup.
 var GroupVersionKind = volcanov1beta1.SchemeGroupVersion.WithKind("PodGroup")
 
