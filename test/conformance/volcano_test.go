@@ -18,8 +18,9 @@ import (
 	"github.com/raydar/raydar/kube/sandbox/gangsim"
 )
 
-// TestConformanceVolcano compares the Volcano-labelled samples
-// (ray-cluster.volcano-scheduler*, ray-job.volcano-scheduler-queue) again,
+// TestConformanceVolcano compares the Volcano samples, those named
+// volcano (ray-cluster.volcano-scheduler, which carries no Volcano label,
+// ray-cluster.volcano-scheduler-queue, ray-job.volcano-scheduler-queue), again,
 // with both operators run with --batch-scheduler=volcano in namespaces of
 // their own (kr-vNN, rd-vNN): Volcano's CRDs installed, the PodGroups
 // compared beside the pods, and the sandbox's simulated gang scheduler
