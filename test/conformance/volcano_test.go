@@ -78,15 +78,11 @@ func TestConformanceVolcano(t *testing.T) {
 	summary := runPass(t, corpus, krNS, rdNS, false, "intended-volcano.yaml")
 	if t.Failed() {
 		// Both sides' PodGroups, whose differences runPass names by path.
-		list, err := env.dyn.Resource(env.kinds[len(env.kinds)-1].gvr).List(ctx, metav1.ListOptions{})
-		for _, pg := range func() []unstructured.Unstructured {
-			if err != nil {
-				return nil
+		if list, err := env.dyn.Resource(env.kinds[len(env.kinds)-1].gvr).List(ctx, metav1.ListOptions{}); err == nil {
+			for _, pg := range list.Items {
+				spec, _, _ := unstructured.NestedMap(pg.Object, "spec")
+				t.Logf("PodGroup %s/%s: %v", pg.GetNamespace(), pg.GetName(), spec)
 			}
-			return list.Items
-		}() {
-			spec, _, _ := unstructured.NestedMap(pg.Object, "spec")
-			t.Logf("PodGroup %s/%s: %v", pg.GetNamespace(), pg.GetName(), spec)
 		}
 	}
 	summary = strings.Replace(summary, "conformance: KubeRay "+KubeRayVersion, "conformance: KubeRay "+KubeRayVersion+", both with --batch-scheduler=volcano", 1)
