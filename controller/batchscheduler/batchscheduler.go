@@ -1,8 +1,11 @@
 // Package batchscheduler is the one interface of raydar's batch
 // schedulers (gang scheduling), selected as KubeRay v1.6.2 selects its
-// own: by the operator's --batch-scheduler flag alone
-// (ray-operator/controllers/ray/batchscheduler/schedulermanager.go:52-84),
-// never by a label; the labels only configure the chosen scheduler. No
+// own: by the operator's --batch-scheduler flag
+// (ray-operator/controllers/ray/batchscheduler/schedulermanager.go:58-75),
+// never by a label; the labels only configure the chosen scheduler.
+// KubeRay's deprecated --enable-batch-scheduler, which also selects
+// volcano (schedulermanager.go:77-81, main.go:98-99), raydar does not
+// have: --batch-scheduler volcano is the same. No
 // flag, no scheduler: a nil Scheduler, and the reconcilers build exactly
 // what they build without one (KubeRay's no-op DefaultBatchScheduler,
 // batchscheduler/interface/interface.go:48-80).

@@ -166,27 +166,6 @@ func specHash(rc *rayv1.RayCluster) string {
 	return hex.EncodeToString(sum[:])[:16]
 }
 
-// podResources sums the resources of a pod's containers: requests, with
-// limits standing in for requests that are not set (Kubernetes' own rule).
-func podResources(spec corev1.PodSpec) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for _, c := range spec.Containers {
-		per := corev1.ResourceList{}
-		for n, q := range c.Resources.Limits {
-			per[n] = q
-		}
-		for n, q := range c.Resources.Requests {
-			per[n] = q
-		}
-		for n, q := range per {
-			sum := out[n]
-			sum.Add(q)
-			out[n] = sum
-		}
-	}
-	return out
-}
-
 // gpuCount sums every "*gpu" resource (nvidia.com/gpu, amd.com/gpu, …).
 func gpuCount(l corev1.ResourceList) resource.Quantity {
 	var q resource.Quantity

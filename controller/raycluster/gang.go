@@ -9,7 +9,8 @@ package raycluster
 // (:1335-1343 head, :1360-1366 and :1384-1390 workers,
 // AddMetadataToChildResource). Here: observe reads the gang object (a
 // Volcano PodGroup, owned and so cached), decideGang plans its creation or
-// update and decorates the planned pods, act writes it among the children
+// update, decoratePods gives the planned pods the scheduler's metadata,
+// act writes the gang object among the children
 // before any pod (a failure holds the pods back, as KubeRay's error ends
 // its pass before the head).
 

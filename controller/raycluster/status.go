@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/raydar/raydar/controller/batchscheduler/gang"
 	"github.com/raydar/raydar/controller/kit"
 
 	corev1 "k8s.io/api/core/v1"
@@ -211,7 +212,8 @@ func computeStatus(rc *rayv1.RayCluster, pods []*corev1.Pod, svc *corev1.Service
 }
 
 // desiredResources sums the head's and every desired worker's container
-// resources (requests, limits standing in for unset requests).
+// resources (requests, limits standing in for unset requests: gang.PodResources,
+// KubeRay's CalculatePodResource).
 func desiredResources(rc *rayv1.RayCluster) (cpu, mem, gpu, tpu resource.Quantity) {
 	cpu = *resource.NewQuantity(0, resource.DecimalSI)
 	mem = *resource.NewQuantity(0, resource.BinarySI)
@@ -221,7 +223,7 @@ func desiredResources(rc *rayv1.RayCluster) (cpu, mem, gpu, tpu resource.Quantit
 		if n == 0 {
 			return
 		}
-		r := podResources(spec)
+		r := gang.PodResources(&spec)
 		for _, x := range []struct {
 			q   *resource.Quantity
 			val resource.Quantity

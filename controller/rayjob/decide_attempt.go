@@ -201,7 +201,7 @@ func planSubmitter(o *Observed, p *Plan, rc *rayv1.RayCluster) bool {
 		return false
 	}
 	if s := o.Config.Build.Scheduler; s != nil {
-		s.Decorate(o.Job, &job.Spec.Template, SubmitterTask)
+		s.Decorate(o.Job, &job.Spec.Template, rayv1.RayNodeSubmitterGroupLabelValue)
 	}
 	p.CreateSubmitter = job
 	return true

@@ -26,10 +26,6 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// SubmitterTask is the task of the submitter pod in the gang
-// (utils/constant.go:280 RayNodeSubmitterGroupLabelValue).
-const SubmitterTask = "submittergroup"
-
 // gangPhase: the RayJob's gang object is decided in these phases only
 // (Running too: the pass that finishes the job cleans it up).
 func gangPhase(st *rayv1.RayJobStatus) bool {

@@ -21,6 +21,10 @@ const (
 	RayNodeLabelValue = "yes"
 	// RayNodeHeadGroupLabelValue is the ray.io/group value of the head pod.
 	RayNodeHeadGroupLabelValue = "headgroup"
+	// RayNodeSubmitterGroupLabelValue is the Ray group of a RayJob's
+	// submitter pod: its task in a batch scheduler's gang (KubeRay v1.6.2
+	// utils/constant.go:280, rayjob_controller.go:565).
+	RayNodeSubmitterGroupLabelValue = "submittergroup"
 
 	// KubernetesApplicationNameLabelKey is the recommended app name label.
 	KubernetesApplicationNameLabelKey = "app.kubernetes.io/name"

@@ -8,7 +8,7 @@ import (
 // DefaultSubmitterResources are the requests and limits of the submitter
 // container KubeRay makes when the RayJob gives none (the K8sJobMode
 // Job's default container, the SidecarMode sidecar): KubeRay v1.6.2
-// common/job.go, the Default*Submitter* values above. The RayJob
+// common/job.go:215-232, the Default*Submitter* values of labels.go. The RayJob
 // reconciler builds the container with them and the batch schedulers
 // count them in a gang.
 func DefaultSubmitterResources() corev1.ResourceRequirements {

@@ -18,8 +18,9 @@ import (
 	"github.com/raydar/raydar/kube/sandbox/gangsim"
 )
 
-// TestConformanceVolcano compares the Volcano-labelled samples
-// (ray-cluster.volcano-scheduler*, ray-job.volcano-scheduler-queue) again,
+// TestConformanceVolcano compares the Volcano samples, those named
+// volcano (ray-cluster.volcano-scheduler, which carries no Volcano label,
+// ray-cluster.volcano-scheduler-queue, ray-job.volcano-scheduler-queue), again,
 // with both operators run with --batch-scheduler=volcano in namespaces of
 // their own (kr-vNN, rd-vNN): Volcano's CRDs installed, the PodGroups
 // compared beside the pods, and the sandbox's simulated gang scheduler
@@ -77,15 +78,11 @@ func TestConformanceVolcano(t *testing.T) {
 	summary := runPass(t, corpus, krNS, rdNS, false, "intended-volcano.yaml")
 	if t.Failed() {
 		// Both sides' PodGroups, whose differences runPass names by path.
-		list, err := env.dyn.Resource(env.kinds[len(env.kinds)-1].gvr).List(ctx, metav1.ListOptions{})
-		for _, pg := range func() []unstructured.Unstructured {
-			if err != nil {
-				return nil
+		if list, err := env.dyn.Resource(env.kinds[len(env.kinds)-1].gvr).List(ctx, metav1.ListOptions{}); err == nil {
+			for _, pg := range list.Items {
+				spec, _, _ := unstructured.NestedMap(pg.Object, "spec")
+				t.Logf("PodGroup %s/%s: %v", pg.GetNamespace(), pg.GetName(), spec)
 			}
-			return list.Items
-		}() {
-			spec, _, _ := unstructured.NestedMap(pg.Object, "spec")
-			t.Logf("PodGroup %s/%s: %v", pg.GetNamespace(), pg.GetName(), spec)
 		}
 	}
 	summary = strings.Replace(summary, "conformance: KubeRay "+KubeRayVersion, "conformance: KubeRay "+KubeRayVersion+", both with --batch-scheduler=volcano", 1)

@@ -5,13 +5,14 @@
 // PodGroup (controller/batchscheduler/volcano; scheduler-plugins counts
 // the same way in KubeRay). Each function names the KubeRay v1.6.2
 // function it follows (ray-operator/controllers/ray/utils/util.go), quirks
-// included: they are what a PodGroup made by KubeRay holds.
+// included: they are what a PodGroup made by KubeRay holds. PodResources
+// also counts the RayCluster's status.desired* resources
+// (controller/raycluster status.go).
 package gang
 
 import (
-	"math"
-
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -21,63 +22,30 @@ import (
 func Size(spec *rayv1.RayClusterSpec) (minMember int32, minResources corev1.ResourceList) {
 	// volcano_scheduler.go:200-207 (calculatePodGroupParams): without
 	// autoscaling the desired workers, with it the minimum; +1 the head.
+	// CalculateDesiredReplicas (util.go:408-415) and CalculateMinReplicas
+	// (:418-429) are rayapi/v1's DesiredWorkerPods and MinWorkerPods, the
+	// counts of status.desiredWorkerReplicas and minWorkerReplicas: each
+	// group's replicas bounded by [minReplicas, maxReplicas], or its
+	// minReplicas, times its hosts, suspended groups none.
 	if !spec.IsAutoscalingEnabled() {
-		return DesiredReplicas(spec) + 1, DesiredResources(spec)
+		return spec.DesiredWorkerPods() + 1, DesiredResources(spec)
 	}
-	return MinReplicas(spec) + 1, MinResources(spec)
-}
-
-// DesiredReplicas is util.go:408-415 (CalculateDesiredReplicas): each
-// group's replicas within [minReplicas, maxReplicas] times its hosts; a
-// suspended group counts none (GetWorkerGroupDesiredReplicas, :387-405).
-func DesiredReplicas(spec *rayv1.RayClusterSpec) int32 {
-	var n int32
-	for i := range spec.WorkerGroupSpecs {
-		g := &spec.WorkerGroupSpecs[i]
-		if suspended(g) {
-			continue
-		}
-		lo, hi := deref(g.MinReplicas, 0), deref(g.MaxReplicas, math.MaxInt32)
-		r := lo
-		switch {
-		case g.Replicas == nil || *g.Replicas < lo:
-		case *g.Replicas > hi:
-			r = hi
-		default:
-			r = *g.Replicas
-		}
-		n += r * g.NumOfHosts
-	}
-	return n
-}
-
-// MinReplicas is util.go:418-429 (CalculateMinReplicas): each group's
-// minReplicas times its hosts, suspended groups skipped.
-func MinReplicas(spec *rayv1.RayClusterSpec) int32 {
-	var n int32
-	for i := range spec.WorkerGroupSpecs {
-		g := &spec.WorkerGroupSpecs[i]
-		if suspended(g) {
-			continue
-		}
-		n += deref(g.MinReplicas, 0) * g.NumOfHosts
-	}
-	return n
+	return spec.MinWorkerPods() + 1, MinResources(spec)
 }
 
 // DesiredResources is util.go:477-492 (CalculateDesiredResources): the
 // head pod plus, for each group not suspended, spec.replicas as written
-// (not bounded by min/max, unlike DesiredReplicas) replicas of one
+// (not bounded by min/max, unlike DesiredWorkerPods) replicas of one
 // replica's resources (a pod's times numOfHosts).
 func DesiredResources(spec *rayv1.RayClusterSpec) corev1.ResourceList {
 	list := []corev1.ResourceList{PodResources(&spec.HeadGroupSpec.Template.Spec)}
 	for i := range spec.WorkerGroupSpecs {
 		g := &spec.WorkerGroupSpecs[i]
-		if suspended(g) {
+		if g.IsSuspended() {
 			continue
 		}
 		r := replicaResources(g)
-		for range deref(g.Replicas, 0) {
+		for range ptr.Deref(g.Replicas, 0) {
 			list = append(list, r)
 		}
 	}
@@ -86,13 +54,13 @@ func DesiredResources(spec *rayv1.RayClusterSpec) corev1.ResourceList {
 
 // MinResources is util.go:494-507 (CalculateMinResources): the head pod
 // plus minReplicas replicas of each group. Suspended groups are counted
-// here, unlike in MinReplicas: KubeRay v1.6.2 does not skip them.
+// here, unlike in MinWorkerPods: KubeRay v1.6.2 does not skip them.
 func MinResources(spec *rayv1.RayClusterSpec) corev1.ResourceList {
 	list := []corev1.ResourceList{PodResources(&spec.HeadGroupSpec.Template.Spec)}
 	for i := range spec.WorkerGroupSpecs {
 		g := &spec.WorkerGroupSpecs[i]
 		r := replicaResources(g)
-		for range deref(g.MinReplicas, 0) {
+		for range g.Min() {
 			list = append(list, r)
 		}
 	}
@@ -157,13 +125,4 @@ func Add(into, r corev1.ResourceList) {
 			into[name] = q.DeepCopy()
 		}
 	}
-}
-
-func suspended(g *rayv1.WorkerGroupSpec) bool { return g.Suspend != nil && *g.Suspend }
-
-func deref(p *int32, d int32) int32 {
-	if p == nil {
-		return d
-	}
-	return *p
 }

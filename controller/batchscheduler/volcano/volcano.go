@@ -37,10 +37,6 @@ const (
 	TaskSpecAnnotationKey  = volcanobatchv1alpha1.TaskSpecKey          // volcano.sh/task-spec
 )
 
-// SubmitterGroup is the task of a RayJob's submitter pod
-// (utils/constant.go:280, rayjob_controller.go:565).
-const SubmitterGroup = "submittergroup"
-
 // GroupVersionKind of the PodGroup.
 var GroupVersionKind = volcanov1beta1.SchemeGroupVersion.WithKind("PodGroup")
 
@@ -64,18 +60,16 @@ func (Scheduler) NewGroup() client.Object { return &volcanov1beta1.PodGroup{} }
 // "ray-<name>-pg" (getAppPodGroupName, volcano_scheduler.go:110-120).
 func GroupName(obj metav1.Object) string {
 	name := obj.GetName()
-	l := obj.GetLabels()
-	if l[rayv1.RayOriginatedFromCRDLabelKey] == rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob) {
-		if job := l[rayv1.RayOriginatedFromCRNameLabelKey]; job != "" {
-			name = job
-		}
+	if job := obj.GetLabels()[rayv1.RayOriginatedFromCRNameLabelKey]; fromJob(obj) && job != "" {
+		name = job
 	}
 	return fmt.Sprintf("ray-%s-pg", name)
 }
 
-// fromJob: the cluster is a RayJob's, whose PodGroup holds its pods.
-func fromJob(rc *rayv1.RayCluster) bool {
-	return rc.Labels[rayv1.RayOriginatedFromCRDLabelKey] == rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob)
+// fromJob: obj is the RayCluster of a RayJob, whose
+// PodGroup holds its pods.
+func fromJob(obj metav1.Object) bool {
+	return obj.GetLabels()[rayv1.RayOriginatedFromCRDLabelKey] == rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob)
 }
 
 // ClusterGroup is the PodGroup of a RayCluster, nil for a RayJob's

@@ -197,7 +197,7 @@ func TestDecorate(t *testing.T) {
 	j := job(rayv1.K8sJobMode)
 	j.Labels[rayv1.RayPriorityClassName] = "high"
 	tmpl := &corev1.PodTemplateSpec{}
-	Scheduler{}.Decorate(j, tmpl, SubmitterGroup)
+	Scheduler{}.Decorate(j, tmpl, rayv1.RayNodeSubmitterGroupLabelValue)
 	if tmpl.Labels[rayv1.VolcanoQueueNameLabelKey] != "q" || tmpl.Labels[rayv1.RayPriorityClassName] != "high" ||
 		tmpl.Annotations[GroupNameAnnotationKey] != "ray-job-pg" || tmpl.Annotations[TaskSpecAnnotationKey] != "submittergroup" ||
 		tmpl.Spec.SchedulerName != "volcano" {
