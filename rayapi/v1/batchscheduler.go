@@ -38,6 +38,9 @@ const (
 	// KubeGroupNameAnnotationKey): a cluster whose pods carry it is gang
 	// scheduled by volcano.
 	VolcanoPodGroupAnnotationKey = "scheduling.k8s.io/group-name"
+	// VolcanoSchedulerName is the schedulerName of a Volcano gang's pods:
+	// only Volcano binds them.
+	VolcanoSchedulerName = "volcano"
 )
 
 // RaydarBatchSchedulers are the --batch-scheduler values raydar implements

@@ -80,15 +80,16 @@ func gangSchedulingCause(o object, rc *rayv1.RayCluster, pods []*corev1.Pod, cs 
 const gangPendingAfter = 30 * time.Second
 
 // podGroupCause: pods of a Volcano PodGroup (annotation
-// scheduling.k8s.io/group-name) that have waited unbound for longer than
-// gangPendingAfter. The default scheduler never binds them
-// (schedulerName volcano), so without Volcano, or with a gang that does
-// not fit whole, they stay Pending forever.
+// scheduling.k8s.io/group-name, schedulerName volcano) that have waited
+// unbound for longer than gangPendingAfter. Only Volcano binds them, so
+// without Volcano, or with a gang that does not fit whole, they stay
+// Pending forever. It reads the pods, not the PodGroup: it says what the
+// pods show, not the PodGroup's phase.
 func podGroupCause(o object, in *ClusterInput, cs []Cause) []Cause {
 	byGroup := map[string][]string{}
 	for _, p := range in.Pods {
 		g, ok := p.Annotations[rayv1.VolcanoPodGroupAnnotationKey]
-		if !ok || p.DeletionTimestamp != nil || p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending ||
+		if !ok || p.Spec.SchedulerName != rayv1.VolcanoSchedulerName || p.DeletionTimestamp != nil || p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending ||
 			in.Now.Sub(p.CreationTimestamp.Time) < gangPendingAfter {
 			continue
 		}
@@ -102,7 +103,7 @@ func podGroupCause(o object, in *ClusterInput, cs []Cause) []Cause {
 			evidence[i] = "pod " + n + ": Pending, bound to no node, in PodGroup " + g
 		}
 		cs = append(cs, Cause{Code: CodePodGroupNotRunning, Subject: o.subject(), Rank: rankGangPending,
-			Summary:  fmt.Sprintf("PodGroup %s is not Running: %d of its pods wait for the volcano gang scheduler to bind them", g, len(pods)),
+			Summary:  fmt.Sprintf("%d pods of PodGroup %s have waited unbound for over %s: the volcano gang scheduler has not bound them", len(pods), g, gangPendingAfter),
 			Evidence: evidence,
 			Fix: "only Volcano binds these pods (schedulerName volcano), and only when all of the PodGroup's minMember fit at once: " +
 				"check that Volcano runs and why it holds the gang (kubectl describe podgroup " + g + " -n " + in.Cluster.Namespace +

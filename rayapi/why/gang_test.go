@@ -69,6 +69,7 @@ func TestPodGroupNotRunning(t *testing.T) {
 				p = p.DeepCopy()
 				p.Annotations = map[string]string{rayv1.VolcanoPodGroupAnnotationKey: "ray-c-pg"}
 				p.Spec.NodeName = ""
+				p.Spec.SchedulerName = rayv1.VolcanoSchedulerName
 				p.Status = corev1.PodStatus{Phase: corev1.PodPending}
 				p.CreationTimestamp = metav1.NewTime(now.Add(-age))
 				in.Pods[i] = p
@@ -79,11 +80,22 @@ func TestPodGroupNotRunning(t *testing.T) {
 	gang(time.Minute)(&in)
 	got := Cluster(in)
 	if len(got) == 0 || got[0].Code != CodePodGroupNotRunning ||
-		got[0].Summary != fmt.Sprintf("PodGroup ray-c-pg is not Running: %d of its pods wait for the volcano gang scheduler to bind them", len(in.Pods)) ||
+		got[0].Summary != fmt.Sprintf("%d pods of PodGroup ray-c-pg have waited unbound for over 30s: the volcano gang scheduler has not bound them", len(in.Pods)) ||
 		!strings.Contains(got[0].Fix, "kubectl describe podgroup ray-c-pg -n "+in.Cluster.Namespace) {
 		t.Fatalf("causes %+v", got)
 	}
 	hasEvidence(t, got, "pod "+in.Pods[0].Name+": Pending, bound to no node, in PodGroup ray-c-pg")
+	// Pods that name the PodGroup but another scheduler: not Volcano's to bind.
+	in = ClusterInput{Cluster: readyCluster(), Pods: healthyPods(), Reconciler: active(), Now: now}
+	gang(time.Minute)(&in)
+	for _, p := range in.Pods {
+		p.Spec.SchedulerName = "default-scheduler"
+	}
+	for _, c := range Cluster(in) {
+		if c.Code == CodePodGroupNotRunning {
+			t.Errorf("pods of the default scheduler: %+v", c)
+		}
+	}
 	in = ClusterInput{Cluster: readyCluster(), Pods: healthyPods(), Reconciler: active(), Now: now}
 	gang(5 * time.Second)(&in)
 	for _, c := range Cluster(in) {
