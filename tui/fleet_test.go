@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -246,4 +247,37 @@ func TestFleetHeaderSaysWhereTheLoopRuns(t *testing.T) {
 	tm, _ := start(t, o, 160, 30)
 	waitScreen(t, tm, "role: prod-us: leader, prod-eu: observer (reconcile loop off)")
 	finalScreen(t, tm)
+}
+
+// TestFleetRowsKeepTheContextsOrderPastNine: rows equal in every sort key
+// (the same namespace and name in every context) are in the contexts'
+// order, as README says, with more than ten contexts too (--all-contexts).
+func TestFleetRowsKeepTheContextsOrderPastNine(t *testing.T) {
+	var members []FleetMember
+	var want []*rayv1.RayCluster
+	for i := range 12 {
+		st := watch.NewStore()
+		rc := mkCluster("ml", "same", time.Hour)
+		st.Add(rc)
+		want = append(want, rc)
+		members = append(members, FleetMember{Session: Session{Context: fmt.Sprintf("ctx-%d", i)}, Store: st})
+	}
+	a, err := New(Options{Now: clock, Fleet: members})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, ok := a.top().Table().(*table.Model[*rayv1.RayCluster])
+	if !ok {
+		t.Fatalf("top is not the clusters list: %T", a.top().Table())
+	}
+	got := tb.Visible()
+	if len(got) != len(want) {
+		t.Fatalf("%d rows, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			j := slices.Index(want, got[i])
+			t.Fatalf("row %d is ctx-%d's cluster, want ctx-%d's", i, j, i)
+		}
+	}
 }
