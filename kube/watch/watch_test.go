@@ -327,3 +327,32 @@ func TestWatchAgainAfterAFailure(t *testing.T) {
 		t.Fatal("a third Watch after one that worked was accepted")
 	}
 }
+
+// noEvents is a cache whose Event informer cannot be had: a Watch fails
+// after it has registered every other kind, Node included.
+type noEvents struct{ *informertest.FakeInformers }
+
+func (c noEvents) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	if _, ok := obj.(*corev1.Event); ok {
+		return nil, errors.New("events: connection refused")
+	}
+	return c.FakeInformers.GetInformer(ctx, obj, opts...)
+}
+
+// TestFailedWatchLeavesNodesUnknown: a Watch that failed removed its
+// handlers, the Node one too, so nodes are not known (the diagnoses do
+// not read an empty node list as the cluster's) until a Watch works.
+func TestFailedWatchLeavesNodesUnknown(t *testing.T) {
+	synced := true
+	c := noEvents{&informertest.FakeInformers{Scheme: scheme.New(), Synced: &synced}}
+	s := NewSource(0)
+	s.SetNodeAccess(func(context.Context) (bool, string) { return true, "" })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.Watch(ctx, c); err == nil {
+		t.Fatal("watch without an Event informer succeeded")
+	}
+	if s.NodesKnown() {
+		t.Fatal("nodes known after a Watch that failed and removed the Node handler")
+	}
+}
