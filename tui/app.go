@@ -385,7 +385,7 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 			a.e.Host.ShowDialog(msg.Dialog)
 		}
 	case host.PushMsg:
-		if p := msg.Build(a.envOf(a.top())); p != nil {
+		if p := msg.Build(); p != nil {
 			return a.push(p)
 		}
 	case host.HistoryMsg:

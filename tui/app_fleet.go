@@ -48,11 +48,7 @@ func (a *App) startFleet(members []FleetMember) {
 		}
 		a.fleet[i] = a.newEnv(m.Session, store, ctx)
 	}
-	names := make([]string, len(members))
-	for i, m := range members {
-		names[i] = m.Session.Context
-	}
-	fe := a.newEnv(Session{Context: strings.Join(names, ","), Namespace: members[0].Session.Namespace}, watch.NewStore(), ctx)
+	fe := a.newEnv(Session{Context: strings.Join(a.fleetNames(), ","), Namespace: members[0].Session.Namespace}, watch.NewStore(), ctx)
 	fe.Fleet = a.fleet
 	a.fleetEnv = fe
 	a.since = map[*host.Env]time.Time{}
@@ -126,8 +122,8 @@ func (a *App) focusContext(name string) (cmd tea.Cmd, ok bool) {
 
 // fleetHeader refreshes the header's per-context states (fleet view
 // only): each member's name with ✓ (synced), ⟳ and how long (syncing), or
-// ✗ and why (its session's Health). Called on ticks and batches, so the
-// header's View reads a string.
+// ✗ and why (its session's Health). Called on ticks and when the shown
+// Env changes, so the header's View reads a string.
 func (a *App) fleetHeader() {
 	if a.fleet == nil || a.e != a.fleetEnv {
 		a.fleetLine = ""

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -65,20 +66,6 @@ func (f *fleet) opts() Options {
 	}
 }
 
-// rowContexts are the visible rows of the clusters list as context/name.
-func rowContexts(t *testing.T, a *App) []string {
-	t.Helper()
-	tb, ok := a.top().Table().(*table.Model[*rayv1.RayCluster])
-	if !ok {
-		t.Fatalf("top is not the clusters list: %T", a.top().Table())
-	}
-	var out []string
-	for _, v := range tb.Visible() {
-		out = append(out, v.Name)
-	}
-	return out
-}
-
 func TestFleetListsShowEveryContext(t *testing.T) {
 	f := newFleet(t)
 	tm, _ := start(t, f.opts(), 120, 30)
@@ -106,7 +93,7 @@ func TestFleetListsShowEveryContext(t *testing.T) {
 	typeKeys(tm, "/", "prod-eu", "<enter>")
 	screen = waitScreen(t, tm, "/prod-eu")
 	_, a := finalScreen(t, tm)
-	if got := rowContexts(t, a); !slices.Equal(got, []string{"eu-only", "fruit-raycluster-abcde", "fruit-raycluster-fghij", "notebook", "train-a"}) {
+	if got := rowNames(a); !slices.Equal(got, []string{"eu-only", "fruit-raycluster-abcde", "fruit-raycluster-fghij", "notebook", "train-a"}) {
 		t.Fatalf("filtered rows %v\n%s", got, screen)
 	}
 }
@@ -246,4 +233,37 @@ func TestFleetHeaderSaysWhereTheLoopRuns(t *testing.T) {
 	tm, _ := start(t, o, 160, 30)
 	waitScreen(t, tm, "role: prod-us: leader, prod-eu: observer (reconcile loop off)")
 	finalScreen(t, tm)
+}
+
+// TestFleetRowsKeepTheContextsOrderPastNine: rows equal in every sort key
+// (the same namespace and name in every context) are in the contexts'
+// order, as README says, with more than ten contexts too (--all-contexts).
+func TestFleetRowsKeepTheContextsOrderPastNine(t *testing.T) {
+	var members []FleetMember
+	var want []*rayv1.RayCluster
+	for i := range 12 {
+		st := watch.NewStore()
+		rc := mkCluster("ml", "same", time.Hour)
+		st.Add(rc)
+		want = append(want, rc)
+		members = append(members, FleetMember{Session: Session{Context: fmt.Sprintf("ctx-%d", i)}, Store: st})
+	}
+	a, err := New(Options{Now: clock, Fleet: members})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, ok := a.top().Table().(*table.Model[*rayv1.RayCluster])
+	if !ok {
+		t.Fatalf("top is not the clusters list: %T", a.top().Table())
+	}
+	got := tb.Visible()
+	if len(got) != len(want) {
+		t.Fatalf("%d rows, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			j := slices.Index(want, got[i])
+			t.Fatalf("row %d is ctx-%d's cluster, want ctx-%d's", i, j, i)
+		}
+	}
 }

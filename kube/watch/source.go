@@ -259,9 +259,9 @@ func (s *Source) Watch(ctx context.Context, c InformerSource) (err error) {
 	s.watching = true
 	s.mu.Unlock()
 	defer func() {
-		if err != nil {
+		if err != nil { // its handlers are removed, the Node one too
 			s.mu.Lock()
-			s.watching = false
+			s.watching, s.nodeReg = false, nil
 			s.mu.Unlock()
 		}
 	}()

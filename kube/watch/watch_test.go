@@ -267,6 +267,18 @@ func TestWatchWithoutRayCronJobs(t *testing.T) {
 	if err := s.Watch(ctx, c); err != nil {
 		t.Fatalf("watch without the RayCronJob CRD: %v", err)
 	}
+	syncsAndDelivers(t, ctx, s, c.FakeInformers)
+
+	broken := &informertest.FakeInformers{Scheme: scheme.New(), Error: &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: rayv1.GroupName, Kind: rayv1.KindRayCluster}}}
+	if err := NewSource(0).Watch(ctx, broken); err == nil || !strings.Contains(err.Error(), "watch RayCluster") {
+		t.Fatalf("watch without the RayCluster CRD: %v, want an error", err)
+	}
+}
+
+// syncsAndDelivers: once s has synced, a RayCluster added to c's informer
+// is s's next batch.
+func syncsAndDelivers(t *testing.T, ctx context.Context, s *Source, c *informertest.FakeInformers) {
+	t.Helper()
 	if err := s.WaitSynced(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -277,11 +289,6 @@ func TestWatchWithoutRayCronJobs(t *testing.T) {
 	inf.Add(cluster("c"))
 	if b, err := s.Next(ctx); err != nil || len(b) != 1 || b[0].Kind != RayCluster {
 		t.Fatalf("batch %+v, %v; want the RayCluster", b, err)
-	}
-
-	broken := &informertest.FakeInformers{Scheme: scheme.New(), Error: &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: rayv1.GroupName, Kind: rayv1.KindRayCluster}}}
-	if err := NewSource(0).Watch(ctx, broken); err == nil || !strings.Contains(err.Error(), "watch RayCluster") {
-		t.Fatalf("watch without the RayCluster CRD: %v, want an error", err)
 	}
 }
 
@@ -315,18 +322,37 @@ func TestWatchAgainAfterAFailure(t *testing.T) {
 	if err := s.Watch(ctx, c); err != nil {
 		t.Fatalf("watch again once it answers: %v", err)
 	}
-	if err := s.WaitSynced(ctx); err != nil {
-		t.Fatal(err)
-	}
-	inf, err := c.FakeInformerFor(ctx, cluster("c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inf.Add(cluster("c"))
-	if b, err := s.Next(ctx); err != nil || len(b) != 1 || b[0].Kind != RayCluster {
-		t.Fatalf("batch %+v, %v; want the RayCluster", b, err)
-	}
+	syncsAndDelivers(t, ctx, s, c.FakeInformers)
 	if err := s.Watch(ctx, c); err == nil {
 		t.Fatal("a third Watch after one that worked was accepted")
+	}
+}
+
+// noEvents is a cache whose Event informer cannot be had: a Watch fails
+// after it has registered every other kind, Node included.
+type noEvents struct{ *informertest.FakeInformers }
+
+func (c noEvents) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	if _, ok := obj.(*corev1.Event); ok {
+		return nil, errors.New("events: connection refused")
+	}
+	return c.FakeInformers.GetInformer(ctx, obj, opts...)
+}
+
+// TestFailedWatchLeavesNodesUnknown: a Watch that failed removed its
+// handlers, the Node one too, so nodes are not known (the diagnoses do
+// not read an empty node list as the cluster's) until a Watch works.
+func TestFailedWatchLeavesNodesUnknown(t *testing.T) {
+	synced := true
+	c := noEvents{&informertest.FakeInformers{Scheme: scheme.New(), Synced: &synced}}
+	s := NewSource(0)
+	s.SetNodeAccess(func(context.Context) (bool, string) { return true, "" })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.Watch(ctx, c); err == nil {
+		t.Fatal("watch without an Event informer succeeded")
+	}
+	if s.NodesKnown() {
+		t.Fatal("nodes known after a Watch that failed and removed the Node handler")
 	}
 }

@@ -191,8 +191,10 @@ type Tabler interface {
 type UIDSet = map[types.UID]bool
 
 // pushMsg pushes the page build returns (nil: nothing) on the stack;
-// build runs in Update, so it may read the store.
-type PushMsg struct{ Build func(e *Env) Page }
+// build runs in Update, so it may read the store. Build holds the Env it
+// builds with: the one of the page or row that asked (in a fleet view a
+// row's context's, which the App cannot tell from the page on top).
+type PushMsg struct{ Build func() Page }
 
 // warnMsg flashes a warning.
 type WarnMsg string

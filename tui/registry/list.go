@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -149,8 +150,10 @@ type ListPage[V client.Object] struct {
 type fleetMember struct {
 	e    *host.Env
 	kids *childIndex
-	// prefix starts the IDs of its rows: its index and a slash (a UID
-	// has none).
+	// prefix starts the IDs of its rows: its index, zero-padded to the
+	// width of the last one so that rows equal in every sort key (the
+	// table's last tie-break is the ID) keep the contexts' order past
+	// nine members, and a slash (a UID has none).
 	prefix string
 }
 
@@ -207,8 +210,9 @@ func listOf[V client.Object](store *watch.Store, wk watch.Kind) []V {
 // newFleet builds a fleet view's list: the CONTEXT column first, then the
 // kind's; every member's objects.
 func (p *ListPage[V]) newFleet(d Def[V]) {
+	width := len(strconv.Itoa(len(p.E.Fleet) - 1))
 	for i, m := range p.E.Fleet {
-		fm := fleetMember{e: m, prefix: strconv.Itoa(i) + "/"}
+		fm := fleetMember{e: m, prefix: fmt.Sprintf("%0*d/", width, i)}
 		if d.Children != nil {
 			fm.kids = newChildIndex(*d.Children, m.Store)
 		}

@@ -6,28 +6,20 @@ import (
 )
 
 // Marked returns the marked items that are visible, in row order.
-func (m *Model[V]) Marked() []V {
-	if len(m.marks) == 0 {
-		return nil
-	}
-	var out []V
-	for _, e := range m.rows {
-		if _, ok := m.marks[e.id]; ok {
-			out = append(out, e.v)
-		}
-	}
-	return out
-}
+func (m *Model[V]) Marked() []V { return values(m.markedRows()) }
 
 // MarkedIDs are the marked items' IDs, in row order (Marked's rows).
-func (m *Model[V]) MarkedIDs() []string {
+func (m *Model[V]) MarkedIDs() []string { return ids(m.markedRows()) }
+
+// markedRows are the visible rows that are marked, in order.
+func (m *Model[V]) markedRows() []*entry[V] {
 	if len(m.marks) == 0 {
 		return nil
 	}
-	var out []string
+	var out []*entry[V]
 	for _, e := range m.rows {
 		if _, ok := m.marks[e.id]; ok {
-			out = append(out, e.id)
+			out = append(out, e)
 		}
 	}
 	return out

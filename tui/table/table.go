@@ -221,23 +221,38 @@ func (m *Model[V]) Visible() []V {
 
 // OnScreen returns the rows the viewport shows, in order: what costs that
 // follow the screen (a request per row) are asked for.
-func (m *Model[V]) OnScreen() []V {
+func (m *Model[V]) OnScreen() []V { return values(m.onScreenRows()) }
+
+// OnScreenIDs are the IDs of OnScreen's rows, in the same order.
+func (m *Model[V]) OnScreenIDs() []string { return ids(m.onScreenRows()) }
+
+// onScreenRows are the rows the viewport shows (a subslice of rows).
+func (m *Model[V]) onScreenRows() []*entry[V] {
 	from := clamp(m.offset, 0, len(m.rows))
 	to := min(from+m.pageRows(), len(m.rows))
-	out := make([]V, 0, to-from)
-	for _, e := range m.rows[from:to] {
-		out = append(out, e.v)
+	return m.rows[from:to]
+}
+
+// values are the items of rows, in order (nil for none).
+func values[V any](rows []*entry[V]) []V {
+	if len(rows) == 0 {
+		return nil
+	}
+	out := make([]V, len(rows))
+	for i, e := range rows {
+		out[i] = e.v
 	}
 	return out
 }
 
-// OnScreenIDs are the IDs of OnScreen's rows, in the same order.
-func (m *Model[V]) OnScreenIDs() []string {
-	from := clamp(m.offset, 0, len(m.rows))
-	to := min(from+m.pageRows(), len(m.rows))
-	out := make([]string, 0, to-from)
-	for _, e := range m.rows[from:to] {
-		out = append(out, e.id)
+// ids are the IDs of rows, in order (nil for none).
+func ids[V any](rows []*entry[V]) []string {
+	if len(rows) == 0 {
+		return nil
+	}
+	out := make([]string, len(rows))
+	for i, e := range rows {
+		out[i] = e.id
 	}
 	return out
 }

@@ -147,7 +147,7 @@ func (p *LogPage) View() string {
 func ClusterKey(e *host.Env, rc *rayv1.RayCluster, pod *corev1.Pod) tea.Cmd {
 	ns, name := rc.Namespace, rc.Name
 	return func() tea.Msg {
-		return host.PushMsg{Build: func(*host.Env) host.Page { return NewFilesPage(e, ns, name, pod) }}
+		return host.PushMsg{Build: func() host.Page { return NewFilesPage(e, ns, name, pod) }}
 	}
 }
 
@@ -161,7 +161,7 @@ func PodKey(e *host.Env, pod *corev1.Pod) tea.Cmd {
 	}
 	ns := pod.Namespace
 	return func() tea.Msg {
-		return host.PushMsg{Build: func(*host.Env) host.Page { return NewFilesPage(e, ns, cluster, pod) }}
+		return host.PushMsg{Build: func() host.Page { return NewFilesPage(e, ns, cluster, pod) }}
 	}
 }
 
@@ -172,6 +172,6 @@ func ExplainKey(e *host.Env, namespace string, ex raydash.Explanation, ok bool, 
 		return func() tea.Msg { return host.WarnMsg(none) }
 	}
 	return func() tea.Msg {
-		return host.PushMsg{Build: func(*host.Env) host.Page { return newExplainPage(e, namespace, ex) }}
+		return host.PushMsg{Build: func() host.Page { return newExplainPage(e, namespace, ex) }}
 	}
 }
