@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,6 +35,9 @@ import (
 // run is what one contender's bring-up measured.
 type run struct {
 	up time.Duration
+	// ready is each cluster's time from the first create until it read
+	// ready (for raw: until its last pod was Running and Ready).
+	ready []time.Duration
 	// terminated counts the pod watchers the API server closed during the
 	// bring-up because they fell behind (apiserver_terminated_watchers_total).
 	terminated float64
@@ -65,12 +70,20 @@ func (c requestCount) String() string {
 // (its user agent in the audit log). N is 100 and 300; RAYDAR_BENCH_SIZES
 // (e.g. "100,300,1000") sets others; RAYDAR_BENCH_RAYDAR_FLAGS adds flags
 // to raydar-operator's (e.g. "--concurrency=16", for tuning);
-// RAYDAR_BENCH_SKIP_KUBERAY=1 leaves KubeRay out (its figures read 0).
+// RAYDAR_BENCH_SKIP_KUBERAY=1 leaves KubeRay out (its figures read 0);
+// RAYDAR_BENCH_KUBERAY=PATH runs another KubeRay build in its place (e.g.
+// v1.5.0: GOBIN=DIR go install github.com/ray-project/kuberay/ray-operator@v1.5.0).
+// Besides the time until the last cluster is ready, each contender's median
+// and p90 time for one cluster to read ready are reported.
 func BenchmarkVersusKubeRay(b *testing.B) {
 	if sb == nil {
 		b.Skip("needs the sandbox control plane (skipped with -short)")
 	}
 	kuberay := filepath.Join(sb.ToolsDir, "kuberay-operator")
+	if p := os.Getenv("RAYDAR_BENCH_KUBERAY"); p != "" {
+		kuberay = p
+	}
+	b.Logf("KubeRay's operator: %s", kuberay)
 	if _, err := os.Stat(kuberay); err != nil {
 		b.Skipf("KubeRay's operator is not built (%v): run `make tools`", err)
 	}
@@ -122,7 +135,11 @@ func report(b *testing.B, n int, raw, rd, kr []run) {
 	req := func(r run) float64 { return float64(r.requests.writes) / float64(n) }
 	cpu := func(r run) float64 { return r.cpu }
 	rss := func(r run) float64 { return r.peakRSS }
+	p50 := func(r run) float64 { return benchkit.Quantile(r.ready, 0.5).Seconds() }
+	p90 := func(r run) float64 { return benchkit.Quantile(r.ready, 0.9).Seconds() }
 	for i := range raw {
+		b.Logf("run %d, N=%d, one cluster ready, median / p90: raw %.2f / %.2f s | raydar %.2f / %.2f s | KubeRay %.2f / %.2f s",
+			i, n, p50(raw[i]), p90(raw[i]), p50(rd[i]), p90(rd[i]), p50(kr[i]), p90(kr[i]))
 		b.Logf("run %d, N=%d: raw %.2f s | raydar %.2f s (%.2f× raw), %.2f req/cluster [%s], %.2f CPU-s, peak RSS %.1f MiB | "+
 			"KubeRay %.2f s (%.2f× raw), %.2f req/cluster [%s], %.2f CPU-s, peak RSS %.1f MiB | "+
 			"pod watchers the API server closed as too slow: raw %.0f, raydar %.0f, KubeRay %.0f",
@@ -134,6 +151,12 @@ func report(b *testing.B, n int, raw, rd, kr []run) {
 	b.ReportMetric(mean(rd, up), "raydar-s")
 	b.ReportMetric(mean(kr, up), "kuberay-s")
 	b.ReportMetric(mean(rd, up)/mean(raw, up), "raydar/raw")
+	b.ReportMetric(mean(raw, p50), "raw-p50-s")
+	b.ReportMetric(mean(raw, p90), "raw-p90-s")
+	b.ReportMetric(mean(rd, p50), "raydar-p50-s")
+	b.ReportMetric(mean(rd, p90), "raydar-p90-s")
+	b.ReportMetric(mean(kr, p50), "kuberay-p50-s")
+	b.ReportMetric(mean(kr, p90), "kuberay-p90-s")
 	b.ReportMetric(mean(kr, up)/mean(raw, up), "kuberay/raw")
 	b.ReportMetric(mean(rd, req), "raydar-req/cluster")
 	b.ReportMetric(mean(kr, req), "kuberay-req/cluster")
@@ -171,11 +194,11 @@ func bringUpOperator(b *testing.B, n int, agent, bin string, args func(ns string
 	term0 := terminatedPodWatchers(b)
 	start := time.Now()
 	go createClusters(b, ns, n)
-	waitAll(b, ns, n, w, &rayv1.RayClusterList{}, func(obj client.Object) (string, bool) {
+	at := waitAll(b, ns, n, start, w, &rayv1.RayClusterList{}, func(obj client.Object) (string, bool) {
 		rc, ok := obj.(*rayv1.RayCluster)
 		return rc.GetName(), ok && rc.Status.State == rayv1.Ready
 	})
-	r := run{up: time.Since(start), terminated: terminatedPodWatchers(b) - term0}
+	r := run{up: time.Since(start), ready: slices.Collect(maps.Values(at)), terminated: terminatedPodWatchers(b) - term0}
 	time.Sleep(time.Second) // trailing writes (Events are sent asynchronously)
 	r.cpu = procCPUSeconds(pid) - cpu0
 	r.peakRSS = peakRSSMiB(pid)
@@ -213,11 +236,18 @@ func bringUpRaw(b *testing.B, n int) run {
 		pods[i].OwnerReferences = nil
 		return cl.Create(ctx, pods[i])
 	})
-	waitAll(b, ns, len(pods), w, &corev1.PodList{}, func(obj client.Object) (string, bool) {
+	at := waitAll(b, ns, len(pods), start, w, &corev1.PodList{}, func(obj client.Object) (string, bool) {
 		p, ok := obj.(*corev1.Pod)
 		return obj.GetName(), ok && kit.IsRunningAndReady(p)
 	})
-	r := run{up: time.Since(start), terminated: terminatedPodWatchers(b) - term0}
+	// A raw "cluster" is ready when its last pod is: the pods of raw-0007
+	// are named raw-0007-….
+	cluster := map[string]time.Duration{}
+	for name, d := range at {
+		c := name[:len("raw-0000")]
+		cluster[c] = max(cluster[c], d)
+	}
+	r := run{up: time.Since(start), ready: slices.Collect(maps.Values(cluster)), terminated: terminatedPodWatchers(b) - term0}
 	if err := cl.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0)); err != nil {
 		b.Fatal(err)
 	}
@@ -236,11 +266,17 @@ func createClusters(b *testing.B, ns string, n int) {
 }
 
 // waitAll follows w (a watch of list's kind in ns) until want objects are
-// done; when the API server ends the watch it lists and watches again.
-func waitAll(b *testing.B, ns string, want int, w watch.Interface, list client.ObjectList, done func(client.Object) (string, bool)) {
+// done, and returns when each was first seen done, since start; when the
+// API server ends the watch it lists and watches again.
+func waitAll(b *testing.B, ns string, want int, start time.Time, w watch.Interface, list client.ObjectList, done func(client.Object) (string, bool)) map[string]time.Duration {
 	b.Helper()
 	ctx := context.Background()
-	seen := map[string]bool{}
+	seen := map[string]time.Duration{}
+	mark := func(name string) {
+		if _, ok := seen[name]; !ok {
+			seen[name] = time.Since(start)
+		}
+	}
 	deadline := time.After(15 * time.Minute)
 	defer func() { w.Stop() }()
 	for len(seen) < want {
@@ -254,7 +290,7 @@ func waitAll(b *testing.B, ns string, want int, w watch.Interface, list client.O
 				items, _ := metaItems(l)
 				for _, o := range items {
 					if name, ok := done(o); ok {
-						seen[name] = true
+						mark(name)
 					}
 				}
 				var err error
@@ -267,7 +303,7 @@ func waitAll(b *testing.B, ns string, want int, w watch.Interface, list client.O
 			if ev.Type == watch.Added || ev.Type == watch.Modified {
 				if o, ok := ev.Object.(client.Object); ok {
 					if name, ok := done(o); ok {
-						seen[name] = true
+						mark(name)
 					}
 				}
 			}
@@ -275,6 +311,7 @@ func waitAll(b *testing.B, ns string, want int, w watch.Interface, list client.O
 			b.Fatalf("only %d of %d ready in %s after 15 minutes", len(seen), want, ns)
 		}
 	}
+	return seen
 }
 
 // metaItems are the objects of a RayClusterList or PodList.

@@ -1,15 +1,18 @@
 // Package benchkit holds what the benchmarks under test/bench share: a
 // fixed pool of parallel clients, integer lists read from the environment
-// and the machine's load average for their logs.
+// the machine's load average for their logs, and quantiles of measured
+// durations.
 package benchkit
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Clients is how many parallel clients Parallel runs.
@@ -69,4 +72,19 @@ func LoadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// Quantile is the q-quantile (0 < q ≤ 1) of ds by nearest rank: the
+// smallest value such that at least q of the values are at or below it
+// (the median of 1..10 is 5, its p90 is 9). 0 for no values. ds is not
+// modified.
+func Quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	rank := int(float64(len(s))*q + 0.999999999)
+	rank = max(1, min(rank, len(s)))
+	return s[rank-1]
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Parallel calls f once for each index, and an error fails the test.
@@ -58,5 +59,32 @@ func TestEnvInts(t *testing.T) {
 func TestLoadAverage(t *testing.T) {
 	if got := LoadAverage(); len(strings.Fields(got)) != 3 {
 		t.Errorf("LoadAverage = %q, want three fields", got)
+	}
+}
+
+// Quantile by nearest rank: the median and p90 of 1..10 s are 5 and 9 s,
+// of one value that value, of none 0; the input keeps its order.
+func TestQuantile(t *testing.T) {
+	var ds []time.Duration
+	for i := 10; i >= 1; i-- {
+		ds = append(ds, time.Duration(i)*time.Second)
+	}
+	if got := Quantile(ds, 0.5); got != 5*time.Second {
+		t.Errorf("median = %s, want 5s", got)
+	}
+	if got := Quantile(ds, 0.9); got != 9*time.Second {
+		t.Errorf("p90 = %s, want 9s", got)
+	}
+	if got := Quantile(ds, 1); got != 10*time.Second {
+		t.Errorf("p100 = %s, want 10s", got)
+	}
+	if ds[0] != 10*time.Second {
+		t.Errorf("Quantile sorted its input: ds[0] = %s", ds[0])
+	}
+	if got := Quantile(ds[:1], 0.9); got != 10*time.Second {
+		t.Errorf("p90 of one value = %s, want 10s", got)
+	}
+	if got := Quantile(nil, 0.5); got != 0 {
+		t.Errorf("median of none = %s, want 0", got)
 	}
 }
