@@ -25,6 +25,11 @@ func (m *measurement) setRestarts(ctx context.Context, i, j, n int) error {
 	return err
 }
 
+// restartBase is where the restart counts this run writes start: each run
+// of one data set writes its own (a patch to the value a pod has already
+// changes nothing, and the screen would not move).
+func (m *measurement) restartBase() int { return m.seq * 1_000_000 }
+
 // steady measures the bytes of a full repaint (a resize away and back)
 // and of steady updates: the restart count of the second row's pod.
 func (m *measurement) steady(ctx context.Context) error {
@@ -52,7 +57,7 @@ func (m *measurement) steady(ctx context.Context) error {
 	for k := range 10 {
 		rec.quiet(300*time.Millisecond, 5*time.Second)
 		t := time.Now()
-		if err := m.setRestarts(ctx, 0, 1, k+1); err != nil {
+		if err := m.setRestarts(ctx, 0, 1, m.restartBase()+k+1); err != nil {
 			return err
 		}
 		if _, ok := rec.waitOutput(t, 15*time.Second); !ok {
@@ -98,7 +103,7 @@ func (m *measurement) patchLoad(ctx context.Context) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	end := time.After(m.c.duration)
 loop:
-	for n := 100; ; n++ {
+	for n := m.restartBase() + 100; ; n++ {
 		select {
 		case <-ctx.Done():
 			break loop
@@ -165,6 +170,12 @@ func (m *measurement) report() string {
 	}
 	if m.c.linkDelay > 0 {
 		fmt.Fprintf(&b, "; behind a pty proxy delaying each direction by %s (RTT %s)", m.c.linkDelay, 2*m.c.linkDelay)
+	}
+	if m.c.raydar != "" {
+		fmt.Fprintf(&b, "; binary %s", m.binary)
+	}
+	if m.seq > 0 {
+		fmt.Fprintf(&b, "; run %d on this data set", m.seq+1)
 	}
 	fmt.Fprint(&b, "\n\n")
 	fmt.Fprintf(&b, "| figure | value | load |\n|---|---|---|\n")
