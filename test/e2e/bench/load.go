@@ -183,6 +183,7 @@ func (m *measurement) report() string {
 	row("cache synced after start", ms(m.synced.Sub(m.started)), m.load["start"])
 	row("first full render after sync", ms(m.rendered.Sub(m.synced)), m.load["start"])
 	row("RSS after sync / peak RSS (VmHWM)", fmt.Sprintf("%.1f MB / %.1f MB (%.1f KB per pod at peak)", float64(m.rssSynced)/1024, float64(m.hwm)/1024, float64(m.hwm)/float64(n*m.d.pods())), m.load["patches"])
+	row("RSS after sync: anonymous / file-backed (the binary)", fmt.Sprintf("%.1f MB / %.1f MB", float64(m.anonSynced)/1024, float64(m.fileSynced)/1024), m.load["start"])
 	row("idle CPU per minute", fmt.Sprintf("%.2f s", perMin(m.idleCPU.Seconds(), m.c.duration)), m.load["idle"])
 	row("idle bytes to the terminal", fmt.Sprintf("%.1f B/s", float64(m.idleBytes)/m.c.duration.Seconds()), m.load["idle"])
 	row("key → screen p50 / p90 / p99", fmt.Sprintf("%s / %s / %s (%d samples)", ms(pct(m.keyLat, .5)), ms(pct(m.keyLat, .9)), ms(pct(m.keyLat, .99)), len(m.keyLat)), m.load["keys"])

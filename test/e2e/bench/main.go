@@ -280,9 +280,12 @@ type measurement struct {
 	repaint                            int
 	updates                            []int
 	hwm, rssSynced                     int64
-	listsBefore, listsAfter            int
-	listsAfterURIs                     []string
-	load                               map[string]string
+	// anonSynced, fileSynced: RssAnon and RssFile after sync (the heap;
+	// the binary's pages mapped in).
+	anonSynced, fileSynced  int64
+	listsBefore, listsAfter int
+	listsAfterURIs          []string
+	load                    map[string]string
 }
 
 func freePort() (string, error) {
@@ -350,6 +353,8 @@ func (m *measurement) run(ctx context.Context) error {
 	}
 	m.term.rec.quiet(2*time.Second, 30*time.Second)
 	m.rssSynced, _ = procstat.StatusKB(m.term.pid, "VmRSS")
+	m.anonSynced, _ = procstat.StatusKB(m.term.pid, "RssAnon")
+	m.fileSynced, _ = procstat.StatusKB(m.term.pid, "RssFile")
 	m.profile("heap-synced.pb.gz", "heap?gc=1")
 	if wait := time.Until(m.created.Add(m.c.settle)); wait > 0 {
 		logf("settling %s: ages under 10 minutes change every second", wait.Round(time.Second))
