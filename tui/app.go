@@ -223,7 +223,9 @@ func (a *App) viewActions(k ViewKind) []Action {
 }
 
 // ProgramOptions are the tea.ProgramOptions that go with opts: with NoColor
-// the colour profile is pinned to ASCII whatever the terminal says.
+// the colour profile is pinned to ASCII whatever the terminal says. They set
+// the program's message filter (the frame pacer's, app_pacer.go): a caller
+// that set another (tea.WithFilter keeps the last) would turn the pacer off.
 func ProgramOptions(opts Options) []tea.ProgramOption {
 	return programOptions(opts, newFramePacer(FPS))
 }
