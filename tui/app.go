@@ -123,6 +123,10 @@ type App struct {
 	fleetLine string
 	states    map[*host.Env]string
 	since     map[*host.Env]time.Time
+
+	// pacer runs the renderer's ticker only while a frame may be waiting
+	// (app_pacer.go); nil outside a Program made with ProgramOptions.
+	pacer *framePacer
 }
 
 // New builds the TUI. It fails only when a view action's key clashes with
@@ -219,12 +223,20 @@ func (a *App) viewActions(k ViewKind) []Action {
 }
 
 // ProgramOptions are the tea.ProgramOptions that go with opts: with NoColor
-// the colour profile is pinned to ASCII whatever the terminal says.
+// the colour profile is pinned to ASCII whatever the terminal says. They set
+// the program's message filter (the frame pacer's, app_pacer.go): a caller
+// that set another (tea.WithFilter keeps the last) would turn the pacer off.
 func ProgramOptions(opts Options) []tea.ProgramOption {
+	return programOptions(opts, newFramePacer(FPS))
+}
+
+func programOptions(opts Options, pc *framePacer) []tea.ProgramOption {
 	// The renderer writes a changed frame on its ticker: at bubbletea's
 	// default 60 Hz a key waits up to 16.7 ms for it; at 120 Hz (its
-	// maximum) up to 8.3 ms. An unchanged frame writes nothing.
-	o := []tea.ProgramOption{tea.WithFPS(FPS)}
+	// maximum) up to 8.3 ms. An unchanged frame writes nothing. The pacer
+	// runs the ticker only while a frame may be waiting, and fast for the
+	// first frame after a quiet spell (app_pacer.go).
+	o := []tea.ProgramOption{tea.WithFPS(FPS), pc.option(), tea.WithFilter(pc.filter)}
 	if opts.NoColor {
 		o = append(o, tea.WithColorProfile(colorprofile.Ascii))
 	}
@@ -588,7 +600,9 @@ func (a *App) quit() tea.Cmd {
 
 // View implements tea.Model.
 func (a *App) View() tea.View {
-	v := tea.NewView(a.render())
+	s := a.render()
+	a.pacer.viewed(s)
+	v := tea.NewView(s)
 	v.AltScreen = true
 	v.WindowTitle = "raydar"
 	return v

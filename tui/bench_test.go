@@ -458,3 +458,19 @@ func BenchmarkWhy(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIdleTick: what one idle second costs the TUI with the data set
+// loaded: the 1 s tick's Update (ages, role, timed diagnoses) and the frame
+// after it.
+func BenchmarkIdleTick(b *testing.B) {
+	for _, v := range []ViewKind{PodsView, ClustersView} {
+		b.Run(v.String(), func(b *testing.B) {
+			a := benchApp(b, v)
+			b.ReportAllocs()
+			for b.Loop() {
+				a.Update(tickMsg{})
+				_ = a.View()
+			}
+		})
+	}
+}

@@ -22,6 +22,9 @@ import (
 //     rest is dropped;
 //   - status: all of it.
 //
+// What is kept is then shared with the pods before it where equal
+// (compactPod: strings, label maps, tolerations, owner references).
+//
 // Describe's YAML of a pod therefore GETs the whole pod (Session.Get).
 // Other objects pass through with their managedFields stripped.
 func SlimPod(obj any) (any, error) {
@@ -42,6 +45,7 @@ func SlimPod(obj any) (any, error) {
 		InitContainers: slimContainers(p.Spec.InitContainers, ready),
 		Containers:     slimContainers(p.Spec.Containers, ready),
 	}
+	compactPod(p)
 	return p, nil
 }
 

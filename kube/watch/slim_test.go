@@ -1,11 +1,15 @@
 package watch
 
 import (
+	"reflect"
 	"testing"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -68,5 +72,59 @@ func TestSlimPod(t *testing.T) {
 	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}}
 	if out, _ := SlimPod(rc); out.(*rayv1.RayCluster).ManagedFields != nil || out.(*rayv1.RayCluster).Name != "c" {
 		t.Error("a RayCluster keeps its managedFields or loses its name")
+	}
+}
+
+// compactPod changes no value a reader sees, and two pods of one group
+// share their label and annotation maps, tolerations and owner references.
+func TestCompactPodSharesAndKeepsEveryValue(t *testing.T) {
+	yes, no, secs := true, false, int64(300)
+	now := metav1.Now()
+	mk := func(name, ip string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", GenerateName: "c-worker-", UID: "u-" + types.UID(name),
+				Labels:          map[string]string{rayv1.RayClusterLabelKey: "c", rayv1.RayNodeTypeLabelKey: "worker"},
+				Annotations:     map[string]string{"ray.io/kuberay-version": "v1.6.2"},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "ray.io/v1", Kind: "RayCluster", Name: "c", UID: "rc-uid", Controller: &yes, BlockOwnerDeletion: &yes}},
+				Finalizers:      []string{"f"}},
+			Spec: corev1.PodSpec{NodeName: "n1", NodeSelector: map[string]string{"gpu": "a100"},
+				Tolerations: []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs}},
+				Containers:  []corev1.Container{{Name: "ray-worker", Image: "rayproject/ray:2.52.0"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, HostIP: "172.18.0.1", HostIPs: []corev1.HostIP{{IP: "172.18.0.1"}},
+				QOSClass:   corev1.PodQOSBurstable,
+				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}},
+				ContainerStatuses: []corev1.ContainerStatus{{Name: "ray-worker", Image: "rayproject/ray:2.52.0", ImageID: "docker://sha", Started: &no,
+					State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off"}},
+					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}}}},
+		}
+	}
+	a, b := mk("c-worker-1", "10.0.0.1"), mk("c-worker-2", "10.0.0.2")
+	wantA, wantB := a.DeepCopy(), b.DeepCopy()
+	compactPod(a)
+	compactPod(b)
+	if !equality.Semantic.DeepEqual(a, wantA) || !equality.Semantic.DeepEqual(b, wantB) {
+		t.Fatalf("a value changed:\n%+v\n%+v", a, wantA)
+	}
+	same := func(what string, x, y any) {
+		if reflect.ValueOf(x).UnsafePointer() != reflect.ValueOf(y).UnsafePointer() {
+			t.Errorf("%s not shared", what)
+		}
+	}
+	same("labels", a.Labels, b.Labels)
+	same("annotations", a.Annotations, b.Annotations)
+	same("node selector", a.Spec.NodeSelector, b.Spec.NodeSelector)
+	same("tolerations", a.Spec.Tolerations, b.Spec.Tolerations)
+	same("owner references", a.OwnerReferences, b.OwnerReferences)
+	same("started", a.Status.ContainerStatuses[0].Started, b.Status.ContainerStatuses[0].Started)
+	if unsafe.StringData(a.Spec.Containers[0].Image) != unsafe.StringData(b.Spec.Containers[0].Image) {
+		t.Error("image string not shared")
+	}
+
+	// A pod whose labels differ keeps its own.
+	c := mk("c-head", "10.0.0.3")
+	c.Labels[rayv1.RayNodeTypeLabelKey] = "head"
+	compactPod(c)
+	if c.Labels[rayv1.RayNodeTypeLabelKey] != "head" || a.Labels[rayv1.RayNodeTypeLabelKey] != "worker" {
+		t.Errorf("labels mixed up: %v %v", c.Labels, a.Labels)
 	}
 }

@@ -147,7 +147,11 @@ type Source struct {
 	// allRegistered is closed once Watch has registered every handler.
 	allRegistered chan struct{}
 
-	rayPods sync.Map // pod UID → struct{}: Events of these pods are kept
+	// rayPods are the UIDs of the Ray pods seen: Events of these pods are
+	// kept. A map under a lock, not a sync.Map: the sync.Map's trie
+	// nodes cost ~200 bytes a pod (heap profile at 10,000 pods: 2 MB).
+	rayPodsMu sync.Mutex
+	rayPods   map[types.UID]struct{}
 
 	// nodeAccess says whether nodes may be watched (nil: they are not);
 	// nodeReg is the Node handler once registered, nodesWhy why there is
@@ -389,7 +393,7 @@ func (s *Source) Handler(kind Kind) toolscache.ResourceEventHandler {
 				return
 			}
 			if kind == Pod {
-				if _, known := s.rayPods.LoadAndDelete(Key(o)); !known && !rayv1.IsRayPod(o.GetLabels()) {
+				if known := s.forgetRayPod(Key(o)); !known && !rayv1.IsRayPod(o.GetLabels()) {
 					return
 				}
 			}
@@ -409,18 +413,33 @@ func (s *Source) upsert(kind Kind, old, obj any) {
 	switch kind {
 	case Pod:
 		if !rayv1.IsRayPod(o.GetLabels()) {
-			if _, was := s.rayPods.LoadAndDelete(Key(o)); was { // label removed
+			if was := s.forgetRayPod(Key(o)); was { // label removed
 				s.Push(Delta{Kind: kind, Deleted: true, Object: o})
 			}
 			return
 		}
-		s.rayPods.Store(Key(o), struct{}{})
+		s.rayPodsMu.Lock()
+		if s.rayPods == nil {
+			s.rayPods = map[types.UID]struct{}{}
+		}
+		s.rayPods[Key(o)] = struct{}{}
+		s.rayPodsMu.Unlock()
 	case Event:
 		if !s.relevantEvent(o) {
 			return
 		}
 	}
 	s.Push(Delta{Kind: kind, Object: o})
+}
+
+// forgetRayPod drops uid from the Ray pods seen, reporting whether it was
+// one.
+func (s *Source) forgetRayPod(uid types.UID) bool {
+	s.rayPodsMu.Lock()
+	defer s.rayPodsMu.Unlock()
+	_, ok := s.rayPods[uid]
+	delete(s.rayPods, uid)
+	return ok
 }
 
 func (s *Source) relevantEvent(o client.Object) bool {
@@ -433,7 +452,9 @@ func (s *Source) relevantEvent(o client.Object) bool {
 		return true
 	}
 	if ref.Kind == "Pod" && (ref.APIVersion == "" || ref.APIVersion == "v1") {
-		_, ok := s.rayPods.Load(ref.UID)
+		s.rayPodsMu.Lock()
+		_, ok := s.rayPods[ref.UID]
+		s.rayPodsMu.Unlock()
 		return ok
 	}
 	return false

@@ -25,6 +25,11 @@ func (m *measurement) setRestarts(ctx context.Context, i, j, n int) error {
 	return err
 }
 
+// restartBase is where the restart counts this run writes start: each run
+// of one data set writes its own (a patch to the value a pod has already
+// changes nothing, and the screen would not move).
+func (m *measurement) restartBase() int { return m.seq * 1_000_000 }
+
 // steady measures the bytes of a full repaint (a resize away and back)
 // and of steady updates: the restart count of the second row's pod.
 func (m *measurement) steady(ctx context.Context) error {
@@ -52,7 +57,7 @@ func (m *measurement) steady(ctx context.Context) error {
 	for k := range 10 {
 		rec.quiet(300*time.Millisecond, 5*time.Second)
 		t := time.Now()
-		if err := m.setRestarts(ctx, 0, 1, k+1); err != nil {
+		if err := m.setRestarts(ctx, 0, 1, m.restartBase()+k+1); err != nil {
 			return err
 		}
 		if _, ok := rec.waitOutput(t, 15*time.Second); !ok {
@@ -98,7 +103,7 @@ func (m *measurement) patchLoad(ctx context.Context) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	end := time.After(m.c.duration)
 loop:
-	for n := 100; ; n++ {
+	for n := m.restartBase() + 100; ; n++ {
 		select {
 		case <-ctx.Done():
 			break loop
@@ -166,12 +171,19 @@ func (m *measurement) report() string {
 	if m.c.linkDelay > 0 {
 		fmt.Fprintf(&b, "; behind a pty proxy delaying each direction by %s (RTT %s)", m.c.linkDelay, 2*m.c.linkDelay)
 	}
+	if m.c.raydar != "" {
+		fmt.Fprintf(&b, "; binary %s", m.binary)
+	}
+	if m.seq > 0 {
+		fmt.Fprintf(&b, "; run %d on this data set", m.seq+1)
+	}
 	fmt.Fprint(&b, "\n\n")
 	fmt.Fprintf(&b, "| figure | value | load |\n|---|---|---|\n")
 	row := func(name, v, load string) { fmt.Fprintf(&b, "| %s | %s | %s |\n", name, v, load) }
 	row("cache synced after start", ms(m.synced.Sub(m.started)), m.load["start"])
 	row("first full render after sync", ms(m.rendered.Sub(m.synced)), m.load["start"])
 	row("RSS after sync / peak RSS (VmHWM)", fmt.Sprintf("%.1f MB / %.1f MB (%.1f KB per pod at peak)", float64(m.rssSynced)/1024, float64(m.hwm)/1024, float64(m.hwm)/float64(n*m.d.pods())), m.load["patches"])
+	row("RSS after sync: anonymous / file-backed (the binary)", fmt.Sprintf("%.1f MB / %.1f MB", float64(m.anonSynced)/1024, float64(m.fileSynced)/1024), m.load["start"])
 	row("idle CPU per minute", fmt.Sprintf("%.2f s", perMin(m.idleCPU.Seconds(), m.c.duration)), m.load["idle"])
 	row("idle bytes to the terminal", fmt.Sprintf("%.1f B/s", float64(m.idleBytes)/m.c.duration.Seconds()), m.load["idle"])
 	row("key → screen p50 / p90 / p99", fmt.Sprintf("%s / %s / %s (%d samples)", ms(pct(m.keyLat, .5)), ms(pct(m.keyLat, .9)), ms(pct(m.keyLat, .99)), len(m.keyLat)), m.load["keys"])

@@ -41,6 +41,9 @@ type config struct {
 	// contexts is how many sandboxes, each with the data set, raydar
 	// watches at once (its fleet view, --context bench-1,bench-2,…).
 	contexts int
+	// rounds is how many times each binary of -raydar is measured, in
+	// turn, against the one data set.
+	rounds int
 }
 
 func main() {
@@ -60,7 +63,8 @@ func main() {
 	flag.StringVar(&c.out, "out", "", "also write the figures here (default: <state dir>/figures.md)")
 	flag.IntVar(&c.parallel, "parallel", 16, "clients creating the data set")
 	flag.IntVar(&c.samples, "samples", 200, "key → screen samples")
-	flag.StringVar(&c.raydar, "raydar", "", "measure this raydar binary, waiting for it to appear once the data set is ready (default: go build ./cmd/raydar then)")
+	flag.StringVar(&c.raydar, "raydar", "", "measure this raydar binary, waiting for it to appear once the data set is ready (default: go build ./cmd/raydar then); several, comma-separated, are measured in turn against the one data set (before/after back to back)")
+	flag.IntVar(&c.rounds, "rounds", 1, "measure each binary of -raydar this many times, in turn (A B A B …)")
 	flag.DurationVar(&c.settle, "settle", 0, "before the idle run, wait until the newest pod is this old (10m: ages change once a minute, not every second)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the state directory (logs, audit log, profiles)")
 	flag.IntVar(&c.contexts, "contexts", 1, "sandboxes, each with the data set, watched at once through the fleet view (raydar --context bench-1,…,bench-N)")
@@ -149,6 +153,7 @@ func run(ctx context.Context, c config) error {
 			cs = one // the patches go to the first context
 		}
 	}
+	created := time.Now()
 	kubeconfig := kubeconfigs[0]
 	if c.contexts > 1 {
 		kubeconfig = filepath.Join(dir, "kubeconfig")
@@ -157,26 +162,40 @@ func run(ctx context.Context, c config) error {
 		}
 	}
 
-	raydar, err := c.binary(ctx, dir)
+	binaries, err := c.binaries(ctx, dir)
 	if err != nil {
 		return err
 	}
-	m := &measurement{c: c, d: d, cs: cs, dir: dir, load: map[string]string{}, created: time.Now()}
-	if err := m.start(raydar, kubeconfig); err != nil {
-		return err
-	}
-	defer m.term.close()
-	if err := m.run(ctx); err != nil {
-		return err
-	}
-	for _, sb := range planes {
-		if err := m.countLists(sb); err != nil {
-			return err
+	// Each binary in turn, -rounds times, against the one data set: the
+	// figures of a before and an after meet the same plane and load.
+	var reports strings.Builder
+	for r := range max(c.rounds, 1) {
+		for i, bin := range binaries {
+			run := r*len(binaries) + i
+			sub := filepath.Join(dir, fmt.Sprintf("run%d", run+1))
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				return err
+			}
+			m := &measurement{c: c, d: d, cs: cs, dir: sub, seq: run, binary: bin, load: map[string]string{}, created: created}
+			if err := m.start(bin, kubeconfig); err != nil {
+				return err
+			}
+			err := m.run(ctx)
+			m.term.close()
+			if err != nil {
+				return err
+			}
+			for _, sb := range planes {
+				if err := m.countLists(sb); err != nil {
+					return err
+				}
+			}
+			report := m.report()
+			fmt.Print(report)
+			reports.WriteString(report + "\n")
 		}
 	}
-	report := m.report()
-	fmt.Print(report)
-	return os.WriteFile(c.out, []byte(report), 0o644)
+	return os.WriteFile(c.out, []byte(reports.String()), 0o644)
 }
 
 // fill creates the data set in sb and waits until every pod is Running,
@@ -209,27 +228,32 @@ func fill(ctx context.Context, c config, d dataSet, sb *sandbox.Sandbox) (kubern
 	return cs, d.waitRunning(ctx, cs, logf)
 }
 
-// binary is the raydar to measure: -raydar's (waiting for it), else one
-// built now, once the data set is ready (the 100k one takes a while).
-func (c config) binary(ctx context.Context, dir string) (string, error) {
+// binaries are the raydars to measure: -raydar's (waiting for each to
+// appear), else one built now, once the data set is ready (the 100k one
+// takes a while).
+func (c config) binaries(ctx context.Context, dir string) ([]string, error) {
 	if c.raydar != "" {
-		for {
-			if st, err := os.Stat(c.raydar); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-				return c.raydar, nil
-			}
-			logf("waiting for %s", c.raydar)
-			sleepCtx(ctx, 10*time.Second)
-			if ctx.Err() != nil {
-				return "", ctx.Err()
+		bins := strings.Split(c.raydar, ",")
+		for _, b := range bins {
+			for {
+				if st, err := os.Stat(b); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+					break
+				}
+				logf("waiting for %s", b)
+				sleepCtx(ctx, 10*time.Second)
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
 			}
 		}
+		return bins, nil
 	}
 	raydar := filepath.Join(dir, "raydar")
 	logf("building %s", raydar)
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", raydar, "./cmd/raydar").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/raydar (run from the module root): %v\n%s", err, out)
+		return nil, fmt.Errorf("go build ./cmd/raydar (run from the module root): %v\n%s", err, out)
 	}
-	return raydar, nil
+	return []string{raydar}, nil
 }
 
 // measurement is one run of raydar in tmux and its figures.
@@ -241,6 +265,11 @@ type measurement struct {
 	term  *tmuxTerm
 	pprof string
 	log   string
+	// seq numbers the measurements against one data set (0, 1, …): the
+	// restart counts it writes start at a run's own base, so that a
+	// later run's patches change the pods again.
+	seq    int
+	binary string
 
 	created, started, synced, rendered time.Time
 	idleCPU, patchCPU                  time.Duration
@@ -251,9 +280,12 @@ type measurement struct {
 	repaint                            int
 	updates                            []int
 	hwm, rssSynced                     int64
-	listsBefore, listsAfter            int
-	listsAfterURIs                     []string
-	load                               map[string]string
+	// anonSynced, fileSynced: RssAnon and RssFile after sync (the heap;
+	// the binary's pages mapped in).
+	anonSynced, fileSynced  int64
+	listsBefore, listsAfter int
+	listsAfterURIs          []string
+	load                    map[string]string
 }
 
 func freePort() (string, error) {
@@ -321,6 +353,8 @@ func (m *measurement) run(ctx context.Context) error {
 	}
 	m.term.rec.quiet(2*time.Second, 30*time.Second)
 	m.rssSynced, _ = procstat.StatusKB(m.term.pid, "VmRSS")
+	m.anonSynced, _ = procstat.StatusKB(m.term.pid, "RssAnon")
+	m.fileSynced, _ = procstat.StatusKB(m.term.pid, "RssFile")
 	m.profile("heap-synced.pb.gz", "heap?gc=1")
 	if wait := time.Until(m.created.Add(m.c.settle)); wait > 0 {
 		logf("settling %s: ages under 10 minutes change every second", wait.Round(time.Second))

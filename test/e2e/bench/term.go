@@ -220,6 +220,14 @@ func (t *tmuxTerm) close() {
 	if t.ctl != nil {
 		_ = t.ctl.Wait()
 	}
+	// The program got SIGHUP; the next measurement starts once it is gone.
+	// (A zombie still answers kill 0: give up 5 s after the SIGKILL.)
+	for i := 0; t.pid > 0 && i < 750 && syscall.Kill(t.pid, 0) == nil; i++ {
+		if i == 500 {
+			_ = syscall.Kill(t.pid, syscall.SIGKILL)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
