@@ -72,3 +72,21 @@ func TestSchedulerNotBinding(t *testing.T) {
 		t.Errorf("examined: %+v", got)
 	}
 }
+
+// Pods made for yunikorn (their schedulerName) read its labels: only
+// another scheduler's label is said to be ignored.
+func TestGangSchedulingIgnoredByPodsScheduler(t *testing.T) {
+	clusterCase(t, func(in *ClusterInput) {
+		in.Cluster.Labels = map[string]string{rayv1.RayGangSchedulingEnabled: "true", rayv1.YuniKornQueueLabelKey: "root.test"}
+		for _, p := range in.Pods {
+			p.Spec.SchedulerName = "yunikorn"
+		}
+	}, nil, nil, "")
+	clusterCase(t, func(in *ClusterInput) {
+		in.Cluster.Labels = map[string]string{rayv1.YuniKornQueueLabelKey: "root.test", rayv1.KaiQueueLabelKey: "k"}
+		for _, p := range in.Pods {
+			p.Spec.SchedulerName = "yunikorn"
+		}
+	}, []string{"GangSchedulingIgnored: raydar ignores kai.scheduler/queue (its pods are gang-scheduled by yunikorn, which does not read it)"},
+		[]string{"metadata.labels[kai.scheduler/queue]=k"}, "run raydar's operator (and every raydar TUI that may lead) with --batch-scheduler=kai-scheduler")
+}
