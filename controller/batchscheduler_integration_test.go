@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,8 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	spv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
+	"github.com/raydar/raydar/controller/batchscheduler/kaischeduler"
+	"github.com/raydar/raydar/controller/batchscheduler/schedulerplugins"
 	"github.com/raydar/raydar/controller/batchscheduler/volcano"
 	"github.com/raydar/raydar/controller/internal/fixture"
 	"github.com/raydar/raydar/kube/sandbox"
@@ -164,4 +168,104 @@ func err2s(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// With --batch-scheduler scheduler-plugins a labelled RayCluster gets
+// KubeRay v1.6.2's scheduling.x-k8s.io PodGroup named after it, its pods
+// the pod-group label and the chart's schedulerName, and the sandbox's
+// stand-in binds the gang; a RayJob is refused (its status message and a
+// Warning say why) and gets no cluster, as KubeRay v1.6.2 refuses it.
+func TestSchedulerPluginsPodGroupOnTheAPIServer(t *testing.T) {
+	needSandbox(t)
+	crds, err := gangsim.CRDsFor(sb.ToolsDir, schedulerplugins.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := sb.InstallCRDs(ctx, crds...); err != nil {
+		t.Fatal(err)
+	}
+	h := newRJHarness(t, func(o *Options) { o.BatchScheduler = schedulerplugins.Scheduler{} })
+	ns := h.ns
+	s := scheme.New()
+	if err := spv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := client.New(sb.Config, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := testCluster(ns, "sp", 2)
+	rc.Labels = map[string]string{rayv1.RayGangSchedulingEnabled: "true"}
+	if err := cl.Create(ctx, rc); err != nil {
+		t.Fatal(err)
+	}
+	pg := &spv1alpha1.PodGroup{}
+	eventually(t, 30*time.Second, "the PodGroup", func() (bool, string) {
+		err := pc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sp"}, pg)
+		return err == nil, err2s(err)
+	})
+	if pg.Spec.MinMember != 3 || pg.Spec.MinResources.Cpu().String() != "300m" || pg.OwnerReferences[0].Kind != "RayCluster" || pg.OwnerReferences[0].Controller != nil {
+		t.Fatalf("PodGroup %+v %+v", pg.Spec, pg.OwnerReferences)
+	}
+	gs, err := gangsim.Start(ctx, gangsim.Options{Config: sb.Config, Scheduler: schedulerplugins.Name, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gs.Close)
+	eventually(t, 30*time.Second, "the gang's three pods bound, the PodGroup Running", func() (bool, string) {
+		heads, workers := clusterPods(t, ns, "sp")
+		pods := append(heads, workers...)
+		if len(pods) != 3 {
+			return false, fmt.Sprint("pods: ", len(pods))
+		}
+		for _, p := range pods {
+			if p.Spec.SchedulerName != schedulerplugins.SchedulerName || p.Labels[schedulerplugins.PodGroupLabelKey] != "sp" || p.Spec.NodeName == "" {
+				return false, p.Name + ": " + p.Spec.SchedulerName + " " + p.Labels[schedulerplugins.PodGroupLabelKey] + " node " + p.Spec.NodeName
+			}
+		}
+		if err := pc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sp"}, pg); err != nil {
+			return false, err.Error()
+		}
+		return pg.Status.Phase == spv1alpha1.PodGroupRunning, string(pg.Status.Phase)
+	})
+
+	h.rayJob("refused", "python -c 1")
+	h.waitEvent("refused", rayv1.EventFailedToCreateRayCluster, "currently only RayCluster is supported, got *v1.RayJob")
+	j := h.wait("refused", "its refusal in the status", func(j *rayv1.RayJob) bool {
+		return strings.Contains(j.Status.Message, "for --batch-scheduler=scheduler-plugins")
+	})
+	if j.Status.RayClusterName != "" {
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: j.Status.RayClusterName}, &rayv1.RayCluster{}); err == nil {
+			t.Errorf("a refused RayJob got its cluster %s", j.Status.RayClusterName)
+		}
+	}
+}
+
+// With --batch-scheduler kai-scheduler a K8sJobMode RayJob is refused on
+// every pass (KubeRay v1.6.2 kai_scheduler.go:44-48) and an HTTPMode one
+// runs, its cluster's pods with schedulerName kai-scheduler and the queue
+// label; the stand-in binds them.
+func TestKaiSchedulerRayJobs(t *testing.T) {
+	h := newRJHarness(t, func(o *Options) { o.BatchScheduler = kaischeduler.Scheduler{} })
+	ctx := context.Background()
+	gs, err := gangsim.Start(ctx, gangsim.Options{Config: sb.Config, Scheduler: kaischeduler.Name, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gs.Close)
+	queue := func(j *rayv1.RayJob) { j.Labels = map[string]string{rayv1.KaiQueueLabelKey: "team-a"} }
+	h.rayJob("k8s", "python -c 1", queue, func(j *rayv1.RayJob) { j.Spec.SubmissionMode = rayv1.K8sJobMode })
+	h.waitEvent("k8s", rayv1.EventFailedToCreateRayCluster, "KAI-Scheduler does not support RayJob with K8sJobMode")
+	h.rayJob("http", "python -c 1", queue)
+	j := h.wait("http", "Complete", deploymentIs(rayv1.JobDeploymentStatusComplete))
+	heads, _ := clusterPods(t, h.ns, j.Status.RayClusterName)
+	for _, p := range heads {
+		if p.Spec.SchedulerName != kaischeduler.Name || p.Labels[rayv1.KaiQueueLabelKey] != "team-a" || p.Spec.NodeName == "" {
+			t.Errorf("head %s: %q %v node %q", p.Name, p.Spec.SchedulerName, p.Labels, p.Spec.NodeName)
+		}
+	}
+	if k8s, _ := h.get("k8s"); k8s.Status.RayClusterName != "" && k8s.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusInitializing {
+		t.Errorf("the K8sJobMode RayJob went on: %s", describeRJ(k8s))
+	}
 }

@@ -152,9 +152,9 @@ type Options struct {
 	FeatureGates features.Gates
 	// BatchScheduler is the batch scheduler of --batch-scheduler
 	// (controller/batchscheduler), nil for none: RayClusters and RayJobs
-	// get its gang objects (a Volcano PodGroup) and their pods its
+	// get its gang objects (a PodGroup of Volcano's or scheduler-plugins', none for yunikorn and kai-scheduler) and their pods its
 	// metadata, as KubeRay v1.6.2 with the same flag. The API server must
-	// serve its gang object (Volcano's CRDs): New refuses otherwise.
+	// serve its gang object (its CRDs), if it has one: New refuses otherwise.
 	BatchScheduler batchscheduler.Scheduler
 	// Authors, when set, is told who wrote each Ray object's spec (from
 	// its managedFields, before the cache strips them) for raydar's
@@ -466,8 +466,8 @@ func kinds(opts Options) []kit.Registration {
 // wait forever for a watch that cannot start. KubeRay's operator fails
 // likewise, later and in fewer words.
 func checkBatchScheduler(mgr manager.Manager, s batchscheduler.Scheduler) error {
-	if s == nil {
-		return nil
+	if !batchscheduler.HasGroup(s) {
+		return nil // none, or labels and annotations only (yunikorn, kai-scheduler)
 	}
 	gk := s.GroupKind()
 	if _, err := mgr.GetRESTMapper().RESTMapping(gk); err != nil {

@@ -55,11 +55,14 @@ Secret is issued at once (real x509) by a selfSigned or CA issuer; there is
 no cert-manager, no renewal on a timer, no ACME or other issuers. Without
 the CRD file there is no cert-manager, and the start-up line says so.
 
-With --batch-scheduler volcano, Volcano's PodGroup and Queue CRDs (written
-into the tools directory by ` + "`make tools`" + `) are installed and a simulated
-gang scheduler, not Volcano, binds each PodGroup's pods (schedulerName
-volcano) only when minMember of them exist and all fit at once, and sets
-its phase; run raydar with the same --batch-scheduler.
+With --batch-scheduler volcano, yunikorn, kai-scheduler or
+scheduler-plugins, a simulated gang scheduler, not the real one, binds the
+pods whose schedulerName is that scheduler's: Volcano's and
+scheduler-plugins' PodGroups (their CRDs, written into the tools directory
+by ` + "`make tools`" + `, are installed) only when minMember of their pods exist
+and all fit at once; YuniKorn's task groups once all fit; KAI's pods per
+cluster, only with a kai.scheduler/queue label. The start-up line says
+what it does not do; run raydar with the same --batch-scheduler.
 
 Without node flags the nodes are three CPU nodes and one node with 4 GPUs;
 any of --nodes, --node-cpu, --node-memory, --node-gpu gives instead --nodes
@@ -176,7 +179,7 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 	f.IntVar(&pool.GPU, "node-gpu", 0, "nvidia.com/gpu capacity of each node")
 	f.StringVar(&stateDir, "state-dir", "", "directory for logs, certificates and etcd data, kept after exit (default: a temporary directory, removed on exit)")
 	f.StringVar(&contextName, "context-name", "", "the kubeconfig context (and cluster) name (default: raydar-sandbox, or raydar-sandbox-DIR with --state-dir .../DIR)")
-	f.StringVar(&batchScheduler, "batch-scheduler", "", "simulate this gang scheduler (volcano: its CRDs and a stand-in that binds a PodGroup's pods together); run raydar with the same --batch-scheduler")
+	f.StringVar(&batchScheduler, "batch-scheduler", "", "simulate this gang scheduler (volcano, yunikorn, kai-scheduler, scheduler-plugins: its CRDs and a stand-in that binds its gangs' pods together); run raydar with the same --batch-scheduler")
 	f.StringVar(&toolsDir, "tools-dir", "", "directory of the control-plane binaries (default: $"+sandbox.ToolsDirEnv+" or the repository's bin/k8s)")
 	return cmd
 }

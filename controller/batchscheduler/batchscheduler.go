@@ -10,11 +10,13 @@
 // what they build without one (KubeRay's no-op DefaultBatchScheduler,
 // batchscheduler/interface/interface.go:48-80).
 //
-// One subpackage per scheduler (volcano), pure: it says what the gang
-// object is (a PodGroup) and what a child carries; the reconcilers
-// observe the object, decide with it and write it (controller/raycluster
-// gang.go, controller/rayjob gang.go). gang counts a cluster's gang as
-// KubeRay does, for the schedulers that make a PodGroup.
+// One subpackage per scheduler (volcano, yunikorn, kaischeduler,
+// schedulerplugins), pure: it says what the gang object is (a PodGroup,
+// or none: YuniKorn and KAI get everything from the pods' labels and
+// annotations) and what a child carries; the reconcilers observe the
+// object, decide with it and write it (controller/raycluster gang.go,
+// controller/rayjob gang.go). gang counts a cluster's gang as KubeRay
+// does, for the schedulers that make a PodGroup.
 package batchscheduler
 
 import (
@@ -27,7 +29,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/controller/batchscheduler/kaischeduler"
+	"github.com/raydar/raydar/controller/batchscheduler/schedulerplugins"
 	"github.com/raydar/raydar/controller/batchscheduler/volcano"
+	"github.com/raydar/raydar/controller/batchscheduler/yunikorn"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -42,7 +47,9 @@ type Scheduler interface {
 	Name() string
 	// AddToScheme registers the gang object's type (its factory's
 	// AddToScheme); GroupKind is that object's, which the API server
-	// must serve (its CRD installed).
+	// must serve (its CRD installed). A scheduler that makes no gang
+	// object registers nothing, its GroupKind is empty and its NewGroup
+	// nil (HasGroup).
 	AddToScheme(*runtime.Scheme) error
 	GroupKind() schema.GroupKind
 	// NewGroup is an empty gang object, to read one into.
@@ -67,7 +74,10 @@ type Scheduler interface {
 
 // implemented are the schedulers raydar has, by --batch-scheduler value.
 var implemented = map[string]Scheduler{
-	volcano.Name: volcano.Scheduler{},
+	volcano.Name:          volcano.Scheduler{},
+	yunikorn.Name:         yunikorn.Scheduler{},
+	kaischeduler.Name:     kaischeduler.Scheduler{},
+	schedulerplugins.Name: schedulerplugins.Scheduler{},
 }
 
 // kuberay are the --batch-scheduler values KubeRay v1.6.2 accepts
@@ -102,6 +112,11 @@ func New(name string) (Scheduler, error) {
 	return nil, fmt.Errorf("--batch-scheduler %s: the scheduler is not supported (raydar implements %s; KubeRay knows %s)",
 		name, strings.Join(Names(), ", "), strings.Join(kuberay, ", "))
 }
+
+// HasGroup reports whether s makes a gang object (a CRD's): false for
+// none and for the schedulers that only label pods (yunikorn,
+// kai-scheduler).
+func HasGroup(s Scheduler) bool { return s != nil && !s.GroupKind().Empty() }
 
 // NameOf is s's name, "" for none.
 func NameOf(s Scheduler) string {

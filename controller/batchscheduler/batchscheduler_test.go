@@ -5,29 +5,38 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// --batch-scheduler: none, volcano, or refused when parsed: a scheduler
-// KubeRay has and raydar does not says so, an unknown one as KubeRay does.
+// --batch-scheduler: none, one of KubeRay's four, or refused when parsed
+// as KubeRay refuses an unknown one.
 func TestNew(t *testing.T) {
 	if s, err := New(""); s != nil || err != nil {
 		t.Errorf(`"": %v %v`, s, err)
 	}
-	if s, err := New("volcano"); err != nil || s.Name() != "volcano" {
-		t.Errorf("volcano: %v %v", s, err)
-	}
-	for name, want := range map[string]string{
-		"yunikorn":          "--batch-scheduler yunikorn: KubeRay's yunikorn batch scheduler is not implemented by raydar (it implements volcano)",
-		"kai-scheduler":     "not implemented by raydar",
-		"scheduler-plugins": "not implemented by raydar",
-		"slurm":             "--batch-scheduler slurm: the scheduler is not supported",
-	} {
-		if s, err := New(name); s != nil || err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v %v, want %q", name, s, err, want)
+	for _, name := range []string{"volcano", "yunikorn", "kai-scheduler", "scheduler-plugins"} {
+		if s, err := New(name); err != nil || s.Name() != name {
+			t.Errorf("%s: %v %v", name, s, err)
 		}
 	}
-	if !slices.Equal(Names(), rayv1.RaydarBatchSchedulers) {
-		t.Errorf("Names %v, rayapi/v1 says %v", Names(), rayv1.RaydarBatchSchedulers)
+	if s, err := New("slurm"); s != nil || err == nil || !strings.Contains(err.Error(), "--batch-scheduler slurm: the scheduler is not supported") {
+		t.Errorf("slurm: %v %v", s, err)
+	}
+	if !slices.Equal(Names(), rayv1.RaydarBatchSchedulers) || !slices.Equal(Names(), kuberay) {
+		t.Errorf("Names %v, rayapi/v1 says %v, KubeRay %v", Names(), rayv1.RaydarBatchSchedulers, kuberay)
+	}
+	// Each one's pods carry the schedulerName rayapi/v1 knows it by.
+	for _, name := range Names() {
+		s, _ := New(name)
+		pod := &corev1.Pod{}
+		s.Decorate(&rayv1.RayCluster{}, pod, "headgroup")
+		if rayv1.BatchSchedulerOfSchedulerName(pod.Spec.SchedulerName) != name {
+			t.Errorf("%s: schedulerName %q", name, pod.Spec.SchedulerName)
+		}
+	}
+	if HasGroup(nil) || HasGroup(implemented["yunikorn"]) || !HasGroup(implemented["scheduler-plugins"]) {
+		t.Error("HasGroup")
 	}
 }

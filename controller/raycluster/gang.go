@@ -8,7 +8,8 @@ package raycluster
 // gives each pod it creates the scheduler's metadata
 // (:1335-1343 head, :1360-1366 and :1384-1390 workers,
 // AddMetadataToChildResource). Here: observe reads the gang object (a
-// Volcano PodGroup, owned and so cached), decideGang plans its creation or
+// Volcano or scheduler-plugins PodGroup, owned and so cached; yunikorn and
+// kai-scheduler have none and only decorate), decideGang plans its creation or
 // update, decoratePods gives the planned pods the scheduler's metadata,
 // act writes the gang object among the children
 // before any pod (a failure holds the pods back, as KubeRay's error ends

@@ -124,7 +124,7 @@ func owns(opts Options) []kit.Owned {
 	if opts.NetworkPolicies {
 		o = append(o, kit.Owned{Object: &networkingv1.NetworkPolicy{}})
 	}
-	if opts.BatchScheduler != nil {
+	if batchscheduler.HasGroup(opts.BatchScheduler) {
 		o = append(o, kit.Owned{Object: opts.BatchScheduler.NewGroup()})
 	}
 	return o

@@ -393,7 +393,11 @@ func requeueAt(o *Observed, p *Plan, at time.Time) {
 
 // resetAttempt clears what belongs to one attempt (KubeRay's reset when leaving
 // Suspending or Retrying). With cluster, the cluster name and its status
-// copy go too (a new cluster will be made); the counts and conditions stay.
+// copy go too (a new cluster will be made); the counts and conditions stay,
+// and so does status.startTime: KubeRay v1.6.2 resets rayJobInfo (Ray's
+// start and end), not it (rayjob_controller.go:392-399), so a Suspended
+// RayJob (Kueue's, created suspended) keeps the start of its Initializing
+// pass until the next one sets a new one (:889).
 func resetAttempt(st *rayv1.RayJobStatus, cluster bool) {
 	if cluster {
 		st.RayClusterName = ""
@@ -404,7 +408,6 @@ func resetAttempt(st *rayv1.RayJobStatus, cluster bool) {
 	st.JobStatus = rayv1.JobStatusNew
 	st.Reason = ""
 	st.Message = ""
-	st.StartTime = nil
 	st.EndTime = nil
 	st.RayJobStatusInfo = rayv1.RayJobStatusInfo{}
 	st.JobStatusCheckFailureStartTime = nil

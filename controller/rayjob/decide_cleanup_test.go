@@ -33,10 +33,12 @@ func TestRayJobDecideRetryAndSuspend(t *testing.T) {
 	if p.DeleteCluster != nil || p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRetrying {
 		t.Fatalf("%+v", p)
 	}
-	// All gone: a new attempt, counts kept, names cleared.
+	// All gone: a new attempt, counts kept, names cleared, the start kept
+	// until the next Initializing sets a new one (as KubeRay v1.6.2).
 	p = Decide(observe(retrying, fixture.T0.Add(time.Minute)))
 	st := p.Status
-	if st.JobDeploymentStatus != rayv1.JobDeploymentStatusNew || st.JobId != "" || st.RayClusterName != "" || st.StartTime != nil ||
+	if st.JobDeploymentStatus != rayv1.JobDeploymentStatusNew || st.JobId != "" || st.RayClusterName != "" ||
+		!st.StartTime.Equal(apiTime(fixture.T0)) ||
 		*st.Failed != 1 || st.Reason != "" || st.JobStatus != "" {
 		t.Fatalf("%+v", st)
 	}

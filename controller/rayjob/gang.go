@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/controller/batchscheduler"
 	"github.com/raydar/raydar/controller/kit"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -69,11 +70,21 @@ func decideJobGang(o *Observed, p *Plan) bool {
 	}
 	want, err := s.JobGroup(o.Job)
 	if err != nil {
-		buildFailed(p, rayv1.EventFailedToCreateRayCluster, "the "+s.GroupKind().Kind+" for --batch-scheduler="+s.Name(), err)
+		buildFailed(p, rayv1.EventFailedToCreateRayCluster, groupWhat(s), err)
 		return false
 	}
 	planGroup(o, p, want)
 	return true
+}
+
+// groupWhat names what JobGroup refused: the gang object, or the
+// submission itself for a scheduler without one (kai-scheduler refuses
+// K8sJobMode RayJobs).
+func groupWhat(s batchscheduler.Scheduler) string {
+	if batchscheduler.HasGroup(s) {
+		return "the " + s.GroupKind().Kind + " for --batch-scheduler=" + s.Name()
+	}
+	return "the RayJob's batch scheduling for --batch-scheduler=" + s.Name()
 }
 
 // decideFinishedGang plans the gang object of a finished RayJob: what its

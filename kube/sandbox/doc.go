@@ -53,7 +53,9 @@
 // which `make tools` writes from its Go module into the tools directory's
 // crds/cert-manager.yaml, and the Secrets its Certificates ask for, for
 // mTLS clusters; `raydar sandbox` and `raydar demo` run it), gangsim
-// (Volcano's part for `raydar sandbox --batch-scheduler volcano`: Volcano's
-// CRDs from crds/volcano.yaml and a simulated gang scheduler) and seed (the
+// (the batch scheduler's part for `raydar sandbox --batch-scheduler`:
+// Volcano's CRDs from crds/volcano.yaml, scheduler-plugins' from
+// crds/scheduler-plugins.yaml, and a simulated volcano, yunikorn,
+// kai-scheduler or scheduler-plugins) and seed (the
 // demo's workloads).
 package sandbox

@@ -3,13 +3,15 @@ package v1
 import (
 	"slices"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // The labels KubeRay's batch schedulers read from a RayCluster (or from
 // the RayJob / RayService whose labels its cluster inherits). Which
 // scheduler is used is chosen by the operator's --batch-scheduler flag
 // (schedulermanager.go:58-70), never by a label; the labels only configure
-// the chosen one. raydar implements volcano (controller/batchscheduler);
+// the chosen one. raydar implements all four (controller/batchscheduler);
 // without the flag it reconciles a cluster as KubeRay v1.6.2 does without
 // it (the no-op DefaultBatchSchedulerFactory,
 // batchscheduler/schedulermanager.go:71-75). Either way a label the
@@ -45,14 +47,43 @@ const (
 
 // RaydarBatchSchedulers are the --batch-scheduler values raydar implements
 // (controller/batchscheduler Names; its test holds them equal).
-var RaydarBatchSchedulers = []string{"volcano"}
+var RaydarBatchSchedulers = []string{"kai-scheduler", "scheduler-plugins", "volcano", "yunikorn"}
+
+// BatchSchedulerSchedulerNames are the pods' schedulerName each batch
+// scheduler gives them, by --batch-scheduler value (volcano_scheduler.go:267,
+// yunikorn_scheduler.go:121, kai_scheduler.go:55, scheduler_plugins.go:195:
+// scheduler-plugins' is the chart's second scheduler,
+// scheduler-plugins-scheduler).
+var BatchSchedulerSchedulerNames = map[string]string{
+	"volcano":           VolcanoSchedulerName,
+	"yunikorn":          "yunikorn",
+	"kai-scheduler":     "kai-scheduler",
+	"scheduler-plugins": "scheduler-plugins-scheduler",
+}
+
+// BatchSchedulerOfSchedulerName is the --batch-scheduler value whose pods
+// carry schedulerName, "" for another.
+func BatchSchedulerOfSchedulerName(schedulerName string) string {
+	for s, n := range BatchSchedulerSchedulerNames {
+		if n == schedulerName {
+			return s
+		}
+	}
+	return ""
+}
 
 // BatchSchedulerOfPods is the batch scheduler the pods were made for
-// ("volcano" when one carries VolcanoPodGroupAnnotationKey), "" for none.
-func BatchSchedulerOfPods(annotations ...map[string]string) string {
-	for _, a := range annotations {
-		if _, ok := a[VolcanoPodGroupAnnotationKey]; ok {
+// ("volcano" when one carries VolcanoPodGroupAnnotationKey, else the one
+// whose schedulerName one has), "" for none.
+func BatchSchedulerOfPods(pods ...*corev1.Pod) string {
+	for _, p := range pods {
+		if _, ok := p.Annotations[VolcanoPodGroupAnnotationKey]; ok {
 			return "volcano"
+		}
+	}
+	for _, p := range pods {
+		if s := BatchSchedulerOfSchedulerName(p.Spec.SchedulerName); s != "" {
+			return s
 		}
 	}
 	return ""

@@ -45,22 +45,19 @@ func clusterCauses(in *ClusterInput) []Cause {
 	cs = rayCauses(in, &scan, cs)
 	cs = podCauses(&scan, in, cs)
 	cs = podGroupCause(o, in, cs)
+	cs = schedulerNotBindingCause(o, in, cs)
 	cs = gangSchedulingCause(o, rc, in.Pods, cs)
 	return onlyContext(o, cs)
 }
 
 // gangSchedulingCause: the cluster's batch-scheduler labels that the
-// scheduler its pods were made for (none, or volcano: their PodGroup
-// annotation) does not read, which raydar ignores as KubeRay v1.6.2 does
+// scheduler its pods were made for (none; volcano by their PodGroup
+// annotation; another by their schedulerName) does not read, which raydar ignores as KubeRay v1.6.2 does
 // (controller/raycluster/batchscheduler.go, its Warning
 // BatchSchedulerNotImplemented). Not said when another operator manages
 // the cluster: whether that one gang-schedules is its own flag's business.
 func gangSchedulingCause(o object, rc *rayv1.RayCluster, pods []*corev1.Pod, cs []Cause) []Cause {
-	var annotations []map[string]string
-	for _, p := range pods {
-		annotations = append(annotations, p.Annotations)
-	}
-	configured := rayv1.BatchSchedulerOfPods(annotations...)
+	configured := rayv1.BatchSchedulerOfPods(pods...)
 	keys, schedulers := rayv1.BatchSchedulerLabels(rc.Labels, configured)
 	if len(keys) == 0 || slices.ContainsFunc(cs, func(c Cause) bool { return c.Code == CodeOtherOperator }) {
 		return cs
@@ -120,11 +117,11 @@ func gangSummary(keys []string, configured string) string {
 	return "no gang scheduling: raydar ignores " + strings.Join(keys, ", ") + " (no PodGroup; pods are scheduled one by one)"
 }
 
-// gangFix says how to have the labels read: raydar's own flag for a
-// scheduler raydar implements (volcano), else KubeRay's operator.
+// gangFix says how to have the labels read: raydar's own flag (raydar
+// implements every scheduler KubeRay has), or KubeRay's operator.
 func gangFix(schedulers []string) string {
-	if slices.Contains(schedulers, "volcano") {
-		return "for gang scheduling, run raydar's operator (and every raydar TUI that may lead) with --batch-scheduler=volcano, " +
+	if slices.ContainsFunc(schedulers, func(s string) bool { return slices.Contains(rayv1.RaydarBatchSchedulers, s) }) {
+		return "for gang scheduling, run raydar's operator (and every raydar TUI that may lead) with " + rayv1.BatchSchedulerFlags(schedulers) + ", " +
 			"or leave this cluster to KubeRay's operator run with " + rayv1.BatchSchedulerFlags(schedulers) +
 			" (spec.managedBy: " + rayv1.KubeRayController + "); otherwise nothing to do: it runs as under KubeRay without a batch scheduler"
 	}

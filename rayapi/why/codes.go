@@ -96,9 +96,9 @@ const (
 	// CodeGangSchedulingIgnored: the cluster carries a label one of
 	// KubeRay's batch schedulers reads (ray.io/gang-scheduling-enabled,
 	// volcano.sh/queue-name, yunikorn.apache.org/queue,
-	// kai.scheduler/queue, …; rayapi/v1 BatchSchedulerLabels); raydar
-	// implements none, so no PodGroup is made and the pods are scheduled
-	// one by one. Informational: the cluster may be fine, so it ranks last.
+	// kai.scheduler/queue, …; rayapi/v1 BatchSchedulerLabels) that the
+	// scheduler its pods were made for (or none) does not read, so it is
+	// ignored. Informational: the cluster may be fine, so it ranks last.
 	CodeGangSchedulingIgnored = "GangSchedulingIgnored"
 	// CodePodGroupNotRunning: the cluster's pods belong to a Volcano
 	// PodGroup (raydar or KubeRay run with --batch-scheduler volcano) and

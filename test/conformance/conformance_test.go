@@ -373,7 +373,7 @@ func (r *manifestRun) seenByOperator(objs []unstructured.Unstructured) bool {
 		}
 	}
 	for _, o := range objs {
-		if !r.applied[o.GetKind()+"/"+o.GetName()] || !isRayKind(o.GetKind()) {
+		if !r.applied[o.GetKind()+"/"+o.GetName()] || !isRayKind(o.GetKind()) || managedElsewhere(o) {
 			continue
 		}
 		// A status, or a Warning on it: KubeRay refuses an invalid spec
@@ -383,6 +383,14 @@ func (r *manifestRun) seenByOperator(objs []unstructured.Unstructured) bool {
 		}
 	}
 	return true
+}
+
+// managedElsewhere reports whether o's spec.managedBy names a controller
+// that is neither operator (Kueue's MultiKueue): neither writes a status
+// for it, and having none is what both must show.
+func managedElsewhere(o unstructured.Unstructured) bool {
+	m, _, _ := unstructured.NestedString(o.Object, "spec", "managedBy")
+	return m != "" && m != "ray.io/kuberay-operator"
 }
 
 // jobBetweenPods reports whether a Job is neither finished nor running a

@@ -1,8 +1,11 @@
-// Package gangsim plays Volcano's part in the sandbox for
-// `raydar sandbox --batch-scheduler volcano`: a simulated gang scheduler,
-// not Volcano. The sandbox's kube-scheduler leaves pods whose
-// schedulerName is volcano alone, so without it they stay Pending forever.
-// For each scheduling.volcano.sh/v1beta1 PodGroup it binds the pods that
+// Package gangsim plays a batch scheduler's part in the sandbox for
+// `raydar sandbox --batch-scheduler volcano|yunikorn|kai-scheduler|scheduler-plugins`:
+// a simulated gang scheduler, not the real one (Options.Scheduler picks
+// which; others.go has the three besides Volcano). The sandbox's
+// kube-scheduler leaves pods whose schedulerName is not its own alone, so
+// without it they stay Pending forever.
+//
+// Volcano: for each scheduling.volcano.sh/v1beta1 PodGroup it binds the pods that
 // name it (annotation scheduling.k8s.io/group-name, schedulerName volcano)
 // only when at least minMember of them exist and all of its unbound pods
 // fit on the nodes at once (CPU, memory, nvidia.com/gpu requests, limits
@@ -11,9 +14,10 @@
 // minMember of its pods are bound, else Pending. It ignores queues,
 // priorities, minResources, network topology, preemption and reclaim.
 //
-// It also reads Volcano's CRDs, which `hack/build-tools.sh volcano-crds`
-// (part of `make tools`) generates from the volcano.sh/apis module into the
-// sandbox's tools directory (CRDs).
+// It also reads Volcano's CRDs and scheduler-plugins' PodGroup CRD, which
+// `hack/build-tools.sh volcano-crds` (part of `make tools`) generates from
+// the volcano.sh/apis and sigs.k8s.io/scheduler-plugins modules into the
+// sandbox's tools directory (CRDs, CRDsFor).
 package gangsim
 
 import (
@@ -21,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -34,26 +39,45 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	spv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/raydar/raydar/kube/sandbox"
 )
 
-// SchedulerName is the pods' schedulerName it serves.
+// SchedulerName is the pods' schedulerName it serves for Volcano.
 const SchedulerName = "volcano"
+
+// Schedulers are the --batch-scheduler values it simulates.
+var Schedulers = []string{"kai-scheduler", "scheduler-plugins", "volcano", "yunikorn"}
 
 // groupAnnotation names a pod's PodGroup (volcano.sh/apis scheduling/v1beta1
 // KubeGroupNameAnnotationKey).
 const groupAnnotation = volcanov1beta1.KubeGroupNameAnnotationKey
 
-// CRDFile is Volcano's CRDs in the tools directory.
-const CRDFile = "crds/volcano.yaml"
+// CRDFile is Volcano's CRDs in the tools directory, SchedulerPluginsCRDFile
+// scheduler-plugins' PodGroup CRD.
+const (
+	CRDFile                 = "crds/volcano.yaml"
+	SchedulerPluginsCRDFile = "crds/scheduler-plugins.yaml"
+)
 
 // CRDs reads and decodes Volcano's CRDs from toolsDir.
 func CRDs(toolsDir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	b, err := os.ReadFile(filepath.Join(toolsDir, CRDFile))
+	return CRDsFor(toolsDir, SchedulerName)
+}
+
+// CRDsFor reads and decodes the CRDs a --batch-scheduler's gang objects
+// need from toolsDir: Volcano's, scheduler-plugins' PodGroup, none for
+// yunikorn and kai-scheduler (KubeRay makes none of theirs).
+func CRDsFor(toolsDir, scheduler string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	file := map[string]string{SchedulerName: CRDFile, "scheduler-plugins": SchedulerPluginsCRDFile}[scheduler]
+	if file == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(filepath.Join(toolsDir, file))
 	if err != nil {
-		return nil, fmt.Errorf("gangsim: Volcano's CRDs (hack/build-tools.sh volcano-crds writes them): %w", err)
+		return nil, fmt.Errorf("gangsim: %s's CRDs (hack/build-tools.sh volcano-crds writes them): %w", scheduler, err)
 	}
 	return sandbox.ParseCRDs(b)
 }
@@ -61,6 +85,9 @@ func CRDs(toolsDir string) ([]*apiextensionsv1.CustomResourceDefinition, error) 
 // Options configure a Sim.
 type Options struct {
 	Config *rest.Config
+	// Scheduler is the --batch-scheduler value played (Schedulers).
+	// Default volcano.
+	Scheduler string
 	// Interval between two passes. Default 200 ms.
 	Interval time.Duration
 	Logf     func(format string, args ...any)
@@ -72,6 +99,11 @@ type Sim struct {
 	done   chan struct{}
 	mu     sync.Mutex
 	bound  int
+	// scheduler is the --batch-scheduler value played.
+	scheduler string
+	// admitted are YuniKorn applications whose gang was reserved
+	// (others.go), by namespace/applicationId.
+	admitted map[string]bool
 }
 
 // Start runs the simulated gang scheduler until ctx ends or Close.
@@ -82,6 +114,15 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	}
 	if err := volcanov1beta1.AddToScheme(s); err != nil {
 		return nil, err
+	}
+	if err := spv1alpha1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if opts.Scheduler == "" {
+		opts.Scheduler = SchedulerName
+	}
+	if !slices.Contains(Schedulers, opts.Scheduler) {
+		return nil, fmt.Errorf("gangsim: --batch-scheduler %s: it simulates only %v", opts.Scheduler, Schedulers)
 	}
 	c, err := client.New(opts.Config, client.Options{Scheme: s})
 	if err != nil {
@@ -98,7 +139,7 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		opts.Logf = func(string, ...any) {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	sim := &Sim{cancel: cancel, done: make(chan struct{})}
+	sim := &Sim{cancel: cancel, done: make(chan struct{}), scheduler: opts.Scheduler, admitted: map[string]bool{}}
 	go func() {
 		defer close(sim.done)
 		t := time.NewTicker(opts.Interval)
@@ -130,8 +171,11 @@ func (s *Sim) Bound() int {
 	return s.bound
 }
 
-// pass looks at every PodGroup once.
+// pass looks at every gang once.
 func (s *Sim) pass(ctx context.Context, c client.Client, kc kubernetes.Interface, logf func(string, ...any)) error {
+	if s.scheduler != SchedulerName {
+		return s.passOther(ctx, c, kc, logf)
+	}
 	var groups volcanov1beta1.PodGroupList
 	if err := c.List(ctx, &groups); err != nil {
 		return fmt.Errorf("listing PodGroups: %w", err)
@@ -171,18 +215,9 @@ func (s *Sim) pass(ctx context.Context, c client.Client, kc kubernetes.Interface
 		if len(unbound) > 0 && int32(len(bound)+len(unbound)) >= pg.Spec.MinMember {
 			if placed, ok := fit(unbound, free, names); ok {
 				for _, p := range unbound {
-					err := kc.CoreV1().Pods(p.Namespace).Bind(ctx, &corev1.Binding{
-						ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID},
-						Target:     corev1.ObjectReference{Kind: "Node", Name: placed[p.Name]},
-					}, metav1.CreateOptions{})
-					if err != nil {
-						logf("gangsim: binding %s/%s: %v", p.Namespace, p.Name, err)
-						continue
+					if s.bind(ctx, kc, p, placed[p.Name], logf) {
+						bound = append(bound, p)
 					}
-					bound = append(bound, p)
-					s.mu.Lock()
-					s.bound++
-					s.mu.Unlock()
 				}
 				logf("gangsim: PodGroup %s/%s: bound %d pods together (minMember %d)", pg.Namespace, pg.Name, len(unbound), pg.Spec.MinMember)
 			}
@@ -200,6 +235,22 @@ func (s *Sim) pass(ctx context.Context, c client.Client, kc kubernetes.Interface
 		}
 	}
 	return nil
+}
+
+// bind binds p to node; false when that failed (logged).
+func (s *Sim) bind(ctx context.Context, kc kubernetes.Interface, p *corev1.Pod, node string, logf func(string, ...any)) bool {
+	err := kc.CoreV1().Pods(p.Namespace).Bind(ctx, &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID},
+		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		logf("gangsim: binding %s/%s: %v", p.Namespace, p.Name, err)
+		return false
+	}
+	s.mu.Lock()
+	s.bound++
+	s.mu.Unlock()
+	return true
 }
 
 // resources that count.
@@ -258,6 +309,11 @@ func ready(n *corev1.Node) bool {
 // free; when all fit it commits the copy into free and returns where each
 // goes.
 func fit(pods []*corev1.Pod, free map[string]corev1.ResourceList, nodes []string) (map[string]string, bool) {
+	return fitWhere(pods, free, nodes, nil)
+}
+
+// fitWhere is fit on the nodes allowed says a pod may go to (nil: all).
+func fitWhere(pods []*corev1.Pod, free map[string]corev1.ResourceList, nodes []string, allowed func(*corev1.Pod, string) bool) (map[string]string, bool) {
 	trial := map[string]corev1.ResourceList{}
 	for n, r := range free {
 		trial[n] = r.DeepCopy()
@@ -267,7 +323,7 @@ func fit(pods []*corev1.Pod, free map[string]corev1.ResourceList, nodes []string
 		req := requests(p)
 		ok := false
 		for _, n := range nodes {
-			if fits(trial[n], req) {
+			if (allowed == nil || allowed(p, n)) && fits(trial[n], req) {
 				take(trial[n], req)
 				placed[p.Name] = n
 				ok = true

@@ -42,3 +42,26 @@ func TestFitAllOrNothing(t *testing.T) {
 		t.Fatalf("b has %s left", c.String())
 	}
 }
+
+// KAI's gpu-fraction pods go only where allowed says (nodes with GPUs),
+// the gang still whole or not at all.
+func TestFitWhereAllowed(t *testing.T) {
+	nodes := []corev1.Node{node("cpu", "8"), node("gpu", "2")}
+	free := freeCapacity(nodes, nil)
+	names := []string{"cpu", "gpu"}
+	half := pod("half", "1", "")
+	half.Annotations = map[string]string{kaiGPUFraction: "0.5"}
+	onGPU := func(p *corev1.Pod, n string) bool { return p.Annotations[kaiGPUFraction] == "" || n == "gpu" }
+	placed, ok := fitWhere([]*corev1.Pod{pod("head", "1", ""), half}, free, names, onGPU)
+	if !ok || placed["head"] != "cpu" || placed["half"] != "gpu" {
+		t.Fatalf("placed %v %v", placed, ok)
+	}
+	big := pod("big", "2", "")
+	big.Annotations = half.Annotations
+	if _, ok := fitWhere([]*corev1.Pod{pod("head2", "1", ""), big}, free, names, onGPU); ok {
+		t.Fatal("a 2-CPU gpu-fraction pod placed where 1 CPU is left on the GPU node")
+	}
+	if c := free["cpu"][corev1.ResourceCPU]; c.String() != "7" {
+		t.Fatalf("a gang that did not fit took capacity: cpu has %s", c.String())
+	}
+}
