@@ -112,10 +112,10 @@ func TestIncrementalUpgradeWords(t *testing.T) {
 
 func TestCountdown(t *testing.T) {
 	for d, want := range map[time.Duration]string{
-		12 * time.Second:                 "12s",
+		12 * time.Second:                  "12s",
 		11*time.Second + time.Millisecond: "12s",
-		119 * time.Second:                "119s",
-		5 * time.Minute:                  "5m",
+		119 * time.Second:                 "119s",
+		5 * time.Minute:                   "5m",
 	} {
 		if got := Countdown(d); got != want {
 			t.Errorf("Countdown(%s) = %q, want %q", d, got, want)
