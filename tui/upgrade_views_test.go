@@ -61,8 +61,8 @@ func TestIncrementalUpgradeSnapshots(t *testing.T) {
 		typeKeys(tm, ":rs", "<enter>")
 		screen, _ := finalScreen(t, tm)
 		requireSize(t, screen, 140, 12)
-		if !strings.Contains(screen, "TRAFFIC") || !strings.Contains(lineWith(screen, "fruit"), "30% -> 70%") {
-			t.Fatalf("no TRAFFIC 30%% -> 70%% on fruit's row:\n%s", screen)
+		if !strings.Contains(screen, "TRAFFIC") || !strings.Contains(lineWith(screen, "fruit"), "30%->70%") {
+			t.Fatalf("no TRAFFIC 30%%->70%% on fruit's row:\n%s", screen)
 		}
 		if !strings.Contains(lineWith(screen, "llm"), " - ") {
 			t.Fatalf("llm, not upgrading, shows a split:\n%s", screen)

@@ -95,10 +95,11 @@ func (u Incremental) newTraffic() int32  { return ptr.Deref(u.New.Traffic, 0) }
 func (u Incremental) oldCapacity() int32 { return ptr.Deref(u.Old.Capacity, 100) }
 func (u Incremental) newCapacity() int32 { return ptr.Deref(u.New.Capacity, 0) }
 
-// Split is the traffic split, old cluster's first: "30% -> 70%"; None
-// for a share not written yet.
+// Split is the traffic split, old cluster's first, in one field (a
+// column of raydar get's table): "30%->70%"; None for a share not written
+// yet.
 func (u Incremental) Split() string {
-	return Percent(u.Old.Traffic) + " -> " + Percent(u.New.Traffic)
+	return Percent(u.Old.Traffic) + "->" + Percent(u.New.Traffic)
 }
 
 // Percent is "70%", or None for nil.
@@ -185,7 +186,7 @@ func (u Incremental) Words(now time.Time) string {
 }
 
 // Traffic is a RayService's TRAFFIC cell: the split of an incremental
-// upgrade in progress ("30% -> 70%"), None otherwise.
+// upgrade in progress ("30%->70%"), None otherwise.
 func Traffic(s *rayv1.RayService) string {
 	if u, ok := IncrementalUpgrade(s); ok {
 		return u.Split()

@@ -42,35 +42,35 @@ func TestIncrementalUpgradeWords(t *testing.T) {
 		traffic, none bool
 	}{
 		{name: "traffic steps: the countdown from the new cluster's last step", edit: func(s *rayv1.RayService) {},
-			split: "30% -> 60%", words: "svc-old 30% (capacity 100%) -> svc-new 60% (capacity 70%), next step +10% in 12s"},
+			split: "30%->60%", words: "svc-old 30% (capacity 100%) -> svc-new 60% (capacity 70%), next step +10% in 12s"},
 		{name: "the countdown ticks with the clock", edit: func(s *rayv1.RayService) {}, now: upgradeNow.Add(11*time.Second + time.Millisecond),
-			split: "30% -> 60%", words: "svc-old 30% (capacity 100%) -> svc-new 60% (capacity 70%), next step +10% in 1s"},
+			split: "30%->60%", words: "svc-old 30% (capacity 100%) -> svc-new 60% (capacity 70%), next step +10% in 1s"},
 		{name: "the interval has passed: due", edit: func(s *rayv1.RayService) {}, now: upgradeNow.Add(time.Minute),
-			split: "30% -> 60%", words: "svc-old 30% (capacity 100%) -> svc-new 60% (capacity 70%), next step +10% due"},
+			split: "30%->60%", words: "svc-old 30% (capacity 100%) -> svc-new 60% (capacity 70%), next step +10% due"},
 		{name: "no step yet: due at once", edit: func(s *rayv1.RayService) {
 			s.Status.PendingServiceStatus.LastTrafficMigratedTime = nil
 			s.Status.PendingServiceStatus.TrafficRoutedPercent = ptr.To(int32(0))
 			s.Status.ActiveServiceStatus.TrafficRoutedPercent = ptr.To(int32(100))
-		}, split: "100% -> 0%", words: "svc-old 100% (capacity 100%) -> svc-new 0% (capacity 70%), next step +10% due"},
+		}, split: "100%->0%", words: "svc-old 100% (capacity 100%) -> svc-new 0% (capacity 70%), next step +10% due"},
 		{name: "traffic at the new cluster's capacity, sum over 100: the old cluster's capacity goes down", edit: func(s *rayv1.RayService) {
 			s.Status.PendingServiceStatus.TrafficRoutedPercent = ptr.To(int32(70))
-		}, split: "30% -> 70%", words: "svc-old 30% (capacity 100%) -> svc-new 70% (capacity 70%), next: old cluster's target capacity to 30%"},
+		}, split: "30%->70%", words: "svc-old 30% (capacity 100%) -> svc-new 70% (capacity 70%), next: old cluster's target capacity to 30%"},
 		{name: "traffic at the new cluster's capacity, sum 100: the new cluster's capacity goes up", edit: func(s *rayv1.RayService) {
 			s.Status.PendingServiceStatus.TrafficRoutedPercent = ptr.To(int32(70))
 			s.Status.ActiveServiceStatus.TargetCapacity = ptr.To(int32(30))
-		}, split: "30% -> 70%", words: "svc-old 30% (capacity 30%) -> svc-new 70% (capacity 70%), next: new cluster's target capacity to 100%"},
+		}, split: "30%->70%", words: "svc-old 30% (capacity 30%) -> svc-new 70% (capacity 70%), next: new cluster's target capacity to 100%"},
 		{name: "all moved", edit: func(s *rayv1.RayService) {
 			s.Status.PendingServiceStatus.TrafficRoutedPercent, s.Status.PendingServiceStatus.TargetCapacity = ptr.To(int32(100)), ptr.To(int32(100))
 			s.Status.ActiveServiceStatus.TrafficRoutedPercent, s.Status.ActiveServiceStatus.TargetCapacity = ptr.To(int32(0)), ptr.To(int32(0))
-		}, split: "0% -> 100%", words: "svc-old 0% (capacity 0%) -> svc-new 100% (capacity 100%), complete"},
+		}, split: "0%->100%", words: "svc-old 0% (capacity 0%) -> svc-new 100% (capacity 100%), complete"},
 		{name: "rolling back: counts from the old cluster's last step", edit: func(s *rayv1.RayService) {
 			s.Status.Conditions = append(s.Status.Conditions, cond(rayv1.RollbackInProgress, metav1.ConditionTrue, "GoalClusterChanged"))
 			s.Status.ActiveServiceStatus.LastTrafficMigratedTime = ptr.To(metav1.NewTime(upgradeNow.Add(-30 * time.Second)))
-		}, split: "30% -> 60%", words: "rolling back: svc-old 30% (capacity 100%) -> svc-new 60% (capacity 70%), next step +10% in 30s"},
+		}, split: "30%->60%", words: "rolling back: svc-old 30% (capacity 100%) -> svc-new 60% (capacity 70%), next step +10% in 30s"},
 		{name: "nothing written yet", edit: func(s *rayv1.RayService) {
 			s.Status.ActiveServiceStatus = rayv1.RayServiceStatus{RayClusterName: "svc-old"}
 			s.Status.PendingServiceStatus = rayv1.RayServiceStatus{RayClusterName: "svc-new"}
-		}, split: "- -> -", words: "svc-old - (capacity -) -> svc-new - (capacity -), next: new cluster's target capacity to 70%"},
+		}, split: "-->-", words: "svc-old - (capacity -) -> svc-new - (capacity -), next: new cluster's target capacity to 70%"},
 		{name: "NewCluster strategy: no split", edit: func(s *rayv1.RayService) {
 			s.Spec.UpgradeStrategy.Type = ptr.To(rayv1.NewCluster)
 		}, none: true},
