@@ -120,6 +120,8 @@ func writeWords(reason string) string {
 		what = "the auth Secret"
 	case "ServeApplications":
 		what = "the Serve applications"
+	case "Gateway", "HTTPRoute":
+		what = "the " + obj
 	case "":
 		what = "objects"
 	}
