@@ -68,7 +68,7 @@ func gatewayCauses(o object, s *rayv1.RayService, g *GatewayInput, cs []Cause) [
 			Summary:  "no Gateway API in this cluster: the incremental upgrade has no Gateway to move traffic through",
 			Evidence: []string{strategy + ", which routes traffic through a Gateway and an HTTPRoute", "the API server serves no gateway.networking.k8s.io/v1 Gateway (the Gateway API CRDs are not installed)"},
 			Fix: "install the Gateway API CRDs and an implementation that provides GatewayClass " + class +
-				" (e.g. Envoy Gateway, Istio; `raydar sandbox` has one), or use spec.upgradeStrategy.type NewCluster"})
+				" (e.g. Envoy Gateway, Istio), or use spec.upgradeStrategy.type NewCluster"})
 	}
 	if g.Class == nil {
 		ev := []string{"spec.upgradeStrategy.clusterUpgradeOptions.gatewayClassName is " + class}
