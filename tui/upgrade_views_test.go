@@ -86,6 +86,12 @@ func TestIncrementalUpgradeSnapshots(t *testing.T) {
 		}
 		requireGolden(t, screen)
 	})
+	t.Run("describe", func(t *testing.T) {
+		tm, _ := start(t, Options{Store: incrementalFixture(), Actions: DefaultActions(ActionDeps{})}, 160, 30)
+		typeKeys(tm, ":rs", "<enter>", "d")
+		screen, _ := finalScreen(t, tm)
+		mustContain(t, screen, "Traffic:        fruit-raycluster-abcde 30% (capacity 100%) -> fruit-raycluster-fghij 70% (capacity 100%), next step +10% in 12s")
+	})
 	t.Run("NewCluster upgrade: no split", func(t *testing.T) {
 		tm, _ := start(t, Options{}, 140, 32)
 		typeKeys(tm, ":rs", "<enter>", "<enter>")
@@ -93,6 +99,13 @@ func TestIncrementalUpgradeSnapshots(t *testing.T) {
 		mustContain(t, screen, "Upgrade: in progress to fruit-raycluster-fghij")
 		if strings.Contains(screen, "Traffic:") || strings.Contains(screen, "capacity") {
 			t.Fatalf("a NewCluster upgrade shows a traffic split:\n%s", screen)
+		}
+		tm, _ = start(t, Options{Actions: DefaultActions(ActionDeps{})}, 160, 30)
+		typeKeys(tm, ":rs", "<enter>", "d")
+		screen, _ = finalScreen(t, tm)
+		mustContain(t, screen, "Describe RayService serve/fruit", "fruit-raycluster-fghij")
+		if strings.Contains(screen, "Traffic:") {
+			t.Fatalf("describe of a NewCluster upgrade shows a traffic split:\n%s", screen)
 		}
 	})
 }
