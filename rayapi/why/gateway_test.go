@@ -104,6 +104,10 @@ func TestIncrementalUpgradeCauses(t *testing.T) {
 			in.Events = append(in.Events, warn("RayService", "svc", "FailedToCreateGateway",
 				`Failed to create Gateway for RayService ns/svc-gateway: gateways.gateway.networking.k8s.io is forbidden: User "system:serviceaccount:raydar-system:raydar" cannot create resource "gateways"`))
 		}, want: []string{"WriteFailed: raydar may not create gateways (RBAC)"}},
+		{name: "target_capacity refused by the dashboard: a failed write of the upgrade", edit: func(in *ServiceInput) {
+			in.Events = append(in.Events, warn("RayService", "svc", "FailedToUpdateTargetCapacity",
+				"The Ray dashboard of RayCluster rc-new rejected target_capacity 50: connection refused"))
+		}, want: []string{"WriteFailed: raydar failed to update the Serve target_capacity: The Ray dashboard of RayCluster rc-new rejected target_capacity 50: connectio..."}},
 		{name: "HTTPRoute not Accepted", edit: func(in *ServiceInput) {
 			in.Gateway.Route.Status.Parents[0].Conditions[0] = condition("Accepted", "False", "NotAllowedByListeners", "no listener allows routes from namespace ns")
 		}, want: []string{"HTTPRouteNotAccepted: HTTPRoute svc-httproute not accepted: NotAllowedByListeners (no listener allows routes from namespace ns)"},
