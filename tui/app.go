@@ -409,6 +409,11 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 			m.Why.ReceiveAccess(msg)
 		}
 		a.applyWhy()
+	case diagnose.GatewayMsg:
+		for _, m := range a.members() {
+			m.Why.ReceiveGateway(msg)
+		}
+		a.applyWhy()
 	case host.WarnMsg:
 		a.setFlash(flashWarn, string(msg))
 	case forwardsMsg:
@@ -546,9 +551,20 @@ func (a *App) onTick() tea.Cmd {
 		hist = a.envOf(a.top()).Hist.Poll(hp.HistoryRef())
 	}
 	if t, ok := a.top().(host.Ticker); ok {
-		return tea.Batch(hist, a.pollAccess(), a.track(t.Tick()))
+		return tea.Batch(hist, a.pollAccess(), a.pollGateways(), a.track(t.Tick()))
 	}
-	return tea.Batch(hist, a.pollAccess())
+	return tea.Batch(hist, a.pollAccess(), a.pollGateways())
+}
+
+// pollGateways reads, for every context, the Gateway API objects of the
+// RayServices that upgrade incrementally (those due only; the answers
+// come back as diagnose.GatewayMsg). Not tracked by the busy indicator.
+func (a *App) pollGateways() tea.Cmd {
+	var cmds []tea.Cmd
+	for _, m := range a.members() {
+		cmds = append(cmds, m.Why.PollGateways())
+	}
+	return tea.Batch(cmds...)
 }
 
 // pollAccess asks, for the clusters the page on top shows, whether their

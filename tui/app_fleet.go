@@ -249,6 +249,7 @@ func (a *App) newEnv(sess Session, store *watch.Store, ctx context.Context) *hos
 	}
 	e.Why = diagnose.NewDiagnoses(store, a.now, role, nodesKnown)
 	e.Why.SetReview(ctx, sess.Review)
+	e.Why.SetGet(ctx, sess.Get)
 	e.Hist = host.NewHistoryCache(sess.History)
 	return e
 }

@@ -334,11 +334,11 @@ func (g *getter) tableOf(res string, objs []client.Object) (header []string, row
 				status.JobDuration(g.now, j), status.Age(g.now, j.CreationTimestamp.Time))...)
 		}
 	case getServices:
-		t.head(cols("NAME", "STATUS", "ACTIVE CLUSTER", "PENDING CLUSTER", "APPS", "ENDPOINTS", "AGE")...)
+		t.head(cols("NAME", "STATUS", "ACTIVE CLUSTER", "PENDING CLUSTER", "TRAFFIC", "APPS", "ENDPOINTS", "AGE")...)
 		for _, o := range objs {
 			s := o.(*rayv1.RayService)
 			t.row(row(s, s.Name, status.Service(s),
-				s.Status.ActiveServiceStatus.RayClusterName, s.Status.PendingServiceStatus.RayClusterName, status.Apps(s),
+				s.Status.ActiveServiceStatus.RayClusterName, s.Status.PendingServiceStatus.RayClusterName, status.Traffic(s), status.Apps(s),
 				strconv.Itoa(int(s.Status.NumServeEndpoints)), status.Age(g.now, s.CreationTimestamp.Time))...)
 		}
 	case getCronJobs:

@@ -81,6 +81,12 @@ func TestGetAndTUIShowTheSameStatus(t *testing.T) {
 		service("s-starting", func(s *rayv1.RayService) {
 			s.Status.Conditions = []metav1.Condition{cond(string(rayv1.RayServiceReady), metav1.ConditionFalse, string(rayv1.RayServiceInitializing))}
 		}),
+		service("s-incremental", func(s *rayv1.RayService) {
+			s.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{Type: ptr.To(rayv1.NewClusterWithIncrementalUpgrade)}
+			s.Status.Conditions = []metav1.Condition{ready, cond(string(rayv1.UpgradeInProgress), metav1.ConditionTrue, "")}
+			s.Status.ActiveServiceStatus = rayv1.RayServiceStatus{RayClusterName: "c-ready", TrafficRoutedPercent: ptr.To[int32](30)}
+			s.Status.PendingServiceStatus = rayv1.RayServiceStatus{RayClusterName: "c-new", TrafficRoutedPercent: ptr.To[int32](70)}
+		}),
 		service("s-deleting", func(s *rayv1.RayService) {
 			s.DeletionTimestamp, s.Finalizers, s.Status.Conditions = gone, []string{"x"}, []metav1.Condition{ready}
 		}),
@@ -168,6 +174,14 @@ func TestGetAndTUIShowTheSameStatus(t *testing.T) {
 				if cell := gr[c]; !showsCell(tr, cell) {
 					t.Errorf("%s %s: get says %q, the TUI's row %q does not", tc.res, o.GetName(), cell, tr)
 				}
+			}
+		}
+		// The split of an incremental upgrade (rayapi/status Traffic):
+		// get's TRAFFIC, after both clusters, and the TUI's.
+		if tc.res == getServices {
+			gr, tr := getRows["s-incremental"], tuiRows["s-incremental"]
+			if len(gr) < 5 || gr[4] != "30%->70%" || !showsCell(tr, "30%->70%") {
+				t.Errorf("s-incremental: get's row %q, the TUI's %q; want TRAFFIC 30%%->70%% in both", gr, tr)
 			}
 		}
 	}

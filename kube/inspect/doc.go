@@ -4,7 +4,10 @@
 // (Nodes.Known is false when raydar may not list them), who reconciles (the
 // holder of raydar's leader Lease and whether it is fresh), for a RayJob its
 // cluster and the pods of its submitter Job with the last log lines of the
-// newest failed one, for a RayService its active and pending clusters, and
+// newest failed one, for a RayService its active and pending clusters and,
+// with NewClusterWithIncrementalUpgrade, its Gateway, HTTPRoute and
+// GatewayClass (gateway.go: read unstructured; a cluster without the
+// Gateway API says so rather than fail), and
 // Ray's own capacity view when a Capacity reader is given and answers, and,
 // for a cluster with enableInTreeAutoscaling when a Review is given, whether
 // its head pod's ServiceAccount may do what Ray's autoscaler needs (two

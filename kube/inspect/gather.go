@@ -359,5 +359,12 @@ func (s *gathering) service(svc *rayv1.RayService) (*why.ServiceInput, error) {
 		return nil, err
 	}
 	in.Events = eventsAbout(s.namespaceEvents(), svc.UID)
+	get := func(ctx context.Context, obj client.Object) error {
+		return s.g.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+	}
+	list := func(ctx context.Context, l client.ObjectList) error { return s.g.Client.List(ctx, l) }
+	var notes []string
+	in.Gateway, notes = ReadGateway(s.ctx, get, list, svc)
+	s.notes = append(s.notes, notes...)
 	return in, nil
 }

@@ -7,6 +7,8 @@
 // function, and kinds.StatusOf picks the one for an object. A new kind adds
 // its function here and names it in its descriptor. The other functions are the shared columns:
 // ready counts ("2/3": Workers, PodReady, Apps), ages (Age, Since), a job's
-// run time (JobDuration) and a conditions summary (Conditions). Every
+// run time (JobDuration), a conditions summary (Conditions) and a
+// RayService's incremental upgrade: its traffic split, target capacities
+// and next step (IncrementalUpgrade, Traffic; incremental.go). Every
 // function is pure: it reads the object and the clock it is given.
 package status

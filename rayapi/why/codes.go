@@ -85,6 +85,21 @@ const (
 	// CodePendingClusterNotReady: a RayService's new (pending) cluster is
 	// not ready and has no more specific cause of its own.
 	CodePendingClusterNotReady = "PendingClusterNotReady"
+	// CodeGatewayAPIMissing: a RayService asks for
+	// NewClusterWithIncrementalUpgrade, which moves traffic through a
+	// Gateway, and the cluster has no Gateway API (its CRDs are absent).
+	CodeGatewayAPIMissing = "GatewayAPIMissing"
+	// CodeGatewayClassMissing: no GatewayClass has the name
+	// clusterUpgradeOptions.gatewayClassName gives.
+	CodeGatewayClassMissing = "GatewayClassMissing"
+	// CodeGatewayNotReady: the incremental upgrade's Gateway is not
+	// created yet, or not Accepted or not Programmed (its condition's
+	// reason and message quoted).
+	CodeGatewayNotReady = "GatewayNotReady"
+	// CodeHTTPRouteNotAccepted: the incremental upgrade's HTTPRoute is not
+	// created yet, not Accepted by its Gateway, or its backends are not
+	// resolved.
+	CodeHTTPRouteNotAccepted = "HTTPRouteNotAccepted"
 	// CodeAppDeployFailed: a Serve application is DEPLOY_FAILED.
 	CodeAppDeployFailed = "AppDeployFailed"
 	// CodeDeploymentUnhealthy: a Serve deployment (or application) is
@@ -130,6 +145,8 @@ const (
 	rankJobFailed      = 50
 	rankSubmitter      = 51
 	rankDashboard      = 52
+	rankGateway        = 53 // the Gateway API side of an incremental upgrade
+	rankRoute          = 54
 	rankClusterReady   = 55
 	rankDeadline       = 58
 	rankApp            = 60

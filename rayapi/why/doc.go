@@ -19,7 +19,10 @@
 // Ray's demand (ray.go); then what a
 // RayJob (job.go; jobdemand.go: its entrypoint's resources no pod gives)
 // or RayService (service.go; servedemand.go: its Serve replicas' resources,
-// decided as a job's entrypoint) says of itself. A job's or service's
+// decided as a job's entrypoint; gateway.go: the Gateway API side of a
+// NewClusterWithIncrementalUpgrade, from no Gateway API or GatewayClass to
+// a Gateway or HTTPRoute its implementation has not accepted) says of
+// itself. A job's or service's
 // cluster's causes are its own, stated once (nested.go). Codes (codes.go)
 // are stable words for scripts. GroupPlans (plan.go) says per worker group
 // what the autoscaler would do next, for the cluster page; SecurityOf

@@ -1,8 +1,12 @@
 package why
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,21 +52,22 @@ func serviceCauses(in *ServiceInput) []Cause {
 	cs = nested(cs, in.Active, cs)
 	cs = appCauses(o, "", &st.ActiveServiceStatus, cs)
 	if upgrading {
+		n0 := len(cs)
 		cs = serveDemand(o, s, in.Pending, &st.PendingServiceStatus, "new cluster: ", cs)
 		n := len(cs)
 		cs = nested(cs, in.Pending, cs)
 		for i := n; i < len(cs); i++ {
 			cs[i].Summary = "new cluster: " + cs[i].Summary
 		}
-		if !blocking(cs[n:]) && !clusterReady(in.Pending) {
-			rc := in.Pending.Cluster
-			cs = append(cs, Cause{Code: CodePendingClusterNotReady, Subject: in.Pending.subject(), Rank: rankClusterReady,
-				Summary:  "new cluster " + rc.Name + " not ready (" + status.Cluster(rc) + ")",
-				Evidence: []string{"pending cluster status: " + status.Cluster(rc) + ", workers " + status.Workers(rc)},
-				Fix:      "wait for the new cluster; the upgrade switches traffic once it is ready and its apps run"})
+		apps := appCauses(o, "new cluster: ", &st.PendingServiceStatus, nil)
+		if !blocking(cs[n0:]) && len(apps) == 0 {
+			if c, ok := pendingNotReady(s, in.Pending, &st.PendingServiceStatus); ok {
+				cs = append(cs, c)
+			}
 		}
-		cs = appCauses(o, "new cluster: ", &st.PendingServiceStatus, cs)
+		cs = append(cs, apps...)
 	}
+	cs = gatewayCauses(o, s, in.Gateway, cs)
 	if st.NumServeEndpoints == 0 && clusterReady(in.Active) && !hasCode(cs, CodeAppDeployFailed) {
 		cs = append(cs, Cause{Code: CodeNoServeEndpoints, Subject: o.subject(), Rank: rankEndpoints,
 			Summary:  "no serve endpoints",
@@ -132,4 +137,65 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// pendingNotReady: the new cluster, without a more specific cause of its
+// own, is not what the upgrade waits for yet, and says which part: its
+// head pod not ready, workers not all ready, Serve applications not all
+// RUNNING (KubeRay switches, or under NewClusterWithIncrementalUpgrade
+// moves traffic, only once the pending cluster's Serve applications are
+// ready: rayservice_controller.go:220-241, reconcileServe).
+func pendingNotReady(s *rayv1.RayService, in *ClusterInput, side *rayv1.RayServiceStatus) (Cause, bool) {
+	rc := in.Cluster
+	word := status.Cluster(rc)
+	var parts, evidence []string
+	evidence = append(evidence, "pending cluster status: "+word+", workers "+status.Workers(rc))
+	var head *corev1.Pod
+	for _, p := range in.Pods {
+		if h, _ := podGroup(p); h && p.DeletionTimestamp == nil {
+			head = p
+		}
+	}
+	switch {
+	case head == nil && word != "ready":
+		parts = append(parts, "no head pod")
+	case head != nil && !status.PodIsReady(head):
+		parts = append(parts, "head not ready")
+		evidence = append(evidence, "head pod "+head.Name+": "+status.Pod(head)+", not Ready")
+	}
+	if !rc.Spec.IsSuspended() && rc.Status.ReadyWorkerReplicas < rc.Spec.DesiredWorkerPods() {
+		parts = append(parts, "workers pending ("+status.Workers(rc)+" ready)")
+	}
+	var notRunning []string
+	for _, n := range slices.Sorted(maps.Keys(side.Applications)) {
+		if a := side.Applications[n]; a.Status != rayv1.ApplicationStatusRunning {
+			notRunning = append(notRunning, n+" "+status.OrNone(a.Status))
+			if m := strings.TrimSpace(a.Message); m != "" {
+				evidence = append(evidence, "app "+n+": "+a.Status+": "+firstLine(m))
+			}
+		}
+	}
+	if len(notRunning) > 0 {
+		parts = append(parts, "Serve apps not running ("+strings.Join(notRunning, ", ")+")")
+	}
+	if len(parts) == 0 && word == "ready" {
+		return Cause{}, false
+	}
+	sum := "new cluster " + rc.Name + " not ready (" + word + ")"
+	if word == "ready" {
+		sum = "new cluster " + rc.Name + " not serving yet"
+	}
+	if len(parts) > 0 {
+		sum += ": " + strings.Join(parts, ", ")
+	}
+	fix := "wait for the new cluster; the upgrade switches traffic once it is ready and its apps run"
+	if o := incrementalOptions(s); o != nil {
+		step := "in steps"
+		if o.StepSizePercent != nil {
+			step = fmt.Sprintf("in steps of %d%%", *o.StepSizePercent)
+		}
+		fix = "wait for the new cluster; traffic moves to it " + step + " once its head is ready and its Serve apps run"
+	}
+	return Cause{Code: CodePendingClusterNotReady, Subject: in.subject(), Rank: rankClusterReady,
+		Summary: sum, Evidence: evidence, Fix: fix}, true
 }

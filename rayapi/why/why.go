@@ -18,7 +18,8 @@ type Cause struct {
 	// DeadlineSoon, PendingClusterNotReady, AppDeployFailed,
 	// DeploymentUnhealthy, NoServeEndpoints, RayInfeasible, JobDemand, ServeDemand, AutoscalerDown,
 	// AutoscalerForbidden, AutoscalerNotActing, ScaleDownStalled,
-	// GangSchedulingIgnored.
+	// GangSchedulingIgnored, PodGroupNotRunning, GatewayAPIMissing,
+	// GatewayClassMissing, GatewayNotReady, HTTPRouteNotAccepted.
 	Code string `json:"code"`
 	// Subject is what the cause is about, in kubectl's words:
 	// "pod ray-head-x", "group gpu", "RayCluster ns/name".
@@ -107,5 +108,9 @@ type ServiceInput struct {
 	// Events are the Events about the RayService, oldest first.
 	Events     []*corev1.Event
 	Reconciler Reconciler
-	Now        time.Time
+	// Gateway is what was read of the Gateway API objects of a RayService
+	// with NewClusterWithIncrementalUpgrade (gateway.go); nil when they
+	// were not read: nothing is then said of them.
+	Gateway *GatewayInput
+	Now     time.Time
 }

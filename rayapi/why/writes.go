@@ -120,6 +120,10 @@ func writeWords(reason string) string {
 		what = "the auth Secret"
 	case "ServeApplications":
 		what = "the Serve applications"
+	case "Gateway", "HTTPRoute":
+		what = "the " + obj
+	case "TargetCapacity": // an incremental upgrade's Serve target_capacity, set through the dashboard
+		what = "the Serve target_capacity"
 	case "":
 		what = "objects"
 	}

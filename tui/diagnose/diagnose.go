@@ -55,6 +55,9 @@ type Diagnoses struct {
 	// access holds the answers of the SubjectAccessReviews about the
 	// autoscalers of the clusters on screen (access.go); nil: not asked.
 	access *access
+	// gw holds what was read of the Gateway API objects of the RayServices
+	// that upgrade incrementally (gateway.go); nil: never read.
+	gw *gateways
 }
 
 // timedEvery is how often the causes that depend on the clock alone (a
@@ -285,6 +288,9 @@ func (d *Diagnoses) forget(uid types.UID) {
 	if d.access != nil {
 		delete(d.access.byUID, uid)
 	}
+	if d.gw != nil {
+		delete(d.gw.byUID, uid)
+	}
 }
 
 // recompute diagnoses the given clusters, jobs and services, and the jobs
@@ -367,7 +373,7 @@ func (d *Diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uid
 		d.set(watch.RayService, uid, d.Fn.Service(why.ServiceInput{Service: s,
 			Active:  cluster(s.Namespace, s.Status.ActiveServiceStatus.RayClusterName),
 			Pending: cluster(s.Namespace, s.Status.PendingServiceStatus.RayClusterName),
-			Events:  d.store.EventsFor(uid), Reconciler: d.reconciler, Now: now}))
+			Events:  d.store.EventsFor(uid), Reconciler: d.reconciler, Gateway: d.gatewayFor(uid), Now: now}))
 	}
 }
 

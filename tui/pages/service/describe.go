@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/format"
@@ -17,6 +18,9 @@ func describeFields(d *format.Describer, x *rayv1.RayService) {
 	d.Field("Suspend", fmt.Sprint(x.Spec.Suspend))
 	d.Field("Active cluster", format.OrNone(s.ActiveServiceStatus.RayClusterName))
 	d.Field("Pending cluster", format.OrNone(s.PendingServiceStatus.RayClusterName))
+	if u, ok := status.IncrementalUpgrade(x); ok { // the detail page's Traffic line, as of the page's clock
+		d.Field("Traffic", u.Words(d.Now))
+	}
 	d.Field("Endpoints", fmt.Sprint(s.NumServeEndpoints))
 	d.Security(why.ServiceSecurity(x, nil))
 	for _, side := range []struct {

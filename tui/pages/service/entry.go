@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	kdesc "github.com/raydar/raydar/rayapi/kinds"
+	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
@@ -36,6 +37,8 @@ func def() registry.Def[*rayv1.RayService] {
 				{Column: table.Column{Title: "STATUS", Width: 11, Sort: table.ByStatus}, Cell: format.ServiceStatus},
 				{Column: table.Column{Title: "ACTIVE", Width: 18, Grow: true, Min: 10}, Cell: func(s *rayv1.RayService) string { return format.OrNone(s.Status.ActiveServiceStatus.RayClusterName) }},
 				{Column: table.Column{Title: "PENDING", Width: 18, Grow: true, Min: 8, Drop: 2}, Cell: func(s *rayv1.RayService) string { return format.OrNone(s.Status.PendingServiceStatus.RayClusterName) }},
+				// The split of an incremental upgrade in progress ("30%->70%").
+				{Column: table.Column{Title: "TRAFFIC", Width: 9, Drop: 3}, Cell: status.Traffic},
 				{Column: table.Column{Title: "APPS", Width: 4, Right: true}, Cell: func(s *rayv1.RayService) string {
 					r, t := format.AppsReady(s.Status.ActiveServiceStatus)
 					return fmt.Sprintf("%d/%d", r, t)

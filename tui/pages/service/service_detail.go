@@ -14,6 +14,7 @@ import (
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/watch"
+	rstatus "github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/format"
@@ -105,13 +106,6 @@ func (d *Detail) View() string {
 	return strings.Join(ls[d.offset:end], "\n")
 }
 
-func pct(p *int32) string {
-	if p == nil {
-		return format.None
-	}
-	return fmt.Sprintf("%d%%", *p)
-}
-
 // lines renders the whole page; the view shows a window of it.
 func (d *Detail) lines() []string {
 	st, s, now := d.E.St, d.svc, d.E.Now()
@@ -135,13 +129,15 @@ func (d *Detail) lines() []string {
 		_, cs := d.cluster(p)
 		line := fmt.Sprintf("in progress to %s: apps %d/%d running, workers %d/%d",
 			format.OrNone(p.RayClusterName), r, t, cs.AvailableWorkerReplicas, cs.DesiredWorkerReplicas)
-		if p.TrafficRoutedPercent != nil || p.TargetCapacity != nil {
-			line += fmt.Sprintf(", traffic %s, target capacity %s", pct(p.TrafficRoutedPercent), pct(p.TargetCapacity))
-		}
 		out = append(out, lbl("Upgrade")+" "+st.Class(styles.Pending).Render(line))
 		if c.Message != "" {
 			out = append(out, "  "+c.Message)
 		}
+	}
+	// The split of an incremental upgrade, its countdown moving with the
+	// page's clock (rayapi/status: raydar get's TRAFFIC says the same).
+	if u, ok := rstatus.IncrementalUpgrade(s); ok {
+		out = append(out, format.Wrap(lbl("Traffic"), strings.Fields(u.Words(now)), d.W)...)
 	}
 	out = append(out, "")
 	out = append(out, d.clusterLines("Active cluster", s.Status.ActiveServiceStatus)...)
@@ -162,9 +158,6 @@ func (d *Detail) clusterLines(title string, ss rayv1.RayServiceStatus) []string 
 	r, t := format.AppsReady(ss)
 	head := fmt.Sprintf("%s %s  %s, workers %d/%d, apps %d/%d", st.Section.Render(title+":"), ss.RayClusterName,
 		format.OrNone(state), cs.AvailableWorkerReplicas, cs.DesiredWorkerReplicas, r, t)
-	if ss.TrafficRoutedPercent != nil || ss.TargetCapacity != nil {
-		head += fmt.Sprintf(", traffic %s, capacity %s", pct(ss.TrafficRoutedPercent), pct(ss.TargetCapacity))
-	}
 	out := []string{head}
 	if len(ss.Applications) == 0 {
 		return append(out, st.Faint.Render("  no applications"))
