@@ -189,12 +189,12 @@ const writesTTL = 2 * time.Minute
 
 // reconciler reconciles RayServices.
 type reconciler struct {
-	client         client.Client // reads from the shared cache, writes to the API server
-	slices         cache.Cache   // the Services of RayServices and the EndpointSlices of serve Services (the side cache)
+	client client.Client // reads from the shared cache, writes to the API server
+	slices cache.Cache   // the Services of RayServices and the EndpointSlices of serve Services (the side cache)
 	// reader reads the Gateways and HTTPRoutes of incremental upgrades
 	// from the API server, uncached: no informer is started for kinds
 	// the cluster may not serve (the Gateway API's CRDs are optional).
-	reader client.Reader
+	reader         client.Reader
 	mgr            manager.Manager
 	loop           *kit.Loop[*rayv1.RayService]
 	exp            *kit.Expectations // read-your-writes, owner: the RayService
