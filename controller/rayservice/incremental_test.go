@@ -343,10 +343,16 @@ func TestIncrementalRefusals(t *testing.T) {
 		"no autoscaler":           func(rs *rayv1.RayService) { rs.Spec.RayClusterSpec.EnableInTreeAutoscaling = nil },
 		"no options":              func(rs *rayv1.RayService) { rs.Spec.UpgradeStrategy.ClusterUpgradeOptions = nil },
 		"stepSizePercent missing": func(rs *rayv1.RayService) { rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.StepSizePercent = nil },
-		"stepSizePercent 101":     func(rs *rayv1.RayService) { rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.StepSizePercent = ptr.To(int32(101)) },
-		"maxSurgePercent -1":      func(rs *rayv1.RayService) { rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.MaxSurgePercent = ptr.To(int32(-1)) },
-		"intervalSeconds 0":       func(rs *rayv1.RayService) { rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.IntervalSeconds = ptr.To(int32(0)) },
-		"no gatewayClassName":     func(rs *rayv1.RayService) { rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.GatewayClassName = "" },
+		"stepSizePercent 101": func(rs *rayv1.RayService) {
+			rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.StepSizePercent = ptr.To(int32(101))
+		},
+		"maxSurgePercent -1": func(rs *rayv1.RayService) {
+			rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.MaxSurgePercent = ptr.To(int32(-1))
+		},
+		"intervalSeconds 0": func(rs *rayv1.RayService) {
+			rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.IntervalSeconds = ptr.To(int32(0))
+		},
+		"no gatewayClassName": func(rs *rayv1.RayService) { rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.GatewayClassName = "" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			rs := incrService(25, 30, 50)
