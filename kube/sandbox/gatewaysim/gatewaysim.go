@@ -48,8 +48,9 @@ const ClassName = "raydar-sandbox"
 // controllerName of the HTTPRoute parent statuses it writes.
 const ControllerName gwv1.GatewayController = "raydar.io/sandbox-gateway-simulator"
 
-// Description is the GatewayClass's description.
-const Description = "Simulated by raydar's sandbox (kube/sandbox/gatewaysim): Gateways and HTTPRoutes get their status conditions and an address, but no traffic flows."
+// Description is the GatewayClass's description (at most 64 bytes, the
+// CRD says).
+const Description = "Simulated by raydar's sandbox: no traffic flows"
 
 // CRDFile is the Gateway API's standard CRDs in the tools directory.
 const CRDFile = "crds/gateway-api.yaml"
