@@ -81,6 +81,11 @@ type observed struct {
 	Now         time.Time
 	NewSuffix   func() string
 	Config      config
+	// pendingServes is decide's, not observed: with an incremental upgrade
+	// the pending cluster's own serve Service serves too, so its endpoints
+	// count, and make the RayService Ready, even before a cluster is
+	// active (KubeRay v1.6.2 rayservice_controller.go:526-538, 564-565).
+	pendingServes bool
 }
 
 // submitStep is a serveConfigV2 submission to make.
@@ -494,7 +499,7 @@ func decide(o *observed) *plan {
 		// Serve endpoints: the active and pending clusters' own serve
 		// Services (rayservice_controller.go:514-538).
 		oo := *o
-		oo.ServeEndpoints = 0
+		oo.ServeEndpoints, oo.pendingServes = 0, true
 		for _, c := range []*rayv1.RayCluster{newActive, pending} {
 			if c != nil {
 				oo.ServeEndpoints += o.Incremental.ClusterEndpoints[c.Name]

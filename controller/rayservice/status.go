@@ -36,7 +36,7 @@ func computeStatus(o *observed, st rayv1.RayServiceStatuses, active, pending *ra
 	st.ActiveServiceStatus = clusterStatus(o, active, views)
 	st.PendingServiceStatus = clusterStatus(o, pending, views)
 	st.NumServeEndpoints = 0
-	if active != nil {
+	if active != nil || o.pendingServes {
 		st.NumServeEndpoints = o.ServeEndpoints
 	}
 
@@ -63,6 +63,8 @@ func computeStatus(o *observed, st rayv1.RayServiceStatuses, active, pending *ra
 	switch {
 	case active != nil && st.NumServeEndpoints > 0:
 		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints, "the serve Service routes to RayCluster "+active.Name, o.Now))
+	case pending != nil && st.NumServeEndpoints > 0:
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints, "the serve Service of RayCluster "+pending.Name+" has ready endpoints", o.Now))
 	case ready != nil && ready.Status == metav1.ConditionTrue:
 		msg := "the serve Service " + kit.RayServiceServeServiceName(rs) + " has no ready endpoints"
 		if active != nil {
