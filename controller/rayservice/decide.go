@@ -343,6 +343,14 @@ func decide(o *observed) *plan {
 	if needNew && pending == nil {
 		name := kit.RayServiceClusterName(rs.Name, o.NewSuffix())
 		p.CreateCluster = buildCluster(rs, name)
+		if incr && active != nil {
+			// The new cluster of an incremental upgrade starts without
+			// worker replicas, so that it grows with its target_capacity
+			// from minReplicas (rayservice_controller.go:1279-1288).
+			for i := range p.CreateCluster.Spec.WorkerGroupSpecs {
+				p.CreateCluster.Spec.WorkerGroupSpecs[i].Replicas = nil
+			}
+		}
 		why := "initial cluster"
 		if active != nil {
 			why = "rayClusterConfig changed; RayCluster " + active.Name + " keeps serving until it is ready"

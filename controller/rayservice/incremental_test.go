@@ -222,6 +222,9 @@ func TestIncrementalDecideWholeUpgrade(t *testing.T) {
 	if p.CreateCluster == nil {
 		t.Fatal("no pending cluster")
 	}
+	if r := p.CreateCluster.Spec.WorkerGroupSpecs[0].Replicas; r != nil {
+		t.Errorf("the new cluster of an incremental upgrade starts with replicas %d, want none (KubeRay)", *r)
+	}
 	e.apply(p)
 	if tc := e.o.Service.Status.PendingServiceStatus.TargetCapacity; ptr.Deref(tc, -1) != 0 {
 		t.Fatalf("pending target_capacity %v", tc)

@@ -25,10 +25,12 @@ const incrementalSample = "ray-service.incremental-upgrade"
 // RayServiceIncrementalUpgrade on in both operators, in namespaces of their
 // own (kr-iu00, rd-iu00), with the Gateway API's CRDs installed and the
 // sandbox's simulated Gateway controller (kube/sandbox/gatewaysim) serving
-// both sides' Gateways. The sample is changed in three fields only, the
+// both sides' Gateways. The sample is changed in four fields only, the
 // same on both sides: its gatewayClassName names the simulated class (the
 // sample's "istio" has no controller here), intervalSeconds is 2 (30 in the
-// sample: ten steps of five minutes) and rayClusterDeletionDelaySeconds 5.
+// sample: ten steps of five minutes), rayClusterDeletionDelaySeconds 5,
+// and its worker group starts with 2 workers (0 in the sample, whose Serve
+// replicas' CPUs then wait for an autoscaler the sandbox does not run).
 // It compares everything, Gateways and HTTPRoutes too, once the first
 // cluster serves, then changes rayClusterConfig on both sides (a new
 // image) and compares again once the whole upgrade settled: the new
@@ -51,6 +53,12 @@ func TestConformanceIncrementalUpgrade(t *testing.T) {
 					must(t, unstructured.SetNestedField(o.Object, gatewaysim.ClassName, append(opts, "gatewayClassName")...))
 					must(t, unstructured.SetNestedField(o.Object, int64(2), append(opts, "intervalSeconds")...))
 					must(t, unstructured.SetNestedField(o.Object, int64(5), "spec", "rayClusterDeletionDelaySeconds"))
+					groups, _, _ := unstructured.NestedSlice(o.Object, "spec", "rayClusterConfig", "workerGroupSpecs")
+					for j := range groups {
+						g := groups[j].(map[string]any)
+						g["minReplicas"], g["replicas"] = int64(2), int64(2)
+					}
+					must(t, unstructured.SetNestedSlice(o.Object, groups, "spec", "rayClusterConfig", "workerGroupSpecs"))
 				}
 				m.Objects[i] = *o
 			}
@@ -114,12 +122,21 @@ func TestConformanceIncrementalUpgrade(t *testing.T) {
 	// The upgrade: a new image in rayClusterConfig, on both sides.
 	rsGVR := schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayservices"}
 	patch := []byte(`{"spec":{"rayClusterConfig":{"rayVersion":"2.52.0"}}}`)
+	firstActive := map[string]string{}
 	for i, m := range corpus {
 		for _, o := range m.Objects {
 			if o.GetKind() != "RayService" {
 				continue
 			}
 			for _, ns := range []string{krNS(i), rdNS(i)} {
+				u, err := env.dyn.Resource(rsGVR).Namespace(ns).Get(ctx, o.GetName(), metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				firstActive[ns], _, _ = unstructured.NestedString(u.Object, "status", "activeServiceStatus", "rayClusterName")
+				if firstActive[ns] == "" {
+					t.Fatalf("%s/%s: no active cluster before the upgrade: %v", ns, o.GetName(), u.Object["status"])
+				}
 				if _, err := env.dyn.Resource(rsGVR).Namespace(ns).Patch(ctx, o.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 					t.Fatal(err)
 				}
@@ -137,6 +154,32 @@ func TestConformanceIncrementalUpgrade(t *testing.T) {
 					}
 					if time.Now().After(deadline) {
 						t.Fatalf("%s/%s: no pending cluster 5 minutes after the spec changed: %v", ns, o.GetName(), u.Object["status"])
+					}
+					time.Sleep(pollEvery)
+				}
+			}
+		}
+	}
+	// … and both have finished it: the new cluster active, none pending.
+	for i, m := range corpus {
+		for _, o := range m.Objects {
+			if o.GetKind() != "RayService" {
+				continue
+			}
+			for _, ns := range []string{krNS(i), rdNS(i)} {
+				deadline := time.Now().Add(8 * time.Minute)
+				for {
+					u, err := env.dyn.Resource(rsGVR).Namespace(ns).Get(ctx, o.GetName(), metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					active, _, _ := unstructured.NestedString(u.Object, "status", "activeServiceStatus", "rayClusterName")
+					pending, _, _ := unstructured.NestedString(u.Object, "status", "pendingServiceStatus", "rayClusterName")
+					if pending == "" && active != "" && active != firstActive[ns] {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s/%s: the upgrade did not end within 8 minutes: %v", ns, o.GetName(), u.Object["status"])
 					}
 					time.Sleep(pollEvery)
 				}
