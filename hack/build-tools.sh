@@ -7,8 +7,9 @@
 # `hack/build-tools.sh gotestsum` installs gotestsum alone,
 # `hack/build-tools.sh cert-manager-crds` gotestsum and the CRDs,
 # `hack/build-tools.sh volcano-crds` gotestsum and cert-manager's, Volcano's and scheduler-plugins' CRDs.
+# `hack/build-tools.sh gateway-crds` gotestsum, cert-manager's CRDs and the Gateway API's standard CRDs.
 # `hack/build-tools.sh sandbox` only what `raydar sandbox` and `raydar demo`
-# run (the control plane, kwok, cert-manager's CRDs): no gotestsum,
+# run (the control plane, kwok, cert-manager's and the Gateway API's CRDs): no gotestsum,
 # controller-gen nor KubeRay's operator, which only tests and generation use.
 # Idempotent: a binary already built from the pinned version is skipped.
 # Built binaries are also kept in a per-user cache ($RAYDAR_TOOLS_CACHE,
@@ -180,6 +181,39 @@ if [[ "$mode" == volcano-crds ]]; then
   exit 0
 fi
 
+# The Gateway API's standard CRDs (gateway.networking.k8s.io: GatewayClass,
+# Gateway, HTTPRoute, GRPCRoute, ReferenceGrant, BackendTLSPolicy), which the
+# RayService incremental-upgrade tests and the sandbox's simulated Gateway
+# controller (kube/sandbox/gatewaysim) install: copied from
+# config/crd/standard of the sigs.k8s.io/gateway-api module at the version
+# raydar's go.mod requires (KubeRay v1.6.2's own dependency), into
+# crds/gateway-api.yaml; `hack/build-tools.sh gateway-crds` writes them (after gotestsum and cert-manager's CRDs).
+gateway_crds() {
+  local ver crd dir f
+  ver="$(cd "$root" && go list -m -f '{{.Version}}' sigs.k8s.io/gateway-api)"
+  crd="$out/crds/gateway-api.yaml"
+  if [[ -f "$crd" && "$(head -1 "$crd")" == "# sigs.k8s.io/gateway-api $ver "* ]]; then
+    echo ">> [gateway-api] CRDs $ver: up to date"
+    return
+  fi
+  echo ">> [gateway-api] copying the Gateway API $ver's standard CRDs"
+  dir="$(cd "$root" && go mod download -json sigs.k8s.io/gateway-api@"$ver" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  mkdir -p "$out/crds"
+  {
+    echo "# sigs.k8s.io/gateway-api $ver (config/crd/standard, by hack/build-tools.sh): GatewayClass, Gateway, HTTPRoute, GRPCRoute, ReferenceGrant, BackendTLSPolicy"
+    for f in "$dir"/config/crd/standard/*.yaml; do
+      echo "---"
+      cat "$f"
+    done
+  } > "$crd.tmp"
+  mv "$crd.tmp" "$crd"
+  echo "   $crd"
+}
+if [[ "$mode" == gateway-crds ]]; then
+  gateway_crds
+  exit 0
+fi
+
 # The stamp records the tools module's go.sum so that a version bump rebuilds.
 stamp_of() { sha256sum go.mod go.sum | sha256sum | cut -c1-16; }
 want="$(stamp_of)"
@@ -216,11 +250,13 @@ for t in "${tools[@]}"; do
   echo "   $name built in $(( $(date +%s) - start ))s"
 done
 if [[ "$mode" == sandbox ]]; then
+  gateway_crds # the demo's RayService upgrades incrementally through the simulated Gateway
   echo ">> sandbox tools ready in $out (make tools adds controller-gen, gotestsum and KubeRay's operator for the tests)"
   exit 0
 fi
 volcano_crds
 scheduler_plugins_crds
+gateway_crds
 
 # KubeRay's operator is its own module with its own dependency versions, so it
 # is built with `go install module@version` outside hack/tools. Its samples

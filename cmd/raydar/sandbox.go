@@ -124,6 +124,15 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 				_ = sb.Stop()
 				return err
 			}
+			gateways, gatewayLine, err := startGateway(ctx, sb, func(format string, args ...any) { opts.Logf(format, args...) })
+			if err != nil {
+				if certs != nil {
+					certs.Close()
+				}
+				_ = sim.Close()
+				_ = sb.Stop()
+				return err
+			}
 			var gang interface{ Close() }
 			var gangLine string
 			if batchScheduler != "" {
@@ -131,6 +140,9 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 				if err != nil {
 					if certs != nil {
 						certs.Close()
+					}
+					if gateways != nil {
+						gateways.Close()
 					}
 					_ = sim.Close()
 					_ = sb.Stop()
@@ -147,6 +159,7 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			fmt.Fprintf(out, "  nodes:      %s\n", strings.Join(sb.Nodes(), " "))
 			fmt.Fprintf(out, "  ray heads:  simulated; addresses in %s\n", filepath.Join(sb.StateDir, addrbook.FileName))
 			fmt.Fprintf(out, "  cert-manager: %s\n", certLine)
+			fmt.Fprintf(out, "  gateways:   %s\n", gatewayLine)
 			if gang != nil {
 				fmt.Fprintf(out, "  batch scheduler: %s\n", gangLine)
 			}
@@ -160,6 +173,9 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			begin = time.Now()
 			if certs != nil {
 				certs.Close()
+			}
+			if gateways != nil {
+				gateways.Close()
 			}
 			if gang != nil {
 				gang.Close()

@@ -40,10 +40,6 @@ const (
 	// refuses it with the gate off (controller/raycluster/unsupported.go);
 	// KubernetesWAS is operator behaviour no field asks for.
 	NotImplemented
-	// RefusedPerObject: accepted either way, but every object asking for
-	// the feature is refused by name, since raydar does not implement it
-	// (a gate KubeRay turns on by default, so the default must start).
-	RefusedPerObject
 )
 
 // label is what Usage says of each Support.
@@ -53,10 +49,8 @@ func (s Support) label() string {
 		return "always on"
 	case Toggle:
 		return "implemented"
-	case NotImplemented:
-		return "not implemented: =true refused"
 	default:
-		return "accepted either way; objects asking for the feature refused"
+		return "not implemented: =true refused"
 	}
 }
 
@@ -84,8 +78,7 @@ var All = []Spec{
 		"raydar always implements a RayJob's deletionStrategy"},
 	{RayMultiHostIndexing, true, "Beta", Always,
 		"raydar always labels multi-host workers with their replica and host index"},
-	{RayServiceIncrementalUpgrade, true, "Beta", RefusedPerObject,
-		"raydar does not implement NewClusterWithIncrementalUpgrade and refuses each RayService asking for it, whatever the gate"},
+	{RayServiceIncrementalUpgrade, true, "Beta", Toggle, ""},
 	{RayCronJob, false, "Alpha", Always,
 		"raydar always reconciles RayCronJobs (on by default in raydar, off in KubeRay)"},
 	{SidecarSubmitterRestart, false, "Alpha", Toggle, ""},

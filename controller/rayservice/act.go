@@ -59,11 +59,14 @@ func (r *reconciler) act(ctx context.Context, obs *observed, p *plan) (ctrl.Resu
 	a.updateClusters()
 	// decide requeues within DeployPoll after a submission.
 	for _, s := range p.Submit {
-		a.fail(r.submit(ctx, a.rs, s, a.now))
+		_, err := r.submit(ctx, a.rs, s, a.now)
+		a.fail(err)
 	}
+	a.targetCapacities()
 	a.labelPods()
 	a.annotateClusters()
 	servicesOK := a.writeServices()
+	servicesOK = a.writeGateway() && servicesOK
 	a.deleteClusters(servicesOK)
 	a.deleteServices()
 	return a.writeStatus()
@@ -260,7 +263,7 @@ func (a *acting) writeStatus() (ctrl.Result, error) {
 
 // submit sends the serve config to a cluster and, once the dashboard took
 // it, records its hash on the cluster.
-func (r *reconciler) submit(ctx context.Context, rs *rayv1.RayService, s submitStep, now time.Time) error {
+func (r *reconciler) submit(ctx context.Context, rs *rayv1.RayService, s submitStep, now time.Time) (accepted bool, _ error) {
 	rc := s.Cluster
 	defer r.forgetProbe(rc.UID) // look again at once
 	dc, err := r.dash.ClientFor(ctx, rc)
@@ -272,10 +275,11 @@ func (r *reconciler) submit(ctx context.Context, rs *rayv1.RayService, s submitS
 	rec := &submission{Hash: s.Config.Hash, At: now}
 	switch {
 	case err == nil:
+		rec.JSON, rec.Apps = s.Config.JSON, s.Config.Apps
 	case errors.Is(err, dashboard.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
 		// Not a rejection: the dashboard went away; the next probe sees it.
 		r.mu.Unlock()
-		return nil
+		return false, nil
 	default:
 		rec.Err = err.Error()
 		rec.Attempts = 1
@@ -286,16 +290,24 @@ func (r *reconciler) submit(ctx context.Context, rs *rayv1.RayService, s submitS
 	r.subs[rc.UID] = rec
 	r.mu.Unlock()
 	if err != nil {
-		if rec.Attempts == 1 {
+		if s.TargetCapacity != nil {
+			r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeWarning, Reason: rayv1.EventFailedToUpdateTargetCapacity, Action: "Submit",
+				Message: fmt.Sprintf("The Ray dashboard of RayCluster %s rejected target_capacity %d: %v", rc.Name, *s.TargetCapacity, err)})
+		} else if rec.Attempts == 1 {
 			r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeWarning, Reason: rayv1.EventFailedToUpdateServeApplications, Action: "Submit",
 				Message: fmt.Sprintf("The Ray dashboard of RayCluster %s rejected serveConfigV2: %v", rc.Name, err)})
 		}
-		return nil // reported in the status; retried with back-off
+		return false, nil // reported in the status; retried with back-off
 	}
-	r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventUpdatedServeApplications, Action: "Submit",
-		Message: fmt.Sprintf("Submitted serveConfigV2 (%s) to RayCluster %s: %s", strings.Join(s.Config.Apps, ", "), rc.Name, s.Why)})
+	if s.TargetCapacity != nil {
+		r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventUpdatedServeTargetCapacity, Action: "Submit",
+			Message: fmt.Sprintf("Set the Serve target_capacity of RayCluster %s to %d%%", rc.Name, *s.TargetCapacity)})
+	} else {
+		r.events.Emit(rs, rc, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventUpdatedServeApplications, Action: "Submit",
+			Message: fmt.Sprintf("Submitted serveConfigV2 (%s) to RayCluster %s: %s", strings.Join(s.Config.Apps, ", "), rc.Name, s.Why)})
+	}
 	h := s.Config.Hash
-	return r.annotate(ctx, rs, rc, map[string]*string{ServeConfigHashKey: &h})
+	return true, r.annotate(ctx, rs, rc, map[string]*string{ServeConfigHashKey: &h})
 }
 
 // annotate merge-patches a cluster's annotations (nil values remove).
@@ -321,4 +333,80 @@ func (r *reconciler) annotate(ctx context.Context, rs *rayv1.RayService, rc *ray
 	}
 	r.exp.Updated(rs.UID, prev, obj)
 	return nil
+}
+
+// targetCapacities makes the target_capacity steps of an incremental
+// upgrade; a step the dashboard did not take is taken back out of the
+// status (KubeRay v1.6.2 writes targetCapacity only after the dashboard
+// took it, rayservice_controller.go:1486-1492).
+func (a *acting) targetCapacities() {
+	for _, c := range a.p.Incr.Capacity {
+		ok, err := a.r.submit(a.ctx, a.rs, c.Step, a.now)
+		a.fail(err)
+		if ok {
+			continue
+		}
+		st := &a.p.Status.ActiveServiceStatus
+		if c.Pending {
+			st = &a.p.Status.PendingServiceStatus
+		}
+		if st.RayClusterName == c.Step.Cluster.Name {
+			st.TargetCapacity = c.Was
+		}
+	}
+}
+
+// writeGateway creates or updates the Gateway and HTTPRoute of an
+// incremental upgrade (KubeRay v1.6.2 rayservice_controller.go:696-744,
+// 920-965); it reports whether the route is as planned (the old cluster
+// is not deleted while it may still route to it).
+func (a *acting) writeGateway() (ok bool) {
+	r, rs := a.r, a.rs
+	ok = true
+	write := func(obj client.Object, kind, created, updated, failedCreate, failedUpdate string) {
+		if obj == nil {
+			return
+		}
+		create := obj.GetResourceVersion() == ""
+		var err error
+		if create {
+			err = r.client.Create(a.ctx, obj)
+		} else {
+			err = r.client.Update(a.ctx, obj)
+		}
+		switch {
+		case err == nil && create:
+			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: created, Action: "Create",
+				Message: fmt.Sprintf("Created %s %s/%s", kind, obj.GetNamespace(), obj.GetName())})
+		case err == nil:
+			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeNormal, Reason: updated, Action: "Update",
+				Message: fmt.Sprintf("Updated %s %s/%s", kind, obj.GetNamespace(), obj.GetName())})
+		case create && apierrors.IsAlreadyExists(err), apierrors.IsConflict(err):
+			ok = false // the next pass reads it
+		default:
+			ok = false
+			reason := failedUpdate
+			if create {
+				reason = failedCreate
+			}
+			r.events.Emit(rs, nil, kit.Event{Type: corev1.EventTypeWarning, Reason: reason, Action: "Write",
+				Message: fmt.Sprintf("Writing %s %s/%s failed: %v", kind, obj.GetNamespace(), obj.GetName(), err)})
+			a.fail(fmt.Errorf("writing %s %s: %w", kind, obj.GetName(), err))
+		}
+	}
+	if gw := a.p.Incr.Gateway; gw != nil {
+		write(gw.DeepCopy(), "Gateway", rayv1.EventCreatedGateway, rayv1.EventUpdatedGateway, rayv1.EventFailedToCreateGateway, rayv1.EventFailedToUpdateGateway)
+	}
+	if rt := a.p.Incr.HTTPRoute; rt != nil {
+		before := ok
+		write(rt.DeepCopy(), "HTTPRoute", rayv1.EventCreatedHTTPRoute, rayv1.EventUpdatedHTTPRoute, rayv1.EventFailedToCreateHTTPRoute, rayv1.EventFailedToUpdateHTTPRoute)
+		if before && !ok {
+			// The traffic did not move: the status keeps saying where it is.
+			for _, st := range []*rayv1.RayServiceStatus{&a.p.Status.ActiveServiceStatus, &a.p.Status.PendingServiceStatus} {
+				old := statusFieldsOf(rs.Status, &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: st.RayClusterName}})
+				st.TrafficRoutedPercent, st.LastTrafficMigratedTime = old.TrafficRoutedPercent, old.LastTrafficMigratedTime
+			}
+		}
+	}
+	return ok
 }

@@ -17,6 +17,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -73,9 +75,17 @@ type observed struct {
 	Probes map[string]*serveProbe
 	// Submissions are this process's latest submissions, by cluster name.
 	Submissions map[string]*submission
+	// Incremental is what was read for an incremental upgrade (only for a
+	// RayService upgraded so: incremental).
+	Incremental incrementalObserved
 	Now         time.Time
 	NewSuffix   func() string
 	Config      config
+	// pendingServes is decide's, not observed: with an incremental upgrade
+	// the pending cluster's own serve Service serves too, so its endpoints
+	// count, and make the RayService Ready, even before a cluster is
+	// active (KubeRay v1.6.2 rayservice_controller.go:526-538, 564-565).
+	pendingServes bool
 }
 
 // submitStep is a serveConfigV2 submission to make.
@@ -83,6 +93,9 @@ type submitStep struct {
 	Cluster *rayv1.RayCluster
 	Config  serveConfig
 	Why     string
+	// TargetCapacity: a target_capacity step of an incremental upgrade
+	// (Config carries it).
+	TargetCapacity *int32
 }
 
 // podLabel sets a pod's ray.io/serve label.
@@ -126,6 +139,8 @@ type plan struct {
 	UpdateServices []*corev1.Service
 	DeleteServices []*corev1.Service
 	DeleteClusters []deletion
+	// Incr is what an incremental upgrade writes besides (incremental.go).
+	Incr incrementalPlan
 
 	Events []kit.Event
 	// Status is the status after the plan; Urgent says it must be written
@@ -160,6 +175,8 @@ const (
 	reasonResumed              = "Resumed"
 	reasonApplicationFailed    = "ServeApplicationFailed"
 	reasonDashboardUnreachable = "DashboardUnreachable"
+	reasonWaitingForGateway    = "WaitingForGateway"
+	reasonRollbackUnsupported  = "RollbackNotImplemented"
 )
 
 // servePhase describes where a cluster is on its way to serving, for the
@@ -196,7 +213,13 @@ func decide(o *observed) *plan {
 	}
 	st := statusBase(rs)
 
-	if errs := append(rayv1.ValidateRayService(rs), UnsupportedWith(rs, o.Config.Build.Features)...); len(errs) > 0 {
+	incr := incremental(rs, o.Config.Build.Features)
+	errs := append(rayv1.ValidateRayService(rs), UnsupportedWith(rs, o.Config.Build.Features)...)
+	if incr && o.Incremental.GatewayAPIMissing {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "upgradeStrategy", "type"), string(rayv1.NewClusterWithIncrementalUpgrade),
+			"the Gateway API (gateway.networking.k8s.io/v1 Gateway and HTTPRoute) is not installed in this cluster: install its CRDs and a Gateway controller"))
+	}
+	if len(errs) > 0 {
 		msg, ev := kit.Refusal(rs.Status.Conditions, string(rayv1.RayServiceReady), string(rayv1.RayServiceValidationFailed), errs,
 			rayv1.EventInvalidRayServiceSpec, "nothing is created, changed or deleted")
 		if ev != nil {
@@ -240,7 +263,7 @@ func decide(o *observed) *plan {
 			live = append(live, c)
 		}
 	}
-	active := activeCluster(o, live)
+	active := activeCluster(o, live, incr)
 	var candidates, retiring []*rayv1.RayCluster
 	for _, c := range live {
 		if c == active {
@@ -261,8 +284,13 @@ func decide(o *observed) *plan {
 		}
 	}
 
-	// NewClusterWithIncrementalUpgrade never gets here: unsupported.go refuses it.
 	upgrade := rs.Spec.EffectiveUpgradeType()
+	gateOff := upgrade == rayv1.NewClusterWithIncrementalUpgrade && !incr
+	if gateOff {
+		// KubeRay v1.6.2 with the gate off: no zero-downtime upgrade
+		// (rayservice_controller.go:637-665 isZeroDowntimeUpgradeEnabled).
+		upgrade = rayv1.None
+	}
 
 	needNew := false
 	specMatchesActive := active != nil && clusterMatches(active, &rs.Spec.RayClusterSpec) == specMatches
@@ -275,8 +303,12 @@ func decide(o *observed) *plan {
 		if !specMatchesActive {
 			if upgrade == rayv1.None {
 				if rs.Generation != rs.Status.ObservedGeneration {
+					why := "upgradeStrategy is None"
+					if gateOff {
+						why = "upgradeStrategy is NewClusterWithIncrementalUpgrade and the feature gate RayServiceIncrementalUpgrade is off"
+					}
 					p.eventf(corev1.EventTypeNormal, reasonUpgradeSkipped, "Upgrade",
-						"rayClusterConfig changed but upgradeStrategy is None: RayCluster %s keeps running unchanged", active.Name)
+						"rayClusterConfig changed but %s: RayCluster %s keeps running unchanged", why, active.Name)
 				}
 			} else {
 				needNew = true
@@ -286,7 +318,16 @@ func decide(o *observed) *plan {
 		needNew = true
 	}
 	if pending != nil {
+		carries := incr && active != nil && ptr.Deref(statusFieldsOf(rs.Status, pending).TrafficRoutedPercent, 0) > 0
 		switch {
+		case carries && (!needNew || clusterMatches(pending, &rs.Spec.RayClusterSpec) != specMatches):
+			// KubeRay v1.6.2 rolls the traffic back step by step
+			// (rayservice_controller.go:2049-2089 reconcileRollbackState);
+			// raydar does not: the split stays as it is.
+			p.eventf(corev1.EventTypeWarning, reasonRollbackUnsupported, "Upgrade",
+				"rayClusterConfig no longer matches RayCluster %s, which already serves part of the traffic: raydar does not roll an incremental upgrade back; the traffic split stays until rayClusterConfig matches %s again",
+				pending.Name, pending.Name)
+			needNew = false
 		case !needNew && active != nil:
 			why := "rayClusterConfig matches the active RayCluster " + active.Name + " again"
 			if !specMatchesActive {
@@ -302,6 +343,14 @@ func decide(o *observed) *plan {
 	if needNew && pending == nil {
 		name := kit.RayServiceClusterName(rs.Name, o.NewSuffix())
 		p.CreateCluster = buildCluster(rs, name)
+		if incr && active != nil {
+			// The new cluster of an incremental upgrade starts without
+			// worker replicas, so that it grows with its target_capacity
+			// from minReplicas (rayservice_controller.go:1279-1288).
+			for i := range p.CreateCluster.Spec.WorkerGroupSpecs {
+				p.CreateCluster.Spec.WorkerGroupSpecs[i].Replicas = nil
+			}
+		}
 		why := "initial cluster"
 		if active != nil {
 			why = "rayClusterConfig changed; RayCluster " + active.Name + " keeps serving until it is ready"
@@ -309,6 +358,32 @@ func decide(o *observed) *plan {
 		p.eventf(corev1.EventTypeNormal, rayv1.EventCreatedRayCluster, "Create", "Creating RayCluster %s (%s)", name, why)
 		pending = p.CreateCluster
 		view(pending).New = true
+	}
+	var fields incrementalFields
+	if incr {
+		fields = incrementalFields{Active: statusFieldsOf(rs.Status, active), Pending: statusFieldsOf(rs.Status, pending)}
+		if pending != nil && fields.Pending.TargetCapacity == nil {
+			// The first cluster starts at target_capacity 100
+			// (rayservice_controller.go:497-503), a cluster upgraded to at
+			// 0 (504-509), so that Serve does not scale it up at once.
+			tc := initialCapacity
+			if active != nil {
+				tc = 0
+			}
+			fields.Pending.TargetCapacity = &tc
+		}
+	}
+	// serveCfg is the config a cluster gets: with an incremental upgrade,
+	// with its target_capacity (rayservice_controller.go:1338-1354).
+	serveCfg := func(f statusFields) serveConfig {
+		if !incr || f.TargetCapacity == nil || cfg.Hash == "" {
+			return cfg
+		}
+		c := cfg
+		if data, err := withTargetCapacity(cfg.JSON, *f.TargetCapacity); err == nil {
+			c.JSON = data
+		}
+		return c
 	}
 
 	// In-place changes: appended worker groups, replica changes.
@@ -324,12 +399,12 @@ func decide(o *observed) *plan {
 	// Serve: the pending cluster gets the desired config; the active one
 	// too when no other cluster is being prepared (a config change alone).
 	if pending != nil {
-		decideServe(o, p, view(pending), cfg)
+		decideServe(o, p, view(pending), serveCfg(fields.Pending))
 	}
 	if active != nil {
 		va := view(active)
 		if pending == nil {
-			decideServe(o, p, va, cfg)
+			decideServe(o, p, va, serveCfg(fields.Active))
 		} else {
 			// During an upgrade the old cluster keeps its config; only its
 			// status and proxies are followed.
@@ -340,7 +415,7 @@ func decide(o *observed) *plan {
 	// Switch traffic when the pending cluster is ready and would have
 	// serving pods (never from a cluster that serves to one that does not).
 	newActive := active
-	if pending != nil && !view(pending).New {
+	if pending != nil && !view(pending).New && (!incr || active == nil) {
 		vp := view(pending)
 		activeServing := 0
 		if active != nil {
@@ -365,11 +440,40 @@ func decide(o *observed) *plan {
 		}
 	}
 
-	// Services follow the active cluster.
+	// An incremental upgrade moves traffic through the Gateway's HTTPRoute
+	// step by step, then switches.
+	if incr {
+		before := newActive
+		var moved *rayv1.RayCluster
+		if newActive == active {
+			moved = pending
+		}
+		if newActive != active {
+			fields = incrementalFields{Active: fields.Pending} // the first cluster, just switched to
+		}
+		newActive, fields = decideIncremental(o, p, newActive, moved, views, cfg, fields)
+		if newActive != before {
+			p.eventf(corev1.EventTypeNormal, reasonTrafficSwitched, "Switch",
+				"Incremental upgrade complete: RayCluster %s serves all the traffic; %s is deleted after %s",
+				newActive.Name, before.Name, time.Duration(rs.Spec.DeletionDelaySeconds())*time.Second)
+			p.Annotate = dropAnnotate(p.Annotate, before)
+			at := o.Now.Add(time.Duration(rs.Spec.DeletionDelaySeconds()) * time.Second).UTC().Format(time.RFC3339)
+			p.Annotate = append(p.Annotate, annotation{before, map[string]*string{DeleteAfterKey: &at}})
+			retiring = append(retiring, before)
+			pending = nil
+		}
+	}
+
+	// Services follow the active cluster (an incremental upgrade has no
+	// RayService serve Service: the per-cluster ones serve,
+	// common/service.go:185-189).
 	if newActive != nil {
 		head := buildHeadService(rs, newActive, o.Config.Build)
-		serve := buildServeService(rs, newActive)
-		for _, pair := range []struct{ have, want *corev1.Service }{{o.HeadService, head}, {o.ServeService, serve}} {
+		pairs := []struct{ have, want *corev1.Service }{{o.HeadService, head}}
+		if !incr {
+			pairs = append(pairs, struct{ have, want *corev1.Service }{o.ServeService, buildServeService(rs, newActive)})
+		}
+		for _, pair := range pairs {
 			switch {
 			case pair.have == nil:
 				p.CreateServices = append(p.CreateServices, pair.want)
@@ -399,7 +503,22 @@ func decide(o *observed) *plan {
 		}
 	}
 
-	p.Status = computeStatus(o, st, newActive, pending, views)
+	if incr {
+		// Serve endpoints: the active and pending clusters' own serve
+		// Services (rayservice_controller.go:514-538).
+		oo := *o
+		oo.ServeEndpoints, oo.pendingServes = 0, true
+		for _, c := range []*rayv1.RayCluster{newActive, pending} {
+			if c != nil {
+				oo.ServeEndpoints += o.Incremental.ClusterEndpoints[c.Name]
+			}
+		}
+		p.Status = computeStatus(&oo, st, newActive, pending, views)
+		fields.Active.apply(&p.Status.ActiveServiceStatus)
+		fields.Pending.apply(&p.Status.PendingServiceStatus)
+	} else {
+		p.Status = computeStatus(o, st, newActive, pending, views)
+	}
 	p.Urgent = statusUrgent(rs.Status, p.Status)
 	return p
 }
@@ -419,7 +538,10 @@ func dropAnnotate(list []annotation, c *rayv1.RayCluster) []annotation {
 // selects, else the one the head Service selects, else the one the status
 // names — if it still exists. Services are the record of the switch, so a
 // restart picks up where the last process left.
-func activeCluster(o *observed, live []*rayv1.RayCluster) *rayv1.RayCluster {
+//
+// With an incremental upgrade there is no RayService serve Service (a
+// leftover of another strategy says nothing): the head Service decides.
+func activeCluster(o *observed, live []*rayv1.RayCluster, incr bool) *rayv1.RayCluster {
 	find := func(name string) *rayv1.RayCluster {
 		if name == "" {
 			return nil
@@ -431,7 +553,7 @@ func activeCluster(o *observed, live []*rayv1.RayCluster) *rayv1.RayCluster {
 		}
 		return nil
 	}
-	if s := o.ServeService; s != nil && ownedBy(s, o.Service) {
+	if s := o.ServeService; s != nil && ownedBy(s, o.Service) && !incr {
 		if c := find(s.Spec.Selector[rayv1.RayClusterLabelKey]); c != nil {
 			return c
 		}

@@ -43,7 +43,11 @@ type proxyHealth struct {
 // submission records a serveConfigV2 submission to a cluster made by this
 // process (memory only: after a restart the dashboard is asked instead).
 type submission struct {
-	Hash     string
+	Hash string
+	// JSON and Apps: the config submitted (an incremental upgrade
+	// resubmits it to the old cluster with a new target_capacity).
+	JSON     []byte
+	Apps     []string
 	At       time.Time
 	Err      string // "" when accepted
 	Attempts int    // consecutive rejections of Hash

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/internal/fixture"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
@@ -128,23 +128,21 @@ func TestRayServiceDecideUpgrade(t *testing.T) {
 		}
 	})
 
-	t.Run("NewClusterWithIncrementalUpgrade is refused: no upgrade starts, the active cluster keeps serving", func(t *testing.T) {
+	t.Run("NewClusterWithIncrementalUpgrade with the gate off: no upgrade starts, as KubeRay v1.6.2", func(t *testing.T) {
 		e, _ := serving(t)
+		e.o.Config.Build.Features = features.MustParse("RayServiceIncrementalUpgrade=false")
 		inc := rayv1.NewClusterWithIncrementalUpgrade
 		e.o.Service.Spec.RayClusterSpec.EnableInTreeAutoscaling = fixture.Ptr(true)
 		e.o.Service.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{Type: &inc, ClusterUpgradeOptions: &rayv1.ClusterUpgradeOptions{
 			StepSizePercent: fixture.Ptr(int32(10)), IntervalSeconds: fixture.Ptr(int32(30)), GatewayClassName: "istio"}}
+		e.o.Service.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
 		p := decide(e.o)
 		if p.CreateCluster != nil || len(p.DeleteClusters) != 0 || len(p.UpdateClusters) != 0 || len(p.UpdateServices) != 0 ||
-			len(p.DeleteServices) != 0 || len(p.Submit) != 0 {
-			t.Fatalf("a refused upgrade changed something: %+v", p)
+			len(p.DeleteServices) != 0 || len(p.Submit) != 0 || p.Incr.Gateway != nil || p.Incr.HTTPRoute != nil {
+			t.Fatalf("an upgrade with the gate off changed something: %+v", p)
 		}
-		if got := eventReasons(p); len(got) != 1 || got[0] != "InvalidRayServiceSpec" {
-			t.Errorf("events = %v", got)
-		}
-		c := meta.FindStatusCondition(p.Status.Conditions, string(rayv1.RayServiceReady))
-		if c == nil || c.Reason != string(rayv1.RayServiceValidationFailed) || !strings.Contains(c.Message, "spec.upgradeStrategy.type") {
-			t.Errorf("Ready %+v", c)
+		if got := eventReasons(p); len(got) != 1 || got[0] != reasonUpgradeSkipped || !strings.Contains(p.Events[0].Message, "RayServiceIncrementalUpgrade is off") {
+			t.Errorf("events = %v", p.Events)
 		}
 	})
 

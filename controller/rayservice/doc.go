@@ -36,6 +36,8 @@
 //
 //	which cluster serves, pending, retiring       decide.go (decide, activeCluster)
 //	upgrade: new cluster, traffic switch, delay    decide.go
+//	incremental upgrade (Gateway, HTTPRoute,       incremental.go (decideIncremental, trafficStep,
+//	  target_capacity steps, per-cluster Services)   capacityStep), act.go (writeGateway, targetCapacities)
 //	in-place updates (groups appended, replicas)   build.go (inPlaceUpdate), decide.go
 //	cluster spec hashes                            build.go (clusterHash, clusterMatches)
 //	serveConfigV2 submission, back-off, re-submit  decide_serve.go (decideServe), act.go (submit)
@@ -53,7 +55,11 @@
 // # Restart safety
 //
 // What a restart must know lives in the API server, not in memory:
-//   - which cluster serves: the selector of the serve Service;
+//   - which cluster serves: the selector of the serve Service (with an
+//     incremental upgrade, of the head Service);
+//   - where an incremental upgrade is: the HTTPRoute's weights and the
+//     status's targetCapacity, trafficRoutedPercent and
+//     lastTrafficMigratedTime, as KubeRay keeps it (written at once);
 //   - which config a cluster runs: the raydar.io/serve-config-hash
 //     annotation written after the dashboard accepted it, checked against
 //     the applications the dashboard shows;

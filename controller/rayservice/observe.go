@@ -18,8 +18,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -79,10 +82,19 @@ func (r *reconciler) observe(ctx context.Context, rs *rayv1.RayService) (*observ
 		}
 	}
 
+	incr := incremental(rs, r.cfg.Build.Features)
+	if incr {
+		if err := r.observeIncremental(ctx, rs, o); err != nil {
+			return nil, err
+		}
+	}
+
 	// Serve probes of the clusters that may serve (not those retiring).
 	activeName := ""
-	if o.ServeService != nil {
+	if o.ServeService != nil && !incr {
 		activeName = o.ServeService.Spec.Selector[rayv1.RayClusterLabelKey]
+	} else if incr && o.HeadService != nil {
+		activeName = o.HeadService.Spec.Selector[rayv1.RayClusterLabelKey]
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -249,4 +261,52 @@ func (r *reconciler) checkProxies(ctx context.Context, rc *rayv1.RayCluster, pod
 	}
 	wg.Wait()
 	return out
+}
+
+// observeIncremental reads what an incremental upgrade needs: the Gateway
+// and the HTTPRoute, straight from the API server (whether it serves them
+// at all), and each cluster's own serve Service with its endpoints.
+func (r *reconciler) observeIncremental(ctx context.Context, rs *rayv1.RayService, o *observed) error {
+	io := &o.Incremental
+	io.ClusterServices = map[string]*corev1.Service{}
+	io.ClusterEndpoints = map[string]int32{}
+	if r.reader != nil {
+		gw := &gwv1.Gateway{}
+		switch err := r.reader.Get(ctx, types.NamespacedName{Namespace: rs.Namespace, Name: gatewayName(rs)}, gw); {
+		case err == nil:
+			io.Gateway = gw
+		case meta.IsNoMatchError(err) || discovery.IsGroupDiscoveryFailedError(err):
+			io.GatewayAPIMissing = true
+			return nil
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("reading Gateway %s: %w", gatewayName(rs), err)
+		}
+		rt := &gwv1.HTTPRoute{}
+		switch err := r.reader.Get(ctx, types.NamespacedName{Namespace: rs.Namespace, Name: httpRouteName(rs)}, rt); {
+		case err == nil:
+			io.HTTPRoute = rt
+		case meta.IsNoMatchError(err) || discovery.IsGroupDiscoveryFailedError(err):
+			io.GatewayAPIMissing = true
+			return nil
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("reading HTTPRoute %s: %w", httpRouteName(rs), err)
+		}
+	}
+	for _, c := range o.Clusters {
+		if c.DeletionTimestamp != nil {
+			continue
+		}
+		svc, err := r.getService(ctx, rs, clusterServeServiceName(c.Name))
+		if err != nil {
+			return err
+		}
+		if svc == nil {
+			continue
+		}
+		io.ClusterServices[c.Name] = svc
+		if io.ClusterEndpoints[c.Name], err = r.countServeEndpoints(ctx, svc); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -43,6 +43,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups="",resources=services/proxy,verbs=get;create
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways;httproutes,verbs=get;create;update
 
 // ControllerName names the RayService controller in logs and Events.
 const ControllerName = "raydar-rayservice"
@@ -134,8 +135,12 @@ func Registration(opts Options) *kit.Kind[*rayv1.RayService] {
 					return nil, err
 				}
 			}
+			var reader client.Reader
+			if p.Manager != nil {
+				reader = p.Manager.GetAPIReader()
+			}
 			return &reconciler{
-				client: p.Client, slices: p.Side, mgr: p.Manager,
+				client: p.Client, slices: p.Side, mgr: p.Manager, reader: reader,
 				exp: p.Exp, events: p.Events, status: p.Status, loop: p.Loop,
 				dash: p.Dashboards, proxy: proxy, cfg: opts.config(p.Shared),
 				coalesce: opts.StatusCoalesceWindow, carriedRefresh: opts.CarriedStatusRefresh,
@@ -184,8 +189,12 @@ const writesTTL = 2 * time.Minute
 
 // reconciler reconciles RayServices.
 type reconciler struct {
-	client         client.Client // reads from the shared cache, writes to the API server
-	slices         cache.Cache   // the Services of RayServices and the EndpointSlices of serve Services (the side cache)
+	client client.Client // reads from the shared cache, writes to the API server
+	slices cache.Cache   // the Services of RayServices and the EndpointSlices of serve Services (the side cache)
+	// reader reads the Gateways and HTTPRoutes of incremental upgrades
+	// from the API server, uncached: no informer is started for kinds
+	// the cluster may not serve (the Gateway API's CRDs are optional).
+	reader         client.Reader
 	mgr            manager.Manager
 	loop           *kit.Loop[*rayv1.RayService]
 	exp            *kit.Expectations // read-your-writes, owner: the RayService

@@ -36,7 +36,7 @@ func computeStatus(o *observed, st rayv1.RayServiceStatuses, active, pending *ra
 	st.ActiveServiceStatus = clusterStatus(o, active, views)
 	st.PendingServiceStatus = clusterStatus(o, pending, views)
 	st.NumServeEndpoints = 0
-	if active != nil {
+	if active != nil || o.pendingServes {
 		st.NumServeEndpoints = o.ServeEndpoints
 	}
 
@@ -63,6 +63,8 @@ func computeStatus(o *observed, st rayv1.RayServiceStatuses, active, pending *ra
 	switch {
 	case active != nil && st.NumServeEndpoints > 0:
 		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints, "the serve Service routes to RayCluster "+active.Name, o.Now))
+	case pending != nil && st.NumServeEndpoints > 0:
+		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, true, rayv1.NonZeroServeEndpoints, "the serve Service of RayCluster "+pending.Name+" has ready endpoints", o.Now))
 	case ready != nil && ready.Status == metav1.ConditionTrue:
 		msg := "the serve Service " + kit.RayServiceServeServiceName(rs) + " has no ready endpoints"
 		if active != nil {
@@ -178,7 +180,9 @@ func statusEqual(a, b rayv1.RayServiceStatuses) bool {
 // statusUrgent reports whether a change must be written at once rather
 // than coalesced: a new generation was observed, a condition's status
 // changed (Ready, UpgradeInProgress, suspend), the spec was found invalid,
-// traffic moved to another cluster, or an application failed. Messages,
+// traffic moved to another cluster or (incremental upgrade) changed its
+// split or a target_capacity — those fields are the upgrade's memory,
+// read back at the next step — or an application failed. Messages,
 // application progress and endpoint counts that move while a cluster comes
 // up are coalesced.
 func statusUrgent(old, cur rayv1.RayServiceStatuses) bool {
@@ -203,6 +207,13 @@ func statusUrgent(old, cur rayv1.RayServiceStatuses) bool {
 		}
 	}
 	if old.ActiveServiceStatus.RayClusterName != "" && old.ActiveServiceStatus.RayClusterName != cur.ActiveServiceStatus.RayClusterName {
+		return true
+	}
+	incr := func(o, c rayv1.RayServiceStatus) bool {
+		return !equality.Semantic.DeepEqual(o.TargetCapacity, c.TargetCapacity) || !equality.Semantic.DeepEqual(o.TrafficRoutedPercent, c.TrafficRoutedPercent) ||
+			!equality.Semantic.DeepEqual(o.LastTrafficMigratedTime, c.LastTrafficMigratedTime)
+	}
+	if incr(old.ActiveServiceStatus, cur.ActiveServiceStatus) || incr(old.PendingServiceStatus, cur.PendingServiceStatus) {
 		return true
 	}
 	newlyFailed := func(o, c rayv1.RayServiceStatus) bool {

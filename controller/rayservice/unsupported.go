@@ -15,11 +15,6 @@ func Unsupported(rs *rayv1.RayService) field.ErrorList { return UnsupportedWith(
 
 // UnsupportedWith is Unsupported under the feature gates g.
 func UnsupportedWith(rs *rayv1.RayService, g features.Gates) field.ErrorList {
-	errs := raycluster.UnsupportedClusterSpecWith(&rs.Spec.RayClusterSpec, rs.Annotations,
+	return raycluster.UnsupportedClusterSpecWith(&rs.Spec.RayClusterSpec, rs.Annotations,
 		field.NewPath("spec", "rayClusterConfig"), field.NewPath("metadata", "annotations"), g)
-	if u := rs.Spec.UpgradeStrategy; u != nil && u.Type != nil && *u.Type == rayv1.NewClusterWithIncrementalUpgrade {
-		errs = append(errs, raycluster.Refuse(field.NewPath("spec", "upgradeStrategy", "type"),
-			"no incremental upgrade (Gateway API Gateway and HTTPRoute, traffic shifted step by step); the current cluster keeps serving and no upgrade starts"))
-	}
-	return errs
 }

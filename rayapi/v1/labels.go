@@ -280,6 +280,16 @@ const (
 	EventFailedToUpdateHeadPodServeLabel = "FailedToUpdateHeadPodServeLabel"
 	EventFailedToUpdateServeApplications = "FailedToUpdateServeApplications"
 	EventFailedToUpdateTargetCapacity    = "FailedToUpdateTargetCapacity"
+	// The Gateway and HTTPRoute of an incremental upgrade (KubeRay v1.6.2
+	// utils/constant.go:397-407).
+	EventCreatedGateway          = "CreatedGateway"
+	EventUpdatedGateway          = "UpdatedGateway"
+	EventFailedToCreateGateway   = "FailedToCreateGateway"
+	EventFailedToUpdateGateway   = "FailedToUpdateGateway"
+	EventCreatedHTTPRoute        = "CreatedHTTPRoute"
+	EventUpdatedHTTPRoute        = "UpdatedHTTPRoute"
+	EventFailedToCreateHTTPRoute = "FailedToCreateHTTPRoute"
+	EventFailedToUpdateHTTPRoute = "FailedToUpdateHTTPRoute"
 
 	// RayCronJob. KubeRay has the first two; the others are raydar's.
 	EventInvalidRayCronJobSpec = "InvalidRayCronJobSpec"
