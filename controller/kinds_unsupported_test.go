@@ -126,9 +126,16 @@ func TestUnsupportedFields(t *testing.T) {
 		if errs := rayservice.Unsupported(rs); len(errs) != 0 {
 			t.Fatal(errs)
 		}
+		// NewClusterWithIncrementalUpgrade is implemented (issue 23): with
+		// the gate off it behaves as KubeRay v1.6.2 does (no upgrade, a
+		// Normal UpgradeSkipped event, see decide.go), so it is no refusal.
 		rs.Spec.UpgradeStrategy.Type = &incremental
-		if got := joinErrs(rayservice.Unsupported(rs)); !strings.HasPrefix(got, "spec.upgradeStrategy.type: Forbidden: "+raycluster.NotImplemented) {
-			t.Fatal(got)
+		if errs := rayservice.Unsupported(rs); len(errs) != 0 {
+			t.Fatal(errs)
+		}
+		on := features.MustParse(string(features.RayServiceIncrementalUpgrade) + "=true")
+		if errs := rayservice.UnsupportedWith(rs, on); len(errs) != 0 {
+			t.Fatal(errs)
 		}
 	})
 }
