@@ -38,7 +38,7 @@ build: ## build bin/raydar and bin/raydar-operator (the reconcile loop alone, wh
 tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen and KubeRay's operator (the conformance oracle) into bin/k8s, and write cert-manager's CRDs (the sandbox's) to bin/k8s/crds
 	@bash hack/build-tools.sh
 
-sandbox-tools: ## build only what raydar sandbox and raydar demo run (control plane, kwok, cert-manager's CRDs) into bin/k8s
+sandbox-tools: ## build only what raydar sandbox and raydar demo run (control plane, kwok, cert-manager's and the Gateway API's CRDs) into bin/k8s
 	@bash hack/build-tools.sh sandbox
 
 gotestsum: ## install gotestsum alone into bin/k8s (what make unit needs; make tools installs it too)
