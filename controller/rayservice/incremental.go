@@ -57,11 +57,6 @@ func incremental(rs *rayv1.RayService, g features.Gates) bool {
 	return rs.Spec.EffectiveUpgradeType() == rayv1.NewClusterWithIncrementalUpgrade && g.Enabled(features.RayServiceIncrementalUpgrade)
 }
 
-// gatewayName and httpRouteName are KubeRay's names
-// (common/association.go:207-219).
-func gatewayName(rs *rayv1.RayService) string   { return rs.Name + "-gateway" }
-func httpRouteName(rs *rayv1.RayService) string { return rs.Name + "-httproute" }
-
 // clusterServeServiceName is the per-cluster serve Service of an
 // incremental upgrade, "<cluster>-serve-svc" (utils/util.go:346-349
 // GenerateServeServiceName).
@@ -73,7 +68,7 @@ func clusterServeServiceName(clusterName string) string { return clusterName + "
 // (rayservice_controller.go:718).
 func buildGateway(rs *rayv1.RayService) *gwv1.Gateway {
 	return &gwv1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Name: gatewayName(rs), Namespace: rs.Namespace, OwnerReferences: []metav1.OwnerReference{ownerRef(rs)}},
+		ObjectMeta: metav1.ObjectMeta{Name: rs.GatewayName(), Namespace: rs.Namespace, OwnerReferences: []metav1.OwnerReference{ownerRef(rs)}},
 		Spec: gwv1.GatewaySpec{
 			GatewayClassName: gwv1.ObjectName(rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.GatewayClassName),
 			Listeners:        []gwv1.Listener{{Name: gatewayListenerName, Protocol: gwv1.HTTPProtocolType, Port: gatewayListenerPort}},
@@ -105,9 +100,9 @@ func buildHTTPRoute(rs *rayv1.RayService, backends []backend) *gwv1.HTTPRoute {
 		}})
 	}
 	return &gwv1.HTTPRoute{
-		ObjectMeta: metav1.ObjectMeta{Name: httpRouteName(rs), Namespace: rs.Namespace, OwnerReferences: []metav1.OwnerReference{ownerRef(rs)}},
+		ObjectMeta: metav1.ObjectMeta{Name: rs.HTTPRouteName(), Namespace: rs.Namespace, OwnerReferences: []metav1.OwnerReference{ownerRef(rs)}},
 		Spec: gwv1.HTTPRouteSpec{
-			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: gwv1.ObjectName(gatewayName(rs)), Namespace: ptr.To(ns)}}},
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: gwv1.ObjectName(rs.GatewayName()), Namespace: ptr.To(ns)}}},
 			Rules: []gwv1.HTTPRouteRule{{
 				Matches:     []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: ptr.To(gwv1.PathMatchPathPrefix), Value: ptr.To("/")}}},
 				BackendRefs: refs,
@@ -183,7 +178,7 @@ func routeReady(rs *rayv1.RayService, rt *gwv1.HTTPRoute) bool {
 		return false
 	}
 	for _, p := range rt.Status.Parents {
-		if string(p.ParentRef.Name) != gatewayName(rs) || (p.ParentRef.Namespace != nil && string(*p.ParentRef.Namespace) != rs.Namespace) {
+		if string(p.ParentRef.Name) != rs.GatewayName() || (p.ParentRef.Namespace != nil && string(*p.ParentRef.Namespace) != rs.Namespace) {
 			continue
 		}
 		if meta.IsStatusConditionTrue(p.Conditions, string(gwv1.RouteConditionAccepted)) && meta.IsStatusConditionTrue(p.Conditions, string(gwv1.RouteConditionResolvedRefs)) {
@@ -458,7 +453,7 @@ func decideIncremental(o *observed, p *plan, active, pending *rayv1.RayCluster, 
 	} else {
 		p.eventf(corev1.EventTypeNormal, reasonWaitingForGateway, "Upgrade",
 			"Waiting for Gateway %s and HTTPRoute %s to be ready (Accepted and Programmed; Accepted and ResolvedRefs) before changing target_capacity",
-			gatewayName(rs), httpRouteName(rs))
+			rs.GatewayName(), rs.HTTPRouteName())
 	}
 
 	// The end (rayservice_controller.go:374-383, 1434-1436): the pending

@@ -272,24 +272,24 @@ func (r *reconciler) observeIncremental(ctx context.Context, rs *rayv1.RayServic
 	io.ClusterEndpoints = map[string]int32{}
 	if r.reader != nil {
 		gw := &gwv1.Gateway{}
-		switch err := r.reader.Get(ctx, types.NamespacedName{Namespace: rs.Namespace, Name: gatewayName(rs)}, gw); {
+		switch err := r.reader.Get(ctx, types.NamespacedName{Namespace: rs.Namespace, Name: rs.GatewayName()}, gw); {
 		case err == nil:
 			io.Gateway = gw
 		case meta.IsNoMatchError(err) || discovery.IsGroupDiscoveryFailedError(err):
 			io.GatewayAPIMissing = true
 			return nil
 		case !apierrors.IsNotFound(err):
-			return fmt.Errorf("reading Gateway %s: %w", gatewayName(rs), err)
+			return fmt.Errorf("reading Gateway %s: %w", rs.GatewayName(), err)
 		}
 		rt := &gwv1.HTTPRoute{}
-		switch err := r.reader.Get(ctx, types.NamespacedName{Namespace: rs.Namespace, Name: httpRouteName(rs)}, rt); {
+		switch err := r.reader.Get(ctx, types.NamespacedName{Namespace: rs.Namespace, Name: rs.HTTPRouteName()}, rt); {
 		case err == nil:
 			io.HTTPRoute = rt
 		case meta.IsNoMatchError(err) || discovery.IsGroupDiscoveryFailedError(err):
 			io.GatewayAPIMissing = true
 			return nil
 		case !apierrors.IsNotFound(err):
-			return fmt.Errorf("reading HTTPRoute %s: %w", httpRouteName(rs), err)
+			return fmt.Errorf("reading HTTPRoute %s: %w", rs.HTTPRouteName(), err)
 		}
 	}
 	for _, c := range o.Clusters {

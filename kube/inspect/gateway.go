@@ -58,8 +58,8 @@ func ReadGateway(ctx context.Context, get Getter, list Lister, svc *rayv1.RaySer
 	}
 	r := GatewayReads{
 		Class:   read("GatewayClass", "", us.ClusterUpgradeOptions.GatewayClassName),
-		Gateway: read("Gateway", svc.Namespace, why.GatewayName(svc)),
-		Route:   read("HTTPRoute", svc.Namespace, why.HTTPRouteName(svc)),
+		Gateway: read("Gateway", svc.Namespace, svc.GatewayName()),
+		Route:   read("HTTPRoute", svc.Namespace, svc.HTTPRouteName()),
 	}
 	if list != nil {
 		l := &unstructured.UnstructuredList{}

@@ -300,6 +300,14 @@ func (s *RayServiceSpec) EffectiveUpgradeType() RayServiceUpgradeType {
 	return *s.UpgradeStrategy.Type
 }
 
+// GatewayName and HTTPRouteName name the Gateway and HTTPRoute of a
+// RayService's incremental upgrade, in its namespace, as KubeRay names them
+// (ray-operator/controllers/ray/common/association.go:207-219). The
+// reconciler creates them under these names; raydar why and the TUI read
+// them back by the same.
+func (s *RayService) GatewayName() string   { return s.Name + "-gateway" }
+func (s *RayService) HTTPRouteName() string { return s.Name + "-httproute" }
+
 // IsServeApplicationFailed reports whether a Serve application status is DEPLOY_FAILED or UNHEALTHY.
 func IsServeApplicationFailed(status string) bool {
 	return status == ApplicationStatusDeployFailed || status == ApplicationStatusUnhealthy

@@ -31,12 +31,6 @@ type GatewayInput struct {
 	Route   *gwv1.HTTPRoute
 }
 
-// GatewayName and HTTPRouteName are the names of the Gateway and HTTPRoute
-// of a RayService's incremental upgrade, in its namespace, as KubeRay
-// names them (ray-operator/controllers/ray/common/association.go:207-219).
-func GatewayName(s *rayv1.RayService) string   { return s.Name + "-gateway" }
-func HTTPRouteName(s *rayv1.RayService) string { return s.Name + "-httproute" }
-
 // incrementalOptions are the service's clusterUpgradeOptions when its
 // upgrade strategy is NewClusterWithIncrementalUpgrade; nil otherwise.
 func incrementalOptions(s *rayv1.RayService) *rayv1.ClusterUpgradeOptions {
@@ -86,38 +80,38 @@ func gatewayCauses(o object, s *rayv1.RayService, g *GatewayInput, cs []Cause) [
 			Summary:  "no GatewayClass " + class + ": no Gateway API implementation serves the upgrade's Gateway",
 			Evidence: ev, Fix: fix})
 	}
-	gwName := s.Namespace + "/" + GatewayName(s)
+	gwName := s.Namespace + "/" + s.GatewayName()
 	if g.Gateway == nil {
 		if hasCode(cs, CodeWriteFailed) || hasCode(cs, CodeCreateRefused) {
 			return cs // the failed write says why
 		}
 		return append(cs, Cause{Code: CodeGatewayNotReady, Subject: "Gateway " + gwName, Rank: rankGateway,
-			Summary:  "Gateway " + GatewayName(s) + " not created yet",
+			Summary:  "Gateway " + s.GatewayName() + " not created yet",
 			Evidence: []string{"there is no Gateway " + gwName},
 			Fix:      "the reconciler creates it for " + strategy + "; if it stays missing, see the RayService's Events and who reconciles it"})
 	}
 	if ev, summary, ok := gatewayNotReady(g.Gateway); ok {
 		return append(cs, Cause{Code: CodeGatewayNotReady, Subject: "Gateway " + gwName, Rank: rankGateway,
-			Summary:  "Gateway " + GatewayName(s) + " " + summary,
+			Summary:  "Gateway " + s.GatewayName() + " " + summary,
 			Evidence: ev,
-			Fix: "look at the controller of GatewayClass " + class + " (its logs, kubectl describe gateway " + GatewayName(s) + " -n " + s.Namespace +
+			Fix: "look at the controller of GatewayClass " + class + " (its logs, kubectl describe gateway " + s.GatewayName() + " -n " + s.Namespace +
 				"); no traffic moves until the Gateway is Accepted and Programmed"})
 	}
-	rtName := s.Namespace + "/" + HTTPRouteName(s)
+	rtName := s.Namespace + "/" + s.HTTPRouteName()
 	if g.Route == nil {
 		if hasCode(cs, CodeWriteFailed) || hasCode(cs, CodeCreateRefused) {
 			return cs
 		}
 		return append(cs, Cause{Code: CodeHTTPRouteNotAccepted, Subject: "HTTPRoute " + rtName, Rank: rankRoute,
-			Summary:  "HTTPRoute " + HTTPRouteName(s) + " not created yet",
+			Summary:  "HTTPRoute " + s.HTTPRouteName() + " not created yet",
 			Evidence: []string{"there is no HTTPRoute " + rtName},
 			Fix:      "the reconciler creates it once the Gateway and the active cluster exist; if it stays missing, see the RayService's Events"})
 	}
 	if ev, summary, ok := routeNotAccepted(g.Route, g.Gateway); ok {
 		return append(cs, Cause{Code: CodeHTTPRouteNotAccepted, Subject: "HTTPRoute " + rtName, Rank: rankRoute,
-			Summary:  "HTTPRoute " + HTTPRouteName(s) + " " + summary,
+			Summary:  "HTTPRoute " + s.HTTPRouteName() + " " + summary,
 			Evidence: ev,
-			Fix: "read the route's condition message (kubectl describe httproute " + HTTPRouteName(s) + " -n " + s.Namespace +
+			Fix: "read the route's condition message (kubectl describe httproute " + s.HTTPRouteName() + " -n " + s.Namespace +
 				"): its backends are the clusters' serve Services; no traffic moves until it is Accepted with its references resolved"})
 	}
 	return cs
