@@ -9,16 +9,20 @@ import (
 
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/certsim"
+	"github.com/raydar/raydar/kube/sandbox/gatewaysim"
 	"github.com/raydar/raydar/kube/sandbox/seed"
 )
 
 // demoPlane is one sandbox of a demo (raydar demo has one, demo --fleet
-// two): the control plane, its simulated heads and cert-manager, the
-// demo's workloads seeded and kept moving.
+// two): the control plane, its simulated heads, cert-manager and Gateway
+// controller, the demo's workloads seeded and kept moving.
 type demoPlane struct {
 	sb    *sandbox.Sandbox
 	heads *simHeads
 	certs *certsim.Sim // nil without cert-manager's CRDs
+	// gateways is the simulated Gateway controller; nil without the
+	// Gateway API's CRDs, and then the RayService upgrades with NewCluster.
+	gateways *gatewaysim.Sim
 	// stopDrive stops the workloads' drivers.
 	stopDrive context.CancelFunc
 }
@@ -57,12 +61,23 @@ func startDemoPlane(ctx context.Context, opts sandbox.Options, label string, log
 	}
 	p.certs = certs
 	step("%scert-manager: %s", prefix, certLine)
+	gateways, gatewayLine, err := startGateway(ctx, p.sb, logf(""))
+	if err != nil {
+		return nil, err
+	}
+	p.gateways = gateways
+	step("%sgateways: %s", prefix, gatewayLine)
 	seedClient, err := seed.NewClient(p.sb.Config)
 	if err != nil {
 		return nil, err
 	}
 	step("%sseeding RayClusters, RayJobs, a RayService and a RayCronJob in namespace %s…", prefix, seed.DefaultNamespace)
 	seedOpts := seed.Options{Heads: p.heads.sim, Logf: logf("seed: ")}
+	if gateways != nil {
+		// The RayService upgrades incrementally, through the simulated
+		// Gateway (NewClusterWithIncrementalUpgrade).
+		seedOpts.GatewayClass = gatewaysim.ClassName
+	}
 	if err := seed.Seed(ctx, seedClient, seedOpts); err != nil {
 		return nil, fmt.Errorf("%sseeding: %w", prefix, err)
 	}
@@ -72,12 +87,15 @@ func startDemoPlane(ctx context.Context, opts sandbox.Options, label string, log
 	return p, nil
 }
 
-// close stops the drivers, cert-manager and the heads: everything but the
+// close stops the drivers, cert-manager, the Gateway controller and the heads: everything but the
 // sandbox, which the demo stops (both of demo --fleet's at once).
 func (p *demoPlane) close() {
 	p.stopDrive()
 	if p.certs != nil {
 		p.certs.Close()
+	}
+	if p.gateways != nil {
+		p.gateways.Close()
 	}
 	if p.heads != nil {
 		_ = p.heads.Close()

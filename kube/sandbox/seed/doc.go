@@ -35,7 +35,11 @@
 //   - RayService ServiceName: once it is Ready and settled for
 //     Options.UpgradeAfter, Drive bumps its application image tag (v1 → v2 →
 //     …), so a pending cluster comes up, traffic switches to it and the old
-//     cluster is deleted after ServiceDeletionDelay seconds; then again;
+//     cluster is deleted after ServiceDeletionDelay seconds; then again.
+//     With Options.GatewayClass (the demo's simulated Gateway controller)
+//     it upgrades with NewClusterWithIncrementalUpgrade
+//     (IncrementalUpgrade): the traffic moves ServiceStepPercent every
+//     ServiceStepSeconds through its Gateway and HTTPRoute;
 //   - RayCronJob CronJobName: a two-second job every minute (CronEntrypoint),
 //     each run on its own small cluster; deletionRules remove a finished
 //     run's cluster after CronClusterTTLSeconds and its RayJob after

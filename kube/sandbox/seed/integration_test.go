@@ -3,6 +3,7 @@ package seed
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -12,8 +13,13 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilptr "k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/kube/sandbox/gatewaysim"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -24,7 +30,7 @@ import (
 func TestDemo(t *testing.T) {
 	needSandbox(t)
 	ctx := context.Background()
-	opts := Options{Logf: t.Logf}
+	opts := Options{Logf: t.Logf, GatewayClass: gatewaysim.ClassName}
 	ns := DefaultNamespace
 	for range 2 {
 		if err := Seed(ctx, cl, opts); err != nil {
@@ -252,10 +258,13 @@ func testService(t *testing.T, ns string) {
 // the autoscaler for a burst's tasks (20 s) and shrunk back once its
 // workers are idle (ElasticIdleSeconds, within the minute between bursts),
 // within its bounds, and settle when Drive stops; the RayService must
-// go through one upgrade: a pending cluster with the next image, the switch,
-// the old cluster deleted.
+// go through one incremental upgrade, as the demo shows it: a pending
+// cluster with the next image, the HTTPRoute's traffic moved to it
+// ServiceStepPercent at a time, the switch, the old cluster deleted.
 func testDrive(t *testing.T, ns string) {
 	before := getRS(t, ns)
+	old := before.Status.ActiveServiceStatus.RayClusterName
+	splits := watchRouteSplits(t, ns)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -304,9 +313,8 @@ func testDrive(t *testing.T, ns string) {
 		}
 	})
 
-	old := before.Status.ActiveServiceStatus.RayClusterName
 	want := NextImage(FirstServiceImage)
-	eventually(t, 3*time.Minute, "the RayService upgraded to "+want+" on a new cluster", func() (bool, string) {
+	eventually(t, 4*time.Minute, "the RayService upgraded to "+want+" on a new cluster", func() (bool, string) {
 		rs := getRS(t, ns)
 		active := rs.Status.ActiveServiceStatus.RayClusterName
 		if active == "" || active == old || !Settled(rs) {
@@ -317,6 +325,7 @@ func testDrive(t *testing.T, ns string) {
 		return img == want, fmt.Sprintf("active %s runs %s", active, img)
 	})
 	stop() // no second upgrade while the old cluster goes
+	checkSteps(t, splits(old))
 	eventually(t, time.Duration(ServiceDeletionDelay)*time.Second+time.Minute, "the old cluster "+old+" deleted", func() (bool, string) {
 		err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: old}, &rayv1.RayCluster{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
@@ -339,4 +348,82 @@ func testDrive(t *testing.T, ns string) {
 	stop()
 	final := *getRC(t, ns, ClusterElastic).Spec.WorkerGroupSpecs[0].Replicas
 	waitClusterReady(t, ns, ClusterElastic, final)
+}
+
+// watchRouteSplits records, from now on, each new split of the seeded
+// RayService's HTTPRoute; the returned function reads what was seen so
+// far as {weight to cluster old's serve Service, weight to the others}.
+func watchRouteSplits(t *testing.T, ns string) func(old string) [][2]int32 {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	route := (&rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: ServiceName}}).HTTPRouteName()
+	wc, err := client.NewWithWatch(sb.Config, client.Options{Scheme: cl.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(ctx, &gwv1.HTTPRouteList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu   sync.Mutex
+		seen []map[string]int32
+	)
+	go func() {
+		for ev := range w.ResultChan() {
+			rt, ok := ev.Object.(*gwv1.HTTPRoute)
+			if !ok || rt.Name != route || len(rt.Spec.Rules) == 0 {
+				continue
+			}
+			split := map[string]int32{}
+			for _, b := range rt.Spec.Rules[0].BackendRefs {
+				split[string(b.Name)] = utilptr.Deref(b.Weight, 1)
+			}
+			mu.Lock()
+			if n := len(seen); n == 0 || !maps.Equal(seen[n-1], split) {
+				seen = append(seen, split)
+			}
+			mu.Unlock()
+		}
+	}()
+	return func(old string) [][2]int32 {
+		mu.Lock()
+		defer mu.Unlock()
+		var out [][2]int32
+		for _, s := range seen {
+			var o, n int32
+			for backend, w := range s {
+				if backend == kit.RayClusterServeServiceName(old) {
+					o += w
+				} else {
+					n += w
+				}
+			}
+			out = append(out, [2]int32{o, n})
+		}
+		return out
+	}
+}
+
+// checkSteps checks the traffic of an incremental upgrade, split by split
+// ({old, new}): the new cluster's share never falls and rises at most
+// ServiceStepPercent at a time, the shares add up to 100, at least one
+// split has both clusters serving, and it ends with all of it on the new.
+func checkSteps(t *testing.T, splits [][2]int32) {
+	t.Helper()
+	both := false
+	for i, s := range splits {
+		if s[0]+s[1] != 100 {
+			t.Errorf("split %d %v: weights add up to %d", i, s, s[0]+s[1])
+		}
+		if i > 0 && (s[1] < splits[i-1][1] || s[1]-splits[i-1][1] > ServiceStepPercent) {
+			t.Errorf("split %d: the new cluster's share went %d → %d (steps of %d%%)", i, splits[i-1][1], s[1], ServiceStepPercent)
+		}
+		both = both || (s[0] > 0 && s[1] > 0)
+	}
+	if n := len(splits); n == 0 || splits[n-1] != [2]int32{0, 100} || !both {
+		t.Errorf("traffic {old, new} over the upgrade: %v; want steps ending on {0 100}", splits)
+	}
+	t.Logf("traffic {old, new} over the upgrade: %v", splits)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/gatewaysim"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 )
@@ -69,6 +70,21 @@ func runWithSandbox(m *testing.M) (code int, err error) {
 		return 1, fmt.Errorf("starting headsim: %w", err)
 	}
 	defer func() { _ = sim.Close() }()
+	// The Gateway API and its simulated controller, before the loop
+	// starts, as raydar demo has them: the seeded RayService upgrades
+	// incrementally through them (Options.GatewayClass).
+	crds, err := gatewaysim.CRDs(sb.ToolsDir)
+	if err != nil {
+		return 1, err
+	}
+	if err := sb.InstallCRDs(ctx, crds...); err != nil {
+		return 1, fmt.Errorf("installing the Gateway API's CRDs: %w", err)
+	}
+	gateways, err := gatewaysim.Start(ctx, gatewaysim.Options{Config: sb.Config, Logf: testLogf("gatewaysim")})
+	if err != nil {
+		return 1, err
+	}
+	defer gateways.Close()
 	if op, err = controller.New(sb.Config, controller.Options{
 		DisableLeaderElection: true,
 		IgnoreOtherOperators:  true,

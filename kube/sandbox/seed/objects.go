@@ -75,6 +75,13 @@ const (
 	// rayClusterDeletionDelaySeconds: how long the old cluster lingers
 	// after traffic has switched.
 	ServiceDeletionDelay = 15
+	// ServiceSurgePercent, ServiceStepPercent and ServiceStepSeconds are
+	// the RayService's clusterUpgradeOptions when the sandbox has a Gateway
+	// API (Options.GatewayClass): maxSurgePercent, stepSizePercent and
+	// intervalSeconds.
+	ServiceSurgePercent = 50
+	ServiceStepPercent  = 25
+	ServiceStepSeconds  = 10
 	// FirstServiceImage is the RayService's seeded application image;
 	// Drive bumps the tag's number on each upgrade.
 	FirstServiceImage = "ghcr.io/raydar-demo/summarizer:v1"
@@ -376,6 +383,29 @@ func service(ns string) *rayv1.RayService {
 			},
 		},
 	}
+}
+
+// IncrementalUpgrade makes rs upgrade with NewClusterWithIncrementalUpgrade
+// through a Gateway of GatewayClass class: the new cluster's Serve
+// capacity raised ServiceSurgePercent at a time, the traffic moved
+// ServiceStepPercent every ServiceStepSeconds, as KubeRay v1.6.2 does it.
+// KubeRay requires the in-tree autoscaler for it (the new cluster's workers
+// follow the Serve replicas); the serve group keeps its minimum of one.
+func IncrementalUpgrade(rs *rayv1.RayService, class string) {
+	v2 := rayv1.AutoscalerVersionV2
+	inc := rayv1.NewClusterWithIncrementalUpgrade
+	rs.Spec.RayClusterSpec.EnableInTreeAutoscaling = ptr(true)
+	rs.Spec.RayClusterSpec.AutoscalerOptions = &rayv1.AutoscalerOptions{Version: &v2}
+	rs.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{Type: &inc, ClusterUpgradeOptions: &rayv1.ClusterUpgradeOptions{
+		GatewayClassName: class,
+		MaxSurgePercent:  ptr(int32(ServiceSurgePercent)),
+		StepSizePercent:  ptr(int32(ServiceStepPercent)),
+		IntervalSeconds:  ptr(int32(ServiceStepSeconds)),
+	}}
+	rs.Annotations[ScenarioAnnotationKey] = fmt.Sprintf(
+		"upgraded while you watch, incrementally: a new image tag brings up a new cluster, traffic moves to it %d%% every %d s "+
+			"through Gateway %s (GatewayClass %s, simulated), the old cluster goes %d s after the last step",
+		ServiceStepPercent, ServiceStepSeconds, rs.GatewayName(), class, ServiceDeletionDelay)
 }
 
 // cronJob is a RayCronJob that runs a small job every minute; each run

@@ -15,6 +15,7 @@ import (
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/scheme"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
 // Defaults of Options.
@@ -41,6 +42,13 @@ type Options struct {
 	UpgradeAfter time.Duration
 	// PollEvery is how often Drive reads the RayService (default 2 s).
 	PollEvery time.Duration
+	// GatewayClass is the GatewayClass of a Gateway API implementation in
+	// the sandbox (kube/sandbox/gatewaysim's ClassName). With it the
+	// RayService upgrades with NewClusterWithIncrementalUpgrade through a
+	// Gateway of that class, its traffic moving in ServiceStepPercent
+	// steps; without it (no Gateway API CRDs) with NewCluster, the whole
+	// traffic at once.
+	GatewayClass string
 	// Logf receives one line per object created and per driver step (the
 	// lines carry no prefix; callers add theirs).
 	Logf func(format string, args ...any)
@@ -97,6 +105,9 @@ func Seed(ctx context.Context, c client.Client, opts Options) error {
 		o.Logf("%v; going on", err)
 	}
 	for _, obj := range Objects(o.Namespace) {
+		if rs, ok := obj.(*rayv1.RayService); ok && o.GatewayClass != "" {
+			IncrementalUpgrade(rs, o.GatewayClass)
+		}
 		kind := kindOf(c.Scheme(), obj)
 		switch err := c.Create(ctx, obj); {
 		case err == nil:

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/raydar/raydar/controller/rayservice"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -58,6 +59,33 @@ func TestObjectsAreValid(t *testing.T) {
 	if len(seen) != 12 {
 		t.Errorf("%d objects, want 12", len(seen))
 	}
+}
+
+// TestIncrementalServiceIsValid checks the demo's RayService as the demo
+// seeds it on a sandbox with a Gateway API: valid, not refused by
+// raydar's reconciler, and upgrading incrementally through that class.
+func TestIncrementalServiceIsValid(t *testing.T) {
+	for _, obj := range Objects("ns") {
+		rs, ok := obj.(*rayv1.RayService)
+		if !ok {
+			continue
+		}
+		IncrementalUpgrade(rs, "cls")
+		if errs := rayv1.ValidateRayService(rs); len(errs) > 0 {
+			t.Errorf("invalid: %v", errs)
+		}
+		if errs := rayservice.Unsupported(rs); len(errs) > 0 {
+			t.Errorf("refused: %v", errs)
+		}
+		if rs.Spec.EffectiveUpgradeType() != rayv1.NewClusterWithIncrementalUpgrade || rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.GatewayClassName != "cls" {
+			t.Errorf("upgradeStrategy %+v", rs.Spec.UpgradeStrategy)
+		}
+		if !strings.Contains(rs.Annotations[ScenarioAnnotationKey], "incrementally") {
+			t.Errorf("scenario %q", rs.Annotations[ScenarioAnnotationKey])
+		}
+		return
+	}
+	t.Fatal("no RayService seeded")
 }
 
 // TestOnlyTheGPUClusterDoesNotFit checks the capacity story of
