@@ -35,9 +35,11 @@ const incrementalSample = "ray-service.incremental-upgrade"
 // cluster serves, then changes rayClusterConfig on both sides (a new
 // image) and compares again once the whole upgrade settled: the new
 // cluster active with 100% and the old one gone. The steps in between move
-// every 2 s on both sides at their own pace, so they are not compared
-// (controller/rayservice_incremental_integration_test.go follows them on
-// raydar's side).
+// every 2 s on both sides at their own pace, so they are compared as
+// sequences instead (incremental_steps_test.go): watched from the change
+// on, the values the HTTPRoute's weights and each cluster's Serve
+// targetCapacity and trafficRoutedPercent went through must be the same,
+// in the same order, on both sides.
 func TestConformanceIncrementalUpgrade(t *testing.T) {
 	if env == nil {
 		t.Skip("conformance suite: needs the sandbox and KubeRay's operator (skipped with -short)")
@@ -120,7 +122,8 @@ func TestConformanceIncrementalUpgrade(t *testing.T) {
 	}
 
 	// The upgrade: a new image in rayClusterConfig, on both sides.
-	rsGVR := schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayservices"}
+	rsGVR := rayServiceGVR
+	recorders := map[string]*stepRecorder{}
 	patch := []byte(`{"spec":{"rayClusterConfig":{"rayVersion":"2.52.0"}}}`)
 	firstActive := map[string]string{}
 	for i, m := range corpus {
@@ -137,6 +140,8 @@ func TestConformanceIncrementalUpgrade(t *testing.T) {
 				if firstActive[ns] == "" {
 					t.Fatalf("%s/%s: no active cluster before the upgrade: %v", ns, o.GetName(), u.Object["status"])
 				}
+				recorders[ns] = recordSteps(t, ns, o.GetName())
+				defer recorders[ns].Steps("") // stopped on every path
 				if _, err := env.dyn.Resource(rsGVR).Namespace(ns).Patch(ctx, o.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 					t.Fatal(err)
 				}
@@ -186,7 +191,14 @@ func TestConformanceIncrementalUpgrade(t *testing.T) {
 			}
 		}
 	}
-	summary := runPass(t, corpus, krNS, rdNS, false, "intended-incremental.yaml")
+	// The steps in between, each sequence of values compared whole.
+	var compared, differ int
+	for i, m := range corpus {
+		c, d := compareSteps(t, m.Name, recorders[krNS(i)].Steps(firstActive[krNS(i)]), recorders[rdNS(i)].Steps(firstActive[rdNS(i)]))
+		compared, differ = compared+c, differ+d
+	}
+	steps := fmt.Sprintf("; the steps in between: %d sequences (HTTPRoute weights, each cluster's targetCapacity and trafficRoutedPercent) compared, %d differ", compared, differ)
+	summary := runPass(t, corpus, krNS, rdNS, false, "intended-incremental.yaml") + steps
 	summary = strings.Replace(summary, "conformance: KubeRay "+KubeRayVersion, "conformance: KubeRay "+KubeRayVersion+", an incremental RayService upgrade (Gateway API, simulated Gateway controller)", 1)
 	t.Log("after the upgrade: " + summary)
 	fmt.Fprintln(os.Stderr, summary)
