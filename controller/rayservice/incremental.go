@@ -377,7 +377,53 @@ func decideIncremental(o *observed, p *plan, active, pending *rayv1.RayCluster, 
 		ActiveTraffic: ptr.Deref(fields.Active.TrafficRoutedPercent, 100), PendingTraffic: ptr.Deref(fields.Pending.TrafficRoutedPercent, 0),
 	}
 	upgrading := pending != nil && !views[pending.Name].New
+
+	// target_capacity first, from the split the status held when the pass
+	// began: KubeRay steps it in reconcileServe, which runs before
+	// reconcileHTTPRoute moves the traffic (rayservice_controller.go:218-240
+	// and 261; 1787-1797), so a capacity step and the traffic step it
+	// allows land in two passes, and the status shows the split between
+	// them. Only once the Gateway and the route are ready (1408-1424).
+	// Missing capacities are set to 100 and 0 there too (1426-1431,
+	// 1505-1510), with the pending cluster's Serve reachable: until then
+	// the pending status names its cluster without a targetCapacity.
 	if upgrading {
+		if gatewayReady(io.Gateway) && routeReady(rs, io.HTTPRoute) {
+			if vp := views[pending.Name]; (fields.Active.TargetCapacity == nil || fields.Pending.TargetCapacity == nil) && vp != nil && vp.Probe != nil && vp.Probe.OK {
+				fields.Active.TargetCapacity = ptr.To(s.ActiveCapacity)
+				fields.Pending.TargetCapacity = ptr.To(s.PendingCapacity)
+			}
+			if fields.Active.TargetCapacity != nil && fields.Pending.TargetCapacity != nil {
+				if w, goal := capacityStep(s, ptr.Deref(opts.MaxSurgePercent, rayv1.DefaultMaxSurgePercent)); w != noCluster {
+					c, f, src := pending, &fields.Pending, cfg
+					if w == toActive {
+						c, f, src = active, &fields.Active, activeServeConfig(o, active, cfg)
+					}
+					v := views[c.Name]
+					reachable := v != nil && v.Probe != nil && v.Probe.OK && c.Annotations[ServeConfigHashKey] == src.Hash
+					if data, err := withTargetCapacity(src.JSON, goal); err == nil && src.Hash != "" && reachable {
+						was := f.TargetCapacity
+						p.Incr.Capacity = append(p.Incr.Capacity, capacitySubmit{
+							Step:    submitStep{Cluster: c, Config: serveConfig{JSON: data, Hash: src.Hash, Apps: src.Apps}, Why: fmt.Sprintf("target_capacity %d", goal), TargetCapacity: ptr.To(goal)},
+							Pending: w == toPending, Goal: goal, Was: was,
+						})
+						f.TargetCapacity = ptr.To(goal)
+						if w == toPending {
+							s.PendingCapacity = goal
+						} else {
+							s.ActiveCapacity = goal
+						}
+					}
+				}
+			}
+		} else {
+			p.eventf(corev1.EventTypeNormal, reasonWaitingForGateway, "Upgrade",
+				"Waiting for Gateway %s and HTTPRoute %s to be ready (Accepted and Programmed; Accepted and ResolvedRefs) before changing target_capacity",
+				rs.GatewayName(), rs.HTTPRouteName())
+		}
+
+		// Then the traffic, up to the pending cluster's capacity as it
+		// now is (calculateTrafficRoutedPercent).
 		vp := views[pending.Name]
 		interval := time.Duration(ptr.Deref(opts.IntervalSeconds, 0)) * time.Second
 		if next, moved := trafficStep(s, ptr.Deref(opts.StepSizePercent, 0), interval, fields.Pending.LastTrafficMigratedTime, vp.Ready, o.Now); moved {
@@ -419,42 +465,6 @@ func decideIncremental(o *observed, p *plan, active, pending *rayv1.RayCluster, 
 	}
 	setTraffic(&fields.Pending, s.PendingTraffic)
 	p.requeue(o.Config.DeployPoll)
-
-	// target_capacity (rayservice_controller.go:1787-1797): only once the
-	// Gateway and the route are ready (1408-1424), and not before the
-	// capacities are known (1426-1431: missing ones are set to 100 and 0,
-	// 1505-1510).
-	if fields.Active.TargetCapacity == nil || fields.Pending.TargetCapacity == nil {
-		fields.Active.TargetCapacity = ptr.To(s.ActiveCapacity)
-		fields.Pending.TargetCapacity = ptr.To(s.PendingCapacity)
-	}
-	if gatewayReady(io.Gateway) && routeReady(rs, io.HTTPRoute) {
-		if w, goal := capacityStep(s, ptr.Deref(opts.MaxSurgePercent, rayv1.DefaultMaxSurgePercent)); w != noCluster {
-			c, f, src := pending, &fields.Pending, cfg
-			if w == toActive {
-				c, f, src = active, &fields.Active, activeServeConfig(o, active, cfg)
-			}
-			v := views[c.Name]
-			reachable := v != nil && v.Probe != nil && v.Probe.OK && c.Annotations[ServeConfigHashKey] == src.Hash
-			if data, err := withTargetCapacity(src.JSON, goal); err == nil && src.Hash != "" && reachable {
-				was := f.TargetCapacity
-				p.Incr.Capacity = append(p.Incr.Capacity, capacitySubmit{
-					Step:    submitStep{Cluster: c, Config: serveConfig{JSON: data, Hash: src.Hash, Apps: src.Apps}, Why: fmt.Sprintf("target_capacity %d", goal), TargetCapacity: ptr.To(goal)},
-					Pending: w == toPending, Goal: goal, Was: was,
-				})
-				f.TargetCapacity = ptr.To(goal)
-				if w == toPending {
-					s.PendingCapacity = goal
-				} else {
-					s.ActiveCapacity = goal
-				}
-			}
-		}
-	} else {
-		p.eventf(corev1.EventTypeNormal, reasonWaitingForGateway, "Upgrade",
-			"Waiting for Gateway %s and HTTPRoute %s to be ready (Accepted and Programmed; Accepted and ResolvedRefs) before changing target_capacity",
-			rs.GatewayName(), rs.HTTPRouteName())
-	}
 
 	// The end (rayservice_controller.go:374-383, 1434-1436): the pending
 	// cluster becomes the active one, with its statuses.
