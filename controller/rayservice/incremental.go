@@ -383,36 +383,33 @@ func decideIncremental(o *observed, p *plan, active, pending *rayv1.RayCluster, 
 	// reconcileHTTPRoute moves the traffic (rayservice_controller.go:218-240
 	// and 261; 1787-1797), so a capacity step and the traffic step it
 	// allows land in two passes, and the status shows the split between
-	// them. Only once the Gateway and the route are ready (1408-1424).
-	// Missing capacities are set to 100 and 0 there too (1426-1431,
-	// 1505-1510), with the pending cluster's Serve reachable: until then
-	// the pending status names its cluster without a targetCapacity.
+	// them. Not before the capacities are known (1426-1431: missing ones
+	// are set to 100 and 0, 1505-1510), and only once the Gateway and the
+	// route are ready (1408-1424).
 	if upgrading {
+		if fields.Active.TargetCapacity == nil || fields.Pending.TargetCapacity == nil {
+			fields.Active.TargetCapacity = ptr.To(s.ActiveCapacity)
+			fields.Pending.TargetCapacity = ptr.To(s.PendingCapacity)
+		}
 		if gatewayReady(io.Gateway) && routeReady(rs, io.HTTPRoute) {
-			if vp := views[pending.Name]; (fields.Active.TargetCapacity == nil || fields.Pending.TargetCapacity == nil) && vp != nil && vp.Probe != nil && vp.Probe.OK {
-				fields.Active.TargetCapacity = ptr.To(s.ActiveCapacity)
-				fields.Pending.TargetCapacity = ptr.To(s.PendingCapacity)
-			}
-			if fields.Active.TargetCapacity != nil && fields.Pending.TargetCapacity != nil {
-				if w, goal := capacityStep(s, ptr.Deref(opts.MaxSurgePercent, rayv1.DefaultMaxSurgePercent)); w != noCluster {
-					c, f, src := pending, &fields.Pending, cfg
-					if w == toActive {
-						c, f, src = active, &fields.Active, activeServeConfig(o, active, cfg)
-					}
-					v := views[c.Name]
-					reachable := v != nil && v.Probe != nil && v.Probe.OK && c.Annotations[ServeConfigHashKey] == src.Hash
-					if data, err := withTargetCapacity(src.JSON, goal); err == nil && src.Hash != "" && reachable {
-						was := f.TargetCapacity
-						p.Incr.Capacity = append(p.Incr.Capacity, capacitySubmit{
-							Step:    submitStep{Cluster: c, Config: serveConfig{JSON: data, Hash: src.Hash, Apps: src.Apps}, Why: fmt.Sprintf("target_capacity %d", goal), TargetCapacity: ptr.To(goal)},
-							Pending: w == toPending, Goal: goal, Was: was,
-						})
-						f.TargetCapacity = ptr.To(goal)
-						if w == toPending {
-							s.PendingCapacity = goal
-						} else {
-							s.ActiveCapacity = goal
-						}
+			if w, goal := capacityStep(s, ptr.Deref(opts.MaxSurgePercent, rayv1.DefaultMaxSurgePercent)); w != noCluster {
+				c, f, src := pending, &fields.Pending, cfg
+				if w == toActive {
+					c, f, src = active, &fields.Active, activeServeConfig(o, active, cfg)
+				}
+				v := views[c.Name]
+				reachable := v != nil && v.Probe != nil && v.Probe.OK && c.Annotations[ServeConfigHashKey] == src.Hash
+				if data, err := withTargetCapacity(src.JSON, goal); err == nil && src.Hash != "" && reachable {
+					was := f.TargetCapacity
+					p.Incr.Capacity = append(p.Incr.Capacity, capacitySubmit{
+						Step:    submitStep{Cluster: c, Config: serveConfig{JSON: data, Hash: src.Hash, Apps: src.Apps}, Why: fmt.Sprintf("target_capacity %d", goal), TargetCapacity: ptr.To(goal)},
+						Pending: w == toPending, Goal: goal, Was: was,
+					})
+					f.TargetCapacity = ptr.To(goal)
+					if w == toPending {
+						s.PendingCapacity = goal
+					} else {
+						s.ActiveCapacity = goal
 					}
 				}
 			}

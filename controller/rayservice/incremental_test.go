@@ -252,6 +252,15 @@ func TestIncrementalDecideWholeUpgrade(t *testing.T) {
 			moves[last] = e.o.Now
 			a, pd := e.o.Service.Status.ActiveServiceStatus, e.o.Service.Status.PendingServiceStatus
 			trail = append(trail, fmt.Sprintf("t+%s %s tc %d/%d", e.o.Now.Sub(fixture.T0), last, ptr.Deref(a.TargetCapacity, -1), ptr.Deref(pd.TargetCapacity, -1)))
+			// The pass that moves the last traffic does not switch: the
+			// status shows the old cluster still active at 0% (its
+			// capacity steps to 0 in the next pass, which switches), as
+			// KubeRay v1.6.2's does (test/conformance compares the steps).
+			if last == "svc-aaaaa-serve-svc=0,svc-abcde-serve-svc=100" &&
+				(a.RayClusterName != old.Name || ptr.Deref(a.TrafficRoutedPercent, -1) != 0 || ptr.Deref(a.TargetCapacity, -1) == 0 || pd.RayClusterName != pending.Name) {
+				t.Errorf("status when the last traffic moved: active %s %d%% tc %d, pending %s", a.RayClusterName,
+					ptr.Deref(a.TrafficRoutedPercent, -1), ptr.Deref(a.TargetCapacity, -1), pd.RayClusterName)
+			}
 		}
 		if last == "svc-abcde-serve-svc=100" {
 			break

@@ -148,10 +148,29 @@ func (r *stepRecorder) Steps(oldCluster string) map[string][]string {
 	return out
 }
 
+// intendedStep is a difference between the two sides' steps that raydar
+// means: the one sequence it is in, the one shape it has, and why.
+type intendedStep struct {
+	key, why string
+	matches  func(kr, rd []string) bool
+}
+
+var intendedSteps = []intendedStep{{
+	key: "new targetCapacity",
+	why: "KubeRay v1.6.2 names the new cluster in the status one pass before it gives it a targetCapacity " +
+		"(rayservice_controller.go:488-510 sets 0 only when UpgradeInProgress is already True, and 577 sets that " +
+		"condition later in the same pass), so its first Serve config goes to the new cluster without target_capacity " +
+		"(1338-1354) and Serve may bring up every replica at once; raydar sets 0 with the name " +
+		"(controller/rayservice/decide.go) and submits target_capacity 0 from the first",
+	// KubeRay's sequence is raydar's with one absent value before it.
+	matches: func(kr, rd []string) bool { return len(kr) == len(rd)+1 && kr[0] == "-" && slices.Equal(kr[1:], rd) },
+}}
+
 // compareSteps reports each sequence in which raydar's upgrade (rd) went
-// through other steps than KubeRay's (kr), and returns how many sequences
-// were compared and how many differ.
-func compareSteps(t *testing.T, what string, kr, rd map[string][]string) (compared, differ int) {
+// through other steps than KubeRay's (kr), unless intendedSteps explains
+// the difference, and returns how many sequences were compared, how many
+// differ as intended and how many differ unexplained.
+func compareSteps(t *testing.T, what string, kr, rd map[string][]string) (compared, intended, differ int) {
 	t.Helper()
 	keys := make([]string, 0, len(kr))
 	for k := range kr {
@@ -165,6 +184,11 @@ func compareSteps(t *testing.T, what string, kr, rd map[string][]string) (compar
 	slices.Sort(keys)
 	for _, k := range keys {
 		compared++
+		if i := slices.IndexFunc(intendedSteps, func(is intendedStep) bool { return is.key == k && is.matches(kr[k], rd[k]) }); i >= 0 {
+			intended++
+			t.Logf("%s: %s, intended difference: KubeRay %s, raydar %s: %s", what, k, strings.Join(kr[k], " → "), strings.Join(rd[k], " → "), intendedSteps[i].why)
+			continue
+		}
 		if !slices.Equal(kr[k], rd[k]) {
 			differ++
 			t.Errorf("%s: %s went through other steps: KubeRay %s, raydar %s", what, k, strings.Join(kr[k], " → "), strings.Join(rd[k], " → "))
@@ -172,5 +196,5 @@ func compareSteps(t *testing.T, what string, kr, rd map[string][]string) (compar
 		}
 		t.Logf("%s: %s, both: %s", what, k, strings.Join(kr[k], " → "))
 	}
-	return compared, differ
+	return compared, intended, differ
 }

@@ -192,12 +192,12 @@ func TestConformanceIncrementalUpgrade(t *testing.T) {
 		}
 	}
 	// The steps in between, each sequence of values compared whole.
-	var compared, differ int
+	var compared, intended, differ int
 	for i, m := range corpus {
-		c, d := compareSteps(t, m.Name, recorders[krNS(i)].Steps(firstActive[krNS(i)]), recorders[rdNS(i)].Steps(firstActive[rdNS(i)]))
-		compared, differ = compared+c, differ+d
+		c, in, d := compareSteps(t, m.Name, recorders[krNS(i)].Steps(firstActive[krNS(i)]), recorders[rdNS(i)].Steps(firstActive[rdNS(i)]))
+		compared, intended, differ = compared+c, intended+in, differ+d
 	}
-	steps := fmt.Sprintf("; the steps in between: %d sequences (HTTPRoute weights, each cluster's targetCapacity and trafficRoutedPercent) compared, %d differ", compared, differ)
+	steps := fmt.Sprintf("; the steps in between: %d sequences (HTTPRoute weights, each cluster's targetCapacity and trafficRoutedPercent) compared, %d differ as intended, %d unexplained", compared, intended, differ)
 	summary := runPass(t, corpus, krNS, rdNS, false, "intended-incremental.yaml") + steps
 	summary = strings.Replace(summary, "conformance: KubeRay "+KubeRayVersion, "conformance: KubeRay "+KubeRayVersion+", an incremental RayService upgrade (Gateway API, simulated Gateway controller)", 1)
 	t.Log("after the upgrade: " + summary)
