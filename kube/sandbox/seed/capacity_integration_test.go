@@ -74,7 +74,7 @@ func readyPods(t *testing.T, ns, cluster string) map[string]string {
 func TestCapacityInSandbox(t *testing.T) {
 	needSandbox(t)
 	ctx := context.Background()
-	if err := Seed(ctx, cl, Options{Logf: t.Logf}); err != nil {
+	if err := Seed(ctx, cl, demoOptions(t)); err != nil {
 		t.Fatal(err)
 	}
 	ns := DefaultNamespace
