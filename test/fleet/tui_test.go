@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,12 +74,18 @@ type term struct{ socket string }
 
 // startTUI runs raydar with args in a 200×40 tmux pane, KUBECONFIG
 // kubeconfig; it is stopped when the test ends.
+// tuiServers numbers the tmux servers startTUI starts.
+var tuiServers atomic.Int64
+
 func startTUI(t *testing.T, ctx context.Context, kubeconfig string, args ...string) *term {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
-	tm := &term{socket: fmt.Sprintf("raydar-fleet-%d", os.Getpid())}
+	// A server of its own per TUI: a server the previous test's cleanup
+	// killed may still be going away on a shared socket, and start-server
+	// then fails with "server exited unexpectedly".
+	tm := &term{socket: fmt.Sprintf("raydar-fleet-%d-%d", os.Getpid(), tuiServers.Add(1))}
 	env := []string{"KUBECONFIG=" + kubeconfig, "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"),
 		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "TERM=xterm-256color"}
 	// remain-on-exit: a raydar that exits leaves its last screen (its
