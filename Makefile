@@ -146,7 +146,10 @@ lint: ## gofmt and go vet
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-demo: sandbox-tools build ## start the sandbox, the reconcile loop and the TUI with seeded workloads
+# The demo builds bin/raydar alone: raydar-operator (the image's binary) is
+# not what it runs.
+demo: sandbox-tools ## start the sandbox, the reconcile loop and the TUI with seeded workloads
+	$(GO) build -o $(BIN)/raydar ./cmd/raydar
 	$(BIN)/raydar demo
 
 # The operator's container image, assembled without a Docker engine
