@@ -19,7 +19,10 @@
 //   - CPU per minute under 50 pod patches/s;
 //   - bytes per steady update (one visible pod's restart count changes) vs a
 //     full repaint (a resize);
-//   - LIST requests after the cache synced, counted in the audit log.
+//   - LIST requests after the cache synced, counted in the audit log;
+//   - with -floor N, before raydar starts: how long clients that only sync
+//     the same pods take on the same plane (floor.go), the floor under
+//     raydar's "cache synced after start".
 //
 // It lives under test/ (not hack/) because it reuses the test harnesses'
 // objects (test/internal/testobj) and drives the binary in tmux as test/e2e

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kwatch "github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/scheme"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// The floor (-floor): how long a client that does nothing but sync the
+// pods raydar's TUI lists takes on the same plane, measured in this
+// process before raydar starts, so that raydar's "cache synced after
+// start" can be read against what the API server and the decoding alone
+// cost. Three clients, each -floor times in turn (A B C A B C …), each a
+// fresh connection: a bare client-go informer (protobuf, the Ray pod
+// selector, no transform); controller-runtime's cache as raydar's TUI
+// makes it (protobuf, managed fields stripped, watch.SlimPod); and one
+// plain LIST of the same pods (resourceVersion 0, from the watch cache).
+type floorClient struct {
+	name string
+	sync func(ctx context.Context, cfg *rest.Config) (int, error)
+}
+
+var floorClients = []floorClient{
+	{"client-go informer (protobuf, no transform)", floorInformer},
+	{"controller-runtime cache as raydar's TUI makes it (SlimPod)", floorCache},
+	{"one LIST (protobuf, resourceVersion 0)", floorList},
+}
+
+type floorResult struct {
+	name      string
+	pods      int
+	wall, cpu []time.Duration
+	load      string
+}
+
+// measureFloor runs each floor client rounds times against base's plane.
+func measureFloor(ctx context.Context, base *rest.Config, rounds int) ([]floorResult, error) {
+	res := make([]floorResult, len(floorClients))
+	for i, fc := range floorClients {
+		res[i].name = fc.name
+	}
+	for r := range rounds {
+		for i, fc := range floorClients {
+			cfg := rest.CopyConfig(base)
+			cfg.QPS, cfg.Burst, cfg.UserAgent = 300, 600, "bench-e2e-floor"
+			if r == 0 {
+				res[i].load = loadAvg()
+			}
+			c0, t0 := processCPU(), time.Now()
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+			n, err := fc.sync(sctx, cfg)
+			wall, cpu := time.Since(t0), processCPU()-c0
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("floor, %s: %w", fc.name, err)
+			}
+			res[i].pods = n
+			res[i].wall = append(res[i].wall, wall)
+			res[i].cpu = append(res[i].cpu, cpu)
+			logf("floor: %s synced %d pods in %s (this process's CPU %s)", fc.name, n, wall.Round(time.Millisecond), cpu.Round(time.Millisecond))
+		}
+	}
+	return res, nil
+}
+
+// floorReport is the floor's table, medians of its rounds.
+func floorReport(res []floorResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## The floor: clients that only sync the pods, on the same plane, before raydar\n\n")
+	fmt.Fprintf(&b, "| client | pods | wall p50 (all rounds) | its CPU p50 | load |\n|---|---|---|---|---|\n")
+	for _, r := range res {
+		var all []string
+		for _, w := range r.wall {
+			all = append(all, ms(w))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s (%s) | %s | %s |\n", r.name, r.pods, ms(medianDur(r.wall)), strings.Join(all, ", "), ms(medianDur(r.cpu)), r.load)
+	}
+	return b.String()
+}
+
+func medianDur(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// processCPU is this process's user + system time.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func protobuf(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.ContentType = "application/vnd.kubernetes.protobuf"
+	c.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	return c
+}
+
+func floorInformer(ctx context.Context, cfg *rest.Config) (int, error) {
+	cs, err := kubernetes.NewForConfig(protobuf(cfg))
+	if err != nil {
+		return 0, err
+	}
+	sel := rayv1.RayPodSelector().String()
+	lw := &toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = sel
+			return cs.CoreV1().Pods("").List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = sel
+			return cs.CoreV1().Pods("").Watch(ctx, o)
+		},
+	}
+	inf := toolscache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, toolscache.Indexers{})
+	ictx, stop := context.WithCancel(ctx)
+	defer stop()
+	go inf.RunWithContext(ictx)
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return 0, ctx.Err()
+	}
+	return len(inf.GetStore().ListKeys()), nil
+}
+
+func floorCache(ctx context.Context, cfg *rest.Config) (int, error) {
+	c, err := cache.New(cfg, cache.Options{
+		Scheme:           scheme.New(),
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Label: rayv1.RayPodSelector(), Transform: kwatch.SlimPod},
+		},
+	})
+	if err != nil {
+		return 0, err
+	}
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = c.Start(cctx) }()
+	inf, err := c.GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		return 0, err
+	}
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return 0, ctx.Err()
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods); err != nil {
+		return 0, err
+	}
+	return len(pods.Items), nil
+}
+
+func floorList(ctx context.Context, cfg *rest.Config) (int, error) {
+	cs, err := kubernetes.NewForConfig(protobuf(cfg))
+	if err != nil {
+		return 0, err
+	}
+	l, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: rayv1.RayPodSelector().String(), ResourceVersion: "0"})
+	if err != nil {
+		return 0, err
+	}
+	return len(l.Items), nil
+}
