@@ -139,13 +139,15 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 // once), so at Go's 100 % the heap between collections is mostly that
 // garbage. Collecting at 50 % growth keeps the peak RSS near KubeRay's or
 // below at the price of more collector CPU, of which the operator spends
-// less than half of KubeRay's (docs/benchmarks.md, issue 27). GOGC or
-// GOMEMLIMIT in the environment win.
+// less than half of KubeRay's (docs/benchmarks.md, issue 27). GOGC in the
+// environment wins. GOMEMLIMIT does not turn it off: the Deployment sets
+// it from the container's memory limit (config/manager), a ceiling the
+// collector keeps under as well, not a pace.
 const GCPercent = 50
 
-// TuneGC sets GCPercent unless getenv gives GOGC or GOMEMLIMIT.
+// TuneGC sets GCPercent unless getenv gives GOGC.
 func TuneGC(getenv func(string) string) {
-	if getenv("GOGC") == "" && getenv("GOMEMLIMIT") == "" {
+	if getenv("GOGC") == "" {
 		debug.SetGCPercent(GCPercent)
 	}
 }

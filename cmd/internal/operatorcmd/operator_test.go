@@ -16,23 +16,23 @@ func TestLeaseNamespaceInAPod(t *testing.T) {
 	}
 }
 
-// The operator collects at GCPercent unless the user set GOGC or
-// GOMEMLIMIT.
+// The operator collects at GCPercent unless the user set GOGC; the
+// Deployment's GOMEMLIMIT (a ceiling) leaves it on.
 func TestTuneGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	TuneGC(func(string) string { return "" })
-	if got := debug.SetGCPercent(100); got != GCPercent {
-		t.Fatalf("GOGC %d, want %d", got, GCPercent)
-	}
-	for _, env := range []string{"GOGC", "GOMEMLIMIT"} {
-		TuneGC(func(k string) string {
-			if k == env {
-				return "200"
-			}
-			return ""
-		})
-		if got := debug.SetGCPercent(100); got != 100 {
-			t.Fatalf("GOGC %d with %s set in the environment, want it left alone", got, env)
+	for _, env := range []map[string]string{{}, {"GOMEMLIMIT": "512MiB"}} {
+		TuneGC(func(k string) string { return env[k] })
+		if got := debug.SetGCPercent(100); got != GCPercent {
+			t.Fatalf("GOGC %d with %v in the environment, want %d", got, env, GCPercent)
 		}
+	}
+	TuneGC(func(k string) string {
+		if k == "GOGC" {
+			return "200"
+		}
+		return ""
+	})
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("GOGC %d with GOGC set in the environment, want it left alone", got)
 	}
 }
