@@ -72,11 +72,11 @@ func TestTUIFleet(t *testing.T) {
 // term is raydar's TUI in a tmux pane of its own server (socket).
 type term struct{ socket string }
 
-// startTUI runs raydar with args in a 200×40 tmux pane, KUBECONFIG
-// kubeconfig; it is stopped when the test ends.
 // tuiServers numbers the tmux servers startTUI starts.
 var tuiServers atomic.Int64
 
+// startTUI runs raydar with args in a 200×40 tmux pane, KUBECONFIG
+// kubeconfig; it is stopped when the test ends.
 func startTUI(t *testing.T, ctx context.Context, kubeconfig string, args ...string) *term {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
