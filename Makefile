@@ -26,14 +26,16 @@ TEST_EVENTS := $(BIN)/test-events
 GOTEST      = $(GOTESTSUM) --format standard-quiet --jsonfile $(TEST_EVENTS)/$(1).json $(2) --
 GOTEST_V    = $(GOTESTSUM) --format standard-verbose --jsonfile $(TEST_EVENTS)/$(1).json $(2) --
 
-.PHONY: help build tools gotestsum generate verify-generated test test-faults unit bench lint demo clean image image-push fuzz bench-e2e conformance-source
+.PHONY: help build raydar tools gotestsum generate verify-generated test test-faults unit bench lint demo clean image image-push fuzz bench-e2e conformance-source
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
 
-build: ## build bin/raydar and bin/raydar-operator (the reconcile loop alone, what the image ships)
-	$(GO) build -o $(BIN)/raydar ./cmd/raydar
+build: raydar ## build bin/raydar and bin/raydar-operator (the reconcile loop alone, what the image ships)
 	$(GO) build -o $(BIN)/raydar-operator ./cmd/raydar-operator
+
+raydar: ## build bin/raydar alone (what make demo runs)
+	$(GO) build -o $(BIN)/raydar ./cmd/raydar
 
 tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen and KubeRay's operator (the conformance oracle) into bin/k8s, and write cert-manager's CRDs (the sandbox's) to bin/k8s/crds
 	@bash hack/build-tools.sh
@@ -148,8 +150,7 @@ lint: ## gofmt and go vet
 
 # The demo builds bin/raydar alone: raydar-operator (the image's binary) is
 # not what it runs.
-demo: sandbox-tools ## start the sandbox, the reconcile loop and the TUI with seeded workloads
-	$(GO) build -o $(BIN)/raydar ./cmd/raydar
+demo: sandbox-tools raydar ## start the sandbox, the reconcile loop and the TUI with seeded workloads
 	$(BIN)/raydar demo
 
 # The operator's container image, assembled without a Docker engine
