@@ -3,14 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
+	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -21,6 +21,7 @@ import (
 	kwatch "github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/test/internal/procstat"
 )
 
 // The floor (-floor): how long a client that does nothing but sync the
@@ -29,8 +30,9 @@ import (
 // start" can be read against what the API server and the decoding alone
 // cost. Three clients, each -floor times in turn (A B C A B C …), each a
 // fresh connection: a bare client-go informer (protobuf, the Ray pod
-// selector, no transform); controller-runtime's cache as raydar's TUI
-// makes it (protobuf, managed fields stripped, watch.SlimPod); and one
+// selector, no transform); controller-runtime's cache with the TUI's
+// pod selector and transforms (protobuf, managed fields stripped,
+// watch.SlimPod; no history recording, pods alone); and one
 // plain LIST of the same pods (resourceVersion 0, from the watch cache).
 type floorClient struct {
 	name string
@@ -39,7 +41,7 @@ type floorClient struct {
 
 var floorClients = []floorClient{
 	{"client-go informer (protobuf, no transform)", floorInformer},
-	{"controller-runtime cache as raydar's TUI makes it (SlimPod)", floorCache},
+	{"controller-runtime cache with the TUI's pod selector and transform (SlimPod)", floorCache},
 	{"one LIST (protobuf, resourceVersion 0)", floorList},
 }
 
@@ -63,10 +65,13 @@ func measureFloor(ctx context.Context, base *rest.Config, rounds int) ([]floorRe
 			if r == 0 {
 				res[i].load = loadAvg()
 			}
-			c0, t0 := processCPU(), time.Now()
+			c0, _ := procstat.CPU(os.Getpid())
+			t0 := time.Now()
 			sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 			n, err := fc.sync(sctx, cfg)
-			wall, cpu := time.Since(t0), processCPU()-c0
+			wall := time.Since(t0)
+			c1, _ := procstat.CPU(os.Getpid())
+			cpu := c1 - c0
 			cancel()
 			if err != nil {
 				return nil, fmt.Errorf("floor, %s: %w", fc.name, err)
@@ -90,27 +95,18 @@ func floorReport(res []floorResult) string {
 		for _, w := range r.wall {
 			all = append(all, ms(w))
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s (%s) | %s | %s |\n", r.name, r.pods, ms(medianDur(r.wall)), strings.Join(all, ", "), ms(medianDur(r.cpu)), r.load)
+		fmt.Fprintf(&b, "| %s | %d | %s (%s) | %s | %s |\n", r.name, r.pods, ms(pct(r.wall, .5)), strings.Join(all, ", "), ms(pct(r.cpu, .5)), r.load)
 	}
 	return b.String()
 }
 
-func medianDur(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
+// waitSynced polls synced every 5 ms: client-go's WaitForCacheSync polls
+// every 100 ms, which a sync of about a second would read up to 10 % high.
+func waitSynced(ctx context.Context, synced func() bool) error {
+	return wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) { return synced(), nil })
 }
 
-// processCPU is this process's user + system time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
+// protobuf is cfg asking for and sending protobuf (built-in kinds only).
 func protobuf(cfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.ContentType = "application/vnd.kubernetes.protobuf"
@@ -138,8 +134,8 @@ func floorInformer(ctx context.Context, cfg *rest.Config) (int, error) {
 	ictx, stop := context.WithCancel(ctx)
 	defer stop()
 	go inf.RunWithContext(ictx)
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return 0, ctx.Err()
+	if err := waitSynced(ctx, inf.HasSynced); err != nil {
+		return 0, err
 	}
 	return len(inf.GetStore().ListKeys()), nil
 }
@@ -162,8 +158,8 @@ func floorCache(ctx context.Context, cfg *rest.Config) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return 0, ctx.Err()
+	if err := waitSynced(ctx, inf.HasSynced); err != nil {
+		return 0, err
 	}
 	var pods corev1.PodList
 	if err := c.List(ctx, &pods); err != nil {

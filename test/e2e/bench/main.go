@@ -72,7 +72,7 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "keep the state directory (logs, audit log, profiles)")
 	flag.IntVar(&c.contexts, "contexts", 1, "sandboxes, each with the data set, watched at once through the fleet view (raydar --context bench-1,…,bench-N)")
 	flag.DurationVar(&c.linkDelay, "link-delay", 0, "run raydar behind a pty proxy that delays each direction by this much (50ms: a 100 ms RTT link, SSH to a bastion)")
-	flag.IntVar(&c.floor, "floor", 0, "before raydar, sync the pods this many times with each of three bare clients (client-go informer, controller-runtime cache as the TUI makes it, one LIST): the floor that \"cache synced after start\" is read against")
+	flag.IntVar(&c.floor, "floor", 0, "before raydar, sync the pods this many times with each of three bare clients (client-go informer, controller-runtime cache with the TUI's pod selector and SlimPod, one LIST): the floor that \"cache synced after start\" is read against")
 	baseline := flag.Bool("baseline", false, "measure the harness itself: key → screen of cat(1) echoing in the same tmux pane")
 	flag.Parse()
 	if *baseline {
@@ -219,10 +219,7 @@ func fill(ctx context.Context, c config, d dataSet, sb *sandbox.Sandbox) (kubern
 	// Pods in protobuf: the API server decodes and encodes KubeRay-shaped
 	// pods (env, probes, the start script) for each of the data set's two
 	// writes per pod; JSON costs it several times the CPU.
-	pcfg := rest.CopyConfig(cfg)
-	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
-	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cs, err := kubernetes.NewForConfig(pcfg)
+	cs, err := kubernetes.NewForConfig(protobuf(cfg))
 	if err != nil {
 		return nil, err
 	}
