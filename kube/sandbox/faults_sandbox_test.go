@@ -109,6 +109,16 @@ func TestKubeletFaults(t *testing.T) {
 	if st := got.Status.ContainerStatuses; len(st) != 1 || st[0].State.Waiting != nil || st[0].State.Running == nil || !st[0].Ready {
 		t.Errorf("needs-config once its ConfigMap exists: %+v", st)
 	}
+	// The waiting spell's ContainersNotReady must not outlive it: a kubelet
+	// writes Ready True with no reason or message, and a head pod that kept
+	// that reason read HeadPodReady True/ContainersNotReady on one operator's
+	// side only (the conformance suite's external-Redis samples, whose head
+	// may be created before its ConfigMap).
+	for _, c := range got.Status.Conditions {
+		if (c.Type == corev1.PodReady || c.Type == corev1.ContainersReady) && (c.Status != corev1.ConditionTrue || c.Reason != "" || c.Message != "") {
+			t.Errorf("needs-config once its ConfigMap exists: condition %s %s, reason %q, message %q; want True with neither", c.Type, c.Status, c.Reason, c.Message)
+		}
+	}
 
 	p = testPod("needs-volume", nil)
 	p.Spec.Volumes = []corev1.Volume{{Name: "files", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "ray-tls"}}}}
