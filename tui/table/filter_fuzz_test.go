@@ -13,8 +13,9 @@ import (
 // Invariants: nothing panics; a filter that parses keeps the text it was
 // typed as (the prompt shows it back) and parses again to a filter that
 // matches the same rows; "!x" matches exactly the rows "x" does not; a
-// plain-text filter (the fast substring path) matches exactly what its
-// case-insensitive regular expression matches; a label selector prints to
+// plain-text filter (the fast substring path), and an expression that is
+// first checked for the literal it requires, match exactly what the
+// case-insensitive regular expression alone matches; a label selector prints to
 // a selector that parses back to itself; a refused filter says which part
 // (filter or label selector) is wrong.
 func FuzzParseFilter(f *testing.F) {
@@ -22,6 +23,7 @@ func FuzzParseFilter(f *testing.F) {
 		"", "alp", "ALPHA", "!charlie", "! ", "!", "ray-.*", "^head$", "(", "[a-", `\d+`, "a|b", "(?i)x", "(?-i)X",
 		"-l", "-l ", "-l app=ray", "-l app==ray,tier!=gpu", "-l env in (prod,dev)", "-l !app", "-l app notin (a)",
 		"-l\tapp", "-l =x", "-l a=b=c", "ß", "K", "ſ", "İ", "\xff",
+		"worker-0000[1-3]", "(?-i)AL.ha", "al+p{2,}h", "(al)ph.", "s.", "k.*head", "ray|head", "x?alpha",
 	} {
 		f.Add(s, "Alpha ray-head Running", "app", "ray")
 	}
@@ -69,9 +71,9 @@ func FuzzParseFilter(f *testing.F) {
 				t.Fatalf("row %q: %q and !%q both match=%v", row, t0, t0, got)
 			}
 		}
-		if flt.lit != "" {
+		if flt.lit != "" || flt.need != "" || flt.reASCII != nil {
 			if re := flt.re.MatchString(lower) != flt.invert; re != got {
-				t.Fatalf("filter %q on row %q: the substring path says %v, the expression %v", s, row, got, re)
+				t.Fatalf("filter %q on row %q: the substring path (literal %q, required %q) says %v, the expression %v", s, row, flt.lit, flt.need, got, re)
 			}
 		}
 	})

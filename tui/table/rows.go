@@ -48,8 +48,9 @@ func (m *Model[V]) Apply(up []V, del []string) {
 			rem = append(rem, old)
 		}
 	}
+	m.updateBase(oRem, oIns)
 	if len(oRem)+len(oIns) > incrementalLimit {
-		m.order = nil // re-sorted by rebuild
+		m.order = nil // re-sorted from base by rebuild
 	} else if m.order != nil {
 		for _, e := range oRem {
 			if i := m.find(m.order, e); i >= 0 {
@@ -113,6 +114,7 @@ func (m *Model[V]) Set(vs []V) {
 func (m *Model[V]) newEntry(v V) *entry[V] {
 	e := &entry[V]{id: m.spec.ID(v), v: v, meta: m.spec.Meta(v), cells: m.spec.Cells(v)}
 	e.text = lowerJoin(e.cells)
+	e.ascii = isASCII(e.text)
 	return e
 }
 
@@ -122,11 +124,7 @@ func (m *Model[V]) newEntry(v V) *entry[V] {
 func (m *Model[V]) rebuild() {
 	before := m.screenRow()
 	if m.order == nil {
-		m.order = make([]*entry[V], 0, len(m.items))
-		for _, e := range m.items {
-			m.order = append(m.order, e)
-		}
-		m.sortEntries(m.order)
+		m.order = m.sorted()
 	}
 	m.rows = m.rows[:0]
 	for _, e := range m.order {

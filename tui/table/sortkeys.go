@@ -1,28 +1,26 @@
 package table
 
-// Sorting every item (a new sort key, a large batch) on packed keys: at
-// 100,000 rows, compare's pointer chasing (entry → meta → the strings'
-// bytes, cache misses on every comparison) made a sort 38–100 ms. Each item
-// gets a 32-byte record, built once per sort, of three words that decide
-// most comparisons without leaving the record: the group's rank and the
-// sort key (the status's rank, the creation time in ms, or the name's first
-// 6 bytes) in the first, the name's next bytes in the others. The packing
-// is monotone (if two records' words differ, compare orders the items the
-// same way), and only records with equal words call compare itself, so the
-// order is compare's exactly.
+// Sorting 100,000 rows. compare's pointer chasing (entry → meta → the
+// strings' bytes, cache misses on every comparison) made a full sort
+// 38–100 ms, and packed 32-byte keys with a comparison sort still 45–55 ms
+// (the names' bytes loaded once per sort, then n·log n comparisons).
+//
+// compare breaks every tie of group and sort key by name, namespace and ID,
+// so the table keeps every item in that order (base), kept up to date as
+// items come and go: by binary search for a few, by a merge for a batch.
+// A sort is then a stable sort of base by one 64-bit word per item, the
+// group's rank above the sort key (the status's rank, the creation time in
+// ms, or for a reversed sort by name the name's rank in base): a radix
+// sort that skips the bytes every word shares, without a comparison. The
+// one key that may tie where compare does not (two creation times in the
+// same millisecond, or beyond year ~6900) is sorted again by compare in
+// the runs that need it, so the order is compare's exactly.
 
 import (
 	"cmp"
-	"encoding/binary"
 	"slices"
 	"time"
 )
-
-// sortRec is one item's packed sort key and its index in the slice sorted.
-type sortRec struct {
-	k [3]uint64
-	i uint32
-}
 
 const (
 	lowBits = 48
@@ -30,6 +28,87 @@ const (
 	// msOffset puts year 1 (the zero time) at 0 ms; 2^48 ms later is year ~6900.
 	msOffset = 62135596800000
 )
+
+// nameCompare is compare's tie-break, the order of base: name, namespace,
+// ID.
+func nameCompare[V any](a, b *entry[V]) int {
+	if c := cmp.Compare(a.meta.Name, b.meta.Name); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.meta.Namespace, b.meta.Namespace); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.id, b.id)
+}
+
+// findBase is e's index in base, -1 if it is not there.
+func (m *Model[V]) findBase(e *entry[V]) int {
+	i, ok := slices.BinarySearchFunc(m.base, e, nameCompare[V])
+	if !ok || m.base[i] != e {
+		return slices.Index(m.base, e) // cannot happen with a total order; be safe
+	}
+	return i
+}
+
+// updateBase keeps base in name order after Apply removed the entries rem
+// and added ins (an entry of ins replaced or deleted later in the same
+// call is skipped): a few by binary search, more by one merge.
+func (m *Model[V]) updateBase(rem, ins []*entry[V]) {
+	if m.base == nil {
+		return // built by the next sort
+	}
+	if len(rem)+len(ins) <= incrementalLimit {
+		for _, e := range rem {
+			if i := m.findBase(e); i >= 0 {
+				m.base = slices.Delete(m.base, i, i+1)
+			}
+		}
+		for _, e := range ins {
+			if m.items[e.id] == e {
+				i, _ := slices.BinarySearchFunc(m.base, e, nameCompare[V])
+				m.base = slices.Insert(m.base, i, e)
+			}
+		}
+		return
+	}
+	gone := make(map[*entry[V]]struct{}, len(rem))
+	for _, e := range rem {
+		gone[e] = struct{}{}
+	}
+	add := make([]*entry[V], 0, len(ins))
+	for _, e := range ins {
+		if m.items[e.id] == e {
+			add = append(add, e)
+		}
+	}
+	slices.SortFunc(add, nameCompare[V])
+	out := make([]*entry[V], 0, len(m.base)-len(gone)+len(add))
+	j := 0
+	for _, e := range m.base {
+		if _, ok := gone[e]; ok {
+			continue
+		}
+		for j < len(add) && nameCompare(add[j], e) < 0 {
+			out = append(out, add[j])
+			j++
+		}
+		out = append(out, e)
+	}
+	m.base = append(out, add[j:]...)
+}
+
+// sorted returns every item in compare's order, building base first if it
+// is stale.
+func (m *Model[V]) sorted() []*entry[V] {
+	if m.base == nil {
+		m.base = make([]*entry[V], 0, len(m.items))
+		for _, e := range m.items {
+			m.base = append(m.base, e)
+		}
+		slices.SortFunc(m.base, nameCompare[V])
+	}
+	return m.orderOf(m.base)
+}
 
 // ranks maps each distinct value of key over es to its rank in sorted order.
 type ranks struct {
@@ -65,42 +144,39 @@ func (r *ranks) of(k string) uint64 {
 	return r.lastV
 }
 
-// word packs s[from:from+n] big-endian, zero-padded (n ≤ 8): for strings
-// a and b with equal bytes before from, word(a) < word(b) implies a < b.
-func word(s string, from, n int) uint64 {
-	var b [8]byte
-	if from < len(s) {
-		copy(b[8-n:], s[from:min(len(s), from+n)])
-	}
-	return binary.BigEndian.Uint64(b[:])
-}
-
 // ageKey is the creation time in ms since year 1, clamped to 48 bits
-// (monotone: equal keys fall back to compare).
+// (monotone: equal keys are sorted again by compare).
 func ageKey(t time.Time) uint64 {
 	ms := t.UnixMilli() + msOffset
 	return uint64(min(max(ms, 0), lowMask))
 }
 
-// sortEntries sorts es by m.compare.
-func (m *Model[V]) sortEntries(es []*entry[V]) {
-	if len(es) < 2 {
-		return
+// radixRec is one item's sort word and its index in base.
+type radixRec struct {
+	k uint64
+	i uint32
+}
+
+// orderOf returns base (every item, in name order) in compare's order.
+func (m *Model[V]) orderOf(base []*entry[V]) []*entry[V] {
+	out := make([]*entry[V], len(base))
+	if len(base) < 2 {
+		copy(out, base)
+		return out
 	}
-	groups := newRanks(es, func(e *entry[V]) string { return e.meta.Group })
-	if len(groups.m) > 1<<(64-lowBits) {
-		slices.SortFunc(es, m.compare) // no room for the groups' ranks
-		return
+	groups := newRanks(base, func(e *entry[V]) string { return e.meta.Group })
+	if len(groups.m) > 1<<(64-lowBits) || len(base) > 1<<32-1 {
+		copy(out, base) // no room for the groups' ranks
+		slices.SortFunc(out, m.compare)
+		return out
 	}
 	var statuses *ranks
 	if m.sortKey == ByStatus {
-		statuses = newRanks(es, func(e *entry[V]) string { return e.meta.Status })
+		statuses = newRanks(base, func(e *entry[V]) string { return e.meta.Status })
 	}
-	recs := make([]sortRec, len(es))
-	for i, e := range es {
-		r := &recs[i]
-		r.i = uint32(i)
-		name := e.meta.Name
+	recs := make([]radixRec, len(base))
+	var nameRank uint64
+	for i, e := range base {
 		var key uint64
 		switch m.sortKey {
 		case ByAge: // youngest first
@@ -108,34 +184,74 @@ func (m *Model[V]) sortEntries(es []*entry[V]) {
 		case ByStatus:
 			key = statuses.of(e.meta.Status)
 		case ByName:
-			key = word(name, 0, 6)
+			// ascending: base's own order; reversed: by the rank of the
+			// name and namespace (equal ones keep their IDs ascending)
+			if m.desc && i > 0 && (e.meta.Name != base[i-1].meta.Name || e.meta.Namespace != base[i-1].meta.Namespace) {
+				nameRank++
+			}
+			key = nameRank
 		}
 		if m.desc {
 			key = lowMask - key
 		}
-		r.k[0] = groups.of(e.meta.Group)<<lowBits | key
-		if m.sortKey == ByName {
-			// the rest of the sort key (reversed with it)
-			r.k[1], r.k[2] = word(name, 6, 8), word(name, 14, 8)
-			if m.desc {
-				r.k[1], r.k[2] = ^r.k[1], ^r.k[2]
+		recs[i] = radixRec{k: groups.of(e.meta.Group)<<lowBits | key, i: uint32(i)}
+	}
+	recs = radixSort(recs)
+	for j, r := range recs {
+		out[j] = base[r.i]
+	}
+	if m.sortKey == ByAge {
+		// equal words whose creation times differ below the millisecond
+		// (or were clamped): compare decides within those runs
+		for lo := 0; lo < len(recs); {
+			hi := lo + 1
+			for hi < len(recs) && recs[hi].k == recs[lo].k {
+				hi++
 			}
-		} else {
-			// the tie-break: the name, never reversed
-			r.k[1], r.k[2] = word(name, 0, 8), word(name, 8, 8)
+			if hi-lo > 1 {
+				run := out[lo:hi]
+				for j := 1; j < len(run); j++ {
+					if !run[j].meta.Created.Equal(run[0].meta.Created) {
+						slices.SortFunc(run, m.compare)
+						break
+					}
+				}
+			}
+			lo = hi
 		}
 	}
-	slices.SortFunc(recs, func(x, y sortRec) int {
-		for j := range x.k {
-			if x.k[j] != y.k[j] {
-				return cmp.Compare(x.k[j], y.k[j])
-			}
+	return out
+}
+
+// radixSort sorts recs by k, stably (least significant byte first),
+// skipping the bytes every word shares; it may return the scratch slice.
+func radixSort(recs []radixRec) []radixRec {
+	var counts [8][256]int
+	for _, r := range recs {
+		k := r.k
+		for b := range 8 {
+			counts[b][byte(k>>(8*b))]++
 		}
-		return m.compare(es[x.i], es[y.i])
-	})
-	sorted := make([]*entry[V], len(es))
-	for i := range recs {
-		sorted[i] = es[recs[i].i]
 	}
-	copy(es, sorted)
+	tmp := make([]radixRec, len(recs))
+	for b := range 8 {
+		c := &counts[b]
+		if c[byte(recs[0].k>>(8*b))] == len(recs) {
+			continue // every word has this byte
+		}
+		pos := 0
+		for v := range c {
+			n := c[v]
+			c[v] = pos
+			pos += n
+		}
+		shift := 8 * b
+		for _, r := range recs {
+			v := byte(r.k >> shift)
+			tmp[c[v]] = r
+			c[v]++
+		}
+		recs, tmp = tmp, recs
+	}
+	return recs
 }

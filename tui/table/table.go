@@ -75,6 +75,7 @@ type entry[V any] struct {
 	meta  Meta
 	cells []string
 	text  string // cells joined, in lower case, for the filter
+	ascii bool   // text is ASCII (the filter's fast paths)
 	vis   bool   // in rows
 }
 
@@ -98,6 +99,9 @@ type Model[V any] struct {
 	// order is every item in sort order, so that a filter change is one
 	// pass without a sort; nil when stale (rebuild sorts it again).
 	order []*entry[V]
+	// base is every item in name order (name, namespace, ID: compare's
+	// tie-break), kept across sorts (sortkeys.go); nil when not built yet.
+	base []*entry[V]
 
 	cursor, offset int
 	selID          string
