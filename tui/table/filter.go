@@ -193,9 +193,36 @@ func (m *Model[V]) SetFilter(s string) error {
 	if f.String() == m.filter.String() {
 		return nil
 	}
+	old := m.filter
 	m.filter = f
+	if m.order != nil && narrows(old, f) {
+		m.refilterRows()
+		return nil
+	}
 	m.rebuild()
 	return nil
+}
+
+// narrows reports whether every row next matches also matches prev: both
+// plain text, next containing prev (a key typed onto the filter), so only
+// the rows shown need a look.
+func narrows(prev, next Filter) bool {
+	return prev.lit != "" && next.lit != "" && !prev.invert && !next.invert && strings.Contains(next.lit, prev.lit)
+}
+
+// refilterRows re-filters the visible rows alone (see narrows).
+func (m *Model[V]) refilterRows() {
+	before := m.screenRow()
+	keep := m.rows[:0]
+	for _, e := range m.rows {
+		e.vis = m.visible(e)
+		if e.vis {
+			keep = append(keep, e)
+		}
+	}
+	clear(m.rows[len(keep):])
+	m.rows = keep
+	m.follow(before)
 }
 
 // Filter returns the active filter text.

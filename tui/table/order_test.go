@@ -14,7 +14,7 @@ import (
 func TestFilterOverKeptOrderMatchesAFreshTable(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	statuses := []string{"ready", "pending", "failed"}
-	filters := []string{"", "n1", "pend", "!ready", "n2.*ns1"}
+	filters := []string{"", "n", "n1", "1", "pend", "!ready", "n2.*ns1"}
 	m := newTable(80, 10)
 	all := map[string]item{}
 	for round := range 300 {
