@@ -4,7 +4,11 @@
 // rows move, k9s sorting (name, age, status; again to reverse), filtering
 // (regex, inverted regex, label selector), a namespace scope, and marks.
 //
-// Cost model: Apply is O(k log n) for k changed items when few rows move and
-// O(n log n) (a re-sort) otherwise; View is O(viewport rows × columns),
-// independent of the number of items.
+// Cost model: every item is also kept in name order (sortkeys.go). Apply
+// is O(k log n) comparisons and a copy of the order for k changed items
+// when few rows move, and otherwise a merge into the name order and a
+// radix re-sort, O(n + k log k); a new sort key is one radix sort, O(n),
+// without comparisons; a filter is one pass over the sorted items, over
+// the rows shown when a key is typed onto a plain filter; View is
+// O(viewport rows × columns), independent of the number of items.
 package table
