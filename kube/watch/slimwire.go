@@ -1,0 +1,373 @@
+package watch
+
+// SlimPodWire: the pods of the TUI's cache lose, before they are decoded,
+// the fields SlimPod would drop after. The protobuf decoder allocates every
+// env var, volume, probe and script of a KubeRay pod (~10 KB) for SlimPod
+// to keep ~3 KB of it; at launch that garbage was most of the collector's
+// work (docs/benchmarks.md). The transport rewrites the protobuf bytes of a
+// pod LIST or WATCH of the core API, field by field (protowire), keeping a
+// superset of what SlimPod keeps, which still runs on every decoded pod:
+// what reaches the cache is the same either way
+// (TestSlimPodWireKeepsWhatSlimPodKeeps). Anything it does not recognise
+// (JSON, another kind, an envelope it cannot parse) passes unchanged.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// rewriter appends the message b, rewritten, to dst; ok is false when b is
+// not a well-formed message (dst is then to be discarded).
+type rewriter func(dst, b []byte) (out []byte, ok bool)
+
+// msgFilter rewrites one protobuf message: a field whose number has a sub
+// rewriter is a message rewritten by it; otherwise a field is kept when
+// keep is nil or holds its number, and is not in drop.
+type msgFilter struct {
+	keep map[protowire.Number]bool
+	drop map[protowire.Number]bool
+	sub  map[protowire.Number]rewriter
+}
+
+// The field numbers of k8s.io/api/core/v1's generated.proto (v0.37) and of
+// meta/v1's ObjectMeta, for what SlimPod keeps.
+var (
+	// Container: name 1, image 2, restartPolicy 24, and resources 8 while
+	// the pod is not ready (slimContainers).
+	wireContainer      = &msgFilter{keep: map[protowire.Number]bool{1: true, 2: true, 8: true, 24: true}}
+	wireContainerReady = &msgFilter{keep: map[protowire.Number]bool{1: true, 2: true, 24: true}}
+	// PodSpec: nodeSelector 7, nodeName 10, affinity 18, tolerations 22,
+	// overhead 32; containers 2 and initContainers 20 rewritten.
+	wireSpec      = specFilter(wireContainer)
+	wireSpecReady = specFilter(wireContainerReady)
+	// ObjectMeta: all but managedFields 17.
+	wireMeta = &msgFilter{drop: map[protowire.Number]bool{17: true}}
+	// Pod: metadata 1 and spec 2 rewritten, status 3 whole.
+	wirePodNotReady = &msgFilter{sub: map[protowire.Number]rewriter{1: wireMeta.apply, 2: wireSpec.apply}}
+	wirePodReady    = &msgFilter{sub: map[protowire.Number]rewriter{1: wireMeta.apply, 2: wireSpecReady.apply}}
+	// PodList: metadata 1, items 2.
+	wirePodList = &msgFilter{sub: map[protowire.Number]rewriter{2: wirePod}}
+)
+
+func specFilter(c *msgFilter) *msgFilter {
+	return &msgFilter{
+		keep: map[protowire.Number]bool{7: true, 10: true, 18: true, 22: true, 32: true},
+		sub:  map[protowire.Number]rewriter{2: c.apply, 20: c.apply},
+	}
+}
+
+// wirePod rewrites a Pod as SlimPod trims it: the containers' resources
+// only while the pod is not ready, read from its status.
+func wirePod(dst, b []byte) ([]byte, bool) {
+	if wireReady(b) {
+		return wirePodReady.apply(dst, b)
+	}
+	return wirePodNotReady.apply(dst, b)
+}
+
+// wireReady is podReady on a Pod's bytes: status 3's phase 1 is Running and
+// its first condition 2 of type 1 Ready has status 2 True (the last of a
+// repeated scalar wins, as the decoder reads it).
+func wireReady(pod []byte) bool {
+	var status []byte
+	eachField(pod, func(num protowire.Number, v []byte) {
+		if num == 3 {
+			status = v
+		}
+	})
+	var phase string
+	readySeen, ready := false, false
+	eachField(status, func(num protowire.Number, v []byte) {
+		switch num {
+		case 1:
+			phase = string(v)
+		case 2:
+			var typ, st string
+			eachField(v, func(n protowire.Number, w []byte) {
+				switch n {
+				case 1:
+					typ = string(w)
+				case 2:
+					st = string(w)
+				}
+			})
+			if typ == "Ready" && !readySeen {
+				readySeen, ready = true, st == "True"
+			}
+		}
+	})
+	return phase == "Running" && ready
+}
+
+// eachField calls fn with every length-delimited field of the message b,
+// stopping at the first malformed byte.
+func eachField(b []byte, fn func(num protowire.Number, v []byte)) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return
+		}
+		if typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(b[n:])
+			fn(num, v)
+		}
+		b = b[n+m:]
+	}
+}
+
+// apply appends the rewritten b to dst; ok is false when b is not a
+// well-formed message (dst is then to be discarded).
+func (f *msgFilter) apply(dst, b []byte) ([]byte, bool) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return dst, false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return dst, false
+		}
+		field := b[:n+m]
+		b = b[n+m:]
+		if s := f.sub[num]; s != nil && typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(field[n:])
+			var ok bool
+			if dst, ok = appendSub(dst, num, m-len(v), v, s); !ok {
+				return dst, false
+			}
+			continue
+		}
+		if f.drop[num] || (f.keep != nil && !f.keep[num]) {
+			continue
+		}
+		dst = append(dst, field...)
+	}
+	return dst, true
+}
+
+// appendSub appends field num, a message rewritten by rewrite from v, to
+// dst without a buffer of its own: its length, at most v's, is written in
+// the k bytes v's length took (a varint padded with continuation bytes,
+// which protobuf decoders read as the same number).
+func appendSub(dst []byte, num protowire.Number, k int, v []byte, rewrite rewriter) ([]byte, bool) {
+	dst = protowire.AppendTag(dst, num, protowire.BytesType)
+	at := len(dst)
+	dst = append(dst, make([]byte, k)...)
+	dst, ok := rewrite(dst, v)
+	if !ok {
+		return dst, false
+	}
+	l := uint64(len(dst) - at - k)
+	for i := at; i < at+k-1; i++ {
+		dst[i] = byte(l&0x7f) | 0x80
+		l >>= 7
+	}
+	dst[at+k-1] = byte(l)
+	return dst, true
+}
+
+// protobufMagic starts every protobuf-encoded object of the API server, a
+// runtime.Unknown after it.
+var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// slimUnknown appends to dst the runtime.Unknown b (typeMeta 1: apiVersion
+// 1, kind 2; raw 2; contentEncoding 3) with its object rewritten by f; ok is
+// false (dst to be discarded) unless it is a core/v1 object of that kind,
+// not encoded further.
+func slimUnknown(dst, b []byte, kind string, f rewriter) ([]byte, bool) {
+	var apiVersion, gotKind, encoding string
+	eachField(b, func(num protowire.Number, v []byte) {
+		switch num {
+		case 1:
+			eachField(v, func(n protowire.Number, w []byte) {
+				switch n {
+				case 1:
+					apiVersion = string(w)
+				case 2:
+					gotKind = string(w)
+				}
+			})
+		case 3:
+			encoding = string(v)
+		}
+	})
+	if apiVersion != "v1" || gotKind != kind || encoding != "" {
+		return dst, false
+	}
+	return (&msgFilter{sub: map[protowire.Number]rewriter{2: f}}).apply(dst, b)
+}
+
+// slimList is a LIST response's body with its pods rewritten, or b.
+func slimList(b []byte) []byte {
+	if !bytes.HasPrefix(b, protobufMagic) {
+		return b
+	}
+	out := append(make([]byte, 0, len(b)), protobufMagic...)
+	out, ok := slimUnknown(out, b[len(protobufMagic):], "PodList", wirePodList.apply)
+	if !ok {
+		return b
+	}
+	return out
+}
+
+// slimWatchEvent appends to dst one WATCH frame (a metav1.WatchEvent: type
+// 1, object 2, a RawExtension whose raw 1 is an encoded object) with its pod
+// rewritten, or the frame as it came.
+func slimWatchEvent(dst, frame []byte) []byte {
+	start := len(dst)
+	out, ok := slimEvent(dst, frame)
+	if !ok {
+		return append(out[:start], frame...) // a Status, a bookmark of another kind
+	}
+	return out
+}
+
+func slimEvent(out, frame []byte) ([]byte, bool) {
+	for rest := frame; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		if n < 0 {
+			return out, false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
+		if m < 0 {
+			return out, false
+		}
+		field := rest[:n+m]
+		rest = rest[n+m:]
+		if num != 2 || typ != protowire.BytesType {
+			out = append(out, field...)
+			continue
+		}
+		ext, _ := protowire.ConsumeBytes(field[n:])
+		var ok bool
+		if out, ok = appendSub(out, 2, m-len(ext), ext, slimRawExtension); !ok {
+			return out, false
+		}
+	}
+	return out, true
+}
+
+// slimRawExtension appends the RawExtension b (raw 1) with the pod in its
+// raw rewritten.
+func slimRawExtension(dst, b []byte) ([]byte, bool) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return dst, false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return dst, false
+		}
+		field := b[:n+m]
+		b = b[n+m:]
+		if num != 1 || typ != protowire.BytesType {
+			dst = append(dst, field...)
+			continue
+		}
+		raw, _ := protowire.ConsumeBytes(field[n:])
+		if !bytes.HasPrefix(raw, protobufMagic) {
+			return dst, false
+		}
+		var ok bool
+		dst, ok = appendSub(dst, 1, m-len(raw), raw, func(dst, raw []byte) ([]byte, bool) {
+			return slimUnknown(append(dst, protobufMagic...), raw[len(protobufMagic):], "Pod", wirePod)
+		})
+		if !ok {
+			return dst, false
+		}
+	}
+	return dst, true
+}
+
+// SlimPodWire wraps the TUI cache's transport (rest.Config.Wrap) so that
+// pods arrive trimmed (see the top of this file).
+func SlimPodWire(rt http.RoundTripper) http.RoundTripper { return slimWire{next: rt} }
+
+type slimWire struct{ next http.RoundTripper }
+
+func (w slimWire) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.next.RoundTrip(req)
+	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK || !isPodCollection(req.URL.Path) {
+		return resp, err
+	}
+	mt, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil || mt != "application/vnd.kubernetes.protobuf" {
+		return resp, nil
+	}
+	if params["stream"] == "watch" {
+		resp.Body = &slimWatchBody{src: resp.Body}
+		return resp, nil
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	b = slimList(b)
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.ContentLength = int64(len(b))
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// isPodCollection: the core API's pods, of a namespace or of all (a
+// prefix before /api, as an API proxy's, is allowed).
+func isPodCollection(path string) bool {
+	if strings.HasSuffix(path, "/api/v1/pods") {
+		return true
+	}
+	before, ok := strings.CutSuffix(path, "/pods")
+	if !ok {
+		return false
+	}
+	i := strings.LastIndex(before, "/api/v1/namespaces/")
+	return i >= 0 && !strings.Contains(before[i+len("/api/v1/namespaces/"):], "/")
+}
+
+// slimWatchBody rewrites a WATCH stream frame by frame (a 4-byte
+// big-endian length, then a WatchEvent), as each arrives.
+type slimWatchBody struct {
+	src   io.ReadCloser
+	out   []byte // what is left to read of buf
+	buf   []byte // the last frame rewritten, with its length
+	frame []byte // the last frame read
+}
+
+func (b *slimWatchBody) Read(p []byte) (int, error) {
+	for len(b.out) == 0 {
+		var hdr [4]byte
+		if _, err := io.ReadFull(b.src, hdr[:]); err != nil {
+			return 0, err
+		}
+		n := binary.BigEndian.Uint32(hdr[:])
+		if cap(b.frame) < int(n) {
+			b.frame = make([]byte, n)
+		}
+		b.frame = b.frame[:n]
+		if _, err := io.ReadFull(b.src, b.frame); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		out := slimWatchEvent(append(b.buf[:0], 0, 0, 0, 0), b.frame)
+		binary.BigEndian.PutUint32(out, uint32(len(out)-4))
+		b.buf, b.out = out, out
+	}
+	n := copy(p, b.out)
+	b.out = b.out[n:]
+	return n, nil
+}
+
+func (b *slimWatchBody) Close() error { return b.src.Close() }

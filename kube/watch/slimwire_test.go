@@ -1,0 +1,308 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/randfill"
+
+	"github.com/raydar/raydar/controller/raycluster"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
+)
+
+// randomPods are pods with every field of the API filled at random (each
+// field a 1-in-5 chance of nil): whatever SlimPod keeps today or is taught
+// to keep tomorrow is set in some of them.
+func randomPods(seed int64, n int) []*corev1.Pod {
+	f := randfill.NewWithSeed(seed).NilChance(0.2).NumElements(1, 2).MaxDepth(12).Funcs(
+		func(q *resource.Quantity, c randfill.Continue) {
+			*q = *resource.NewMilliQuantity(c.Int63n(1<<40), resource.DecimalSI)
+		},
+		func(v *intstr.IntOrString, c randfill.Continue) {
+			if c.Bool() {
+				*v = intstr.FromInt32(c.Int31())
+			} else {
+				*v = intstr.FromString(c.String(8))
+			}
+		},
+		func(m *metav1.ObjectMeta, c randfill.Continue) {
+			c.FillNoCustom(m)
+			m.Name, m.Namespace = fmt.Sprintf("pod-%d", c.Intn(1<<20)), "ns"
+		},
+	)
+	pods := make([]*corev1.Pod, n)
+	for i := range pods {
+		p := &corev1.Pod{}
+		f.Fill(p)
+		p.TypeMeta = metav1.TypeMeta{}
+		// ready or not as SlimPod judges it (it keeps the containers'
+		// resources only while a pod is not): a third Running and Ready,
+		// a third Running with Ready False behind another condition, the
+		// rest at random
+		switch i % 3 {
+		case 0:
+			p.Status.Phase = corev1.PodRunning
+			p.Status.Conditions = append([]corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}, p.Status.Conditions...)
+		case 1:
+			p.Status.Phase = corev1.PodRunning
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse},
+				corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
+		}
+		pods[i] = p
+	}
+	return pods
+}
+
+// podAPI serves the pods of namespace ns in protobuf: a LIST, and a WATCH
+// of one ADDED event per pod, as kube-apiserver frames them.
+func podAPI(t *testing.T, pods []*corev1.Pod) *httptest.Server {
+	t.Helper()
+	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	if !ok {
+		t.Fatal("no protobuf serializer")
+	}
+	enc := scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion)
+	encode := func(o runtime.Object) []byte {
+		var b bytes.Buffer
+		if err := enc.Encode(o, &b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "7"}}
+	for _, p := range pods {
+		list.Items = append(list.Items, *p)
+	}
+	listBody := encode(list)
+	raw := protobuf.NewRawSerializer(scheme.Scheme, scheme.Scheme)
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/namespaces/ns/pods" {
+			http.NotFound(w, r)
+			return
+		}
+		if r.URL.Query().Get("watch") != "true" {
+			w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
+			_, _ = w.Write(listBody)
+			return
+		}
+		w.Header().Set("Content-Type", runtime.ContentTypeProtobuf+";stream=watch")
+		s := streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(w), raw)
+		for _, p := range pods {
+			ev := &metav1.WatchEvent{Type: "ADDED", Object: runtime.RawExtension{Raw: encode(p)}}
+			if err := s.Encode(ev); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}))
+}
+
+// podClient is a clientset of srv in protobuf, through SlimPodWire or not.
+func podClient(t *testing.T, srv *httptest.Server, slim bool) kubernetes.Interface {
+	t.Helper()
+	cfg := &rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: runtime.ContentTypeProtobuf}}
+	if slim {
+		cfg.Wrap(SlimPodWire)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// What reaches the cache is the same with the wire filter as without: every
+// pod, listed or watched, trimmed by SlimPod after decoding, equals the same
+// pod decoded whole and trimmed, and the filter did drop bytes.
+func TestSlimPodWireKeepsWhatSlimPodKeeps(t *testing.T) {
+	pods := randomPods(27, 40)
+	srv := podAPI(t, pods)
+	defer srv.Close()
+	ctx := context.Background()
+	slimmed := func(p *corev1.Pod) *corev1.Pod {
+		out, err := SlimPod(p.DeepCopy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.(*corev1.Pod)
+	}
+	whole, err := podClient(t, srv, false).CoreV1().Pods("ns").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	thin, err := podClient(t, srv, true).CoreV1().Pods("ns").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole.Items) != len(pods) || len(thin.Items) != len(pods) || thin.ResourceVersion != "7" {
+		t.Fatalf("listed %d and %d pods (resourceVersion %q); want %d and 7", len(whole.Items), len(thin.Items), thin.ResourceVersion, len(pods))
+	}
+	var wholeSize, thinSize int
+	for i := range pods {
+		w, th := &whole.Items[i], &thin.Items[i]
+		wholeSize += w.Size()
+		thinSize += th.Size()
+		if !equality.Semantic.DeepEqual(slimmed(w), slimmed(th)) {
+			t.Fatalf("listed pod %d: trimmed after the wire filter differs from trimmed whole", i)
+		}
+	}
+	if thinSize*2 > wholeSize {
+		t.Errorf("the wire filter kept %d of %d bytes; want less than half (it drops most of a random spec)", thinSize, wholeSize)
+	}
+
+	watched := func(slim bool) []*corev1.Pod {
+		w, err := podClient(t, srv, slim).CoreV1().Pods("ns").Watch(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		var out []*corev1.Pod
+		for ev := range w.ResultChan() {
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				t.Fatalf("watch event %s of %T", ev.Type, ev.Object)
+			}
+			out = append(out, p)
+		}
+		return out
+	}
+	ww, wt := watched(false), watched(true)
+	if len(ww) != len(pods) || len(wt) != len(pods) {
+		t.Fatalf("watched %d and %d pods; want %d", len(ww), len(wt), len(pods))
+	}
+	for i := range pods {
+		if !equality.Semantic.DeepEqual(slimmed(ww[i]), slimmed(wt[i])) {
+			t.Fatalf("watched pod %d: trimmed after the wire filter differs from trimmed whole", i)
+		}
+		if wt[i].ManagedFields != nil || len(wt[i].Spec.Volumes) != 0 {
+			t.Fatalf("watched pod %d kept its managedFields or volumes through the wire filter", i)
+		}
+	}
+}
+
+// What the filter does not recognise passes as it came: another path, a
+// JSON body, a protobuf body that is not a pod list.
+func TestSlimPodWirePassesTheRest(t *testing.T) {
+	for _, tc := range []struct {
+		path, contentType string
+		body              []byte
+	}{
+		{"/api/v1/namespaces/ns/pods/p1", runtime.ContentTypeProtobuf, append([]byte("k8s\x00"), 1, 2, 3)},
+		{"/api/v1/namespaces/ns/pods", runtime.ContentTypeJSON, []byte(`{"kind":"PodList"}`)},
+		{"/api/v1/namespaces/ns/pods", runtime.ContentTypeProtobuf, append([]byte("k8s\x00"), 0xff, 0xff)},
+		{"/api/v1/namespaces/ns/services", runtime.ContentTypeProtobuf, []byte("k8s\x00abc")},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", tc.contentType)
+			_, _ = w.Write(tc.body)
+		}))
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+tc.path, nil)
+		resp, err := SlimPodWire(http.DefaultTransport).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		_, _ = got.ReadFrom(resp.Body)
+		resp.Body.Close()
+		srv.Close()
+		if !bytes.Equal(got.Bytes(), tc.body) {
+			t.Errorf("%s (%s): body %q; want it unchanged, %q", tc.path, tc.contentType, got.Bytes(), tc.body)
+		}
+	}
+	for path, want := range map[string]bool{
+		"/api/v1/pods": true, "/api/v1/namespaces/a/pods": true, "/k8s/clusters/c-1/api/v1/namespaces/a/pods": true,
+		"/api/v1/namespaces/a/pods/b": false, "/apis/x/v1/namespaces/a/pods": false, "/api/v1/namespaces/a/b/pods": false,
+	} {
+		if got := isPodCollection(path); got != want {
+			t.Errorf("isPodCollection(%q) = %v; want %v", path, got, want)
+		}
+	}
+}
+
+// BenchmarkPodDecode: a LIST of 1,000 pods as raydar's operator builds them
+// for a RayCluster (a head and workers: env, the ray start script, probes,
+// volumes), Running and Ready, decoded in protobuf and trimmed by SlimPod, as the TUI's cache
+// does at launch, with and without the wire filter: CPU and bytes
+// allocated per pod.
+func BenchmarkPodDecode(b *testing.B) {
+	res := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+	}
+	ctr := func(name string) []corev1.Container {
+		return []corev1.Container{{Name: name, Image: "rayproject/ray:2.52.0", Resources: res}}
+	}
+	nine := int32(9)
+	rc := &rayv1.RayCluster{ // the e2e data set's (test/internal/testobj.Cluster)
+		ObjectMeta: metav1.ObjectMeta{Name: "c-00001", Namespace: "bench"},
+		Spec: rayv1.RayClusterSpec{
+			RayVersion:    "2.52.0",
+			HeadGroupSpec: rayv1.HeadGroupSpec{RayStartParams: map[string]string{}, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: ctr("ray-head")}}},
+			WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{GroupName: "small", Replicas: &nine, RayStartParams: map[string]string{},
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: ctr("ray-worker")}}}},
+		},
+	}
+	cfg := raycluster.DefaultBuildConfig()
+	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
+	for i := range 1000 {
+		pb := raycluster.PodBuild{Name: fmt.Sprintf("c-00001-%d", i), Head: i%10 == 0}
+		if !pb.Head {
+			pb.Group = &rc.Spec.WorkerGroupSpecs[0]
+		}
+		p := raycluster.BuildPod(rc, pb, "bench", cfg)
+		now := metav1.Now()
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.1.2.3", StartTime: &now} // Running and Ready, as the data set's
+		for _, t := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})
+		}
+		for _, c := range p.Spec.Containers {
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Image: c.Image, Ready: true,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}})
+		}
+		p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "raydar", Operation: metav1.ManagedFieldsOperationUpdate,
+			FieldsV1: &metav1.FieldsV1{Raw: bytes.Repeat([]byte(`{"f:spec":{}}`), 40)}}}
+		list.Items = append(list.Items, *p)
+	}
+	info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	var body bytes.Buffer
+	if err := scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion).Encode(list, &body); err != nil {
+		b.Fatal(err)
+	}
+	dec := scheme.Codecs.UniversalDeserializer()
+	for _, wire := range []bool{false, true} {
+		b.Run(fmt.Sprintf("wire-filter=%v", wire), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				in := body.Bytes()
+				if wire {
+					in = slimList(in)
+				}
+				obj, _, err := dec.Decode(in, nil, &corev1.PodList{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := range obj.(*corev1.PodList).Items {
+					if _, err := SlimPod(&obj.(*corev1.PodList).Items[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(body.Len())/1000, "wire-B/pod")
+		})
+	}
+}
