@@ -132,6 +132,24 @@ func BenchmarkKeyToFrame(b *testing.B) {
 			_ = a.View()
 		}
 	})
+	b.Run("filter-typed", func(b *testing.B) {
+		// "/" then "worker-3" one key at a time, then Escape, as a user
+		// types a filter (and the end-to-end benchmark does); per key.
+		a := benchApp(b, PodsView)
+		var seq []tea.KeyPressMsg
+		seq = append(seq, tea.KeyPressMsg{Code: '/', Text: "/"})
+		for _, r := range "worker-3" {
+			seq = append(seq, tea.KeyPressMsg{Code: r, Text: string(r)})
+		}
+		seq = append(seq, namedKey("esc"))
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			a.Update(seq[i%len(seq)])
+			i++
+			_ = a.View()
+		}
+	})
 	b.Run("filter", func(b *testing.B) {
 		a := benchApp(b, PodsView)
 		b.ReportAllocs()

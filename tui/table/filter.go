@@ -213,15 +213,9 @@ func narrows(prev, next Filter) bool {
 // refilterRows re-filters the visible rows alone (see narrows).
 func (m *Model[V]) refilterRows() {
 	before := m.screenRow()
-	keep := m.rows[:0]
-	for _, e := range m.rows {
-		e.vis = m.visible(e)
-		if e.vis {
-			keep = append(keep, e)
-		}
-	}
-	clear(m.rows[len(keep):])
-	m.rows = keep
+	n := len(m.rows)
+	m.rows = m.filterInto(m.rows[:0], m.rows)
+	clear(m.rows[len(m.rows):n])
 	m.follow(before)
 }
 

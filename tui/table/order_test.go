@@ -69,3 +69,39 @@ func TestFilterOverKeptOrderMatchesAFreshTable(t *testing.T) {
 		}
 	}
 }
+
+// A filter over more items than parallelFilterMin runs on several cores:
+// the rows, their order and the selection are the one-core pass's.
+func TestParallelFilterKeepsOrderAndSelection(t *testing.T) {
+	n := 4*parallelFilterMin + 7
+	var items []item
+	for i := range n {
+		items = append(items, item{id: fmt.Sprint(i), ns: fmt.Sprint("ns", i%3), name: fmt.Sprintf("c-%05d-worker-%d", i/10, i%10),
+			status: []string{"Running", "Pending"}[i%7/6], age: time.Duration(i) * time.Second})
+	}
+	m := newTable(80, 10, items...)
+	m.SortBy(ByAge)
+	for _, f := range []string{"c-", "c-0", "worker-3", "worker-33", "!pend", "c-0.*-worker-[12]$", ""} {
+		if err := m.SetFilter(f); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, e := range m.order {
+			if m.filter.Match(e.text, e.meta.Labels) {
+				want = append(want, e.id)
+			}
+		}
+		var got []string
+		for _, v := range m.Visible() {
+			got = append(got, v.id)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("filter %q: %d rows, want %d (or in another order)", f, len(got), len(want))
+		}
+		for _, e := range m.items {
+			if e.vis != m.filter.Match(e.text, e.meta.Labels) {
+				t.Fatalf("filter %q: item %s vis=%v", f, e.id, e.vis)
+			}
+		}
+	}
+}

@@ -4,8 +4,10 @@ package table
 // visible rows kept in order, and the cursor following the selected ID.
 
 import (
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -126,14 +128,55 @@ func (m *Model[V]) rebuild() {
 	if m.order == nil {
 		m.order = m.sorted()
 	}
-	m.rows = m.rows[:0]
-	for _, e := range m.order {
-		e.vis = m.visible(e)
-		if e.vis {
-			m.rows = append(m.rows, e)
-		}
-	}
+	m.rows = m.filterInto(m.rows[:0], m.order)
 	m.follow(before)
+}
+
+// parallelFilterMin is the number of items from which a filter pass is
+// split over the cores: at 100,000 rows the pass waits on memory (an entry
+// and its text per row, scattered over the heap), and two cores keep twice
+// as many loads in flight.
+const parallelFilterMin = 16384
+
+// filterInto appends the entries of es that are visible to dst, in order,
+// setting each one's vis. A large pass with something to match runs on up
+// to 4 goroutines, each over a contiguous part of es (distinct entries; the
+// filter is read-only).
+func (m *Model[V]) filterInto(dst, es []*entry[V]) []*entry[V] {
+	workers := min(runtime.GOMAXPROCS(0), 4, len(es)/parallelFilterMin)
+	if workers < 2 || (m.filter.Empty() && m.ns == "") { // nothing to match: one pass is as fast
+		for _, e := range es {
+			e.vis = m.visible(e)
+			if e.vis {
+				dst = append(dst, e)
+			}
+		}
+		return dst
+	}
+	parts := make([][]*entry[V], workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(es)/workers, (w+1)*len(es)/workers
+		wg.Go(func() {
+			var out []*entry[V]
+			if w == 0 {
+				out = dst // the first part appends where dst ends
+			}
+			for _, e := range es[lo:hi] {
+				e.vis = m.visible(e)
+				if e.vis {
+					out = append(out, e)
+				}
+			}
+			parts[w] = out
+		})
+	}
+	wg.Wait()
+	dst = parts[0]
+	for _, p := range parts[1:] {
+		dst = append(dst, p...)
+	}
+	return dst
 }
 
 // screenRow is the selected row's position inside the viewport.
