@@ -8,4 +8,8 @@
 //
 // No polling and no re-listing: the informers' initial list arrives as the
 // first batch, then only changes.
+//
+// It also owns what the observe-only TUI caches of a pod: SlimPod (the
+// informer's transform), compactPod (sharing what repeats) and SlimPodWire
+// (the same trim done on the protobuf bytes, before decoding).
 package watch
