@@ -28,12 +28,13 @@ import (
 // pods raydar's TUI lists takes on the same plane, measured in this
 // process before raydar starts, so that raydar's "cache synced after
 // start" can be read against what the API server and the decoding alone
-// cost. Three clients, each -floor times in turn (A B C A B C …), each a
+// cost. Four clients, each -floor times in turn (A B C D A B C D …), each a
 // fresh connection: a bare client-go informer (protobuf, the Ray pod
 // selector, no transform); controller-runtime's cache with the TUI's
 // pod selector and transforms (protobuf, managed fields stripped,
-// watch.SlimPod; no history recording, pods alone); and one
-// plain LIST of the same pods (resourceVersion 0, from the watch cache).
+// watch.SlimPod; no history recording, pods alone); the same cache
+// through the TUI's wire trim (watch.SlimPodWire); and one plain LIST of
+// the same pods (resourceVersion 0, from the watch cache).
 type floorClient struct {
 	name string
 	sync func(ctx context.Context, cfg *rest.Config) (int, error)
@@ -42,6 +43,7 @@ type floorClient struct {
 var floorClients = []floorClient{
 	{"client-go informer (protobuf, no transform)", floorInformer},
 	{"controller-runtime cache with the TUI's pod selector and transform (SlimPod)", floorCache},
+	{"the same cache through the TUI's wire trim (SlimPodWire)", floorCacheWire},
 	{"one LIST (protobuf, resourceVersion 0)", floorList},
 }
 
@@ -138,6 +140,14 @@ func floorInformer(ctx context.Context, cfg *rest.Config) (int, error) {
 		return 0, err
 	}
 	return len(inf.GetStore().ListKeys()), nil
+}
+
+// floorCacheWire is floorCache with the transport raydar's observe-only
+// session gives its cache (cmd/raydar/session.go).
+func floorCacheWire(ctx context.Context, cfg *rest.Config) (int, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(kwatch.SlimPodWire)
+	return floorCache(ctx, cfg)
 }
 
 func floorCache(ctx context.Context, cfg *rest.Config) (int, error) {

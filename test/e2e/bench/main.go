@@ -72,7 +72,7 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "keep the state directory (logs, audit log, profiles)")
 	flag.IntVar(&c.contexts, "contexts", 1, "sandboxes, each with the data set, watched at once through the fleet view (raydar --context bench-1,…,bench-N)")
 	flag.DurationVar(&c.linkDelay, "link-delay", 0, "run raydar behind a pty proxy that delays each direction by this much (50ms: a 100 ms RTT link, SSH to a bastion)")
-	flag.IntVar(&c.floor, "floor", 0, "before raydar, sync the pods this many times with each of three bare clients (client-go informer, controller-runtime cache with the TUI's pod selector and SlimPod, one LIST): the floor that \"cache synced after start\" is read against")
+	flag.IntVar(&c.floor, "floor", 0, "before raydar, sync the pods this many times with each of four bare clients (client-go informer, controller-runtime cache with the TUI's pod selector and SlimPod, the same through the wire trim SlimPodWire, one LIST): the floor that \"cache synced after start\" is read against")
 	baseline := flag.Bool("baseline", false, "measure the harness itself: key → screen of cat(1) echoing in the same tmux pane")
 	flag.Parse()
 	if *baseline {
