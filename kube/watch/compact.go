@@ -15,9 +15,10 @@ import (
 // that repeat from pod to pod (namespace, label and annotation keys and
 // values, owner, node, image, container names, condition types and
 // reasons) become one shared copy each (unique.Make: a copy no pod
-// references any more is freed), label and annotation maps, tolerations
-// and owner references equal to a shared one become that one, and
-// pointers to true or false point to one true and one false.
+// references any more is freed), label and annotation maps, tolerations,
+// owner references and SlimPod's trimmed containers equal to a shared one
+// become that one, and pointers to true or false point to one true and one
+// false. Its one caller is SlimPod (the containers it gets are trimmed).
 //
 // The protobuf decoder allocates every string and map of every pod anew:
 // at 10,000 KubeRay pods they were ~1.6 KB of a trimmed pod's ~5.1 KB
@@ -44,6 +45,8 @@ func compactPod(p *corev1.Pod) {
 			cs[i].Name, cs[i].Image = in(cs[i].Name), in(cs[i].Image)
 		}
 	}
+	s.InitContainers = shared.containers(s.InitContainers)
+	s.Containers = shared.containers(s.Containers)
 
 	st := &p.Status
 	st.Phase, st.Reason, st.Message = in(st.Phase), in(st.Reason), in(st.Message)
@@ -103,7 +106,8 @@ func sharedBool(b *bool) *bool {
 // share, by a hash of their content (a collision shares nothing). It is
 // cleared when it grows past maxShared entries, so it never holds much
 // that no pod uses any more.
-var shared = &sharer{maps: map[uint64]map[string]string{}, tols: map[uint64][]corev1.Toleration{}, refs: map[uint64][]metav1.OwnerReference{}}
+var shared = &sharer{maps: map[uint64]map[string]string{}, tols: map[uint64][]corev1.Toleration{}, refs: map[uint64][]metav1.OwnerReference{},
+	ctrs: map[uint64][]corev1.Container{}}
 
 const maxShared = 1 << 15
 
@@ -113,6 +117,7 @@ type sharer struct {
 	maps map[uint64]map[string]string
 	tols map[uint64][]corev1.Toleration
 	refs map[uint64][]metav1.OwnerReference
+	ctrs map[uint64][]corev1.Container
 }
 
 func init() { shared.seed = maphash.MakeSeed() }
@@ -247,6 +252,62 @@ func (s *sharer) owners(rs []metav1.OwnerReference) []metav1.OwnerReference {
 	}
 	s.refs[sum] = rs
 	return rs
+}
+
+// containers is cs, or a shared slice equal to it, when its containers are
+// as SlimPod leaves a ready pod's: a name, an image and a restart policy
+// (the workers of a group then share one slice). A container with
+// resources (a pod that is not ready) keeps its own.
+func (s *sharer) containers(cs []corev1.Container) []corev1.Container {
+	if len(cs) == 0 {
+		return cs
+	}
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	for i := range cs {
+		c := &cs[i]
+		if len(c.Resources.Limits)+len(c.Resources.Requests)+len(c.Resources.Claims) > 0 {
+			return cs
+		}
+		h.WriteString(c.Name)
+		h.WriteByte(0)
+		h.WriteString(c.Image)
+		h.WriteByte(0)
+		if c.RestartPolicy != nil {
+			h.WriteString(string(*c.RestartPolicy))
+		}
+		h.WriteByte(1)
+	}
+	sum := h.Sum64()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.ctrs[sum]; ok {
+		if slimContainersEqual(c, cs) {
+			return c
+		}
+		return cs
+	}
+	if len(s.ctrs) >= maxShared {
+		clear(s.ctrs)
+	}
+	s.ctrs[sum] = cs
+	return cs
+}
+
+// slimContainersEqual compares what SlimPod keeps of a ready pod's
+// containers.
+func slimContainersEqual(a, b []corev1.Container) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Name != y.Name || x.Image != y.Image || (x.RestartPolicy == nil) != (y.RestartPolicy == nil) ||
+			(x.RestartPolicy != nil && *x.RestartPolicy != *y.RestartPolicy) {
+			return false
+		}
+	}
+	return true
 }
 
 // boolByte: 0 nil, 1 false, 2 true.

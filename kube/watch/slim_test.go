@@ -116,15 +116,27 @@ func TestCompactPodSharesAndKeepsEveryValue(t *testing.T) {
 	same("tolerations", a.Spec.Tolerations, b.Spec.Tolerations)
 	same("owner references", a.OwnerReferences, b.OwnerReferences)
 	same("started", a.Status.ContainerStatuses[0].Started, b.Status.ContainerStatuses[0].Started)
+	same("containers", a.Spec.Containers, b.Spec.Containers)
 	if unsafe.StringData(a.Spec.Containers[0].Image) != unsafe.StringData(b.Spec.Containers[0].Image) {
 		t.Error("image string not shared")
 	}
 
-	// A pod whose labels differ keeps its own.
+	// A pod whose labels differ keeps its own; so do containers with
+	// another image, and containers with resources (a pod not ready).
 	c := mk("c-head", "10.0.0.3")
 	c.Labels[rayv1.RayNodeTypeLabelKey] = "head"
+	c.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
 	compactPod(c)
 	if c.Labels[rayv1.RayNodeTypeLabelKey] != "head" || a.Labels[rayv1.RayNodeTypeLabelKey] != "worker" {
 		t.Errorf("labels mixed up: %v %v", c.Labels, a.Labels)
+	}
+	if c.Spec.Containers[0].Image != "rayproject/ray:2.53.0" || a.Spec.Containers[0].Image != "rayproject/ray:2.52.0" {
+		t.Errorf("containers mixed up: %v %v", c.Spec.Containers, a.Spec.Containers)
+	}
+	d := mk("c-worker-3", "10.0.0.4")
+	d.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+	compactPod(d)
+	if &d.Spec.Containers[0] == &a.Spec.Containers[0] || d.Spec.Containers[0].Resources.Limits.Memory().String() != "1Gi" {
+		t.Errorf("a container with resources was shared or changed: %+v", d.Spec.Containers[0])
 	}
 }
