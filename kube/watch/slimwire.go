@@ -81,28 +81,27 @@ func wireReady(pod []byte) bool {
 			status = v
 		}
 	})
-	var phase string
-	readySeen, ready := false, false
+	running, readySeen, ready := false, false, false
 	eachField(status, func(num protowire.Number, v []byte) {
 		switch num {
 		case 1:
-			phase = string(v)
+			running = string(v) == "Running"
 		case 2:
-			var typ, st string
+			var isReady, isTrue bool
 			eachField(v, func(n protowire.Number, w []byte) {
 				switch n {
 				case 1:
-					typ = string(w)
+					isReady = string(w) == "Ready"
 				case 2:
-					st = string(w)
+					isTrue = string(w) == "True"
 				}
 			})
-			if typ == "Ready" && !readySeen {
-				readySeen, ready = true, st == "True"
+			if isReady && !readySeen {
+				readySeen, ready = true, isTrue
 			}
 		}
 	})
-	return phase == "Running" && ready
+	return running && ready
 }
 
 // eachField calls fn with every length-delimited field of the message b,
@@ -180,31 +179,50 @@ func appendSub(dst []byte, num protowire.Number, k int, v []byte, rewrite rewrit
 // runtime.Unknown after it.
 var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
 
+// The envelopes around the pods: a runtime.Unknown (raw 2 is the object) of
+// a LIST body, and a WATCH frame's metav1.WatchEvent (object 2) whose
+// runtime.RawExtension (raw 1) is an encoded object.
+var (
+	wireUnknownPodList = &msgFilter{sub: map[protowire.Number]rewriter{2: wirePodList.apply}}
+	wireUnknownPod     = &msgFilter{sub: map[protowire.Number]rewriter{2: wirePod}}
+	wireWatchEvent     = &msgFilter{sub: map[protowire.Number]rewriter{2: (&msgFilter{sub: map[protowire.Number]rewriter{1: wireEncodedPod}}).apply}}
+)
+
 // slimUnknown appends to dst the runtime.Unknown b (typeMeta 1: apiVersion
-// 1, kind 2; raw 2; contentEncoding 3) with its object rewritten by f; ok is
-// false (dst to be discarded) unless it is a core/v1 object of that kind,
-// not encoded further.
-func slimUnknown(dst, b []byte, kind string, f rewriter) ([]byte, bool) {
-	var apiVersion, gotKind, encoding string
+// 1, kind 2; raw 2; contentEncoding 3) rewritten by f; ok is false (dst to
+// be discarded) unless it holds a core/v1 object of that kind, not encoded
+// further.
+func slimUnknown(dst, b []byte, kind string, f *msgFilter) ([]byte, bool) {
+	var isV1, isKind, encoded bool
 	eachField(b, func(num protowire.Number, v []byte) {
 		switch num {
 		case 1:
 			eachField(v, func(n protowire.Number, w []byte) {
 				switch n {
 				case 1:
-					apiVersion = string(w)
+					isV1 = string(w) == "v1"
 				case 2:
-					gotKind = string(w)
+					isKind = string(w) == kind
 				}
 			})
 		case 3:
-			encoding = string(v)
+			encoded = len(v) > 0
 		}
 	})
-	if apiVersion != "v1" || gotKind != kind || encoding != "" {
+	if !isV1 || !isKind || encoded {
 		return dst, false
 	}
-	return (&msgFilter{sub: map[protowire.Number]rewriter{2: f}}).apply(dst, b)
+	return f.apply(dst, b)
+}
+
+// wireEncodedPod rewrites an encoded object (the magic, a runtime.Unknown)
+// that is a Pod; anything else fails the frame, which then passes as it
+// came.
+func wireEncodedPod(dst, raw []byte) ([]byte, bool) {
+	if !bytes.HasPrefix(raw, protobufMagic) {
+		return dst, false
+	}
+	return slimUnknown(append(dst, protobufMagic...), raw[len(protobufMagic):], "Pod", wireUnknownPod)
 }
 
 // slimList is a LIST response's body with its pods rewritten, or b.
@@ -213,81 +231,22 @@ func slimList(b []byte) []byte {
 		return b
 	}
 	out := append(make([]byte, 0, len(b)), protobufMagic...)
-	out, ok := slimUnknown(out, b[len(protobufMagic):], "PodList", wirePodList.apply)
+	out, ok := slimUnknown(out, b[len(protobufMagic):], "PodList", wireUnknownPodList)
 	if !ok {
 		return b
 	}
 	return out
 }
 
-// slimWatchEvent appends to dst one WATCH frame (a metav1.WatchEvent: type
-// 1, object 2, a RawExtension whose raw 1 is an encoded object) with its pod
-// rewritten, or the frame as it came.
+// slimWatchEvent appends to dst one WATCH frame with its pod rewritten, or
+// the frame as it came (a Status, a bookmark of another kind).
 func slimWatchEvent(dst, frame []byte) []byte {
 	start := len(dst)
-	out, ok := slimEvent(dst, frame)
+	out, ok := wireWatchEvent.apply(dst, frame)
 	if !ok {
-		return append(out[:start], frame...) // a Status, a bookmark of another kind
+		return append(out[:start], frame...)
 	}
 	return out
-}
-
-func slimEvent(out, frame []byte) ([]byte, bool) {
-	for rest := frame; len(rest) > 0; {
-		num, typ, n := protowire.ConsumeTag(rest)
-		if n < 0 {
-			return out, false
-		}
-		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
-		if m < 0 {
-			return out, false
-		}
-		field := rest[:n+m]
-		rest = rest[n+m:]
-		if num != 2 || typ != protowire.BytesType {
-			out = append(out, field...)
-			continue
-		}
-		ext, _ := protowire.ConsumeBytes(field[n:])
-		var ok bool
-		if out, ok = appendSub(out, 2, m-len(ext), ext, slimRawExtension); !ok {
-			return out, false
-		}
-	}
-	return out, true
-}
-
-// slimRawExtension appends the RawExtension b (raw 1) with the pod in its
-// raw rewritten.
-func slimRawExtension(dst, b []byte) ([]byte, bool) {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return dst, false
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return dst, false
-		}
-		field := b[:n+m]
-		b = b[n+m:]
-		if num != 1 || typ != protowire.BytesType {
-			dst = append(dst, field...)
-			continue
-		}
-		raw, _ := protowire.ConsumeBytes(field[n:])
-		if !bytes.HasPrefix(raw, protobufMagic) {
-			return dst, false
-		}
-		var ok bool
-		dst, ok = appendSub(dst, 1, m-len(raw), raw, func(dst, raw []byte) ([]byte, bool) {
-			return slimUnknown(append(dst, protobufMagic...), raw[len(protobufMagic):], "Pod", wirePod)
-		})
-		if !ok {
-			return dst, false
-		}
-	}
-	return dst, true
 }
 
 // SlimPodWire wraps the TUI cache's transport (rest.Config.Wrap) so that
