@@ -102,10 +102,10 @@ func sharedBool(b *bool) *bool {
 	}
 }
 
-// shared holds the label maps, tolerations and owner references pods
-// share, by a hash of their content (a collision shares nothing). It is
-// cleared when it grows past maxShared entries, so it never holds much
-// that no pod uses any more.
+// shared holds the label maps, tolerations, owner references and trimmed
+// containers pods share, by a hash of their content (a collision shares
+// nothing). Each table is cleared when it grows past maxShared entries, so
+// it never holds much that no pod uses any more.
 var shared = &sharer{maps: map[uint64]map[string]string{}, tols: map[uint64][]corev1.Toleration{}, refs: map[uint64][]metav1.OwnerReference{},
 	ctrs: map[uint64][]corev1.Container{}}
 
@@ -136,20 +136,28 @@ func (s *sharer) labels(m map[string]string) map[string]string {
 		h.WriteString(v)
 		sum += h.Sum64()
 	}
+	return shareBy(s, s.maps, sum, m, maps.Equal, internMap)
+}
+
+// shareBy returns the value table holds under sum when it equals v, else
+// keep(v) (v with its strings shared), which table then holds under sum
+// unless another value does (a hash collision shares nothing). The table is
+// cleared when it reaches maxShared entries.
+func shareBy[T any](s *sharer, table map[uint64]T, sum uint64, v T, equal func(a, b T) bool, keep func(T) T) T {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, ok := s.maps[sum]; ok {
-		if maps.Equal(c, m) {
-			return c
+	c, ok := table[sum]
+	if ok && equal(c, v) {
+		return c
+	}
+	v = keep(v)
+	if !ok {
+		if len(table) >= maxShared {
+			clear(table)
 		}
-		return internMap(m)
+		table[sum] = v
 	}
-	if len(s.maps) >= maxShared {
-		clear(s.maps)
-	}
-	c := internMap(m)
-	s.maps[sum] = c
-	return c
+	return v
 }
 
 func internMap(m map[string]string) map[string]string {
@@ -182,23 +190,13 @@ func (s *sharer) tolerations(ts []corev1.Toleration) []corev1.Toleration {
 		h.WriteByte(1)
 	}
 	sum := h.Sum64()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.tols[sum]; ok {
-		if tolerationsEqual(c, ts) {
-			return c
+	return shareBy(s, s.tols, sum, ts, tolerationsEqual, func(ts []corev1.Toleration) []corev1.Toleration {
+		for i := range ts {
+			t := &ts[i]
+			t.Key, t.Operator, t.Value, t.Effect = in(t.Key), in(t.Operator), in(t.Value), in(t.Effect)
 		}
 		return ts
-	}
-	if len(s.tols) >= maxShared {
-		clear(s.tols)
-	}
-	for i := range ts {
-		t := &ts[i]
-		t.Key, t.Operator, t.Value, t.Effect = in(t.Key), in(t.Operator), in(t.Value), in(t.Effect)
-	}
-	s.tols[sum] = ts
-	return ts
+	})
 }
 
 func tolerationsEqual(a, b []corev1.Toleration) bool {
@@ -234,24 +232,14 @@ func (s *sharer) owners(rs []metav1.OwnerReference) []metav1.OwnerReference {
 		h.WriteByte(boolByte(r.BlockOwnerDeletion))
 	}
 	sum := h.Sum64()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.refs[sum]; ok {
-		if ownersEqual(c, rs) {
-			return c
+	return shareBy(s, s.refs, sum, rs, ownersEqual, func(rs []metav1.OwnerReference) []metav1.OwnerReference {
+		for i := range rs {
+			r := &rs[i]
+			r.APIVersion, r.Kind, r.Name, r.UID = in(r.APIVersion), in(r.Kind), in(r.Name), in(r.UID)
+			r.Controller, r.BlockOwnerDeletion = sharedBool(r.Controller), sharedBool(r.BlockOwnerDeletion)
 		}
 		return rs
-	}
-	if len(s.refs) >= maxShared {
-		clear(s.refs)
-	}
-	for i := range rs {
-		r := &rs[i]
-		r.APIVersion, r.Kind, r.Name, r.UID = in(r.APIVersion), in(r.Kind), in(r.Name), in(r.UID)
-		r.Controller, r.BlockOwnerDeletion = sharedBool(r.Controller), sharedBool(r.BlockOwnerDeletion)
-	}
-	s.refs[sum] = rs
-	return rs
+	})
 }
 
 // containers is cs, or a shared slice equal to it, when its containers are
@@ -279,19 +267,7 @@ func (s *sharer) containers(cs []corev1.Container) []corev1.Container {
 		h.WriteByte(1)
 	}
 	sum := h.Sum64()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.ctrs[sum]; ok {
-		if slimContainersEqual(c, cs) {
-			return c
-		}
-		return cs
-	}
-	if len(s.ctrs) >= maxShared {
-		clear(s.ctrs)
-	}
-	s.ctrs[sum] = cs
-	return cs
+	return shareBy(s, s.ctrs, sum, cs, slimContainersEqual, func(cs []corev1.Container) []corev1.Container { return cs })
 }
 
 // slimContainersEqual compares what SlimPod keeps of a ready pod's
