@@ -54,16 +54,7 @@ func (m *Model[V]) Apply(up []V, del []string) {
 	if len(oRem)+len(oIns) > incrementalLimit {
 		m.order = nil // re-sorted from base by rebuild
 	} else if m.order != nil {
-		for _, e := range oRem {
-			if i := m.find(m.order, e); i >= 0 {
-				m.order = slices.Delete(m.order, i, i+1)
-			}
-		}
-		for _, e := range oIns {
-			if m.items[e.id] == e { // not replaced or deleted later in the same call
-				m.order = slices.Insert(m.order, m.searchIn(m.order, e), e)
-			}
-		}
+		m.order = m.splice(m.order, oRem, oIns, m.compare)
 	}
 	if len(rem)+len(ins) == 0 {
 		return
@@ -90,12 +81,33 @@ func (m *Model[V]) Apply(up []V, del []string) {
 }
 
 // find is e's index in s (sorted by compare), -1 if it is not there.
-func (m *Model[V]) find(s []*entry[V], e *entry[V]) int {
-	i := m.searchIn(s, e)
+func (m *Model[V]) find(s []*entry[V], e *entry[V]) int { return findBy(s, e, m.compare) }
+
+// findBy is e's index in s (sorted by order), -1 if it is not there.
+func findBy[V any](s []*entry[V], e *entry[V], order func(a, b *entry[V]) int) int {
+	i, _ := slices.BinarySearchFunc(s, e, order)
 	if i >= len(s) || s[i] != e {
 		i = slices.Index(s, e) // cannot happen with a total order; be safe
 	}
 	return i
+}
+
+// splice removes rem from s and inserts the entries of ins that are still
+// the items' (not replaced or deleted later in the same Apply), each by
+// binary search in order: for a few changes (incrementalLimit).
+func (m *Model[V]) splice(s, rem, ins []*entry[V], order func(a, b *entry[V]) int) []*entry[V] {
+	for _, e := range rem {
+		if i := findBy(s, e, order); i >= 0 {
+			s = slices.Delete(s, i, i+1)
+		}
+	}
+	for _, e := range ins {
+		if m.items[e.id] == e {
+			i, _ := slices.BinarySearchFunc(s, e, order)
+			s = slices.Insert(s, i, e)
+		}
+	}
+	return s
 }
 
 // Set replaces all items with vs.
@@ -143,8 +155,7 @@ const parallelFilterMin = 16384
 // to 4 goroutines, each over a contiguous part of es (distinct entries; the
 // filter is read-only).
 func (m *Model[V]) filterInto(dst, es []*entry[V]) []*entry[V] {
-	workers := min(runtime.GOMAXPROCS(0), 4, len(es)/parallelFilterMin)
-	if workers < 2 || (m.filter.Empty() && m.ns == "") { // nothing to match: one pass is as fast
+	pass := func(dst, es []*entry[V]) []*entry[V] {
 		for _, e := range es {
 			e.vis = m.visible(e)
 			if e.vis {
@@ -153,23 +164,19 @@ func (m *Model[V]) filterInto(dst, es []*entry[V]) []*entry[V] {
 		}
 		return dst
 	}
+	workers := min(runtime.GOMAXPROCS(0), 4, len(es)/parallelFilterMin)
+	if workers < 2 || (m.filter.Empty() && m.ns == "") { // nothing to match: one pass is as fast
+		return pass(dst, es)
+	}
 	parts := make([][]*entry[V], workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := w*len(es)/workers, (w+1)*len(es)/workers
-		wg.Go(func() {
-			var out []*entry[V]
-			if w == 0 {
-				out = dst // the first part appends where dst ends
-			}
-			for _, e := range es[lo:hi] {
-				e.vis = m.visible(e)
-				if e.vis {
-					out = append(out, e)
-				}
-			}
-			parts[w] = out
-		})
+		var out []*entry[V]
+		if w == 0 {
+			out = dst // the first part appends where dst ends
+		}
+		wg.Go(func() { parts[w] = pass(out, es[lo:hi]) })
 	}
 	wg.Wait()
 	dst = parts[0]

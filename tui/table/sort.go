@@ -2,7 +2,7 @@ package table
 
 import (
 	"cmp"
-	"sort"
+	"slices"
 )
 
 // SortKey is what rows are sorted by.
@@ -72,11 +72,10 @@ func (m *Model[V]) compare(a, b *entry[V]) int {
 	return cmp.Compare(a.id, b.id)
 }
 
-func (m *Model[V]) search(e *entry[V]) int { return m.searchIn(m.rows, e) }
-
-// searchIn is where e belongs in s, sorted by compare.
-func (m *Model[V]) searchIn(s []*entry[V], e *entry[V]) int {
-	return sort.Search(len(s), func(i int) bool { return m.compare(s[i], e) >= 0 })
+// search is where e belongs in the rows.
+func (m *Model[V]) search(e *entry[V]) int {
+	i, _ := slices.BinarySearchFunc(m.rows, e, m.compare)
+	return i
 }
 
 // SortBy sorts by k; sorting again by the same key reverses the order.

@@ -41,15 +41,6 @@ func nameCompare[V any](a, b *entry[V]) int {
 	return cmp.Compare(a.id, b.id)
 }
 
-// findBase is e's index in base, -1 if it is not there.
-func (m *Model[V]) findBase(e *entry[V]) int {
-	i, ok := slices.BinarySearchFunc(m.base, e, nameCompare[V])
-	if !ok || m.base[i] != e {
-		return slices.Index(m.base, e) // cannot happen with a total order; be safe
-	}
-	return i
-}
-
 // updateBase keeps base in name order after Apply removed the entries rem
 // and added ins (an entry of ins replaced or deleted later in the same
 // call is skipped): a few by binary search, more by one merge.
@@ -58,17 +49,7 @@ func (m *Model[V]) updateBase(rem, ins []*entry[V]) {
 		return // built by the next sort
 	}
 	if len(rem)+len(ins) <= incrementalLimit {
-		for _, e := range rem {
-			if i := m.findBase(e); i >= 0 {
-				m.base = slices.Delete(m.base, i, i+1)
-			}
-		}
-		for _, e := range ins {
-			if m.items[e.id] == e {
-				i, _ := slices.BinarySearchFunc(m.base, e, nameCompare[V])
-				m.base = slices.Insert(m.base, i, e)
-			}
-		}
+		m.base = m.splice(m.base, rem, ins, nameCompare[V])
 		return
 	}
 	gone := make(map[*entry[V]]struct{}, len(rem))
