@@ -9,9 +9,10 @@ import (
 )
 
 // A filter change re-filters the kept sort order instead of sorting: after
-// any mix of batches, filters, namespaces and sort keys the rows are what
-// a fresh table given the same items, sort and filter shows.
-func TestFilterOverKeptOrderMatchesAFreshTable(t *testing.T) {
+// any mix of batches, filters (keys typed onto one among them), namespaces
+// and sort keys the rows are the items that pass, sorted by compare alone,
+// and the kept name order holds every item in order.
+func TestFilterOverKeptOrderMatchesCompareOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	statuses := []string{"ready", "pending", "failed"}
 	filters := []string{"", "n", "n1", "1", "pend", "!ready", "n2.*ns1"}
@@ -71,8 +72,9 @@ func TestFilterOverKeptOrderMatchesAFreshTable(t *testing.T) {
 }
 
 // A filter over more items than parallelFilterMin runs on several cores:
-// the rows, their order and the selection are the one-core pass's.
-func TestParallelFilterKeepsOrderAndSelection(t *testing.T) {
+// the rows, their order and every item's vis are what matching each item
+// of the sort order in turn gives.
+func TestParallelFilterKeepsRowsInOrder(t *testing.T) {
 	n := 4*parallelFilterMin + 7
 	var items []item
 	for i := range n {
