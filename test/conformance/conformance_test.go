@@ -366,10 +366,11 @@ func (r *manifestRun) evaluate(snap map[string][]unstructured.Unstructured, inte
 // seenByOperator reports whether every Ray object the manifest applied has a
 // status: before that, both sides look alike because neither has acted.
 func (r *manifestRun) seenByOperator(objs []unstructured.Unstructured) bool {
-	warned := map[string]bool{} // "Kind-name" of Ray objects with a Warning Event (filter's Warnings objects)
+	warned := map[string]bool{} // "Kind-name" of Ray objects with a Warning Event (filter's Warning objects)
 	for _, o := range objs {
-		if o.GetKind() == "Warnings" {
-			warned[o.GetName()] = true
+		if o.GetKind() == "Warning" {
+			on, _, _ := strings.Cut(o.GetName(), " ")
+			warned[on] = true
 		}
 	}
 	for _, o := range objs {
@@ -435,7 +436,7 @@ func jobFinished(o unstructured.Unstructured) bool {
 // pods, which follow from the Job compared).
 func (r *manifestRun) filter(objs []unstructured.Unstructured) []unstructured.Unstructured {
 	var out []unstructured.Unstructured
-	warnings := map[string]map[string]any{} // involved object -> reasons
+	warnings := map[string]bool{} // "Kind-name Reason"
 	for _, o := range objs {
 		k, n := o.GetKind(), o.GetName()
 		switch {
@@ -449,11 +450,7 @@ func (r *manifestRun) filter(objs []unstructured.Unstructured) []unstructured.Un
 			name, _, _ := unstructured.NestedString(o.Object, "involvedObject", "name")
 			if t, _ := o.Object["type"].(string); t == "Warning" && isRayKind(kind) {
 				reason, _ := o.Object["reason"].(string)
-				key := kind + "-" + name
-				if warnings[key] == nil {
-					warnings[key] = map[string]any{}
-				}
-				warnings[key][reason] = true
+				warnings[kind+"-"+name+" "+reason] = true
 			}
 		case r.applied[k+"/"+n] && !isRayKind(k):
 		case k == "ServiceAccount" && n == "default":
@@ -463,9 +460,14 @@ func (r *manifestRun) filter(objs []unstructured.Unstructured) []unstructured.Un
 			out = append(out, o)
 		}
 	}
-	for key, reasons := range warnings {
-		w := unstructured.Unstructured{Object: map[string]any{"reasons": reasons}}
-		w.SetKind("Warnings")
+	// Each reason on each object is an object of its own ("Warning
+	// RayJob-x AppFailed"), so a difference names the one reason one side
+	// lacks, whatever other reasons the object has: an intended entry
+	// excuses that reason alone, in every combination a race can make.
+	for key := range warnings {
+		_, reason, _ := strings.Cut(key, " ")
+		w := unstructured.Unstructured{Object: map[string]any{"reason": reason}}
+		w.SetKind("Warning")
 		w.SetName(key)
 		out = append(out, w)
 	}

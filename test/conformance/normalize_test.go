@@ -296,3 +296,67 @@ func TestIdentityFacts(t *testing.T) {
 		t.Error("no RayCluster and no pod: want no replacement")
 	}
 }
+
+// warningEvent is a Warning Event with reason about the RayJob failing in ns,
+// as an operator writes it.
+func warningEvent(ns, name, reason string) unstructured.Unstructured {
+	return unstructured.Unstructured{Object: map[string]any{
+		"kind": "Event", "type": "Warning", "reason": reason,
+		"metadata":       map[string]any{"name": name, "namespace": ns},
+		"involvedObject": map[string]any{"kind": "RayJob", "name": "failing", "namespace": ns},
+	}}
+}
+
+// TestEachWarningReasonIsItsOwnObject: a reason only one side gave is one
+// difference naming that reason, whatever other reasons the object got on
+// both sides, so an intended entry for it excuses it in every combination
+// (a KubeRay race adding a reason beside it included) and nothing else.
+func TestEachWarningReasonIsItsOwnObject(t *testing.T) {
+	r := &manifestRun{applied: map[string]bool{}}
+	kr := r.filter([]unstructured.Unstructured{warningEvent("kr-01", "a", "FailedToCreateRayCluster")})
+	rd := r.filter([]unstructured.Unstructured{
+		warningEvent("rd-01", "b", "AppFailed"), warningEvent("rd-01", "c", "AppFailed"),
+		warningEvent("rd-01", "d", "FailedToCreateRayCluster"),
+	})
+	diffs := Compare("m", Normalize("kr-01", kr), Normalize("rd-01", rd))
+	if len(diffs) != 1 {
+		t.Fatalf("want one difference (AppFailed on raydar's side), got %v", diffs)
+	}
+	d := diffs[0]
+	if d.Object != "Warning RayJob-failing AppFailed" || d.Path != "" || d.KubeRay != absent || d.Raydar != `present {"reason":"AppFailed"}` {
+		t.Fatalf("got %v", d)
+	}
+	file := filepath.Join(t.TempDir(), "intended.yaml")
+	entries := `
+- object: "Warning RayJob-* SubmissionFailed"
+  why: another reason on the same object
+- object: "Warning RayJob-failing AppFailed"
+  kuberay: "<absent>"
+  raydar: 'present {"reason":"AppFailed"}'
+  why: raydar's own Warning
+`
+	if err := os.WriteFile(file, []byte(entries), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, err := LoadIntended(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list[0].Matches(d) || !list[1].Matches(d) {
+		t.Fatalf("only the AppFailed entry must match %v", d)
+	}
+}
+
+// TestAWarningCountsAsTheOperatorsWord: KubeRay refuses an invalid spec with
+// a Warning Event and no status, so a Ray object with a Warning has been
+// seen by its operator; one with neither has not.
+func TestAWarningCountsAsTheOperatorsWord(t *testing.T) {
+	r := &manifestRun{applied: map[string]bool{"RayJob/failing": true}}
+	job := unstructured.Unstructured{Object: map[string]any{"kind": "RayJob", "metadata": map[string]any{"name": "failing", "namespace": "kr-01"}}}
+	if r.seenByOperator(r.filter([]unstructured.Unstructured{job})) {
+		t.Fatal("a RayJob with no status and no Warning counts as seen")
+	}
+	if !r.seenByOperator(r.filter([]unstructured.Unstructured{job, warningEvent("kr-01", "a", "InvalidRayJobSpec")})) {
+		t.Fatal("a RayJob with a Warning does not count as seen")
+	}
+}
