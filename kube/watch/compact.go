@@ -51,9 +51,6 @@ func compactPod(p *corev1.Pod) {
 	st := &p.Status
 	st.Phase, st.Reason, st.Message = in(st.Phase), in(st.Reason), in(st.Message)
 	st.HostIP, st.QOSClass, st.NominatedNodeName = in(st.HostIP), in(st.QOSClass), in(st.NominatedNodeName)
-	for i := range st.HostIPs {
-		st.HostIPs[i].IP = in(st.HostIPs[i].IP)
-	}
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
 		c.Type, c.Status, c.Reason, c.Message = in(c.Type), in(c.Status), in(c.Reason), in(c.Message)
@@ -66,7 +63,7 @@ func compactPod(p *corev1.Pod) {
 }
 
 func compactContainerStatus(c *corev1.ContainerStatus) {
-	c.Name, c.Image, c.ImageID = in(c.Name), in(c.Image), in(c.ImageID)
+	c.Name, c.Image = in(c.Name), in(c.Image)
 	c.Started = sharedBool(c.Started)
 	for _, s := range []*corev1.ContainerState{&c.State, &c.LastTerminationState} {
 		if w := s.Waiting; w != nil {

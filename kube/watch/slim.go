@@ -20,7 +20,17 @@ import (
 //     ready (what the scheduler counts a pod as asking for, sidecars
 //     included; why's image and OOM words; the logs page's container); the
 //     rest is dropped;
-//   - status: all of it.
+//   - status: phase, reason, message, conditions (less lastProbeTime,
+//     which kubelets leave empty), hostIP, podIP, startTime,
+//     nominatedNodeName, qosClass, observedGeneration, and per container
+//     status its name, image, state and last state (less the terminated
+//     state's containerID), ready, started and restart count: what the
+//     views, the diagnosis (scheduling, image pulls, crash loops, OOM
+//     kills) and history read. The rest is dropped: the IDs of containers
+//     and images, and what a kubelet of 1.33 or later reports besides
+//     (allocated resources, resources, volume mounts, the user a container
+//     runs as, per container and for the pod), ~0.5–1 KB of a pod in a real
+//     cluster that a kwok pod does not have (BenchmarkPodDecode/kubelet).
 //
 // What is kept is then shared with the pods before it where equal
 // (compactPod: strings, label maps, tolerations, owner references).
@@ -45,6 +55,7 @@ func SlimPod(obj any) (any, error) {
 		InitContainers: slimContainers(p.Spec.InitContainers, ready),
 		Containers:     slimContainers(p.Spec.Containers, ready),
 	}
+	p.Status = slimStatus(&p.Status)
 	compactPod(p)
 	return p, nil
 }
@@ -66,6 +77,46 @@ func slimContainers(cs []corev1.Container, ready bool) []corev1.Container {
 		}
 	}
 	return out
+}
+
+// slimStatus is what SlimPod keeps of a pod's status (see there); it
+// reuses st's slices.
+func slimStatus(st *corev1.PodStatus) corev1.PodStatus {
+	for i := range st.Conditions {
+		st.Conditions[i].LastProbeTime = metav1.Time{}
+	}
+	return corev1.PodStatus{
+		ObservedGeneration:         st.ObservedGeneration,
+		Phase:                      st.Phase,
+		Conditions:                 st.Conditions,
+		Message:                    st.Message,
+		Reason:                     st.Reason,
+		NominatedNodeName:          st.NominatedNodeName,
+		HostIP:                     st.HostIP,
+		PodIP:                      st.PodIP,
+		StartTime:                  st.StartTime,
+		QOSClass:                   st.QOSClass,
+		InitContainerStatuses:      slimContainerStatuses(st.InitContainerStatuses),
+		ContainerStatuses:          slimContainerStatuses(st.ContainerStatuses),
+		EphemeralContainerStatuses: slimContainerStatuses(st.EphemeralContainerStatuses),
+	}
+}
+
+// slimContainerStatuses keeps, in place, a container status's name, image,
+// state and last state (without the terminated state's containerID),
+// ready, started and restart count.
+func slimContainerStatuses(cs []corev1.ContainerStatus) []corev1.ContainerStatus {
+	for i := range cs {
+		c := &cs[i]
+		*c = corev1.ContainerStatus{Name: c.Name, State: c.State, LastTerminationState: c.LastTerminationState,
+			Ready: c.Ready, RestartCount: c.RestartCount, Image: c.Image, Started: c.Started}
+		for _, t := range []*corev1.ContainerStateTerminated{c.State.Terminated, c.LastTerminationState.Terminated} {
+			if t != nil {
+				t.ContainerID = ""
+			}
+		}
+	}
+	return cs
 }
 
 // podReady: Running with the Ready condition true.

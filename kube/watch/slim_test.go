@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -138,5 +139,74 @@ func TestCompactPodSharesAndKeepsEveryValue(t *testing.T) {
 	compactPod(d)
 	if &d.Spec.Containers[0] == &a.Spec.Containers[0] || d.Spec.Containers[0].Resources.Limits.Memory().String() != "1Gi" {
 		t.Errorf("a container with resources was shared or changed: %+v", d.Spec.Containers[0])
+	}
+}
+
+// kubeletStatus is a Ray pod's status as a kubelet of 1.33 or later writes
+// it (containerd; a spec with no pod-level resources): what SlimPod keeps,
+// and what no reader reads besides.
+func kubeletStatus(state, last corev1.ContainerState) corev1.PodStatus {
+	now := metav1.Now()
+	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi")}
+	uid, started := int64(1000), true
+	cs := corev1.ContainerStatus{Name: "ray-worker", Image: "docker.io/rayproject/ray:2.52.0", Ready: state.Running != nil, RestartCount: 4,
+		State: state, LastTerminationState: last, Started: &started,
+		ImageID:            "docker.io/rayproject/ray@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		ContainerID:        "containerd://fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210",
+		AllocatedResources: res, Resources: &corev1.ResourceRequirements{Requests: res, Limits: res},
+		VolumeMounts: []corev1.VolumeMountStatus{{Name: "ray-logs", MountPath: "/tmp/ray"}, {Name: "shared-mem", MountPath: "/dev/shm"}},
+		User:         &corev1.ContainerUser{Linux: &corev1.LinuxContainerUser{UID: uid, GID: uid, SupplementalGroups: []int64{uid}}}}
+	return corev1.PodStatus{Phase: corev1.PodRunning, HostIP: "10.0.0.9", PodIP: "10.1.0.7", StartTime: &now, QOSClass: corev1.PodQOSGuaranteed,
+		HostIPs: []corev1.HostIP{{IP: "10.0.0.9"}}, PodIPs: []corev1.PodIP{{IP: "10.1.0.7"}}, ObservedGeneration: 1,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "containers with unready status: [ray-worker]", LastTransitionTime: now, LastProbeTime: now},
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now}},
+		ContainerStatuses: []corev1.ContainerStatus{cs}, InitContainerStatuses: []corev1.ContainerStatus{cs}}
+}
+
+// SlimPod keeps of a pod's status what the views, the diagnosis and history
+// read, and drops what a kubelet reports besides (IDs, resources, mounts,
+// users).
+func TestSlimPodStatusKeepsWhatReadersRead(t *testing.T) {
+	oom := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137, Message: "m",
+		ContainerID: "containerd://0123"}}
+	for _, tc := range []struct{ state, last corev1.ContainerState }{
+		{corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, corev1.ContainerState{}},
+		{corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s"}}, oom},
+		{oom, corev1.ContainerState{}},
+	} {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "c-w", Labels: map[string]string{rayv1.RayClusterLabelKey: "c"}},
+			Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "ray-worker"}}},
+			Status: kubeletStatus(tc.state, tc.last)}
+		// The pod's own resources, reported when its spec has them.
+		p.Status.AllocatedResources = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+		p.Status.Resources = &corev1.ResourceRequirements{Limits: p.Status.AllocatedResources}
+		full := p.DeepCopy()
+		out, _ := SlimPod(p)
+		st := out.(*corev1.Pod).Status
+		if got, want := status.Pod(out.(*corev1.Pod)), status.Pod(full); got != want {
+			t.Errorf("status word %q, want %q", got, want)
+		}
+		r1, n1 := status.PodReady(out.(*corev1.Pod))
+		if r0, n0 := status.PodReady(full); r0 != r1 || n0 != n1 {
+			t.Errorf("ready %s/%d, want %s/%d", r1, n1, r0, n0)
+		}
+		want := full.Status
+		for i := range want.Conditions {
+			want.Conditions[i].LastProbeTime = metav1.Time{}
+		}
+		for _, cs := range []*[]corev1.ContainerStatus{&want.ContainerStatuses, &want.InitContainerStatuses} {
+			c := &(*cs)[0]
+			c.ImageID, c.ContainerID, c.AllocatedResources, c.Resources, c.VolumeMounts, c.User = "", "", nil, nil, nil, nil
+			for _, term := range []*corev1.ContainerStateTerminated{c.State.Terminated, c.LastTerminationState.Terminated} {
+				if term != nil {
+					term.ContainerID = ""
+				}
+			}
+		}
+		want.HostIPs, want.PodIPs, want.AllocatedResources, want.Resources = nil, nil, nil, nil
+		if !equality.Semantic.DeepEqual(st, want) {
+			t.Errorf("status after SlimPod:\n got %+v\nwant %+v", st, want)
+		}
 	}
 }

@@ -48,9 +48,24 @@ var (
 	wireSpecReady = specFilter(wireContainerReady)
 	// ObjectMeta: all but managedFields 17.
 	wireMeta = &msgFilter{drop: map[protowire.Number]bool{17: true}}
-	// Pod: metadata 1 and spec 2 rewritten, status 3 whole.
-	wirePodNotReady = &msgFilter{sub: map[protowire.Number]rewriter{1: wireMeta.apply, 2: wireSpec.apply}}
-	wirePodReady    = &msgFilter{sub: map[protowire.Number]rewriter{1: wireMeta.apply, 2: wireSpecReady.apply}}
+	// ContainerStateTerminated: all but containerID 7; ContainerState:
+	// waiting 1, running 2, terminated 3 rewritten.
+	wireTerminated = &msgFilter{drop: map[protowire.Number]bool{7: true}}
+	wireState      = &msgFilter{sub: map[protowire.Number]rewriter{3: wireTerminated.apply}}
+	// ContainerStatus: name 1, ready 4, restartCount 5, image 6, started 9;
+	// state 2 and lastState 3 rewritten.
+	wireContainerStatus = &msgFilter{keep: map[protowire.Number]bool{1: true, 4: true, 5: true, 6: true, 9: true},
+		sub: map[protowire.Number]rewriter{2: wireState.apply, 3: wireState.apply}}
+	// PodStatus: phase 1, message 3, reason 4, hostIP 5, podIP 6, startTime
+	// 7, qosClass 9, nominatedNodeName 11, observedGeneration 17;
+	// conditions 2 (all but lastProbeTime 3) and the container statuses 8,
+	// 10 and 13 rewritten.
+	wireStatus = &msgFilter{keep: map[protowire.Number]bool{1: true, 3: true, 4: true, 5: true, 6: true, 7: true, 9: true, 11: true, 17: true},
+		sub: map[protowire.Number]rewriter{2: (&msgFilter{drop: map[protowire.Number]bool{3: true}}).apply,
+			8: wireContainerStatus.apply, 10: wireContainerStatus.apply, 13: wireContainerStatus.apply}}
+	// Pod: metadata 1, spec 2 and status 3 rewritten.
+	wirePodNotReady = &msgFilter{sub: map[protowire.Number]rewriter{1: wireMeta.apply, 2: wireSpec.apply, 3: wireStatus.apply}}
+	wirePodReady    = &msgFilter{sub: map[protowire.Number]rewriter{1: wireMeta.apply, 2: wireSpecReady.apply, 3: wireStatus.apply}}
 	// PodList: metadata 1, items 2.
 	wirePodList = &msgFilter{sub: map[protowire.Number]rewriter{2: wirePod}}
 )

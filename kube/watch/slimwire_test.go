@@ -239,7 +239,9 @@ func TestSlimPodWirePassesTheRest(t *testing.T) {
 // for a RayCluster (a head and workers: env, the ray start script, probes,
 // volumes), Running and Ready, decoded in protobuf and trimmed by SlimPod, as the TUI's cache
 // does at launch, with and without the wire filter: CPU and bytes
-// allocated per pod.
+// allocated per pod. kubelet-status/ is the same pods with the status a
+// kubelet of 1.33 or later writes (kubeletStatus: container and image IDs,
+// allocated resources, volume mounts, users), where kwok writes less.
 func BenchmarkPodDecode(b *testing.B) {
 	res := corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
@@ -260,6 +262,7 @@ func BenchmarkPodDecode(b *testing.B) {
 	}
 	cfg := raycluster.DefaultBuildConfig()
 	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
+	kubelet := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
 	for i := range 1000 {
 		pb := raycluster.PodBuild{Name: fmt.Sprintf("c-00001-%d", i), Head: i%10 == 0}
 		if !pb.Head {
@@ -278,12 +281,33 @@ func BenchmarkPodDecode(b *testing.B) {
 		p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "raydar", Operation: metav1.ManagedFieldsOperationUpdate,
 			FieldsV1: &metav1.FieldsV1{Raw: bytes.Repeat([]byte(`{"f:spec":{}}`), 40)}}}
 		list.Items = append(list.Items, *p)
+		// The same pod as a kubelet of 1.33 or later reports it.
+		k := p.DeepCopy()
+		k.Status = kubeletStatus(corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}, corev1.ContainerState{})
+		k.Status.InitContainerStatuses = nil
+		k.Status.Conditions = p.Status.Conditions
+		k.Status.ContainerStatuses[0].Name = p.Spec.Containers[0].Name
+		kubelet.Items = append(kubelet.Items, *k)
 	}
 	info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
-	var body bytes.Buffer
-	if err := scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion).Encode(list, &body); err != nil {
-		b.Fatal(err)
+	encode := func(l *corev1.PodList) *bytes.Buffer {
+		var body bytes.Buffer
+		if err := scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion).Encode(l, &body); err != nil {
+			b.Fatal(err)
+		}
+		return &body
 	}
+	for _, c := range []struct {
+		name string
+		body *bytes.Buffer
+	}{{"", encode(list)}, {"kubelet-status/", encode(kubelet)}} {
+		benchmarkPodDecode(b, c.name, c.body)
+	}
+}
+
+// benchmarkPodDecode decodes and trims the LIST body, with and without the
+// wire filter, as sub-benchmarks named prefix+"wire-filter=…".
+func benchmarkPodDecode(b *testing.B, prefix string, body *bytes.Buffer) {
 	dec := scheme.Codecs.UniversalDeserializer()
 	decode := func(b *testing.B, wire bool) *corev1.PodList {
 		in := body.Bytes()
@@ -302,7 +326,7 @@ func BenchmarkPodDecode(b *testing.B) {
 		return obj.(*corev1.PodList)
 	}
 	for _, wire := range []bool{false, true} {
-		b.Run(fmt.Sprintf("wire-filter=%v", wire), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%swire-filter=%v", prefix, wire), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				decode(b, wire)
