@@ -26,9 +26,8 @@ type ClusterRef struct{ Namespace, Name string }
 // Objects are shared with the informer cache and must not be modified.
 type Store struct {
 	objs       [numKinds]map[types.UID]client.Object
-	podsOf     map[ClusterRef]map[types.UID]*corev1.Pod
-	podCluster map[types.UID]ClusterRef
-	events     map[types.UID][]*corev1.Event // by involved object UID, oldest first
+	podsOf     map[ClusterRef]map[types.UID]*corev1.Pod // by podRef
+	events     map[types.UID][]*corev1.Event            // by involved object UID, oldest first
 	eventOwner map[types.UID]types.UID
 	namespaces map[string]int
 	gen        uint64
@@ -39,7 +38,6 @@ type Store struct {
 func NewStore() *Store {
 	s := &Store{
 		podsOf:     map[ClusterRef]map[types.UID]*corev1.Pod{},
-		podCluster: map[types.UID]ClusterRef{},
 		events:     map[types.UID][]*corev1.Event{},
 		eventOwner: map[types.UID]types.UID{},
 		namespaces: map[string]int{},
@@ -156,12 +154,11 @@ func (s *Store) index(k Kind, uid types.UID, o client.Object) {
 	switch k {
 	case Pod:
 		p := o.(*corev1.Pod)
-		ref := ClusterRef{p.Namespace, p.Labels[rayv1.RayClusterLabelKey]}
+		ref := podRef(p)
 		if s.podsOf[ref] == nil {
 			s.podsOf[ref] = map[types.UID]*corev1.Pod{}
 		}
 		s.podsOf[ref][uid] = p
-		s.podCluster[uid] = ref
 	case Event:
 		ev := o.(*corev1.Event)
 		owner := ev.InvolvedObject.UID
@@ -184,12 +181,11 @@ func (s *Store) unindex(k Kind, uid types.UID, o client.Object) {
 	s.dropNamespace(o.GetNamespace())
 	switch k {
 	case Pod:
-		ref := s.podCluster[uid]
+		ref := podRef(o.(*corev1.Pod)) // o is the stored object, as index saw it
 		delete(s.podsOf[ref], uid)
 		if len(s.podsOf[ref]) == 0 {
 			delete(s.podsOf, ref)
 		}
-		delete(s.podCluster, uid)
 	case Event:
 		owner := s.eventOwner[uid]
 		delete(s.eventOwner, uid)
@@ -200,6 +196,13 @@ func (s *Store) unindex(k Kind, uid types.UID, o client.Object) {
 			s.events[owner] = list
 		}
 	}
+}
+
+// podRef is the cluster a Ray pod is indexed under: its ray.io/cluster
+// label. Stored objects are never modified, so unindex finds it again
+// from the object it removes, with no map from pod to cluster.
+func podRef(p *corev1.Pod) ClusterRef {
+	return ClusterRef{p.Namespace, p.Labels[rayv1.RayClusterLabelKey]}
 }
 
 func (s *Store) dropNamespace(ns string) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -355,4 +356,38 @@ func TestFailedWatchLeavesNodesUnknown(t *testing.T) {
 	if s.NodesKnown() {
 		t.Fatal("nodes known after a Watch that failed and removed the Node handler")
 	}
+}
+
+// BenchmarkStoreAdd: 10,000 Ray pods of 1,000 clusters added to a Store
+// in batches of 500, as the TUI applies a launch: the time, and kept-B/pod,
+// what the Store's own maps and indexes keep per pod (the pods are made
+// before, and are the cache's).
+func BenchmarkStoreAdd(b *testing.B) {
+	pods := make([]*corev1.Pod, 10000)
+	for i := range pods {
+		pods[i] = rayPod(fmt.Sprintf("c%04d-w%d", i/10, i%10), fmt.Sprintf("c%04d", i/10))
+	}
+	deltas := make([]Delta, len(pods))
+	for i, p := range pods {
+		deltas[i] = Delta{Kind: Pod, Object: p}
+	}
+	add := func() *Store {
+		st := NewStore()
+		for i := 0; i < len(deltas); i += 500 {
+			st.Apply(deltas[i:min(i+500, len(deltas))])
+		}
+		return st
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		add()
+	}
+	var m0, m1 goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&m0)
+	st := add()
+	goruntime.GC()
+	goruntime.ReadMemStats(&m1)
+	b.ReportMetric(float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/float64(len(pods)), "kept-B/pod")
+	goruntime.KeepAlive(st)
 }
