@@ -36,6 +36,7 @@ var (
 // the test.
 func installGatewayAPI(t *testing.T) {
 	t.Helper()
+	needSandbox(t)
 	gatewayOnce.Do(func() {
 		crds, err := gatewaysim.CRDs(sb.ToolsDir)
 		if err != nil {

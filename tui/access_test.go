@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -94,7 +95,7 @@ func autoscaling(st *watch.Store, sa string, clusters ...string) {
 			}
 			p.Spec.ServiceAccountName = sa
 			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: rayv1.AutoscalerContainerName})
-			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: rayv1.AutoscalerContainerName,
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, podview.ContainerStatus{Name: rayv1.AutoscalerContainerName,
 				Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
 		}
 	}

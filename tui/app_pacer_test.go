@@ -7,9 +7,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/podview"
 )
 
 // pacedProgram runs the fixture's pods view in a real Program with the
@@ -81,7 +81,7 @@ func TestPacerStopsTheTickerAndStillDraws(t *testing.T) {
 	waitStopped(t, pc)
 
 	n := w.count()
-	pod := a.e.Store.List(watch.Pod)[0].(*corev1.Pod).DeepCopy()
+	pod := a.e.Store.List(watch.Pod)[0].(*podview.Pod).DeepCopy()
 	pod.Status.ContainerStatuses[0].RestartCount = 7
 	p.Send(batchMsg{gen: a.gen, deltas: []watch.Delta{{Kind: watch.Pod, Object: pod}}})
 	waitWritten(t, w, n, "a pod's restart count changed")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -28,9 +29,9 @@ func TestClusterAutoscalerNext(t *testing.T) {
 	if !ok {
 		t.Fatal("no head pod in the fixture")
 	}
-	head := hp.(*corev1.Pod) // the operator's autoscaler sidecar, running
+	head := hp.(*podview.Pod) // the operator's autoscaler sidecar, running
 	head.Spec.Containers = append(head.Spec.Containers, corev1.Container{Name: rayv1.AutoscalerContainerName})
-	head.Status.ContainerStatuses = append(head.Status.ContainerStatuses, corev1.ContainerStatus{Name: rayv1.AutoscalerContainerName,
+	head.Status.ContainerStatuses = append(head.Status.ContainerStatuses, podview.ContainerStatus{Name: rayv1.AutoscalerContainerName,
 		Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
 	fc := &fakeCapacity{ok: true, c: &dashboard.Capacity{DemandKnown: true,
 		Nodes:   []dashboard.RayNode{{IP: "10.0.0.10", Alive: true, Head: true}, {IP: "10.0.0.11", Alive: true, Idle: true}},

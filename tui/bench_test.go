@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/diagnose"
@@ -375,7 +376,7 @@ func BenchmarkPodLogs(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			a := benchApp(b, PodsView)
 			a.Update(tea.WindowSizeMsg{Width: benchW, Height: benchH})
-			p := logs.NewPage(a.e, a.e.Store.List(watch.Pod)[0].(*corev1.Pod), nil)
+			p := logs.NewPage(a.e, a.e.Store.List(watch.Pod)[0].(*podview.Pod), nil)
 			p.Opened, p.Wrap = true, wrap
 			a.push(p)
 			long := strings.Repeat("traceback frame ", 40)

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/podview"
 )
 
 // BenchmarkFleetApplyBatch: the data set split between two contexts (half
@@ -36,7 +37,7 @@ func BenchmarkFleetApplyBatch(b *testing.B) {
 	a.Update(tea.WindowSizeMsg{Width: benchW, Height: benchH})
 	var pods []*corev1.Pod
 	for _, o := range stores[1].List(watch.Pod) {
-		pods = append(pods, o.(*corev1.Pod))
+		pods = append(pods, o.(*podview.Pod).Corev1())
 	}
 	batches := make([][]watch.Delta, 8)
 	for r := range batches {

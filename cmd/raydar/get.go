@@ -23,6 +23,7 @@ import (
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/rayapi/kinds"
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/scheme"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -354,7 +355,7 @@ func (g *getter) tableOf(res string, objs []client.Object) (header []string, row
 		}
 		t.head(append(head, "GROUP", "TYPE", "PHASE", "READY", "IP", "NODE", "AGE")...)
 		for _, o := range objs {
-			p := o.(*corev1.Pod)
+			p := podview.Of(o.(*corev1.Pod))
 			r := row(p, p.Name)
 			if g.name == "" {
 				r = append(r, p.Labels[rayv1.RayClusterLabelKey])

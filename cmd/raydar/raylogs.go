@@ -21,6 +21,7 @@ import (
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -168,16 +169,17 @@ type rayLogsJSON struct {
 
 // rayLogsNode is the node the flags name: --node-ip, --pod's IP, or the
 // head pod's.
-func rayLogsNode(ctx context.Context, c client.Client, ns, cluster string, o rayLogsOpts) (*corev1.Pod, dashboard.LogNode, error) {
+func rayLogsNode(ctx context.Context, c client.Client, ns, cluster string, o rayLogsOpts) (*podview.Pod, dashboard.LogNode, error) {
 	if o.nodeIP != "" {
 		return nil, dashboard.LogNode{IP: o.nodeIP}, nil
 	}
-	var pod *corev1.Pod
+	var pod *podview.Pod
 	if o.pod != "" {
-		pod = &corev1.Pod{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: o.pod}, pod); err != nil {
+		got := &corev1.Pod{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: o.pod}, got); err != nil {
 			return nil, dashboard.LogNode{}, fmt.Errorf("pod %s/%s: %w", ns, o.pod, err)
 		}
+		pod = podview.Of(got)
 		if pod.Labels[rayv1.RayClusterLabelKey] != cluster {
 			return nil, dashboard.LogNode{}, fmt.Errorf("pod %s/%s is not a pod of RayCluster %s", ns, o.pod, cluster)
 		}
@@ -186,9 +188,9 @@ func rayLogsNode(ctx context.Context, c client.Client, ns, cluster string, o ray
 		if err := c.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{rayv1.RayClusterLabelKey: cluster}); err != nil {
 			return nil, dashboard.LogNode{}, fmt.Errorf("listing the pods of RayCluster %s/%s: %w", ns, cluster, err)
 		}
-		pods := make([]*corev1.Pod, len(l.Items))
+		pods := make([]*podview.Pod, len(l.Items))
 		for i := range l.Items {
-			pods[i] = &l.Items[i]
+			pods[i] = podview.Of(&l.Items[i])
 		}
 		if pod = raydash.HeadPod(pods); pod == nil {
 			return nil, dashboard.LogNode{}, fmt.Errorf("RayCluster %s/%s has no head pod: no Ray node to read logs from", ns, cluster)
@@ -202,7 +204,7 @@ func rayLogsNode(ctx context.Context, c client.Client, ns, cluster string, o ray
 }
 
 // copyRayLog prints a file's tail, or follows it until ctx ends.
-func copyRayLog(ctx context.Context, logs *raydash.RayLogs, w io.Writer, ns, cluster string, req dashboard.LogRequest, follow bool, pod *corev1.Pod) error {
+func copyRayLog(ctx context.Context, logs *raydash.RayLogs, w io.Writer, ns, cluster string, req dashboard.LogRequest, follow bool, pod *podview.Pod) error {
 	octx := ctx
 	if !follow {
 		var cancel context.CancelFunc
@@ -224,7 +226,7 @@ func copyRayLog(ctx context.Context, logs *raydash.RayLogs, w io.Writer, ns, clu
 
 // rayLogsError says what failed and, when the dashboard is out of reach,
 // what still works.
-func rayLogsError(ns, cluster string, pod *corev1.Pod, err error) error {
+func rayLogsError(ns, cluster string, pod *podview.Pod, err error) error {
 	if !errors.Is(err, dashboard.ErrUnavailable) {
 		return err
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/raydash/addrbook"
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui"
@@ -422,14 +423,14 @@ func newCapacityPoller(ctx context.Context, dash raydash.Resolver, reader client
 	return raydash.NewCapacityPoller(raydash.CapacityOptions{
 		Resolver: dash,
 		Cluster:  clusterFrom(ctx, reader),
-		Pods: func(ns, name string) ([]*corev1.Pod, error) {
+		Pods: func(ns, name string) ([]*podview.Pod, error) {
 			var l corev1.PodList
 			if err := reader.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{rayv1.RayClusterLabelKey: name}); err != nil {
 				return nil, err
 			}
-			out := make([]*corev1.Pod, len(l.Items))
+			out := make([]*podview.Pod, len(l.Items))
 			for i := range l.Items {
-				out[i] = &l.Items[i]
+				out[i] = podview.Of(&l.Items[i])
 			}
 			return out, nil
 		},

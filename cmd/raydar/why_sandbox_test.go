@@ -20,6 +20,7 @@ import (
 	"github.com/raydar/raydar/kube/raydash/addrbook"
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -127,7 +128,7 @@ func (e *whyEnv) pods() string {
 	}
 	var b strings.Builder
 	for _, p := range l.Items {
-		fmt.Fprintf(&b, "  %s: %s node=%q annotations=%v\n", p.Name, status.Pod(&p), p.Spec.NodeName, p.Annotations)
+		fmt.Fprintf(&b, "  %s: %s node=%q annotations=%v\n", p.Name, status.Pod(podview.Of(&p)), p.Spec.NodeName, p.Annotations)
 	}
 	return b.String()
 }

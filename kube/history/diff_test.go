@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -192,7 +193,7 @@ func TestDiffPod(t *testing.T) {
 		}), "container train-small-abc/ray-worker restarted (0 → 2): Error | exit 1 "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := DiffPod(c.old, c.new, now)
+			got := DiffPod(podview.Of(c.old), podview.Of(c.new), now)
 			if s := lines(got); s != c.want {
 				t.Errorf("DiffPod =\n%q\nwant\n%q", s, c.want)
 			}
@@ -204,7 +205,7 @@ func TestDiffPod(t *testing.T) {
 		})
 	}
 	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x"}}
-	if got := DiffPod(nil, orphan, now); got != nil {
+	if got := DiffPod(nil, podview.Of(orphan), now); got != nil {
 		t.Errorf("a pod of no cluster: %v", got)
 	}
 }

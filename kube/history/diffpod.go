@@ -6,13 +6,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
 // ClusterOf is the RayCluster a Ray pod belongs to (its controller owner,
 // else its ray.io/cluster label); ok is false for pods of no cluster.
-func ClusterOf(p *corev1.Pod) (Ref, bool) {
+func ClusterOf(p *podview.Pod) (Ref, bool) {
 	for _, o := range p.OwnerReferences {
 		if o.Kind == KindRayCluster && o.Controller != nil && *o.Controller {
 			return Ref{Kind: KindRayCluster, Namespace: p.Namespace, Name: o.Name, UID: o.UID}, true
@@ -27,7 +28,7 @@ func ClusterOf(p *corev1.Pod) (Ref, bool) {
 // DiffPod is what happened to one Ray pod from old to new, filed under its
 // RayCluster: created (old nil), deleted (new nil; old the last state),
 // evicted, failed, OOM-killed, a container restarted. Pure.
-func DiffPod(old, new *corev1.Pod, now time.Time) []Entry {
+func DiffPod(old, new *podview.Pod, now time.Time) []Entry {
 	p := new
 	if p == nil {
 		p = old
@@ -55,7 +56,7 @@ func DiffPod(old, new *corev1.Pod, now time.Time) []Entry {
 		d.add(Entry{What: WhatPodFailed, Subject: p.Name, From: string(old.Status.Phase), To: string(new.Status.Phase), Reason: new.Status.Reason, Message: new.Status.Message})
 	}
 	for _, cs := range new.Status.ContainerStatuses {
-		var prev *corev1.ContainerStatus
+		var prev *podview.ContainerStatus
 		for i := range old.Status.ContainerStatuses {
 			if old.Status.ContainerStatuses[i].Name == cs.Name {
 				prev = &old.Status.ContainerStatuses[i]
@@ -83,7 +84,7 @@ func DiffPod(old, new *corev1.Pod, now time.Time) []Entry {
 
 // terminatedNow is the container's termination with the given reason that
 // new shows and prev did not (in its state or its last state).
-func terminatedNow(prev, cur *corev1.ContainerStatus, reason string) *corev1.ContainerStateTerminated {
+func terminatedNow(prev, cur *podview.ContainerStatus, reason string) *corev1.ContainerStateTerminated {
 	had := func(t *corev1.ContainerStateTerminated) bool {
 		return t != nil && t.Reason == reason
 	}

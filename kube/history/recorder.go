@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -169,8 +170,8 @@ func (r *Recorder) observe(old, new any) {
 	var entries []Entry
 	switch {
 	case isPod(old) || isPod(new):
-		o, _ := old.(*corev1.Pod)
-		n, _ := new.(*corev1.Pod)
+		o, _ := podview.From(old) // a *corev1.Pod of the operator's cache, a record of the TUI's
+		n, _ := podview.From(new)
 		entries = DiffPod(o, n, now)
 	default:
 		o, _ := old.(client.Object)
@@ -199,8 +200,11 @@ func (r *Recorder) observe(old, new any) {
 }
 
 func isPod(o any) bool {
-	_, ok := o.(*corev1.Pod)
-	return ok
+	switch o.(type) {
+	case *corev1.Pod, *podview.Pod:
+		return true
+	}
+	return false
 }
 
 // write appends what the handlers send, gathered for the flush interval

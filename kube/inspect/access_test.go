@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -30,7 +31,7 @@ func TestAutoscalerAccess(t *testing.T) {
 		return sar, nil
 	}
 	s := &gathering{g: &Gatherer{Review: review}, ctx: context.Background(), ns: "ns"}
-	acc := s.autoscalerAccess(rc, []*corev1.Pod{head})
+	acc := s.autoscalerAccess(rc, []*podview.Pod{podview.Of(head)})
 	if acc == nil || acc.ServiceAccount != "rc" || !slices.Equal(acc.Denied, []string{"patch rayclusters.ray.io"}) {
 		t.Fatalf("access %+v", acc)
 	}
@@ -43,16 +44,16 @@ func TestAutoscalerAccess(t *testing.T) {
 		failed++
 		return nil, errors.New(`subjectaccessreviews.authorization.k8s.io is forbidden`)
 	}}, ctx: context.Background(), ns: "ns"}
-	if acc := s.autoscalerAccess(rc, []*corev1.Pod{head}); acc != nil || len(s.notes) != 1 {
+	if acc := s.autoscalerAccess(rc, []*podview.Pod{podview.Of(head)}); acc != nil || len(s.notes) != 1 {
 		t.Errorf("unanswered: access %+v, notes %q", acc, s.notes)
 	}
 	// A second cluster of the same gathering (a RayService's pending one)
 	// is not asked again: one failed review, one note.
-	if acc := s.autoscalerAccess(rc, []*corev1.Pod{head}); acc != nil || len(s.notes) != 1 || failed != 1 {
+	if acc := s.autoscalerAccess(rc, []*podview.Pod{podview.Of(head)}); acc != nil || len(s.notes) != 1 || failed != 1 {
 		t.Errorf("unanswered twice: access %+v, notes %q, %d reviews", acc, s.notes, failed)
 	}
 	on = false
-	if acc := s.autoscalerAccess(rc, []*corev1.Pod{head}); acc != nil {
+	if acc := s.autoscalerAccess(rc, []*podview.Pod{podview.Of(head)}); acc != nil {
 		t.Errorf("autoscaling off: %+v", acc)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
@@ -132,19 +133,19 @@ func eventTime(e *corev1.Event) time.Time {
 }
 
 // podPtrs returns pointers to pods, oldest first (then by name).
-func podPtrs(pods []corev1.Pod) []*corev1.Pod {
-	out := make([]*corev1.Pod, 0, len(pods))
+func podPtrs(pods []corev1.Pod) []*podview.Pod {
+	out := make([]*podview.Pod, 0, len(pods))
 	for i := range pods {
-		out = append(out, &pods[i])
+		out = append(out, podview.Of(&pods[i]))
 	}
-	slices.SortStableFunc(out, func(a, b *corev1.Pod) int {
+	slices.SortStableFunc(out, func(a, b *podview.Pod) int {
 		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Name, b.Name))
 	})
 	return out
 }
 
 // podUIDs returns the UIDs of pods.
-func podUIDs(pods []*corev1.Pod) []types.UID {
+func podUIDs(pods []*podview.Pod) []types.UID {
 	out := make([]types.UID, 0, len(pods))
 	for _, p := range pods {
 		out = append(out, p.UID)
@@ -184,7 +185,7 @@ func ownedBy(job *batchv1.Job, uid types.UID) bool {
 
 // submitterPods are the pods of the submitter Job (by its controller-uid
 // label, which the Job controller sets), oldest first, newest last.
-func submitterPods(job *batchv1.Job, pods []corev1.Pod) []*corev1.Pod {
+func submitterPods(job *batchv1.Job, pods []corev1.Pod) []*podview.Pod {
 	var own []corev1.Pod
 	for _, p := range pods {
 		if p.Labels[batchv1.ControllerUidLabel] == string(job.UID) {
@@ -197,7 +198,7 @@ func submitterPods(job *batchv1.Job, pods []corev1.Pod) []*corev1.Pod {
 // newestFailed is the newest pod (of pods, oldest first) that failed: phase
 // Failed, or a container that last ended with a non-zero exit code. nil
 // when none did.
-func newestFailed(pods []*corev1.Pod) *corev1.Pod {
+func newestFailed(pods []*podview.Pod) *podview.Pod {
 	for i := len(pods) - 1; i >= 0; i-- {
 		p := pods[i]
 		if p.Status.Phase == corev1.PodFailed {
@@ -229,7 +230,7 @@ func tail(log string, n int) []string {
 
 // headReady reports whether the cluster's head pod is Ready: only then is
 // its dashboard worth asking.
-func headReady(pods []*corev1.Pod) bool {
+func headReady(pods []*podview.Pod) bool {
 	for _, p := range pods {
 		if p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) && status.PodIsReady(p) {
 			return true

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 )
@@ -139,7 +140,7 @@ func TestSubmitterPodsAndNewestFailed(t *testing.T) {
 	if f := newestFailed(ps); f == nil || f.Name != "second-restarted" {
 		t.Errorf("newestFailed = %v; want second-restarted (exit 3)", f)
 	}
-	ok := []*corev1.Pod{ptr.To(mk("ok", time.Second, "job", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: exit(0)}))}
+	ok := []*podview.Pod{podview.Of(ptr.To(mk("ok", time.Second, "job", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: exit(0)})))}
 	if f := newestFailed(ok); f != nil {
 		t.Errorf("newestFailed of a healthy pod = %s", f.Name)
 	}
@@ -169,12 +170,12 @@ func TestHeadReady(t *testing.T) {
 	worker.Labels[rayv1.RayNodeTypeLabelKey] = string(rayv1.WorkerNode)
 	ready := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	worker.Status.Conditions = ready
-	if headReady([]*corev1.Pod{&head, &worker}) {
+	if headReady([]*podview.Pod{podview.Of(&head), podview.Of(&worker)}) {
 		t.Error("headReady with a head that is not Ready")
 	}
 	head.Status.Conditions = ready
 	head.Status.Phase = corev1.PodRunning
-	if !headReady([]*corev1.Pod{&head, &worker}) {
+	if !headReady([]*podview.Pod{podview.Of(&head), podview.Of(&worker)}) {
 		t.Error("headReady false with a Ready head")
 	}
 }

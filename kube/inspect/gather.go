@@ -14,6 +14,7 @@ import (
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 )
@@ -240,7 +241,7 @@ func (s *gathering) cluster(rc *rayv1.RayCluster) (*why.ClusterInput, error) {
 // Ray's autoscaler does with the KubeRay provider (patch the RayCluster,
 // list its pods); nil when not asked (no Review, autoscaling off, no head
 // pod) or the API server did not answer.
-func (s *gathering) autoscalerAccess(rc *rayv1.RayCluster, pods []*corev1.Pod) *why.AutoscalerAccess {
+func (s *gathering) autoscalerAccess(rc *rayv1.RayCluster, pods []*podview.Pod) *why.AutoscalerAccess {
 	if s.g.Review == nil || !rc.Spec.IsAutoscalingEnabled() {
 		return nil
 	}
@@ -259,7 +260,7 @@ func (s *gathering) autoscalerAccess(rc *rayv1.RayCluster, pods []*corev1.Pod) *
 
 // capacity asks the dashboard, bounded; nil when not asked or it did not
 // answer.
-func (s *gathering) capacity(rc *rayv1.RayCluster, pods []*corev1.Pod) *dashboard.Capacity {
+func (s *gathering) capacity(rc *rayv1.RayCluster, pods []*podview.Pod) *dashboard.Capacity {
 	if s.g.Capacity == nil || !headReady(pods) {
 		return nil // no dashboard to ask while the head is not Ready
 	}
@@ -312,7 +313,7 @@ func (s *gathering) job(rj *rayv1.RayJob) (*why.JobInput, error) {
 
 // submitter reads the pods of the RayJob's submitter Job (named after the
 // RayJob, owned by it) and the last log lines of the newest failed one.
-func (s *gathering) submitter(rj *rayv1.RayJob) ([]*corev1.Pod, []string, error) {
+func (s *gathering) submitter(rj *rayv1.RayJob) ([]*podview.Pod, []string, error) {
 	job := &batchv1.Job{}
 	switch err := s.g.Client.Get(s.ctx, client.ObjectKey{Namespace: rj.Namespace, Name: rj.Name}, job); {
 	case apierrors.IsNotFound(err):

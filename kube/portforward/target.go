@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -72,7 +73,7 @@ func pickHead(cluster string, pods []corev1.Pod) (*corev1.Pod, error) {
 			seen = append(seen, p.Name+" terminating")
 		case p.Status.Phase != corev1.PodRunning:
 			seen = append(seen, fmt.Sprintf("%s %s", p.Name, p.Status.Phase))
-		case !status.PodIsReady(p):
+		case !status.PodIsReady(podview.Of(p)):
 			seen = append(seen, p.Name+" not ready")
 		default:
 			ok = append(ok, p)
@@ -103,7 +104,7 @@ func stillGood(want *corev1.Pod, got *corev1.Pod, head bool) string {
 		return fmt.Sprintf("pod %s terminating", want.Name)
 	case got.Status.Phase != corev1.PodRunning:
 		return fmt.Sprintf("pod %s %s", want.Name, got.Status.Phase)
-	case head && !status.PodIsReady(got):
+	case head && !status.PodIsReady(podview.Of(got)):
 		return fmt.Sprintf("head pod %s not ready", want.Name)
 	}
 	return ""

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -35,7 +35,7 @@ type CapacityOptions struct {
 	Cluster func(namespace, name string) (*rayv1.RayCluster, error)
 	// Pods lists the pods of the RayCluster namespace/name from a cache
 	// (label ray.io/cluster); nil leaves RayNode.Pod empty.
-	Pods func(namespace, name string) ([]*corev1.Pod, error)
+	Pods func(namespace, name string) ([]*podview.Pod, error)
 	// Interval, Forget, Concurrency: see the Default* constants.
 	Interval    time.Duration
 	Forget      time.Duration
@@ -215,7 +215,7 @@ func (p *CapacityPoller) poll(key types.NamespacedName) (*dashboard.Capacity, er
 	if err != nil {
 		return nil, err
 	}
-	var pods []*corev1.Pod
+	var pods []*podview.Pod
 	if p.opts.Pods != nil {
 		if pods, err = p.opts.Pods(key.Namespace, key.Name); err != nil {
 			return nil, fmt.Errorf("raydash: pods of RayCluster %s: %w", key, err)
@@ -230,7 +230,7 @@ func (p *CapacityPoller) poll(key types.NamespacedName) (*dashboard.Capacity, er
 // Infeasible (Ray's dashboard does not say), and each Ray node is mapped
 // to its pod by IP. Every reader (the TUI's poller, `raydar why`) calls it,
 // so both say the same.
-func Complete(c *dashboard.Capacity, rc *rayv1.RayCluster, pods []*corev1.Pod) {
+func Complete(c *dashboard.Capacity, rc *rayv1.RayCluster, pods []*podview.Pod) {
 	c.SplitInfeasible(NodeTypes(rc))
 	byIP := make(map[string]string, len(pods))
 	for _, pod := range pods {

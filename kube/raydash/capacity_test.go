@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -114,7 +115,7 @@ func newCapFixture(t *testing.T, opts CapacityOptions, hold chan struct{}, names
 		defer f.mu.Unlock()
 		return f.rcs[ns+"/"+name], nil
 	}
-	opts.Pods = func(ns, name string) ([]*corev1.Pod, error) { return f.pods[ns+"/"+name], nil }
+	opts.Pods = func(ns, name string) ([]*podview.Pod, error) { return podview.All(f.pods[ns+"/"+name]), nil }
 	p, err := NewCapacityPoller(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -9,9 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -79,7 +78,7 @@ func (l *RayLogs) Open(ctx context.Context, namespace, cluster string, req dashb
 // pod's on KubeRay), with the node ID when Ray's capacity view (c, may be
 // nil) has an alive node at that IP. The zero LogNode when the pod has no
 // IP yet.
-func NodeForPod(pod *corev1.Pod, c *dashboard.Capacity) dashboard.LogNode {
+func NodeForPod(pod *podview.Pod, c *dashboard.Capacity) dashboard.LogNode {
 	if pod == nil || pod.Status.PodIP == "" {
 		return dashboard.LogNode{}
 	}
@@ -97,8 +96,8 @@ func NodeForPod(pod *corev1.Pod, c *dashboard.Capacity) dashboard.LogNode {
 
 // HeadPod is the head pod among a cluster's pods (label ray.io/node-type
 // head), preferring one with an IP; nil when there is none.
-func HeadPod(pods []*corev1.Pod) *corev1.Pod {
-	var head *corev1.Pod
+func HeadPod(pods []*podview.Pod) *podview.Pod {
+	var head *podview.Pod
 	for _, p := range pods {
 		if p.Labels[rayv1.RayNodeTypeLabelKey] != string(rayv1.HeadNode) {
 			continue

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -89,8 +89,8 @@ func TestExplainRayService(t *testing.T) {
 }
 
 func TestNodeForPodAndHeadPod(t *testing.T) {
-	pod := func(name, typ, ip string) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{rayv1.RayNodeTypeLabelKey: typ}}}
+	pod := func(name, typ, ip string) *podview.Pod {
+		p := &podview.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{rayv1.RayNodeTypeLabelKey: typ}}}
 		p.Status.PodIP = ip
 		return p
 	}
@@ -104,7 +104,7 @@ func TestNodeForPodAndHeadPod(t *testing.T) {
 	if n := NodeForPod(pod("w", "worker", ""), nil); n != (dashboard.LogNode{}) {
 		t.Errorf("no IP: %+v", n)
 	}
-	pods := []*corev1.Pod{pod("w", "worker", "10.0.0.2"), pod("h-old", "head", ""), pod("h", "head", "10.0.0.1")}
+	pods := []*podview.Pod{pod("w", "worker", "10.0.0.2"), pod("h-old", "head", ""), pod("h", "head", "10.0.0.1")}
 	if h := HeadPod(pods); h == nil || h.Name != "h" {
 		t.Errorf("head: %v", h)
 	}

@@ -2,8 +2,10 @@ package raydash
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 )
@@ -20,7 +22,11 @@ const objectStoreFraction = 0.3
 // (memory from the Ray container's request when it has no limit, the
 // object store's share of memory) and zero amounts dropped.
 func GroupResources(rayStartParams, groupResources map[string]string, spec *corev1.PodSpec) dashboard.Resources {
-	out := why.PodResources(rayStartParams, groupResources, spec)
+	var ps *podview.Spec
+	if spec != nil {
+		ps = ptr.To(podview.SpecOf(spec))
+	}
+	out := why.PodResources(rayStartParams, groupResources, ps)
 	if _, ok := out["memory"]; !ok && spec != nil && len(spec.Containers) > rayv1.RayContainerIndex {
 		if q := spec.Containers[rayv1.RayContainerIndex].Resources.Requests[corev1.ResourceMemory]; !q.IsZero() {
 			out["memory"] = float64(q.Value())

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -61,10 +62,10 @@ func TestComplete(t *testing.T) {
 		Nodes:   []dashboard.RayNode{{ID: "n1", IP: "10.0.0.1", Alive: true}},
 		Pending: []dashboard.Demand{{Shape: dashboard.Resources{"CPU": 2}, Count: 1}, {Shape: dashboard.Resources{"GPU": 2}, Count: 4}},
 	}
-	var a, b corev1.Pod
+	var a, b podview.Pod
 	a.Name, a.Status.PodIP = "a", "10.0.0.1"
 	b.Name = "b"
-	Complete(c, rc, []*corev1.Pod{&a, &b})
+	Complete(c, rc, []*podview.Pod{&a, &b})
 	if len(c.Pending) != 1 || c.Pending[0].Shape["CPU"] != 2 || len(c.Infeasible) != 1 || c.Infeasible[0].Shape["GPU"] != 2 {
 		t.Errorf("pending %v, infeasible %v: want {CPU: 2} pending and {GPU: 2} infeasible", c.Pending, c.Infeasible)
 	}

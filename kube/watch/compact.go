@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/raydar/raydar/rayapi/podview"
 )
 
 // compactPod makes a decoded pod share what it has in common with the
@@ -25,7 +27,7 @@ import (
 // (docs/benchmarks.md, issue 27). Cached objects are never modified (the
 // Store's rule, and client-go's), so sharing is safe; a reader that
 // wants to change one copies it first, as it must anyway.
-func compactPod(p *corev1.Pod) {
+func compactPod(p *podview.Pod) {
 	m := &p.ObjectMeta
 	m.Namespace = in(m.Namespace)
 	m.GenerateName = in(m.GenerateName)
@@ -37,7 +39,7 @@ func compactPod(p *corev1.Pod) {
 	}
 
 	s := &p.Spec
-	s.NodeName = in(s.NodeName)
+	s.NodeName, s.SchedulerName, s.ServiceAccountName = in(s.NodeName), in(s.SchedulerName), in(s.ServiceAccountName)
 	s.NodeSelector = shared.labels(s.NodeSelector)
 	s.Tolerations = shared.tolerations(s.Tolerations)
 	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
@@ -50,19 +52,18 @@ func compactPod(p *corev1.Pod) {
 
 	st := &p.Status
 	st.Phase, st.Reason, st.Message = in(st.Phase), in(st.Reason), in(st.Message)
-	st.HostIP, st.QOSClass, st.NominatedNodeName = in(st.HostIP), in(st.QOSClass), in(st.NominatedNodeName)
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
 		c.Type, c.Status, c.Reason, c.Message = in(c.Type), in(c.Status), in(c.Reason), in(c.Message)
 	}
-	for _, cs := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses} {
+	for _, cs := range [][]podview.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
 		for i := range cs {
 			compactContainerStatus(&cs[i])
 		}
 	}
 }
 
-func compactContainerStatus(c *corev1.ContainerStatus) {
+func compactContainerStatus(c *podview.ContainerStatus) {
 	c.Name, c.Image = in(c.Name), in(c.Image)
 	c.Started = sharedBool(c.Started)
 	for _, s := range []*corev1.ContainerState{&c.State, &c.LastTerminationState} {

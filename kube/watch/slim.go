@@ -4,37 +4,28 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/status"
 )
 
 // SlimPod is the informer transform of the observe-only TUI's cache
-// (cmd/raydar's session): for a pod it keeps what the views, the Why
-// diagnosis (rayapi/why) and describe's summary read, and drops the rest of
-// a Ray pod's spec, most of its bytes (KubeRay's env vars, the ray start
-// script, probes, volumes and mounts):
+// (cmd/raydar's session): a pod becomes its *podview.Pod, the record every
+// reader of the TUI's pods reads (the views, the Why diagnosis, history,
+// the actions), which drops most of a Ray pod's bytes (KubeRay's env vars,
+// the ray start script, probes, volumes and mounts) and the fields of the
+// corev1 structs no reader reads:
 //
 //   - metadata: all but managedFields;
-//   - spec: nodeName, nodeSelector, tolerations, affinity, overhead (the
-//     scheduling diagnosis), and per init and app container its name,
-//     image and restartPolicy, and its resources while the pod is not
+//   - spec: what podview.Spec keeps, and per init and app container its
+//     name, image and restartPolicy, and its resources while the pod is not
 //     ready (what the scheduler counts a pod as asking for, sidecars
-//     included; why's image and OOM words; the logs page's container); the
-//     rest is dropped;
-//   - status: phase, reason, message, conditions (less lastProbeTime,
-//     which kubelets leave empty), hostIP, podIP, startTime,
-//     nominatedNodeName, qosClass, observedGeneration, and per container
-//     status its name, image, state and last state (less the terminated
-//     state's containerID), ready, started and restart count: what the
-//     views, the diagnosis (scheduling, image pulls, crash loops, OOM
-//     kills) and history read. The rest is dropped: the IDs of containers
-//     and images, and what a kubelet of 1.33 or later reports besides
-//     (allocated resources, resources, volume mounts, the user a container
-//     runs as, per container and for the pod): 2.5 KB of the 4.9 KB a pod
-//     kept with such a status (BenchmarkPodDecode/kubelet-status/); the
-//     sandbox's kwok writes only the IDs and the pod's IPs of them.
+//     included; why's image and OOM words; the logs page's container);
+//   - status: what podview.Status keeps, a terminated state's containerID
+//     aside.
 //
 // What is kept is then shared with the pods before it where equal
-// (compactPod: strings, label maps, tolerations, owner references).
+// (compactPod: strings, label maps, tolerations, owner references,
+// containers).
 //
 // Describe's YAML of a pod therefore GETs the whole pod (Session.Get).
 // Other objects pass through with their managedFields stripped.
@@ -46,19 +37,21 @@ func SlimPod(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	ready := podReady(p)
-	p.Spec = corev1.PodSpec{
-		NodeName:       p.Spec.NodeName,
-		NodeSelector:   p.Spec.NodeSelector,
-		Tolerations:    p.Spec.Tolerations,
-		Affinity:       p.Spec.Affinity,
-		Overhead:       p.Spec.Overhead,
-		InitContainers: slimContainers(p.Spec.InitContainers, ready),
-		Containers:     slimContainers(p.Spec.Containers, ready),
+	r := podview.Of(p)
+	ready := podReady(r)
+	r.Spec.InitContainers = slimContainers(r.Spec.InitContainers, ready)
+	r.Spec.Containers = slimContainers(r.Spec.Containers, ready)
+	for _, cs := range [][]podview.ContainerStatus{r.Status.InitContainerStatuses, r.Status.ContainerStatuses} {
+		for i := range cs {
+			for _, t := range []*corev1.ContainerStateTerminated{cs[i].State.Terminated, cs[i].LastTerminationState.Terminated} {
+				if t != nil {
+					t.ContainerID = ""
+				}
+			}
+		}
 	}
-	p.Status = slimStatus(&p.Status)
-	compactPod(p)
-	return p, nil
+	compactPod(r)
+	return r, nil
 }
 
 // slimContainers keeps a container's name, image and restartPolicy, and
@@ -80,47 +73,7 @@ func slimContainers(cs []corev1.Container, ready bool) []corev1.Container {
 	return out
 }
 
-// slimStatus is what SlimPod keeps of a pod's status (see there); it
-// reuses st's slices.
-func slimStatus(st *corev1.PodStatus) corev1.PodStatus {
-	for i := range st.Conditions {
-		st.Conditions[i].LastProbeTime = metav1.Time{}
-	}
-	return corev1.PodStatus{
-		ObservedGeneration:         st.ObservedGeneration,
-		Phase:                      st.Phase,
-		Conditions:                 st.Conditions,
-		Message:                    st.Message,
-		Reason:                     st.Reason,
-		NominatedNodeName:          st.NominatedNodeName,
-		HostIP:                     st.HostIP,
-		PodIP:                      st.PodIP,
-		StartTime:                  st.StartTime,
-		QOSClass:                   st.QOSClass,
-		InitContainerStatuses:      slimContainerStatuses(st.InitContainerStatuses),
-		ContainerStatuses:          slimContainerStatuses(st.ContainerStatuses),
-		EphemeralContainerStatuses: slimContainerStatuses(st.EphemeralContainerStatuses),
-	}
-}
-
-// slimContainerStatuses keeps, in place, a container status's name, image,
-// state and last state (without the terminated state's containerID),
-// ready, started and restart count.
-func slimContainerStatuses(cs []corev1.ContainerStatus) []corev1.ContainerStatus {
-	for i := range cs {
-		c := &cs[i]
-		*c = corev1.ContainerStatus{Name: c.Name, State: c.State, LastTerminationState: c.LastTerminationState,
-			Ready: c.Ready, RestartCount: c.RestartCount, Image: c.Image, Started: c.Started}
-		for _, t := range []*corev1.ContainerStateTerminated{c.State.Terminated, c.LastTerminationState.Terminated} {
-			if t != nil {
-				t.ContainerID = ""
-			}
-		}
-	}
-	return cs
-}
-
 // podReady: Running with the Ready condition true.
-func podReady(p *corev1.Pod) bool {
+func podReady(p *podview.Pod) bool {
 	return p.Status.Phase == corev1.PodRunning && status.PodIsReady(p)
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -25,7 +26,7 @@ func TestSlimPod(t *testing.T) {
 			Annotations: map[string]string{"a": "b"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}},
 			OwnerReferences: []metav1.OwnerReference{{Kind: "RayCluster", Name: "c"}}},
 		Spec: corev1.PodSpec{
-			NodeName: "n1", NodeSelector: map[string]string{"gpu": "a100"},
+			NodeName: "n1", NodeSelector: map[string]string{"gpu": "a100"}, SchedulerName: "volcano", ServiceAccountName: "c-head-sa",
 			Tolerations:    []corev1.Toleration{{Key: "k"}},
 			Affinity:       &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}},
 			Volumes:        []corev1.Volume{{Name: "log"}},
@@ -42,7 +43,7 @@ func TestSlimPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := out.(*corev1.Pod)
+	s := out.(*podview.Pod)
 	c := s.Spec.Containers[0]
 	switch {
 	case s.ManagedFields != nil:
@@ -53,12 +54,16 @@ func TestSlimPod(t *testing.T) {
 		t.Errorf("scheduling fields lost: %+v", s.Spec)
 	case c.Name != "ray-head" || c.Image != "rayproject/ray" || !c.Resources.Limits.Memory().Equal(resource.MustParse("4Gi")):
 		t.Errorf("container lost name, image or resources: %+v", c)
+	case s.Spec.SchedulerName != "volcano" || s.Spec.ServiceAccountName != "c-head-sa":
+		// why's SchedulerNotBinding and PodGroupNotRunning read the one, its
+		// autoscaler access check the other.
+		t.Errorf("scheduler name or service account lost: %+v", s.Spec)
 	case s.Spec.Overhead.Cpu().String() != "250m":
 		t.Errorf("overhead lost: %v", s.Spec.Overhead)
 	case len(s.Spec.InitContainers) != 1 || s.Spec.InitContainers[0].Image != "busybox" || s.Spec.InitContainers[0].Command != nil ||
 		s.Spec.InitContainers[0].RestartPolicy == nil:
 		t.Errorf("init containers: %+v", s.Spec.InitContainers)
-	case c.Env != nil || c.Args != nil || c.ReadinessProbe != nil || c.VolumeMounts != nil || s.Spec.Volumes != nil:
+	case c.Env != nil || c.Args != nil || c.ReadinessProbe != nil || c.VolumeMounts != nil:
 		t.Errorf("bulk kept: %+v", s.Spec)
 	case s.Status.PodIP != "10.0.0.1" || s.Status.ContainerStatuses[0].RestartCount != 3:
 		t.Errorf("status lost: %+v", s.Status)
@@ -67,7 +72,7 @@ func TestSlimPod(t *testing.T) {
 	p.Spec.Containers[0].Resources = res
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	out, _ = SlimPod(p)
-	if c := out.(*corev1.Pod).Spec.Containers[0]; c.Resources.Limits != nil || c.Name != "ray-head" {
+	if c := out.(*podview.Pod).Spec.Containers[0]; c.Resources.Limits != nil || c.Name != "ray-head" {
 		t.Errorf("a ready pod's container: %+v", c)
 	}
 	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}}
@@ -99,7 +104,7 @@ func TestCompactPodSharesAndKeepsEveryValue(t *testing.T) {
 					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}}}},
 		}
 	}
-	a, b := mk("c-worker-1", "10.0.0.1"), mk("c-worker-2", "10.0.0.2")
+	a, b := podview.Of(mk("c-worker-1", "10.0.0.1")), podview.Of(mk("c-worker-2", "10.0.0.2"))
 	wantA, wantB := a.DeepCopy(), b.DeepCopy()
 	compactPod(a)
 	compactPod(b)
@@ -124,7 +129,7 @@ func TestCompactPodSharesAndKeepsEveryValue(t *testing.T) {
 
 	// A pod whose labels differ keeps its own; so do containers with
 	// another image, and containers with resources (a pod not ready).
-	c := mk("c-head", "10.0.0.3")
+	c := podview.Of(mk("c-head", "10.0.0.3"))
 	c.Labels[rayv1.RayNodeTypeLabelKey] = "head"
 	c.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
 	compactPod(c)
@@ -134,7 +139,7 @@ func TestCompactPodSharesAndKeepsEveryValue(t *testing.T) {
 	if c.Spec.Containers[0].Image != "rayproject/ray:2.53.0" || a.Spec.Containers[0].Image != "rayproject/ray:2.52.0" {
 		t.Errorf("containers mixed up: %v %v", c.Spec.Containers, a.Spec.Containers)
 	}
-	d := mk("c-worker-3", "10.0.0.4")
+	d := podview.Of(mk("c-worker-3", "10.0.0.4"))
 	d.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
 	compactPod(d)
 	if &d.Spec.Containers[0] == &a.Spec.Containers[0] || d.Spec.Containers[0].Resources.Limits.Memory().String() != "1Gi" {
@@ -183,29 +188,31 @@ func TestSlimPodStatusKeepsWhatReadersRead(t *testing.T) {
 		p.Status.Resources = &corev1.ResourceRequirements{Limits: p.Status.AllocatedResources}
 		full := p.DeepCopy()
 		out, _ := SlimPod(p)
-		st := out.(*corev1.Pod).Status
-		if got, want := status.Pod(out.(*corev1.Pod)), status.Pod(full); got != want {
+		slim := out.(*podview.Pod)
+		st := slim.Status
+		if got, want := status.Pod(slim), status.Pod(podview.Of(full)); got != want {
 			t.Errorf("status word %q, want %q", got, want)
 		}
-		r1, n1 := status.PodReady(out.(*corev1.Pod))
-		if r0, n0 := status.PodReady(full); r0 != r1 || n0 != n1 {
+		r1, n1 := status.PodReady(slim)
+		if r0, n0 := status.PodReady(podview.Of(full)); r0 != r1 || n0 != n1 {
 			t.Errorf("ready %s/%d, want %s/%d", r1, n1, r0, n0)
 		}
+		// Every field of the record, as the full pod has it, but the
+		// terminated states' container IDs.
 		want := full.Status
-		for i := range want.Conditions {
-			want.Conditions[i].LastProbeTime = metav1.Time{}
-		}
+		want.Conditions = []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "containers with unready status: [ray-worker]",
+				LastTransitionTime: full.Status.Conditions[0].LastTransitionTime},
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: full.Status.Conditions[1].LastTransitionTime}}
 		for _, cs := range []*[]corev1.ContainerStatus{&want.ContainerStatuses, &want.InitContainerStatuses} {
 			c := &(*cs)[0]
-			c.ImageID, c.ContainerID, c.AllocatedResources, c.Resources, c.VolumeMounts, c.User = "", "", nil, nil, nil, nil
 			for _, term := range []*corev1.ContainerStateTerminated{c.State.Terminated, c.LastTerminationState.Terminated} {
 				if term != nil {
 					term.ContainerID = ""
 				}
 			}
 		}
-		want.HostIPs, want.PodIPs, want.AllocatedResources, want.Resources = nil, nil, nil, nil
-		if !equality.Semantic.DeepEqual(st, want) {
+		if !equality.Semantic.DeepEqual(st, podview.Of(&corev1.Pod{Status: want}).Status) {
 			t.Errorf("status after SlimPod:\n got %+v\nwant %+v", st, want)
 		}
 	}

@@ -42,8 +42,9 @@ var (
 	// the pod is not ready (slimContainers).
 	wireContainer      = &msgFilter{keep: map[protowire.Number]bool{1: true, 2: true, 8: true, 24: true}}
 	wireContainerReady = &msgFilter{keep: map[protowire.Number]bool{1: true, 2: true, 24: true}}
-	// PodSpec: nodeSelector 7, nodeName 10, affinity 18, tolerations 22,
-	// overhead 32; containers 2 and initContainers 20 rewritten.
+	// PodSpec: nodeSelector 7, serviceAccountName 8, nodeName 10,
+	// affinity 18, schedulerName 19, tolerations 22, overhead 32;
+	// containers 2 and initContainers 20 rewritten.
 	wireSpec      = specFilter(wireContainer)
 	wireSpecReady = specFilter(wireContainerReady)
 	// ObjectMeta: all but managedFields 17.
@@ -56,13 +57,13 @@ var (
 	// state 2 and lastState 3 rewritten.
 	wireContainerStatus = &msgFilter{keep: map[protowire.Number]bool{1: true, 4: true, 5: true, 6: true, 9: true},
 		sub: map[protowire.Number]rewriter{2: wireState.apply, 3: wireState.apply}}
-	// PodStatus: phase 1, message 3, reason 4, hostIP 5, podIP 6, startTime
-	// 7, qosClass 9, nominatedNodeName 11, observedGeneration 17;
-	// conditions 2 (all but lastProbeTime 3) and the container statuses 8,
-	// 10 and 13 rewritten.
-	wireStatus = &msgFilter{keep: map[protowire.Number]bool{1: true, 3: true, 4: true, 5: true, 6: true, 7: true, 9: true, 11: true, 17: true},
-		sub: map[protowire.Number]rewriter{2: (&msgFilter{drop: map[protowire.Number]bool{3: true}}).apply,
-			8: wireContainerStatus.apply, 10: wireContainerStatus.apply, 13: wireContainerStatus.apply}}
+	// PodStatus: phase 1, message 3, reason 4, podIP 6; conditions 2
+	// (type 1, status 2, lastTransitionTime 4, reason 5, message 6) and
+	// the container statuses 8 and init container statuses 10 rewritten:
+	// podview.Status.
+	wireStatus = &msgFilter{keep: map[protowire.Number]bool{1: true, 3: true, 4: true, 6: true},
+		sub: map[protowire.Number]rewriter{2: (&msgFilter{keep: map[protowire.Number]bool{1: true, 2: true, 4: true, 5: true, 6: true}}).apply,
+			8: wireContainerStatus.apply, 10: wireContainerStatus.apply}}
 	// Pod: metadata 1, spec 2 and status 3 rewritten.
 	wirePodNotReady = &msgFilter{sub: map[protowire.Number]rewriter{1: wireMeta.apply, 2: wireSpec.apply, 3: wireStatus.apply}}
 	wirePodReady    = &msgFilter{sub: map[protowire.Number]rewriter{1: wireMeta.apply, 2: wireSpecReady.apply, 3: wireStatus.apply}}
@@ -72,7 +73,7 @@ var (
 
 func specFilter(c *msgFilter) *msgFilter {
 	return &msgFilter{
-		keep: map[protowire.Number]bool{7: true, 10: true, 18: true, 22: true, 32: true},
+		keep: map[protowire.Number]bool{7: true, 8: true, 10: true, 18: true, 19: true, 22: true, 32: true},
 		sub:  map[protowire.Number]rewriter{2: c.apply, 20: c.apply},
 	}
 }

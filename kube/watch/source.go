@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/rayapi/kinds"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -388,7 +389,7 @@ func (s *Source) Handler(kind Kind) toolscache.ResourceEventHandler {
 			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = t.Obj
 			}
-			o, ok := obj.(client.Object)
+			o, ok := record(kind, obj)
 			if !ok {
 				return
 			}
@@ -406,7 +407,7 @@ func (s *Source) Handler(kind Kind) toolscache.ResourceEventHandler {
 }
 
 func (s *Source) upsert(kind Kind, old, obj any) {
-	o, ok := obj.(client.Object)
+	o, ok := record(kind, obj)
 	if !ok {
 		return
 	}
@@ -430,6 +431,20 @@ func (s *Source) upsert(kind Kind, old, obj any) {
 		}
 	}
 	s.Push(Delta{Kind: kind, Object: o})
+}
+
+// record is obj as the Store holds it: a pod as its *podview.Pod (the
+// observe-only cache's transform made it one already; the operator's cache
+// holds a *corev1.Pod), anything else as it is.
+func record(kind Kind, obj any) (client.Object, bool) {
+	if p, ok := obj.(*corev1.Pod); ok && kind == Pod {
+		if p == nil {
+			return nil, false
+		}
+		return podview.Of(p), true
+	}
+	o, ok := obj.(client.Object)
+	return o, ok
 }
 
 // forgetRayPod drops uid from the Ray pods seen, reporting whether it was

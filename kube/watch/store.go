@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -26,8 +27,8 @@ type ClusterRef struct{ Namespace, Name string }
 // Objects are shared with the informer cache and must not be modified.
 type Store struct {
 	objs       [numKinds]map[types.UID]client.Object
-	podsOf     map[ClusterRef]map[types.UID]*corev1.Pod // by podRef
-	events     map[types.UID][]*corev1.Event            // by involved object UID, oldest first
+	podsOf     map[ClusterRef]map[types.UID]*podview.Pod // by podRef
+	events     map[types.UID][]*corev1.Event             // by involved object UID, oldest first
 	eventOwner map[types.UID]types.UID
 	namespaces map[string]int
 	gen        uint64
@@ -37,7 +38,7 @@ type Store struct {
 // NewStore returns an empty store.
 func NewStore() *Store {
 	s := &Store{
-		podsOf:     map[ClusterRef]map[types.UID]*corev1.Pod{},
+		podsOf:     map[ClusterRef]map[types.UID]*podview.Pod{},
 		events:     map[types.UID][]*corev1.Event{},
 		eventOwner: map[types.UID]types.UID{},
 		namespaces: map[string]int{},
@@ -96,17 +97,24 @@ func (s *Store) Add(objs ...client.Object) Changes {
 	return s.Apply(ds)
 }
 
-// KindOf returns the Kind of a typed object.
+// KindOf returns the Kind of a typed object (a pod's record or a
+// *corev1.Pod: Pod).
 func KindOf(o client.Object) (Kind, bool) {
 	k, ok := kindByType[reflect.TypeOf(o)]
 	return k, ok
 }
 
-// kindByType maps each Kind's Go type (*rayv1.RayCluster, …) to it.
+// kindByType maps each Kind's Go types (*rayv1.RayCluster, …; for Pod
+// also its record, *podview.Pod) to it.
 var kindByType = func() map[reflect.Type]Kind {
 	m := make(map[reflect.Type]Kind, numKinds)
 	for _, k := range Kinds {
 		m[reflect.TypeOf(kindTable[k].new())] = k
+	}
+	for d, k := range byDescriptor {
+		if d.Record != nil {
+			m[reflect.TypeOf(d.Record())] = k
+		}
 	}
 	return m
 }()
@@ -133,8 +141,13 @@ func (s *Store) Apply(ds []Delta) Changes {
 			ch.Deleted[d.Kind] = append(ch.Deleted[d.Kind], old)
 			continue
 		}
-		if d.Kind == Pod && !rayv1.IsRayPod(d.Object.GetLabels()) {
-			continue
+		if d.Kind == Pod {
+			if !rayv1.IsRayPod(d.Object.GetLabels()) {
+				continue
+			}
+			if p, ok := d.Object.(*corev1.Pod); ok { // Add's, a test's: held as the record
+				d.Object = podview.Of(p)
+			}
 		}
 		if had {
 			s.unindex(d.Kind, uid, old)
@@ -153,10 +166,10 @@ func (s *Store) index(k Kind, uid types.UID, o client.Object) {
 	s.namespaces[o.GetNamespace()]++
 	switch k {
 	case Pod:
-		p := o.(*corev1.Pod)
+		p := o.(*podview.Pod)
 		ref := podRef(p)
 		if s.podsOf[ref] == nil {
-			s.podsOf[ref] = map[types.UID]*corev1.Pod{}
+			s.podsOf[ref] = map[types.UID]*podview.Pod{}
 		}
 		s.podsOf[ref][uid] = p
 	case Event:
@@ -181,7 +194,7 @@ func (s *Store) unindex(k Kind, uid types.UID, o client.Object) {
 	s.dropNamespace(o.GetNamespace())
 	switch k {
 	case Pod:
-		ref := podRef(o.(*corev1.Pod)) // o is the stored object, as index saw it
+		ref := podRef(o.(*podview.Pod)) // o is the stored object, as index saw it
 		delete(s.podsOf[ref], uid)
 		if len(s.podsOf[ref]) == 0 {
 			delete(s.podsOf, ref)
@@ -201,7 +214,7 @@ func (s *Store) unindex(k Kind, uid types.UID, o client.Object) {
 // podRef is the cluster a Ray pod is indexed under: its ray.io/cluster
 // label. Stored objects are never modified, so unindex finds it again
 // from the object it removes, with no map from pod to cluster.
-func podRef(p *corev1.Pod) ClusterRef {
+func podRef(p *podview.Pod) ClusterRef {
 	return ClusterRef{p.Namespace, p.Labels[rayv1.RayClusterLabelKey]}
 }
 
@@ -265,9 +278,9 @@ func (s *Store) Find(k Kind, namespace, name string) (client.Object, bool) {
 }
 
 // PodsOf returns the Ray pods labelled with the cluster, sorted by name.
-func (s *Store) PodsOf(c ClusterRef) []*corev1.Pod {
+func (s *Store) PodsOf(c ClusterRef) []*podview.Pod {
 	m := s.podsOf[c]
-	out := make([]*corev1.Pod, 0, len(m))
+	out := make([]*podview.Pod, 0, len(m))
 	for _, p := range m {
 		out = append(out, p)
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -51,6 +52,10 @@ type Kind struct {
 	// New returns an empty object of the kind; NewList an empty list.
 	New     func() Object
 	NewList func() ObjectList
+	// Record returns an empty object of the type the TUI's cache holds for
+	// the kind when that is not New's (a pod's podview.Pod); nil otherwise.
+	// Of knows both types.
+	Record func() Object
 	// Status is the STATUS word of an object of the kind (rayapi/status).
 	Status func(Object) string
 	// Suspend says how the kind is suspended; nil when it cannot be.
@@ -151,7 +156,13 @@ var (
 		Short:    "po", Names: []string{"pods", "po", "pod", "workers", "worker"}, Word: "workers",
 		New:     func() Object { return &corev1.Pod{} },
 		NewList: func() ObjectList { return &corev1.PodList{} },
-		Status:  word(status.Pod),
+		Record:  func() Object { return &podview.Pod{} },
+		Status: func(o Object) string {
+			if p, ok := podview.From(o); ok {
+				return status.Pod(p)
+			}
+			return ""
+		},
 	}
 )
 
@@ -190,6 +201,9 @@ func init() {
 			byName[n] = k
 		}
 		byType[reflect.TypeOf(k.New())] = k
+		if k.Record != nil {
+			byType[reflect.TypeOf(k.Record())] = k
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/scheme"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -84,7 +85,7 @@ func TestStatusOf(t *testing.T) {
 		case *rayv1.RayCronJob:
 			want = status.CronJob(o)
 		case *corev1.Pod:
-			want = status.Pod(o)
+			want = status.Pod(podview.Of(o))
 		}
 		if got := StatusOf(o); got != want || got == "" {
 			t.Errorf("StatusOf(%T) = %q, want %q", o, got, want)

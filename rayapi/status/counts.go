@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -31,7 +32,7 @@ func Workers(rc *rayv1.RayCluster) string {
 
 // PodReady is a pod's "ready/total" containers and its restart count; total
 // is the spec's containers, or the statuses' when there are more.
-func PodReady(p *corev1.Pod) (string, int32) {
+func PodReady(p *podview.Pod) (string, int32) {
 	ready, restarts := 0, int32(0)
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.Ready {
@@ -44,7 +45,7 @@ func PodReady(p *corev1.Pod) (string, int32) {
 }
 
 // PodIsReady reports whether the pod's Ready condition is true.
-func PodIsReady(p *corev1.Pod) bool {
+func PodIsReady(p *podview.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue

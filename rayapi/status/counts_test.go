@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -38,18 +39,18 @@ func TestWorkers(t *testing.T) {
 }
 
 func TestPodReady(t *testing.T) {
-	p := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ray"}, {Name: "sidecar"}}}}
+	p := &podview.Pod{Spec: podview.Spec{Containers: []corev1.Container{{Name: "ray"}, {Name: "sidecar"}}}}
 	if r, n := PodReady(p); r != "0/2" || n != 0 {
 		t.Errorf("no statuses: %q %d", r, n)
 	}
-	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Ready: true, RestartCount: 2}, {RestartCount: 1}, {Ready: true}}
+	p.Status.ContainerStatuses = []podview.ContainerStatus{{Ready: true, RestartCount: 2}, {RestartCount: 1}, {Ready: true}}
 	if r, n := PodReady(p); r != "2/3" || n != 3 {
 		t.Errorf("more statuses than containers: %q %d, want 2/3 3", r, n)
 	}
 	if PodIsReady(p) {
 		t.Error("no Ready condition: not ready")
 	}
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	p.Status.Conditions = []podview.Condition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	if !PodIsReady(p) {
 		t.Error("Ready condition true: ready")
 	}

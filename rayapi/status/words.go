@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -130,7 +131,7 @@ func CronJob(c *rayv1.RayCronJob) string {
 // (ContainerCreating, CrashLoopBackOff, ImagePullBackOff, …); the reason a
 // container of a running pod terminated (Error, OOMKilled, Completed); the
 // pod's status.reason (Evicted, …); its phase; Pending.
-func Pod(p *corev1.Pod) string {
+func Pod(p *podview.Pod) string {
 	if p.DeletionTimestamp != nil {
 		return "Terminating"
 	}

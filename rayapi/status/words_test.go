@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -115,32 +116,32 @@ func TestPod(t *testing.T) {
 	tests := []struct {
 		name    string
 		deleted bool
-		st      corev1.PodStatus
+		st      podview.Status
 		want    string
 	}{
-		{"no status", false, corev1.PodStatus{}, "Pending"},
-		{"running", false, corev1.PodStatus{Phase: corev1.PodRunning,
-			ContainerStatuses: []corev1.ContainerStatus{{Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}, "Running"},
-		{"terminating wins", true, corev1.PodStatus{Phase: corev1.PodRunning,
-			ContainerStatuses: []corev1.ContainerStatus{{State: waiting("CrashLoopBackOff")}}}, "Terminating"},
-		{"crash loop", false, corev1.PodStatus{Phase: corev1.PodRunning,
-			ContainerStatuses: []corev1.ContainerStatus{{State: waiting("CrashLoopBackOff")}}}, "CrashLoopBackOff"},
-		{"container creating", false, corev1.PodStatus{Phase: corev1.PodPending,
-			ContainerStatuses: []corev1.ContainerStatus{{State: waiting("ContainerCreating")}}}, "ContainerCreating"},
-		{"init container waits", false, corev1.PodStatus{Phase: corev1.PodPending,
-			InitContainerStatuses: []corev1.ContainerStatus{{State: waiting("ErrImagePull")}},
-			ContainerStatuses:     []corev1.ContainerStatus{{State: waiting("PodInitializing")}}}, "Init:ErrImagePull"},
-		{"init done, main initializing", false, corev1.PodStatus{Phase: corev1.PodPending,
-			InitContainerStatuses: []corev1.ContainerStatus{{State: waiting("PodInitializing")}},
-			ContainerStatuses:     []corev1.ContainerStatus{{State: waiting("PodInitializing")}}}, "PodInitializing"},
-		{"container of a running pod terminated", false, corev1.PodStatus{Phase: corev1.PodRunning,
-			ContainerStatuses: []corev1.ContainerStatus{{State: terminated("OOMKilled")}}}, "OOMKilled"},
-		{"failed pod: the phase, not the container", false, corev1.PodStatus{Phase: corev1.PodFailed,
-			ContainerStatuses: []corev1.ContainerStatus{{State: terminated("Error")}}}, "Failed"},
-		{"evicted", false, corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}, "Evicted"},
+		{"no status", false, podview.Status{}, "Pending"},
+		{"running", false, podview.Status{Phase: corev1.PodRunning,
+			ContainerStatuses: []podview.ContainerStatus{{Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}, "Running"},
+		{"terminating wins", true, podview.Status{Phase: corev1.PodRunning,
+			ContainerStatuses: []podview.ContainerStatus{{State: waiting("CrashLoopBackOff")}}}, "Terminating"},
+		{"crash loop", false, podview.Status{Phase: corev1.PodRunning,
+			ContainerStatuses: []podview.ContainerStatus{{State: waiting("CrashLoopBackOff")}}}, "CrashLoopBackOff"},
+		{"container creating", false, podview.Status{Phase: corev1.PodPending,
+			ContainerStatuses: []podview.ContainerStatus{{State: waiting("ContainerCreating")}}}, "ContainerCreating"},
+		{"init container waits", false, podview.Status{Phase: corev1.PodPending,
+			InitContainerStatuses: []podview.ContainerStatus{{State: waiting("ErrImagePull")}},
+			ContainerStatuses:     []podview.ContainerStatus{{State: waiting("PodInitializing")}}}, "Init:ErrImagePull"},
+		{"init done, main initializing", false, podview.Status{Phase: corev1.PodPending,
+			InitContainerStatuses: []podview.ContainerStatus{{State: waiting("PodInitializing")}},
+			ContainerStatuses:     []podview.ContainerStatus{{State: waiting("PodInitializing")}}}, "PodInitializing"},
+		{"container of a running pod terminated", false, podview.Status{Phase: corev1.PodRunning,
+			ContainerStatuses: []podview.ContainerStatus{{State: terminated("OOMKilled")}}}, "OOMKilled"},
+		{"failed pod: the phase, not the container", false, podview.Status{Phase: corev1.PodFailed,
+			ContainerStatuses: []podview.ContainerStatus{{State: terminated("Error")}}}, "Failed"},
+		{"evicted", false, podview.Status{Phase: corev1.PodFailed, Reason: "Evicted"}, "Evicted"},
 	}
 	for _, tt := range tests {
-		p := &corev1.Pod{Status: tt.st}
+		p := &podview.Pod{Status: tt.st}
 		if tt.deleted {
 			p.DeletionTimestamp = deleted
 		}

@@ -3,8 +3,6 @@ package v1
 import (
 	"slices"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // The labels KubeRay's batch schedulers read from a RayCluster (or from
@@ -66,23 +64,6 @@ var BatchSchedulerSchedulerNames = map[string]string{
 func BatchSchedulerOfSchedulerName(schedulerName string) string {
 	for s, n := range BatchSchedulerSchedulerNames {
 		if n == schedulerName {
-			return s
-		}
-	}
-	return ""
-}
-
-// BatchSchedulerOfPods is the batch scheduler the pods were made for
-// ("volcano" when one carries VolcanoPodGroupAnnotationKey, else the one
-// whose schedulerName one has), "" for none.
-func BatchSchedulerOfPods(pods ...*corev1.Pod) string {
-	for _, p := range pods {
-		if _, ok := p.Annotations[VolcanoPodGroupAnnotationKey]; ok {
-			return "volcano"
-		}
-	}
-	for _, p := range pods {
-		if s := BatchSchedulerOfSchedulerName(p.Spec.SchedulerName); s != "" {
 			return s
 		}
 	}

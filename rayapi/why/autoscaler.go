@@ -5,10 +5,10 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -53,8 +53,8 @@ type AutoscalerAccess struct {
 // HeadServiceAccount is a cluster's head pod (of its pods, not being
 // deleted; nil when there is none) and the ServiceAccount it runs as
 // ("default" when unset): the account Ray's autoscaler sidecar acts as.
-func HeadServiceAccount(pods []*corev1.Pod) (*corev1.Pod, string) {
-	var head *corev1.Pod
+func HeadServiceAccount(pods []*podview.Pod) (*podview.Pod, string) {
+	var head *podview.Pod
 	for _, p := range pods {
 		if h, _ := podGroup(p); h && p.DeletionTimestamp == nil {
 			head = p
@@ -274,7 +274,7 @@ func lastAutoscalerWrite(rc *rayv1.RayCluster) (time.Time, bool) {
 	return at, !at.IsZero()
 }
 
-func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
+func containerStatus(p *podview.Pod, name string) *podview.ContainerStatus {
 	for i := range p.Status.ContainerStatuses {
 		if p.Status.ContainerStatuses[i].Name == name {
 			return &p.Status.ContainerStatuses[i]
@@ -284,14 +284,14 @@ func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
 }
 
 // starting: the container waits only to be created or for its image.
-func starting(st *corev1.ContainerStatus) bool {
+func starting(st *podview.ContainerStatus) bool {
 	w := st.State.Waiting
 	return w != nil && st.RestartCount == 0 && (w.Reason == "ContainerCreating" || w.Reason == "PodInitializing" || w.Reason == "")
 }
 
 // sidecarWords: "pod rc-head container autoscaler: CrashLoopBackOff,
 // restarted 4 times, last exit code 1 (Error)".
-func sidecarWords(p *corev1.Pod, st *corev1.ContainerStatus) string {
+func sidecarWords(p *podview.Pod, st *podview.ContainerStatus) string {
 	line := "pod " + p.Name + " container " + st.Name + ": " + sidecarState(st) + ", restarted " + itoa(int64(st.RestartCount)) + " times"
 	if t := st.LastTerminationState.Terminated; t != nil {
 		line += ", last " + exitWords(t)
@@ -299,7 +299,7 @@ func sidecarWords(p *corev1.Pod, st *corev1.ContainerStatus) string {
 	return line
 }
 
-func sidecarState(st *corev1.ContainerStatus) string {
+func sidecarState(st *podview.ContainerStatus) string {
 	switch s := st.State; {
 	case s.Running != nil:
 		return "running"
@@ -316,7 +316,7 @@ func forbidden(msg string) bool {
 	return strings.Contains(msg, "Forbidden") || strings.Contains(msg, "forbidden") || strings.Contains(msg, "403")
 }
 
-func containerNames(p *corev1.Pod) string {
+func containerNames(p *podview.Pod) string {
 	names := make([]string, 0, len(p.Spec.Containers))
 	for _, c := range p.Spec.Containers {
 		names = append(names, c.Name)

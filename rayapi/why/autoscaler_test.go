@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -16,7 +17,7 @@ import (
 // is then not Ready.
 func sidecarDown(in *ClusterInput, reason string, restarts int32, exit int32, msg string) {
 	h := in.Pods[0]
-	h.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+	h.Status.Conditions = []podview.Condition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
 		{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}}
 	st := containerStatus(h, rayv1.AutoscalerContainerName)
 	st.Ready, st.RestartCount = false, restarts

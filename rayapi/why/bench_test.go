@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -18,7 +19,7 @@ func benchCluster() ClusterInput {
 	rc.Spec.WorkerGroupSpecs[0].MaxReplicas = ptr(int32(40))
 	rc.Spec.WorkerGroupSpecs[1].Replicas = ptr(int32(10))
 	rc.Spec.WorkerGroupSpecs[1].MaxReplicas = ptr(int32(10))
-	pods := []*corev1.Pod{running(pod("rc-head", true, "", rc.Spec.HeadGroupSpec.Template))}
+	pods := []*podview.Pod{running(pod("rc-head", true, "", rc.Spec.HeadGroupSpec.Template))}
 	for i := range 40 {
 		pods = append(pods, running(pod(fmt.Sprintf("rc-cpu-%d", i), false, "cpu", rc.Spec.WorkerGroupSpecs[0].Template)))
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -56,8 +57,8 @@ func clusterCauses(in *ClusterInput) []Cause {
 // (controller/raycluster/batchscheduler.go, its Warning
 // BatchSchedulerNotImplemented). Not said when another operator manages
 // the cluster: whether that one gang-schedules is its own flag's business.
-func gangSchedulingCause(o object, rc *rayv1.RayCluster, pods []*corev1.Pod, cs []Cause) []Cause {
-	configured := rayv1.BatchSchedulerOfPods(pods...)
+func gangSchedulingCause(o object, rc *rayv1.RayCluster, pods []*podview.Pod, cs []Cause) []Cause {
+	configured := batchSchedulerOfPods(pods...)
 	keys, schedulers := rayv1.BatchSchedulerLabels(rc.Labels, configured)
 	if len(keys) == 0 || slices.ContainsFunc(cs, func(c Cause) bool { return c.Code == CodeOtherOperator }) {
 		return cs
@@ -194,4 +195,21 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// batchSchedulerOfPods is the batch scheduler the pods were made for
+// ("volcano" when one carries rayv1.VolcanoPodGroupAnnotationKey, else the one
+// whose schedulerName one has), "" for none.
+func batchSchedulerOfPods(pods ...*podview.Pod) string {
+	for _, p := range pods {
+		if _, ok := p.Annotations[rayv1.VolcanoPodGroupAnnotationKey]; ok {
+			return "volcano"
+		}
+	}
+	for _, p := range pods {
+		if s := rayv1.BatchSchedulerOfSchedulerName(p.Spec.SchedulerName); s != "" {
+			return s
+		}
+	}
+	return ""
 }

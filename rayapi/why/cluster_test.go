@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -154,9 +155,9 @@ func TestClusterCauses(t *testing.T) {
 			in.Pods[0] = waiting(in.Pods[0], corev1.PodPending, "ImagePullBackOff", "back-off")
 			for _, p := range in.Pods[1:] {
 				p.Spec.NodeName = "node-1"
-				p.Status = corev1.PodStatus{Phase: corev1.PodPending,
-					Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
-					InitContainerStatuses: []corev1.ContainerStatus{{Name: "wait-gcs-ready",
+				p.Status = podview.Status{Phase: corev1.PodPending,
+					Conditions: []podview.Condition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
+					InitContainerStatuses: []podview.ContainerStatus{{Name: "wait-gcs-ready",
 						State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
 			}
 		}, want: []string{"ImagePull: head can't pull rayproject/ray:2.9.0", "WaitingForGCS: 3 workers wait for the GCS: head not ready"},
@@ -173,8 +174,8 @@ func TestClusterCauses(t *testing.T) {
 		}, fix: "create ConfigMap ray-cfg in namespace ns"},
 		{name: "missing Secret from a FailedMount Event", in: func(in *ClusterInput) {
 			p := in.Pods[3]
-			p.Status = corev1.PodStatus{Phase: corev1.PodPending,
-				Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}}
+			p.Status = podview.Status{Phase: corev1.PodPending,
+				Conditions: []podview.Condition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}}
 			in.Events = append(in.Events, warn("Pod", p.Name, "FailedMount", `MountVolume.SetUp failed for volume "tls" : secret "ray-tls" not found`))
 		}, want: []string{"MissingConfig: Secret ray-tls missing (1 gpu worker)"}},
 		{name: "quota refuses worker pods", in: func(in *ClusterInput) {
@@ -236,9 +237,9 @@ func TestClusterCauses(t *testing.T) {
 		}},
 		{name: "workers wait for the GCS and there is no head pod", in: func(in *ClusterInput) {
 			for _, p := range in.Pods[1:] {
-				p.Status = corev1.PodStatus{Phase: corev1.PodPending,
-					Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
-					InitContainerStatuses: []corev1.ContainerStatus{{Name: "wait-gcs-ready",
+				p.Status = podview.Status{Phase: corev1.PodPending,
+					Conditions: []podview.Condition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
+					InitContainerStatuses: []podview.ContainerStatus{{Name: "wait-gcs-ready",
 						State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}}}
 			}
 			in.Pods = in.Pods[1:3]
@@ -338,7 +339,7 @@ func TestPodRequests(t *testing.T) {
 		},
 		Overhead: rl("memory", "128Mi"),
 	}
-	got := podRequests(&spec)
+	got := podRequests(templateSpec(&spec))
 	want := map[string]string{"cpu": "8", "memory": "5248Mi", "nvidia.com/gpu": "1"}
 	for name, w := range want {
 		q := got[corev1.ResourceName(name)]

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -49,52 +50,52 @@ func readyCluster() *rayv1.RayCluster {
 	}
 }
 
-func pod(name string, head bool, group string, tmpl corev1.PodTemplateSpec) *corev1.Pod {
+func pod(name string, head bool, group string, tmpl corev1.PodTemplateSpec) *podview.Pod {
 	nt := rayv1.WorkerNode
 	if head {
 		nt, group = rayv1.HeadNode, rayv1.RayNodeHeadGroupLabelValue
 	}
-	p := &corev1.Pod{
+	p := &podview.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{
 			rayv1.RayClusterLabelKey: "rc", rayv1.RayNodeTypeLabelKey: string(nt), rayv1.RayNodeGroupLabelKey: group}},
-		Spec: *tmpl.Spec.DeepCopy(),
+		Spec: podview.SpecOf(tmpl.Spec.DeepCopy()),
 	}
 	return p
 }
 
-func running(p *corev1.Pod) *corev1.Pod {
+func running(p *podview.Pod) *podview.Pod {
 	p.Spec.NodeName = "node-1"
 	p.Status.Phase = corev1.PodRunning
-	p.Status.Conditions = []corev1.PodCondition{
+	p.Status.Conditions = []podview.Condition{
 		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
 		{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	for _, c := range p.Spec.Containers {
-		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Image: c.Image, Ready: true,
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, podview.ContainerStatus{Name: c.Name, Image: c.Image, Ready: true,
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
 	}
 	return p
 }
 
-func unschedulablePod(p *corev1.Pod, msg string) *corev1.Pod {
+func unschedulablePod(p *podview.Pod, msg string) *podview.Pod {
 	p.Status.Phase = corev1.PodPending
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: msg}}
+	p.Status.Conditions = []podview.Condition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: msg}}
 	return p
 }
 
 // waiting makes the pod's first container wait for reason.
-func waiting(p *corev1.Pod, phase corev1.PodPhase, reason, msg string) *corev1.Pod {
+func waiting(p *podview.Pod, phase corev1.PodPhase, reason, msg string) *podview.Pod {
 	p.Spec.NodeName = "node-1"
 	p.Status.Phase = phase
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
+	p.Status.Conditions = []podview.Condition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
 	c := p.Spec.Containers[0]
-	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: c.Name, Image: c.Image,
+	p.Status.ContainerStatuses = []podview.ContainerStatus{{Name: c.Name, Image: c.Image,
 		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}}
 	return p
 }
 
-func healthyPods() []*corev1.Pod {
+func healthyPods() []*podview.Pod {
 	rc := readyCluster()
-	return []*corev1.Pod{
+	return []*podview.Pod{
 		running(pod("rc-head", true, "", rc.Spec.HeadGroupSpec.Template)),
 		running(pod("rc-cpu-a", false, "cpu", rc.Spec.WorkerGroupSpecs[0].Template)),
 		running(pod("rc-cpu-b", false, "cpu", rc.Spec.WorkerGroupSpecs[0].Template)),
@@ -129,6 +130,6 @@ func autoscaled(in *ClusterInput) {
 	h := in.Pods[0]
 	h.Spec.ServiceAccountName = "rc"
 	h.Spec.Containers = append(h.Spec.Containers, corev1.Container{Name: rayv1.AutoscalerContainerName, Image: "rayproject/ray:2.9.0"})
-	h.Status.ContainerStatuses = append(h.Status.ContainerStatuses, corev1.ContainerStatus{Name: rayv1.AutoscalerContainerName, Ready: true,
+	h.Status.ContainerStatuses = append(h.Status.ContainerStatuses, podview.ContainerStatus{Name: rayv1.AutoscalerContainerName, Ready: true,
 		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -70,7 +71,7 @@ func TestPodGroupNotRunning(t *testing.T) {
 				p.Annotations = map[string]string{rayv1.VolcanoPodGroupAnnotationKey: "ray-c-pg"}
 				p.Spec.NodeName = ""
 				p.Spec.SchedulerName = rayv1.VolcanoSchedulerName
-				p.Status = corev1.PodStatus{Phase: corev1.PodPending}
+				p.Status = podview.Status{Phase: corev1.PodPending}
 				p.CreationTimestamp = metav1.NewTime(now.Add(-age))
 				in.Pods[i] = p
 			}

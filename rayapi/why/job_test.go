@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -22,9 +23,9 @@ func runningJob() *rayv1.RayJob {
 	}
 }
 
-func submitter(exit int32, reason string) *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "job-sub-1", Namespace: "ns"},
-		Status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
+func submitter(exit int32, reason string) *podview.Pod {
+	return &podview.Pod{ObjectMeta: metav1.ObjectMeta{Name: "job-sub-1", Namespace: "ns"},
+		Status: podview.Status{Phase: corev1.PodFailed, ContainerStatuses: []podview.ContainerStatus{{
 			Name:  rayv1.RayJobSubmitterContainerName,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Reason: reason}}}}}}
 }
@@ -99,7 +100,7 @@ func TestJobCauses(t *testing.T) {
 		}, want: []string{"DashboardUnreachable: dashboard unreachable for 3m"},
 			evidence: []string{"connection refused"}},
 		{name: "submitter failing: exit code and log", in: func(in *JobInput) {
-			in.Submitters = []*corev1.Pod{submitter(1, "Error")}
+			in.Submitters = []*podview.Pod{submitter(1, "Error")}
 			in.SubmitterLog = []string{"a", "b", "c", "d", "e", "Traceback (most recent call last):", "ModuleNotFoundError: No module named 'torch'"}
 		}, want: []string{"SubmitterFailed: submitter exited 1"},
 			evidence: []string{"pod job-sub-1 container ray-job-submitter: exit code 1 (Error)", "log: ModuleNotFoundError: No module named 'torch'"}},

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -190,7 +191,7 @@ func rayHolds(cp *dashboard.Capacity, want string) string {
 
 // groupUnschedulable: a worker pod of the group is Pending and the
 // scheduler says it does not fit.
-func groupUnschedulable(pods []*corev1.Pod, f *offer) bool {
+func groupUnschedulable(pods []*podview.Pod, f *offer) bool {
 	if f.head {
 		return false
 	}

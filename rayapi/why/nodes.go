@@ -6,13 +6,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/raydar/raydar/rayapi/podview"
 )
 
 // podRequests is what the scheduler counts a pod as asking for: per
 // resource, the sum over its containers (and sidecars), or the most any
 // init container asks when that is more (init containers run one at a
 // time), plus the pod's overhead.
-func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
+func podRequests(spec *podview.Spec) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for i := range spec.Containers {
 		for name, q := range spec.Containers[i].Resources.Requests {
@@ -117,7 +119,7 @@ func (s *schedule) add(said bool, reason, fix string) {
 	s.said++
 }
 
-func explainSchedule(pod *corev1.Pod, msg string, nodes Nodes, each bool) schedule {
+func explainSchedule(pod *podview.Pod, msg string, nodes Nodes, each bool) schedule {
 	var s schedule
 	verb := "asks "
 	if each {
@@ -274,7 +276,7 @@ func tolerated(tols []corev1.Toleration, t *corev1.Taint) bool {
 
 // requiredTerms are the pod's requiredDuringSchedulingIgnoredDuringExecution
 // node selector terms.
-func requiredTerms(p *corev1.Pod) []corev1.NodeSelectorTerm {
+func requiredTerms(p *podview.Pod) []corev1.NodeSelectorTerm {
 	a := p.Spec.Affinity
 	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		return nil

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -20,7 +21,7 @@ type podIssue struct {
 	groups []groupCount
 	pods   []string
 	// first is the first pod seen with the issue, msg what it says.
-	first *corev1.Pod
+	first *podview.Pod
 	msg   string
 	// evidence of the first pod; extra lines added later (Ray's demand).
 	evidence []string
@@ -38,7 +39,7 @@ type groupCount struct {
 // podScan is what the pods of a cluster say.
 type podScan struct {
 	issues    []*podIssue
-	head      *corev1.Pod
+	head      *podview.Pod
 	headReady bool
 	// waiting are the workers whose init containers wait (for the GCS).
 	waiting []string
@@ -50,7 +51,7 @@ type podScan struct {
 }
 
 // podGroup is a pod's group: the head, or its worker group.
-func podGroup(p *corev1.Pod) (head bool, group string) {
+func podGroup(p *podview.Pod) (head bool, group string) {
 	if p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) {
 		return true, rayv1.RayNodeHeadGroupLabelValue
 	}
@@ -59,7 +60,7 @@ func podGroup(p *corev1.Pod) (head bool, group string) {
 
 // add records that pod has the issue (code, key), creating it with what
 // and evidence on first sight; it returns the issue.
-func (s *podScan) add(code, key string, pod *corev1.Pod, head bool, group, msg, what string, evidence ...string) *podIssue {
+func (s *podScan) add(code, key string, pod *podview.Pod, head bool, group, msg, what string, evidence ...string) *podIssue {
 	var is *podIssue
 	for _, x := range s.issues {
 		if x.code == code && x.key == key {
@@ -84,7 +85,7 @@ func (s *podScan) add(code, key string, pod *corev1.Pod, head bool, group, msg, 
 
 // scanPods reads every pod of the cluster once, and the Events about them
 // (FailedScheduling, FailedMount) where the pod's own status says less.
-func scanPods(s *podScan, pods []*corev1.Pod, events []*corev1.Event) {
+func scanPods(s *podScan, pods []*podview.Pod, events []*corev1.Event) {
 	var sched, mount map[string]*corev1.Event // pod name → its latest such Event
 	for _, e := range events {
 		if e.InvolvedObject.Kind != "Pod" || e.Type != corev1.EventTypeWarning {
@@ -159,7 +160,7 @@ func groupKey(head bool, group string) string {
 // unschedulable: the pod's PodScheduled condition is False with reason
 // Unschedulable (the scheduler's message), or it is not bound and the
 // scheduler's latest Event about it is FailedScheduling.
-func unschedulable(p *corev1.Pod, ev *corev1.Event) (string, bool) {
+func unschedulable(p *podview.Pod, ev *corev1.Event) (string, bool) {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled {
 			if c.Status == corev1.ConditionFalse && c.Reason == reasonUnschedulable {
@@ -181,7 +182,7 @@ func unschedulable(p *corev1.Pod, ev *corev1.Event) (string, bool) {
 
 // containers records the waiting or crashing containers of a pod; it
 // reports whether one is blocked by an error (not merely starting).
-func (s *podScan) containers(p *corev1.Pod, head bool, group string, sts []corev1.ContainerStatus, init bool) bool {
+func (s *podScan) containers(p *podview.Pod, head bool, group string, sts []podview.ContainerStatus, init bool) bool {
 	blocked := false
 	gk := groupKey(head, group)
 	for i := range sts {
@@ -220,7 +221,7 @@ func (s *podScan) containers(p *corev1.Pod, head bool, group string, sts []corev
 }
 
 // missing records a missing ConfigMap, Secret or PersistentVolumeClaim.
-func (s *podScan) missing(p *corev1.Pod, head bool, group, kind, name, detail, evidence string) {
+func (s *podScan) missing(p *podview.Pod, head bool, group, kind, name, detail, evidence string) {
 	what := kind + " " + name
 	if detail != "" {
 		what += " " + detail
@@ -264,7 +265,7 @@ func missingObject(msg string) (kind, name, detail string, ok bool) {
 
 // initWaits: an init container has not finished and none failed (it runs
 // or waits to start: a worker's wait for the GCS).
-func initWaits(p *corev1.Pod) bool {
+func initWaits(p *podview.Pod) bool {
 	for _, cs := range p.Status.InitContainerStatuses {
 		if t := cs.State.Terminated; t != nil && t.ExitCode == 0 {
 			continue
@@ -274,7 +275,7 @@ func initWaits(p *corev1.Pod) bool {
 	return false
 }
 
-func specImage(p *corev1.Pod, name string) string {
+func specImage(p *podview.Pod, name string) string {
 	for _, cs := range [2][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 		for i := range cs {
 			if cs[i].Name == name {
@@ -285,7 +286,7 @@ func specImage(p *corev1.Pod, name string) string {
 	return "(unknown image)"
 }
 
-func specContainer(p *corev1.Pod, name string) *corev1.Container {
+func specContainer(p *podview.Pod, name string) *corev1.Container {
 	for _, cs := range [2][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 		for i := range cs {
 			if cs[i].Name == name {
@@ -298,7 +299,7 @@ func specContainer(p *corev1.Pod, name string) *corev1.Container {
 
 // crashWords is how a crash loop ended last: "OOMKilled (memory limit
 // 4Gi)", "exit 1".
-func crashWords(p *corev1.Pod, cs *corev1.ContainerStatus) string {
+func crashWords(p *podview.Pod, cs *podview.ContainerStatus) string {
 	t := cs.LastTerminationState.Terminated
 	if t == nil {
 		return "restarted " + itoa(int64(cs.RestartCount)) + " times"
@@ -323,7 +324,7 @@ func exitWords(t *corev1.ContainerStateTerminated) string {
 	return w
 }
 
-func crashEvidence(where string, p *corev1.Pod, cs *corev1.ContainerStatus) []string {
+func crashEvidence(where string, p *podview.Pod, cs *podview.ContainerStatus) []string {
 	line := where + ": CrashLoopBackOff, restarted " + itoa(int64(cs.RestartCount)) + " times"
 	if t := cs.LastTerminationState.Terminated; t != nil {
 		line += ", last " + exitWords(t)

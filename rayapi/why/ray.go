@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -35,7 +36,7 @@ const (
 )
 
 // groupOffers lists the head's and every worker group's per-pod offer.
-func groupOffers(rc *rayv1.RayCluster, pods []*corev1.Pod) []offer {
+func groupOffers(rc *rayv1.RayCluster, pods []*podview.Pod) []offer {
 	spec := &rc.Spec
 	counts := make([]int, 1+len(spec.WorkerGroupSpecs)) // head, then the groups in order
 	for _, p := range pods {
@@ -58,11 +59,11 @@ func groupOffers(rc *rayv1.RayCluster, pods []*corev1.Pod) []offer {
 	out := make([]offer, 0, 1+len(spec.WorkerGroupSpecs))
 	h := &spec.HeadGroupSpec
 	out = append(out, offer{group: rayv1.RayNodeHeadGroupLabelValue, head: true, pods: counts[0], maxPods: 1,
-		res: PodResources(h.RayStartParams, h.Resources, &h.Template.Spec), stuck: "the head is one pod"})
+		res: PodResources(h.RayStartParams, h.Resources, templateSpec(&h.Template.Spec)), stuck: "the head is one pod"})
 	for i := range spec.WorkerGroupSpecs {
 		g := &spec.WorkerGroupSpecs[i]
 		o := offer{group: g.GroupName, pods: counts[i+1], maxPods: g.MaxPods(),
-			res: PodResources(g.RayStartParams, g.Resources, &g.Template.Spec)}
+			res: PodResources(g.RayStartParams, g.Resources, templateSpec(&g.Template.Spec))}
 		switch {
 		case g.IsSuspended():
 			o.stuck = "it is suspended"
@@ -83,7 +84,7 @@ func groupOffers(rc *rayv1.RayCluster, pods []*corev1.Pod) []offer {
 // TPU and Neuron core limits. What ray start leaves to Ray's defaults
 // (object store, memory from the machine) is absent; kube/raydash
 // GroupResources fills those in.
-func PodResources(params, groupRes map[string]string, spec *corev1.PodSpec) dashboard.Resources {
+func PodResources(params, groupRes map[string]string, spec *podview.Spec) dashboard.Resources {
 	out := dashboard.Resources{}
 	num := func(key, ray string) {
 		if v, ok := params[key]; ok {
@@ -315,4 +316,10 @@ func sortedKeys(r dashboard.Resources) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// templateSpec is what a group's pods will be, as the record of a pod.
+func templateSpec(s *corev1.PodSpec) *podview.Spec {
+	v := podview.SpecOf(s)
+	return &v
 }

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -26,7 +27,7 @@ const CodeSchedulerNotBinding = "SchedulerNotBinding"
 // does not already name (Volcano's PodGroup pods); one cause per
 // schedulerName.
 func schedulerNotBindingCause(o object, in *ClusterInput, cs []Cause) []Cause {
-	byName := map[string][]*corev1.Pod{}
+	byName := map[string][]*podview.Pod{}
 	for _, p := range in.Pods {
 		name := p.Spec.SchedulerName
 		if name == "" || name == corev1.DefaultSchedulerName || p.DeletionTimestamp != nil || p.Spec.NodeName != "" ||
@@ -40,7 +41,7 @@ func schedulerNotBindingCause(o object, in *ClusterInput, cs []Cause) []Cause {
 	}
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		pods := byName[name]
-		slices.SortFunc(pods, func(a, b *corev1.Pod) int { return cmpString(a.Name, b.Name) })
+		slices.SortFunc(pods, func(a, b *podview.Pod) int { return cmpString(a.Name, b.Name) })
 		evidence := make([]string, len(pods))
 		for i, p := range pods {
 			evidence[i] = "pod " + p.Name + ": Pending, bound to no node, spec.schedulerName " + name
@@ -55,7 +56,7 @@ func schedulerNotBindingCause(o object, in *ClusterInput, cs []Cause) []Cause {
 }
 
 // examined: a scheduler has set the pod's PodScheduled condition.
-func examined(p *corev1.Pod) bool {
+func examined(p *podview.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled {
 			return true
@@ -75,7 +76,7 @@ func cmpString(a, b string) int {
 }
 
 // schedulerFix: which scheduler must run, and what else it needs.
-func schedulerFix(name string, in *ClusterInput, pods []*corev1.Pod) string {
+func schedulerFix(name string, in *ClusterInput, pods []*podview.Pod) string {
 	s := rayv1.BatchSchedulerOfSchedulerName(name)
 	if s == "" {
 		return "only a scheduler named " + name + " binds these pods (the pod template's spec.schedulerName): run it, or remove schedulerName " +

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -22,7 +23,7 @@ func TestSchedulerNotBinding(t *testing.T) {
 				p = p.DeepCopy()
 				p.Spec.NodeName, p.Spec.SchedulerName = "", name
 				p.Labels = labels
-				p.Status = corev1.PodStatus{Phase: corev1.PodPending}
+				p.Status = podview.Status{Phase: corev1.PodPending}
 				p.CreationTimestamp = metav1.NewTime(now.Add(-age))
 				in.Pods[i] = p
 			}
@@ -65,7 +66,7 @@ func TestSchedulerNotBinding(t *testing.T) {
 	examined := func(in *ClusterInput) {
 		unbound("yunikorn", time.Minute, nil)(in)
 		for _, p := range in.Pods {
-			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable"}}
+			p.Status.Conditions = []podview.Condition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable"}}
 		}
 	}
 	if got := causes(examined); got != nil {

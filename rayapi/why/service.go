@@ -6,11 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -150,7 +149,7 @@ func pendingNotReady(s *rayv1.RayService, in *ClusterInput, side *rayv1.RayServi
 	word := status.Cluster(rc)
 	var parts, evidence []string
 	evidence = append(evidence, "pending cluster status: "+word+", workers "+status.Workers(rc))
-	var head *corev1.Pod
+	var head *podview.Pod
 	for _, p := range in.Pods {
 		if h, _ := podGroup(p); h && p.DeletionTimestamp == nil {
 			head = p

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -66,7 +67,7 @@ type Reconciler struct {
 type ClusterInput struct {
 	Cluster *rayv1.RayCluster
 	// Pods are the cluster's pods (label ray.io/cluster).
-	Pods []*corev1.Pod
+	Pods []*podview.Pod
 	// Events are the Events about the cluster and its pods, oldest first.
 	Events     []*corev1.Event
 	Nodes      Nodes
@@ -92,7 +93,7 @@ type JobInput struct {
 	// Submitters are the pods of the job's submitter Kubernetes Job
 	// (K8sJobMode), newest last; SubmitterLog their last log lines when
 	// known.
-	Submitters   []*corev1.Pod
+	Submitters   []*podview.Pod
 	SubmitterLog []string
 	// Events are the Events about the RayJob, oldest first.
 	Events     []*corev1.Event

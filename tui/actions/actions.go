@@ -16,6 +16,7 @@ import (
 
 	kubeactions "github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/pages/describe"
@@ -169,7 +170,7 @@ func (r *actionRunner) deleteWorkers(tg host.Target) tea.Cmd {
 		names = append(names, o.GetName())
 	}
 	if len(names) == 0 {
-		p, ok := tg.Selected.(*corev1.Pod)
+		p, ok := tg.Selected.(*podview.Pod)
 		switch {
 		case !ok:
 			return host.Warn("delete workers: mark worker pods with space (or select one) first")
@@ -186,7 +187,7 @@ func (r *actionRunner) deleteWorkers(tg host.Target) tea.Cmd {
 	// groups need the other hosts of a replica).
 	var pods []corev1.Pod
 	for _, p := range tg.Env.Store.PodsOf(watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name}) {
-		pods = append(pods, *p)
+		pods = append(pods, *p.Corev1())
 	}
 	req := kubeactions.DeleteWorkersRequest{Pods: names}
 	ns, name := rc.Namespace, rc.Name
@@ -384,7 +385,7 @@ func (r *actionRunner) delete(tg host.Target) tea.Cmd {
 	}
 	for _, o := range tg.Env.Store.List(watch.Pod) {
 		if o.GetNamespace() == ns {
-			rel.Pods = append(rel.Pods, *o.(*corev1.Pod))
+			rel.Pods = append(rel.Pods, *o.(*podview.Pod).Corev1())
 		}
 	}
 	st, parent, guard := tg.Env.St, tg.Env.SessCtx(), guardOf(tg, a, name)
@@ -477,7 +478,7 @@ func (r *actionRunner) describe(tg host.Target) tea.Cmd {
 }
 
 func (r *actionRunner) logs(tg host.Target) tea.Cmd {
-	p, ok := tg.Selected.(*corev1.Pod)
+	p, ok := tg.Selected.(*podview.Pod)
 	if !ok {
 		return host.Warn("logs: select a pod first")
 	}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	tea "charm.land/bubbletea/v2"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/raydar/raydar/kube/portforward"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/widgets"
@@ -20,11 +20,14 @@ func ForwardTarget(tg host.Target) (spec portforward.Spec, title string, err err
 	if obj == nil {
 		obj = tg.Owner
 	}
+	if p, ok := podview.From(obj); ok { // the Store's record, or a pod read whole
+		obj = p
+	}
 	switch o := obj.(type) {
 	case *rayv1.RayCluster:
 		return portforward.Spec{Namespace: o.Namespace, Cluster: o.Name},
 			fmt.Sprintf("Port-forward to the head of RayCluster %s/%s", o.Namespace, o.Name), nil
-	case *corev1.Pod:
+	case *podview.Pod:
 		if c := o.Labels[rayv1.RayClusterLabelKey]; c != "" && o.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) {
 			// A head pod: follow the cluster's head, as its replacement
 			// gets another name.

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/schedule"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -54,12 +54,12 @@ func ServiceStatus(s *rayv1.RayService) string { return status.Service(s) }
 func AppsReady(st rayv1.RayServiceStatus) (ready, total int) { return status.AppsReady(st) }
 
 // podStatus is kubectl's STATUS column, simplified (status.Pod).
-func PodStatus(p *corev1.Pod) string { return status.Pod(p) }
+func PodStatus(p *podview.Pod) string { return status.Pod(p) }
 
 // podReady is "ready/total" containers and the restart count.
-func PodReady(p *corev1.Pod) (string, int32) { return status.PodReady(p) }
+func PodReady(p *podview.Pod) (string, int32) { return status.PodReady(p) }
 
-func PodIsReady(p *corev1.Pod) bool { return status.PodIsReady(p) }
+func PodIsReady(p *podview.Pod) bool { return status.PodIsReady(p) }
 
 // conditions formats conditions as "Type=Status(Reason)" sorted by type.
 func Conditions(cs []metav1.Condition) string { return status.Conditions(cs) }

@@ -25,6 +25,7 @@ import (
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	raywhy "github.com/raydar/raydar/rayapi/why"
@@ -177,13 +178,13 @@ func (d *Driver) Step(ctx context.Context) Status {
 	if err != nil {
 		return fail(StateError, "listing the pods: %v", err)
 	}
-	var pods []*corev1.Pod // not terminating, as Ray's provider lists them
+	var pods []*podview.Pod // not terminating, as Ray's provider lists them
 	for i := range pl.Items {
 		p := &pl.Items[i]
 		if p.DeletionTimestamp != nil {
 			continue
 		}
-		pods = append(pods, p)
+		pods = append(pods, podview.Of(p))
 	}
 	head, sa := raywhy.HeadServiceAccount(pods)
 	if head == nil {
@@ -246,7 +247,7 @@ func (d *Driver) Step(ctx context.Context) Status {
 
 // sidecarMissing says why the head pod's autoscaler would not run: no
 // container of that name, or one that its status shows not running.
-func sidecarMissing(head *corev1.Pod) string {
+func sidecarMissing(head *podview.Pod) string {
 	found := false
 	for _, c := range head.Spec.Containers {
 		if c.Name == rayv1.AutoscalerContainerName {
@@ -312,7 +313,7 @@ func (d *Driver) writer(sa string) (client.Client, error) {
 // instances): they count as pending nodes. inFlight[group] is the group's
 // pods plus those launches. Multi-host groups (numOfHosts > 1) are not
 // simulated: they and their pods are left out, named in skipped.
-func buildRequest(rc *rayv1.RayCluster, pods []*corev1.Pod, hs rayhead.AutoscalerState) (req Request, inFlight map[string]int, skipped []string) {
+func buildRequest(rc *rayv1.RayCluster, pods []*podview.Pod, hs rayhead.AutoscalerState) (req Request, inFlight map[string]int, skipped []string) {
 	req = Request{IdleTimeout: DefaultIdleTimeout, UpscalingSpeed: speedDefault, MaxConcurrentLaunches: DefaultMaxConcurrentLaunches}
 	multiHost := map[string]bool{}
 	if o := rc.Spec.AutoscalerOptions; o != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -82,7 +83,7 @@ func TestPatchIdleWorkers(t *testing.T) {
 		{Name: "w2-uid", Group: "cpu", Total: one, Available: one, Idle: 10 * time.Second},
 		{Name: "w3-uid", Group: "cpu", Total: one, Available: one, Idle: 6 * time.Second},
 	}}
-	req, inFlight, skipped := buildRequest(rc, pods, hs)
+	req, inFlight, skipped := buildRequest(rc, podview.All(pods), hs)
 	d := Decide(req)
 	for _, stored := range []bool{true, false} {
 		got := opsJSON(t, patchOps(rc, asStored(t, rc, stored), inFlight, d, nil, skipped))
@@ -106,7 +107,7 @@ func TestPatchLaunchCountsInFlight(t *testing.T) {
 	pods := []*corev1.Pod{pod("head", "", true)}
 	hs := rayhead.AutoscalerState{Known: true, Nodes: []rayhead.AutoscalerNode{{Name: "head-uid", Head: true, Group: "headgroup"}},
 		Demand: []dashboard.Demand{{Shape: dashboard.Resources{"CPU": 1}, Count: 3}}}
-	req, inFlight, skipped := buildRequest(rc, pods, hs)
+	req, inFlight, skipped := buildRequest(rc, podview.All(pods), hs)
 	got := opsJSON(t, patchOps(rc, asStored(t, rc, true), inFlight, Decide(req), nil, skipped))
 	if want := `[{"op":"replace","path":"/spec/workerGroupSpecs/0/replicas","value":3}]`; got != want {
 		t.Errorf("got %s\nwant %s", got, want)
@@ -123,7 +124,7 @@ func TestMultiHostGroupLeftAlone(t *testing.T) {
 	hs := rayhead.AutoscalerState{Known: true, Nodes: []rayhead.AutoscalerNode{{Name: "head-uid", Head: true, Group: "headgroup"},
 		{Name: "t1-uid", Group: "tpu", Total: one, Available: one, Idle: time.Hour}, {Name: "t2-uid", Group: "tpu", Total: one, Available: one, Idle: time.Hour}},
 		Demand: []dashboard.Demand{{Shape: dashboard.Resources{"CPU": 1}, Count: 1}}}
-	req, inFlight, skipped := buildRequest(rc, pods, hs)
+	req, inFlight, skipped := buildRequest(rc, podview.All(pods), hs)
 	d := Decide(req)
 	if len(d.Terminate) != 0 {
 		t.Errorf("terminate %v: the multi-host group's idle pods must be left alone", d.Terminate)

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -142,7 +143,7 @@ func (w *Writer) loop(ctx context.Context) {
 func Desired(pod *corev1.Pod, heads Heads) (map[string]any, bool) {
 	cluster := pod.Labels[rayv1.RayClusterLabelKey]
 	if cluster == "" || pod.Labels[rayv1.RayNodeTypeLabelKey] != string(rayv1.HeadNode) ||
-		pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || !status.PodIsReady(pod) {
+		pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || !status.PodIsReady(podview.Of(pod)) {
 		return nil, false
 	}
 	var forwards []any

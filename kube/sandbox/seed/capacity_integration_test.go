@@ -12,6 +12,7 @@ import (
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -32,14 +33,14 @@ func capacityPoller(t *testing.T) *raydash.CapacityPoller {
 			}
 			return rc, nil
 		},
-		Pods: func(ns, name string) ([]*corev1.Pod, error) {
+		Pods: func(ns, name string) ([]*podview.Pod, error) {
 			var l corev1.PodList
 			if err := cl.List(context.Background(), &l, client.InNamespace(ns), client.MatchingLabels{rayv1.RayClusterLabelKey: name}); err != nil {
 				return nil, err
 			}
-			out := make([]*corev1.Pod, len(l.Items))
+			out := make([]*podview.Pod, len(l.Items))
 			for i := range l.Items {
-				out[i] = &l.Items[i]
+				out[i] = podview.Of(&l.Items[i])
 			}
 			return out, nil
 		},

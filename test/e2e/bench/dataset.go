@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/controller/raycluster"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/test/internal/testobj"
 
@@ -146,7 +147,7 @@ func (d dataSet) waitRunning(ctx context.Context, cs kubernetes.Interface, logf 
 
 // podReady: Running with the Ready condition true.
 func podReady(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodRunning && status.PodIsReady(p)
+	return p.Status.Phase == corev1.PodRunning && status.PodIsReady(podview.Of(p))
 }
 
 // runningStatus is the status of a Running, Ready pod (kwok's

@@ -14,6 +14,7 @@ import (
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/format"
@@ -35,7 +36,7 @@ type treeRow struct {
 	name  string // group name
 	head  bool
 	spec  *rayv1.WorkerGroupSpec // worker groups
-	pod   *corev1.Pod            // pod rows
+	pod   *podview.Pod           // pod rows
 	ready int                    // group rows: ready pods
 	pods  int                    // group rows: pods
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/raydar/raydar/kube/redact"
 	"github.com/raydar/raydar/kube/watch"
+	"github.com/raydar/raydar/rayapi/kinds"
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/styles"
@@ -51,7 +53,7 @@ type describeFullMsg struct {
 func NewPage(e *host.Env, obj client.Object) *Page {
 	wk, _ := watch.KindOf(obj)
 	p := &Page{Base: host.Base{E: e, VK: host.DescribeView}, wk: wk, uid: watch.Key(obj), obj: obj}
-	_, isPod := obj.(*corev1.Pod)
+	_, isPod := obj.(*podview.Pod)
 	p.fetching = isPod && e.Sess.Get != nil
 	p.refresh()
 	return p
@@ -127,6 +129,11 @@ func (p *Page) Apply(ch *watch.Changes) {
 func gvk(s *runtime.Scheme, o client.Object) (schema.GroupVersionKind, error) {
 	gvks, _, err := s.ObjectKinds(o)
 	if err != nil {
+		// A record the scheme does not know (a pod's, rayapi/podview):
+		// its kind's.
+		if k, ok := kinds.Of(o); ok {
+			return k.Resource.GroupVersion().WithKind(k.Kind), nil
+		}
 		return schema.GroupVersionKind{}, err
 	}
 	return gvks[0], nil

@@ -7,8 +7,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	corev1 "k8s.io/api/core/v1"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/widgets"
@@ -20,12 +20,12 @@ import (
 type Page struct {
 	host.Base
 	widgets.LogView
-	pod       *corev1.Pod
+	pod       *podview.Pod
 	container string
 	src       host.PodLogs
 }
 
-func NewPage(e *host.Env, p *corev1.Pod, src host.PodLogs) *Page {
+func NewPage(e *host.Env, p *podview.Pod, src host.PodLogs) *Page {
 	ctr := ""
 	if len(p.Spec.Containers) > 0 {
 		ctr = p.Spec.Containers[0].Name // the Ray container comes first

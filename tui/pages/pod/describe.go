@@ -3,13 +3,13 @@ package pod
 import (
 	"fmt"
 
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // describeFields is a Ray pod's part of its describe page.
-func describeFields(d *format.Describer, x *corev1.Pod) {
+func describeFields(d *format.Describer, x *podview.Pod) {
 	ready, restarts := format.PodReady(x)
 	d.Field("Status", format.PodStatus(x))
 	d.Field("Ready", ready)
@@ -20,7 +20,7 @@ func describeFields(d *format.Describer, x *corev1.Pod) {
 	d.Field("Group", format.OrNone(x.Labels[rayv1.RayNodeGroupLabelKey]))
 	d.Field("Node type", format.OrNone(x.Labels[rayv1.RayNodeTypeLabelKey]))
 	d.Label("Containers")
-	cs := map[string]corev1.ContainerStatus{}
+	cs := map[string]podview.ContainerStatus{}
 	for _, c := range x.Status.ContainerStatuses {
 		cs[c.Name] = c
 	}

@@ -9,11 +9,11 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
@@ -26,7 +26,7 @@ const rayLogTimeout = 20 * time.Second
 // rayLogNode is the Ray node of a pod of cluster (the head's when pod is
 // nil): by IP, with the node ID when Ray's capacity view (polled by the
 // cluster detail) knows it. It reads memory only.
-func rayLogNode(e *host.Env, namespace, cluster string, pod *corev1.Pod) (*corev1.Pod, dashboard.LogNode) {
+func rayLogNode(e *host.Env, namespace, cluster string, pod *podview.Pod) (*podview.Pod, dashboard.LogNode) {
 	if pod == nil {
 		pod = raydash.HeadPod(e.Store.PodsOf(watch.ClusterRef{Namespace: namespace, Name: cluster}))
 	}
@@ -39,7 +39,7 @@ func rayLogNode(e *host.Env, namespace, cluster string, pod *corev1.Pod) (*corev
 
 // unreachable says in words why Ray's logs cannot be read and what to do
 // instead: the pod's container logs (the logs action), when there is a pod.
-func unreachable(e *host.Env, namespace, cluster string, pod *corev1.Pod, err error) []string {
+func unreachable(e *host.Env, namespace, cluster string, pod *podview.Pod, err error) []string {
 	st := e.St
 	logs := e.KM.Action(host.ActionLogs, host.Binding("l", "logs")).Help().Key
 	var out []string
@@ -79,7 +79,7 @@ type FilesPage struct {
 	id        int64
 	namespace string
 	cluster   string
-	pod       *corev1.Pod // the node's pod (nil: none known)
+	pod       *podview.Pod // the node's pod (nil: none known)
 	node      dashboard.LogNode
 	rows      []rayLogRow
 	cursor    int // index in rows of a file row
@@ -89,7 +89,7 @@ type FilesPage struct {
 	err       error
 }
 
-func NewFilesPage(e *host.Env, namespace, cluster string, pod *corev1.Pod) *FilesPage {
+func NewFilesPage(e *host.Env, namespace, cluster string, pod *podview.Pod) *FilesPage {
 	pod, node := rayLogNode(e, namespace, cluster, pod)
 	return &FilesPage{Base: host.Base{E: e, VK: host.RayLogsView}, id: e.NextSeq(),
 		namespace: namespace, cluster: cluster, pod: pod, node: node}

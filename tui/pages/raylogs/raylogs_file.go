@@ -8,10 +8,10 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
@@ -34,14 +34,14 @@ type LogPage struct {
 	widgets.LogView
 	namespace string
 	cluster   string
-	pod       *corev1.Pod // the node's pod, for the container-logs offer
+	pod       *podview.Pod // the node's pod, for the container-logs offer
 	req       dashboard.LogRequest
 	explain   raydash.Explanation // when the file is still to be found
 	name      string              // what the title says
 
 }
 
-func NewLogPage(e *host.Env, namespace, cluster string, pod *corev1.Pod, req dashboard.LogRequest, ex raydash.Explanation, name string) *LogPage {
+func NewLogPage(e *host.Env, namespace, cluster string, pod *podview.Pod, req dashboard.LogRequest, ex raydash.Explanation, name string) *LogPage {
 	return &LogPage{Base: host.Base{E: e, VK: host.RayLogView}, LogView: widgets.NewLogView(e.NextSeq()),
 		namespace: namespace, cluster: cluster, pod: pod, req: req, explain: ex, name: name}
 }
@@ -144,7 +144,7 @@ func (p *LogPage) View() string {
 // rayLogsKey opens the Ray log browser of a cluster's node (L): the pod's
 // (nil: the head's), in e, the Env of the cluster's context. It reads
 // memory only.
-func ClusterKey(e *host.Env, rc *rayv1.RayCluster, pod *corev1.Pod) tea.Cmd {
+func ClusterKey(e *host.Env, rc *rayv1.RayCluster, pod *podview.Pod) tea.Cmd {
 	ns, name := rc.Namespace, rc.Name
 	return func() tea.Msg {
 		return host.PushMsg{Build: func() host.Page { return NewFilesPage(e, ns, name, pod) }}
@@ -154,7 +154,7 @@ func ClusterKey(e *host.Env, rc *rayv1.RayCluster, pod *corev1.Pod) tea.Cmd {
 // podRayLogsKey opens the Ray log browser of a pod's Ray node (L on the
 // pods list), in e, the Env of the pod's context, or says why there is
 // none. It reads memory only.
-func PodKey(e *host.Env, pod *corev1.Pod) tea.Cmd {
+func PodKey(e *host.Env, pod *podview.Pod) tea.Cmd {
 	cluster := pod.Labels[rayv1.RayClusterLabelKey]
 	if cluster == "" {
 		return host.Warn("ray logs: pod %s/%s has no %s label: it is not a node of a RayCluster", pod.Namespace, pod.Name, rayv1.RayClusterLabelKey)
