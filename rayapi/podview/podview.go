@@ -7,14 +7,16 @@
 //
 // A Pod has the field names and types of corev1.Pod for what it keeps, so
 // p.Status.Phase, p.Spec.NodeName or p.Status.Conditions[i].Reason read the
-// same, but only what the readers read: the metadata, seven spec fields
-// (node, node selector, tolerations, affinity, overhead, containers), and
-// the status less the fields no reader reads, with conditions and
-// container statuses in smaller structs of their own. A *corev1.Pod is 1,240
-// bytes (1,280 with its allocation size class) before its conditions (120
-// bytes each) and container statuses (208 bytes each); a Pod is 560 (576),
-// 88 and 96 (docs/benchmarks.md, issue 27, round six). Describe's YAML and
-// anything that needs the whole pod GET it.
+// same, but only what the readers read: the metadata, nine spec fields and
+// six status fields, with conditions (PodScheduled and Ready, see
+// Condition) and container statuses in smaller structs of their own. The
+// compiler keeps the field list honest: a reader of a field the record
+// lacks does not build. A corev1.Pod is 1,240 bytes (1,280 with its
+// allocation size class) before its conditions (120 bytes each, four or
+// five) and container statuses (208 bytes each); a Pod is 512, with two
+// conditions of 64 bytes and container statuses of 96 (docs/benchmarks.md,
+// issue 27, round six). Describe's YAML and anything else that needs the
+// whole pod GET it.
 package podview
 
 import (
@@ -62,15 +64,22 @@ type Status struct {
 	ContainerStatuses     []ContainerStatus
 }
 
-// Condition is a pod condition less its lastProbeTime (kubelets leave it
-// empty) and observedGeneration.
+// Condition is one of the two pod conditions the readers read, the
+// scheduler's PodScheduled (why's Unschedulable and SchedulerNotBinding)
+// and Ready (the views' and why's readiness), less its times: no reader
+// reads when a condition changed. Of drops the other conditions
+// (Initialized, ContainersReady, PodReadyToStartContainers, …): a kubelet
+// writes four or five, 480-600 bytes a pod as corev1.PodConditions, two
+// of 64 bytes here. A reader of another condition reads the pod whole.
 type Condition struct {
-	Type               corev1.PodConditionType
-	Status             corev1.ConditionStatus
-	LastTransitionTime metav1.Time
-	Reason             string
-	Message            string
+	Type    corev1.PodConditionType
+	Status  corev1.ConditionStatus
+	Reason  string
+	Message string
 }
+
+// Kept is whether the record keeps a condition of type t.
+func Kept(t corev1.PodConditionType) bool { return t == corev1.PodScheduled || t == corev1.PodReady }
 
 // ContainerStatus is what the readers read of a container's status: its
 // state and last state (a terminated state's containerID aside), whether
@@ -145,9 +154,20 @@ func conditions(cs []corev1.PodCondition) []Condition {
 	if len(cs) == 0 {
 		return nil
 	}
-	out := make([]Condition, len(cs))
-	for i, c := range cs {
-		out[i] = Condition{Type: c.Type, Status: c.Status, LastTransitionTime: c.LastTransitionTime, Reason: c.Reason, Message: c.Message}
+	n := 0
+	for _, c := range cs {
+		if Kept(c.Type) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Condition, 0, n)
+	for _, c := range cs {
+		if Kept(c.Type) {
+			out = append(out, Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
+		}
 	}
 	return out
 }
@@ -184,7 +204,7 @@ func (p *Pod) Corev1() *corev1.Pod {
 	}
 	for _, c := range st.Conditions {
 		out.Status.Conditions = append(out.Status.Conditions, corev1.PodCondition{Type: c.Type, Status: c.Status,
-			LastTransitionTime: c.LastTransitionTime, Reason: c.Reason, Message: c.Message})
+			Reason: c.Reason, Message: c.Message})
 	}
 	return out.DeepCopy()
 }

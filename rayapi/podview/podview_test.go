@@ -21,7 +21,7 @@ func TestRecordIsSmallerThanAPod(t *testing.T) {
 		got, want uintptr
 	}{
 		{"Pod", unsafe.Sizeof(Pod{}), 512},
-		{"Condition", unsafe.Sizeof(Condition{}), 88},
+		{"Condition", unsafe.Sizeof(Condition{}), 64},
 		{"ContainerStatus", unsafe.Sizeof(ContainerStatus{}), 96},
 		{"corev1.Pod", unsafe.Sizeof(corev1.Pod{}), 1240},
 	} {
@@ -42,7 +42,8 @@ func fullPod() *corev1.Pod {
 			Containers: []corev1.Container{{Name: "ray-worker", Image: "rayproject/ray:2.52.0",
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4")}}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Reason: "r", Message: "m", PodIP: "10.1.0.1",
-			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: "x", Message: "y"}},
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, Reason: "x", Message: "y"},
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "ray-worker", Image: "img", Ready: true, RestartCount: 3, Started: ptr.To(true),
 				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
 				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}}}},
@@ -61,8 +62,8 @@ func TestOfThenCorev1KeepsWhatTheRecordHas(t *testing.T) {
 	if c := r.Condition(corev1.PodReady); c == nil || c.Status != corev1.ConditionTrue {
 		t.Errorf("Condition(Ready) = %+v", c)
 	}
-	if r.Condition(corev1.PodScheduled) != nil {
-		t.Error("Condition(PodScheduled) of a pod without it is not nil")
+	if r.Condition(corev1.PodInitialized) != nil {
+		t.Error("Condition(Initialized) of a pod without it is not nil")
 	}
 	back := r.Corev1()
 	want := p.DeepCopy()
@@ -130,5 +131,29 @@ func TestACacheOfRecordsAnswersCorev1Reads(t *testing.T) {
 	reflect.ValueOf(&p).Elem().Set(obj.Elem())
 	if p.Spec.NodeName != "n1" {
 		t.Errorf("got %+v", p)
+	}
+}
+
+// Of keeps the two conditions the readers read, PodScheduled and Ready,
+// without their times, and drops the others.
+func TestOfKeepsTheConditionsReadersRead(t *testing.T) {
+	now := metav1.Now()
+	p := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
+		{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "containers with unready status: [ray-worker]", LastTransitionTime: now},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, LastTransitionTime: now},
+		{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available", LastTransitionTime: now},
+	}}}
+	want := []Condition{
+		{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "containers with unready status: [ray-worker]"},
+		{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available"},
+	}
+	if d := cmp.Diff(want, Of(p).Status.Conditions); d != "" {
+		t.Errorf("conditions (-want +got):\n%s", d)
+	}
+	p.Status.Conditions = p.Status.Conditions[:2]
+	if got := Of(p).Status.Conditions; got != nil {
+		t.Errorf("a pod with neither condition: %v, want none", got)
 	}
 }

@@ -37,7 +37,7 @@ func describeFields(d *format.Describer, x *podview.Pod) {
 		}
 		d.Sub(fmt.Sprintf("%s  image %s, ready %t, restarts %d, %s", c.Name, format.OrNone(c.Image), s.Ready, s.RestartCount, state))
 	}
-	d.Label("Conditions")
+	d.Label("Conditions (PodScheduled, Ready: the YAML below has all)")
 	if len(x.Status.Conditions) == 0 {
 		d.Sub(format.None)
 	}
