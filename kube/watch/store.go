@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"reflect"
 	"slices"
 	"sort"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/rayapi/kinds"
 	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -97,27 +97,22 @@ func (s *Store) Add(objs ...client.Object) Changes {
 	return s.Apply(ds)
 }
 
-// KindOf returns the Kind of a typed object (a pod's record or a
-// *corev1.Pod: Pod).
+// KindOf returns the Kind of a typed object: a kind of rayapi/kinds by its
+// descriptor (kinds.Of, which knows a pod's record and a *corev1.Pod
+// both), else Event or Node.
 func KindOf(o client.Object) (Kind, bool) {
-	k, ok := kindByType[reflect.TypeOf(o)]
-	return k, ok
+	if d, ok := kinds.Of(o); ok {
+		k, ok := byDescriptor[d]
+		return k, ok
+	}
+	switch o.(type) {
+	case *corev1.Event:
+		return Event, true
+	case *corev1.Node:
+		return Node, true
+	}
+	return 0, false
 }
-
-// kindByType maps each Kind's Go types (*rayv1.RayCluster, …; for Pod
-// also its record, *podview.Pod) to it.
-var kindByType = func() map[reflect.Type]Kind {
-	m := make(map[reflect.Type]Kind, numKinds)
-	for _, k := range Kinds {
-		m[reflect.TypeOf(kindTable[k].new())] = k
-	}
-	for d, k := range byDescriptor {
-		if d.Record != nil {
-			m[reflect.TypeOf(d.Record())] = k
-		}
-	}
-	return m
-}()
 
 // Apply applies a batch of deltas and reports what changed.
 func (s *Store) Apply(ds []Delta) Changes {
