@@ -78,8 +78,8 @@ type Condition struct {
 	Message string
 }
 
-// Kept is whether the record keeps a condition of type t.
-func Kept(t corev1.PodConditionType) bool { return t == corev1.PodScheduled || t == corev1.PodReady }
+// kept is whether the record keeps a condition of type t.
+func kept(t corev1.PodConditionType) bool { return t == corev1.PodScheduled || t == corev1.PodReady }
 
 // ContainerStatus is what the readers read of a container's status: its
 // state and last state (a terminated state's containerID aside), whether
@@ -138,8 +138,8 @@ func All(ps []*corev1.Pod) []*Pod {
 }
 
 // From is obj's record when obj is a pod: a *Pod as it is, a *corev1.Pod
-// through Of, a pod in a deleted-final-state tombstone's Obj through
-// either.
+// through Of. A deleted-final-state tombstone is not unwrapped: callers
+// pass its Obj.
 func From(obj any) (*Pod, bool) {
 	switch o := obj.(type) {
 	case *Pod:
@@ -156,7 +156,7 @@ func conditions(cs []corev1.PodCondition) []Condition {
 	}
 	n := 0
 	for _, c := range cs {
-		if Kept(c.Type) {
+		if kept(c.Type) {
 			n++
 		}
 	}
@@ -165,7 +165,7 @@ func conditions(cs []corev1.PodCondition) []Condition {
 	}
 	out := make([]Condition, 0, n)
 	for _, c := range cs {
-		if Kept(c.Type) {
+		if kept(c.Type) {
 			out = append(out, Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
 		}
 	}
