@@ -41,15 +41,8 @@ func SlimPod(obj any) (any, error) {
 	ready := podReady(r)
 	r.Spec.InitContainers = slimContainers(r.Spec.InitContainers, ready)
 	r.Spec.Containers = slimContainers(r.Spec.Containers, ready)
-	for _, cs := range [][]podview.ContainerStatus{r.Status.InitContainerStatuses, r.Status.ContainerStatuses} {
-		for i := range cs {
-			for _, t := range []*corev1.ContainerStateTerminated{cs[i].State.Terminated, cs[i].LastTerminationState.Terminated} {
-				if t != nil {
-					t.ContainerID = ""
-				}
-			}
-		}
-	}
+	dropContainerIDs(r.Status.InitContainerStatuses)
+	dropContainerIDs(r.Status.ContainerStatuses)
 	compactPod(r)
 	return r, nil
 }
@@ -71,6 +64,18 @@ func slimContainers(cs []corev1.Container, ready bool) []corev1.Container {
 		}
 	}
 	return out
+}
+
+// dropContainerIDs clears the terminated states' containerID (no reader
+// reads it; a kubelet writes ~80 bytes of it).
+func dropContainerIDs(cs []podview.ContainerStatus) {
+	for i := range cs {
+		for _, t := range []*corev1.ContainerStateTerminated{cs[i].State.Terminated, cs[i].LastTerminationState.Terminated} {
+			if t != nil {
+				t.ContainerID = ""
+			}
+		}
+	}
 }
 
 // podReady: Running with the Ready condition true.
