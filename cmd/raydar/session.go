@@ -137,9 +137,11 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		// Pods are cached trimmed to what the TUI reads (watch.SlimPod:
 		// most of a KubeRay pod's bytes are env, scripts, probes and
 		// volumes); describe GETs a pod whole for its YAML (session.get).
+		// The Ray kinds' cluster specs share what repeats from one to the
+		// next (watch.CompactRay: resource lists, containers, maps).
 		co := cache.Options{
 			Scheme:           scheme.New(),
-			DefaultTransform: authors.Keep(cache.TransformStripManagedFields()),
+			DefaultTransform: authors.Keep(watch.CompactRay),
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.Pod{}: {Label: rayv1.RayPodSelector(), Transform: authors.Keep(watch.SlimPod)},
 			},

@@ -105,7 +105,7 @@ func sharedBool(b *bool) *bool {
 // nothing). Each table is cleared when it grows past maxShared entries, so
 // it never holds much that no pod uses any more.
 var shared = &sharer{maps: map[uint64]map[string]string{}, tols: map[uint64][]corev1.Toleration{}, refs: map[uint64][]metav1.OwnerReference{},
-	ctrs: map[uint64][]corev1.Container{}}
+	ctrs: map[uint64][]corev1.Container{}, tctrs: map[uint64][]corev1.Container{}, res: map[uint64]corev1.ResourceList{}}
 
 const maxShared = 1 << 15
 
@@ -116,6 +116,10 @@ type sharer struct {
 	tols map[uint64][]corev1.Toleration
 	refs map[uint64][]metav1.OwnerReference
 	ctrs map[uint64][]corev1.Container
+	// tctrs and res are CompactRay's: pod templates' whole containers,
+	// and resource lists.
+	tctrs map[uint64][]corev1.Container
+	res   map[uint64]corev1.ResourceList
 }
 
 func init() { shared.seed = maphash.MakeSeed() }
