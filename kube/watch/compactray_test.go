@@ -3,7 +3,6 @@ package watch
 import (
 	"fmt"
 	"reflect"
-	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -186,14 +185,7 @@ func BenchmarkRayClusterDecode(b *testing.B) {
 			for b.Loop() {
 				decode(b, compact)
 			}
-			var m0, m1 goruntime.MemStats
-			goruntime.GC()
-			goruntime.ReadMemStats(&m0)
-			kept := decode(b, compact)
-			goruntime.GC()
-			goruntime.ReadMemStats(&m1)
-			b.ReportMetric(float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/n, "kept-B/cluster")
-			goruntime.KeepAlive(kept)
+			b.ReportMetric(float64(heapKept(func() any { return decode(b, compact) }))/n, "kept-B/cluster")
 		})
 	}
 }
