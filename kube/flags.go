@@ -30,6 +30,11 @@ type Flags struct {
 	ContextPatterns []string
 	// ContextPatternsFrom names where ContextPatterns come from, for errors.
 	ContextPatternsFrom string
+	// DisableCompression asks the API server for uncompressed responses
+	// (kubectl's --disable-compression). It can only turn compression off:
+	// a kubeconfig cluster's disable-compression: true stays in force
+	// whatever the flag says, as with kubectl.
+	DisableCompression bool
 }
 
 // AddTo registers the flags with kubectl's names and shorthands.
@@ -38,6 +43,7 @@ func (f *Flags) AddTo(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Context, "context", "", "the kubeconfig context to use (raydar and raydar get: a comma-separated list opens several at once)")
 	fs.StringVarP(&f.Namespace, "namespace", "n", "", "namespace (default: the context's namespace)")
 	fs.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "all namespaces")
+	fs.BoolVar(&f.DisableCompression, "disable-compression", false, "if true, opt out of response compression for all requests to the server")
 }
 
 // AddFleetTo registers --all-contexts, for the commands that can watch
@@ -163,6 +169,7 @@ func (f *Flags) Resolve() (*Target, error) {
 	if f.Namespace != "" {
 		overrides.Context.Namespace = f.Namespace
 	}
+	overrides.ClusterInfo.DisableCompression = f.DisableCompression
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 	raw, err := cc.RawConfig()
 	if err != nil {

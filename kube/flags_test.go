@@ -1,12 +1,17 @@
 package kube
 
 import (
+	"encoding/pem"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -100,5 +105,72 @@ func TestResolveRefusesSeveralContexts(t *testing.T) {
 	tg, err := (&Flags{Context: "prod-eu"}).Resolve()
 	if err != nil || tg.ContextName != "prod-eu" {
 		t.Fatalf("Resolve(--context prod-eu) = %v, %v", tg, err)
+	}
+}
+
+// TestDisableCompression: --disable-compression, or a kubeconfig cluster's
+// disable-compression: true, stops the client asking for gzip (the API
+// server then sends the lists uncompressed); the flag cannot turn a
+// kubeconfig's true off, as with kubectl.
+func TestDisableCompression(t *testing.T) {
+	asked := make(chan string, 1)
+	// TLS, as every API server: for a plain-HTTP server client-go uses
+	// http.DefaultTransport, which asks for gzip whatever the config says.
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked <- r.Header.Get("Accept-Encoding")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"major":"1","minor":"37","gitVersion":"v1.37.2"}`))
+	}))
+	defer srv.Close()
+	write := func(disable bool) string {
+		kc := clientcmdapi.NewConfig()
+		ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+		kc.Clusters["c"] = &clientcmdapi.Cluster{Server: srv.URL, CertificateAuthorityData: ca, DisableCompression: disable}
+		kc.AuthInfos["c"] = &clientcmdapi.AuthInfo{Token: "t"}
+		kc.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "c"}
+		kc.CurrentContext = "c"
+		p := filepath.Join(t.TempDir(), "kubeconfig")
+		if err := clientcmd.WriteToFile(*kc, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name       string
+		kubeconfig bool
+		flag       bool
+		want       string
+	}{
+		{name: "neither: gzip asked for", want: "gzip"},
+		{name: "--disable-compression", flag: true, want: ""},
+		{name: "the kubeconfig's disable-compression", kubeconfig: true, want: ""},
+		{name: "the kubeconfig's, the flag false", kubeconfig: true, flag: false, want: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := pflag.NewFlagSet("raydar", pflag.ContinueOnError)
+			var f Flags
+			f.AddTo(fs)
+			args := []string{"--kubeconfig", write(tc.kubeconfig)}
+			if tc.flag {
+				args = append(args, "--disable-compression")
+			}
+			if err := fs.Parse(args); err != nil {
+				t.Fatal(err)
+			}
+			tg, err := f.Resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			dc, err := discovery.NewDiscoveryClientForConfig(tg.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := dc.ServerVersion(); err != nil {
+				t.Fatal(err)
+			}
+			if got := <-asked; got != tc.want {
+				t.Fatalf("Accept-Encoding = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
