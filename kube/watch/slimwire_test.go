@@ -3,11 +3,14 @@ package watch
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	goruntime "runtime"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -70,28 +73,49 @@ func randomPods(seed int64, n int) []*corev1.Pod {
 	return pods
 }
 
-// podAPI serves the pods of namespace ns in protobuf: a LIST, and a WATCH
-// of one ADDED event per pod, as kube-apiserver frames them.
-func podAPI(t *testing.T, pods []*corev1.Pod) *httptest.Server {
+// podEncoder encodes an object in protobuf, as kube-apiserver does.
+func podEncoder(t testing.TB) func(runtime.Object) []byte {
 	t.Helper()
 	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
 	if !ok {
 		t.Fatal("no protobuf serializer")
 	}
 	enc := scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion)
-	encode := func(o runtime.Object) []byte {
+	return func(o runtime.Object) []byte {
 		var b bytes.Buffer
 		if err := enc.Encode(o, &b); err != nil {
 			t.Fatal(err)
 		}
 		return b.Bytes()
 	}
+}
+
+// watchStream is a protobuf WATCH body of one ADDED event per pod, framed
+// as kube-apiserver frames them.
+func watchStream(t testing.TB, pods []*corev1.Pod) []byte {
+	t.Helper()
+	info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	encode := podEncoder(t)
+	var out bytes.Buffer
+	s := streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(&out), protobuf.NewRawSerializer(scheme.Scheme, scheme.Scheme))
+	for _, p := range pods {
+		if err := s.Encode(&metav1.WatchEvent{Type: "ADDED", Object: runtime.RawExtension{Raw: encode(p)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out.Bytes()
+}
+
+// podAPI serves the pods of namespace ns in protobuf: a LIST, and a WATCH
+// of one ADDED event per pod, as kube-apiserver frames them.
+func podAPI(t *testing.T, pods []*corev1.Pod) *httptest.Server {
+	t.Helper()
 	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "7"}}
 	for _, p := range pods {
 		list.Items = append(list.Items, *p)
 	}
-	listBody := encode(list)
-	raw := protobuf.NewRawSerializer(scheme.Scheme, scheme.Scheme)
+	listBody := podEncoder(t)(list)
+	stream := watchStream(t, pods)
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/api/v1/namespaces/ns/pods" {
 			http.NotFound(w, r)
@@ -103,14 +127,7 @@ func podAPI(t *testing.T, pods []*corev1.Pod) *httptest.Server {
 			return
 		}
 		w.Header().Set("Content-Type", runtime.ContentTypeProtobuf+";stream=watch")
-		s := streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(w), raw)
-		for _, p := range pods {
-			ev := &metav1.WatchEvent{Type: "ADDED", Object: runtime.RawExtension{Raw: encode(p)}}
-			if err := s.Encode(ev); err != nil {
-				t.Error(err)
-				return
-			}
-		}
+		_, _ = w.Write(stream)
 	}))
 }
 
@@ -370,5 +387,70 @@ func benchmarkPodDecode(b *testing.B, prefix string, body *bytes.Buffer) {
 			b.ReportMetric(float64(heapKept(func() any { kept = decode(b, wire); return kept }))/float64(len(kept)), "kept-B/pod")
 			b.ReportMetric(float64(body.Len())/1000, "wire-B/pod")
 		})
+	}
+}
+
+// countingBody is a response body that counts the reads taken from it.
+type countingBody struct {
+	io.Reader
+	reads int
+}
+
+func (c *countingBody) Read(p []byte) (int, error) { c.reads++; return c.Reader.Read(p) }
+func (c *countingBody) Close() error               { return nil }
+
+// A WATCH stream that has arrived is taken in a few large reads, not two
+// per pod: over HTTP/2 each read of 4 KB or more is a WINDOW_UPDATE written
+// back to the API server. What comes out is every event, rewritten.
+func TestSlimWatchBodyReadsInBulk(t *testing.T) {
+	pods := randomPods(5, 300)
+	stream := watchStream(t, pods)
+	src := &countingBody{Reader: bytes.NewReader(stream)}
+	body := newSlimWatchBody(src)
+	info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	dec := streaming.NewDecoder(info.StreamSerializer.Framer.NewFrameReader(body), protobuf.NewRawSerializer(scheme.Scheme, scheme.Scheme))
+	events := 0
+	for {
+		var ev metav1.WatchEvent
+		if _, _, err := dec.Decode(nil, &ev); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("event %d: %v", events, err)
+		}
+		events++
+	}
+	if events != len(pods) {
+		t.Fatalf("decoded %d events; want %d", events, len(pods))
+	}
+	if most := len(stream)/watchReadSize + 2; src.reads > most {
+		t.Errorf("%d reads of a %d-byte stream that had all arrived; want at most %d (not two per pod)", src.reads, len(stream), most)
+	}
+}
+
+// The buffer never holds an event back: one that has arrived is read at
+// once though the stream goes on and the buffer is far from full.
+func TestSlimWatchBodyDoesNotHoldAnEvent(t *testing.T) {
+	stream := watchStream(t, randomPods(6, 1))
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() { _, _ = pw.Write(stream) }() // one event; the stream stays open
+	got := make(chan error, 1)
+	go func() {
+		var hdr [4]byte
+		body := newSlimWatchBody(pr)
+		if _, err := io.ReadFull(body, hdr[:]); err != nil {
+			got <- err
+			return
+		}
+		_, err := io.ReadFull(body, make([]byte, binary.BigEndian.Uint32(hdr[:])))
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the one event that arrived was not read within 30 s: held in the buffer")
 	}
 }
