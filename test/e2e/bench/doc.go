@@ -9,6 +9,8 @@
 //
 //   - first full render after the cache syncs (the "cache synced" line of
 //     raydar's log → the output that completed a screen showing every row);
+//   - the CPU time raydar and the kube-apiserver spent from the launch to
+//     that full screen (/proc/PID/stat of each);
 //   - idle CPU per minute (/proc/PID/stat) and bytes written to the
 //     terminal while idle (tmux pipe-pane into a FIFO this program reads);
 //   - peak RSS (VmHWM);

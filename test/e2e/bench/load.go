@@ -182,6 +182,7 @@ func (m *measurement) report() string {
 	row := func(name, v, load string) { fmt.Fprintf(&b, "| %s | %s | %s |\n", name, v, load) }
 	row("cache synced after start", ms(m.synced.Sub(m.started)), m.load["start"])
 	row("first full render after sync", ms(m.rendered.Sub(m.synced)), m.load["start"])
+	row("CPU from start to full screen: raydar / kube-apiserver", fmt.Sprintf("%s / %s", ms(m.launchCPU), ms(m.launchAPICPU)), m.load["start"])
 	row("RSS after sync / peak RSS (VmHWM)", fmt.Sprintf("%.1f MB / %.1f MB (%.1f KB per pod at peak)", float64(m.rssSynced)/1024, float64(m.hwm)/1024, float64(m.hwm)/float64(n*m.d.pods())), m.load["patches"])
 	row("RSS after sync: anonymous / file-backed (the binary)", fmt.Sprintf("%.1f MB / %.1f MB", float64(m.anonSynced)/1024, float64(m.fileSynced)/1024), m.load["start"])
 	row("idle CPU per minute", fmt.Sprintf("%.2f s", perMin(m.idleCPU.Seconds(), m.c.duration)), m.load["idle"])

@@ -190,6 +190,11 @@ func run(ctx context.Context, c config) error {
 				return err
 			}
 			m := &measurement{c: c, d: d, cs: cs, dir: sub, seq: run, binary: bin, load: map[string]string{}, created: created}
+			for _, sb := range planes {
+				if pid, ok := sb.APIServerPID(); ok {
+					m.apiPIDs = append(m.apiPIDs, pid)
+				}
+			}
 			if err := m.start(bin, kubeconfig); err != nil {
 				return err
 			}
@@ -296,6 +301,23 @@ type measurement struct {
 	listsBefore, listsAfter int
 	listsAfterURIs          []string
 	load                    map[string]string
+	// apiPIDs are the kube-apiservers' processes (one per context);
+	// apiCPU0 their CPU time at the launch, launchCPU and launchAPICPU
+	// raydar's and theirs from the launch to the full screen.
+	apiPIDs                 []int
+	apiCPU0                 time.Duration
+	launchCPU, launchAPICPU time.Duration
+}
+
+// apiCPU is the CPU time the kube-apiservers have used so far.
+func (m *measurement) apiCPU() time.Duration {
+	var sum time.Duration
+	for _, pid := range m.apiPIDs {
+		if d, err := procstat.CPU(pid); err == nil {
+			sum += d
+		}
+	}
+	return sum
 }
 
 func freePort() (string, error) {
@@ -369,6 +391,7 @@ func (m *measurement) start(raydar, kubeconfig string) error {
 	// line, against 0.1 s otherwise).
 	syscall.Sync()
 	m.load["start"] = loadAvg()
+	m.apiCPU0 = m.apiCPU()
 	m.term, err = startTmux(m.dir, 120, 40, env, argv)
 	m.started = time.Now()
 	if err == nil && pidFile != "" {
@@ -441,6 +464,8 @@ func (m *measurement) firstRender(ctx context.Context) error {
 		if strings.Contains(s, want) && !strings.Contains(s, "syncing") && len(lines) >= 38 && strings.TrimSpace(lines[37]) != "" {
 			_, _, last := m.term.rec.since(m.started, end)
 			m.rendered = last
+			m.launchCPU, _ = procstat.CPU(m.term.pid)
+			m.launchAPICPU = m.apiCPU() - m.apiCPU0
 			break
 		}
 		if time.Now().After(deadline) {
