@@ -11,7 +11,8 @@
 //
 // It also owns what the observe-only TUI caches of a pod: SlimPod (the
 // informer's transform), compactPod (sharing what repeats) and SlimPodWire
-// (the same trim done on the protobuf bytes, before decoding); and what it
+// (the same trim done on the protobuf bytes, before decoding, a WATCH read
+// in bulk); and what it
 // caches of the Ray kinds: CompactRay (the default transform: their cluster
 // specs share what repeats from one object to the next).
 package watch
