@@ -2,6 +2,7 @@ package mutation
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -77,16 +78,20 @@ func madeFrom(ctx context.Context, ns, kind, name string) ([]unstructured.Unstru
 
 // sameAsBaseline compares what raydar made of a harmless mutation r with
 // what it made of the manifest unmutated, b; it returns the differences
-// ("" when there is none) and how many objects were compared.
-func sameAsBaseline(ctx context.Context, r, b *run) (string, int, error) {
+// ("" when there is none), how many objects were compared, and, when
+// there are differences, the metadata of every object of both sides that
+// shares an ID with a differing one up to its "#N" (the workers of one
+// group, paired by content): what a failure report needs to tell a
+// mis-pairing from a real difference.
+func sameAsBaseline(ctx context.Context, r, b *run) (string, int, string, error) {
 	kind := r.Object.GetKind()
 	mutated, err := madeFrom(ctx, r.ns, kind, r.name)
 	if err != nil {
-		return "", 0, err
+		return "", 0, "", err
 	}
 	unmutated, err := madeFrom(ctx, b.ns, kind, b.name)
 	if err != nil {
-		return "", 0, err
+		return "", 0, "", err
 	}
 	if without := r.Mutation.Without; without != nil {
 		for _, objs := range [][]unstructured.Unstructured{mutated, unmutated} {
@@ -95,12 +100,35 @@ func sameAsBaseline(ctx context.Context, r, b *run) (string, int, error) {
 			}
 		}
 	}
-	diffs := conformance.Compare(r.Manifest, conformance.Normalize(b.ns, unmutated), conformance.Normalize(r.ns, mutated))
+	normUnmutated, normMutated := conformance.Normalize(b.ns, unmutated), conformance.Normalize(r.ns, mutated)
+	diffs := conformance.Compare(r.Manifest, normUnmutated, normMutated)
 	var lines []string
+	groups := map[string]bool{}
 	for _, d := range diffs {
 		lines = append(lines, fmt.Sprintf("%s %s: unmutated %s, mutated %s", d.Object, d.Path, short(d.KubeRay), short(d.Raydar)))
+		groups[idGroup(d.Object)] = true
 	}
-	return strings.Join(lines, "; "), max(len(mutated), len(unmutated)), nil
+	var detail strings.Builder
+	for _, side := range []struct {
+		name string
+		objs []conformance.Object
+	}{{"unmutated", normUnmutated}, {"mutated", normMutated}} {
+		for _, o := range side.objs {
+			if groups[idGroup(o.ID)] {
+				meta, _ := json.Marshal(o.Content["metadata"])
+				fmt.Fprintf(&detail, "%s %s metadata: %s\n", side.name, o.ID, meta)
+			}
+		}
+	}
+	return strings.Join(lines, "; "), max(len(mutated), len(unmutated)), detail.String(), nil
+}
+
+// idGroup is an object's ID less the "#N" that numbers equal IDs.
+func idGroup(id string) string {
+	if i := strings.LastIndexByte(id, '#'); i > 0 && i < len(id)-1 && strings.Trim(id[i+1:], "0123456789") == "" {
+		return id[:i]
+	}
+	return id
 }
 
 func short(s string) string {

@@ -137,3 +137,19 @@ func TestWithoutRemovesOnlyTheMutation(t *testing.T) {
 		t.Error("Without hides a difference that is not the mutation's (env C for B)")
 	}
 }
+
+// idGroup strips only the "#N" that numbers equal IDs, so a failure report
+// shows every worker its difference could have been paired with.
+func TestIDGroup(t *testing.T) {
+	for id, want := range map[string]string{
+		"Pod c-worker-g-#####2": "Pod c-worker-g-####",
+		"Pod c-worker-g-#####":  "Pod c-worker-g-#####",
+		"Pod c-head":            "Pod c-head",
+		"Service c-head-svc#1":  "Service c-head-svc",
+		"Pod c-worker-#abc":     "Pod c-worker-#abc",
+	} {
+		if got := idGroup(id); got != want {
+			t.Errorf("idGroup(%q) = %q, want %q", id, got, want)
+		}
+	}
+}

@@ -203,7 +203,7 @@ func TestMutatedCorpus(t *testing.T) {
 	// made of the manifest unmutated. Both were created a moment apart and
 	// raydar is still creating pods: compare until they agree or the
 	// deadline passes, and report the last differences.
-	last := map[*run]string{}
+	last, lastDetail := map[*run]string{}, map[*run]string{}
 	deadline = time.Now().Add(2 * time.Minute)
 	for {
 		left := 0
@@ -211,11 +211,11 @@ func TestMutatedCorpus(t *testing.T) {
 			if d, seen := last[r]; seen && d == "" {
 				continue
 			}
-			d, n, err := sameAsBaseline(ctx, r, baselines[r.Manifest])
+			d, n, detail, err := sameAsBaseline(ctx, r, baselines[r.Manifest])
 			if err != nil {
 				d = err.Error()
 			}
-			last[r] = d
+			last[r], lastDetail[r] = d, detail
 			if d == "" {
 				harmless++
 				compared += n
@@ -231,6 +231,7 @@ func TestMutatedCorpus(t *testing.T) {
 	for _, r := range toCompare {
 		if d := last[r]; d != "" {
 			violate(r, "reconciled, but not as the manifest unmutated (namespace %s): %s", baselines[r.Manifest].ns, firstLines(d))
+			t.Logf("%s: the objects of the differing IDs, both sides:\n%s", r, lastDetail[r])
 		}
 	}
 	if p := env.log.seen(); len(p) > 0 {
