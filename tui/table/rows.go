@@ -21,7 +21,7 @@ func (m *Model[V]) Apply(up []V, del []string) {
 		old := m.items[ne.id]
 		m.items[ne.id] = ne
 		nvis := m.visible(ne)
-		if old != nil && old.vis && nvis && m.samePlace(old, ne) {
+		if old != nil && m.shown(old) && nvis && m.samePlace(old, ne) {
 			ne.vis = true
 			*old = *ne // rows and order hold old: update in place
 			m.items[ne.id] = old
@@ -29,7 +29,7 @@ func (m *Model[V]) Apply(up []V, del []string) {
 		}
 		if old != nil {
 			oRem = append(oRem, old)
-			if old.vis {
+			if m.shown(old) {
 				rem = append(rem, old)
 			}
 		}
@@ -46,7 +46,7 @@ func (m *Model[V]) Apply(up []V, del []string) {
 		delete(m.items, id)
 		delete(m.marks, id)
 		oRem = append(oRem, old)
-		if old.vis {
+		if m.shown(old) {
 			rem = append(rem, old)
 		}
 	}
@@ -140,9 +140,19 @@ func (m *Model[V]) rebuild() {
 	if m.order == nil {
 		m.order = m.sorted()
 	}
-	m.rows = m.filterInto(m.rows[:0], m.order)
+	m.allVis = m.filter.Empty() && m.ns == ""
+	if m.allVis {
+		m.rows = append(m.rows[:0], m.order...)
+	} else {
+		// Every item's vis is set here, so leaving allVis always passes
+		// through this branch (SetFilter narrows only from a filter).
+		m.rows = m.filterInto(m.rows[:0], m.order)
+	}
 	m.follow(before)
 }
+
+// shown reports whether e is a row (vis is not kept while allVis holds).
+func (m *Model[V]) shown(e *entry[V]) bool { return m.allVis || e.vis }
 
 // parallelFilterMin is the number of items from which a filter pass is
 // split over the cores: at 100,000 rows the pass waits on memory (an entry
@@ -193,7 +203,7 @@ func (m *Model[V]) screenRow() int { return m.cursor - m.offset }
 // possible; if the selected item is gone or hidden the cursor stays at the
 // same index.
 func (m *Model[V]) follow(screenRow int) {
-	if e, ok := m.items[m.selID]; ok && e.vis {
+	if e, ok := m.items[m.selID]; ok && m.shown(e) {
 		m.cursor = m.search(e)
 	}
 	m.cursor = clamp(m.cursor, 0, len(m.rows)-1)

@@ -91,38 +91,50 @@ func (m *Model[V]) sorted() []*entry[V] {
 	return m.orderOf(m.base)
 }
 
-// ranks maps each distinct value of key over es to its rank in sorted order.
-type ranks struct {
-	m     map[string]uint64
-	lastK string // the last value looked up (rows mostly repeat the previous one)
+// seen numbers the distinct values of a key in the order they are met
+// (rows mostly repeat the previous value, which is remembered); rank then
+// maps each number to the value's rank in sorted order. orderOf reads
+// every entry once (at 100,000 rows a cache miss each): a pass of its own
+// to rank the groups and the statuses first cost as much again.
+type seen struct {
+	ids   map[string]uint64
+	vals  []string
+	lastK string
 	lastV uint64
 	last  bool
 }
 
-func newRanks[V any](es []*entry[V], key func(*entry[V]) string) *ranks {
-	r := &ranks{m: map[string]uint64{}}
-	for _, e := range es {
-		if k := key(e); !r.last || k != r.lastK {
-			r.m[k], r.lastK, r.last = 0, k, true
-		}
+func newSeen() *seen { return &seen{ids: map[string]uint64{}} }
+
+func (s *seen) id(k string) uint64 {
+	if s.last && k == s.lastK {
+		return s.lastV
 	}
-	vals := make([]string, 0, len(r.m))
-	for v := range r.m {
-		vals = append(vals, v)
+	v, ok := s.ids[k]
+	if !ok {
+		v = uint64(len(s.vals))
+		s.ids[k] = v
+		s.vals = append(s.vals, k)
 	}
-	slices.Sort(vals)
-	for i, v := range vals {
-		r.m[v] = uint64(i)
-	}
-	r.last = false
-	return r
+	s.lastK, s.lastV, s.last = k, v, true
+	return v
 }
 
-func (r *ranks) of(k string) uint64 {
-	if !r.last || k != r.lastK {
-		r.lastK, r.lastV, r.last = k, r.m[k], true
+// rank returns, by number, the value's rank among the values seen, and
+// whether it is the identity (the values were met in sorted order).
+func (s *seen) rank() ([]uint64, bool) {
+	byVal := make([]uint64, len(s.vals))
+	for i := range byVal {
+		byVal[i] = uint64(i)
 	}
-	return r.lastV
+	slices.SortFunc(byVal, func(a, b uint64) int { return cmp.Compare(s.vals[a], s.vals[b]) })
+	r := make([]uint64, len(s.vals))
+	identity := true
+	for rank, id := range byVal {
+		r[id] = uint64(rank)
+		identity = identity && id == uint64(rank)
+	}
+	return r, identity
 }
 
 // ageKey is the creation time in ms since year 1, clamped to 48 bits
@@ -145,16 +157,15 @@ func (m *Model[V]) orderOf(base []*entry[V]) []*entry[V] {
 		copy(out, base)
 		return out
 	}
-	groups := newRanks(base, func(e *entry[V]) string { return e.meta.Group })
-	if len(groups.m) > 1<<(64-lowBits) || len(base) > 1<<32-1 {
-		copy(out, base) // no room for the groups' ranks
+	if len(base) > 1<<32-1 {
+		copy(out, base) // no room for the index
 		slices.SortFunc(out, m.compare)
 		return out
 	}
-	var statuses *ranks
-	if m.sortKey == ByStatus {
-		statuses = newRanks(base, func(e *entry[V]) string { return e.meta.Status })
-	}
+	// One pass over the entries: each word holds the number of the group
+	// (and for ByStatus of the status) in the order met, replaced by its
+	// rank in a pass over the words alone.
+	groups, statuses := newSeen(), newSeen()
 	recs := make([]radixRec, len(base))
 	var nameRank uint64
 	for i, e := range base {
@@ -163,7 +174,7 @@ func (m *Model[V]) orderOf(base []*entry[V]) []*entry[V] {
 		case ByAge: // youngest first
 			key = lowMask - ageKey(e.meta.Created)
 		case ByStatus:
-			key = statuses.of(e.meta.Status)
+			key = statuses.id(e.meta.Status) // reversed below, once ranked
 		case ByName:
 			// ascending: base's own order; reversed: by the rank of the
 			// name and namespace (equal ones keep their IDs ascending)
@@ -172,10 +183,31 @@ func (m *Model[V]) orderOf(base []*entry[V]) []*entry[V] {
 			}
 			key = nameRank
 		}
-		if m.desc {
+		if m.desc && m.sortKey != ByStatus {
 			key = lowMask - key
 		}
-		recs[i] = radixRec{k: groups.of(e.meta.Group)<<lowBits | key, i: uint32(i)}
+		g := groups.id(e.meta.Group)
+		if g >= 1<<(64-lowBits) {
+			copy(out, base) // no room for the groups' ranks
+			slices.SortFunc(out, m.compare)
+			return out
+		}
+		recs[i] = radixRec{k: g<<lowBits | key, i: uint32(i)}
+	}
+	groupRank, groupsInOrder := groups.rank()
+	if m.sortKey == ByStatus || !groupsInOrder {
+		statusRank, _ := statuses.rank()
+		for i := range recs {
+			k := recs[i].k
+			key := k & lowMask
+			if m.sortKey == ByStatus {
+				key = statusRank[key]
+				if m.desc {
+					key = lowMask - key
+				}
+			}
+			recs[i].k = groupRank[k>>lowBits]<<lowBits | key
+		}
 	}
 	recs = radixSort(recs)
 	for j, r := range recs {
