@@ -203,6 +203,6 @@ func (m *measurement) report() string {
 	row("filter, per typed character, p50 / max", fmt.Sprintf("%s / %s (%d)", ms(pct(m.filtLat, .5)), ms(pct(m.filtLat, 1)), len(m.filtLat)), m.load["sort/filter"])
 	row("CPU per minute under 50 pod patches/s", fmt.Sprintf("%.2f s (%d patches, %d failed; %.0f B/s drawn)", perMin(m.patchCPU.Seconds(), m.c.duration), m.patches, m.patchErrs, float64(m.patchBytes)/m.c.duration.Seconds()), m.load["patches"])
 	row("LIST requests: initial / after the first render", fmt.Sprintf("%d / %d %v", m.listsBefore, m.listsAfter, m.listsAfterURIs), m.load["patches"])
-	fmt.Fprintf(&b, "\nProfiles (go tool pprof): %s/{cpu-start,heap-synced,heap-end,cpu-idle,cpu-patches}.pb.gz (kept with -keep)\n", m.dir)
+	fmt.Fprintf(&b, "\nProfiles (go tool pprof): %s/{cpu-start,heap-synced,heap-end,cpu-idle,cpu-sortfilter,cpu-patches}.pb.gz (kept with -keep)\n", m.dir)
 	return b.String()
 }
