@@ -8,7 +8,9 @@
 // is O(k log n) comparisons and a copy of the order for k changed items
 // when few rows move, and otherwise a merge into the name order and a
 // radix re-sort, O(n + k log k); a new sort key is one radix sort, O(n),
-// without comparisons; a filter is one pass over the sorted items, over
-// the rows shown when a key is typed onto a plain filter; View is
+// without comparisons (with no filter and no namespace, without visiting
+// the items again to filter them); a filter is one pass over the sorted
+// items, and a key typed onto a plain filter one scan of the rows' texts
+// laid end to end by the pass before (textindex.go); View is
 // O(viewport rows × columns), independent of the number of items.
 package table

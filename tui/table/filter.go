@@ -214,7 +214,13 @@ func narrows(prev, next Filter) bool {
 func (m *Model[V]) refilterRows() {
 	before := m.screenRow()
 	n := len(m.rows)
-	m.rows = m.filterInto(m.rows[:0], m.rows)
+	if m.text.valid && m.text.gen == m.rowsGen && m.text.rows() == n {
+		m.rows = narrowRows(&m.text, m.rows, m.filter)
+		m.rowsGen++
+		m.text.gen = m.rowsGen
+	} else {
+		m.rows = m.filterInto(m.rows[:0], m.rows)
+	}
 	clear(m.rows[len(m.rows):n])
 	m.follow(before)
 }

@@ -68,7 +68,7 @@ func (m *Model[V]) Marks() bool { return !m.spec.NoMarks }
 // cursor, inclusive.
 func (m *Model[V]) MarkRange() {
 	a, ok := m.items[m.anchor]
-	if !ok || !m.shown(a) || m.selID == "" {
+	if !ok || !m.visible(a) || m.selID == "" {
 		m.ToggleMark()
 		return
 	}

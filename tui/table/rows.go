@@ -13,6 +13,9 @@ import (
 
 // Apply adds or replaces the items in up and removes the IDs in del.
 func (m *Model[V]) Apply(up []V, del []string) {
+	if len(up)+len(del) > 0 {
+		m.rowsGen++ // a row's text may change in place
+	}
 	var rem, ins []*entry[V]
 	// oRem and oIns keep m.order (every item, sorted) in step.
 	var oRem, oIns []*entry[V]
@@ -21,15 +24,14 @@ func (m *Model[V]) Apply(up []V, del []string) {
 		old := m.items[ne.id]
 		m.items[ne.id] = ne
 		nvis := m.visible(ne)
-		if old != nil && m.shown(old) && nvis && m.samePlace(old, ne) {
-			ne.vis = true
+		if old != nil && m.visible(old) && nvis && m.samePlace(old, ne) {
 			*old = *ne // rows and order hold old: update in place
 			m.items[ne.id] = old
 			continue
 		}
 		if old != nil {
 			oRem = append(oRem, old)
-			if m.shown(old) {
+			if m.visible(old) {
 				rem = append(rem, old)
 			}
 		}
@@ -46,7 +48,7 @@ func (m *Model[V]) Apply(up []V, del []string) {
 		delete(m.items, id)
 		delete(m.marks, id)
 		oRem = append(oRem, old)
-		if m.shown(old) {
+		if m.visible(old) {
 			rem = append(rem, old)
 		}
 	}
@@ -68,13 +70,11 @@ func (m *Model[V]) Apply(up []V, del []string) {
 		if i := m.find(m.rows, e); i >= 0 {
 			m.rows = slices.Delete(m.rows, i, i+1)
 		}
-		e.vis = false
 	}
 	for _, e := range ins {
 		if m.items[e.id] != e { // replaced or deleted later in the same call
 			continue
 		}
-		e.vis = true
 		m.rows = slices.Insert(m.rows, m.search(e), e)
 	}
 	m.follow(before)
@@ -140,19 +140,14 @@ func (m *Model[V]) rebuild() {
 	if m.order == nil {
 		m.order = m.sorted()
 	}
-	m.allVis = m.filter.Empty() && m.ns == ""
-	if m.allVis {
-		m.rows = append(m.rows[:0], m.order...)
+	if m.filter.Empty() && m.ns == "" {
+		m.rowsGen++
+		m.rows = append(m.rows[:0], m.order...) // every item is a row
 	} else {
-		// Every item's vis is set here, so leaving allVis always passes
-		// through this branch (SetFilter narrows only from a filter).
 		m.rows = m.filterInto(m.rows[:0], m.order)
 	}
 	m.follow(before)
 }
-
-// shown reports whether e is a row (vis is not kept while allVis holds).
-func (m *Model[V]) shown(e *entry[V]) bool { return m.allVis || e.vis }
 
 // parallelFilterMin is the number of items from which a filter pass is
 // split over the cores: at 100,000 rows the pass waits on memory (an entry
@@ -160,39 +155,60 @@ func (m *Model[V]) shown(e *entry[V]) bool { return m.allVis || e.vis }
 // as many loads in flight.
 const parallelFilterMin = 16384
 
-// filterInto appends the entries of es that are visible to dst, in order,
-// setting each one's vis. A large pass with something to match runs on up
-// to 4 goroutines, each over a contiguous part of es (distinct entries; the
-// filter is read-only).
+// filterInto appends the entries of es that are visible to dst, in order.
+// A large pass with something to match runs on up to 4 goroutines, each
+// over a contiguous part of es (distinct entries; the filter is
+// read-only). Under a literal filter it also lays the rows' texts end to
+// end (m.text), for the keys typed onto it (narrow).
 func (m *Model[V]) filterInto(dst, es []*entry[V]) []*entry[V] {
-	pass := func(dst, es []*entry[V]) []*entry[V] {
-		for _, e := range es {
-			e.vis = m.visible(e)
-			if e.vis {
-				dst = append(dst, e)
-			}
-		}
-		return dst
-	}
+	m.rowsGen++
+	index := narrowable(m.filter)
 	workers := min(runtime.GOMAXPROCS(0), 4, len(es)/parallelFilterMin)
 	if workers < 2 || (m.filter.Empty() && m.ns == "") { // nothing to match: one pass is as fast
-		return pass(dst, es)
+		workers = 1
 	}
-	parts := make([][]*entry[V], workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*len(es)/workers, (w+1)*len(es)/workers
-		var out []*entry[V]
-		if w == 0 {
-			out = dst // the first part appends where dst ends
+	type part struct {
+		rows []*entry[V]
+		text textSeg
+	}
+	parts := make([]part, workers)
+	parts[0].rows = dst // the first part appends where dst ends
+	pass := func(w int, es []*entry[V]) {
+		p := &parts[w]
+		if index {
+			p.text = m.text.seg(w)
 		}
-		wg.Go(func() { parts[w] = pass(out, es[lo:hi]) })
+		for _, e := range es {
+			if m.visible(e) {
+				p.rows = append(p.rows, e)
+				if index {
+					p.text.add(e.text, e.ascii)
+				}
+			}
+		}
 	}
-	wg.Wait()
-	dst = parts[0]
+	if workers == 1 {
+		pass(0, es)
+	} else {
+		var wg sync.WaitGroup
+		for w := range workers {
+			lo, hi := w*len(es)/workers, (w+1)*len(es)/workers
+			wg.Go(func() { pass(w, es[lo:hi]) })
+		}
+		wg.Wait()
+	}
+	dst = parts[0].rows
 	for _, p := range parts[1:] {
-		dst = append(dst, p...)
+		dst = append(dst, p.rows...)
 	}
+	if index {
+		segs := m.text.segs[:0]
+		for _, p := range parts {
+			segs = append(segs, p.text)
+		}
+		m.text.segs = segs
+	}
+	m.text.gen, m.text.valid = m.rowsGen, index
 	return dst
 }
 
@@ -203,7 +219,7 @@ func (m *Model[V]) screenRow() int { return m.cursor - m.offset }
 // possible; if the selected item is gone or hidden the cursor stays at the
 // same index.
 func (m *Model[V]) follow(screenRow int) {
-	if e, ok := m.items[m.selID]; ok && m.shown(e) {
+	if e, ok := m.items[m.selID]; ok && m.visible(e) {
 		m.cursor = m.search(e)
 	}
 	m.cursor = clamp(m.cursor, 0, len(m.rows)-1)

@@ -76,7 +76,6 @@ type entry[V any] struct {
 	cells []string
 	text  string // cells joined, in lower case, for the filter
 	ascii bool   // text is ASCII (the filter's fast paths)
-	vis   bool   // in rows
 }
 
 const (
@@ -113,11 +112,16 @@ type Model[V any] struct {
 	desc    bool
 	filter  Filter
 	ns      string
-	// allVis: no filter and no namespace, so every item is a row. rebuild
-	// then copies the order without visiting the items (at 100,000 rows
-	// that visit, a cache miss per entry, was 40% of a re-sort), and an
-	// entry's vis is not kept up to date: shown reads both.
-	allVis bool
+	// rows are exactly the items that pass the namespace and the filter
+	// (visible), so nothing is kept per entry to say which: a re-sort with
+	// neither copies the order without visiting the items (at 100,000 rows
+	// that visit, a cache miss per entry, was 40% of a re-sort).
+	//
+	// text is the rows' filter texts end to end while a literal filter is
+	// typed (textindex.go); rowsGen counts the changes to rows and to the
+	// items' texts, so that text is used only while it matches them.
+	text    textIndex
+	rowsGen uint64
 
 	width, height int
 	widths        []int // per column; 0 = hidden
@@ -200,7 +204,7 @@ func (m *Model[V]) Cursor() int { return m.cursor }
 // Select moves the cursor to the item with the given ID if it is visible.
 func (m *Model[V]) Select(id string) bool {
 	e, ok := m.items[id]
-	if !ok || !m.shown(e) {
+	if !ok || !m.visible(e) {
 		return false
 	}
 	m.cursor = m.search(e)
