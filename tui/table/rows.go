@@ -143,6 +143,7 @@ func (m *Model[V]) rebuild() {
 	if m.filter.Empty() && m.ns == "" {
 		m.rowsGen++
 		m.rows = append(m.rows[:0], m.order...) // every item is a row
+		m.text = textIndex{}
 	} else {
 		m.rows = m.filterInto(m.rows[:0], m.order)
 	}
@@ -175,9 +176,6 @@ func (m *Model[V]) filterInto(dst, es []*entry[V]) []*entry[V] {
 	parts[0].rows = dst // the first part appends where dst ends
 	pass := func(w int, es []*entry[V]) {
 		p := &parts[w]
-		if index {
-			p.text = m.text.seg(w)
-		}
 		for _, e := range es {
 			if m.visible(e) {
 				p.rows = append(p.rows, e)
@@ -201,14 +199,12 @@ func (m *Model[V]) filterInto(dst, es []*entry[V]) []*entry[V] {
 	for _, p := range parts[1:] {
 		dst = append(dst, p.rows...)
 	}
+	m.text = textIndex{gen: m.rowsGen, valid: index}
 	if index {
-		segs := m.text.segs[:0]
 		for _, p := range parts {
-			segs = append(segs, p.text)
+			m.text.segs = append(m.text.segs, p.text)
 		}
-		m.text.segs = segs
 	}
-	m.text.gen, m.text.valid = m.rowsGen, index
 	return dst
 }
 

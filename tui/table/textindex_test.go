@@ -3,6 +3,7 @@ package table
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,6 +51,8 @@ func TestTypedFilterNarrowsAsEachItemMatches(t *testing.T) {
 		items = append(items, item{id: fmt.Sprint(i), ns: fmt.Sprint("ns", i%3), name: name,
 			status: []string{"Running", "Pending"}[min(i%50, 1)], age: time.Duration(i) * time.Second})
 	}
+	// A text longer than a block has a block of its own.
+	items = append(items, item{id: "big", ns: "ns0", name: "c-big-" + strings.Repeat("x", textBlock+10), status: "Running"})
 	m := newTable(80, 10, items...)
 	used := 0
 	check := func(f string) {
@@ -66,7 +69,7 @@ func TestTypedFilterNarrowsAsEachItemMatches(t *testing.T) {
 	}
 	// "-0 c" lies across two rows' texts end to end ("…worker-0 " then
 	// "c-…"), never inside one.
-	for _, typed := range []string{"worker-3", "c-0001", "st", "-w", "ör", "-0 c"} {
+	for _, typed := range []string{"worker-3", "c-0001", "st", "-w", "ör", "-0 c", "c-big-xx"} {
 		rs := []rune(typed)
 		for i := 1; i <= len(rs); i++ {
 			check(string(rs[:i]))
