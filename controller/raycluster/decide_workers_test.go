@@ -3,11 +3,13 @@ package raycluster
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/raydar/raydar/controller/internal/fixture"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -292,6 +294,28 @@ func TestDecideSingleHostReplicaIndex(t *testing.T) {
 	// The head carries none.
 	if _, ok := headPod(rc, pending).Labels[rayv1.RayWorkerReplicaIndexKey]; ok {
 		t.Error("the head pod has a replica index")
+	}
+}
+
+// TestDecideScaleDownTakesADuplicateIndexFirst: three ready workers for
+// two, two of them holding index 0; the newest holds index 1 and would go
+// first by age alone. The duplicate goes instead, so the group ends with
+// indexes 0 and 1, and the older holder of 0 stays.
+func TestDecideScaleDownTakesADuplicateIndexFirst(t *testing.T) {
+	g := fixture.Group("small", 2)
+	rc := fixture.Cluster("c", g)
+	ws := workerPods(rc, "small", ready, 3)
+	for i, idx := range []string{"0", "0", "1"} {
+		ws[i].Labels[rayv1.RayWorkerReplicaIndexKey] = idx
+		ws[i].CreationTimestamp = metav1.NewTime(fixture.T0.Add(time.Duration(i) * time.Minute))
+	}
+	p := decide(obsOf(rc, headSvc(rc), one(headPod(rc, ready)), ws))
+	var got []string
+	for _, d := range p.DeletePods {
+		got = append(got, d.Pod.Name)
+	}
+	if !slices.Equal(got, []string{ws[1].Name}) || len(p.CreatePods) != 0 {
+		t.Errorf("deleted %v, created %d; want only %s (the younger holder of index 0)", got, len(p.CreatePods), ws[1].Name)
 	}
 }
 
