@@ -83,8 +83,10 @@ func decideGroup(o *observed, p *plan, g *rayv1.WorkerGroupSpec, pods []*corev1.
 // is followed by a surplus once the pod shows, and a scale-down that took
 // a pod with an index of its own kept the duplicate for good. The fault
 // suite (TestTwoOperatorsLeaderKilled, after a leader's SIGKILL) and the
-// mutation suite each ended so once on 2026-12-04, with the right number
-// of workers and index 0 twice; what hid the pod is not known yet.
+// mutation suite each ended so once, with the right number of workers and
+// index 0 twice: a live read after an ambiguous write had consumed the
+// expectation of a pod the cache did not show yet (fixed in observe).
+// This keeps any other stale view from leaving a duplicate behind.
 func duplicatesFirst(pods []*corev1.Pod) {
 	held := map[int]bool{}
 	dup := make(map[*corev1.Pod]bool)

@@ -42,10 +42,16 @@ func (r *Reconciler) observe(ctx context.Context, rc *rayv1.RayCluster) (*observ
 	}
 	if live {
 		// Read after the ambiguous write returned: a pod it does not
-		// hold was not created.
+		// hold was not created. The live read is this pass's truth, but
+		// what it shows is not shown by the cache the next pass reads,
+		// so it consumes no expectation (kit.Overlay would: a pod the
+		// cache still lacked was then created a second time, with the
+		// same replica index).
 		kit.ForgetUnanswered(r.exp, rc.UID, pods)
+		o.Pods = pods
+	} else {
+		o.Pods = kit.Overlay(r.exp, rc.UID, pods)
 	}
-	o.Pods = kit.Overlay(r.exp, rc.UID, pods)
 
 	var err error
 	if o.HeadService, err = r.getService(ctx, rc, kit.HeadServiceName(rc)); err != nil {

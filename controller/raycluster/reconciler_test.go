@@ -266,3 +266,78 @@ func TestReconcileFinalizerWritesAsKubeRay(t *testing.T) {
 		t.Errorf("rayStartParams head %v worker %v, want {} as KubeRay writes", got.Spec.HeadGroupSpec.RayStartParams, got.Spec.WorkerGroupSpecs[0].RayStartParams)
 	}
 }
+
+// TestLiveReadLeavesTheCacheItsExpectations: after an ambiguous write a
+// pass reads the pods live; what that read shows must not count as shown
+// by the cache, which may still lag. Here the cache does not show worker
+// index 0 yet: the live pass, then a pass on the cache, must create
+// nothing, where consuming the expectation in the live pass made the
+// cache pass create a second worker with index 0.
+func TestLiveReadLeavesTheCacheItsExpectations(t *testing.T) {
+	rc := freshCluster("c", 2)
+	api := fake.NewClientBuilder().WithScheme(scheme.New()).
+		WithStatusSubresource(&rayv1.RayCluster{}).
+		WithIndex(&corev1.Pod{}, ownerUIDField, func(o client.Object) []string {
+			if uid := kit.ControllerUID(o.GetOwnerReferences()); uid != "" {
+				return []string{uid}
+			}
+			return nil
+		}).
+		WithObjects(rc).Build()
+	hidden := "" // the pod the cache does not show yet
+	cache := interceptor.NewClient(api, interceptor.Funcs{
+		List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := cl.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			if pl, ok := list.(*corev1.PodList); ok {
+				pl.Items = slices.DeleteFunc(pl.Items, func(p corev1.Pod) bool { return p.Name == hidden })
+			}
+			return nil
+		},
+	})
+	r := newReconciler(cache, api, events.NewFakeRecorder(100), kit.Shared{Gate: kit.NewGate(api, true), ClusterDomain: "cluster.local", InjectProbes: true}, -1)
+	ctx := context.Background()
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "c"}}
+	workers := func() map[string]int {
+		pods := &corev1.PodList{}
+		if err := api.List(ctx, pods); err != nil {
+			t.Fatal(err)
+		}
+		idx := map[string]int{}
+		for _, p := range pods.Items {
+			if kit.IsWorkerPod(&p) {
+				idx[p.Labels[rayv1.RayWorkerReplicaIndexKey]]++
+			}
+		}
+		return idx
+	}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if got := workers(); got["0"] != 1 || got["1"] != 1 {
+		t.Fatalf("first pass: workers by replica index %v, want one each of 0 and 1", got)
+	}
+	pods := &corev1.PodList{}
+	if err := api.List(ctx, pods); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if kit.IsWorkerPod(&p) && p.Labels[rayv1.RayWorkerReplicaIndexKey] == "0" {
+			hidden = p.Name
+		}
+	}
+	got := &rayv1.RayCluster{}
+	if err := api.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	r.exp.MarkUncertain(got.UID) // as after an ambiguous write
+	for pass := range 2 {        // live, then the lagging cache
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		if got := workers(); got["0"] != 1 || got["1"] != 1 || len(got) != 2 {
+			t.Fatalf("pass %d after the ambiguous write: workers by replica index %v, want one each of 0 and 1", pass+2, got)
+		}
+	}
+}
