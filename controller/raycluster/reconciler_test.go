@@ -38,7 +38,17 @@ func fakeReconciler(t *testing.T, funcs interceptor.Funcs, objs ...client.Object
 // fakeReconcilerWith is fakeReconciler under the feature gates g.
 func fakeReconcilerWith(t *testing.T, g features.Gates, funcs interceptor.Funcs, objs ...client.Object) (*Reconciler, client.Client, *events.FakeRecorder) {
 	t.Helper()
-	c := fake.NewClientBuilder().WithScheme(scheme.New()).
+	c := fakeAPI(objs...).WithInterceptorFuncs(funcs).Build()
+	rec := events.NewFakeRecorder(100)
+	gate := kit.NewGate(c, true)
+	r := newReconciler(c, c, rec, kit.Shared{Gate: gate, ClusterDomain: "cluster.local", InjectProbes: true, Features: g}, -1)
+	return r, c, rec
+}
+
+// fakeAPI is a fake API server holding objs, with the pods' owner index
+// the reconciler's cache reads.
+func fakeAPI(objs ...client.Object) *fake.ClientBuilder {
+	return fake.NewClientBuilder().WithScheme(scheme.New()).
 		WithStatusSubresource(&rayv1.RayCluster{}).
 		WithIndex(&corev1.Pod{}, ownerUIDField, func(o client.Object) []string {
 			if uid := kit.ControllerUID(o.GetOwnerReferences()); uid != "" {
@@ -46,13 +56,7 @@ func fakeReconcilerWith(t *testing.T, g features.Gates, funcs interceptor.Funcs,
 			}
 			return nil
 		}).
-		WithObjects(objs...).
-		WithInterceptorFuncs(funcs).
-		Build()
-	rec := events.NewFakeRecorder(100)
-	gate := kit.NewGate(c, true)
-	r := newReconciler(c, c, rec, kit.Shared{Gate: gate, ClusterDomain: "cluster.local", InjectProbes: true, Features: g}, -1)
-	return r, c, rec
+		WithObjects(objs...)
 }
 
 func freshCluster(name string, workers int32) *rayv1.RayCluster {
@@ -275,15 +279,7 @@ func TestReconcileFinalizerWritesAsKubeRay(t *testing.T) {
 // cache pass create a second worker with index 0.
 func TestLiveReadLeavesTheCacheItsExpectations(t *testing.T) {
 	rc := freshCluster("c", 2)
-	api := fake.NewClientBuilder().WithScheme(scheme.New()).
-		WithStatusSubresource(&rayv1.RayCluster{}).
-		WithIndex(&corev1.Pod{}, ownerUIDField, func(o client.Object) []string {
-			if uid := kit.ControllerUID(o.GetOwnerReferences()); uid != "" {
-				return []string{uid}
-			}
-			return nil
-		}).
-		WithObjects(rc).Build()
+	api := fakeAPI(rc).Build()
 	hidden := "" // the pod the cache does not show yet
 	cache := interceptor.NewClient(api, interceptor.Funcs{
 		List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
