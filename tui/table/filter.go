@@ -214,7 +214,7 @@ func narrows(prev, next Filter) bool {
 func (m *Model[V]) refilterRows() {
 	before := m.screenRow()
 	n := len(m.rows)
-	if m.text.valid && m.text.gen == m.rowsGen && m.text.rows() == n {
+	if m.text.usable(m.rowsGen) {
 		m.rows = narrowRows(&m.text, m.rows, m.filter)
 		m.rowsGen++
 		m.text.gen = m.rowsGen

@@ -24,14 +24,15 @@ func (m *Model[V]) Apply(up []V, del []string) {
 		old := m.items[ne.id]
 		m.items[ne.id] = ne
 		nvis := m.visible(ne)
-		if old != nil && m.visible(old) && nvis && m.samePlace(old, ne) {
+		ovis := old != nil && m.visible(old) // old is a row
+		if ovis && nvis && m.samePlace(old, ne) {
 			*old = *ne // rows and order hold old: update in place
 			m.items[ne.id] = old
 			continue
 		}
 		if old != nil {
 			oRem = append(oRem, old)
-			if m.visible(old) {
+			if ovis {
 				rem = append(rem, old)
 			}
 		}
@@ -164,10 +165,7 @@ const parallelFilterMin = 16384
 func (m *Model[V]) filterInto(dst, es []*entry[V]) []*entry[V] {
 	m.rowsGen++
 	index := narrowable(m.filter)
-	workers := min(runtime.GOMAXPROCS(0), 4, len(es)/parallelFilterMin)
-	if workers < 2 || (m.filter.Empty() && m.ns == "") { // nothing to match: one pass is as fast
-		workers = 1
-	}
+	workers := max(min(runtime.GOMAXPROCS(0), 4, len(es)/parallelFilterMin), 1)
 	type part struct {
 		rows []*entry[V]
 		text textSeg
@@ -199,8 +197,9 @@ func (m *Model[V]) filterInto(dst, es []*entry[V]) []*entry[V] {
 	for _, p := range parts[1:] {
 		dst = append(dst, p.rows...)
 	}
-	m.text = textIndex{gen: m.rowsGen, valid: index}
+	m.text = textIndex{gen: m.rowsGen}
 	if index {
+		m.text.segs = make([]textSeg, 0, len(parts))
 		for _, p := range parts {
 			m.text.segs = append(m.text.segs, p.text)
 		}

@@ -14,10 +14,12 @@ import "bytes"
 // peak RSS at 100,000 pods). It lives only while a literal filter does:
 // about 7 MB at 100,000 pods.
 type textIndex struct {
-	segs  []textSeg
-	gen   uint64 // the Model.rowsGen it was built for
-	valid bool   // built under a literal filter (narrowable), for gen
+	segs []textSeg // nil: not built (no literal filter)
+	gen  uint64    // the Model.rowsGen it was built for
 }
+
+// usable reports whether t holds the texts of the rows as they are now.
+func (t *textIndex) usable(rowsGen uint64) bool { return t.segs != nil && t.gen == rowsGen }
 
 // textSeg is the texts of consecutive rows, in blocks.
 type textSeg struct {
@@ -37,17 +39,6 @@ type textBlk struct {
 // narrowable reports whether f is a filter that keys typed onto it narrow
 // (see narrows): a plain literal, not inverted.
 func narrowable(f Filter) bool { return f.lit != "" && !f.invert && f.sel == nil }
-
-// rows is the number of rows indexed.
-func (t *textIndex) rows() int {
-	n := 0
-	for i := range t.segs {
-		for j := range t.segs[i].blks {
-			n += len(t.segs[i].blks[j].end)
-		}
-	}
-	return n
-}
 
 func (s *textSeg) add(text string, ascii bool) {
 	n := len(s.blks)

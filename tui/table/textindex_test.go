@@ -60,7 +60,7 @@ func TestTypedFilterNarrowsAsEachItemMatches(t *testing.T) {
 		if err := m.SetFilter(f); err != nil {
 			t.Fatal(err)
 		}
-		if m.text.valid && m.text.gen == m.rowsGen {
+		if m.text.usable(m.rowsGen) {
 			used++
 		}
 		if got, w := rowIDs(m), want(m); !slices.Equal(got, w) {
