@@ -310,7 +310,10 @@ func (e *Expectations) lockOwner(owner types.UID) (*owned, time.Time) {
 // order), objects whose deletion is not shown are marked terminating (their
 // deletionTimestamp the time of the delete), objects the cache shows in a
 // version a write superseded are replaced by the written version. The
-// cached objects are never modified.
+// cached objects are never modified. cached must come from the informer
+// cache: an object it holds ends its create expectation, so laid over a
+// live read it would end expectations the cache has not met yet (a live
+// read is used as it is, after ForgetUnanswered).
 func Overlay[T client.Object](e *Expectations, owner types.UID, cached []T) []T {
 	o, now := e.lockOwner(owner)
 	defer e.mu.Unlock()
