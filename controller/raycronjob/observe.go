@@ -34,6 +34,14 @@ func (r *reconciler) observe(ctx context.Context, cj *rayv1.RayCronJob) (Input, 
 	for i := range list.Items {
 		jobs = append(jobs, &list.Items[i])
 	}
-	in.Jobs = kit.Overlay(r.exp, cj.UID, jobs)
+	if uncertain {
+		// Read after the ambiguous create returned: a RayJob it does not
+		// hold was not created; the read is used as it is (kit.Overlay
+		// is for cache reads).
+		kit.ForgetUnanswered(r.exp, cj.UID, jobs)
+		in.Jobs = jobs
+	} else {
+		in.Jobs = kit.Overlay(r.exp, cj.UID, jobs)
+	}
 	return in, nil
 }
