@@ -62,11 +62,11 @@ func main() {
 	big := flag.Bool("big", false, "100,000 pods / 10,000 RayClusters (default 10,000 / 1,000)")
 	flag.IntVar(&c.clusters, "clusters", 0, "RayClusters of 1 head + 9 workers (overrides -big)")
 	flag.DurationVar(&c.duration, "duration", 60*time.Second, "length of the idle and the patch runs")
-	flag.StringVar(&c.view, "view", "pods", "the view raydar opens on (-c)")
+	flag.StringVar(&c.view, "view", "pods", "the view raydar opens on (-c); several, comma-separated, are each measured in turn for every binary against the one data set (pods,rayclusters)")
 	flag.StringVar(&c.out, "out", "", "also write the figures here (default: <state dir>/figures.md)")
 	flag.IntVar(&c.parallel, "parallel", 16, "clients creating the data set")
 	flag.IntVar(&c.samples, "samples", 200, "key → screen samples")
-	flag.StringVar(&c.raydar, "raydar", "", "measure this raydar binary, waiting for it to appear once the data set is ready (default: go build ./cmd/raydar then); several, comma-separated, are measured in turn against the one data set (before/after back to back)")
+	flag.StringVar(&c.raydar, "raydar", "", "measure this raydar binary, waiting for it to appear once the data set is ready (default: go build ./cmd/raydar then); several, comma-separated, are measured in turn against the one data set (before/after back to back); GOGC=100@path runs path with GOGC=100 in its environment (NAME=VALUE+NAME=VALUE@path for more)")
 	flag.IntVar(&c.rounds, "rounds", 1, "measure each binary of -raydar this many times, in turn (A B A B …)")
 	flag.DurationVar(&c.settle, "settle", 0, "before the idle run, wait until the newest pod is this old (10m: ages change once a minute, not every second)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the state directory (logs, audit log, profiles)")
@@ -174,7 +174,8 @@ func run(ctx context.Context, c config) error {
 	// figures of a before and an after meet the same plane and load.
 	var reports strings.Builder
 	if c.floor > 0 {
-		floor, err := measureFloor(ctx, planes[0].Config, c.floor)
+		apiPID, _ := planes[0].APIServerPID()
+		floor, err := measureFloor(ctx, planes[0].Config, c.floor, apiPID)
 		if err != nil {
 			return err
 		}
@@ -182,38 +183,52 @@ func run(ctx context.Context, c config) error {
 		fmt.Print(report + "\n")
 		reports.WriteString(report + "\n")
 	}
-	for r := range max(c.rounds, 1) {
-		for i, bin := range binaries {
-			run := r*len(binaries) + i
-			sub := filepath.Join(dir, fmt.Sprintf("run%d", run+1))
-			if err := os.MkdirAll(sub, 0o755); err != nil {
-				return err
-			}
-			m := &measurement{c: c, d: d, cs: cs, dir: sub, seq: run, binary: bin, load: map[string]string{}, created: created}
-			for _, sb := range planes {
-				if pid, ok := sb.APIServerPID(); ok {
-					m.apiPIDs = append(m.apiPIDs, pid)
-				}
-			}
-			if err := m.start(bin, kubeconfig); err != nil {
-				return err
-			}
-			err := m.run(ctx)
-			m.term.close()
-			if err != nil {
-				return err
-			}
-			for _, sb := range planes {
-				if err := m.countLists(sb); err != nil {
+	views := strings.Split(c.view, ",")
+	run := -1
+	for range max(c.rounds, 1) {
+		for _, bin := range binaries {
+			for _, view := range views {
+				run++
+				cv := c
+				cv.view = strings.TrimSpace(view)
+				if err := measure(ctx, cv, d, cs, planes, filepath.Join(dir, fmt.Sprintf("run%d", run+1)), run, bin, kubeconfig, created, &reports); err != nil {
 					return err
 				}
 			}
-			report := m.report()
-			fmt.Print(report)
-			reports.WriteString(report + "\n")
 		}
 	}
 	return os.WriteFile(c.out, []byte(reports.String()), 0o644)
+}
+
+// measure runs binary bin once on c.view against the data set (the run's
+// number seq, its files in sub) and adds its report to reports.
+func measure(ctx context.Context, c config, d dataSet, cs kubernetes.Interface, planes []*sandbox.Sandbox, sub string, seq int, bin, kubeconfig string, created time.Time, reports *strings.Builder) error {
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		return err
+	}
+	m := &measurement{c: c, d: d, cs: cs, dir: sub, seq: seq, binary: bin, load: map[string]string{}, created: created}
+	for _, sb := range planes {
+		if pid, ok := sb.APIServerPID(); ok {
+			m.apiPIDs = append(m.apiPIDs, pid)
+		}
+	}
+	if err := m.start(bin, kubeconfig); err != nil {
+		return err
+	}
+	err := m.run(ctx)
+	m.term.close()
+	if err != nil {
+		return err
+	}
+	for _, sb := range planes {
+		if err := m.countLists(sb); err != nil {
+			return err
+		}
+	}
+	report := m.report()
+	fmt.Print(report)
+	reports.WriteString(report + "\n")
+	return nil
 }
 
 // fill creates the data set in sb and waits until every pod is Running,
@@ -249,7 +264,8 @@ func fill(ctx context.Context, c config, d dataSet, sb *sandbox.Sandbox) (kubern
 func (c config) binaries(ctx context.Context, dir string) ([]string, error) {
 	if c.raydar != "" {
 		bins := strings.Split(c.raydar, ",")
-		for _, b := range bins {
+		for _, spec := range bins {
+			_, b := binarySpec(spec)
 			for {
 				if st, err := os.Stat(b); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
 					break
@@ -269,6 +285,17 @@ func (c config) binaries(ctx context.Context, dir string) ([]string, error) {
 		return nil, fmt.Errorf("go build ./cmd/raydar (run from the module root): %v\n%s", err, out)
 	}
 	return []string{raydar}, nil
+}
+
+// binarySpec splits an entry of -raydar, [NAME=VALUE+…@]path, into the
+// environment the binary runs with (GOGC=100@bin/raydar: the same binary
+// with another collector setting) and its path.
+func binarySpec(spec string) (env []string, path string) {
+	i := strings.LastIndex(spec, "@")
+	if i < 0 {
+		return nil, spec
+	}
+	return strings.Split(spec[:i], "+"), spec[i+1:]
 }
 
 // measurement is one run of raydar in tmux and its figures.
@@ -361,13 +388,14 @@ func (m *measurement) start(raydar, kubeconfig string) error {
 		return err
 	}
 	m.log = filepath.Join(m.dir, "raydar.log")
+	extraEnv, raydar := binarySpec(raydar)
 	if raydar, err = freshCopy(raydar, m.dir); err != nil {
 		return err
 	}
-	env := []string{
+	env := append([]string{
 		"KUBECONFIG=" + kubeconfig, "HOME=" + filepath.Join(m.dir, "home"),
 		"XDG_STATE_HOME=" + filepath.Join(m.dir, "state"), "XDG_CONFIG_HOME=" + filepath.Join(m.dir, "config"),
-	}
+	}, extraEnv...)
 	argv := []string{raydar, "-A", "-c", m.c.view, "--no-reconcile", "--log-file", m.log, "--pprof", m.pprof}
 	if m.c.contexts > 1 {
 		var names []string
