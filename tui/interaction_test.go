@@ -542,6 +542,26 @@ func TestSyncingUntilTheFeedIsSynced(t *testing.T) {
 	}
 }
 
+// A header wider than the terminal is cut at its end; "syncing…" must
+// survive the cut (at 120 columns an observer's header lost it).
+func TestSyncingSurvivesANarrowHeader(t *testing.T) {
+	a := newApp(t, Options{Session: Session{
+		Context: "raydar-sandbox", Server: "https://127.0.0.1:40429/",
+		Role:   func() string { return "observer (reconcile loop off)" },
+		Synced: func() bool { return false },
+	}})
+	a.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	a.Update(tickMsg{})
+	full := ansi.Strip(a.headerLine())
+	if ansi.StringWidth(full) <= 100 {
+		t.Fatalf("the header fits in 100 columns, the test needs it wider: %q", full)
+	}
+	top := strings.SplitN(ansi.Strip(a.render()), "\n", 2)[0]
+	if !strings.Contains(top, "syncing") {
+		t.Fatalf("the header on screen lost syncing: %q", top)
+	}
+}
+
 func TestStaleBatchIsDropped(t *testing.T) {
 	a := newApp(t, Options{})
 	n := a.e.Store.Len(watch.RayCluster)

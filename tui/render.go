@@ -58,6 +58,12 @@ func (a *App) headerLine() string {
 		ns = "all"
 	}
 	parts := []string{st.Logo.Render("raydar")}
+	// "syncing…" comes first: a header wider than the terminal is cut at
+	// its end, and the lists being incomplete is what the header must not
+	// lose (a 120-column terminal cut it after an observer's role).
+	if a.syncing {
+		parts = append(parts, st.FlashWarn.Render("syncing…"))
+	}
 	// A fleet view: every context's state on its lists (no one server),
 	// the row's context on a page opened from it.
 	fctx, fserver := a.headerContext()
@@ -83,9 +89,6 @@ func (a *App) headerLine() string {
 		parts = append(parts, field("pf", pf))
 	}
 	s := strings.Join(parts, sep)
-	if a.syncing {
-		s += sep + st.FlashWarn.Render("syncing…")
-	}
 	if a.busy > 0 {
 		s += "  " + a.spin.View()
 	}
