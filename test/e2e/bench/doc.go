@@ -23,8 +23,12 @@
 //     full repaint (a resize);
 //   - LIST requests after the cache synced, counted in the audit log;
 //   - with -floor N, before raydar starts: how long clients that only sync
-//     the same pods take on the same plane (floor.go), the floor under
-//     raydar's "cache synced after start".
+//     the same pods take on the same plane, and the kube-apiserver's CPU for
+//     each (floor.go), the floor under raydar's "cache synced after start".
+//
+// -raydar A,B measures several binaries in turn against one data set (an
+// entry GOGC=100@A runs A with that environment); -view pods,rayclusters
+// measures each binary on each view in turn; -rounds N repeats the turn.
 //
 // It lives under test/ (not hack/) because it reuses the test harnesses'
 // objects (test/internal/testobj) and drives the binary in tmux as test/e2e
