@@ -122,6 +122,12 @@ func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error 
 		}
 	}
 
+	if rcErr == nil {
+		// A Ray head knows its own node from its first answer: its nodes are
+		// set before it is published, not after (nodesQ runs later; a job
+		// submitted in between was placed on resources not known yet).
+		h.SetNodes(RayNodes(rc, s.podsWith(cluster.String(), pod)))
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -315,3 +315,48 @@ func TestNodesFollowReadyPods(t *testing.T) {
 			info.Status == dashboard.JobRunning
 	})
 }
+
+// A head knows its own node from its first answer: a job reserving a CPU
+// that the cluster has no node for, submitted the moment the head is
+// reachable, waits PENDING (the autoscaler's demand), as on Ray. Before,
+// the nodes were sent after the head was published, and a job submitted in
+// between was placed on resources the head did not know yet (RUNNING).
+func TestTheHeadKnowsItsNodeWhenItFirstAnswers(t *testing.T) {
+	ctx := context.Background()
+	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rc"}, Spec: rayv1.RayClusterSpec{
+		HeadGroupSpec: rayv1.HeadGroupSpec{RayStartParams: map[string]string{"num-cpus": "0"},
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ray-head"}}}}},
+	}}
+	e := start(t, nil, rc)
+	// No node updates from pod events: what the head knows when it first
+	// answers is what starting it told it (the race, made certain).
+	e.sim.nodesQ.ShutDown()
+	hp := headPod("rc-head-x", "rc", "uid-h", true)
+	hp.Status.PodIP = "10.1.0.1"
+	if _, err := e.cs.CoreV1().Pods(ns).Create(ctx, hp, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var c *dashboard.Client
+	for c == nil {
+		if u, ok := e.sim.DashboardURL(ns, "rc"); ok {
+			c, _ = dashboard.New(u, dashboard.WithTimeout(20*time.Second))
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	got, err := c.Capacity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Nodes) != 1 || got.Nodes[0].IP != "10.1.0.1" {
+		t.Fatalf("the head's first answer knows nodes %+v, want its own (10.1.0.1)", got.Nodes)
+	}
+	id, err := c.SubmitJob(ctx, dashboard.SubmitJobRequest{Entrypoint: "python train.py",
+		EntrypointReservation: dashboard.EntrypointReservation{EntrypointNumCPUs: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := c.GetJobInfo(ctx, id); info.Status != dashboard.JobPending {
+		t.Errorf("job %s on a head of 0 CPUs and no workers, want PENDING", info.Status)
+	}
+}

@@ -70,16 +70,25 @@ func (s *Sim) syncNodes(ctx context.Context, key string) (time.Duration, error) 
 	} else if err != nil {
 		return 0, fmt.Errorf("headsim: RayCluster %s for its Ray nodes: %w", key, err)
 	}
-	objs, err := s.rayPods.GetIndexer().ByIndex(clusterIndex, key)
-	if err != nil {
-		return 0, err
-	}
-	pods := make([]*corev1.Pod, 0, len(objs))
-	for _, o := range objs {
-		pods = append(pods, o.(*corev1.Pod))
-	}
-	h.SetNodes(RayNodes(rc, pods))
+	h.SetNodes(RayNodes(rc, s.podsWith(key, nil)))
 	return 0, nil
+}
+
+// podsWith is the cluster's Ray pods ("namespace/cluster") as the pod
+// informer has them, with p in place of its cached copy (or added, when
+// the informer has not seen it yet; nil: none).
+func (s *Sim) podsWith(key string, p *corev1.Pod) []*corev1.Pod {
+	objs, _ := s.rayPods.GetIndexer().ByIndex(clusterIndex, key) // only an unknown index errs
+	pods := make([]*corev1.Pod, 0, len(objs)+1)
+	for _, o := range objs {
+		if q := o.(*corev1.Pod); p == nil || q.UID != p.UID {
+			pods = append(pods, q)
+		}
+	}
+	if p != nil {
+		pods = append(pods, p)
+	}
+	return pods
 }
 
 // RayNodes are the Ray nodes the cluster's pods whose Ray container runs make
