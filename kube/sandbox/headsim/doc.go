@@ -16,7 +16,8 @@
 //     head its Ray nodes, one per pod whose Ray container runs (Running and
 //     Ready, or only not Ready as a head whose sidecar exited) at the pod's IP, with
 //     the resources the pod's group gives it (kube/raydash GroupResources),
-//     on every pod event; so jobs and Serve replicas wait for Ready pods
+//     when the head starts (before it first answers) and on every pod event
+//     after; so jobs and Serve replicas wait for Ready pods
 //     offering what they ask for, as on a real cluster. The same nodes are the
 //     ones whose Ray log files the head's log API lists and serves (by node
 //     ID or by pod IP, as Ray's /api/v0/logs does; kube/sandbox/rayhead
