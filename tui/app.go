@@ -105,8 +105,11 @@ type App struct {
 	contexts  []string
 	role      string
 	syncing   bool
-	dialog    Dialog
-	quitting  bool
+	// syncingWhat names what syncing waits for ("Pods, Events"; empty: not
+	// known), shown after it in the header.
+	syncingWhat string
+	dialog      Dialog
+	quitting    bool
 	// opened are the start-up commands of the pages pushed through the
 	// Host during an Update; Update runs them after it.
 	opened []tea.Cmd
@@ -284,6 +287,16 @@ func (a *App) nextBatch() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
+// readSynced re-reads e's Synced (nil: synced) and, while syncing, what it
+// waits for.
+func (a *App) readSynced(e *host.Env) {
+	a.syncing = e.Sess.Synced != nil && !e.Sess.Synced()
+	a.syncingWhat = ""
+	if a.syncing && e.Sess.Unsynced != nil {
+		a.syncingWhat = strings.Join(e.Sess.Unsynced(), ", ")
+	}
+}
+
 // syncPollEvery is how often the TUI re-reads Synced while syncing.
 const syncPollEvery = 50 * time.Millisecond
 
@@ -369,7 +382,7 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		if msg.gen != a.gen || !a.syncing {
 			return nil
 		}
-		a.syncing = !a.e.Sess.Synced()
+		a.readSynced(a.e)
 		return a.syncPoll()
 	case spinner.TickMsg:
 		if a.busy > 0 {
@@ -465,7 +478,7 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 		return nil
 	}
 	if a.syncing && e == a.e {
-		a.syncing = !a.e.Sess.Synced()
+		a.readSynced(a.e)
 	}
 	ch := e.Store.Apply(msg.deltas)
 	var cmds []tea.Cmd
@@ -539,7 +552,7 @@ func (a *App) onTick() tea.Cmd {
 	}
 	a.applyWhy()
 	if a.syncing {
-		a.syncing = !a.e.Sess.Synced()
+		a.readSynced(a.e)
 	}
 	a.markStale()
 	a.fleetHeader()

@@ -85,7 +85,7 @@ func (a *App) useEnv(e *host.Env) {
 	if e.Sess.Role != nil {
 		a.role = e.Sess.Role()
 	}
-	a.syncing = e.Sess.Synced != nil && !e.Sess.Synced()
+	a.readSynced(e)
 	a.fleetHeader()
 }
 

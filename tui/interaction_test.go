@@ -562,6 +562,28 @@ func TestSyncingSurvivesANarrowHeader(t *testing.T) {
 	}
 }
 
+// The header names what syncing waits for, and drops it once synced.
+func TestSyncingNamesWhatItWaitsFor(t *testing.T) {
+	synced, pending := false, []string{"Pods", "Events"}
+	a := newApp(t, Options{Session: Session{
+		Synced:   func() bool { return synced },
+		Unsynced: func() []string { return pending },
+	}})
+	if h := ansi.Strip(a.headerLine()); !strings.Contains(h, "syncing Pods, Events…") {
+		t.Fatalf("header %q, want it to name Pods and Events", h)
+	}
+	pending = []string{"Events"}
+	a.Update(syncPollMsg{gen: a.gen})
+	if h := ansi.Strip(a.headerLine()); !strings.Contains(h, "syncing Events…") || strings.Contains(h, "Pods") {
+		t.Fatalf("header %q, want only Events named", h)
+	}
+	synced, pending = true, nil
+	a.Update(syncPollMsg{gen: a.gen})
+	if h := ansi.Strip(a.headerLine()); strings.Contains(h, "syncing") {
+		t.Fatalf("header %q after sync", h)
+	}
+}
+
 func TestStaleBatchIsDropped(t *testing.T) {
 	a := newApp(t, Options{})
 	n := a.e.Store.Len(watch.RayCluster)

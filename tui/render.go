@@ -62,7 +62,11 @@ func (a *App) headerLine() string {
 	// its end, and the lists being incomplete is what the header must not
 	// lose (a 120-column terminal cut it after an observer's role).
 	if a.syncing {
-		parts = append(parts, st.FlashWarn.Render("syncing…"))
+		what := "syncing…"
+		if a.syncingWhat != "" {
+			what = "syncing " + a.syncingWhat + "…"
+		}
+		parts = append(parts, st.FlashWarn.Render(what))
 	}
 	// A fleet view: every context's state on its lists (no one server),
 	// the row's context on a page opened from it.

@@ -310,6 +310,7 @@ func (s *session) Session(namespace string) tui.Session {
 		Namespace: namespace,
 		Feed:      s.src,
 		Synced:    s.src.Synced,
+		Unsynced:  s.src.Unsynced,
 		Role:      s.Role,
 		Logs:      tui.JobLogsFunc(s.jobLogs),
 		Capacity:  s.capacity,

@@ -163,8 +163,9 @@ type Source struct {
 }
 
 type registration struct {
-	inf cache.Informer
-	reg toolscache.ResourceEventHandlerRegistration
+	kind Kind
+	inf  cache.Informer
+	reg  toolscache.ResourceEventHandlerRegistration
 }
 
 // NewSource returns a Source with the given batch window (DefaultWindow if
@@ -313,7 +314,7 @@ func (s *Source) Watch(ctx context.Context, c InformerSource) (err error) {
 		if toolscache.WaitForCacheSync(ctx.Done(), podReg.HasSynced) {
 			if reg, err := evInf.AddEventHandler(s.Handler(Event)); err == nil {
 				s.mu.Lock()
-				s.regs = append(s.regs, registration{evInf, reg})
+				s.regs = append(s.regs, registration{Event, evInf, reg})
 				s.mu.Unlock()
 				close(s.allRegistered)
 			}
@@ -337,7 +338,7 @@ func (s *Source) register(ctx context.Context, c InformerSource, kind Kind, obj 
 	if err != nil {
 		return registration{}, fmt.Errorf("watch %s: %w", kind, err)
 	}
-	return registration{inf, reg}, nil
+	return registration{kind, inf, reg}, nil
 }
 
 func remove(regs []registration) {
@@ -360,6 +361,35 @@ func (s *Source) Synced() bool {
 		}
 	}
 	return true
+}
+
+// Unsynced names, in the plural and in Kinds' order, the kinds whose
+// handlers have not received their informer's initial list yet: what the
+// header's "syncing" is waiting for (nil once Synced; nil before Watch, when
+// nothing is known to wait for). Event counts from the start: its handler
+// is registered once the pods have synced.
+func (s *Source) Unsynced() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wantRegs == 0 {
+		return nil
+	}
+	var pending [numKinds]bool
+	for _, r := range s.regs {
+		if !r.reg.HasSynced() {
+			pending[r.kind] = true
+		}
+	}
+	if len(s.regs) < s.wantRegs {
+		pending[Event] = true
+	}
+	var out []string
+	for _, k := range Kinds {
+		if pending[k] {
+			out = append(out, k.String()+"s")
+		}
+	}
+	return out
 }
 
 // WaitSynced blocks until Watch has registered every handler and each has

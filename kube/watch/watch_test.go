@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
 
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -382,4 +384,32 @@ func BenchmarkStoreAdd(b *testing.B) {
 		add()
 	}
 	b.ReportMetric(float64(heapKept(func() any { return add() }))/float64(len(pods)), "kept-B/pod")
+}
+
+// Unsynced names what "syncing" waits for: the pods, and the Events behind
+// them (their handler is registered once the pods have synced); nothing
+// once every list is in.
+func TestUnsyncedNamesWhatIsStillListing(t *testing.T) {
+	c := &informertest.FakeInformers{Scheme: scheme.New(), InformersByGVK: map[schema.GroupVersionKind]toolscache.SharedIndexInformer{}}
+	pods := controllertest.NewFakeInformer() // not synced
+	c.InformersByGVK[corev1.SchemeGroupVersion.WithKind("Pod")] = pods
+	s := NewSource(0)
+	if got := s.Unsynced(); got != nil {
+		t.Fatalf("before Watch: %v, want nothing named", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.Watch(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Unsynced(); !slices.Equal(got, []string{"Pods", "Events"}) {
+		t.Fatalf("pods listing: %v, want [Pods Events]", got)
+	}
+	pods.Synced()
+	if err := s.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Unsynced(); got != nil {
+		t.Fatalf("synced: %v, want nothing", got)
+	}
 }

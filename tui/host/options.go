@@ -31,6 +31,10 @@ type Session struct {
 	// lists (watch.Source.Synced); until then the header says "syncing".
 	// Called from the UI loop on ticks and batches; nil means synced.
 	Synced func() bool
+	// Unsynced names, while Synced is false, what it waits for
+	// (watch.Source.Unsynced: "Pods", "Events"), after "syncing" in the
+	// header; nil names nothing. Called where Synced is.
+	Unsynced func() []string
 	// Capacity is Ray's own view of a cluster's capacity (its dashboard;
 	// kube/raydash.CapacityPoller); nil hides the cluster detail's "Ray"
 	// block. Get is called from the UI loop on ticks, for the cluster whose
