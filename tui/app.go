@@ -288,14 +288,23 @@ func (a *App) nextBatch() tea.Cmd {
 }
 
 // readSynced re-reads e's Synced (nil: synced) and, while syncing, what it
-// waits for.
+// waits for: up to maxSyncingNames lists by name, else how many (at start
+// every list is loading; a slow one is named once the others are in).
 func (a *App) readSynced(e *host.Env) {
 	a.syncing = e.Sess.Synced != nil && !e.Sess.Synced()
 	a.syncingWhat = ""
 	if a.syncing && e.Sess.Unsynced != nil {
-		a.syncingWhat = strings.Join(e.Sess.Unsynced(), ", ")
+		names := e.Sess.Unsynced()
+		if len(names) > maxSyncingNames {
+			a.syncingWhat = fmt.Sprintf("%d lists", len(names))
+		} else {
+			a.syncingWhat = strings.Join(names, ", ")
+		}
 	}
 }
+
+// maxSyncingNames is how many loading lists the header names.
+const maxSyncingNames = 2
 
 // syncPollEvery is how often the TUI re-reads Synced while syncing.
 const syncPollEvery = 50 * time.Millisecond

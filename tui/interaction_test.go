@@ -572,6 +572,11 @@ func TestSyncingNamesWhatItWaitsFor(t *testing.T) {
 	if h := ansi.Strip(a.headerLine()); !strings.Contains(h, "syncing Pods, Events…") {
 		t.Fatalf("header %q, want it to name Pods and Events", h)
 	}
+	pending = []string{"RayClusters", "Pods", "Events"} // at start: counted, not named
+	a.Update(syncPollMsg{gen: a.gen})
+	if h := ansi.Strip(a.headerLine()); !strings.Contains(h, "syncing 3 lists…") {
+		t.Fatalf("header %q, want the three lists counted", h)
+	}
 	pending = []string{"Events"}
 	a.Update(syncPollMsg{gen: a.gen})
 	if h := ansi.Strip(a.headerLine()); !strings.Contains(h, "syncing Events…") || strings.Contains(h, "Pods") {
