@@ -34,9 +34,8 @@
 // left alone is said once in an Event), then runs pass; a 409 runs pass
 // again from a fresh live read, up to three times. In pass, observe reads
 // the cache and lays the not-yet-seen writes over it (Overlay, OverlayOne;
-// after an ambiguous write TakeUncertain says to read live, and a live
-// read is used as it is, ForgetUnanswered aside: Overlay would take what it
-// shows as shown by the cache the next pass reads), decide is
+// after an ambiguous write TakeUncertain says to read live, and Observed
+// uses a live read as it is, ForgetUnanswered aside), decide is
 // pure, and act records each write in the Expectations before it leaves
 // (Create, or ExpectCreate / ExpectDelete) or after it succeeded (Updated;
 // the StatusWriter and UpdateFinalizers do it themselves), marks the

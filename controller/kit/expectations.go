@@ -311,9 +311,8 @@ func (e *Expectations) lockOwner(owner types.UID) (*owned, time.Time) {
 // deletionTimestamp the time of the delete), objects the cache shows in a
 // version a write superseded are replaced by the written version. The
 // cached objects are never modified. cached must come from the informer
-// cache: an object it holds ends its create expectation, so laid over a
-// live read it would end expectations the cache has not met yet (a live
-// read is used as it is, after ForgetUnanswered).
+// cache: an object it holds ends its create expectation (Observed picks
+// between Overlay and a live read).
 func Overlay[T client.Object](e *Expectations, owner types.UID, cached []T) []T {
 	o, now := e.lockOwner(owner)
 	defer e.mu.Unlock()
@@ -334,6 +333,21 @@ func Overlay[T client.Object](e *Expectations, owner types.UID, cached []T) []T 
 	}
 	e.expireLocked(o, now)
 	return out
+}
+
+// Observed is the children of owner a pass works from, given what it read:
+// a cache read with this process's unseen writes laid over it (Overlay), or,
+// when live (after an ambiguous write, TakeUncertain), the API server's read
+// as it is, once the creates it shows were not made are forgotten
+// (ForgetUnanswered). A live read is not laid under Overlay: Overlay ends the
+// create expectation of every object it is given as shown by the cache, so
+// the next pass, on a cache still lacking one, would create it again.
+func Observed[T client.Object](e *Expectations, owner types.UID, read []T, live bool) []T {
+	if live {
+		ForgetUnanswered(e, owner, read)
+		return read
+	}
+	return Overlay(e, owner, read)
 }
 
 // ForgetUnanswered drops the owner's expected creates of T whose answer was

@@ -17,8 +17,8 @@ import (
 )
 
 // observe reads what decide needs: from the cache, with this process's
-// unseen writes laid over it (kit.Overlay), or live from the API server
-// after a write whose outcome is unknown.
+// unseen writes laid over it, or live from the API server after a write
+// whose outcome is unknown (kit.Observed picks).
 func (r *Reconciler) observe(ctx context.Context, rc *rayv1.RayCluster) (*observed, error) {
 	o := &observed{Cluster: rc, Now: r.now(), Config: r.cfg, NewSuffix: r.newSuffix}
 	var pods []*corev1.Pod
@@ -40,18 +40,7 @@ func (r *Reconciler) observe(ctx context.Context, rc *rayv1.RayCluster) (*observ
 			pods = append(pods, p)
 		}
 	}
-	if live {
-		// Read after the ambiguous write returned: a pod it does not
-		// hold was not created. The live read is this pass's truth, but
-		// what it shows is not shown by the cache the next pass reads,
-		// so it consumes no expectation (kit.Overlay would: a pod the
-		// cache still lacked was then created a second time, with the
-		// same replica index).
-		kit.ForgetUnanswered(r.exp, rc.UID, pods)
-		o.Pods = pods
-	} else {
-		o.Pods = kit.Overlay(r.exp, rc.UID, pods)
-	}
+	o.Pods = kit.Observed(r.exp, rc.UID, pods, live)
 
 	var err error
 	if o.HeadService, err = r.getService(ctx, rc, kit.HeadServiceName(rc)); err != nil {

@@ -14,7 +14,7 @@ import (
 // RayCronJob's name in its namespace, from the cache with the RayJobs this
 // process created and the cache does not show yet laid over it
 // (kit.Overlay: a pass right after a create never creates the tick again),
-// or live after a create whose outcome is unknown.
+// or live after a create whose outcome is unknown (kit.Observed picks).
 func (r *reconciler) observe(ctx context.Context, cj *rayv1.RayCronJob) (Input, error) {
 	in := Input{CronJob: cj, Now: r.now(), Local: r.local}
 	sel := client.MatchingLabelsSelector{Selector: rayv1.CronJobRayJobSelector(cj.Name)}
@@ -34,14 +34,6 @@ func (r *reconciler) observe(ctx context.Context, cj *rayv1.RayCronJob) (Input, 
 	for i := range list.Items {
 		jobs = append(jobs, &list.Items[i])
 	}
-	if uncertain {
-		// Read after the ambiguous create returned: a RayJob it does not
-		// hold was not created; the read is used as it is (kit.Overlay
-		// is for cache reads).
-		kit.ForgetUnanswered(r.exp, cj.UID, jobs)
-		in.Jobs = jobs
-	} else {
-		in.Jobs = kit.Overlay(r.exp, cj.UID, jobs)
-	}
+	in.Jobs = kit.Observed(r.exp, cj.UID, jobs, uncertain)
 	return in, nil
 }
