@@ -352,15 +352,8 @@ func remove(regs []registration) {
 func (s *Source) Synced() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.wantRegs == 0 || len(s.regs) < s.wantRegs {
-		return false
-	}
-	for _, r := range s.regs {
-		if !r.reg.HasSynced() {
-			return false
-		}
-	}
-	return true
+	_, n := s.pendingLocked()
+	return s.wantRegs != 0 && n == 0
 }
 
 // Unsynced names, in the plural and in Kinds' order, the kinds whose
@@ -374,15 +367,7 @@ func (s *Source) Unsynced() []string {
 	if s.wantRegs == 0 {
 		return nil
 	}
-	var pending [numKinds]bool
-	for _, r := range s.regs {
-		if !r.reg.HasSynced() {
-			pending[r.kind] = true
-		}
-	}
-	if len(s.regs) < s.wantRegs {
-		pending[Event] = true
-	}
+	pending, _ := s.pendingLocked()
 	var out []string
 	for _, k := range Kinds {
 		if pending[k] {
@@ -390,6 +375,27 @@ func (s *Source) Unsynced() []string {
 		}
 	}
 	return out
+}
+
+// pendingLocked is which kinds' handlers have not had their initial list,
+// and how many: Event's too while its handler is not registered. s.mu is
+// held.
+func (s *Source) pendingLocked() (pending [numKinds]bool, n int) {
+	mark := func(k Kind) {
+		if !pending[k] {
+			pending[k] = true
+			n++
+		}
+	}
+	for _, r := range s.regs {
+		if !r.reg.HasSynced() {
+			mark(r.kind)
+		}
+	}
+	if len(s.regs) < s.wantRegs {
+		mark(Event)
+	}
+	return pending, n
 }
 
 // WaitSynced blocks until Watch has registered every handler and each has
