@@ -336,13 +336,15 @@ func TestTheHeadKnowsItsNodeWhenItFirstAnswers(t *testing.T) {
 	if _, err := e.cs.CoreV1().Pods(ns).Create(ctx, hp, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var c *dashboard.Client
-	for c == nil {
-		if u, ok := e.sim.DashboardURL(ns, "rc"); ok {
-			c, _ = dashboard.New(u, dashboard.WithTimeout(20*time.Second))
-			break
-		}
-		time.Sleep(time.Millisecond)
+	var u string
+	eventually(t, "the head", func() bool {
+		var ok bool
+		u, ok = e.sim.DashboardURL(ns, "rc")
+		return ok
+	})
+	c, err := dashboard.New(u, dashboard.WithTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
 	}
 	got, err := c.Capacity(ctx)
 	if err != nil {
