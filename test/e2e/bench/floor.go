@@ -56,15 +56,8 @@ type floorResult struct {
 }
 
 // measureFloor runs each floor client rounds times against base's plane,
-// whose kube-apiserver is process apiPID (0: its CPU is not read).
-func measureFloor(ctx context.Context, base *rest.Config, rounds, apiPID int) ([]floorResult, error) {
-	apiCPU := func() time.Duration {
-		if apiPID == 0 {
-			return 0
-		}
-		c, _ := procstat.CPU(apiPID)
-		return c
-	}
+// whose kube-apiserver is the process apiPIDs names (none: its CPU reads 0).
+func measureFloor(ctx context.Context, base *rest.Config, rounds int, apiPIDs []int) ([]floorResult, error) {
 	res := make([]floorResult, len(floorClients))
 	for i, fc := range floorClients {
 		res[i].name = fc.name
@@ -77,13 +70,13 @@ func measureFloor(ctx context.Context, base *rest.Config, rounds, apiPID int) ([
 				res[i].load = loadAvg()
 			}
 			c0, _ := procstat.CPU(os.Getpid())
-			a0 := apiCPU()
+			a0 := cpuOf(apiPIDs)
 			t0 := time.Now()
 			sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 			n, err := fc.sync(sctx, cfg)
 			wall := time.Since(t0)
 			c1, _ := procstat.CPU(os.Getpid())
-			cpu, api := c1-c0, apiCPU()-a0
+			cpu, api := c1-c0, cpuOf(apiPIDs)-a0
 			cancel()
 			if err != nil {
 				return nil, fmt.Errorf("floor, %s: %w", fc.name, err)

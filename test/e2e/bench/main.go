@@ -174,8 +174,7 @@ func run(ctx context.Context, c config) error {
 	// figures of a before and an after meet the same plane and load.
 	var reports strings.Builder
 	if c.floor > 0 {
-		apiPID, _ := planes[0].APIServerPID()
-		floor, err := measureFloor(ctx, planes[0].Config, c.floor, apiPID)
+		floor, err := measureFloor(ctx, planes[0].Config, c.floor, apiServerPIDs(planes[:1]))
 		if err != nil {
 			return err
 		}
@@ -191,44 +190,62 @@ func run(ctx context.Context, c config) error {
 				run++
 				cv := c
 				cv.view = strings.TrimSpace(view)
-				if err := measure(ctx, cv, d, cs, planes, filepath.Join(dir, fmt.Sprintf("run%d", run+1)), run, bin, kubeconfig, created, &reports); err != nil {
+				m := &measurement{c: cv, d: d, cs: cs, dir: filepath.Join(dir, fmt.Sprintf("run%d", run+1)), seq: run,
+					binary: bin, load: map[string]string{}, created: created, apiPIDs: apiServerPIDs(planes)}
+				report, err := m.measure(ctx, planes, kubeconfig)
+				if err != nil {
 					return err
 				}
+				fmt.Print(report)
+				reports.WriteString(report + "\n")
 			}
 		}
 	}
 	return os.WriteFile(c.out, []byte(reports.String()), 0o644)
 }
 
-// measure runs binary bin once on c.view against the data set (the run's
-// number seq, its files in sub) and adds its report to reports.
-func measure(ctx context.Context, c config, d dataSet, cs kubernetes.Interface, planes []*sandbox.Sandbox, sub string, seq int, bin, kubeconfig string, created time.Time, reports *strings.Builder) error {
-	if err := os.MkdirAll(sub, 0o755); err != nil {
-		return err
+// measure runs m.binary once on m.c.view against the data set of planes
+// and returns its report.
+func (m *measurement) measure(ctx context.Context, planes []*sandbox.Sandbox, kubeconfig string) (string, error) {
+	if err := os.MkdirAll(m.dir, 0o755); err != nil {
+		return "", err
 	}
-	m := &measurement{c: c, d: d, cs: cs, dir: sub, seq: seq, binary: bin, load: map[string]string{}, created: created}
-	for _, sb := range planes {
-		if pid, ok := sb.APIServerPID(); ok {
-			m.apiPIDs = append(m.apiPIDs, pid)
-		}
-	}
-	if err := m.start(bin, kubeconfig); err != nil {
-		return err
+	if err := m.start(m.binary, kubeconfig); err != nil {
+		return "", err
 	}
 	err := m.run(ctx)
 	m.term.close()
 	if err != nil {
-		return err
+		return "", err
 	}
 	for _, sb := range planes {
 		if err := m.countLists(sb); err != nil {
-			return err
+			return "", err
 		}
 	}
-	report := m.report()
-	fmt.Print(report)
-	reports.WriteString(report + "\n")
-	return nil
+	return m.report(), nil
+}
+
+// apiServerPIDs is the kube-apiserver process of each plane.
+func apiServerPIDs(planes []*sandbox.Sandbox) []int {
+	var pids []int
+	for _, sb := range planes {
+		if pid, ok := sb.APIServerPID(); ok {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// cpuOf is the CPU time the processes pids have used (those it can read).
+func cpuOf(pids []int) time.Duration {
+	var sum time.Duration
+	for _, pid := range pids {
+		if d, err := procstat.CPU(pid); err == nil {
+			sum += d
+		}
+	}
+	return sum
 }
 
 // fill creates the data set in sb and waits until every pod is Running,
@@ -337,15 +354,7 @@ type measurement struct {
 }
 
 // apiCPU is the CPU time the kube-apiservers have used so far.
-func (m *measurement) apiCPU() time.Duration {
-	var sum time.Duration
-	for _, pid := range m.apiPIDs {
-		if d, err := procstat.CPU(pid); err == nil {
-			sum += d
-		}
-	}
-	return sum
-}
+func (m *measurement) apiCPU() time.Duration { return cpuOf(m.apiPIDs) }
 
 func freePort() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
