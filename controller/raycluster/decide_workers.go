@@ -20,9 +20,9 @@ import (
 //  1. every live pod named in workersToDelete goes (names of pods already
 //     gone are ignored, so they never stand in for another pod);
 //  2. missing pods are created, each with the lowest free replica index;
-//  3. surplus pods are deleted only when the in-tree autoscaler is off —
-//     otherwise the autoscaler alone picks which workers go — a pod whose
-//     replica index another pod holds first (duplicatesFirst).
+//  3. surplus pods are deleted only when the in-tree autoscaler is off
+//     (otherwise the autoscaler alone picks which workers go), first any
+//     pod whose replica index an older pod also holds (duplicatesFirst).
 func decideGroup(o *observed, p *plan, g *rayv1.WorkerGroupSpec, pods []*corev1.Pod, hash string) {
 	rc := o.Cluster
 	if g.IsSuspended() {
@@ -80,13 +80,9 @@ func decideGroup(o *observed, p *plan, g *rayv1.WorkerGroupSpec, pods []*corev1.
 // first) every pod whose replica index a pod kept longer also holds, in
 // their order. Two workers of a group holding one index is a state no
 // decision here makes from a full view; one made from a view missing a pod
-// is followed by a surplus once the pod shows, and a scale-down that took
-// a pod with an index of its own kept the duplicate for good. The fault
-// suite (TestTwoOperatorsLeaderKilled, after a leader's SIGKILL) and the
-// mutation suite each ended so once, with the right number of workers and
-// index 0 twice: a live read after an ambiguous write had consumed the
-// expectation of a pod the cache did not show yet (fixed in observe).
-// This keeps any other stale view from leaving a duplicate behind.
+// (as kit.Observed's live read once made) is followed by a surplus once the
+// pod shows, and a scale-down that took a pod with an index of its own
+// would keep the duplicate for good.
 func duplicatesFirst(pods []*corev1.Pod) {
 	held := map[int]bool{}
 	dup := make(map[*corev1.Pod]bool)
