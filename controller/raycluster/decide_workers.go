@@ -80,7 +80,7 @@ func decideGroup(o *observed, p *plan, g *rayv1.WorkerGroupSpec, pods []*corev1.
 // first) every pod whose replica index a pod kept longer also holds, in
 // their order. Two workers of a group holding one index is a state no
 // decision here makes from a full view; one made from a view missing a pod
-// (as kit.Observed's live read once made) is followed by a surplus once the
+// (as Overlay laid over a live read once made) is followed by a surplus once the
 // pod shows, and a scale-down that took a pod with an index of its own
 // would keep the duplicate for good.
 func duplicatesFirst(pods []*corev1.Pod) {
