@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,6 +151,21 @@ func TestOperatorRefusesAMissingLeaseNamespace(t *testing.T) {
 	}
 	if d := time.Since(begin); d > 20*time.Second {
 		t.Errorf("refused after %s; want at once", d)
+	}
+}
+
+// TestOperatorPortTakenSaysWhichFlags: a second operator on one machine
+// finds its probe port taken; the error names the flags that move it.
+func TestOperatorPortTakenSaysWhichFlags(t *testing.T) {
+	needSandbox(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	r := raydar(t, "", "operator", "--metrics-bind-address=0", "--health-probe-bind-address", taken.Addr().String())
+	if r.err == nil || !strings.Contains(r.err.Error(), "address already in use") || !strings.Contains(r.err.Error(), "--health-probe-bind-address") {
+		t.Fatalf("err = %v; want the taken port and the flag that moves it\n%s", r.err, r.stderr)
 	}
 }
 

@@ -2,6 +2,7 @@ package operatorcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -94,6 +95,9 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 			defer store.Close()
 			o.Authors = history.NewAuthors()
 			op, err := NewLoop(target.Config, o, book)
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("%w (another operator on this machine? --health-probe-bind-address and --metrics-bind-address move its ports, \"0\" turns them off)", err)
+			}
 			if err != nil {
 				return err
 			}
