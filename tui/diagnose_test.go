@@ -263,14 +263,17 @@ func mustFind(t *testing.T, st *watch.Store, k watch.Kind, ns, name string) clie
 
 func TestReconcilerOf(t *testing.T) {
 	cases := map[string]why.Reconciler{
-		"leader":                                   {Known: true, Active: true, Who: "this raydar (leader)"},
-		"observer (leader: raydar-7f9)":            {Known: true, Active: true, Who: "raydar raydar-7f9 (lease holder)"},
-		"observer (electing)":                      {Known: true, Who: "no leader: raydar's leader lease is not held"},
-		"another operator: KubeRay (kuberay-op-1)": {Known: true, Who: "another operator: KubeRay (kuberay-op-1); raydar stands aside"},
-		"observer (reconcile loop stopped: boom)":  {Known: true, Who: "reconcile loop stopped: boom"},
-		"observer (reconcile loop off)":            {},
-		"starting":                                 {},
-		"":                                         {},
+		"leader":                                            {Known: true, Active: true, Who: "this raydar (leader)"},
+		"observer (leader: raydar-7f9)":                     {Known: true, Active: true, Who: "raydar raydar-7f9 (lease holder)"},
+		"observer (electing)":                               {Known: true, Who: "no leader: raydar's leader lease is not held"},
+		"another operator: KubeRay (kuberay-op-1)":          {Known: true, Who: "another operator: KubeRay (kuberay-op-1); raydar stands aside"},
+		"observer (reconcile loop stopped: boom)":           {Known: true, Who: "reconcile loop stopped: boom"},
+		"observer (reconcile loop off)":                     {},
+		"observer (reconcile loop off; leader: op-1_x)":     {Known: true, Active: true, Who: "raydar op-1_x (lease holder)"},
+		"observer (reconcile loop off; no leader)":          {Known: true, Who: "no leader: raydar's leader lease is not held, and this raydar's reconcile loop is off"},
+		"observer (reconcile loop off; no raydar operator)": {Known: true, Who: "no raydar operator runs here (no leader lease), and this raydar's reconcile loop is off"},
+		"starting": {},
+		"":         {},
 	}
 	for role, want := range cases {
 		if got := diagnose.ReconcilerOf(role); got != want {

@@ -12,9 +12,11 @@ import (
 
 	"github.com/go-logr/logr"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -165,13 +167,22 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 			return nil, err
 		}
 		informers, s.reader = c, c
-		s.setRole("observer (reconcile loop off)")
-		s.wg.Add(1)
+		s.setRole(loopOff)
+		cs, err := kubernetes.NewForConfig(t.Config)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		s.wg.Add(2)
 		go func() {
 			defer s.wg.Done()
 			if err := c.Start(ctx); err != nil && ctx.Err() == nil {
 				sc.logger.Error(err, "cache stopped")
 			}
+		}()
+		go func() {
+			defer s.wg.Done()
+			s.followLeases(ctx, cs)
 		}()
 	}
 	dash, err := newDashboards(t.Config, sc.book, raydash.SecretsFromReader(s.reader))
@@ -266,6 +277,60 @@ func describeRole(l controller.LeaderStatus, other controller.OtherOperator, now
 		return "observer (leader: " + l.Holder + ")"
 	}
 	return "observer (electing)"
+}
+
+// loopOff is the role of a session without its reconcile loop before (or
+// unless) raydar's leader election Leases say who leads.
+const loopOff = "observer (reconcile loop off)"
+
+// leasePollEvery is how often a session without its loop reads raydar's
+// leader election Leases: a Lease runs out 15 s after its last renewal,
+// so a lost leader shows within 20 s.
+const leasePollEvery = 5 * time.Second
+
+// followLeases says, while this session's loop is off, who reconciles:
+// raydar's leader election Leases (whyLeases) read every leasePollEvery,
+// so that a RayCluster no operator reconciles says so (rayapi/why
+// NotReconciled) instead of an empty WHY. A read that fails keeps the
+// last answer (a blip must not recompute every diagnosis twice); Leases
+// this user may not read leave it unknown, as before.
+func (s *session) followLeases(ctx context.Context, cs kubernetes.Interface) {
+	get := func(ctx context.Context, k types.NamespacedName) (*coordinationv1.Lease, error) {
+		return cs.CoordinationV1().Leases(k.Namespace).Get(ctx, k.Name, metav1.GetOptions{})
+	}
+	t := time.NewTicker(leasePollEvery)
+	defer t.Stop()
+	for {
+		rctx, cancel := context.WithTimeout(ctx, leasePollEvery)
+		reads := inspect.ReadLeases(rctx, whyLeases(), get)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if l, holder := inspect.Leader(reads, time.Now()); l != inspect.LeadershipUnknown {
+			s.setRole(describeLoopOff(l, holder))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// describeLoopOff says who reconciles while this session's loop is off,
+// in the header's words (tui/diagnose ReconcilerOf reads them): no ages,
+// so they change only when the leadership does.
+func describeLoopOff(l inspect.Leadership, holder string) string {
+	switch l {
+	case inspect.LeadershipHeld:
+		return "observer (reconcile loop off; leader: " + holder + ")"
+	case inspect.LeadershipLapsed:
+		return "observer (reconcile loop off; no leader)"
+	case inspect.LeadershipNone:
+		return "observer (reconcile loop off; no raydar operator)"
+	}
+	return loopOff
 }
 
 // recorderHistory is a session's history: its recorder's, nothing before a

@@ -32,21 +32,46 @@ type LeaseRead struct {
 	Err   error
 }
 
-// reconciler says who reconciles from the reads of the candidate Leases (in
-// the order raydar processes pick them): the first one with a fresh holder
-// leads; else the most recently renewed one says since when nobody does;
-// else no raydar has run. It is unknown when a Lease could not be read and
-// none was found.
-func reconciler(reads []LeaseRead, now time.Time) why.Reconciler {
+// Leadership is what raydar's leader election Leases say of who leads,
+// without ages: the same from one read to the next while nothing changes.
+type Leadership int
+
+const (
+	// LeadershipUnknown: no Lease was found and one could not be read.
+	LeadershipUnknown Leadership = iota
+	// LeadershipHeld: a Lease has a holder whose term has not run out.
+	LeadershipHeld
+	// LeadershipLapsed: a Lease exists, but expired or released.
+	LeadershipLapsed
+	// LeadershipNone: no candidate Lease exists: no raydar operator (or
+	// TUI with its loop) has led here.
+	LeadershipNone
+)
+
+// Leader says from the reads of the candidate Leases (in the order raydar
+// processes pick them) who leads: the first fresh holder; else whether a
+// Lease exists at all. holder is the fresh holder, or the last one of a
+// lapsed Lease ("" when it was released).
+func Leader(reads []LeaseRead, now time.Time) (l Leadership, holder string) {
+	st, r := leadership(reads, now)
+	if r != nil {
+		holder, _, _ = leaseTimes(r.Lease)
+	}
+	return st, holder
+}
+
+// leadership is Leader with the read that decided it: the fresh holder's
+// Lease, or the most recently renewed one of a lapsed leadership.
+func leadership(reads []LeaseRead, now time.Time) (Leadership, *LeaseRead) {
 	var (
 		latest   *LeaseRead
 		latestAt time.Time
-		errs     []string
+		failed   bool
 	)
 	for i := range reads {
 		r := &reads[i]
 		if r.Err != nil {
-			errs = append(errs, fmt.Sprintf("lease %s: %v", r.Key, r.Err))
+			failed = true
 			continue
 		}
 		if r.Lease == nil {
@@ -54,23 +79,48 @@ func reconciler(reads []LeaseRead, now time.Time) why.Reconciler {
 		}
 		holder, renewed, expires := leaseTimes(r.Lease)
 		if holder != "" && now.Before(expires) {
-			return why.Reconciler{Known: true, Active: true,
-				Who: fmt.Sprintf("raydar %s (holder of lease %s, renewed %s ago)", holder, r.Key, status.Age(now, renewed))}
+			return LeadershipHeld, r
 		}
 		if latest == nil || renewed.After(latestAt) {
 			latest, latestAt = r, renewed
 		}
 	}
-	if latest != nil {
-		holder, renewed, expires := leaseTimes(latest.Lease)
+	switch {
+	case latest != nil:
+		return LeadershipLapsed, latest
+	case failed:
+		return LeadershipUnknown, nil
+	}
+	return LeadershipNone, nil
+}
+
+// reconciler says who reconciles from the reads of the candidate Leases,
+// with ages (Leader, in words for `raydar why`): the fresh holder leads;
+// else the most recently renewed Lease says since when nobody does; else
+// no raydar has run. It is unknown when a Lease could not be read and none
+// was found.
+func reconciler(reads []LeaseRead, now time.Time) why.Reconciler {
+	st, r := leadership(reads, now)
+	switch st {
+	case LeadershipHeld:
+		holder, renewed, _ := leaseTimes(r.Lease)
+		return why.Reconciler{Known: true, Active: true,
+			Who: fmt.Sprintf("raydar %s (holder of lease %s, renewed %s ago)", holder, r.Key, status.Age(now, renewed))}
+	case LeadershipLapsed:
+		holder, renewed, expires := leaseTimes(r.Lease)
 		if holder == "" {
 			return why.Reconciler{Known: true,
-				Who: fmt.Sprintf("no leader: lease %s was released %s ago and nobody holds it", latest.Key, status.Age(now, renewed))}
+				Who: fmt.Sprintf("no leader: lease %s was released %s ago and nobody holds it", r.Key, status.Age(now, renewed))}
 		}
 		return why.Reconciler{Known: true,
-			Who: fmt.Sprintf("no leader: lease %s expired %s ago (last held by %s)", latest.Key, status.Age(now, expires), holder)}
-	}
-	if len(errs) > 0 {
+			Who: fmt.Sprintf("no leader: lease %s expired %s ago (last held by %s)", r.Key, status.Age(now, expires), holder)}
+	case LeadershipUnknown:
+		var errs []string
+		for _, r := range reads {
+			if r.Err != nil {
+				errs = append(errs, fmt.Sprintf("lease %s: %v", r.Key, r.Err))
+			}
+		}
 		return why.Reconciler{Who: "cannot tell who reconciles: " + strings.Join(errs, "; ")}
 	}
 	keys := make([]string, 0, len(reads))

@@ -60,6 +60,38 @@ func TestReconciler(t *testing.T) {
 	}
 }
 
+// TestLeaderHasNoAges: the TUI with its loop off polls the Leases and
+// recomputes every diagnosis when the answer changes, so the answer must
+// not move while the leadership does not (renewals, ages), and must move
+// when it does.
+func TestLeaderHasNoAges(t *testing.T) {
+	sys := types.NamespacedName{Namespace: "raydar-system", Name: "raydar-operator"}
+	def := types.NamespacedName{Namespace: "default", Name: "raydar-operator"}
+	forbidden := errors.New("forbidden")
+	type answer struct {
+		l      Leadership
+		holder string
+	}
+	for _, tc := range []struct {
+		name  string
+		reads []LeaseRead
+		want  answer
+	}{
+		{"held", []LeaseRead{{Key: sys, Lease: lease("op-1", 2*time.Second, 15)}, {Key: def}}, answer{LeadershipHeld, "op-1"}},
+		{"held, renewed again", []LeaseRead{{Key: sys, Lease: lease("op-1", 9*time.Second, 15)}, {Key: def}}, answer{LeadershipHeld, "op-1"}},
+		{"expired", []LeaseRead{{Key: sys, Lease: lease("op-1", time.Minute, 15)}, {Key: def}}, answer{LeadershipLapsed, "op-1"}},
+		{"released", []LeaseRead{{Key: sys, Lease: lease("", time.Minute, 1)}}, answer{LeadershipLapsed, ""}},
+		{"none", []LeaseRead{{Key: sys}, {Key: def}}, answer{LeadershipNone, ""}},
+		{"unreadable", []LeaseRead{{Key: sys, Err: forbidden}, {Key: def}}, answer{LeadershipUnknown, ""}},
+		{"unreadable but one held", []LeaseRead{{Key: sys, Err: forbidden}, {Key: def, Lease: lease("tui", time.Second, 15)}}, answer{LeadershipHeld, "tui"}},
+	} {
+		l, holder := Leader(tc.reads, now)
+		if got := (answer{l, holder}); got != tc.want {
+			t.Errorf("%s: Leader = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func event(name string, uid types.UID, at time.Time) corev1.Event {
 	return corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name}, InvolvedObject: corev1.ObjectReference{UID: uid},
 		LastTimestamp: metav1.NewTime(at)}

@@ -201,23 +201,31 @@ func (s *gathering) nodeList() (why.Nodes, error) {
 // reconciler reads the candidate Leases once.
 func (s *gathering) reconciler() why.Reconciler {
 	if s.reconcile == nil {
-		reads := make([]LeaseRead, 0, len(s.g.Leases))
-		for _, k := range s.g.Leases {
+		r := reconciler(ReadLeases(s.ctx, s.g.Leases, func(ctx context.Context, k types.NamespacedName) (*coordinationv1.Lease, error) {
 			l := &coordinationv1.Lease{}
-			err := s.g.Client.Get(s.ctx, k, l)
-			switch {
-			case err == nil:
-				reads = append(reads, LeaseRead{Key: k, Lease: l})
-			case apierrors.IsNotFound(err):
-				reads = append(reads, LeaseRead{Key: k})
-			default:
-				reads = append(reads, LeaseRead{Key: k, Err: err})
-			}
-		}
-		r := reconciler(reads, s.now)
+			return l, s.g.Client.Get(ctx, k, l)
+		}), s.now)
 		s.reconcile = &r
 	}
 	return *s.reconcile
+}
+
+// ReadLeases reads each candidate leader Lease with get: a NotFound is a
+// read with no Lease, any other error is kept in the read.
+func ReadLeases(ctx context.Context, keys []types.NamespacedName, get func(context.Context, types.NamespacedName) (*coordinationv1.Lease, error)) []LeaseRead {
+	reads := make([]LeaseRead, 0, len(keys))
+	for _, k := range keys {
+		l, err := get(ctx, k)
+		switch {
+		case err == nil:
+			reads = append(reads, LeaseRead{Key: k, Lease: l})
+		case apierrors.IsNotFound(err):
+			reads = append(reads, LeaseRead{Key: k})
+		default:
+			reads = append(reads, LeaseRead{Key: k, Err: err})
+		}
+	}
+	return reads
 }
 
 // cluster gathers a RayCluster's input.

@@ -61,7 +61,7 @@ func whoCauses(o object, events []*corev1.Event, r Reconciler, out []Cause) []Ca
 		out = append(out, Cause{Code: CodeNotReconciled, Subject: o.subject(), Rank: rankNotReconciled,
 			Summary:  "not reconciled: " + who,
 			Evidence: []string{lagEvidence(o)},
-			Fix:      "run raydar's reconcile loop (raydar without --readonly, or the raydar operator), or wait for its leader lease to be taken"})
+			Fix:      "run raydar's reconcile loop for this context (raydar operator, or raydar without --readonly and --no-reconcile; with several contexts, --reconcile-contexts), or wait for its leader lease to be taken"})
 	}
 	return out
 }

@@ -22,8 +22,10 @@ import (
 // TestTUIFleet: `raydar --context A,B,down` in a terminal (tmux) watches
 // both sandboxes in one view: rows of both with their CONTEXT, the
 // unreachable third context's state in the header without delaying the
-// others, no embedded reconcile loop anywhere (none was asked for), a
-// cluster created in B appearing as B's, and a delete on B's row of a
+// others, no embedded reconcile loop anywhere (none was asked for), and,
+// as no raydar operator runs on either sandbox (no leader Lease), the
+// clusters saying so in their WHY instead of an empty cell; a cluster
+// created in B appearing as B's, and a delete on B's row of a
 // namespace/name both sandboxes have reaching B alone.
 func TestTUIFleet(t *testing.T) {
 	ctx := needFleet(t)
@@ -34,13 +36,27 @@ func TestTUIFleet(t *testing.T) {
 	term.wait(t, contextDown+" x connection refused")
 	term.wait(t, contextA+" ok")
 	screen := term.wait(t, contextB+" ok")
-	for _, want := range []string{"CONTEXT", contextDown + " x connection refused", "role: observer (reconcile loop off)"} {
+	for _, want := range []string{"CONTEXT", contextDown + " x connection refused", "role: "} {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("screen lacks %q:\n%s", want, screen)
 		}
 	}
 	for _, row := range [][2]string{{contextA, "only-a"}, {contextA, "shared"}, {contextB, "only-b"}, {contextB, "shared"}} {
 		term.waitRow(t, row[0], row[1])
+	}
+	// Who reconciles, per context: A and B have no Lease, down cannot be
+	// read (the header lists each member's role as they differ; 200
+	// columns cut it after A's).
+	term.wait(t, "role: "+contextA+": observer (reconcile loop off; no ra")
+	for _, name := range []string{"only-a", "only-b"} {
+		term.waitFor(t, name+"'s WHY", func(screen string) bool {
+			for _, l := range strings.Split(screen, "\n") {
+				if strings.Contains(l, " "+name+" ") && strings.Contains(l, "not reconciled: no raydar operator runs here") {
+					return true
+				}
+			}
+			return false
+		})
 	}
 
 	// A cluster made in B shows as B's.

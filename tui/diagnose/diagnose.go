@@ -437,13 +437,23 @@ func (d *Diagnoses) set(k watch.Kind, uid types.UID, cs []why.Cause) {
 // clearChanged forgets which WHY cells changed (the lists have them).
 func (d *Diagnoses) ClearChanged() { d.Changed = nil }
 
-// reconcilerOf turns the session's role words (Session.Role: "leader",
+// ReconcilerOf turns the session's role words (Session.Role: "leader",
 // "observer (leader: X)", "observer (electing)", "another operator: …",
-// "observer (reconcile loop stopped: …)", "observer (reconcile loop off)",
-// "starting") into who reconciles. Without a reconcile loop raydar cannot
-// tell (a raydar operator may run in the cluster): not known.
+// "observer (reconcile loop stopped: …)", "observer (reconcile loop off)"
+// and, once raydar's leader Leases were read, "observer (reconcile loop
+// off; leader: X | no leader | no raydar operator)", "starting") into who
+// reconciles. A session without its loop whose Leases could not be read
+// cannot tell (a raydar operator may run in the cluster): not known.
 func ReconcilerOf(role string) why.Reconciler {
+	const off = "observer (reconcile loop off; "
 	switch {
+	case strings.HasPrefix(role, off+"leader: "):
+		holder := strings.TrimSuffix(strings.TrimPrefix(role, off+"leader: "), ")")
+		return why.Reconciler{Known: true, Active: true, Who: "raydar " + holder + " (lease holder)"}
+	case role == off+"no leader)":
+		return why.Reconciler{Known: true, Who: "no leader: raydar's leader lease is not held, and this raydar's reconcile loop is off"}
+	case role == off+"no raydar operator)":
+		return why.Reconciler{Known: true, Who: "no raydar operator runs here (no leader lease), and this raydar's reconcile loop is off"}
 	case role == "leader":
 		return why.Reconciler{Known: true, Active: true, Who: "this raydar (leader)"}
 	case strings.HasPrefix(role, "observer (leader: "):

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/raydar/raydar/kube/inspect"
+	"github.com/raydar/raydar/tui/diagnose"
+)
+
+// TestLoopOffWordsAreUnderstood: a session without its loop says who
+// leads in the header's words, and the diagnosis reads who reconciles
+// from those words (tui/diagnose ReconcilerOf): each Lease answer must
+// reach it as meant, an unreadable Lease claiming nothing.
+func TestLoopOffWordsAreUnderstood(t *testing.T) {
+	for _, tc := range []struct {
+		l             inspect.Leadership
+		known, active bool
+	}{
+		{inspect.LeadershipHeld, true, true},
+		{inspect.LeadershipLapsed, true, false},
+		{inspect.LeadershipNone, true, false},
+		{inspect.LeadershipUnknown, false, false},
+	} {
+		role := describeLoopOff(tc.l, "op-1_x")
+		r := diagnose.ReconcilerOf(role)
+		if r.Known != tc.known || r.Active != tc.active {
+			t.Errorf("leadership %d: role %q reads as %+v, want known %v active %v", tc.l, role, r, tc.known, tc.active)
+		}
+	}
+	if got := describeLoopOff(inspect.LeadershipUnknown, ""); got != loopOff {
+		t.Errorf("an unreadable Lease says %q, want %q", got, loopOff)
+	}
+}
