@@ -123,3 +123,23 @@ func waitCount(t *testing.T, mu *sync.Mutex, c *int, n int, what string) {
 		time.Sleep(5 * time.Millisecond) // polling, with a deadline
 	}
 }
+
+// TestHistoryBlockLeavesOutEarlierObjects: a timeline is kept by name, so
+// a cluster deleted and created again (or one of a sandbox started again
+// under its context name) has its predecessor's entries beside its own;
+// the page shows this object's only and says how many it left out.
+func TestHistoryBlockLeavesOutEarlierObjects(t *testing.T) {
+	f := &fakeHistory{kinds: map[string]bool{}}
+	f.extra = []history.Entry{{Time: fixedNow.Add(-time.Minute), Ref: history.Ref{Kind: history.KindRayCluster, UID: "uid-of-an-earlier-one"},
+		What: history.WhatPodOOMKilled, Subject: "old-w/ray-worker", To: "exit 137"}}
+	tm, _ := start(t, Options{Session: Session{History: f}, Tick: 20 * time.Millisecond}, 160, 50)
+	typeKeys(tm, "<enter>")
+	screen := waitScreen(t, tm, "(1 entry of earlier objects of this name left out)")
+	if !strings.Contains(screen, "worker group cpu: replicas 2 → 4") {
+		t.Errorf("the object's own entry is missing:\n%s", screen)
+	}
+	if strings.Contains(screen, "old-w/ray-worker") {
+		t.Errorf("an earlier object's entry is shown as this one's:\n%s", screen)
+	}
+	_ = tm.Quit()
+}

@@ -32,7 +32,13 @@ type historyState struct {
 	version uint64
 	loaded  bool
 	loading bool
+	// entries are the object's own (its UID's, or with no UID recorded);
+	// earlier counts those of other objects of its name (deleted and
+	// created again, or a cluster of the same context name before), which
+	// the timeline keeps (kube/history Ref.key) and the page must not
+	// present as this object's.
 	entries []history.Entry
+	earlier int
 	err     error
 }
 
@@ -85,7 +91,20 @@ func (h *HistoryCache) Receive(m HistoryMsg) {
 	if s == nil {
 		return
 	}
-	s.loading, s.loaded, s.version, s.entries, s.err = false, true, m.version, m.entries, m.err
+	s.loading, s.loaded, s.version, s.err = false, true, m.version, m.err
+	s.entries, s.earlier = ownEntries(m.entries, m.uid)
+}
+
+// ownEntries keeps the entries of the object uid (and those that name no
+// UID) and counts the others.
+func ownEntries(all []history.Entry, uid types.UID) (own []history.Entry, earlier int) {
+	own = make([]history.Entry, 0, len(all))
+	for _, e := range all {
+		if e.UID == "" || uid == "" || e.UID == uid {
+			own = append(own, e)
+		}
+	}
+	return own, len(all) - len(own)
 }
 
 // block renders the History block of the object uid: a heading and the
@@ -123,6 +142,13 @@ func (h *HistoryCache) Block(st *styles.Styles, e *Env, uid types.UID, width, ro
 		if n := len(s.entries) - len(body); n > 0 {
 			head += " " + st.Faint.Render(fmt.Sprintf("newest %d of %d: raydar history", len(body), len(s.entries)))
 		}
+	}
+	if s := h.state(uid); s != nil && s.loaded && s.err == nil && s.earlier > 0 {
+		what := "entries"
+		if s.earlier == 1 {
+			what = "entry"
+		}
+		head += " " + st.Faint.Render(fmt.Sprintf("(%d %s of earlier objects of this name left out)", s.earlier, what))
 	}
 	if h.src.Note() != "" {
 		head += " " + st.Class(styles.Warn).Render(h.src.Note())
