@@ -285,8 +285,12 @@ const loopOff = "observer (reconcile loop off)"
 
 // leasePollEvery is how often a session without its loop reads raydar's
 // leader election Leases: a Lease runs out 15 s after its last renewal,
-// so a lost leader shows within 20 s.
-const leasePollEvery = 5 * time.Second
+// so a lost leader shows within 20 s. While they cannot be read (no right
+// to, an API server away) the reads back off to leasePollMax.
+const (
+	leasePollEvery = 5 * time.Second
+	leasePollMax   = time.Minute
+)
 
 // followLeases says, while this session's loop is off, who reconciles:
 // raydar's leader election Leases (whyLeases) read every leasePollEvery,
@@ -298,24 +302,38 @@ func (s *session) followLeases(ctx context.Context, cs kubernetes.Interface) {
 	get := func(ctx context.Context, k types.NamespacedName) (*coordinationv1.Lease, error) {
 		return cs.CoordinationV1().Leases(k.Namespace).Get(ctx, k.Name, metav1.GetOptions{})
 	}
-	t := time.NewTicker(leasePollEvery)
+	wait := leasePollEvery
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 		rctx, cancel := context.WithTimeout(ctx, leasePollEvery)
 		reads := inspect.ReadLeases(rctx, whyLeases(), get)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		if l, holder := inspect.Leader(reads, time.Now()); l != inspect.LeadershipUnknown {
+		l, holder := inspect.Leader(reads, time.Now())
+		if l != inspect.LeadershipUnknown {
 			s.setRole(describeLoopOff(l, holder))
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+		wait = nextLeasePoll(wait, l)
+		t.Reset(wait)
 	}
+}
+
+// nextLeasePoll is the wait before the next read of the Leases after one
+// that answered l: leasePollEvery after an answer, doubling up to
+// leasePollMax while they cannot be read.
+func nextLeasePoll(prev time.Duration, l inspect.Leadership) time.Duration {
+	if l != inspect.LeadershipUnknown {
+		return leasePollEvery
+	}
+	return min(2*prev, leasePollMax)
 }
 
 // describeLoopOff says who reconciles while this session's loop is off,

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/raydar/raydar/kube/inspect"
 	"github.com/raydar/raydar/tui/diagnose"
@@ -29,5 +31,24 @@ func TestLoopOffWordsAreUnderstood(t *testing.T) {
 	}
 	if got := describeLoopOff(inspect.LeadershipUnknown, ""); got != loopOff {
 		t.Errorf("an unreadable Lease says %q, want %q", got, loopOff)
+	}
+}
+
+// TestLeasePollBacksOff: Leases this user may not read are asked for
+// less and less often (a Forbidden every 5 s is noise in the API
+// server's audit log), up to a minute; an answer brings back 5 s.
+func TestLeasePollBacksOff(t *testing.T) {
+	w := leasePollEvery
+	var got []time.Duration
+	for range 6 {
+		w = nextLeasePoll(w, inspect.LeadershipUnknown)
+		got = append(got, w)
+	}
+	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, time.Minute, time.Minute, time.Minute}
+	if !slices.Equal(got, want) {
+		t.Errorf("waits while unreadable %v, want %v", got, want)
+	}
+	if w = nextLeasePoll(w, inspect.LeadershipNone); w != leasePollEvery {
+		t.Errorf("after an answer the wait is %v, want %v", w, leasePollEvery)
 	}
 }
