@@ -196,7 +196,14 @@ func (a *acting) suspendWorkers() {
 	if name == "" {
 		return
 	}
-	if err := a.r.suspendWorkers(a.ctx, a.rj.Namespace, name); err != nil {
+	switch err := a.r.suspendWorkers(a.ctx, a.rj.Namespace, name); {
+	case apierrors.IsConflict(err):
+		// The cluster changed since it was read (its status, most often):
+		// the next pass reads it again and decides again. Not a failure
+		// to warn about.
+		a.res.RequeueAfter = soon
+		return
+	case err != nil:
 		a.fail("suspend-workers", rayv1.EventFailedToUpdateRayCluster, "Update", "Failed to suspend the worker groups of RayCluster "+name, err)
 		return
 	}
