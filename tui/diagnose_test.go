@@ -270,8 +270,8 @@ func TestReconcilerOf(t *testing.T) {
 		"observer (reconcile loop stopped: boom)":           {Known: true, Who: "reconcile loop stopped: boom"},
 		"observer (reconcile loop off)":                     {},
 		"observer (reconcile loop off; leader: op-1_x)":     {Known: true, Active: true, Who: "raydar op-1_x (lease holder)"},
-		"observer (reconcile loop off; no leader)":          {Known: true, Who: "no leader: raydar's leader lease is not held, and this raydar's reconcile loop is off"},
-		"observer (reconcile loop off; no raydar operator)": {Known: true, Who: "no raydar operator runs here (no leader lease), and this raydar's reconcile loop is off"},
+		"observer (reconcile loop off; no leader)":          {Known: true, OnlyRaydar: true, Who: "no leader: raydar's leader lease is not held, and this raydar's reconcile loop is off"},
+		"observer (reconcile loop off; no raydar operator)": {Known: true, OnlyRaydar: true, Who: "no raydar operator runs here (no leader lease), and this raydar's reconcile loop is off"},
 		"starting": {},
 		"":         {},
 	}

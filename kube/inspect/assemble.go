@@ -109,10 +109,10 @@ func reconciler(reads []LeaseRead, now time.Time) why.Reconciler {
 	case LeadershipLapsed:
 		holder, renewed, expires := leaseTimes(r.Lease)
 		if holder == "" {
-			return why.Reconciler{Known: true,
+			return why.Reconciler{Known: true, OnlyRaydar: true,
 				Who: fmt.Sprintf("no leader: lease %s was released %s ago and nobody holds it", r.Key, status.Age(now, renewed))}
 		}
-		return why.Reconciler{Known: true,
+		return why.Reconciler{Known: true, OnlyRaydar: true,
 			Who: fmt.Sprintf("no leader: lease %s expired %s ago (last held by %s)", r.Key, status.Age(now, expires), holder)}
 	case LeadershipUnknown:
 		var errs []string
@@ -127,7 +127,7 @@ func reconciler(reads []LeaseRead, now time.Time) why.Reconciler {
 	for _, r := range reads {
 		keys = append(keys, r.Key.String())
 	}
-	return why.Reconciler{Known: true,
+	return why.Reconciler{Known: true, OnlyRaydar: true,
 		Who: "no raydar operator has run here (no lease " + strings.Join(keys, " or ") + ")"}
 }
 

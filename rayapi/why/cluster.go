@@ -19,7 +19,7 @@ func clusterObject(rc *rayv1.RayCluster) object {
 	st := &rc.Status
 	written := st.State != "" || len(st.Conditions) > 0 || st.ObservedGeneration != 0 || st.LastUpdateTime != nil
 	return object{kind: "RayCluster", meta: &rc.ObjectMeta, managedBy: rc.Spec.ManagedBy,
-		lags: statusLags(&rc.ObjectMeta, written, st.ObservedGeneration)}
+		lags: statusLags(&rc.ObjectMeta, written, st.ObservedGeneration), unwritten: !written}
 }
 
 // clusterCauses is Cluster, unsorted.

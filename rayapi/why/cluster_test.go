@@ -254,6 +254,16 @@ func TestClusterCauses(t *testing.T) {
 			in.Cluster.Generation = 3
 			in.Reconciler = Reconciler{Known: true, Who: "--readonly"}
 		}, want: []string{"NotReconciled: not reconciled: --readonly"}},
+		{name: "raydar only: a status never written is not reconciled", in: func(in *ClusterInput) {
+			in.Cluster.Status = rayv1.RayClusterStatus{}
+			in.Pods = nil
+			in.Reconciler = Reconciler{Known: true, OnlyRaydar: true, Who: "no raydar operator runs here"}
+		}, want: []string{"NotReconciled: not reconciled: no raydar operator runs here"},
+			evidence: []string{"no operator has written its status (generation 1)"}},
+		{name: "raydar only: an older generation may be KubeRay's status, says nothing", in: func(in *ClusterInput) {
+			in.Cluster.Generation = 3
+			in.Reconciler = Reconciler{Known: true, OnlyRaydar: true, Who: "no raydar operator runs here"}
+		}},
 		{name: "inactive reconciler, current status says nothing", in: func(in *ClusterInput) {
 			in.Reconciler = Reconciler{Known: true, Who: "--readonly"}
 		}},

@@ -18,7 +18,7 @@ func jobObject(j *rayv1.RayJob) object {
 	st := &j.Status
 	written := st.JobDeploymentStatus != "" || st.ObservedGeneration != 0 || len(st.Conditions) > 0
 	return object{kind: "RayJob", meta: &j.ObjectMeta, managedBy: j.Spec.ManagedBy,
-		lags: statusLags(&j.ObjectMeta, written, st.ObservedGeneration)}
+		lags: statusLags(&j.ObjectMeta, written, st.ObservedGeneration), unwritten: !written}
 }
 
 // jobCauses is Job, unsorted.

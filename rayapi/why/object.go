@@ -16,6 +16,8 @@ type object struct {
 	// lags is true when the status does not describe the current spec:
 	// no status at all, or status.observedGeneration < generation.
 	lags bool
+	// unwritten is true when no operator has written a status at all.
+	unwritten bool
 }
 
 func (o object) subject() string { return o.kind + " " + o.meta.Namespace + "/" + o.meta.Name }
@@ -53,7 +55,10 @@ func whoCauses(o object, events []*corev1.Event, r Reconciler, out []Cause) []Ca
 	if c, ok := otherOperator(o, events); ok {
 		out = append(out, c)
 	}
-	if r.Known && !r.Active && o.lags {
+	// Only a status never written says so when raydar looked for no other
+	// operator (Reconciler.OnlyRaydar): KubeRay's status may lag the
+	// generation while KubeRay reconciles.
+	if r.Known && !r.Active && o.lags && (!r.OnlyRaydar || o.unwritten) {
 		who := r.Who
 		if who == "" {
 			who = "no raydar reconciler is active"
@@ -67,6 +72,9 @@ func whoCauses(o object, events []*corev1.Event, r Reconciler, out []Cause) []Ca
 }
 
 func lagEvidence(o object) string {
+	if o.unwritten {
+		return "no operator has written its status (generation " + itoa(o.meta.Generation) + ")"
+	}
 	return "its status does not describe generation " + itoa(o.meta.Generation)
 }
 

@@ -18,7 +18,7 @@ func serviceObject(s *rayv1.RayService) object {
 	st := &s.Status
 	written := len(st.Conditions) > 0 || st.ObservedGeneration != 0 || st.ServiceStatus != "" || st.LastUpdateTime != nil
 	return object{kind: "RayService", meta: &s.ObjectMeta, managedBy: s.Spec.ManagedBy,
-		lags: statusLags(&s.ObjectMeta, written, st.ObservedGeneration)}
+		lags: statusLags(&s.ObjectMeta, written, st.ObservedGeneration), unwritten: !written}
 }
 
 // serviceCauses is Service, unsorted.

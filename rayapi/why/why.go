@@ -61,6 +61,14 @@ type Reconciler struct {
 	// raydar-system/raydar-7f9 (lease holder)"), or why no one
 	// ("--readonly", "no leader: lease raydar-system/raydar expired 3m ago").
 	Who string
+	// OnlyRaydar: Known speaks of raydar only, read from its leader Lease
+	// by a raydar that did not look for other operators (its loop is off,
+	// or `raydar why`). KubeRay may reconcile the object and still leave
+	// status.observedGeneration behind (v1.6.2 writes the status only when
+	// something in it but observedGeneration changed: utils/consistency.go
+	// InconsistentRayClusterStatus), so only a status never written says
+	// the object is not reconciled.
+	OnlyRaydar bool
 }
 
 // ClusterInput is what the cache holds about one RayCluster.

@@ -451,9 +451,9 @@ func ReconcilerOf(role string) why.Reconciler {
 		holder := strings.TrimSuffix(strings.TrimPrefix(role, off+"leader: "), ")")
 		return why.Reconciler{Known: true, Active: true, Who: "raydar " + holder + " (lease holder)"}
 	case role == off+"no leader)":
-		return why.Reconciler{Known: true, Who: "no leader: raydar's leader lease is not held, and this raydar's reconcile loop is off"}
+		return why.Reconciler{Known: true, OnlyRaydar: true, Who: "no leader: raydar's leader lease is not held, and this raydar's reconcile loop is off"}
 	case role == off+"no raydar operator)":
-		return why.Reconciler{Known: true, Who: "no raydar operator runs here (no leader lease), and this raydar's reconcile loop is off"}
+		return why.Reconciler{Known: true, OnlyRaydar: true, Who: "no raydar operator runs here (no leader lease), and this raydar's reconcile loop is off"}
 	case role == "leader":
 		return why.Reconciler{Known: true, Active: true, Who: "this raydar (leader)"}
 	case strings.HasPrefix(role, "observer (leader: "):
