@@ -68,8 +68,14 @@ type acting struct {
 }
 
 // fail records a failed child write and says it once (per key, reason and
-// message) in a Warning.
+// message) in a Warning. A 409 is no failure: the child changed since it
+// was read (its status, most often, or a successor took its name), and the
+// next pass, soon, reads it again and decides again.
 func (a *acting) fail(key, reason, action, msg string, err error) {
+	if apierrors.IsConflict(err) {
+		a.res.RequeueAfter = soon
+		return
+	}
 	a.errs = append(a.errs, fmt.Errorf("%s: %w", msg, err))
 	if a.r.events.Once(a.rj.UID, key, reason+msg) {
 		a.r.event(a.rj, kit.Event{Type: corev1.EventTypeWarning, Reason: reason, Action: action, Message: msg + ": " + err.Error()})
@@ -146,8 +152,8 @@ func (a *acting) createChildren() {
 	}
 }
 
-// updateHeadService writes the head Service the plan changed; a conflict
-// or a Service gone is seen by the next pass, soon.
+// updateHeadService writes the head Service the plan changed; a Service
+// gone (or changed: fail) is seen by the next pass, soon.
 func (a *acting) updateHeadService() {
 	s := a.p.UpdateHeadService
 	if s == nil {
@@ -157,8 +163,7 @@ func (a *acting) updateHeadService() {
 	case err == nil:
 		a.r.event(a.rj, kit.Event{Type: corev1.EventTypeNormal, Reason: rayv1.EventUpdatedService, Action: "Update",
 			Message: fmt.Sprintf("Updated the service %s/%s", s.Namespace, s.Name)})
-	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
-		// The next pass sees the new version.
+	case apierrors.IsNotFound(err):
 		a.res.RequeueAfter = soon
 	default:
 		a.fail("update-service", rayv1.EventFailedToUpdateService, "Update", fmt.Sprintf("Failed to update the service %s/%s", s.Namespace, s.Name), err)
@@ -196,14 +201,7 @@ func (a *acting) suspendWorkers() {
 	if name == "" {
 		return
 	}
-	switch err := a.r.suspendWorkers(a.ctx, a.rj.Namespace, name); {
-	case apierrors.IsConflict(err):
-		// The cluster changed since it was read (its status, most often):
-		// the next pass reads it again and decides again. Not a failure
-		// to warn about.
-		a.res.RequeueAfter = soon
-		return
-	case err != nil:
+	if err := a.r.suspendWorkers(a.ctx, a.rj.Namespace, name); err != nil {
 		a.fail("suspend-workers", rayv1.EventFailedToUpdateRayCluster, "Update", "Failed to suspend the worker groups of RayCluster "+name, err)
 		return
 	}
