@@ -18,8 +18,7 @@ import (
 func clusterObject(rc *rayv1.RayCluster) object {
 	st := &rc.Status
 	written := st.State != "" || len(st.Conditions) > 0 || st.ObservedGeneration != 0 || st.LastUpdateTime != nil
-	return object{kind: "RayCluster", meta: &rc.ObjectMeta, managedBy: rc.Spec.ManagedBy,
-		lags: statusLags(&rc.ObjectMeta, written, st.ObservedGeneration), unwritten: !written}
+	return newObject("RayCluster", &rc.ObjectMeta, rc.Spec.ManagedBy, written, st.ObservedGeneration)
 }
 
 // clusterCauses is Cluster, unsorted.

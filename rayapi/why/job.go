@@ -17,8 +17,7 @@ const maxLogLines = 5
 func jobObject(j *rayv1.RayJob) object {
 	st := &j.Status
 	written := st.JobDeploymentStatus != "" || st.ObservedGeneration != 0 || len(st.Conditions) > 0
-	return object{kind: "RayJob", meta: &j.ObjectMeta, managedBy: j.Spec.ManagedBy,
-		lags: statusLags(&j.ObjectMeta, written, st.ObservedGeneration), unwritten: !written}
+	return newObject("RayJob", &j.ObjectMeta, j.Spec.ManagedBy, written, st.ObservedGeneration)
 }
 
 // jobCauses is Job, unsorted.

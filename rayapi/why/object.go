@@ -27,10 +27,12 @@ func (o object) about(e *corev1.Event) bool {
 	return e.InvolvedObject.Kind == o.kind && e.InvolvedObject.Name == o.meta.Name
 }
 
-// statusLags is the lags rule: no status written, or one for an older
-// generation.
-func statusLags(meta *metav1.ObjectMeta, written bool, observed int64) bool {
-	return !written || (observed != 0 && observed < meta.Generation)
+// newObject is an object whose status was written (anything in it) and
+// says it observed generation observed (0: not said): it lags when no
+// status was written, or one for an older generation.
+func newObject(kind string, meta *metav1.ObjectMeta, managedBy *string, written bool, observed int64) object {
+	return object{kind: kind, meta: meta, managedBy: managedBy, unwritten: !written,
+		lags: !written || (observed != 0 && observed < meta.Generation)}
 }
 
 // suspendedCause says that the object is suspended: by Kueue when it is in

@@ -17,8 +17,7 @@ import (
 func serviceObject(s *rayv1.RayService) object {
 	st := &s.Status
 	written := len(st.Conditions) > 0 || st.ObservedGeneration != 0 || st.ServiceStatus != "" || st.LastUpdateTime != nil
-	return object{kind: "RayService", meta: &s.ObjectMeta, managedBy: s.Spec.ManagedBy,
-		lags: statusLags(&s.ObjectMeta, written, st.ObservedGeneration), unwritten: !written}
+	return newObject("RayService", &s.ObjectMeta, s.Spec.ManagedBy, written, st.ObservedGeneration)
 }
 
 // serviceCauses is Service, unsorted.
