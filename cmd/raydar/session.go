@@ -36,6 +36,7 @@ import (
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui"
+	"github.com/raydar/raydar/tui/diagnose"
 )
 
 // sessionConfig says how the TUI connects to a cluster.
@@ -69,6 +70,7 @@ type sessionConfig struct {
 // the header. Close stops all of it.
 type session struct {
 	target     *kube.Target
+	cs         kubernetes.Interface // the session's typed client (Leases, access reviews, pod logs)
 	op         *controller.Operator // nil when observing only
 	reader     client.Reader        // reads from the cache
 	dashboards raydash.Resolver
@@ -103,8 +105,12 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		sc.reconcile = false
 	}
 	ctx, cancel := context.WithCancel(parent)
-	var err error
-	s := &session{target: t, src: watch.NewSource(watch.DefaultWindow), cancel: cancel, fleet: sc.fleet, history: sc.history != nil}
+	cs, err := kubernetes.NewForConfig(t.Config)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s := &session{target: t, cs: cs, src: watch.NewSource(watch.DefaultWindow), cancel: cancel, fleet: sc.fleet, history: sc.history != nil}
 	var informers cache.Cache
 	authors := history.NewAuthors()
 	if sc.reconcile {
@@ -167,12 +173,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 			return nil, err
 		}
 		informers, s.reader = c, c
-		s.setRole(loopOff)
-		cs, err := kubernetes.NewForConfig(t.Config)
-		if err != nil {
-			cancel()
-			return nil, err
-		}
+		s.setRole(diagnose.LoopOff)
 		s.wg.Add(2)
 		go func() {
 			defer s.wg.Done()
@@ -182,7 +183,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		}()
 		go func() {
 			defer s.wg.Done()
-			s.followLeases(ctx, cs)
+			s.followLeases(ctx)
 		}()
 	}
 	dash, err := newDashboards(t.Config, sc.book, raydash.SecretsFromReader(s.reader))
@@ -279,10 +280,6 @@ func describeRole(l controller.LeaderStatus, other controller.OtherOperator, now
 	return "observer (electing)"
 }
 
-// loopOff is the role of a session without its reconcile loop before (or
-// unless) raydar's leader election Leases say who leads.
-const loopOff = "observer (reconcile loop off)"
-
 // leasePollEvery is how often a session without its loop reads raydar's
 // leader election Leases: a Lease runs out 15 s after its last renewal,
 // so a lost leader shows within 20 s. While they cannot be read (no right
@@ -298,9 +295,9 @@ const (
 // NotReconciled) instead of an empty WHY. A read that fails keeps the
 // last answer (a blip must not recompute every diagnosis twice); Leases
 // this user may not read leave it unknown, as before.
-func (s *session) followLeases(ctx context.Context, cs kubernetes.Interface) {
+func (s *session) followLeases(ctx context.Context) {
 	get := func(ctx context.Context, k types.NamespacedName) (*coordinationv1.Lease, error) {
-		return cs.CoordinationV1().Leases(k.Namespace).Get(ctx, k.Name, metav1.GetOptions{})
+		return s.cs.CoordinationV1().Leases(k.Namespace).Get(ctx, k.Name, metav1.GetOptions{})
 	}
 	wait := leasePollEvery
 	t := time.NewTimer(0)
@@ -319,7 +316,7 @@ func (s *session) followLeases(ctx context.Context, cs kubernetes.Interface) {
 		}
 		l, holder := inspect.Leader(reads, time.Now())
 		if l != inspect.LeadershipUnknown {
-			s.setRole(describeLoopOff(l, holder))
+			s.setRole(diagnose.LoopOffRole(l, holder))
 		}
 		wait = nextLeasePoll(wait, l)
 		t.Reset(wait)
@@ -334,21 +331,6 @@ func nextLeasePoll(prev time.Duration, l inspect.Leadership) time.Duration {
 		return leasePollEvery
 	}
 	return min(2*prev, leasePollMax)
-}
-
-// describeLoopOff says who reconciles while this session's loop is off,
-// in the header's words (tui/diagnose ReconcilerOf reads them): no ages,
-// so they change only when the leadership does.
-func describeLoopOff(l inspect.Leadership, holder string) string {
-	switch l {
-	case inspect.LeadershipHeld:
-		return "observer (reconcile loop off; leader: " + holder + ")"
-	case inspect.LeadershipLapsed:
-		return "observer (reconcile loop off; no leader)"
-	case inspect.LeadershipNone:
-		return "observer (reconcile loop off; no raydar operator)"
-	}
-	return loopOff
 }
 
 // recorderHistory is a session's history: its recorder's, nothing before a
@@ -439,10 +421,7 @@ func (s *session) setupActions(t *kube.Target, sc sessionConfig) error {
 	if err != nil {
 		return err
 	}
-	cs, err := kubernetes.NewForConfig(t.Config)
-	if err != nil {
-		return err
-	}
+	cs := s.cs
 	s.review = func(ctx context.Context, sar *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error) {
 		return cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 	}

@@ -23,14 +23,14 @@ func TestLoopOffWordsAreUnderstood(t *testing.T) {
 		{inspect.LeadershipNone, true, false},
 		{inspect.LeadershipUnknown, false, false},
 	} {
-		role := describeLoopOff(tc.l, "op-1_x")
+		role := diagnose.LoopOffRole(tc.l, "op-1_x")
 		r := diagnose.ReconcilerOf(role)
 		if r.Known != tc.known || r.Active != tc.active {
 			t.Errorf("leadership %d: role %q reads as %+v, want known %v active %v", tc.l, role, r, tc.known, tc.active)
 		}
 	}
-	if got := describeLoopOff(inspect.LeadershipUnknown, ""); got != loopOff {
-		t.Errorf("an unreadable Lease says %q, want %q", got, loopOff)
+	if got := diagnose.LoopOffRole(inspect.LeadershipUnknown, ""); got != diagnose.LoopOff {
+		t.Errorf("an unreadable Lease says %q, want %q", got, diagnose.LoopOff)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/kube/inspect"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -437,6 +438,29 @@ func (d *Diagnoses) set(k watch.Kind, uid types.UID, cs []why.Cause) {
 // clearChanged forgets which WHY cells changed (the lists have them).
 func (d *Diagnoses) ClearChanged() { d.Changed = nil }
 
+// LoopOff is the role of a session without its reconcile loop before (or
+// unless) raydar's leader election Leases say who leads.
+const LoopOff = "observer (reconcile loop off)"
+
+// loopOffAnd begins the role of a session without its loop once the
+// Leases were read (LoopOffRole).
+const loopOffAnd = "observer (reconcile loop off; "
+
+// LoopOffRole says who reconciles while a session's loop is off, from its
+// read of raydar's leader Leases, in the header's words ReconcilerOf
+// reads: no ages, so they change only when the leadership does.
+func LoopOffRole(l inspect.Leadership, holder string) string {
+	switch l {
+	case inspect.LeadershipHeld:
+		return loopOffAnd + "leader: " + holder + ")"
+	case inspect.LeadershipLapsed:
+		return loopOffAnd + "no leader)"
+	case inspect.LeadershipNone:
+		return loopOffAnd + "no raydar operator)"
+	}
+	return LoopOff
+}
+
 // ReconcilerOf turns the session's role words (Session.Role: "leader",
 // "observer (leader: X)", "observer (electing)", "another operator: …",
 // "observer (reconcile loop stopped: …)", "observer (reconcile loop off)"
@@ -445,7 +469,7 @@ func (d *Diagnoses) ClearChanged() { d.Changed = nil }
 // reconciles. A session without its loop whose Leases could not be read
 // cannot tell (a raydar operator may run in the cluster): not known.
 func ReconcilerOf(role string) why.Reconciler {
-	const off = "observer (reconcile loop off; "
+	const off = loopOffAnd
 	switch {
 	case strings.HasPrefix(role, off+"leader: "):
 		holder := strings.TrimSuffix(strings.TrimPrefix(role, off+"leader: "), ")")
