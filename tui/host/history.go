@@ -119,7 +119,8 @@ func (h *HistoryCache) Block(st *styles.Styles, e *Env, uid types.UID, width, ro
 	}
 	head := st.Section.Render("History") + " " + st.Faint.Render("(this machine's record while raydar ran, not the cluster's)")
 	var body []string
-	switch s := h.state(uid); {
+	s := h.state(uid)
+	switch {
 	case s == nil || !s.loaded:
 		head += " " + st.Faint.Render("loading…")
 	case s.err != nil:
@@ -143,7 +144,7 @@ func (h *HistoryCache) Block(st *styles.Styles, e *Env, uid types.UID, width, ro
 			head += " " + st.Faint.Render(fmt.Sprintf("newest %d of %d: raydar history", len(body), len(s.entries)))
 		}
 	}
-	if s := h.state(uid); s != nil && s.loaded && s.err == nil && s.earlier > 0 {
+	if s != nil && s.loaded && s.err == nil && s.earlier > 0 {
 		what := "entries"
 		if s.earlier == 1 {
 			what = "entry"
