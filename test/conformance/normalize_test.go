@@ -362,7 +362,9 @@ func TestAWarningCountsAsTheOperatorsWord(t *testing.T) {
 }
 
 // TestIntendedExplainsKubeRaysRacesSeenInCI: differences that once failed a
-// CI run because intended.yaml lacked them, as that run printed them. Each
+// CI run because intended.yaml lacked them (the first as that run printed
+// it; the second's output was not kept, its object named as the suite
+// names a RayJob made by generateName rayjob-sample-). Each
 // is KubeRay's race, so the entry that explains it must be marked
 // sometimes; and it excuses only KubeRay's side (the same Warning from
 // raydar stays unexplained).
@@ -376,7 +378,7 @@ func TestIntendedExplainsKubeRaysRacesSeenInCI(t *testing.T) {
 		{Manifest: "samples/ray-service.deepseek.yaml", Object: "Warning RayService-deepseek-r1 FailedToUpdateHeadPodServeLabel",
 			KubeRay: `present {"reason":"FailedToUpdateHeadPodServeLabel"}`, Raydar: absent},
 		// CI of 2026-12-03: KubeRay's stale cache for a RayJob's head Service.
-		{Manifest: "samples/ray-job.kueue-toy-sample.yaml", Object: "Warning RayJob-rayjob-sample FailedToCreateService",
+		{Manifest: "samples/ray-job.kueue-toy-sample.yaml", Object: "Warning RayJob-rayjob-sample-##### FailedToCreateService",
 			KubeRay: `present {"reason":"FailedToCreateService"}`, Raydar: absent},
 	}
 	for _, d := range seen {
