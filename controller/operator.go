@@ -160,6 +160,16 @@ type Options struct {
 	// its managedFields, before the cache strips them) for raydar's
 	// history (kube/history).
 	Authors *history.Authors
+	// PodDefaults shape every Ray pod (KubeRay's Configuration
+	// headSidecarContainers, workerSidecarContainers, defaultContainerEnvs,
+	// defaultPodLabels, defaultPodAnnotations).
+	PodDefaults kit.PodDefaults
+	// EnableMetrics serves KubeRay's kuberay_* metrics (controller/metrics)
+	// on the metrics address, as KubeRay's --enable-metrics.
+	EnableMetrics bool
+	// UseKubernetesProxy reaches dashboards through the API server's
+	// services/proxy even in a pod, as KubeRay's --use-kubernetes-proxy.
+	UseKubernetesProxy bool
 }
 
 // Operator is raydar's reconcile loop for RayClusters, on a
@@ -270,7 +280,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		Gate: o.gate, Namespaces: opts.Namespaces, ClusterDomain: opts.ClusterDomain,
 		InjectProbes: !opts.DisableProbeInjection, Dashboards: dash,
 		SkipNameValidation: opts.SkipControllerNameValidation, Features: opts.FeatureGates,
-		BatchScheduler: opts.BatchScheduler,
+		BatchScheduler: opts.BatchScheduler, PodDefaults: opts.PodDefaults,
 	}, kinds(opts)...)
 	if err != nil {
 		return nil, err

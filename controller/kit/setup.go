@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,6 +48,24 @@ type Shared struct {
 	// BatchScheduler is the batch scheduler of --batch-scheduler
 	// (controller/batchscheduler), nil for none.
 	BatchScheduler batchscheduler.Scheduler
+	// PodDefaults shape every Ray pod built (KubeRay's Configuration:
+	// sidecars, default envs, labels and annotations).
+	PodDefaults PodDefaults
+}
+
+// PodDefaults are the pod-shaping fields of KubeRay's config.ray.io/v1alpha1
+// Configuration (--config): what the operator adds to every Ray pod it
+// builds, as KubeRay v1.7.0's raycluster_controller.go does.
+type PodDefaults struct {
+	// HeadSidecarContainers and WorkerSidecarContainers are appended to
+	// the head's and every worker's containers.
+	HeadSidecarContainers, WorkerSidecarContainers []corev1.Container
+	// DefaultContainerEnvs are added to the Ray containers; a user's
+	// variable of the same name wins.
+	DefaultContainerEnvs []corev1.EnvVar
+	// DefaultPodLabels and DefaultPodAnnotations are added to every Ray
+	// pod; the user's and raydar's own keys win.
+	DefaultPodLabels, DefaultPodAnnotations map[string]string
 }
 
 // Kind is one kind's registration: what its controller watches and owns,
