@@ -144,7 +144,8 @@ BENCH_E2E_FLAGS ?=
 bench-e2e: tools ## the TUI end to end against a sandbox: first render, idle CPU, RSS, key latency, bytes, LISTs (BENCH_E2E_FLAGS="-big -duration 20s -out FILE")
 	$(GO) run ./test/e2e/bench $(BENCH_E2E_FLAGS)
 
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet, and no built binary or file over 1 MiB tracked (hack/check-tracked-files.sh)
+	@bash hack/check-tracked-files.sh
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
