@@ -43,7 +43,7 @@ pod is Ready, a simulated head answers for it (the Jobs and Serve API of
 Ray's dashboard, a Serve proxy), and RayJob submitters submit to it. A job's
 entrypoint runs as a host shell command when the host can run it; otherwise
 (python scripts, ray imports) it is played out: RUNNING with a few log lines,
-then SUCCEEDED, or FAILED when the RayJob asks for it (see the README). A
+then SUCCEEDED, or FAILED when the RayJob asks for it (docs/sandbox.md). A
 raydar operator or TUI pointed at this KUBECONFIG reaches the simulated heads
 through the address book that the kubeconfig names.
 
