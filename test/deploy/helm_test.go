@@ -225,7 +225,7 @@ func gitTreeHash(t *testing.T, dir string) string {
 	}
 	type entry struct {
 		name, sortKey, mode string
-		id                 []byte
+		id                  []byte
 	}
 	var es []entry
 	for _, e := range ents {
