@@ -111,21 +111,27 @@ type chartRun struct {
 }
 
 // runChart installs the rendered objects in the sandbox (RBAC,
-// ServiceAccount, ConfigMap, Deployment: kwok runs its pods, whatever the
-// image) and runs raydar-operator as the Deployment's container would run
+// ServiceAccount, ConfigMap, Deployment and a pod of its template, which
+// kwok runs whatever the image) and runs raydar-operator as the Deployment's container would run
 // it, on this host: the container's command line with the program
 // replaced by ./cmd/raydar-operator, its env, the mounted ConfigMap's
 // files and the emptyDirs in a temporary directory standing for their
 // mount paths, the identity of its ServiceAccount (a TokenRequest token,
 // in a kubeconfig that also records the simulated Ray heads' address
-// book). The listen addresses are this host's free ports, not the pod's
+// book), and the pod's namespace in /var/run/secrets (a mount namespace
+// of its own, hence root). The listen addresses are this host's free ports, not the pod's
 // (other tests may hold 8080): the one change to the command line (or to
 // the config file, whose metricsAddr and probeAddr then say them). The
-// operator must answer the Deployment's probes, hold a Lease, bring a
+// operator must answer the Deployment's probes, hold a Lease in the
+// release namespace, bring a
 // RayCluster, a RayJob and a RayService to ready, never be refused by
 // the chart's RBAC, and exit 0 on SIGTERM.
 func runChart(t *testing.T, objs []*unstructured.Unstructured, r chartRun) {
 	t.Helper()
+	if uid := os.Geteuid(); uid != 0 {
+		t.Skipf("runs as uid %d: the operator runs with the pod's /var/run/secrets/kubernetes.io/serviceaccount (its namespace), "+
+			"bound in a mount namespace of its own, which needs root (CAP_SYS_ADMIN). Run as root (CI does) to run it", uid)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	d := only1[appsv1.Deployment](t, objs, "Deployment")
@@ -133,6 +139,17 @@ func runChart(t *testing.T, objs []*unstructured.Unstructured, r chartRun) {
 	c := p.container
 	applyObjects(t, ctx, d.Namespace, objs)
 	cs := sb.Clientset()
+	// The Deployment's pod, as its ReplicaSet would make it (the sandbox
+	// runs no Deployment controller; kwok runs the pod, whatever its
+	// image): what the operator sees of itself in the cluster, its labels
+	// those of the chart.
+	pod, err := cs.CoreV1().Pods(d.Namespace).Create(ctx, podOf(d), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a pod of the Deployment's template: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cs.CoreV1().Pods(d.Namespace).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+	})
 	for _, ns := range []string{r.ns, r.unwatched} {
 		if ns == "" {
 			continue
@@ -224,12 +241,27 @@ func runChart(t *testing.T, objs []*unstructured.Unstructured, r chartRun) {
 		env = append(env, e.Name+"="+envValue(t, e, c))
 	}
 
+	// The pod's namespace where every pod has it (and where the operator
+	// looks to elect in its own namespace): a directory of the test's bound
+	// on /run (/var/run) in a mount namespace of the operator's own.
+	podRun := filepath.Join(dir, "run")
+	saDir := filepath.Join(podRun, "secrets/kubernetes.io/serviceaccount")
+	if err := os.MkdirAll(saDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, b := range map[string][]byte{"token": []byte(token), "ca.crt": sb.Config.CAData, "namespace": []byte(d.Namespace)} {
+		if err := os.WriteFile(filepath.Join(saDir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var logs syncBuffer
-	cmd := exec.Command(operatorBinary(t), args...)
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `mount --bind "$0" /run && exec "$@"`, podRun, operatorBinary(t)}, args...)...)
 	cmd.Env, cmd.Dir = env, dir
 	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	t.Logf("%s %s (the Deployment's %s %s)", cmd.Path, strings.Join(args, " "), c.Command, c.Args)
+	// Go makes the new mount namespace's mounts private: the bind mount
+	// stays the operator's.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	t.Logf("raydar-operator %s (the Deployment's %s %s)", strings.Join(args, " "), c.Command, c.Args)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -289,11 +321,12 @@ func runChart(t *testing.T, objs []*unstructured.Unstructured, r chartRun) {
 		})
 	}
 
-	// The leader: a Lease held by this process (its identity is in its log).
+	// The leader: a Lease in the pod's namespace (as a pod of the
+	// Deployment elects) held by this process (its identity is in its log).
 	var lease string
-	eventually(t, ctx, 3*time.Minute, "raydar-operator to hold a Lease", func() (bool, string) {
+	eventually(t, ctx, 3*time.Minute, "raydar-operator to hold a Lease in "+d.Namespace, func() (bool, string) {
 		alive()
-		ls, err := cs.CoordinationV1().Leases("").List(ctx, metav1.ListOptions{})
+		ls, err := cs.CoordinationV1().Leases(d.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -340,8 +373,8 @@ func runChart(t *testing.T, objs []*unstructured.Unstructured, r chartRun) {
 		if err := cl.Get(ctx, client.ObjectKeyFromObject(rc), &got); err != nil {
 			return false, err.Error()
 		}
-		return got.Status.State == rayv1.Ready, fmt.Sprintf("state %q, %d/%d workers ready, conditions %v", got.Status.State,
-			got.Status.ReadyWorkerReplicas, got.Status.DesiredWorkerReplicas, got.Status.Conditions)
+		return got.Status.State == rayv1.Ready, fmt.Sprintf("state %q, %d/%d workers ready, conditions %v, events %v", got.Status.State,
+			got.Status.ReadyWorkerReplicas, got.Status.DesiredWorkerReplicas, got.Status.Conditions, eventsOf(ctx, r.ns, rc.Name))
 	})
 	eventually(t, ctx, 5*time.Minute, "RayJob "+r.ns+"/chart-job SUCCEEDED and Complete", func() (bool, string) {
 		alive()
@@ -410,6 +443,20 @@ func listenOn(content, key string, dflt int32, port int, podPort map[int32]int) 
 		return line.ReplaceAllLiteralString(content, set)
 	}
 	return strings.TrimRight(content, "\n") + "\n" + set + "\n"
+}
+
+// eventsOf are the reasons and messages of the Events about the object
+// name in ns (why an operator left it alone, say).
+func eventsOf(ctx context.Context, ns, name string) []string {
+	evs, err := sb.Clientset().EventsV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=" + name})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, e := range evs.Items {
+		out = append(out, e.Reason+": "+e.Note)
+	}
+	return out
 }
 
 func httpGet(u string) (int, string) {
