@@ -147,8 +147,8 @@ func TestRaydarChartValues(t *testing.T) {
 }
 
 // TestRaydarChartRunsRaydar installs raydar's chart in the sandbox (its
-// own names, beside config/default's) with its defaults and with every
-// option on, and runs raydar-operator as each Deployment's container
+// own names, beside config/default's) with its defaults, with every
+// option on as flags and with every option on in the config file, and runs raydar-operator as each Deployment's container
 // (runChart).
 func TestRaydarChartRunsRaydar(t *testing.T) {
 	needSandbox(t)
@@ -156,6 +156,17 @@ func TestRaydarChartRunsRaydar(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
 		objs := helmTemplate(t, raydarChart, "raydar", "raydar-helm", names...)
 		runChart(t, objs, chartRun{ns: "raydar-defaults"})
+	})
+	t.Run("every option as flags", func(t *testing.T) {
+		objs := helmTemplate(t, raydarChart, "raydar", "raydar-helm", append(slices.Clone(names), "-f", raydarAllValues, "--set", "configuration.enabled=false")...)
+		runChart(t, objs, chartRun{
+			ns: "raydar-watched", unwatched: "raydar-unwatched", batchScheduler: "yunikorn",
+			checkHead: func(t *testing.T, head *corev1.Pod) {
+				if head.Spec.SchedulerName != "yunikorn" {
+					t.Errorf("head schedulerName %q, want yunikorn (batchScheduler.name)", head.Spec.SchedulerName)
+				}
+			},
+		})
 	})
 	t.Run("every option", func(t *testing.T) {
 		objs := helmTemplate(t, raydarChart, "raydar", "raydar-helm", append(slices.Clone(names), "-f", raydarAllValues)...)
