@@ -84,7 +84,7 @@ if [[ "$mode" == gotestsum ]]; then
   exit 0
 fi
 
-# helm renders, lints and installs (as `helm template`) the charts of
+# helm renders (`helm template`) and lints the charts of
 # test/deploy: KubeRay's own (test/deploy/testdata/kuberay-operator-v1.7.0),
 # which installs raydar's operator unchanged, and raydar's
 # (config/helm/raydar-operator). Its own module, installed with
