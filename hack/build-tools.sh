@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds the sandbox control plane (kube-apiserver, etcd, kube-controller-manager,
-# kube-scheduler, kwok), controller-gen, gotestsum (the Makefile's test runner)
-# and KubeRay's operator (the oracle of the conformance suite, test/conformance)
+# kube-scheduler, kwok), controller-gen, gotestsum (the Makefile's test runner),
+# helm (test/deploy's charts) and KubeRay's operator (the oracle of the
+# conformance suite, test/conformance)
 # from the Go module proxy into bin/k8s, and cert-manager's CRDs into
 # bin/k8s/crds (the sandbox's cert-manager stand-in installs them).
 # `hack/build-tools.sh gotestsum` installs gotestsum alone,
 # `hack/build-tools.sh cert-manager-crds` gotestsum and the CRDs,
 # `hack/build-tools.sh volcano-crds` gotestsum and cert-manager's, Volcano's and scheduler-plugins' CRDs.
 # `hack/build-tools.sh gateway-crds` gotestsum, cert-manager's CRDs and the Gateway API's standard CRDs.
+# `hack/build-tools.sh helm` gotestsum and helm (test/deploy renders the Helm charts with it).
 # `hack/build-tools.sh sandbox` only what `raydar sandbox` and `raydar demo`
 # run (the control plane, kwok, cert-manager's and the Gateway API's CRDs): no gotestsum,
 # controller-gen nor KubeRay's operator, which only tests and generation use.
@@ -79,6 +81,40 @@ else
   to_cache gotestsum "$gotestsumver"
 fi
 if [[ "$mode" == gotestsum ]]; then
+  exit 0
+fi
+
+# helm renders (`helm template`) and lints the charts of
+# test/deploy: KubeRay's own (test/deploy/testdata/kuberay-operator-v1.7.0),
+# which installs raydar's operator unchanged, and raydar's
+# (config/helm/raydar-operator). Its own module, installed with
+# `go install module@version` as gotestsum is; the version ldflag makes
+# `helm version` say v4.3.2 rather than v4.3.
+helm=helm.sh/helm/v4/cmd/helm
+helmver=v4.3.2
+install_helm() {
+  local start tmp
+  if [[ -x "$out/helm" && -f "$out/.helm.stamp" && "$(cat "$out/.helm.stamp")" == "$helmver" ]]; then
+    echo ">> [helm] helm $helmver: up to date"
+    [[ -x "$cache/helm@$helmver" ]] || to_cache helm "$helmver"
+    return
+  fi
+  if from_cache helm "$helmver"; then
+    echo ">> [helm] helm $helmver: copied from $cache"
+    return
+  fi
+  echo ">> [helm] building helm $helmver (test/deploy renders the Helm charts with it)"
+  start=$(date +%s)
+  tmp="$(mktemp -d)"
+  GOBIN="$tmp" go install -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$helmver" "$helm@$helmver"
+  mv "$tmp/helm" "$out/helm"
+  rm -rf "$tmp"
+  echo "$helmver" > "$out/.helm.stamp"
+  to_cache helm "$helmver"
+  echo "   helm built in $(( $(date +%s) - start ))s"
+}
+if [[ "$mode" == helm ]]; then
+  install_helm
   exit 0
 fi
 
@@ -280,4 +316,5 @@ else
   to_cache kuberay-operator "$kuberayver"
   echo "   kuberay-operator built in $(( $(date +%s) - start ))s"
 fi
+install_helm
 echo ">> tools ready in $out"

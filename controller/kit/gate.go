@@ -3,6 +3,7 @@ package kit
 import (
 	"context"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -34,6 +35,21 @@ const (
 var otherOperatorSelectors = []client.MatchingLabels{
 	{rayv1.KubernetesApplicationNameLabelKey: "kuberay-operator"},
 	{"app.kubernetes.io/component": "kuberay-operator"},
+}
+
+// RunsRaydar reports whether a pod labelled as KubeRay's operator runs
+// raydar's instead: KubeRay's Helm chart, installed with raydar's image,
+// labels its pod app.kubernetes.io/name=kuberay-operator and sets the
+// container's command to its operatorCommand value, /raydar-operator
+// (docs/deploy.md). Without this raydar would take itself for KubeRay and
+// leave every object alone.
+func RunsRaydar(p *corev1.Pod) bool {
+	for _, c := range p.Spec.Containers {
+		if len(c.Command) > 0 && path.Base(c.Command[0]) == "raydar-operator" {
+			return true
+		}
+	}
+	return false
 }
 
 // OtherOperator is what raydar knows about another operator managing
@@ -231,6 +247,9 @@ func (g *Gate) Check(ctx context.Context) {
 			continue
 		}
 		for _, p := range list.Items {
+			if RunsRaydar(&p) {
+				continue
+			}
 			if p.DeletionTimestamp == nil && (p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodPending) {
 				found[p.Namespace+"/"+p.Name] = true
 			}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/raydar/raydar/controller/internal/fixture"
 	"github.com/raydar/raydar/controller/kit"
 
@@ -54,5 +56,27 @@ func TestSkipReason(t *testing.T) {
 	}
 	if msg := kuberay.Message(); !strings.Contains(msg, "ray-system/kuberay-operator-abc") || !strings.Contains(msg, rayv1.ManagedByRaydar) {
 		t.Errorf("message %q", msg)
+	}
+}
+
+// A pod of KubeRay's Helm chart that runs raydar's binary
+// (operatorCommand=/raydar-operator) is raydar itself, not another
+// operator; one running KubeRay's /manager is.
+func TestRunsRaydar(t *testing.T) {
+	pod := func(cmd ...string) *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kuberay-operator", Command: cmd}}}}
+	}
+	for _, tc := range []struct {
+		p    *corev1.Pod
+		want bool
+	}{
+		{pod("/raydar-operator"), true},
+		{pod("/usr/local/bin/raydar-operator"), true},
+		{pod("/manager"), false},
+		{pod(), false},
+	} {
+		if got := kit.RunsRaydar(tc.p); got != tc.want {
+			t.Errorf("RunsRaydar(command %q) = %v, want %v", tc.p.Spec.Containers[0].Command, got, tc.want)
+		}
 	}
 }

@@ -25,7 +25,9 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
 	if testing.Short() {
-		os.Exit(m.Run())
+		code := m.Run()
+		removeOperatorBuild()
+		os.Exit(code)
 	}
 	sandboxtest.MustExclusive()
 	opts := sandbox.Full()
@@ -40,6 +42,7 @@ func TestMain(m *testing.M) {
 	fmt.Fprintf(os.Stderr, "sandbox started in %s\n", time.Since(begin).Round(time.Millisecond))
 	sb = s
 	code := m.Run()
+	removeOperatorBuild()
 	if err := s.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping the sandbox:", err)
 		code = 1
@@ -51,5 +54,13 @@ func needSandbox(t *testing.T) {
 	t.Helper()
 	if sb == nil {
 		t.Skip("integration test: needs the sandbox control plane (skipped with -short)")
+	}
+}
+
+// removeOperatorBuild removes the raydar-operator the tests built
+// (operatorBinary).
+func removeOperatorBuild() {
+	if operatorBuildDir != "" {
+		_ = os.RemoveAll(operatorBuildDir)
 	}
 }
