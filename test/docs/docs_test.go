@@ -21,14 +21,6 @@ const (
 	maxParagraphWords = 80
 )
 
-// exemptSections are README.md headings whose paragraphs the word limit
-// does not judge yet. "Deploy in a cluster" is kept verbatim in issue 46's
-// rewrite because another branch edits it at the same time; shorten it and
-// remove it from here once that edit has merged.
-var exemptSections = map[string]bool{
-	"Deploy in a cluster": true,
-}
-
 func readLines(t *testing.T, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -119,9 +111,6 @@ func TestReadmeParagraphsAreShort(t *testing.T) {
 		t.Fatal("README.md has no paragraphs: the parser is broken")
 	}
 	for _, p := range ps {
-		if exemptSections[p.section] {
-			continue
-		}
 		if n := len(strings.Fields(p.text)); n > maxParagraphWords {
 			t.Errorf("README.md:%d: a paragraph of %d words, more than %d: split it or move it to docs/ (%.60s…)",
 				p.line, n, maxParagraphWords, strings.TrimSpace(p.text))
