@@ -46,5 +46,8 @@
 //
 // Layers: no package under kube imports controller, tui or cmd, and rayapi
 // imports nothing of kube (layers_test.go checks it with `go list -deps`).
-// What two layers share lives in rayapi.
+// What two layers share lives in rayapi. The sandbox is walled: no package
+// but cmd/raydar (its sandbox and demo commands), the sandbox's own and
+// the tests under test/ may link kube/sandbox/... (layers_test.go too), so
+// raydar-operator, the reconcilers and the TUI ship no simulator.
 package kube

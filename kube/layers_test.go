@@ -199,3 +199,63 @@ func listDeps(t *testing.T, patterns ...string) map[string][]string {
 	}
 	return deps
 }
+
+// sandboxWall: the sandbox (kube/sandbox/...: the control plane, the
+// simulated heads, schedulers and certificates) is a wing of its own. No
+// production package may link it, so raydar-operator and the reconcilers,
+// the TUI and the API types ship no simulator: only cmd/raydar (its
+// `raydar sandbox` and `raydar demo`) and the tests under test/ may.
+const sandboxWall = module + "/kube/sandbox"
+
+// sandboxViolations lists, sorted, every "pkg imports dep" where a
+// production package depends (directly or not) on the sandbox.
+func sandboxViolations(deps map[string][]string) []string {
+	var out []string
+	for pkg, ds := range deps {
+		if under(pkg, sandboxWall) || under(pkg, module+"/test") || pkg == module+"/cmd/raydar" {
+			continue
+		}
+		for _, d := range ds {
+			if under(d, sandboxWall) {
+				out = append(out, pkg+" imports "+d)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestSandboxViolationsFindsProductionImports(t *testing.T) {
+	deps := map[string][]string{
+		module + "/kube/sandbox/seed":        {module + "/kube/sandbox"},
+		module + "/cmd/raydar":               {module + "/kube/sandbox"},
+		module + "/test/faults":              {module + "/kube/sandbox/headsim"},
+		module + "/cmd/internal/operatorcmd": {module + "/kube/sandbox/headsim"},
+		module + "/kube/raydash":             {module + "/kube/sandboxed"}, // not the sandbox
+		module + "/controller/raycluster":    {module + "/kube/sandbox"},
+		module + "/tui/pages/cluster":        {"fmt"},
+	}
+	got := sandboxViolations(deps)
+	want := []string{
+		module + "/cmd/internal/operatorcmd imports " + module + "/kube/sandbox/headsim",
+		module + "/controller/raycluster imports " + module + "/kube/sandbox",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("sandboxViolations =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestProductionImportsNoSandbox runs `go list -deps` over every package
+// of the module but the tests' (test/...): none but cmd/raydar and the
+// sandbox's own may depend on kube/sandbox.
+func TestProductionImportsNoSandbox(t *testing.T) {
+	deps := listDeps(t, module+"/rayapi/...", module+"/kube/...", module+"/controller/...", module+"/tui/...", module+"/cmd/...")
+	if _, ok := deps[module+"/cmd/raydar-operator"]; !ok {
+		t.Fatalf("go list listed %d packages without cmd/raydar-operator", len(deps))
+	}
+	if v := sandboxViolations(deps); len(v) > 0 {
+		t.Errorf("production packages link the sandbox (only cmd/raydar and test/ may):\n  %s\n"+
+			"move what both need out of kube/sandbox into the package that owns it",
+			strings.Join(v, "\n  "))
+	}
+}
