@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/rayapi/kinds"
 )
 
 // Who classifies the writer of a change.
@@ -160,25 +160,20 @@ type Written struct {
 
 // writtenOf reads the writers of a Ray object; ok is false for other types.
 func writtenOf(obj any) (types.UID, Written, bool) {
-	var m *metav1.ObjectMeta
-	scale := false
-	switch o := obj.(type) {
-	case *rayv1.RayCluster:
-		m, scale = &o.ObjectMeta, true
-	case *rayv1.RayJob:
-		m = &o.ObjectMeta
-	case *rayv1.RayService:
-		m = &o.ObjectMeta
-	case *rayv1.RayCronJob:
-		m = &o.ObjectMeta
-	default:
+	o, ok := obj.(kinds.Object)
+	if !ok {
 		return "", Written{}, false
 	}
-	w := Written{ResourceVersion: m.ResourceVersion, Spec: authorOf(m.ManagedFields, markerSpec)}
-	if scale {
-		w.Scale = authorOf(m.ManagedFields, markerWorkerGroups)
+	k, ok := kinds.Of(o)
+	if !ok || !k.IsRay() {
+		return "", Written{}, false
 	}
-	return m.UID, w, true
+	mf := o.GetManagedFields()
+	w := Written{ResourceVersion: o.GetResourceVersion(), Spec: authorOf(mf, markerSpec)}
+	if k == kinds.RayCluster {
+		w.Scale = authorOf(mf, markerWorkerGroups)
+	}
+	return o.GetUID(), w, true
 }
 
 // Authors keeps, per object UID, who wrote the spec at its last few

@@ -18,20 +18,11 @@ import (
 
 // RefOf names a Ray object; ok is false for other types.
 func RefOf(obj client.Object) (Ref, bool) {
-	var kind string
-	switch obj.(type) {
-	case *rayv1.RayCluster:
-		kind = KindRayCluster
-	case *rayv1.RayJob:
-		kind = KindRayJob
-	case *rayv1.RayService:
-		kind = KindRayService
-	case *rayv1.RayCronJob:
-		kind = KindRayCronJob
-	default:
+	k, ok := kinds.Of(obj)
+	if !ok || !k.IsRay() {
 		return Ref{}, false
 	}
-	return Ref{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}, true
+	return Ref{Kind: k.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}, true
 }
 
 // Diff is what changed from old to new of one Ray object (RayCluster,

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/rayapi/kinds"
 	"github.com/raydar/raydar/rayapi/podview"
-	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
 // InformerSource is the part of a controller-runtime cache the Recorder
@@ -103,25 +103,13 @@ func (r *Recorder) Version(ref Ref) uint64 {
 	return r.versions[ref.key()]
 }
 
-// watched are the kinds recorded; RayCronJob is optional (older CRDs).
-var watched = []struct {
-	new      func() client.Object
-	optional bool
-}{
-	{func() client.Object { return &rayv1.RayCluster{} }, false},
-	{func() client.Object { return &rayv1.RayJob{} }, false},
-	{func() client.Object { return &rayv1.RayService{} }, false},
-	{func() client.Object { return &rayv1.RayCronJob{} }, true},
-	{func() client.Object { return &corev1.Pod{} }, false},
-}
-
 // Watch adds the Recorder's handlers to c's informers (starting those c
 // does not have, without waiting for them to sync). Close removes them.
 func (r *Recorder) Watch(ctx context.Context, c InformerSource) error {
-	for _, w := range watched {
-		obj := w.new()
+	for _, k := range kinds.All { // the Ray kinds and their pods; an optional kind may be missing (older CRDs)
+		obj := k.New()
 		inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
-		if err != nil && w.optional && meta.IsNoMatchError(err) {
+		if err != nil && k.Optional && meta.IsNoMatchError(err) {
 			continue
 		}
 		if err != nil {
