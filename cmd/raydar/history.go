@@ -34,9 +34,9 @@ func newHistoryCmd(g *globals) *cobra.Command {
 		file   string
 	)
 	cmd := &cobra.Command{
-		Use:   "history cluster|job|service|cronjob NAME",
+		Use:   "history " + wordUsage(kinds.Ray) + " NAME",
 		Short: "Show what this machine's raydar saw happen to a Ray object: replica changes and who made them, pods, states",
-		Long: "Print the timeline raydar recorded for one RayCluster, RayJob, RayService or RayCronJob:\n" +
+		Long: "Print the timeline raydar recorded for one " + kindList(kinds.Ray) + ":\n" +
 			"replica changes per worker group and who made them (the Ray autoscaler, a person through\n" +
 			"raydar, raydar's reconciler, kubectl, another client: read from managedFields), pods created,\n" +
 			"deleted, evicted, OOM-killed or restarted (under their RayCluster), condition, state and job\n" +

@@ -18,20 +18,21 @@ func newResumeCmd(g *globals) *cobra.Command { return newSuspendResumeCmd(g, fal
 
 func newSuspendResumeCmd(g *globals, suspend bool) *cobra.Command {
 	var f mutationFlags
-	verb, short := "resume", "Resume a suspended RayCluster, RayJob, RayService or RayCronJob (spec.suspend: false)"
+	ks := suspendable()
+	verb, short := "resume", "Resume a suspended "+kindList(ks)+" (spec.suspend: false)"
 	if suspend {
-		verb, short = "suspend", "Suspend a RayCluster, RayJob, RayService or RayCronJob (spec.suspend: true)"
+		verb, short = "suspend", "Suspend a "+kindList(ks)+" (spec.suspend: true)"
 	}
 	cmd := &cobra.Command{
 		Use:   verb + " KIND NAME",
 		Short: short,
-		Long: short + ".\nKIND is raycluster (rc, cluster), rayjob (rj, job), rayservice (rs, service) or\nraycronjob (rcj, cronjob), or their plurals: the names raydar get takes.\n" +
+		Long: short + ".\nKIND is " + kindNames(ks) + ",\nor their plurals: the names raydar get takes.\n" +
 			"A RayJob can be suspended only with shutdownAfterJobFinishes: true. A suspended\n" +
 			"RayCronJob creates no RayJobs on its schedule; the ones it created keep running.",
 		Example: fmt.Sprintf("  raydar %s rc my-cluster\n  raydar %s rayjob my-job --yes\n  raydar %s cronjob nightly-report", verb, verb, verb),
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return fmt.Errorf("%s needs KIND and NAME (got %d arguments): raydar %s raycluster|rayjob|rayservice|raycronjob NAME", verb, len(args), verb)
+				return fmt.Errorf("%s needs KIND and NAME (got %d arguments): raydar %s %s NAME", verb, len(args), verb, kindUsage(ks))
 			}
 			return nil
 		},

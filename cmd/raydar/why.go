@@ -43,9 +43,9 @@ func whyKind(name string) (*kinds.Kind, error) {
 func newWhyCmd(g *globals) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "why cluster|job|service NAME",
-		Short: "Say why a RayCluster, RayJob or RayService is not progressing: its causes, evidence and fixes",
-		Long: "Diagnose one RayCluster, RayJob or RayService from what the API server holds (the object,\n" +
+		Use:   "why " + wordUsage(diagnosed()) + " NAME",
+		Short: "Say why a " + kindList(diagnosed()) + " is not progressing: its causes, evidence and fixes",
+		Long: "Diagnose one " + kindList(diagnosed()) + " from what the API server holds (the object,\n" +
 			"its pods and their Events, the nodes, who holds raydar's leader Lease; for a RayJob its\n" +
 			"cluster and submitter pods, for a RayService its active and pending clusters), and print\n" +
 			"one line per cause, most decisive first (CODE, subject, summary), with the evidence and\n" +
