@@ -198,6 +198,15 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		}
 	}
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
+	if opts.UseKubernetesProxy && opts.AddressBook == nil && opts.ServeProxyChecker == nil {
+		// KubeRay's --use-kubernetes-proxy: Serve proxies through the API
+		// server's pod proxy, in a pod too (dashboards: see dashboards).
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("controller: --use-kubernetes-proxy: %w", err)
+		}
+		opts.ServeProxyChecker = rayservice.APIServerServeProxyChecker(cs)
+	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "raydar-operator"
 	}
@@ -462,13 +471,18 @@ func kinds(opts Options) []kit.Registration {
 	if rs.ProxyChecker == nil && opts.AddressBook != nil {
 		rs.ProxyChecker = ServeProxyCheckerFromAddressBook(opts.AddressBook)
 	}
-	return []kit.Registration{
+	regs := []kit.Registration{
 		raycluster.Registration(raycluster.Options{StatusCoalesceWindow: opts.StatusCoalesceWindow, Concurrency: opts.Concurrency,
 			NetworkPolicies: opts.FeatureGates.Enabled(features.RayClusterNetworkPolicy), BatchScheduler: opts.BatchScheduler}),
 		rayjob.Registration(opts.RayJob),
 		rayservice.Registration(rs),
-		raycronjob.Registration(raycronjob.Options{Local: time.Local}),
 	}
+	// RayCronJob=false (KubeRay's default, which its chart renders) runs no
+	// RayCronJob controller, as KubeRay's main.go does with the gate off.
+	if opts.FeatureGates.Enabled(features.RayCronJob) {
+		regs = append(regs, raycronjob.Registration(raycronjob.Options{Local: time.Local}))
+	}
+	return regs
 }
 
 // checkBatchScheduler refuses a batch scheduler whose gang object the API
@@ -491,7 +505,8 @@ func checkBatchScheduler(mgr manager.Manager, s batchscheduler.Scheduler) error 
 }
 
 // dashboards is Options.Dashboards, or a raydash resolver with
-// ClusterDomain and AddressBook.
+// ClusterDomain and AddressBook (the API server's service proxy with
+// UseKubernetesProxy and no AddressBook).
 func dashboards(mgr manager.Manager, opts Options) (raydash.Resolver, error) {
 	if opts.Dashboards != nil {
 		return opts.Dashboards, nil
@@ -500,6 +515,8 @@ func dashboards(mgr manager.Manager, opts Options) (raydash.Resolver, error) {
 		HeadServiceName: kit.HeadServiceName, ClusterDomain: opts.ClusterDomain}
 	if opts.AddressBook != nil {
 		ro.AddressBook = opts.AddressBook
+	} else if opts.UseKubernetesProxy {
+		ro.Mode = raydash.ModeServiceProxy // KubeRay's --use-kubernetes-proxy: in a pod too
 	}
 	res, err := raydash.New(ro)
 	if err != nil {

@@ -62,32 +62,35 @@ type Spec struct {
 	Stage          string // Alpha, Beta (KubeRay v1.7.0)
 	Support        Support
 	// Why says, for a gate that cannot be set one way, what raydar does
-	// instead.
+	// instead, or why raydar's default differs from KubeRay's.
 	Why string
+	// OnByDefault turns on by default a gate KubeRay leaves off.
+	OnByDefault bool
 }
 
 // Default is raydar's default: KubeRay's, but on for a gate raydar always
-// behaves as on (RayCronJob: raydar runs RayCronJobs without it).
-func (s Spec) Default() bool { return s.KubeRayDefault || s.Support == Always }
+// behaves as on, or turns on by default (RayCronJob: raydar runs
+// RayCronJobs unless told not to).
+func (s Spec) Default() bool { return s.KubeRayDefault || s.Support == Always || s.OnByDefault }
 
 // All is every gate of KubeRay v1.7.0, in features.go's order.
 var All = []Spec{
 	{RayClusterStatusConditions, true, "Beta", Always,
-		"raydar always writes the RayCluster status conditions (HeadPodReady, RayClusterProvisioned, ReplicaFailure, …)"},
+		"raydar always writes the RayCluster status conditions (HeadPodReady, RayClusterProvisioned, ReplicaFailure, …)", false},
 	{RayJobDeletionPolicy, true, "Beta", Always,
-		"raydar always implements a RayJob's deletionStrategy"},
+		"raydar always implements a RayJob's deletionStrategy", false},
 	{RayMultiHostIndexing, true, "Beta", Always,
-		"raydar always labels multi-host workers with their replica and host index"},
-	{RayServiceIncrementalUpgrade, true, "Beta", Toggle, ""},
-	{RayCronJob, false, "Alpha", Always,
-		"raydar always reconciles RayCronJobs (on by default in raydar, off in KubeRay)"},
-	{SidecarSubmitterRestart, false, "Alpha", Toggle, ""},
-	{RayClusterNetworkPolicy, false, "Alpha", Toggle, ""},
-	{GCSFaultToleranceEmbeddedStorage, false, "Alpha", Toggle, ""},
-	{RayClusterMTLS, false, "Alpha", Toggle, ""},
-	{RayClusterHistoryServer, false, "Alpha", Toggle, ""},
+		"raydar always labels multi-host workers with their replica and host index", false},
+	{RayServiceIncrementalUpgrade, true, "Beta", Toggle, "", false},
+	{RayCronJob, false, "Alpha", Toggle,
+		"on by default in raydar, off in KubeRay: RayCronJob=false leaves RayCronJobs unreconciled, as KubeRay (its chart renders it)", true},
+	{SidecarSubmitterRestart, false, "Alpha", Toggle, "", false},
+	{RayClusterNetworkPolicy, false, "Alpha", Toggle, "", false},
+	{GCSFaultToleranceEmbeddedStorage, false, "Alpha", Toggle, "", false},
+	{RayClusterMTLS, false, "Alpha", Toggle, "", false},
+	{RayClusterHistoryServer, false, "Alpha", Toggle, "", false},
 	{KubernetesWAS, false, "Alpha", NotImplemented,
-		"raydar does not implement the Workload-Aware Scheduling batch scheduler"},
+		"raydar does not implement the Workload-Aware Scheduling batch scheduler: its scheduling.k8s.io/v1alpha2 Workload and PodGroup are served by Kubernetes 1.36 only (removed in 1.37, which raydar's sandbox runs), so it cannot be tested here", false},
 }
 
 // Lookup is the spec of a gate by name.

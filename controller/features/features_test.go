@@ -8,7 +8,7 @@ import (
 func TestDefaultsAreKubeRaysButForWhatRaydarAlwaysDoes(t *testing.T) {
 	var zero Gates
 	for _, s := range All {
-		if s.Support != Always && s.Default() != s.KubeRayDefault {
+		if s.Support != Always && !s.OnByDefault && s.Default() != s.KubeRayDefault {
 			t.Errorf("%s: raydar's default %t differs from KubeRay v1.7.0's %t", s.Name, s.Default(), s.KubeRayDefault)
 		}
 		if zero.Enabled(s.Name) != s.Default() {
@@ -50,7 +50,7 @@ func TestParse(t *testing.T) {
 		{in: "GCSFaultToleranceEmbeddedStorage=true,RayClusterHistoryServer=false", on: []Gate{GCSFaultToleranceEmbeddedStorage}, off: []Gate{RayClusterHistoryServer}},
 		{in: "SidecarSubmitterRestart=true", on: []Gate{SidecarSubmitterRestart}},
 		{in: "KubernetesWAS=true", wantErr: "feature gate KubernetesWAS=true: not implemented by raydar"},
-		{in: "RayCronJob=false", wantErr: "feature gate RayCronJob=false: raydar cannot turn it off (raydar always reconciles RayCronJobs"},
+		{in: "RayCronJob=false", off: []Gate{RayCronJob}},
 		{in: "RayClusterStatusConditions=false", wantErr: "feature gate RayClusterStatusConditions=false: raydar cannot turn it off"},
 		{in: "RayJobDeletionPolicy=false", wantErr: "feature gate RayJobDeletionPolicy=false: raydar cannot turn it off"},
 		{in: "RayMultiHostIndexing=false", wantErr: "feature gate RayMultiHostIndexing=false: raydar cannot turn it off"},

@@ -17,6 +17,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"gopkg.in/natefinch/lumberjack.v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -30,6 +31,7 @@ import (
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash/addrbook"
+	"github.com/raydar/raydar/rayapi/config"
 )
 
 // Long is the help text of the operator command.
@@ -52,6 +54,7 @@ const podNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespac
 // its root).
 func New(use string, kf *kube.Flags) *cobra.Command {
 	var (
+		kr          kubeRay
 		o           controller.Options
 		noElect     bool
 		verbosity   int
@@ -63,12 +66,23 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 		Long:  Long,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			notes, err := kr.resolve(cmd.Flags(), &o, &noElect, os.Getenv)
+			if err != nil {
+				return err
+			}
 			target, err := kf.Resolve()
 			if err != nil {
 				return err
 			}
 			TuneGC(os.Getenv)
-			logger := NewLogger(cmd.ErrOrStderr(), verbosity)
+			logger, closeLog, err := newLogger(cmd.ErrOrStderr(), verbosity, kr.logStdoutEncoder, kr.logFile, kr.logFileEncoder)
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			for _, n := range notes {
+				logger.Info(n)
+			}
 			ctrllog.SetLogger(logger)
 			o.Logger = logger
 			o.DisableLeaderElection = noElect
@@ -116,8 +130,17 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 			return nil
 		},
 	}
-	f := cmd.Flags()
-	f.BoolVar(&noElect, "no-leader-election", false, "reconcile without electing a leader (only when no other raydar runs)")
+	bindSettings(cmd.Flags(), &o, &noElect, &kr)
+	cmd.Flags().IntVarP(&verbosity, "v", "v", 0, "log verbosity")
+	cmd.Flags().StringVar(&historyFile, "history-file", history.DefaultPathOrEmpty(), `this process's record of what happened to Ray objects (raydar history); "" keeps it in memory`)
+	return cmd
+}
+
+// bindSettings registers the flags that set o (noElect: raydar's
+// --no-leader-election), raydar's names and KubeRay's (kr; resolved after
+// parsing by kr.resolve).
+func bindSettings(f *pflag.FlagSet, o *controller.Options, noElect *bool, kr *kubeRay) {
+	f.BoolVar(noElect, "no-leader-election", false, "reconcile without electing a leader (only when no other raydar runs)")
 	f.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace in a cluster, else "+controller.DefaultLeaderElectionNamespace+" when it exists, else default, as the TUI picks)")
 	f.StringVar(&o.LeaderElectionID, "leader-election-id", controller.DefaultLeaderElectionID, "name of the leader election Lease")
 	f.StringVar(&o.Identity, "identity", "", "identity in the leader election (default <hostname>_<random>)")
@@ -132,9 +155,7 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 	f.IntVar(&o.Burst, "kube-api-burst", controller.DefaultBurst, "burst of requests to the API server")
 	FeatureGatesFlag(f, &o.FeatureGates)
 	BatchSchedulerFlag(f, &o.BatchScheduler)
-	f.IntVarP(&verbosity, "v", "v", 0, "log verbosity")
-	f.StringVar(&historyFile, "history-file", history.DefaultPathOrEmpty(), `this process's record of what happened to Ray objects (raydar history); "" keeps it in memory`)
-	return cmd
+	kr.register(f, o)
 }
 
 // GCPercent is the operator's GOGC. Its live heap is small (10–13 MiB at
@@ -208,9 +229,26 @@ func NewLoop(cfg *rest.Config, o controller.Options, book *addrbook.Book) (*cont
 	return controller.New(cfg, o)
 }
 
-// NewLogger logs one line per entry to w (the command's stderr).
+// NewLogger logs one line per entry to w (the command's stderr), as text
+// (KubeRay's "console" encoder).
 func NewLogger(w io.Writer, v int) logr.Logger {
+	return logr.New(newSink(w, v, "console"))
+}
+
+// newSink is one line per entry to w, encoded as "console" (a timestamp,
+// the logger's name, then key="value" pairs) or "json" (one object a line,
+// with "ts", "level", "logger", "msg", as KubeRay's zap encoder writes).
+func newSink(w io.Writer, v int, encoder string) logr.LogSink {
 	var mu sync.Mutex
+	opts := funcr.Options{Verbosity: v}
+	if encoder == "json" {
+		opts.LogTimestamp, opts.TimestampFormat = true, "2006-01-02T15:04:05.000Z07:00"
+		return funcr.NewJSON(func(obj string) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintln(w, obj)
+		}, opts).GetSink()
+	}
 	return funcr.New(func(prefix, args string) {
 		ts := time.Now().Format("2006-01-02T15:04:05.000Z07:00")
 		mu.Lock()
@@ -220,7 +258,52 @@ func NewLogger(w io.Writer, v int) logr.Logger {
 			return
 		}
 		fmt.Fprintln(w, ts, args)
-	}, funcr.Options{Verbosity: v})
+	}, opts).GetSink()
+}
+
+// newLogger is the operator's logger: to w in stdoutEncoder's format and,
+// with file, to that file as well in fileEncoder's, rotated as KubeRay
+// rotates it (lumberjack: 500 MB a file, 10 files, 30 days; main.go:149-156).
+// The returned function closes the file.
+func newLogger(w io.Writer, v int, stdoutEncoder, file, fileEncoder string) (logr.Logger, func(), error) {
+	for _, e := range []string{stdoutEncoder, fileEncoder} {
+		if err := config.CheckEncoder(e); err != nil {
+			return logr.Logger{}, nil, err
+		}
+	}
+	sink := newSink(w, v, stdoutEncoder)
+	if file == "" {
+		return logr.New(sink), func() {}, nil
+	}
+	f := &lumberjack.Logger{Filename: file, MaxSize: 500, MaxBackups: 10, MaxAge: 30}
+	if _, err := f.Write(nil); err != nil {
+		return logr.Logger{}, nil, fmt.Errorf("--log-file-path %s: %w", file, err)
+	}
+	return logr.New(teeSink{sink, newSink(f, v, fileEncoder)}), func() { _ = f.Close() }, nil
+}
+
+// teeSink sends every entry to both sinks.
+type teeSink struct{ a, b logr.LogSink }
+
+func (t teeSink) Init(info logr.RuntimeInfo) { t.a.Init(info); t.b.Init(info) }
+func (t teeSink) Enabled(level int) bool     { return t.a.Enabled(level) || t.b.Enabled(level) }
+func (t teeSink) Info(level int, msg string, kv ...any) {
+	if t.a.Enabled(level) {
+		t.a.Info(level, msg, kv...)
+	}
+	if t.b.Enabled(level) {
+		t.b.Info(level, msg, kv...)
+	}
+}
+func (t teeSink) Error(err error, msg string, kv ...any) {
+	t.a.Error(err, msg, kv...)
+	t.b.Error(err, msg, kv...)
+}
+func (t teeSink) WithValues(kv ...any) logr.LogSink {
+	return teeSink{t.a.WithValues(kv...), t.b.WithValues(kv...)}
+}
+func (t teeSink) WithName(name string) logr.LogSink {
+	return teeSink{t.a.WithName(name), t.b.WithName(name)}
 }
 
 // SandboxBook returns the address book of the simulated Ray heads when the
