@@ -191,6 +191,9 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		return nil, errors.New("controller: nil rest.Config")
 	}
 	opts = withDefaults(opts)
+	if err := opts.PodDefaults.Validate(); err != nil {
+		return nil, fmt.Errorf("controller: the pod defaults (KubeRay's configuration file): %w", err)
+	}
 	cfg = rest.CopyConfig(cfg)
 	if opts.FeatureGates.Enabled(features.SidecarSubmitterRestart) {
 		if err := checkSidecarRestartServer(cfg); err != nil { // sidecar_restart.go

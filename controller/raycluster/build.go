@@ -43,6 +43,9 @@ type BuildConfig struct {
 	// Scheduler is the batch scheduler of --batch-scheduler, nil for none
 	// (gang.go).
 	Scheduler batchscheduler.Scheduler
+	// PodDefaults are the operator's sidecars, default envs, labels and
+	// annotations (KubeRay's Configuration; poddefaults.go).
+	PodDefaults kit.PodDefaults
 }
 
 func DefaultBuildConfig() BuildConfig {
@@ -337,6 +340,9 @@ func BuildPod(rc *rayv1.RayCluster, b PodBuild, hash string, cfg BuildConfig) *c
 	addTLS(rc, pod, b.Head, cfg)
 	// The history collector sidecar, last (historyserver.go; :304-314).
 	addHistoryCollector(rc, spec, b.Head, fq, cfg)
+	// The operator's sidecars, labels and annotations, where KubeRay adds
+	// them: after its pod template, before BuildPod (poddefaults.go).
+	addPodDefaults(pod, b.Head, cfg.PodDefaults)
 	ray = &spec.Containers[rayv1.RayContainerIndex]
 
 	// From here on KubeRay's BuildPod: volumes, the command, env, probes.
@@ -373,6 +379,7 @@ func BuildPod(rc *rayv1.RayCluster, b PodBuild, hash string, cfg BuildConfig) *c
 		addEnv(&spec.InitContainers[i], corev1.EnvVar{Name: envFQRayIP, Value: fq})
 		addEnv(&spec.InitContainers[i], corev1.EnvVar{Name: envRayIP, Value: kit.HeadServiceName(rc)})
 	}
+	addDefaultEnvs(ray, cfg.PodDefaults)
 	setRayContainerEnv(rc, ray, b.Head, fq, port, startCmd)
 	setCollectorEventEnv(spec, ray, cfg)
 

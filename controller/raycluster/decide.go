@@ -224,6 +224,7 @@ func decide(o *observed) *plan {
 		return p
 	}
 	errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, o.Config.Features)...)
+	errs = append(errs, SidecarConflicts(&rc.Spec, field.NewPath("spec"), o.Config.PodDefaults)...)
 	if o.MTLS != nil && !o.MTLS.CertManager {
 		errs = append(errs, certManagerMissing())
 	}

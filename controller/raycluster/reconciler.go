@@ -147,6 +147,7 @@ func SharedBuildConfig(sh kit.Shared) BuildConfig {
 	cfg.InjectProbes = sh.InjectProbes
 	cfg.Features = sh.Features
 	cfg.Scheduler = sh.BatchScheduler
+	cfg.PodDefaults = sh.PodDefaults
 	return cfg
 }
 
