@@ -12,6 +12,7 @@ import (
 	"github.com/raydar/raydar/controller/batchscheduler"
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/controller/metrics"
 	"github.com/raydar/raydar/controller/raycluster"
 	"github.com/raydar/raydar/controller/raycronjob"
 	"github.com/raydar/raydar/controller/rayjob"
@@ -36,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/raydar/raydar/kube/history"
@@ -301,6 +303,14 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err := mgr.Add(&kit.OtherOperatorWatcher{G: o.gate, Interval: opts.OtherOperatorInterval}); err != nil {
 		return nil, err
 	}
+	if opts.EnableMetrics {
+		// KubeRay's kuberay_* metrics, on every replica as KubeRay serves
+		// them (its collectors read the cache, leader or not).
+		m := metrics.New(mgr.GetCache(), opts.Logger.WithName("metrics"))
+		if err := mgr.Add(nonLeader(m.Runnable(ctrlmetrics.Registry, mgr.GetCache()))); err != nil {
+			return nil, err
+		}
+	}
 	if opts.HealthProbeBindAddress != "" && opts.HealthProbeBindAddress != "0" {
 		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 			return nil, err
@@ -527,3 +537,10 @@ func dashboards(mgr manager.Manager, opts Options) (raydash.Resolver, error) {
 	}
 	return res, nil
 }
+
+// nonLeader is a manager runnable that runs on every replica, not only the
+// leader.
+type nonLeader func(ctx context.Context) error
+
+func (f nonLeader) Start(ctx context.Context) error { return f(ctx) }
+func (nonLeader) NeedLeaderElection() bool          { return false }
