@@ -418,6 +418,23 @@ func runChart(t *testing.T, objs []*unstructured.Unstructured, r chartRun) {
 	} else if r.kuberayMetrics {
 		checkDashboardMetrics(t, body)
 	}
+	// Deleted while the operator runs (it releases the finalizers): the
+	// objects go, and so do their kuberay_* series.
+	for _, o := range objsToMake {
+		deleteAndWait(t, cl, o)
+	}
+	if r.kuberayMetrics {
+		// The RayService's clusters go after it (the garbage collector).
+		eventually(t, ctx, 2*time.Minute, "no kuberay_* series of "+r.ns+" once its objects are deleted", func() (bool, string) {
+			_, body := httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+			for _, line := range strings.Split(body, "\n") {
+				if strings.HasPrefix(line, "kuberay_") && strings.Contains(line, `namespace="`+r.ns+`"`) {
+					return false, "still " + line
+				}
+			}
+			return true, ""
+		})
+	}
 
 	if err := stop(); err != nil {
 		t.Errorf("raydar-operator on SIGTERM: %v", err)
@@ -491,11 +508,10 @@ func TestKubeRayChartRunsRaydar(t *testing.T) {
 	})
 }
 
-// deleteAndWait deletes o and waits until it is gone, while the operator
-// still runs (cleanups run last-registered first, so before the operator
-// stops) and releases its finalizer: the next subtest may create an object
-// of the same name. One the operator did not release in a minute has its
-// finalizers cleared, said in the log.
+// deleteAndWait deletes o and waits until it is gone, the operator
+// releasing its finalizer: the next subtest may create an object of the
+// same name. One still there after a minute (the operator stopped: the
+// cleanup after a failed run) has its finalizers cleared, said in the log.
 func deleteAndWait(t *testing.T, cl client.Client, o client.Object) {
 	ctx := context.Background()
 	if err := cl.Delete(ctx, o); apierrors.IsNotFound(err) {
