@@ -53,7 +53,7 @@ func TestFeatureGatesRefusedAtStartup(t *testing.T) {
 		"NoSuchGate=true":    `unknown feature gate "NoSuchGate"`,
 		"KubernetesWAS=true": "feature gate KubernetesWAS=true: not implemented by raydar",
 		"RayClusterNetworkPolicy=true,RayClusterMTLS=true,KubernetesWAS=true": "feature gate KubernetesWAS=true: not implemented by raydar",
-		"RayClusterStatusConditions=false": "feature gate RayClusterStatusConditions=false: raydar cannot turn it off",
+		"RayClusterStatusConditions=false":                                    "feature gate RayClusterStatusConditions=false: raydar cannot turn it off",
 	} {
 		cmd := newRootCmd()
 		var out bytes.Buffer
