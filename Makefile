@@ -37,7 +37,7 @@ build: raydar ## build bin/raydar and bin/raydar-operator (the reconcile loop al
 raydar: ## build bin/raydar alone (what make demo runs)
 	$(GO) build -o $(BIN)/raydar ./cmd/raydar
 
-tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen and KubeRay's operator (the conformance oracle) into bin/k8s, and write cert-manager's CRDs (the sandbox's) to bin/k8s/crds
+tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen, helm and KubeRay's operator (the conformance oracle) into bin/k8s, and write cert-manager's CRDs (the sandbox's) to bin/k8s/crds
 	@bash hack/build-tools.sh
 
 sandbox-tools: ## build only what raydar sandbox and raydar demo run (control plane, kwok, cert-manager's and the Gateway API's CRDs) into bin/k8s
