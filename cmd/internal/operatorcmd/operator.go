@@ -104,6 +104,10 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 			}
 			if book != nil {
 				logger.Info("the cluster is a raydar sandbox: reaching its simulated Ray heads through its address book", "addressBook", book.Path())
+				if o.UseKubernetesProxy {
+					// Its heads answer on loopback only, not behind the API server.
+					logger.Info("--use-kubernetes-proxy is not used on a raydar sandbox: its simulated heads are reached through the address book")
+				}
 			}
 			store := history.OpenOrMemory(historyFile, logger)
 			defer store.Close()
