@@ -6,6 +6,7 @@ import (
 
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/internal/fixture"
+	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/controller/raycluster"
 	"github.com/raydar/raydar/controller/rayjob"
 	"github.com/raydar/raydar/controller/rayservice"
@@ -105,9 +106,9 @@ func TestUnsupportedFields(t *testing.T) {
 			if tc.gate != "" {
 				// With the gate on all three kinds accept it.
 				on := features.MustParse(string(tc.gate) + "=true")
-				check("RayCluster, gate on", joinErrs(raycluster.UnsupportedRayClusterWith(rc, on)), "")
-				check("RayJob, gate on", joinErrs(rayjob.UnsupportedWith(rj, on)), "")
-				check("RayService, gate on", joinErrs(rayservice.UnsupportedWith(rs, on)), "")
+				check("RayCluster, gate on", joinErrs(raycluster.UnsupportedRayClusterWith(rc, raycluster.BuildConfig{Features: on})), "")
+				check("RayJob, gate on", joinErrs(rayjob.UnsupportedWith(rj, raycluster.BuildConfig{Features: on})), "")
+				check("RayService, gate on", joinErrs(rayservice.UnsupportedWith(rs, raycluster.BuildConfig{Features: on})), "")
 			}
 		})
 	}
@@ -118,6 +119,27 @@ func TestUnsupportedFields(t *testing.T) {
 		rj := &rayv1.RayJob{Spec: rayv1.RayJobSpec{RayClusterSpec: &rc.Spec, ClusterSelector: map[string]string{rayv1.RayClusterLabelKey: "c"}}}
 		if errs := rayjob.Unsupported(rj); len(errs) != 0 {
 			t.Fatal(errs)
+		}
+	})
+	t.Run("a template container named as a configured sidecar, in all three kinds", func(t *testing.T) {
+		rc := fixture.Cluster("c", fixture.Group("g", 1))
+		rc.Spec.WorkerGroupSpecs[0].Template.Spec.Containers = append(rc.Spec.WorkerGroupSpecs[0].Template.Spec.Containers,
+			corev1.Container{Name: "node-agent", Image: "mine"})
+		cfg := raycluster.BuildConfig{PodDefaults: kit.PodDefaults{WorkerSidecarContainers: []corev1.Container{{Name: "node-agent", Image: "x"}}}}
+		rj := &rayv1.RayJob{Spec: rayv1.RayJobSpec{RayClusterSpec: rc.Spec.DeepCopy()}}
+		rs := &rayv1.RayService{Spec: rayv1.RayServiceSpec{RayClusterSpec: *rc.Spec.DeepCopy()}}
+		const at = ".workerGroupSpecs[0].template.spec.containers[1].name"
+		for kind, got := range map[string]string{
+			"spec.rayClusterSpec" + at:   joinErrs(rayjob.UnsupportedWith(rj, cfg)),
+			"spec.rayClusterConfig" + at: joinErrs(rayservice.UnsupportedWith(rs, cfg)),
+			"spec" + at:                  joinErrs(raycluster.UnsupportedRayClusterWith(rc, cfg)),
+		} {
+			if !strings.HasPrefix(got, kind+": Invalid value: \"node-agent\"") || !strings.Contains(got, "workerSidecarContainers") {
+				t.Errorf("want %s refused naming workerSidecarContainers, got %q", kind, got)
+			}
+		}
+		if got := joinErrs(raycluster.UnsupportedRayCluster(rc)); got != "" {
+			t.Errorf("without the sidecar configured: %q", got)
 		}
 	})
 	t.Run("RayService upgrade strategies", func(t *testing.T) {
@@ -134,7 +156,7 @@ func TestUnsupportedFields(t *testing.T) {
 			t.Fatal(errs)
 		}
 		on := features.MustParse(string(features.RayServiceIncrementalUpgrade) + "=true")
-		if errs := rayservice.UnsupportedWith(rs, on); len(errs) != 0 {
+		if errs := rayservice.UnsupportedWith(rs, raycluster.BuildConfig{Features: on}); len(errs) != 0 {
 			t.Fatal(errs)
 		}
 	})

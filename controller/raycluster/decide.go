@@ -223,8 +223,7 @@ func decide(o *observed) *plan {
 		decideDeletion(o, p)
 		return p
 	}
-	errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, o.Config.Features)...)
-	errs = append(errs, SidecarConflicts(&rc.Spec, field.NewPath("spec"), o.Config.PodDefaults)...)
+	errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, o.Config)...)
 	if o.MTLS != nil && !o.MTLS.CertManager {
 		errs = append(errs, certManagerMissing())
 	}

@@ -30,7 +30,7 @@ var embeddedOn = features.MustParse("GCSFaultToleranceEmbeddedStorage=true")
 // timeout only; nothing of Redis anywhere.
 func TestEmbeddedGCSOfTheSample(t *testing.T) {
 	rc := v170Sample(t, "ray-cluster.embedded-gcs-ft.yaml")
-	if errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, embeddedOn)...); len(errs) != 0 {
+	if errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, BuildConfig{Features: embeddedOn})...); len(errs) != 0 {
 		t.Fatalf("the sample is refused with the gate on: %v", errs)
 	}
 	head, worker := samplePods(rc, cfgWith(embeddedOn))
@@ -247,7 +247,7 @@ func TestEmbeddedGCSRefusedAndValidated(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := v170Sample(t, "ray-cluster.embedded-gcs-ft.yaml")
 			tc.mutate(rc)
-			errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, embeddedOn)...)
+			errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, BuildConfig{Features: embeddedOn})...)
 			if !strings.Contains(errs.ToAggregate().Error(), tc.want) {
 				t.Fatalf("errors %v, want one containing %q", errs, tc.want)
 			}

@@ -85,7 +85,7 @@ func samplePods(rc *rayv1.RayCluster, cfg BuildConfig) (head, worker *corev1.Pod
 // env ends with the event settings.
 func TestHistoryCollectorOfTheSample(t *testing.T) {
 	rc := v170Sample(t, "ray-cluster.historyserver.yaml")
-	if errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, historyOn)...); len(errs) != 0 {
+	if errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, BuildConfig{Features: historyOn})...); len(errs) != 0 {
 		t.Fatalf("the sample is refused with the gate on: %v", errs)
 	}
 	head, worker := samplePods(rc, cfgWith(historyOn))
@@ -272,7 +272,7 @@ func TestHistoryServerRefusedAndValidated(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := v170Sample(t, "ray-cluster.historyserver.yaml")
 			tc.mutate(rc)
-			errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, historyOn)...)
+			errs := append(rayv1.ValidateRayCluster(rc), UnsupportedRayClusterWith(rc, BuildConfig{Features: historyOn})...)
 			if tc.want == "" {
 				if len(errs) != 0 {
 					t.Fatalf("refused: %v", errs)

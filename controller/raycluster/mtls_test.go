@@ -250,7 +250,7 @@ func TestMTLSRefusalAndValidation(t *testing.T) {
 		!strings.Contains(errs[0].Error(), "--feature-gates RayClusterMTLS=true") {
 		t.Fatalf("gate off: %v", errs)
 	}
-	if errs := UnsupportedRayClusterWith(rc, mtlsGate); len(errs) != 0 {
+	if errs := UnsupportedRayClusterWith(rc, BuildConfig{Features: mtlsGate}); len(errs) != 0 {
 		t.Fatalf("gate on, the sample refused: %v", errs)
 	}
 	cases := []struct {
@@ -278,12 +278,12 @@ func TestMTLSRefusalAndValidation(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rc := mtlsSample(t)
 			c.mod(rc)
-			errs := UnsupportedRayClusterWith(rc, mtlsGate)
+			errs := UnsupportedRayClusterWith(rc, BuildConfig{Features: mtlsGate})
 			if len(errs) != 1 || !strings.Contains(errs[0].Error(), c.want) {
 				t.Fatalf("errors %v, want %q", errs, c.want)
 			}
 			rc.Spec.TLSOptions.Enabled = fixture.Ptr(false)
-			if errs := UnsupportedRayClusterWith(rc, mtlsGate); len(errs) != 0 {
+			if errs := UnsupportedRayClusterWith(rc, BuildConfig{Features: mtlsGate}); len(errs) != 0 {
 				t.Fatalf("enabled false: %v", errs)
 			}
 		})

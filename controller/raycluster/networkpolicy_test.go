@@ -279,7 +279,7 @@ func TestNetworkPolicyRefusalNamesTheGate(t *testing.T) {
 		!strings.Contains(errs[0].Error(), "--feature-gates RayClusterNetworkPolicy=true") {
 		t.Fatalf("refusal %v", errs)
 	}
-	if errs := UnsupportedRayClusterWith(npCluster(nil), gateOn); len(errs) != 0 {
+	if errs := UnsupportedRayClusterWith(npCluster(nil), BuildConfig{Features: gateOn}); len(errs) != 0 {
 		t.Fatalf("gate on: refused %v", errs)
 	}
 }

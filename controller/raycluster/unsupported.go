@@ -7,8 +7,10 @@ package raycluster
 // ReplicaFailure/ValidationFailed; RayJob: jobDeploymentStatus
 // ValidationFailed; RayService: Ready False/ValidationFailed). A user must
 // never believe they have mTLS, isolation or fault tolerance they do not
-// have. It also holds the one rule that makes an implemented feature
-// impossible to honour (ray.io/enable-serve-service without a serve port).
+// have. It also holds the rules that make an implemented feature
+// impossible to honour (ray.io/enable-serve-service without a serve port;
+// a template container named as one of the operator's sidecars,
+// poddefaults.go).
 //
 // RayJob and RayService carry a RayClusterSpec and pass their annotations
 // on to the clusters they create, so they are refused as a whole, before
@@ -42,18 +44,22 @@ func gateOff(p *field.Path, gate features.Gate, missing string) *field.Error {
 // raydar's default feature gates (all four gated fields off, so refused:
 // tlsOptions, networkPolicy, historyServerOptions, the rocksdb backend).
 func UnsupportedClusterSpec(spec *rayv1.RayClusterSpec, annotations map[string]string, p, annPath *field.Path) field.ErrorList {
-	return UnsupportedClusterSpecWith(spec, annotations, p, annPath, features.Gates{})
+	return UnsupportedClusterSpecWith(spec, annotations, p, annPath, BuildConfig{})
 }
 
-// UnsupportedClusterSpecWith is UnsupportedClusterSpec under the gates g:
+// UnsupportedClusterSpecWith is UnsupportedClusterSpec under the operator's
+// build configuration cfg: its pod defaults (a template container named as
+// one of their sidecars, which no pod could hold: SidecarConflicts) and
+// its gates g:
 // with RayClusterNetworkPolicy on, spec.networkPolicy is implemented
 // (networkpolicy.go) and not refused; with RayClusterMTLS on,
 // spec.tlsOptions (mtls.go), checked as KubeRay checks it; with
 // RayClusterHistoryServer on, spec.historyServerOptions
 // (historyserver.go); with GCSFaultToleranceEmbeddedStorage on, the rocksdb
 // GCS backend (gcs_embedded.go).
-func UnsupportedClusterSpecWith(spec *rayv1.RayClusterSpec, annotations map[string]string, p, annPath *field.Path, g features.Gates) field.ErrorList {
-	var errs field.ErrorList
+func UnsupportedClusterSpecWith(spec *rayv1.RayClusterSpec, annotations map[string]string, p, annPath *field.Path, cfg BuildConfig) field.ErrorList {
+	g := cfg.Features
+	errs := SidecarConflicts(spec, p, cfg.PodDefaults)
 	if spec.TLSOptions != nil && !g.Enabled(features.RayClusterMTLS) {
 		// KubeRay v1.7.0 refuses it too without the gate, even with
 		// enabled: false (utils/validation.go:323-325).
@@ -98,10 +104,11 @@ func UnsupportedClusterSpecWith(spec *rayv1.RayClusterSpec, annotations map[stri
 // UnsupportedRayCluster lists what a RayCluster asks for that raydar does
 // not implement, with raydar's default feature gates.
 func UnsupportedRayCluster(rc *rayv1.RayCluster) field.ErrorList {
-	return UnsupportedRayClusterWith(rc, features.Gates{})
+	return UnsupportedRayClusterWith(rc, BuildConfig{})
 }
 
-// UnsupportedRayClusterWith is UnsupportedRayCluster under the gates g.
-func UnsupportedRayClusterWith(rc *rayv1.RayCluster, g features.Gates) field.ErrorList {
-	return UnsupportedClusterSpecWith(&rc.Spec, rc.Annotations, field.NewPath("spec"), field.NewPath("metadata", "annotations"), g)
+// UnsupportedRayClusterWith is UnsupportedRayCluster under the operator's
+// build configuration cfg (its gates and pod defaults).
+func UnsupportedRayClusterWith(rc *rayv1.RayCluster, cfg BuildConfig) field.ErrorList {
+	return UnsupportedClusterSpecWith(&rc.Spec, rc.Annotations, field.NewPath("spec"), field.NewPath("metadata", "annotations"), cfg)
 }

@@ -27,7 +27,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -248,10 +247,7 @@ func decide(o *Observed, p *Plan) {
 
 	// Validation.
 	errs := rayv1.ValidateRayJob(j)
-	errs = append(errs, UnsupportedWith(j, o.Config.Build.Features)...)
-	if j.Spec.RayClusterSpec != nil && !j.Spec.UsesClusterSelector() {
-		errs = append(errs, raycluster.SidecarConflicts(j.Spec.RayClusterSpec, field.NewPath("spec", "rayClusterSpec"), o.Config.Build.PodDefaults)...)
-	}
+	errs = append(errs, UnsupportedWith(j, o.Config.Build)...)
 	statusErrs := rayv1.ValidateRayJobStatus(j)
 	// KubeRay's Event reason says which part is invalid.
 	reason := rayv1.EventInvalidRayJobSpec

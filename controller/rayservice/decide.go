@@ -214,8 +214,7 @@ func decide(o *observed) *plan {
 	st := statusBase(rs)
 
 	incr := incremental(rs, o.Config.Build.Features)
-	errs := append(rayv1.ValidateRayService(rs), UnsupportedWith(rs, o.Config.Build.Features)...)
-	errs = append(errs, raycluster.SidecarConflicts(&rs.Spec.RayClusterSpec, field.NewPath("spec", "rayClusterConfig"), o.Config.Build.PodDefaults)...)
+	errs := append(rayv1.ValidateRayService(rs), UnsupportedWith(rs, o.Config.Build)...)
 	if incr && o.Incremental.GatewayAPIMissing {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "upgradeStrategy", "type"), string(rayv1.NewClusterWithIncrementalUpgrade),
 			"the Gateway API (gateway.networking.k8s.io/v1 Gateway and HTTPRoute) is not installed in this cluster: install its CRDs and a Gateway controller"))

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/raydar/raydar/controller/features"
+	"github.com/raydar/raydar/controller/raycluster"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -14,7 +15,7 @@ func TestIncrementalUpgradeNotRefused(t *testing.T) {
 	rs := &rayv1.RayService{}
 	rs.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{Type: &inc}
 	for _, gates := range []string{"", "RayServiceIncrementalUpgrade=true", "RayServiceIncrementalUpgrade=false"} {
-		if errs := UnsupportedWith(rs, features.MustParse(gates)); len(errs) != 0 {
+		if errs := UnsupportedWith(rs, raycluster.BuildConfig{Features: features.MustParse(gates)}); len(errs) != 0 {
 			t.Errorf("gates %q: refused: %v", gates, errs)
 		}
 	}
