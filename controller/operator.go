@@ -203,15 +203,6 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		}
 	}
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
-	if opts.UseKubernetesProxy && opts.AddressBook == nil && opts.ServeProxyChecker == nil {
-		// KubeRay's --use-kubernetes-proxy: Serve proxies through the API
-		// server's pod proxy, in a pod too (dashboards: see dashboards).
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("controller: --use-kubernetes-proxy: %w", err)
-		}
-		opts.ServeProxyChecker = rayservice.APIServerServeProxyChecker(cs)
-	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "raydar-operator"
 	}
@@ -481,6 +472,7 @@ func (o *Operator) SkipReason(rc *rayv1.RayCluster) string { return o.gate.SkipR
 func kinds(opts Options) []kit.Registration {
 	rs := opts.RayService
 	rs.ProxyChecker = opts.ServeProxyChecker
+	rs.ThroughAPIServer = opts.UseKubernetesProxy // KubeRay's --use-kubernetes-proxy (dashboards: see dashboards)
 	if rs.ProxyChecker == nil && opts.AddressBook != nil {
 		rs.ProxyChecker = ServeProxyCheckerFromAddressBook(opts.AddressBook)
 	}

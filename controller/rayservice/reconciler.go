@@ -63,6 +63,10 @@ type Options struct {
 	// Options.ServeProxyChecker. Default: pod IPs in a pod, the API
 	// server's pod proxy outside.
 	ProxyChecker ServeProxyChecker
+	// ThroughAPIServer checks Serve proxies through the API server's pod
+	// proxy in a pod too (KubeRay's --use-kubernetes-proxy), when
+	// ProxyChecker is nil.
+	ThroughAPIServer bool
 	// Concurrency is the number of RayServices reconciled at once. Default 4.
 	Concurrency int
 	// StatusCoalesceWindow holds status changes that are not urgent for at
@@ -131,7 +135,7 @@ func Registration(opts Options) *kit.Kind[*rayv1.RayService] {
 			proxy := opts.ProxyChecker
 			if proxy == nil {
 				var err error
-				if proxy, err = defaultProxyChecker(p.Manager); err != nil {
+				if proxy, err = defaultProxyChecker(p.Manager, opts.ThroughAPIServer); err != nil {
 					return nil, err
 				}
 			}
@@ -153,9 +157,9 @@ func Registration(opts Options) *kit.Kind[*rayv1.RayService] {
 }
 
 // defaultProxyChecker checks Serve proxies at pod IPs in a pod, through
-// the API server's pod proxy outside.
-func defaultProxyChecker(mgr manager.Manager) (ServeProxyChecker, error) {
-	if raydash.InCluster(nil) {
+// the API server's pod proxy outside (and in a pod with throughAPIServer).
+func defaultProxyChecker(mgr manager.Manager, throughAPIServer bool) (ServeProxyChecker, error) {
+	if raydash.InCluster(nil) && !throughAPIServer {
 		return PodIPServeProxyChecker(), nil
 	}
 	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
