@@ -298,7 +298,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		// KubeRay's kuberay_* metrics, on every replica as KubeRay serves
 		// them (its collectors read the cache, leader or not).
 		m := metrics.New(mgr.GetCache(), opts.Logger.WithName("metrics"))
-		if err := mgr.Add(nonLeader(m.Runnable(ctrlmetrics.Registry, mgr.GetCache()))); err != nil {
+		if err := mgr.Add(metrics.Runnable{M: m, Reg: ctrlmetrics.Registry, Src: mgr.GetCache()}); err != nil {
 			return nil, err
 		}
 	}
@@ -529,10 +529,3 @@ func dashboards(mgr manager.Manager, opts Options) (raydash.Resolver, error) {
 	}
 	return res, nil
 }
-
-// nonLeader is a manager runnable that runs on every replica, not only the
-// leader.
-type nonLeader func(ctx context.Context) error
-
-func (f nonLeader) Start(ctx context.Context) error { return f(ctx) }
-func (nonLeader) NeedLeaderElection() bool          { return false }

@@ -209,31 +209,40 @@ type InformerSource interface {
 	GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error)
 }
 
-// Runnable registers m on reg and feeds it from src's RayCluster and RayJob
-// informers while it runs (a manager.Runnable: Start blocks until ctx is
-// done, then unregisters, so a process that runs several operators one
-// after another serves the running one's).
-func (m *Metrics) Runnable(reg Registerer, src InformerSource) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		for _, obj := range []client.Object{&rayv1.RayCluster{}, &rayv1.RayJob{}} {
-			inf, err := src.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
-			if err != nil {
-				return err
-			}
-			reg, err := inf.AddEventHandler(m.Handlers())
-			if err != nil {
-				return err
-			}
-			defer func() { _ = inf.RemoveEventHandler(reg) }()
+// Runnable serves m on Reg and feeds it from Src's RayCluster and RayJob
+// informers while the manager runs, on every replica (the leader or not,
+// as KubeRay's collectors read the cache on each). Start blocks until ctx
+// is done, then unregisters m, so a process that runs several operators
+// one after another serves the running one's.
+type Runnable struct {
+	M   *Metrics
+	Reg Registerer
+	Src InformerSource
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: false.
+func (Runnable) NeedLeaderElection() bool { return false }
+
+// Start implements manager.Runnable.
+func (r Runnable) Start(ctx context.Context) error {
+	for _, obj := range []client.Object{&rayv1.RayCluster{}, &rayv1.RayJob{}} {
+		inf, err := r.Src.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+		if err != nil {
+			return err
 		}
-		if err := reg.Register(m); err != nil {
-			// Another operator of this process serves them (tests).
-			m.log.Error(err, "kuberay_* metrics not registered")
-			<-ctx.Done()
-			return nil
+		h, err := inf.AddEventHandler(r.M.Handlers())
+		if err != nil {
+			return err
 		}
-		defer reg.Unregister(m)
+		defer func() { _ = inf.RemoveEventHandler(h) }()
+	}
+	if err := r.Reg.Register(r.M); err != nil {
+		// Another operator of this process serves them (tests).
+		r.M.log.Error(err, "kuberay_* metrics not registered")
 		<-ctx.Done()
 		return nil
 	}
+	defer r.Reg.Unregister(r.M)
+	<-ctx.Done()
+	return nil
 }
