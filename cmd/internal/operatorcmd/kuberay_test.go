@@ -185,3 +185,33 @@ defaultPodAnnotations: {owner: ml-platform}
 		}
 	}
 }
+
+// --log-file-path writes the log to the file as well, each in its own
+// encoder: here console to stderr, json to the file.
+func TestLogFileBesideStderr(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "operator.log")
+	var stderr strings.Builder
+	logger, closeLog, err := newLogger(&stderr, 0, "console", file, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger.WithName("setup").Info("starting", "workers", 3)
+	closeLog()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := strings.TrimSpace(string(b)); !strings.HasPrefix(line, "{") || !strings.Contains(line, `"msg":"starting"`) || !strings.Contains(line, `"workers":3`) {
+		t.Errorf("log file %q, want one JSON line with the message and its values", line)
+	}
+	if got := stderr.String(); strings.HasPrefix(got, "{") || !strings.Contains(got, `"msg"="starting"`) || !strings.Contains(got, "setup") {
+		t.Errorf("stderr %q, want the console line with the logger's name", got)
+	}
+	notDir := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := newLogger(&stderr, 0, "console", filepath.Join(notDir, "x.log"), "json"); err == nil || !strings.Contains(err.Error(), "--log-file-path") {
+		t.Errorf("an unwritable log file: %v, want an error naming --log-file-path", err)
+	}
+}

@@ -31,7 +31,6 @@ import (
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash/addrbook"
-	"github.com/raydar/raydar/rayapi/config"
 )
 
 // Long is the help text of the operator command.
@@ -268,13 +267,9 @@ func newSink(w io.Writer, v int, encoder string) logr.LogSink {
 // newLogger is the operator's logger: to w in stdoutEncoder's format and,
 // with file, to that file as well in fileEncoder's, rotated as KubeRay
 // rotates it (lumberjack: 500 MB a file, 10 files, 30 days; main.go:149-156).
-// The returned function closes the file.
+// The returned function closes the file. The encoders were checked with
+// the flags or the config file (kubeRay.resolve).
 func newLogger(w io.Writer, v int, stdoutEncoder, file, fileEncoder string) (logr.Logger, func(), error) {
-	for _, e := range []string{stdoutEncoder, fileEncoder} {
-		if err := config.CheckEncoder(e); err != nil {
-			return logr.Logger{}, nil, err
-		}
-	}
 	sink := newSink(w, v, stdoutEncoder)
 	if file == "" {
 		return logr.New(sink), func() {}, nil
