@@ -6,65 +6,54 @@ import (
 	"github.com/raydar/raydar/rayapi/kinds"
 )
 
-// suspendable are the kinds raydar suspend and resume take: the Ray kinds
-// rayapi/kinds says can be suspended.
+// The kinds' names in help texts, from rayapi/kinds: one list a user's
+// names are looked up in, so every name offered is one raydar takes.
+
+// rayKindsWhere are the Ray kinds for which keep is true, in kinds.Ray's
+// order.
+func rayKindsWhere(keep func(*kinds.Kind) bool) []*kinds.Kind {
+	var out []*kinds.Kind
+	for _, k := range kinds.Ray {
+		if keep(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// suspendable are the kinds raydar suspend and resume take; diagnosed the
+// kinds raydar why takes.
 func suspendable() []*kinds.Kind {
-	var out []*kinds.Kind
-	for _, k := range kinds.Ray {
-		if k.Suspend != nil {
-			out = append(out, k)
-		}
-	}
-	return out
+	return rayKindsWhere(func(k *kinds.Kind) bool { return k.Suspend != nil })
 }
+func diagnosed() []*kinds.Kind { return rayKindsWhere(func(k *kinds.Kind) bool { return k.Why }) }
 
-// diagnosed are the kinds raydar why takes (rayapi/kinds' Why).
-func diagnosed() []*kinds.Kind {
-	var out []*kinds.Kind
-	for _, k := range kinds.Ray {
-		if k.Why {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// wordUsage is "cluster|job|…": the kinds' plain singular words.
-func wordUsage(ks []*kinds.Kind) string {
-	names := make([]string, len(ks))
+// each is name(k) of each kind.
+func each(ks []*kinds.Kind, name func(*kinds.Kind) string) []string {
+	out := make([]string, len(ks))
 	for i, k := range ks {
-		names[i] = strings.TrimSuffix(k.Word, "s")
+		out[i] = name(k)
 	}
-	return strings.Join(names, "|")
+	return out
 }
 
-// kindList joins the kinds' API names as prose: "RayCluster, RayJob or
-// RayService".
+// singular is a kind's plain word ("cluster"), apiName its lower-case API
+// kind ("raycluster").
+func singular(k *kinds.Kind) string { return strings.TrimSuffix(k.Word, "s") }
+func apiName(k *kinds.Kind) string  { return strings.ToLower(k.Kind) }
+
+// wordUsage is "cluster|job|…"; kindUsage "raycluster|rayjob|…".
+func wordUsage(ks []*kinds.Kind) string { return strings.Join(each(ks, singular), "|") }
+func kindUsage(ks []*kinds.Kind) string { return strings.Join(each(ks, apiName), "|") }
+
+// kindList is "RayCluster, RayJob or RayService".
 func kindList(ks []*kinds.Kind) string {
-	names := make([]string, len(ks))
-	for i, k := range ks {
-		names[i] = k.Kind
-	}
-	return orList(names)
+	return orList(each(ks, func(k *kinds.Kind) string { return k.Kind }))
 }
 
-// kindNames says the names a user may type for each kind, as help texts
-// offer them: "raycluster (rc, cluster), rayjob (rj, job) or …".
+// kindNames is "raycluster (rc, cluster), rayjob (rj, job) or …".
 func kindNames(ks []*kinds.Kind) string {
-	names := make([]string, len(ks))
-	for i, k := range ks {
-		names[i] = strings.ToLower(k.Kind) + " (" + k.Short + ", " + strings.TrimSuffix(k.Word, "s") + ")"
-	}
-	return orList(names)
-}
-
-// kindUsage is "raycluster|rayjob|…": the kinds' lower-case API names.
-func kindUsage(ks []*kinds.Kind) string {
-	names := make([]string, len(ks))
-	for i, k := range ks {
-		names[i] = strings.ToLower(k.Kind)
-	}
-	return strings.Join(names, "|")
+	return orList(each(ks, func(k *kinds.Kind) string { return apiName(k) + " (" + k.Short + ", " + singular(k) + ")" }))
 }
 
 // orList is "a, b or c".
