@@ -45,6 +45,32 @@ to_cache() {
   cp "$out/$1" "$cache/$1@$2.tmp" 2>/dev/null && mv "$cache/$1@$2.tmp" "$cache/$1@$2" || true
 }
 
+# go_install TOOL PKG VERSION LDFLAGS [BUILT]: `go install PKG@VERSION`
+# (its own module, with its own dependency versions, outside hack/tools)
+# into $out/TOOL, once per VERSION (its stamp), through the tools cache.
+# BUILT names the binary go install writes when it is not TOOL.
+go_install() {
+  local tool=$1 pkg=$2 ver=$3 ld=$4 built=${5:-$1} start tmp
+  if [[ -x "$out/$tool" && -f "$out/.$tool.stamp" && "$(cat "$out/.$tool.stamp")" == "$ver" ]]; then
+    echo ">> [$tool] $tool $ver: up to date"
+    [[ -x "$cache/$tool@$ver" ]] || to_cache "$tool" "$ver"
+    return
+  fi
+  if from_cache "$tool" "$ver"; then
+    echo ">> [$tool] $tool $ver: copied from $cache"
+    return
+  fi
+  echo ">> [$tool] building $tool $ver"
+  start=$(date +%s)
+  tmp="$(mktemp -d)"
+  GOBIN="$tmp" go install -trimpath -ldflags "$ld" "$pkg@$ver"
+  mv "$tmp/$built" "$out/$tool"
+  rm -rf "$tmp"
+  echo "$ver" > "$out/.$tool.stamp"
+  to_cache "$tool" "$ver"
+  echo "   $tool built in $(( $(date +%s) - start ))s"
+}
+
 k8sver=v1.37.2
 ldk8s="-s -w -X k8s.io/component-base/version.gitVersion=$k8sver -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
 
@@ -62,23 +88,8 @@ tools=(
 # skipped tests, their reasons and a count. Its own module, installed with
 # `go install module@version`; `hack/build-tools.sh gotestsum` installs it
 # alone (make unit needs nothing else).
-gotestsum=gotest.tools/gotestsum
-gotestsumver=v1.13.0
-if [[ "$mode" == sandbox ]]; then
-  : # the sandbox runs no tests
-elif [[ -x "$out/gotestsum" && -f "$out/.gotestsum.stamp" && "$(cat "$out/.gotestsum.stamp")" == "$gotestsumver" ]]; then
-  echo ">> [gotestsum] gotestsum $gotestsumver: up to date"
-  [[ -x "$cache/gotestsum@$gotestsumver" ]] || to_cache gotestsum "$gotestsumver"
-elif from_cache gotestsum "$gotestsumver"; then
-  echo ">> [gotestsum] gotestsum $gotestsumver: copied from $cache"
-else
-  echo ">> [gotestsum] installing gotestsum $gotestsumver"
-  tmp="$(mktemp -d)"
-  GOBIN="$tmp" go install -trimpath -ldflags "-s -w" "$gotestsum@$gotestsumver"
-  mv "$tmp/gotestsum" "$out/gotestsum"
-  rm -rf "$tmp"
-  echo "$gotestsumver" > "$out/.gotestsum.stamp"
-  to_cache gotestsum "$gotestsumver"
+if [[ "$mode" != sandbox ]]; then # the sandbox runs no tests
+  go_install gotestsum gotest.tools/gotestsum v1.13.0 "-s -w"
 fi
 if [[ "$mode" == gotestsum ]]; then
   exit 0
@@ -90,28 +101,9 @@ fi
 # (config/helm/raydar-operator). Its own module, installed with
 # `go install module@version` as gotestsum is; the version ldflag makes
 # `helm version` say v4.3.2 rather than v4.3.
-helm=helm.sh/helm/v4/cmd/helm
 helmver=v4.3.2
 install_helm() {
-  local start tmp
-  if [[ -x "$out/helm" && -f "$out/.helm.stamp" && "$(cat "$out/.helm.stamp")" == "$helmver" ]]; then
-    echo ">> [helm] helm $helmver: up to date"
-    [[ -x "$cache/helm@$helmver" ]] || to_cache helm "$helmver"
-    return
-  fi
-  if from_cache helm "$helmver"; then
-    echo ">> [helm] helm $helmver: copied from $cache"
-    return
-  fi
-  echo ">> [helm] building helm $helmver (test/deploy renders the Helm charts with it)"
-  start=$(date +%s)
-  tmp="$(mktemp -d)"
-  GOBIN="$tmp" go install -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$helmver" "$helm@$helmver"
-  mv "$tmp/helm" "$out/helm"
-  rm -rf "$tmp"
-  echo "$helmver" > "$out/.helm.stamp"
-  to_cache helm "$helmver"
-  echo "   helm built in $(( $(date +%s) - start ))s"
+  go_install helm helm.sh/helm/v4/cmd/helm "$helmver" "-s -w -X helm.sh/helm/v4/internal/version.version=$helmver"
 }
 if [[ "$mode" == helm ]]; then
   install_helm
@@ -298,23 +290,6 @@ gateway_crds
 # is built with `go install module@version` outside hack/tools. Its samples
 # (config/samples) stay in the module cache, where the conformance suite reads
 # them.
-kuberay=github.com/ray-project/kuberay/ray-operator
-kuberayver=v1.6.2
-if [[ -x "$out/kuberay-operator" && -f "$out/.kuberay-operator.stamp" && "$(cat "$out/.kuberay-operator.stamp")" == "$kuberayver" ]]; then
-  echo ">> [kuberay] kuberay-operator $kuberayver: up to date"
-  [[ -x "$cache/kuberay-operator@$kuberayver" ]] || to_cache kuberay-operator "$kuberayver"
-elif from_cache kuberay-operator "$kuberayver"; then
-  echo ">> [kuberay] kuberay-operator $kuberayver: copied from $cache"
-else
-  echo ">> [kuberay] building KubeRay's operator $kuberayver (the conformance suite's oracle)"
-  start=$(date +%s)
-  tmp="$(mktemp -d)"
-  GOBIN="$tmp" go install -trimpath -ldflags "-s -w" "$kuberay@$kuberayver"
-  mv "$tmp/ray-operator" "$out/kuberay-operator"
-  rm -rf "$tmp"
-  echo "$kuberayver" > "$out/.kuberay-operator.stamp"
-  to_cache kuberay-operator "$kuberayver"
-  echo "   kuberay-operator built in $(( $(date +%s) - start ))s"
-fi
+go_install kuberay-operator github.com/ray-project/kuberay/ray-operator v1.6.2 "-s -w" ray-operator
 install_helm
 echo ">> tools ready in $out"
