@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -315,7 +316,7 @@ func TestKubeRayChartRender(t *testing.T) {
 			checkServedPorts(t, c, def)
 			if cfg := configArg(c.Args); cfg != "" {
 				if _, ok := p.files[cfg]; !ok {
-					t.Errorf("--config %s: no ConfigMap key mounted there (mounted: %v)", cfg, keys(p.files))
+					t.Errorf("--config %s: no ConfigMap key mounted there (mounted: %v)", cfg, slices.Sorted(maps.Keys(p.files)))
 				}
 			} else if tc.name == "every option" {
 				t.Errorf("with configuration.enabled the args %q have no --config", c.Args)
@@ -386,15 +387,6 @@ func configArg(args []string) string {
 		}
 	}
 	return ""
-}
-
-func keys[V any](m map[string]V) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // sameFiles wants every file under dir equal to the file of that name
