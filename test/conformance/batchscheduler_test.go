@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -77,17 +76,7 @@ func compareBatchScheduler(t *testing.T, name, tag string, group *comparedKind, 
 			t.Fatalf("%s's CRDs: %v", name, err)
 		}
 	}
-	krNS := func(i int) string { return fmt.Sprintf("kr-%s%02d", tag, i) }
-	rdNS := func(i int) string { return fmt.Sprintf("rd-%s%02d", tag, i) }
-	var kr, rd []string
-	for i := range corpus {
-		kr, rd = append(kr, krNS(i)), append(rd, rdNS(i))
-	}
-	for _, ns := range append(slices.Clone(kr), rd...) {
-		if _, err := env.kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	krNS, rdNS, kr, rd := env.passNamespaces(t, tag, len(corpus))
 	gs, err := gangsim.Start(ctx, gangsim.Options{Config: env.sb.Config, Scheduler: name})
 	if err != nil {
 		t.Fatal(err)

@@ -1,16 +1,11 @@
 package conformance
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/controller/kit"
@@ -19,18 +14,22 @@ import (
 
 // configSamples are the samples compared under configFile: a plain
 // cluster, one with the autoscaler's sidecar (where KubeRay puts the
-// configured sidecars beside it), a RayJob's and a RayService's clusters.
+// configured sidecars beside it), one whose head sets RAY_GRAFANA_HOST
+// itself (a default env of that name must lose to it), a RayJob's and a
+// RayService's clusters.
 var configSamples = []string{
 	"samples/ray-cluster.sample.yaml",
 	"samples/ray-cluster.autoscaler.yaml",
+	"samples/ray-cluster.embed-grafana.yaml",
 	"samples/ray-job.sample.yaml",
 	"samples/ray-service.sample.yaml",
 }
 
 // configFile is one config.ray.io/v1alpha1 Configuration with the
 // pod-shaping fields KubeRay v1.6.2 has (sidecars for the head and the
-// workers, default container envs, one of which a sample's container sets
-// too: the user's value must win), run by both operators; %s is the
+// workers, default container envs, one of which (RAY_GRAFANA_HOST)
+// ray-cluster.embed-grafana.yaml's head sets too: the user's value must
+// win), run by both operators; %s is the
 // watched namespaces, each side's own. With --config KubeRay ignores its
 // other flags (main.go), so the rest of what the suite runs it with is in
 // the file too.
@@ -68,27 +67,11 @@ func TestConformanceConfigFile(t *testing.T) {
 	if env == nil {
 		t.Skip("conformance suite: needs the sandbox and KubeRay's operator (skipped with -short)")
 	}
-	var corpus []Manifest
-	for _, m := range env.corpus {
-		if slices.Contains(configSamples, m.Name) {
-			corpus = append(corpus, m)
-		}
-	}
+	corpus := env.manifestsNamed(configSamples)
 	if len(corpus) != len(configSamples) {
 		t.Fatalf("found %d of the %d samples %v in the corpus", len(corpus), len(configSamples), configSamples)
 	}
-	ctx := context.Background()
-	krNS := func(i int) string { return fmt.Sprintf("kr-cfg%02d", i) }
-	rdNS := func(i int) string { return fmt.Sprintf("rd-cfg%02d", i) }
-	var kr, rd []string
-	for i := range corpus {
-		kr, rd = append(kr, krNS(i)), append(rd, rdNS(i))
-	}
-	for _, ns := range append(slices.Clone(kr), rd...) {
-		if _, err := env.kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	krNS, rdNS, kr, rd := env.passNamespaces(t, "cfg", len(corpus))
 	dir := t.TempDir()
 	krFile := filepath.Join(dir, "kuberay.yaml")
 	if err := os.WriteFile(krFile, fmt.Appendf(nil, configFile, strings.Join(kr, ",")), 0o644); err != nil {

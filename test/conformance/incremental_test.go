@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -87,17 +86,7 @@ func TestConformanceIncrementalUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gw.Close()
-	krNS := func(i int) string { return fmt.Sprintf("kr-iu%02d", i) }
-	rdNS := func(i int) string { return fmt.Sprintf("rd-iu%02d", i) }
-	var kr, rd []string
-	for i := range corpus {
-		kr, rd = append(kr, krNS(i)), append(rd, rdNS(i))
-	}
-	for _, ns := range append(append([]string(nil), kr...), rd...) {
-		if _, err := env.kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	krNS, rdNS, kr, rd := env.passNamespaces(t, "iu", len(corpus))
 	// KubeRay's gates (kubeRayFeatureGates) have RayServiceIncrementalUpgrade on.
 	cmd, err := env.startKubeRay(kr)
 	if err != nil {

@@ -292,6 +292,35 @@ func (s *suite) addNodes(ctx context.Context) error {
 // (alpha, off) is gone from v1.7.0.
 const kubeRayFeatureGates = "RayClusterStatusConditions=true,RayJobDeletionPolicy=true,RayMultiHostIndexing=true,RayServiceIncrementalUpgrade=true,RayCronJob=true"
 
+// passNamespaces names and creates the namespaces of a pass of its own
+// over n manifests: kr-<tag>NN for KubeRay's side, rd-<tag>NN for raydar's.
+func (s *suite) passNamespaces(t *testing.T, tag string, n int) (krNS, rdNS func(int) string, kr, rd []string) {
+	t.Helper()
+	krNS = func(i int) string { return fmt.Sprintf("kr-%s%02d", tag, i) }
+	rdNS = func(i int) string { return fmt.Sprintf("rd-%s%02d", tag, i) }
+	for i := range n {
+		kr, rd = append(kr, krNS(i)), append(rd, rdNS(i))
+	}
+	for _, ns := range append(slices.Clone(kr), rd...) {
+		if _, err := s.kc.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return krNS, rdNS, kr, rd
+}
+
+// manifestsNamed are the corpus's manifests of those names, in the
+// corpus's order.
+func (s *suite) manifestsNamed(names []string) []Manifest {
+	var out []Manifest
+	for _, m := range s.corpus {
+		if slices.Contains(names, m.Name) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // startKubeRay runs the real KubeRay operator on the given namespaces with
 // kubeRayFeatureGates, and extra flags.
 func (s *suite) startKubeRay(namespaces []string, extra ...string) (*exec.Cmd, error) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,28 +136,12 @@ func TestConformanceOnKubeRayCRDs(t *testing.T) {
 	if env == nil {
 		t.Skip("needs the sandbox and KubeRay's operator (skipped with -short)")
 	}
-	var subset []Manifest
-	for _, m := range env.corpus {
-		if slices.Contains(onKubeRayCRDsManifests, m.Name) {
-			subset = append(subset, m)
-		}
-	}
+	subset := env.manifestsNamed(onKubeRayCRDsManifests)
 	if len(subset) == 0 {
 		t.Skipf("%s=%q leaves none of %v: nothing to compare on KubeRay's CRDs", manifestsEnv, os.Getenv(manifestsEnv), onKubeRayCRDsManifests)
 	}
 	installKubeRayCRDs(t)
-	ctx := context.Background()
-	krNS := func(i int) string { return fmt.Sprintf("kr-crd-%02d", i) }
-	rdNS := func(i int) string { return fmt.Sprintf("rd-crd-%02d", i) }
-	var krs, rds []string
-	for i := range subset {
-		krs, rds = append(krs, krNS(i)), append(rds, rdNS(i))
-	}
-	for _, ns := range append(append([]string{}, krs...), rds...) {
-		if _, err := env.kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	krNS, rdNS, krs, rds := env.passNamespaces(t, "crd-", len(subset))
 	if _, err := env.startKubeRay(krs); err != nil {
 		t.Fatal(err)
 	}
