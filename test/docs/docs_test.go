@@ -52,9 +52,8 @@ func TestReadmeIsAFrontDoor(t *testing.T) {
 // paragraph is a run of prose lines: not a heading, a code block or a table;
 // each list item is a paragraph of its own.
 type paragraph struct {
-	line    int // 1-based, of its first line
-	section string
-	text    string
+	line int // 1-based, of its first line
+	text string
 }
 
 var (
@@ -65,7 +64,6 @@ var (
 func paragraphs(lines []string) []paragraph {
 	var out []paragraph
 	var cur *paragraph
-	section := ""
 	inFence := false
 	flush := func() {
 		if cur != nil {
@@ -83,9 +81,8 @@ func paragraphs(lines []string) []paragraph {
 		if inFence {
 			continue
 		}
-		if m := headingRE.FindStringSubmatch(l); m != nil {
+		if headingRE.MatchString(l) {
 			flush()
-			section = m[1]
 			continue
 		}
 		if trimmed == "" || strings.HasPrefix(l, "    ") || strings.HasPrefix(l, "\t") || strings.HasPrefix(trimmed, "|") {
@@ -96,7 +93,7 @@ func paragraphs(lines []string) []paragraph {
 			flush()
 		}
 		if cur == nil {
-			cur = &paragraph{line: i + 1, section: section}
+			cur = &paragraph{line: i + 1}
 		}
 		cur.text += " " + trimmed
 	}
