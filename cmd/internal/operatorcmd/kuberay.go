@@ -28,6 +28,12 @@ type kubeRay struct {
 	logFile, logFileEncoder, logStdoutEncoder  string
 	enableBatchScheduler, forcedClusterUpgrade bool
 	enableLeaderElection                       bool
+	// verbosity is raydar's -v; --zap-log-level and --zap-devel set it.
+	verbosity int
+	// controller-runtime's zap flags, which KubeRay's main.go binds
+	// (opts.BindFlags, main.go:112-115).
+	zapDevel                                                bool
+	zapEncoder, zapLevel, zapStacktraceLevel, zapTimeFormat string
 
 	// The aliases' own values, read only by resolve.
 	metricsAddr, watchNamespace string
@@ -76,12 +82,63 @@ func (k *kubeRay) register(f *pflag.FlagSet, o *controller.Options) {
 	f.BoolVar(&o.UseKubernetesProxy, "use-kubernetes-proxy", false, "reach Ray dashboards and Serve proxies through the API server's proxy, in a pod too")
 	f.BoolVar(&o.EnableMetrics, "enable-metrics", false, "serve KubeRay's kuberay_* metrics on the metrics address")
 	f.BoolVar(&k.forcedClusterUpgrade, "forced-cluster-upgrade", false, "deprecated, as in KubeRay: has no effect")
+	f.IntVarP(&k.verbosity, "v", "v", 0, "log verbosity")
+	f.BoolVar(&k.zapDevel, "zap-devel", false, "KubeRay's (controller-runtime's zap): debug verbosity (-v 1); raydar writes no stack traces")
+	f.StringVar(&k.zapEncoder, "zap-encoder", "", "KubeRay's: no effect, as in KubeRay (--log-stdout-encoder sets the encoder)")
+	f.StringVar(&k.zapLevel, "zap-log-level", "", "KubeRay's name of -v: info (0), debug (1) or an integer; error and panic are refused (raydar cannot log less than info)")
+	f.StringVar(&k.zapStacktraceLevel, "zap-stacktrace-level", "", "KubeRay's: only panic is taken (raydar writes no stack traces)")
+	f.StringVar(&k.zapTimeFormat, "zap-time-encoding", "", "KubeRay's: only iso8601, KubeRay's own default and raydar's format, is taken")
+}
+
+// resolveZap applies controller-runtime's zap flags as raydar can, and
+// refuses the values it cannot honour, naming them. They hold no setting
+// of the config file, so they count with --config too, as in KubeRay.
+func (k *kubeRay) resolveZap(f *pflag.FlagSet) (notes []string, err error) {
+	if f.Changed("zap-log-level") {
+		v := 0
+		switch k.zapLevel {
+		case "info":
+		case "debug":
+			v = 1
+		case "error", "panic":
+			return nil, fmt.Errorf("--zap-log-level %s: raydar logs at info and more, and cannot leave info out; give info, debug or an integer", k.zapLevel)
+		default:
+			n, err := strconv.Atoi(k.zapLevel)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("--zap-log-level %q: want info, debug or an integer above 0, as KubeRay", k.zapLevel)
+			}
+			v = n
+		}
+		if f.Changed("v") && k.verbosity != v {
+			return nil, fmt.Errorf("--zap-log-level %s and -v %d: one setting given twice with different values (--zap-log-level is KubeRay's name of -v): give one", k.zapLevel, k.verbosity)
+		}
+		k.verbosity = v
+	}
+	if k.zapDevel && k.verbosity < 1 {
+		k.verbosity = 1
+	}
+	if f.Changed("zap-encoder") {
+		if err := config.CheckEncoder(k.zapEncoder); err != nil {
+			return nil, fmt.Errorf("--zap-encoder: %w", err)
+		}
+		notes = append(notes, "--zap-encoder has no effect, as in KubeRay: --log-stdout-encoder sets the encoder")
+	}
+	if f.Changed("zap-stacktrace-level") && k.zapStacktraceLevel != "panic" {
+		return nil, fmt.Errorf("--zap-stacktrace-level %s: raydar writes no stack traces; only panic (none before a panic) is taken", k.zapStacktraceLevel)
+	}
+	if f.Changed("zap-time-encoding") && k.zapTimeFormat != "iso8601" {
+		return nil, fmt.Errorf("--zap-time-encoding %s: raydar writes ISO 8601 times (KubeRay's default too); only iso8601 is taken", k.zapTimeFormat)
+	}
+	return notes, nil
 }
 
 // resolve turns KubeRay's flags, the config file and KubeRay's environment
 // into o (noElect is raydar's --no-leader-election), after f is parsed.
 // It returns what the operator should log (flags ignored, deprecations).
 func (k *kubeRay) resolve(f *pflag.FlagSet, o *controller.Options, noElect *bool, getenv func(string) string) (notes []string, err error) {
+	if notes, err = k.resolveZap(f); err != nil {
+		return nil, err
+	}
 	if k.config != "" {
 		var ignored []string
 		for _, name := range fileSettings {

@@ -82,7 +82,19 @@ func TestKubeRayFlags(t *testing.T) {
 		{name: "raydar's defaults stand", check: func(p parsed) bool {
 			return !p.noElect && p.o.Concurrency == controller.DefaultConcurrency && p.o.QPS == controller.DefaultQPS && !p.o.EnableMetrics && !p.o.RayJob.DeleteRayJobAfterJobFinishes
 		}},
-		{name: "unknown flag", args: []string{"--zap-log-level=debug"}, wantErr: "unknown flag: --zap-log-level"},
+		{name: "unknown flag", args: []string{"--zap-level=debug"}, wantErr: "unknown flag: --zap-level"},
+		{name: "zap-log-level debug is -v 1", args: []string{"--zap-log-level=debug"}, check: func(p parsed) bool { return p.kr.verbosity == 1 }},
+		{name: "zap-log-level as an integer", args: []string{"--zap-log-level=3"}, check: func(p parsed) bool { return p.kr.verbosity == 3 }},
+		{name: "zap-log-level error is refused", args: []string{"--zap-log-level=error"}, wantErr: "--zap-log-level error: raydar logs at info and more"},
+		{name: "zap-log-level beside another -v", args: []string{"--zap-log-level=debug", "-v", "2"}, wantErr: "--zap-log-level debug and -v 2: one setting given twice"},
+		{name: "zap-devel is debug", args: []string{"--zap-devel"}, check: func(p parsed) bool { return p.kr.verbosity == 1 }},
+		{name: "zap-encoder has no effect, said", args: []string{"--zap-encoder=console"}, check: func(p parsed) bool {
+			return len(p.notes) == 1 && strings.Contains(p.notes[0], "--zap-encoder has no effect") && p.kr.logStdoutEncoder == "console"
+		}},
+		{name: "zap-stacktrace-level error is refused", args: []string{"--zap-stacktrace-level=error"}, wantErr: "raydar writes no stack traces"},
+		{name: "zap-stacktrace-level panic", args: []string{"--zap-stacktrace-level=panic"}, check: func(p parsed) bool { return len(p.notes) == 0 }},
+		{name: "zap-time-encoding iso8601", args: []string{"--zap-time-encoding=iso8601"}, check: func(p parsed) bool { return len(p.notes) == 0 }},
+		{name: "zap-time-encoding epoch is refused", args: []string{"--zap-time-encoding=epoch"}, wantErr: "--zap-time-encoding epoch: raydar writes ISO 8601 times"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := parse(t, tc.env, tc.args...)

@@ -56,7 +56,6 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 		kr          kubeRay
 		o           controller.Options
 		noElect     bool
-		verbosity   int
 		historyFile string
 	)
 	cmd := &cobra.Command{
@@ -74,7 +73,7 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 				return err
 			}
 			TuneGC(os.Getenv)
-			logger, closeLog, err := newLogger(cmd.ErrOrStderr(), verbosity, kr.logStdoutEncoder, kr.logFile, kr.logFileEncoder)
+			logger, closeLog, err := newLogger(cmd.ErrOrStderr(), kr.verbosity, kr.logStdoutEncoder, kr.logFile, kr.logFileEncoder)
 			if err != nil {
 				return err
 			}
@@ -134,7 +133,6 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 		},
 	}
 	bindSettings(cmd.Flags(), &o, &noElect, &kr)
-	cmd.Flags().IntVarP(&verbosity, "v", "v", 0, "log verbosity")
 	cmd.Flags().StringVar(&historyFile, "history-file", history.DefaultPathOrEmpty(), `this process's record of what happened to Ray objects (raydar history); "" keeps it in memory`)
 	return cmd
 }
