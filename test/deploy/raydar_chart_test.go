@@ -120,7 +120,8 @@ func TestRaydarChartValues(t *testing.T) {
 	cfg := p.files[configArg(c.Args)]
 	for _, want := range []string{"reconcileConcurrency: 8", "qps: 50.5", "burst: 120", `watchNamespace: "raydar-watched,raydar-watched-too"`,
 		`batchScheduler: "yunikorn"`, "name: head-log-shipper", "name: worker-log-shipper", "name: RAY_enable_open_telemetry",
-		"example.com/scrape: \"true\"", "example.com/cost-center: ml", "enableLeaderElection: true"} {
+		"example.com/scrape: \"true\"", "example.com/cost-center: ml", "enableLeaderElection: true",
+		"useKubernetesProxy: true", "enableMetrics: true"} {
 		if !strings.Contains(cfg, want) {
 			t.Errorf("the config file (--config %s) has no %q:\n%s", configArg(c.Args), want, cfg)
 		}
@@ -130,6 +131,12 @@ func TestRaydarChartValues(t *testing.T) {
 	}
 	if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "CLUSTER_DOMAIN" }) {
 		t.Errorf("env %v: no CLUSTER_DOMAIN from env", c.Env)
+	}
+	asFlags := podSpecOf(t, helmTemplate(t, raydarChart, "raydar", "raydar-system", "-f", raydarAllValues, "--set", "configuration.enabled=false")).container.Args
+	for _, want := range []string{"--use-kubernetes-proxy", "--enable-metrics"} {
+		if !slices.Contains(asFlags, want) {
+			t.Errorf("every option as flags: args %q have no %s", asFlags, want)
+		}
 	}
 	sm := only1[unstructured.Unstructured](t, objs, "ServiceMonitor")
 	eps, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
@@ -155,12 +162,12 @@ func TestRaydarChartRunsRaydar(t *testing.T) {
 	names := []string{"--set", "fullnameOverride=raydar-helm"}
 	t.Run("defaults", func(t *testing.T) {
 		objs := helmTemplate(t, raydarChart, "raydar", "raydar-helm", names...)
-		runChart(t, objs, chartRun{ns: "raydar-defaults"})
+		runChart(t, objs, chartRun{ns: "raydar-defaults", kuberayMetrics: true})
 	})
 	t.Run("every option as flags", func(t *testing.T) {
 		objs := helmTemplate(t, raydarChart, "raydar", "raydar-helm", append(slices.Clone(names), "-f", raydarAllValues, "--set", "configuration.enabled=false")...)
 		runChart(t, objs, chartRun{
-			ns: "raydar-watched", unwatched: "raydar-unwatched", batchScheduler: "yunikorn",
+			ns: "raydar-watched", unwatched: "raydar-unwatched", batchScheduler: "yunikorn", kuberayMetrics: true,
 			checkHead: func(t *testing.T, head *corev1.Pod) {
 				if head.Spec.SchedulerName != "yunikorn" {
 					t.Errorf("head schedulerName %q, want yunikorn (batchScheduler.name)", head.Spec.SchedulerName)
@@ -171,7 +178,7 @@ func TestRaydarChartRunsRaydar(t *testing.T) {
 	t.Run("every option", func(t *testing.T) {
 		objs := helmTemplate(t, raydarChart, "raydar", "raydar-helm", append(slices.Clone(names), "-f", raydarAllValues)...)
 		runChart(t, objs, chartRun{
-			ns: "raydar-watched", unwatched: "raydar-unwatched", batchScheduler: "yunikorn",
+			ns: "raydar-watched", unwatched: "raydar-unwatched", batchScheduler: "yunikorn", kuberayMetrics: true,
 			checkHead: checkPodDefaults,
 		})
 	})
