@@ -37,10 +37,13 @@ const (
 	redisCleanupSuffix  = "-redis-cleanup"
 	RedisCleanupCtrName = "redis-cleanup"
 	InitContainerName   = "wait-gcs-ready"
-	SharedMemVolume     = "shared-mem"
-	RayLogsVolume       = "ray-logs"
-	RayLogsPath         = "/tmp/ray"
-	SharedMemPath       = "/dev/shm"
+	// WaitTLSContainerName is the init container that waits for the pod's
+	// IP in its certificate (KubeRay v1.7.0 common/pod.go:497).
+	WaitTLSContainerName = "wait-for-tls-ip-san"
+	SharedMemVolume      = "shared-mem"
+	RayLogsVolume        = "ray-logs"
+	RayLogsPath          = "/tmp/ray"
+	SharedMemPath        = "/dev/shm"
 )
 
 // randomSuffix returns a generateName-style suffix. Names are chosen by the

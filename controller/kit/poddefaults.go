@@ -10,10 +10,11 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// injectedContainers are the containers raydar (as KubeRay) may add to a
-// Ray pod itself: a configured sidecar of one of these names would make a
-// pod the API server refuses.
-var injectedContainers = []string{rayv1.AutoscalerContainerName, rayv1.CollectorContainerName}
+// injectedContainers are the containers and init containers raydar (as
+// KubeRay) may add to a Ray pod itself: a configured sidecar of one of
+// these names would make a pod the API server refuses (a pod's container
+// and init container names are one set).
+var injectedContainers = []string{rayv1.AutoscalerContainerName, rayv1.CollectorContainerName, InitContainerName, WaitTLSContainerName}
 
 // Validate refuses pod defaults no pod could carry, at start, naming the
 // item: a sidecar without a valid name or an image, two sidecars of one

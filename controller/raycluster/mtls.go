@@ -132,7 +132,7 @@ const (
 	TLSMountPath        = "/etc/ray/tls"
 	// WaitTLSContainerName is the init container that waits for the pod's
 	// IP in its certificate (common/pod.go:497).
-	WaitTLSContainerName = "wait-for-tls-ip-san"
+	WaitTLSContainerName = kit.WaitTLSContainerName
 )
 
 // KubeRay v1.7.0's mTLS Event reasons (utils/constant.go:548-552).

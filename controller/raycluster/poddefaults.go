@@ -61,11 +61,17 @@ func addDefaultEnvs(ray *corev1.Container, d kit.PodDefaults) {
 func SidecarConflicts(spec *rayv1.RayClusterSpec, p *field.Path, d kit.PodDefaults) field.ErrorList {
 	var errs field.ErrorList
 	check := func(tmpl *corev1.PodTemplateSpec, at *field.Path, sidecars []corev1.Container, which string) {
-		for i, c := range tmpl.Spec.Containers {
-			for _, s := range sidecars {
-				if c.Name == s.Name {
-					errs = append(errs, field.Invalid(at.Child("template", "spec", "containers").Index(i).Child("name"), c.Name,
-						fmt.Sprintf("the operator's configuration adds a %s sidecar of this name (%s); rename this container", which, which+"SidecarContainers")))
+		// A pod's containers and init containers share one set of names.
+		for _, l := range []struct {
+			field string
+			cs    []corev1.Container
+		}{{"containers", tmpl.Spec.Containers}, {"initContainers", tmpl.Spec.InitContainers}} {
+			for i, c := range l.cs {
+				for _, s := range sidecars {
+					if c.Name == s.Name {
+						errs = append(errs, field.Invalid(at.Child("template", "spec", l.field).Index(i).Child("name"), c.Name,
+							fmt.Sprintf("the operator's configuration adds a %s sidecar of this name (%s); rename this container", which, which+"SidecarContainers")))
+					}
 				}
 			}
 		}

@@ -106,6 +106,8 @@ func TestPodDefaultsValidate(t *testing.T) {
 			d.WorkerSidecarContainers = append(d.WorkerSidecarContainers, corev1.Container{Name: "node-agent", Image: "x"})
 		}, `workerSidecarContainers[2]: a second sidecar named "node-agent"`},
 		{"the autoscaler's name", func(d *kit.PodDefaults) { d.HeadSidecarContainers[0].Name = "autoscaler" }, `headSidecarContainers[0]: name "autoscaler" is the container raydar adds itself`},
+		{"the GCS wait's name (an init container)", func(d *kit.PodDefaults) { d.WorkerSidecarContainers[0].Name = "wait-gcs-ready" }, `workerSidecarContainers[0]: name "wait-gcs-ready" is the container raydar adds itself`},
+		{"the TLS wait's name (an init container)", func(d *kit.PodDefaults) { d.HeadSidecarContainers[0].Name = "wait-for-tls-ip-san" }, `headSidecarContainers[0]: name "wait-for-tls-ip-san" is the container raydar adds itself`},
 		{"no image", func(d *kit.PodDefaults) { d.HeadSidecarContainers[0].Image = "" }, "headSidecarContainers[0] (log-shipper): no image"},
 		{"bad name", func(d *kit.PodDefaults) { d.HeadSidecarContainers[0].Name = "Log_Shipper" }, `headSidecarContainers[0]: name "Log_Shipper"`},
 		{"bad env", func(d *kit.PodDefaults) { d.DefaultContainerEnvs[0].Name = "1=X" }, `defaultContainerEnvs[0]: name "1=X"`},
@@ -128,6 +130,13 @@ func TestSidecarConflictRefusesTheCluster(t *testing.T) {
 	errs := SidecarConflicts(&rc.Spec, field.NewPath("spec"), teamDefaults())
 	if len(errs) != 1 || errs[0].Field != "spec.workerGroupSpecs[0].template.spec.containers[1].name" || !strings.Contains(errs[0].Error(), "workerSidecarContainers") {
 		t.Fatalf("conflicts %v, want the worker template's node-agent named", errs)
+	}
+	// An init container of the template shares the containers' names.
+	withInit := fixture.Cluster("c", fixture.Group("g", 1))
+	withInit.Spec.HeadGroupSpec.Template.Spec.InitContainers = []corev1.Container{{Name: "log-shipper", Image: "mine"}}
+	if errs := SidecarConflicts(&withInit.Spec, field.NewPath("spec"), teamDefaults()); len(errs) != 1 ||
+		errs[0].Field != "spec.headGroupSpec.template.spec.initContainers[0].name" {
+		t.Fatalf("init container conflicts %v, want the head's log-shipper init container named", errs)
 	}
 	if errs := SidecarConflicts(&rc.Spec, field.NewPath("spec"), kit.PodDefaults{}); len(errs) != 0 {
 		t.Errorf("no sidecars configured, conflicts %v", errs)
