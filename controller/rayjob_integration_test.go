@@ -202,13 +202,17 @@ func (h *rjHarness) waitEvent(name, reason, substr string) eventsv1.Event {
 	return found
 }
 
-// dashboard is a client for a cluster's simulated dashboard.
+// dashboard is a client for a cluster's simulated dashboard. The
+// simulator serves it once it sees the head pod Ready, which the operator
+// may see first (an InteractiveMode RayJob is Waiting by then): wait for it.
 func (h *rjHarness) dashboard(cluster string) *dashboard.Client {
 	h.t.Helper()
-	u, ok := h.sim.DashboardURL(h.ns, cluster)
-	if !ok {
-		h.t.Fatalf("cluster %s has no dashboard", cluster)
-	}
+	var u string
+	eventually(h.t, rjLong, "cluster "+cluster+"'s simulated dashboard", func() (bool, string) {
+		var ok bool
+		u, ok = h.sim.DashboardURL(h.ns, cluster)
+		return ok, "not served yet"
+	})
 	dc, err := dashboard.New(u)
 	if err != nil {
 		h.t.Fatal(err)
