@@ -3,7 +3,9 @@
 # kube-scheduler, kwok), controller-gen, gotestsum (the Makefile's test runner),
 # helm (test/deploy's charts) and KubeRay's operator (the oracle of the
 # conformance suite, test/conformance)
-# from the Go module proxy into bin/k8s, and cert-manager's CRDs into
+# from the Go module proxy into bin/k8s, Kubernetes 1.36's kube-apiserver,
+# kube-scheduler and kube-controller-manager into bin/k8s/kubernetes-1.36
+# (the KubernetesWAS tests' plane), and cert-manager's CRDs into
 # bin/k8s/crds (the sandbox's cert-manager stand-in installs them).
 # `hack/build-tools.sh gotestsum` installs gotestsum alone,
 # `hack/build-tools.sh cert-manager-crds` gotestsum and the CRDs,
@@ -28,21 +30,24 @@ mkdir -p "$out"
 cd "$root/hack/tools"
 
 cache="${RAYDAR_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/raydar/tools}"
-# from_cache NAME STAMP: copies the cached NAME built at STAMP into $out
-# and writes its stamp; false when the cache has none.
+# from_cache NAME STAMP [KEY]: copies the cached NAME built at STAMP
+# (cached as KEY, default NAME) into $out and writes its stamp; false when
+# the cache has none.
 from_cache() {
-  [[ "$cache" != off && -x "$cache/$1@$2" ]] || return 1
-  cp "$cache/$1@$2" "$out/$1.tmp" && mv "$out/$1.tmp" "$out/$1"
+  local key=${3:-$1}
+  [[ "$cache" != off && -x "$cache/$key@$2" ]] || return 1
+  cp "$cache/$key@$2" "$out/$1.tmp" && mv "$out/$1.tmp" "$out/$1"
   echo "$2" > "$out/.$1.stamp"
 }
-# to_cache NAME STAMP: keeps $out/NAME as the cached NAME at STAMP, and
-# drops NAME's entries of other stamps. A cache that cannot be written is
-# only a slower next clone.
+# to_cache NAME STAMP [KEY]: keeps $out/NAME as the cached KEY (default
+# NAME) at STAMP, and drops KEY's entries of other stamps. A cache that
+# cannot be written is only a slower next clone.
 to_cache() {
+  local key=${3:-$1}
   [[ "$cache" != off ]] || return 0
   mkdir -p "$cache" 2>/dev/null || return 0
-  rm -f "$cache/$1@"* 2>/dev/null || true
-  cp "$out/$1" "$cache/$1@$2.tmp" 2>/dev/null && mv "$cache/$1@$2.tmp" "$cache/$1@$2" || true
+  rm -f "$cache/$key@"* 2>/dev/null || true
+  cp "$out/$1" "$cache/$key@$2.tmp" 2>/dev/null && mv "$cache/$key@$2.tmp" "$cache/$key@$2" || true
 }
 
 # go_install TOOL PKG VERSION LDFLAGS [BUILT]: `go install PKG@VERSION`
@@ -285,6 +290,39 @@ fi
 volcano_crds
 scheduler_plugins_crds
 gateway_crds
+
+# Kubernetes 1.36's kube-apiserver, kube-scheduler and
+# kube-controller-manager, into bin/k8s/kubernetes-1.36 (etcd and kwok are
+# shared): the plane of `raydar sandbox --kubernetes 1.36` and of the
+# KubernetesWAS tests, since 1.36 alone serves scheduling.k8s.io/v1alpha2
+# (removed in 1.37). Their own module, hack/tools/kubernetes-1.36, whose
+# go.sum is their stamp; cached under NAME-1.36. About 7 minutes the
+# first time on two cores.
+kubernetes_136() {
+  local dir="$root/hack/tools/kubernetes-1.36" out="$out/kubernetes-1.36" stamp name start
+  local ld="-s -w -X k8s.io/component-base/version.gitVersion=v1.36.3 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36"
+  mkdir -p "$out"
+  stamp="$(cd "$dir" && stamp_of)"
+  for name in kube-apiserver kube-scheduler kube-controller-manager; do
+    if [[ -x "$out/$name" && -f "$out/.$name.stamp" && "$(cat "$out/.$name.stamp")" == "$stamp" ]]; then
+      echo ">> [kubernetes 1.36] $name: up to date"
+      [[ -x "$cache/$name-1.36@$stamp" ]] || to_cache "$name" "$stamp" "$name-1.36"
+      continue
+    fi
+    if from_cache "$name" "$stamp" "$name-1.36"; then
+      echo ">> [kubernetes 1.36] $name: copied from $cache"
+      continue
+    fi
+    echo ">> [kubernetes 1.36] building $name"
+    start=$(date +%s)
+    (cd "$dir" && go build -trimpath -ldflags "$ld" -o "$out/$name.tmp" "k8s.io/kubernetes/cmd/$name")
+    mv "$out/$name.tmp" "$out/$name"
+    echo "$stamp" > "$out/.$name.stamp"
+    to_cache "$name" "$stamp" "$name-1.36"
+    echo "   $name built in $(( $(date +%s) - start ))s"
+  done
+}
+kubernetes_136
 
 # KubeRay's operator is its own module with its own dependency versions, so it
 # is built with `go install module@version` outside hack/tools. Its samples

@@ -26,9 +26,9 @@ func sandboxCRDs() []byte { return crds.YAML() }
 // trying raydar (or kubectl) without a cluster.
 func newSandboxCmd() *cobra.Command {
 	var (
-		stateDir, toolsDir, contextName string
-		batchScheduler                  string
-		pool                            sandbox.NodePool
+		stateDir, toolsDir, contextName, kubernetesVersion string
+		batchScheduler                                     string
+		pool                                               sandbox.NodePool
 	)
 	cmd := &cobra.Command{
 		Use:   "sandbox",
@@ -73,6 +73,12 @@ with --state-dir .../DIR, or --context-name: two sandboxes with their own
 state directories have distinct contexts, so their kubeconfigs merge
 (KUBECONFIG=A:B) and one raydar opens both: raydar --context NAME1,NAME2.
 
+--kubernetes 1.36 runs Kubernetes 1.36's API server, scheduler and
+controller-manager instead of 1.37's, with the scheduling.k8s.io/v1alpha2
+Workload and PodGroup API and gang scheduling on (GenericWorkload,
+GangScheduling): what KubeRay's KubernetesWAS gate needs (1.37 removed
+that API); run raydar with --feature-gates KubernetesWAS=true.
+
 The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox.ToolsDirEnv + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -96,6 +102,7 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			opts.StateDir = stateDir
 			opts.ContextName = contextName
 			opts.ToolsDir = toolsDir
+			opts.Kubernetes = kubernetesVersion
 			opts.CRDs = [][]byte{sandboxCRDs()}
 			f := cmd.Flags()
 			if f.Changed("nodes") || f.Changed("node-cpu") || f.Changed("node-memory") || f.Changed("node-gpu") {
@@ -163,6 +170,9 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			if gang != nil {
 				fmt.Fprintf(out, "  batch scheduler: %s\n", gangLine)
 			}
+			if kubernetesVersion == sandbox.Kubernetes136 {
+				fmt.Fprintf(out, "  kubernetes: 1.36, serving scheduling.k8s.io/v1alpha2 (run raydar with --feature-gates KubernetesWAS=true)\n")
+			}
 			fmt.Fprintf(out, "\nexport KUBECONFIG=%s\n\n", sb.KubeconfigPath)
 			fmt.Fprint(out, twoSandboxes(sb.KubeconfigPath, sb.ContextName, sb.StateDir))
 			fmt.Fprintln(out, "Ctrl-C stops it.")
@@ -196,6 +206,7 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 	f.StringVar(&stateDir, "state-dir", "", "directory for logs, certificates and etcd data, kept after exit (default: a temporary directory, removed on exit)")
 	f.StringVar(&contextName, "context-name", "", "the kubeconfig context (and cluster) name (default: raydar-sandbox, or raydar-sandbox-DIR with --state-dir .../DIR)")
 	f.StringVar(&batchScheduler, "batch-scheduler", "", "simulate this gang scheduler (volcano, yunikorn, kai-scheduler, scheduler-plugins: its CRDs and a stand-in that binds its gangs' pods together); run raydar with the same --batch-scheduler")
+	f.StringVar(&kubernetesVersion, "kubernetes", "", "the control plane's Kubernetes version: 1.37 (default) or 1.36 (serves KubeRay's KubernetesWAS API; make tools builds it)")
 	f.StringVar(&toolsDir, "tools-dir", "", "directory of the control-plane binaries (default: $"+sandbox.ToolsDirEnv+" or the repository's bin/k8s)")
 	return cmd
 }

@@ -51,6 +51,11 @@ type Options struct {
 	// WriteTokenKubeconfig's; default DefaultContextName. Two sandboxes
 	// whose kubeconfigs are merged need distinct names (contextname.go).
 	ContextName string
+	// Kubernetes is the control plane's version: "" for the default
+	// (1.37), or Kubernetes136, which serves KubeRay's KubernetesWAS API
+	// (scheduling.k8s.io/v1alpha2 Workloads and PodGroups, gang-scheduled
+	// by its kube-scheduler).
+	Kubernetes string
 
 	// Scheduler runs kube-scheduler.
 	Scheduler bool
@@ -272,6 +277,9 @@ func (o Options) withDefaults() (Options, error) {
 		return o, err
 	}
 	o.ToolsDir = d
+	if o.Kubernetes != "" && o.Kubernetes != Kubernetes136 && o.Kubernetes != "1.37" {
+		return o, fmt.Errorf("sandbox: Kubernetes %q: the sandbox runs 1.37 (the default) or %s", o.Kubernetes, Kubernetes136)
+	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 3 * time.Minute
 	}
@@ -390,7 +398,7 @@ func (s *Sandbox) startAPIServer(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	apiPath, err := wrapBinary(binDir, binAPIServer, filepath.Join(s.ToolsDir, binAPIServer))
+	apiPath, err := wrapBinary(binDir, binAPIServer, filepath.Join(s.ToolsDir, s.opts.binPath(binAPIServer)))
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
@@ -457,6 +465,11 @@ func (s *Sandbox) startAPIServer(ctx context.Context) error {
 	// requests have drained (new ones get 429 and Retry-After meanwhile).
 	env.ControlPlane.APIServer.Configure().Set("shutdown-watch-termination-grace-period", "2s")
 	env.ControlPlane.APIServer.Configure().Set("shutdown-send-retry-after", "true")
+	if s.opts.Kubernetes == Kubernetes136 {
+		// KubeRay's docs/guidance/kubernetes-was.md prerequisites.
+		env.ControlPlane.APIServer.Configure().Set("runtime-config", "scheduling.k8s.io/v1alpha2=true")
+		env.ControlPlane.APIServer.Configure().Set("feature-gates", "GenericWorkload=true")
+	}
 	if err := s.configureAuth(env); err != nil {
 		return err
 	}
@@ -503,7 +516,7 @@ func (s *Sandbox) startComponents() error {
 	}
 	var comps []comp
 	if s.opts.Scheduler {
-		comps = append(comps, comp{name: Scheduler, args: []string{
+		comps = append(comps, comp{name: Scheduler, args: append([]string{
 			"--kubeconfig=" + s.KubeconfigPath,
 			"--leader-elect=false",
 			"--secure-port=0",
@@ -512,18 +525,23 @@ func (s *Sandbox) startComponents() error {
 			// bottleneck of every bring-up.
 			"--kube-api-qps=500",
 			"--kube-api-burst=1000",
-		}})
+		}, s.was("--feature-gates=GenericWorkload=true,GangScheduling=true")...)})
 	}
 	if s.opts.ControllerManager {
-		comps = append(comps, comp{name: ControllerManager, args: []string{
+		ctrls := controllers
+		if s.opts.Kubernetes == Kubernetes136 {
+			// Keeps a PodGroup while pods name it (its finalizer).
+			ctrls += ",podgroup-protection-controller"
+		}
+		comps = append(comps, comp{name: ControllerManager, args: append([]string{
 			"--kubeconfig=" + s.KubeconfigPath,
 			"--leader-elect=false",
 			"--secure-port=0",
 			"--use-service-account-credentials=false",
-			"--controllers=" + controllers,
+			"--controllers=" + ctrls,
 			"--kube-api-qps=200",
 			"--kube-api-burst=400",
-		}})
+		}, s.was("--feature-gates=GenericWorkload=true")...)})
 	}
 	if s.opts.Kwok {
 		kwokDir := filepath.Join(s.StateDir, "kwok")
@@ -562,12 +580,20 @@ func (s *Sandbox) startComponents() error {
 		})
 	}
 	for _, c := range comps {
-		p, err := startProcess(s.spawner, c.name, filepath.Join(s.ToolsDir, c.name), s.LogPath(c.name), s.StateDir, c.args, c.env, c.restarts, s.logf)
+		p, err := startProcess(s.spawner, c.name, filepath.Join(s.ToolsDir, s.opts.binPath(c.name)), s.LogPath(c.name), s.StateDir, c.args, c.env, c.restarts, s.logf)
 		if err != nil {
 			return err
 		}
 		s.procs = append(s.procs, p)
 		s.logf("started %s (pid %d)", c.name, p.pid())
+	}
+	return nil
+}
+
+// was is args on a Kubernetes136 plane, nothing on the default one.
+func (s *Sandbox) was(args ...string) []string {
+	if s.opts.Kubernetes == Kubernetes136 {
+		return args
 	}
 	return nil
 }

@@ -69,14 +69,32 @@ func findUp(dir, rel string) (string, bool) {
 	}
 }
 
-// requiredBinaries lists the binaries the options need.
+// Kubernetes136 is the other Kubernetes version the sandbox runs
+// (Options.Kubernetes): its kube-apiserver, kube-scheduler and
+// kube-controller-manager are in the tools directory's kubernetes-1.36
+// (`make tools` builds them); etcd and kwok are shared. 1.36 alone serves
+// scheduling.k8s.io/v1alpha2, KubeRay's KubernetesWAS API (removed in
+// 1.37), and the sandbox turns it on (GenericWorkload, GangScheduling).
+const Kubernetes136 = "1.36"
+
+// binPath is the binary name's path inside the tools directory for the
+// options' Kubernetes version.
+func (o *Options) binPath(name string) string {
+	if o.Kubernetes == Kubernetes136 && (name == binAPIServer || name == binScheduler || name == binController) {
+		return filepath.Join("kubernetes-"+Kubernetes136, name)
+	}
+	return name
+}
+
+// requiredBinaries lists the binaries the options need, as paths inside
+// the tools directory.
 func requiredBinaries(o *Options) []string {
-	bins := []string{binEtcd, binAPIServer}
+	bins := []string{binEtcd, o.binPath(binAPIServer)}
 	if o.Scheduler {
-		bins = append(bins, binScheduler)
+		bins = append(bins, o.binPath(binScheduler))
 	}
 	if o.ControllerManager {
-		bins = append(bins, binController)
+		bins = append(bins, o.binPath(binController))
 	}
 	if o.Kwok {
 		bins = append(bins, binKwok)
