@@ -19,6 +19,7 @@ import (
 	"github.com/raydar/raydar/controller/batchscheduler/kaischeduler"
 	"github.com/raydar/raydar/controller/batchscheduler/schedulerplugins"
 	"github.com/raydar/raydar/controller/batchscheduler/volcano"
+	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/internal/fixture"
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/gangsim"
@@ -267,5 +268,22 @@ func TestKaiSchedulerRayJobs(t *testing.T) {
 	}
 	if k8s, _ := h.get("k8s"); k8s.Status.RayClusterName != "" && k8s.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusInitializing {
 		t.Errorf("the K8sJobMode RayJob went on: %s", describeRJ(k8s))
+	}
+}
+
+// --feature-gates KubernetesWAS=true on a control plane that does not
+// serve scheduling.k8s.io/v1alpha2 (1.37, the sandbox's) is refused at
+// start, naming the API and where it is served, as KubeRay v1.7.0 refuses
+// it (kubernetes-was/scheduler.go selectProvider).
+func TestKubernetesWASRefusedWhereItsAPIIsNotServed(t *testing.T) {
+	needSandbox(t)
+	gates, err := features.Parse("KubernetesWAS=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(sb.Config, Options{DisableLeaderElection: true, SkipControllerNameValidation: true, Logger: testLogger(), FeatureGates: gates})
+	if err == nil || !strings.Contains(err.Error(), "--feature-gates KubernetesWAS=true: the API server does not serve scheduling.k8s.io/v1alpha2 Workload") ||
+		!strings.Contains(err.Error(), "raydar sandbox --kubernetes 1.36") {
+		t.Fatalf("New: %v", err)
 	}
 }

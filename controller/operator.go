@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/raydar/raydar/controller/batchscheduler"
+	"github.com/raydar/raydar/controller/batchscheduler/kuberneteswas"
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/controller/metrics"
@@ -196,6 +197,14 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err := opts.PodDefaults.Validate(); err != nil {
 		return nil, fmt.Errorf("controller: the pod defaults (KubeRay's configuration file): %w", err)
 	}
+	if opts.FeatureGates.Enabled(features.KubernetesWAS) {
+		// KubeRay's gate selects its own scheduler and excludes the
+		// others (apis/config/v1alpha1/config_utils.go:16-22).
+		if opts.BatchScheduler != nil {
+			return nil, fmt.Errorf("controller: the KubernetesWAS feature gate cannot be combined with --batch-scheduler or --enable-batch-scheduler (--batch-scheduler %s)", opts.BatchScheduler.Name())
+		}
+		opts.BatchScheduler = kuberneteswas.Scheduler{}
+	}
 	cfg = rest.CopyConfig(cfg)
 	if opts.FeatureGates.Enabled(features.SidecarSubmitterRestart) {
 		if err := checkSidecarRestartServer(cfg); err != nil { // sidecar_restart.go
@@ -225,6 +234,11 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		Logger: opts.Logger,
 		Cache:  cacheOpts,
 		Client: client.Options{Cache: &client.CacheOptions{
+			// Unstructured objects are read from the cache too: the
+			// Kubernetes WAS Workloads and PodGroups the RayCluster
+			// controller owns and watches (its other unstructured reads,
+			// cert-manager's, go through the live reader).
+			Unstructured: true,
 			// Read live, never cached: nothing needs a watch on these.
 			DisableFor: []client.Object{&batchv1.Job{}, &corev1.ServiceAccount{}, &rbacv1.Role{},
 				&rbacv1.RoleBinding{}, &coordinationv1.Lease{}},
@@ -425,6 +439,10 @@ func (o *Operator) Manager() manager.Manager { return o.mgr }
 // Elected is closed once this process leads (at once without election).
 func (o *Operator) Elected() <-chan struct{} { return o.mgr.Elected() }
 
+// BatchScheduler names the batch scheduler the loop runs with: the
+// --batch-scheduler value, KubernetesWAS's scheduler, or "" for none.
+func (o *Operator) BatchScheduler() string { return batchscheduler.NameOf(o.opts.BatchScheduler) }
+
 // Leader says who leads the election, for the TUI header.
 func (o *Operator) Leader() LeaderStatus {
 	s := LeaderStatus{Enabled: !o.opts.DisableLeaderElection, Identity: o.opts.Identity, LeaseDuration: o.opts.LeaseDuration}
@@ -495,6 +513,18 @@ func kinds(opts Options) []kit.Registration {
 // wait forever for a watch that cannot start. KubeRay's operator fails
 // likewise, later and in fewer words.
 func checkBatchScheduler(mgr manager.Manager, s batchscheduler.Scheduler) error {
+	if was, ok := s.(kuberneteswas.Scheduler); ok {
+		// KubeRay refuses to start likewise (kubernetes-was/scheduler.go,
+		// selectProvider: "scheduling.k8s.io/v1alpha2 API is not available").
+		for _, gvk := range was.Kinds() {
+			if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+				return fmt.Errorf("--feature-gates KubernetesWAS=true: the API server does not serve %s %s (%v): Kubernetes 1.36 serves it, "+
+					"with --runtime-config=scheduling.k8s.io/v1alpha2=true and --feature-gates=GenericWorkload=true on kube-apiserver (1.37 removed it); "+
+					"`raydar sandbox --kubernetes 1.36` runs such a control plane", gvk.GroupVersion(), gvk.Kind, err)
+			}
+		}
+		return nil
+	}
 	if !batchscheduler.HasGroup(s) {
 		return nil // none, or labels and annotations only (yunikorn, kai-scheduler)
 	}

@@ -50,10 +50,9 @@ func TestLinksNoTUIOrSandbox(t *testing.T) {
 // each by name.
 func TestFeatureGatesRefusedAtStartup(t *testing.T) {
 	for gates, want := range map[string]string{
-		"NoSuchGate=true":    `unknown feature gate "NoSuchGate"`,
-		"KubernetesWAS=true": "feature gate KubernetesWAS=true: not implemented by raydar",
-		"RayClusterNetworkPolicy=true,RayClusterMTLS=true,KubernetesWAS=true": "feature gate KubernetesWAS=true: not implemented by raydar",
-		"RayClusterStatusConditions=false":                                    "feature gate RayClusterStatusConditions=false: raydar cannot turn it off",
+		"NoSuchGate=true": `unknown feature gate "NoSuchGate"`,
+		"RayClusterNetworkPolicy=true,RayClusterMTLS=true,RayMultiHostIndexing=false": "feature gate RayMultiHostIndexing=false: raydar cannot turn it off",
+		"RayClusterStatusConditions=false":                                            "feature gate RayClusterStatusConditions=false: raydar cannot turn it off",
 	} {
 		cmd := newRootCmd()
 		var out bytes.Buffer

@@ -57,13 +57,13 @@ func TestTuneGC(t *testing.T) {
 // The TUI's embedded loop takes the operator's --feature-gates (either may
 // lead the election), refused alike before anything connects.
 func TestTUIFeatureGatesFlag(t *testing.T) {
-	for _, args := range [][]string{{"--feature-gates", "KubernetesWAS=true"}, {"demo", "--feature-gates", "KubernetesWAS=true"}} {
+	for _, args := range [][]string{{"--feature-gates", "RayClusterStatusConditions=false"}, {"demo", "--feature-gates", "RayClusterStatusConditions=false"}} {
 		cmd := newRootCmd()
 		cmd.SetArgs(append([]string{"--kubeconfig", "/nonexistent"}, args...))
 		var out bytes.Buffer
 		cmd.SetOut(&out)
 		cmd.SetErr(&out)
-		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "feature gate KubernetesWAS=true: not implemented by raydar") {
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "feature gate RayClusterStatusConditions=false: raydar cannot turn it off") {
 			t.Errorf("%v: %v; want the gate refused by name", args, err)
 		}
 	}

@@ -16,7 +16,10 @@
 // annotations) and what a child carries; the reconcilers observe the
 // object, decide with it and write it (controller/raycluster gang.go,
 // controller/rayjob gang.go). gang counts a cluster's gang as KubeRay
-// does, for the schedulers that make a PodGroup.
+// does, for the schedulers that make a PodGroup. kuberneteswas is KubeRay
+// v1.7.0's Kubernetes WAS, selected by the KubernetesWAS feature gate
+// (controller/operator.go), not by the flag: two immutable objects,
+// replaced rather than updated (its Plan).
 package batchscheduler
 
 import (

@@ -24,10 +24,10 @@
 // modules to go.mod, and its metrics registry and emulated-version
 // machinery to the operator binary, for a "Name=true,Other=false" parser.
 // And raydar needs more than a known/unknown check: a gate KubeRay has may
-// be one raydar implements (RayClusterNetworkPolicy, RayClusterMTLS), one it always behaves
-// as on (RayClusterStatusConditions: turning it off is refused), one it
-// does not implement (KubernetesWAS: turning it on is refused), each
-// refused by name. Parse does both in one small function with
+// be one raydar implements (RayClusterNetworkPolicy, RayClusterMTLS,
+// KubernetesWAS), one it always behaves as on (RayClusterStatusConditions:
+// turning it off is refused), or one it does not implement (turning it on
+// is refused), each refused by name. Parse does both in one small function with
 // featuregate's syntax (comma-separated Name=bool, spaces trimmed,
 // strconv.ParseBool's values; several flags add up).
 package features

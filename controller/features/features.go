@@ -37,8 +37,9 @@ const (
 	// NotImplemented: raydar does not implement the feature; Name=true is
 	// refused. Where an object asks for the feature by a field
 	// (spec.tlsOptions), that object is refused by name too, as KubeRay
-	// refuses it with the gate off (controller/raycluster/unsupported.go);
-	// KubernetesWAS is operator behaviour no field asks for.
+	// refuses it with the gate off (controller/raycluster/unsupported.go).
+	// Every gate of KubeRay v1.7.0 is implemented; a later KubeRay's gate
+	// raydar lacks would be this.
 	NotImplemented
 )
 
@@ -89,8 +90,7 @@ var All = []Spec{
 	{GCSFaultToleranceEmbeddedStorage, false, "Alpha", Toggle, "", false},
 	{RayClusterMTLS, false, "Alpha", Toggle, "", false},
 	{RayClusterHistoryServer, false, "Alpha", Toggle, "", false},
-	{KubernetesWAS, false, "Alpha", NotImplemented,
-		"raydar does not implement the Workload-Aware Scheduling batch scheduler: its scheduling.k8s.io/v1alpha2 Workload and PodGroup are served by Kubernetes 1.36 only (removed in 1.37, which raydar's sandbox runs), so it cannot be tested here", false},
+	{KubernetesWAS, false, "Alpha", Toggle, "", false},
 }
 
 // Lookup is the spec of a gate by name.

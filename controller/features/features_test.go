@@ -1,6 +1,7 @@
 package features
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -49,7 +50,7 @@ func TestParse(t *testing.T) {
 		{in: "RayClusterHistoryServer=false", off: []Gate{RayClusterHistoryServer}},
 		{in: "GCSFaultToleranceEmbeddedStorage=true,RayClusterHistoryServer=false", on: []Gate{GCSFaultToleranceEmbeddedStorage}, off: []Gate{RayClusterHistoryServer}},
 		{in: "SidecarSubmitterRestart=true", on: []Gate{SidecarSubmitterRestart}},
-		{in: "KubernetesWAS=true", wantErr: "feature gate KubernetesWAS=true: not implemented by raydar"},
+		{in: "KubernetesWAS=true", on: []Gate{KubernetesWAS}},
 		{in: "RayCronJob=false", off: []Gate{RayCronJob}},
 		{in: "RayClusterStatusConditions=false", wantErr: "feature gate RayClusterStatusConditions=false: raydar cannot turn it off"},
 		{in: "RayJobDeletionPolicy=false", wantErr: "feature gate RayJobDeletionPolicy=false: raydar cannot turn it off"},
@@ -90,8 +91,8 @@ func TestSetAddsUpAndARefusalChangesNothing(t *testing.T) {
 	if err := g.Set("RayCronJob=true"); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Set("RayClusterNetworkPolicy=false,KubernetesWAS=true"); err == nil {
-		t.Fatal("KubernetesWAS=true accepted")
+	if err := g.Set("RayClusterNetworkPolicy=false,RayClusterStatusConditions=false"); err == nil {
+		t.Fatal("RayClusterStatusConditions=false accepted")
 	}
 	if !g.Enabled(RayClusterNetworkPolicy) {
 		t.Error("a refused --feature-gates turned RayClusterNetworkPolicy off")
@@ -106,5 +107,19 @@ func TestSetAddsUpAndARefusalChangesNothing(t *testing.T) {
 	}
 	if _, err := Parse(eff); err != nil {
 		t.Errorf("Parse(Effective()): %v", err)
+	}
+}
+
+// A gate raydar does not implement (none of KubeRay v1.7.0's; a later
+// KubeRay's would be one) is refused turned on, by name, and taken off.
+func TestNotImplementedRefused(t *testing.T) {
+	saved := All
+	t.Cleanup(func() { All = saved })
+	All = append(slices.Clone(saved), Spec{Name: "LaterGate", Stage: "Alpha", Support: NotImplemented, Why: "not in raydar yet"})
+	if _, err := Parse("LaterGate=true"); err == nil || !strings.HasPrefix(err.Error(), "feature gate LaterGate=true: not implemented by raydar") {
+		t.Errorf("LaterGate=true: %v", err)
+	}
+	if g, err := Parse("LaterGate=false"); err != nil || g.Enabled("LaterGate") {
+		t.Errorf("LaterGate=false: %v", err)
 	}
 }

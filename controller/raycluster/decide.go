@@ -17,9 +17,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/controller/batchscheduler/kuberneteswas"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -59,6 +61,9 @@ type observed struct {
 	// with a batch scheduler that makes one for it (gang.go); nil when
 	// absent.
 	Group client.Object
+	// WAS are the cluster's Kubernetes WAS Workload and PodGroup (nil:
+	// absent), read only with the KubernetesWAS gate (gang.go).
+	WAS [2]*unstructured.Unstructured
 	// CleanupJob is the Redis clean-up Job; read only while a deleted
 	// cluster waits on the GCS FT finalizer.
 	CleanupJob *batchv1.Job
@@ -106,6 +111,9 @@ type plan struct {
 	CreateGroup client.Object
 	UpdateGroup client.Object
 	GroupErr    error
+	// WAS are the writes to the Kubernetes WAS Workload and PodGroup
+	// (gang.go); pods are held while they say so.
+	WAS kuberneteswas.Steps
 
 	// The claim of the embedded GCS store (gcs_embedded.go): to create,
 	// to update (its owner), or why it cannot be used (the pods are held
@@ -260,6 +268,7 @@ func decide(o *observed) *plan {
 	decidePods(o, p)
 	decoratePods(o, p)
 	holdPodsForMTLS(o, p)
+	holdPodsForGang(p)
 
 	after := podsAfter(o.Pods, p, o.Now)
 	p.Status = computeStatus(rc, after, o.HeadService, p, nil, o.Now)

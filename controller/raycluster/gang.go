@@ -14,15 +14,24 @@ package raycluster
 // act writes the gang object among the children
 // before any pod (a failure holds the pods back, as KubeRay's error ends
 // its pass before the head).
+//
+// Kubernetes WAS (the KubernetesWAS gate, controller/batchscheduler/
+// kuberneteswas) has two immutable objects instead of one: getWAS reads
+// its Workload and PodGroup, decideGang plans kuberneteswas.Plan's steps,
+// holdPodsForGang holds the pods while they say so, applyWAS writes them.
 
 import (
 	"context"
 	"fmt"
 
+	"time"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/controller/batchscheduler/kuberneteswas"
 	"github.com/raydar/raydar/controller/kit"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -60,6 +69,10 @@ func decideGang(o *observed, p *plan) {
 	if s == nil {
 		return
 	}
+	if _, ok := s.(kuberneteswas.Scheduler); ok {
+		p.WAS = kuberneteswas.Plan(o.Cluster, o.WAS[0], o.WAS[1])
+		return
+	}
 	want, err := s.ClusterGroup(o.Cluster)
 	switch {
 	case err != nil:
@@ -71,6 +84,45 @@ func decideGang(o *observed, p *plan) {
 		p.UpdateGroup = s.UpdateGroup(o.Group, want)
 	}
 }
+
+// getWAS reads the cluster's Kubernetes WAS Workload and PodGroup from
+// the cache (nil when absent), with the KubernetesWAS gate only.
+func (r *Reconciler) getWAS(ctx context.Context, rc *rayv1.RayCluster) (got [2]*unstructured.Unstructured, err error) {
+	s, ok := r.cfg.Scheduler.(kuberneteswas.Scheduler)
+	if !ok || rc.DeletionTimestamp != nil {
+		return got, nil
+	}
+	for i, gvk := range s.Kinds() {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		name := s.Names(rc)[i]
+		switch err := r.client.Get(ctx, types.NamespacedName{Namespace: rc.Namespace, Name: name}, u); {
+		case err == nil:
+			got[i] = u
+		case !apierrors.IsNotFound(err):
+			return got, fmt.Errorf("reading %s %s: %w", gvk.Kind, name, err)
+		}
+	}
+	return got, nil
+}
+
+// holdPodsForGang holds the pods while the Kubernetes WAS objects are
+// not in place (KubeRay's pass ends with an error before the head), and
+// looks again soon: the deletions it waits on bring watch events, this
+// is the fallback.
+func holdPodsForGang(p *plan) {
+	if !p.WAS.Held() {
+		return
+	}
+	p.CreatePods = nil
+	if p.RequeueAfter == 0 || p.RequeueAfter > wasHoldRequeue {
+		p.RequeueAfter = wasHoldRequeue
+	}
+}
+
+// wasHoldRequeue is how soon a cluster held by its WAS objects is looked
+// at again without an event.
+const wasHoldRequeue = 2 * time.Second
 
 // decoratePods gives each planned pod the scheduler's metadata, its Ray
 // group the task (headgroup or the worker group).
@@ -88,6 +140,12 @@ func decoratePods(o *observed, p *plan) {
 // One made meanwhile (AlreadyExists) is left for the next pass to compare,
 // as KubeRay does (volcano_scheduler.go:172-177).
 func (r *Reconciler) applyGroup(ctx context.Context, rc *rayv1.RayCluster, p *plan, out *outcome) bool {
+	if p.WAS.Err != nil || len(p.WAS.Unprotect)+len(p.WAS.Delete)+len(p.WAS.Create) > 0 {
+		return r.applyWAS(ctx, rc, p.WAS, out) && !p.WAS.Held()
+	}
+	if p.WAS.Held() {
+		return false
+	}
 	var err error
 	var what string
 	switch {
@@ -111,4 +169,40 @@ func (r *Reconciler) applyGroup(ctx context.Context, rc *rayv1.RayCluster, p *pl
 	out.fail(EventBatchSchedulingFailed, fmt.Sprintf("Failed to %s the %s of RayCluster %s/%s for --batch-scheduler=%s: %v",
 		what, r.cfg.Scheduler.GroupKind().Kind, rc.Namespace, rc.Name, r.cfg.Scheduler.Name(), err))
 	return false
+}
+
+// applyWAS writes the Kubernetes WAS steps in order (finalizers removed,
+// deletions with a UID precondition, creations); a collision or a failed
+// write is a BatchSchedulingFailed Warning (KubeRay only returns it:
+// its TODO at kubernetes_was_v1alpha2.go:135) and ends the writes.
+func (r *Reconciler) applyWAS(ctx context.Context, rc *rayv1.RayCluster, s kuberneteswas.Steps, out *outcome) bool {
+	fail := func(what string, u *unstructured.Unstructured, err error) bool {
+		if kit.Ambiguous(err) {
+			out.ambiguous = true
+		}
+		out.fail(EventBatchSchedulingFailed, fmt.Sprintf("Failed to %s the %s %s of RayCluster %s/%s for the KubernetesWAS feature gate: %v",
+			what, u.GetKind(), u.GetName(), rc.Namespace, rc.Name, err))
+		return false
+	}
+	if s.Err != nil {
+		out.fail(EventBatchSchedulingFailed, fmt.Sprintf("RayCluster %s/%s cannot be gang-scheduled (KubernetesWAS): %v", rc.Namespace, rc.Name, s.Err))
+		return false
+	}
+	for _, u := range s.Unprotect {
+		if err := r.client.Update(ctx, u); err != nil && !apierrors.IsNotFound(err) {
+			return fail("remove the protection finalizer of", u, err)
+		}
+	}
+	for _, u := range s.Delete {
+		uid := u.GetUID()
+		if err := r.client.Delete(ctx, u, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+			return fail("delete", u, err)
+		}
+	}
+	for _, u := range s.Create {
+		if err := r.client.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fail("create", u, err)
+		}
+	}
+	return true
 }

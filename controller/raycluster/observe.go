@@ -77,6 +77,9 @@ func (r *Reconciler) observe(ctx context.Context, rc *rayv1.RayCluster) (*observ
 	if o.Group, err = r.getGroup(ctx, rc); err != nil {
 		return nil, err
 	}
+	if o.WAS, err = r.getWAS(ctx, rc); err != nil {
+		return nil, err
+	}
 	if rc.DeletionTimestamp != nil && hasFinalizer(rc, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
 		job := &batchv1.Job{}
 		err := r.api.Get(ctx, types.NamespacedName{Namespace: rc.Namespace, Name: kit.RedisCleanupJobName(rc.Name)}, job)

@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"github.com/raydar/raydar/controller/batchscheduler"
+	"github.com/raydar/raydar/controller/batchscheduler/kuberneteswas"
 	"github.com/raydar/raydar/controller/kit"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -126,6 +128,13 @@ func owns(opts Options) []kit.Owned {
 	}
 	if batchscheduler.HasGroup(opts.BatchScheduler) {
 		o = append(o, kit.Owned{Object: opts.BatchScheduler.NewGroup()})
+	}
+	if s, ok := opts.BatchScheduler.(kuberneteswas.Scheduler); ok {
+		for _, gvk := range s.Kinds() {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(gvk)
+			o = append(o, kit.Owned{Object: u})
+		}
 	}
 	return o
 }

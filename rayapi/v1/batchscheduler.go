@@ -17,7 +17,8 @@ import (
 const (
 	// RayGangSchedulingEnabled: KubeRay v1.6.2 utils/constant.go:56; read
 	// (present, any value) by yunikorn (yunikorn_scheduler.go:112) and
-	// scheduler-plugins (scheduler_plugins.go:112).
+	// scheduler-plugins (scheduler_plugins.go:112), and (="true", any
+	// case) by v1.7.0's Kubernetes WAS (kubernetes_was_v1alpha2.go:356).
 	RayGangSchedulingEnabled = "ray.io/gang-scheduling-enabled"
 	// RayPriorityClassName: utils/constant.go:55; volcano's PodGroup
 	// priority (volcano_scheduler.go:256).
@@ -42,6 +43,11 @@ const (
 	// only Volcano binds them.
 	VolcanoSchedulerName = "volcano"
 )
+
+// KubernetesWASScheduler is KubeRay v1.7.0's Kubernetes WAS scheduler,
+// which the KubernetesWAS feature gate selects, not --batch-scheduler
+// (controller/batchscheduler/kuberneteswas).
+const KubernetesWASScheduler = "kubernetes-was-v1alpha2"
 
 // RaydarBatchSchedulers are the --batch-scheduler values raydar implements
 // (controller/batchscheduler Names; its test holds them equal).
@@ -76,7 +82,7 @@ var batchSchedulerLabels = []struct {
 	Key        string
 	Schedulers []string
 }{
-	{RayGangSchedulingEnabled, []string{"yunikorn", "scheduler-plugins"}},
+	{RayGangSchedulingEnabled, []string{"yunikorn", "scheduler-plugins", KubernetesWASScheduler}},
 	{VolcanoQueueNameLabelKey, []string{"volcano"}},
 	{RayPriorityClassName, []string{"volcano"}},
 	{VolcanoNetworkTopologyModeLabelKey, []string{"volcano"}},
@@ -112,9 +118,18 @@ func BatchSchedulerLabels(labels map[string]string, configured string) (keys, sc
 func BatchSchedulerFlags(schedulers []string) string {
 	flags := make([]string, len(schedulers))
 	for i, s := range schedulers {
-		flags[i] = "--batch-scheduler=" + s
+		flags[i] = BatchSchedulerFlag(s)
 	}
 	return strings.Join(flags, " or ")
+}
+
+// BatchSchedulerFlag is the flag that selects scheduler:
+// --batch-scheduler=NAME, or the KubernetesWAS feature gate.
+func BatchSchedulerFlag(scheduler string) string {
+	if scheduler == KubernetesWASScheduler {
+		return "--feature-gates=KubernetesWAS=true"
+	}
+	return "--batch-scheduler=" + scheduler
 }
 
 // BatchSchedulerIgnored is the sentence that says which batch-scheduler
@@ -134,11 +149,11 @@ func BatchSchedulerIgnored(labels map[string]string, configured string) string {
 		subject = "labels " + strings.Join(found, ", ") + " are"
 	}
 	if configured != "" {
-		return subject + " ignored: raydar runs with --batch-scheduler=" + configured + ", which does not read it; " +
+		return subject + " ignored: raydar runs with " + BatchSchedulerFlag(configured) + ", which does not read it; " +
 			"KubeRay's operator run with " + BatchSchedulerFlags(schedulers) + " would"
 	}
 	who := "KubeRay's operator"
-	if slices.ContainsFunc(schedulers, func(s string) bool { return slices.Contains(RaydarBatchSchedulers, s) }) {
+	if slices.ContainsFunc(schedulers, func(s string) bool { return slices.Contains(RaydarBatchSchedulers, s) || s == KubernetesWASScheduler }) {
 		who = "raydar or KubeRay's operator"
 	}
 	return subject + " ignored: raydar runs without --batch-scheduler (no PodGroup is made, pods are scheduled one by one); " +

@@ -125,7 +125,7 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 			l := op.Leader()
 			logger.Info("starting raydar operator", "server", target.Server, "identity", l.Identity,
 				"lease", l.Lease, "leaderElection", l.Enabled, "featureGates", o.FeatureGates.Effective(),
-				"batchScheduler", batchscheduler.NameOf(o.BatchScheduler))
+				"batchScheduler", op.BatchScheduler())
 			if err := op.Start(ctx); err != nil && ctx.Err() == nil {
 				return fmt.Errorf("operator stopped: %w", err)
 			}
