@@ -24,6 +24,7 @@ import (
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
+	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -538,9 +539,16 @@ func TestIntegrationRayServiceRestart(t *testing.T) {
 
 	// A restart of raydar re-submits nothing: the hash on the cluster and
 	// the applications on the dashboard say the config runs.
+	// The new process has decided at least once when the dashboard has
+	// seen two of its Serve reads (a pass reads, then submits if it must;
+	// passes of one object do not overlap).
+	reads := func() int { return h.sim.Calls(h.ns, oldCluster, "GET", dashboard.ServeApplicationsPath) }
 	h.op.stop()
+	before := reads()
 	h.start()
-	time.Sleep(4 * time.Second)
+	eventually(t, rsLong, "two Serve reads by the restarted raydar", func() (bool, string) {
+		return reads() >= before+2, fmt.Sprintf("%d reads since the restart", reads()-before)
+	})
 	if got := h.servePuts(oldCluster); got != 1 {
 		t.Errorf("%d Serve submissions after a restart, want still 1", got)
 	}

@@ -109,11 +109,22 @@ func TestHeadFollowsPodReadiness(t *testing.T) {
 	if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// Not Ready: no dashboard.
-	time.Sleep(100 * time.Millisecond)
-	if _, ok := e.sim.DashboardURL(ns, "rc"); ok {
-		t.Fatal("dashboard before the head pod is Ready")
+	// Not Ready: no dashboard. A Ready head of another cluster, made after
+	// it, shows the simulator has seen the pods; then rc's is polled for a
+	// while, never there.
+	if _, err := pods.Create(ctx, headPod("other-head-x", "other", "uid-2", true), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
+	eventually(t, "the other cluster's dashboard", func() bool { _, ok := e.sim.DashboardURL(ns, "other"); return ok })
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, ok := e.sim.DashboardURL(ns, "rc"); ok {
+			t.Fatal("dashboard before the head pod is Ready")
+		}
+	}
+	if err := pods.Delete(ctx, "other-head-x", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the other cluster's dashboard gone", func() bool { _, ok := e.sim.DashboardURL(ns, "other"); return !ok })
 
 	setReady(p, true)
 	if _, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
