@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -627,5 +628,67 @@ func TestIntegrationRayServiceSuspendResume(t *testing.T) {
 	rs := h.waitServing("svc", rsLong)
 	if c := meta.FindStatusCondition(rs.Status.Conditions, string(rayv1.RayServiceSuspended)); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("Suspended after resume: %+v", c)
+	}
+}
+
+// A RayService whose head pod runs but is not Ready yet (its readiness
+// probe has not passed) gets no call on its dashboard, which answers
+// (503) and counts every request before Ready: none until the head is
+// Ready, then one Serve submission.
+func TestIntegrationRayServiceWaitsForAReadyHead(t *testing.T) {
+	h := newRSHarness(t)
+	spec := testCluster(h.ns, "unused", 1).Spec
+	spec.HeadGroupSpec.Template.Annotations = map[string]string{sandbox.NotReadyAnnotation: "true"}
+	rs := &rayv1.RayService{
+		ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: h.ns},
+		Spec:       rayv1.RayServiceSpec{ServeConfigV2: rsITServeConfig, RayClusterSpec: spec},
+	}
+	if err := cl.Create(context.Background(), rs); err != nil {
+		t.Fatal(err)
+	}
+	var cluster string
+	var head corev1.Pod
+	eventually(t, rsLong, "the head Running, not Ready, seen so by raydar, its dashboard answering", func() (bool, string) {
+		cs := h.clusters("svc")
+		if len(cs) != 1 {
+			return false, fmt.Sprint(len(cs), " clusters")
+		}
+		cluster = cs[0].Name
+		heads, _ := clusterPods(t, h.ns, cluster)
+		if len(heads) != 1 || heads[0].Status.Phase != corev1.PodRunning || kit.IsRunningAndReady(&heads[0]) {
+			return false, fmt.Sprint(len(heads), " heads")
+		}
+		head = heads[0]
+		c := meta.FindStatusCondition(cs[0].Status.Conditions, string(rayv1.HeadPodReady))
+		_, served := h.sim.DashboardURL(h.ns, cluster)
+		return served && c != nil && c.Status == metav1.ConditionFalse, fmt.Sprintf("served %t, HeadPodReady %+v", served, c)
+	})
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if n := h.sim.RequestsBeforeReady(h.ns, cluster); n != 0 {
+			t.Fatalf("%d dashboard requests before the head is Ready: %v", n, h.sim.AllCalls(h.ns, cluster))
+		}
+	}
+	// The readiness probe passes.
+	p, err := kc.CoreV1().Pods(h.ns).Get(context.Background(), head.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
+			p.Status.Conditions[i].Status, p.Status.Conditions[i].Reason = corev1.ConditionTrue, ""
+		}
+	}
+	for i := range p.Status.ContainerStatuses {
+		p.Status.ContainerStatuses[i].Ready = true
+	}
+	if _, err := kc.CoreV1().Pods(h.ns).UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitServing("svc", rsLong)
+	if n := h.sim.RequestsBeforeReady(h.ns, cluster); n != 0 {
+		t.Errorf("%d dashboard requests before the head was Ready: %v", n, h.sim.AllCalls(h.ns, cluster))
+	}
+	if n := h.servePuts(cluster); n != 1 {
+		t.Errorf("%d Serve submissions, want 1", n)
 	}
 }

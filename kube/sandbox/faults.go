@@ -45,6 +45,15 @@ const (
 	// reference (`configmap "app-config" not found`); kwok copies it into
 	// the waiting containers' state.
 	ConfigErrorAnnotation = "sandbox.raydar.io/config-error"
+	// NotReadyAnnotation, set to "true" on a pod or its template before
+	// it starts, makes kwok run it not Ready (Ready and ContainersReady
+	// False, reason ContainersNotReady, containers running but not
+	// ready), as a pod whose readiness probe has not passed yet, until a
+	// status update makes it Ready. A Ray head pod so held gets a
+	// simulated dashboard that answers every request 503 and counts it
+	// (headsim Sim.RequestsBeforeReady), so a test sees any call made
+	// before the head is Ready instead of a connection nobody counts.
+	NotReadyAnnotation = "sandbox.raydar.io/not-ready"
 )
 
 // The waiting reasons of a missing reference, as the kubelet reports them.

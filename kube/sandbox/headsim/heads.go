@@ -10,6 +10,7 @@ import (
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/raydash/addrbook"
+	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/autoscaler"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -44,6 +45,7 @@ func (s *Sim) syncHeadPod(ctx context.Context, key string) (time.Duration, error
 		cur = nil
 	}
 	want := isHead && runningAndReady(pod)
+	s.syncEarly(key, pod, isHead && cur == nil && !want && rayRunning(pod) && pod.Annotations[sandbox.NotReadyAnnotation] == "true")
 	if !want || cur != nil {
 		return 0, nil
 	}
@@ -212,6 +214,11 @@ func (s *Sim) publish() error {
 	entries := make([]addrbook.Entry, 0, len(s.byClust))
 	for k, h := range s.byClust {
 		entries = append(entries, addrbook.Entry{Namespace: k.Namespace, Cluster: k.Name, Dashboard: h.front.URL(), ServeProxy: h.h.ProxyURL()})
+	}
+	for _, e := range s.early {
+		if _, ok := s.byClust[e.cluster]; !ok {
+			entries = append(entries, addrbook.Entry{Namespace: e.cluster.Namespace, Cluster: e.cluster.Name, Dashboard: e.front.URL()})
+		}
 	}
 	s.mu.Unlock()
 	return addrbook.Write(s.opts.AddressBook, entries)

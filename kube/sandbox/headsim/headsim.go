@@ -103,9 +103,10 @@ type Sim struct {
 	byClust  map[types.NamespacedName]*head   // cluster → its current head
 	calls    map[types.NamespacedName]*counts // cluster → requests seen, over all its heads
 	refusing map[types.NamespacedName]bool
-	subs     map[string]*submitter // submitter Job namespace/name → stand-in state
-	logs     map[string]*podLog    // namespace/pod → its stand-in submitter's output
-	closing  sync.WaitGroup        // heads being closed
+	early    map[string]*earlyFront // head pod namespace/name → its dashboard before Ready (early.go)
+	subs     map[string]*submitter  // submitter Job namespace/name → stand-in state
+	logs     map[string]*podLog     // namespace/pod → its stand-in submitter's output
+	closing  sync.WaitGroup         // heads being closed
 
 	bookMu sync.Mutex // serialises address book writes
 }
@@ -163,7 +164,8 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		nodesQ: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 2*time.Second)),
 		byPod:  map[string]*head{}, byClust: map[types.NamespacedName]*head{},
 		calls: map[types.NamespacedName]*counts{}, refusing: map[types.NamespacedName]bool{},
-		subs: map[string]*submitter{}, logs: map[string]*podLog{},
+		early: map[string]*earlyFront{},
+		subs:  map[string]*submitter{}, logs: map[string]*podLog{},
 	}
 	s.pods = coreinformers.NewFilteredPodInformer(opts.Clientset, opts.Namespace, 0, toolscache.Indexers{}, func(lo *metav1.ListOptions) {
 		lo.LabelSelector = rayv1.RayNodeTypeLabelKey + "=" + string(rayv1.HeadNode)
@@ -272,6 +274,10 @@ func (s *Sim) Close() error {
 			delete(s.byClust, h.cluster)
 		}
 	}
+	for k, e := range s.early {
+		e.front.Close()
+		delete(s.early, k)
+	}
 	s.mu.Unlock()
 	var (
 		mu   sync.Mutex
@@ -297,15 +303,22 @@ func (s *Sim) Close() error {
 }
 
 // DashboardURL is the base URL of the dashboard of the RayCluster
-// namespace/name, while it has a Ready head pod (raydash.AddressBook).
+// namespace/name, while it has a Ready head pod (raydash.AddressBook), or
+// a head pod held not Ready by sandbox.NotReadyAnnotation (its dashboard
+// then answers 503 and counts: early.go).
 func (s *Sim) DashboardURL(namespace, name string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h, ok := s.byClust[types.NamespacedName{Namespace: namespace, Name: name}]
-	if !ok {
-		return "", false
+	key := types.NamespacedName{Namespace: namespace, Name: name}
+	if h, ok := s.byClust[key]; ok {
+		return h.front.URL(), true
 	}
-	return h.front.URL(), true
+	for _, e := range s.early {
+		if e.cluster == key {
+			return e.front.URL(), true
+		}
+	}
+	return "", false
 }
 
 // ServeProxyURL is the base URL of the Serve proxy of the RayCluster

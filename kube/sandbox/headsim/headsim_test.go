@@ -17,6 +17,7 @@ import (
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -371,5 +372,47 @@ func TestTheHeadKnowsItsNodeWhenItFirstAnswers(t *testing.T) {
 	}
 	if info, _ := c.GetJobInfo(ctx, id); info.Status != dashboard.JobPending {
 		t.Errorf("job %s on a head of 0 CPUs and no workers, want PENDING", info.Status)
+	}
+}
+
+// A head pod held Running but not Ready (sandbox.NotReadyAnnotation) has a
+// dashboard that answers 503 and counts each request; once Ready, the head
+// answers and the count stays.
+func TestEarlyDashboardCountsRequestsBeforeReady(t *testing.T) {
+	ctx := context.Background()
+	e := start(t, nil)
+	pods := e.cs.CoreV1().Pods(ns)
+	p := headPod("early-head-x", "early", "uid-3", false)
+	p.Annotations = map[string]string{sandbox.NotReadyAnnotation: "true"}
+	p.Status.Phase = corev1.PodRunning
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "ray-head", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var url string
+	eventually(t, "the early dashboard", func() bool { u, ok := e.sim.DashboardURL(ns, "early"); url = u; return ok })
+	dc, _ := dashboard.New(url)
+	if _, err := dc.GetJobInfo(ctx, "j"); err == nil || errors.Is(err, dashboard.ErrNotFound) {
+		t.Fatalf("GetJobInfo before Ready: %v, want the 503", err)
+	}
+	if n := e.sim.RequestsBeforeReady(ns, "early"); n != 1 {
+		t.Fatalf("%d requests before Ready counted, want 1 (%v)", n, e.sim.AllCalls(ns, "early"))
+	}
+	setReady(p, true)
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "ray-head", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	if _, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the head's dashboard", func() bool {
+		u, ok := e.sim.DashboardURL(ns, "early")
+		return ok && u != url && e.sim.Head(ns, "early") != nil
+	})
+	u, _ := e.sim.DashboardURL(ns, "early")
+	dc, _ = dashboard.New(u)
+	if _, err := dc.GetJobInfo(ctx, "j"); !errors.Is(err, dashboard.ErrNotFound) {
+		t.Fatalf("GetJobInfo once Ready: %v", err)
+	}
+	if n := e.sim.RequestsBeforeReady(ns, "early"); n != 1 {
+		t.Errorf("%d requests before Ready after it, want still 1", n)
 	}
 }
