@@ -472,6 +472,39 @@ func decideIncremental(o *observed, p *plan, active, pending *rayv1.RayCluster, 
 	return newActive, fields
 }
 
+// initIncrementalFields reads the active and pending clusters'
+// incremental status fields (only with an incremental upgrade). A pending
+// cluster without a target_capacity starts at 100 when it is the first
+// cluster (rayservice_controller.go:497-503) and at 0 when it replaces one
+// (504-509), so that Serve does not scale it up at once.
+func (d *deciding) initIncrementalFields() {
+	if !d.incr {
+		return
+	}
+	d.fields = incrementalFields{Active: statusFieldsOf(d.rs.Status, d.active), Pending: statusFieldsOf(d.rs.Status, d.pending)}
+	if d.pending != nil && d.fields.Pending.TargetCapacity == nil {
+		tc := initialCapacity
+		if d.active != nil {
+			tc = 0
+		}
+		d.fields.Pending.TargetCapacity = &tc
+	}
+}
+
+// serveConfigFor is the config a cluster with incremental status fields f
+// gets: with an incremental upgrade, with its target_capacity
+// (rayservice_controller.go:1338-1354).
+func (d *deciding) serveConfigFor(f statusFields) serveConfig {
+	if !d.incr || f.TargetCapacity == nil || d.cfg.Hash == "" {
+		return d.cfg
+	}
+	c := d.cfg
+	if data, err := withTargetCapacity(d.cfg.JSON, *f.TargetCapacity); err == nil {
+		c.JSON = data
+	}
+	return c
+}
+
 // activeServeConfig is the config to resubmit to the active cluster with
 // a new target_capacity: the one this process last submitted to it, else
 // the spec's (KubeRay v1.6.2 rayservice_controller.go:1450-1453 does the
