@@ -338,18 +338,7 @@ func decideIncremental(o *observed, p *plan, active, pending *rayv1.RayCluster, 
 		if c == nil || c.UID == "" {
 			continue
 		}
-		want := buildClusterServeService(rs, c)
-		switch have := io.ClusterServices[c.Name]; {
-		case have == nil:
-			p.CreateServices = append(p.CreateServices, want)
-		case kit.ControllerUID(have.OwnerReferences) != string(c.UID):
-			p.eventf(corev1.EventTypeWarning, rayv1.EventUpdatedService, "Update",
-				"Service %s exists and is not owned by RayCluster %s; raydar leaves it alone", have.Name, c.Name)
-		default:
-			if upd := serviceUpdate(have, want); upd != nil {
-				p.UpdateServices = append(p.UpdateServices, upd)
-			}
-		}
+		planService(p, io.ClusterServices[c.Name], buildClusterServeService(rs, c), c.UID, "RayCluster "+c.Name)
 	}
 
 	// The Gateway (rayservice_controller.go:696-744 reconcileGateway).
