@@ -1,9 +1,9 @@
 package rayservice
 
-// decide, traffic: the switch to a ready pending cluster (at once, or step
-// by step with an incremental upgrade), the Services that route to the
-// active cluster, and the deletion of the clusters traffic left. Pure,
-// like decide.
+// decide, traffic: the switch to a ready pending cluster at once (step by
+// step with an incremental upgrade: incremental.go), the Services that
+// route to the active cluster, and the deletion of the clusters traffic
+// left. Pure, like decide.
 
 import (
 	"fmt"
@@ -43,36 +43,14 @@ func (d *deciding) switchTraffic() {
 	d.switchTo(pending)
 }
 
-// stepIncremental moves an incremental upgrade's traffic through the
-// Gateway's HTTPRoute step by step (decideIncremental), and switches once
-// the pending cluster serves all of it.
-func (d *deciding) stepIncremental() {
-	if !d.incr {
-		return
-	}
-	before := d.newActive
-	var moved *rayv1.RayCluster
-	if before == d.active {
-		moved = d.pending
-	} else {
-		d.fields = incrementalFields{Active: d.fields.Pending} // the first cluster, just switched to
-	}
-	after, fields := decideIncremental(d.o, d.p, before, moved, d.views, d.cfg, d.fields)
-	d.fields = fields
-	if after != before {
-		d.p.eventf(corev1.EventTypeNormal, reasonTrafficSwitched, "Switch",
-			"Incremental upgrade complete: RayCluster %s serves all the traffic; %s is deleted after %s",
-			after.Name, before.Name, deletionDelay(d.rs))
-		d.switchTo(after)
-	}
-}
-
-// switchTo makes c the cluster that serves after the plan; no cluster is
-// pending any more. The one that served, if any, retires: its delete-after
-// annotation says it goes after rayClusterDeletionDelaySeconds.
+// switchTo makes the pending cluster c the one that serves after the
+// plan, with its incremental status fields; no cluster is pending any
+// more. The one that served, if any, retires: its delete-after annotation
+// says it goes after rayClusterDeletionDelaySeconds.
 func (d *deciding) switchTo(c *rayv1.RayCluster) {
 	from := d.newActive
 	d.newActive, d.pending = c, nil
+	d.fields = incrementalFields{Active: d.fields.Pending}
 	if from == nil {
 		return
 	}

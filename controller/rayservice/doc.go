@@ -40,8 +40,8 @@
 //	upgrade: new cluster or not, pending kept      decide_clusters.go (needNewCluster, settlePending)
 //	traffic switch, deletion delay, Services       decide_traffic.go (switchTraffic, switchTo, deleteRetired,
 //	                                                 decideServices, planService)
-//	incremental upgrade (Gateway, HTTPRoute,       incremental.go (decideIncremental, trafficStep,
-//	  target_capacity steps, per-cluster Services)   capacityStep), decide_traffic.go (stepIncremental),
+//	incremental upgrade (Gateway, HTTPRoute,       incremental.go (stepIncremental, stepCapacity,
+//	  target_capacity steps, per-cluster Services)   stepTraffic, trafficStep, capacityStep),
 //	                                                 act.go (writeGateway, targetCapacities)
 //	in-place updates (groups appended, replicas)   build.go (inPlaceUpdate), decide_clusters.go (updateInPlace)
 //	cluster spec hashes                            build.go (clusterHash, clusterMatches)
