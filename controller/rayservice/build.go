@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/raydar/raydar/rayapi/dashboard"
@@ -144,8 +145,13 @@ func ownerRef(rs *rayv1.RayService) metav1.OwnerReference {
 
 // ownedBy reports whether obj's controller is the RayService.
 func ownedBy(obj metav1.Object, rs *rayv1.RayService) bool {
+	return controlledBy(obj, rs.UID)
+}
+
+// controlledBy reports whether obj's controller has the given UID.
+func controlledBy(obj metav1.Object, uid types.UID) bool {
 	for _, r := range obj.GetOwnerReferences() {
-		if r.Controller != nil && *r.Controller && r.UID == rs.UID {
+		if r.Controller != nil && *r.Controller && r.UID == uid {
 			return true
 		}
 	}

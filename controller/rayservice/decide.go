@@ -9,7 +9,6 @@ package rayservice
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/raydar/raydar/controller/kit"
@@ -18,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -200,7 +198,9 @@ type clusterView struct {
 	Phase   servePhase
 }
 
-// decide is the whole reconcile decision for one RayService.
+// decide is the whole reconcile decision for one RayService. Past the
+// early exits (deleted, refused, suspended, timed out) each step settles
+// the clusters' roles a little further and adds to the plan, in this order.
 func decide(o *observed) *plan {
 	rs := o.Service
 	p := &plan{}
@@ -212,367 +212,112 @@ func decide(o *observed) *plan {
 		return p
 	}
 	st := statusBase(rs)
-
 	incr := incremental(rs, o.Config.Build.Features)
+	if refuse(o, p, &st, incr) || decideSuspend(o, p, &st) || decideInitializingTimeout(o, p, &st) {
+		p.settle(rs, st)
+		return p
+	}
+
+	d := newDeciding(o, p, incr)
+	d.classifyClusters()
+	d.settlePending(d.needNewCluster())
+	d.initIncrementalFields()
+	d.updateInPlace()
+	d.serve()
+	d.switchTraffic()
+	d.stepIncremental()
+	d.decideServices()
+	d.deleteRetired()
+	p.settle(rs, d.status(st))
+	return p
+}
+
+// settle sets the status after the plan and whether it must be written at
+// once (a step may have said so already).
+func (p *plan) settle(rs *rayv1.RayService, st rayv1.RayServiceStatuses) {
+	p.Status = st
+	p.Urgent = p.Urgent || statusUrgent(rs.Status, st)
+}
+
+// refuse refuses an invalid or unsupported spec, and an incremental
+// upgrade without the Gateway API: Ready False ValidationFailed naming
+// every error, an Event once, nothing else. It reports whether it refused.
+func refuse(o *observed, p *plan, st *rayv1.RayServiceStatuses, incr bool) bool {
+	rs := o.Service
 	errs := append(rayv1.ValidateRayService(rs), UnsupportedWith(rs, o.Config.Build)...)
 	if incr && o.Incremental.GatewayAPIMissing {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "upgradeStrategy", "type"), string(rayv1.NewClusterWithIncrementalUpgrade),
 			"the Gateway API (gateway.networking.k8s.io/v1 Gateway and HTTPRoute) is not installed in this cluster: install its CRDs and a Gateway controller"))
 	}
-	if len(errs) > 0 {
-		msg, ev := kit.Refusal(rs.Status.Conditions, string(rayv1.RayServiceReady), string(rayv1.RayServiceValidationFailed), errs,
-			rayv1.EventInvalidRayServiceSpec, "nothing is created, changed or deleted")
-		if ev != nil {
-			p.Events = append(p.Events, *ev)
-		}
-		meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceValidationFailed, msg, o.Now))
-		p.Status = st
-		p.Urgent = statusUrgent(rs.Status, st)
-		return p
+	if len(errs) == 0 {
+		return false
 	}
-
-	if decideSuspend(o, p, &st) {
-		p.Status = st
-		p.Urgent = statusUrgent(rs.Status, st)
-		return p
+	msg, ev := kit.Refusal(rs.Status.Conditions, string(rayv1.RayServiceReady), string(rayv1.RayServiceValidationFailed), errs,
+		rayv1.EventInvalidRayServiceSpec, "nothing is created, changed or deleted")
+	if ev != nil {
+		p.Events = append(p.Events, *ev)
 	}
-	if decideInitializingTimeout(o, p, &st) {
-		p.Status = st
-		p.Urgent = p.Urgent || statusUrgent(rs.Status, st)
-		return p
-	}
-
-	cfg, _ := parseServeConfig(rs.Spec.ServeConfigV2) // validated above
-	views := map[string]*clusterView{}
-	view := func(c *rayv1.RayCluster) *clusterView {
-		if c == nil {
-			return nil
-		}
-		if v, ok := views[c.Name]; ok {
-			return v
-		}
-		v := &clusterView{C: c, Probe: o.Probes[c.Name], Head: headPod(o.Pods[c.Name])}
-		views[c.Name] = v
-		return v
-	}
-
-	// Which cluster serves, which is being prepared, which are retiring.
-	var live []*rayv1.RayCluster
-	for _, c := range o.Clusters {
-		if c.DeletionTimestamp == nil {
-			live = append(live, c)
-		}
-	}
-	active := activeCluster(o, live, incr)
-	var candidates, retiring []*rayv1.RayCluster
-	for _, c := range live {
-		if c == active {
-			continue
-		}
-		if _, ok := deleteAfter(c); ok {
-			retiring = append(retiring, c)
-		} else {
-			candidates = append(candidates, c)
-		}
-	}
-	sort.Slice(candidates, func(i, j int) bool { return newerCluster(candidates[i], candidates[j]) })
-	var pending *rayv1.RayCluster
-	if len(candidates) > 0 {
-		pending = candidates[0]
-		for _, c := range candidates[1:] {
-			p.DeleteClusters = append(p.DeleteClusters, deletion{c, "superseded by RayCluster " + pending.Name + " before it served"})
-		}
-	}
-
-	upgrade := rs.Spec.EffectiveUpgradeType()
-	gateOff := upgrade == rayv1.NewClusterWithIncrementalUpgrade && !incr
-	if gateOff {
-		// KubeRay v1.6.2 with the gate off: no zero-downtime upgrade
-		// (rayservice_controller.go:637-665 isZeroDowntimeUpgradeEnabled).
-		upgrade = rayv1.None
-	}
-
-	needNew := false
-	specMatchesActive := active != nil && clusterMatches(active, &rs.Spec.RayClusterSpec) == specMatches
-	if active != nil {
-		if _, ok := deleteAfter(active); ok {
-			// A switch that did not finish (or was undone): the serving
-			// cluster is never deleted.
-			p.Annotate = append(p.Annotate, annotation{active, map[string]*string{DeleteAfterKey: nil}})
-		}
-		if !specMatchesActive {
-			if upgrade == rayv1.None {
-				if rs.Generation != rs.Status.ObservedGeneration {
-					why := "upgradeStrategy is None"
-					if gateOff {
-						why = "upgradeStrategy is NewClusterWithIncrementalUpgrade and the feature gate RayServiceIncrementalUpgrade is off"
-					}
-					p.eventf(corev1.EventTypeNormal, reasonUpgradeSkipped, "Upgrade",
-						"rayClusterConfig changed but %s: RayCluster %s keeps running unchanged", why, active.Name)
-				}
-			} else {
-				needNew = true
-			}
-		}
-	} else {
-		needNew = true
-	}
-	if pending != nil {
-		carries := incr && active != nil && ptr.Deref(statusFieldsOf(rs.Status, pending).TrafficRoutedPercent, 0) > 0
-		switch {
-		case carries && (!needNew || clusterMatches(pending, &rs.Spec.RayClusterSpec) != specMatches):
-			// KubeRay v1.6.2 rolls the traffic back step by step
-			// (rayservice_controller.go:2049-2089 reconcileRollbackState);
-			// raydar does not: the split stays as it is.
-			p.eventf(corev1.EventTypeWarning, reasonRollbackUnsupported, "Upgrade",
-				"rayClusterConfig no longer matches RayCluster %s, which already serves part of the traffic: raydar does not roll an incremental upgrade back; the traffic split stays until rayClusterConfig matches %s again",
-				pending.Name, pending.Name)
-			needNew = false
-		case !needNew && active != nil:
-			why := "rayClusterConfig matches the active RayCluster " + active.Name + " again"
-			if !specMatchesActive {
-				why = "upgradeStrategy is None"
-			}
-			p.DeleteClusters = append(p.DeleteClusters, deletion{pending, why})
-			pending = nil
-		case clusterMatches(pending, &rs.Spec.RayClusterSpec) != specMatches:
-			p.DeleteClusters = append(p.DeleteClusters, deletion{pending, "rayClusterConfig changed again before it served"})
-			pending = nil
-		}
-	}
-	if needNew && pending == nil {
-		name := kit.RayServiceClusterName(rs.Name, o.NewSuffix())
-		p.CreateCluster = buildCluster(rs, name)
-		if incr && active != nil {
-			// The new cluster of an incremental upgrade starts without
-			// worker replicas, so that it grows with its target_capacity
-			// from minReplicas (rayservice_controller.go:1279-1288).
-			for i := range p.CreateCluster.Spec.WorkerGroupSpecs {
-				p.CreateCluster.Spec.WorkerGroupSpecs[i].Replicas = nil
-			}
-		}
-		why := "initial cluster"
-		if active != nil {
-			why = "rayClusterConfig changed; RayCluster " + active.Name + " keeps serving until it is ready"
-		}
-		p.eventf(corev1.EventTypeNormal, rayv1.EventCreatedRayCluster, "Create", "Creating RayCluster %s (%s)", name, why)
-		pending = p.CreateCluster
-		view(pending).New = true
-	}
-	var fields incrementalFields
-	if incr {
-		fields = incrementalFields{Active: statusFieldsOf(rs.Status, active), Pending: statusFieldsOf(rs.Status, pending)}
-		if pending != nil && fields.Pending.TargetCapacity == nil {
-			// The first cluster starts at target_capacity 100
-			// (rayservice_controller.go:497-503), a cluster upgraded to at
-			// 0 (504-509), so that Serve does not scale it up at once.
-			tc := initialCapacity
-			if active != nil {
-				tc = 0
-			}
-			fields.Pending.TargetCapacity = &tc
-		}
-	}
-	// serveCfg is the config a cluster gets: with an incremental upgrade,
-	// with its target_capacity (rayservice_controller.go:1338-1354).
-	serveCfg := func(f statusFields) serveConfig {
-		if !incr || f.TargetCapacity == nil || cfg.Hash == "" {
-			return cfg
-		}
-		c := cfg
-		if data, err := withTargetCapacity(cfg.JSON, *f.TargetCapacity); err == nil {
-			c.JSON = data
-		}
-		return c
-	}
-
-	// In-place changes: appended worker groups, replica changes.
-	for _, c := range []*rayv1.RayCluster{active, pending} {
-		if c == nil || view(c).New || clusterMatches(c, &rs.Spec.RayClusterSpec) != specMatches {
-			continue
-		}
-		if upd, what := inPlaceUpdate(c, rs); upd != nil {
-			p.UpdateClusters = append(p.UpdateClusters, clusterUpdate{upd, what})
-		}
-	}
-
-	// Serve: the pending cluster gets the desired config; the active one
-	// too when no other cluster is being prepared (a config change alone).
-	if pending != nil {
-		decideServe(o, p, view(pending), serveCfg(fields.Pending))
-	}
-	if active != nil {
-		va := view(active)
-		if pending == nil {
-			decideServe(o, p, va, serveCfg(fields.Active))
-		} else {
-			// During an upgrade the old cluster keeps its config; only its
-			// status and proxies are followed.
-			decideObserveOnly(o, p, va, cfg)
-		}
-	}
-
-	// Switch traffic when the pending cluster is ready and would have
-	// serving pods (never from a cluster that serves to one that does not).
-	newActive := active
-	if pending != nil && !view(pending).New && (!incr || active == nil) {
-		vp := view(pending)
-		activeServing := 0
-		if active != nil {
-			activeServing = view(active).Serving
-		}
-		if vp.Ready && (vp.Serving > 0 || activeServing == 0) {
-			newActive = pending
-			if active != nil {
-				delay := time.Duration(rs.Spec.DeletionDelaySeconds()) * time.Second
-				at := o.Now.Add(delay).UTC().Format(time.RFC3339)
-				p.Annotate = dropAnnotate(p.Annotate, active)
-				p.Annotate = append(p.Annotate, annotation{active, map[string]*string{DeleteAfterKey: &at}})
-				p.eventf(corev1.EventTypeNormal, reasonTrafficSwitched, "Switch",
-					"Traffic switched from RayCluster %s to RayCluster %s; %s is deleted after %s",
-					active.Name, pending.Name, active.Name, delay)
-				retiring = append(retiring, active)
-			} else {
-				p.eventf(corev1.EventTypeNormal, reasonTrafficSwitched, "Switch",
-					"RayCluster %s is ready: the Services now route to it", pending.Name)
-			}
-			pending = nil
-		}
-	}
-
-	// An incremental upgrade moves traffic through the Gateway's HTTPRoute
-	// step by step, then switches.
-	if incr {
-		before := newActive
-		var moved *rayv1.RayCluster
-		if newActive == active {
-			moved = pending
-		}
-		if newActive != active {
-			fields = incrementalFields{Active: fields.Pending} // the first cluster, just switched to
-		}
-		newActive, fields = decideIncremental(o, p, newActive, moved, views, cfg, fields)
-		if newActive != before {
-			p.eventf(corev1.EventTypeNormal, reasonTrafficSwitched, "Switch",
-				"Incremental upgrade complete: RayCluster %s serves all the traffic; %s is deleted after %s",
-				newActive.Name, before.Name, time.Duration(rs.Spec.DeletionDelaySeconds())*time.Second)
-			p.Annotate = dropAnnotate(p.Annotate, before)
-			at := o.Now.Add(time.Duration(rs.Spec.DeletionDelaySeconds()) * time.Second).UTC().Format(time.RFC3339)
-			p.Annotate = append(p.Annotate, annotation{before, map[string]*string{DeleteAfterKey: &at}})
-			retiring = append(retiring, before)
-			pending = nil
-		}
-	}
-
-	// Services follow the active cluster (an incremental upgrade has no
-	// RayService serve Service: the per-cluster ones serve,
-	// common/service.go:185-189).
-	if newActive != nil {
-		head := buildHeadService(rs, newActive, o.Config.Build)
-		pairs := []struct{ have, want *corev1.Service }{{o.HeadService, head}}
-		if !incr {
-			pairs = append(pairs, struct{ have, want *corev1.Service }{o.ServeService, buildServeService(rs, newActive)})
-		}
-		for _, pair := range pairs {
-			switch {
-			case pair.have == nil:
-				p.CreateServices = append(p.CreateServices, pair.want)
-			case !ownedBy(pair.have, rs):
-				p.eventf(corev1.EventTypeWarning, rayv1.EventUpdatedService, "Update",
-					"Service %s exists and is not owned by this RayService; raydar leaves it alone", pair.have.Name)
-			default:
-				if upd := serviceUpdate(pair.have, pair.want); upd != nil {
-					p.UpdateServices = append(p.UpdateServices, upd)
-				}
-			}
-		}
-	}
-
-	// Retiring clusters go when their time comes.
-	for _, c := range retiring {
-		at, _ := deleteAfter(c)
-		if c == active && newActive != active {
-			at = o.Now.Add(time.Duration(rs.Spec.DeletionDelaySeconds()) * time.Second)
-		}
-		if !o.Now.Before(at) {
-			// With a delay of 0 the old cluster goes in the same pass; act
-			// switches the Services before it deletes anything.
-			p.DeleteClusters = append(p.DeleteClusters, deletion{c, fmt.Sprintf("rayClusterDeletionDelaySeconds (%ds) elapsed since traffic left it", rs.Spec.DeletionDelaySeconds())})
-		} else {
-			p.requeue(at.Sub(o.Now))
-		}
-	}
-
-	if incr {
-		// Serve endpoints: the active and pending clusters' own serve
-		// Services (rayservice_controller.go:514-538).
-		oo := *o
-		oo.ServeEndpoints, oo.pendingServes = 0, true
-		for _, c := range []*rayv1.RayCluster{newActive, pending} {
-			if c != nil {
-				oo.ServeEndpoints += o.Incremental.ClusterEndpoints[c.Name]
-			}
-		}
-		p.Status = computeStatus(&oo, st, newActive, pending, views)
-		fields.Active.apply(&p.Status.ActiveServiceStatus)
-		fields.Pending.apply(&p.Status.PendingServiceStatus)
-	} else {
-		p.Status = computeStatus(o, st, newActive, pending, views)
-	}
-	p.Urgent = statusUrgent(rs.Status, p.Status)
-	return p
+	meta.SetStatusCondition(&st.Conditions, newCondition(rs, rayv1.RayServiceReady, false, rayv1.RayServiceValidationFailed, msg, o.Now))
+	return true
 }
 
-// dropAnnotate removes planned annotation changes of a cluster.
-func dropAnnotate(list []annotation, c *rayv1.RayCluster) []annotation {
-	out := list[:0]
-	for _, a := range list {
-		if a.Cluster.Name != c.Name {
-			out = append(out, a)
-		}
-	}
-	return out
+// deciding is one decide pass past the early exits: what every step reads,
+// the plan they add to, and the clusters' roles as the steps settle them.
+type deciding struct {
+	o  *observed
+	p  *plan
+	rs *rayv1.RayService
+	// incr: upgraded so: incremental, with its feature gate on.
+	incr bool
+	// cfg is the spec's serveConfigV2 (validated by refuse).
+	cfg   serveConfig
+	views map[string]*clusterView
+
+	// active served when the pass began; newActive serves after the plan.
+	active, newActive *rayv1.RayCluster
+	// pending is being prepared to replace newActive (nil: none).
+	pending *rayv1.RayCluster
+	// retiring are the clusters traffic left, each with its deletion time.
+	retiring []retiree
+	// fields are the incremental status fields of the active and pending
+	// clusters (only with incr).
+	fields incrementalFields
 }
 
-// activeCluster finds the serving cluster: the one the serve Service
-// selects, else the one the head Service selects, else the one the status
-// names — if it still exists. Services are the record of the switch, so a
-// restart picks up where the last process left.
-//
-// With an incremental upgrade there is no RayService serve Service (a
-// leftover of another strategy says nothing): the head Service decides.
-func activeCluster(o *observed, live []*rayv1.RayCluster, incr bool) *rayv1.RayCluster {
-	find := func(name string) *rayv1.RayCluster {
-		if name == "" {
-			return nil
-		}
-		for _, c := range live {
-			if c.Name == name {
-				return c
-			}
-		}
+// retiree is a cluster traffic left and when it goes.
+type retiree struct {
+	C  *rayv1.RayCluster
+	At time.Time
+}
+
+func newDeciding(o *observed, p *plan, incr bool) *deciding {
+	cfg, _ := parseServeConfig(o.Service.Spec.ServeConfigV2) // validated by refuse
+	return &deciding{o: o, p: p, rs: o.Service, incr: incr, cfg: cfg, views: map[string]*clusterView{}}
+}
+
+// view is the pass's one view of a cluster (nil for nil).
+func (d *deciding) view(c *rayv1.RayCluster) *clusterView {
+	if c == nil {
 		return nil
 	}
-	if s := o.ServeService; s != nil && ownedBy(s, o.Service) && !incr {
-		if c := find(s.Spec.Selector[rayv1.RayClusterLabelKey]); c != nil {
-			return c
-		}
+	if v, ok := d.views[c.Name]; ok {
+		return v
 	}
-	if s := o.HeadService; s != nil && ownedBy(s, o.Service) {
-		if c := find(s.Spec.Selector[rayv1.RayClusterLabelKey]); c != nil {
-			return c
-		}
-	}
-	return find(o.Service.Status.ActiveServiceStatus.RayClusterName)
+	v := &clusterView{C: c, Probe: d.o.Probes[c.Name], Head: headPod(d.o.Pods[c.Name])}
+	d.views[c.Name] = v
+	return v
 }
 
-// newerCluster orders clusters newest first (creation time, then name).
-func newerCluster(a, b *rayv1.RayCluster) bool {
-	ta, tb := a.CreationTimestamp.Time, b.CreationTimestamp.Time
-	if !ta.Equal(tb) {
-		return ta.After(tb)
-	}
-	return a.Name > b.Name
+// matchesSpec reports whether a cluster was built from the spec's
+// rayClusterConfig.
+func (d *deciding) matchesSpec(c *rayv1.RayCluster) bool {
+	return clusterMatches(c, &d.rs.Spec.RayClusterSpec) == specMatches
+}
+
+// deletionDelay is rayClusterDeletionDelaySeconds: how long a cluster
+// traffic left is kept.
+func deletionDelay(rs *rayv1.RayService) time.Duration {
+	return time.Duration(rs.Spec.DeletionDelaySeconds()) * time.Second
 }
 
 // headPod is the newest non-terminating head pod.

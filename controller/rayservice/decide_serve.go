@@ -96,6 +96,23 @@ func probeInterval(p *serveProbe, cfg config) time.Duration {
 	return cfg.DeployPoll
 }
 
+// serve decides Serve on the clusters kept: the pending cluster gets the
+// desired config; the active one too when no other cluster is being
+// prepared (a config change alone). During an upgrade the old cluster
+// keeps its config; only its status and proxies are followed.
+func (d *deciding) serve() {
+	if d.pending != nil {
+		decideServe(d.o, d.p, d.view(d.pending), d.serveConfigFor(d.fields.Pending))
+	}
+	if d.active != nil {
+		if d.pending == nil {
+			decideServe(d.o, d.p, d.view(d.active), d.serveConfigFor(d.fields.Active))
+		} else {
+			decideObserveOnly(d.o, d.p, d.view(d.active), d.cfg)
+		}
+	}
+}
+
 // decideServe decides the Serve submission and serve labels of a cluster
 // that must run the desired config.
 func decideServe(o *observed, p *plan, v *clusterView, cfg serveConfig) {

@@ -21,8 +21,9 @@
 //     this process's writes the caches do not show yet (kit.Overlay,
 //     overlayService, overlayPod) and each cluster's Serve through the
 //     dashboard and the Serve proxies (proxy.go); it writes nothing;
-//   - decide (decide.go, decide_serve.go, decide_suspend.go, timeout.go,
-//     status.go, build.go) is a pure function from what was observed to a
+//   - decide (decide.go, decide_clusters.go, decide_serve.go,
+//     decide_traffic.go, decide_suspend.go, timeout.go, status.go,
+//     build.go) is a pure function from what was observed to a
 //     plan: clusters to create, update and delete, Serve submissions, pod
 //     labels, cluster annotations, Services, Events, the status;
 //   - act (act.go) carries the plan out in ordered steps (acting: finalizer,
@@ -34,13 +35,17 @@
 //
 // # Where each behaviour lives
 //
-//	which cluster serves, pending, retiring       decide.go (decide, activeCluster)
-//	upgrade: new cluster, traffic switch, delay    decide.go
-//	incremental upgrade (Gateway, HTTPRoute,       incremental.go (decideIncremental, trafficStep,
-//	  target_capacity steps, per-cluster Services)   capacityStep), act.go (writeGateway, targetCapacities)
-//	in-place updates (groups appended, replicas)   build.go (inPlaceUpdate), decide.go
+//	decide's steps, in order                       decide.go (decide, deciding)
+//	which cluster serves, pending, retiring       decide_clusters.go (classifyClusters, activeCluster)
+//	upgrade: new cluster or not, pending kept      decide_clusters.go (needNewCluster, settlePending)
+//	traffic switch, deletion delay, Services       decide_traffic.go (switchTraffic, switchTo, deleteRetired,
+//	                                                 decideServices, planService)
+//	incremental upgrade (Gateway, HTTPRoute,       incremental.go (stepIncremental, stepCapacity,
+//	  target_capacity steps, per-cluster Services)   stepTraffic, trafficStep, capacityStep),
+//	                                                 act.go (writeGateway, targetCapacities)
+//	in-place updates (groups appended, replicas)   build.go (inPlaceUpdate), decide_clusters.go (updateInPlace)
 //	cluster spec hashes                            build.go (clusterHash, clusterMatches)
-//	serveConfigV2 submission, back-off, re-submit  decide_serve.go (decideServe), act.go (submit)
+//	serveConfigV2 submission, back-off, re-submit  decide_serve.go (serve, decideServe), act.go (submit)
 //	ray.io/serve pod labels, proxy health          decide_serve.go (decideServeLabels), proxy.go
 //	Serve probes and their freshness               observe.go (probe), decide_serve.go (probeInterval)
 //	head and serve Services                        build.go (buildHeadService, buildServeService)
@@ -49,7 +54,7 @@
 //	status, conditions, urgency                    status.go (computeStatus, statusUrgent)
 //	status write, coalescing                       status.go (statusChange, writeStatus), patch.go
 //	read-your-writes of children                   observe.go (kit.Overlay, overlayService, overlayPod), act.go
-//	invalid spec, refused fields                   decide.go (kit.Refusal), unsupported.go
+//	invalid spec, refused fields                   decide.go (refuse, kit.Refusal), unsupported.go
 //	watches, Options, defaults                     reconciler.go (Registration, for kit.Setup)
 //
 // # Restart safety

@@ -320,156 +320,216 @@ type capacitySubmit struct {
 	Was     *int32
 }
 
-// decideIncremental is the incremental half of decide, for a RayService
-// with an active cluster: the per-cluster Services, the Gateway, the
-// HTTPRoute with the next split, the next target_capacity step, and the
-// end of the upgrade; fields are the clusters' incremental status fields
-// before. It returns the active cluster after the plan (the
-// pending one when the upgrade ended) and the statuses' incremental
-// fields to write (applied by incrementalStatus after computeStatus).
-func decideIncremental(o *observed, p *plan, active, pending *rayv1.RayCluster, views map[string]*clusterView, cfg serveConfig, fields incrementalFields) (newActive *rayv1.RayCluster, _ incrementalFields) {
-	rs := o.Service
-	io := o.Incremental
-	opts := rs.Spec.UpgradeStrategy.ClusterUpgradeOptions
-	newActive = active
-
-	// Per-cluster serve Services (rayservice_controller.go:245-252).
-	for _, c := range []*rayv1.RayCluster{active, pending} {
-		if c == nil || c.UID == "" {
-			continue
-		}
-		want := buildClusterServeService(rs, c)
-		switch have := io.ClusterServices[c.Name]; {
-		case have == nil:
-			p.CreateServices = append(p.CreateServices, want)
-		case kit.ControllerUID(have.OwnerReferences) != string(c.UID):
-			p.eventf(corev1.EventTypeWarning, rayv1.EventUpdatedService, "Update",
-				"Service %s exists and is not owned by RayCluster %s; raydar leaves it alone", have.Name, c.Name)
-		default:
-			if upd := serviceUpdate(have, want); upd != nil {
-				p.UpdateServices = append(p.UpdateServices, upd)
-			}
-		}
+// stepIncremental is the incremental half of decide: the per-cluster
+// serve Services and the Gateway; once a cluster serves, the next
+// target_capacity step, the next traffic step, the HTTPRoute with the
+// split, the clusters' traffic status fields, and the end of the upgrade,
+// when the pending cluster has all the traffic and becomes the active one.
+func (d *deciding) stepIncremental() {
+	if !d.incr {
+		return
 	}
-
-	// The Gateway (rayservice_controller.go:696-744 reconcileGateway).
-	gw := buildGateway(rs)
-	switch have := io.Gateway; {
-	case have == nil:
-		p.Incr.Gateway = gw
-	case !ownedBy(have, rs):
-		p.eventf(corev1.EventTypeWarning, rayv1.EventUpdatedGateway, "Update",
-			"Gateway %s exists and is not owned by this RayService; raydar leaves it alone", have.Name)
-	case !equality.Semantic.DeepEqual(have.Spec, gw.Spec):
-		upd := have.DeepCopy()
-		upd.Spec = gw.Spec
-		p.Incr.Gateway = upd
-	}
-
+	d.planClusterServeServices()
+	d.planGateway()
+	active, pending := d.newActive, d.pending
 	if active == nil {
-		return newActive, fields
+		return
 	}
-
-	// The split: the route's weights, else the status's, else all on the
-	// active cluster (rayservice_controller.go:760-771).
-	s := split{
-		ActiveCapacity: ptr.Deref(fields.Active.TargetCapacity, 100), PendingCapacity: ptr.Deref(fields.Pending.TargetCapacity, 0),
-		ActiveTraffic: ptr.Deref(fields.Active.TrafficRoutedPercent, 100), PendingTraffic: ptr.Deref(fields.Pending.TrafficRoutedPercent, 0),
-	}
-	upgrading := pending != nil && !views[pending.Name].New
-
-	// target_capacity first, from the split the status held when the pass
-	// began: KubeRay steps it in reconcileServe, which runs before
-	// reconcileHTTPRoute moves the traffic (rayservice_controller.go:218-240
-	// and 261; 1787-1797), so a capacity step and the traffic step it
-	// allows land in two passes, and the status shows the split between
-	// them. Not before the capacities are known (1426-1431: missing ones
-	// are set to 100 and 0, 1505-1510), and only once the Gateway and the
-	// route are ready (1408-1424).
+	s := d.splitBefore()
+	upgrading := pending != nil && !d.views[pending.Name].New
 	if upgrading {
-		if fields.Active.TargetCapacity == nil || fields.Pending.TargetCapacity == nil {
-			fields.Active.TargetCapacity = ptr.To(s.ActiveCapacity)
-			fields.Pending.TargetCapacity = ptr.To(s.PendingCapacity)
-		}
-		if gatewayReady(io.Gateway) && routeReady(rs, io.HTTPRoute) {
-			if w, goal := capacityStep(s, ptr.Deref(opts.MaxSurgePercent, rayv1.DefaultMaxSurgePercent)); w != noCluster {
-				c, f, src := pending, &fields.Pending, cfg
-				if w == toActive {
-					c, f, src = active, &fields.Active, activeServeConfig(o, active, cfg)
-				}
-				v := views[c.Name]
-				reachable := v != nil && v.Probe != nil && v.Probe.OK && c.Annotations[ServeConfigHashKey] == src.Hash
-				if data, err := withTargetCapacity(src.JSON, goal); err == nil && src.Hash != "" && reachable {
-					was := f.TargetCapacity
-					p.Incr.Capacity = append(p.Incr.Capacity, capacitySubmit{
-						Step:    submitStep{Cluster: c, Config: serveConfig{JSON: data, Hash: src.Hash, Apps: src.Apps}, Why: fmt.Sprintf("target_capacity %d", goal), TargetCapacity: ptr.To(goal)},
-						Pending: w == toPending, Goal: goal, Was: was,
-					})
-					f.TargetCapacity = ptr.To(goal)
-					if w == toPending {
-						s.PendingCapacity = goal
-					} else {
-						s.ActiveCapacity = goal
-					}
-				}
-			}
-		} else {
-			p.eventf(corev1.EventTypeNormal, reasonWaitingForGateway, "Upgrade",
-				"Waiting for Gateway %s and HTTPRoute %s to be ready (Accepted and Programmed; Accepted and ResolvedRefs) before changing target_capacity",
-				rs.GatewayName(), rs.HTTPRouteName())
-		}
-
-		// Then the traffic, up to the pending cluster's capacity as it
-		// now is (calculateTrafficRoutedPercent).
-		vp := views[pending.Name]
-		interval := time.Duration(ptr.Deref(opts.IntervalSeconds, 0)) * time.Second
-		if next, moved := trafficStep(s, ptr.Deref(opts.StepSizePercent, 0), interval, fields.Pending.LastTrafficMigratedTime, vp.Ready, o.Now); moved {
-			s = next
-		} else if vp.Ready && s.PendingTraffic < s.PendingCapacity && fields.Pending.LastTrafficMigratedTime != nil {
-			p.requeue(fields.Pending.LastTrafficMigratedTime.Add(interval).Sub(o.Now))
-		}
+		s = d.stepCapacity(s)
+		s = d.stepTraffic(s)
 	}
-
-	// The HTTPRoute with that split (rayservice_controller.go:920-965).
-	backends := []backend{{active, s.ActiveTraffic}}
-	if upgrading {
-		backends = append(backends, backend{pending, s.PendingTraffic})
-	}
-	rt := buildHTTPRoute(rs, backends)
-	switch have := io.HTTPRoute; {
-	case have == nil:
-		p.Incr.HTTPRoute = rt
-	case !ownedBy(have, rs):
-		p.eventf(corev1.EventTypeWarning, rayv1.EventUpdatedHTTPRoute, "Update",
-			"HTTPRoute %s exists and is not owned by this RayService; raydar leaves it alone", have.Name)
-	case !routeEqual(have, rt):
-		upd := have.DeepCopy()
-		upd.Spec = rt.Spec
-		p.Incr.HTTPRoute = upd
-	}
-
-	// The statuses' traffic, as the route now says
-	// (rayservice_controller.go:435-459): the time changes with the value.
-	setTraffic := func(f *statusFields, w int32) {
-		if ptr.Deref(f.TrafficRoutedPercent, -1) != w {
-			f.LastTrafficMigratedTime = ptr.To(metav1.NewTime(o.Now))
-		}
-		f.TrafficRoutedPercent = ptr.To(w)
-	}
-	setTraffic(&fields.Active, s.ActiveTraffic)
+	d.planHTTPRoute(s, upgrading)
+	d.setTraffic(&d.fields.Active, s.ActiveTraffic)
 	if !upgrading {
-		return newActive, fields
+		return
 	}
-	setTraffic(&fields.Pending, s.PendingTraffic)
-	p.requeue(o.Config.DeployPoll)
+	d.setTraffic(&d.fields.Pending, s.PendingTraffic)
+	d.p.requeue(d.o.Config.DeployPoll)
 
 	// The end (rayservice_controller.go:374-383, 1434-1436): the pending
 	// cluster becomes the active one, with its statuses.
 	if upgradeComplete(s) {
-		newActive = pending
-		fields = incrementalFields{Active: fields.Pending}
+		d.p.eventf(corev1.EventTypeNormal, reasonTrafficSwitched, "Switch",
+			"Incremental upgrade complete: RayCluster %s serves all the traffic; %s is deleted after %s",
+			pending.Name, active.Name, deletionDelay(d.rs))
+		d.switchTo(pending)
 	}
-	return newActive, fields
+}
+
+// planClusterServeServices plans the active and pending clusters' own
+// serve Services (rayservice_controller.go:245-252), once the cluster
+// exists.
+func (d *deciding) planClusterServeServices() {
+	for _, c := range []*rayv1.RayCluster{d.newActive, d.pending} {
+		if c == nil || c.UID == "" {
+			continue
+		}
+		planService(d.p, d.o.Incremental.ClusterServices[c.Name], buildClusterServeService(d.rs, c), c.UID, "RayCluster "+c.Name)
+	}
+}
+
+// planGateway creates or updates the Gateway
+// (rayservice_controller.go:696-744 reconcileGateway); one of that name
+// not owned by the RayService is left alone, said in a Warning.
+func (d *deciding) planGateway() {
+	gw := buildGateway(d.rs)
+	switch have := d.o.Incremental.Gateway; {
+	case have == nil:
+		d.p.Incr.Gateway = gw
+	case !ownedBy(have, d.rs):
+		d.p.eventf(corev1.EventTypeWarning, rayv1.EventUpdatedGateway, "Update",
+			"Gateway %s exists and is not owned by this RayService; raydar leaves it alone", have.Name)
+	case !equality.Semantic.DeepEqual(have.Spec, gw.Spec):
+		upd := have.DeepCopy()
+		upd.Spec = gw.Spec
+		d.p.Incr.Gateway = upd
+	}
+}
+
+// splitBefore is the split when the pass began: the route's weights, else
+// the status's, else all on the active cluster
+// (rayservice_controller.go:760-771).
+func (d *deciding) splitBefore() split {
+	f := d.fields
+	return split{
+		ActiveCapacity: ptr.Deref(f.Active.TargetCapacity, 100), PendingCapacity: ptr.Deref(f.Pending.TargetCapacity, 0),
+		ActiveTraffic: ptr.Deref(f.Active.TrafficRoutedPercent, 100), PendingTraffic: ptr.Deref(f.Pending.TrafficRoutedPercent, 0),
+	}
+}
+
+// stepCapacity takes the next target_capacity step, if any, from the
+// split s the status held when the pass began, and returns the split
+// after it. KubeRay steps it in reconcileServe, which runs before
+// reconcileHTTPRoute moves the traffic (rayservice_controller.go:218-240
+// and 261; 1787-1797), so a capacity step and the traffic step it allows
+// land in two passes, and the status shows the split between them. Not
+// before the capacities are known (1426-1431: missing ones are set to 100
+// and 0, 1505-1510), and only once the Gateway and the route are ready
+// (1408-1424), and the cluster's dashboard answers with the config the
+// step changes.
+func (d *deciding) stepCapacity(s split) split {
+	rs, io := d.rs, d.o.Incremental
+	if d.fields.Active.TargetCapacity == nil || d.fields.Pending.TargetCapacity == nil {
+		d.fields.Active.TargetCapacity = ptr.To(s.ActiveCapacity)
+		d.fields.Pending.TargetCapacity = ptr.To(s.PendingCapacity)
+	}
+	if !gatewayReady(io.Gateway) || !routeReady(rs, io.HTTPRoute) {
+		d.p.eventf(corev1.EventTypeNormal, reasonWaitingForGateway, "Upgrade",
+			"Waiting for Gateway %s and HTTPRoute %s to be ready (Accepted and Programmed; Accepted and ResolvedRefs) before changing target_capacity",
+			rs.GatewayName(), rs.HTTPRouteName())
+		return s
+	}
+	w, goal := capacityStep(s, ptr.Deref(rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.MaxSurgePercent, rayv1.DefaultMaxSurgePercent))
+	if w == noCluster {
+		return s
+	}
+	c, f, src := d.pending, &d.fields.Pending, d.cfg
+	if w == toActive {
+		c, f, src = d.newActive, &d.fields.Active, activeServeConfig(d.o, d.newActive, d.cfg)
+	}
+	v := d.views[c.Name]
+	reachable := v != nil && v.Probe != nil && v.Probe.OK && c.Annotations[ServeConfigHashKey] == src.Hash
+	data, err := withTargetCapacity(src.JSON, goal)
+	if err != nil || src.Hash == "" || !reachable {
+		return s
+	}
+	d.p.Incr.Capacity = append(d.p.Incr.Capacity, capacitySubmit{
+		Step:    submitStep{Cluster: c, Config: serveConfig{JSON: data, Hash: src.Hash, Apps: src.Apps}, Why: fmt.Sprintf("target_capacity %d", goal), TargetCapacity: ptr.To(goal)},
+		Pending: w == toPending, Goal: goal, Was: f.TargetCapacity,
+	})
+	f.TargetCapacity = ptr.To(goal)
+	if w == toPending {
+		s.PendingCapacity = goal
+	} else {
+		s.ActiveCapacity = goal
+	}
+	return s
+}
+
+// stepTraffic moves the traffic, up to the pending cluster's capacity as
+// it now is (calculateTrafficRoutedPercent), and returns the split after;
+// a step not yet due is come back for.
+func (d *deciding) stepTraffic(s split) split {
+	vp := d.views[d.pending.Name]
+	last := d.fields.Pending.LastTrafficMigratedTime
+	interval := time.Duration(ptr.Deref(d.rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.IntervalSeconds, 0)) * time.Second
+	stepSize := ptr.Deref(d.rs.Spec.UpgradeStrategy.ClusterUpgradeOptions.StepSizePercent, 0)
+	if next, moved := trafficStep(s, stepSize, interval, last, vp.Ready, d.o.Now); moved {
+		return next
+	}
+	if vp.Ready && s.PendingTraffic < s.PendingCapacity && last != nil {
+		d.p.requeue(last.Add(interval).Sub(d.o.Now))
+	}
+	return s
+}
+
+// planHTTPRoute creates or updates the HTTPRoute with the split s
+// (rayservice_controller.go:920-965): all on the active cluster, or
+// shared with the pending one while upgrading. One of that name not owned
+// by the RayService is left alone, said in a Warning.
+func (d *deciding) planHTTPRoute(s split, upgrading bool) {
+	backends := []backend{{d.newActive, s.ActiveTraffic}}
+	if upgrading {
+		backends = append(backends, backend{d.pending, s.PendingTraffic})
+	}
+	rt := buildHTTPRoute(d.rs, backends)
+	switch have := d.o.Incremental.HTTPRoute; {
+	case have == nil:
+		d.p.Incr.HTTPRoute = rt
+	case !ownedBy(have, d.rs):
+		d.p.eventf(corev1.EventTypeWarning, rayv1.EventUpdatedHTTPRoute, "Update",
+			"HTTPRoute %s exists and is not owned by this RayService; raydar leaves it alone", have.Name)
+	case !routeEqual(have, rt):
+		upd := have.DeepCopy()
+		upd.Spec = rt.Spec
+		d.p.Incr.HTTPRoute = upd
+	}
+}
+
+// setTraffic records a cluster's share of the traffic as the route now
+// says it (rayservice_controller.go:435-459): the time changes with the
+// value.
+func (d *deciding) setTraffic(f *statusFields, w int32) {
+	if ptr.Deref(f.TrafficRoutedPercent, -1) != w {
+		f.LastTrafficMigratedTime = ptr.To(metav1.NewTime(d.o.Now))
+	}
+	f.TrafficRoutedPercent = ptr.To(w)
+}
+
+// initIncrementalFields reads the active and pending clusters'
+// incremental status fields (only with an incremental upgrade). A pending
+// cluster without a target_capacity starts at 100 when it is the first
+// cluster (rayservice_controller.go:497-503) and at 0 when it replaces one
+// (504-509), so that Serve does not scale it up at once.
+func (d *deciding) initIncrementalFields() {
+	if !d.incr {
+		return
+	}
+	d.fields = incrementalFields{Active: statusFieldsOf(d.rs.Status, d.active), Pending: statusFieldsOf(d.rs.Status, d.pending)}
+	if d.pending != nil && d.fields.Pending.TargetCapacity == nil {
+		tc := initialCapacity
+		if d.active != nil {
+			tc = 0
+		}
+		d.fields.Pending.TargetCapacity = &tc
+	}
+}
+
+// serveConfigFor is the config a cluster with incremental status fields f
+// gets: with an incremental upgrade, with its target_capacity
+// (rayservice_controller.go:1338-1354).
+func (d *deciding) serveConfigFor(f statusFields) serveConfig {
+	if !d.incr || f.TargetCapacity == nil || d.cfg.Hash == "" {
+		return d.cfg
+	}
+	c := d.cfg
+	if data, err := withTargetCapacity(d.cfg.JSON, *f.TargetCapacity); err == nil {
+		c.JSON = data
+	}
+	return c
 }
 
 // activeServeConfig is the config to resubmit to the active cluster with

@@ -28,6 +28,27 @@ func statusBase(rs *rayv1.RayService) rayv1.RayServiceStatuses {
 	return st
 }
 
+// status is the status after the plan, from st. With an incremental
+// upgrade the serve endpoints are those of the active and pending
+// clusters' own serve Services (rayservice_controller.go:514-538), and the
+// clusters' incremental fields are decide's.
+func (d *deciding) status(st rayv1.RayServiceStatuses) rayv1.RayServiceStatuses {
+	if !d.incr {
+		return computeStatus(d.o, st, d.newActive, d.pending, d.views)
+	}
+	o := *d.o
+	o.ServeEndpoints, o.pendingServes = 0, true
+	for _, c := range []*rayv1.RayCluster{d.newActive, d.pending} {
+		if c != nil {
+			o.ServeEndpoints += d.o.Incremental.ClusterEndpoints[c.Name]
+		}
+	}
+	out := computeStatus(&o, st, d.newActive, d.pending, d.views)
+	d.fields.Active.apply(&out.ActiveServiceStatus)
+	d.fields.Pending.apply(&out.PendingServiceStatus)
+	return out
+}
+
 // computeStatus is the status after the plan: active is the cluster
 // serving after it (nil: none yet), pending the one being prepared.
 func computeStatus(o *observed, st rayv1.RayServiceStatuses, active, pending *rayv1.RayCluster, views map[string]*clusterView) rayv1.RayServiceStatuses {
