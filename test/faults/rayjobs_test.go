@@ -26,7 +26,8 @@ const serveConfig = `applications:
 `
 
 // TestOperatorSIGKILLRayJobs: `raydar operator` runs as a child process,
-// SIGKILLed after random delays (at least minKills times), while RayJobs
+// SIGKILLed after random delays (at least minKills times), etcd and the
+// API server restarted once each and a dashboard down for a while, while RayJobs
 // run on simulated heads (their own clusters and a shared one picked by
 // clusterSelector): some finish on their own, some are stopped (`x`),
 // some deleted while they run, and one stop request meets a SIGKILL the
@@ -113,6 +114,15 @@ func TestOperatorSIGKILLRayJobs(t *testing.T) {
 			j.Spec.ClusterSelector = map[string]string{rayv1.RayClusterLabelKey: "shared"}
 		})
 	}
+	// The shared cluster's dashboard down while they are submitted.
+	if err := sim.SetRefuse(s.ns, "shared", true); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(cutFor) // the outage's duration, not synchronisation
+	if err := sim.SetRefuse(s.ns, "shared", false); err != nil {
+		t.Fatal(err)
+	}
+	s.fault("dashboard of shared refused connections for %s while the clusterSelector RayJobs were submitted", cutFor)
 	stopped := []string{"stop-0", "stop-1", "crashstop"}
 	deleted := []string{"del-0", "del-1"}
 	for _, n := range append(append([]string{}, stopped...), deleted...) {
@@ -151,6 +161,11 @@ func TestOperatorSIGKILLRayJobs(t *testing.T) {
 		}
 	}
 	k.killNow()
+	begin := time.Now()
+	if err := sb.RestartEtcd(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.fault("etcd restarted with its data while RayJobs stop, finish and are deleted (API server ready again in %s)", time.Since(begin).Round(time.Millisecond))
 	if j, err := getJob("crashstop"); err == nil {
 		_, recorded := j.Annotations[rayv1.JobStopRecordAnnotationKey]
 		tally.figure("%s: the SIGKILL after crashstop's stop call landed %s its record", t.Name(), map[bool]string{true: "after", false: "before"}[recorded])
@@ -180,6 +195,11 @@ func TestOperatorSIGKILLRayJobs(t *testing.T) {
 		err := cl.Update(ctx, rs)
 		return err == nil, errString(err)
 	})
+	begin = time.Now()
+	if err := sb.RestartAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.fault("kube-apiserver restarted during the RayService's upgrade (back in %s)", time.Since(begin).Round(time.Millisecond))
 	var newCluster string
 	eventually(t, rayLong, "svc serving on a new cluster", func() (bool, string) {
 		c, ready := svcActive()
