@@ -26,7 +26,7 @@ TEST_EVENTS := $(BIN)/test-events
 GOTEST      = $(GOTESTSUM) --format standard-quiet --jsonfile $(TEST_EVENTS)/$(1).json $(2) --
 GOTEST_V    = $(GOTESTSUM) --format standard-verbose --jsonfile $(TEST_EVENTS)/$(1).json $(2) --
 
-.PHONY: help build raydar tools gotestsum generate verify-generated test test-faults unit bench lint demo clean image image-push fuzz bench-e2e conformance-source
+.PHONY: help build raydar tools gotestsum staticcheck generate verify-generated test test-faults unit bench lint demo clean image image-push fuzz bench-e2e conformance-source
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -37,11 +37,14 @@ build: raydar ## build bin/raydar and bin/raydar-operator (the reconcile loop al
 raydar: ## build bin/raydar alone (what make demo runs)
 	$(GO) build -o $(BIN)/raydar ./cmd/raydar
 
-tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen, helm and KubeRay's operator (the conformance oracle) into bin/k8s, and write cert-manager's CRDs (the sandbox's) to bin/k8s/crds
+tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen, helm, staticcheck and KubeRay's operator (the conformance oracle) into bin/k8s, and write cert-manager's CRDs (the sandbox's) to bin/k8s/crds
 	@bash hack/build-tools.sh
 
 sandbox-tools: ## build only what raydar sandbox and raydar demo run (control plane, kwok, cert-manager's and the Gateway API's CRDs) into bin/k8s
 	@bash hack/build-tools.sh sandbox
+
+staticcheck: ## install staticcheck alone into bin/k8s (what make lint needs; make tools installs it too)
+	@bash hack/build-tools.sh staticcheck
 
 gotestsum: ## install gotestsum alone into bin/k8s (what make unit needs; make tools installs it too)
 	@bash hack/build-tools.sh gotestsum
