@@ -147,10 +147,16 @@ BENCH_E2E_FLAGS ?=
 bench-e2e: tools ## the TUI end to end against a sandbox: first render, idle CPU, RSS, key latency, bytes, LISTs (BENCH_E2E_FLAGS="-big -duration 20s -out FILE")
 	$(GO) run ./test/e2e/bench $(BENCH_E2E_FLAGS)
 
-lint: ## gofmt, go vet, and no built binary or file over 1 MiB tracked (hack/check-tracked-files.sh)
+# lint's doc-comment checks: staticcheck's ST1020-ST1022 (a doc comment on
+# an exported name starts with that name) and test/docs's
+# TestExportedNamesHaveDocComments (every exported name has one), which
+# staticcheck has no check for.
+lint: staticcheck ## gofmt, go vet, doc comments on exported names (staticcheck ST1020-ST1022, test/docs), and no built binary or file over 1 MiB tracked (hack/check-tracked-files.sh)
 	@bash hack/check-tracked-files.sh
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(TOOLS)/staticcheck -checks ST1020,ST1021,ST1022 ./...
+	$(GO) test -count=1 -run '^TestExportedNamesHaveDocComments$$' ./test/docs
 
 # The demo builds bin/raydar alone: raydar-operator (the image's binary) is
 # not what it runs.
