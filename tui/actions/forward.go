@@ -12,7 +12,7 @@ import (
 	"github.com/raydar/raydar/tui/widgets"
 )
 
-// forwardTarget is what shift-f forwards to from a view's target: a
+// ForwardTarget is what shift-f forwards to from a view's target: a
 // cluster's head (a RayCluster row; the cluster detail on a group row), or
 // a pod (a pod row, also in the cluster detail). Its title names it.
 func ForwardTarget(tg host.Target) (spec portforward.Spec, title string, err error) {

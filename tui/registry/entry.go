@@ -105,8 +105,11 @@ type Typed interface {
 // DefOf adapts the function that returns a kind's definition to Typed.
 type DefOf[V client.Object] func() Def[V]
 
+// NewList is the list page of the kind's definition.
 func (f DefOf[V]) NewList(e *host.Env, k *Entry) host.Page { return NewList(e, k, f()) }
 
+// Describe adds the kind's own fields of obj, when obj is a V and the
+// definition describes.
 func (f DefOf[V]) Describe(ds *format.Describer, obj client.Object) {
 	if v, ok := obj.(V); ok {
 		if d := f(); d.Describe != nil {

@@ -155,6 +155,7 @@ func (d *confirmBox) View(width int) string {
 	return strings.Join(out, "\n")
 }
 
+// Caret is the text cursor of prompts: "_" in plain mode, "█" otherwise.
 func Caret(plain bool) string {
 	if plain {
 		return "_"

@@ -13,7 +13,7 @@ import (
 )
 
 // The scale dialog (action s in the cluster detail): its fields are
-// validated as they are typed (scaleDialog.validate, with kube/actions'
+// validated as they are typed (ScaleDialog.validate, with kube/actions'
 // ParseCount and PlanScale), Confirm is reachable only for a valid plan
 // that changes something, and the plan's lines are the preview.
 
@@ -68,7 +68,7 @@ func (f *textField) HandleKey(msg tea.KeyPressMsg) bool {
 	return true
 }
 
-// scaleDialog is the scale form: replicas (and optionally min and max),
+// ScaleDialog is the scale form: replicas (and optionally min and max),
 // validated as typed, the plan's preview, Cancel / Confirm.
 type ScaleDialog struct {
 	st     *styles.Styles
@@ -143,8 +143,8 @@ func (d *ScaleDialog) validate() {
 	d.Req = req
 }
 
-// CanConfirm: the plan is valid and changes something, and on a protected
-// context the cluster's name was typed.
+// CanConfirm reports whether the plan is valid and changes something and,
+// on a protected context, the cluster's name was typed.
 func (d *ScaleDialog) CanConfirm() bool {
 	return d.Err == nil && d.Plan != nil && !d.Plan.Unchanged && d.guard.ok()
 }

@@ -57,6 +57,7 @@ type Detail struct {
 	sec why.Security
 }
 
+// NewDetail is the detail page of j, in e.
 func NewDetail(e *host.Env, j *rayv1.RayJob) *Detail {
 	d := &Detail{Base: host.Base{E: e, VK: DetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
 	d.sec = why.JobSecurity(j, d.cluster())
@@ -67,10 +68,17 @@ func jobState(j *rayv1.RayJob) string {
 	return string(j.Status.JobStatus) + "/" + string(j.Status.JobDeploymentStatus)
 }
 
+// Title is "RayJob ns/name", "(deleted)" once it is gone.
 func (d *Detail) Title() string { return host.Titled(rayv1.KindRayJob, d.job, d.deleted) }
+
+// Crumb is "ns/name".
 func (d *Detail) Crumb() string { return d.job.Namespace + "/" + d.job.Name }
+
+// Init reads the job's logs.
 func (d *Detail) Init() tea.Cmd { return d.fetch() }
 
+// Keys are Enter (the job's RayCluster), E (the Ray log that explains the
+// job) and, with a logs client, r (reload the logs).
 func (d *Detail) Keys() []key.Binding {
 	bs := []key.Binding{d.E.KM.Open, d.E.KM.Explain}
 	if d.E.Sess.Logs != nil {
@@ -81,8 +89,11 @@ func (d *Detail) Keys() []key.Binding {
 	return bs
 }
 
+// CanOpen says whether the job names a RayCluster.
 func (d *Detail) CanOpen() bool { return d.job.Status.RayClusterName != "" }
 
+// Open is the detail page of the job's RayCluster, nil while the store
+// has none.
 func (d *Detail) Open() host.Page {
 	rc := d.cluster()
 	if rc == nil {
@@ -114,6 +125,7 @@ func (d *Detail) cluster() *rayv1.RayCluster {
 	return o.(*rayv1.RayCluster)
 }
 
+// Target is the RayJob, for the actions.
 func (d *Detail) Target() host.Target {
 	return host.Target{View: DetailView, Namespace: d.job.Namespace, Selected: d.job, Owner: d.job}
 }
@@ -135,6 +147,7 @@ func (d *Detail) fetch() tea.Cmd {
 	}
 }
 
+// Receive takes the logs read for this page's job.
 func (d *Detail) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	m, ok := msg.(jobLogsMsg)
 	if !ok || m.uid != d.uid {
@@ -149,7 +162,7 @@ func (d *Detail) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	return nil, true
 }
 
-// splitLogs keeps the last maxLogLines lines, without escape sequences.
+// SplitLogs keeps the last maxLogLines lines, without escape sequences.
 func SplitLogs(text string) []string {
 	text = strings.TrimRight(ansi.Strip(text), "\n")
 	if text == "" {
@@ -165,6 +178,7 @@ func SplitLogs(text string) []string {
 	return lines
 }
 
+// Tick reads the logs again every logRefresh until the job has ended.
 func (d *Detail) Tick() tea.Cmd {
 	if d.job.Status.JobStatus.IsTerminal() || d.E.Now().Sub(d.lastFetch) < logRefresh {
 		return nil
@@ -172,8 +186,11 @@ func (d *Detail) Tick() tea.Cmd {
 	return d.fetch()
 }
 
+// Apply is ApplyCmd without its command.
 func (d *Detail) Apply(ch *watch.Changes) { _ = d.ApplyCmd(ch) }
 
+// ApplyCmd follows the RayJob and its cluster's security line, and reads
+// the logs again when the job's status or deployment status changed.
 func (d *Detail) ApplyCmd(ch *watch.Changes) tea.Cmd {
 	host.FollowInto(ch, watch.RayJob, d.uid, &d.job, &d.deleted)
 	if ch.Any(watch.RayJob) || ch.Any(watch.RayCluster) {
@@ -186,6 +203,8 @@ func (d *Detail) ApplyCmd(ch *watch.Changes) tea.Cmd {
 	return nil
 }
 
+// Update reloads the logs (r), opens the Ray log that explains the job (E)
+// or scrolls the logs.
 func (d *Detail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	km := d.E.KM
 	switch {
@@ -219,6 +238,8 @@ func (d *Detail) logHeightWith(whyN int) int {
 	return max(d.H-jobHeaderLines-d.E.Hist.Height()-whyN, 1)
 }
 
+// View is the Why block, the job's status, cluster and times, the History
+// block and the visible part of the logs.
 func (d *Detail) View() string {
 	st, j, now := d.E.St, d.job, d.E.Now()
 	s := j.Status
@@ -270,6 +291,7 @@ func (d *Detail) View() string {
 	return out + st.Section.Render(head) + "\n" + strings.Join(d.logs[begin:end2], "\n")
 }
 
+// HistoryRef is the RayJob as kube/history files it.
 func (d *Detail) HistoryRef() history.Ref {
 	return host.RefOf(history.KindRayJob, d.job.Namespace, d.job.Name, d.uid)
 }
