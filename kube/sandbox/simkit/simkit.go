@@ -1,6 +1,7 @@
 // Package simkit owns what the sandbox's simulators (headsim, certsim,
-// gatewaysim, gangsim, and the autoscaler's clients) share to run against
-// the API server, and nothing of what any of them simulates:
+// gatewaysim, gangsim; also the autoscaler's clients and podforward's
+// watch) share to run against the API server, and nothing of what any of
+// them simulates:
 //
 //   - NewClients: one way to connect, as user agent raydar-<name>.
 //   - Loop: one run loop. It starts and waits for a simulator's informers
