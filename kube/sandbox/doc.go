@@ -57,5 +57,8 @@
 // Volcano's CRDs from crds/volcano.yaml, scheduler-plugins' from
 // crds/scheduler-plugins.yaml, and a simulated volcano, yunikorn,
 // kai-scheduler or scheduler-plugins) and seed (the
-// demo's workloads).
+// demo's workloads). The simulators (headsim, certsim, gatewaysim, gangsim,
+// and the autoscaler headsim runs beside a head) connect and run through
+// simkit: one client set-up, one run loop of watches, work queues and
+// periodic passes.
 package sandbox

@@ -24,6 +24,7 @@ import (
 	"github.com/raydar/raydar/kube/inspect"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
+	"github.com/raydar/raydar/kube/sandbox/simkit"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/scheme"
@@ -113,17 +114,11 @@ func New(o Options) (*Driver, error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	cfg := rest.CopyConfig(o.Config)
-	cfg.UserAgent = "raydar-sandbox-autoscaler"
-	cs, err := kubernetes.NewForConfig(cfg)
+	c, err := simkit.NewClients(o.Config, "sandbox-autoscaler", nil)
 	if err != nil {
-		return nil, fmt.Errorf("autoscaler: %w", err)
+		return nil, err
 	}
-	cl, err := client.New(cfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		return nil, fmt.Errorf("autoscaler: %w", err)
-	}
-	return &Driver{o: o, cs: cs, cl: cl, sas: map[string]client.Client{}}, nil
+	return &Driver{o: o, cs: c.Kube, cl: c.Client, sas: map[string]client.Client{}}, nil
 }
 
 // Status returns the last round's status.

@@ -61,9 +61,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/simkit"
 )
 
 // Module and Version are the cert-manager Go module whose CRDs the
@@ -204,12 +204,11 @@ type Sim struct {
 	cs   kubernetes.Interface
 	dyn  dynamic.Interface
 	inf  toolscache.SharedIndexInformer
-	q    workqueue.TypedRateLimitingInterface[string]
+	q    *simkit.Queue
 	// secrets watches Secrets, so a Secret deleted or changed under its
 	// Certificate is reissued as by cert-manager.
 	secrets toolscache.SharedIndexInformer
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	loop    *simkit.Loop
 
 	mu     sync.Mutex
 	issued int
@@ -217,9 +216,6 @@ type Sim struct {
 
 // Start watches Certificates and returns once the watch has synced.
 func Start(ctx context.Context, opts Options) (*Sim, error) {
-	if opts.Config == nil {
-		return nil, errors.New("certsim: need a rest.Config")
-	}
 	if opts.ClusterResourceNamespace == "" {
 		opts.ClusterResourceNamespace = "cert-manager"
 	}
@@ -229,32 +225,21 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	cfg := rest.CopyConfig(opts.Config)
-	cfg.UserAgent = "raydar-certsim"
-	cs, err := kubernetes.NewForConfig(cfg)
+	c, err := simkit.NewClients(opts.Config, "certsim", nil)
 	if err != nil {
-		return nil, fmt.Errorf("certsim: %w", err)
+		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("certsim: %w", err)
-	}
-	s := &Sim{opts: opts, cs: cs, dyn: dyn,
-		q: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 2*time.Second))}
-	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, opts.Namespace, nil)
+	loop := simkit.NewLoop(ctx, "certsim", opts.Logf)
+	s := &Sim{opts: opts, cs: c.Kube, dyn: c.Dynamic, loop: loop, q: loop.NewQueue()}
+	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.Dynamic, 0, opts.Namespace, nil)
 	s.inf = f.ForResource(certificates).Informer()
-	add := func(obj any) {
-		if key, err := toolscache.MetaNamespaceKeyFunc(obj); err == nil {
-			s.q.Add(key)
-		}
-	}
-	if _, err := s.inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, o any) { add(o) }}); err != nil {
+	if _, err := s.inf.AddEventHandler(s.q.Handler()); err != nil {
 		return nil, err
 	}
 	if err := s.inf.AddIndexers(toolscache.Indexers{bySecret: secretIndex}); err != nil {
 		return nil, err
 	}
-	s.secrets = informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(opts.Namespace)).Core().V1().Secrets().Informer()
+	s.secrets = informers.NewSharedInformerFactoryWithOptions(c.Kube, 0, informers.WithNamespace(opts.Namespace)).Core().V1().Secrets().Informer()
 	secretChanged := func(obj any) {
 		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
@@ -265,26 +250,17 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		}
 		certs, _ := s.inf.GetIndexer().ByIndex(bySecret, key)
 		for _, c := range certs {
-			add(c)
+			s.q.AddObject(c)
 		}
 	}
 	if _, err := s.secrets.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: func(_, o any) { secretChanged(o) }, DeleteFunc: secretChanged}); err != nil {
 		return nil, err
 	}
-	ctx, s.cancel = context.WithCancel(ctx)
-	s.wg.Add(2)
-	go func() { defer s.wg.Done(); s.inf.Run(ctx.Done()) }()
-	go func() { defer s.wg.Done(); s.secrets.Run(ctx.Done()) }()
-	if !toolscache.WaitForCacheSync(ctx.Done(), s.inf.HasSynced, s.secrets.HasSynced) {
+	if !loop.Watch(ctx, s.inf, s.secrets) {
 		s.Close()
 		return nil, errors.New("certsim: the Certificate and Secret watches did not sync (are cert-manager's CRDs installed? see CRDs)")
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for s.work(ctx) {
-		}
-	}()
+	loop.Work(s.q, 1, s.work)
 	return s, nil
 }
 
@@ -305,9 +281,7 @@ func secretIndex(obj any) ([]string, error) {
 
 // Close stops the Sim and waits for it.
 func (s *Sim) Close() {
-	s.cancel()
-	s.q.ShutDown()
-	s.wg.Wait()
+	s.loop.Stop()
 }
 
 // Issued is the number of certificates written so far.
@@ -317,26 +291,14 @@ func (s *Sim) Issued() int {
 	return s.issued
 }
 
-func (s *Sim) work(ctx context.Context) bool {
-	key, quit := s.q.Get()
-	if quit {
-		return false
+// work syncs one Certificate.
+func (s *Sim) work(ctx context.Context, key string) (time.Duration, error) {
+	if err := s.sync(ctx, key); !apierrors.IsConflict(err) {
+		return 0, err
 	}
-	defer s.q.Done(key)
-	err := s.sync(ctx, key)
-	if apierrors.IsConflict(err) {
-		// The Certificate changed since the cache's copy (its Secret's
-		// event can come first): the newer version's event syncs it again.
-		s.q.Forget(key)
-		return true
-	}
-	if err != nil {
-		s.opts.Logf("certsim: %s: %v (retrying)", key, err)
-		s.q.AddRateLimited(key)
-		return true
-	}
-	s.q.Forget(key)
-	return true
+	// The Certificate changed since the cache's copy (its Secret's event
+	// can come first): the newer version's event syncs it again.
+	return 0, nil
 }
 
 // certSpec is what certsim reads of a Certificate (cert-manager's names).

@@ -43,6 +43,7 @@ import (
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/simkit"
 )
 
 // SchedulerName is the pods' schedulerName it serves for Volcano.
@@ -95,10 +96,9 @@ type Options struct {
 
 // Sim is a running gang scheduler.
 type Sim struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	mu     sync.Mutex
-	bound  int
+	loop  *simkit.Loop
+	mu    sync.Mutex
+	bound int
 	// scheduler is the --batch-scheduler value played.
 	scheduler string
 	// admitted are YuniKorn applications whose gang was reserved
@@ -124,11 +124,7 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	if !slices.Contains(Schedulers, opts.Scheduler) {
 		return nil, fmt.Errorf("gangsim: --batch-scheduler %s: it simulates only %v", opts.Scheduler, Schedulers)
 	}
-	c, err := client.New(opts.Config, client.Options{Scheme: s})
-	if err != nil {
-		return nil, err
-	}
-	kc, err := kubernetes.NewForConfig(opts.Config)
+	clients, err := simkit.NewClients(opts.Config, "gangsim", s)
 	if err != nil {
 		return nil, err
 	}
@@ -138,30 +134,16 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	sim := &Sim{cancel: cancel, done: make(chan struct{}), scheduler: opts.Scheduler, admitted: map[string]bool{}}
-	go func() {
-		defer close(sim.done)
-		t := time.NewTicker(opts.Interval)
-		defer t.Stop()
-		for {
-			if err := sim.pass(ctx, c, kc, opts.Logf); err != nil && ctx.Err() == nil {
-				opts.Logf("gangsim: %v", err)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	sim := &Sim{loop: simkit.NewLoop(ctx, "gangsim", opts.Logf), scheduler: opts.Scheduler, admitted: map[string]bool{}}
+	sim.loop.Every(opts.Interval, func(ctx context.Context) error {
+		return sim.pass(ctx, clients.Client, clients.Kube, opts.Logf)
+	})
 	return sim, nil
 }
 
 // Close stops it.
 func (s *Sim) Close() {
-	s.cancel()
-	<-s.done
+	s.loop.Stop()
 }
 
 // Bound is how many pods it has bound.

@@ -37,7 +37,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/raydar/raydar/kube/sandbox"
-	"github.com/raydar/raydar/rayapi/scheme"
+	"github.com/raydar/raydar/kube/sandbox/simkit"
 )
 
 // ClassName is the GatewayClass it creates and serves; a RayService's
@@ -74,20 +74,20 @@ type Options struct {
 
 // Sim is a running simulated Gateway controller.
 type Sim struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	mu     sync.Mutex
-	addrs  map[types.UID]string
-	next   int
+	loop  *simkit.Loop
+	mu    sync.Mutex
+	addrs map[types.UID]string
+	next  int
 }
 
 // Start creates the GatewayClass and runs the simulated controller until
 // ctx ends or Close. The Gateway API's CRDs must be installed.
 func Start(ctx context.Context, opts Options) (*Sim, error) {
-	c, err := client.New(opts.Config, client.Options{Scheme: scheme.New()})
+	clients, err := simkit.NewClients(opts.Config, "gatewaysim", nil)
 	if err != nil {
 		return nil, err
 	}
+	c := clients.Client
 	if opts.Interval <= 0 {
 		opts.Interval = 200 * time.Millisecond
 	}
@@ -99,30 +99,14 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	if err := c.Create(ctx, gc); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("gatewaysim: creating GatewayClass %s: %w", ClassName, err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	sim := &Sim{cancel: cancel, done: make(chan struct{}), addrs: map[types.UID]string{}}
-	go func() {
-		defer close(sim.done)
-		t := time.NewTicker(opts.Interval)
-		defer t.Stop()
-		for {
-			if err := sim.pass(ctx, c); err != nil && ctx.Err() == nil {
-				opts.Logf("gatewaysim: %v", err)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	sim := &Sim{loop: simkit.NewLoop(ctx, "gatewaysim", opts.Logf), addrs: map[types.UID]string{}}
+	sim.loop.Every(opts.Interval, func(ctx context.Context) error { return sim.pass(ctx, c) })
 	return sim, nil
 }
 
 // Close stops it.
 func (s *Sim) Close() {
-	s.cancel()
-	<-s.done
+	s.loop.Stop()
 }
 
 // pass brings the class, its Gateways and their HTTPRoutes' statuses up to

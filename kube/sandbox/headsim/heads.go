@@ -111,7 +111,7 @@ func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error 
 		h.Close()
 		return err
 	}
-	hctx, cancel := context.WithCancel(s.ctx)
+	hctx, cancel := context.WithCancel(s.loop.Context())
 	hd := &head{uid: pod.UID, pod: key, cluster: cluster, h: h, front: f, token: token, cancel: cancel}
 	if s.opts.Autoscaler != nil && rcErr == nil && rc.Spec.IsAutoscalingEnabled() {
 		if s.opts.Config == nil {
@@ -163,22 +163,14 @@ func (s *Sim) startHead(ctx context.Context, key string, pod *corev1.Pod) error 
 	s.opts.Logf("headsim: %s: head pod %s Ready; dashboard at %s", cluster, pod.Name, f.URL())
 
 	if hd.as != nil {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			hd.as.Run(hctx)
-		}()
+		s.loop.Go(func() { hd.as.Run(hctx) })
 	}
 	if c := sidecar(pod); c != nil {
 		dashPort := int(rayv1.DefaultDashboardPort)
 		if rcErr == nil {
 			dashPort = dashboardPortOf(rc)
 		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.runSidecar(hctx, pod, c, cluster, dashPort)
-		}()
+		s.loop.Go(func() { s.runSidecar(hctx, pod, c, cluster, dashPort) })
 	}
 	return nil
 }

@@ -15,14 +15,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/sandbox/autoscaler"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
 	"github.com/raydar/raydar/kube/sandbox/refusable"
-	"github.com/raydar/raydar/rayapi/scheme"
+	"github.com/raydar/raydar/kube/sandbox/simkit"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -89,13 +88,14 @@ type Sim struct {
 	rayPods toolscache.SharedIndexInformer // every pod of a RayCluster (nodes.go)
 	jobs    toolscache.SharedIndexInformer
 
-	headQ  workqueue.TypedRateLimitingInterface[string]
-	subQ   workqueue.TypedRateLimitingInterface[string]
-	nodesQ workqueue.TypedRateLimitingInterface[string] // "namespace/cluster" whose Ray nodes changed
+	headQ  *simkit.Queue
+	subQ   *simkit.Queue
+	nodesQ *simkit.Queue // "namespace/cluster" whose Ray nodes changed
 
-	ctx    context.Context // cancelled by Close
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// loop runs the watches, the queues' workers and what runs beside a
+	// head (its SidecarMode submitter, its autoscaler) or in a submitter
+	// pod; Close stops it.
+	loop *simkit.Loop
 
 	mu       sync.Mutex
 	closed   bool
@@ -140,29 +140,22 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		if opts.Config == nil {
 			return nil, errors.New("headsim: need a rest.Config, or a Clientset and a Client")
 		}
-		cfg := rest.CopyConfig(opts.Config)
-		cfg.UserAgent = "raydar-headsim"
+		c, err := simkit.NewClients(opts.Config, "headsim", nil)
+		if err != nil {
+			return nil, err
+		}
 		if opts.Clientset == nil {
-			cs, err := kubernetes.NewForConfig(cfg)
-			if err != nil {
-				return nil, fmt.Errorf("headsim: %w", err)
-			}
-			opts.Clientset = cs
+			opts.Clientset = c.Kube
 		}
 		if opts.Client == nil {
-			cl, err := client.New(cfg, client.Options{Scheme: scheme.New()})
-			if err != nil {
-				return nil, fmt.Errorf("headsim: %w", err)
-			}
-			opts.Client = cl
+			opts.Client = c.Client
 		}
 	}
+	loop := simkit.NewLoop(context.Background(), "headsim", opts.Logf)
 	s := &Sim{
-		opts: opts, cs: opts.Clientset, cl: opts.Client,
-		headQ:  workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 2*time.Second)),
-		subQ:   workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 2*time.Second)),
-		nodesQ: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 2*time.Second)),
-		byPod:  map[string]*head{}, byClust: map[types.NamespacedName]*head{},
+		opts: opts, cs: opts.Clientset, cl: opts.Client, loop: loop,
+		headQ: loop.NewQueue(), subQ: loop.NewQueue(), nodesQ: loop.NewQueue(),
+		byPod: map[string]*head{}, byClust: map[types.NamespacedName]*head{},
 		calls: map[types.NamespacedName]*counts{}, refusing: map[types.NamespacedName]bool{},
 		early: map[string]*earlyFront{},
 		subs:  map[string]*submitter{}, logs: map[string]*podLog{},
@@ -172,39 +165,20 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	})
 	s.jobs = newSubmitterJobInformer(opts.Clientset, opts.Namespace)
 	s.rayPods = newRayPodInformer(opts.Clientset, opts.Namespace)
-	enqueue := func(q workqueue.TypedRateLimitingInterface[string]) toolscache.ResourceEventHandlerFuncs {
-		add := func(obj any) {
-			if key, err := toolscache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-				q.Add(key)
-			}
-		}
-		return toolscache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, o any) { add(o) }, DeleteFunc: add}
-	}
-	if _, err := s.pods.AddEventHandler(enqueue(s.headQ)); err != nil {
+	if _, err := s.pods.AddEventHandler(s.headQ.Handler()); err != nil {
 		return nil, err
 	}
-	if _, err := s.jobs.AddEventHandler(enqueue(s.subQ)); err != nil {
+	if _, err := s.jobs.AddEventHandler(s.subQ.Handler()); err != nil {
 		return nil, err
 	}
-	byCluster := func(obj any) {
+	if _, err := s.rayPods.AddEventHandler(simkit.OnEvent(func(obj any) {
 		if key, ok := clusterKeyOf(obj); ok {
 			s.nodesQ.Add(key)
 		}
-	}
-	if _, err := s.rayPods.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: byCluster,
-		UpdateFunc: func(_, o any) { byCluster(o) }, DeleteFunc: byCluster}); err != nil {
+	})); err != nil {
 		return nil, err
 	}
-
-	runCtx, cancel := context.WithCancel(context.Background())
-	s.ctx, s.cancel = runCtx, cancel
-	for _, inf := range []toolscache.SharedIndexInformer{s.pods, s.jobs, s.rayPods} {
-		s.wg.Add(1)
-		go func() { defer s.wg.Done(); inf.Run(runCtx.Done()) }()
-	}
-	syncCtx, syncCancel := context.WithTimeout(ctx, time.Minute)
-	defer syncCancel()
-	if !toolscache.WaitForCacheSync(syncCtx.Done(), s.pods.HasSynced, s.jobs.HasSynced, s.rayPods.HasSynced) {
+	if !loop.Watch(ctx, s.pods, s.jobs, s.rayPods) {
 		s.Close()
 		return nil, errors.New("headsim: watches did not sync")
 	}
@@ -212,38 +186,10 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		s.Close()
 		return nil, err
 	}
-	for range 2 {
-		s.wg.Add(2)
-		go func() { defer s.wg.Done(); s.runQueue(runCtx, s.headQ, s.syncHeadPod) }()
-		go func() { defer s.wg.Done(); s.runQueue(runCtx, s.subQ, s.syncSubmitter) }()
-	}
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); s.runQueue(runCtx, s.nodesQ, s.syncNodes) }()
+	loop.Work(s.headQ, 2, s.syncHeadPod)
+	loop.Work(s.subQ, 2, s.syncSubmitter)
+	loop.Work(s.nodesQ, 1, s.syncNodes)
 	return s, nil
-}
-
-// runQueue processes keys until the queue shuts down. sync returns how long
-// to wait before looking again (0: not needed) or an error (retried with
-// back-off).
-func (s *Sim) runQueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) (time.Duration, error)) {
-	for {
-		key, shutdown := q.Get()
-		if shutdown {
-			return
-		}
-		again, err := sync(ctx, key)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			s.opts.Logf("headsim: %s: %v (retrying)", key, err)
-			q.AddRateLimited(key)
-		case again > 0:
-			q.Forget(key)
-			q.AddAfter(key, again)
-		default:
-			q.Forget(key)
-		}
-		q.Done(key)
-	}
 }
 
 // Close stops watching and closes every head (stopping its jobs). It is safe
@@ -257,13 +203,7 @@ func (s *Sim) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	if s.cancel != nil {
-		s.cancel()
-	}
-	s.headQ.ShutDown()
-	s.subQ.ShutDown()
-	s.nodesQ.ShutDown()
-	s.wg.Wait()
+	s.loop.Stop()
 
 	s.mu.Lock()
 	heads := make([]*head, 0, len(s.byPod))

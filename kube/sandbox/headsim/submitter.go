@@ -114,15 +114,13 @@ func (s *Sim) syncSubmitter(ctx context.Context, key string) (time.Duration, err
 		if st.done[uid] || st.runs[uid] != nil || s.closed {
 			continue
 		}
-		runCtx, cancel := context.WithCancel(s.ctx)
+		runCtx, cancel := context.WithCancel(s.loop.Context())
 		st.runs[uid] = cancel
 		logKey := pod.Namespace + "/" + pod.Name
 		log := &podLog{}
 		s.logs[logKey] = log
 		st.pods[uid] = logKey
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
+		s.loop.Go(func() {
 			defer cancel()
 			label := "pod " + logKey + " (Job " + key + ")"
 			code, err := s.runContainer(runCtx, pod, &pod.Spec.Containers[0], place{namespace: pod.Namespace}, log, label)
@@ -141,7 +139,7 @@ func (s *Sim) syncSubmitter(ctx context.Context, key string) (time.Duration, err
 				s.opts.Logf("headsim: submitter %s: ending it %s: %v", label, phase, err)
 			}
 			s.subQ.Add(key)
-		}()
+		})
 	}
 	return s.opts.PollInterval, nil
 }

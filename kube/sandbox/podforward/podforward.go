@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/raydar/raydar/kube/sandbox/simkit"
 	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/status"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -57,11 +58,10 @@ type Options struct {
 
 // Writer keeps the head pods' PortForward objects; Close it when done.
 type Writer struct {
-	opts   Options
-	pods   toolscache.SharedIndexInformer
-	kick   chan struct{}
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	opts Options
+	pods toolscache.SharedIndexInformer
+	kick chan struct{}
+	run  *simkit.Loop
 
 	mu      sync.Mutex
 	written map[string]map[string]any // namespace/pod -> spec last written
@@ -88,28 +88,21 @@ func Start(ctx context.Context, opts Options) (*Writer, error) {
 		default:
 		}
 	}
-	if _, err := w.pods.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: kick, UpdateFunc: func(_, o any) { kick(o) }, DeleteFunc: kick}); err != nil {
+	if _, err := w.pods.AddEventHandler(simkit.OnEvent(kick)); err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
-	w.wg.Add(1)
-	go func() { defer w.wg.Done(); w.pods.Run(runCtx.Done()) }()
-	syncCtx, syncCancel := context.WithTimeout(ctx, time.Minute)
-	defer syncCancel()
-	if !toolscache.WaitForCacheSync(syncCtx.Done(), w.pods.HasSynced) {
+	w.run = simkit.NewLoop(context.Background(), "podforward", opts.Logf)
+	if !w.run.Watch(ctx, w.pods) {
 		w.Close()
 		return nil, errors.New("podforward: the head pod watch did not sync")
 	}
-	w.wg.Add(1)
-	go func() { defer w.wg.Done(); w.loop(runCtx) }()
+	w.run.Go(func() { w.loop(w.run.Context()) })
 	return w, nil
 }
 
 // Close stops the Writer; the objects it wrote stay until their pods go.
 func (w *Writer) Close() {
-	w.cancel()
-	w.wg.Wait()
+	w.run.Stop()
 }
 
 func (w *Writer) loop(ctx context.Context) {
