@@ -3,7 +3,10 @@
 // in container env values (REDIS_PASSWORD, RAY_AUTH_TOKEN, …), Ray's
 // --redis-password (and any --…password/--…token/--…secret flag) in
 // rayStartParams, command, args and entrypoints, and the copies of all of
-// those in the kubectl.kubernetes.io/last-applied-configuration annotation.
+// those in the kubectl.kubernetes.io/last-applied-configuration annotation;
+// and, in free text (an error, an HTTP answer's body, a log line), the
+// secrets a caller knows it sent and any credential header echoed back
+// ([Text]: the Ray dashboard's answers, kube/raydash).
 //
 // It is pure: [Map] rewrites an object's JSON form (a deep copy; the input
 // is not changed), [Object] converts a typed object to that form first, and

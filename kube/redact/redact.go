@@ -222,3 +222,33 @@ func SecretName(name string) bool {
 	}
 	return false
 }
+
+// credentialHeader matches a credential header, cookie or field echoed in
+// free text, and its value: "Authorization: Bearer x",
+// "x-ray-authorization: Bearer x" (Ray's header, rayapi/dashboard), a Go
+// http.Header printed with %v ("X-Ray-Authorization:[Bearer x]"), a JSON
+// or Python dict entry ("'authorization': 'Bearer x'"), Ray's
+// browser cookie "ray-authentication-token=x", any Cookie header. The groups: 1 the name and
+// separator up to the value, 2 a scheme word (Bearer, Basic, Token), 3 the
+// value.
+var credentialHeader = regexp.MustCompile(`(?i)(\b(?:[a-z0-9-]*authorization|ray-authentication-token|cookie)\b["']?\s*[:=]\s*\[?["']?)((?:bearer|basic|token)\s+)?([^\s"',;\]}\\]+)`)
+
+// Text redacts free text that may echo a credential (an error message, an
+// HTTP answer's body, a log line): every occurrence of each of secrets
+// (the values the caller knows it sent, such as the Ray auth token; empty
+// ones are skipped), and the value of every credential header echoed in
+// it (see credentialHeader), each as [Redacted].
+func Text(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, Redacted(len(sec)))
+		}
+	}
+	return credentialHeader.ReplaceAllStringFunc(s, func(m string) string {
+		sub := credentialHeader.FindStringSubmatch(m)
+		if strings.HasPrefix(sub[3], "<redacted") {
+			return m
+		}
+		return sub[1] + sub[2] + Redacted(len(sub[3]))
+	})
+}

@@ -175,3 +175,30 @@ func dump(t *testing.T, m map[string]any) string {
 	}
 	return string(b)
 }
+
+func TestText(t *testing.T) {
+	const tok = "canary-0f1e2d3c4b5a"
+	for in, want := range map[string]string{
+		// An HTTP error body echoing the request's headers, as proxies and
+		// debug servers do, in the forms they print them in.
+		"x-ray-authorization: Bearer " + tok:                    "x-ray-authorization: Bearer <redacted 19 bytes>",
+		"Authorization: Bearer abc.def-ghi\nAccept: */*":        "Authorization: Bearer <redacted 11 bytes>\nAccept: */*",
+		`{"headers": {"X-Ray-Authorization": "Bearer sesame"}}`: `{"headers": {"X-Ray-Authorization": "Bearer <redacted 6 bytes>"}}`,
+		"{'authorization': 'Basic dXNlcjpwdw=='}":               "{'authorization': 'Basic <redacted 12 bytes>'}",
+		"map[Accept:[*/*] X-Ray-Authorization:[Bearer sesame]]": "map[Accept:[*/*] X-Ray-Authorization:[Bearer <redacted 6 bytes>]]",
+		"Cookie: ray-authentication-token=sesame":               "Cookie: <redacted 31 bytes>",
+		"proxy-authorization=sesame; next":                      "proxy-authorization=<redacted 6 bytes>; next",
+		// The token the caller sent, anywhere.
+		"bad token " + tok + " (403)": "bad token <redacted 19 bytes> (403)",
+		// No credential: unchanged.
+		"Unauthorized: missing authentication token":     "Unauthorized: missing authentication token",
+		"Secret auth has no auth_token; accepts any one": "Secret auth has no auth_token; accepts any one",
+	} {
+		if got := Text(in, tok, ""); got != want {
+			t.Errorf("Text(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+	if got := Text("x-ray-authorization: Bearer "+tok, tok); strings.Contains(got, tok) || strings.Count(got, "redacted") != 1 {
+		t.Errorf("a known token in a header is redacted once: %q", got)
+	}
+}
