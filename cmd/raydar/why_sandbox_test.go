@@ -46,6 +46,12 @@ func newWhyEnv(t *testing.T, ctx context.Context) *whyEnv {
 // applies them), e.g. Ray's simulated autoscaler.
 func newWhyEnvWith(t *testing.T, ctx context.Context, set func(*headsim.Options)) *whyEnv {
 	t.Helper()
+	return newWhyEnvArgs(t, ctx, set)
+}
+
+// newWhyEnvArgs is newWhyEnvWith whose operator gets more flags.
+func newWhyEnvArgs(t *testing.T, ctx context.Context, set func(*headsim.Options), operatorArgs ...string) *whyEnv {
+	t.Helper()
 	e := &whyEnv{ns: newNamespace(t, ctx)}
 	dir := t.TempDir()
 	e.kubeconfig = filepath.Join(dir, "kubeconfig")
@@ -72,8 +78,8 @@ func newWhyEnvWith(t *testing.T, ctx context.Context, set func(*headsim.Options)
 	}
 	// The default Lease (default/raydar-operator), as any raydar elects
 	// on: raydar why reads who holds it.
-	e.operatorLog, e.operatorDone, e.stopOperator = startCommand(t, "--kubeconfig", e.kubeconfig, "operator", "--metrics-bind-address=0", "--health-probe-bind-address=0",
-		"--watch-namespaces", e.ns)
+	e.operatorLog, e.operatorDone, e.stopOperator = startCommand(t, append([]string{"--kubeconfig", e.kubeconfig, "operator", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--watch-namespaces", e.ns}, operatorArgs...)...)
 	return e
 }
 
