@@ -29,6 +29,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash/addrbook"
 	"github.com/raydar/raydar/kube/redact"
@@ -139,6 +140,7 @@ func TestTokenCanary(t *testing.T) {
 	w.waitUp(t, ctx)
 
 	var places []canaryPlace
+	places = append(places, w.mutate(t)...)
 	places = append(places, w.cli(t)...)
 	places = append(places, w.screens(t, ctx)...)
 	places = append(places, w.events(t, ctx)...)
@@ -147,6 +149,15 @@ func TestTokenCanary(t *testing.T) {
 	places = append(places, w.env.history(t, w)...)
 	w.env.stopOperator()
 	places = append(places, w.logs(t)...)
+	auditPath, err := actions.DefaultAuditLogPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit, err := os.ReadFile(auditPath)
+	if err != nil || len(audit) == 0 {
+		t.Errorf("the audit log: %d bytes, %v", len(audit), err)
+	}
+	places = append(places, canaryPlace{"the audit log", string(audit)})
 	echo.stopOperator()
 	echoLog, err := os.ReadFile(echo.logFile)
 	if err != nil || len(echoLog) == 0 {
@@ -159,7 +170,7 @@ func TestTokenCanary(t *testing.T) {
 	shown := redact.Redacted(len(w.token))
 	for _, p := range places {
 		printsObject := strings.HasPrefix(p.name, "raydar get ") && !strings.HasSuffix(p.name, "-o table")
-		if (printsObject || strings.Contains(p.name, "describe")) && !strings.Contains(p.text, shown) {
+		if (printsObject || strings.Contains(p.name, "describe")) && !strings.Contains(p.name, "echo:") && !strings.Contains(p.text, shown) {
 			t.Errorf("%s does not show the token's field (%s): the canary did not see it:\n%s", p.name, shown, p.text)
 		}
 	}
@@ -238,6 +249,32 @@ func metaTrue(cs []metav1.Condition, typ string) bool {
 		}
 	}
 	return false
+}
+
+// mutate runs the write sub-commands on the canary's objects, each in
+// every -o format where it can be run again: their results, their Events
+// (searched with the others) and the audit log (searched at the end). The
+// trigger creates a RayJob from the RayCronJob's jobTemplate: the token is
+// in its spec too.
+func (w *canaryWorld) mutate(t *testing.T) []canaryPlace {
+	t.Helper()
+	var out []canaryPlace
+	run := func(args ...string) {
+		t.Helper()
+		r := raydar(t, "", append([]string{"--kubeconfig", w.kubeconfig, "-n", w.ns}, args...)...)
+		name := "raydar " + strings.Join(args, " ")
+		if r.err != nil {
+			t.Errorf("%s: %v\n%s", name, r.err, r.stderr)
+		}
+		out = append(out, canaryPlace{name, r.printed()})
+	}
+	for i, o := range []string{"table", "json", "yaml"} {
+		run("scale", w.cluster, "cpu", "--replicas", fmt.Sprint(i+2), "--max", "5", "--yes", "-o", o)
+		run("suspend", "raycronjob", w.cron, "--yes", "-o", o)
+		run("resume", "raycronjob", w.cron, "--yes", "-o", o)
+	}
+	run("trigger", w.cron, "--yes", "-o", "yaml")
+	return out
 }
 
 // cli runs every read sub-command on the canary's objects in every -o
@@ -455,8 +492,10 @@ func (w *canaryWorld) screens(t *testing.T, ctx context.Context) []canaryPlace {
 	back(2)
 
 	see("cronjobs list", w.cron, ":rcj", "<enter>")
-	see("cronjob page", "RayCronJob "+rcj, "<enter>")
 	see("cronjob describe", "Describe RayCronJob", "d", "w")
+	back(1)
+	see("cronjob page", "RayCronJob "+rcj, "<enter>")
+	see("cronjob page: its triggered RayJob's describe", "Describe RayJob", "d", "w")
 	back(2)
 
 	see("pods list", w.cluster+"-head", ":pods", "<enter>")
@@ -681,7 +720,8 @@ func (e *echoWorld) run(t *testing.T, ctx context.Context, token string, logger 
 	// Where the echo is shown, it must show redacted: else the canary did
 	// not see it.
 	for _, p := range out {
-		if (strings.Contains(p.name, "Events") || strings.Contains(p.name, "ray-logs") || strings.Contains(p.name, " why ") || strings.Contains(p.name, "refused")) &&
+		if (strings.Contains(p.name, "Events") || strings.Contains(p.name, "ray-logs") || strings.Contains(p.name, " why ") ||
+			strings.Contains(p.name, "refused") || strings.Contains(p.name, "job describe")) &&
 			!strings.Contains(p.text, "Bearer <redacted ") {
 			t.Errorf("%s does not show the echoed header, redacted: the canary did not see it:\n%s", p.name, p.text)
 		}
@@ -715,7 +755,7 @@ func (e *echoWorld) screens(t *testing.T, ctx context.Context, logger logr.Logge
 	c.see("echo: cluster Ray logs (refused)", "Ray's log files cannot be read:", "L")
 	c.back(3)
 	c.see("echo: job page", "RayJob "+e.ns+"/echo-rj", ":rj", "<enter>", "<enter>")
-	c.see("echo: job describe", "Describe RayJob", "d", "w")
+	c.see("echo: job describe", "Bearer <redacted", "d", "w") // its Events
 	c.back(2)
 	c.see("echo: service page", "RayService "+e.ns+"/echo-rs", ":rs", "<enter>", "<enter>")
 	c.see("echo: service describe", "Describe RayService", "d", "w")
