@@ -42,8 +42,8 @@ import (
 // The token canary (issue 48, "no token anywhere on screen or in logs"): a
 // RayCluster, a RayJob, a RayService and a RayCronJob whose Ray auth token
 // (authOptions mode token, the user's Secret) is a unique string, also
-// given literally as the head's RAY_AUTH_TOKEN and kept in kubectl's
-// last-applied copy, brought up by raydar's operator on the sandbox's
+// given literally as the head's RAY_AUTH_TOKEN, as an --auth-token flag of
+// the jobs' entrypoints and kept in kubectl's last-applied copy, brought up by raydar's operator on the sandbox's
 // simulated heads (which require that token on every dashboard call). Then
 // every place raydar shows or writes something about them is searched for
 // that string: each read sub-command in each -o format, the TUI's screens
@@ -206,12 +206,12 @@ func (w *canaryWorld) create(t *testing.T, ctx context.Context) {
 	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: w.cluster}, Spec: canarySpec(ns, tok)}
 	jobSpec := canarySpec(ns, tok)
 	rj := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: w.job},
-		Spec: rayv1.RayJobSpec{Entrypoint: "python job.py", RayClusterSpec: &jobSpec}}
+		Spec: rayv1.RayJobSpec{Entrypoint: "python job.py --auth-token " + tok, RayClusterSpec: &jobSpec}}
 	rs := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: w.service},
 		Spec: rayv1.RayServiceSpec{RayClusterSpec: canarySpec(ns, tok), ServeConfigV2: "applications:\n  - name: llm\n    import_path: llm.app:model\n    route_prefix: /\n"}}
 	cronSpec := canarySpec(ns, tok)
 	cj := &rayv1.RayCronJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: w.cron},
-		Spec: rayv1.RayCronJobSpec{Schedule: "0 2 29 2 *", JobTemplate: rayv1.RayJobSpec{Entrypoint: "python nightly.py", RayClusterSpec: &cronSpec}}}
+		Spec: rayv1.RayCronJobSpec{Schedule: "0 2 29 2 *", JobTemplate: rayv1.RayJobSpec{Entrypoint: "python nightly.py --auth-token=" + tok, RayClusterSpec: &cronSpec}}}
 	for _, o := range []client.Object{rc, rj, rs, cj} {
 		lastApplied(t, o)
 	}
@@ -481,9 +481,10 @@ func (w *canaryWorld) screens(t *testing.T, ctx context.Context) []canaryPlace {
 	back(3)
 
 	see("jobs list", w.job, ":rj", "<enter>")
-	see("job page (its driver log inline)", "played out", "<enter>")
+	see("job page (its driver log inline)", "played out", "/"+w.job, "<enter>", "<enter>")
 	see("job describe", "Describe RayJob", "d", "w")
-	back(1)
+	back(3) // describe, job page, the list's filter
+	see("the RayCronJob's triggered job's page", "played out", "<enter>")
 	back(1)
 
 	see("services list", w.service, ":rs", "<enter>")
