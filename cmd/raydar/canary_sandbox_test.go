@@ -147,6 +147,11 @@ func TestTokenCanary(t *testing.T) {
 	places = append(places, echo.run(t, ctx, w.token, w.logger)...)
 	stopTUI() // flushes the history and closes the TUI's log file
 	places = append(places, w.env.history(t, w)...)
+	if db, err := os.ReadFile(history.DefaultPathOrEmpty()); err != nil || len(db) == 0 {
+		t.Errorf("the history file: %d bytes, %v", len(db), err)
+	} else {
+		places = append(places, canaryPlace{"the history file (its bytes)", string(db)})
+	}
 	w.env.stopOperator()
 	places = append(places, w.logs(t)...)
 	auditPath, err := actions.DefaultAuditLogPath()
