@@ -89,11 +89,13 @@ func TestEveryPageRedactsTheToken(t *testing.T) {
 		return o
 	}
 	rj := &rayv1.RayJob{ObjectMeta: om("ml", "secret-job", time.Hour, nil)}
-	rj.Spec = rayv1.RayJobSpec{Entrypoint: "python run.py --auth-token " + token, RayClusterSpec: spec.DeepCopy()}
+	rj.Spec = rayv1.RayJobSpec{Entrypoint: "python run.py --auth-token " + token, RayClusterSpec: spec.DeepCopy(),
+		RuntimeEnvYAML: "env_vars:\n  RAY_AUTH_TOKEN: " + token + "\n"}
 	rj.Status = rayv1.RayJobStatus{JobId: "secret-job-1", RayClusterName: "secretive", JobStatus: rayv1.JobStatusRunning,
 		JobDeploymentStatus: rayv1.JobDeploymentStatusRunning}
 	rs := &rayv1.RayService{ObjectMeta: om("ml", "secret-svc", time.Hour, nil)}
 	rs.Spec.RayClusterSpec = *spec.DeepCopy()
+	rs.Spec.ServeConfigV2 = "applications:\n  - name: app\n    import_path: app:d\n    runtime_env: {env_vars: {RAY_AUTH_TOKEN: " + token + "}}\n"
 	cj := &rayv1.RayCronJob{ObjectMeta: om("ml", "secret-cron", time.Hour, nil)}
 	cj.Spec = rayv1.RayCronJobSpec{Schedule: "0 2 * * *", JobTemplate: rayv1.RayJobSpec{Entrypoint: "python run.py --auth-token=" + token, RayClusterSpec: spec.DeepCopy()}}
 	head := mkPod(rc, "secretive-head-abcde", "head", rayv1.RayNodeHeadGroupLabelValue, time.Hour, true, "10.0.9.10")

@@ -211,9 +211,11 @@ func (w *canaryWorld) create(t *testing.T, ctx context.Context) {
 	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: w.cluster}, Spec: canarySpec(ns, tok)}
 	jobSpec := canarySpec(ns, tok)
 	rj := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: w.job},
-		Spec: rayv1.RayJobSpec{Entrypoint: "python job.py --auth-token " + tok, RayClusterSpec: &jobSpec}}
+		Spec: rayv1.RayJobSpec{Entrypoint: "python job.py --auth-token " + tok, RayClusterSpec: &jobSpec,
+			RuntimeEnvYAML: "env_vars:\n  RAY_AUTH_TOKEN: " + tok + "\n  OMP_NUM_THREADS: \"1\"\n"}}
 	rs := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: w.service},
-		Spec: rayv1.RayServiceSpec{RayClusterSpec: canarySpec(ns, tok), ServeConfigV2: "applications:\n  - name: llm\n    import_path: llm.app:model\n    route_prefix: /\n"}}
+		Spec: rayv1.RayServiceSpec{RayClusterSpec: canarySpec(ns, tok), ServeConfigV2: "applications:\n  - name: llm\n    import_path: llm.app:model\n    route_prefix: /\n" +
+			"    runtime_env:\n      env_vars: {RAY_AUTH_TOKEN: \"" + tok + "\", OMP_NUM_THREADS: \"1\"}\n"}}
 	cronSpec := canarySpec(ns, tok)
 	cj := &rayv1.RayCronJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: w.cron},
 		Spec: rayv1.RayCronJobSpec{Schedule: "0 2 29 2 *", JobTemplate: rayv1.RayJobSpec{Entrypoint: "python nightly.py --auth-token=" + tok, RayClusterSpec: &cronSpec}}}

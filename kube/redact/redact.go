@@ -127,8 +127,11 @@ func walk(v any, key string) any {
 		}
 		return x
 	case string:
-		if key == "entrypoint" {
+		switch key {
+		case "entrypoint":
 			return Flags(x)
+		case "runtimeEnvYAML", "serveConfigV2":
+			return YAMLValues(x)
 		}
 		return x
 	}
@@ -188,6 +191,30 @@ func Flags(s string) string {
 			return m
 		}
 		return sub[1] + sep + Redacted(len(strings.Trim(val, `'"`)))
+	})
+}
+
+// yamlEntry matches one "KEY: value" entry of a YAML mapping inside a
+// text, in block style ("  HF_TOKEN: x", "- KEY: x") or flow style
+// ("{HF_TOKEN: x, B: y}"), the key and the value optionally quoted. The
+// groups: 1 up to the value, 2 the key (without quotes), 3 the value. A
+// key whose value is on the next lines (a nested mapping, a block scalar)
+// does not match.
+var yamlEntry = regexp.MustCompile(`(?m)((?:^|[{,])[ \t]*(?:-[ \t]+)?["']?([A-Za-z_][A-Za-z0-9_.-]*)["']?[ \t]*:[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s,}#|>{\[][^,}\n#]*)`)
+
+// YAMLValues redacts, in a YAML document kept as a string (a RayJob's
+// runtimeEnvYAML, a RayService's serveConfigV2), the value of every entry
+// whose key names a secret ([SecretName]): runtime_env env_vars such as
+// RAY_AUTH_TOKEN or HF_TOKEN. The text is otherwise kept as written.
+func YAMLValues(s string) string {
+	return yamlEntry.ReplaceAllStringFunc(s, func(m string) string {
+		sub := yamlEntry.FindStringSubmatch(m)
+		val := strings.TrimRight(sub[3], " \t")
+		bare := strings.Trim(val, `"'`)
+		if !SecretName(sub[2]) || bare == "" || isReference(bare) {
+			return m
+		}
+		return sub[1] + Redacted(len(bare)) + sub[3][len(val):]
 	})
 }
 
