@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/history"
@@ -70,7 +71,7 @@ type canaryWorld struct {
 	token, ns                   string
 	cluster, job, service, cron string
 	jobCluster, serviceCluster  string
-	kubeconfig, operatorLogFile string
+	kubeconfig                  string
 	tuiLogFile                  string
 	env                         *whyEnv
 	// session is the TUI's connection the screens are drawn from; logger
@@ -124,14 +125,14 @@ func TestTokenCanary(t *testing.T) {
 	defer cancel()
 	t.Setenv("XDG_STATE_HOME", t.TempDir()) // the history file and the audit log
 	w := &canaryWorld{token: canaryToken(t), cluster: "canary-rc", job: "canary-rj", service: "canary-rs", cron: "canary-rcj"}
-	logDir := t.TempDir()
-	w.operatorLogFile = filepath.Join(logDir, "operator.log")
-	w.tuiLogFile = filepath.Join(logDir, "raydar.log")
-	w.env = newWhyEnvArgs(t, ctx, nil, "--log-file-path", w.operatorLogFile, "--log-file-encoder", "console", "-v", "1")
+	w.tuiLogFile = filepath.Join(t.TempDir(), "raydar.log")
+	w.env = newSimEnv(t, ctx, nil)
 	w.ns, w.kubeconfig = w.env.ns, w.env.kubeconfig
 
-	// The TUI's session, as `raydar` makes it (observing: the operator
-	// above reconciles), recording history and logging to its log file.
+	// The TUI's session, as `raydar` makes it, its embedded reconcile loop
+	// reconciling the namespace (the echo's is reconciled by `raydar
+	// operator`: both loggers are searched), recording history and
+	// logging to its log file.
 	stopTUI := w.startSession(t, ctx)
 
 	echo := newEchoWorld(t, ctx, w.token)
@@ -152,8 +153,11 @@ func TestTokenCanary(t *testing.T) {
 	} else {
 		places = append(places, canaryPlace{"the history file (its bytes)", string(db)})
 	}
-	w.env.stopOperator()
-	places = append(places, w.logs(t)...)
+	b, err := os.ReadFile(w.tuiLogFile)
+	if err != nil || !strings.Contains(string(b), "raycluster") {
+		t.Errorf("the TUI's log file has no line of its reconcile loop (%v):\n%s", err, b)
+	}
+	places = append(places, canaryPlace{"the TUI's --log-file (its reconcile loop's too)", string(b)})
 	auditPath, err := actions.DefaultAuditLogPath()
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +250,8 @@ func (w *canaryWorld) waitUp(t *testing.T, ctx context.Context) {
 		}
 		pollPause(ctx)
 	}
-	t.Fatalf("the RayJob did not succeed or the RayService did not get ready; the operator's log:\n%s", w.env.operatorLog)
+	b, _ := os.ReadFile(w.tuiLogFile)
+	t.Fatalf("the RayJob did not succeed or the RayService did not get ready; the TUI's log:\n%s", b)
 }
 
 func metaTrue(cs []metav1.Condition, typ string) bool {
@@ -375,20 +380,6 @@ func (r cliResult) printed() string {
 	return s
 }
 
-// logs are the operator's stderr and log file and the TUI's log file.
-func (w *canaryWorld) logs(t *testing.T) []canaryPlace {
-	t.Helper()
-	out := []canaryPlace{{"the operator's stderr", w.env.operatorLog.String()}}
-	for name, f := range map[string]string{"the operator's --log-file-path": w.operatorLogFile, "the TUI's --log-file": w.tuiLogFile} {
-		b, err := os.ReadFile(f)
-		if err != nil || len(b) == 0 {
-			t.Errorf("%s %s: %d bytes, %v", name, f, len(b), err)
-		}
-		out = append(out, canaryPlace{name, string(b)})
-	}
-	return out
-}
-
 // startSession connects as `raydar` does, with its log file and history.
 func (w *canaryWorld) startSession(t *testing.T, ctx context.Context) (stop func()) {
 	t.Helper()
@@ -406,7 +397,8 @@ func (w *canaryWorld) startSession(t *testing.T, ctx context.Context) (stop func
 		t.Fatal(err)
 	}
 	store := history.OpenOrMemory(history.DefaultPathOrEmpty(), logger)
-	s, err := connect(ctx, target, sessionConfig{logger: logger, history: store, book: book})
+	s, err := connect(ctx, target, sessionConfig{logger: logger, history: store, book: book,
+		reconcile: true, operator: controller.Options{Namespaces: []string{w.ns}}})
 	if err != nil {
 		t.Fatal(err)
 	}
