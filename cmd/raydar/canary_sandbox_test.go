@@ -755,7 +755,7 @@ func (e *echoWorld) screens(t *testing.T, ctx context.Context, logger logr.Logge
 	c.see("echo: cluster Ray logs (refused)", "Ray's log files cannot be read:", "L")
 	c.back(3)
 	c.see("echo: job page", "RayJob "+e.ns+"/echo-rj", ":rj", "<enter>", "<enter>")
-	c.see("echo: job describe", "Bearer <redacted", "d", "w") // its Events
+	c.see("echo: job describe", "X-Ray-Authorization", "d", "w") // its Events, with the echo
 	c.back(2)
 	c.see("echo: service page", "RayService "+e.ns+"/echo-rs", ":rs", "<enter>", "<enter>")
 	c.see("echo: service describe", "Describe RayService", "d", "w")
