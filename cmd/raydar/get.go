@@ -15,13 +15,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/kube/redact"
 	"github.com/raydar/raydar/rayapi/kinds"
 	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/scheme"
@@ -78,7 +78,8 @@ func newGetCmd(g *globals) *cobra.Command {
 			"without NAME). cronjobs (rcj) shows each schedule with its meaning in words, when it\n" +
 			"last ran and when it runs next.\n" +
 			"STATUS words, ready counts and ages read as in the TUI.\n" +
-			"-o json|yaml prints the objects themselves, as kubectl does.\n\n" +
+			"-o json|yaml prints the objects themselves, as kubectl does, but with literal passwords\n" +
+			"and tokens (Ray's auth token, --redis-password, …) redacted, as on the TUI's describe page.\n\n" +
 			"--context a,b (or --all-contexts) lists every one of those contexts at once, each with its\n" +
 			"own timeout: the table gains a CONTEXT column, first, and -o json|yaml is a list of\n" +
 			"{context, object} items. A context that cannot be listed does not hide the others' rows:\n" +
@@ -273,23 +274,29 @@ func (g *getter) writeObjects(w io.Writer, format, res string, objs []client.Obj
 		return writeData(w, format, items[0])
 	}
 	return writeData(w, format, struct {
-		APIVersion string           `json:"apiVersion"`
-		Kind       string           `json:"kind"`
-		Items      []runtime.Object `json:"items"`
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Items      []any  `json:"items"`
 	}{"v1", "List", items})
 }
 
-// typed sets each object's apiVersion and kind (a typed client leaves them
-// empty), for printing.
-func (g *getter) typed(objs []client.Object) ([]runtime.Object, error) {
-	items := make([]runtime.Object, 0, len(objs))
+// typed is each object as printed: with its apiVersion and kind (a typed
+// client leaves them empty), and with its secrets redacted as the TUI's
+// describe page redacts them (kube/redact: literal tokens and passwords in
+// env, flags and kubectl's last-applied copy).
+func (g *getter) typed(objs []client.Object) ([]any, error) {
+	items := make([]any, 0, len(objs))
 	for _, o := range objs {
 		gvk, err := apiutil.GVKForObject(o, g.c.Scheme())
 		if err != nil {
 			return nil, err
 		}
 		o.GetObjectKind().SetGroupVersionKind(gvk)
-		items = append(items, o)
+		m, err := redact.Object(o)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, m)
 	}
 	return items, nil
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube"
@@ -141,12 +140,13 @@ func writeFleetTable(out, errOut io.Writer, res string, results []contextResult)
 // contextItem is one object of -o json|yaml over several contexts: the
 // object as a single-context get prints it, and the context it is in.
 type contextItem struct {
-	Context string         `json:"context"`
-	Object  runtime.Object `json:"object"`
+	Context string `json:"context"`
+	Object  any    `json:"object"` // the object as get prints it (getter.typed)
 }
 
 // writeFleetObjects prints every context's objects as {"items": [{context,
-// object}, …]}, in the table's order. The objects are not changed (an
+// object}, …]}, in the table's order. The objects are not marked with
+// their context (an
 // annotation or field naming the context would be applied back by a
 // `kubectl apply` of the output), and the list is not a v1 List, whose
 // items are objects.

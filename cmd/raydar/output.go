@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,20 +33,25 @@ func checkOutput(o string) error {
 	return fmt.Errorf("unknown output format %q: use table, json or yaml", o)
 }
 
-// writeData writes v as indented JSON or as YAML.
+// writeData writes v as indented JSON or as YAML. The JSON keeps <, > and
+// & as they are (a redacted value reads "<redacted N bytes>", not
+// "\u003credacted N bytes\u003e").
 func writeData(w io.Writer, format string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil { // ends with a newline
 		return err
 	}
+	b := buf.Bytes()
 	if format == outputYAML {
+		var err error
 		if b, err = yaml.JSONToYAML(b); err != nil {
 			return err
 		}
-	} else {
-		b = append(b, '\n')
 	}
-	_, err = w.Write(b)
+	_, err := w.Write(b)
 	return err
 }
 

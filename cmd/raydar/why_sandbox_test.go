@@ -46,6 +46,19 @@ func newWhyEnv(t *testing.T, ctx context.Context) *whyEnv {
 // applies them), e.g. Ray's simulated autoscaler.
 func newWhyEnvWith(t *testing.T, ctx context.Context, set func(*headsim.Options)) *whyEnv {
 	t.Helper()
+	e := newSimEnv(t, ctx, set)
+	// The default Lease (default/raydar-operator), as any raydar elects
+	// on: raydar why reads who holds it.
+	e.operatorLog, e.operatorDone, e.stopOperator = startCommand(t, "--kubeconfig", e.kubeconfig, "operator", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--watch-namespaces", e.ns)
+	return e
+}
+
+// newSimEnv is newWhyEnvWith without the operator: the test reconciles the
+// namespace its own way (operatorLog, operatorDone and stopOperator are
+// nil).
+func newSimEnv(t *testing.T, ctx context.Context, set func(*headsim.Options)) *whyEnv {
+	t.Helper()
 	e := &whyEnv{ns: newNamespace(t, ctx)}
 	dir := t.TempDir()
 	e.kubeconfig = filepath.Join(dir, "kubeconfig")
@@ -70,10 +83,6 @@ func newWhyEnvWith(t *testing.T, ctx context.Context, set func(*headsim.Options)
 	if err := addrbook.Advertise(e.kubeconfig, book); err != nil {
 		t.Fatal(err)
 	}
-	// The default Lease (default/raydar-operator), as any raydar elects
-	// on: raydar why reads who holds it.
-	e.operatorLog, e.operatorDone, e.stopOperator = startCommand(t, "--kubeconfig", e.kubeconfig, "operator", "--metrics-bind-address=0", "--health-probe-bind-address=0",
-		"--watch-namespaces", e.ns)
 	return e
 }
 

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/kube/redact"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -241,6 +242,10 @@ func (r *ClusterResolver) ClientFor(ctx context.Context, rc *rayv1.RayCluster) (
 	if token != "" {
 		opts = append(opts, dashboard.WithToken(token))
 	}
+	// An answer that echoes the request's headers (a proxy's or a debug
+	// server's error page) must not carry the token into a status
+	// condition, an Event, a log line or the screen.
+	opts = append(opts, dashboard.WithRedact(func(s string) string { return redact.Text(s, token) }))
 
 	switch r.mode {
 	case ModeAddressBook:

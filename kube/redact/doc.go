@@ -2,8 +2,13 @@
 // screen or a log: Secret data and stringData, literal passwords and tokens
 // in container env values (REDIS_PASSWORD, RAY_AUTH_TOKEN, …), Ray's
 // --redis-password (and any --…password/--…token/--…secret flag) in
-// rayStartParams, command, args and entrypoints, and the copies of all of
-// those in the kubectl.kubernetes.io/last-applied-configuration annotation.
+// rayStartParams, command, args and entrypoints, secret entries of the YAML
+// kept in strings (runtime_env env_vars in a RayJob's runtimeEnvYAML and a
+// RayService's serveConfigV2: [YAMLValues]), and the copies of all of
+// those in the kubectl.kubernetes.io/last-applied-configuration annotation;
+// and, in free text (an error, an HTTP answer's body, a log line), the
+// secrets a caller knows it sent and any credential header echoed back
+// ([Text]: the Ray dashboard's answers, kube/raydash).
 //
 // It is pure: [Map] rewrites an object's JSON form (a deep copy; the input
 // is not changed), [Object] converts a typed object to that form first, and

@@ -127,8 +127,11 @@ func walk(v any, key string) any {
 		}
 		return x
 	case string:
-		if key == "entrypoint" {
+		switch key {
+		case "entrypoint":
 			return Flags(x)
+		case "runtimeEnvYAML", "serveConfigV2":
+			return YAMLValues(x)
 		}
 		return x
 	}
@@ -191,6 +194,30 @@ func Flags(s string) string {
 	})
 }
 
+// yamlEntry matches one "KEY: value" entry of a YAML mapping inside a
+// text, in block style ("  HF_TOKEN: x", "- KEY: x") or flow style
+// ("{HF_TOKEN: x, B: y}"), the key and the value optionally quoted. The
+// groups: 1 up to the value, 2 the key (without quotes), 3 the value. A
+// key whose value is on the next lines (a nested mapping, a block scalar)
+// does not match.
+var yamlEntry = regexp.MustCompile(`(?m)((?:^|[{,])[ \t]*(?:-[ \t]+)?["']?([A-Za-z_][A-Za-z0-9_.-]*)["']?[ \t]*:[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s,}#|>{\[][^,}\n#]*)`)
+
+// YAMLValues redacts, in a YAML document kept as a string (a RayJob's
+// runtimeEnvYAML, a RayService's serveConfigV2), the value of every entry
+// whose key names a secret ([SecretName]): runtime_env env_vars such as
+// RAY_AUTH_TOKEN or HF_TOKEN. The text is otherwise kept as written.
+func YAMLValues(s string) string {
+	return yamlEntry.ReplaceAllStringFunc(s, func(m string) string {
+		sub := yamlEntry.FindStringSubmatch(m)
+		val := strings.TrimRight(sub[3], " \t")
+		bare := strings.Trim(val, `"'`)
+		if !SecretName(sub[2]) || bare == "" || isReference(bare) {
+			return m
+		}
+		return sub[1] + Redacted(len(bare)) + sub[3][len(val):]
+	})
+}
+
 // reference matches a value that only names another variable.
 var reference = regexp.MustCompile(`^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|\([A-Za-z_][A-Za-z0-9_]*\)|[A-Za-z_][A-Za-z0-9_]*)$`)
 
@@ -221,4 +248,34 @@ func SecretName(name string) bool {
 		}
 	}
 	return false
+}
+
+// credentialHeader matches a credential header, cookie or field echoed in
+// free text, and its value: "Authorization: Bearer x",
+// "x-ray-authorization: Bearer x" (Ray's header, rayapi/dashboard), a Go
+// http.Header printed with %v ("X-Ray-Authorization:[Bearer x]"), a JSON
+// or Python dict entry ("'authorization': 'Bearer x'"), Ray's
+// browser cookie "ray-authentication-token=x", any Cookie header. The groups: 1 the name and
+// separator up to the value, 2 a scheme word (Bearer, Basic, Token), 3 the
+// value.
+var credentialHeader = regexp.MustCompile(`(?i)(\b(?:[a-z0-9-]*authorization|ray-authentication-token|cookie)\b["']?\s*[:=]\s*\[?["']?)((?:bearer|basic|token)\s+)?([^\s"',;\]}\\]+)`)
+
+// Text redacts free text that may echo a credential (an error message, an
+// HTTP answer's body, a log line): every occurrence of each of secrets
+// (the values the caller knows it sent, such as the Ray auth token; empty
+// ones are skipped), and the value of every credential header echoed in
+// it (see credentialHeader), each as [Redacted].
+func Text(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, Redacted(len(sec)))
+		}
+	}
+	return credentialHeader.ReplaceAllStringFunc(s, func(m string) string {
+		sub := credentialHeader.FindStringSubmatch(m)
+		if strings.HasPrefix(sub[3], "<redacted") {
+			return m
+		}
+		return sub[1] + sub[2] + Redacted(len(sub[3]))
+	})
 }

@@ -175,3 +175,55 @@ func dump(t *testing.T, m map[string]any) string {
 	}
 	return string(b)
 }
+
+func TestText(t *testing.T) {
+	const tok = "canary-0f1e2d3c4b5a"
+	for in, want := range map[string]string{
+		// An HTTP error body echoing the request's headers, as proxies and
+		// debug servers do, in the forms they print them in.
+		"x-ray-authorization: Bearer " + tok:                    "x-ray-authorization: Bearer <redacted 19 bytes>",
+		"Authorization: Bearer abc.def-ghi\nAccept: */*":        "Authorization: Bearer <redacted 11 bytes>\nAccept: */*",
+		`{"headers": {"X-Ray-Authorization": "Bearer sesame"}}`: `{"headers": {"X-Ray-Authorization": "Bearer <redacted 6 bytes>"}}`,
+		"{'authorization': 'Basic dXNlcjpwdw=='}":               "{'authorization': 'Basic <redacted 12 bytes>'}",
+		"map[Accept:[*/*] X-Ray-Authorization:[Bearer sesame]]": "map[Accept:[*/*] X-Ray-Authorization:[Bearer <redacted 6 bytes>]]",
+		"Cookie: ray-authentication-token=sesame":               "Cookie: <redacted 31 bytes>",
+		"proxy-authorization=sesame; next":                      "proxy-authorization=<redacted 6 bytes>; next",
+		// The token the caller sent, anywhere.
+		"bad token " + tok + " (403)": "bad token <redacted 19 bytes> (403)",
+		// No credential: unchanged.
+		"Unauthorized: missing authentication token":     "Unauthorized: missing authentication token",
+		"Secret auth has no auth_token; accepts any one": "Secret auth has no auth_token; accepts any one",
+	} {
+		if got := Text(in, tok, ""); got != want {
+			t.Errorf("Text(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+	if got := Text("x-ray-authorization: Bearer "+tok, tok); strings.Contains(got, tok) || strings.Count(got, "redacted") != 1 {
+		t.Errorf("a known token in a header is redacted once: %q", got)
+	}
+}
+
+func TestYAMLValues(t *testing.T) {
+	for in, want := range map[string]string{
+		"env_vars:\n  RAY_AUTH_TOKEN: tok-123\n  OMP_NUM_THREADS: \"1\"\n":                                               "env_vars:\n  RAY_AUTH_TOKEN: <redacted 7 bytes>\n  OMP_NUM_THREADS: \"1\"\n",
+		"env_vars: {HF_TOKEN: \"hf_abc\", B: 'x'}":                                                                       "env_vars: {HF_TOKEN: <redacted 6 bytes>, B: 'x'}",
+		"applications:\n  - name: llm\n    runtime_env:\n      env_vars:\n        'OPENAI_API_KEY': 'sk-1'  # the key\n": "applications:\n  - name: llm\n    runtime_env:\n      env_vars:\n        'OPENAI_API_KEY': <redacted 4 bytes>  # the key\n",
+		"env_vars:\n  - API_KEY: k\n":                                                                                    "env_vars:\n  - API_KEY: <redacted 1 bytes>\n",
+		"env_vars:\n  RAY_AUTH_TOKEN: $TOKEN\n":                                                                          "env_vars:\n  RAY_AUTH_TOKEN: $TOKEN\n",     // a reference
+		"secret_config:\n  a: b\n":                                                                                       "secret_config:\n  a: b\n",                  // a nested mapping
+		"pip: [torch]\nworking_dir: s3://b/key.zip":                                                                      "pip: [torch]\nworking_dir: s3://b/key.zip", // no secret key
+	} {
+		if got := YAMLValues(in); got != want {
+			t.Errorf("YAMLValues(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+	// In an object: a RayJob's runtimeEnvYAML and a RayService's serveConfigV2.
+	m := Map(map[string]any{"spec": map[string]any{
+		"runtimeEnvYAML": "env_vars:\n  RAY_AUTH_TOKEN: tok-123\n",
+		"serveConfigV2":  "applications:\n  - runtime_env: {env_vars: {HF_TOKEN: hf_1}}\n",
+	}})
+	b, _ := json.Marshal(m)
+	if s := string(b); strings.Contains(s, "tok-123") || strings.Contains(s, "hf_1") {
+		t.Errorf("a secret of a YAML field is shown: %s", s)
+	}
+}

@@ -69,7 +69,7 @@ func (c *Client) Capacity(ctx context.Context) (*Capacity, error) {
 		path string
 	}{{nodes.Result, nodes.Msg, StateNodesPath}, {status.Result, status.Msg, ClusterStatusPath}, {actors.Result, actors.Msg, ActorsSummaryPath}} {
 		if !r.ok {
-			return nil, fmt.Errorf("dashboard: GET %s: Ray answered result=false: %s", r.path, summarizeBody(r.msg))
+			return nil, fmt.Errorf("dashboard: GET %s: Ray answered result=false: %s", r.path, summarizeBody(c.answerText(r.msg)))
 		}
 	}
 	var rows []NodeState

@@ -43,6 +43,7 @@ type Client struct {
 	hc      Doer
 	timeout time.Duration
 	token   string
+	redact  func(string) string // WithRedact's, or nil
 }
 
 // Option configures a Client.
@@ -70,6 +71,25 @@ func WithTimeout(d time.Duration) Option {
 // <token>" on every call. Empty means no header.
 func WithToken(token string) Option {
 	return func(c *Client) { c.token = token }
+}
+
+// WithRedact sets what rewrites every text of the dashboard's (or a
+// proxy's) answers that an error carries, before the error is made: an
+// [HTTPError]'s Body, Ray's result=false and log-fetch messages, an
+// unhealthy answer. A server may echo the request's headers, the token
+// among them; kube/raydash passes kube/redact's Text with the token it
+// sent. nil (the default) leaves them as answered.
+func WithRedact(f func(string) string) Option {
+	return func(c *Client) { c.redact = f }
+}
+
+// answerText is s, an answer's text bound for an error, through
+// WithRedact's function.
+func (c *Client) answerText(s string) string {
+	if c.redact == nil {
+		return s
+	}
+	return c.redact(s)
 }
 
 var defaultHTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
@@ -194,7 +214,7 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		return nil, newHTTPError(method, path, resp.StatusCode, string(data))
+		return nil, newHTTPError(method, path, resp.StatusCode, c.answerText(string(data)))
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
 	if err != nil {

@@ -15,7 +15,7 @@ func (c *Client) CheckGCSHealth(ctx context.Context) error {
 		return err
 	}
 	if !strings.Contains(string(body), HealthyBody) {
-		return fmt.Errorf("dashboard: GET /api/gcs_healthz: %w: answer %q has no \"success\"", ErrUnavailable, summarizeBody(string(body)))
+		return fmt.Errorf("dashboard: GET /api/gcs_healthz: %w: answer %q has no \"success\"", ErrUnavailable, summarizeBody(c.answerText(string(body))))
 	}
 	return nil
 }

@@ -149,7 +149,7 @@ func (c *Client) ListLogs(ctx context.Context, node LogNode, glob string) (LogFi
 		return nil, err
 	}
 	if !resp.Result {
-		e := fmt.Errorf("dashboard: GET %s (%s): Ray answered result=false: %s", LogsPath, node, summarizeBody(resp.Msg))
+		e := fmt.Errorf("dashboard: GET %s (%s): Ray answered result=false: %s", LogsPath, node, summarizeBody(c.answerText(resp.Msg)))
 		if strings.Contains(resp.Msg, NodeIPNotFoundText) {
 			return nil, fmt.Errorf("%w: %w", ErrNotFound, e)
 		}
@@ -195,7 +195,7 @@ func (c *Client) ReadLog(ctx context.Context, r LogRequest) (string, error) {
 		return "", c.logHTTPError(r, err)
 	}
 	if bytes.HasPrefix(data, []byte(LogFetchErrorPrefix)) {
-		return "", newLogError(r.What(), string(data[len(LogFetchErrorPrefix):]))
+		return "", newLogError(r.What(), c.answerText(string(data[len(LogFetchErrorPrefix):])))
 	}
 	if len(data) > MaxLogRead {
 		data = data[len(data)-MaxLogRead:]
@@ -249,9 +249,9 @@ func (c *Client) StreamLog(ctx context.Context, r LogRequest) (io.ReadCloser, er
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		resp.Body.Close()
 		cancel()
-		return nil, c.logHTTPError(r, newHTTPError(http.MethodGet, LogStreamPath, resp.StatusCode, string(data)))
+		return nil, c.logHTTPError(r, newHTTPError(http.MethodGet, LogStreamPath, resp.StatusCode, c.answerText(string(data))))
 	}
-	return &logStream{body: resp.Body, cancel: cancel, what: r.What()}, nil
+	return &logStream{body: resp.Body, cancel: cancel, what: r.What(), text: c.answerText}, nil
 }
 
 // logHTTPError adds which file to an HTTP failure.
@@ -265,9 +265,10 @@ type logStream struct {
 	body    io.ReadCloser
 	cancel  context.CancelFunc
 	what    string
-	head    []byte // the start, held back until it is known not to be an error
-	checked bool   // the start is not Ray's refusal
-	err     error  // the end (io.EOF, a read error or the refusal)
+	text    func(string) string // Client.answerText
+	head    []byte              // the start, held back until it is known not to be an error
+	checked bool                // the start is not Ray's refusal
+	err     error               // the end (io.EOF, a read error or the refusal)
 }
 
 func (s *logStream) Read(p []byte) (int, error) {
@@ -282,7 +283,7 @@ func (s *logStream) Read(p []byte) (int, error) {
 			s.checked = true
 		case len(s.head) >= len(pre):
 			rest, _ := io.ReadAll(io.LimitReader(s.body, maxErrorBody))
-			s.err = newLogError(s.what, string(s.head[len(pre):])+string(rest))
+			s.err = newLogError(s.what, s.text(string(s.head[len(pre):])+string(rest)))
 			s.head = nil
 			return 0, s.err
 		}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/raydar/raydar/kube/history"
+	"github.com/raydar/raydar/kube/redact"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
@@ -176,7 +177,7 @@ func (d *Detail) View() string {
 		lbl("Last schedule") + " " + last,
 		lbl("Next run") + " " + next,
 		lbl("Conditions") + " " + why,
-		lbl("Entrypoint") + " " + format.OrNone(format.OneLine(cj.Spec.JobTemplate.Entrypoint)),
+		lbl("Entrypoint") + " " + format.OrNone(format.OneLine(redact.Flags(cj.Spec.JobTemplate.Entrypoint))),
 	}
 	for i, l := range lines {
 		lines[i] = ansi.Truncate(l, max(d.W, 1), "…")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/kube/redact"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
@@ -268,7 +269,7 @@ func (d *Detail) View() string {
 		lbl("End") + end,
 		lbl("Reason") + format.OrNone(string(s.Reason)),
 		lbl("Message") + format.OrNone(strings.ReplaceAll(s.Message, "\n", " ")),
-		lbl("Entrypoint") + format.OrNone(j.Spec.Entrypoint),
+		lbl("Entrypoint") + format.OrNone(redact.Flags(j.Spec.Entrypoint)),
 	}
 	wl := d.whyBlock()
 	lines = append(append(wl, lines...), d.historyBlock()...)
