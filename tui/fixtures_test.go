@@ -26,10 +26,12 @@ var (
 	group           = tuitest.Group
 	mkPod           = tuitest.MkPod
 	mkEvent         = tuitest.MkEvent
+	mkNode          = tuitest.MkNode
 	fixture         = tuitest.Fixture
 	cronFixture     = tuitest.CronFixture
 	testClusterSpec = tuitest.ClusterSpec
 	logLines        = tuitest.LogLines
+	newRecorder     = tuitest.NewRecorder
 	fuzzKeys        = tuitest.FuzzKeys
 )
 

@@ -1,8 +1,8 @@
 // Package tuitest holds what the TUI's tests share: the fixed clock, the
 // fixture world (clusters, pods, events, jobs, services, cronjobs) and its
-// object builders, the fuzz targets' key decoding and numbered log lines.
-// Only tests import it, and it imports no TUI package, so the tests of
-// every one of them can.
+// object builders, the fuzz targets' key decoding, numbered log lines, and a
+// diagnoser that records what it is asked. Only tests import it, and it
+// imports no TUI package, so the tests of every one of them can.
 package tuitest
 
 import (
@@ -248,6 +248,17 @@ func ClusterSpec(workers int32) rayv1.RayClusterSpec {
 			MinReplicas: ptr.To[int32](0), MaxReplicas: ptr.To[int32](8), RayStartParams: map[string]string{},
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: ctr("ray-worker")}}}},
 	}
+}
+
+// MkNode is a Ready node with 32 CPUs, 128Gi and gpus nvidia.com/gpu.
+func MkNode(name string, gpus int64) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("node-" + name)}}
+	n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("128Gi")}
+	if gpus > 0 {
+		n.Status.Allocatable["nvidia.com/gpu"] = *resource.NewQuantity(gpus, resource.DecimalSI)
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	return n
 }
 
 // LogLines returns n numbered log lines, from from on.
