@@ -407,7 +407,7 @@ func (r *actionRunner) delete(tg host.Target) tea.Cmd {
 			return host.ShowDialogMsg{Dialog: widgets.NewWriteConfirm(st, guard, title, []string{"nothing can be deleted:"}, err.Error(), nil)}
 		}
 		plan.Warnings = append(plan.Warnings, warnings...)
-		return host.ShowDialogMsg{Dialog: widgets.NewWriteConfirm(st, guard, title, DeleteLines(plan), "", apply)}
+		return host.ShowDialogMsg{Dialog: widgets.NewWriteConfirm(st, guard, title, deleteLines(plan), "", apply)}
 	}
 }
 
@@ -445,22 +445,22 @@ func relatedFromReader(ctx context.Context, rd client.Reader, ns string, rel *ku
 
 // maxDeleteDependents is how many dependents the delete dialog names one
 // by one; the rest are counted.
-const MaxDeleteDependents = 8
+const maxDeleteDependents = 8
 
 // deleteLines are the plan's lines with the dependents list cut short.
-func DeleteLines(p *kubeactions.DeletePlan) []string {
-	if len(p.Dependents) <= MaxDeleteDependents {
+func deleteLines(p *kubeactions.DeletePlan) []string {
+	if len(p.Dependents) <= maxDeleteDependents {
 		return p.Lines()
 	}
 	cut := *p
-	cut.Dependents = p.Dependents[:MaxDeleteDependents]
+	cut.Dependents = p.Dependents[:maxDeleteDependents]
 	ls := cut.Lines()
 	// Lines: "delete …", "also deleted: <summary>", dependents…; keep the
 	// full summary and say how many are not named.
 	full := p.Lines()
 	ls[1] = full[1]
-	at := 2 + MaxDeleteDependents
-	more := fmt.Sprintf("  … and %d more", len(p.Dependents)-MaxDeleteDependents)
+	at := 2 + maxDeleteDependents
+	more := fmt.Sprintf("  … and %d more", len(p.Dependents)-maxDeleteDependents)
 	return append(ls[:at:at], append([]string{more}, ls[at:]...)...)
 }
 
