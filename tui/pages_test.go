@@ -10,12 +10,8 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/raydar/raydar/kube/watch"
-	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
-	"github.com/raydar/raydar/tui/pages/describe"
 	"github.com/raydar/raydar/tui/pages/logs"
 	"github.com/raydar/raydar/tui/widgets"
 )
@@ -73,24 +69,6 @@ func TestDescribe(t *testing.T) {
 		waitScreen(t, tm, "(deleted)")
 		finalScreen(t, tm)
 	})
-}
-
-func TestObjectYAMLStripsManagedFields(t *testing.T) {
-	rc := fixture().List(watch.RayCluster)[0].(*rayv1.RayCluster).DeepCopy()
-	rc.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
-	y, err := describe.ObjectYAML(scheme.New(), rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(y, "managedFields") || strings.Contains(y, "kubectl") {
-		t.Fatalf("managedFields kept:\n%s", y)
-	}
-	if !strings.HasPrefix(y, "apiVersion: ray.io/v1\nkind: RayCluster\n") {
-		t.Fatalf("no apiVersion/kind:\n%s", y)
-	}
-	if len(rc.ManagedFields) != 1 || rc.Kind != "" {
-		t.Fatal("the original was modified")
-	}
 }
 
 // fixedLogs serves text and records the request.

@@ -150,7 +150,7 @@ func kindName(s *runtime.Scheme, o client.Object) string {
 // objectYAML is the object as kubectl get -o yaml shows it, without
 // managedFields, and with secrets redacted (kube/redact): Secret data,
 // literal passwords and tokens, and their last-applied copies.
-func ObjectYAML(s *runtime.Scheme, o client.Object) (string, error) {
+func objectYAML(s *runtime.Scheme, o client.Object) (string, error) {
 	k, err := gvk(s, o)
 	if err != nil {
 		return "", err
@@ -208,7 +208,7 @@ func describeLines(d *format.Describer, s *runtime.Scheme, k host.Kinds, o clien
 	if note != "" {
 		d.Out = append(d.Out, st.Faint.Render("  "+note))
 	}
-	y, err := ObjectYAML(s, yamlOf)
+	y, err := objectYAML(s, yamlOf)
 	if err != nil {
 		d.Out = append(d.Out, st.FlashErr.Render("error: "+err.Error()))
 	} else {

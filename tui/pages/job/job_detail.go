@@ -144,13 +144,13 @@ func (d *Detail) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	d.loaded = true
 	d.logErr = m.err
 	if m.err == nil {
-		d.logs = SplitLogs(m.text)
+		d.logs = splitLogs(m.text)
 	}
 	return nil, true
 }
 
 // splitLogs keeps the last maxLogLines lines, without escape sequences.
-func SplitLogs(text string) []string {
+func splitLogs(text string) []string {
 	text = strings.TrimRight(ansi.Strip(text), "\n")
 	if text == "" {
 		return nil
