@@ -100,6 +100,9 @@ type RowKey[V client.Object] struct {
 type Typed interface {
 	NewList(e *host.Env, k *Entry) host.Page
 	Describe(d *format.Describer, obj client.Object)
+	// Open is Def.Open for obj (nil: obj is not the kind's, or the kind
+	// opens nothing).
+	Open(e *host.Env, obj client.Object) host.Page
 }
 
 // DefOf adapts the function that returns a kind's definition to Typed.
@@ -113,4 +116,13 @@ func (f DefOf[V]) Describe(ds *format.Describer, obj client.Object) {
 			d.Describe(ds, v)
 		}
 	}
+}
+
+func (f DefOf[V]) Open(e *host.Env, obj client.Object) host.Page {
+	if v, ok := obj.(V); ok {
+		if d := f(); d.Open != nil {
+			return d.Open(e, v)
+		}
+	}
+	return nil
 }

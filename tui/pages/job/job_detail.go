@@ -18,7 +18,6 @@ import (
 	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
-	"github.com/raydar/raydar/tui/pages/cluster"
 	"github.com/raydar/raydar/tui/pages/raylogs"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/widgets"
@@ -88,7 +87,7 @@ func (d *Detail) Open() host.Page {
 	if rc == nil {
 		return nil
 	}
-	return cluster.NewDetail(d.E, rc)
+	return d.E.Kinds.Open(d.E, rc)
 }
 
 // ClustersShown is the job's RayCluster, whose causes the job's Why block

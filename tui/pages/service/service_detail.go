@@ -19,7 +19,6 @@ import (
 	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
-	"github.com/raydar/raydar/tui/pages/cluster"
 	"github.com/raydar/raydar/tui/pages/raylogs"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/widgets"
@@ -70,7 +69,7 @@ func (d *Detail) Open() host.Page {
 			continue
 		}
 		if o, ok := d.E.Store.Find(watch.RayCluster, d.svc.Namespace, name); ok {
-			return cluster.NewDetail(d.E, o.(*rayv1.RayCluster))
+			return d.E.Kinds.Open(d.E, o)
 		}
 	}
 	return nil
