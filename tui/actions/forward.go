@@ -50,5 +50,5 @@ func (r *actionRunner) portForward(tg host.Target) tea.Cmd {
 	if err != nil {
 		return host.ErrMsg(err)
 	}
-	return showDialog(tg, widgets.NewForwardDialog(tg.Env.St, title, spec, fw))
+	return showDialog(tg, widgets.NewForwardDialog(tg.Env.St, tg.Env.KM, title, spec, fw))
 }

@@ -11,8 +11,13 @@ import (
 	"github.com/raydar/raydar/kube/actions"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/internal/tuitest"
+	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 )
+
+// defaultKeys is the default KeyMap the dialogs read their keys from (the
+// fuzz inputs' keys are named for them).
+var defaultKeys = keys.Default()
 
 // FuzzScaleDialog types arbitrary keys into the scale dialog of a worker
 // group of arbitrary size (action s).
@@ -41,7 +46,7 @@ func FuzzScaleDialog(f *testing.F) {
 		})
 		rc.Spec.EnableInTreeAutoscaling = ptr.To(autoscaling)
 		var applied *actions.ScaleRequest
-		d := NewScaleDialog(styles.Plain(), Guard{Context: "kind-dev"}, rc, "cpu", func(req actions.ScaleRequest, _ string) tea.Cmd {
+		d := NewScaleDialog(styles.Plain(), defaultKeys, Guard{Context: "kind-dev"}, rc, "cpu", func(req actions.ScaleRequest, _ string) tea.Cmd {
 			applied = &req
 			return nil
 		})
@@ -129,7 +134,7 @@ func FuzzConfirmDialog(f *testing.F) {
 		if possible {
 			apply, errText = func() tea.Cmd { runs++; return nil }, ""
 		}
-		d := NewConfirm(styles.Plain(), "Delete RayCluster ml/train-a", []string{"delete 1 head and 3 worker pods"}, errText, apply)
+		d := NewConfirm(styles.Plain(), defaultKeys, "Delete RayCluster ml/train-a", []string{"delete 1 head and 3 worker pods"}, errText, apply)
 		switches := 0
 		for _, k := range tuitest.FuzzKeys(keys) {
 			done, _ := d.Update(k)
@@ -176,7 +181,7 @@ func FuzzProtectedConfirmDialog(f *testing.F) {
 	f.Add("train-al\t\x7f\t\r")
 	f.Fuzz(func(t *testing.T, keys string) {
 		var got []string
-		d := NewWriteConfirm(styles.Plain(), Guard{Context: "prod-eu", Protected: true, Name: "train-a"},
+		d := NewWriteConfirm(styles.Plain(), defaultKeys, Guard{Context: "prod-eu", Protected: true, Name: "train-a"},
 			"Delete RayCluster ml/train-a", []string{"delete 1 head and 3 worker pods"}, "",
 			func(confirmation string) tea.Cmd { got = append(got, confirmation); return nil })
 		for _, k := range tuitest.FuzzKeys(keys) {

@@ -6,6 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -14,12 +15,12 @@ import (
 func TestProtectedBadgeHasItsOwnColour(t *testing.T) {
 	apply := func(string) tea.Cmd { return nil }
 	st := styles.Default()
-	v := NewWriteConfirm(st, Guard{Context: "prod-eu", Protected: true, Name: "rc"}, "Delete RayCluster ml/rc", nil, "", apply).View(80)
+	v := NewWriteConfirm(st, keys.Default(), Guard{Context: "prod-eu", Protected: true, Name: "rc"}, "Delete RayCluster ml/rc", nil, "", apply).View(80)
 	badge := st.Protected.Render(" PROTECTED context prod-eu ")
 	if badge == " PROTECTED context prod-eu " || !strings.Contains(v, badge) {
 		t.Fatalf("no coloured badge in:\n%q", v)
 	}
-	plain := NewWriteConfirm(styles.Plain(), Guard{Context: "dev", Name: "rc"}, "Delete RayCluster ml/rc", nil, "", apply).View(80)
+	plain := NewWriteConfirm(styles.Plain(), keys.Default(), Guard{Context: "dev", Name: "rc"}, "Delete RayCluster ml/rc", nil, "", apply).View(80)
 	if !strings.Contains(plain, "context: dev") || strings.Contains(plain, "PROTECTED") || strings.Contains(plain, "to confirm") {
 		t.Fatalf("an unprotected context's dialog:\n%s", plain)
 	}

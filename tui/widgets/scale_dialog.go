@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/raydar/raydar/kube/actions"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -72,6 +74,7 @@ func (f *textField) handleKey(msg tea.KeyPressMsg) bool {
 // validated as typed, the plan's preview, Cancel / Confirm.
 type scaleDialog struct {
 	st     *styles.Styles
+	km     *keys.KeyMap
 	rc     *rayv1.RayCluster
 	group  string
 	cur    actions.GroupSize
@@ -87,9 +90,9 @@ type scaleDialog struct {
 // NewScaleDialog is the scale form for group of rc, writing to gd's
 // context; apply gets the request and what was typed to confirm it (the
 // cluster's name on a protected context).
-func NewScaleDialog(st *styles.Styles, gd Guard, rc *rayv1.RayCluster, group string, apply func(req actions.ScaleRequest, confirmation string) tea.Cmd) *scaleDialog {
+func NewScaleDialog(st *styles.Styles, km *keys.KeyMap, gd Guard, rc *rayv1.RayCluster, group string, apply func(req actions.ScaleRequest, confirmation string) tea.Cmd) *scaleDialog {
 	g, _ := rc.Spec.WorkerGroup(group)
-	d := &scaleDialog{st: st, rc: rc, group: group, apply: apply, guard: guardInput{Guard: gd}}
+	d := &scaleDialog{st: st, km: km, rc: rc, group: group, apply: apply, guard: guardInput{Guard: gd}}
 	d.cur = actions.GroupSize{Min: g.Min(), Max: g.Max()}
 	if g.Replicas != nil {
 		d.cur.Replicas = *g.Replicas
@@ -160,23 +163,24 @@ func (d *scaleDialog) move(step int) {
 
 // Update implements Dialog.
 func (d *scaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
+	km := d.km
+	switch {
+	case key.Matches(msg, km.DialogCancel):
 		return true, cancelled()
-	case "tab":
+	case key.Matches(msg, km.DialogNext):
 		d.move(1)
 		return false, nil
-	case "shift+tab":
+	case key.Matches(msg, km.DialogPrev):
 		d.move(-1)
 		return false, nil
 	}
 	if d.focus == fieldName {
-		switch msg.String() {
-		case "enter":
+		switch {
+		case key.Matches(msg, km.DialogChoose):
 			d.focus = focusCancel
-		case "up":
+		case key.Matches(msg, km.DialogUp):
 			d.focus = fieldMax
-		case "down":
+		case key.Matches(msg, km.DialogDown):
 		default:
 			d.guard.handleKey(msg)
 		}
@@ -187,12 +191,12 @@ func (d *scaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 		if d.guard.Protected {
 			last = fieldName
 		}
-		switch msg.String() {
-		case "enter":
+		switch {
+		case key.Matches(msg, km.DialogChoose):
 			d.focus = focusCancel
-		case "up":
+		case key.Matches(msg, km.DialogUp):
 			d.focus = max(d.focus-1, fieldReplicas)
-		case "down":
+		case key.Matches(msg, km.DialogDown):
 			d.focus = min(d.focus+1, last)
 		default:
 			if d.fields[d.focus].handleKey(msg) {
@@ -201,19 +205,19 @@ func (d *scaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 		}
 		return false, nil
 	}
-	switch msg.String() {
-	case "left", "right", "h", "l":
+	switch {
+	case key.Matches(msg, km.DialogSwitch):
 		if d.focus == focusConfirm {
 			d.focus = focusCancel
 		} else if d.canConfirm() {
 			d.focus = focusConfirm
 		}
-	case "up":
+	case key.Matches(msg, km.DialogUp):
 		d.focus = fieldMax
 		if d.guard.Protected {
 			d.focus = fieldName
 		}
-	case "enter":
+	case key.Matches(msg, km.DialogChoose):
 		if d.focus == focusConfirm && d.canConfirm() {
 			return true, d.apply(d.req, d.guard.typed)
 		}
@@ -263,7 +267,9 @@ func (d *scaleDialog) View(width int) string {
 	case focusConfirm:
 		focus = confirmButton
 	}
+	km := d.km
+	hint := fmt.Sprintf("%s next · %s to buttons · %s switch · %s cancel", hk(km.DialogNext), hk(km.DialogChoose), hk(km.DialogSwitch), hk(km.DialogCancel))
 	out = append(out, "", renderButtons(st, focus, d.canConfirm()),
-		st.Faint.Render(ansi.Wrap("tab next · enter to buttons · ←/→ switch · esc cancel", w, "")))
+		st.Faint.Render(ansi.Wrap(hint, w, "")))
 	return strings.Join(out, "\n")
 }
