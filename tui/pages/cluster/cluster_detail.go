@@ -66,7 +66,7 @@ type Detail struct {
 	sec why.Security
 }
 
-func NewDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
+func newDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
 	d := &Detail{Base: host.Base{E: e, VK: DetailView}, rc: rc, uid: watch.Key(rc)}
 	cols := []table.Column{
 		{Title: "NAME", Width: 36, Grow: true, Min: 30, Sort: table.ByName},

@@ -56,9 +56,9 @@ func JobWhy(j *rayv1.RayJob) string {
 	return strings.Join(parts, ": ")
 }
 
-// NewDetail is the page of cj; its table of RayJobs has the jobs list's
+// newDetail is the page of cj; its table of RayJobs has the jobs list's
 // meta (format.JobMeta) with the RayCronJob's columns (jobColumns).
-func NewDetail(e *host.Env, cj *rayv1.RayCronJob) *Detail {
+func newDetail(e *host.Env, cj *rayv1.RayCronJob) *Detail {
 	d := &Detail{Base: host.Base{E: e, VK: DetailView}, cj: cj, uid: watch.Key(cj), ticks: format.CronTicks{}}
 	sp := registry.Spec(jobColumns(), format.JobMeta, nil, nil)
 	sp.NoMarks = true // its actions (trigger, suspend, delete) act on the RayCronJob

@@ -44,7 +44,7 @@ func def() registry.Def[*rayv1.RayJob] {
 			}
 		},
 		Meta:     format.JobMeta,
-		Open:     func(e *host.Env, j *rayv1.RayJob) host.Page { return NewDetail(e, j) },
+		Open:     func(e *host.Env, j *rayv1.RayJob) host.Page { return newDetail(e, j) },
 		Describe: describeFields,
 	}
 }

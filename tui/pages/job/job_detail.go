@@ -56,7 +56,7 @@ type Detail struct {
 	sec why.Security
 }
 
-func NewDetail(e *host.Env, j *rayv1.RayJob) *Detail {
+func newDetail(e *host.Env, j *rayv1.RayJob) *Detail {
 	d := &Detail{Base: host.Base{E: e, VK: DetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
 	d.sec = why.JobSecurity(j, d.cluster())
 	return d

@@ -39,7 +39,7 @@ type Detail struct {
 	sec why.Security
 }
 
-func NewDetail(e *host.Env, s *rayv1.RayService) *Detail {
+func newDetail(e *host.Env, s *rayv1.RayService) *Detail {
 	d := &Detail{Base: host.Base{E: e, VK: DetailView}, svc: s, uid: watch.Key(s)}
 	d.sec = why.ServiceSecurity(s, d.activeCluster())
 	return d
