@@ -26,7 +26,7 @@ TEST_EVENTS := $(BIN)/test-events
 GOTEST      = $(GOTESTSUM) --format standard-quiet --jsonfile $(TEST_EVENTS)/$(1).json $(2) --
 GOTEST_V    = $(GOTESTSUM) --format standard-verbose --jsonfile $(TEST_EVENTS)/$(1).json $(2) --
 
-.PHONY: help build raydar tools gotestsum generate verify-generated test test-faults unit bench lint demo clean image image-push fuzz bench-e2e conformance-source
+.PHONY: help build raydar tools gotestsum staticcheck generate verify-generated test test-faults unit bench lint demo clean image image-push fuzz bench-e2e conformance-source
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -37,11 +37,14 @@ build: raydar ## build bin/raydar and bin/raydar-operator (the reconcile loop al
 raydar: ## build bin/raydar alone (what make demo runs)
 	$(GO) build -o $(BIN)/raydar ./cmd/raydar
 
-tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen, helm and KubeRay's operator (the conformance oracle) into bin/k8s, and write cert-manager's CRDs (the sandbox's) to bin/k8s/crds
+tools: ## build kube-apiserver, etcd, controller-manager, scheduler, kwok, controller-gen, helm, staticcheck and KubeRay's operator (the conformance oracle) into bin/k8s, and write cert-manager's CRDs (the sandbox's) to bin/k8s/crds
 	@bash hack/build-tools.sh
 
 sandbox-tools: ## build only what raydar sandbox and raydar demo run (control plane, kwok, cert-manager's and the Gateway API's CRDs) into bin/k8s
 	@bash hack/build-tools.sh sandbox
+
+staticcheck: ## install staticcheck alone into bin/k8s (what make lint needs; make tools installs it too)
+	@bash hack/build-tools.sh staticcheck
 
 gotestsum: ## install gotestsum alone into bin/k8s (what make unit needs; make tools installs it too)
 	@bash hack/build-tools.sh gotestsum
@@ -144,10 +147,16 @@ BENCH_E2E_FLAGS ?=
 bench-e2e: tools ## the TUI end to end against a sandbox: first render, idle CPU, RSS, key latency, bytes, LISTs (BENCH_E2E_FLAGS="-big -duration 20s -out FILE")
 	$(GO) run ./test/e2e/bench $(BENCH_E2E_FLAGS)
 
-lint: ## gofmt, go vet, and no built binary or file over 1 MiB tracked (hack/check-tracked-files.sh)
+# lint's doc-comment checks: staticcheck's ST1020-ST1022 (a doc comment on
+# an exported name starts with that name) and test/docs's
+# TestExportedNamesHaveDocComments (every exported name has one), which
+# staticcheck has no check for.
+lint: staticcheck ## gofmt, go vet, doc comments on exported names (staticcheck ST1020-ST1022, test/docs), and no built binary or file over 1 MiB tracked (hack/check-tracked-files.sh)
 	@bash hack/check-tracked-files.sh
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(TOOLS)/staticcheck -checks ST1020,ST1021,ST1022 ./...
+	$(GO) test -count=1 -run '^TestExportedNamesHaveDocComments$$' ./test/docs
 
 # The demo builds bin/raydar alone: raydar-operator (the image's binary) is
 # not what it runs.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the sandbox control plane (kube-apiserver, etcd, kube-controller-manager,
 # kube-scheduler, kwok), controller-gen, gotestsum (the Makefile's test runner),
-# helm (test/deploy's charts) and KubeRay's operator (the oracle of the
-# conformance suite, test/conformance)
+# helm (test/deploy's charts), staticcheck (make lint's doc-comment
+# checks) and KubeRay's operator (the oracle of the conformance suite,
+# test/conformance)
 # from the Go module proxy into bin/k8s, Kubernetes 1.36's kube-apiserver,
 # kube-scheduler and kube-controller-manager into bin/k8s/kubernetes-1.36
 # (the KubernetesWAS tests' plane), and cert-manager's CRDs into
@@ -12,6 +13,7 @@
 # `hack/build-tools.sh volcano-crds` gotestsum and cert-manager's, Volcano's and scheduler-plugins' CRDs.
 # `hack/build-tools.sh gateway-crds` gotestsum, cert-manager's CRDs and the Gateway API's standard CRDs.
 # `hack/build-tools.sh helm` gotestsum and helm (test/deploy renders the Helm charts with it).
+# `hack/build-tools.sh staticcheck` staticcheck alone (make lint's doc-comment checks).
 # `hack/build-tools.sh sandbox` only what `raydar sandbox` and `raydar demo`
 # run (the control plane, kwok, cert-manager's and the Gateway API's CRDs): no gotestsum,
 # controller-gen nor KubeRay's operator, which only tests and generation use.
@@ -88,6 +90,20 @@ tools=(
   "kwok|sigs.k8s.io/kwok/cmd/kwok|-s -w"
   "controller-gen|sigs.k8s.io/controller-tools/cmd/controller-gen|-s -w"
 )
+
+# staticcheck runs in `make lint`, its doc-comment checks only (ST1020,
+# ST1021, ST1022: a doc comment on an exported name starts with that name),
+# which go vet lacks. Its own module, installed with `go install
+# module@version` as gotestsum is, not a go.mod dependency of raydar's;
+# `hack/build-tools.sh staticcheck` installs it alone (what make lint needs).
+# v0.8.2 (staticcheck 2026.2.2) builds with Go 1.26.
+install_staticcheck() {
+  go_install staticcheck honnef.co/go/tools/cmd/staticcheck v0.8.2 "-s -w"
+}
+if [[ "$mode" == staticcheck ]]; then
+  install_staticcheck
+  exit 0
+fi
 
 # gotestsum runs the Makefile's go test lines: it ends each run with the
 # skipped tests, their reasons and a count. Its own module, installed with
@@ -330,4 +346,5 @@ kubernetes_136
 # them.
 go_install kuberay-operator github.com/ray-project/kuberay/ray-operator v1.6.2 "-s -w" ray-operator
 install_helm
+install_staticcheck
 echo ">> tools ready in $out"

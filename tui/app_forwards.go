@@ -12,9 +12,10 @@ import (
 )
 
 // Port-forwards in the TUI (issue 14): shift-f on a RayCluster row, in a
-// cluster's detail or on a pod row opens a dialog (forwards_dialog.go) that
-// starts a forward in the session's Forwarder; `:forwards` (`:pf`) lists
-// them (forwards_page.go) and the header counts them. The Forwarder is
+// cluster's detail or on a pod row opens a dialog (tui/widgets
+// forwards_dialog.go) that starts a forward in the session's Forwarder;
+// `:forwards` (`:pf`) lists them (tui/pages/forwards) and the header counts
+// them. The Forwarder is
 // read only through messages: a command waits for its change notification
 // and hands Update a snapshot; Start and Stop run in commands.
 //

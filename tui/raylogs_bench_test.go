@@ -53,7 +53,7 @@ func (b benchRayLogs) Resolve(context.Context, string, raydash.Explanation, dash
 
 // BenchmarkRayLogFollow follows a Ray log file of 1,000,000 lines through
 // the page's real machinery (the reader goroutine, the bounded logStream,
-// 100 ms batches, the logView, a frame per batch) and reports the live heap
+// 100 ms batches, the LogView, a frame per batch) and reports the live heap
 // afterwards: what a long follow keeps is MaxPodLogLines lines, whatever
 // the file's length.
 func BenchmarkRayLogFollow(b *testing.B) {

@@ -6,7 +6,7 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// kubeRayCheckLabel is KubeRay's utils.CheckLabel: a value over 63
+// KubeRayCheckLabel is KubeRay's utils.CheckLabel: a value over 63
 // characters keeps its last 63, and a leading punctuation becomes "r".
 func KubeRayCheckLabel(s string) string {
 	if len(s) > 63 {
@@ -18,7 +18,7 @@ func KubeRayCheckLabel(s string) string {
 	return s
 }
 
-// childManagedBy is the spec.managedBy of a cluster raydar makes for an
+// ChildManagedBy is the spec.managedBy of a cluster raydar makes for an
 // opted-in RayJob or RayService, so that a running KubeRay leaves the child
 // alone as it leaves the parent: raydar.io/raydar, or, for the annotation
 // opt-in (whose annotation the child inherits), kueue.x-k8s.io/multikueue.

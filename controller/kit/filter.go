@@ -7,7 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// relevantChange reports whether an update changes what decide or the
+// RelevantChange reports whether an update changes what decide or the
 // status computation reads.
 func RelevantChange(oldObj, newObj client.Object) bool {
 	if (oldObj.GetDeletionTimestamp() == nil) != (newObj.GetDeletionTimestamp() == nil) {

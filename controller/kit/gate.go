@@ -122,6 +122,8 @@ func (g *Gate) Kicks(newList func() client.ObjectList) <-chan crevent.GenericEve
 	return ch
 }
 
+// NewGate is a Gate reading pods through api; ignoreOthers reconciles
+// every object even while another operator runs (OtherOperator.Ignored).
 func NewGate(api client.Reader, ignoreOthers bool) *Gate {
 	return &Gate{
 		api: api, ignoreOthers: ignoreOthers,
@@ -217,6 +219,7 @@ func (g *Gate) Unmanaged() map[types.NamespacedName]string {
 	return out
 }
 
+// OtherOperator is a copy of the last detection (Check).
 func (g *Gate) OtherOperator() OtherOperator {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
@@ -311,15 +314,17 @@ func (g *Gate) requeueAll(ctx context.Context) {
 	}
 }
 
-// watcher runs check periodically on every raydar process, leader or not,
-// so that every TUI can show it.
+// OtherOperatorWatcher runs G.Check every Interval on every raydar
+// process, leader or not, so that every TUI can show it.
 type OtherOperatorWatcher struct {
 	G        *Gate
 	Interval time.Duration
 }
 
+// NeedLeaderElection is false: the watcher runs on followers too.
 func (w *OtherOperatorWatcher) NeedLeaderElection() bool { return false }
 
+// Start runs G.Check on every tick of Interval until ctx ends.
 func (w *OtherOperatorWatcher) Start(ctx context.Context) error {
 	t := time.NewTicker(w.Interval)
 	defer t.Stop()

@@ -32,21 +32,31 @@ const (
 	// same length and alphabet as the API server's generateName.
 	suffixLength = 5
 
-	headServiceSuffix   = "-head-svc"
-	headlessSuffix      = "-headless"
-	redisCleanupSuffix  = "-redis-cleanup"
+	headServiceSuffix  = "-head-svc"
+	headlessSuffix     = "-headless"
+	redisCleanupSuffix = "-redis-cleanup"
+	// RedisCleanupCtrName is the container of the GCS fault-tolerance Redis
+	// clean-up Job.
 	RedisCleanupCtrName = "redis-cleanup"
-	InitContainerName   = "wait-gcs-ready"
+	// InitContainerName is the init container that waits for the GCS to be
+	// ready.
+	InitContainerName = "wait-gcs-ready"
 	// WaitTLSContainerName is the init container that waits for the pod's
 	// IP in its certificate (KubeRay v1.7.0 common/pod.go:497).
 	WaitTLSContainerName = "wait-for-tls-ip-san"
-	SharedMemVolume      = "shared-mem"
-	RayLogsVolume        = "ray-logs"
-	RayLogsPath          = "/tmp/ray"
-	SharedMemPath        = "/dev/shm"
+	// SharedMemVolume is the memory-backed emptyDir volume mounted at
+	// SharedMemPath in the Ray container.
+	SharedMemVolume = "shared-mem"
+	// RayLogsVolume is the emptyDir volume of Ray's logs, mounted at
+	// RayLogsPath.
+	RayLogsVolume = "ray-logs"
+	// RayLogsPath is where Ray writes its logs and session files.
+	RayLogsPath = "/tmp/ray"
+	// SharedMemPath is the mount path of SharedMemVolume.
+	SharedMemPath = "/dev/shm"
 )
 
-// randomSuffix returns a generateName-style suffix. Names are chosen by the
+// RandomSuffix returns a generateName-style suffix. Names are chosen by the
 // controller, not by the API server, so that an expectation can be recorded
 // before the create request is sent (see the package comment).
 func RandomSuffix() string { return utilrand.String(suffixLength) }
@@ -80,17 +90,17 @@ func workerPodPrefix(cluster, group string) string {
 	return podNamePrefix(cluster+"-"+group, rayv1.WorkerNode)
 }
 
-// headPodName is a new head pod name.
+// HeadPodName is a new head pod name.
 func HeadPodName(cluster, suffix string) string { return headPodPrefix(cluster) + suffix }
 
-// workerPodName is a new worker pod name; every host of a multi-host
+// WorkerPodName is a new worker pod name; every host of a multi-host
 // replica gets one of its own, as in KubeRay, which tells replicas apart by
-// their labels only (replicaLabels).
+// their labels only (ReplicaLabels).
 func WorkerPodName(cluster, group, suffix string) string {
 	return workerPodPrefix(cluster, group) + suffix
 }
 
-// replicaName names a multi-host replica, the value of its pods'
+// ReplicaName names a multi-host replica, the value of its pods'
 // ray.io/worker-group-replica-name: "<group>-<5 random characters>"
 // (KubeRay's utils.GenerateRayWorkerReplicaGroupName, util.go:380).
 func ReplicaName(group, suffix string) string { return group + "-" + suffix }
@@ -104,21 +114,23 @@ func HeadServiceName(rc *rayv1.RayCluster) string {
 	return DefaultHeadServiceName(rc.Name)
 }
 
+// DefaultHeadServiceName is "<cluster>-head-svc", the cluster's name cut
+// so that the whole fits a Service name.
 func DefaultHeadServiceName(cluster string) string {
 	return trimName(cluster, maxServiceNameLength-len(headServiceSuffix)) + headServiceSuffix
 }
 
-// headlessWorkerServiceName names the headless Service of multi-host groups.
+// HeadlessWorkerServiceName names the headless Service of multi-host groups.
 func HeadlessWorkerServiceName(cluster string) string {
 	return trimName(cluster, maxServiceNameLength-len(headlessSuffix)) + headlessSuffix
 }
 
-// redisCleanupJobName names the GCS fault-tolerance Redis clean-up Job.
+// RedisCleanupJobName names the GCS fault-tolerance Redis clean-up Job.
 func RedisCleanupJobName(cluster string) string {
 	return trimName(cluster, maxServiceNameLength-len(redisCleanupSuffix)) + redisCleanupSuffix
 }
 
-// autoscalerServiceAccountName is the service account of an autoscaling
+// AutoscalerServiceAccountName is the service account of an autoscaling
 // head: the head pod's serviceAccountName when set (the user creates it),
 // else the cluster name (raydar creates it).
 func AutoscalerServiceAccountName(rc *rayv1.RayCluster) string {
@@ -128,11 +140,11 @@ func AutoscalerServiceAccountName(rc *rayv1.RayCluster) string {
 	return rc.Name
 }
 
-// autoscalerRoleName names the autoscaler's Role and RoleBinding: the
+// AutoscalerRoleName names the autoscaler's Role and RoleBinding: the
 // cluster name, whatever service account the head uses (KubeRay's names).
 func AutoscalerRoleName(rc *rayv1.RayCluster) string { return CheckName(rc.Name) }
 
-// checkName is KubeRay's utils.CheckName, which it applies to the
+// CheckName is KubeRay's utils.CheckName, which it applies to the
 // autoscaler's ServiceAccount, Role and RoleBinding names and to the head
 // pod's serviceAccountName: names over 50 characters lose their first
 // characters, and a leading digit or punctuation becomes "r".
@@ -150,12 +162,12 @@ func CheckName(s string) string {
 	return s
 }
 
-// headFQDN is the cluster-internal DNS name of the head Service.
+// HeadFQDN is the cluster-internal DNS name of the head Service.
 func HeadFQDN(rc *rayv1.RayCluster, clusterDomain string) string {
 	return HeadServiceName(rc) + "." + rc.Namespace + ".svc." + clusterDomain
 }
 
-// podLabels are the labels of a Ray pod: the template's, then KubeRay's
+// PodLabels are the labels of a Ray pod: the template's, then KubeRay's
 // fixed labels. ray.io/cluster, ray.io/node-type and ray.io/group cannot be
 // overridden by the template; the others can, as in KubeRay.
 func PodLabels(cluster string, nodeType rayv1.RayNodeType, group string, template map[string]string) map[string]string {
@@ -184,7 +196,7 @@ func workerPodLabels(rc *rayv1.RayCluster, g *rayv1.WorkerGroupSpec) map[string]
 	return PodLabels(rc.Name, rayv1.WorkerNode, g.GroupName, g.Template.Labels)
 }
 
-// replicaLabels adds a worker pod's replica labels, as KubeRay v1.7.0 does
+// ReplicaLabels adds a worker pod's replica labels, as KubeRay v1.7.0 does
 // with its RayMultiHostIndexing gate on (the default; common/pod.go
 // DefaultWorkerPodTemplate): ray.io/worker-group-replica-index on every
 // worker, and for a pod of a multi-host replica (replica != "") its
@@ -197,7 +209,7 @@ func ReplicaLabels(l map[string]string, replicaIndex int, replica string, host i
 	}
 }
 
-// serviceLabels are the labels of the head Service.
+// ServiceLabels are the labels of the head Service.
 func ServiceLabels(cluster string, nodeType rayv1.RayNodeType) map[string]string {
 	return map[string]string{
 		rayv1.RayClusterLabelKey:                cluster,
@@ -208,7 +220,7 @@ func ServiceLabels(cluster string, nodeType rayv1.RayNodeType) map[string]string
 	}
 }
 
-// headSelector selects the head pod of a cluster.
+// HeadSelector selects the head pod of a cluster.
 func HeadSelector(cluster string) map[string]string {
 	return map[string]string{
 		rayv1.RayClusterLabelKey:  cluster,
@@ -216,7 +228,7 @@ func HeadSelector(cluster string) map[string]string {
 	}
 }
 
-// workerSelector selects the worker pods of a cluster.
+// WorkerSelector selects the worker pods of a cluster.
 func WorkerSelector(cluster string) map[string]string {
 	return map[string]string{
 		rayv1.RayClusterLabelKey:  cluster,
@@ -224,7 +236,7 @@ func WorkerSelector(cluster string) map[string]string {
 	}
 }
 
-// clusterPodsSelector selects every Ray pod of a cluster (head and workers).
+// ClusterPodsSelector selects every Ray pod of a cluster (head and workers).
 func ClusterPodsSelector(cluster string) labels.Selector {
 	req1, _ := labels.NewRequirement(rayv1.RayClusterLabelKey, selection.Equals, []string{cluster})
 	req2, _ := labels.NewRequirement(rayv1.RayNodeTypeLabelKey, selection.In,
@@ -232,7 +244,7 @@ func ClusterPodsSelector(cluster string) labels.Selector {
 	return labels.NewSelector().Add(*req1, *req2)
 }
 
-// rayPodsCacheSelector restricts the shared cache to Ray pods: every pod
+// RayPodsCacheSelector restricts the shared cache to Ray pods: every pod
 // carrying ray.io/node-type (head, worker, redis-cleanup and the pods of
 // RayJob submitters), as KubeRay's own cache does.
 func RayPodsCacheSelector() labels.Selector {
@@ -240,7 +252,7 @@ func RayPodsCacheSelector() labels.Selector {
 	return labels.NewSelector().Add(*req)
 }
 
-// rayServicesCacheSelector restricts the shared cache to Services of Ray
+// RayServicesCacheSelector restricts the shared cache to Services of Ray
 // clusters (every Service this package creates carries ray.io/cluster).
 func RayServicesCacheSelector() labels.Selector {
 	req, _ := labels.NewRequirement(rayv1.RayClusterLabelKey, selection.Exists, nil)
@@ -268,7 +280,7 @@ func OwnerRef(rc *rayv1.RayCluster) metav1.OwnerReference {
 	return ControllerRef(rayv1.KindRayCluster, rc.Name, rc.UID)
 }
 
-// controllerUID returns the UID of obj's controller owner, or "".
+// ControllerUID returns the UID of obj's controller owner, or "".
 func ControllerUID(refs []metav1.OwnerReference) string {
 	for _, r := range refs {
 		if r.Controller != nil && *r.Controller {
@@ -278,23 +290,23 @@ func ControllerUID(refs []metav1.OwnerReference) string {
 	return ""
 }
 
-// podGroup is the group of a pod: the ray.io/group label.
+// PodGroup is the group of a pod: the ray.io/group label.
 func PodGroup(p *corev1.Pod) string { return p.Labels[rayv1.RayNodeGroupLabelKey] }
 
-// isHeadPod reports whether p is a head pod.
+// IsHeadPod reports whether p is a head pod.
 func IsHeadPod(p *corev1.Pod) bool {
 	return p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode)
 }
 
-// isWorkerPod reports whether p is a worker pod.
+// IsWorkerPod reports whether p is a worker pod.
 func IsWorkerPod(p *corev1.Pod) bool {
 	return p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.WorkerNode)
 }
 
-// podReplica is the multi-host replica name of p, "" for single-host pods.
+// PodReplica is the multi-host replica name of p, "" for single-host pods.
 func PodReplica(p *corev1.Pod) string { return p.Labels[rayv1.RayWorkerReplicaNameKey] }
 
-// podReplicaIndex is the replica index of worker pod p, -1 if absent (a pod
+// PodReplicaIndex is the replica index of worker pod p, -1 if absent (a pod
 // made before raydar, or KubeRay, labelled single-host workers).
 func PodReplicaIndex(p *corev1.Pod) int {
 	i, err := strconv.Atoi(p.Labels[rayv1.RayWorkerReplicaIndexKey])
@@ -311,12 +323,12 @@ func PodReplicaIndex(p *corev1.Pod) int {
 
 const serveServiceSuffix = "-serve-svc"
 
-// rayClusterServeServiceName names the serve Service of a RayCluster
+// RayClusterServeServiceName names the serve Service of a RayCluster
 // annotated ray.io/enable-serve-service: "<cluster>-serve-svc" (cluster
 // names are at most 53 characters, so it fits).
 func RayClusterServeServiceName(cluster string) string { return cluster + serveServiceSuffix }
 
-// rayServiceClusterName is the name of a new RayCluster of a RayService.
+// RayServiceClusterName is the name of a new RayCluster of a RayService.
 func RayServiceClusterName(rayService, suffix string) string {
 	return rayService + "-" + suffix
 }
@@ -341,10 +353,10 @@ func RayServiceServeServiceName(rs *rayv1.RayService) string {
 // originated-from labels and the submission mode. A generated submission ID
 // is "<rayjob>-<5 random characters>" too.
 
-// rayJobClusterName is the name of a new RayCluster of a RayJob.
+// RayJobClusterName is the name of a new RayCluster of a RayJob.
 func RayJobClusterName(rayJob, suffix string) string { return rayJob + "-" + suffix }
 
-// rayJobGeneratedID is a generated Ray submission ID for a RayJob.
+// RayJobGeneratedID is a generated Ray submission ID for a RayJob.
 func RayJobGeneratedID(rayJob, suffix string) string { return rayJob + "-" + suffix }
 
 // RayJobSubmitterName is the name of a RayJob's K8sJobMode submitter Job.

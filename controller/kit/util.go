@@ -20,6 +20,8 @@ func Truncate(s string, n int) string {
 	return s[:n-3] + "..."
 }
 
+// IsRunningAndReady reports whether p is Running, not being deleted, and
+// Ready.
 func IsRunningAndReady(p *corev1.Pod) bool {
 	if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
 		return false
@@ -32,6 +34,7 @@ func IsRunningAndReady(p *corev1.Pod) bool {
 	return false
 }
 
+// SortedKeys returns m's keys in order.
 func SortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -41,17 +44,20 @@ func SortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// InvalidMessage is errs as one message.
 func InvalidMessage(errs field.ErrorList) string {
 	return errs.ToAggregate().Error()
 }
 
-// kuberayVersionValue is what raydar writes into ray.io/kuberay-version on
+// KuberayVersionValue is what raydar writes into ray.io/kuberay-version on
 // the pods it creates. KubeRay writes its own version there; a value that is
 // not a KubeRay version makes a KubeRay operator that takes over re-stamp the
 // pods' Recreate hash instead of recreating every pod for a hash it computes
 // differently.
 const KuberayVersionValue = "raydar"
 
+// ContainerPort is the port named name of spec's Ray container, and
+// whether it declares one.
 func ContainerPort(spec corev1.PodSpec, name string) (int32, bool) {
 	if len(spec.Containers) == 0 {
 		return 0, false
@@ -59,6 +65,7 @@ func ContainerPort(spec corev1.PodSpec, name string) (int32, bool) {
 	return ContainerPortOf(&spec.Containers[rayv1.RayContainerIndex], name)
 }
 
+// ContainerPortOf is the port named name of c, and whether c declares one.
 func ContainerPortOf(c *corev1.Container, name string) (int32, bool) {
 	for _, p := range c.Ports {
 		if p.Name == name {
@@ -68,7 +75,7 @@ func ContainerPortOf(c *corev1.Container, name string) (int32, bool) {
 	return 0, false
 }
 
-// dashboardContainerPort is the head container's "dashboard" port, 8265
+// DashboardContainerPort is the head container's "dashboard" port, 8265
 // when not declared.
 func DashboardContainerPort(spec *rayv1.RayClusterSpec) int32 {
 	if cs := spec.HeadGroupSpec.Template.Spec.Containers; len(cs) > rayv1.RayContainerIndex {
@@ -81,6 +88,7 @@ func DashboardContainerPort(spec *rayv1.RayClusterSpec) int32 {
 	return rayv1.DefaultDashboardPort
 }
 
+// FinalizersChanged passes the updates that change an object's finalizers.
 func FinalizersChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e crevent.UpdateEvent) bool {
 		return strings.Join(e.ObjectOld.GetFinalizers(), ",") != strings.Join(e.ObjectNew.GetFinalizers(), ",")

@@ -80,7 +80,7 @@ func tokenAuthEnabled(spec *rayv1.RayClusterSpec) bool {
 	return spec.AuthOptions != nil && spec.AuthOptions.Mode == rayv1.AuthModeToken
 }
 
-// K8sTokenAuthEnabled: authOptions.enableK8sTokenAuth is true, whatever the
+// K8sTokenAuthEnabled reports whether authOptions.enableK8sTokenAuth is true, whatever the
 // mode (KubeRay's utils.IsK8sAuthEnabled, utils/util.go:769; validation
 // refuses it without mode token).
 func K8sTokenAuthEnabled(spec *rayv1.RayClusterSpec) bool {

@@ -26,7 +26,7 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// buildConfig holds the operator-level settings that shape built objects.
+// BuildConfig holds the operator-level settings that shape built objects.
 type BuildConfig struct {
 	// ClusterDomain is the cluster DNS domain ("cluster.local").
 	ClusterDomain string
@@ -48,6 +48,8 @@ type BuildConfig struct {
 	PodDefaults kit.PodDefaults
 }
 
+// DefaultBuildConfig is the BuildConfig of an operator run without flags:
+// domain cluster.local, probes injected, a headless head Service.
 func DefaultBuildConfig() BuildConfig {
 	return BuildConfig{ClusterDomain: "cluster.local", InjectProbes: true, HeadlessHeadService: true}
 }
@@ -222,7 +224,7 @@ func childMeta(rc *rayv1.RayCluster, name string, labels map[string]string) meta
 // writes (the login shell of KubeRay before v1.4 is off by default).
 func bashCommand() []string { return []string{"/bin/bash", "-c", "--"} }
 
-// podBuild describes one pod to build.
+// PodBuild describes one pod to build.
 type PodBuild struct {
 	Name  string
 	Head  bool
@@ -236,7 +238,7 @@ type PodBuild struct {
 	host         int
 }
 
-// buildPod returns the pod for b, owned by rc, as KubeRay v1.7.0 builds it
+// BuildPod returns the pod for b, owned by rc, as KubeRay v1.7.0 builds it
 // (common.DefaultHeadPodTemplate / DefaultWorkerPodTemplate, then
 // common.BuildPod). The order of the steps is KubeRay's, so env vars,
 // volumes and containers come out in KubeRay's order.

@@ -208,7 +208,7 @@ const autoscalerStartCmd = "ray kuberay-autoscaler --cluster-name $(" + envClust
 // autoscalerContainer is the autoscaler sidecar (KubeRay's
 // BuildAutoscalerContainer with autoscalerOptions merged over it). image
 // is the Ray container's; the pull policy defaults to IfNotPresent. Its
-// /tmp/ray mount is added with the head's (buildPod).
+// /tmp/ray mount is added with the head's (BuildPod).
 func autoscalerContainer(rc *rayv1.RayCluster, image string) corev1.Container {
 	res := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse(rayv1.DefaultAutoscalerCPU),

@@ -72,7 +72,7 @@ func headServiceSelector(rc *rayv1.RayCluster) map[string]string {
 	return sel
 }
 
-// buildHeadService returns the head Service. With headGroupSpec.headService
+// BuildHeadService returns the head Service. With headGroupSpec.headService
 // it is that Service (its metadata and spec kept) with KubeRay's selector
 // and labels, headServiceAnnotations over its annotations, Ray's ports
 // after the user's, and serviceType when it names no type; FQ_RAY_IP points

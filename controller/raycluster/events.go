@@ -13,7 +13,7 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// reasonCreated is the reason of raydar's Events for objects KubeRay
+// ReasonCreated is the reason of raydar's Events for objects KubeRay
 // creates without an Event of its own (the auth Secret).
 const ReasonCreated = "Created"
 

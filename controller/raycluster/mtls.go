@@ -152,7 +152,9 @@ const (
 )
 
 var (
-	IssuerGVK      = schema.GroupVersionKind{Group: CertManagerGroup, Version: "v1", Kind: KindIssuer}
+	// IssuerGVK is cert-manager's Issuer kind.
+	IssuerGVK = schema.GroupVersionKind{Group: CertManagerGroup, Version: "v1", Kind: KindIssuer}
+	// CertificateGVK is cert-manager's Certificate kind.
 	CertificateGVK = schema.GroupVersionKind{Group: CertManagerGroup, Version: "v1", Kind: KindCertificate}
 )
 
@@ -200,7 +202,7 @@ type Certificate struct {
 	Status            CertificateStatus `json:"status,omitempty"`
 }
 
-// CertificateSpec: cert-manager's field names.
+// CertificateSpec is a Certificate's spec, under cert-manager's field names.
 type CertificateSpec struct {
 	CommonName  string                 `json:"commonName,omitempty"`
 	Duration    *metav1.Duration       `json:"duration,omitempty"`
@@ -214,7 +216,7 @@ type CertificateSpec struct {
 	PrivateKey  *CertificatePrivateKey `json:"privateKey,omitempty"`
 }
 
-// CertificatePrivateKey: algorithm and size.
+// CertificatePrivateKey is a Certificate's private key: algorithm and size.
 type CertificatePrivateKey struct {
 	Algorithm string `json:"algorithm,omitempty"`
 	Size      int    `json:"size,omitempty"`
@@ -227,7 +229,7 @@ type IssuerReference struct {
 	Group string `json:"group,omitempty"`
 }
 
-// CertificateStatus: the conditions and the expiry.
+// CertificateStatus is a Certificate's status: the conditions and the expiry.
 type CertificateStatus struct {
 	Conditions []CertificateCondition `json:"conditions,omitempty"`
 	NotAfter   *metav1.Time           `json:"notAfter,omitempty"`
@@ -266,8 +268,8 @@ func FromUnstructured(u *unstructured.Unstructured, out any) error {
 	return json.Unmarshal(b, out)
 }
 
-// MTLSEnabled: the RayClusterMTLS gate is on and spec.tlsOptions.enabled
-// is true (utils/util.go:807-812).
+// MTLSEnabled reports whether the RayClusterMTLS gate is on and
+// spec.tlsOptions.enabled is true (utils/util.go:807-812).
 func MTLSEnabled(spec *rayv1.RayClusterSpec, g features.Gates) bool {
 	return g.Enabled(features.RayClusterMTLS) && spec != nil && spec.TLSOptions != nil &&
 		spec.TLSOptions.Enabled != nil && *spec.TLSOptions.Enabled
@@ -275,10 +277,20 @@ func MTLSEnabled(spec *rayv1.RayClusterSpec, g features.Gates) bool {
 
 func mtlsOn(rc *rayv1.RayCluster, cfg BuildConfig) bool { return MTLSEnabled(&rc.Spec, cfg.Features) }
 
-// The names of the cluster's mTLS objects (utils/util.go:819-853).
+// SelfSignedIssuerName, CACertificateName, CAIssuerName, CASecretName,
+// TLSCertificateName and TLSSecretName are the names of the cluster's mTLS
+// objects (utils/util.go:819-853).
+
+// SelfSignedIssuerName names the cluster's self-signed Issuer, which signs
+// its CA Certificate.
 func SelfSignedIssuerName(cluster string) string { return "ray-selfsigned-issuer-" + cluster }
-func CACertificateName(cluster string) string    { return "ray-ca-certificate-" + cluster }
-func CAIssuerName(cluster string) string         { return "ray-ca-issuer-" + cluster }
+
+// CACertificateName names the cluster's CA Certificate.
+func CACertificateName(cluster string) string { return "ray-ca-certificate-" + cluster }
+
+// CAIssuerName names the cluster's CA Issuer, which signs the leaf
+// Certificates with the CA's key pair.
+func CAIssuerName(cluster string) string { return "ray-ca-issuer-" + cluster }
 
 // CASecretName is <cluster>-ca-secret-<first 8 characters of the UID>: a
 // cluster re-created under the same name gets a new CA. (KubeRay slices
@@ -292,8 +304,8 @@ func CASecretName(cluster string, uid types.UID) string {
 	return cluster + "-ca-secret-" + s
 }
 
-// TLSCertificateName and TLSSecretName name the head's (head true) or the
-// workers' leaf Certificate and its Secret.
+// TLSCertificateName names the head's (head true) or the workers' leaf
+// Certificate.
 func TLSCertificateName(cluster string, head bool) string {
 	if head {
 		return "ray-head-cert-" + cluster
@@ -301,6 +313,8 @@ func TLSCertificateName(cluster string, head bool) string {
 	return "ray-worker-cert-" + cluster
 }
 
+// TLSSecretName names the Secret of the head's (head true) or the workers'
+// leaf Certificate.
 func TLSSecretName(cluster string, head bool) string {
 	if head {
 		return "ray-head-secret-" + cluster

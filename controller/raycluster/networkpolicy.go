@@ -86,9 +86,11 @@ func networkPoliciesOn(cfg BuildConfig) bool {
 	return cfg.Features.Enabled(features.RayClusterNetworkPolicy)
 }
 
-// HeadNetworkPolicyName and WorkerGroupNetworkPolicyName name the policies.
+// HeadNetworkPolicyName names the NetworkPolicy of the cluster's head.
 func HeadNetworkPolicyName(cluster string) string { return cluster + "-head" }
 
+// WorkerGroupNetworkPolicyName names the NetworkPolicy of the worker group
+// group.
 func WorkerGroupNetworkPolicyName(cluster, group string) string {
 	return cluster + "-workers-" + group
 }

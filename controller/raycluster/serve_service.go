@@ -32,7 +32,7 @@ func wantsServeService(annotations map[string]string) bool {
 	return annotations[rayv1.EnableServeServiceKey] == rayv1.EnableServeServiceTrue
 }
 
-// servePorts are the head container's Serve ports ("serve", "serve-*"),
+// ServePorts are the head container's Serve ports ("serve", "serve-*"),
 // sorted by name; the default serve port when the container declares none.
 func ServePorts(spec *rayv1.RayClusterSpec) []corev1.ServicePort {
 	ports := headContainerPorts(spec)

@@ -25,9 +25,11 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// notImplemented is the prefix of every refusal's detail.
+// NotImplemented is the prefix of every refusal's detail.
 const NotImplemented = "not implemented by raydar, so this object is not reconciled: "
 
+// Refuse is the refusal of the field at p, saying what raydar does not
+// implement (missing).
 func Refuse(p *field.Path, missing string) *field.Error {
 	return field.Forbidden(p, NotImplemented+missing)
 }

@@ -72,6 +72,7 @@ func buildCluster(rj *rayv1.RayJob, name string, sidecarRestart bool) (*rayv1.Ra
 	return rc, nil
 }
 
+// HasContainer reports whether cs has a container named name.
 func HasContainer(cs []corev1.Container, name string) bool {
 	for _, c := range cs {
 		if c.Name == name {
@@ -309,7 +310,7 @@ func dashboardURLOf(rc *rayv1.RayCluster, clusterDomain string) string {
 	return raydash.ServiceDNSAddress(kit.HeadServiceName(rc), rc.Namespace, clusterDomain, raydash.DashboardPort(rc))
 }
 
-// describeSubmitter says in words what a submitter Job's state is.
+// DescribeSubmitter says in words what a submitter Job's state is.
 func DescribeSubmitter(j *batchv1.Job) string {
 	for _, c := range j.Status.Conditions {
 		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobFailed || c.Type == batchv1.JobComplete) {

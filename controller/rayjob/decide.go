@@ -425,6 +425,7 @@ func owns(j *rayv1.RayJob, refs []metav1.OwnerReference) bool {
 	return kit.ControllerUID(refs) == string(j.UID)
 }
 
+// DerefInt32 is *p, 0 when p is nil.
 func DerefInt32(p *int32) int32 {
 	if p == nil {
 		return 0

@@ -81,6 +81,22 @@ func rayJobMayRun(st *rayv1.RayJobStatus) bool {
 	return st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning && st.JobId != "" && !rayv1.IsJobTerminal(st.JobStatus)
 }
 
+// dashSaysEnded is the Ray job's terminal status as the dashboard gave it
+// this pass, "" when it was not asked, did not answer, or the job runs.
+// A stop is decided on it, not on the status alone: a process SIGKILLed
+// between a stop call and its record leaves the status saying RUNNING
+// and no record, and its successor would send the stop again. Asked
+// first, the dashboard says the job ended, and the stop is recorded
+// instead. A successor that asks while Ray is still stopping the job
+// (Ray's SIGTERM grace) sends it once more: Ray takes a stop of a job it
+// is stopping as the same request (job_manager.py stop_job).
+func dashSaysEnded(o *Observed) string {
+	if o.Dash == nil || o.Dash.Err != nil || o.Dash.Info == nil || !o.Dash.Info.Status.IsTerminal() {
+		return ""
+	}
+	return string(o.Dash.Info.Status)
+}
+
 // stopMayBeDue reports whether Decide may send a stop for j: a request or
 // the deletion its record does not answer, while a Ray job may run. observe
 // then reads the RayJob from the API server, so that a record written by
@@ -119,6 +135,11 @@ func decideStopRequest(o *Observed, p *Plan) bool {
 	}
 	rec := StopRecord{JobID: st.JobId, Request: req, Confirmed: true}
 	switch {
+	case rayJobMayRun(st) && o.Cluster != nil && dashSaysEnded(o) != "":
+		// A stop sent by a process that died before recording it: the
+		// dashboard says the job ended, so none is sent again.
+		planStopRecord(o, p, rec, "the Ray job had already ended ("+dashSaysEnded(o)+") when the dashboard was asked")
+		return false
 	case rayJobMayRun(st) && o.Cluster != nil:
 		planStop(o, p, StopCall{ClusterName: st.RayClusterName, JobID: st.JobId, Request: req})
 		return false
@@ -159,6 +180,13 @@ func decideDeletion(o *Observed, p *Plan) {
 	rec, ok := StopRecordOf(j)
 	switch {
 	case !rayJobMayRun(st), o.Cluster == nil, o.ClusterEmpty, stopAnswered(rec, ok, st.JobId, ""):
+		p.RemoveFinalizer = true
+		return
+	case dashSaysEnded(o) != "":
+		// As for a request: ended, by a stop sent before a restart or on
+		// its own; recorded, none sent.
+		planStopRecord(o, p, StopRecord{JobID: st.JobId, Deletion: true, Confirmed: true},
+			"the Ray job had already ended ("+dashSaysEnded(o)+") when the dashboard was asked")
 		p.RemoveFinalizer = true
 		return
 	}

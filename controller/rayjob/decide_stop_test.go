@@ -314,3 +314,43 @@ func TestStopOutcome(t *testing.T) {
 		})
 	}
 }
+
+// A process SIGKILLed between its stop call and the record leaves the
+// RayJob saying RUNNING with no record; its successor asks the dashboard
+// first, finds the Ray job ended, and records the stop instead of sending
+// it again (a request, and a deletion).
+func TestNoSecondStopAfterACrashBeforeItsRecord(t *testing.T) {
+	running := inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning)
+	for _, tc := range []struct {
+		name string
+		mod  func(*rayv1.RayJob)
+		want StopRecord
+	}{
+		{"request", func(j *rayv1.RayJob) { j.Annotations = map[string]string{rayv1.StopRequestedAnnotationKey: "a@1"} },
+			StopRecord{JobID: "rj-id001", Request: "a@1", Confirmed: true}},
+		{"deletion", func(j *rayv1.RayJob) { j.DeletionTimestamp = &metav1.Time{Time: fixture.T0} },
+			StopRecord{JobID: "rj-id001", Deletion: true, Confirmed: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := newJob(running, tc.mod)
+			if !stopMayBeDue(j) {
+				t.Fatal("stopMayBeDue false: observe would not ask")
+			}
+			p := Decide(observe(j, fixture.T0.Add(time.Minute), withCluster(newCluster(true)), withDash(info(dashboard.JobStopped))))
+			if p.Stop != nil {
+				t.Fatalf("stop sent again: %+v", p.Stop)
+			}
+			if r, _, ok := decodeStopRecord(p.StopRecord); !ok || r != tc.want {
+				t.Fatalf("record %q, want %+v", p.StopRecord, tc.want)
+			}
+			if j.DeletionTimestamp != nil && !p.RemoveFinalizer {
+				t.Fatal("the deletion's finalizer kept")
+			}
+			// The dashboard still says RUNNING: the stop is sent.
+			p = Decide(observe(newJob(running, tc.mod), fixture.T0.Add(time.Minute), withCluster(newCluster(true)), withDash(info(dashboard.JobRunning))))
+			if p.Stop == nil {
+				t.Fatal("no stop while the job runs")
+			}
+		})
+	}
+}

@@ -98,8 +98,9 @@ func (r *reconciler) observe(ctx context.Context, rj *rayv1.RayJob) (*Observed, 
 			}
 		}
 	}
-	// Ask the dashboard about a running job.
-	if rj.DeletionTimestamp == nil && st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning && st.JobId != "" &&
+	// Ask the dashboard about a running job, and before a stop (a deleted
+	// RayJob's too): decide_stop.go dashSaysEnded.
+	if (rj.DeletionTimestamp == nil || stopMayBeDue(rj)) && st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning && st.JobId != "" &&
 		o.Cluster != nil && o.Cluster.DeletionTimestamp == nil {
 		o.Dash = &DashAnswer{}
 		dc, err := r.dash.ClientFor(ctx, o.Cluster)

@@ -74,6 +74,7 @@ type ObjectRef struct {
 	Name      string `json:"name"`
 }
 
+// String is "kind ns/name", the kind in lower case.
 func (r ObjectRef) String() string {
 	return fmt.Sprintf("%s %s/%s", strings.ToLower(string(r.Kind)), r.Namespace, r.Name)
 }

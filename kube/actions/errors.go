@@ -23,6 +23,7 @@ type ReadOnlyError struct {
 	Reason string
 }
 
+// Error says which action on which object read-only mode refused, and why.
 func (e *ReadOnlyError) Error() string {
 	if e.Reason != "" {
 		return fmt.Sprintf("read-only: %s %s refused (%s; nothing was changed)", e.Action, e.Object, e.Reason)
@@ -43,6 +44,7 @@ type InvalidError struct {
 	Fields field.ErrorList
 }
 
+// Error is the reason and the broken spec rules, joined by "; ".
 func (e *InvalidError) Error() string {
 	var parts []string
 	if e.Reason != "" {
@@ -77,6 +79,8 @@ type APIError struct {
 	Err  error
 }
 
+// Error says which call on what in which namespace failed, with the API
+// server's reason.
 func (e *APIError) Error() string {
 	what := e.Resource
 	if e.Name != "" {
@@ -106,6 +110,7 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("cannot %s %s in namespace %s: %v", e.Verb, what, e.Namespace, e.Err)
 }
 
+// Unwrap returns the API server's error.
 func (e *APIError) Unwrap() error { return e.Err }
 
 // apiErr wraps err (nil stays nil) for people. Conflicts pass unwrapped so

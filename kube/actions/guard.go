@@ -33,6 +33,8 @@ type ProtectedError struct {
 	Given string
 }
 
+// Error says that the object is in a protected context and what
+// confirmation was missing.
 func (e *ProtectedError) Error() string {
 	given := "no confirmation was given"
 	if e.Given != "" {

@@ -33,6 +33,7 @@ func sizeOf(g *rayv1.WorkerGroupSpec) GroupSize {
 	return GroupSize{Min: g.Min(), Replicas: ptr.Deref(g.Replicas, 0), Max: g.Max()}
 }
 
+// String is "min N / replicas N / max N".
 func (s GroupSize) String() string {
 	return fmt.Sprintf("min %d / replicas %d / max %s", s.Min, s.Replicas, bound(s.Max))
 }

@@ -9,7 +9,7 @@ type Backoff struct {
 	Max     time.Duration
 }
 
-// DefaultBackoff: 250ms, 500ms, 1s, … up to 8s.
+// DefaultBackoff waits 250ms, 500ms, 1s, … up to 8s.
 var DefaultBackoff = Backoff{Initial: 250 * time.Millisecond, Max: 8 * time.Second}
 
 // Delay is the wait before attempt number failures+1, after failures

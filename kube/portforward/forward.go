@@ -23,21 +23,25 @@ import (
 // port is taken.
 var ErrPortInUse = errors.New("local port already in use")
 
-// PortInUseError: the local side of Port cannot be listened on, Address:Port
-// is taken by another program (or another forward).
+// PortInUseError says that the local side of Port cannot be listened on:
+// Address:Port is taken by another program (or another forward).
 type PortInUseError struct {
 	Address string
 	Port    Port
 	Err     error
 }
 
+// Error names the address in use and suggests another local port.
 func (e *PortInUseError) Error() string {
 	return fmt.Sprintf("local port %s is already in use (another port-forward or program listens there); "+
 		"pick another local port, e.g. --port %d:%d", joinHostPort(e.Address, e.Port.Local), e.Port.Local+1, e.Port.Remote)
 }
 
+// Is makes errors.Is(err, ErrPortInUse) true.
 func (e *PortInUseError) Is(target error) bool { return target == ErrPortInUse }
-func (e *PortInUseError) Unwrap() error        { return e.Err }
+
+// Unwrap returns the listen error.
+func (e *PortInUseError) Unwrap() error { return e.Err }
 
 // connWait bounds how long a local connection made while the forward
 // reconnects waits for the new stream before it is closed.

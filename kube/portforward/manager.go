@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Failed: the forward gave up, because retrying cannot help (RBAC refused
-// it); LastError says why. Its local ports are released.
+// Failed is the phase of a forward that gave up, because retrying cannot
+// help (RBAC refused it); LastError says why. Its local ports are released.
 const Failed Phase = "Failed"
 
 // Options configure a Manager.

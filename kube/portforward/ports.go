@@ -22,6 +22,7 @@ type Port struct {
 	Name string
 }
 
+// String is "local:remote", after the port's name when it has one.
 func (p Port) String() string {
 	if p.Name != "" {
 		return fmt.Sprintf("%s %d:%d", p.Name, p.Local, p.Remote)

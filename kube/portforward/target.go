@@ -162,11 +162,14 @@ type ForbiddenError struct {
 	Err       error
 }
 
+// Error names the RBAC verbs a port-forward needs and which ClusterRoles
+// grant them.
 func (e *ForbiddenError) Error() string {
 	return fmt.Sprintf("not allowed to port-forward in namespace %s: it needs the verb create on pods/portforward "+
 		"(and get, list on pods); the edit and admin ClusterRoles grant it, view does not: %v", e.Namespace, e.Err)
 }
 
+// Unwrap returns the API server's refusal.
 func (e *ForbiddenError) Unwrap() error { return e.Err }
 
 // explain turns a refusal by RBAC into a ForbiddenError. An upgrade refused

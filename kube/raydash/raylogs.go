@@ -30,7 +30,7 @@ type RayLogs struct {
 // with (the log pages keep no more).
 const ExplainLines = 5000
 
-// ErrNoCluster: the RayCluster whose logs were asked for does not exist.
+// ErrNoCluster is returned when the RayCluster whose logs were asked for does not exist.
 var ErrNoCluster = errors.New("no such RayCluster")
 
 func (l *RayLogs) client(ctx context.Context, namespace, cluster string) (*dashboard.Client, error) {

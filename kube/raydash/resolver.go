@@ -90,14 +90,14 @@ const AuthTokenKey = "auth_token"
 // DefaultTokenTTL is how long a token read from a Secret is reused.
 const DefaultTokenTTL = 30 * time.Second
 
-// ErrNoKubernetesToken: a cluster uses Kubernetes token auth and the
-// caller's credentials carry no bearer token to send it.
+// ErrNoKubernetesToken is returned when a cluster uses Kubernetes token auth
+// and the caller's credentials carry no bearer token to send it.
 var ErrNoKubernetesToken = errors.New("the cluster uses Kubernetes token auth (authOptions.enableK8sTokenAuth): its dashboard " +
 	"accepts only a Kubernetes bearer token allowed the verb ray:write on the RayCluster, and these credentials carry none " +
 	"(client certificate or exec plugin); use a kubeconfig with a ServiceAccount token")
 
-// ErrNoDashboard: the cluster has no reachable dashboard address yet (no head
-// Service known, or, in the sandbox, no Ready head pod). It wraps
+// ErrNoDashboard is returned when the cluster has no reachable dashboard
+// address yet (no head Service known, or, in the sandbox, no Ready head pod). It wraps
 // dashboard.ErrUnavailable, so callers treat it like a refused connection.
 var ErrNoDashboard = fmt.Errorf("no dashboard address for the cluster: %w", dashboard.ErrUnavailable)
 

@@ -31,7 +31,7 @@ func exclusiveCheck() error {
 	return nil
 }
 
-// Exclusive, for test processes, blocks until this process holds the
+// Exclusive blocks, for test processes, until this process holds the
 // machine's control-plane lock, the file ExclusiveEnv names, and holds it
 // until the process exits (the kernel releases a flock with its process).
 // Without the variable (a plain go test, raydar itself) it does nothing.

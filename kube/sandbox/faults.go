@@ -6,8 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// PhaseAnnotation, set on a pod that runs on a fake node to "Failed" or
-// "Succeeded", makes kwok end the pod in that phase (exit code 1 or 0). See
+// PhaseAnnotation makes kwok end a pod that runs on a fake node in the
+// phase it is set to, "Failed" or "Succeeded" (exit code 1 or 0). See
 // Sandbox.SetPodPhase. It is read by the stages in stages.yaml, as are the
 // fault annotations below.
 const PhaseAnnotation = "sandbox.raydar.io/phase"

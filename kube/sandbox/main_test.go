@@ -117,7 +117,7 @@ func runChild(dir string) {
 	os.Exit(3)
 }
 
-// readLine reads lines from the child's stdout until one starts with one of
+// waitForLine reads lines from the child's stdout until one starts with one of
 // prefixes, or the deadline passes.
 func waitForLine(t *testing.T, sc *bufio.Scanner, timeout time.Duration, prefixes ...string) string {
 	t.Helper()

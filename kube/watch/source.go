@@ -105,6 +105,7 @@ type kindInfo struct {
 	optional bool
 }
 
+// String is the kind's name, "Kind(N)" for a number that names none.
 func (k Kind) String() string {
 	if k < numKinds && kindTable[k].new != nil {
 		return kindTable[k].name

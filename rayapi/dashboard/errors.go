@@ -48,6 +48,8 @@ type HTTPError struct {
 	kind error // the sentinel the status maps to, or nil
 }
 
+// Error is the request, its status, the sentinel it maps to and a summary
+// of the body.
 func (e *HTTPError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "dashboard: %s %s: %d %s", e.Method, e.Path, e.StatusCode, http.StatusText(e.StatusCode))

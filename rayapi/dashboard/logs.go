@@ -31,6 +31,7 @@ func (n LogNode) query(q url.Values) {
 	}
 }
 
+// String is "node ID", or "node IP" without an ID.
 func (n LogNode) String() string {
 	if n.ID != "" {
 		return "node " + n.ID
@@ -108,6 +109,7 @@ type LogError struct {
 	kind error
 }
 
+// Error is what was asked for and Ray's reason.
 func (e *LogError) Error() string {
 	return "dashboard: " + e.What + ": " + summarizeBody(e.Msg)
 }

@@ -184,6 +184,7 @@ var Ray = func() []*Kind {
 // IsRay reports whether k is a ray.io kind.
 func (k *Kind) IsRay() bool { return k.Resource.Group == rayv1.GroupName }
 
+// String is the kind's name (Kind).
 func (k *Kind) String() string { return k.Kind }
 
 // byName and byType index All.

@@ -305,7 +305,10 @@ func (s *RayServiceSpec) EffectiveUpgradeType() RayServiceUpgradeType {
 // (ray-operator/controllers/ray/common/association.go:207-219). The
 // reconciler creates them under these names; raydar why and the TUI read
 // them back by the same.
-func (s *RayService) GatewayName() string   { return s.Name + "-gateway" }
+func (s *RayService) GatewayName() string { return s.Name + "-gateway" }
+
+// HTTPRouteName names the HTTPRoute of the RayService's incremental
+// upgrade: see GatewayName.
 func (s *RayService) HTTPRouteName() string { return s.Name + "-httproute" }
 
 // IsServeApplicationFailed reports whether a Serve application status is DEPLOY_FAILED or UNHEALTHY.

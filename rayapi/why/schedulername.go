@@ -11,11 +11,12 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// CodeSchedulerNotBinding: pods whose spec.schedulerName is not the
-// default scheduler's have waited unbound and unexamined: a batch
-// scheduler's name (yunikorn, kai-scheduler,
-// scheduler-plugins-scheduler, volcano without a PodGroup annotation:
-// raydar or KubeRay run with --batch-scheduler gave it) or any other. The
+// CodeSchedulerNotBinding is the code of the cause for pods whose
+// spec.schedulerName is not the default scheduler's and that have waited
+// unbound and unexamined; the name is a batch scheduler's (yunikorn,
+// kai-scheduler, scheduler-plugins-scheduler, volcano without a PodGroup
+// annotation: raydar or KubeRay run with --batch-scheduler gave it) or any
+// other. The
 // default scheduler leaves such pods alone, so unless a scheduler of that
 // name runs they stay Pending forever.
 const CodeSchedulerNotBinding = "SchedulerNotBinding"

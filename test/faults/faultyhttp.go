@@ -69,6 +69,8 @@ func (f *FaultyHTTP) Injected() (fail500, delayed int) {
 // Close stops the proxy.
 func (f *FaultyHTTP) Close() error { return f.srv.Close() }
 
+// ServeHTTP serves a pending injected 500 or delay, then forwards the
+// request to the dashboard at Target's URL (502 while there is none).
 func (f *FaultyHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	var fail bool

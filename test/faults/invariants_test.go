@@ -351,16 +351,32 @@ func noDuplicateReplicas(pods []corev1.Pod) (bool, string) {
 // and RayJob of a namespace ("rayclusters/<name>", "rayjobs/<name>"): the
 // updates a watcher sees in which the status differs from the one before.
 type changeCounter struct {
-	mu   sync.Mutex
-	n    map[string]int
-	at   map[string][]string
+	mu sync.Mutex
+	n  map[string]int
+	at map[string][]string
+	// made are the RayClusters ever created in the namespace, by their
+	// controller ("RayJob/name", "RayService/name"; "" for none).
+	made map[string]map[string]bool
 	done chan struct{}
 	once sync.Once
 }
 
+// clustersOf are the names of the RayClusters the controller ("Kind/name")
+// ever had, sorted.
+func (c *changeCounter) clustersOf(controller string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for n := range c.made[controller] {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func watchChanges(t testing.TB, ns string) *changeCounter {
 	t.Helper()
-	c := &changeCounter{n: map[string]int{}, at: map[string][]string{}, done: make(chan struct{})}
+	c := &changeCounter{n: map[string]int{}, at: map[string][]string{}, made: map[string]map[string]bool{}, done: make(chan struct{})}
 	kinds := []struct {
 		plural string
 		obj    client.Object
@@ -371,6 +387,8 @@ func watchChanges(t testing.TB, ns string) *changeCounter {
 			func(o any) any { return o.(*rayv1.RayCluster).Status }},
 		{"rayjobs", &rayv1.RayJob{}, func() client.ObjectList { return &rayv1.RayJobList{} },
 			func(o any) any { return o.(*rayv1.RayJob).Status }},
+		{"rayservices", &rayv1.RayService{}, func() client.ObjectList { return &rayv1.RayServiceList{} },
+			func(o any) any { return o.(*rayv1.RayService).Status }},
 	}
 	var synced []toolscache.InformerSynced
 	for _, k := range kinds {
@@ -386,6 +404,22 @@ func watchChanges(t testing.TB, ns string) *changeCounter {
 		}
 		inf := toolscache.NewSharedIndexInformer(lw, k.obj, 0, toolscache.Indexers{})
 		_, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) {
+				rc, ok := obj.(*rayv1.RayCluster)
+				if !ok {
+					return
+				}
+				owner := ""
+				if ref := metav1.GetControllerOf(rc); ref != nil {
+					owner = ref.Kind + "/" + ref.Name
+				}
+				c.mu.Lock()
+				if c.made[owner] == nil {
+					c.made[owner] = map[string]bool{}
+				}
+				c.made[owner][rc.Name] = true
+				c.mu.Unlock()
+			},
 			UpdateFunc: func(oldObj, newObj any) {
 				if reflect.DeepEqual(k.status(oldObj), k.status(newObj)) {
 					return

@@ -52,53 +52,7 @@ func TestOperatorSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var (
-		mu      sync.Mutex
-		current *opProc
-		kills   int
-		delays  []time.Duration
-	)
-	stopKilling := make(chan struct{})
-	killerDone := make(chan struct{})
-	go func() {
-		defer close(killerDone)
-		for i := 0; ; i++ {
-			p, err := startOpProcErr(t, procArgs{kubeconfig: kubeconfig, namespace: s.ns, identity: fmt.Sprintf("op-%02d", i)})
-			if err != nil {
-				t.Errorf("starting operator %d: %v", i, err)
-				return
-			}
-			mu.Lock()
-			current = p
-			enough := kills >= minKills
-			mu.Unlock()
-			if enough {
-				select {
-				case <-stopKilling:
-					return // this one runs on
-				default:
-				}
-			}
-			d := 200*time.Millisecond + time.Duration(killRNG.Int64N(int64(3800*time.Millisecond)))
-			select {
-			case <-time.After(d): // fault timing, not synchronisation
-			case <-stopKilling:
-				if enough {
-					return
-				}
-				<-time.After(d)
-			}
-			if p.exited() {
-				t.Errorf("operator %s exited on its own", p.identity)
-			}
-			p.kill()
-			mu.Lock()
-			kills++
-			delays = append(delays, d)
-			mu.Unlock()
-			s.fault("SIGKILL operator %s after %s", p.identity, d.Round(time.Millisecond))
-		}
-	}()
+	k := startKiller(t, s, kubeconfig, killRNG, "op")
 
 	const n = 20
 	replicas := map[string]int32{}
@@ -137,18 +91,107 @@ func TestOperatorSIGKILL(t *testing.T) {
 	// Resume one suspended cluster that is left.
 	patchRC(t, s.ns, name(perm[3]), func(rc *rayv1.RayCluster) { rc.Spec.Suspend = ptr(false) })
 
-	close(stopKilling)
-	<-killerDone
-	mu.Lock()
-	last, k := current, kills
-	mu.Unlock()
-	t.Logf("%d kills (delays %v)", k, delays)
-	tally.figure("%s: %d SIGKILLs of `raydar operator` (seed %d)", t.Name(), k, sd)
-	s.selfCheck(fmt.Sprintf("operator SIGKILLed at least %d times", minKills), k >= minKills, fmt.Sprintf("%d kills", k))
+	last := k.stop(sd)
 	s.finish(func() {
 		if last != nil {
 			last.kill()
 		}
 		_ = proxy.Close()
 	})
+}
+
+// killer runs `raydar operator` processes one after another, each
+// SIGKILLed after a random delay of 0.2–4 s, a new one taking over each
+// time; once stop is called and at least minKills happened, the last one
+// runs on.
+type killer struct {
+	t       *testing.T
+	s       *scenario
+	mu      sync.Mutex
+	current *opProc
+	kills   int
+	delays  []time.Duration
+	now     chan chan struct{} // killNow's requests
+	stopped chan struct{}
+	done    chan struct{}
+}
+
+// startKiller starts the loop; identities are prefix-NN.
+func startKiller(t *testing.T, s *scenario, kubeconfig string, rng *rand.Rand, prefix string) *killer {
+	k := &killer{t: t, s: s, now: make(chan chan struct{}), stopped: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(k.done)
+		for i := 0; ; i++ {
+			p, err := startOpProcErr(t, procArgs{kubeconfig: kubeconfig, namespace: s.ns, identity: fmt.Sprintf("%s-%02d", prefix, i)})
+			if err != nil {
+				t.Errorf("starting operator %d: %v", i, err)
+				return
+			}
+			k.mu.Lock()
+			k.current = p
+			enough := k.kills >= minKills
+			k.mu.Unlock()
+			if enough {
+				select {
+				case <-k.stopped:
+					return // this one runs on
+				default:
+				}
+			}
+			d := 200*time.Millisecond + time.Duration(rng.Int64N(int64(3800*time.Millisecond)))
+			var asked chan struct{}
+			select {
+			case <-time.After(d): // fault timing, not synchronisation
+			case asked = <-k.now:
+			case <-k.stopped:
+				if enough {
+					return
+				}
+				select {
+				case <-time.After(d):
+				case asked = <-k.now:
+				}
+			}
+			if p.exited() {
+				t.Errorf("operator %s exited on its own", p.identity)
+			}
+			p.kill()
+			k.mu.Lock()
+			k.kills++
+			k.delays = append(k.delays, d)
+			k.mu.Unlock()
+			if asked != nil {
+				s.fault("SIGKILL operator %s at the moment the test chose", p.identity)
+				close(asked)
+			} else {
+				s.fault("SIGKILL operator %s after %s", p.identity, d.Round(time.Millisecond))
+			}
+		}
+	}()
+	return k
+}
+
+// killNow SIGKILLs the running operator at once and returns when it is
+// dead (a new one is starting).
+func (k *killer) killNow() {
+	asked := make(chan struct{})
+	select {
+	case k.now <- asked:
+		<-asked
+	case <-k.done:
+	}
+}
+
+// stop ends the kills once there were enough, and returns the operator
+// that runs on; the kills are counted and checked.
+func (k *killer) stop(seed uint64) *opProc {
+	close(k.stopped)
+	<-k.done
+	k.mu.Lock()
+	last, n := k.current, k.kills
+	k.mu.Unlock()
+	k.t.Logf("%d kills (delays %v)", n, k.delays)
+	tally.figure("%s: %d SIGKILLs of `raydar operator` (seed %d)", k.t.Name(), n, seed)
+	k.s.selfCheck(fmt.Sprintf("operator SIGKILLed at least %d times", minKills), n >= minKills, fmt.Sprintf("%d kills", n))
+	return last
 }

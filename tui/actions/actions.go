@@ -27,8 +27,8 @@ import (
 // actionTimeout bounds one apply or read made by an action.
 const actionTimeout = 30 * time.Second
 
-// actionsByName are raydar's actions (DefaultActions) by name, built
-// on deps.
+// ByName returns raydar's actions (tui.DefaultActions) by name, built on
+// deps.
 func ByName(deps host.ActionDeps) map[string]host.Action {
 	r := &actionRunner{base: deps}
 	scale := host.Action{Name: host.ActionScale, Key: host.Binding("s", "scale"), Dangerous: true, Run: inSession(r.scale)}
@@ -39,7 +39,7 @@ func ByName(deps host.ActionDeps) map[string]host.Action {
 	del := host.Action{Name: host.ActionDelete, Key: host.Binding("ctrl+d", "delete"), Dangerous: true, Run: inSession(r.delete)}
 	describe := host.Action{Name: host.ActionDescribe, Key: host.Binding("d", "describe"), Run: inSession(r.describe)}
 	logs := host.Action{Name: host.ActionLogs, Key: host.Binding("l", "logs"), Run: inSession(r.logs)}
-	// Not Dangerous: a forward changes nothing in the cluster (forwards.go).
+	// Not Dangerous: a forward changes nothing in the cluster (tui/app_forwards.go).
 	pf := host.Action{Name: host.ActionPortForward, Key: host.Binding("F", "port-forward"), Run: inSession(r.portForward)}
 	byName := map[string]host.Action{}
 	for _, act := range []host.Action{scale, delWorkers, stop, trigger, suspend, del, describe, logs, pf} {

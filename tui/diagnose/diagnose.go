@@ -17,7 +17,7 @@ import (
 	"github.com/raydar/raydar/rayapi/why"
 )
 
-// diagnoses caches the causes (rayapi/why) of every RayCluster, RayJob and
+// Diagnoses caches the causes (rayapi/why) of every RayCluster, RayJob and
 // RayService of a session's store, by UID. They are computed when the
 // object, its pods, their Events, the nodes, who reconciles, the
 // cluster's Ray capacity or its autoscaler's access (access.go) change —
@@ -35,7 +35,7 @@ type Diagnoses struct {
 	// column is the WHY cell's text per UID, to tell which rows to project
 	// again.
 	column map[types.UID]string
-	// changed are, per store kind, the objects whose WHY cell changed in
+	// Changed are, per store kind, the objects whose WHY cell changed in
 	// the last update (the lists re-project them).
 	Changed map[watch.Kind][]types.UID
 
@@ -66,7 +66,7 @@ type Diagnoses struct {
 // are recomputed, for the jobs that can have them.
 const timedEvery = 10 * time.Second
 
-// refreshTimed recomputes, at most every timedEvery, the RayJobs whose
+// RefreshTimed recomputes, at most every timedEvery, the RayJobs whose
 // causes move with the clock: unfinished ones with a deadline, or whose
 // status checks fail.
 func (d *Diagnoses) RefreshTimed() {
@@ -90,7 +90,7 @@ func (d *Diagnoses) RefreshTimed() {
 	}
 }
 
-// diagnosers are the pure functions that name the causes: rayapi/why's
+// Diagnosers are the pure functions that name the causes: rayapi/why's
 // (tests count and inspect the calls).
 type Diagnosers struct {
 	Cluster func(why.ClusterInput) []why.Cause
@@ -99,12 +99,19 @@ type Diagnosers struct {
 	Column  func([]why.Cause) string
 }
 
+// WhyDiagnosers are rayapi/why's own functions, what the TUI diagnoses
+// with outside tests.
 var WhyDiagnosers = Diagnosers{Cluster: why.Cluster, Job: why.Job, Service: why.Service, Column: why.Column}
 
+// NewDiagnoses diagnoses store's objects with WhyDiagnosers; role is the
+// session's reconciler role (reconcilerOf) and nodesKnown says whether the
+// store's nodes are the cluster's.
 func NewDiagnoses(store *watch.Store, now func() time.Time, role string, nodesKnown func() bool) *Diagnoses {
 	return newDiagnosesWith(WhyDiagnosers, store, now, role, nodesKnown)
 }
 
+// newDiagnosesWith is NewDiagnoses with the diagnosers fn, and computes
+// every object's causes at once.
 func newDiagnosesWith(fn Diagnosers, store *watch.Store, now func() time.Time, role string, nodesKnown func() bool) *Diagnoses {
 	d := &Diagnoses{Fn: fn, store: store, now: now, nodesKnown: nodesKnown, reconciler: reconcilerOf(role),
 		causes: map[types.UID][]why.Cause{}, column: map[types.UID]string{}, nodeFP: map[types.UID]string{}}
@@ -118,10 +125,10 @@ func newDiagnosesWith(fn Diagnosers, store *watch.Store, now func() time.Time, r
 	return d
 }
 
-// get returns an object's causes (nil: healthy or unknown).
+// Get returns an object's causes (nil: healthy or unknown).
 func (d *Diagnoses) Get(uid types.UID) []why.Cause { return d.causes[uid] }
 
-// cell is the WHY column's text for an object.
+// Cell is the WHY column's text for an object.
 func (d *Diagnoses) Cell(uid types.UID) string { return d.column[uid] }
 
 // syncNodesKnown takes the feed's word on whether the nodes are known
@@ -137,7 +144,7 @@ func (d *Diagnoses) syncNodesKnown() bool {
 	return known != was
 }
 
-// setRole recomputes everything when who reconciles changed.
+// SetRole recomputes everything when who reconciles changed.
 func (d *Diagnoses) SetRole(role string) {
 	if r := reconcilerOf(role); r != d.reconciler {
 		d.reconciler = r
@@ -145,7 +152,7 @@ func (d *Diagnoses) SetRole(role string) {
 	}
 }
 
-// setCapacity records Ray's view of one cluster (nil: none) and recomputes
+// SetCapacity records Ray's view of one cluster (nil: none) and recomputes
 // it and what depends on it when it changed.
 func (d *Diagnoses) SetCapacity(uid types.UID, c *dashboard.Capacity) {
 	if uid == d.capUID && c == d.cap {
@@ -172,7 +179,7 @@ func (d *Diagnoses) SetCapacity(uid types.UID, c *dashboard.Capacity) {
 	d.recompute(dirty, nil, nil)
 }
 
-// all recomputes every object.
+// All recomputes every object.
 func (d *Diagnoses) All() {
 	clusters := map[watch.ClusterRef]bool{}
 	for _, o := range d.store.List(watch.RayCluster) {
@@ -188,7 +195,7 @@ func (d *Diagnoses) All() {
 	d.recompute(clusters, jobs, svcs)
 }
 
-// update brings the causes up to date with a store change.
+// Update brings the causes up to date with a store change.
 func (d *Diagnoses) Update(ch *watch.Changes) {
 	d.Changed = nil
 	clusters := map[watch.ClusterRef]bool{}
@@ -435,7 +442,7 @@ func (d *Diagnoses) set(k watch.Kind, uid types.UID, cs []why.Cause) {
 	d.Changed[k] = append(d.Changed[k], uid)
 }
 
-// clearChanged forgets which WHY cells changed (the lists have them).
+// ClearChanged forgets which WHY cells changed (the lists have them).
 func (d *Diagnoses) ClearChanged() { d.Changed = nil }
 
 // LoopOff is the role of a session without its reconcile loop before (or

@@ -31,7 +31,7 @@ type CronTick struct {
 	Words string
 }
 
-// cronInputs is what cronNext reads of a RayCronJob.
+// cronInputs is what CronNext reads of a RayCronJob.
 type cronInputs struct {
 	schedule, tz  string
 	hasTZ, paused bool
@@ -78,7 +78,7 @@ func (x CronTicks) Countdown(c *rayv1.RayCronJob, now time.Time) string {
 func (t *CronTick) Countdown(now time.Time) string { return status.NextRun(now, t.At, t.OK) }
 
 // CronZone is the time zone of cj's schedule (the TUI's own without
-// spec.timeZone, as cronNext).
+// spec.timeZone, as CronNext).
 func CronZone(cj *rayv1.RayCronJob) *time.Location {
 	if tz := cj.Spec.TimeZone; tz != nil {
 		if l, err := time.LoadLocation(*tz); err == nil {

@@ -11,7 +11,7 @@ import (
 )
 
 // TestCronTicksKeepTheTickUntilItChanges checks that the kept tick reads as
-// cronNextRun at every second around a tick, that it is worked out again
+// CronNextRun at every second around a tick, that it is worked out again
 // only when the tick is reached or the object changes.
 func TestCronTicksKeepTheTickUntilItChanges(t *testing.T) {
 	created := time.Date(2026, 1, 1, 10, 0, 30, 0, time.UTC)

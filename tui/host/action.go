@@ -19,13 +19,15 @@ const (
 	ActionLogs          = "logs"
 )
 
+// Binding is a key binding of the key k, described as desc in help.
 func Binding(k, desc string) key.Binding {
 	return key.NewBinding(key.WithKeys(k), key.WithHelp(k, desc))
 }
 
-// errMsg returns a command that flashes err.
+// ErrMsg returns a command that flashes err.
 func ErrMsg(err error) tea.Cmd { return func() tea.Msg { return ResultMsg{Err: err} } }
 
+// Warn returns a command that flashes a warning, formatted as fmt.Sprintf.
 func Warn(format string, args ...any) tea.Cmd {
 	s := fmt.Sprintf(format, args...)
 	return func() tea.Msg { return WarnMsg(s) }

@@ -12,17 +12,17 @@ import (
 	"github.com/raydar/raydar/tui/styles"
 )
 
-// historyRows is how many entries the fixed-height History block of the
-// cluster, job and cronjob pages shows (the newest); historyHeight its
+// HistoryRows is how many entries the fixed-height History block of the
+// cluster, job and cronjob pages shows (the newest); HistoryHeight its
 // lines with the heading.
 const (
 	HistoryRows   = 3
 	HistoryHeight = 1 + HistoryRows
 )
 
-// historyCache holds the timelines read for the detail pages, per UID,
+// HistoryCache holds the timelines read for the detail pages, per UID,
 // re-read only when the Recorder's version of the object moved. Used from
-// the UI loop only; reading is a tea.Cmd (poll), its answer a historyMsg.
+// the UI loop only; reading is a tea.Cmd (Poll), its answer a HistoryMsg.
 type HistoryCache struct {
 	src  HistorySource
 	byID map[types.UID]*historyState
@@ -42,7 +42,7 @@ type historyState struct {
 	err     error
 }
 
-// historyMsg is a timeline read by poll's command.
+// HistoryMsg is a timeline read by Poll's command.
 type HistoryMsg struct {
 	cache   *HistoryCache
 	uid     types.UID
@@ -51,11 +51,13 @@ type HistoryMsg struct {
 	err     error
 }
 
+// NewHistoryCache is an empty cache reading timelines from src (nil: the
+// History blocks show nothing).
 func NewHistoryCache(src HistorySource) *HistoryCache {
 	return &HistoryCache{src: src, byID: map[types.UID]*historyState{}}
 }
 
-// poll returns the command that reads ref's timeline when it changed
+// Poll returns the command that reads ref's timeline when it changed
 // since it was last read (nil otherwise, and without a source).
 func (h *HistoryCache) Poll(ref history.Ref) tea.Cmd {
 	if h == nil || h.src == nil {
@@ -81,7 +83,7 @@ func (h *HistoryCache) Poll(ref history.Ref) tea.Cmd {
 	}
 }
 
-// receive stores a read timeline; messages of an earlier session's cache
+// Receive stores a read timeline; messages of an earlier session's cache
 // are dropped.
 func (h *HistoryCache) Receive(m HistoryMsg) {
 	if h == nil || m.cache != h {
@@ -107,7 +109,7 @@ func ownEntries(all []history.Entry, uid types.UID) (own []history.Entry, earlie
 	return own, len(all) - len(own)
 }
 
-// block renders the History block of the object uid: a heading and the
+// Block renders the History block of the object uid: a heading and the
 // newest rows entries, newest first, within width; exactly 1+rows lines
 // when pad (the fixed-height pages).
 //
@@ -166,7 +168,7 @@ func (h *HistoryCache) Block(st *styles.Styles, e *Env, uid types.UID, width, ro
 	return out
 }
 
-// height is the lines of a fixed-height History block: 0 without a source.
+// Height is the lines of a fixed-height History block: 0 without a source.
 func (h *HistoryCache) Height() int {
 	if h == nil || h.src == nil {
 		return 0
@@ -181,6 +183,7 @@ func (h *HistoryCache) state(uid types.UID) *historyState {
 	return h.byID[uid]
 }
 
+// RefOf is the history.Ref of the object kind ns/name with uid.
 func RefOf(kind, ns, name string, uid types.UID) history.Ref {
 	return history.Ref{Kind: kind, Namespace: ns, Name: name, UID: uid}
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/raydar/raydar/rayapi/dashboard"
 )
 
+// Session is the TUI's connection to one kubeconfig context: its store's
+// feed and what reads and acts beyond the store (logs, capacity, history,
+// port-forwards, actions), each nil when the session has none.
 type Session struct {
 	Context string
 	Server  string
@@ -139,6 +142,7 @@ const (
 	LogsView ViewKind = "logs"
 )
 
+// String is the view kind, "view" when empty.
 func (v ViewKind) String() string {
 	if v == "" {
 		return "view"
@@ -193,7 +197,7 @@ type Target struct {
 // Host is the App as a page or an action talks to it, within the Update
 // that runs them: a dialog or page opened through it gets the keys typed
 // right after. This is the one way dialogs open: a command that builds one
-// later returns a ShowDialogMsg (or a pushMsg), which the App hands to the
+// later returns a ShowDialogMsg (or a PushMsg), which the App hands to the
 // same Host.
 type Host interface {
 	// ShowDialog opens d; it receives every key until it is done.

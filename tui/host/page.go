@@ -23,7 +23,7 @@ import (
 	"github.com/raydar/raydar/tui/table"
 )
 
-// env is what every page shares (soft-serve's Common): styles, keys, the
+// Env is what every page shares (soft-serve's Common): styles, keys, the
 // clock, the registry of kinds, the scheme (built on first use: only
 // describe needs it), the store of the current session and the session's
 // context.
@@ -31,21 +31,21 @@ type Env struct {
 	St  *styles.Styles
 	KM  *keys.KeyMap
 	Now func() time.Time
-	// kinds is the registry of kinds as pages and actions ask it.
+	// Kinds is the registry of kinds as pages and actions ask it.
 	Kinds  Kinds
 	Scheme *LazyScheme
-	// seq numbers the App's log pages (nextSeq); shared by the sessions.
+	// Seq numbers the App's log pages (NextSeq); shared by the sessions.
 	Seq   *int64
 	Store *watch.Store
-	// why is the store's diagnoses (the WHY column, the Why blocks).
+	// Why is the store's diagnoses (the WHY column, the Why blocks).
 	Why  *diagnose.Diagnoses
-	Hist *HistoryCache // the History blocks (tui/history.go)
+	Hist *HistoryCache // the History blocks (history.go)
 	Sess Session
 	Ctx  context.Context
-	// host is the App (ShowDialog, Push).
+	// Host is the App (ShowDialog, Push).
 	Host Host
-	// forwards is the last snapshot of sess.Forwards (forwards.go);
-	// sshUser and sshHost are who and where raydar runs, for ssh lines.
+	// Forwards is the last snapshot of Sess.Forwards (tui/app_forwards.go);
+	// SSHUser and SSHHost are who and where raydar runs, for ssh lines.
 	Forwards         []portforward.State
 	SSHUser, SSHHost string
 	// Fleet are the contexts of a fleet view (raydar --context a,b,
@@ -67,10 +67,11 @@ type Env struct {
 // actions and gives it store changes with this Env.
 func (b *Base) Env() *Env { return b.E }
 
-// lazyScheme is the one scheme, built on first use (only describe needs
+// LazyScheme is the one scheme, built on first use (only describe needs
 // it); used from Update only.
 type LazyScheme struct{ s *runtime.Scheme }
 
+// Get returns the scheme, building it on the first call.
 func (l *LazyScheme) Get() *runtime.Scheme {
 	if l.s == nil {
 		l.s = scheme.New()
@@ -78,7 +79,7 @@ func (l *LazyScheme) Get() *runtime.Scheme {
 	return l.s
 }
 
-// sessCtx is the session's context (cancelled on quit and context
+// SessCtx is the session's context (cancelled on quit and context
 // switch); Background without one.
 func (e *Env) SessCtx() context.Context {
 	if e.Ctx != nil {
@@ -87,39 +88,39 @@ func (e *Env) SessCtx() context.Context {
 	return context.Background()
 }
 
-// nextSeq returns a number no other page of the App got (Update only).
+// NextSeq returns a number no other page of the App got (Update only).
 func (e *Env) NextSeq() int64 {
 	*e.Seq++
 	return *e.Seq
 }
 
-// page is one view in the stack. Pages are components: a model with a key
-// map (help) and a size. A page embeds pageBase and writes only what it
+// Page is one view in the stack. Pages are components: a model with a key
+// map (help) and a size. A page embeds Base and writes only what it
 // does: title, crumb, view and target, and the defaults it overrides.
 type Page interface {
 	Kind() ViewKind
-	// title is the title bar's resource name; crumb the breadcrumb.
+	// Title is the title bar's resource name; Crumb the breadcrumb.
 	Title() string
 	Crumb() string
 	SetSize(w, h int)
 	SetNamespace(ns string)
-	// apply brings the page up to date with a store change.
+	// Apply brings the page up to date with a store change.
 	Apply(ch *watch.Changes)
-	// update handles a key the app did not; it reports whether it did.
+	// Update handles a key the app did not; it reports whether it did.
 	Update(msg tea.KeyPressMsg) (bool, tea.Cmd)
 	View() string
-	// open returns the page Enter drills down to (nil: none); canOpen says
+	// Open returns the page Enter drills down to (nil: none); CanOpen says
 	// cheaply whether there may be one (for hints and help).
 	Open() Page
 	CanOpen() bool
 	Target() Target
-	// keys lists the page's own bindings for help and hints.
+	// Keys lists the page's own bindings for help and hints.
 	Keys() []key.Binding
-	// tbl is the page's table for filter, sort and marks (nil: none).
+	// Table is the page's table for filter, sort and marks (nil: none).
 	Table() Tabler
 }
 
-// pageBase is the defaults of a page: it knows its env, view and size;
+// Base is the defaults of a page: it knows its env, view and size;
 // it has no namespace scope, no table, nothing to open, no keys of its own
 // and ignores store changes.
 type Base struct {
@@ -128,17 +129,34 @@ type Base struct {
 	W, H int
 }
 
-func (b *Base) Kind() ViewKind                         { return b.VK }
-func (b *Base) SetSize(w, h int)                       { b.W, b.H = w, h }
-func (b *Base) SetNamespace(string)                    {}
-func (b *Base) Apply(*watch.Changes)                   {}
-func (b *Base) Update(tea.KeyPressMsg) (bool, tea.Cmd) { return false, nil }
-func (b *Base) Open() Page                             { return nil }
-func (b *Base) CanOpen() bool                          { return false }
-func (b *Base) Keys() []key.Binding                    { return nil }
-func (b *Base) Table() Tabler                          { return nil }
+// Kind is the page's view kind (VK).
+func (b *Base) Kind() ViewKind { return b.VK }
 
-// titled is the title of a detail page about obj: "Kind ns/name", and
+// SetSize records the page's size.
+func (b *Base) SetSize(w, h int) { b.W, b.H = w, h }
+
+// SetNamespace does nothing: a page has no namespace scope by default.
+func (b *Base) SetNamespace(string) {}
+
+// Apply ignores store changes.
+func (b *Base) Apply(*watch.Changes) {}
+
+// Update handles no key.
+func (b *Base) Update(tea.KeyPressMsg) (bool, tea.Cmd) { return false, nil }
+
+// Open returns nil: there is nothing to open.
+func (b *Base) Open() Page { return nil }
+
+// CanOpen is false: there is nothing to open.
+func (b *Base) CanOpen() bool { return false }
+
+// Keys is nil: no keys of the page's own.
+func (b *Base) Keys() []key.Binding { return nil }
+
+// Table is nil: no table.
+func (b *Base) Table() Tabler { return nil }
+
+// Titled is the title of a detail page about obj: "Kind ns/name", and
 // "(deleted)" once it is gone.
 func Titled(kind string, obj client.Object, deleted bool) string {
 	t := kind + " " + obj.GetNamespace() + "/" + obj.GetName()
@@ -148,7 +166,7 @@ func Titled(kind string, obj client.Object, deleted bool) string {
 	return t
 }
 
-// follow finds the object a detail page is about (uid, of store kind wk)
+// Follow finds the object a detail page is about (uid, of store kind wk)
 // in a store change: its new version (nil: not upserted) and whether it
 // was deleted.
 func Follow(ch *watch.Changes, wk watch.Kind, uid types.UID) (up client.Object, deleted bool) {
@@ -165,7 +183,7 @@ func Follow(ch *watch.Changes, wk watch.Kind, uid types.UID) (up client.Object, 
 	return up, deleted
 }
 
-// followInto brings a detail page's object up to date with ch: *obj
+// FollowInto brings a detail page's object up to date with ch: *obj
 // becomes its new version and *deleted sticks once it is deleted.
 func FollowInto[V client.Object](ch *watch.Changes, wk watch.Kind, uid types.UID, obj *V, deleted *bool) {
 	up, del := Follow(ch, wk, uid)
@@ -175,7 +193,7 @@ func FollowInto[V client.Object](ch *watch.Changes, wk watch.Kind, uid types.UID
 	}
 }
 
-// tabler is the part of table.Model the app drives without knowing V.
+// Tabler is the part of table.Model the app drives without knowing V.
 type Tabler interface {
 	SetFilter(string) error
 	Filter() string
@@ -187,36 +205,36 @@ type Tabler interface {
 	HandleKey(tea.KeyPressMsg) bool
 }
 
-// uidSet is a set of object UIDs a detail page depends on.
+// UIDSet is a set of object UIDs a detail page depends on.
 type UIDSet = map[types.UID]bool
 
-// pushMsg pushes the page build returns (nil: nothing) on the stack;
+// PushMsg pushes the page build returns (nil: nothing) on the stack;
 // build runs in Update, so it may read the store. Build holds the Env it
 // builds with: the one of the page or row that asked (in a fleet view a
 // row's context's, which the App cannot tell from the page on top).
 type PushMsg struct{ Build func() Page }
 
-// warnMsg flashes a warning.
+// WarnMsg flashes a warning.
 type WarnMsg string
 
-// receiver is implemented by pages that get their own messages (job logs).
+// Receiver is implemented by pages that get their own messages (job logs).
 type Receiver interface {
 	Receive(msg tea.Msg) (tea.Cmd, bool)
 }
 
-// initer is implemented by pages that start work when pushed.
+// Initer is implemented by pages that start work when pushed.
 type Initer interface{ Init() tea.Cmd }
 
-// ticker is implemented by pages that do periodic work while on top.
+// Ticker is implemented by pages that do periodic work while on top.
 type Ticker interface{ Tick() tea.Cmd }
 
-// cmdApplier is implemented by pages whose refresh on a store change starts
+// CmdApplier is implemented by pages whose refresh on a store change starts
 // work (the job page refetches logs when the job's status changes).
 type CmdApplier interface {
 	ApplyCmd(ch *watch.Changes) tea.Cmd
 }
 
-// capacityPoller is a page that polls Ray's capacity on ticks (the
+// CapacityPoller is a page that polls Ray's capacity on ticks (the
 // cluster detail).
 type CapacityPoller interface{ PollCapacity() }
 
@@ -237,22 +255,22 @@ type FleetPage interface {
 	ClustersShownIn(e *Env) []*rayv1.RayCluster
 }
 
-// historyPage is a detail page with a History block.
+// HistoryPage is a detail page with a History block.
 type HistoryPage interface{ HistoryRef() history.Ref }
 
-// filterer is what the / prompt sets: a table's filter, or a log page's
+// Filterer is what the / prompt sets: a table's filter, or a log page's
 // search.
 type Filterer interface {
 	SetFilter(string) error
 	Filter() string
 }
 
-// searcher is a page without a table whose / prompt searches its text.
+// Searcher is a page without a table whose / prompt searches its text.
 type Searcher interface {
 	Searcher() Filterer
 }
 
-// closer is implemented by pages that hold resources while open (a log
+// Closer is implemented by pages that hold resources while open (a log
 // stream); close is called when the page leaves the stack.
 type Closer interface{ Close() }
 

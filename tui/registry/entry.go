@@ -108,8 +108,11 @@ type Typed interface {
 // DefOf adapts the function that returns a kind's definition to Typed.
 type DefOf[V client.Object] func() Def[V]
 
+// NewList is the list page of the kind's definition.
 func (f DefOf[V]) NewList(e *host.Env, k *Entry) host.Page { return NewList(e, k, f()) }
 
+// Describe adds the kind's own fields of obj, when obj is a V and the
+// definition describes.
 func (f DefOf[V]) Describe(ds *format.Describer, obj client.Object) {
 	if v, ok := obj.(V); ok {
 		if d := f(); d.Describe != nil {
@@ -118,6 +121,8 @@ func (f DefOf[V]) Describe(ds *format.Describer, obj client.Object) {
 	}
 }
 
+// Open is the page the definition opens for obj (Def.Open), when obj is a
+// V and the definition opens one; nil otherwise.
 func (f DefOf[V]) Open(e *host.Env, obj client.Object) host.Page {
 	if v, ok := obj.(V); ok {
 		if d := f(); d.Open != nil {

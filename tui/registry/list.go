@@ -277,12 +277,23 @@ func (p *ListPage[V]) selected() (V, *host.Env, bool) {
 	return v, p.fleet[i].e, true
 }
 
-func (p *ListPage[V]) Title() string          { return p.k.Title }
-func (p *ListPage[V]) Crumb() string          { return p.VK.String() }
-func (p *ListPage[V]) SetSize(w, h int)       { p.t.SetSize(w, h) }
+// Title is the kind's title.
+func (p *ListPage[V]) Title() string { return p.k.Title }
+
+// Crumb is the view's name.
+func (p *ListPage[V]) Crumb() string { return p.VK.String() }
+
+// SetSize sizes the table.
+func (p *ListPage[V]) SetSize(w, h int) { p.t.SetSize(w, h) }
+
+// SetNamespace scopes the table to ns ("": all namespaces).
 func (p *ListPage[V]) SetNamespace(ns string) { p.t.SetNamespace(ns) }
-func (p *ListPage[V]) View() string           { return p.t.View() }
-func (p *ListPage[V]) Table() host.Tabler     { return p.t }
+
+// View is the table.
+func (p *ListPage[V]) View() string { return p.t.View() }
+
+// Table is the list's table.
+func (p *ListPage[V]) Table() host.Tabler { return p.t }
 
 // Visible is the list's visible objects, in row order.
 func (p *ListPage[V]) Visible() []V { return p.t.Visible() }
@@ -323,7 +334,7 @@ func (p *ListPage[V]) clustersOnScreen(in func(id string) bool) []*rayv1.RayClus
 	return out
 }
 
-// update runs the kind's row key that msg matches on the selected row (a
+// Update runs the kind's row key that msg matches on the selected row (a
 // key with no row selected does nothing); other keys go to the table.
 func (p *ListPage[V]) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	for _, rk := range p.rowKeys {
@@ -338,6 +349,7 @@ func (p *ListPage[V]) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return p.t.HandleKey(msg), nil
 }
 
+// Keys are Enter, when rows drill down, and the kind's row keys.
 func (p *ListPage[V]) Keys() []key.Binding {
 	var bs []key.Binding
 	if p.drill != nil {
@@ -459,6 +471,7 @@ func WhyCol[V client.Object](width, min int) Column[V] {
 	return Column[V]{Column: table.Column{Title: "WHY", Width: width, Grow: true, Min: min, Drop: 1, Class: styles.Warn}, Why: true}
 }
 
+// CanOpen says whether rows drill down and there is one.
 func (p *ListPage[V]) CanOpen() bool { return p.drill != nil && p.t.Len() > 0 }
 
 // Open is the drill-down of the selected row, in its context's Env.

@@ -16,6 +16,7 @@ const (
 	ByStatus
 )
 
+// String is the key's name: "name", "age" or "status".
 func (k SortKey) String() string {
 	switch k {
 	case ByAge:

@@ -182,8 +182,10 @@ func (m *Model[V]) SetSize(width, height int) {
 // Namespace is the namespace scope ("" = all).
 func (m *Model[V]) Namespace() string { return m.ns }
 
-// Len is the number of visible rows; Total the number of items.
-func (m *Model[V]) Len() int   { return len(m.rows) }
+// Len is the number of visible rows.
+func (m *Model[V]) Len() int { return len(m.rows) }
+
+// Total is the number of items, filtered out or not.
 func (m *Model[V]) Total() int { return len(m.items) }
 
 // Selected returns the item under the cursor.

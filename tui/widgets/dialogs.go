@@ -165,6 +165,7 @@ func (d *confirmBox) View(width int) string {
 // hk is a binding's key as the hints name it.
 func hk(b key.Binding) string { return b.Help().Key }
 
+// Caret is the text cursor of prompts: "_" in plain mode, "█" otherwise.
 func Caret(plain bool) string {
 	if plain {
 		return "_"

@@ -46,6 +46,8 @@ const (
 
 var forwardPresets = [3]portforward.Port{portforward.Dashboard, portforward.Serve, portforward.Client}
 
+// NewForwardDialog is the dialog that starts a port-forward to spec in fw,
+// the dashboard port ticked and 127.0.0.1 the local address.
 func NewForwardDialog(st *styles.Styles, km *keys.KeyMap, title string, spec portforward.Spec, fw host.Forwarder) *forwardDialog {
 	return &forwardDialog{st: st, km: km, title: title, spec: spec, fw: fw, on: [3]bool{true, false, false}, addr: "127.0.0.1"}
 }
@@ -180,7 +182,7 @@ func startForward(fw host.Forwarder, spec portforward.Spec) tea.Cmd {
 	}
 }
 
-// stopForward stops forward id in a command.
+// StopForward stops forward id in a command.
 func StopForward(fw host.Forwarder, id int, what string) tea.Cmd {
 	return func() tea.Msg {
 		if err := fw.Stop(id); err != nil {
@@ -190,6 +192,7 @@ func StopForward(fw host.Forwarder, id int, what string) tea.Cmd {
 	}
 }
 
+// JoinAddr is host:port, host in brackets when it is an IPv6 address.
 func JoinAddr(host string, port int) string {
 	if strings.Contains(host, ":") {
 		return fmt.Sprintf("[%s]:%d", host, port)

@@ -20,16 +20,16 @@ import (
 	"github.com/raydar/raydar/tui/styles"
 )
 
-// logView is the shared part of the pages that follow a log (a pod's
+// LogView is the shared part of the pages that follow a log (a pod's
 // container logs, a Ray log file): the last MaxPodLogLines lines of a
 // stream read by a logStream in 100 ms batches, following new ones (f),
 // wrapping (w), scrolling, and searching (/ sets the search, n and N go to
 // the next and previous match).
 type LogView struct {
-	// id numbers the page (Env.NextSeq), so a late batch of a closed page
+	// ID numbers the page (Env.NextSeq), so a late batch of a closed page
 	// is not taken by the next one.
 	ID int64
-	// ctx ends when the page closes (close); stream is what its reader
+	// Ctx ends when the page closes (Close); stream is what its reader
 	// goroutine hands over.
 	Ctx    context.Context
 	cancel context.CancelFunc
@@ -51,10 +51,10 @@ type LogView struct {
 	match int            // index of the current match in lines, -1: none
 }
 
-// newLogView is a log view following from the end, numbered id.
+// NewLogView is a log view following from the end, numbered id.
 func NewLogView(id int64) LogView { return LogView{ID: id, follow: true, match: -1} }
 
-// begin starts the view's life under parent (the session's context): the
+// Begin starts the view's life under parent (the session's context): the
 // context close ends and the stream the reader fills. A log page calls it
 // from Init, then start (at once, or once it knows what to open).
 func (v *LogView) Begin(parent context.Context) {
@@ -62,14 +62,14 @@ func (v *LogView) Begin(parent context.Context) {
 	v.stream = newLogStream()
 }
 
-// start opens the stream open returns, in a command (the caller shows the
+// Start opens the stream open returns, in a command (the caller shows the
 // busy indicator); a goroutine then reads it until it ends or the page
 // closes.
 func (v *LogView) Start(open func(context.Context) (io.ReadCloser, error)) tea.Cmd {
 	return openLog(v.Ctx, v.stream, v.ID, open)
 }
 
-// fail ends the view with err before anything was opened.
+// Fail ends the view with err before anything was opened.
 func (v *LogView) Fail(err error) { v.Opened, v.Ended, v.Err = true, true, err }
 
 // Close ends the stream and its reader when the page leaves the stack.
@@ -130,7 +130,7 @@ func (v *LogView) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-// add appends a batch, keeping the last MaxPodLogLines lines; when not
+// Add appends a batch, keeping the last MaxPodLogLines lines; when not
 // following, the view stays on the lines it shows.
 func (v *LogView) Add(lines []string, dropped int) {
 	v.Lines = append(v.Lines, lines...)
@@ -156,7 +156,7 @@ func (v *LogView) Add(lines []string, dropped int) {
 	v.Clamp()
 }
 
-// resize sets the page's size.
+// Resize sets the page's size.
 func (v *LogView) Resize(w, h int) {
 	v.vw, v.vh = w, h
 	v.Clamp()
@@ -164,6 +164,7 @@ func (v *LogView) Resize(w, h int) {
 
 func (v *LogView) bodyHeight() int { return max(v.vh-1, 1) }
 
+// Clamp keeps the scroll in range, at the end while following.
 func (v *LogView) Clamp() {
 	if v.follow {
 		v.scroll = 0
@@ -171,7 +172,8 @@ func (v *LogView) Clamp() {
 	v.scroll = format.ClampInt(v.scroll, 0, max(len(v.Lines)-v.bodyHeight(), 0))
 }
 
-// key handles follow, wrap, search steps and scrolling.
+// HandleKey handles follow, wrap, search steps and scrolling; it reports
+// whether it used the key.
 func (v *LogView) HandleKey(e *host.Env, msg tea.KeyPressMsg) bool {
 	km := e.KM
 	switch {
@@ -195,7 +197,7 @@ func (v *LogView) HandleKey(e *host.Env, msg tea.KeyPressMsg) bool {
 	return true
 }
 
-// viewKeys are the bindings a log page shows.
+// ViewKeys are the bindings a log page shows.
 func (v *LogView) ViewKeys(e *host.Env) []key.Binding {
 	bs := []key.Binding{e.KM.Follow, e.KM.Wrap}
 	if v.re != nil {
@@ -204,7 +206,7 @@ func (v *LogView) ViewKeys(e *host.Env) []key.Binding {
 	return bs
 }
 
-// logSearch is the / prompt's target on a log page: the search.
+// LogSearch is the / prompt's target on a log page: the search.
 type LogSearch struct{ v *LogView }
 
 // SetFilter sets the search: a case-insensitive regular expression ("" ends
@@ -282,7 +284,7 @@ func (v *LogView) state(st *styles.Styles) string {
 	}
 }
 
-// render is the heading line (the name, the lines shown, the state, wrap,
+// Render is the heading line (the name, the lines shown, the state, wrap,
 // the search) and the body.
 func (v *LogView) Render(st *styles.Styles, name string) string {
 	end := len(v.Lines) - v.scroll
@@ -334,7 +336,7 @@ type (
 		id  int64
 		err error
 	}
-	// podLogsMsg is a batch of lines read since the last batch.
+	// LinesMsg is a batch of lines read since the last batch.
 	LinesMsg struct {
 		ID      int64
 		Lines   []string
@@ -359,6 +361,7 @@ type logStream struct {
 	last    time.Time
 }
 
+// newLogStream is an empty stream.
 func newLogStream() *logStream { return &logStream{wake: make(chan struct{}, 1)} }
 
 func (s *logStream) signal() {

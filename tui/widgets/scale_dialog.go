@@ -146,8 +146,8 @@ func (d *scaleDialog) validate() {
 	d.req = req
 }
 
-// canConfirm: the plan is valid and changes something, and on a protected
-// context the cluster's name was typed.
+// canConfirm reports whether the plan is valid and changes something and,
+// on a protected context, the cluster's name was typed.
 func (d *scaleDialog) canConfirm() bool {
 	return d.err == nil && d.plan != nil && !d.plan.Unchanged && d.guard.ok()
 }

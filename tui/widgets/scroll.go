@@ -12,18 +12,18 @@ import (
 )
 
 // Scrolling: every page that scrolls text (describe, the service detail,
-// the job's and a pod's logs) moves its position with scrollKey.
+// the job's and a pod's logs) moves its position with ScrollKey.
 
 // Where a scroll position counts from.
 const (
-	// fromTop: the position is the first line shown (Up decrements it).
+	// FromTop: the position is the first line shown (Up decrements it).
 	FromTop = -1
-	// fromEnd: the position is how many lines the view is above the end
+	// FromEnd: the position is how many lines the view is above the end
 	// (Up increments it; 0 follows the end).
 	FromEnd = 1
 )
 
-// scrollKey moves *pos by the navigation keys: Up/Down one line,
+// ScrollKey moves *pos by the navigation keys: Up/Down one line,
 // PageUp/PageDown page lines, Top/Bottom to either end of n lines. It
 // reports whether msg was one of them; the caller clamps.
 func ScrollKey(km *keys.KeyMap, msg tea.KeyPressMsg, pos *int, from, page, n int) bool {
@@ -53,7 +53,7 @@ func ScrollKey(km *keys.KeyMap, msg tea.KeyPressMsg, pos *int, from, page, n int
 	return true
 }
 
-// textView scrolls a block of lines. Without wrap, long lines are cut at
+// TextView scrolls a block of lines. Without wrap, long lines are cut at
 // the width; with wrap they continue on the next rows. The top is a line
 // index, so toggling wrap keeps the same line at the top.
 type TextView struct {
@@ -63,14 +63,16 @@ type TextView struct {
 	W, H  int
 }
 
+// SetLines replaces the lines, keeping the top in range.
 func (v *TextView) SetLines(ls []string) {
 	v.Lines = ls
 	v.Clamp()
 }
 
+// Clamp keeps the top in range.
 func (v *TextView) Clamp() { v.Top = format.ClampInt(v.Top, 0, max(len(v.Lines)-v.H, 0)) }
 
-// key scrolls or toggles wrap; it reports whether it used the key.
+// HandleKey scrolls or toggles wrap; it reports whether it used the key.
 func (v *TextView) HandleKey(km *keys.KeyMap, msg tea.KeyPressMsg) bool {
 	switch {
 	case key.Matches(msg, km.Wrap):
@@ -82,7 +84,7 @@ func (v *TextView) HandleKey(km *keys.KeyMap, msg tea.KeyPressMsg) bool {
 	return true
 }
 
-// rows renders lines[from:] into at most h rows of at most w cells.
+// RenderRows renders lines[from:] into at most h rows of at most w cells.
 func RenderRows(lines []string, from, w, h int, wrap bool) []string {
 	out := make([]string, 0, h)
 	for i := from; i < len(lines) && len(out) < h; i++ {
@@ -104,6 +106,7 @@ func RenderRows(lines []string, from, w, h int, wrap bool) []string {
 	return out
 }
 
+// View is the rows shown from the top.
 func (v *TextView) View() string {
 	return strings.Join(RenderRows(v.Lines, v.Top, v.W, v.H, v.Wrap), "\n")
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/raydar/raydar/tui/styles"
 )
 
-// whyLines renders causes as the Why block at the top of a detail page,
+// WhyLines renders causes as the Why block at the top of a detail page,
 // within width cells and at most maxLines lines: one line per cause, most
 // decisive first (the order rayapi/why gives), then, while lines remain,
 // each cause's evidence and fix on indented lines beneath it. Nothing at
@@ -80,7 +80,7 @@ func WhyLines(st *styles.Styles, cs []why.Cause, width, maxLines int, nested boo
 	return out
 }
 
-// whyBudget is how many lines a detail page of height h gives its Why
+// WhyBudget is how many lines a detail page of height h gives its Why
 // block when the rest of the page needs at least rest lines: every
 // cause's line if it can, details up to a third of the page.
 func WhyBudget(cs []why.Cause, h, rest int) int {
@@ -92,7 +92,7 @@ func WhyBudget(cs []why.Cause, h, rest int) int {
 	return min(want, avail)
 }
 
-// capacityLines renders Ray's view of a cluster's capacity (the cluster
+// CapacityLines renders Ray's view of a cluster's capacity (the cluster
 // detail's "Ray" block): nodes alive, dead and idle, resources used of
 // total, pending and infeasible demand, running jobs and actors.
 func CapacityLines(st *styles.Styles, c *dashboard.Capacity, err error, ok bool, width int) []string {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -110,7 +112,7 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 			store := history.OpenOrMemory(historyFile, logger)
 			defer store.Close()
 			o.Authors = history.NewAuthors()
-			op, err := NewLoop(target.Config, o, book)
+			op, err := newLoopWaiting(ctx, target.Config, o, book, logger)
 			if errors.Is(err, syscall.EADDRINUSE) {
 				return fmt.Errorf("%w (another operator on this machine? --health-probe-bind-address and --metrics-bind-address move its ports, \"0\" turns them off)", err)
 			}
@@ -228,6 +230,51 @@ func NewLoop(cfg *rest.Config, o controller.Options, book *addrbook.Book) (*cont
 		o.AddressBook = book
 	}
 	return controller.New(cfg, o)
+}
+
+// apiStartWait bounds how long the operator waits at start for an API
+// server that answers with a transient error (restarting, its etcd down,
+// overloaded) before it gives up.
+const apiStartWait = 2 * time.Minute
+
+// newLoopWaiting is NewLoop, tried again with a back-off (0.5 s doubling
+// to 8 s, for apiStartWait) while the API server answers with a transient
+// error: an operator started while the API server restarts waits for it
+// instead of exiting (the fault suite saw one exit during an etcd
+// restart). Other errors (refused credentials, a port in use, bad
+// options) end it at once.
+func newLoopWaiting(ctx context.Context, cfg *rest.Config, o controller.Options, book *addrbook.Book, logger logr.Logger) (*controller.Operator, error) {
+	deadline := time.Now().Add(apiStartWait)
+	delay := 500 * time.Millisecond
+	for {
+		op, err := NewLoop(cfg, o, book)
+		if err == nil || !transientAPIError(err) || time.Now().Add(delay).After(deadline) {
+			return op, err
+		}
+		logger.Info("the API server is not answering; trying again", "in", delay.String(), "error", err.Error())
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 8*time.Second)
+	}
+}
+
+// transientAPIError reports whether err is one a waiting client outlives:
+// a 5xx or 429 answer, or a connection that failed or broke; not a port of
+// this process's in use.
+func transientAPIError(err error) bool {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return false
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		c := st.Status().Code
+		return c >= 500 || c == http.StatusTooManyRequests
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // NewLogger logs one line per entry to w (the command's stderr), as text

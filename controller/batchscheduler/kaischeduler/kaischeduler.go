@@ -63,12 +63,12 @@ func (Scheduler) JobGroup(rj *rayv1.RayJob) (client.Object, error) {
 	return nil, nil
 }
 
-// FinishedJobGroup: nothing to clean up (kai_scheduler.go:73-76).
+// FinishedJobGroup returns nothing: there is nothing to clean up (kai_scheduler.go:73-76).
 func (Scheduler) FinishedJobGroup(*rayv1.RayJob, *rayv1.RayCluster) (client.Object, bool, error) {
 	return nil, false, nil
 }
 
-// UpdateGroup: no gang object.
+// UpdateGroup returns nil: there is no gang object.
 func (Scheduler) UpdateGroup(client.Object, client.Object) client.Object { return nil }
 
 // Decorate is AddMetadataToChildResource (kai_scheduler.go:53-71):

@@ -88,7 +88,7 @@ func (Scheduler) ClusterGroup(*rayv1.RayCluster) (client.Object, error) { return
 // anything but a RayCluster); its RayCluster, labelled, gets its own.
 func (Scheduler) JobGroup(*rayv1.RayJob) (client.Object, error) { return nil, nil }
 
-// FinishedJobGroup: nothing to write (was.go:79-85).
+// FinishedJobGroup returns nothing: there is nothing to write (was.go:79-85).
 func (Scheduler) FinishedJobGroup(*rayv1.RayJob, *rayv1.RayCluster) (client.Object, bool, error) {
 	return nil, false, nil
 }

@@ -93,7 +93,7 @@ func (Scheduler) JobGroup(*rayv1.RayJob) (client.Object, error) {
 	return nil, fmt.Errorf("currently only RayCluster is supported, got %T", &rayv1.RayJob{})
 }
 
-// FinishedJobGroup: nothing to clean up (scheduler_plugins.go:203-206).
+// FinishedJobGroup returns nothing: there is nothing to clean up (scheduler_plugins.go:203-206).
 func (Scheduler) FinishedJobGroup(*rayv1.RayJob, *rayv1.RayCluster) (client.Object, bool, error) {
 	return nil, false, nil
 }

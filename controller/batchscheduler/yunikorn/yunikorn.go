@@ -80,12 +80,12 @@ func (Scheduler) ClusterGroup(*rayv1.RayCluster) (client.Object, error) { return
 // JobGroup is nil (yunikorn_scheduler.go:41-45).
 func (Scheduler) JobGroup(*rayv1.RayJob) (client.Object, error) { return nil, nil }
 
-// FinishedJobGroup: nothing to clean up (yunikorn_scheduler.go:139-142).
+// FinishedJobGroup returns nothing: there is nothing to clean up (yunikorn_scheduler.go:139-142).
 func (Scheduler) FinishedJobGroup(*rayv1.RayJob, *rayv1.RayCluster) (client.Object, bool, error) {
 	return nil, false, nil
 }
 
-// UpdateGroup: no gang object.
+// UpdateGroup returns nil: there is no gang object.
 func (Scheduler) UpdateGroup(client.Object, client.Object) client.Object { return nil }
 
 // Decorate is AddMetadataToChildResource (yunikorn_scheduler.go:116-137):

@@ -81,7 +81,9 @@ type Request struct {
 type Cause string
 
 const (
-	CauseIdle           Cause = "IDLE"
+	// CauseIdle is the cause of a worker idle longer than its idle timeout.
+	CauseIdle Cause = "IDLE"
+	// CauseMaxNodesOfType is the cause of a worker over its group's maxReplicas.
 	CauseMaxNodesOfType Cause = "MAX_NUM_NODE_PER_TYPE"
 )
 

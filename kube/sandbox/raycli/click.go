@@ -16,6 +16,7 @@ type Error struct {
 	Output string // ends with a newline
 }
 
+// Error is the output, without its trailing newline.
 func (e *Error) Error() string { return strings.TrimSpace(e.Output) }
 
 // kind is how click converts an option's value.

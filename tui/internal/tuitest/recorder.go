@@ -28,27 +28,30 @@ func NewRecorder() *Recorder {
 		Svcs: map[string]why.ServiceInput{}, Causes: map[string][]why.Cause{}}
 }
 
-// Cluster, Job and Service are diagnosers (tui/diagnose's Diagnosers) that
-// record their input and name the causes set for the object; Column is
-// rayapi/why.Column's contract.
+// Cluster is a cluster diagnoser (tui/diagnose's Diagnosers.Cluster): it
+// records its input and names the causes set for the cluster.
 func (r *Recorder) Cluster(in why.ClusterInput) []why.Cause {
 	r.Calls["RayCluster "+in.Cluster.Namespace+"/"+in.Cluster.Name]++
 	r.Clusters[in.Cluster.Name] = in
 	return r.Causes[in.Cluster.Name]
 }
 
+// Job is a job diagnoser, recording as Cluster does.
 func (r *Recorder) Job(in why.JobInput) []why.Cause {
 	r.Calls["RayJob "+in.Job.Namespace+"/"+in.Job.Name]++
 	r.Jobs[in.Job.Name] = in
 	return r.Causes[in.Job.Name]
 }
 
+// Service is a service diagnoser, recording as Cluster does.
 func (r *Recorder) Service(in why.ServiceInput) []why.Cause {
 	r.Calls["RayService "+in.Service.Namespace+"/"+in.Service.Name]++
 	r.Svcs[in.Service.Name] = in
 	return r.Causes[in.Service.Name]
 }
 
+// Column is the WHY column's text of causes, by rayapi/why.Column's
+// contract.
 func (r *Recorder) Column(cs []why.Cause) string {
 	switch len(cs) {
 	case 0:

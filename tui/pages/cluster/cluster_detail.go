@@ -66,6 +66,7 @@ type Detail struct {
 	sec why.Security
 }
 
+// newDetail is the detail page of rc, in e.
 func newDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
 	d := &Detail{Base: host.Base{E: e, VK: DetailView}, rc: rc, uid: watch.Key(rc)}
 	cols := []table.Column{
@@ -219,15 +220,24 @@ func (d *Detail) refresh() {
 	d.layout()
 }
 
-func (d *Detail) Title() string      { return host.Titled(rayv1.KindRayCluster, d.rc, d.deleted) }
-func (d *Detail) Crumb() string      { return d.rc.Namespace + "/" + d.rc.Name }
+// Title is "RayCluster ns/name", "(deleted)" once it is gone.
+func (d *Detail) Title() string { return host.Titled(rayv1.KindRayCluster, d.rc, d.deleted) }
+
+// Crumb is "ns/name".
+func (d *Detail) Crumb() string { return d.rc.Namespace + "/" + d.rc.Name }
+
+// Table is the groups and pods table.
 func (d *Detail) Table() host.Tabler { return d.t }
+
+// Keys is L, the Ray log browser of the selected pod's node.
 func (d *Detail) Keys() []key.Binding {
 	return []key.Binding{d.E.KM.RayLogs}
 }
+
+// SetSize records the size and lays the page out again.
 func (d *Detail) SetSize(w, h int) { d.W, d.H = w, h; d.layout() }
 
-// update refuses to mark anything but worker pods (space on the head pod
+// Update refuses to mark anything but worker pods (space on the head pod
 // or a group row flashes why); ranges skip such rows (Spec.Markable).
 func (d *Detail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	if key.Matches(msg, d.E.KM.RayLogs) { // the selected pod's Ray node, else the head's
@@ -261,7 +271,7 @@ func (d *Detail) rayNodeOf(pod string) string {
 	return "busy"
 }
 
-// pollCapacity reads Ray's view of the cluster (on ticks, while the page
+// PollCapacity reads Ray's view of the cluster (on ticks, while the page
 // is on top) and hands it to the diagnosis (RayInfeasible).
 func (d *Detail) PollCapacity() {
 	src := d.E.Sess.Capacity
@@ -287,7 +297,7 @@ func (d *Detail) ClustersShown() []*rayv1.RayCluster {
 	return []*rayv1.RayCluster{d.rc}
 }
 
-// init polls Ray's capacity at once when the page is pushed, not a tick
+// Init polls Ray's capacity at once when the page is pushed, not a tick
 // later.
 func (d *Detail) Init() tea.Cmd { d.PollCapacity(); return nil }
 
@@ -353,6 +363,8 @@ func (d *Detail) layout() {
 // relayout follows a change of the causes or of Ray's capacity.
 func (d *Detail) relayout() { d.layout() }
 
+// Apply follows the RayCluster and lists its groups and pods again when a
+// change touches it or its pods.
 func (d *Detail) Apply(ch *watch.Changes) {
 	_, touched := host.Follow(ch, watch.RayCluster, d.uid)
 	d.deleted = d.deleted || touched
@@ -374,6 +386,8 @@ func (d *Detail) Apply(ch *watch.Changes) {
 	d.layout() // the Why block may have changed with the store
 }
 
+// Target is the cluster with the selected pod (or group) and the marked
+// pods, for the actions.
 func (d *Detail) Target() host.Target {
 	t := host.Target{View: DetailView, Namespace: d.rc.Namespace, Owner: d.rc}
 	if r, ok := d.t.Selected(); ok {
@@ -392,6 +406,8 @@ func (d *Detail) Target() host.Target {
 	return t
 }
 
+// View is the Why block, the summary, Ray's capacity, the groups and pods
+// table, the recent Events and the History block.
 func (d *Detail) View() string {
 	st, rc, now := d.E.St, d.rc, d.E.Now()
 	s := rc.Status
@@ -445,7 +461,7 @@ func (d *Detail) historyBlock() []string {
 	return d.E.Hist.Block(d.E.St, d.E, d.uid, d.W, host.HistoryRows, true)
 }
 
-// historyRef is the RayCluster as kube/history files it.
+// HistoryRef is the RayCluster as kube/history files it.
 func (d *Detail) HistoryRef() history.Ref {
 	return host.RefOf(history.KindRayCluster, d.rc.Namespace, d.rc.Name, d.uid)
 }

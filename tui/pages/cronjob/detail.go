@@ -87,19 +87,31 @@ func (d *Detail) refresh() {
 	d.t.Set(jobs)
 }
 
-func (d *Detail) Title() string      { return host.Titled(rayv1.KindRayCronJob, d.cj, d.deleted) }
-func (d *Detail) Crumb() string      { return d.cj.Namespace + "/" + d.cj.Name }
+// Title is "RayCronJob ns/name", "(deleted)" once it is gone.
+func (d *Detail) Title() string { return host.Titled(rayv1.KindRayCronJob, d.cj, d.deleted) }
+
+// Crumb is "ns/name".
+func (d *Detail) Crumb() string { return d.cj.Namespace + "/" + d.cj.Name }
+
+// Table is the RayJobs table.
 func (d *Detail) Table() host.Tabler { return d.t }
+
+// SetSize gives the RayJobs table what the summary and History block leave.
 func (d *Detail) SetSize(w, h int) {
 	d.W, d.H = w, h
 	d.t.SetSize(w, max(h-cronSummaryLines-2-d.E.Hist.Height(), 3))
 }
+
+// CanOpen says whether there is a RayJob to open.
 func (d *Detail) CanOpen() bool { return d.t.Len() > 0 }
 
+// Keys is Enter, which opens the selected RayJob.
 func (d *Detail) Keys() []key.Binding { return []key.Binding{d.E.KM.Open} }
 
+// Update moves in the RayJobs table.
 func (d *Detail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) { return d.t.HandleKey(msg), nil }
 
+// Open is the detail page of the selected RayJob.
 func (d *Detail) Open() host.Page {
 	j, ok := d.t.Selected()
 	if !ok {
@@ -108,6 +120,7 @@ func (d *Detail) Open() host.Page {
 	return d.E.Kinds.Open(d.E, j)
 }
 
+// Target is the RayCronJob with the selected RayJob, for the actions.
 func (d *Detail) Target() host.Target {
 	t := host.Target{View: DetailView, Namespace: d.cj.Namespace, Owner: d.cj}
 	if j, ok := d.t.Selected(); ok {
@@ -116,7 +129,7 @@ func (d *Detail) Target() host.Target {
 	return t
 }
 
-// apply follows the RayCronJob and lists its RayJobs again when a change
+// Apply follows the RayCronJob and lists its RayJobs again when a change
 // touches one of them (one it has, or a new one naming it).
 func (d *Detail) Apply(ch *watch.Changes) {
 	host.FollowInto(ch, watch.RayCronJob, d.uid, &d.cj, &d.deleted)
@@ -132,6 +145,8 @@ func (d *Detail) Apply(ch *watch.Changes) {
 // cronSummaryLines is how many lines the summary above the RayJobs takes.
 const cronSummaryLines = 6
 
+// View is the summary, the History block, the RayJobs table and the Why
+// line of the selected RayJob.
 func (d *Detail) View() string {
 	st, cj, now := d.E.St, d.cj, d.E.Now()
 	lbl := func(k string) string { return st.Label.Render(k + ":") }
@@ -187,6 +202,7 @@ func (d *Detail) footer() string {
 	return ansi.Truncate(st.Label.Render("Why "+j.Name+":")+" "+st.Class(styles.Bad).Render(w), max(d.W, 1), "…")
 }
 
+// HistoryRef is the RayCronJob as kube/history files it.
 func (d *Detail) HistoryRef() history.Ref {
 	return host.RefOf(history.KindRayCronJob, d.cj.Namespace, d.cj.Name, d.uid)
 }

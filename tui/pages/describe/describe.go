@@ -50,6 +50,8 @@ type describeFullMsg struct {
 	err error
 }
 
+// NewPage is the describe page of obj, in e; a pod is read whole from the
+// API server on Init.
 func NewPage(e *host.Env, obj client.Object) *Page {
 	wk, _ := watch.KindOf(obj)
 	p := &Page{Base: host.Base{E: e, VK: host.DescribeView}, wk: wk, uid: watch.Key(obj), obj: obj}
@@ -59,7 +61,7 @@ func NewPage(e *host.Env, obj client.Object) *Page {
 	return p
 }
 
-// init GETs a pod whole for the YAML.
+// Init GETs a pod whole for the YAML.
 func (p *Page) Init() tea.Cmd {
 	if !p.fetching {
 		return nil
@@ -71,6 +73,7 @@ func (p *Page) Init() tea.Cmd {
 	}
 }
 
+// Receive takes the whole object Init read, for this page only.
 func (p *Page) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	m, ok := msg.(describeFullMsg)
 	if !ok || m.p != p {
@@ -101,21 +104,35 @@ func (p *Page) refresh() {
 	p.tv.SetLines(describeLines(d, p.E.Scheme.Get(), p.E.Kinds, p.obj, p.E.Store.EventsFor(p.uid), y, note))
 }
 
+// Title is "Describe Kind ns/name", "(deleted)" once it is gone.
 func (p *Page) Title() string {
 	return host.Titled("Describe "+kindName(p.E.Scheme.Get(), p.obj), p.obj, p.deleted)
 }
-func (p *Page) Crumb() string       { return "describe " + p.obj.GetName() }
-func (p *Page) SetSize(w, h int)    { p.tv.W, p.tv.H = w, h; p.tv.Clamp() }
-func (p *Page) View() string        { return p.tv.View() }
+
+// Crumb is "describe name".
+func (p *Page) Crumb() string { return "describe " + p.obj.GetName() }
+
+// SetSize records the size of the text view.
+func (p *Page) SetSize(w, h int) { p.tv.W, p.tv.H = w, h; p.tv.Clamp() }
+
+// View is the visible part of the description.
+func (p *Page) View() string { return p.tv.View() }
+
+// Keys is w, which toggles wrapping.
 func (p *Page) Keys() []key.Binding { return []key.Binding{p.E.KM.Wrap} }
+
+// Target is the described object, for the actions.
 func (p *Page) Target() host.Target {
 	return host.Target{View: host.DescribeView, Namespace: p.obj.GetNamespace(), Selected: p.obj, Owner: p.obj}
 }
 
+// Update scrolls or toggles wrapping.
 func (p *Page) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return p.tv.HandleKey(p.E.KM, msg), nil
 }
 
+// Apply marks the object deleted, or describes it again when a change
+// touches it.
 func (p *Page) Apply(ch *watch.Changes) {
 	if _, deleted := host.Follow(ch, p.wk, p.uid); deleted {
 		p.deleted = true

@@ -25,16 +25,23 @@ type Page struct {
 	cursor int
 }
 
+// NewPage is the port-forwards page, in e.
 func NewPage(e *host.Env) *Page {
 	return &Page{Base: host.Base{E: e, VK: host.ForwardsView}}
 }
 
+// Title is "Port-forwards".
 func (p *Page) Title() string { return "Port-forwards" }
+
+// Crumb is "forwards".
 func (p *Page) Crumb() string { return "forwards" }
+
+// Target is the forwards view, with nothing selected.
 func (p *Page) Target() host.Target {
 	return host.Target{View: host.ForwardsView}
 }
 
+// Keys is ctrl+k, which stops the selected forward.
 func (p *Page) Keys() []key.Binding { return []key.Binding{p.E.KM.StopForward} }
 
 func (p *Page) selected() (portforward.State, bool) {
@@ -46,6 +53,8 @@ func (p *Page) selected() (portforward.State, bool) {
 	return fs[p.cursor], true
 }
 
+// Update moves the cursor, or asks to confirm stopping the selected
+// forward.
 func (p *Page) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	km := p.E.KM
 	switch {
@@ -93,6 +102,8 @@ func (p *Page) stateCell(s portforward.State) string {
 	return st.Class(styles.Warn).Render(st.Glyphs.FwdRetry + " " + string(s.Phase))
 }
 
+// View lists the session's forwards and, for the selected one, its `ssh -L`
+// line.
 func (p *Page) View() string {
 	st := p.E.St
 	fs := p.E.Forwards

@@ -56,6 +56,7 @@ type Detail struct {
 	sec why.Security
 }
 
+// newDetail is the detail page of j, in e.
 func newDetail(e *host.Env, j *rayv1.RayJob) *Detail {
 	d := &Detail{Base: host.Base{E: e, VK: DetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
 	d.sec = why.JobSecurity(j, d.cluster())
@@ -66,10 +67,17 @@ func jobState(j *rayv1.RayJob) string {
 	return string(j.Status.JobStatus) + "/" + string(j.Status.JobDeploymentStatus)
 }
 
+// Title is "RayJob ns/name", "(deleted)" once it is gone.
 func (d *Detail) Title() string { return host.Titled(rayv1.KindRayJob, d.job, d.deleted) }
+
+// Crumb is "ns/name".
 func (d *Detail) Crumb() string { return d.job.Namespace + "/" + d.job.Name }
+
+// Init reads the job's logs.
 func (d *Detail) Init() tea.Cmd { return d.fetch() }
 
+// Keys are Enter (the job's RayCluster), E (the Ray log that explains the
+// job) and, with a logs client, r (reload the logs).
 func (d *Detail) Keys() []key.Binding {
 	bs := []key.Binding{d.E.KM.Open, d.E.KM.Explain}
 	if d.E.Sess.Logs != nil {
@@ -80,8 +88,11 @@ func (d *Detail) Keys() []key.Binding {
 	return bs
 }
 
+// CanOpen says whether the job names a RayCluster.
 func (d *Detail) CanOpen() bool { return d.job.Status.RayClusterName != "" }
 
+// Open is the detail page of the job's RayCluster, nil while the store
+// has none.
 func (d *Detail) Open() host.Page {
 	rc := d.cluster()
 	if rc == nil {
@@ -113,6 +124,7 @@ func (d *Detail) cluster() *rayv1.RayCluster {
 	return o.(*rayv1.RayCluster)
 }
 
+// Target is the RayJob, for the actions.
 func (d *Detail) Target() host.Target {
 	return host.Target{View: DetailView, Namespace: d.job.Namespace, Selected: d.job, Owner: d.job}
 }
@@ -134,6 +146,7 @@ func (d *Detail) fetch() tea.Cmd {
 	}
 }
 
+// Receive takes the logs read for this page's job.
 func (d *Detail) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	m, ok := msg.(jobLogsMsg)
 	if !ok || m.uid != d.uid {
@@ -164,6 +177,7 @@ func splitLogs(text string) []string {
 	return lines
 }
 
+// Tick reads the logs again every logRefresh until the job has ended.
 func (d *Detail) Tick() tea.Cmd {
 	if d.job.Status.JobStatus.IsTerminal() || d.E.Now().Sub(d.lastFetch) < logRefresh {
 		return nil
@@ -171,8 +185,11 @@ func (d *Detail) Tick() tea.Cmd {
 	return d.fetch()
 }
 
+// Apply is ApplyCmd without its command.
 func (d *Detail) Apply(ch *watch.Changes) { _ = d.ApplyCmd(ch) }
 
+// ApplyCmd follows the RayJob and its cluster's security line, and reads
+// the logs again when the job's status or deployment status changed.
 func (d *Detail) ApplyCmd(ch *watch.Changes) tea.Cmd {
 	host.FollowInto(ch, watch.RayJob, d.uid, &d.job, &d.deleted)
 	if ch.Any(watch.RayJob) || ch.Any(watch.RayCluster) {
@@ -185,6 +202,8 @@ func (d *Detail) ApplyCmd(ch *watch.Changes) tea.Cmd {
 	return nil
 }
 
+// Update reloads the logs (r), opens the Ray log that explains the job (E)
+// or scrolls the logs.
 func (d *Detail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	km := d.E.KM
 	switch {
@@ -218,6 +237,8 @@ func (d *Detail) logHeightWith(whyN int) int {
 	return max(d.H-jobHeaderLines-d.E.Hist.Height()-whyN, 1)
 }
 
+// View is the Why block, the job's status, cluster and times, the History
+// block and the visible part of the logs.
 func (d *Detail) View() string {
 	st, j, now := d.E.St, d.job, d.E.Now()
 	s := j.Status
@@ -269,6 +290,7 @@ func (d *Detail) View() string {
 	return out + st.Section.Render(head) + "\n" + strings.Join(d.logs[begin:end2], "\n")
 }
 
+// HistoryRef is the RayJob as kube/history files it.
 func (d *Detail) HistoryRef() history.Ref {
 	return host.RefOf(history.KindRayJob, d.job.Namespace, d.job.Name, d.uid)
 }

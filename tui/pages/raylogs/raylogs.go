@@ -89,6 +89,8 @@ type FilesPage struct {
 	err       error
 }
 
+// NewFilesPage is the Ray log browser of a node of cluster: pod's (nil:
+// the head's), in e.
 func NewFilesPage(e *host.Env, namespace, cluster string, pod *podview.Pod) *FilesPage {
 	pod, node := rayLogNode(e, namespace, cluster, pod)
 	return &FilesPage{Base: host.Base{E: e, VK: host.RayLogsView}, id: e.NextSeq(),
@@ -107,15 +109,22 @@ func (p *FilesPage) nodeName() string {
 	return s
 }
 
+// Title is "Ray logs ns/cluster node IP (pod name)".
 func (p *FilesPage) Title() string {
 	return fmt.Sprintf("Ray logs %s/%s %s", p.namespace, p.cluster, p.nodeName())
 }
+
+// Crumb is "ray logs IP".
 func (p *FilesPage) Crumb() string { return "ray logs " + format.OrNone(p.node.IP) }
+
+// Keys are Enter (open the selected file) and r (list the files again).
 func (p *FilesPage) Keys() []key.Binding {
 	r := p.E.KM.Refresh
 	r.SetHelp(r.Help().Key, "list again")
 	return []key.Binding{p.E.KM.Open, r}
 }
+
+// Target is the node's pod, if known, for the actions.
 func (p *FilesPage) Target() host.Target {
 	t := host.Target{View: host.RayLogsView, Namespace: p.namespace}
 	if p.pod != nil {
@@ -123,6 +132,8 @@ func (p *FilesPage) Target() host.Target {
 	}
 	return t
 }
+
+// Init lists the node's files.
 func (p *FilesPage) Init() tea.Cmd { return p.list() }
 
 // list asks for the node's files in a command; one listing at a time.
@@ -148,6 +159,8 @@ func (p *FilesPage) list() tea.Cmd {
 	}
 }
 
+// Receive takes the files listed for this page, grouped, and keeps the
+// selected file selected.
 func (p *FilesPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	m, ok := msg.(rayLogListMsg)
 	if !ok || m.id != p.id {
@@ -189,8 +202,10 @@ func (p *FilesPage) selected() string {
 	return ""
 }
 
+// CanOpen says whether a file is selected.
 func (p *FilesPage) CanOpen() bool { return p.selected() != "" }
 
+// Open is the log page of the selected file.
 func (p *FilesPage) Open() host.Page {
 	f := p.selected()
 	if f == "" {
@@ -221,6 +236,7 @@ func (p *FilesPage) move(n int) {
 
 func (p *FilesPage) bodyHeight() int { return max(p.H-1, 1) }
 
+// Clamp keeps the cursor, and its group's heading, in view.
 func (p *FilesPage) Clamp() {
 	h := p.bodyHeight()
 	if p.cursor < p.top {
@@ -232,8 +248,10 @@ func (p *FilesPage) Clamp() {
 	p.top = format.ClampInt(p.top, 0, max(len(p.rows)-h, 0))
 }
 
+// SetSize records the size and keeps the cursor in view.
 func (p *FilesPage) SetSize(w, h int) { p.W, p.H = w, h; p.Clamp() }
 
+// Update lists the files again (r) or moves the cursor between files.
 func (p *FilesPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	km := p.E.KM
 	page := max(p.bodyHeight()-1, 1)
@@ -258,6 +276,7 @@ func (p *FilesPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return true, nil
 }
 
+// View lists the node's files under their groups' headings.
 func (p *FilesPage) View() string {
 	st := p.E.St
 	var out []string

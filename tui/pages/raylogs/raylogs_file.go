@@ -25,9 +25,9 @@ type rayLogResolvedMsg struct {
 	err error
 }
 
-// rayLogPage follows one Ray log file through the dashboard: the last
+// LogPage follows one Ray log file through the dashboard: the last
 // MaxPodLogLines lines, then what Ray appends, in the pod log page's
-// logView (follow, wrap, search). Opened from an explanation (E), it first
+// widgets.LogView (follow, wrap, search). Opened from an explanation (E), it first
 // finds the file on the head node.
 type LogPage struct {
 	host.Base
@@ -41,6 +41,9 @@ type LogPage struct {
 
 }
 
+// NewLogPage is the page following the log file req names on a node of
+// cluster (pod's, or nil), titled name, in e; a known ex (an explanation)
+// is resolved to its file on Init.
 func NewLogPage(e *host.Env, namespace, cluster string, pod *podview.Pod, req dashboard.LogRequest, ex raydash.Explanation, name string) *LogPage {
 	return &LogPage{Base: host.Base{E: e, VK: host.RayLogView}, LogView: widgets.NewLogView(e.NextSeq()),
 		namespace: namespace, cluster: cluster, pod: pod, req: req, explain: ex, name: name}
@@ -56,9 +59,13 @@ func newExplainPage(e *host.Env, namespace string, ex raydash.Explanation) *LogP
 	return NewLogPage(e, namespace, ex.Cluster, pod, req, ex, ex.Why)
 }
 
+// Title is "Ray log ns/cluster: name".
 func (p *LogPage) Title() string {
 	return "Ray log " + p.namespace + "/" + p.cluster + ": " + p.name
 }
+
+// Crumb is "ray log FILE", the file a job's driver log is in for a
+// submission ID.
 func (p *LogPage) Crumb() string {
 	if f := p.req.Filename; f != "" {
 		return "ray log " + f
@@ -68,11 +75,17 @@ func (p *LogPage) Crumb() string {
 	}
 	return "ray log"
 }
+
+// SetSize records the size and resizes the log view.
 func (p *LogPage) SetSize(w, h int) {
 	p.W, p.H = w, h
 	p.Resize(w, h)
 }
+
+// Keys are the log view's bindings.
 func (p *LogPage) Keys() []key.Binding { return p.ViewKeys(p.E) }
+
+// Target is the node's pod, if known, for the actions.
 func (p *LogPage) Target() host.Target {
 	t := host.Target{View: host.RayLogView, Namespace: p.namespace}
 	if p.pod != nil {
@@ -81,6 +94,8 @@ func (p *LogPage) Target() host.Target {
 	return t
 }
 
+// Init finds the file an explanation names on the head node first, if it
+// must, then opens the stream.
 func (p *LogPage) Init() tea.Cmd {
 	p.Begin(p.E.Ctx)
 	src := p.E.Sess.RayLogs
@@ -114,6 +129,8 @@ func (p *LogPage) openStream() tea.Cmd {
 	})
 }
 
+// Receive takes the file found for this page and opens it, or a batch of
+// lines (LogView.Receive).
 func (p *LogPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	if m, ok := msg.(rayLogResolvedMsg); ok {
 		if m.id != p.ID {
@@ -130,10 +147,13 @@ func (p *LogPage) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	return p.LogView.Receive(msg)
 }
 
+// Update is the log view's keys: follow, wrap, search steps, scrolling.
 func (p *LogPage) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return p.HandleKey(p.E, msg), nil
 }
 
+// View is the log view with its heading or, when reading failed before
+// any line came, why Ray's logs cannot be read and what to do instead.
 func (p *LogPage) View() string {
 	if p.Err != nil && len(p.Lines) == 0 {
 		return strings.Join(format.WrapEach(unreachable(p.E, p.namespace, p.cluster, p.pod, p.Err), p.W), "\n")
@@ -141,7 +161,7 @@ func (p *LogPage) View() string {
 	return p.Render(p.E.St, "Ray log")
 }
 
-// rayLogsKey opens the Ray log browser of a cluster's node (L): the pod's
+// ClusterKey opens the Ray log browser of a cluster's node (L): the pod's
 // (nil: the head's), in e, the Env of the cluster's context. It reads
 // memory only.
 func ClusterKey(e *host.Env, rc *rayv1.RayCluster, pod *podview.Pod) tea.Cmd {
@@ -151,7 +171,7 @@ func ClusterKey(e *host.Env, rc *rayv1.RayCluster, pod *podview.Pod) tea.Cmd {
 	}
 }
 
-// podRayLogsKey opens the Ray log browser of a pod's Ray node (L on the
+// PodKey opens the Ray log browser of a pod's Ray node (L on the
 // pods list), in e, the Env of the pod's context, or says why there is
 // none. It reads memory only.
 func PodKey(e *host.Env, pod *podview.Pod) tea.Cmd {
@@ -165,7 +185,7 @@ func PodKey(e *host.Env, pod *podview.Pod) tea.Cmd {
 	}
 }
 
-// explainKey opens the file that explains obj (E), in e, the Env of its
+// ExplainKey opens the file that explains obj (E), in e, the Env of its
 // context, or says why there is none.
 func ExplainKey(e *host.Env, namespace string, ex raydash.Explanation, ok bool, none string) tea.Cmd {
 	if !ok {

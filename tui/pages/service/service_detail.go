@@ -39,19 +39,29 @@ type Detail struct {
 	sec why.Security
 }
 
+// newDetail is the detail page of s, in e.
 func newDetail(e *host.Env, s *rayv1.RayService) *Detail {
 	d := &Detail{Base: host.Base{E: e, VK: DetailView}, svc: s, uid: watch.Key(s)}
 	d.sec = why.ServiceSecurity(s, d.activeCluster())
 	return d
 }
 
-func (d *Detail) Title() string    { return host.Titled(rayv1.KindRayService, d.svc, d.deleted) }
-func (d *Detail) Crumb() string    { return d.svc.Namespace + "/" + d.svc.Name }
+// Title is "RayService ns/name", "(deleted)" once it is gone.
+func (d *Detail) Title() string { return host.Titled(rayv1.KindRayService, d.svc, d.deleted) }
+
+// Crumb is "ns/name".
+func (d *Detail) Crumb() string { return d.svc.Namespace + "/" + d.svc.Name }
+
+// SetSize records the size and keeps the scroll offset in range.
 func (d *Detail) SetSize(w, h int) { d.W, d.H = w, h; d.Clamp() }
+
+// Keys are Enter (the serving RayCluster) and E (the Serve controller's
+// log).
 func (d *Detail) Keys() []key.Binding {
 	return []key.Binding{d.E.KM.Open, d.E.KM.Explain}
 }
 
+// Target is the RayService, for the actions.
 func (d *Detail) Target() host.Target {
 	return host.Target{View: DetailView, Namespace: d.svc.Namespace, Selected: d.svc, Owner: d.svc}
 }
@@ -62,6 +72,8 @@ func (d *Detail) CanOpen() bool {
 	return d.svc.Status.ActiveServiceStatus.RayClusterName != "" || d.svc.Status.PendingServiceStatus.RayClusterName != ""
 }
 
+// Open is the detail page of the active RayCluster, else of the pending
+// one; nil while the store has neither.
 func (d *Detail) Open() host.Page {
 	st := d.svc.Status
 	for _, name := range []string{st.ActiveServiceStatus.RayClusterName, st.PendingServiceStatus.RayClusterName} {
@@ -75,6 +87,7 @@ func (d *Detail) Open() host.Page {
 	return nil
 }
 
+// Apply follows the RayService and its serving cluster's security line.
 func (d *Detail) Apply(ch *watch.Changes) {
 	host.FollowInto(ch, watch.RayService, d.uid, &d.svc, &d.deleted)
 	if ch.Any(watch.RayService) || ch.Any(watch.RayCluster) {
@@ -83,6 +96,7 @@ func (d *Detail) Apply(ch *watch.Changes) {
 	d.Clamp()
 }
 
+// Update opens the Serve controller's log (E) or scrolls the page.
 func (d *Detail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	if key.Matches(msg, d.E.KM.Explain) { // the Serve controller log
 		ex, ok := raydash.ExplainRayService(d.svc)
@@ -95,10 +109,12 @@ func (d *Detail) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return true, nil
 }
 
+// Clamp keeps the scroll offset within the page's lines.
 func (d *Detail) Clamp() {
 	d.offset = format.ClampInt(d.offset, 0, max(len(d.lines())-d.H, 0))
 }
 
+// View is the window of the page's lines at the scroll offset.
 func (d *Detail) View() string {
 	ls := d.lines()
 	end := min(d.offset+max(d.H, 1), len(ls))
