@@ -100,9 +100,9 @@ FUZZ_TARGETS := \
 	./rayapi/v1:FuzzDecodeValidate \
 	./tui/table:FuzzParseFilter \
 	./tui/keys:FuzzParse \
-	./tui:FuzzScaleDialog \
-	./tui:FuzzConfirmDialog \
-	./tui:FuzzProtectedConfirmDialog \
+	./tui/widgets:FuzzScaleDialog \
+	./tui/widgets:FuzzConfirmDialog \
+	./tui/widgets:FuzzProtectedConfirmDialog \
 	./tui:FuzzPrompt
 
 fuzz: ## run every fuzz target for FUZZTIME executions (default 10000x) one after another, printing each one's executions

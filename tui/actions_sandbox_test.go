@@ -11,10 +11,8 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/controller"
@@ -94,23 +92,6 @@ func sandboxActions(t *testing.T, cl client.Client) *actions.Actions {
 		t.Fatal(err)
 	}
 	return a
-}
-
-// testClusterSpec is a small valid cluster: a head and one worker group.
-func testClusterSpec(workers int32) rayv1.RayClusterSpec {
-	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{
-		corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}}
-	ctr := func(name string) []corev1.Container {
-		return []corev1.Container{{Name: name, Image: "rayproject/ray:2.52.0", Resources: res}}
-	}
-	return rayv1.RayClusterSpec{
-		RayVersion: "2.52.0",
-		HeadGroupSpec: rayv1.HeadGroupSpec{RayStartParams: map[string]string{},
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: ctr("ray-head")}}},
-		WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{GroupName: "cpu", Replicas: ptr.To(workers),
-			MinReplicas: ptr.To[int32](0), MaxReplicas: ptr.To[int32](8), RayStartParams: map[string]string{},
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: ctr("ray-worker")}}}},
-	}
 }
 
 // TestSandboxDeleteMarkedWorkers marks two of four workers in the cluster

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -14,10 +13,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
-	tuiactions "github.com/raydar/raydar/tui/actions"
 )
 
 // Cursor rows of train-a's cluster detail: 0 head, 1 head pod, 2 group
@@ -390,16 +387,6 @@ func TestDeleteDialog(t *testing.T) {
 		err := w.c.Get(context.Background(), client.ObjectKey{Namespace: "ml", Name: "train-a"}, &rayv1.RayCluster{})
 		if !apierrors.IsNotFound(err) {
 			t.Fatalf("cluster still there: %v", err)
-		}
-	})
-	t.Run("long lists are cut", func(t *testing.T) {
-		p := &actions.DeletePlan{Kind: actions.KindRayCluster, Namespace: "ml", Name: "big"}
-		for i := range 12 {
-			p.Dependents = append(p.Dependents, actions.Dependent{Kind: "Pod", Name: fmt.Sprintf("pod-%02d", i), Owner: "RayCluster big"})
-		}
-		ls := tuiactions.DeleteLines(p)
-		if ls[1] != "also deleted: 12 pods" || ls[2+tuiactions.MaxDeleteDependents] != "  … and 4 more" || len(ls) != 3+tuiactions.MaxDeleteDependents {
-			t.Fatalf("lines %q", ls)
 		}
 	})
 }

@@ -42,7 +42,7 @@ func TestClusterDetailCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newRecorder()
-	a.e.Why.Fn = rec.fns()
+	a.e.Why.Fn = whyFns(rec)
 	a.Update(tea.WindowSizeMsg{Width: 140, Height: 40})
 	a.Update(tickMsg{})
 	_ = a.View()
@@ -82,14 +82,14 @@ func TestClusterDetailCapacity(t *testing.T) {
 			t.Errorf("RAY of %s = %q, want %q", pod, got, want)
 		}
 	}
-	if in := rec.clusters["train-a"]; in.Capacity != fc.c {
+	if in := rec.Clusters["train-a"]; in.Capacity != fc.c {
 		t.Fatal("the capacity is not in the cluster's diagnosis")
 	}
 	// Leaving the page drops it from the diagnosis and stops the reads.
 	a.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
 	a.Update(tickMsg{})
-	if len(fc.calls) != 2 || rec.clusters["train-a"].Capacity != nil {
-		t.Fatalf("after leaving: calls %v, capacity %v", fc.calls, rec.clusters["train-a"].Capacity)
+	if len(fc.calls) != 2 || rec.Clusters["train-a"].Capacity != nil {
+		t.Fatalf("after leaving: calls %v, capacity %v", fc.calls, rec.Clusters["train-a"].Capacity)
 	}
 
 	// A dashboard that does not answer.

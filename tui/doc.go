@@ -44,7 +44,8 @@
 // the children it counts (a RayCronJob's RayJobs by their
 // ray.io/cronjob-name label, counted from store changes, never per frame).
 // Nothing else in the TUI switches over kinds; the App reads the registry,
-// pages and actions ask it through host.Kinds. Adding a kind takes one page
+// pages and actions ask it through host.Kinds (a page opens another kind's
+// page with host.Kinds.Open, never by importing that kind's package). Adding a kind takes one page
 // package under pages (its views, Entry() and detail page embedding
 // host.Base), listed in kinds() (kinds.go) and, for a public name of its
 // views, in api.go. Outside tui it needs its descriptor (rayapi/kinds:

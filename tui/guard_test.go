@@ -5,14 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/actions"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
-	"github.com/raydar/raydar/tui/styles"
-	"github.com/raydar/raydar/tui/widgets"
 )
 
 // Tests of the config file's guardrails in the TUI (issue 25): a protected
@@ -104,22 +101,6 @@ func TestProtectedContextWantsTheNameTyped(t *testing.T) {
 			mustContain(t, screen, append(c.want, "PROTECTED context sandbox", "Confirm (disabled)")...)
 		}
 	})
-}
-
-// TestProtectedBadgeHasItsOwnColour: the badge is drawn in the Protected
-// style, which colours it; without colour its words say it.
-func TestProtectedBadgeHasItsOwnColour(t *testing.T) {
-	apply := func(string) tea.Cmd { return nil }
-	st := styles.Default()
-	v := widgets.NewWriteConfirm(st, widgets.Guard{Context: "prod-eu", Protected: true, Name: "rc"}, "Delete RayCluster ml/rc", nil, "", apply).View(80)
-	badge := st.Protected.Render(" PROTECTED context prod-eu ")
-	if badge == " PROTECTED context prod-eu " || !strings.Contains(v, badge) {
-		t.Fatalf("no coloured badge in:\n%q", v)
-	}
-	plain := widgets.NewWriteConfirm(styles.Plain(), widgets.Guard{Context: "dev", Name: "rc"}, "Delete RayCluster ml/rc", nil, "", apply).View(80)
-	if !strings.Contains(plain, "context: dev") || strings.Contains(plain, "PROTECTED") || strings.Contains(plain, "to confirm") {
-		t.Fatalf("an unprotected context's dialog:\n%s", plain)
-	}
 }
 
 // TestReadOnlyContextHidesActions: a context the config file makes

@@ -10,14 +10,8 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/raydar/raydar/kube/watch"
-	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
-	"github.com/raydar/raydar/tui/keys"
-	"github.com/raydar/raydar/tui/pages/describe"
 	"github.com/raydar/raydar/tui/pages/logs"
 	"github.com/raydar/raydar/tui/widgets"
 )
@@ -75,49 +69,6 @@ func TestDescribe(t *testing.T) {
 		waitScreen(t, tm, "(deleted)")
 		finalScreen(t, tm)
 	})
-}
-
-func TestObjectYAMLStripsManagedFields(t *testing.T) {
-	rc := fixture().List(watch.RayCluster)[0].(*rayv1.RayCluster).DeepCopy()
-	rc.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
-	y, err := describe.ObjectYAML(scheme.New(), rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(y, "managedFields") || strings.Contains(y, "kubectl") {
-		t.Fatalf("managedFields kept:\n%s", y)
-	}
-	if !strings.HasPrefix(y, "apiVersion: ray.io/v1\nkind: RayCluster\n") {
-		t.Fatalf("no apiVersion/kind:\n%s", y)
-	}
-	if len(rc.ManagedFields) != 1 || rc.Kind != "" {
-		t.Fatal("the original was modified")
-	}
-}
-
-func TestTextViewWrap(t *testing.T) {
-	v := widgets.TextView{Lines: []string{strings.Repeat("x", 25), "short", "c", "d"}, W: 10, H: 3}
-	if got := v.View(); got != "xxxxxxxxxx\nshort\nc" {
-		t.Fatalf("cut: %q", got)
-	}
-	km := keys.Default()
-	v.HandleKey(km, tea.KeyPressMsg{Code: 'w', Text: "w"})
-	if got := v.View(); got != "xxxxxxxxxx\nxxxxxxxxxx\nxxxxx" {
-		t.Fatalf("wrapped: %q", got)
-	}
-	v.HandleKey(km, tea.KeyPressMsg{Code: 'G', Text: "G"})
-	if v.Top != 1 || v.View() != "short\nc\nd" {
-		t.Fatalf("bottom: top %d %q", v.Top, v.View())
-	}
-}
-
-// logLines returns n numbered log lines.
-func logLines(from, n int) string {
-	var b strings.Builder
-	for i := from; i < from+n; i++ {
-		fmt.Fprintf(&b, "2026-03-01 11:%02d:%02d INFO worker.py:%d -- step %d loss=%.4f\n", i/60%60, i%60, 100+i, i, 1/float64(i))
-	}
-	return b.String()
 }
 
 // fixedLogs serves text and records the request.
@@ -244,31 +195,6 @@ type signalCloser struct {
 func (s *signalCloser) Close() error {
 	s.once.Do(func() { close(s.closed) })
 	return nil
-}
-
-// TestLogStreamBounds: a burst larger than the buffer reaches the UI as one
-// batch of the last MaxPodLogLines lines and a count of the dropped ones.
-func TestLogStreamBounds(t *testing.T) {
-	s := widgets.NewLogStream()
-	s.Read(context.Background(), strings.NewReader(logLines(1, 2*widgets.MaxPodLogLines)+"\x1b[31mred\x1b[0m\tend\r\n"+"no newline"))
-	m := s.Next(context.Background(), 7)().(widgets.LinesMsg)
-	if m.ID != 7 || len(m.Lines) != widgets.MaxPodLogLines || m.Dropped != widgets.MaxPodLogLines+2 || !m.Done || m.Err != nil {
-		t.Fatalf("batch: id %d, %d lines, %d dropped, done %v, err %v", m.ID, len(m.Lines), m.Dropped, m.Done, m.Err)
-	}
-	if n := len(m.Lines); m.Lines[n-2] != "red    end" || m.Lines[n-1] != "no newline" {
-		t.Fatalf("last lines %q", m.Lines[n-2:])
-	}
-	s = widgets.NewLogStream()
-	s.Read(context.Background(), strings.NewReader(strings.Repeat("x", 3*widgets.MaxLogLineBytes)+"\nnext\n"))
-	m = s.Next(context.Background(), 1)().(widgets.LinesMsg)
-	if len(m.Lines) != 2 || len(m.Lines[0]) != widgets.MaxLogLineBytes || m.Lines[1] != "next" {
-		t.Fatalf("long line: %d lines", len(m.Lines))
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if msg := widgets.NewLogStream().Next(ctx, 1)(); msg != nil {
-		t.Fatalf("next after cancel returned %v", msg)
-	}
 }
 
 // TestActionViewsInTinyTerminals: dialogs, describe and log pages draw at

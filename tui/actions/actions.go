@@ -144,7 +144,7 @@ func (r *actionRunner) scale(tg host.Target) tea.Cmd {
 		return host.ErrMsg(err)
 	}
 	ns, name, group := rc.Namespace, rc.Name, tg.Group
-	d := widgets.NewScaleDialog(tg.Env.St, guardOf(tg, a, name), rc, group, func(req kubeactions.ScaleRequest, confirmation string) tea.Cmd {
+	d := widgets.NewScaleDialog(tg.Env.St, tg.Env.KM, guardOf(tg, a, name), rc, group, func(req kubeactions.ScaleRequest, confirmation string) tea.Cmd {
 		return applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) {
 			return a.ScaleGroup(ctx, ns, name, group, req)
 		}, func(res *kubeactions.Result) string {
@@ -194,7 +194,7 @@ func (r *actionRunner) deleteWorkers(tg host.Target) tea.Cmd {
 	plan, err := kubeactions.PlanDeleteWorkers(rc, pods, req)
 	title := fmt.Sprintf("Delete worker pods of RayCluster %s/%s", ns, name)
 	if err != nil {
-		return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, []string{"nothing can be deleted:"}, err.Error(), nil))
+		return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, tg.Env.KM, guardOf(tg, a, name), title, []string{"nothing can be deleted:"}, err.Error(), nil))
 	}
 	apply := applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) {
 		return a.DeleteWorkers(ctx, ns, name, req)
@@ -205,7 +205,7 @@ func (r *actionRunner) deleteWorkers(tg host.Target) tea.Cmd {
 		}
 		return fmt.Sprintf("deleting %d worker pods of %s/%s: %s", len(p.Pods), ns, name, strings.Join(p.Pods, ", "))
 	})
-	return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, deleteWorkersLines(plan), "", apply))
+	return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, tg.Env.KM, guardOf(tg, a, name), title, deleteWorkersLines(plan), "", apply))
 }
 
 // deleteWorkersLines are the plan's lines with one pod a line, so that
@@ -258,9 +258,9 @@ func (r *actionRunner) stopJob(tg host.Target) tea.Cmd {
 			})
 	}
 	if err != nil {
-		return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, []string{"the job cannot be stopped:"}, err.Error(), nil))
+		return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, tg.Env.KM, guardOf(tg, a, name), title, []string{"the job cannot be stopped:"}, err.Error(), nil))
 	}
-	return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, plan.Lines(), "", apply))
+	return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, tg.Env.KM, guardOf(tg, a, name), title, plan.Lines(), "", apply))
 }
 
 // ---- trigger now ----
@@ -279,7 +279,7 @@ func (r *actionRunner) trigger(tg host.Target) tea.Cmd {
 	title := fmt.Sprintf("Trigger RayCronJob %s/%s now", ns, name)
 	plan, err := kubeactions.PlanTrigger(cj, tg.Env.Now())
 	if err != nil {
-		return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, []string{"it cannot run now:"}, err.Error(), nil))
+		return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, tg.Env.KM, guardOf(tg, a, name), title, []string{"it cannot run now:"}, err.Error(), nil))
 	}
 	if _, exists := tg.Env.Store.Find(watch.RayJob, ns, plan.Job); exists {
 		plan.AlreadyExists = true
@@ -292,7 +292,7 @@ func (r *actionRunner) trigger(tg host.Target) tea.Cmd {
 			}
 			return fmt.Sprintf("triggered RayCronJob %s/%s: created RayJob %s", ns, name, job)
 		})
-	return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, plan.Lines(), "", apply))
+	return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, tg.Env.KM, guardOf(tg, a, name), title, plan.Lines(), "", apply))
 }
 
 // ---- suspend / resume ----
@@ -342,7 +342,7 @@ func (r *actionRunner) suspend(tg host.Target) tea.Cmd {
 	title := fmt.Sprintf("%s %s %s/%s", verb, kind, ns, name)
 	plan, err := kubeactions.PlanSuspend(obj, suspend)
 	if err != nil {
-		return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, []string{strings.ToLower(verb) + " is not possible:"}, err.Error(), nil))
+		return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, tg.Env.KM, guardOf(tg, a, name), title, []string{strings.ToLower(verb) + " is not possible:"}, err.Error(), nil))
 	}
 	apply := applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) {
 		if suspend {
@@ -350,7 +350,7 @@ func (r *actionRunner) suspend(tg host.Target) tea.Cmd {
 		}
 		return a.Resume(ctx, kind, ns, name)
 	}, func(*kubeactions.Result) string { return fmt.Sprintf("%s %s %s/%s", done, kind, ns, name) })
-	return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, guardOf(tg, a, name), title, plan.Lines(), "", apply))
+	return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, tg.Env.KM, guardOf(tg, a, name), title, plan.Lines(), "", apply))
 }
 
 // ---- delete ----
@@ -388,7 +388,7 @@ func (r *actionRunner) delete(tg host.Target) tea.Cmd {
 			rel.Pods = append(rel.Pods, *o.(*podview.Pod).Corev1())
 		}
 	}
-	st, parent, guard := tg.Env.St, tg.Env.SessCtx(), guardOf(tg, a, name)
+	st, km, parent, guard := tg.Env.St, tg.Env.KM, tg.Env.SessCtx(), guardOf(tg, a, name)
 	title := fmt.Sprintf("Delete %s %s/%s", kind, ns, name)
 	apply := applyAction(tg, func(ctx context.Context) (*kubeactions.Result, error) { return a.Delete(ctx, kind, ns, name) },
 		func(res *kubeactions.Result) string {
@@ -404,10 +404,10 @@ func (r *actionRunner) delete(tg host.Target) tea.Cmd {
 		warnings := relatedFromReader(ctx, reader, ns, &rel)
 		plan, err := kubeactions.PlanDelete(obj, rel)
 		if err != nil {
-			return host.ShowDialogMsg{Dialog: widgets.NewWriteConfirm(st, guard, title, []string{"nothing can be deleted:"}, err.Error(), nil)}
+			return host.ShowDialogMsg{Dialog: widgets.NewWriteConfirm(st, km, guard, title, []string{"nothing can be deleted:"}, err.Error(), nil)}
 		}
 		plan.Warnings = append(plan.Warnings, warnings...)
-		return host.ShowDialogMsg{Dialog: widgets.NewWriteConfirm(st, guard, title, DeleteLines(plan), "", apply)}
+		return host.ShowDialogMsg{Dialog: widgets.NewWriteConfirm(st, km, guard, title, deleteLines(plan), "", apply)}
 	}
 }
 
@@ -443,24 +443,24 @@ func relatedFromReader(ctx context.Context, rd client.Reader, ns string, rel *ku
 	return warnings
 }
 
-// MaxDeleteDependents is how many dependents the delete dialog names one
+// maxDeleteDependents is how many dependents the delete dialog names one
 // by one; the rest are counted.
-const MaxDeleteDependents = 8
+const maxDeleteDependents = 8
 
-// DeleteLines are the plan's lines with the dependents list cut short.
-func DeleteLines(p *kubeactions.DeletePlan) []string {
-	if len(p.Dependents) <= MaxDeleteDependents {
+// deleteLines are the plan's lines with the dependents list cut short.
+func deleteLines(p *kubeactions.DeletePlan) []string {
+	if len(p.Dependents) <= maxDeleteDependents {
 		return p.Lines()
 	}
 	cut := *p
-	cut.Dependents = p.Dependents[:MaxDeleteDependents]
+	cut.Dependents = p.Dependents[:maxDeleteDependents]
 	ls := cut.Lines()
 	// Lines: "delete …", "also deleted: <summary>", dependents…; keep the
 	// full summary and say how many are not named.
 	full := p.Lines()
 	ls[1] = full[1]
-	at := 2 + MaxDeleteDependents
-	more := fmt.Sprintf("  … and %d more", len(p.Dependents)-MaxDeleteDependents)
+	at := 2 + maxDeleteDependents
+	more := fmt.Sprintf("  … and %d more", len(p.Dependents)-maxDeleteDependents)
 	return append(ls[:at:at], append([]string{more}, ls[at:]...)...)
 }
 

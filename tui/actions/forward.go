@@ -12,10 +12,10 @@ import (
 	"github.com/raydar/raydar/tui/widgets"
 )
 
-// ForwardTarget is what shift-f forwards to from a view's target: a
+// forwardTarget is what shift-f forwards to from a view's target: a
 // cluster's head (a RayCluster row; the cluster detail on a group row), or
 // a pod (a pod row, also in the cluster detail). Its title names it.
-func ForwardTarget(tg host.Target) (spec portforward.Spec, title string, err error) {
+func forwardTarget(tg host.Target) (spec portforward.Spec, title string, err error) {
 	obj := tg.Selected
 	if obj == nil {
 		obj = tg.Owner
@@ -46,9 +46,9 @@ func (r *actionRunner) portForward(tg host.Target) tea.Cmd {
 	if fw == nil {
 		return host.ErrMsg(fmt.Errorf("port-forwarding is not available in this session"))
 	}
-	spec, title, err := ForwardTarget(tg)
+	spec, title, err := forwardTarget(tg)
 	if err != nil {
 		return host.ErrMsg(err)
 	}
-	return showDialog(tg, widgets.NewForwardDialog(tg.Env.St, title, spec, fw))
+	return showDialog(tg, widgets.NewForwardDialog(tg.Env.St, tg.Env.KM, title, spec, fw))
 }

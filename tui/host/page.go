@@ -287,4 +287,8 @@ type Kinds interface {
 	LifecycleKinds() string
 	// Describe adds the fields of obj's kind to a describe page.
 	Describe(d *format.Describer, obj client.Object)
+	// Open is the page of obj its kind's list drills down to (its detail
+	// page), in e (nil: none). A page opens another kind's page through it,
+	// so no page package imports another kind's.
+	Open(e *Env, obj client.Object) Page
 }

@@ -16,7 +16,9 @@ import (
 
 // KeyMap holds every rebindable binding. Text typed into the command and
 // filter prompts is not rebindable (enter, esc, tab and backspace there are
-// fixed), just as in k9s.
+// fixed), just as in k9s, nor is the editing of a dialog's text fields
+// (backspace, ctrl+u); moving between a dialog's fields and buttons,
+// choosing and cancelling are (the Dialog bindings).
 type KeyMap struct {
 	Quit          key.Binding
 	Help          key.Binding
@@ -64,6 +66,26 @@ type KeyMap struct {
 	// (:forwards; shift-f, the action that starts one, is a view action).
 	StopForward key.Binding
 
+	// The keys of the dialogs (tui/widgets: the confirmations, the scale
+	// and port-forward dialogs). A dialog is modal, so they may share keys
+	// with the bindings of the pages (GroupDialog is disjoint from every
+	// other group). DialogNext and DialogPrev move the focus (in a
+	// confirmation: switch between Cancel and Confirm); DialogSwitch
+	// switches between the buttons, once letters typed into a field were
+	// taken (h and l are letters of a name to type); DialogUp and
+	// DialogDown move between a form's fields; DialogToggle toggles a
+	// port-forward preset; DialogChoose leaves a form's fields for its
+	// buttons, or chooses the focused button; DialogCancel closes the
+	// dialog with nothing done.
+	DialogNext   key.Binding
+	DialogPrev   key.Binding
+	DialogSwitch key.Binding
+	DialogUp     key.Binding
+	DialogDown   key.Binding
+	DialogToggle key.Binding
+	DialogChoose key.Binding
+	DialogCancel key.Binding
+
 	// actions holds user overrides for view actions (issue 7), by action
 	// name; see Action.
 	actions map[string][]string
@@ -78,11 +100,19 @@ const (
 	GroupText       = "Text"
 	GroupSearch     = "Search"
 	GroupRay        = "Ray"
+	GroupDialog     = "Dialog"
 )
 
 // disjointGroups are groups whose bindings never act on the same page, so
 // they may share keys: sorting is a table's, searching a log page's.
 var disjointGroups = map[[2]string]bool{{GroupSort, GroupSearch}: true, {GroupSearch, GroupSort}: true}
+
+// disjoint reports whether bindings of groups a and b never act at the same
+// time: a sort and a search binding, or a dialog's and any other (a dialog
+// is modal: while it is open, only its bindings act).
+func disjoint(a, b string) bool {
+	return disjointGroups[[2]string{a, b}] || (a != b && (a == GroupDialog || b == GroupDialog))
+}
 
 // Named is one binding with its config-file name and help group.
 type Named struct {
@@ -130,6 +160,15 @@ func Default() *KeyMap {
 		RayLogs:     b("L", "ray logs", "L"),
 		Explain:     b("E", "explaining log", "E"),
 		StopForward: b("ctrl+k", "stop forward", "ctrl+k"),
+
+		DialogNext:   b("tab", "next", "tab"),
+		DialogPrev:   b("shift+tab", "previous", "shift+tab"),
+		DialogSwitch: b("←/→", "switch", "left", "right", "h", "l"),
+		DialogUp:     b("↑", "up", "up"),
+		DialogDown:   b("↓", "down", "down"),
+		DialogToggle: b("space", "toggle", "space"),
+		DialogChoose: b("enter", "choose", "enter"),
+		DialogCancel: b("esc", "cancel", "esc"),
 	}
 }
 
@@ -163,6 +202,14 @@ func (k *KeyMap) All() []Named {
 		{"ray-logs", GroupRay, &k.RayLogs},
 		{"explain", GroupRay, &k.Explain},
 		{"stop-forward", GroupGeneral, &k.StopForward},
+		{"dialog-next", GroupDialog, &k.DialogNext},
+		{"dialog-prev", GroupDialog, &k.DialogPrev},
+		{"dialog-switch", GroupDialog, &k.DialogSwitch},
+		{"dialog-up", GroupDialog, &k.DialogUp},
+		{"dialog-down", GroupDialog, &k.DialogDown},
+		{"dialog-toggle", GroupDialog, &k.DialogToggle},
+		{"dialog-choose", GroupDialog, &k.DialogChoose},
+		{"dialog-cancel", GroupDialog, &k.DialogCancel},
 	}
 }
 
@@ -190,7 +237,7 @@ func (k *KeyMap) Check(extra ...Named) error {
 	keys:
 		for _, s := range n.Binding.Keys() {
 			for _, o := range owners[s] {
-				if o.Name != n.Name && !disjointGroups[[2]string{o.Group, n.Group}] {
+				if o.Name != n.Name && !disjoint(o.Group, n.Group) {
 					errs = append(errs, fmt.Sprintf("key %q is bound to both %s and %s", s, o.Name, n.Name))
 					continue keys
 				}

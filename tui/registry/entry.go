@@ -100,6 +100,9 @@ type RowKey[V client.Object] struct {
 type Typed interface {
 	NewList(e *host.Env, k *Entry) host.Page
 	Describe(d *format.Describer, obj client.Object)
+	// Open is Def.Open for obj (nil: obj is not the kind's, or the kind
+	// opens nothing).
+	Open(e *host.Env, obj client.Object) host.Page
 }
 
 // DefOf adapts the function that returns a kind's definition to Typed.
@@ -116,4 +119,15 @@ func (f DefOf[V]) Describe(ds *format.Describer, obj client.Object) {
 			d.Describe(ds, v)
 		}
 	}
+}
+
+// Open is the page the definition opens for obj (Def.Open), when obj is a
+// V and the definition opens one; nil otherwise.
+func (f DefOf[V]) Open(e *host.Env, obj client.Object) host.Page {
+	if v, ok := obj.(V); ok {
+		if d := f(); d.Open != nil {
+			return d.Open(e, v)
+		}
+	}
+	return nil
 }

@@ -100,4 +100,12 @@ func (r *Kinds) Describe(d *format.Describer, obj client.Object) {
 	}
 }
 
+// Open implements host.Kinds.
+func (r *Kinds) Open(e *host.Env, obj client.Object) host.Page {
+	if k := r.Of(obj); k != nil {
+		return k.Typed.Open(e, obj)
+	}
+	return nil
+}
+
 var _ host.Kinds = (*Kinds)(nil)

@@ -1,19 +1,23 @@
 package widgets
 
 import (
+	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 )
 
-// Dialog keys are fixed, like the prompt's: tab / shift+tab move the focus,
-// ←/→ switch between the buttons, enter chooses, esc cancels. Every
-// dialog opens with the focus away from Confirm: enter on Cancel closes it
-// with nothing done.
+// Dialog keys are the KeyMap's Dialog bindings (rebindable in keys.yaml;
+// by default tab / shift+tab move the focus, ←/→ switch between the
+// buttons, enter chooses, esc cancels); editing a text field (backspace,
+// ctrl+u) is fixed, like the prompt's. Every dialog opens with the focus
+// away from Confirm: enter on Cancel closes it with nothing done.
 
 // cliHints rewrites the CLI flag hints of kube/actions' messages into the
 // dialog's words.
@@ -73,6 +77,7 @@ func renderButtons(st *styles.Styles, focus int, enabled bool) string {
 // object's name is typed; letters then go to that field.
 type confirmBox struct {
 	st        *styles.Styles
+	km        *keys.KeyMap
 	title     string
 	guard     guardInput
 	lines     []string
@@ -83,19 +88,19 @@ type confirmBox struct {
 
 // NewConfirm is a confirmation of something outside the cluster (no
 // context to name).
-func NewConfirm(st *styles.Styles, title string, lines []string, err string, apply func() tea.Cmd) *confirmBox {
+func NewConfirm(st *styles.Styles, km *keys.KeyMap, title string, lines []string, err string, apply func() tea.Cmd) *confirmBox {
 	var a func(string) tea.Cmd
 	if apply != nil {
 		a = func(string) tea.Cmd { return apply() }
 	}
-	return NewWriteConfirm(st, Guard{}, title, lines, err, a)
+	return NewWriteConfirm(st, km, Guard{}, title, lines, err, a)
 }
 
 // NewWriteConfirm is the confirmation of a write to g's context; apply
 // gets what was typed to confirm it (the object's name on a protected
 // context, for kube/actions.WithConfirmation).
-func NewWriteConfirm(st *styles.Styles, g Guard, title string, lines []string, err string, apply func(confirmation string) tea.Cmd) *confirmBox {
-	return &confirmBox{st: st, title: title, guard: guardInput{Guard: g}, lines: lines, err: cliHints(err), apply: apply}
+func NewWriteConfirm(st *styles.Styles, km *keys.KeyMap, g Guard, title string, lines []string, err string, apply func(confirmation string) tea.Cmd) *confirmBox {
+	return &confirmBox{st: st, km: km, title: title, guard: guardInput{Guard: g}, lines: lines, err: cliHints(err), apply: apply}
 }
 
 // canConfirm: the action is possible and, on a protected context, its
@@ -104,15 +109,16 @@ func (d *confirmBox) canConfirm() bool { return d.apply != nil && d.guard.ok() }
 
 // Update implements Dialog.
 func (d *confirmBox) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
+	km := d.km
+	switch {
+	case key.Matches(msg, km.DialogCancel):
 		return true, cancelled()
-	case "tab", "shift+tab", "left", "right":
+	case key.Matches(msg, km.DialogNext, km.DialogPrev):
 		if d.canConfirm() {
 			d.onConfirm = !d.onConfirm
 		}
 		return false, nil
-	case "enter":
+	case key.Matches(msg, km.DialogChoose):
 		if d.onConfirm && d.canConfirm() {
 			return true, d.apply(d.guard.typed)
 		}
@@ -124,11 +130,10 @@ func (d *confirmBox) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 		}
 		return false, nil
 	}
-	switch msg.String() {
-	case "h", "l":
-		if d.canConfirm() {
-			d.onConfirm = !d.onConfirm
-		}
+	// After the name field: h and l (DialogSwitch's letters) are letters of
+	// the name there; the arrows it never takes.
+	if key.Matches(msg, km.DialogSwitch) && d.canConfirm() {
+		d.onConfirm = !d.onConfirm
 	}
 	return false, nil
 }
@@ -150,10 +155,15 @@ func (d *confirmBox) View(width int) string {
 	if d.onConfirm {
 		focus = confirmButton
 	}
+	km := d.km
+	hint := fmt.Sprintf("%s/%s switch · %s choose · %s cancel", hk(km.DialogNext), hk(km.DialogSwitch), hk(km.DialogChoose), hk(km.DialogCancel))
 	out = append(out, "", renderButtons(st, focus, d.canConfirm()),
-		st.Faint.Render(ansi.Wrap("tab/←/→ switch · enter choose · esc cancel", max(width, 1), "")))
+		st.Faint.Render(ansi.Wrap(hint, max(width, 1), "")))
 	return strings.Join(out, "\n")
 }
+
+// hk is a binding's key as the hints name it.
+func hk(b key.Binding) string { return b.Help().Key }
 
 // Caret is the text cursor of prompts: "_" in plain mode, "█" otherwise.
 func Caret(plain bool) string {

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/raydar/raydar/kube/portforward"
 	"github.com/raydar/raydar/tui/host"
+	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 )
 
@@ -16,11 +18,13 @@ import (
 // preselected, serve, client) and custom LOCAL:REMOTE ports, and the local
 // address to listen on (127.0.0.1; 0.0.0.0 for every interface, as the
 // CLI's --address), checked as it is typed (portforward.CheckAddress).
-// Keys: ↑/↓ or tab move, space toggles a preset, typing edits the custom
-// and address fields, enter starts, esc cancels. Starting changes nothing
+// Keys (the KeyMap's Dialog bindings; these are the defaults): ↑/↓ or
+// tab move, space toggles a preset, typing edits the custom and address
+// fields, enter starts, esc cancels. Starting changes nothing
 // in the cluster, so enter starts from any row.
 type forwardDialog struct {
 	st     *styles.Styles
+	km     *keys.KeyMap
 	title  string
 	spec   portforward.Spec
 	fw     host.Forwarder
@@ -44,8 +48,8 @@ var forwardPresets = [3]portforward.Port{portforward.Dashboard, portforward.Serv
 
 // NewForwardDialog is the dialog that starts a port-forward to spec in fw,
 // the dashboard port ticked and 127.0.0.1 the local address.
-func NewForwardDialog(st *styles.Styles, title string, spec portforward.Spec, fw host.Forwarder) *forwardDialog {
-	return &forwardDialog{st: st, title: title, spec: spec, fw: fw, on: [3]bool{true, false, false}, addr: "127.0.0.1"}
+func NewForwardDialog(st *styles.Styles, km *keys.KeyMap, title string, spec portforward.Spec, fw host.Forwarder) *forwardDialog {
+	return &forwardDialog{st: st, km: km, title: title, spec: spec, fw: fw, on: [3]bool{true, false, false}, addr: "127.0.0.1"}
 }
 
 // ports is what the dialog asks for, or why it cannot be.
@@ -68,10 +72,11 @@ func (d *forwardDialog) ports() ([]portforward.Port, error) {
 
 // Update implements Dialog.
 func (d *forwardDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	switch k := msg.String(); k {
-	case "esc":
+	km := d.km
+	switch {
+	case key.Matches(msg, km.DialogCancel):
 		return true, func() tea.Msg { return host.ResultMsg{Text: "cancelled: no port-forward started"} }
-	case "enter":
+	case key.Matches(msg, km.DialogChoose):
 		if d.addrErr != "" {
 			d.err = d.addrErr
 			return false, nil
@@ -84,26 +89,22 @@ func (d *forwardDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 		spec := d.spec
 		spec.Ports, spec.Address = ports, d.addr
 		return true, startForward(d.fw, spec)
-	case "up", "shift+tab":
+	case key.Matches(msg, km.DialogUp, km.DialogPrev):
 		d.focus = (d.focus + fwRows - 1) % fwRows
-	case "down", "tab":
+	case key.Matches(msg, km.DialogDown, km.DialogNext):
 		d.focus = (d.focus + 1) % fwRows
-	case "backspace":
+	case msg.String() == "backspace":
 		switch {
 		case d.focus == fwRowCustom && d.custom != "":
 			d.custom = d.custom[:len(d.custom)-1]
 		case d.focus == fwRowAddr && d.addr != "":
 			d.addr = d.addr[:len(d.addr)-1]
 		}
-	case "space":
-		switch d.focus {
-		case fwRowCustom:
-			d.custom += " "
-		case fwRowAddr: // an address has no spaces
-		default:
-			d.on[d.focus] = !d.on[d.focus]
-		}
+	case key.Matches(msg, km.DialogToggle) && d.focus < fwRowCustom:
+		d.on[d.focus] = !d.on[d.focus]
 	default:
+		// A space typed into the custom field separates ports; an address
+		// has none.
 		switch {
 		case d.focus == fwRowCustom && len(msg.Text) > 0 && strings.Trim(msg.Text, "0123456789:, ") == "":
 			d.custom += msg.Text
@@ -157,7 +158,10 @@ func (d *forwardDialog) View(width int) string {
 	case d.err != "":
 		out = append(out, st.FlashErr.Render(ansi.Wrap("error: "+d.err, w, "")))
 	}
-	out = append(out, "", st.Faint.Render(ansi.Wrap("↑/↓/tab move · space toggle · enter start · esc cancel", w, "")))
+	km := d.km
+	hint := fmt.Sprintf("%s/%s/%s move · %s toggle · %s start · %s cancel", hk(km.DialogUp), hk(km.DialogDown), hk(km.DialogNext),
+		hk(km.DialogToggle), hk(km.DialogChoose), hk(km.DialogCancel))
+	out = append(out, "", st.Faint.Render(ansi.Wrap(hint, w, "")))
 	return strings.Join(out, "\n")
 }
 

@@ -33,7 +33,7 @@ type LogView struct {
 	// goroutine hands over.
 	Ctx    context.Context
 	cancel context.CancelFunc
-	stream *LogStream
+	stream *logStream
 
 	Lines   []string
 	Dropped int
@@ -59,7 +59,7 @@ func NewLogView(id int64) LogView { return LogView{ID: id, follow: true, match: 
 // from Init, then start (at once, or once it knows what to open).
 func (v *LogView) Begin(parent context.Context) {
 	v.Ctx, v.cancel = context.WithCancel(parent)
-	v.stream = NewLogStream()
+	v.stream = newLogStream()
 }
 
 // Start opens the stream open returns, in a command (the caller shows the
@@ -82,7 +82,7 @@ func (v *LogView) Close() {
 // openLog opens a stream in a command (the caller shows the busy
 // indicator); a goroutine then reads it into s until it ends or ctx ends.
 // The answer is a podLogsOpenedMsg with id.
-func openLog(ctx context.Context, s *LogStream, id int64, open func(context.Context) (io.ReadCloser, error)) tea.Cmd {
+func openLog(ctx context.Context, s *logStream, id int64, open func(context.Context) (io.ReadCloser, error)) tea.Cmd {
 	return func() tea.Msg {
 		rc, err := open(ctx)
 		if err != nil {
@@ -95,7 +95,7 @@ func openLog(ctx context.Context, s *LogStream, id int64, open func(context.Cont
 					_ = rc.Close()
 				}
 			}()
-			s.Read(ctx, rc)
+			s.read(ctx, rc)
 		}()
 		return podLogsOpenedMsg{id: id}
 	}
@@ -115,7 +115,7 @@ func (v *LogView) Receive(msg tea.Msg) (tea.Cmd, bool) {
 			v.Ended, v.Err = true, m.err
 			return nil, true
 		}
-		return s.Next(ctx, id), true
+		return s.next(ctx, id), true
 	case LinesMsg:
 		if m.ID != id {
 			return nil, false
@@ -125,7 +125,7 @@ func (v *LogView) Receive(msg tea.Msg) (tea.Cmd, bool) {
 			v.Ended, v.Err = true, m.Err
 			return nil, true
 		}
-		return s.Next(ctx, id), true
+		return s.next(ctx, id), true
 	}
 	return nil, false
 }
@@ -322,8 +322,8 @@ const (
 	// MaxPodLogLines is how many lines a pod log page keeps; older lines
 	// are dropped (k9s' unbounded log buffer grew to gigabytes).
 	MaxPodLogLines = 5000
-	// MaxLogLineBytes cuts longer lines (the rest of the line is dropped).
-	MaxLogLineBytes = 16 << 10
+	// maxLogLineBytes cuts longer lines (the rest of the line is dropped).
+	maxLogLineBytes = 16 << 10
 	// logBatch is the shortest time between two deliveries of log lines to
 	// the UI: a chatty pod costs at most ~10 updates a second, whatever its
 	// line rate.
@@ -346,11 +346,11 @@ type (
 	}
 )
 
-// LogStream is the hand-off between the goroutine reading a log stream and
+// logStream is the hand-off between the goroutine reading a log stream and
 // the UI: the reader appends lines to a bounded buffer and wakes the one
 // pending next command, which takes the whole buffer. The reader never
 // waits for the UI, and the UI never waits for the reader.
-type LogStream struct {
+type logStream struct {
 	wake chan struct{}
 
 	mu      sync.Mutex
@@ -361,17 +361,17 @@ type LogStream struct {
 	last    time.Time
 }
 
-// NewLogStream is an empty stream.
-func NewLogStream() *LogStream { return &LogStream{wake: make(chan struct{}, 1)} }
+// newLogStream is an empty stream.
+func newLogStream() *logStream { return &logStream{wake: make(chan struct{}, 1)} }
 
-func (s *LogStream) signal() {
+func (s *logStream) signal() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (s *LogStream) push(line string) {
+func (s *logStream) push(line string) {
 	s.mu.Lock()
 	if len(s.buf) >= MaxPodLogLines {
 		s.buf = s.buf[1:]
@@ -382,7 +382,7 @@ func (s *LogStream) push(line string) {
 	s.signal()
 }
 
-func (s *LogStream) finish(err error) {
+func (s *logStream) finish(err error) {
 	s.mu.Lock()
 	s.done, s.err = true, err
 	s.mu.Unlock()
@@ -405,14 +405,14 @@ func cleanLogLine(b []byte) string {
 	return strings.ReplaceAll(strings.TrimRight(ansi.Strip(string(b)), "\r"), "\t", "    ")
 }
 
-// Read reads r line by line until it ends or fails; ctx ending is not an
+// read reads r line by line until it ends or fails; ctx ending is not an
 // error.
-func (s *LogStream) Read(ctx context.Context, r io.Reader) {
+func (s *logStream) read(ctx context.Context, r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte
 	for {
 		chunk, more, err := br.ReadLine()
-		if room := MaxLogLineBytes - len(line); room > 0 {
+		if room := maxLogLineBytes - len(line); room > 0 {
 			line = append(line, chunk[:min(len(chunk), room)]...)
 		}
 		if err != nil {
@@ -432,9 +432,9 @@ func (s *LogStream) Read(ctx context.Context, r io.Reader) {
 	}
 }
 
-// Next waits for lines (or the end) and returns them as one batch; nil
+// next waits for lines (or the end) and returns them as one batch; nil
 // when ctx ends first.
-func (s *LogStream) Next(ctx context.Context, id int64) tea.Cmd {
+func (s *logStream) next(ctx context.Context, id int64) tea.Cmd {
 	return func() tea.Msg {
 		select {
 		case <-s.wake:

@@ -4,29 +4,31 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/raydar/raydar/kube/actions"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
 )
 
 // The scale dialog (action s in the cluster detail): its fields are
-// validated as they are typed (ScaleDialog.validate, with kube/actions'
+// validated as they are typed (scaleDialog.validate, with kube/actions'
 // ParseCount and PlanScale), Confirm is reachable only for a valid plan
 // that changes something, and the plan's lines are the preview.
 
 // Fields of the scale dialog.
 const (
-	FieldReplicas = iota
+	fieldReplicas = iota
 	fieldMin
 	fieldMax
 	// fieldName takes the cluster's name on a protected context (Guard);
 	// skipped elsewhere.
 	fieldName
 	focusCancel
-	FocusConfirm
+	focusConfirm
 	numFocus
 )
 
@@ -37,59 +39,60 @@ const maxFieldLen = 12
 // initial value; the first character typed replaces it.
 type textField struct {
 	label    string
-	Text     string
+	text     string
 	initial  string
 	pristine bool
 }
 
-func (f *textField) HandleKey(msg tea.KeyPressMsg) bool {
+func (f *textField) handleKey(msg tea.KeyPressMsg) bool {
 	switch msg.String() {
 	case "backspace":
 		if f.pristine {
-			f.Text = ""
-		} else if r := []rune(f.Text); len(r) > 0 {
-			f.Text = string(r[:len(r)-1])
+			f.text = ""
+		} else if r := []rune(f.text); len(r) > 0 {
+			f.text = string(r[:len(r)-1])
 		}
 	case "ctrl+u":
-		f.Text = ""
+		f.text = ""
 	default:
 		if msg.Text == "" || strings.ContainsAny(msg.Text, "\n\t") {
 			return false
 		}
 		if f.pristine {
-			f.Text = ""
+			f.text = ""
 		}
-		if len(f.Text)+len(msg.Text) > maxFieldLen {
+		if len(f.text)+len(msg.Text) > maxFieldLen {
 			return true
 		}
-		f.Text += msg.Text
+		f.text += msg.Text
 	}
 	f.pristine = false
 	return true
 }
 
-// ScaleDialog is the scale form: replicas (and optionally min and max),
+// scaleDialog is the scale form: replicas (and optionally min and max),
 // validated as typed, the plan's preview, Cancel / Confirm.
-type ScaleDialog struct {
+type scaleDialog struct {
 	st     *styles.Styles
+	km     *keys.KeyMap
 	rc     *rayv1.RayCluster
 	group  string
 	cur    actions.GroupSize
-	Fields [3]textField
-	Focus  int
-	Plan   *actions.ScalePlan
-	Err    error
+	fields [3]textField
+	focus  int
+	plan   *actions.ScalePlan
+	err    error
 	guard  guardInput
 	apply  func(req actions.ScaleRequest, confirmation string) tea.Cmd
-	Req    actions.ScaleRequest
+	req    actions.ScaleRequest
 }
 
 // NewScaleDialog is the scale form for group of rc, writing to gd's
 // context; apply gets the request and what was typed to confirm it (the
 // cluster's name on a protected context).
-func NewScaleDialog(st *styles.Styles, gd Guard, rc *rayv1.RayCluster, group string, apply func(req actions.ScaleRequest, confirmation string) tea.Cmd) *ScaleDialog {
+func NewScaleDialog(st *styles.Styles, km *keys.KeyMap, gd Guard, rc *rayv1.RayCluster, group string, apply func(req actions.ScaleRequest, confirmation string) tea.Cmd) *scaleDialog {
 	g, _ := rc.Spec.WorkerGroup(group)
-	d := &ScaleDialog{st: st, rc: rc, group: group, apply: apply, guard: guardInput{Guard: gd}}
+	d := &scaleDialog{st: st, km: km, rc: rc, group: group, apply: apply, guard: guardInput{Guard: gd}}
 	d.cur = actions.GroupSize{Min: g.Min(), Max: g.Max()}
 	if g.Replicas != nil {
 		d.cur.Replicas = *g.Replicas
@@ -98,24 +101,24 @@ func NewScaleDialog(st *styles.Styles, gd Guard, rc *rayv1.RayCluster, group str
 	if d.cur.Max == int32(^uint32(0)>>1) {
 		maxText = "" // unbounded
 	}
-	d.Fields = [3]textField{
-		{label: "Replicas", Text: fmt.Sprint(d.cur.Replicas)},
-		{label: "Min", Text: fmt.Sprint(d.cur.Min)},
-		{label: "Max", Text: maxText},
+	d.fields = [3]textField{
+		{label: "Replicas", text: fmt.Sprint(d.cur.Replicas)},
+		{label: "Min", text: fmt.Sprint(d.cur.Min)},
+		{label: "Max", text: maxText},
 	}
-	for i := range d.Fields {
-		d.Fields[i].initial, d.Fields[i].pristine = d.Fields[i].Text, true
+	for i := range d.fields {
+		d.fields[i].initial, d.fields[i].pristine = d.fields[i].text, true
 	}
 	d.validate()
 	return d
 }
 
 // validate parses the fields and plans the request.
-func (d *ScaleDialog) validate() {
-	d.Plan, d.Err = nil, nil
-	n, err := actions.ParseCount("replicas", d.Fields[FieldReplicas].Text)
+func (d *scaleDialog) validate() {
+	d.plan, d.err = nil, nil
+	n, err := actions.ParseCount("replicas", d.fields[fieldReplicas].text)
 	if err != nil {
-		d.Err = err
+		d.err = err
 		return
 	}
 	req := actions.ScaleRequest{Replicas: n}
@@ -124,13 +127,13 @@ func (d *ScaleDialog) validate() {
 		what string
 	}{{fieldMin, "minReplicas"}, {fieldMax, "maxReplicas"}} {
 		i, what := b.i, b.what
-		f := d.Fields[i]
-		if f.Text == f.initial {
+		f := d.fields[i]
+		if f.text == f.initial {
 			continue
 		}
-		v, err := actions.ParseCount(what, f.Text)
+		v, err := actions.ParseCount(what, f.text)
 		if err != nil {
-			d.Err = err
+			d.err = err
 			return
 		}
 		if i == fieldMin {
@@ -139,83 +142,84 @@ func (d *ScaleDialog) validate() {
 			req.Max = &v
 		}
 	}
-	d.Plan, d.Err = actions.PlanScale(d.rc, d.group, req)
-	d.Req = req
+	d.plan, d.err = actions.PlanScale(d.rc, d.group, req)
+	d.req = req
 }
 
-// CanConfirm reports whether the plan is valid and changes something and,
+// canConfirm reports whether the plan is valid and changes something and,
 // on a protected context, the cluster's name was typed.
-func (d *ScaleDialog) CanConfirm() bool {
-	return d.Err == nil && d.Plan != nil && !d.Plan.Unchanged && d.guard.ok()
+func (d *scaleDialog) canConfirm() bool {
+	return d.err == nil && d.plan != nil && !d.plan.Unchanged && d.guard.ok()
 }
 
-func (d *ScaleDialog) move(step int) {
+func (d *scaleDialog) move(step int) {
 	for {
-		d.Focus = (d.Focus + step + numFocus) % numFocus
-		if (d.Focus != FocusConfirm || d.CanConfirm()) && (d.Focus != fieldName || d.guard.Protected) {
+		d.focus = (d.focus + step + numFocus) % numFocus
+		if (d.focus != focusConfirm || d.canConfirm()) && (d.focus != fieldName || d.guard.Protected) {
 			return
 		}
 	}
 }
 
 // Update implements Dialog.
-func (d *ScaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
+func (d *scaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	km := d.km
+	switch {
+	case key.Matches(msg, km.DialogCancel):
 		return true, cancelled()
-	case "tab":
+	case key.Matches(msg, km.DialogNext):
 		d.move(1)
 		return false, nil
-	case "shift+tab":
+	case key.Matches(msg, km.DialogPrev):
 		d.move(-1)
 		return false, nil
 	}
-	if d.Focus == fieldName {
-		switch msg.String() {
-		case "enter":
-			d.Focus = focusCancel
-		case "up":
-			d.Focus = fieldMax
-		case "down":
+	if d.focus == fieldName {
+		switch {
+		case key.Matches(msg, km.DialogChoose):
+			d.focus = focusCancel
+		case key.Matches(msg, km.DialogUp):
+			d.focus = fieldMax
+		case key.Matches(msg, km.DialogDown):
 		default:
 			d.guard.handleKey(msg)
 		}
 		return false, nil
 	}
-	if d.Focus < focusCancel {
+	if d.focus < focusCancel {
 		last := fieldMax
 		if d.guard.Protected {
 			last = fieldName
 		}
-		switch msg.String() {
-		case "enter":
-			d.Focus = focusCancel
-		case "up":
-			d.Focus = max(d.Focus-1, FieldReplicas)
-		case "down":
-			d.Focus = min(d.Focus+1, last)
+		switch {
+		case key.Matches(msg, km.DialogChoose):
+			d.focus = focusCancel
+		case key.Matches(msg, km.DialogUp):
+			d.focus = max(d.focus-1, fieldReplicas)
+		case key.Matches(msg, km.DialogDown):
+			d.focus = min(d.focus+1, last)
 		default:
-			if d.Fields[d.Focus].HandleKey(msg) {
+			if d.fields[d.focus].handleKey(msg) {
 				d.validate()
 			}
 		}
 		return false, nil
 	}
-	switch msg.String() {
-	case "left", "right", "h", "l":
-		if d.Focus == FocusConfirm {
-			d.Focus = focusCancel
-		} else if d.CanConfirm() {
-			d.Focus = FocusConfirm
+	switch {
+	case key.Matches(msg, km.DialogSwitch):
+		if d.focus == focusConfirm {
+			d.focus = focusCancel
+		} else if d.canConfirm() {
+			d.focus = focusConfirm
 		}
-	case "up":
-		d.Focus = fieldMax
+	case key.Matches(msg, km.DialogUp):
+		d.focus = fieldMax
 		if d.guard.Protected {
-			d.Focus = fieldName
+			d.focus = fieldName
 		}
-	case "enter":
-		if d.Focus == FocusConfirm && d.CanConfirm() {
-			return true, d.apply(d.Req, d.guard.typed)
+	case key.Matches(msg, km.DialogChoose):
+		if d.focus == focusConfirm && d.canConfirm() {
+			return true, d.apply(d.req, d.guard.typed)
 		}
 		return true, cancelled()
 	}
@@ -223,15 +227,15 @@ func (d *ScaleDialog) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 }
 
 // View implements Dialog.
-func (d *ScaleDialog) View(width int) string {
+func (d *scaleDialog) View(width int) string {
 	st, w := d.st, max(width, 1)
 	title := fmt.Sprintf("Scale worker group %s of RayCluster %s/%s", d.group, d.rc.Namespace, d.rc.Name)
 	out := []string{st.Section.Render(ansi.Wrap(title, w, ""))}
 	out = append(out, d.guard.header(st)...)
 	out = append(out, "")
-	for i, f := range d.Fields {
-		cur, text := "  ", f.Text
-		if i == d.Focus {
+	for i, f := range d.fields {
+		cur, text := "  ", f.text
+		if i == d.focus {
 			cur = st.Glyphs.Cursor + " "
 			text += st.Prompt.Render(Caret(st.Plain))
 		} else if text == "" && i == fieldMax {
@@ -240,16 +244,16 @@ func (d *ScaleDialog) View(width int) string {
 		out = append(out, fmt.Sprintf("%s%-9s %s", cur, f.label+":", text))
 	}
 	out = append(out, "")
-	if d.Plan != nil {
-		out = append(out, wrapLines(st, d.Plan.Lines()[1:], w)...)
+	if d.plan != nil {
+		out = append(out, wrapLines(st, d.plan.Lines()[1:], w)...)
 	} else {
 		out = append(out, "current: "+d.cur.String())
 	}
-	if d.Err != nil {
-		out = append(out, st.FlashErr.Render(ansi.Wrap("error: "+cliHints(d.Err.Error()), w, "")))
+	if d.err != nil {
+		out = append(out, st.FlashErr.Render(ansi.Wrap("error: "+cliHints(d.err.Error()), w, "")))
 	}
 	if in := d.guard.input(st, w); len(in) > 0 {
-		if d.Focus == fieldName {
+		if d.focus == fieldName {
 			in[1] = st.Glyphs.Cursor + " " + in[1]
 		} else {
 			in[1] = "  " + strings.TrimSuffix(in[1], st.Prompt.Render(Caret(st.Plain)))
@@ -257,13 +261,15 @@ func (d *ScaleDialog) View(width int) string {
 		out = append(out, in...)
 	}
 	focus := noButton
-	switch d.Focus {
+	switch d.focus {
 	case focusCancel:
 		focus = cancelButton
-	case FocusConfirm:
+	case focusConfirm:
 		focus = confirmButton
 	}
-	out = append(out, "", renderButtons(st, focus, d.CanConfirm()),
-		st.Faint.Render(ansi.Wrap("tab next · enter to buttons · ←/→ switch · esc cancel", w, "")))
+	km := d.km
+	hint := fmt.Sprintf("%s next · %s to buttons · %s switch · %s cancel", hk(km.DialogNext), hk(km.DialogChoose), hk(km.DialogSwitch), hk(km.DialogCancel))
+	out = append(out, "", renderButtons(st, focus, d.canConfirm()),
+		st.Faint.Render(ansi.Wrap(hint, w, "")))
 	return strings.Join(out, "\n")
 }

@@ -66,8 +66,8 @@ type Detail struct {
 	sec why.Security
 }
 
-// NewDetail is the detail page of rc, in e.
-func NewDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
+// newDetail is the detail page of rc, in e.
+func newDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
 	d := &Detail{Base: host.Base{E: e, VK: DetailView}, rc: rc, uid: watch.Key(rc)}
 	cols := []table.Column{
 		{Title: "NAME", Width: 36, Grow: true, Min: 30, Sort: table.ByName},

@@ -43,7 +43,7 @@ func def() registry.Def[*rayv1.RayCluster] {
 			}
 		},
 		Meta:     registry.MetaBy(format.ClusterStatus),
-		Open:     func(e *host.Env, rc *rayv1.RayCluster) host.Page { return NewDetail(e, rc) },
+		Open:     func(e *host.Env, rc *rayv1.RayCluster) host.Page { return newDetail(e, rc) },
 		Describe: describeFields,
 	}
 }

@@ -17,7 +17,6 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
-	"github.com/raydar/raydar/tui/pages/job"
 	"github.com/raydar/raydar/tui/registry"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
@@ -58,11 +57,11 @@ func JobWhy(j *rayv1.RayJob) string {
 	return strings.Join(parts, ": ")
 }
 
-// NewDetail is the page of cj; its table of RayJobs has the jobs list's
-// meta (job.Meta) with the RayCronJob's columns (jobColumns).
-func NewDetail(e *host.Env, cj *rayv1.RayCronJob) *Detail {
+// newDetail is the page of cj; its table of RayJobs has the jobs list's
+// meta (format.JobMeta) with the RayCronJob's columns (jobColumns).
+func newDetail(e *host.Env, cj *rayv1.RayCronJob) *Detail {
 	d := &Detail{Base: host.Base{E: e, VK: DetailView}, cj: cj, uid: watch.Key(cj), ticks: format.CronTicks{}}
-	sp := registry.Spec(jobColumns(), job.Meta, nil, nil)
+	sp := registry.Spec(jobColumns(), format.JobMeta, nil, nil)
 	sp.NoMarks = true // its actions (trigger, suspend, delete) act on the RayCronJob
 	d.t = table.New(sp, e.St, e.KM, e.Now)
 	d.t.SortBy(table.ByAge) // newest first
@@ -119,7 +118,7 @@ func (d *Detail) Open() host.Page {
 	if !ok {
 		return nil
 	}
-	return job.NewDetail(d.E, j)
+	return d.E.Kinds.Open(d.E, j)
 }
 
 // Target is the RayCronJob with the selected RayJob, for the actions.

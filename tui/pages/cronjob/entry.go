@@ -50,7 +50,7 @@ func def() registry.Def[*rayv1.RayCronJob] {
 			}
 		},
 		Meta:     registry.MetaBy(format.CronStatus),
-		Open:     func(e *host.Env, c *rayv1.RayCronJob) host.Page { return NewDetail(e, c) },
+		Open:     func(e *host.Env, c *rayv1.RayCronJob) host.Page { return newDetail(e, c) },
 		Describe: describeFields,
 		Children: &registry.Children{Watch: watch.RayJob, Label: rayv1.RayCronJobNameLabelKey},
 	}

@@ -164,10 +164,10 @@ func kindName(s *runtime.Scheme, o client.Object) string {
 	return fmt.Sprintf("%T", o)
 }
 
-// ObjectYAML is the object as kubectl get -o yaml shows it, without
+// objectYAML is the object as kubectl get -o yaml shows it, without
 // managedFields, and with secrets redacted (kube/redact): Secret data,
 // literal passwords and tokens, and their last-applied copies.
-func ObjectYAML(s *runtime.Scheme, o client.Object) (string, error) {
+func objectYAML(s *runtime.Scheme, o client.Object) (string, error) {
 	k, err := gvk(s, o)
 	if err != nil {
 		return "", err
@@ -225,7 +225,7 @@ func describeLines(d *format.Describer, s *runtime.Scheme, k host.Kinds, o clien
 	if note != "" {
 		d.Out = append(d.Out, st.Faint.Render("  "+note))
 	}
-	y, err := ObjectYAML(s, yamlOf)
+	y, err := objectYAML(s, yamlOf)
 	if err != nil {
 		d.Out = append(d.Out, st.FlashErr.Render("error: "+err.Error()))
 	} else {

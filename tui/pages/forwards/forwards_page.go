@@ -69,7 +69,7 @@ func (p *Page) Update(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 			return true, func() tea.Msg { return host.WarnMsg("no port-forward to stop") }
 		}
 		what := fmt.Sprintf("%s (%s)", s.Target, localAddrs(s))
-		d := widgets.NewConfirm(p.E.St, "Stop the port-forward to "+s.Target+"?",
+		d := widgets.NewConfirm(p.E.St, p.E.KM, "Stop the port-forward to "+s.Target+"?",
 			[]string{"local " + localAddrs(s) + " stops listening; nothing in the cluster changes"}, "",
 			func() tea.Cmd { return widgets.StopForward(fw, s.ID, what) })
 		p.E.Host.ShowDialog(d)

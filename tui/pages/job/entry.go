@@ -8,7 +8,6 @@ import (
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/registry"
-	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/table"
 )
 
@@ -44,22 +43,8 @@ func def() registry.Def[*rayv1.RayJob] {
 				registry.WhyCol[*rayv1.RayJob](15, 12),
 			}
 		},
-		Meta:     Meta,
-		Open:     func(e *host.Env, j *rayv1.RayJob) host.Page { return NewDetail(e, j) },
+		Meta:     format.JobMeta,
+		Open:     func(e *host.Env, j *rayv1.RayJob) host.Page { return newDetail(e, j) },
 		Describe: describeFields,
 	}
-}
-
-// Meta is what a table of RayJobs sorts, filters and colours by: the
-// deployment status's colour, or the job status's while the deployment is
-// neutral or fine (the RayJobs list, a RayCronJob's RayJobs).
-func Meta(j *rayv1.RayJob) table.Meta {
-	m := format.ObjMeta(j, string(j.Status.JobStatus))
-	m.Class = styles.ClassOf(string(j.Status.JobDeploymentStatus))
-	if m.Class == styles.Neutral || m.Class == styles.OK {
-		if c := styles.ClassOf(string(j.Status.JobStatus)); c != styles.Neutral {
-			m.Class = c
-		}
-	}
-	return m
 }

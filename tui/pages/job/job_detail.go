@@ -19,7 +19,6 @@ import (
 	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
-	"github.com/raydar/raydar/tui/pages/cluster"
 	"github.com/raydar/raydar/tui/pages/raylogs"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/widgets"
@@ -58,8 +57,8 @@ type Detail struct {
 	sec why.Security
 }
 
-// NewDetail is the detail page of j, in e.
-func NewDetail(e *host.Env, j *rayv1.RayJob) *Detail {
+// newDetail is the detail page of j, in e.
+func newDetail(e *host.Env, j *rayv1.RayJob) *Detail {
 	d := &Detail{Base: host.Base{E: e, VK: DetailView}, job: j, uid: watch.Key(j), lastStatus: jobState(j)}
 	d.sec = why.JobSecurity(j, d.cluster())
 	return d
@@ -100,7 +99,7 @@ func (d *Detail) Open() host.Page {
 	if rc == nil {
 		return nil
 	}
-	return cluster.NewDetail(d.E, rc)
+	return d.E.Kinds.Open(d.E, rc)
 }
 
 // ClustersShown is the job's RayCluster, whose causes the job's Why block
@@ -158,13 +157,13 @@ func (d *Detail) Receive(msg tea.Msg) (tea.Cmd, bool) {
 	d.loaded = true
 	d.logErr = m.err
 	if m.err == nil {
-		d.logs = SplitLogs(m.text)
+		d.logs = splitLogs(m.text)
 	}
 	return nil, true
 }
 
-// SplitLogs keeps the last maxLogLines lines, without escape sequences.
-func SplitLogs(text string) []string {
+// splitLogs keeps the last maxLogLines lines, without escape sequences.
+func splitLogs(text string) []string {
 	text = strings.TrimRight(ansi.Strip(text), "\n")
 	if text == "" {
 		return nil

@@ -12,7 +12,6 @@ import (
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/keys"
-	"github.com/raydar/raydar/tui/pages/cluster"
 	"github.com/raydar/raydar/tui/pages/raylogs"
 	"github.com/raydar/raydar/tui/registry"
 	"github.com/raydar/raydar/tui/table"
@@ -55,7 +54,7 @@ func def() registry.Def[*podview.Pod] {
 			if !ok {
 				return nil
 			}
-			return cluster.NewDetail(e, o.(*rayv1.RayCluster))
+			return e.Kinds.Open(e, o)
 		},
 		Describe: describeFields,
 		Keys: []registry.RowKey[*podview.Pod]{

@@ -49,7 +49,7 @@ func def() registry.Def[*rayv1.RayService] {
 			}
 		},
 		Meta:     registry.MetaBy(format.ServiceStatus),
-		Open:     func(e *host.Env, s *rayv1.RayService) host.Page { return NewDetail(e, s) },
+		Open:     func(e *host.Env, s *rayv1.RayService) host.Page { return newDetail(e, s) },
 		Describe: describeFields,
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/raydar/raydar/rayapi/why"
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/host"
-	"github.com/raydar/raydar/tui/pages/cluster"
 	"github.com/raydar/raydar/tui/pages/raylogs"
 	"github.com/raydar/raydar/tui/styles"
 	"github.com/raydar/raydar/tui/widgets"
@@ -40,8 +39,8 @@ type Detail struct {
 	sec why.Security
 }
 
-// NewDetail is the detail page of s, in e.
-func NewDetail(e *host.Env, s *rayv1.RayService) *Detail {
+// newDetail is the detail page of s, in e.
+func newDetail(e *host.Env, s *rayv1.RayService) *Detail {
 	d := &Detail{Base: host.Base{E: e, VK: DetailView}, svc: s, uid: watch.Key(s)}
 	d.sec = why.ServiceSecurity(s, d.activeCluster())
 	return d
@@ -82,7 +81,7 @@ func (d *Detail) Open() host.Page {
 			continue
 		}
 		if o, ok := d.E.Store.Find(watch.RayCluster, d.svc.Namespace, name); ok {
-			return cluster.NewDetail(d.E, o.(*rayv1.RayCluster))
+			return d.E.Kinds.Open(d.E, o)
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
-package tui
+package widgets
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -11,56 +10,14 @@ import (
 
 	"github.com/raydar/raydar/kube/actions"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
+	"github.com/raydar/raydar/tui/internal/tuitest"
+	"github.com/raydar/raydar/tui/keys"
 	"github.com/raydar/raydar/tui/styles"
-	"github.com/raydar/raydar/tui/widgets"
 )
 
-// maxFuzzKeys bounds the keys of one fuzz input. Each key renders a whole
-// frame, so thousands of them took seconds per input (a CI run's FuzzPrompt
-// worker, ~8,000 typed bytes, was taken for hung under load); no dialog or
-// prompt needs more keys than a few screen lines to reach any state.
-const maxFuzzKeys = 512
-
-// fuzzKeys turns fuzz text into key presses (the first maxFuzzKeys): a few
-// control bytes stand for the keys dialogs and prompts react to, every other
-// rune is typed.
-func fuzzKeys(s string) []tea.KeyPressMsg {
-	var out []tea.KeyPressMsg
-	for _, r := range s {
-		if len(out) == maxFuzzKeys {
-			break
-		}
-		var k tea.KeyPressMsg
-		switch r {
-		case '\t':
-			k = tea.KeyPressMsg{Code: tea.KeyTab}
-		case '\r', '\n':
-			k = tea.KeyPressMsg{Code: tea.KeyEnter}
-		case 0x1b:
-			k = tea.KeyPressMsg{Code: tea.KeyEscape}
-		case 0x7f:
-			k = tea.KeyPressMsg{Code: tea.KeyBackspace}
-		case 0x15:
-			k = tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl}
-		case 0x17:
-			k = tea.KeyPressMsg{Code: 'w', Mod: tea.ModCtrl}
-		case 0x01:
-			k = tea.KeyPressMsg{Code: tea.KeyUp}
-		case 0x02:
-			k = tea.KeyPressMsg{Code: tea.KeyDown}
-		case 0x03:
-			k = tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
-		case 0x04:
-			k = tea.KeyPressMsg{Code: tea.KeyLeft}
-		case 0x05:
-			k = tea.KeyPressMsg{Code: tea.KeyRight}
-		default:
-			k = tea.KeyPressMsg{Code: r, Text: string(r)}
-		}
-		out = append(out, k)
-	}
-	return out
-}
+// defaultKeys is the default KeyMap the dialogs read their keys from (the
+// fuzz inputs' keys are named for them).
+var defaultKeys = keys.Default()
 
 // FuzzScaleDialog types arbitrary keys into the scale dialog of a worker
 // group of arbitrary size (action s).
@@ -83,13 +40,13 @@ func FuzzScaleDialog(f *testing.F) {
 	f.Add(int32(-3), int32(-1), int32(-2), int32(-1), false, false, "0\t0\t0\r\x05\r")
 	f.Add(int32(1), int32(0), int32(1), int32(1), false, false, "\x1b")
 	f.Fuzz(func(t *testing.T, replicas, minR, maxR, hosts int32, suspended, autoscaling bool, keys string) {
-		rc := mkCluster("ml", "train-a", 0, rayv1.WorkerGroupSpec{
+		rc := tuitest.MkCluster("ml", "train-a", 0, rayv1.WorkerGroupSpec{
 			GroupName: "cpu", Replicas: ptr.To(replicas), MinReplicas: ptr.To(minR), MaxReplicas: ptr.To(maxR),
 			NumOfHosts: hosts, Suspend: ptr.To(suspended),
 		})
 		rc.Spec.EnableInTreeAutoscaling = ptr.To(autoscaling)
 		var applied *actions.ScaleRequest
-		d := widgets.NewScaleDialog(styles.Plain(), widgets.Guard{Context: "kind-dev"}, rc, "cpu", func(req actions.ScaleRequest, _ string) tea.Cmd {
+		d := NewScaleDialog(styles.Plain(), defaultKeys, Guard{Context: "kind-dev"}, rc, "cpu", func(req actions.ScaleRequest, _ string) tea.Cmd {
 			applied = &req
 			return nil
 		})
@@ -100,27 +57,27 @@ func FuzzScaleDialog(f *testing.F) {
 					t.Fatalf("frame at width %d lost its title:\n%s", w, v)
 				}
 			}
-			if d.CanConfirm() && (d.Err != nil || d.Plan == nil || d.Plan.Unchanged) {
-				t.Fatalf("Confirm enabled with err %v, plan %+v", d.Err, d.Plan)
+			if d.canConfirm() && (d.err != nil || d.plan == nil || d.plan.Unchanged) {
+				t.Fatalf("Confirm enabled with err %v, plan %+v", d.err, d.plan)
 			}
-			if d.Err != nil && !namesScaleField(d.Err.Error()) {
-				t.Fatalf("the dialog refuses %q without naming the field: %q", fieldTexts(d), d.Err)
+			if d.err != nil && !namesScaleField(d.err.Error()) {
+				t.Fatalf("the dialog refuses %q without naming the field: %q", fieldTexts(d), d.err)
 			}
 		}
 		check()
-		for _, k := range fuzzKeys(keys) {
-			couldConfirm, req, focus := d.CanConfirm(), d.Req, d.Focus
+		for _, k := range tuitest.FuzzKeys(keys) {
+			couldConfirm, req, focus := d.canConfirm(), d.req, d.focus
 			done, _ := d.Update(k)
 			if applied != nil {
-				if !couldConfirm || focus != widgets.FocusConfirm {
+				if !couldConfirm || focus != focusConfirm {
 					t.Fatalf("applied %+v from focus %d without an enabled Confirm", *applied, focus)
 				}
 				if *applied != req && !samePtrs(*applied, req) {
 					t.Fatalf("applied %+v, the dialog showed %+v", *applied, req)
 				}
-				n, err := actions.ParseCount("replicas", d.Fields[widgets.FieldReplicas].Text)
+				n, err := actions.ParseCount("replicas", d.fields[fieldReplicas].text)
 				if err != nil || n != applied.Replicas {
-					t.Fatalf("applied replicas %d, the field reads %q (%v)", applied.Replicas, d.Fields[widgets.FieldReplicas].Text, err)
+					t.Fatalf("applied replicas %d, the field reads %q (%v)", applied.Replicas, d.fields[fieldReplicas].text, err)
 				}
 				if _, err := actions.PlanScale(rc, "cpu", *applied); err != nil {
 					t.Fatalf("applied %+v, which PlanScale refuses: %v", *applied, err)
@@ -138,10 +95,10 @@ func samePtrs(a, b actions.ScaleRequest) bool {
 	return a.Replicas == b.Replicas && ptr.Equal(a.Min, b.Min) && ptr.Equal(a.Max, b.Max)
 }
 
-func fieldTexts(d *widgets.ScaleDialog) []string {
+func fieldTexts(d *scaleDialog) []string {
 	var out []string
-	for _, f := range d.Fields {
-		out = append(out, f.Text)
+	for _, f := range d.fields {
+		out = append(out, f.text)
 	}
 	return out
 }
@@ -177,9 +134,9 @@ func FuzzConfirmDialog(f *testing.F) {
 		if possible {
 			apply, errText = func() tea.Cmd { runs++; return nil }, ""
 		}
-		d := widgets.NewConfirm(styles.Plain(), "Delete RayCluster ml/train-a", []string{"delete 1 head and 3 worker pods"}, errText, apply)
+		d := NewConfirm(styles.Plain(), defaultKeys, "Delete RayCluster ml/train-a", []string{"delete 1 head and 3 worker pods"}, errText, apply)
 		switches := 0
-		for _, k := range fuzzKeys(keys) {
+		for _, k := range tuitest.FuzzKeys(keys) {
 			done, _ := d.Update(k)
 			switch k.String() {
 			case "tab", "shift+tab", "left", "right", "h", "l":
@@ -209,60 +166,6 @@ func FuzzConfirmDialog(f *testing.F) {
 	})
 }
 
-// FuzzPrompt types arbitrary text into the command (:) and filter (/)
-// prompts of the TUI on the fixture world.
-//
-// Invariants: nothing panics; after every key the screen is still exactly
-// the window's size; a command the TUI does not know is answered with
-// "unknown command" (never silently dropped).
-func FuzzPrompt(f *testing.F) {
-	for _, s := range []string{
-		":rc\r", ":ns ml\r", ":ns all\r", ":ctx\r", ":ctx other\r", ":help\r", ":nope\r", ":rj\t\t\r", ":\x01\x02\r",
-		"/train\r", "/-l team=ml\r", "/(\r", "/!a\x7f\x7f\x7f\r", "/x\x1b", ":rc ml\x17\x15\r", ":q\r", ":RayCluster\r",
-	} {
-		f.Add(s)
-	}
-	const w, h = 100, 24
-	f.Fuzz(func(t *testing.T, keys string) {
-		app, err := New(Options{Now: clock, Store: fixture()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m tea.Model = app
-		m, _ = m.Update(tea.WindowSizeMsg{Width: w, Height: h})
-		for i, k := range fuzzKeys(keys) {
-			if k.String() == "ctrl+c" {
-				continue // quits
-			}
-			// The command line enter runs, as the prompt shows it.
-			line, runs := app.prompt.text, app.mode == modeCommand && k.String() == "enter"
-			m, _ = m.Update(k)
-			screen := ansi.Strip(m.View().Content)
-			if n := strings.Count(screen, "\n") + 1; n != h {
-				t.Fatalf("after key %d (%q) of %q the screen has %d lines, want %d:\n%s", i, k.String(), keys, n, h, screen)
-			}
-			if f := strings.Fields(line); runs && len(f) > 0 && !knownCommand(app, f[0]) {
-				if !strings.Contains(screen, "unknown command") {
-					t.Fatalf("the command line %q of %q is not answered with \"unknown command\":\n%s", line, keys, screen)
-				}
-			}
-		}
-	})
-}
-
-// knownCommand reports whether the TUI knows the command word w (its
-// first word, in any case): a kind's alias or one of the commands the
-// help lists, with their spellings.
-func knownCommand(a *App, w string) bool {
-	w = strings.ToLower(w)
-	for _, c := range []string{"q", "q!", "quit", "exit", "help", "?", "forwards", "pf", "ns", "namespace", "ctx", "context"} {
-		if w == c {
-			return true
-		}
-	}
-	return slices.Contains(a.reg.Aliases(), w)
-}
-
 // FuzzProtectedConfirmDialog presses arbitrary keys in a confirmation on a
 // protected context (raydar's config file, issue 25).
 //
@@ -278,10 +181,10 @@ func FuzzProtectedConfirmDialog(f *testing.F) {
 	f.Add("train-al\t\x7f\t\r")
 	f.Fuzz(func(t *testing.T, keys string) {
 		var got []string
-		d := widgets.NewWriteConfirm(styles.Plain(), widgets.Guard{Context: "prod-eu", Protected: true, Name: "train-a"},
+		d := NewWriteConfirm(styles.Plain(), defaultKeys, Guard{Context: "prod-eu", Protected: true, Name: "train-a"},
 			"Delete RayCluster ml/train-a", []string{"delete 1 head and 3 worker pods"}, "",
 			func(confirmation string) tea.Cmd { got = append(got, confirmation); return nil })
-		for _, k := range fuzzKeys(keys) {
+		for _, k := range tuitest.FuzzKeys(keys) {
 			done, _ := d.Update(k)
 			if v := d.View(30); !strings.Contains(strings.ReplaceAll(v, "\n", " "), "PROTECTED") {
 				t.Fatalf("the protected badge is gone:\n%s", v)
