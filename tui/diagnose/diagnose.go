@@ -104,7 +104,7 @@ type Diagnosers struct {
 var WhyDiagnosers = Diagnosers{Cluster: why.Cluster, Job: why.Job, Service: why.Service, Column: why.Column}
 
 // NewDiagnoses diagnoses store's objects with WhyDiagnosers; role is the
-// session's reconciler role (reconcilerOf) and nodesKnown says whether the
+// session's reconciler role (ReconcilerOf) and nodesKnown says whether the
 // store's nodes are the cluster's.
 func NewDiagnoses(store *watch.Store, now func() time.Time, role string, nodesKnown func() bool) *Diagnoses {
 	return newDiagnosesWith(WhyDiagnosers, store, now, role, nodesKnown)
@@ -113,7 +113,7 @@ func NewDiagnoses(store *watch.Store, now func() time.Time, role string, nodesKn
 // newDiagnosesWith is NewDiagnoses with the diagnosers fn, and computes
 // every object's causes at once.
 func newDiagnosesWith(fn Diagnosers, store *watch.Store, now func() time.Time, role string, nodesKnown func() bool) *Diagnoses {
-	d := &Diagnoses{Fn: fn, store: store, now: now, nodesKnown: nodesKnown, reconciler: reconcilerOf(role),
+	d := &Diagnoses{Fn: fn, store: store, now: now, nodesKnown: nodesKnown, reconciler: ReconcilerOf(role),
 		causes: map[types.UID][]why.Cause{}, column: map[types.UID]string{}, nodeFP: map[types.UID]string{}}
 	d.syncNodesKnown()
 	nodes, _ := store.Nodes()
@@ -146,7 +146,7 @@ func (d *Diagnoses) syncNodesKnown() bool {
 
 // SetRole recomputes everything when who reconciles changed.
 func (d *Diagnoses) SetRole(role string) {
-	if r := reconcilerOf(role); r != d.reconciler {
+	if r := ReconcilerOf(role); r != d.reconciler {
 		d.reconciler = r
 		d.All()
 	}
@@ -454,7 +454,7 @@ const LoopOff = "observer (reconcile loop off)"
 const loopOffAnd = "observer (reconcile loop off; "
 
 // LoopOffRole says who reconciles while a session's loop is off, from its
-// read of raydar's leader Leases, in the header's words reconcilerOf
+// read of raydar's leader Leases, in the header's words ReconcilerOf
 // reads: no ages, so they change only when the leadership does.
 func LoopOffRole(l inspect.Leadership, holder string) string {
 	switch l {
@@ -468,14 +468,14 @@ func LoopOffRole(l inspect.Leadership, holder string) string {
 	return LoopOff
 }
 
-// reconcilerOf turns the session's role words (Session.Role: "leader",
+// ReconcilerOf turns the session's role words (Session.Role: "leader",
 // "observer (leader: X)", "observer (electing)", "another operator: …",
 // "observer (reconcile loop stopped: …)", "observer (reconcile loop off)"
 // and, once raydar's leader Leases were read, "observer (reconcile loop
 // off; leader: X | no leader | no raydar operator)", "starting") into who
 // reconciles. A session without its loop whose Leases could not be read
 // cannot tell (a raydar operator may run in the cluster): not known.
-func reconcilerOf(role string) why.Reconciler {
+func ReconcilerOf(role string) why.Reconciler {
 	const off = loopOffAnd
 	switch {
 	case strings.HasPrefix(role, off+"leader: "):

@@ -194,8 +194,8 @@ func TestReconcilerOf(t *testing.T) {
 		"":         {},
 	}
 	for role, want := range cases {
-		if got := reconcilerOf(role); got != want {
-			t.Errorf("reconcilerOf(%q) = %+v, want %+v", role, got, want)
+		if got := ReconcilerOf(role); got != want {
+			t.Errorf("ReconcilerOf(%q) = %+v, want %+v", role, got, want)
 		}
 	}
 }
