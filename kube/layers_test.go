@@ -39,20 +39,19 @@ var layerRules = map[string][]string{
 	module + "/tui/registry": tuiAbove("widgets", "pages", "actions"),
 	module + "/tui/pages":    tuiAbove("actions"),
 	module + "/tui/actions":  tuiAbove(),
-	// Among the pages, the leaves open no other page; the cluster page
-	// opens the Ray logs; the job, service and pod pages open the cluster
-	// page (a job's, a service's, a pod's RayCluster), the cronjob page the
-	// job page. No page imports the registry's entries of another kind
-	// but through the pages it opens.
+	// Among the pages, the leaves open no other page; the cluster, job,
+	// service and pod pages open the Ray logs. A page opens another
+	// kind's page (a job's RayCluster, a cronjob's RayJobs) through the
+	// registry (host.Kinds.Open), never by importing it.
 	module + "/tui/pages/raylogs":  pagesBut("raylogs"),
 	module + "/tui/pages/describe": pagesBut("describe"),
 	module + "/tui/pages/logs":     pagesBut("logs"),
 	module + "/tui/pages/forwards": pagesBut("forwards"),
 	module + "/tui/pages/cluster":  pagesBut("cluster", "raylogs"),
-	module + "/tui/pages/job":      pagesBut("job", "cluster", "raylogs"),
-	module + "/tui/pages/service":  pagesBut("service", "cluster", "raylogs"),
-	module + "/tui/pages/pod":      pagesBut("pod", "cluster", "raylogs"),
-	module + "/tui/pages/cronjob":  pagesBut("cronjob", "job", "cluster", "raylogs"),
+	module + "/tui/pages/job":      pagesBut("job", "raylogs"),
+	module + "/tui/pages/service":  pagesBut("service", "raylogs"),
+	module + "/tui/pages/pod":      pagesBut("pod", "raylogs"),
+	module + "/tui/pages/cronjob":  pagesBut("cronjob"),
 }
 
 // tuiAbove is the rule of a TUI room: none of rooms (under tui/), nor the
