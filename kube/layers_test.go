@@ -117,7 +117,7 @@ func TestLayerViolationsFindsUpwardImports(t *testing.T) {
 		module + "/rayapi/dashboard":  {module + "/kube/raydash", module + "/tuition"}, // tuition is not tui
 		module + "/tui":               {module + "/controller"},                        // no rule for the top
 		module + "/tui/host":          {module + "/tui/table", module + "/tui/widgets"},
-		module + "/tui/pages/job":     {module + "/tui/pages/cluster", module + "/tui"},
+		module + "/tui/pages/job":     {module + "/tui/pages/raylogs", module + "/tui/pages/cluster", module + "/tui"},
 	}
 	got := layerViolations(deps, layerRules)
 	want := []string{
@@ -125,6 +125,7 @@ func TestLayerViolationsFindsUpwardImports(t *testing.T) {
 		module + "/rayapi/dashboard imports " + module + "/kube/raydash",
 		module + "/tui/host imports " + module + "/tui/widgets",
 		module + "/tui/pages/job imports " + module + "/tui",
+		module + "/tui/pages/job imports " + module + "/tui/pages/cluster",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("layerViolations =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
