@@ -3,16 +3,18 @@ package headsim
 // A head pod held Running but not Ready (sandbox.NotReadyAnnotation, a
 // readiness probe that has not passed) gets an early dashboard: its
 // address is served and published like a head's, and it answers every
-// request 503 and counts it, so that a test sees a call made before the
-// head is Ready (RequestsBeforeReady) instead of a refused connection
-// nobody counts. It closes when the pod turns Ready (the head takes over)
+// request 503 and counts those made while the pod, read live, is still
+// not Ready, so that a test sees a call made before the head is Ready
+// (RequestsBeforeReady) instead of a refused connection nobody counts. It closes when the pod turns Ready (the head takes over)
 // or goes.
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/raydar/raydar/kube/sandbox/refusable"
@@ -49,7 +51,12 @@ func (s *Sim) syncEarly(key string, pod *corev1.Pod, want bool) {
 	cluster := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Labels[rayv1.RayClusterLabelKey]}
 	c := s.counts(cluster)
 	f, err := refusable.Listen("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c.add(beforeReady + r.Method + " " + r.URL.Path)
+		// The caller may have seen the pod turn Ready before this
+		// simulator did (the head takes over once it has): only a pod
+		// still not Ready, read live, makes a request one before Ready.
+		if !s.readyNow(r.Context(), pod.Namespace, pod.Name) {
+			c.add(beforeReady + r.Method + " " + r.URL.Path)
+		}
 		http.Error(w, "Ray head pod not Ready", http.StatusServiceUnavailable)
 	}))
 	if err != nil {
@@ -66,6 +73,13 @@ func (s *Sim) syncEarly(key string, pod *corev1.Pod, want bool) {
 	s.mu.Unlock()
 	s.opts.Logf("headsim: %s: head pod %s Running, not Ready; its dashboard at %s answers 503", cluster, pod.Name, f.URL())
 	s.publishOrLog()
+}
+
+// readyNow reads the pod live: Running and Ready (false when it cannot
+// tell).
+func (s *Sim) readyNow(ctx context.Context, namespace, name string) bool {
+	p, err := s.cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	return err == nil && runningAndReady(p)
 }
 
 func (s *Sim) publishOrLog() {
