@@ -16,6 +16,7 @@ import (
 
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/watch"
+	kdesc "github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	tuiactions "github.com/raydar/raydar/tui/actions"
 )
@@ -393,7 +394,7 @@ func TestDeleteDialog(t *testing.T) {
 		}
 	})
 	t.Run("long lists are cut", func(t *testing.T) {
-		p := &actions.DeletePlan{Kind: actions.KindRayCluster, Namespace: "ml", Name: "big"}
+		p := &actions.DeletePlan{Kind: kdesc.RayCluster, Namespace: "ml", Name: "big"}
 		for i := range 12 {
 			p.Dependents = append(p.Dependents, actions.Dependent{Kind: "Pod", Name: fmt.Sprintf("pod-%02d", i), Owner: "RayCluster big"})
 		}
