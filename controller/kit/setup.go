@@ -173,16 +173,9 @@ func (k *Kind[O]) Name() string { return strings.ToLower(k.Desc.Kind) }
 // "raydar-" and Name ("raydar-rayjob").
 func (k *Kind[O]) EventSource() string { return "raydar-" + k.Name() }
 
-// newObject is an empty object of the kind, Desc.New's. A descriptor of
-// another type than O is a registration's mistake, said by Setup (check)
-// and, for a Kind used without it, here.
-func (k *Kind[O]) newObject() O {
-	o, ok := k.Desc.New().(O)
-	if !ok {
-		panic(k.check())
-	}
-	return o
-}
+// newObject is an empty object of the kind, Desc.New's (check made sure
+// it is an O).
+func (k *Kind[O]) newObject() O { return k.Desc.New().(O) }
 
 // check refuses a registration without a descriptor, or whose descriptor's
 // objects are not O.
@@ -227,8 +220,12 @@ func Setup(mgr manager.Manager, sh Shared, regs ...Registration) (map[*kinds.Kin
 }
 
 // NewParts builds what a kind's reconciler is made of without a manager
-// (Setup uses it, and unit tests with a fake client).
+// (Setup uses it, and unit tests with a fake client). It panics on a
+// registration Setup refuses (no descriptor, or one of other objects).
 func NewParts[O client.Object](k *Kind[O], c client.Client, api client.Reader, rec recorder.EventRecorder, sh Shared) *Parts[O] {
+	if err := k.check(); err != nil {
+		panic(err) // a registration's mistake: Setup returns it as an error
+	}
 	now := k.Now
 	if now == nil {
 		now = time.Now
