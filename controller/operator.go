@@ -43,6 +43,7 @@ import (
 
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash"
+	kdesc "github.com/raydar/raydar/rayapi/kinds"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -56,9 +57,6 @@ const (
 	DefaultOtherOperatorInterval   = 30 * time.Second
 	DefaultQPS                     = 300
 	DefaultBurst                   = 600
-	// ControllerName names the RayCluster controller in logs, metrics and
-	// Events.
-	ControllerName = raycluster.ControllerName
 )
 
 // inClusterNamespaceFile holds the pod's namespace when running in a cluster.
@@ -304,7 +302,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.rec = known["raycluster"]
+	o.rec = known[kdesc.RayCluster]
 	if err := mgr.Add(&kit.OtherOperatorWatcher{G: o.gate, Interval: opts.OtherOperatorInterval}); err != nil {
 		return nil, err
 	}

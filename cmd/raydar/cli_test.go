@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -195,7 +196,7 @@ func TestScale(t *testing.T) {
 	}
 	res := decodeResult(t, r.stdout)
 	if res.Outcome != actions.OutcomeApplied || res.Action != actions.ActionScale || res.Actor != "raydar-sandbox-admin" ||
-		res.Context != "raydar-sandbox" || res.Object != (actions.ObjectRef{Kind: actions.KindRayCluster, Namespace: ns, Name: "rc"}) ||
+		res.Context != "raydar-sandbox" || res.Object != (actions.ObjectRef{Kind: kinds.RayCluster, Namespace: ns, Name: "rc"}) ||
 		res.Plan["podsToCreate"] != 2.0 || res.Plan["new"].(map[string]any)["replicas"] != 4.0 {
 		t.Fatalf("result %+v", res)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/rayapi/kinds"
 )
 
 // newDeleteWorkersCmd: raydar delete-workers CLUSTER POD...
@@ -33,7 +34,7 @@ func newDeleteWorkersCmd(g *globals) *cobra.Command {
 			clusterName := args[0]
 			req := actions.DeleteWorkersRequest{Pods: args[1:], LowerMin: lowerMin}
 			return runMutation(cmd, g, &f, mutation{
-				kind: actions.KindRayCluster, name: clusterName,
+				kind: kinds.RayCluster, name: clusterName,
 				question: fmt.Sprintf("Delete %s of RayCluster %s?", strings.Join(req.Pods, ", "), clusterName),
 				preview: func(ctx context.Context, a *actions.Actions, ns string) (actions.Plan, error) {
 					return a.PreviewDeleteWorkers(ctx, ns, clusterName, req)

@@ -72,10 +72,10 @@ func newGetCmd(g *globals) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "get " + getUsage + " [NAME]",
-		Short: "List RayClusters, RayJobs, RayServices, RayCronJobs, or the Ray pods of a cluster",
-		Long: "List RayClusters, RayJobs, RayServices or RayCronJobs (one of them with NAME), or the\n" +
-			"Ray pods of cluster NAME (workers: group, type, phase, ready, IP, node; every Ray pod\n" +
-			"without NAME). cronjobs (rcj) shows each schedule with its meaning in words, when it\n" +
+		Short: "List " + strings.Join(each(kinds.Ray, plural), ", ") + ", or the Ray pods of a cluster",
+		Long: "List " + orList(each(kinds.Ray, plural)) + " (one of them with NAME), or the\n" +
+			"Ray pods of cluster NAME (" + getWorkers + ": group, type, phase, ready, IP, node; every Ray pod\n" +
+			"without NAME). " + getCronJobs + " (" + kinds.RayCronJob.Short + ") shows each schedule with its meaning in words, when it\n" +
 			"last ran and when it runs next.\n" +
 			"STATUS words, ready counts and ages read as in the TUI.\n" +
 			"-o json|yaml prints the objects themselves, as kubectl does, but with literal passwords\n" +

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -118,7 +119,7 @@ func TestGetCronJobsAndTrigger(t *testing.T) {
 	}
 	res := decodeResult(t, r.stdout)
 	if res.Action != actions.ActionTrigger || res.Outcome != actions.OutcomeApplied ||
-		res.Object != (actions.ObjectRef{Kind: actions.KindRayCronJob, Namespace: ns, Name: "nightly"}) {
+		res.Object != (actions.ObjectRef{Kind: kinds.RayCronJob, Namespace: ns, Name: "nightly"}) {
 		t.Fatalf("result %+v", res)
 	}
 	made := jobs()

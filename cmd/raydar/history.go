@@ -20,7 +20,7 @@ func historyKind(name string) (string, error) {
 	if k, ok := kinds.Lookup(name); ok && k.IsRay() {
 		return k.Kind, nil
 	}
-	return "", fmt.Errorf("history has no record of %q: use cluster, job, service or cronjob (or their spellings in raydar get)", name)
+	return "", fmt.Errorf("history has no record of %q: use %s (or their spellings in raydar get)", name, orList(each(kinds.Ray, singular)))
 }
 
 // historyNote heads every table: whose record this is.
@@ -47,7 +47,7 @@ func newHistoryCmd(g *globals) *cobra.Command {
 		Example: "  raydar history cluster my-cluster -n team-a\n  raydar history rayjob nightly --since 2h -o json",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return fmt.Errorf("history needs a KIND and a NAME (got %d arguments): raydar history cluster|job|service|cronjob NAME", len(args))
+				return fmt.Errorf("history needs a KIND and a NAME (got %d arguments): raydar history %s NAME", len(args), wordUsage(kinds.Ray))
 			}
 			return nil
 		},

@@ -21,6 +21,9 @@ func TestKindHelpOffersNamesThatWork(t *testing.T) {
 		{kindUsage(suspendable()), suspendable()},
 		{wordUsage(diagnosed()), diagnosed()},
 		{wordUsage(kinds.Ray), kinds.Ray},
+		{viewNames(), kinds.All},
+		{wordUsage(diagnosed()) + " " + orList(each(diagnosed(), singular)), diagnosed()},
+		{orList(each(kinds.Ray, singular)), kinds.Ray},
 	} {
 		offered := map[*kinds.Kind]bool{}
 		for _, w := range word.FindAllString(strings.ReplaceAll(tc.help, " or ", " "), -1) {

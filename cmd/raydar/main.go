@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/rayapi/kinds"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -28,9 +29,9 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "raydar",
 		Short: "A terminal dashboard and reconcile loop for Ray on Kubernetes",
-		Long: `raydar with no sub-command opens the terminal UI on the current kube context,
-with the embedded reconcile loop for RayCluster, RayJob and RayService (it
-leaves them alone while a KubeRay operator runs in the cluster).`,
+		Long: "raydar with no sub-command opens the terminal UI on the current kube context,\n" +
+			"with the embedded reconcile loop for " + andList(each(kinds.Ray, apiKind)) + " (it\n" +
+			"leaves them alone while a KubeRay operator runs in the cluster).",
 		Args:          cobra.NoArgs,
 		Version:       version,
 		SilenceUsage:  true,

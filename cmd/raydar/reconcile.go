@@ -9,9 +9,9 @@ import (
 	"github.com/raydar/raydar/kube/raydash/addrbook"
 )
 
-// loopConfig says how to build the reconcile loop: one operator for all
-// three kinds (RayCluster, RayJob, RayService) on one cache (which the TUI
-// reads too) and one leader election.
+// loopConfig says how to build the reconcile loop: one operator for every
+// ray.io kind (rayapi/kinds' Ray) on one cache (which the TUI reads too)
+// and one leader election.
 type loopConfig struct {
 	operator controller.Options
 	// book is the sandbox's address book of simulated Ray heads

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/rayapi/kinds"
 )
 
 // newScaleCmd: raydar scale CLUSTER GROUP --replicas N [--min N] [--max N].
@@ -46,7 +47,7 @@ func newScaleCmd(g *globals) *cobra.Command {
 			}
 			clusterName, group := args[0], args[1]
 			return runMutation(cmd, g, &f, mutation{
-				kind: actions.KindRayCluster, name: clusterName,
+				kind: kinds.RayCluster, name: clusterName,
 				question: fmt.Sprintf("Scale worker group %s of RayCluster %s to %d replicas?", group, clusterName, req.Replicas),
 				preview: func(ctx context.Context, a *actions.Actions, ns string) (actions.Plan, error) {
 					return a.PreviewScale(ctx, ns, clusterName, group, req)

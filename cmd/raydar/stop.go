@@ -10,6 +10,7 @@ import (
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/kinds"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -36,7 +37,7 @@ func newStopCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job := args[0]
 			m := mutation{
-				kind: actions.KindRayJob, name: job,
+				kind: kinds.RayJob, name: job,
 				question: fmt.Sprintf("Stop RayJob %s?", job),
 				preview: func(ctx context.Context, a *actions.Actions, ns string) (actions.Plan, error) {
 					return a.PreviewStopJob(ctx, ns, job)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -33,7 +34,7 @@ func newTriggerCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			return runMutation(cmd, g, &f, mutation{
-				kind: actions.KindRayCronJob, name: name,
+				kind: kinds.RayCronJob, name: name,
 				question: fmt.Sprintf("Run RayCronJob %s now?", name),
 				preview: func(ctx context.Context, a *actions.Actions, ns string) (actions.Plan, error) {
 					return a.PreviewTrigger(ctx, ns, name)

@@ -61,7 +61,7 @@ func (f *tuiFlags) addTo(cmd *cobra.Command) {
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060, for measuring raydar itself")
 	operatorcmd.FeatureGatesFlag(fs, &f.featureGates)
 	operatorcmd.BatchSchedulerFlag(fs, &f.batchScheduler)
-	fs.StringVarP(&f.command, "command", "c", "", "open on this view, as the : prompt names it (rayclusters, rc, rayjobs, rayservices, raycronjobs, pods, po, …)")
+	fs.StringVarP(&f.command, "command", "c", "", "open on this view, as the : prompt names it ("+viewNames()+", …)")
 }
 
 // addFleetTo adds the fleet view's flags to the TUI's command (raydar, not

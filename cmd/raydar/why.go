@@ -36,10 +36,10 @@ func whyKind(name string) (*kinds.Kind, error) {
 	if k, ok := kinds.Lookup(name); ok && k.Why {
 		return k, nil
 	}
-	return nil, fmt.Errorf("why cannot diagnose %q: use cluster, job or service (or their spellings in raydar get)", name)
+	return nil, fmt.Errorf("why cannot diagnose %q: use %s (or their spellings in raydar get)", name, orList(each(diagnosed(), singular)))
 }
 
-// newWhyCmd: raydar why cluster|job|service NAME.
+// newWhyCmd: raydar why cluster|job|service NAME (the diagnosed kinds).
 func newWhyCmd(g *globals) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
@@ -56,7 +56,7 @@ func newWhyCmd(g *globals) *cobra.Command {
 		Example: "  raydar why cluster my-cluster -n team-a\n  raydar why rayjob nightly -o json",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return fmt.Errorf("why needs a KIND and a NAME (got %d arguments): raydar why cluster|job|service NAME", len(args))
+				return fmt.Errorf("why needs a KIND and a NAME (got %d arguments): raydar why %s NAME", len(args), wordUsage(diagnosed()))
 			}
 			return nil
 		},

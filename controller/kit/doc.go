@@ -21,8 +21,11 @@
 //	child metadata as KubeRay's       children.go      ChildManagedBy, KubeRayCheckLabel
 //	small helpers                     util.go
 //
-// Each kind package exports Registration(Options) *Kind[O]; Setup builds,
-// for every kind, its field indexes, its side cache, the Expectations, the
+// Each kind package exports Registration(Options) *Kind[O], which names
+// its kind by its rayapi/kinds descriptor (Kind.Desc: the controller's and
+// the Events' names, the objects, whether the kind is optional) and adds
+// what its controller watches and how it reconciles; Setup builds, for
+// every kind, its field indexes, its side cache, the Expectations, the
 // Events, the StatusWriter, the Loop, then the kind's reconciler (Kind.Build
 // from those Parts) and its controller: the kind's own changes
 // (Kind.Predicates), its children through a ChildHandler (Kind.Owns), the

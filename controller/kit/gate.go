@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -166,6 +167,16 @@ func SkipReason(rc *rayv1.RayCluster, other OtherOperator) string {
 		return other.Message()
 	}
 	return ""
+}
+
+// gateNoun names an object of kind d in the gate's messages: "cluster" for
+// a RayCluster, as SkipReason words it ("this cluster"), else the API kind
+// ("RayJob").
+func gateNoun(d *kinds.Kind) string {
+	if d == kinds.RayCluster {
+		return "cluster"
+	}
+	return d.Kind
 }
 
 // SkipReasonFor says why raydar must not reconcile an object of any kind

@@ -47,7 +47,7 @@ type Loop[O client.Object] struct {
 	Gate   *Gate         // nil: only spec.managedBy is checked
 
 	// Noun names an object of the kind in the gate's messages: "cluster",
-	// "RayJob", "RayService".
+	// "RayJob", "RayService" (Setup: gateNoun of the kind's descriptor).
 	Noun string
 	// ManagedBy returns the object's spec.managedBy.
 	ManagedBy func(O) *string

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,7 @@ import (
 	"github.com/raydar/raydar/controller/batchscheduler"
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/kinds"
 )
 
 // Shared is what every kind takes from the operator's one Options; Setup
@@ -73,16 +75,14 @@ type PodDefaults struct {
 // package exports a function returning one; Setup turns it into a
 // controller on the manager.
 type Kind[O client.Object] struct {
-	// Name names the controller in logs and metrics ("rayjob").
-	Name string
-	// EventSource names the Events' reporting controller
-	// ("raydar-rayjob").
-	EventSource string
-	// Noun names an object of the kind in the gate's messages.
-	Noun string
-	// New and NewList make an empty object and list of the kind.
-	New     func() O
-	NewList func() client.ObjectList
+	// Desc is the kind's descriptor (rayapi/kinds), which says the rest:
+	// the controller's name (Name), its Events' reporting controller
+	// (EventSource), how to make an empty object and list of the kind
+	// (Desc.New must make an O), how the gate's messages name one
+	// (gateNoun), and whether the API server may lack it (Desc.Optional:
+	// a server that does not serve the kind, its CRD not installed, gets
+	// no controller for it, and the others run).
+	Desc *kinds.Kind
 	// ManagedBy returns what the gate reads as the object's
 	// spec.managedBy; ListUnmanaged lists skipped objects (Gate.Unmanaged).
 	ManagedBy     func(O) *string
@@ -104,9 +104,6 @@ type Kind[O client.Object] struct {
 	// expectations' clock (time.Now when nil).
 	ExpectationTTL time.Duration
 	Now            func() time.Time
-	// Optional: an API server that does not serve the kind (its CRD is
-	// not installed) gets no controller for it, and the others run.
-	Optional bool
 	// Build makes the kind's reconciler from the parts Setup built. The
 	// reconciler may also be a Forgetter (its own memory of an object
 	// that is gone) and a Watcher (watches beyond Owns).
@@ -168,9 +165,34 @@ type Watcher interface {
 	Watch(b *builder.Builder) *builder.Builder
 }
 
+// Name names the kind's controller in logs and metrics: its API kind in
+// lower case ("rayjob").
+func (k *Kind[O]) Name() string { return strings.ToLower(k.Desc.Kind) }
+
+// EventSource names the reporting controller of the kind's Events:
+// "raydar-" and Name ("raydar-rayjob").
+func (k *Kind[O]) EventSource() string { return "raydar-" + k.Name() }
+
+// newObject is an empty object of the kind, Desc.New's (check made sure
+// it is an O).
+func (k *Kind[O]) newObject() O { return k.Desc.New().(O) }
+
+// check refuses a registration without a descriptor, or whose descriptor's
+// objects are not O.
+func (k *Kind[O]) check() error {
+	if k.Desc == nil {
+		return fmt.Errorf("controller: a %T registration without its kind's descriptor (Kind.Desc)", k)
+	}
+	if _, ok := k.Desc.New().(O); !ok {
+		var o O
+		return fmt.Errorf("controller: a registration of %T objects with the %s descriptor, whose objects are %T", o, k.Desc.Kind, k.Desc.New())
+	}
+	return nil
+}
+
 // Registration is a Kind of any object type, for Setup.
 type Registration interface {
-	setup(mgr manager.Manager, sh Shared) (name string, k Known, err error)
+	setup(mgr manager.Manager, sh Shared) (desc *kinds.Kind, k Known, err error)
 }
 
 // Known counts a kind's objects reconciled and not yet forgotten.
@@ -181,25 +203,29 @@ type Known interface{ Known() int }
 // the Loop, the reconciler (Kind.Build) and the controller with its
 // watches (the kind, its children through a ChildHandler, the
 // reconciler's own, the gate's re-queues). It returns each registered
-// kind's Known by Kind.Name; an Optional kind the API server does not
+// kind's Known by its descriptor; an Optional kind the API server does not
 // serve is absent.
-func Setup(mgr manager.Manager, sh Shared, kinds ...Registration) (map[string]Known, error) {
-	known := map[string]Known{}
-	for _, k := range kinds {
-		name, n, err := k.setup(mgr, sh)
+func Setup(mgr manager.Manager, sh Shared, regs ...Registration) (map[*kinds.Kind]Known, error) {
+	known := map[*kinds.Kind]Known{}
+	for _, k := range regs {
+		desc, n, err := k.setup(mgr, sh)
 		if err != nil {
 			return nil, err
 		}
 		if n != nil {
-			known[name] = n
+			known[desc] = n
 		}
 	}
 	return known, nil
 }
 
 // NewParts builds what a kind's reconciler is made of without a manager
-// (Setup uses it, and unit tests with a fake client).
+// (Setup uses it, and unit tests with a fake client). It panics on a
+// registration Setup refuses (no descriptor, or one of other objects).
 func NewParts[O client.Object](k *Kind[O], c client.Client, api client.Reader, rec recorder.EventRecorder, sh Shared) *Parts[O] {
+	if err := k.check(); err != nil {
+		panic(err) // a registration's mistake: Setup returns it as an error
+	}
 	now := k.Now
 	if now == nil {
 		now = time.Now
@@ -207,8 +233,8 @@ func NewParts[O client.Object](k *Kind[O], c client.Client, api client.Reader, r
 	p := &Parts[O]{Shared: sh, Client: c, API: api, Events: NewEvents(rec),
 		Exp: NewExpectations(cmp.Or(k.ExpectationTTL, DefaultExpectationTTL), now)}
 	p.Status = NewStatusWriter(c, p.Exp)
-	p.Loop = &Loop[O]{Cache: c, API: api, New: k.New, Exp: p.Exp, Events: p.Events, Status: p.Status,
-		Gate: sh.Gate, Noun: k.Noun, ManagedBy: k.ManagedBy, ListUnmanaged: k.ListUnmanaged}
+	p.Loop = &Loop[O]{Cache: c, API: api, New: k.newObject, Exp: p.Exp, Events: p.Events, Status: p.Status,
+		Gate: sh.Gate, Noun: gateNoun(k.Desc), ManagedBy: k.ManagedBy, ListUnmanaged: k.ListUnmanaged}
 	return p
 }
 
@@ -227,43 +253,46 @@ func (k *Kind[O]) Reconcile(p *Parts[O]) (Reconciler[O], reconcile.Func, error) 
 	}, nil
 }
 
-func (k *Kind[O]) setup(mgr manager.Manager, sh Shared) (string, Known, error) {
-	gvk, err := apiutil.GVKForObject(k.New(), mgr.GetScheme())
-	if err != nil {
-		return "", nil, err
+func (k *Kind[O]) setup(mgr manager.Manager, sh Shared) (*kinds.Kind, Known, error) {
+	if err := k.check(); err != nil {
+		return nil, nil, err
 	}
-	if k.Optional {
+	gvk, err := apiutil.GVKForObject(k.newObject(), mgr.GetScheme())
+	if err != nil {
+		return nil, nil, err
+	}
+	if k.Desc.Optional {
 		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
 			if meta.IsNoMatchError(err) {
-				mgr.GetLogger().Info("the API server serves no " + gvk.Kind + "s (no " + gvk.Kind + " CRD): not reconciling them")
-				return k.Name, nil, nil
+				mgr.GetLogger().Info("the API server serves no " + k.Desc.Plural + " (no " + gvk.Kind + " CRD): not reconciling them")
+				return k.Desc, nil, nil
 			}
-			return "", nil, fmt.Errorf("controller: looking up %ss: %w", gvk.Kind, err)
+			return nil, nil, fmt.Errorf("controller: looking up %s: %w", k.Desc.Plural, err)
 		}
 	}
 	for _, ix := range k.Indexes {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), ix.Object, ix.Field, ix.Extract); err != nil {
-			return "", nil, fmt.Errorf("controller: indexing %T by %s: %w", ix.Object, ix.Field, err)
+			return nil, nil, fmt.Errorf("controller: indexing %T by %s: %w", ix.Object, ix.Field, err)
 		}
 	}
-	p := NewParts(k, mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(k.EventSource), sh)
+	p := NewParts(k, mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(k.EventSource()), sh)
 	p.Manager = mgr
 	if k.Side != nil {
 		side, err := SideCache(mgr, k.Side.What, k.Side.Selector, sh.Namespaces, k.Side.Objects...)
 		if err != nil {
-			return "", nil, err
+			return nil, nil, err
 		}
 		p.Side = side
 	}
 	r, run, err := k.Reconcile(p)
 	if err != nil {
-		return "", nil, fmt.Errorf("controller: %s reconciler: %w", gvk.Kind, err)
+		return nil, nil, fmt.Errorf("controller: %s reconciler: %w", gvk.Kind, err)
 	}
 	h := &ChildHandler{Exp: p.Exp, Owner: ControllerOwner(gvk.Kind, gvk.GroupVersion().String())}
 	skipNames := sh.SkipNameValidation
 	b := ctrl.NewControllerManagedBy(mgr).
-		Named(k.Name).
-		For(k.New(), builder.WithPredicates(k.Predicates...)).
+		Named(k.Name()).
+		For(k.newObject(), builder.WithPredicates(k.Predicates...)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: k.Concurrency, SkipNameValidation: &skipNames})
 	for _, o := range k.Owns {
 		b = b.Watches(o.Object, h, builder.WithPredicates(o.Predicates...))
@@ -271,11 +300,11 @@ func (k *Kind[O]) setup(mgr manager.Manager, sh Shared) (string, Known, error) {
 	if w, ok := r.(Watcher); ok {
 		b = w.Watch(b)
 	}
-	b = WatchKicks(b, sh.Gate, k.NewList)
+	b = WatchKicks(b, sh.Gate, func() client.ObjectList { return k.Desc.NewList() })
 	if err := b.Complete(run); err != nil {
-		return "", nil, fmt.Errorf("controller: building the %s controller: %w", gvk.Kind, err)
+		return nil, nil, fmt.Errorf("controller: building the %s controller: %w", gvk.Kind, err)
 	}
-	return k.Name, p.Loop, nil
+	return k.Desc, p.Loop, nil
 }
 
 // OrDefault is v when set (above its type's zero), else def: a kind's

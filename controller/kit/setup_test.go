@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/raydar/raydar/rayapi/kinds"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -43,8 +44,7 @@ func TestKindReconcileWiresTheReconcilerIntoTheLoop(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(rc).Build()
 	var built *recorder
 	k := &kit.Kind[*rayv1.RayCluster]{
-		Name: "raycluster", Noun: "cluster",
-		New:       func() *rayv1.RayCluster { return &rayv1.RayCluster{} },
+		Desc:      kinds.RayCluster,
 		ManagedBy: func(rc *rayv1.RayCluster) *string { return rc.Spec.ManagedBy },
 		Build: func(p *kit.Parts[*rayv1.RayCluster]) (kit.Reconciler[*rayv1.RayCluster], error) {
 			built = &recorder{parts: p}
@@ -92,5 +92,21 @@ func TestOrDefault(t *testing.T) {
 	}
 	if got := kit.OrDefault("corp.example", "cluster.local"); got != "corp.example" {
 		t.Errorf(`OrDefault("corp.example", "cluster.local") = %q`, got)
+	}
+}
+
+// A registration's controller and Events are named after its kind's
+// descriptor, and one whose descriptor makes other objects is refused.
+func TestKindIsNamedByItsDescriptor(t *testing.T) {
+	k := &kit.Kind[*rayv1.RayJob]{Desc: kinds.RayJob}
+	if k.Name() != "rayjob" || k.EventSource() != "raydar-rayjob" {
+		t.Errorf("Name %q, EventSource %q; want rayjob, raydar-rayjob", k.Name(), k.EventSource())
+	}
+	for _, reg := range []kit.Registration{&kit.Kind[*rayv1.RayJob]{Desc: kinds.RayCluster}, &kit.Kind[*rayv1.RayJob]{}} {
+		if _, err := kit.Setup(nil, kit.Shared{}, reg); err == nil {
+			t.Errorf("%+v was set up; want it refused", reg)
+		} else {
+			t.Log(err)
+		}
 	}
 }

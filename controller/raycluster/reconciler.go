@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -50,10 +51,6 @@ const ownerUIDField = "raydar.metadata.controllerUID"
 
 // writeConcurrency bounds the parallel writes of one reconcile.
 const writeConcurrency = 16
-
-// ControllerName names the RayCluster controller in logs, metrics and
-// Events.
-const ControllerName = "raydar-raycluster"
 
 // Options are the RayCluster reconciler's own settings (package
 // controller fills them from its one Options; what all kinds share comes
@@ -103,9 +100,7 @@ type Reconciler struct {
 // controller's UID.
 func Registration(opts Options) *kit.Kind[*rayv1.RayCluster] {
 	return &kit.Kind[*rayv1.RayCluster]{
-		Name: "raycluster", EventSource: ControllerName, Noun: "cluster",
-		New:       func() *rayv1.RayCluster { return &rayv1.RayCluster{} },
-		NewList:   func() client.ObjectList { return &rayv1.RayClusterList{} },
+		Desc:      kinds.RayCluster,
 		ManagedBy: func(rc *rayv1.RayCluster) *string { return rc.Spec.ManagedBy }, ListUnmanaged: true,
 		Predicates: []predicate.Predicate{predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},

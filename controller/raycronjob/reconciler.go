@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/raydar/raydar/controller/kit"
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -24,9 +25,6 @@ import (
 // +kubebuilder:rbac:groups=ray.io,resources=raycronjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ray.io,resources=raycronjobs/status,verbs=update;patch
 // +kubebuilder:rbac:groups=ray.io,resources=rayjobs,verbs=get;list;watch;create
-
-// ControllerName names the RayCronJob controller in logs and Events.
-const ControllerName = "raydar-raycronjob"
 
 // DefaultConcurrency is the number of RayCronJobs reconciled at once.
 const DefaultConcurrency = 2
@@ -78,16 +76,13 @@ func Registration(opts Options) *kit.Kind[*rayv1.RayCronJob] {
 	// Decide reads only which RayJobs exist: their updates are not watched.
 	createdOrDeleted := predicate.Funcs{UpdateFunc: func(crevent.UpdateEvent) bool { return false }}
 	return &kit.Kind[*rayv1.RayCronJob]{
-		Name: "raycronjob", EventSource: ControllerName, Noun: "RayCronJob",
-		New:       func() *rayv1.RayCronJob { return &rayv1.RayCronJob{} },
-		NewList:   func() client.ObjectList { return &rayv1.RayCronJobList{} },
+		Desc:      kinds.RayCronJob,
 		ManagedBy: gateManagedBy,
 		Predicates: []predicate.Predicate{predicate.Or[client.Object](
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})},
 		Owns:        []kit.Owned{{Object: &rayv1.RayJob{}, Predicates: []predicate.Predicate{createdOrDeleted}}},
 		Concurrency: kit.OrDefault(opts.Concurrency, DefaultConcurrency),
 		Now:         opts.Now,
-		Optional:    true,
 		Build: func(p *kit.Parts[*rayv1.RayCronJob]) (kit.Reconciler[*rayv1.RayCronJob], error) {
 			return &reconciler{client: p.Client, api: p.API, local: opts.Local, now: opts.Now,
 				loop: p.Loop, exp: p.Exp, status: p.Status, events: p.Events}, nil

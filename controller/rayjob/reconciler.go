@@ -26,6 +26,7 @@ import (
 	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/controller/raycluster"
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -40,9 +41,6 @@ import (
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=services/proxy,verbs=get;create
-
-// ControllerName names the RayJob controller in logs and Events.
-const ControllerName = "raydar-rayjob"
 
 // DefaultConcurrency is the number of RayJobs reconciled at once.
 const DefaultConcurrency = 4
@@ -118,9 +116,7 @@ func Registration(opts Options) *kit.Kind[*rayv1.RayJob] {
 	// the shared cache does not hold it).
 	ofRayJobs := labels.SelectorFromSet(labels.Set{rayv1.RayOriginatedFromCRDLabelKey: rayv1.RayOriginatedFromCRDLabelValue(rayv1.KindRayJob)})
 	return &kit.Kind[*rayv1.RayJob]{
-		Name: "rayjob", EventSource: ControllerName, Noun: "RayJob",
-		New:        func() *rayv1.RayJob { return &rayv1.RayJob{} },
-		NewList:    func() client.ObjectList { return &rayv1.RayJobList{} },
+		Desc:       kinds.RayJob,
 		ManagedBy:  func(j *rayv1.RayJob) *string { return j.Spec.ManagedBy },
 		Predicates: []predicate.Predicate{kit.SpecOrMetaChanged()},
 		Indexes:    []kit.Index{{Object: &rayv1.RayJob{}, Field: clusterNameField, Extract: usedCluster}},

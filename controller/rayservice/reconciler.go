@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -44,9 +45,6 @@ import (
 // +kubebuilder:rbac:groups="",resources=services/proxy,verbs=get;create
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways;httproutes,verbs=get;create;update
-
-// ControllerName names the RayService controller in logs and Events.
-const ControllerName = "raydar-rayservice"
 
 // Defaults of Options.
 const (
@@ -120,9 +118,7 @@ func Registration(opts Options) *kit.Kind[*rayv1.RayService] {
 	// them.
 	ofRayServices := labels.SelectorFromSet(labels.Set{rayv1.RayOriginatedFromCRDLabelKey: rayv1.KindRayService})
 	return &kit.Kind[*rayv1.RayService]{
-		Name: "rayservice", EventSource: ControllerName, Noun: "RayService",
-		New:        func() *rayv1.RayService { return &rayv1.RayService{} },
-		NewList:    func() client.ObjectList { return &rayv1.RayServiceList{} },
+		Desc:       kinds.RayService,
 		ManagedBy:  func(rs *rayv1.RayService) *string { return rs.Spec.ManagedBy },
 		Predicates: []predicate.Predicate{kit.SpecOrMetaChanged()},
 		Owns:       []kit.Owned{{Object: &rayv1.RayCluster{}}},

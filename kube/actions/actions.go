@@ -76,7 +76,7 @@ type ObjectRef struct {
 
 // String is "kind ns/name", the kind in lower case.
 func (r ObjectRef) String() string {
-	return fmt.Sprintf("%s %s/%s", strings.ToLower(string(r.Kind)), r.Namespace, r.Name)
+	return fmt.Sprintf("%s %s/%s", strings.ToLower(kindName(r.Kind)), r.Namespace, r.Name)
 }
 
 // Plan is the preview of an action: what it will do, shown before confirming.

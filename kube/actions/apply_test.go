@@ -28,6 +28,7 @@ import (
 
 	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/kinds"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -188,13 +189,13 @@ var everyAction = map[actions.Action]func(ctx context.Context, a *actions.Action
 		return a.StopJobDirect(ctx, "team-a", "job")
 	},
 	actions.ActionSuspend: func(ctx context.Context, a *actions.Actions) (*actions.Result, error) {
-		return a.Suspend(ctx, actions.KindRayService, "team-a", "svc")
+		return a.Suspend(ctx, kinds.RayService, "team-a", "svc")
 	},
 	actions.ActionResume: func(ctx context.Context, a *actions.Actions) (*actions.Result, error) {
-		return a.Resume(ctx, actions.KindRayCluster, "team-a", "rc")
+		return a.Resume(ctx, kinds.RayCluster, "team-a", "rc")
 	},
 	actions.ActionDelete: func(ctx context.Context, a *actions.Actions) (*actions.Result, error) {
-		return a.Delete(ctx, actions.KindRayCluster, "team-a", "rc")
+		return a.Delete(ctx, kinds.RayCluster, "team-a", "rc")
 	},
 	actions.ActionTrigger: func(ctx context.Context, a *actions.Actions) (*actions.Result, error) {
 		return a.Trigger(ctx, "team-a", "nightly")
@@ -521,7 +522,7 @@ func TestStopJobDirect(t *testing.T) {
 func TestEventFailureDoesNotUndoTheChange(t *testing.T) {
 	rec := &fakeRecorder{err: errors.New("events are forbidden")}
 	h := newHarness(t, actions.Options{Recorder: rec}, interceptor.Funcs{}, fixtures()...)
-	r, err := h.a.Suspend(context.Background(), actions.KindRayCluster, "team-a", "rc")
+	r, err := h.a.Suspend(context.Background(), kinds.RayCluster, "team-a", "rc")
 	if err != nil || r.Outcome != actions.OutcomeApplied || !strings.Contains(r.EventError, "events are forbidden") {
 		t.Fatalf("err %v result %+v", err, r)
 	}

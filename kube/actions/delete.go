@@ -126,7 +126,7 @@ func PlanDelete(obj client.Object, related Related) (*DeletePlan, error) {
 		all = append(all, node{"Pod", &related.Pods[i]})
 	}
 	// Breadth-first over owner references from obj.
-	going := map[types.UID]string{obj.GetUID(): string(kind) + " " + obj.GetName()}
+	going := map[types.UID]string{obj.GetUID(): kind.Kind + " " + obj.GetName()}
 	for changed := true; changed; {
 		changed = false
 		for _, n := range all {

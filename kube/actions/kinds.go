@@ -1,49 +1,22 @@
 package actions
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/rayapi/kinds"
-	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// Kind is a ray.io/v1 kind the lifecycle actions (suspend, resume, delete)
-// apply to; Trigger applies to KindRayCronJob only.
-type Kind string
-
-// Kinds.
-const (
-	KindRayCluster Kind = rayv1.KindRayCluster
-	KindRayJob     Kind = rayv1.KindRayJob
-	KindRayService Kind = rayv1.KindRayService
-	KindRayCronJob Kind = rayv1.KindRayCronJob
-)
-
-// Kinds lists every Kind: the ray.io kinds of rayapi/kinds, whose
-// descriptors say their names, objects, resources and spec.suspend with
-// what suspending one does (Suspend.Effect). What the actions add per kind
-// is what to beware of (planSuspend's warnings and refusals) and what
-// deleting one takes with it (planDelete).
-var Kinds = func() []Kind {
-	out := make([]Kind, len(kinds.Ray))
-	for i, k := range kinds.Ray {
-		out[i] = Kind(k.Kind)
-	}
-	return out
-}()
-
-// descriptor returns k's descriptor.
-func descriptor(k Kind) (*kinds.Kind, bool) {
-	for _, d := range kinds.Ray {
-		if d.Kind == string(k) {
-			return d, true
-		}
-	}
-	return nil, false
-}
+// Kind is a kind the lifecycle actions (suspend, resume, delete) apply to:
+// one of rayapi/kinds' ray.io kinds (kinds.Ray), whose descriptor says its
+// names, objects, resource and spec.suspend with what suspending one does
+// (Suspend.Effect). Trigger applies to kinds.RayCronJob only. What the
+// actions add per kind is what to beware of (planSuspend's warnings and
+// refusals) and what deleting one takes with it (planDelete).
+type Kind = *kinds.Kind
 
 // unknownKind is the error for a kind name that is no Kind, the same for
 // every spelling of a kind the actions do not apply to:
@@ -66,31 +39,63 @@ func unknownKind(s string) error {
 // cronjob), in any case.
 func ParseKind(s string) (Kind, error) {
 	if k, ok := kinds.Lookup(s); ok && k.IsRay() {
-		return Kind(k.Kind), nil
+		return k, nil
 	}
-	return "", unknownKind(s)
+	return nil, unknownKind(s)
 }
 
-// newObject returns an empty object of kind k.
-func newObject(k Kind) (client.Object, error) {
-	if d, ok := descriptor(k); ok {
-		return d.New(), nil
+// checkKind refuses a kind the actions do not apply to (nil, or not a
+// ray.io kind: the Ray pods), naming it.
+func checkKind(k Kind) error {
+	if k == nil || !k.IsRay() {
+		return unknownKind(kindName(k))
 	}
-	return nil, unknownKind(string(k))
+	return nil
+}
+
+// kindName is k's API kind ("RayCluster"), "" for nil.
+func kindName(k Kind) string {
+	if k == nil {
+		return ""
+	}
+	return k.Kind
 }
 
 // kindOf returns the Kind of a ray.io object.
 func kindOf(obj client.Object) (Kind, error) {
 	if d, ok := kinds.Of(obj); ok && d.IsRay() {
-		return Kind(d.Kind), nil
+		return d, nil
 	}
-	return "", fmt.Errorf("actions: %T is not one of the kinds %v", obj, Kinds)
+	return nil, fmt.Errorf("actions: %T is not one of the kinds %v", obj, kinds.Ray)
 }
 
 // resourceOf is the plural resource name of k (for messages).
 func resourceOf(k Kind) string {
-	if d, ok := descriptor(k); ok {
-		return d.Resource.Resource
+	if k == nil {
+		return ""
 	}
-	return strings.ToLower(string(k)) + "s"
+	return k.Resource.Resource
+}
+
+// UnmarshalJSON reads an ObjectRef as written (its kind as the API kind,
+// kinds.Kind.MarshalText): the kind is its rayapi/kinds descriptor, so a
+// reference read back equals the one written.
+func (r *ObjectRef) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Kind      string `json:"kind"`
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	var k Kind
+	if w.Kind != "" { // written from a nil Kind: null
+		var ok bool
+		if k, ok = kinds.Lookup(w.Kind); !ok || !k.IsRay() {
+			return fmt.Errorf("actions: object reference of unknown kind %q", w.Kind)
+		}
+	}
+	*r = ObjectRef{Kind: k, Namespace: w.Namespace, Name: w.Name}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -87,7 +88,7 @@ func TestPlanSuspendRayCronJob(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := actions.PlanSuspend(tc.cj, tc.suspend)
 			wantErr(t, err)
-			if p.Kind != actions.KindRayCronJob || p.Suspend != tc.suspend || p.Unchanged != tc.unchanged || !strings.Contains(p.Effect, tc.effect) {
+			if p.Kind != kinds.RayCronJob || p.Suspend != tc.suspend || p.Unchanged != tc.unchanged || !strings.Contains(p.Effect, tc.effect) {
 				t.Fatalf("plan %+v", *p)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -458,7 +459,7 @@ func TestPlanSuspend(t *testing.T) {
 	}{
 		{name: "raycluster", obj: cluster("ns", "rc", group("g", 0, 1, 2)), suspend: true,
 			check: func(t *testing.T, p *actions.SuspendPlan) {
-				if p.Kind != actions.KindRayCluster || !p.Suspend || p.Unchanged || !strings.Contains(p.Effect, "every pod of the cluster is deleted") {
+				if p.Kind != kinds.RayCluster || !p.Suspend || p.Unchanged || !strings.Contains(p.Effect, "every pod of the cluster is deleted") {
 					t.Fatalf("plan %+v", *p)
 				}
 			}},
@@ -484,7 +485,7 @@ func TestPlanSuspend(t *testing.T) {
 			err: []string{"RayJob ns/job cannot be suspended", "spec.suspend: Forbidden: a RayJob can be suspended only with shutdownAfterJobFinishes: true"}},
 		{name: "rayjob", obj: rayJob("ns", "job", true), suspend: true,
 			check: func(t *testing.T, p *actions.SuspendPlan) {
-				if p.Kind != actions.KindRayJob || p.Unchanged || !strings.Contains(p.Effect, "RayCluster and submitter are deleted") {
+				if p.Kind != kinds.RayJob || p.Unchanged || !strings.Contains(p.Effect, "RayCluster and submitter are deleted") {
 					t.Fatalf("plan %+v", *p)
 				}
 			}},
@@ -499,7 +500,7 @@ func TestPlanSuspend(t *testing.T) {
 		{name: "finished rayjob", obj: finished, suspend: true, err: []string{"RayJob ns/done has already finished"}},
 		{name: "rayservice", obj: rayService("ns", "svc"), suspend: true,
 			check: func(t *testing.T, p *actions.SuspendPlan) {
-				if p.Kind != actions.KindRayService || !strings.Contains(p.Effect, "every RayCluster of the service is deleted") {
+				if p.Kind != kinds.RayService || !strings.Contains(p.Effect, "every RayCluster of the service is deleted") {
 					t.Fatalf("plan %+v", *p)
 				}
 			}},
@@ -631,10 +632,10 @@ func TestPlanDelete(t *testing.T) {
 
 func TestParseKind(t *testing.T) {
 	for in, want := range map[string]actions.Kind{
-		"rc": actions.KindRayCluster, "RayCluster": actions.KindRayCluster, "rayclusters": actions.KindRayCluster,
-		"rj": actions.KindRayJob, "rayjob": actions.KindRayJob, "RAYJOBS": actions.KindRayJob,
-		"rs": actions.KindRayService, "rayservice": actions.KindRayService,
-		"rcj": actions.KindRayCronJob, "RayCronJob": actions.KindRayCronJob, "raycronjobs": actions.KindRayCronJob, "cronjob": actions.KindRayCronJob, "CronJobs": actions.KindRayCronJob,
+		"rc": kinds.RayCluster, "RayCluster": kinds.RayCluster, "rayclusters": kinds.RayCluster,
+		"rj": kinds.RayJob, "rayjob": kinds.RayJob, "RAYJOBS": kinds.RayJob,
+		"rs": kinds.RayService, "rayservice": kinds.RayService,
+		"rcj": kinds.RayCronJob, "RayCronJob": kinds.RayCronJob, "raycronjobs": kinds.RayCronJob, "cronjob": kinds.RayCronJob, "CronJobs": kinds.RayCronJob,
 	} {
 		got, err := actions.ParseKind(in)
 		if err != nil || got != want {

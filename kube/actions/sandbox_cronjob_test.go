@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -59,7 +60,7 @@ func TestSandboxRayCronJob(t *testing.T) {
 		if suspend {
 			run = a.Suspend
 		}
-		if _, err := run(ctx, actions.KindRayCronJob, ns, "nightly"); err != nil {
+		if _, err := run(ctx, kinds.RayCronJob, ns, "nightly"); err != nil {
 			t.Fatalf("suspend %t: %v", suspend, err)
 		}
 		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nightly"}, cj); err != nil || cj.Spec.IsSuspended() != suspend {
@@ -67,14 +68,14 @@ func TestSandboxRayCronJob(t *testing.T) {
 		}
 	}
 
-	p, err := a.PreviewDelete(ctx, actions.KindRayCronJob, ns, "nightly")
+	p, err := a.PreviewDelete(ctx, kinds.RayCronJob, ns, "nightly")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []actions.Dependent{{Kind: "RayJob", Name: name, Owner: "RayCronJob nightly"}}; !slices.Equal(p.Dependents, want) || len(p.Warnings) != 0 {
 		t.Fatalf("delete preview %+v", *p)
 	}
-	if _, err := a.Delete(ctx, actions.KindRayCronJob, ns, "nightly"); err != nil {
+	if _, err := a.Delete(ctx, kinds.RayCronJob, ns, "nightly"); err != nil {
 		t.Fatal(err)
 	}
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nightly"}, &rayv1.RayCronJob{}); !apierrors.IsNotFound(err) {

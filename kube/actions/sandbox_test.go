@@ -31,6 +31,7 @@ import (
 	"github.com/raydar/raydar/kube/sandbox"
 	"github.com/raydar/raydar/kube/sandbox/sandboxtest"
 	"github.com/raydar/raydar/rayapi/crds"
+	"github.com/raydar/raydar/rayapi/kinds"
 	"github.com/raydar/raydar/rayapi/scheme"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
@@ -195,7 +196,7 @@ func TestSandboxScale(t *testing.T) {
 
 	lines := readAudit(t, audit)
 	if len(lines) != 1 || lines[0].Outcome != actions.OutcomeApplied || lines[0].Actor != "alice" || lines[0].Context != "sandbox" ||
-		lines[0].Action != actions.ActionScale || lines[0].Object != (actions.ObjectRef{Kind: actions.KindRayCluster, Namespace: ns, Name: "rc"}) ||
+		lines[0].Action != actions.ActionScale || lines[0].Object != (actions.ObjectRef{Kind: kinds.RayCluster, Namespace: ns, Name: "rc"}) ||
 		!strings.Contains(string(lines[0].Details), `"podsToCreate":4`) {
 		t.Fatalf("audit %+v", lines)
 	}
@@ -380,7 +381,7 @@ func TestSandboxSuspendResume(t *testing.T) {
 	a, _ := sandboxActions(t, nil, actions.Options{})
 
 	// A RayJob without shutdownAfterJobFinishes cannot be suspended: the rule's path and words.
-	_, err := a.Suspend(ctx, actions.KindRayJob, ns, "keep")
+	_, err := a.Suspend(ctx, kinds.RayJob, ns, "keep")
 	if !errors.Is(err, actions.ErrInvalid) || !strings.Contains(err.Error(),
 		"RayJob "+ns+"/keep cannot be suspended; spec.suspend: Forbidden: a RayJob can be suspended only with shutdownAfterJobFinishes: true") {
 		t.Fatalf("err %v", err)
@@ -392,9 +393,9 @@ func TestSandboxSuspendResume(t *testing.T) {
 		obj  client.Object
 		get  func(client.Object) bool
 	}{
-		{actions.KindRayCluster, "rc", &rayv1.RayCluster{}, func(o client.Object) bool { return o.(*rayv1.RayCluster).Spec.IsSuspended() }},
-		{actions.KindRayJob, "job", &rayv1.RayJob{}, func(o client.Object) bool { return o.(*rayv1.RayJob).Spec.Suspend }},
-		{actions.KindRayService, "svc", &rayv1.RayService{}, func(o client.Object) bool { return o.(*rayv1.RayService).Spec.Suspend }},
+		{kinds.RayCluster, "rc", &rayv1.RayCluster{}, func(o client.Object) bool { return o.(*rayv1.RayCluster).Spec.IsSuspended() }},
+		{kinds.RayJob, "job", &rayv1.RayJob{}, func(o client.Object) bool { return o.(*rayv1.RayJob).Spec.Suspend }},
+		{kinds.RayService, "svc", &rayv1.RayService{}, func(o client.Object) bool { return o.(*rayv1.RayService).Spec.Suspend }},
 	} {
 		suspended := func() bool {
 			if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: tc.name}, tc.obj); err != nil {
@@ -442,7 +443,7 @@ func TestSandboxDelete(t *testing.T) {
 	create(t, ctx, &head, headSvc, cluster(ns, "alone", group("g", 0, 1, 1)))
 	a, _ := sandboxActions(t, nil, actions.Options{})
 
-	p, err := a.PreviewDelete(ctx, actions.KindRayService, ns, "svc")
+	p, err := a.PreviewDelete(ctx, kinds.RayService, ns, "svc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +455,7 @@ func TestSandboxDelete(t *testing.T) {
 	if !slices.Equal(p.Dependents, want) || len(p.Warnings) != 0 {
 		t.Fatalf("preview %+v", *p)
 	}
-	r, err := a.Delete(ctx, actions.KindRayService, ns, "svc")
+	r, err := a.Delete(ctx, kinds.RayService, ns, "svc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +470,7 @@ func TestSandboxDelete(t *testing.T) {
 		!strings.HasPrefix(evs[0].Note, "Deleted; the garbage collector deletes 1 raycluster, 1 service, 1 pod, by alice") {
 		t.Fatalf("events %+v", evs)
 	}
-	if _, err := a.Delete(ctx, actions.KindRayService, ns, "svc"); !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), `rayservice "svc" not found in namespace `+ns) {
+	if _, err := a.Delete(ctx, kinds.RayService, ns, "svc"); !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), `rayservice "svc" not found in namespace `+ns) {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -524,7 +525,7 @@ func TestSandboxForbidden(t *testing.T) {
 	if last.Outcome != actions.OutcomeFailed || !strings.HasPrefix(last.Error, wantMsg) || last.Actor != user {
 		t.Fatalf("audit %+v", last)
 	}
-	_, err = a.Delete(ctx, actions.KindRayCluster, ns, "rc")
+	_, err = a.Delete(ctx, kinds.RayCluster, ns, "rc")
 	if want := fmt.Sprintf("forbidden: user %s cannot delete rayclusters in namespace %s", user, ns); !strings.HasPrefix(fmt.Sprint(err), want) {
 		t.Fatalf("err %v; want %q", err, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -204,7 +205,7 @@ func (a *Actions) PreviewScale(ctx context.Context, ns, cluster, group string, r
 // in one optimistic-locked patch, re-planned from a fresh read on conflict.
 // Event reason ScaledWorkerGroup.
 func (a *Actions) ScaleGroup(ctx context.Context, ns, cluster, group string, req ScaleRequest) (*Result, error) {
-	ref := ObjectRef{Kind: KindRayCluster, Namespace: ns, Name: cluster}
+	ref := ObjectRef{Kind: kinds.RayCluster, Namespace: ns, Name: cluster}
 	return a.runWrite(ctx, ActionScale, ref, func(r *Result) (*change, error) {
 		rc, err := a.getCluster(ctx, ns, cluster)
 		if err != nil {

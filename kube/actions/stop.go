@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube/raydash"
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -158,7 +159,7 @@ func (a *Actions) PreviewStopJobDirect(ctx context.Context, ns, name string) (*S
 // StopRequestValue(actor, now). The reconciler stops the job once per value
 // and reports condition rayv1.JobStopConditionType. Event reason StopRequested.
 func (a *Actions) StopJob(ctx context.Context, ns, name string) (*Result, error) {
-	ref := ObjectRef{Kind: KindRayJob, Namespace: ns, Name: name}
+	ref := ObjectRef{Kind: kinds.RayJob, Namespace: ns, Name: name}
 	return a.runWrite(ctx, ActionStopJob, ref, func(r *Result) (*change, error) {
 		j, err := a.getJob(ctx, ns, name)
 		if err != nil {
@@ -187,7 +188,7 @@ func (a *Actions) StopJob(ctx context.Context, ns, name string) (*Result, error)
 // dashboard), for RayJobs another operator reconciles. No object is written;
 // the Event (reason StopRequested) and audit line record it.
 func (a *Actions) StopJobDirect(ctx context.Context, ns, name string) (*Result, error) {
-	ref := ObjectRef{Kind: KindRayJob, Namespace: ns, Name: name}
+	ref := ObjectRef{Kind: kinds.RayJob, Namespace: ns, Name: name}
 	return a.run(ctx, ActionStopJobDirect, ref, func(r *Result) (*change, error) {
 		if a.opts.JobStopper == nil {
 			return nil, errors.New("stopping through the dashboard is not configured (no JobStopper)")

@@ -57,12 +57,11 @@ func planSuspend(obj client.Object, suspend bool) (*SuspendPlan, client.Object, 
 	if obj.GetDeletionTimestamp() != nil {
 		return nil, nil, invalidf("%s %s/%s is being deleted", kind, p.Namespace, p.Name)
 	}
-	d, _ := descriptor(kind)
-	p.Unchanged = d.Suspend.Suspended(obj) == suspend
-	out := d.Suspend.With(obj, suspend).(client.Object)
-	before, after := d.Suspend.Validate(obj), d.Suspend.Validate(out)
+	p.Unchanged = kind.Suspend.Suspended(obj) == suspend
+	out := kind.Suspend.With(obj, suspend).(client.Object)
+	before, after := kind.Suspend.Validate(obj), kind.Suspend.Validate(out)
 	// What it does is the descriptor's; what to beware of, raydar's.
-	p.Effect = d.Suspend.Effect(out, suspend)
+	p.Effect = kind.Suspend.Effect(out, suspend)
 	switch o := obj.(type) {
 	case *rayv1.RayCluster:
 		if owner := ownerOfKind(o.OwnerReferences, rayv1.KindRayJob, rayv1.KindRayService); owner != "" {
@@ -147,10 +146,10 @@ func (a *Actions) setSuspend(ctx context.Context, kind Kind, ns, name string, su
 }
 
 func (a *Actions) getObject(ctx context.Context, kind Kind, ns, name string) (client.Object, error) {
-	obj, err := newObject(kind)
-	if err != nil {
+	if err := checkKind(kind); err != nil {
 		return nil, err
 	}
+	obj := kind.New()
 	if err := a.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
 		return nil, a.apiErr(err, "get", resourceOf(kind), ns, name)
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -84,7 +85,7 @@ func (a *Actions) PreviewTrigger(ctx context.Context, ns, name string) (*Trigger
 
 // readAndPlanTrigger reads the RayCronJob fresh and plans its trigger now.
 func (a *Actions) readAndPlanTrigger(ctx context.Context, ns, name string) (*TriggerPlan, *rayv1.RayJob, *rayv1.RayCronJob, error) {
-	obj, err := a.getObject(ctx, KindRayCronJob, ns, name)
+	obj, err := a.getObject(ctx, kinds.RayCronJob, ns, name)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -118,7 +119,7 @@ func (a *Actions) manualRunExists(ctx context.Context, cj *rayv1.RayCronJob, nam
 // OutcomeUnchanged, the plan saying so. The Event (reason Triggered) is on
 // the RayCronJob.
 func (a *Actions) Trigger(ctx context.Context, ns, name string) (*Result, error) {
-	ref := ObjectRef{Kind: KindRayCronJob, Namespace: ns, Name: name}
+	ref := ObjectRef{Kind: kinds.RayCronJob, Namespace: ns, Name: name}
 	return a.run(ctx, ActionTrigger, ref, func(r *Result) (*change, error) {
 		p, j, cj, err := a.readAndPlanTrigger(ctx, ns, name)
 		if err != nil {

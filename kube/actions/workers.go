@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/rayapi/kinds"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
@@ -301,7 +302,7 @@ func (a *Actions) podsFor(ctx context.Context, ns, cluster string, names []strin
 // listed and, with replicas lowered, creates no replacements. On conflict it
 // re-reads and re-validates. Event reason DeletedWorkers.
 func (a *Actions) DeleteWorkers(ctx context.Context, ns, cluster string, req DeleteWorkersRequest) (*Result, error) {
-	ref := ObjectRef{Kind: KindRayCluster, Namespace: ns, Name: cluster}
+	ref := ObjectRef{Kind: kinds.RayCluster, Namespace: ns, Name: cluster}
 	return a.runWrite(ctx, ActionDeleteWorkers, ref, func(r *Result) (*change, error) {
 		rc, pods, err := a.readWorkers(ctx, ns, cluster, req.Pods)
 		if err != nil {

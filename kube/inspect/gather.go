@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -14,16 +15,10 @@ import (
 
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/dashboard"
+	"github.com/raydar/raydar/rayapi/kinds"
 	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
-)
-
-// The kinds Gather diagnoses.
-const (
-	RayCluster = "RayCluster"
-	RayJob     = "RayJob"
-	RayService = "RayService"
 )
 
 // DefaultCapacityTimeout bounds the wait for a dashboard's capacity.
@@ -103,7 +98,23 @@ func (r *Report) Causes() []why.Cause {
 	return nil
 }
 
-// Gather reads kind (RayCluster, RayJob or RayService) namespace/name and
+// diagnosed is the kinds rayapi/kinds says raydar why diagnoses, for
+// messages: "RayCluster, RayJob or RayService".
+func diagnosed() string {
+	var ks []string
+	for _, k := range kinds.All {
+		if k.Why {
+			ks = append(ks, k.Kind)
+		}
+	}
+	if len(ks) < 2 {
+		return strings.Join(ks, "")
+	}
+	return strings.Join(ks[:len(ks)-1], ", ") + " or " + ks[len(ks)-1]
+}
+
+// Gather reads kind (one of the diagnosed kinds of rayapi/kinds: RayCluster,
+// RayJob or RayService) namespace/name and
 // everything its diagnosis needs. A missing object is the API's NotFound
 // error; a read that only refines the diagnosis (nodes, Events, Leases,
 // logs, capacity) fails into a note.
@@ -116,26 +127,26 @@ func (g *Gatherer) Gather(ctx context.Context, kind, namespace, name string) (*R
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	var err error
 	switch kind {
-	case RayCluster:
+	case rayv1.KindRayCluster:
 		rc := &rayv1.RayCluster{}
 		if err := g.Client.Get(ctx, key, rc); err != nil {
 			return nil, err
 		}
 		r.Cluster, err = s.cluster(rc)
-	case RayJob:
+	case rayv1.KindRayJob:
 		rj := &rayv1.RayJob{}
 		if err := g.Client.Get(ctx, key, rj); err != nil {
 			return nil, err
 		}
 		r.Job, err = s.job(rj)
-	case RayService:
+	case rayv1.KindRayService:
 		svc := &rayv1.RayService{}
 		if err := g.Client.Get(ctx, key, svc); err != nil {
 			return nil, err
 		}
 		r.Service, err = s.service(svc)
 	default:
-		return nil, fmt.Errorf("inspect: unknown kind %q (want %s, %s or %s)", kind, RayCluster, RayJob, RayService)
+		return nil, fmt.Errorf("inspect: unknown kind %q (want %s)", kind, diagnosed())
 	}
 	if err != nil {
 		return nil, err

@@ -187,6 +187,11 @@ func (k *Kind) IsRay() bool { return k.Resource.Group == rayv1.GroupName }
 // String is the kind's name (Kind).
 func (k *Kind) String() string { return k.Kind }
 
+// MarshalText writes a kind as its API kind ("RayCluster"), as an object's
+// kind is written (TypeMeta.Kind): kube/actions' results and audit lines
+// name the kind they acted on so.
+func (k *Kind) MarshalText() ([]byte, error) { return []byte(k.Kind), nil }
+
 // byName and byType index All.
 var (
 	byName = map[string]*Kind{}

@@ -307,7 +307,7 @@ func lifecycleObject(tg host.Target) (obj client.Object, kind kubeactions.Kind, 
 	}
 	kind, suspended, ok = tg.Env.Kinds.Lifecycle(obj)
 	if !ok {
-		return nil, "", false, false
+		return nil, nil, false, false
 	}
 	return obj, kind, suspended, true
 }

@@ -37,7 +37,7 @@ type Entry struct {
 	Aliases string
 	// Watch is the store's kind of the objects.
 	Watch watch.Kind
-	// Lifecycle is the kind suspend/resume and delete act on ("": they do
+	// Lifecycle is the kind suspend/resume and delete act on (nil: they do
 	// not apply).
 	Lifecycle actions.Kind
 	// Suspend is how the kind is suspended, its descriptor's (nil: it
@@ -58,7 +58,7 @@ type Entry struct {
 func FromDescriptor(d *kdesc.Kind) Entry {
 	e := Entry{Title: d.Plural, Help: d.Plural, Aliases: strings.Join(d.Names, " "), Watch: watch.KindFor(d)}
 	if d.Suspend != nil {
-		e.Lifecycle, e.Suspend = actions.Kind(d.Kind), d.Suspend
+		e.Lifecycle, e.Suspend = d, d.Suspend
 	}
 	return e
 }

@@ -68,8 +68,8 @@ func (r *Kinds) Of(obj client.Object) *Entry {
 func (r *Kinds) LifecycleKinds() string {
 	var ns []string
 	for _, k := range r.Entries {
-		if k.Lifecycle != "" {
-			ns = append(ns, string(k.Lifecycle))
+		if k.Lifecycle != nil {
+			ns = append(ns, k.Lifecycle.Kind)
 		}
 	}
 	if len(ns) < 2 {
@@ -87,8 +87,8 @@ func (r *Kinds) IsDetail(v host.ViewKind) bool {
 // Lifecycle implements host.Kinds.
 func (r *Kinds) Lifecycle(obj client.Object) (kind actions.Kind, suspended, ok bool) {
 	k := r.Of(obj)
-	if k == nil || k.Lifecycle == "" {
-		return "", false, false
+	if k == nil || k.Lifecycle == nil {
+		return nil, false, false
 	}
 	return k.Lifecycle, k.Suspend != nil && k.Suspend.Suspended(obj), true
 }

@@ -33,17 +33,27 @@ import (
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash/addrbook"
+	"github.com/raydar/raydar/rayapi/kinds"
 )
 
 // Long is the help text of the operator command.
-const Long = `Run raydar's reconcile loop for RayClusters, RayJobs, RayServices and
-RayCronJobs without the terminal UI.
+var Long = "Run raydar's reconcile loop for " + reconciled + "\nwithout the terminal UI." + `
 
 Several raydar processes (operators and TUIs) may run against one cluster: they
 elect one leader on a Lease and only the leader reconciles. While a KubeRay
 operator runs in the cluster raydar leaves its RayClusters alone unless
 --ignore-other-operator is given; clusters with spec.managedBy: raydar.io/raydar
 are always reconciled.`
+
+// reconciled is the kinds the loop reconciles, from rayapi/kinds:
+// "RayClusters, RayJobs, RayServices and RayCronJobs".
+var reconciled = func() string {
+	ps := make([]string, len(kinds.Ray))
+	for i, k := range kinds.Ray {
+		ps[i] = k.Plural
+	}
+	return strings.Join(ps[:len(ps)-1], ", ") + " and " + ps[len(ps)-1]
+}()
 
 // podNamespaceFile holds the namespace of the pod raydar runs in (every
 // pod with a ServiceAccount token has it).
@@ -62,7 +72,7 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   use,
-		Short: "Run the reconcile loop for RayClusters, RayJobs, RayServices and RayCronJobs headless (leader-elected)",
+		Short: "Run the reconcile loop for " + reconciled + " headless (leader-elected)",
 		Long:  Long,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
