@@ -274,6 +274,14 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		mopts.Logger = quietRelease(mopts.Logger)
 	}
 
+	// client-go's REST client histograms, which KubeRay's operator serves
+	// with or without --enable-metrics (controllers/ray/metrics/
+	// client_go_metrics.go) and controller-runtime registers on request
+	// only: the same names, labels and buckets (but DNS resolution's,
+	// which reach 60 s here, 30 s in KubeRay). Once per process, as
+	// client-go's adapters are the process's.
+	ctrlmetrics.RegisterRESTClientMetrics(ctrlmetrics.MetricRequestLatency, ctrlmetrics.MetricDNSResolutionLatency,
+		ctrlmetrics.MetricRequestSize, ctrlmetrics.MetricResponseSize, ctrlmetrics.MetricRateLimiterLatency, ctrlmetrics.MetricRequestRetry)
 	if s := opts.BatchScheduler; s != nil {
 		if err := s.AddToScheme(opts.Scheme); err != nil {
 			return nil, fmt.Errorf("controller: --batch-scheduler %s: %w", s.Name(), err)
