@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/raydar/raydar/kube/history"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
 // fakeHistory answers every object with one entry naming it; bump adds an
@@ -59,10 +61,10 @@ func TestHistoryBlockOnEachDetailPage(t *testing.T) {
 		kind string
 		cron bool
 	}{
-		{"cluster", []string{"<enter>"}, history.KindRayCluster, false},
-		{"job", []string{":rj", "<enter>", "<enter>"}, history.KindRayJob, false},
-		{"service", []string{":rs", "<enter>", "<enter>"}, history.KindRayService, false},
-		{"cronjob", []string{":rcj", "<enter>", "<enter>"}, history.KindRayCronJob, true},
+		{"cluster", []string{"<enter>"}, rayv1.KindRayCluster, false},
+		{"job", []string{":rj", "<enter>", "<enter>"}, rayv1.KindRayJob, false},
+		{"service", []string{":rs", "<enter>", "<enter>"}, rayv1.KindRayService, false},
+		{"cronjob", []string{":rcj", "<enter>", "<enter>"}, rayv1.KindRayCronJob, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := &fakeHistory{kinds: map[string]bool{}}
@@ -130,7 +132,7 @@ func waitCount(t *testing.T, mu *sync.Mutex, c *int, n int, what string) {
 // the page shows this object's only and says how many it left out.
 func TestHistoryBlockLeavesOutEarlierObjects(t *testing.T) {
 	f := &fakeHistory{kinds: map[string]bool{}}
-	f.extra = []history.Entry{{Time: fixedNow.Add(-time.Minute), Ref: history.Ref{Kind: history.KindRayCluster, UID: "uid-of-an-earlier-one"},
+	f.extra = []history.Entry{{Time: fixedNow.Add(-time.Minute), Ref: history.Ref{Kind: rayv1.KindRayCluster, UID: "uid-of-an-earlier-one"},
 		What: history.WhatPodOOMKilled, Subject: "old-w/ray-worker", To: "exit 137"}}
 	tm, _ := start(t, Options{Session: Session{History: f}, Tick: 20 * time.Millisecond}, 160, 50)
 	typeKeys(tm, "<enter>")

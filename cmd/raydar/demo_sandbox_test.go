@@ -14,6 +14,8 @@ import (
 
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/history"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
 // TestHeadlessDemoRecordsHistory: `raydar demo --headless` (runHeadless)
@@ -50,7 +52,7 @@ func TestHeadlessDemoRecordsHistory(t *testing.T) {
 	// was there before it looked is not news, as with the demo's seeded
 	// clusters): scale the cluster until the file has a change of it.
 	create(t, ctx, testCluster(ns, "demo-hist"))
-	ref := history.Ref{Kind: history.KindRayCluster, Namespace: ns, Name: "demo-hist"}
+	ref := history.Ref{Kind: rayv1.KindRayCluster, Namespace: ns, Name: "demo-hist"}
 	var got []string
 	deadline := time.Now().Add(90 * time.Second)
 	for replicas := int32(3); ; replicas = 5 - replicas { // 3, 2, 3, ...

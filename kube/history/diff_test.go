@@ -105,7 +105,7 @@ func TestDiffRayCluster(t *testing.T) {
 				t.Errorf("Diff =\n%s\nwant\n%s", s, c.want)
 			}
 			for _, e := range got {
-				if e.Kind != KindRayCluster || e.Namespace != "ml" || e.Name != "train" || e.UID != "u1" {
+				if e.Kind != rayv1.KindRayCluster || e.Namespace != "ml" || e.Name != "train" || e.UID != "u1" {
 					t.Errorf("entry filed under %+v, want RayCluster ml/train u1", e.Ref)
 				}
 				if len(e.Message) > MaxMessage+len("…") {
@@ -198,7 +198,7 @@ func TestDiffPod(t *testing.T) {
 				t.Errorf("DiffPod =\n%q\nwant\n%q", s, c.want)
 			}
 			for _, e := range got {
-				if e.Ref != (Ref{Kind: KindRayCluster, Namespace: "ml", Name: "train", UID: "u1"}) {
+				if e.Ref != (Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "train", UID: "u1"}) {
 					t.Errorf("filed under %+v, want the pod's RayCluster", e.Ref)
 				}
 			}

@@ -15,12 +15,12 @@ import (
 // else its ray.io/cluster label); ok is false for pods of no cluster.
 func ClusterOf(p *podview.Pod) (Ref, bool) {
 	for _, o := range p.OwnerReferences {
-		if o.Kind == KindRayCluster && o.Controller != nil && *o.Controller {
-			return Ref{Kind: KindRayCluster, Namespace: p.Namespace, Name: o.Name, UID: o.UID}, true
+		if o.Kind == rayv1.KindRayCluster && o.Controller != nil && *o.Controller {
+			return Ref{Kind: rayv1.KindRayCluster, Namespace: p.Namespace, Name: o.Name, UID: o.UID}, true
 		}
 	}
 	if c := p.Labels[rayv1.RayClusterLabelKey]; c != "" {
-		return Ref{Kind: KindRayCluster, Namespace: p.Namespace, Name: c}, true
+		return Ref{Kind: rayv1.KindRayCluster, Namespace: p.Namespace, Name: c}, true
 	}
 	return Ref{}, false
 }

@@ -6,14 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// The kinds an entry is filed under (pods are filed under their RayCluster).
-const (
-	KindRayCluster = "RayCluster"
-	KindRayJob     = "RayJob"
-	KindRayService = "RayService"
-	KindRayCronJob = "RayCronJob"
-)
-
 // What an entry records.
 const (
 	WhatCreated          = "created"

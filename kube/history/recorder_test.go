@@ -21,7 +21,7 @@ func TestRecorderWritesAndClosesCleanly(t *testing.T) {
 		rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](4)
 	})
 	a.note(scaled.UID, Written{ResourceVersion: "2", Scale: &Author{Who: WhoKubectl, Manager: "kubectl-patch"}})
-	ref := Ref{Kind: KindRayCluster, Namespace: "ml", Name: "train"}
+	ref := Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "train"}
 	v0 := r.Version(ref)
 	r.Observe(old, scaled)
 	r.Observe(pod(), nil)

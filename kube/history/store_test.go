@@ -11,10 +11,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
 func entry(obj string, i int) Entry {
-	return Entry{Time: now.Add(time.Duration(i) * time.Second), Ref: Ref{Kind: KindRayCluster, Namespace: "ml", Name: obj},
+	return Entry{Time: now.Add(time.Duration(i) * time.Second), Ref: Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: obj},
 		What: WhatReplicas, Subject: "small", From: fmt.Sprint(i), To: fmt.Sprint(i + 1),
 		Author: &Author{Who: WhoKubectl, Manager: "kubectl-patch"}}
 }
@@ -47,7 +49,7 @@ func TestStorePerObjectBound(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, err := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
+		got, err := s.Query(Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
 		if err != nil || tos(got) != "3,4,5" {
 			t.Errorf("a's timeline = %q (%v), want the newest 3: 3,4,5", tos(got), err)
 		}
@@ -57,11 +59,11 @@ func TestStorePerObjectBound(t *testing.T) {
 		if st, _ := s.Stats(); st.Entries != 6 {
 			t.Errorf("stats %+v, want 6 entries", st)
 		}
-		since, _ := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, now.Add(4*time.Second))
+		since, _ := s.Query(Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "a"}, now.Add(4*time.Second))
 		if tos(since) != "5" {
 			t.Errorf("since +4s = %q, want 5", tos(since))
 		}
-		if none, _ := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "c"}, time.Time{}); len(none) != 0 {
+		if none, _ := s.Query(Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "c"}, time.Time{}); len(none) != 0 {
 			t.Errorf("c's timeline = %v, want none", none)
 		}
 	})
@@ -78,8 +80,8 @@ func TestStoreTotalBoundDropsTheOldest(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		a, _ := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
-		b, _ := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "b"}, time.Time{})
+		a, _ := s.Query(Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
+		b, _ := s.Query(Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "b"}, time.Time{})
 		if tos(a) != "3,5" || tos(b) != "4,6" {
 			t.Errorf("a = %q, b = %q; want the newest 4 in all: a 3,5 and b 4,6", tos(a), tos(b))
 		}
@@ -97,7 +99,7 @@ func TestStoreTotalBoundDropsTheOldest(t *testing.T) {
 		if st.Bytes > 2000 || st.Entries == 0 || st.Entries >= 100 {
 			t.Errorf("stats %+v, want at most 2000 bytes and some entries kept", st)
 		}
-		a, _ := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
+		a, _ := s.Query(Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
 		if len(a) != st.Entries || a[len(a)-1].To != "100" {
 			t.Errorf("kept %d (last %q), want %d ending with the newest", len(a), tos(a[len(a)-1:]), st.Entries)
 		}
@@ -116,7 +118,7 @@ func TestStoreSurvivesRestart(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{}); err != ErrClosed {
+	if _, err := s.Query(Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{}); err != ErrClosed {
 		t.Errorf("Query after Close: %v, want ErrClosed", err)
 	}
 	s2, err := Open(path, StoreOptions{})
@@ -127,7 +129,7 @@ func TestStoreSurvivesRestart(t *testing.T) {
 	if err := s2.Append([]Entry{entry("a", 2)}); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := s2.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
+	got, _ := s2.Query(Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
 	if tos(got) != "1,2,3" {
 		t.Errorf("after a restart: %q, want 1,2,3", tos(got))
 	}
@@ -157,7 +159,7 @@ func TestStoreSecondWriterFallsBackToMemory(t *testing.T) {
 	if err := second.Append([]Entry{entry("a", 0)}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := second.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{}); len(got) != 1 {
+	if got, _ := second.Query(Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{}); len(got) != 1 {
 		t.Errorf("the memory store holds %d entries, want 1", len(got))
 	}
 	// raydar history reads the file while the first one records.
@@ -168,7 +170,7 @@ func TestStoreSecondWriterFallsBackToMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := r.Query(Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
+	got, err := r.Query(Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "a"}, time.Time{})
 	if err != nil || tos(got) != "8" {
 		t.Errorf("a reader beside the writer read %q (%v), want 8", tos(got), err)
 	}
@@ -177,7 +179,7 @@ func TestStoreSecondWriterFallsBackToMemory(t *testing.T) {
 	}
 	// The second one (a TUI beside an operator) shows the file's record
 	// with its own, oldest first.
-	ref := Ref{Kind: KindRayCluster, Namespace: "ml", Name: "a"}
+	ref := Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "a"}
 	if got, err := second.Query(ref, time.Time{}); err != nil || tos(got) != "1,8" {
 		t.Errorf("the second store shows %q (%v), want its own 1 and the file's 8", tos(got), err)
 	}

@@ -463,5 +463,5 @@ func (d *Detail) historyBlock() []string {
 
 // HistoryRef is the RayCluster as kube/history files it.
 func (d *Detail) HistoryRef() history.Ref {
-	return host.RefOf(history.KindRayCluster, d.rc.Namespace, d.rc.Name, d.uid)
+	return host.RefOf(rayv1.KindRayCluster, d.rc.Namespace, d.rc.Name, d.uid)
 }

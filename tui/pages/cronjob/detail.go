@@ -205,7 +205,7 @@ func (d *Detail) footer() string {
 
 // HistoryRef is the RayCronJob as kube/history files it.
 func (d *Detail) HistoryRef() history.Ref {
-	return host.RefOf(history.KindRayCronJob, d.cj.Namespace, d.cj.Name, d.uid)
+	return host.RefOf(rayv1.KindRayCronJob, d.cj.Namespace, d.cj.Name, d.uid)
 }
 
 func (d *Detail) historyBlock() []string {

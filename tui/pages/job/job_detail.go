@@ -293,7 +293,7 @@ func (d *Detail) View() string {
 
 // HistoryRef is the RayJob as kube/history files it.
 func (d *Detail) HistoryRef() history.Ref {
-	return host.RefOf(history.KindRayJob, d.job.Namespace, d.job.Name, d.uid)
+	return host.RefOf(rayv1.KindRayJob, d.job.Namespace, d.job.Name, d.uid)
 }
 
 func (d *Detail) historyBlock() []string {

@@ -236,5 +236,5 @@ func (d *Detail) historyBlock() []string {
 
 // HistoryRef is the RayService as kube/history files it.
 func (d *Detail) HistoryRef() history.Ref {
-	return host.RefOf(history.KindRayService, d.svc.Namespace, d.svc.Name, d.uid)
+	return host.RefOf(rayv1.KindRayService, d.svc.Namespace, d.svc.Name, d.uid)
 }
