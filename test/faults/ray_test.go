@@ -80,31 +80,7 @@ func TestRaySideFaults(t *testing.T) {
 	}
 	op := startInProc(t, s.audit.Wrap(sb.Config), s.ns, res)
 
-	newJob := func(name, entrypoint string) {
-		spec := testobj.Cluster(s.ns, "unused", 0).Spec
-		create(t, &rayv1.RayJob{
-			ObjectMeta: objectMeta(s.ns, name),
-			Spec:       rayv1.RayJobSpec{Entrypoint: entrypoint, SubmissionMode: rayv1.HTTPMode, RayClusterSpec: &spec},
-		})
-	}
-	getJob := func(name string) (*rayv1.RayJob, error) {
-		j := &rayv1.RayJob{}
-		err := cl.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: name}, j)
-		return j, err
-	}
-	wait := func(name, what string, cond func(*rayv1.RayJob) bool) *rayv1.RayJob {
-		t.Helper()
-		var j *rayv1.RayJob
-		eventually(t, rayLong, name+" "+what, func() (bool, string) {
-			var err error
-			if j, err = getJob(name); err != nil {
-				return false, err.Error()
-			}
-			return cond(j), fmt.Sprintf("deployment=%q job=%q reason=%q message=%q", j.Status.JobDeploymentStatus, j.Status.JobStatus, j.Status.Reason, j.Status.Message)
-		})
-		return j
-	}
-	running := func(j *rayv1.RayJob) bool { return j.Status.JobStatus == rayv1.JobStatusRunning }
+	getJob, wait, running, newJob := s.getJob, s.waitJob, jobRunning, s.newJob
 	for _, n := range []string{"headkill", "stopme", "delme"} {
 		newJob(n, "sleep 600")
 	}
@@ -186,4 +162,43 @@ func TestRaySideFaults(t *testing.T) {
 		_ = flaky.Close()
 		_ = sim.Close()
 	})
+}
+
+// getJob reads a RayJob of the scenario's namespace.
+func (s *scenario) getJob(name string) (*rayv1.RayJob, error) {
+	j := &rayv1.RayJob{}
+	err := cl.Get(context.Background(), client.ObjectKey{Namespace: s.ns, Name: name}, j)
+	return j, err
+}
+
+// waitJob waits (rayLong) until the RayJob meets cond and returns it.
+func (s *scenario) waitJob(name, what string, cond func(*rayv1.RayJob) bool) *rayv1.RayJob {
+	s.t.Helper()
+	var j *rayv1.RayJob
+	eventually(s.t, rayLong, name+" "+what, func() (bool, string) {
+		var err error
+		if j, err = s.getJob(name); err != nil {
+			return false, err.Error()
+		}
+		return cond(j), fmt.Sprintf("deployment=%q job=%q reason=%q message=%q", j.Status.JobDeploymentStatus, j.Status.JobStatus, j.Status.Reason, j.Status.Message)
+	})
+	return j
+}
+
+// jobRunning: the Ray job is RUNNING.
+func jobRunning(j *rayv1.RayJob) bool { return j.Status.JobStatus == rayv1.JobStatusRunning }
+
+// newJob creates an HTTPMode RayJob on a cluster of its own (a head, no
+// workers), changed by mods.
+func (s *scenario) newJob(name, entrypoint string, mods ...func(*rayv1.RayJob)) {
+	s.t.Helper()
+	spec := testobj.Cluster(s.ns, "unused", 0).Spec
+	j := &rayv1.RayJob{
+		ObjectMeta: objectMeta(s.ns, name),
+		Spec:       rayv1.RayJobSpec{Entrypoint: entrypoint, SubmissionMode: rayv1.HTTPMode, RayClusterSpec: &spec},
+	}
+	for _, f := range mods {
+		f(j)
+	}
+	create(s.t, j)
 }

@@ -65,35 +65,7 @@ func TestOperatorSIGKILLRayJobs(t *testing.T) {
 	}
 	k := startKiller(t, s, kubeconfig, rand.New(rand.NewPCG(sd, 1)), "rj")
 
-	getJob := func(name string) (*rayv1.RayJob, error) {
-		j := &rayv1.RayJob{}
-		err := cl.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: name}, j)
-		return j, err
-	}
-	wait := func(name, what string, cond func(*rayv1.RayJob) bool) *rayv1.RayJob {
-		t.Helper()
-		var j *rayv1.RayJob
-		eventually(t, rayLong, name+" "+what, func() (bool, string) {
-			var err error
-			if j, err = getJob(name); err != nil {
-				return false, err.Error()
-			}
-			return cond(j), fmt.Sprintf("deployment=%q job=%q reason=%q message=%q", j.Status.JobDeploymentStatus, j.Status.JobStatus, j.Status.Reason, j.Status.Message)
-		})
-		return j
-	}
-	running := func(j *rayv1.RayJob) bool { return j.Status.JobStatus == rayv1.JobStatusRunning }
-	newJob := func(name, entrypoint string, f func(*rayv1.RayJob)) {
-		spec := testobj.Cluster(s.ns, "unused", 0).Spec
-		j := &rayv1.RayJob{
-			ObjectMeta: objectMeta(s.ns, name),
-			Spec:       rayv1.RayJobSpec{Entrypoint: entrypoint, SubmissionMode: rayv1.HTTPMode, RayClusterSpec: &spec},
-		}
-		if f != nil {
-			f(j)
-		}
-		create(t, j)
-	}
+	getJob, wait, running, newJob := s.getJob, s.waitJob, jobRunning, s.newJob
 
 	// A cluster for the clusterSelector jobs, and the RayService.
 	shared := testobj.Cluster(s.ns, "shared", 1)
@@ -126,7 +98,7 @@ func TestOperatorSIGKILLRayJobs(t *testing.T) {
 	stopped := []string{"stop-0", "stop-1", "crashstop"}
 	deleted := []string{"del-0", "del-1"}
 	for _, n := range append(append([]string{}, stopped...), deleted...) {
-		newJob(n, "sleep 600", nil)
+		newJob(n, "sleep 600")
 	}
 
 	// Where each job ran, read while it runs (a deleted one's is gone).
