@@ -140,11 +140,8 @@ func decoratePods(o *observed, p *plan) {
 // One made meanwhile (AlreadyExists) is left for the next pass to compare,
 // as KubeRay does (volcano_scheduler.go:172-177).
 func (r *Reconciler) applyGroup(ctx context.Context, rc *rayv1.RayCluster, p *plan, out *outcome) bool {
-	if p.WAS.Err != nil || len(p.WAS.Unprotect)+len(p.WAS.Delete)+len(p.WAS.Create) > 0 {
+	if p.WAS.Held() || len(p.WAS.Unprotect)+len(p.WAS.Delete)+len(p.WAS.Create) > 0 {
 		return r.applyWAS(ctx, rc, p.WAS, out) && !p.WAS.Held()
-	}
-	if p.WAS.Held() {
-		return false
 	}
 	var err error
 	var what string

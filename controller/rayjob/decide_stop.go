@@ -134,11 +134,12 @@ func decideStopRequest(o *Observed, p *Plan) bool {
 		return false // done; the poll sees STOPPED
 	}
 	rec := StopRecord{JobID: st.JobId, Request: req, Confirmed: true}
+	ended := dashSaysEnded(o)
 	switch {
-	case rayJobMayRun(st) && o.Cluster != nil && dashSaysEnded(o) != "":
+	case rayJobMayRun(st) && o.Cluster != nil && ended != "":
 		// A stop sent by a process that died before recording it: the
 		// dashboard says the job ended, so none is sent again.
-		planStopRecord(o, p, rec, "the Ray job had already ended ("+dashSaysEnded(o)+") when the dashboard was asked")
+		planStopRecord(o, p, rec, "the Ray job had already ended ("+ended+") when the dashboard was asked")
 		return false
 	case rayJobMayRun(st) && o.Cluster != nil:
 		planStop(o, p, StopCall{ClusterName: st.RayClusterName, JobID: st.JobId, Request: req})
@@ -178,15 +179,16 @@ func decideDeletion(o *Observed, p *Plan) {
 		return
 	}
 	rec, ok := StopRecordOf(j)
+	ended := dashSaysEnded(o)
 	switch {
 	case !rayJobMayRun(st), o.Cluster == nil, o.ClusterEmpty, stopAnswered(rec, ok, st.JobId, ""):
 		p.RemoveFinalizer = true
 		return
-	case dashSaysEnded(o) != "":
+	case ended != "":
 		// As for a request: ended, by a stop sent before a restart or on
 		// its own; recorded, none sent.
 		planStopRecord(o, p, StopRecord{JobID: st.JobId, Deletion: true, Confirmed: true},
-			"the Ray job had already ended ("+dashSaysEnded(o)+") when the dashboard was asked")
+			"the Ray job had already ended ("+ended+") when the dashboard was asked")
 		p.RemoveFinalizer = true
 		return
 	}
