@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -32,8 +34,9 @@ import (
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
-// ns is the test namespace; one operator watches it.
-const ns = "was"
+// ns is the running test's namespace (startOperator makes it; the tests
+// run one after another); its operator watches only it.
+var ns string
 
 var (
 	sb *sandbox.Sandbox
@@ -63,10 +66,6 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		if err := cl.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
 		return m.Run()
 	}()
 	if err := s.Stop(); err != nil {
@@ -82,9 +81,27 @@ func needSandbox(t *testing.T) {
 	}
 }
 
-// startOperator runs raydar's loop on the namespace with the gate on.
+// startOperator makes the test's namespace and runs raydar's loop on it
+// with the gate on.
 func startOperator(t *testing.T) {
 	t.Helper()
+	ns = "was-" + strings.ToLower(utilrand.String(6))
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := cl.Create(context.Background(), nsObj); err != nil {
+		t.Fatal(err)
+	}
+	// Gone before the next test starts: its pods would hold the nodes'
+	// CPUs the next test's gangs are sized against.
+	t.Cleanup(func() {
+		if err := cl.Delete(context.Background(), nsObj); err != nil && !apierrors.IsNotFound(err) {
+			t.Error(err)
+			return
+		}
+		eventually(t, 2*time.Minute, "namespace "+nsObj.Name+" gone", func() (bool, string) {
+			err := cl.Get(context.Background(), client.ObjectKeyFromObject(nsObj), &corev1.Namespace{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
+	})
 	gates, err := features.Parse("KubernetesWAS=true")
 	if err != nil {
 		t.Fatal(err)
@@ -210,14 +227,19 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 	}
 }
 
+// patch applies f to a fresh copy and updates it, again from a fresh read
+// on a conflict (the operator writes the cluster meanwhile).
 func patch(t *testing.T, name string, f func(*rayv1.RayCluster)) {
 	t.Helper()
-	rc := &rayv1.RayCluster{}
-	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
-		t.Fatal(err)
-	}
-	f(rc)
-	if err := cl.Update(context.Background(), rc); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rc := &rayv1.RayCluster{}
+		if err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
+			return err
+		}
+		f(rc)
+		return cl.Update(context.Background(), rc)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
@@ -334,7 +356,7 @@ func TestGangScheduledByKubernetes(t *testing.T) {
 		}
 		for _, e := range list.Items {
 			if e.InvolvedObject.Name == "clash" && e.Reason == raycluster.EventBatchSchedulingFailed &&
-				strings.Contains(e.Message, "Workload was/clash already exists and is not owned by this RayCluster") {
+				strings.Contains(e.Message, "Workload "+ns+"/clash already exists and is not owned by this RayCluster") {
 				return true, ""
 			}
 		}
