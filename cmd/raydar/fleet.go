@@ -65,7 +65,7 @@ func (s *session) watchLater(ctx context.Context, informers cache.Cache, authors
 		wait = min(2*wait, fleetRetryMax)
 	}
 	if sc.history != nil {
-		r, err := history.StartRecorder(ctx, sc.history, authors, informers, sc.logger)
+		r, err := history.StartRecorder(ctx, sc.history, s.target.Server, authors, informers, sc.logger)
 		if err != nil {
 			sc.logger.Error(err, "recording history", "context", s.target.ContextName)
 			return

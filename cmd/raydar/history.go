@@ -43,6 +43,7 @@ func newHistoryCmd(g *globals) *cobra.Command {
 			"status changes. Kubernetes keeps Events for an hour; this record stays (bounded, oldest dropped).\n\n" +
 			"It is THIS MACHINE's record, kept while raydar ran here (the TUI or `raydar operator`) since it\n" +
 			"first ran, in --history-file; not the cluster's: changes made while no raydar ran here are not in it.\n" +
+			"The object is the one on the current context's API server (the record keeps each server apart).\n" +
 			"KIND takes the spellings of raydar get (cluster, rc, rayjob, rs, rcj, …).",
 		Example: "  raydar history cluster my-cluster -n team-a\n  raydar history rayjob nightly --since 2h -o json",
 		Args: func(_ *cobra.Command, args []string) error {
@@ -69,15 +70,20 @@ func newHistoryCmd(g *globals) *cobra.Command {
 				_, err := g.kube.Resolve()
 				return err
 			}
+			// The record holds every cluster raydar watched from here: the
+			// object is the one on the current context's API server.
+			t, err := g.kube.Resolve()
+			if err != nil {
+				return err
+			}
 			ns := g.kube.Namespace
 			if ns == "" {
-				if t, err := g.kube.Resolve(); err == nil && t.Namespace != "" {
-					ns = t.Namespace
-				} else {
-					ns = "default"
-				}
+				ns = t.Namespace
 			}
-			ref := history.Ref{Kind: kind, Namespace: ns, Name: args[1]}
+			if ns == "" {
+				ns = "default"
+			}
+			ref := history.Ref{Server: t.Server, Kind: kind, Namespace: ns, Name: args[1]}
 			var from time.Time
 			if since > 0 {
 				from = time.Now().Add(-since)
@@ -95,13 +101,14 @@ func newHistoryCmd(g *globals) *cobra.Command {
 					entries = []history.Entry{}
 				}
 				return writeData(cmd.OutOrStdout(), outputJSON, struct {
+					Server    string          `json:"server"`
 					Kind      string          `json:"kind"`
 					Namespace string          `json:"namespace"`
 					Name      string          `json:"name"`
 					Source    string          `json:"source"`
 					File      string          `json:"file"`
 					Entries   []history.Entry `json:"entries"`
-				}{kind, ns, args[1], historyNote, file, entries})
+				}{t.Server, kind, ns, args[1], historyNote, file, entries})
 			}
 			return writeHistory(cmd.OutOrStdout(), ref, file, entries, err)
 		},
@@ -116,7 +123,7 @@ func newHistoryCmd(g *globals) *cobra.Command {
 // writeHistory prints the timeline as a table, oldest first, headed by
 // whose record it is.
 func writeHistory(w io.Writer, ref history.Ref, file string, entries []history.Entry, readErr error) error {
-	fmt.Fprintf(w, "%s %s/%s: %s (%s)\n", ref.Kind, ref.Namespace, ref.Name, historyNote, file)
+	fmt.Fprintf(w, "%s %s/%s on %s: %s (%s)\n", ref.Kind, ref.Namespace, ref.Name, ref.Server, historyNote, file)
 	switch {
 	case readErr != nil:
 		fmt.Fprintf(w, "%v\n", readErr)
@@ -139,7 +146,7 @@ func writeHistory(w io.Writer, ref history.Ref, file string, entries []history.E
 		return err
 	}
 	if len(uids) > 1 {
-		fmt.Fprintf(w, "note: %d objects of this name (UIDs) over time: deleted and created again, or on other clusters\n", len(uids))
+		fmt.Fprintf(w, "note: %d objects of this name (UIDs) over time: deleted and created again\n", len(uids))
 	}
 	return nil
 }

@@ -203,7 +203,7 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		return nil, err
 	}
 	if sc.history != nil && !sc.fleet {
-		r, err := history.StartRecorder(ctx, sc.history, authors, informers, sc.logger)
+		r, err := history.StartRecorder(ctx, sc.history, t.Server, authors, informers, sc.logger)
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("recording history: %w", err)

@@ -29,6 +29,12 @@ const (
 
 // Ref names the object an entry is filed under.
 type Ref struct {
+	// Server is the URL of the API server whose object it is (a kubeconfig
+	// cluster's server): one machine's record holds every cluster raydar
+	// watched from it, and a default/x of one is not the default/x of
+	// another. Entries written before it was recorded (2026-12-05) have
+	// none and are not shown under any server.
+	Server    string    `json:"server,omitempty"`
 	Kind      string    `json:"kind"`
 	Namespace string    `json:"namespace"`
 	Name      string    `json:"name"`
@@ -38,7 +44,13 @@ type Ref struct {
 // key is the store's key of the object's timeline (UID left out: a
 // cluster deleted and created again under its name keeps one timeline,
 // whose entries carry each UID).
-func (r Ref) key() string { return r.Kind + "/" + r.Namespace + "/" + r.Name }
+func (r Ref) key() string {
+	k := r.Kind + "/" + r.Namespace + "/" + r.Name
+	if r.Server != "" {
+		k = r.Server + " " + k
+	}
+	return k
+}
 
 // Entry is one line of an object's timeline.
 type Entry struct {

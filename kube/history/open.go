@@ -28,10 +28,10 @@ func OpenOrMemory(path string, logger logr.Logger) *Store {
 	return s
 }
 
-// StartRecorder records the Ray objects and pods of a cache into store;
-// authors is what the cache's transform notes (Authors.Keep).
-func StartRecorder(ctx context.Context, store *Store, authors *Authors, c InformerSource, logger logr.Logger) (*Recorder, error) {
-	r := NewRecorder(store, RecorderOptions{Authors: authors, Logger: logger})
+// StartRecorder records the Ray objects and pods of a cache of server's
+// into store; authors is what the cache's transform notes (Authors.Keep).
+func StartRecorder(ctx context.Context, store *Store, server string, authors *Authors, c InformerSource, logger logr.Logger) (*Recorder, error) {
+	r := NewRecorder(store, RecorderOptions{Server: server, Authors: authors, Logger: logger})
 	if err := r.Watch(ctx, c); err != nil {
 		r.Close()
 		return nil, err

@@ -27,6 +27,10 @@ type InformerSource interface {
 
 // RecorderOptions configure a Recorder.
 type RecorderOptions struct {
+	// Server is the URL of the API server the cache watches: every entry
+	// is filed under it (Ref.Server), and Version and Entries read its
+	// timelines.
+	Server string
 	// Authors is what the cache's transform noted (Authors.Keep); without
 	// it changes carry no author.
 	Authors *Authors
@@ -47,6 +51,7 @@ type RecorderOptions struct {
 // timeline entries and appends them to a Store from one writer goroutine.
 type Recorder struct {
 	store   *Store
+	server  string
 	authors *Authors
 	now     func() time.Time
 	log     logr.Logger
@@ -79,7 +84,7 @@ func NewRecorder(store *Store, o RecorderOptions) *Recorder {
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = 250 * time.Millisecond
 	}
-	r := &Recorder{store: store, authors: o.Authors, now: o.Now, log: o.Logger, flush: o.FlushInterval,
+	r := &Recorder{store: store, server: o.Server, authors: o.Authors, now: o.Now, log: o.Logger, flush: o.FlushInterval,
 		ch: make(chan []Entry, o.Buffer/4+1), versions: map[string]uint64{}, done: make(chan struct{})}
 	go r.write()
 	return r
@@ -98,6 +103,7 @@ func (r *Recorder) Written() int64 { return r.written.Load() }
 // object are written, so a view re-reads the store only on change. A map
 // lookup, for a TUI's View.
 func (r *Recorder) Version(ref Ref) uint64 {
+	ref.Server = r.server
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.versions[ref.key()]
@@ -174,6 +180,9 @@ func (r *Recorder) observe(old, new any) {
 	}
 	if len(entries) == 0 {
 		return
+	}
+	for i := range entries {
+		entries[i].Server = r.server
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -252,8 +261,12 @@ func (r *Recorder) Close() {
 	<-r.done
 }
 
-// Entries is the object's timeline, oldest first (Store.Query): I/O.
-func (r *Recorder) Entries(ref Ref) ([]Entry, error) { return r.store.Query(ref, time.Time{}) }
+// Entries is the object's timeline on the Recorder's server, oldest first
+// (Store.Query): I/O.
+func (r *Recorder) Entries(ref Ref) ([]Entry, error) {
+	ref.Server = r.server
+	return r.store.Query(ref, time.Time{})
+}
 
 // Note is "" when the store is on disk, else why it is in memory.
 func (r *Recorder) Note() string { return r.store.Note() }

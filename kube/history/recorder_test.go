@@ -57,3 +57,39 @@ func TestRecorderCountsWhatItCannotWrite(t *testing.T) {
 		t.Errorf("dropped %d written %d, want 1 and 0", r.Dropped(), r.Written())
 	}
 }
+
+// One machine's record holds every cluster raydar watched from it: a
+// RayCluster default/train of one API server is not the default/train of
+// another (a fresh sandbox showed an older sandbox's timeline), on disk as
+// in memory.
+func TestRecorderFilesEntriesUnderItsServer(t *testing.T) {
+	for _, disk := range []bool{false, true} {
+		s := Memory(StoreOptions{}, "test")
+		if disk {
+			var err error
+			if s, err = Open(t.TempDir()+"/history.db", StoreOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a := NewRecorder(s, RecorderOptions{Server: "https://127.0.0.1:6443", Now: func() time.Time { return now }})
+		b := NewRecorder(s, RecorderOptions{Server: "https://127.0.0.1:7443", Now: func() time.Time { return now }})
+		a.Observe(nil, cluster())
+		a.Observe(pod(), nil)
+		b.Observe(pod(), nil)
+		a.Close()
+		b.Close()
+		ref := Ref{Kind: rayv1.KindRayCluster, Namespace: "ml", Name: "train"}
+		gotA, errA := a.Entries(ref)
+		gotB, errB := b.Entries(ref)
+		if errA != nil || errB != nil || len(gotA) != 2 || len(gotB) != 1 {
+			t.Fatalf("disk %v: server a %q (%v), server b %q (%v)", disk, lines(gotA), errA, lines(gotB), errB)
+		}
+		if gotB[0].Server != "https://127.0.0.1:7443" || a.Version(ref) == b.Version(ref) {
+			t.Fatalf("disk %v: entry filed under %q; versions a %d b %d", disk, gotB[0].Server, a.Version(ref), b.Version(ref))
+		}
+		if got, err := s.Query(ref, time.Time{}); err != nil || len(got) != 0 {
+			t.Fatalf("disk %v: a query naming no server sees %q (%v)", disk, lines(got), err)
+		}
+		s.Close()
+	}
+}

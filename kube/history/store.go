@@ -324,8 +324,8 @@ func (s *Store) Append(entries []Entry) error {
 	})
 }
 
-// Query is the timeline of one object (kind, namespace, name; the UID of
-// ref is not matched), oldest first, of entries at or after since (all
+// Query is the timeline of one object (server, kind, namespace, name; the
+// UID of ref is not matched), oldest first, of entries at or after since (all
 // when zero).
 func (s *Store) Query(ref Ref, since time.Time) ([]Entry, error) {
 	if s.closed() {

@@ -129,7 +129,7 @@ func New(use string, kf *kube.Flags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rec, err := history.StartRecorder(ctx, store, o.Authors, op.Cache(), logger)
+			rec, err := history.StartRecorder(ctx, store, target.Server, o.Authors, op.Cache(), logger)
 			if err != nil {
 				return err
 			}
