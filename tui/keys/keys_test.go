@@ -104,6 +104,7 @@ func TestLoadBadFiles(t *testing.T) {
 		"empty key":     {"keys:\n  up: [\"\"]\n", `up: invalid key name ""`},
 		"duplicate":     {"keys:\n  up: [j]\n", `key "j" is bound to both up and down`},
 		"action blank":  {"actions:\n  x: [\" \"]\n", "action x: invalid key name"},
+		"bare n":        {"keys:\n  up: n\n", `quote the key ("n")`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

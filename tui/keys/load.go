@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,6 +42,11 @@ func (l *KeyList) UnmarshalJSON(b []byte) error {
 	}
 	var many []string
 	if err := json.Unmarshal(b, &many); err != nil {
+		if bytes.Contains(b, []byte("true")) || bytes.Contains(b, []byte("false")) {
+			// YAML 1.1 (sigs.k8s.io/yaml) reads a bare y, n, yes, no, on or
+			// off as a boolean: the key the user meant is lost by then.
+			return fmt.Errorf("want a key name or a list of key names, got %s: YAML reads a bare y, n, yes, no, on or off as true or false, quote the key (\"n\")", b)
+		}
 		return fmt.Errorf("want a key name or a list of key names, got %s", b)
 	}
 	*l = many
