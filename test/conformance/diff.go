@@ -178,10 +178,8 @@ type Intended struct {
 	Tie *Tie `json:"tie,omitempty"`
 	// Sometimes marks a difference that KubeRay's own nondeterminism makes
 	// in some runs only (a race in its cache): it may be absent from a run.
-	// Every other entry must occur. A Warning raydar gives is sometimes
-	// only on one named object of one named manifest (its reason says why
-	// that Warning is expected there): raydar's own nondeterminism is not
-	// excused wholesale.
+	// Every other entry must occur. A Warning raydar gives is never
+	// sometimes: raydar's own nondeterminism is not excused.
 	Sometimes bool `json:"sometimes,omitempty"`
 	// Pending marks a difference that is raydar's to fix and not fixed yet:
 	// not a behaviour a KubeRay user would accept. It is counted apart in
@@ -293,10 +291,9 @@ func (e *Intended) compile() error {
 		return fmt.Errorf("path %q can name a command line (a command, args or KUBERAY_GEN_*_CMD) and raydar's value is a free glob (%q): "+
 			"tie it to KubeRay's (tie: replace/with or prefix) or write raydar's value in full", e.Path, e.Raydar)
 	}
-	if e.Sometimes && e.Raydar != absent && globsMeet(e.Object, "Warning *") &&
-		(len(e.Manifests) > 0 || !isLiteral(e.Manifest) || !isLiteral(e.Object)) {
-		return fmt.Errorf("sometimes on a Warning raydar gives (raydar %q) for more than one object of one manifest: sometimes is for KubeRay's races; "+
-			"a Warning raydar gives in some runs only is raydar's own timing, excused only where the reason says why, object by object (or narrow raydar to %q)", e.Raydar, absent)
+	if e.Sometimes && e.Raydar != absent && globsMeet(e.Object, "Warning *") {
+		return fmt.Errorf("sometimes on a Warning raydar gives (raydar %q): sometimes is for KubeRay's races; "+
+			"a Warning raydar gives in some runs only is raydar's own timing, not excused (narrow raydar to %q)", e.Raydar, absent)
 	}
 	return nil
 }
