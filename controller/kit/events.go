@@ -16,6 +16,10 @@ type Event struct {
 	Reason  string
 	Action  string
 	Message string
+	// Once, when set, makes the Event said once per object for this value
+	// under its Reason (Events.Once): a condition a plan repeats on every
+	// pass is told by one Event.
+	Once string
 }
 
 // MaxEventMessage bounds an Event's message (longer ones are truncated).

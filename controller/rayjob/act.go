@@ -103,7 +103,9 @@ func (a *acting) writeJob() (stop bool, err error) {
 		}
 	}
 	for _, e := range a.p.Events {
-		r.event(rj, e)
+		if e.Once == "" || r.events.Once(rj.UID, e.Reason, e.Once) {
+			r.event(rj, e)
+		}
 	}
 	return false, nil
 }

@@ -57,6 +57,11 @@ type config struct {
 	// MinPoll and MaxPoll bound how often the dashboard is asked about a
 	// running job: early often, then less, as the job ages.
 	MinPoll, MaxPoll time.Duration
+	// DashboardWarnAfter: a dashboard that cannot be asked for this long is
+	// said by a DashboardUnreachable Warning (10 × MinPoll; a shorter blip,
+	// such as a head not yet answering or one slow call on a loaded
+	// machine, starts the failure clock and is not said).
+	DashboardWarnAfter time.Duration
 	// DeleteRayJobAfterJobFinishes: with shutdownAfterJobFinishes, delete
 	// the RayJob itself instead of only its cluster (KubeRay's
 	// DELETE_RAYJOB_CR_AFTER_JOB_FINISHES).
@@ -73,6 +78,7 @@ func defaultConfig() config {
 		SubmitterFinishedGrace: 30 * time.Second,
 		MinPoll:                time.Second,
 		MaxPoll:                10 * time.Second,
+		DashboardWarnAfter:     10 * time.Second,
 	}
 }
 

@@ -268,15 +268,13 @@ func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 
 // dashboardFailing handles a dashboard that cannot be asked: the failure
 // clock starts (written once, so a failing dashboard causes no status
-// writes after that), the job fails once StatusCheckTimeout has passed, and
+// writes after that), the outage is said by one Warning once it has lasted
+// DashboardWarnAfter, the job fails once StatusCheckTimeout has passed, and
 // the next look backs off with the length of the outage.
 func dashboardFailing(o *Observed, p *Plan, err error) {
 	st := &p.Status
 	if st.JobStatusCheckFailureStartTime == nil {
 		st.JobStatusCheckFailureStartTime = apiTime(o.Now)
-		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: ReasonDashboardUnreachable, Action: "GetJobInfo",
-			Message: fmt.Sprintf("Cannot read Ray job %s from the dashboard of RayCluster %s (retrying with back-off; the RayJob fails after %s): %s",
-				st.JobId, st.RayClusterName, o.Config.StatusCheckTimeout, kit.Truncate(err.Error(), 500))})
 	}
 	since := st.JobStatusCheckFailureStartTime.Time
 	at := since.Add(o.Config.StatusCheckTimeout)
@@ -284,6 +282,14 @@ func dashboardFailing(o *Observed, p *Plan, err error) {
 		failAttempt(o, p, rayv1.JobStatusCheckTimeoutExceeded, fmt.Sprintf("The dashboard could not be asked about Ray job %s for %s: %s",
 			st.JobId, o.Config.StatusCheckTimeout, kit.Truncate(err.Error(), 500)))
 		return
+	}
+	if warn := since.Add(o.Config.DashboardWarnAfter); !o.Now.Before(warn) {
+		p.Events = append(p.Events, kit.Event{Type: corev1.EventTypeWarning, Reason: ReasonDashboardUnreachable, Action: "GetJobInfo",
+			Once: st.JobId + " since " + since.UTC().Format(time.RFC3339Nano),
+			Message: fmt.Sprintf("Cannot read Ray job %s from the dashboard of RayCluster %s for %s (retrying with back-off; the RayJob fails after %s): %s",
+				st.JobId, st.RayClusterName, o.Now.Sub(since).Round(time.Second), o.Config.StatusCheckTimeout, kit.Truncate(err.Error(), 500))})
+	} else {
+		requeueAt(o, p, warn)
 	}
 	back := min(max(o.Now.Sub(since), o.Config.MinPoll), 3*o.Config.MaxPoll)
 	requeueAfter(p, back)

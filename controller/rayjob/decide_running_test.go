@@ -261,31 +261,43 @@ func TestRayJobDecideRunning(t *testing.T) {
 }
 
 // A dashboard that cannot be asked: the failure clock is written once (no
-// status writes while it stays down), the polls back off, and the job fails
-// after StatusCheckTimeout, without a retry.
+// status writes while it stays down), the outage is said by one Warning
+// once it has lasted DashboardWarnAfter (a blip is not said), the polls
+// back off, and the job fails after StatusCheckTimeout, without a retry.
 func TestRayJobDecideDashboardDown(t *testing.T) {
 	j := newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), func(j *rayv1.RayJob) { j.Spec.BackoffLimit = fixture.Ptr(int32(5)) })
 	rc := newCluster(true)
 	now := fixture.T0.Add(time.Minute)
 	p := Decide(observe(j, now, withCluster(rc), withDash(dashErr(errRefused))))
-	if !p.WriteStatus || !p.Status.JobStatusCheckFailureStartTime.Time.Equal(now) || !hasEvent(p, ReasonDashboardUnreachable, "connection refused") {
+	if !p.WriteStatus || !p.Status.JobStatusCheckFailureStartTime.Time.Equal(now) || len(p.Events) != 0 {
 		t.Fatalf("first failure: %+v %s", p.Status, eventsOf(p))
+	}
+	if p.RequeueAfter > 10*time.Second {
+		t.Fatalf("first failure: next look in %s, after the Warning is due", p.RequeueAfter)
 	}
 	// Apply the plan's status (ignoring the copy of the cluster status,
 	// which changes with the cluster only).
 	j.Status = p.Status
+	if p := Decide(observe(j, now.Add(9*time.Second), withCluster(rc), withDash(dashErr(errRefused)))); len(p.Events) != 0 {
+		t.Fatalf("a 9 s outage is said: %s", eventsOf(p))
+	}
 	writes := 0
 	var waits []time.Duration
+	onces := map[string]bool{}
 	for i := 1; i <= 20; i++ {
 		at := now.Add(time.Duration(i) * 10 * time.Second)
 		p := Decide(observe(j, at, withCluster(rc), withDash(dashErr(errRefused))))
 		if p.WriteStatus {
 			writes++
 		}
-		if len(p.Events) > 0 {
-			t.Fatalf("pass %d: events again: %s", i, eventsOf(p))
+		if !hasEvent(p, ReasonDashboardUnreachable, "connection refused") || len(p.Events) != 1 {
+			t.Fatalf("pass %d: %s", i, eventsOf(p))
 		}
+		onces[p.Events[0].Once] = true
 		waits = append(waits, p.RequeueAfter)
+	}
+	if len(onces) != 1 || onces[""] {
+		t.Fatalf("the outage's Warning is not one Event told once: once keys %v", onces)
 	}
 	if writes != 0 {
 		t.Fatalf("%d status writes while the dashboard stayed down, want 0", writes)
@@ -535,8 +547,8 @@ func TestRayJobDecideRememberedFailureClock(t *testing.T) {
 		return func(o *Observed) { o.CheckFailJobID, o.CheckFailSince = id, apiTime(first) }
 	}
 	p = Decide(observe(j, first.Add(time.Minute), withCluster(rc), withDash(dashErr(errRefused)), clock("rj-id001")))
-	if p.WriteStatus || len(p.Events) > 0 {
-		t.Fatalf("written again: %v %s", p.WriteStatus, eventsOf(p))
+	if p.WriteStatus || len(p.Events) != 1 || p.Events[0].Once != "rj-id001 since "+first.UTC().Format(time.RFC3339Nano) {
+		t.Fatalf("written again, or the outage not told as the one since the remembered clock: %v %s", p.WriteStatus, eventsOf(p))
 	}
 	p = Decide(observe(j, first.Add(300*time.Second), withCluster(rc), withDash(dashErr(errRefused)), clock("rj-id001")))
 	if p.Status.Reason != rayv1.JobStatusCheckTimeoutExceeded {

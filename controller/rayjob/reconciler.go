@@ -97,6 +97,7 @@ func (o Options) config(sh kit.Shared) config {
 		DeleteRayJobAfterJobFinishes: o.DeleteRayJobAfterJobFinishes,
 	}
 	c.MaxPoll = max(c.MaxPoll, c.MinPoll)
+	c.DashboardWarnAfter = 10 * c.MinPoll
 	return c
 }
 

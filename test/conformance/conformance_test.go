@@ -56,6 +56,9 @@ const (
 	settleDeadline = 12 * time.Minute
 	// stablePolls is how many polls in a row both sides must stay
 	// unchanged (and their differences all intended) to count as settled.
+	// A settled manifest is compared once more after as many polls again
+	// (confirmed): a change on either side in between (a late Warning, a
+	// status a grace period turned) is seen, logged, and waited out anew.
 	stablePolls = 5
 )
 
@@ -69,7 +72,13 @@ type manifestRun struct {
 	last    []Diff          // differences at the last poll
 	prev    string          // both sides' snapshot at the previous poll
 	stable  int             // polls in a row with the same snapshot and no unexplained difference
-	settled bool
+	// settled: the state stayed the same for stablePolls polls, and then
+	// for as many again (the second comparison); firstSettled holds both
+	// sides as they were at the first, so what changed after it is named
+	// (lateChanges).
+	settled      bool
+	firstSettled *settledState
+	lateChanges  []string
 	// settledAfter is when it settled, from the start of the wait.
 	settledAfter time.Duration
 	objects      int
@@ -148,7 +157,7 @@ func runPass(t *testing.T, corpus []Manifest, krNS, rdNS func(int) string, check
 			if r.settled {
 				continue
 			}
-			r.evaluate(snap, intended)
+			r.evaluate(snap, intended, time.Since(start))
 			if r.settled {
 				r.settledAfter = time.Since(start)
 				if last == nil || r.settledAfter >= last.settledAfter {
@@ -200,6 +209,9 @@ func runPass(t *testing.T, corpus []Manifest, krNS, rdNS func(int) string, check
 				t.Errorf("%s: did not settle within %s", r.m.Name, settleDeadline)
 			}
 		}
+		for _, c := range r.lateChanges {
+			t.Logf("%s: changed after it had settled, so it was compared again once stable: %s", r.m.Name, c)
+		}
 		if len(r.skipped) > 0 {
 			t.Logf("%s: not applied (cluster-scoped or unknown kinds): %s", r.m.Name, strings.Join(r.skipped, ", "))
 		}
@@ -240,7 +252,7 @@ func runPass(t *testing.T, corpus []Manifest, krNS, rdNS func(int) string, check
 // compared yet, counted as known and not yet fixed and listed in the docs.
 func pendingManifest(name string, list []*Intended) *Intended {
 	for _, e := range list {
-		if e.Pending && e.Object == "*" && e.Path == "*" && e.Matches(Diff{Manifest: name, Object: "*", Path: "*"}) {
+		if e.wholeManifestPending() && e.Matches(Diff{Manifest: name, Object: "*", Path: "*"}) {
 			return e
 		}
 	}
@@ -342,8 +354,8 @@ func (r *manifestRun) skip(what string) {
 // evaluate compares both sides. The manifest is settled when both
 // operators have written a status on every Ray object it applied, its
 // differences are all intended, and neither side changed for stablePolls
-// polls.
-func (r *manifestRun) evaluate(snap map[string][]unstructured.Unstructured, intended []*Intended) {
+// polls, and then for stablePolls polls more (confirm).
+func (r *manifestRun) evaluate(snap map[string][]unstructured.Unstructured, intended []*Intended, elapsed time.Duration) {
 	krNS, rdNS := r.krNS, r.rdNS
 	krObjs, rdObjs := r.filter(snap[krNS]), r.filter(snap[rdNS])
 	r.suspendAfterFirstTick(krObjs, rdObjs)
@@ -359,8 +371,54 @@ func (r *manifestRun) evaluate(snap map[string][]unstructured.Unstructured, inte
 	} else {
 		r.stable = 0
 	}
-	r.settled = r.stable >= stablePolls
+	r.confirm(state, kr, rd, elapsed)
 	r.prev = state
+}
+
+// settledState is both sides' normalised objects when a manifest first
+// looked settled.
+type settledState struct {
+	state   string
+	kr, rd  []Object
+	elapsed time.Duration
+}
+
+// confirm is evaluate's second look: once the state has held for
+// stablePolls polls it is kept as firstSettled, and the manifest is
+// settled when the same state has held for stablePolls polls more. A
+// change in between is named in lateChanges (which side, which paths) and
+// the wait starts over.
+func (r *manifestRun) confirm(state string, kr, rd []Object, elapsed time.Duration) {
+	first := r.firstSettled
+	if first != nil && state != first.state {
+		var changed []string
+		for _, side := range []struct {
+			name     string
+			was, now []Object
+		}{{"kuberay", first.kr, kr}, {"raydar", first.rd, rd}} {
+			for _, d := range Compare(r.m.Name, side.was, side.now) {
+				changed = append(changed, fmt.Sprintf("%s: %s %s: %s -> %s", side.name, d.Object, d.Path, short(d.KubeRay), short(d.Raydar)))
+			}
+		}
+		r.lateChanges = append(r.lateChanges, fmt.Sprintf("after %s stable (at %s): %s",
+			time.Duration(stablePolls)*pollEvery, first.elapsed.Round(time.Second), strings.Join(changed, "; ")))
+		r.firstSettled = nil
+	}
+	switch {
+	case r.stable < stablePolls:
+		r.firstSettled = nil
+	case r.firstSettled == nil:
+		r.firstSettled = &settledState{state: state, kr: kr, rd: rd, elapsed: elapsed}
+	}
+	r.settled = r.stable >= 2*stablePolls
+}
+
+// short cuts a value for a log line.
+func short(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
 }
 
 // seenByOperator reports whether every Ray object the manifest applied has a

@@ -171,14 +171,15 @@ type Intended struct {
 	// (so an entry does not excuse any value at that path).
 	KubeRay string `json:"kuberay,omitempty"`
 	Raydar  string `json:"raydar,omitempty"`
-	// RaydarAddsPrefix, when set, says that raydar's value is exactly
-	// KubeRay's with something matching this glob in front (a command
-	// v1.7.0 starts with a step v1.6.2 does not have): the rest of the
-	// value is compared verbatim.
-	RaydarAddsPrefix string `json:"raydarAddsPrefix,omitempty"`
+	// Tie, when set, derives raydar's value from KubeRay's (instead of
+	// Raydar): the same but for one change. An entry over a command line
+	// (commandLinePaths) needs one, or raydar's value in full: two free
+	// globs there would excuse a raydar that lost the user's own command.
+	Tie *Tie `json:"tie,omitempty"`
 	// Sometimes marks a difference that KubeRay's own nondeterminism makes
 	// in some runs only (a race in its cache): it may be absent from a run.
-	// Every other entry must occur.
+	// Every other entry must occur. A Warning raydar gives is never
+	// sometimes: raydar's own nondeterminism is not excused.
 	Sometimes bool `json:"sometimes,omitempty"`
 	// Pending marks a difference that is raydar's to fix and not fixed yet:
 	// not a behaviour a KubeRay user would accept. It is counted apart in
@@ -188,7 +189,40 @@ type Intended struct {
 	Pending bool   `json:"pending,omitempty"`
 	Why     string `json:"why"`
 
-	manifest, object, path, kuberay, raydar, raydarPrefix *regexp.Regexp
+	manifest, object, path, kuberay, raydar, tiePrefix *regexp.Regexp
+}
+
+// Tie says how raydar's value follows from KubeRay's at the same path: it
+// is KubeRay's, verbatim, but for one change, either
+//   - Replace/With: KubeRay's value holds Replace exactly once and raydar's
+//     has With in its place (both verbatim: "the same as KubeRay's but for
+//     the ulimit"), or
+//   - Prefix: raydar's value is KubeRay's behind a prefix matching this
+//     glob (a command v1.7.0 starts with a step v1.6.2 does not have).
+//
+// Either way, a side without a value (<absent>) never matches.
+type Tie struct {
+	Replace string  `json:"replace,omitempty"`
+	With    *string `json:"with,omitempty"`
+	Prefix  string  `json:"prefix,omitempty"`
+}
+
+// commandLinePaths are globs on the paths that name a command line: a
+// container's command and args (the lists or one element: the Ray
+// container's, a submitter's, an exec probe's or hook's), and the env
+// entries KubeRay stores generated command lines in (KUBERAY_GEN_*_CMD).
+// Command lines are all in specs (a pod's, a Job's or a Ray object's pod
+// templates).
+var commandLinePaths = []string{
+	".spec*.command", ".spec*.command[*]",
+	".spec*.args", ".spec*.args[*]",
+	".spec*.env.*_CMD", ".spec*.env.*_CMD.value",
+}
+
+// wholeManifestPending reports whether e marks its manifests pending as a
+// whole (pendingManifest): not compared in the suite at all.
+func (e *Intended) wholeManifestPending() bool {
+	return e.Pending && e.Object == "*" && e.Path == "*" && e.KubeRay == "" && e.Raydar == "" && e.Tie == nil
 }
 
 // LoadIntended reads the list of intended differences.
@@ -202,39 +236,123 @@ func LoadIntended(file string) ([]*Intended, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	for i, e := range list {
-		if e.Why == "" {
-			return nil, fmt.Errorf("%s: entry %d (%s %s): no reason (why)", file, i+1, e.Object, e.Path)
-		}
-		if len(e.Manifests) > 0 {
-			if e.Manifest != "" {
-				return nil, fmt.Errorf("%s: entry %d (%s %s): manifest and manifests both set", file, i+1, e.Object, e.Path)
-			}
-			quoted := make([]string, len(e.Manifests))
-			for j, m := range e.Manifests {
-				quoted[j] = regexp.QuoteMeta(m)
-			}
-			e.manifest = regexp.MustCompile("^(" + strings.Join(quoted, "|") + ")$")
-		} else if e.Manifest == "" {
-			e.Manifest = "*"
-		}
-		if e.Object == "" {
-			e.Object = "*"
-		}
-		if e.manifest == nil {
-			e.manifest = glob(e.Manifest)
-		}
-		e.object, e.path = glob(e.Object), glob(e.Path)
-		if e.KubeRay != "" {
-			e.kuberay = glob(e.KubeRay)
-		}
-		if e.Raydar != "" {
-			e.raydar = glob(e.Raydar)
-		}
-		if e.RaydarAddsPrefix != "" {
-			e.raydarPrefix = glob(e.RaydarAddsPrefix)
+		if err := e.compile(); err != nil {
+			return nil, fmt.Errorf("%s: entry %d (%s %s): %w", file, i+1, e.Object, e.Path, err)
 		}
 	}
 	return list, nil
+}
+
+// compile checks e and builds its matchers.
+func (e *Intended) compile() error {
+	if e.Why == "" {
+		return fmt.Errorf("no reason (why)")
+	}
+	if len(e.Manifests) > 0 {
+		if e.Manifest != "" {
+			return fmt.Errorf("manifest and manifests both set")
+		}
+		quoted := make([]string, len(e.Manifests))
+		for j, m := range e.Manifests {
+			quoted[j] = regexp.QuoteMeta(m)
+		}
+		e.manifest = regexp.MustCompile("^(" + strings.Join(quoted, "|") + ")$")
+	} else if e.Manifest == "" {
+		e.Manifest = "*"
+	}
+	if e.Object == "" {
+		e.Object = "*"
+	}
+	if e.manifest == nil {
+		e.manifest = glob(e.Manifest)
+	}
+	e.object, e.path = glob(e.Object), glob(e.Path)
+	if e.KubeRay != "" {
+		e.kuberay = glob(e.KubeRay)
+	}
+	if e.Raydar != "" {
+		e.raydar = glob(e.Raydar)
+	}
+	if t := e.Tie; t != nil {
+		switch {
+		case e.Raydar != "":
+			return fmt.Errorf("raydar and tie both set: tie derives raydar's value from KubeRay's")
+		case t.Prefix != "" && (t.Replace != "" || t.With != nil):
+			return fmt.Errorf("tie: prefix and replace/with both set")
+		case t.Prefix != "":
+			e.tiePrefix = glob(t.Prefix)
+		case t.Replace == "" || t.With == nil:
+			return fmt.Errorf("tie: needs replace and with, or prefix")
+		case t.Replace == *t.With:
+			return fmt.Errorf("tie: replace and with are the same (%q): no difference", t.Replace)
+		}
+	}
+	if e.overCommandLine() && e.Tie == nil && !e.wholeManifestPending() && !isLiteral(e.Raydar) {
+		return fmt.Errorf("path %q can name a command line (a command, args or KUBERAY_GEN_*_CMD) and raydar's value is a free glob (%q): "+
+			"tie it to KubeRay's (tie: replace/with or prefix) or write raydar's value in full", e.Path, e.Raydar)
+	}
+	if e.Sometimes && e.Raydar != absent && globsMeet(e.Object, "Warning *") {
+		return fmt.Errorf("sometimes on a Warning raydar gives (raydar %q): sometimes is for KubeRay's races; "+
+			"a Warning raydar gives in some runs only is raydar's own timing, not excused (narrow raydar to %q)", e.Raydar, absent)
+	}
+	return nil
+}
+
+// overCommandLine reports whether e's path can name a command line.
+func (e *Intended) overCommandLine() bool {
+	for _, c := range commandLinePaths {
+		if globsMeet(e.Path, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// isLiteral reports whether g is a glob that matches one value only.
+func isLiteral(g string) bool {
+	return g != "" && !strings.ContainsAny(g, "*?")
+}
+
+// globsMeet reports whether some string matches both globs a and b: a walk
+// over pairs of positions, a star either matching nothing (move past it) or
+// one more character (stay).
+func globsMeet(a, b string) bool {
+	ra, rb := []rune(a), []rune(b)
+	type pos struct{ i, j int }
+	seen := map[pos]bool{}
+	var walk func(i, j int) bool
+	walk = func(i, j int) bool {
+		if seen[pos{i, j}] {
+			return false
+		}
+		seen[pos{i, j}] = true
+		if i == len(ra) && j == len(rb) {
+			return true
+		}
+		if i < len(ra) && ra[i] == '*' && walk(i+1, j) {
+			return true
+		}
+		if j < len(rb) && rb[j] == '*' && walk(i, j+1) {
+			return true
+		}
+		if i == len(ra) || j == len(rb) {
+			return false
+		}
+		ca, cb := ra[i], rb[j]
+		wa, wb := ca == '*' || ca == '?', cb == '*' || cb == '?'
+		if !wa && !wb && ca != cb {
+			return false
+		}
+		ni, nj := i+1, j+1
+		if ca == '*' {
+			ni = i
+		}
+		if cb == '*' {
+			nj = j
+		}
+		return walk(ni, nj)
+	}
+	return walk(0, 0)
 }
 
 // Matches reports whether d is this intended difference.
@@ -243,11 +361,23 @@ func (e *Intended) Matches(d Diff) bool {
 		(e.kuberay != nil && !e.kuberay.MatchString(d.KubeRay)) || (e.raydar != nil && !e.raydar.MatchString(d.Raydar)) {
 		return false
 	}
-	if e.raydarPrefix != nil {
-		prefix, ok := strings.CutSuffix(d.Raydar, d.KubeRay)
-		return ok && d.KubeRay != absent && e.raydarPrefix.MatchString(prefix)
+	if e.Tie != nil {
+		return e.Tie.holds(d.KubeRay, d.Raydar, e.tiePrefix)
 	}
 	return true
+}
+
+// holds reports whether raydar's value rd follows from KubeRay's kr as t
+// says (prefix: t.Prefix's glob).
+func (t *Tie) holds(kr, rd string, prefix *regexp.Regexp) bool {
+	if kr == absent || rd == absent {
+		return false
+	}
+	if prefix != nil {
+		p, ok := strings.CutSuffix(rd, kr)
+		return ok && prefix.MatchString(p)
+	}
+	return strings.Count(kr, t.Replace) == 1 && rd == strings.Replace(kr, t.Replace, *t.With, 1)
 }
 
 func (e *Intended) String() string {

@@ -140,12 +140,18 @@ func TestSamplesLoadFromTheModuleCache(t *testing.T) {
 }
 
 func TestIntendedFileLoads(t *testing.T) {
-	list, err := LoadIntended("intended.yaml")
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob("intended*.yaml")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("intended files: %v %v", files, err)
 	}
-	if len(list) == 0 {
-		t.Fatal("intended.yaml lists nothing")
+	for _, f := range files {
+		list, err := LoadIntended(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) == 0 {
+			t.Fatalf("%s lists nothing", f)
+		}
 	}
 }
 
@@ -162,9 +168,9 @@ func TestCompareSeesEnvOrder(t *testing.T) {
 	}
 }
 
-func TestIntendedRaydarAddsPrefix(t *testing.T) {
+func TestIntendedTiePrefix(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "i.yaml")
-	if err := os.WriteFile(f, []byte("- path: '.args[0]'\n  raydarAddsPrefix: 'until * ; done ; '\n  why: v1.7.0 waits first\n"), 0o644); err != nil {
+	if err := os.WriteFile(f, []byte("- path: '.spec.containers.c.args[0]'\n  tie: {prefix: 'until * ; done ; '}\n  why: v1.7.0 waits first\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	list, err := LoadIntended(f)
@@ -180,9 +186,112 @@ func TestIntendedRaydarAddsPrefix(t *testing.T) {
 		{"until check ; done ; " + strings.Replace(kr, "--address", "--addr", 1), false}, // the rest differs
 		{"echo ; " + kr, false},                                                          // another prefix
 		{kr + " ; extra", false},
+		{absent, false},
 	} {
-		if got := list[0].Matches(Diff{Manifest: "m", Object: "Job j", Path: ".args[0]", KubeRay: kr, Raydar: c.raydar}); got != c.want {
+		if got := list[0].Matches(Diff{Manifest: "m", Object: "Job j", Path: ".spec.containers.c.args[0]", KubeRay: kr, Raydar: c.raydar}); got != c.want {
 			t.Errorf("raydar %q: matches = %v, want %v", c.raydar, got, c.want)
+		}
+	}
+}
+
+// TestIntendedTieKeepsTheUserCommand: intended.yaml's ulimit entry
+// excuses raydar's ray start line only where it is KubeRay's but for the
+// ulimit, so a raydar that drops the user's own head command
+// (ray-cluster.head-command.yaml: command ["echo 123"], args ["456"]), or
+// changes anything else on the line, is a difference.
+func TestIntendedTieKeepsTheUserCommand(t *testing.T) {
+	list, err := LoadIntended("intended.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const start = "ray start --head  --block  --dashboard-agent-listen-port=52365  --dashboard-host=0.0.0.0  --memory=2147483648  --metrics-export-port=8080  --num-cpus=1 "
+	kr := " echo 123  456  && ulimit -n 65536; " + start
+	ours := " echo 123  456  && ulimit -n ${RAY_START_ULIMIT_OPEN_FILES:-65536}; " + start
+	for _, c := range []struct {
+		name, raydar string
+		want         bool
+	}{
+		{"the same but for the ulimit", ours, true},
+		{"the user's command dropped", "ulimit -n ${RAY_START_ULIMIT_OPEN_FILES:-65536}; " + start, false},
+		{"the user's command changed", strings.Replace(ours, "456", "457", 1), false},
+		{"a ray start flag dropped", strings.Replace(ours, "--num-cpus=1 ", "", 1), false},
+		{"v1.6.2's ulimit", kr, false},
+	} {
+		d := Diff{Manifest: "samples/ray-cluster.head-command.yaml", Object: "Pod raycluster-head-command-head-#####",
+			Path: ".spec.containers.ray-head.args[0]", KubeRay: kr, Raydar: c.raydar}
+		if _, un := Classify([]Diff{d}, list, nil); (len(un) == 0) != c.want {
+			t.Errorf("%s: explained = %v, want %v", c.name, len(un) == 0, c.want)
+		}
+	}
+}
+
+// TestIntendedRefusesFreeCommandLines: an entry over a command line must
+// tie raydar's value to KubeRay's or write it in full; raydar's Warnings
+// are never sometimes.
+func TestIntendedRefusesFreeCommandLines(t *testing.T) {
+	for _, c := range []struct {
+		entry, refusal string
+	}{
+		{"path: '.spec.containers.*.args[0]'\n  kuberay: '*ulimit -n 65536; ray start*'\n  raydar: '*ulimit -n ${X}; ray start*'", "free glob"},
+		{"path: '.spec.template.spec.containers.ray-job-submitter.command'", "free glob"},
+		{"path: '.spec.containers.autoscaler.env.KUBERAY_GEN_AUTOSCALER_START_CMD'\n  kuberay: '<absent>'", "free glob"},
+		{"object: '*'\n  path: '*'", "free glob"},
+		{"path: '.spec.containers.c.args[0]'\n  raydar: 'x'\n  tie: {prefix: 'y'}", "raydar and tie both set"},
+		{"path: '.spec.containers.c.args[0]'\n  tie: {replace: 'a'}", "needs replace and with"},
+		{"path: '.spec.containers.c.args[0]'\n  tie: {replace: 'a', with: 'b', prefix: 'c'}", "prefix and replace/with both set"},
+		{"object: 'Warning RayJob-* DashboardUnreachable'\n  kuberay: '<absent>'\n  raydar: 'present {\"reason\":\"DashboardUnreachable\"}'\n  sometimes: true", "sometimes on a Warning raydar gives"},
+		{"object: 'Warning RayJob-*'\n  sometimes: true", "sometimes on a Warning raydar gives"},
+	} {
+		f := filepath.Join(t.TempDir(), "i.yaml")
+		if err := os.WriteFile(f, []byte("- "+c.entry+"\n  why: a reason\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadIntended(f); err == nil || !strings.Contains(err.Error(), c.refusal) {
+			t.Errorf("%s: want refused (%s), got %v", c.entry, c.refusal, err)
+		}
+	}
+	for _, ok := range []string{
+		"path: '.spec.containers.*.args[0]'\n  tie: {replace: 'ulimit -n 65536; ', with: 'ulimit -n ${X}; '}",
+		"path: '.spec.containers.autoscaler.env.KUBERAY_GEN_AUTOSCALER_START_CMD'\n  kuberay: '<absent>'\n  raydar: '{\"name\":\"KUBERAY_GEN_AUTOSCALER_START_CMD\"}'",
+		"path: '.spec.containers.*.env.RAY_USAGE_STATS_EXTRA_TAGS.value'\n  raydar: 'kuberay_version=raydar;*'",
+		"object: 'RayJob *'\n  path: '.status.rayClusterStatus.*'",
+		"object: '*'\n  path: '*'\n  raydar: '<absent>'",
+		"object: '*'\n  path: '*'\n  pending: true",
+		"object: 'Warning RayJob-* FailedToCreateService'\n  kuberay: 'present *'\n  raydar: '<absent>'\n  sometimes: true",
+	} {
+		f := filepath.Join(t.TempDir(), "i.yaml")
+		if err := os.WriteFile(f, []byte("- "+ok+"\n  why: a reason\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadIntended(f); err != nil {
+			t.Errorf("%s: refused: %v", ok, err)
+		}
+	}
+}
+
+func TestGlobsMeet(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"*", ".spec*.command", true},
+		{"", ".spec*.command", false},
+		{".spec.containers.*.args[0]", ".spec*.args[*]", true},
+		{".spec.containers.ray-head.args[0]", ".spec*.args[*]", true},
+		{".spec.containers.ray-head.args", ".spec*.args[*]", false},
+		{".status.rayClusterStatus.*", ".spec*.command", false},
+		{".spec.template.metadata", ".spec*.command", false},
+		{".spec.containers.*.env.RAY_USAGE_STATS_EXTRA_TAGS.value", ".spec*.env.*_CMD.value", false},
+		{".spec.containers.a?.env.X_CMD", ".spec*.env.*_CMD", true},
+		{"a?c", "a*", true},
+		{"a?c", "ab", false},
+		{"*x*", "*y*", true},
+	} {
+		if got := globsMeet(c.a, c.b); got != c.want {
+			t.Errorf("globsMeet(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+		if got := globsMeet(c.b, c.a); got != c.want {
+			t.Errorf("globsMeet(%q, %q) = %v, want %v", c.b, c.a, got, c.want)
 		}
 	}
 }
@@ -396,5 +505,49 @@ func TestIntendedExplainsKubeRaysRacesSeenInCI(t *testing.T) {
 		if _, un := Classify([]Diff{ours}, list, map[*Intended]int{}); len(un) != 1 {
 			t.Errorf("the same Warning from raydar (%s) is excused", ours.Key())
 		}
+	}
+}
+
+// TestSettledIsComparedAgain: a manifest that has looked settled for
+// stablePolls polls is compared once more after as many polls again; a
+// change in between (here a label both sides add late) is named, and the
+// manifest settles only once the new state has held as long.
+func TestSettledIsComparedAgain(t *testing.T) {
+	svc := func(ns string, labels map[string]string) unstructured.Unstructured {
+		u := unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"type": "ClusterIP"}}}
+		u.SetKind("Service")
+		u.SetName("x-head-svc")
+		u.SetNamespace(ns)
+		u.SetLabels(labels)
+		return u
+	}
+	snap := func(labels map[string]string) map[string][]unstructured.Unstructured {
+		return map[string][]unstructured.Unstructured{"kr-01": {svc("kr-01", labels)}, "rd-01": {svc("rd-01", labels)}}
+	}
+	r := &manifestRun{m: Manifest{Name: "m"}, krNS: "kr-01", rdNS: "rd-01", applied: map[string]bool{}}
+	polls := 0
+	poll := func(s map[string][]unstructured.Unstructured) {
+		polls++
+		r.evaluate(s, nil, time.Duration(polls)*pollEvery)
+	}
+	before := snap(map[string]string{"a": "1"})
+	for range stablePolls + 1 { // the first poll has nothing to compare with
+		poll(before)
+	}
+	if r.settled || r.firstSettled == nil {
+		t.Fatalf("after %d stable polls: settled %v, first look kept %v; want the second look still to come", stablePolls, r.settled, r.firstSettled != nil)
+	}
+	after := snap(map[string]string{"a": "1", "late": "yes"})
+	poll(after)
+	if r.settled || len(r.lateChanges) != 1 ||
+		!strings.Contains(r.lateChanges[0], "kuberay: Service x-head-svc .metadata.labels.late: <absent> -> yes") ||
+		!strings.Contains(r.lateChanges[0], "raydar: Service x-head-svc .metadata.labels.late: <absent> -> yes") {
+		t.Fatalf("a change after the first look: settled %v, late changes %q", r.settled, r.lateChanges)
+	}
+	for range 2 * stablePolls {
+		poll(after)
+	}
+	if !r.settled || len(r.lateChanges) != 1 {
+		t.Fatalf("after %d more stable polls: settled %v, late changes %q", 2*stablePolls, r.settled, r.lateChanges)
 	}
 }
