@@ -166,3 +166,27 @@ func renderAll(s *Styles) map[string]string {
 	}
 	return out
 }
+
+// TestDocSampleSkin: the sample skin.yaml of docs/tui.md is one raydar
+// takes, and it sets every key there is.
+func TestDocSampleSkin(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "tui.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(doc), "## Skins")
+	_, rest, _ = strings.Cut(rest, "```yaml\n")
+	sample, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("no yaml block under ## Skins in docs/tui.md")
+	}
+	if err := ApplySkin(Dark(), []byte(sample)); err != nil {
+		t.Fatalf("docs/tui.md's sample: %v", err)
+	}
+	for _, k := range SkinKeys() {
+		parts := strings.Split(k, ".")
+		if !strings.Contains(sample, parts[len(parts)-1]+":") {
+			t.Errorf("the sample does not show %s", k)
+		}
+	}
+}
