@@ -154,3 +154,19 @@ func TestLogKeysRebind(t *testing.T) {
 		t.Fatalf("clash: %v", err)
 	}
 }
+
+// TestContainerPickerInTinyTerminals: the picker and a restarted
+// container's log page (its line about the restarts, the previous
+// instance) draw at any size within the terminal.
+func TestContainerPickerInTinyTerminals(t *testing.T) {
+	open := []string{":pods", "<enter>", "/", "multi-head", "<enter>", "l"}
+	seqs := [][]string{open, append(append([]string{}, open...), "<enter>", "p"), append(append([]string{}, open...), "<enter>", "o")}
+	for _, size := range [][2]int{{1, 1}, {10, 3}, {20, 6}, {40, 10}, {200, 60}} {
+		for _, seq := range seqs {
+			store := fixture()
+			store.Add(restartedPod())
+			a := newApp(t, Options{Store: store, Actions: DefaultActions(ActionDeps{PodLogs: fixedLogs("a\nb\n", nil)})})
+			requireFits(t, a, size, seq)
+		}
+	}
+}
