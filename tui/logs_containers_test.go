@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/raydar/raydar/kube/watch"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/tui/keys"
 )
@@ -169,4 +170,39 @@ func TestContainerPickerInTinyTerminals(t *testing.T) {
 			requireFits(t, a, size, seq)
 		}
 	}
+}
+
+// TestLogPageSaysALiveRestart: a restart while the page is open is said on
+// it, and p then reaches the previous instance.
+func TestLogPageSaysALiveRestart(t *testing.T) {
+	src := watch.NewSource(0)
+	store := fixture()
+	p := restartedPod()
+	p.Spec.Containers, p.Spec.InitContainers, p.Status.InitContainerStatuses = p.Spec.Containers[:1], nil, nil
+	p.Status.ContainerStatuses = p.Status.ContainerStatuses[:1]
+	p.Status.ContainerStatuses[0].RestartCount, p.Status.ContainerStatuses[0].LastTerminationState = 0, corev1.ContainerState{}
+	store.Add(p)
+	req := make(chan string, 4)
+	opts := logOpts(instanceLogs(req))
+	opts.Store, opts.Session = store, Session{Feed: src}
+	tm, _ := start(t, opts, 120, 30)
+	typeKeys(tm, ":pods", "<enter>", "/", "multi-head", "<enter>", "l")
+	recv(t, req)
+	screen := waitScreen(t, tm, "line of ray-head current instance")
+	if strings.Contains(screen, "restarted") || strings.Contains(screen, "previous logs") {
+		t.Fatalf("a container that never restarted has previous logs:\n%s", screen)
+	}
+	typeKeys(tm, "p")
+	waitScreen(t, tm, "container ray-head has not restarted")
+
+	up := p.DeepCopy()
+	up.Status.ContainerStatuses[0].RestartCount = 1
+	up.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1}
+	src.Push(watch.Delta{Kind: watch.Pod, Object: up})
+	waitScreen(t, tm, "restarted 1 time, last exited Error (code 1) (p: previous logs)")
+	typeKeys(tm, "p")
+	if got := recv(t, req); !strings.HasSuffix(got, "ray-head follow=false previous=true") {
+		t.Fatalf("request %q", got)
+	}
+	finalScreen(t, tm)
 }

@@ -49,7 +49,7 @@ func NewPage(e *host.Env, p *podview.Pod, src host.PodLogs) *Page {
 // NewContainerPage is the log page of p's container ctr.
 func NewContainerPage(e *host.Env, p *podview.Pod, ctr string, src host.PodLogs) *Page {
 	return &Page{Base: host.Base{E: e, VK: host.LogsView}, LogView: widgets.NewLogView(e.NextSeq()),
-		pod: p, uid: p.UID, container: ctr, src: src}
+		pod: p, uid: watch.Key(p), container: ctr, src: src}
 }
 
 // Open is what l does on pod p: its logs at once when it has one
