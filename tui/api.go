@@ -34,6 +34,9 @@ type (
 	PodLogs = host.PodLogs
 	// PodLogsFunc adapts a function to PodLogs.
 	PodLogsFunc = host.PodLogsFunc
+	// LogOptions are what a log page asks of PodLogs (container, follow,
+	// previous).
+	LogOptions = host.LogOptions
 	// RayLogSource reaches Ray's log files through a cluster's dashboard.
 	RayLogSource = host.RayLogSource
 	// HistorySource is this machine's record of the Ray objects.

@@ -143,9 +143,12 @@ func New(opts Options) (*App, error) {
 	if a.now == nil {
 		a.now = time.Now
 	}
-	if opts.NoColor {
+	switch {
+	case opts.NoColor:
 		a.st = styles.Plain()
-	} else {
+	case opts.Styles != nil:
+		a.st = opts.Styles
+	default:
 		a.st = styles.Default()
 	}
 	if a.opts.Tick <= 0 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/tui/keys"
+	"github.com/raydar/raydar/tui/styles"
 )
 
 // Options configure the TUI. The zero value works: an empty store, no live
@@ -27,9 +28,13 @@ type Options struct {
 	// Keys is the key map; nil means keys.Default(). Load the user's with
 	// keys.LoadDefault().
 	Keys *keys.KeyMap
-	// NoColor draws without colour and with ASCII glyphs (--no-color). Pass
-	// ProgramOptions(opts) to tea.NewProgram as well.
+	// NoColor draws without colour and with ASCII glyphs (--no-color,
+	// NO_COLOR); it wins over Styles. Pass ProgramOptions(opts) to
+	// tea.NewProgram as well.
 	NoColor bool
+	// Styles are the colours: a built-in skin with the user's skin.yaml
+	// (styles.LoadDefault); nil means styles.Default().
+	Styles *styles.Styles
 	// ReadOnly hides Dangerous actions (--readonly).
 	ReadOnly bool
 	// Actions are the per-view actions (issue 7); see Action.

@@ -73,12 +73,17 @@ func TestDescribe(t *testing.T) {
 
 // fixedLogs serves text and records the request.
 func fixedLogs(text string, req chan<- string) PodLogs {
-	return PodLogsFunc(func(_ context.Context, ns, pod, ctr string, follow bool) (io.ReadCloser, error) {
+	return PodLogsFunc(func(_ context.Context, ns, pod string, o LogOptions) (io.ReadCloser, error) {
 		if req != nil {
-			req <- fmt.Sprintf("%s/%s %s follow=%t", ns, pod, ctr, follow)
+			req <- logRequest(ns, pod, o)
 		}
 		return io.NopCloser(strings.NewReader(text)), nil
 	})
+}
+
+// logRequest is a log request in words, as the tests compare them.
+func logRequest(ns, pod string, o LogOptions) string {
+	return fmt.Sprintf("%s/%s %s follow=%t previous=%t", ns, pod, o.Container, o.Follow, o.Previous)
 }
 
 func logOpts(src PodLogs) Options {
@@ -92,7 +97,7 @@ func TestPodLogs(t *testing.T) {
 		typeKeys(tm, ":pods", "<enter>", "l")
 		waitScreen(t, tm, "stream ended")
 		screen, a := finalScreen(t, tm)
-		if got := recv(t, req); got != "serve/fruit-raycluster-abcde-head-m3n4b ray-head follow=true" {
+		if got := recv(t, req); got != "serve/fruit-raycluster-abcde-head-m3n4b ray-head follow=true previous=false" {
 			t.Fatalf("request %q", got)
 		}
 		mustContain(t, screen, "Logs (lines 17-40 of 40)", "step 40 loss=0.0250", "step 17 ")
@@ -129,7 +134,7 @@ func TestPodLogs(t *testing.T) {
 		pr, pw := io.Pipe()
 		opened := make(chan context.Context, 1)
 		rc := &signalCloser{Reader: pr, closed: make(chan struct{})}
-		src := PodLogsFunc(func(ctx context.Context, _, _, _ string, _ bool) (io.ReadCloser, error) {
+		src := PodLogsFunc(func(ctx context.Context, _, _ string, _ LogOptions) (io.ReadCloser, error) {
 			opened <- ctx
 			return rc, nil
 		})
@@ -173,7 +178,7 @@ func TestPodLogs(t *testing.T) {
 		}
 	})
 	t.Run("open error", func(t *testing.T) {
-		src := PodLogsFunc(func(context.Context, string, string, string, bool) (io.ReadCloser, error) {
+		src := PodLogsFunc(func(context.Context, string, string, LogOptions) (io.ReadCloser, error) {
 			return nil, errors.New(`container "ray-head" is waiting to start`)
 		})
 		screen, _ := dialogRun(t, logOpts(src), "is waiting to start", ":pods", "<enter>", "l")

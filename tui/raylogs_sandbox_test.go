@@ -68,7 +68,7 @@ func TestSandboxRayLogs(t *testing.T) {
 	newJob("boom", `echo "boom-output: shard 7 is corrupt"; exit 3`)
 
 	deps := ActionDeps{Context: "sandbox", Actions: sandboxActions(t, cl),
-		PodLogs: PodLogsFunc(func(_ context.Context, ns, pod, ctr string, _ bool) (io.ReadCloser, error) {
+		PodLogs: PodLogsFunc(func(_ context.Context, ns, pod string, _ LogOptions) (io.ReadCloser, error) {
 			return io.NopCloser(strings.NewReader("container output of " + pod + "\n")), nil
 		})}
 	tm, _ := start(t, Options{Now: time.Now, Store: watch.NewStore(), StartView: JobsView,

@@ -426,12 +426,9 @@ func (s *session) setupActions(t *kube.Target, sc sessionConfig) error {
 		return cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 	}
 	s.deps = &tui.ActionDeps{
-		Context: t.ContextName,
-		Actions: acts,
-		PodLogs: tui.PodLogsFunc(func(ctx context.Context, ns, pod, container string, follow bool) (io.ReadCloser, error) {
-			tail := int64(podLogTailLines)
-			return cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: follow, TailLines: &tail}).Stream(ctx)
-		}),
+		Context:       t.ContextName,
+		Actions:       acts,
+		PodLogs:       podLogStreams(cs),
 		OtherOperator: s.otherOperatorReconciles,
 	}
 	return nil
@@ -439,6 +436,17 @@ func (s *session) setupActions(t *kube.Target, sc sessionConfig) error {
 
 // podLogTailLines is how much history a pod log view starts with.
 const podLogTailLines = 1000
+
+// podLogStreams streams a container's logs through the API server: the current
+// instance's, or with Previous the one before its last restart (kubectl
+// logs --previous), the last podLogTailLines lines first.
+func podLogStreams(cs kubernetes.Interface) tui.PodLogs {
+	return tui.PodLogsFunc(func(ctx context.Context, ns, pod string, o tui.LogOptions) (io.ReadCloser, error) {
+		tail := int64(podLogTailLines)
+		opts := &corev1.PodLogOptions{Container: o.Container, Follow: o.Follow, Previous: o.Previous, TailLines: &tail}
+		return cs.CoreV1().Pods(ns).GetLogs(pod, opts).Stream(ctx)
+	})
+}
 
 // otherOperatorReconciles says whether a KubeRay operator, not raydar,
 // reconciles obj: a stop request must then go to the dashboard directly.

@@ -24,6 +24,7 @@ import (
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/tui"
 	"github.com/raydar/raydar/tui/keys"
+	"github.com/raydar/raydar/tui/styles"
 )
 
 // tuiFlags are the flags of the TUI (raydar with no sub-command, and raydar demo).
@@ -49,12 +50,21 @@ type tuiFlags struct {
 	// batchScheduler is the embedded loop's --batch-scheduler, as the
 	// operator's (nil: none).
 	batchScheduler batchscheduler.Scheduler
+	// skin is the built-in skin the colours start from (--skin,
+	// RAYDAR_SKIN); styles is it with skin.yaml's colours (prepare).
+	skin   string
+	styles *styles.Styles
 }
 
 func (f *tuiFlags) addTo(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.BoolVar(&f.readOnly, "readonly", false, "hide and refuse every mutating action (scale, delete workers, stop, suspend, delete); implies --no-reconcile")
-	fs.BoolVar(&f.noColor, "no-color", os.Getenv("NO_COLOR") != "", "draw without colour, with ASCII glyphs")
+	fs.BoolVar(&f.noColor, "no-color", os.Getenv("NO_COLOR") != "", "draw without colour, with ASCII glyphs (default when NO_COLOR is set)")
+	skin := os.Getenv("RAYDAR_SKIN")
+	if skin == "" {
+		skin = styles.Builtins[0]
+	}
+	fs.StringVar(&f.skin, "skin", skin, "the built-in colours, dark or light (default $RAYDAR_SKIN, else dark); $XDG_CONFIG_HOME/raydar/skin.yaml changes them")
 	fs.BoolVar(&f.noReconcile, "no-reconcile", false, "only observe: do not run the embedded reconcile loop")
 	fs.BoolVar(&f.ignoreOther, "ignore-other-operator", false, "reconcile even while a KubeRay operator runs in the cluster")
 	fs.StringVar(&f.logFile, "log-file", defaultLogFile(), "where raydar writes its log (never to the screen)")
@@ -202,6 +212,9 @@ func (f *tuiFlags) prepare(logger logr.Logger) (start tui.ViewKind, km *keys.Key
 	if km, err = keys.LoadDefault(); err != nil {
 		return "", nil, nil, err
 	}
+	if f.styles, err = styles.LoadDefault(f.skin); err != nil { // a bad skin.yaml too
+		return "", nil, nil, err
+	}
 	stop = func() {}
 	if f.pprof != "" {
 		if stop, err = servePprof(f.pprof, logger); err != nil {
@@ -216,6 +229,7 @@ func (f *tuiFlags) prepare(logger logr.Logger) (start tui.ViewKind, km *keys.Key
 // until the user quits; kv are what the log line says of the connection.
 func (f *tuiFlags) runApp(opts tui.Options, start tui.ViewKind, km *keys.KeyMap, logger logr.Logger, kv ...any) error {
 	opts.Keys, opts.NoColor, opts.ReadOnly, opts.StartView = km, f.noColor, f.readOnly, start
+	opts.Styles = f.styles
 	opts.Logf = func(format string, args ...any) {
 		logger.Info(fmt.Sprintf(format, args...))
 	}

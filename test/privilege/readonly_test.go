@@ -138,8 +138,8 @@ func runScript(t *testing.T, ctx context.Context, cfg *rest.Config, ns, user str
 		t.Fatal(err)
 	}
 	deps := tui.ActionDeps{Context: "sandbox", Actions: acts,
-		PodLogs: tui.PodLogsFunc(func(ctx context.Context, ns, pod, container string, follow bool) (io.ReadCloser, error) {
-			return cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: follow}).Stream(ctx)
+		PodLogs: tui.PodLogsFunc(func(ctx context.Context, ns, pod string, o tui.LogOptions) (io.ReadCloser, error) {
+			return cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: o.Container, Follow: o.Follow, Previous: o.Previous}).Stream(ctx)
 		})}
 	app, err := tui.New(tui.Options{
 		Actions:  tui.DefaultActions(deps),

@@ -489,6 +489,6 @@ func (r *actionRunner) logs(tg host.Target) tea.Cmd {
 	if d.PodLogs == nil {
 		return host.ErrMsg(errors.New("pod logs are not available in this session"))
 	}
-	src := d.PodLogs
-	return pushPage(tg, logs.NewPage(tg.Env, p, src))
+	logs.Open(tg.Env, p, d.PodLogs) // a picker first on a pod with several containers
+	return nil
 }

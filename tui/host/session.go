@@ -14,20 +14,32 @@ import (
 )
 
 // PodLogs streams a container's logs (the lead implements it with
-// client-go's GetLogs(...).Stream). The TUI reads the stream in a goroutine
-// and closes it when the log page closes; follow keeps it open for new
-// lines. Implementations should bound the initial tail (TailLines): the
-// page keeps only the last MaxPodLogLines lines anyway.
+// client-go's GetLogs(...).Stream, o as its PodLogOptions). The TUI reads
+// the stream in a goroutine and closes it when the log page closes.
+// Implementations should bound the initial tail (TailLines): the page keeps
+// only the last MaxPodLogLines lines anyway.
 type PodLogs interface {
-	PodLogs(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error)
+	PodLogs(ctx context.Context, namespace, pod string, o LogOptions) (io.ReadCloser, error)
+}
+
+// LogOptions are what a log page asks of PodLogs: corev1.PodLogOptions'
+// Container, Follow and Previous.
+type LogOptions struct {
+	// Container is the container's name.
+	Container string
+	// Follow keeps the stream open for new lines.
+	Follow bool
+	// Previous asks for the logs of the container's previous instance, the
+	// one that ended before its last restart (kubectl logs --previous).
+	Previous bool
 }
 
 // PodLogsFunc adapts a function to PodLogs.
-type PodLogsFunc func(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error)
+type PodLogsFunc func(ctx context.Context, namespace, pod string, o LogOptions) (io.ReadCloser, error)
 
 // PodLogs implements PodLogs.
-func (f PodLogsFunc) PodLogs(ctx context.Context, namespace, pod, container string, follow bool) (io.ReadCloser, error) {
-	return f(ctx, namespace, pod, container, follow)
+func (f PodLogsFunc) PodLogs(ctx context.Context, namespace, pod string, o LogOptions) (io.ReadCloser, error) {
+	return f(ctx, namespace, pod, o)
 }
 
 // ActionDeps are what the default actions need from one connection.

@@ -49,6 +49,13 @@ type KeyMap struct {
 	Wrap   key.Binding
 	Follow key.Binding
 
+	// Previous switches a pod's log page between the container's current
+	// instance and the one before its last restart (kubectl logs
+	// --previous); Container opens the container picker of a pod with
+	// several containers.
+	Previous  key.Binding
+	Container key.Binding
+
 	// SearchNext and SearchPrev go to the next and previous match of the
 	// search (/) in the log pages.
 	SearchNext key.Binding
@@ -154,6 +161,9 @@ func Default() *KeyMap {
 		Wrap:   b("w", "wrap", "w"),
 		Follow: b("f", "follow", "f"),
 
+		Previous:  b("p", "previous logs", "p"),
+		Container: b("o", "container", "o"),
+
 		SearchNext: b("n", "next match", "n"),
 		SearchPrev: b("N", "previous match", "N"),
 
@@ -197,6 +207,8 @@ func (k *KeyMap) All() []Named {
 		{"clear-marks", GroupMarks, &k.ClearMarks},
 		{"wrap", GroupText, &k.Wrap},
 		{"follow", GroupText, &k.Follow},
+		{"previous-logs", GroupText, &k.Previous},
+		{"container", GroupText, &k.Container},
 		{"search-next", GroupSearch, &k.SearchNext},
 		{"search-prev", GroupSearch, &k.SearchPrev},
 		{"ray-logs", GroupRay, &k.RayLogs},

@@ -1,7 +1,8 @@
 // Package styles owns the TUI's look: the one Styles struct every component
-// receives, the glyphs it draws with, and the mapping from a Kubernetes/Ray
-// status word to a status class. Nothing else in tui/ creates lipgloss
-// styles.
+// receives, the glyphs it draws with, the built-in skins (dark, light) and
+// the skin file that changes their colours (skin.yaml, k9s' key names;
+// skin.go), and the mapping from a Kubernetes/Ray status word to a status
+// class. Nothing else in tui/ creates lipgloss styles.
 package styles
 
 import (
@@ -86,10 +87,14 @@ type Styles struct {
 	classes [Done + 1]lipgloss.Style
 }
 
-// Default is the colour style sheet. It uses the 16 ANSI colours only, so the
-// user's terminal theme decides the actual shades on light and dark
-// backgrounds; the program's colour profile downsamples further if needed.
-func Default() *Styles {
+// Default is the colour style sheet without a skin: Dark.
+func Default() *Styles { return Dark() }
+
+// Dark is the default skin. It uses the 16 ANSI colours only, so the
+// user's terminal theme decides the actual shades; the program's colour
+// profile downsamples further if needed. Its yellows and cyans suit a dark
+// background best.
+func Dark() *Styles {
 	s := &Styles{
 		Glyphs: Glyphs{
 			Cursor: "▶", Mark: "●", Ellipsis: "…", Rule: "─",
@@ -134,6 +139,42 @@ func Default() *Styles {
 		Bad:     b.Foreground(lipgloss.Red),
 		Done:    b.Foreground(lipgloss.BrightBlack),
 	}
+	return s
+}
+
+// Light is the skin for a light background: no yellow, cyan or bright
+// colours, which wash out on white, but dark shades of the 256-colour
+// palette (which terminal themes leave as they are).
+func Light() *Styles {
+	s := Dark()
+	b := lipgloss.NewStyle()
+	blue, purple, orange, green, red, grey, white :=
+		lipgloss.Color("25"), lipgloss.Color("90"), lipgloss.Color("130"), lipgloss.Color("28"),
+		lipgloss.Color("160"), lipgloss.Color("244"), lipgloss.Color("231")
+	s.Logo = b.Foreground(blue).Bold(true)
+	s.HeaderKey = b.Foreground(orange)
+	s.HintKey = b.Foreground(blue).Bold(true)
+	s.Title = b.Foreground(blue).Bold(true)
+	s.TitleCounter = b.Foreground(purple).Bold(true)
+	s.TitleFilter = b.Foreground(orange)
+	s.Rule = b.Foreground(grey)
+	s.Marked = b.Foreground(purple).Bold(true)
+	s.CrumbActive = b.Foreground(white).Background(blue)
+	s.FlashInfo = b.Foreground(green)
+	s.FlashWarn = b.Foreground(orange)
+	s.FlashErr = b.Foreground(red).Bold(true)
+	s.Prompt = b.Foreground(blue).Bold(true)
+	s.Busy = b.Foreground(purple)
+	s.Section = b.Foreground(blue).Bold(true)
+	s.Label = b.Foreground(orange)
+	s.HelpGroup = b.Foreground(blue).Bold(true)
+	s.HelpKey = b.Foreground(purple).Bold(true)
+	s.Protected = b.Foreground(white).Background(red).Bold(true)
+	s.classes[OK] = b.Foreground(green)
+	s.classes[Pending] = b.Foreground(orange)
+	s.classes[Warn] = b.Foreground(lipgloss.Color("166"))
+	s.classes[Bad] = b.Foreground(red)
+	s.classes[Done] = b.Foreground(grey)
 	return s
 }
 

@@ -69,6 +69,18 @@ func (v *LogView) Start(open func(context.Context) (io.ReadCloser, error)) tea.C
 	return openLog(v.Ctx, v.stream, v.ID, open)
 }
 
+// Restart empties the view for another stream, numbered id (a late batch
+// of the old stream is not taken) under parent: the old stream and its
+// reader end, the lines go, following starts again; the size, wrap and
+// the search stay. Start then opens the new stream.
+func (v *LogView) Restart(parent context.Context, id int64) {
+	v.Close()
+	old := *v
+	*v = NewLogView(id)
+	v.vw, v.vh, v.Wrap, v.query, v.re = old.vw, old.vh, old.Wrap, old.query, old.re
+	v.Begin(parent)
+}
+
 // Fail ends the view with err before anything was opened.
 func (v *LogView) Fail(err error) { v.Opened, v.Ended, v.Err = true, true, err }
 
