@@ -43,7 +43,9 @@ type ExitError struct {
 }
 
 // Error says "command terminated with exit code N", as kubectl does.
-func (e *ExitError) Error() string { return fmt.Sprintf("command terminated with exit code %d", e.Code) }
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("command terminated with exit code %d", e.Code)
+}
 
 // ExitStatus is the remote command's exit code.
 func (e *ExitError) ExitStatus() int { return e.Code }
