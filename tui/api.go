@@ -83,4 +83,5 @@ const (
 	ActionDescribe      = host.ActionDescribe
 	ActionLogs          = host.ActionLogs
 	ActionPortForward   = host.ActionPortForward
+	ActionShell         = host.ActionShell
 )
