@@ -130,4 +130,3 @@ func exitCodeOf(err error) (code int, quiet bool) {
 	}
 	return 1, false
 }
-

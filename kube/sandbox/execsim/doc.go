@@ -6,7 +6,7 @@
 //
 //   - A [Writer] keeps one Exec per running Ray pod (label ray.io/cluster):
 //     the working directory and HOME are the sandbox's exec home, the
-//     environment names the pod (HOSTNAME, a prompt ray@POD) and its
+//     environment names the pod (HOSTNAME) and its
 //     RayCluster (RAY_CLUSTER_NAME, as KubeRay sets it) and where the
 //     cluster's simulated head answers (DashboardEnv), as the heads'
 //     address source says (kube/sandbox/headsim.Sim or an addrbook.Book).

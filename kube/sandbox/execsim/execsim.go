@@ -144,7 +144,6 @@ func Desired(pod *corev1.Pod, heads Heads, home string) (map[string]any, bool) {
 	env := []any{
 		envVar("HOME", home),
 		envVar("HOSTNAME", pod.Name),
-		envVar("PS1", `ray@`+pod.Name+`:\w$ `),
 		envVar(ClusterNameEnv, cluster),
 		envVar(ClusterNamespaceEnv, pod.Namespace),
 		envVar(PodEnv, pod.Namespace+"/"+pod.Name),
