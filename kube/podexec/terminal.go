@@ -1,6 +1,7 @@
 package podexec
 
 import (
+	"errors"
 	"io"
 	"os"
 	"sync"
@@ -18,7 +19,7 @@ import (
 type Terminal struct {
 	in    *os.File
 	state *term.State
-	input cancelreader.CancelReader
+	input *input
 	sizes *sizeQueue
 	once  sync.Once
 }
@@ -35,16 +36,16 @@ func MakeTerminal(in io.Reader, out io.Writer) (*Terminal, bool, error) {
 	if o, ok := out.(*os.File); ok && term.IsTerminal(int(o.Fd())) {
 		sizeFd = int(o.Fd())
 	}
-	input, err := cancelreader.NewReader(f)
+	r, err := cancelreader.NewReader(f)
 	if err != nil {
 		return nil, false, err
 	}
 	state, err := term.MakeRaw(int(f.Fd()))
 	if err != nil {
-		input.Close()
+		r.Close()
 		return nil, false, err
 	}
-	return &Terminal{in: f, state: state, input: input, sizes: newSizeQueue(sizeFd)}, true, nil
+	return &Terminal{in: f, state: state, input: &input{r: r}, sizes: newSizeQueue(sizeFd)}, true, nil
 }
 
 // Input is the terminal's input, to give to Streams.In.
@@ -58,12 +59,66 @@ func (t *Terminal) Sizes() remotecommand.TerminalSizeQueue { return t.sizes }
 func (t *Terminal) Close() error {
 	var err error
 	t.once.Do(func() {
-		t.input.Cancel()
+		t.input.cancel()
 		t.sizes.stop()
 		err = term.Restore(int(t.in.Fd()), t.state)
-		t.input.Close()
 	})
 	return err
+}
+
+// input is the terminal's input as the exec reads it (remotecommand's
+// stdin goroutine, which outlives the session): a cancelreader, cancelled
+// when the session ends, and closed only once no Read is in it. Closing
+// it under a Read would free its epoll descriptor while that Read waits
+// on it; the next descriptor opened (the TUI's own reader's) can take its
+// number, and the stray Read would then wake on, and take, the TUI's next
+// key.
+type input struct {
+	r       cancelreader.CancelReader
+	mu      sync.Mutex
+	reading int
+	done    bool // cancelled
+	closed  bool
+}
+
+func (in *input) Read(p []byte) (int, error) {
+	in.mu.Lock()
+	if in.done {
+		in.mu.Unlock()
+		return 0, io.EOF
+	}
+	in.reading++
+	in.mu.Unlock()
+	n, err := in.r.Read(p)
+	in.mu.Lock()
+	in.reading--
+	in.closeIfIdle()
+	in.mu.Unlock()
+	if errors.Is(err, cancelreader.ErrCanceled) {
+		// The session is over: the end of its input, not a failure
+		// (remotecommand logs any other error).
+		return n, io.EOF
+	}
+	return n, err
+}
+
+// cancel ends the Read in progress (and every later one) and closes the
+// reader once no Read is in it.
+func (in *input) cancel() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.done = true
+	in.r.Cancel()
+	in.closeIfIdle()
+}
+
+// closeIfIdle closes the reader once cancelled and no Read is in it.
+// Called with in.mu held.
+func (in *input) closeIfIdle() {
+	if in.done && in.reading == 0 && !in.closed {
+		in.closed = true
+		_ = in.r.Close()
+	}
 }
 
 // sizeQueue is a remotecommand.TerminalSizeQueue: the size at start, then
