@@ -92,4 +92,3 @@ func TestTerminalGivesTheKeysBack(t *testing.T) {
 		t.Fatal("the next key never reached the next reader")
 	}
 }
-
