@@ -65,23 +65,11 @@ func runExec(cmd *cobra.Command, g *globals, f *execFlags, cluster string, comma
 		f.stdin, f.tty = true, true
 	}
 	in, out, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-	streams := podexec.Streams{Out: out, Err: stderr, TTY: f.tty}
-	var terminal *podexec.Terminal
-	if f.tty {
-		t, ok, err := podexec.MakeTerminal(in, out)
-		switch {
-		case err != nil:
-			return fmt.Errorf("exec: the terminal: %w", err)
-		case !ok && len(command) == 0:
+	if f.tty && !stdinIsTerminal(in) {
+		if len(command) == 0 {
 			return errors.New("exec: a shell needs a terminal on stdin; give a command after -- (raydar exec CLUSTER -- ray status)")
-		case !ok:
-			return errors.New("exec: -t needs a terminal on stdin")
 		}
-		terminal = t
-		defer terminal.Close()
-		streams.In, streams.Sizes = t.Input(), t.Sizes()
-	} else if f.stdin {
-		streams.In = in
+		return errors.New("exec: -t needs a terminal on stdin")
 	}
 
 	t, err := g.kube.Resolve()
@@ -98,6 +86,21 @@ func runExec(cmd *cobra.Command, g *globals, f *execFlags, cluster string, comma
 	if err != nil {
 		return err
 	}
+	// Raw mode only now: resolving the context may run a credential
+	// plugin that asks something on the terminal.
+	streams := podexec.Streams{Out: out, Err: stderr, TTY: f.tty}
+	var terminal *podexec.Terminal
+	if f.tty {
+		tm, ok, err := podexec.MakeTerminal(in, out)
+		if err != nil || !ok {
+			return fmt.Errorf("exec: the terminal: %v", orNotATerminal(err))
+		}
+		terminal = tm
+		defer terminal.Close()
+		streams.In, streams.Sizes = tm.Input(), tm.Sizes()
+	} else if f.stdin {
+		streams.In = in
+	}
 	ctx := actions.WithConfirmation(cmd.Context(), f.confirm)
 	r, err := a.Exec(ctx, t.Namespace, cluster, actions.ExecRequest{Pod: f.pod, Container: f.container, Command: command}, streams)
 	if terminal != nil {
@@ -105,6 +108,13 @@ func runExec(cmd *cobra.Command, g *globals, f *execFlags, cluster string, comma
 	}
 	if r != nil {
 		warnAfterChange(stderr, r)
+	}
+	return err
+}
+
+func orNotATerminal(err error) error {
+	if err == nil {
+		return errors.New("stdin is not a terminal")
 	}
 	return err
 }
