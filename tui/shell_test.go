@@ -2,8 +2,11 @@ package tui
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/raydar/raydar/tui/keys"
 )
 
 // TestShellKey: a on the cluster page hands the terminal to a shell in the
@@ -30,5 +33,40 @@ func TestShellKey(t *testing.T) {
 	}
 	if _, err := os.Stat(ro.audit); err == nil {
 		t.Fatal("read-only mode wrote the audit log")
+	}
+}
+
+// TestShellKeyRebinds: keys.yaml's actions: shell rebinds it in both views;
+// k9s' s is refused, naming the clash with scale on the cluster page.
+func TestShellKeyRebinds(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	km, err := keys.Parse([]byte("actions:\n  shell: [ctrl+s]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := w.opts()
+	opts.Keys = km
+	a, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []ViewKind{PodsView, ClusterDetailView} {
+		found := false
+		for _, act := range a.actions[v] {
+			if act.Name == ActionShell {
+				found = slices.Equal(act.Key.Keys(), []string{"ctrl+s"})
+			}
+		}
+		if !found {
+			t.Errorf("%s: shell not rebound to ctrl+s", v)
+		}
+	}
+	km, err = keys.Parse([]byte("actions:\n  shell: [s]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Keys = km
+	if _, err := New(opts); err == nil || !strings.Contains(err.Error(), `key "s" is bound to both action scale and action shell`) {
+		t.Fatalf("shell on s: %v; want the clash with scale refused", err)
 	}
 }
