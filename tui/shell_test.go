@@ -70,3 +70,16 @@ func TestShellKeyRebinds(t *testing.T) {
 		t.Fatalf("shell on s: %v; want the clash with scale refused", err)
 	}
 }
+
+// TestShellOnAProtectedContext: the shell wants the cluster's name typed
+// first, then hands the terminal over (here: no terminal, which it says).
+func TestShellOnAProtectedContext(t *testing.T) {
+	w := protectedWorld(t)
+	tm, _ := start(t, w.opts(), 100, 30)
+	typeKeys(tm, trainA(0, "a")...)
+	screen := waitScreen(t, tm, "Open a shell in the head of train-a (RayCluster ml/train-a)")
+	mustContain(t, screen, "PROTECTED context sandbox", "type train-a to confirm:", "Confirm (disabled)")
+	typeKeys(tm, "train-a", "<tab>", "<enter>")
+	waitScreen(t, tm, "shell in the head of train-a: the TUI's input is not a terminal")
+	finalScreen(t, tm)
+}
