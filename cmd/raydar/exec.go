@@ -65,16 +65,15 @@ func runExec(cmd *cobra.Command, g *globals, f *execFlags, cluster string, comma
 		f.stdin, f.tty = true, true
 	}
 	in, out, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	t, err := g.kube.Resolve()
+	if err != nil {
+		return err
+	}
 	if f.tty && !stdinIsTerminal(in) {
 		if len(command) == 0 {
 			return errors.New("exec: a shell needs a terminal on stdin; give a command after -- (raydar exec CLUSTER -- ray status)")
 		}
 		return errors.New("exec: -t needs a terminal on stdin")
-	}
-
-	t, err := g.kube.Resolve()
-	if err != nil {
-		return err
 	}
 	pol, err := actions.LoadDefaultPolicy()
 	if err != nil {
@@ -86,8 +85,8 @@ func runExec(cmd *cobra.Command, g *globals, f *execFlags, cluster string, comma
 	if err != nil {
 		return err
 	}
-	// Raw mode only now: resolving the context may run a credential
-	// plugin that asks something on the terminal.
+	// Raw mode only now: a client's credential plugin may ask something
+	// on the terminal.
 	streams := podexec.Streams{Out: out, Err: stderr, TTY: f.tty}
 	var terminal *podexec.Terminal
 	if f.tty {
