@@ -489,7 +489,7 @@ func TestActionsWithoutAPIClient(t *testing.T) {
 func TestActionHelp(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	screen, _ := run(t, w.opts(), trainA(0, "?")...)
-	mustContain(t, screen, "s       scale", "ctrl+d  delete workers", "d       describe", "l       logs", "z       suspend/resume")
+	mustContain(t, screen, "s       scale", "ctrl+d  delete workers", "d       describe", "l       logs", "z       suspend/resume", "a       shell")
 	requireGolden(t, screen)
 	screen, _ = run(t, w.opts(), ":rj", "<enter>", "?")
 	mustContain(t, screen, "x       stop job", "ctrl+d  delete")

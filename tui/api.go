@@ -86,4 +86,5 @@ const (
 	ActionDescribe      = host.ActionDescribe
 	ActionLogs          = host.ActionLogs
 	ActionPortForward   = host.ActionPortForward
+	ActionShell         = host.ActionShell
 )

@@ -41,6 +41,9 @@ func startDemoPlane(ctx context.Context, opts sandbox.Options, label string, log
 	step(prefix + "starting the sandbox control plane (etcd, kube-apiserver, scheduler, controller-manager, kwok)…")
 	begin := time.Now()
 	opts.Logf = logf("sandbox: ")
+	if opts.Kwok && opts.RayCLI == nil {
+		opts.RayCLI = rayCLI() // sandboxray.go: `ray status` in an exec
+	}
 	p := &demoPlane{stopDrive: func() {}}
 	if p.sb, err = sandbox.Start(ctx, opts); err != nil {
 		return nil, err

@@ -26,6 +26,7 @@ var oneContextArgs = map[string][]string{
 	"suspend":        {"suspend", "rc", "rc", "--yes"},
 	"resume":         {"resume", "rj", "job", "--yes"},
 	"port-forward":   {"port-forward", "rc"},
+	"exec":           {"exec", "rc"},
 }
 
 // notOnAContext are the sub-commands without a context to refuse: get takes

@@ -9,6 +9,7 @@ import (
 
 	"github.com/raydar/raydar/kube/raydash/addrbook"
 	"github.com/raydar/raydar/kube/sandbox"
+	"github.com/raydar/raydar/kube/sandbox/execsim"
 	"github.com/raydar/raydar/kube/sandbox/headsim"
 	"github.com/raydar/raydar/kube/sandbox/podforward"
 	"github.com/raydar/raydar/kube/sandbox/rayhead"
@@ -21,12 +22,15 @@ import (
 type simHeads struct {
 	sim *headsim.Sim
 	fwd *podforward.Writer
+	exe *execsim.Writer
 }
 
-// Close stops the PortForward writer (it reads the heads' addresses), then
-// the heads and their jobs. It is safe to call more than once.
+// Close stops the PortForward and Exec writers (they read the heads'
+// addresses), then the heads and their jobs. It is safe to call more than
+// once.
 func (h *simHeads) Close() error {
 	h.fwd.Close()
+	h.exe.Close()
 	return h.sim.Close()
 }
 
@@ -75,5 +79,19 @@ func startHeads(ctx context.Context, sb *sandbox.Sandbox, logf func(string, ...a
 		_ = sim.Close()
 		return nil, fmt.Errorf("simulated Ray heads: %w", err)
 	}
-	return &simHeads{sim: sim, fwd: fwd}, nil
+	// An exec into a Ray pod (raydar exec, the TUI's shell) runs here, and
+	// its `ray status` asks the pod's simulated head (kube/sandbox/execsim).
+	dyn, err := dynamic.NewForConfig(sb.Config)
+	if err != nil {
+		fwd.Close()
+		_ = sim.Close()
+		return nil, err
+	}
+	exe, err := execsim.Start(ctx, execsim.Options{Clientset: sb.Clientset(), Dynamic: dyn, Heads: sim, Home: sb.ExecHome(), Logf: logf})
+	if err != nil {
+		fwd.Close()
+		_ = sim.Close()
+		return nil, fmt.Errorf("simulated Ray containers' exec: %w", err)
+	}
+	return &simHeads{sim: sim, fwd: fwd, exe: exe}, nil
 }

@@ -56,6 +56,7 @@ func newRootCmd() *cobra.Command {
 		newSuspendCmd(g),
 		newResumeCmd(g),
 		newPortForwardCmd(g),
+		newExecCmd(g),
 		newSandboxCmd(),
 		newDemoCmd(),
 	)
@@ -76,7 +77,10 @@ func newVersionCmd() *cobra.Command {
 
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
+		code, quiet := exitCodeOf(err)
+		if !quiet {
+			fmt.Fprintln(os.Stderr, "error:", err)
+		}
+		os.Exit(code)
 	}
 }

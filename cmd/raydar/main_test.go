@@ -80,7 +80,9 @@ func run(m *testing.M) int {
 		// scheduled and played by kwok, on CPU nodes only: a GPU group
 		// must stay unschedulable.
 		Scheduler: true, ControllerManager: true, Kwok: true,
-		Nodes: []sandbox.NodePool{{Count: 2, NamePrefix: "cpu-node", CPU: "16", Memory: "64Gi"}}}
+		Nodes: []sandbox.NodePool{{Count: 2, NamePrefix: "cpu-node", CPU: "16", Memory: "64Gi"}},
+		// `ray` in an exec (exec_sandbox_test.go): this binary as raydar.
+		RayCLI: testRayCLI()}
 	if os.Getenv("RAYDAR_TEST_LOG") != "" {
 		opts.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "sandbox: "+f+"\n", a...) }
 	}

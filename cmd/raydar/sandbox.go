@@ -104,6 +104,7 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 			opts.ToolsDir = toolsDir
 			opts.Kubernetes = kubernetesVersion
 			opts.CRDs = [][]byte{sandboxCRDs()}
+			opts.RayCLI = rayCLI() // sandboxray.go
 			f := cmd.Flags()
 			if f.Changed("nodes") || f.Changed("node-cpu") || f.Changed("node-memory") || f.Changed("node-gpu") {
 				opts.Nodes = []sandbox.NodePool{pool}
@@ -208,6 +209,7 @@ The binaries come from bin/k8s (built by ` + "`make tools`" + `) or $` + sandbox
 	f.StringVar(&batchScheduler, "batch-scheduler", "", "simulate this gang scheduler (volcano, yunikorn, kai-scheduler, scheduler-plugins: its CRDs and a stand-in that binds its gangs' pods together); run raydar with the same --batch-scheduler")
 	f.StringVar(&kubernetesVersion, "kubernetes", "", "the control plane's Kubernetes version: 1.37 (default) or 1.36 (serves KubeRay's KubernetesWAS API; make tools builds it)")
 	f.StringVar(&toolsDir, "tools-dir", "", "directory of the control-plane binaries (default: $"+sandbox.ToolsDirEnv+" or the repository's bin/k8s)")
+	cmd.AddCommand(newSandboxRayCmd()) // sandboxray.go
 	return cmd
 }
 

@@ -140,6 +140,11 @@ type Options struct {
 	// ConflictBackoff bounds the retries on 409 Conflict; ConflictBackoff
 	// (the package variable) when zero.
 	ConflictBackoff wait.Backoff
+	// Config is the API server configuration Exec streams through
+	// (pods/exec); NewForConfig sets it.
+	Config *rest.Config
+	// Exec runs an exec; podexec.Run when nil (tests replace it).
+	Exec ExecFunc
 }
 
 // ConflictBackoff is the default retry schedule on 409 Conflict: up to 8
@@ -206,6 +211,9 @@ func NewForTarget(t *kube.Target, opts Options) (*Actions, error) {
 
 // NewForConfig returns Actions with a new client for cfg.
 func NewForConfig(cfg *rest.Config, opts Options) (*Actions, error) {
+	if opts.Config == nil {
+		opts.Config = cfg
+	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return nil, fmt.Errorf("actions: client: %w", err)
@@ -313,7 +321,7 @@ func verbOf(action Action) string {
 	switch action {
 	case ActionDelete:
 		return "delete"
-	case ActionTrigger:
+	case ActionTrigger, ActionExec:
 		return "create"
 	}
 	return "patch"

@@ -2,7 +2,9 @@
 // person, from the TUI or from the CLI: scaling a worker group, deleting
 // specific workers, stopping a RayJob, triggering a RayCronJob now,
 // suspending, resuming and deleting a RayCluster, RayJob, RayService or
-// RayCronJob. It is the one choke point for them: the TUI dialogs and the
+// RayCronJob, and running a command or a shell in a Ray container (Exec,
+// exec.go: pods/exec is a write, audited, refused read-only, its Event on
+// the pod). It is the one choke point for them: the TUI dialogs and the
 // CLI sub-commands call the same functions, so both behave identically.
 //
 // Each action comes in two halves:

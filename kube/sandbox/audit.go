@@ -74,10 +74,15 @@ func (e AuditEvent) Code() int {
 }
 
 // Mutating reports whether the request changes something: create, update,
-// patch, delete or deletecollection (a TokenRequest is a create too).
+// patch, delete or deletecollection (a TokenRequest is a create too), and
+// any exec or attach into a pod, which can change anything in it: over a
+// WebSocket it is a GET (verb get), authorized as create pods/exec.
 func (e AuditEvent) Mutating() bool {
 	switch e.Verb {
 	case "create", "update", "patch", "delete", "deletecollection":
+		return true
+	}
+	if r := e.ObjectRef; r != nil && r.Resource == "pods" && (r.Subresource == "exec" || r.Subresource == "attach") {
 		return true
 	}
 	return false

@@ -54,3 +54,18 @@ func TestReadAuditRefusesGarbageInTheMiddle(t *testing.T) {
 		t.Fatalf("err = %v, want one naming line 1", err)
 	}
 }
+
+// TestExecIsMutating: an exec into a pod is a write whichever way it
+// travels: a SPDY POST (create) or a WebSocket GET (get).
+func TestExecIsMutating(t *testing.T) {
+	for _, verb := range []string{"create", "get"} {
+		line := `{"auditID":"x","stage":"ResponseComplete","verb":"` + verb + `","objectRef":{"resource":"pods","subresource":"exec","namespace":"ns","name":"p"}}`
+		evs, err := ReadAudit(strings.NewReader(line + "\n"))
+		if err != nil || len(evs) != 1 {
+			t.Fatalf("%v, %d events", err, len(evs))
+		}
+		if !evs[0].Mutating() {
+			t.Errorf("%s pods/exec is not mutating", verb)
+		}
+	}
+}

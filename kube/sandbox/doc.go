@@ -37,7 +37,10 @@
 //     seen doing its job;
 //   - kwok as the pods' kubelet for pods/portforward (kwokserver.go): its
 //     server on a loopback port that every fake node advertises, and the
-//     PortForward CRD that says where each pod's ports lead;
+//     PortForward CRD that says where each pod's ports lead; and for
+//     pods/exec (kwokexec.go): the Exec CRD that says how an exec into a
+//     pod runs on this machine, and the `ray` on kwok's PATH
+//     (Options.RayCLI);
 //   - identities and their record (auth.go, audit.go): RBAC authorization,
 //     ServiceAccount tokens from the TokenRequest API and kubeconfigs for
 //     them, and with Options.Audit the API server's audit log (Metadata
@@ -49,7 +52,8 @@
 // and the RayJob submitters' stand-ins; they write where they answer into
 // kube/raydash/addrbook's book, which other raydar processes read), refusable (the switchable HTTP server the
 // heads answer on), podforward (the head pods' PortForwards, pointing at
-// the simulated heads), certsim (cert-manager's part: cert-manager's CRDs,
+// the simulated heads), execsim (the Ray pods' kwok Execs and their `ray
+// status`), certsim (cert-manager's part: cert-manager's CRDs,
 // which `make tools` writes from its Go module into the tools directory's
 // crds/cert-manager.yaml, and the Secrets its Certificates ask for, for
 // mTLS clusters; `raydar sandbox` and `raydar demo` run it), gangsim

@@ -56,7 +56,7 @@ func freePort() (int, error) {
 func kwokServerArgs(port int) []string {
 	return []string{
 		"--server-address=" + net.JoinHostPort(kubeletHost, strconv.Itoa(port)),
-		"--enable-crds=PortForward",
+		"--enable-crds=PortForward,Exec", // kwokexec.go
 	}
 }
 

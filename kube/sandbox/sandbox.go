@@ -68,6 +68,12 @@ type Options struct {
 	Kwok bool
 	// Nodes are the fake nodes to create; they need Kwok.
 	Nodes []NodePool
+	// RayCLI is the argv of the program that answers `ray …` in an exec
+	// into a simulated Ray container (kwokexec.go), the words after `ray`
+	// appended: `raydar sandbox` and `raydar demo` give their own
+	// executable and "sandbox", "ray". Without it `ray` there says that
+	// this sandbox simulates none. Needs Kwok.
+	RayCLI []string
 
 	// CRDs are multi-document YAML streams of CustomResourceDefinitions;
 	// Start installs them and waits until they are Established.
@@ -180,7 +186,7 @@ func Start(ctx context.Context, opts Options) (sb *Sandbox, err error) {
 	}
 	crdStreams := o.CRDs
 	if o.Kwok {
-		crdStreams = append(append([][]byte(nil), o.CRDs...), kwokPortForwardCRD) // kwokserver.go
+		crdStreams = append(append([][]byte(nil), o.CRDs...), kwokPortForwardCRD, kwokExecCRD) // kwokserver.go, kwokexec.go
 	}
 	crds, err := ParseCRDs(crdStreams...)
 	if err != nil {
@@ -291,6 +297,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if len(o.Nodes) > 0 && !o.Kwok {
 		return o, errors.New("sandbox: Nodes need Kwok (nobody would make them Ready)")
+	}
+	if len(o.RayCLI) > 0 && !o.Kwok {
+		return o, errors.New("sandbox: RayCLI needs Kwok (nobody would exec into a pod)")
 	}
 	o.Nodes = append([]NodePool(nil), o.Nodes...)
 	seen := map[string]bool{}
@@ -557,6 +566,10 @@ func (s *Sandbox) startComponents() error {
 			return err
 		}
 		s.kubeletPort = port
+		execEnv, err := s.writeExecBin() // kwokexec.go
+		if err != nil {
+			return err
+		}
 		comps = append(comps, comp{name: Kwok, args: append([]string{
 			"--kubeconfig=" + s.KubeconfigPath,
 			"--config=" + stagesPath,
@@ -567,7 +580,7 @@ func (s *Sandbox) startComponents() error {
 			"--node-ip=" + defaultNodeIP,
 		}, kwokServerArgs(port)...),
 			// kwok would also read ~/.kwok/kwok.yaml; keep it to ours.
-			env: []string{"KWOK_WORKDIR=" + kwokDir},
+			env: append([]string{"KWOK_WORKDIR=" + kwokDir}, execEnv...),
 			// kwok v0.8.0 builds each stage's CEL environment lazily, from
 			// its node and pod controllers at once, and easycel v0.6.0 (its
 			// dependency) writes package-level maps unguarded

@@ -212,7 +212,7 @@ func TestCapacityAutoscalerV2ReadsTheFormattedStatus(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+ClusterStatusPath, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("format") == "1" {
-			b, _ := json.Marshal(RestResponse[formattedStatus]{Result: true, Msg: "Got formatted cluster status.", Data: formattedStatus{ClusterStatus: rayV2StatusText}})
+			b, _ := json.Marshal(RestResponse[FormattedStatus]{Result: true, Msg: "Got formatted cluster status.", Data: FormattedStatus{ClusterStatus: rayV2StatusText}})
 			w.Write(b)
 			return
 		}

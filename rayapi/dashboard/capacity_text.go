@@ -76,14 +76,25 @@ func textDemands(text string) (d []Demand, known bool) {
 	return list.list, known
 }
 
-// formattedStatus is data of GET /api/cluster_status?format=1.
-type formattedStatus struct {
+// FormattedStatus is data of GET /api/cluster_status?format=1: the text
+// `ray status` prints.
+type FormattedStatus struct {
 	ClusterStatus string `json:"clusterStatus"`
+}
+
+// StatusText is the text `ray status` prints, as the dashboard formats it
+// (GET /api/cluster_status?format=1).
+func (c *Client) StatusText(ctx context.Context) (string, error) {
+	var r RestResponse[FormattedStatus]
+	if err := c.callJSON(ctx, http.MethodGet, ClusterStatusPath, url.Values{"format": {"1"}}, nil, &r); err != nil {
+		return "", err
+	}
+	return r.Data.ClusterStatus, nil
 }
 
 // textCapacityDemand asks for the formatted status and reads its demand.
 func (c *Client) textCapacityDemand(ctx context.Context) ([]Demand, bool, error) {
-	var r RestResponse[formattedStatus]
+	var r RestResponse[FormattedStatus]
 	if err := c.callJSON(ctx, http.MethodGet, ClusterStatusPath, url.Values{"format": {"1"}}, nil, &r); err != nil {
 		return nil, false, err
 	}

@@ -35,7 +35,9 @@ const (
 
 // TestDemo is issue 8's "Done when": `raydar demo` in a terminal shows every
 // seeded kind in its expected state; a scale and a stop made with the TUI's
-// keys reach the API; quitting leaves no process behind.
+// keys reach the API; quitting leaves no process behind. And issue 45's: a
+// shell opened from a cluster page runs `ray status` in the simulated head
+// and exits back to the page.
 func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: builds raydar and runs the whole demo (skipped with -short)")
@@ -135,6 +137,35 @@ func TestDemo(t *testing.T) {
 			t.Errorf("the audit log has no %s line:\n%s", want, d.auditLog())
 		}
 	}
+
+	// ---- a shell in ClusterShared's head, from its page (issue 45) ----
+	// The TUI gives the terminal to the shell (kwok runs it on this
+	// machine, kube/sandbox/execsim), whose `ray status` asks the
+	// cluster's simulated head; exit lands back on the page.
+	d.view("rc", "RayClusters")
+	d.openRow(seed.ClusterShared)
+	d.keys("a")
+	d.waitScreen(time.Minute, "the shell's banner", func(s string) (bool, string) {
+		return strings.Contains(s, "raydar: a shell in "+seed.DefaultNamespace+"/the head of "+seed.ClusterShared), "no banner"
+	})
+	d.typeText("ray status; echo cluster=$RAY_CLUSTER_NAME")
+	d.keys("Enter")
+	d.waitScreen(time.Minute, "ray status in the head", func(s string) (bool, string) {
+		ok := strings.Contains(s, "Autoscaler status") && strings.Contains(s, "Total Usage:") &&
+			strings.Contains(s, " CPU") && strings.Contains(s, "cluster="+seed.ClusterShared)
+		return ok, "no ray status answer"
+	})
+	d.typeText("exit")
+	d.keys("Enter")
+	d.waitScreen(time.Minute, "the cluster page again", func(s string) (bool, string) {
+		return strings.Contains(s, "/"+seed.ClusterShared+" ") && strings.Contains(s, "ended") && !strings.Contains(s, "Autoscaler status"),
+			"not back on the page with the shell's end said"
+	})
+	if want := `"action":"exec"`; !strings.Contains(d.auditLog(), want) {
+		t.Errorf("the audit log has no %s line:\n%s", want, d.auditLog())
+	}
+	d.moveTo("group "+seed.SharedGroup, 10) // the page takes keys again
+	d.back("RayClusters")
 
 	// ---- quit: everything stops ----
 	d.seesProcesses()

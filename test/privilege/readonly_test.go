@@ -27,13 +27,15 @@ import (
 )
 
 // tuiScript goes through every view (the four kinds' lists and details,
-// the pods list, describe and logs) and presses every action key there,
+// the pods list, describe and logs) and presses every action key there
+// (a, the shell, too: an exec is a write; the test's input is no terminal,
+// so without --readonly it ends before any request),
 // answering each confirmation with Confirm (tab, enter). Without
 // --readonly the same keys change things (TestReadOnlyTUIMakesNoMutatingRequest
 // checks that too, so the script is known to reach the actions).
 var tuiScript = [][]string{
 	{":rc", "<enter>"}, {"d"}, {"<esc>"}, {"l"}, {"<esc>"},
-	{"<enter>"}, {"j", "j"}, {"s"}, {"<tab>", "<enter>"}, {"j"}, {"<ctrl+d>"}, {"<tab>", "<enter>"},
+	{"<enter>"}, {"a"}, {"j", "j"}, {"s"}, {"<tab>", "<enter>"}, {"j"}, {"<ctrl+d>"}, {"<tab>", "<enter>"},
 	{"d"}, {"<esc>"}, {"l"}, {"<esc>"}, {"z"}, {"<tab>", "<enter>"}, {"<esc>"},
 	{":rc", "<enter>"}, {"z"}, {"<tab>", "<enter>"},
 	{":rj", "<enter>"}, {"x"}, {"<tab>", "<enter>"}, {"d"}, {"<esc>"},
@@ -43,7 +45,7 @@ var tuiScript = [][]string{
 	{"<enter>"}, {"z"}, {"<tab>", "<enter>"}, {"<esc>"},
 	{":rcj", "<enter>"}, {"t"}, {"<tab>", "<enter>"}, {"z"}, {"<tab>", "<enter>"}, {"d"}, {"<esc>"},
 	{"<enter>"}, {"t"}, {"<tab>", "<enter>"}, {"z"}, {"<tab>", "<enter>"}, {"<esc>"},
-	{":pods", "<enter>"}, {"d"}, {"<esc>"}, {"l"}, {"<esc>"}, {"<enter>"}, {"<esc>"},
+	{":pods", "<enter>"}, {"d"}, {"<esc>"}, {"l"}, {"<esc>"}, {"a"}, {"<enter>"}, {"<esc>"},
 	// Deletes last: the objects are gone after them (without --readonly).
 	{":rcj", "<enter>"}, {"<ctrl+d>"}, {"<tab>", "<enter>"},
 	{":rs", "<enter>"}, {"<ctrl+d>"}, {"<tab>", "<enter>"},

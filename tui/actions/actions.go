@@ -41,8 +41,11 @@ func ByName(deps host.ActionDeps) map[string]host.Action {
 	logs := host.Action{Name: host.ActionLogs, Key: host.Binding("l", "logs"), Run: inSession(r.logs)}
 	// Not Dangerous: a forward changes nothing in the cluster (tui/app_forwards.go).
 	pf := host.Action{Name: host.ActionPortForward, Key: host.Binding("F", "port-forward"), Run: inSession(r.portForward)}
+	// A shell is a write (pods/exec): hidden read-only (shell.go). Not k9s'
+	// s, which is scale on the cluster page.
+	shell := host.Action{Name: host.ActionShell, Key: host.Binding("a", "shell"), Dangerous: true, Run: inSession(r.shell)}
 	byName := map[string]host.Action{}
-	for _, act := range []host.Action{scale, delWorkers, stop, trigger, suspend, del, describe, logs, pf} {
+	for _, act := range []host.Action{scale, delWorkers, stop, trigger, suspend, del, describe, logs, pf, shell} {
 		byName[act.Name] = act
 	}
 	return byName

@@ -35,3 +35,6 @@ func Warn(format string, args ...any) tea.Cmd {
 
 // ActionPortForward is shift-f's action name (keys.yaml "actions:").
 const ActionPortForward = "port-forward"
+
+// ActionShell opens a shell in a Ray container (keys.yaml "actions:").
+const ActionShell = "shell"

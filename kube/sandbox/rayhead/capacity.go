@@ -283,6 +283,10 @@ func usageOf(used, total dashboard.Resources) map[string][2]float64 {
 }
 
 func (h *Head) handleClusterStatus(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("format") == "1" {
+		h.handleStatusText(w) // status_text.go
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := &h.cap

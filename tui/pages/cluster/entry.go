@@ -21,7 +21,7 @@ func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayCluster)
 	e.List, e.Detail = ListView, DetailView
 	e.ListActions = "describe suspend delete port-forward"
-	e.DetailActions = "scale delete-workers describe logs suspend port-forward"
+	e.DetailActions = "scale delete-workers describe logs suspend port-forward shell"
 	e.Typed = registry.DefOf[*rayv1.RayCluster](def)
 	return e
 }

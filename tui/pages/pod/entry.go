@@ -26,7 +26,7 @@ const ListView host.ViewKind = "pods"
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.Pod)
 	e.List, e.Help = ListView, "Ray pods"
-	e.ListActions = "describe logs port-forward"
+	e.ListActions = "describe logs port-forward shell"
 	e.Typed = registry.DefOf[*podview.Pod](def)
 	return e
 }
