@@ -17,6 +17,7 @@ const (
 	ActionDelete        = "delete"
 	ActionDescribe      = "describe"
 	ActionLogs          = "logs"
+	ActionEdit          = "edit"
 )
 
 // Binding is a key binding of the key k, described as desc in help.
@@ -35,3 +36,9 @@ func Warn(format string, args ...any) tea.Cmd {
 
 // ActionPortForward is shift-f's action name (keys.yaml "actions:").
 const ActionPortForward = "port-forward"
+
+// ExecMsg hands the terminal to a process (Cmd is a tea.ExecProcess or
+// tea.Exec command: the editor of e): the App returns Cmd to the Program
+// as it is, outside its busy count, so that the Program runs it; the
+// process's callback message comes back to the App.
+type ExecMsg struct{ Cmd tea.Cmd }
