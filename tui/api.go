@@ -82,5 +82,6 @@ const (
 	ActionDelete        = host.ActionDelete
 	ActionDescribe      = host.ActionDescribe
 	ActionLogs          = host.ActionLogs
+	ActionEdit          = host.ActionEdit
 	ActionPortForward   = host.ActionPortForward
 )

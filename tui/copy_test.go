@@ -50,15 +50,25 @@ func startEnv(t *testing.T, opts Options, env []string) (*teatest.TestModel, *Ap
 	return tm, app
 }
 
-// copied runs keys and returns what the terminal received and the screen.
-func copied(t *testing.T, opts Options, env []string, seq ...string) (out []byte, screen string) {
+// copied runs keys and returns what the terminal received up to a whole
+// OSC 52 (or, with osc false, the whole session) and the screen.
+func copied(t *testing.T, opts Options, env []string, osc bool, seq ...string) (out []byte, screen string) {
 	t.Helper()
 	tm, _ := startEnv(t, opts, env)
 	waitScreen(t, tm, "train-a")
 	typeKeys(tm, seq...)
 	screen = waitScreen(t, tm, "cop")
+	if osc {
+		// The sequence is written when the Program runs the command, after
+		// the flash may be drawn: wait for it in the byte stream.
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+			out = append(out[:0], b...)
+			i := bytes.Index(b, []byte("\x1b]52;c;"))
+			return i >= 0 && bytes.IndexByte(b[i:], '\a') > 0
+		}, teatest.WithDuration(teatestTimeout))
+		return out, screen
+	}
 	_ = tm.Quit()
-	tm.WaitFinished(t, teatestFinal())
 	b, err := io.ReadAll(tm.FinalOutput(t, teatestFinal()))
 	if err != nil {
 		t.Fatal(err)
@@ -71,20 +81,20 @@ func TestCopyNameAndRowToTheTerminal(t *testing.T) {
 	tmux := []string{"TERM=screen-256color", "TMUX=/tmp/tmux-1000/default,4242,0"}
 
 	// c on the selected RayCluster (the last row: G): its name.
-	out, screen := copied(t, Options{}, plain, "G", "c")
+	out, screen := copied(t, Options{}, plain, true, "G", "c")
 	if !bytes.Contains(out, []byte(clipboardSeq("train-a", false))) {
 		t.Errorf("the terminal did not get OSC 52 with the name; output %q", out)
 	}
 	mustContain(t, screen, "copied train-a")
 
 	// In tmux: the same, in its passthrough.
-	out, _ = copied(t, Options{}, tmux, "G", "c")
+	out, _ = copied(t, Options{}, tmux, true, "G", "c")
 	if !bytes.Contains(out, []byte(clipboardSeq("train-a", true))) {
 		t.Errorf("in tmux the terminal did not get the passthrough; output %q", out)
 	}
 
 	// C: the row as shown, tab separated.
-	out, screen = copied(t, Options{}, plain, "G", "C")
+	out, screen = copied(t, Options{}, plain, true, "G", "C")
 	mustContain(t, screen, "copied the row of train-a")
 	i := bytes.Index(out, []byte("\x1b]52;c;"))
 	if i < 0 {
@@ -103,7 +113,7 @@ func TestCopyNameAndRowToTheTerminal(t *testing.T) {
 
 func TestCopyDescribeYAML(t *testing.T) {
 	w := newWorld(t, worldOpts{})
-	out, screen := copied(t, w.opts(), []string{"TERM=xterm"}, "G", "d", "C")
+	out, screen := copied(t, w.opts(), []string{"TERM=xterm"}, true, "G", "d", "C")
 	mustContain(t, screen, "copied the YAML of train-a")
 	i := bytes.Index(out, []byte("\x1b]52;c;"))
 	if i < 0 {
@@ -120,7 +130,7 @@ func TestCopyDescribeYAML(t *testing.T) {
 }
 
 func TestCopyWithoutATerminalSaysSo(t *testing.T) {
-	out, screen := copied(t, Options{NoClipboard: "the output is not a terminal"}, []string{"TERM=xterm"}, "G", "c")
+	out, screen := copied(t, Options{NoClipboard: "the output is not a terminal"}, []string{"TERM=xterm"}, false, "G", "c")
 	mustContain(t, screen, "cannot copy train-a (the output is not a terminal): train-a")
 	if bytes.Contains(out, []byte("\x1b]52;")) {
 		t.Errorf("OSC 52 written without a terminal: %q", out)

@@ -166,8 +166,8 @@ func editWarnings(edited client.Object, p *EditPlan) []string {
 		why := "only what is created from now on gets them"
 		switch o := edited.(type) {
 		case *rayv1.RayCluster:
-			why = "only pods created from now on get them (new workers on a scale-up, a head that is replaced); " +
-				"running pods are recreated only with spec.upgradeStrategy.type: Recreate (KubeRay v1.7.0 raycluster_controller.go:1462-1500, raydar the same)"
+			why = "only pods created from now on get them; running pods are recreated only with " +
+				"spec.upgradeStrategy.type: Recreate (KubeRay v1.7.0 raycluster_controller.go:1462-1500, and raydar)"
 		case *rayv1.RayJob:
 			why = fmt.Sprintf("the RayJob (deployment status %s) has made its RayCluster and submitted its job; "+
 				"KubeRay v1.7.0 does not update them from the RayJob's spec (rayjob_controller.go: the cluster is created once)", orDash(string(o.Status.JobDeploymentStatus)))

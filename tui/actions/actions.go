@@ -41,8 +41,9 @@ func ByName(deps host.ActionDeps) map[string]host.Action {
 	logs := host.Action{Name: host.ActionLogs, Key: host.Binding("l", "logs"), Run: inSession(r.logs)}
 	// Not Dangerous: a forward changes nothing in the cluster (tui/app_forwards.go).
 	pf := host.Action{Name: host.ActionPortForward, Key: host.Binding("F", "port-forward"), Run: inSession(r.portForward)}
+	edit := host.Action{Name: host.ActionEdit, Key: host.Binding("e", "edit"), Dangerous: true, HintLast: true, Run: inSession(r.edit)}
 	byName := map[string]host.Action{}
-	for _, act := range []host.Action{scale, delWorkers, stop, trigger, suspend, del, describe, logs, pf} {
+	for _, act := range []host.Action{scale, delWorkers, stop, trigger, suspend, del, describe, logs, pf, edit} {
 		byName[act.Name] = act
 	}
 	return byName
