@@ -81,9 +81,12 @@ const (
 type Step struct {
 	Kind    StepKind
 	Message string
-	Plan    *actions.EditPlan
-	Result  *actions.Result
-	Err     error
+	// Kept is the file's path when it is left on disk with the person's
+	// changes (a Cancelled or Failed edit that was not applied).
+	Kept   string
+	Plan   *actions.EditPlan
+	Result *actions.Result
+	Err    error
 }
 
 // Session is one edit of one object. Not safe for concurrent use: its
@@ -223,7 +226,7 @@ func (s *Session) kept() string { return "your edit is kept in " + s.Path }
 
 // Abandon ends an edit the person did not confirm; the file stays.
 func (s *Session) Abandon() Step {
-	return Step{Kind: Cancelled, Message: "Edit cancelled, nothing was changed; " + s.kept()}
+	return Step{Kind: Cancelled, Message: "Edit cancelled, nothing was changed; " + s.kept(), Kept: s.Path}
 }
 
 // done removes the file of an edit that needs it no more.
@@ -237,7 +240,7 @@ func (s *Session) Review() Step {
 	}
 	if bytes.Equal(data, s.wrote) && !s.rebased {
 		if s.errored {
-			return Step{Kind: Cancelled, Message: "Edit cancelled, no valid changes were saved; " + s.kept()}
+			return Step{Kind: Cancelled, Message: "Edit cancelled, no valid changes were saved; " + s.kept(), Kept: s.Path}
 		}
 		s.done()
 		return Step{Kind: Cancelled, Message: "Edit cancelled, no changes made."}
@@ -257,7 +260,7 @@ func (s *Session) Review() Step {
 	case errors.As(err, &inv):
 		return s.reopen(body, fmt.Sprintf("%s %q was not valid:", s.Kind.Resource.Resource, s.Name), fieldLines(inv))
 	case err != nil:
-		return Step{Kind: Failed, Err: err, Message: s.kept()}
+		return Step{Kind: Failed, Err: err, Message: s.kept(), Kept: s.Path}
 	case plan.Unchanged:
 		s.done()
 		return Step{Kind: Cancelled, Message: "Edit cancelled, no changes made."}
@@ -286,7 +289,7 @@ func (s *Session) Apply(ctx context.Context) Step {
 		errors.As(err, &inv)
 		return s.reopen(s.editedBody, fmt.Sprintf("%s %q was not valid:", s.Kind.Resource.Resource, s.Name), fieldLines(inv))
 	}
-	return Step{Kind: Failed, Err: err, Result: res, Message: s.kept()}
+	return Step{Kind: Failed, Err: err, Result: res, Message: s.kept(), Kept: s.Path}
 }
 
 func planOf(r *actions.Result) *actions.EditPlan {
@@ -308,7 +311,7 @@ func (s *Session) reopen(body []byte, head string, lines []string) Step {
 	b.WriteString("#\n")
 	b.Write(body)
 	if err := s.write(b.Bytes()); err != nil {
-		return Step{Kind: Failed, Err: err, Message: s.kept()}
+		return Step{Kind: Failed, Err: err, Message: s.kept(), Kept: s.Path}
 	}
 	s.errored, s.rebased = true, false
 	return Step{Kind: Reopen, Message: head + " " + strings.Join(lines, "; ")}
@@ -321,27 +324,27 @@ func (s *Session) reopen(body []byte, head string, lines []string) Step {
 func (s *Session) rebase(ctx context.Context, cerr error) Step {
 	fresh, err := s.get(ctx)
 	if err != nil {
-		return Step{Kind: Failed, Err: fmt.Errorf("%w; reading it again: %w", cerr, err), Message: s.kept()}
+		return Step{Kind: Failed, Err: fmt.Errorf("%w; reading it again: %w", cerr, err), Message: s.kept(), Kept: s.Path}
 	}
 	mine, err := client.MergeFrom(actions.StripForEdit(s.base)).Data(actions.StripForEdit(s.edited))
 	if err != nil {
-		return Step{Kind: Failed, Err: err, Message: s.kept()}
+		return Step{Kind: Failed, Err: err, Message: s.kept(), Kept: s.Path}
 	}
 	freshJSON, err := json.Marshal(actions.StripForEdit(fresh))
 	if err != nil {
-		return Step{Kind: Failed, Err: err, Message: s.kept()}
+		return Step{Kind: Failed, Err: err, Message: s.kept(), Kept: s.Path}
 	}
 	merged, err := jsonpatch.MergePatch(freshJSON, mine)
 	if err != nil {
-		return Step{Kind: Failed, Err: fmt.Errorf("edit: laying your changes over the new version: %w", err), Message: s.kept()}
+		return Step{Kind: Failed, Err: fmt.Errorf("edit: laying your changes over the new version: %w", err), Message: s.kept(), Kept: s.Path}
 	}
 	rebased := s.Kind.New()
 	if err := json.Unmarshal(merged, rebased); err != nil {
-		return Step{Kind: Failed, Err: fmt.Errorf("edit: laying your changes over the new version: %w", err), Message: s.kept()}
+		return Step{Kind: Failed, Err: fmt.Errorf("edit: laying your changes over the new version: %w", err), Message: s.kept(), Kept: s.Path}
 	}
 	body, err := Render(rebased)
 	if err != nil {
-		return Step{Kind: Failed, Err: err, Message: s.kept()}
+		return Step{Kind: Failed, Err: err, Message: s.kept(), Kept: s.Path}
 	}
 	lines := []string{fmt.Sprintf("the object changed while you edited it (resourceVersion %s, now %s): your changes are laid over the new version below; nothing was saved yet, save to apply",
 		s.base.GetResourceVersion(), fresh.GetResourceVersion())}
