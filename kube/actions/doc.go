@@ -11,9 +11,9 @@
 //   - a pure Plan function (PlanScale, PlanDeleteWorkers, PlanStopJob,
 //     PlanTrigger, PlanSuspend, PlanDelete, PlanEdit) that validates the
 //     request against an object the caller already has (the TUI's cache)
-//     and returns a preview to show before confirming, or a clear error; and a Preview
-//     method that reads the object first, for callers without a cache (the
-//     CLI);
+//     and returns a preview to show before confirming, or a clear error;
+//     and a Preview method that reads the object first, for callers
+//     without a cache (the CLI);
 //   - an apply method on Actions (ScaleGroup, DeleteWorkers, StopJob,
 //     StopJobDirect, Trigger, Suspend, Resume, Delete, Edit).
 //
