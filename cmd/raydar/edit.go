@@ -108,6 +108,9 @@ func runEdit(cmd *cobra.Command, g *globals, f *mutationFlags, kind actions.Kind
 		return err
 	}
 	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("edit: %w; your edit is in %s", err, s.Path)
+		}
 		ed := s.Command(os.Getenv)
 		ed.Stdin, ed.Stdout, ed.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), stderr
 		if err := ed.Run(); err != nil {

@@ -82,6 +82,21 @@ func TestEdit(t *testing.T) {
 		}
 	})
 
+	t.Run("refused by the API server: the field named, nothing changed", func(t *testing.T) {
+		before := getCluster(t, ctx, ns, "c").ResourceVersion
+		// A label value with a space: rayapi's validation lets it through,
+		// the API server answers 422.
+		editorScript(t, `grep -q 'team: "a b"' "$1" || sed -i 's/^metadata:$/metadata:\n  labels:\n    team: "a b"/' "$1"`)
+		r := raydar(t, "", "-n", ns, "edit", "rc", "c", "--yes")
+		wantErrorContaining(t, r, "Edit cancelled, no valid changes were saved; your edit is kept in ")
+		if !strings.Contains(r.stderr, `rayclusters "c" was not valid (the API server refused it): metadata.labels: Invalid value: "a b"`) {
+			t.Errorf("stderr does not name the field the API server refused: %q", r.stderr)
+		}
+		if got := getCluster(t, ctx, ns, "c").ResourceVersion; got != before {
+			t.Errorf("resourceVersion %s → %s: something was written", before, got)
+		}
+	})
+
 	t.Run("a race with another writer reopens the editor with the conflict on top", func(t *testing.T) {
 		// The first editor run waits, after its change, for the other
 		// writer (a FIFO each way: no sleeps); the second saves as is.
