@@ -105,3 +105,28 @@ func TestEditReadOnlySendsNoRequest(t *testing.T) {
 		t.Errorf("read-only help offers edit:\n%s", screen)
 	}
 }
+
+// TestEditErrorsReopenTheEditor: an invalid edit gives the terminal to the
+// editor again (the errors on top of the file); saved again as it is, the
+// edit ends with the file kept, and nothing is written.
+func TestEditErrorsReopenTheEditor(t *testing.T) {
+	runs := filepath.Join(t.TempDir(), "runs")
+	scriptEditor(t, `echo run >> `+runs+`
+grep -q 'minReplicas: 9' "$1" || sed -i '0,/minReplicas: 1$/s//minReplicas: 9/' "$1"`)
+	w := newWorld(t, worldOpts{})
+	before := w.cluster(t, "ml", "train-a").ResourceVersion
+	tm, _ := start(t, w.opts(), 160, 30)
+	typeKeys(tm, "G", "e")
+	waitScreen(t, tm, "Edit cancelled, no valid changes were saved; your edit is kept in ")
+	finalScreen(t, tm)
+	b, err := os.ReadFile(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "run"); n != 2 {
+		t.Errorf("the editor ran %d times, want 2 (the edit, then the file reopened with its errors)", n)
+	}
+	if w.cluster(t, "ml", "train-a").ResourceVersion != before {
+		t.Error("an invalid edit was written")
+	}
+}
