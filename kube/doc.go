@@ -12,6 +12,10 @@
 //     person's behalf (scale, delete workers, stop a RayJob, suspend,
 //     resume, delete), shared by the TUI and the CLI: a pure plan, one
 //     conflict-checked write, an Event and an audit line.
+//   - kube/edit: `e` and `raydar edit`: a ray.io object's YAML in the
+//     person's editor ($KUBE_EDITOR), applied as kubectl edit applies it
+//     (errors and conflicts reopen the file with them on top), through
+//     kube/actions.
 //   - kube/history: this machine's record of what happened to the Ray
 //     objects (replica changes and their authors from managedFields,
 //     pods, states), kept in a bounded bbolt file under the state

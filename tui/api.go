@@ -85,6 +85,7 @@ const (
 	ActionDelete        = host.ActionDelete
 	ActionDescribe      = host.ActionDescribe
 	ActionLogs          = host.ActionLogs
+	ActionEdit          = host.ActionEdit
 	ActionPortForward   = host.ActionPortForward
 	ActionShell         = host.ActionShell
 )

@@ -127,6 +127,10 @@ type App struct {
 	states    map[*host.Env]string
 	since     map[*host.Env]time.Time
 
+	// tmux: the Program's environment (tea.EnvMsg) has TMUX set, so the
+	// clipboard's OSC 52 goes through tmux's passthrough (app_copy.go).
+	tmux bool
+
 	// pacer runs the renderer's ticker only while a frame may be waiting
 	// (app_pacer.go); nil outside a Program made with ProgramOptions.
 	pacer *framePacer
@@ -441,6 +445,10 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		a.applyWhy()
 	case host.WarnMsg:
 		a.setFlash(flashWarn, string(msg))
+	case host.ExecMsg:
+		return msg.Cmd
+	case tea.EnvMsg:
+		a.tmux = msg.Getenv("TMUX") != ""
 	case forwardsMsg:
 		return a.onForwards(msg)
 	case contextsMsg:

@@ -77,6 +77,10 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 			return a.push(next)
 		}
 		return nil
+	case key.Matches(msg, km.CopyName):
+		return a.copyName(p)
+	case key.Matches(msg, km.CopyRow):
+		return a.copyRow(p)
 	}
 	for _, act := range a.viewActions(p.Kind()) {
 		if key.Matches(msg, act.Key) && act.Run != nil {

@@ -49,6 +49,10 @@ type Options struct {
 	// ResizeDebounce delays applying a terminal resize while the size keeps
 	// changing (default 50ms). The first size applies at once.
 	ResizeDebounce time.Duration
+	// NoClipboard says why c and C cannot reach the terminal's clipboard
+	// (e.g. "the output is not a terminal"); they then show the text
+	// instead. "": they write OSC 52 (app_copy.go).
+	NoClipboard string
 	// Logf receives diagnostics (write them to a file; never the screen).
 	Logf func(format string, args ...any)
 }

@@ -18,6 +18,9 @@ import (
 //	        and detail)
 //	z       suspend or resume a RayCluster/RayJob/RayService/RayCronJob
 //	        (their lists and details)
+//	e       edit the selected RayCluster/RayJob/RayService/RayCronJob
+//	        (their lists and details) in $KUBE_EDITOR, as kubectl edit
+//	        (kube/edit; tui/actions/edit.go)
 //	d       describe the selected object: summary, Events, YAML
 //	l       follow a pod's logs (pods list, cluster detail on a pod row)
 //

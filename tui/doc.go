@@ -99,7 +99,9 @@
 // DefaultActions are raydar's actions (issue 7): scale a worker group (s),
 // delete marked workers (ctrl+d in the cluster detail), stop a RayJob (x),
 // trigger a RayCronJob now (t), suspend/resume (z), delete (ctrl+d),
-// describe (d) and follow a pod's logs (l). The mutating ones open a dialog whose focus starts away from
+// edit in $KUBE_EDITOR (e: the editor gets the terminal through
+// host.ExecMsg), describe (d) and follow a pod's logs (l). c and C copy
+// a name, a row or a describe page's YAML with OSC 52 (app_copy.go). The mutating ones open a dialog whose focus starts away from
 // Confirm, validate what is typed with kube/actions' Plan functions, and
 // apply through kube/actions (the choke point: read-only gate, Events,
 // audit log) in a command with the busy indicator on. Their dependencies

@@ -421,12 +421,12 @@ func (d confirmDialog) View(int) string { return "Really? (y/esc)" }
 
 func TestDialog(t *testing.T) {
 	ran := false
-	open := Action{Name: "confirm", Key: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "confirm")),
+	open := Action{Name: "confirm", Key: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "confirm")),
 		Run: func(Target) tea.Cmd {
 			return func() tea.Msg { return ShowDialogMsg{Dialog: confirmDialog{&ran}} }
 		}}
 	tm, _ := start(t, Options{Actions: map[ViewKind][]Action{ClustersView: {open}}}, 80, 24)
-	typeKeys(tm, "c")
+	typeKeys(tm, "u")
 	waitScreen(t, tm, "Really? (y/esc)")
 	typeKeys(tm, "j", "y") // j goes to the dialog, not the table
 	waitScreen(t, tm, "confirmed")

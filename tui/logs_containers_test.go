@@ -130,7 +130,7 @@ func TestContainerPickerCancel(t *testing.T) {
 // TestLogKeysRebind: p and o are rebindable in keys.yaml, and a clash with
 // another key is refused.
 func TestLogKeysRebind(t *testing.T) {
-	km, err := keys.Parse([]byte("keys:\n  previous-logs: P\n  container: C\n"))
+	km, err := keys.Parse([]byte("keys:\n  previous-logs: P\n  container: O\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,12 +142,12 @@ func TestLogKeysRebind(t *testing.T) {
 	tm, _ := start(t, opts, 120, 30)
 	typeKeys(tm, ":pods", "<enter>", "/", "multi-head", "<enter>", "l", "<enter>")
 	recv(t, req)
-	waitScreen(t, tm, "(C: other) · restarted 2 times, last exited OOMKilled (code 137) (P: previous logs)")
+	waitScreen(t, tm, "(O: other) · restarted 2 times, last exited OOMKilled (code 137) (P: previous logs)")
 	typeKeys(tm, "P")
 	if got := recv(t, req); !strings.HasSuffix(got, "previous=true") {
 		t.Fatalf("request %q", got)
 	}
-	typeKeys(tm, "C")
+	typeKeys(tm, "O")
 	waitScreen(t, tm, "which container?")
 	finalScreen(t, tm)
 

@@ -51,15 +51,15 @@ func TestRegistryAliases(t *testing.T) {
 
 func TestDefaultActionsPerView(t *testing.T) {
 	want := map[ViewKind][]string{
-		ClustersView:      {ActionDescribe, ActionSuspend, ActionDelete, ActionPortForward},
-		JobsView:          {ActionDescribe, ActionStopJob, ActionSuspend, ActionDelete},
-		ServicesView:      {ActionDescribe, ActionSuspend, ActionDelete},
+		ClustersView:      {ActionDescribe, ActionSuspend, ActionDelete, ActionPortForward, ActionEdit},
+		JobsView:          {ActionDescribe, ActionStopJob, ActionSuspend, ActionDelete, ActionEdit},
+		ServicesView:      {ActionDescribe, ActionSuspend, ActionDelete, ActionEdit},
 		PodsView:          {ActionDescribe, ActionLogs, ActionPortForward, ActionShell},
-		ClusterDetailView: {ActionScale, ActionDeleteWorkers, ActionDescribe, ActionLogs, ActionSuspend, ActionPortForward, ActionShell},
-		JobDetailView:     {ActionDescribe, ActionStopJob, ActionSuspend, ActionDelete},
-		ServiceDetailView: {ActionDescribe, ActionSuspend, ActionDelete},
-		CronJobsView:      {ActionDescribe, ActionTrigger, ActionSuspend, ActionDelete},
-		CronJobDetailView: {ActionDescribe, ActionTrigger, ActionSuspend, ActionDelete},
+		ClusterDetailView: {ActionScale, ActionDeleteWorkers, ActionDescribe, ActionLogs, ActionSuspend, ActionPortForward, ActionShell, ActionEdit},
+		JobDetailView:     {ActionDescribe, ActionStopJob, ActionSuspend, ActionDelete, ActionEdit},
+		ServiceDetailView: {ActionDescribe, ActionSuspend, ActionDelete, ActionEdit},
+		CronJobsView:      {ActionDescribe, ActionTrigger, ActionSuspend, ActionDelete, ActionEdit},
+		CronJobDetailView: {ActionDescribe, ActionTrigger, ActionSuspend, ActionDelete, ActionEdit},
 		RayLogsView:       {ActionLogs},
 		RayLogView:        {ActionLogs},
 	}

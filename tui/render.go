@@ -115,7 +115,12 @@ func (a *App) hintsLine() string {
 	if len(a.stack) > 1 {
 		bs = append(bs, km.Back)
 	}
+	var late []key.Binding
 	for _, act := range a.viewActions(p.Kind()) {
+		if act.HintLast {
+			late = append(late, act.Key)
+			continue
+		}
 		bs = append(bs, act.Key)
 	}
 	for _, b := range p.Keys() {
@@ -123,6 +128,7 @@ func (a *App) hintsLine() string {
 			bs = append(bs, b)
 		}
 	}
+	bs = append(bs, late...)
 	bs = append(bs, km.Help, km.Command, km.Filter)
 	if p.Table() != nil {
 		bs = append(bs, key.NewBinding(key.WithKeys("N"), key.WithHelp(
@@ -298,7 +304,7 @@ func (a *App) helpGroups() []helpGroup {
 	if p.CanOpen() {
 		general = append(general, km.Open)
 	}
-	general = append(general, km.AllNamespaces, km.Quit)
+	general = append(general, km.CopyName, km.CopyRow, km.AllNamespaces, km.Quit)
 	gs := []helpGroup{{keys.GroupGeneral, bindingRows(general...)}}
 	var view []key.Binding
 	for _, b := range p.Keys() {

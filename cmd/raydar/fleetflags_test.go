@@ -25,6 +25,7 @@ var oneContextArgs = map[string][]string{
 	"trigger":        {"trigger", "nightly", "--yes"},
 	"suspend":        {"suspend", "rc", "rc", "--yes"},
 	"resume":         {"resume", "rj", "job", "--yes"},
+	"edit":           {"edit", "rc", "rc", "--yes"},
 	"port-forward":   {"port-forward", "rc"},
 	"exec":           {"exec", "rc"},
 }

@@ -55,6 +55,7 @@ func newRootCmd() *cobra.Command {
 		newTriggerCmd(g),
 		newSuspendCmd(g),
 		newResumeCmd(g),
+		newEditCmd(g),
 		newPortForwardCmd(g),
 		newExecCmd(g),
 		newSandboxCmd(),

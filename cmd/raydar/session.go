@@ -407,7 +407,7 @@ func (s *session) get(ctx context.Context, obj client.Object) (client.Object, er
 // guard is the Actions options of t's context: --readonly, and the config
 // file's read-only and protected contexts.
 func (sc sessionConfig) guard(t *kube.Target) actions.Options {
-	o := actions.Options{ReadOnly: sc.readOnly, Context: t.ContextName}
+	o := actions.Options{ReadOnly: sc.readOnly, Context: t.ContextName, Unsupported: unsupportedUnder(sc.operator.FeatureGates)}
 	sc.policy.Apply(t.ContextName, &o)
 	return o
 }

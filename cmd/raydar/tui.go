@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -230,6 +231,9 @@ func (f *tuiFlags) prepare(logger logr.Logger) (start tui.ViewKind, km *keys.Key
 func (f *tuiFlags) runApp(opts tui.Options, start tui.ViewKind, km *keys.KeyMap, logger logr.Logger, kv ...any) error {
 	opts.Keys, opts.NoColor, opts.ReadOnly, opts.StartView = km, f.noColor, f.readOnly, start
 	opts.Styles = f.styles
+	if !term.IsTerminal(int(os.Stdout.Fd())) {
+		opts.NoClipboard = "the output is not a terminal"
+	}
 	opts.Logf = func(format string, args ...any) {
 		logger.Info(fmt.Sprintf(format, args...))
 	}

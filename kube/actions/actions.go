@@ -35,6 +35,7 @@ const (
 	ActionResume        Action = "resume"
 	ActionDelete        Action = "delete"
 	ActionTrigger       Action = "trigger"
+	ActionEdit          Action = "edit"
 )
 
 // Event reasons of the Events recorded on the changed objects.
@@ -46,6 +47,7 @@ const (
 	ReasonResumed           = "Resumed"
 	ReasonDeleted           = "Deleted"
 	ReasonTriggered         = "Triggered"
+	ReasonEdited            = "Edited"
 )
 
 // Outcome is how an action ended.
@@ -145,6 +147,9 @@ type Options struct {
 	Config *rest.Config
 	// Exec runs an exec; podexec.Run when nil (tests replace it).
 	Exec ExecFunc
+	// Unsupported lists the fields the running operator refuses, for the
+	// warnings of an edit (PlanEdit); nil: none said.
+	Unsupported Unsupported
 }
 
 // ConflictBackoff is the default retry schedule on 409 Conflict: up to 8

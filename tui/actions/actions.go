@@ -44,8 +44,9 @@ func ByName(deps host.ActionDeps) map[string]host.Action {
 	// A shell is a write (pods/exec): hidden read-only (shell.go). Not k9s'
 	// s, which is scale on the cluster page.
 	shell := host.Action{Name: host.ActionShell, Key: host.Binding("a", "shell"), Dangerous: true, Run: inSession(r.shell)}
+	edit := host.Action{Name: host.ActionEdit, Key: host.Binding("e", "edit"), Dangerous: true, HintLast: true, Run: inSession(r.edit)}
 	byName := map[string]host.Action{}
-	for _, act := range []host.Action{scale, delWorkers, stop, trigger, suspend, del, describe, logs, pf, shell} {
+	for _, act := range []host.Action{scale, delWorkers, stop, trigger, suspend, del, describe, logs, pf, shell, edit} {
 		byName[act.Name] = act
 	}
 	return byName

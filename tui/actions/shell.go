@@ -68,11 +68,9 @@ func (r *actionRunner) shell(tg host.Target) tea.Cmd {
 			}
 			return host.ResultMsg{Text: text}
 		})
-		// The App runs an action's command and hands its message to its
-		// own Update (App.track); a batch it gives back to Bubble Tea, so
-		// that the exec reaches the Program, which alone can give the
-		// terminal away.
-		return func() tea.Msg { return tea.BatchMsg{exec} }
+		// The Program alone can give the terminal away: host.ExecMsg
+		// hands it the exec (as the editor of e).
+		return func() tea.Msg { return host.ExecMsg{Cmd: exec} }
 	}
 	if a.Protected() {
 		// A protected context wants the RayCluster's name typed first.

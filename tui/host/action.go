@@ -17,6 +17,7 @@ const (
 	ActionDelete        = "delete"
 	ActionDescribe      = "describe"
 	ActionLogs          = "logs"
+	ActionEdit          = "edit"
 )
 
 // Binding is a key binding of the key k, described as desc in help.
@@ -38,3 +39,9 @@ const ActionPortForward = "port-forward"
 
 // ActionShell opens a shell in a Ray container (keys.yaml "actions:").
 const ActionShell = "shell"
+
+// ExecMsg hands the terminal to a process (Cmd is a tea.ExecProcess or
+// tea.Exec command: the editor of e): the App returns Cmd to the Program
+// as it is, outside its busy count, so that the Program runs it; the
+// process's callback message comes back to the App.
+type ExecMsg struct{ Cmd tea.Cmd }

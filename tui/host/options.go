@@ -161,6 +161,9 @@ type Action struct {
 	Key key.Binding
 	// Dangerous actions are hidden in read-only mode.
 	Dangerous bool
+	// HintLast puts the action's hint after the page's own keys, so that
+	// they show on a narrow terminal (edit: every kind's page offers it).
+	HintLast bool
 	// Run is called from Update with the current target and returns the
 	// command that does the work (a dialog, an API call…). The command's
 	// message is delivered back to the TUI: return a ResultMsg to flash the

@@ -203,6 +203,15 @@ type Tabler interface {
 	Marks() bool
 	Sorting() (table.SortKey, bool)
 	HandleKey(tea.KeyPressMsg) bool
+	// SelectedRow is the selected row's cells as shown (C copies them).
+	SelectedRow() []string
+}
+
+// Copier is a page whose C copies a text of its own rather than a table
+// row: the describe page's YAML. what names it for the flash ("the YAML
+// of raycluster x").
+type Copier interface {
+	CopyText() (what, text string)
 }
 
 // UIDSet is a set of object UIDs a detail page depends on.

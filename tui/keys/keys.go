@@ -69,6 +69,12 @@ type KeyMap struct {
 	// one; service detail: the Serve controller log).
 	RayLogs key.Binding
 	Explain key.Binding
+	// CopyName copies the selected object's name (a detail page's own
+	// object when no row holds one) to the terminal's clipboard (OSC 52);
+	// CopyRow the selected row as shown, its cells separated by tabs, or
+	// a describe page's YAML.
+	CopyName key.Binding
+	CopyRow  key.Binding
 	// StopForward stops the selected port-forward in the forwards view
 	// (:forwards; shift-f, the action that starts one, is a view action).
 	StopForward key.Binding
@@ -170,6 +176,8 @@ func Default() *KeyMap {
 		RayLogs:     b("L", "ray logs", "L"),
 		Explain:     b("E", "explaining log", "E"),
 		StopForward: b("ctrl+k", "stop forward", "ctrl+k"),
+		CopyName:    b("c", "copy name", "c"),
+		CopyRow:     b("C", "copy row/YAML", "C"),
 
 		DialogNext:   b("tab", "next", "tab"),
 		DialogPrev:   b("shift+tab", "previous", "shift+tab"),
@@ -214,6 +222,8 @@ func (k *KeyMap) All() []Named {
 		{"ray-logs", GroupRay, &k.RayLogs},
 		{"explain", GroupRay, &k.Explain},
 		{"stop-forward", GroupGeneral, &k.StopForward},
+		{"copy", GroupGeneral, &k.CopyName},
+		{"copy-row", GroupGeneral, &k.CopyRow},
 		{"dialog-next", GroupDialog, &k.DialogNext},
 		{"dialog-prev", GroupDialog, &k.DialogPrev},
 		{"dialog-switch", GroupDialog, &k.DialogSwitch},

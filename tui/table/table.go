@@ -197,6 +197,31 @@ func (m *Model[V]) Selected() (V, bool) {
 	return m.rows[m.cursor].v, true
 }
 
+// SelectedRow is the selected row's cells as shown: its time-dependent
+// cells brought up to date, the columns hidden at this width (or by the
+// namespace scope) left out, nothing cut to the column's width. nil when
+// no row is selected.
+func (m *Model[V]) SelectedRow() []string {
+	if m.cursor < 0 || m.cursor >= len(m.rows) {
+		return nil
+	}
+	e := m.rows[m.cursor]
+	cells := append([]string(nil), e.cells...)
+	if m.spec.Live != nil {
+		m.spec.Live(e.v, m.now(), cells)
+	}
+	if m.widths == nil {
+		return cells
+	}
+	out := make([]string, 0, len(cells))
+	for i, c := range cells {
+		if i < len(m.widths) && m.widths[i] > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // SelectedID is the ID of the item under the cursor ("" if none).
 func (m *Model[V]) SelectedID() string { return m.selID }
 

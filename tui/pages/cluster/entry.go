@@ -20,8 +20,8 @@ const (
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayCluster)
 	e.List, e.Detail = ListView, DetailView
-	e.ListActions = "describe suspend delete port-forward"
-	e.DetailActions = "scale delete-workers describe logs suspend port-forward shell"
+	e.ListActions = "describe suspend delete port-forward edit"
+	e.DetailActions = "scale delete-workers describe logs suspend port-forward shell edit"
 	e.Typed = registry.DefOf[*rayv1.RayCluster](def)
 	return e
 }

@@ -25,8 +25,8 @@ const (
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayCronJob)
 	e.List, e.Detail = ListView, DetailView
-	e.ListActions = "describe trigger suspend delete"
-	e.DetailActions = "describe trigger suspend delete"
+	e.ListActions = "describe trigger suspend delete edit"
+	e.DetailActions = "describe trigger suspend delete edit"
 	e.Typed = registry.DefOf[*rayv1.RayCronJob](def)
 	return e
 }

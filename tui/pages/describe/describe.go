@@ -41,6 +41,8 @@ type Page struct {
 	full     client.Object
 	fetching bool
 	fullErr  error
+	// yamlOf is the object the YAML section shows (C copies its YAML).
+	yamlOf client.Object
 }
 
 // describeFullMsg delivers the whole object a describe page asked for.
@@ -101,7 +103,17 @@ func (p *Page) refresh() {
 			note = "as read when this page opened (resourceVersion " + p.full.GetResourceVersion() + "; the pod has changed since: d again to re-read)"
 		}
 	}
+	p.yamlOf = y
 	p.tv.SetLines(describeLines(d, p.E.Scheme.Get(), p.E.Kinds, p.obj, p.E.Store.EventsFor(p.uid), y, note))
+}
+
+// CopyText is the YAML the page shows (redacted as shown), for C.
+func (p *Page) CopyText() (what, text string) {
+	y, err := objectYAML(p.E.Scheme.Get(), p.yamlOf)
+	if err != nil {
+		return "", ""
+	}
+	return "the YAML of " + p.obj.GetName(), y
 }
 
 // Title is "Describe Kind ns/name", "(deleted)" once it is gone.

@@ -22,8 +22,8 @@ const (
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayJob)
 	e.List, e.Detail = ListView, DetailView
-	e.ListActions = "describe stop-job suspend delete"
-	e.DetailActions = "describe stop-job suspend delete"
+	e.ListActions = "describe stop-job suspend delete edit"
+	e.DetailActions = "describe stop-job suspend delete edit"
 	e.Typed = registry.DefOf[*rayv1.RayJob](def)
 	return e
 }

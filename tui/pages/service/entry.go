@@ -23,8 +23,8 @@ const (
 func Entry() registry.Entry {
 	e := registry.FromDescriptor(kdesc.RayService)
 	e.List, e.Detail = ListView, DetailView
-	e.ListActions = "describe suspend delete"
-	e.DetailActions = "describe suspend delete"
+	e.ListActions = "describe suspend delete edit"
+	e.DetailActions = "describe suspend delete edit"
 	e.Typed = registry.DefOf[*rayv1.RayService](def)
 	return e
 }
