@@ -146,7 +146,7 @@ func TestDemo(t *testing.T) {
 	d.openRow(seed.ClusterShared)
 	d.keys("a")
 	d.waitScreen(time.Minute, "the shell's banner", func(s string) (bool, string) {
-		return strings.Contains(s, "raydar: a shell in "+seed.DefaultNamespace+"/the head of "+seed.ClusterShared), "no banner"
+		return strings.Contains(s, "raydar: a shell in the head of "+seed.DefaultNamespace+"/"+seed.ClusterShared), "no banner"
 	})
 	d.typeText("ray status; echo cluster=$RAY_CLUSTER_NAME")
 	d.keys("Enter")

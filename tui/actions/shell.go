@@ -44,15 +44,15 @@ func (r *actionRunner) shell(tg host.Target) tea.Cmd {
 	if err != nil {
 		return host.ErrMsg(err)
 	}
-	where := "the head of " + cluster
+	where := "the head of " + ns + "/" + cluster
 	if pod != "" {
-		where = "pod " + pod
+		where = "pod " + ns + "/" + pod
 	}
 	parent := tg.Env.SessCtx()
 	open := func(confirmation string) tea.Cmd {
 		c := &shellCommand{run: func(s podexec.Streams) (*kubeactions.Result, error) {
 			return a.Exec(kubeactions.WithConfirmation(parent, confirmation), ns, cluster, kubeactions.ExecRequest{Pod: pod}, s)
-		}, banner: fmt.Sprintf("raydar: a shell in %s/%s; exit it to return", ns, where)}
+		}, banner: fmt.Sprintf("raydar: a shell in %s; exit it to return", where)}
 		exec := tea.Exec(c, func(err error) tea.Msg {
 			if err != nil {
 				return host.ResultMsg{Err: fmt.Errorf("shell in %s: %w", where, err)}
