@@ -77,7 +77,7 @@ func TestShellOnAProtectedContext(t *testing.T) {
 	w := protectedWorld(t)
 	tm, _ := start(t, w.opts(), 100, 30)
 	typeKeys(tm, trainA(0, "a")...)
-	screen := waitScreen(t, tm, "Open a shell in the head of ml/train-a (RayCluster ml/train-a)")
+	screen := waitScreen(t, tm, "Open a shell in the head of ml/train-a")
 	mustContain(t, screen, "PROTECTED context sandbox", "type train-a to confirm:", "Confirm (disabled)")
 	typeKeys(tm, "train-a", "<tab>", "<enter>")
 	waitScreen(t, tm, "shell in the head of ml/train-a: the TUI's input is not a terminal")

@@ -74,7 +74,10 @@ func (r *actionRunner) shell(tg host.Target) tea.Cmd {
 	}
 	if a.Protected() {
 		// A protected context wants the RayCluster's name typed first.
-		title := fmt.Sprintf("Open a shell in %s (RayCluster %s/%s)", where, ns, cluster)
+		title := "Open a shell in " + where
+		if pod != "" {
+			title += " of RayCluster " + cluster
+		}
 		return showDialog(tg, widgets.NewWriteConfirm(tg.Env.St, tg.Env.KM, guardOf(tg, a, cluster), title,
 			[]string{"a shell in the Ray container can change anything in it; it is audited"}, "", open))
 	}
