@@ -52,7 +52,7 @@ func TestHeadlessDemoRecordsHistory(t *testing.T) {
 	// was there before it looked is not news, as with the demo's seeded
 	// clusters): scale the cluster until the file has a change of it.
 	create(t, ctx, testCluster(ns, "demo-hist"))
-	ref := history.Ref{Kind: rayv1.KindRayCluster, Namespace: ns, Name: "demo-hist"}
+	ref := history.Ref{Server: target.Server, Kind: rayv1.KindRayCluster, Namespace: ns, Name: "demo-hist"}
 	var got []string
 	deadline := time.Now().Add(90 * time.Second)
 	for replicas := int32(3); ; replicas = 5 - replicas { // 3, 2, 3, ...
