@@ -128,7 +128,9 @@ func ScrapeCluster(ctx context.Context, o ScrapeOptions, pods []*podview.Pod) (o
 	return out, false
 }
 
-func isHead(p *podview.Pod) bool { return p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode) }
+func isHead(p *podview.Pod) bool {
+	return p.Labels[rayv1.RayNodeTypeLabelKey] == string(rayv1.HeadNode)
+}
 
 func running(p *podview.Pod) bool { return p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" }
 
