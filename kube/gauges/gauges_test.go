@@ -218,3 +218,18 @@ ray_serve_http_request_latency_ms_sum{route="/"} 1
 		t.Errorf("rps %v p50 %v, want 10 and 30", rps.V, p50.V)
 	}
 }
+
+func TestCellsSayUnknownNotZero(t *testing.T) {
+	unknown := PodGauges{Reason: Forbidden}
+	if c := unknown.CPUCell() + unknown.MemCell() + unknown.GPUCell() + unknown.GRAMCell(); c != "????" {
+		t.Errorf("unknown cells %q, want ????", c)
+	}
+	if unknown.Why() != "proxy forbidden" {
+		t.Errorf("why %q", unknown.Why())
+	}
+	for n, want := range map[float64]string{0: "0", 512: "512", 1536: "1.5Ki", 8 << 30: "8Gi", 3.25 * (1 << 30): "3.2Gi", 160 << 30: "160Gi"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%v) = %q, want %q", n, got, want)
+		}
+	}
+}
