@@ -95,6 +95,9 @@ func startDemo(parent context.Context, progress io.Writer, tf *tuiFlags) (ctx co
 }
 
 func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir string, headless bool) error {
+	if err := tf.gpuIdle.check(); err != nil {
+		return err
+	}
 	ctx, logger, step, done, err := startDemo(parent, progress, tf)
 	if err != nil {
 		return err
@@ -132,6 +135,7 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 		book:      book,
 		logger:    logger,
 		readOnly:  tf.readOnly,
+		gpuIdle:   tf.gpuIdle,
 	}
 	sc.operator.FeatureGates = tf.featureGates
 	// The loop stands for election like any raydar: another raydar pointed

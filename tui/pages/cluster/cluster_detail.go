@@ -8,9 +8,11 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/kube/gauges"
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
@@ -64,6 +66,10 @@ type Detail struct {
 	// sec is the cluster's security line (why.SecurityOf), kept with the
 	// rows so that a frame only renders it.
 	sec why.Security
+	// use is Ray's gauges of the cluster (Session.Gauges), read on ticks
+	// while the page is on top: the CPU, MEM, GPU and GRAM columns and the
+	// Use block's sparklines.
+	use gauges.Cluster
 }
 
 // newDetail is the detail page of rc, in e.
@@ -90,6 +96,12 @@ func newDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
 	if e.Sess.Capacity != nil { // the pod's Ray node: busy, idle or dead
 		cols = append(cols, table.Column{Title: "RAY", Width: 4, Drop: 5})
 	}
+	if e.Sess.Gauges != nil { // what the pod's Ray node uses (kube/gauges)
+		cols = append(cols, table.Column{Title: "CPU", Width: 4, Right: true, Drop: 1},
+			table.Column{Title: "MEM", Width: 11, Right: true, Drop: 3},
+			table.Column{Title: "GPU", Width: 8, Drop: 1},
+			table.Column{Title: "GRAM", Width: 13, Right: true, Drop: 3})
+	}
 	spec := table.Spec[treeRow]{
 		Columns: cols,
 		ID:      func(r treeRow) string { return r.id },
@@ -109,7 +121,7 @@ func newDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
 			if p := r.pod; p != nil {
 				ready, restarts := format.PodReady(p)
 				return d.cells([]string{"  " + p.Name, "", "", "", ready, format.PodStatus(p), fmt.Sprint(restarts),
-					format.OrNone(p.Status.PodIP), format.OrNone(p.Spec.NodeName), ""}, "", d.rayNodeOf(p.Name))
+					format.OrNone(p.Status.PodIP), format.OrNone(p.Spec.NodeName), ""}, "", d.rayNodeOf(p.Name), d.useCells(p.Name)...)
 			}
 			if r.head {
 				return d.cells([]string{"head", "1", "1", "1", fmt.Sprintf("%d/1", r.ready), "", "", "", "", ""}, "", "")
@@ -138,12 +150,31 @@ func newDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
 }
 
 // cells ends a row's cells with the AUTOSCALER NEXT cell when that column
-// is shown, then the RAY cell.
-func (d *Detail) cells(c []string, next, ray string) []string {
+// is shown, then the RAY cell and the use cells when theirs are.
+func (d *Detail) cells(c []string, next, ray string, use ...string) []string {
 	if d.next {
 		c = append(c, next)
 	}
-	return append(c, ray)
+	if d.E.Sess.Capacity != nil {
+		c = append(c, ray)
+	}
+	if d.E.Sess.Gauges != nil {
+		if use == nil {
+			use = []string{"", "", "", ""}
+		}
+		c = append(c, use...)
+	}
+	return c
+}
+
+// useCells are a pod's CPU, MEM, GPU and GRAM cells: "?" while unknown
+// (the Use block says why), never 0.
+func (d *Detail) useCells(pod string) []string {
+	g, ok := d.use.Pod(pod)
+	if !ok {
+		return []string{gauges.Unknown, gauges.Unknown, gauges.Unknown, gauges.Unknown}
+	}
+	return []string{g.CPUCell(), g.MemCell(), g.GPUCell(), g.GRAMCell()}
 }
 
 // isWorker reports whether the row is a worker pod (the rows that may be
@@ -272,8 +303,10 @@ func (d *Detail) rayNodeOf(pod string) string {
 }
 
 // PollCapacity reads Ray's view of the cluster (on ticks, while the page
-// is on top) and hands it to the diagnosis (RayInfeasible).
+// is on top) and hands it to the diagnosis (RayInfeasible), and reads the
+// cluster's gauges.
 func (d *Detail) PollCapacity() {
+	d.pollGauges()
 	src := d.E.Sess.Capacity
 	if src == nil {
 		return
@@ -286,6 +319,74 @@ func (d *Detail) PollCapacity() {
 		d.mapRayNodes()
 		d.refresh()
 	}
+}
+
+// pollGauges reads the cluster's gauges (marking it as on screen); a new
+// scrape redraws the rows.
+func (d *Detail) pollGauges() {
+	src := d.E.Sess.Gauges
+	if src == nil {
+		return
+	}
+	u := src.Get(d.rc.Namespace, d.rc.Name)
+	changed := !u.At.Equal(d.use.At) || u.Done != d.use.Done
+	d.use = u
+	if changed {
+		d.refresh()
+	}
+}
+
+// useLines is the Use block: the cluster's CPU, GPU and object store now
+// and over the last minutes as sparklines, and why a pod's gauges are
+// unknown. Nothing without a gauge source.
+func (d *Detail) useLines() []string {
+	if d.E.Sess.Gauges == nil {
+		return nil
+	}
+	st := d.E.St
+	lbl := st.Label.Render("Use:")
+	u := d.use
+	if !u.Done {
+		return []string{lbl + " " + st.Faint.Render("reading Ray's gauges…")}
+	}
+	if u.Forbidden {
+		return []string{lbl + " " + st.Class(styles.Warn).Render("? proxy forbidden: this identity may not get pods/proxy, so Ray's gauges cannot be read; not asked again before "+u.ForbiddenUntil.Format("15:04:05"))}
+	}
+	spark := max(8, min(30, (d.W-60)/3))
+	part := func(name string, s gauges.Series, top float64, cell func(float64) string) string {
+		last, ok := u.Last(s)
+		if !ok {
+			return ""
+		}
+		return name + " " + cell(last.V) + " " + widgets.Sparkline(u.History[s], spark, top, st.Plain)
+	}
+	var parts []string
+	for _, p := range []string{
+		part("CPU", gauges.CPU, 100, gauges.Pct),
+		part("GPU", gauges.GPU, 100, gauges.Pct),
+		part("object store", gauges.ObjectStore, 0, gauges.Bytes),
+	} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	line := lbl + " "
+	if len(parts) == 0 {
+		line += st.Faint.Render("no node reports its gauges yet")
+	} else {
+		line += strings.Join(parts, "   ") + st.Faint.Render("  (15 min)")
+	}
+	out := []string{ansi.Truncate(line, d.W, "…")}
+	var unknown []string
+	for _, g := range u.Pods {
+		if !g.Known() {
+			unknown = append(unknown, g.Pod+": "+g.Why())
+		}
+	}
+	if len(unknown) > 0 {
+		out = append(out, st.Faint.Render(ansi.Truncate("     "+format.OneLine("? "+strings.Join(unknown, "; ")), d.W, "…")))
+	}
+	return out
 }
 
 // ClustersShown is the page's cluster (its autoscaler access is asked
@@ -355,7 +456,7 @@ func (d *Detail) whyBlock(capN int) []string {
 }
 
 func (d *Detail) layout() {
-	capN := len(d.capLines())
+	capN := len(d.capLines()) + len(d.useLines())
 	top := summaryLines + len(d.whyBlock(capN)) + capN
 	d.t.SetSize(d.W, max(d.H-top-d.eventLines(), 3))
 }
@@ -423,7 +524,7 @@ func (d *Detail) View() string {
 	l3 := lbl("Conditions") + " " + format.Conditions(s.Conditions)
 	l4 := lbl("Security") + " " + format.Security(st, d.sec)
 	var b strings.Builder
-	capl := d.capLines()
+	capl := append(d.capLines(), d.useLines()...)
 	for _, l := range d.whyBlock(len(capl)) {
 		b.WriteString(l + "\n")
 	}
