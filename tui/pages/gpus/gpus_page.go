@@ -165,7 +165,7 @@ func (p *Page) View() string {
 	}
 	now := p.E.Now()
 	fleet := p.E.Fleet != nil
-	hdr := fmt.Sprintf("  %-20s %-28s %-40s %3s %-22s %5s %8s %9s  %s", "NAMESPACE", "CLUSTER", "POD", "GPU", "NAME", "UTIL", "IDLE FOR", "IDLE GPU-H", "GRAM")
+	hdr := fmt.Sprintf("  %-20s %-28s %-40s %3s %-22s %5s %8s %10s  %s", "NAMESPACE", "CLUSTER", "POD", "GPU", "NAME", "UTIL", "IDLE FOR", "IDLE GPU-H", "GRAM")
 	if fleet {
 		hdr = fmt.Sprintf("  %-14s", "CONTEXT") + hdr[1:]
 	}
@@ -187,7 +187,7 @@ func (p *Page) View() string {
 		if r.GRAMTotalMiB > 0 {
 			gram = gauges.Bytes(r.GRAMUsedMiB*(1<<20)) + "/" + gauges.Bytes(r.GRAMTotalMiB*(1<<20))
 		}
-		line := fmt.Sprintf("%-20s %-28s %-40s %3d %-22s %5s %8s %9.2f  %s", r.Namespace, r.Cluster, r.Pod, r.Index,
+		line := fmt.Sprintf("%-20s %-28s %-40s %3d %-22s %5s %8s %10.2f  %s", r.Namespace, r.Cluster, r.Pod, r.Index,
 			format.OrNone(r.Name), gauges.Pct(r.UtilPct), idleFor, r.IdleGPUHours(), gram)
 		if fleet {
 			line = fmt.Sprintf("%-14s ", r.context) + line
