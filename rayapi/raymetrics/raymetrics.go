@@ -1,6 +1,7 @@
 package raymetrics
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -137,16 +138,84 @@ func Parse(r io.Reader, maxBytes int64) (*Exposition, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	lr := &io.LimitedReader{R: r, N: maxBytes + 1}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(lr)
-	if lr.N <= 0 {
+	body, err := io.ReadAll(io.LimitReader(r, maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading Ray metrics: %w", err)
+	}
+	if int64(len(body)) > maxBytes {
 		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, maxBytes)
 	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(keepRead(body)))
 	if err != nil {
 		return nil, fmt.Errorf("parsing Ray metrics: %w", err)
 	}
 	return fromFamilies(fams), nil
+}
+
+// read are the families Parse reads; every other is dropped before the
+// parser sees it (a busy node serves hundreds of per-component and per-task
+// series raydar does not show: parsing them cost ten times the rest).
+var read = map[string]bool{
+	CPUUtilization: true, CPUCount: true, MemUsed: true, MemTotal: true,
+	GPUUtilization: true, GRAMUsed: true, GRAMAvailable: true,
+	ObjectStore: true, Resources: true, Tasks: true, Actors: true,
+	ServeRequests: true, ServeRequests + "_total": true, ServeLatencyMS: true,
+}
+
+// keepRead returns the lines of body that belong to a family Parse reads:
+// its # HELP and # TYPE lines and its samples (a histogram's _bucket, _sum
+// and _count too). Other comments and blank lines go; a line it cannot
+// name is kept, so that the parser judges it.
+func keepRead(body []byte) []byte {
+	out := make([]byte, 0, len(body)/4)
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i+1], body[i+1:]
+		} else {
+			body = nil
+		}
+		name, ok := familyOf(line)
+		if !ok || read[name] {
+			out = append(out, line...)
+			if line[len(line)-1] != '\n' {
+				out = append(out, '\n')
+			}
+		}
+	}
+	return out
+}
+
+// familyOf is the family a line belongs to; ok is false for a line that is
+// not one of a family's (blank, another comment) and for one it cannot read
+// (kept for the parser).
+func familyOf(line []byte) (string, bool) {
+	t := bytes.TrimLeft(line, " \t")
+	if len(bytes.TrimSpace(t)) == 0 {
+		return "", true // blank: dropped
+	}
+	if t[0] == '#' {
+		f := bytes.Fields(t[1:])
+		if len(f) >= 2 && (string(f[0]) == "HELP" || string(f[0]) == "TYPE") {
+			return string(f[1]), true
+		}
+		return "", true // another comment: dropped
+	}
+	end := bytes.IndexAny(t, "{ \t")
+	if end <= 0 {
+		return "", false
+	}
+	name := string(t[:end])
+	if !model.LegacyValidation.IsValidMetricName(name) {
+		return "", false // not a sample line: the parser says what is wrong
+	}
+	for _, suf := range []string{"_bucket", "_sum", "_count"} {
+		if base, cut := strings.CutSuffix(name, suf); cut && read[base] {
+			return base, true
+		}
+	}
+	return name, true
 }
 
 func fromFamilies(fams map[string]*dto.MetricFamily) *Exposition {

@@ -132,3 +132,27 @@ func TestQuantileBetweenScrapes(t *testing.T) {
 		t.Error("a quantile of no requests")
 	}
 }
+
+// The families Parse does not read are dropped before the parser, and the
+// ones it reads are unchanged by that: a histogram's samples, a counter
+// with its _total, a sample after a comment.
+func TestOtherFamiliesAreDroppedNotMisread(t *testing.T) {
+	body := `# HELP ray_component_rss_mb RSS usage of all components on the node.
+# TYPE ray_component_rss_mb gauge
+ray_component_rss_mb{Component="raylet",ip="10.0.0.1"} 120
+# an unrelated comment
+ray_node_cpu_utilization{ip="10.0.0.1"} 40
+
+ray_node_cpu_count{ip="10.0.0.1"} 2
+`
+	if got := string(keepRead([]byte(body))); got != "ray_node_cpu_utilization{ip=\"10.0.0.1\"} 40\nray_node_cpu_count{ip=\"10.0.0.1\"} 2\n" {
+		t.Errorf("kept %q", got)
+	}
+	e, err := Parse(strings.NewReader(body), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := e.Node("10.0.0.1"); !ok || n.CPUPct != 40 || n.CPUCount != 2 {
+		t.Errorf("node %+v", n)
+	}
+}
