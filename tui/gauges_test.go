@@ -165,3 +165,44 @@ func useLine(t *testing.T, s string) string {
 	t.Fatalf("no Use block:\n%s", s)
 	return ""
 }
+
+func typeInto(a *App, keys ...string) {
+	for _, k := range keys {
+		switch k {
+		case "<enter>":
+			a.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+		default:
+			for _, r := range k {
+				a.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+			}
+		}
+	}
+}
+
+// The job page shows its cluster's Use block beside its run, and the
+// service page its active cluster's Serve traffic.
+func TestJobAndServicePagesShowTheirClustersGauges(t *testing.T) {
+	c := trainAGauges()
+	c.History[gauges.ServeRPS] = []gauges.Point{{T: fixedNow.Add(-5 * time.Second), V: 18}, {T: fixedNow, V: 21.5}}
+	c.History[gauges.ServeP50MS] = []gauges.Point{{T: fixedNow, V: 12}}
+	c.History[gauges.ServeP99MS] = []gauges.Point{{T: fixedNow, V: 88}}
+	fg := &fakeGauges{c: map[string]gauges.Cluster{"ml/train-a": trainAGauges(), "serve/fruit-raycluster-abcde": c}}
+	a, err := New(Options{Store: fixture(), Now: clock, NoColor: true, Session: Session{Gauges: fg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	typeInto(a, ":rj", "<enter>", "G", "<enter>")
+	s := a.View().Content
+	if !strings.Contains(s, "nightly-eval") || !strings.Contains(useLine(t, s), "CPU 95%") {
+		t.Errorf("job page without its cluster's Use block:\n%s", s)
+	}
+	typeInto(a, ":rs", "<enter>", "<enter>")
+	s = a.View().Content
+	if !strings.Contains(s, "Serve traffic: 21.5 req/s") || !strings.Contains(s, "p50 12 ms  p99 88 ms") {
+		t.Errorf("service page without the Serve traffic:\n%s", s)
+	}
+	if fg.calls[len(fg.calls)-1] != "serve/fruit-raycluster-abcde" {
+		t.Errorf("calls %v: want the active cluster's last", fg.calls)
+	}
+}

@@ -8,7 +8,6 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -336,57 +335,13 @@ func (d *Detail) pollGauges() {
 	}
 }
 
-// useLines is the Use block: the cluster's CPU, GPU and object store now
-// and over the last minutes as sparklines, and why a pod's gauges are
-// unknown. Nothing without a gauge source.
+// useLines is the Use block (widgets.UseLines); nothing without a gauge
+// source.
 func (d *Detail) useLines() []string {
 	if d.E.Sess.Gauges == nil {
 		return nil
 	}
-	st := d.E.St
-	lbl := st.Label.Render("Use:")
-	u := d.use
-	if !u.Done {
-		return []string{lbl + " " + st.Faint.Render("reading Ray's gauges…")}
-	}
-	if u.Forbidden {
-		return []string{lbl + " " + st.Class(styles.Warn).Render("? proxy forbidden: this identity may not get pods/proxy, so Ray's gauges cannot be read; not asked again before "+u.ForbiddenUntil.Format("15:04:05"))}
-	}
-	spark := max(8, min(30, (d.W-60)/3))
-	part := func(name string, s gauges.Series, top float64, cell func(float64) string) string {
-		last, ok := u.Last(s)
-		if !ok {
-			return ""
-		}
-		return name + " " + cell(last.V) + " " + widgets.Sparkline(u.History[s], spark, top, st.Plain)
-	}
-	var parts []string
-	for _, p := range []string{
-		part("CPU", gauges.CPU, 100, gauges.Pct),
-		part("GPU", gauges.GPU, 100, gauges.Pct),
-		part("object store", gauges.ObjectStore, 0, gauges.Bytes),
-	} {
-		if p != "" {
-			parts = append(parts, p)
-		}
-	}
-	line := lbl + " "
-	if len(parts) == 0 {
-		line += st.Faint.Render("no node reports its gauges yet")
-	} else {
-		line += strings.Join(parts, "   ") + st.Faint.Render("  (15 min)")
-	}
-	out := []string{ansi.Truncate(line, d.W, "…")}
-	var unknown []string
-	for _, g := range u.Pods {
-		if !g.Known() {
-			unknown = append(unknown, g.Pod+": "+g.Why())
-		}
-	}
-	if len(unknown) > 0 {
-		out = append(out, st.Faint.Render(ansi.Truncate("     "+format.OneLine("? "+strings.Join(unknown, "; ")), d.W, "…")))
-	}
-	return out
+	return widgets.UseLines(d.E.St, d.use, d.W)
 }
 
 // ClustersShown is the page's cluster (its autoscaler access is asked
