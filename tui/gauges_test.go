@@ -112,15 +112,18 @@ func TestClusterDetailGauges(t *testing.T) {
 // :gpus lists the GPUs of the clusters in scope that ask for GPUs, the
 // idle one first, with how long and the GPU-hours.
 func TestGPUsViewListsIdleFirst(t *testing.T) {
-	st := fixture()
-	for _, o := range st.List(watch.RayCluster) {
-		if rc := o.(*rayv1.RayCluster); rc.Name == "train-a" {
-			rc.Spec.WorkerGroupSpecs[1].Template.Spec.Containers = []corev1.Container{{Name: "ray-worker",
-				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}}}}
+	w := newWorld(t, worldOpts{mod: func(st *watch.Store) {
+		for _, o := range st.List(watch.RayCluster) {
+			if rc := o.(*rayv1.RayCluster); rc.Name == "train-a" {
+				rc.Spec.WorkerGroupSpecs[1].Template.Spec.Containers = []corev1.Container{{Name: "ray-worker",
+					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}}}}
+			}
 		}
-	}
+	}})
 	fg := &fakeGauges{c: map[string]gauges.Cluster{"ml/train-a": trainAGauges()}}
-	a, err := New(Options{Store: st, Now: clock, NoColor: true, Session: Session{Gauges: fg}})
+	opts := w.opts()
+	opts.Now, opts.NoColor, opts.Session.Gauges = clock, true, fg
+	a, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +155,12 @@ func TestGPUsViewListsIdleFirst(t *testing.T) {
 	}
 	if !strings.Contains(s, "ml/train-a-cpu-worker-4hq9d: not yet reporting") {
 		t.Errorf("unknown pod not said:\n%s", s)
+	}
+	// z on the idle GPU asks to suspend its cluster (the usual confirmed
+	// action); s scales its worker group.
+	typeInto(a, "z")
+	if s := a.View().Content; !strings.Contains(s, "Suspend RayCluster ml/train-a") {
+		t.Errorf("z on a GPU row: no suspend confirmation:\n%s", s)
 	}
 }
 

@@ -22,7 +22,8 @@ import (
 // View is the page's view kind (its breadcrumb).
 const View host.ViewKind = "gpus"
 
-// Page lists the GPUs held by Ray pods, idle first.
+// Page lists the GPUs held by Ray pods, idle first; z suspends (or
+// resumes) and s scales the selected GPU's cluster and worker group.
 type Page struct {
 	host.Base
 	ns     string
@@ -36,7 +37,7 @@ type Page struct {
 }
 
 type row struct {
-	context string
+	env *host.Env // the row's context's session
 	gauges.GPUUse
 	idle bool
 }
@@ -57,8 +58,20 @@ func (p *Page) Crumb() string { return "gpus" }
 // SetNamespace scopes the page to ns ("": all namespaces).
 func (p *Page) SetNamespace(ns string) { p.ns = ns; p.poll() }
 
-// Target is the gpus view, with nothing selected.
-func (p *Page) Target() host.Target { return host.Target{View: View} }
+// Target is the selected GPU's RayCluster (Selected and Owner) and its
+// pod's worker group, in the row's context: suspend (z) and scale (s) act
+// on them through the usual confirmed actions.
+func (p *Page) Target() host.Target {
+	t := host.Target{View: View, Namespace: p.ns}
+	if len(p.rows) == 0 {
+		return t
+	}
+	r := p.rows[format.ClampInt(p.cursor, 0, len(p.rows)-1)]
+	if o, ok := r.env.Store.Find(watch.RayCluster, r.Namespace, r.Cluster); ok {
+		t.Selected, t.Owner, t.Group, t.Env = o, o, r.Group, r.env
+	}
+	return t
+}
 
 // Tick reads the gauges again (while the page is on top).
 func (p *Page) Tick() tea.Cmd { p.poll(); return nil }
@@ -109,7 +122,7 @@ func (p *Page) poll() {
 				continue
 			}
 			for _, g := range c.GPUs {
-				p.rows = append(p.rows, row{context: e.Sess.Context, GPUUse: g, idle: src.Idle(g, now)})
+				p.rows = append(p.rows, row{env: e, GPUUse: g, idle: src.Idle(g, now)})
 			}
 			for _, pg := range c.Pods {
 				if !pg.Known() {
@@ -190,7 +203,7 @@ func (p *Page) View() string {
 		line := fmt.Sprintf("%-20s %-28s %-40s %3d %-22s %5s %8s %10.2f  %s", r.Namespace, r.Cluster, r.Pod, r.Index,
 			format.OrNone(r.Name), gauges.Pct(r.UtilPct), idleFor, r.IdleGPUHours(), gram)
 		if fleet {
-			line = fmt.Sprintf("%-14s ", r.context) + line
+			line = fmt.Sprintf("%-14s ", r.env.Sess.Context) + line
 		}
 		if r.idle {
 			line = st.Class(styles.Warn).Render(line + "  idle")
