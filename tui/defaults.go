@@ -45,7 +45,7 @@ func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
 		}
 	}
 	add(gpus.View, ActionScale+" "+ActionSuspend) // the selected GPU's group and cluster
-	add(RayLogsView, ActionLogs) // the pod's container logs, when Ray's are out of reach
+	add(RayLogsView, ActionLogs)                  // the pod's container logs, when Ray's are out of reach
 	add(RayLogView, ActionLogs)
 	return out
 }
