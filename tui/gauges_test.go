@@ -63,7 +63,7 @@ func trainAGauges() gauges.Cluster {
 func line(t *testing.T, s, pod string) string {
 	t.Helper()
 	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, pod) && !strings.HasPrefix(strings.TrimSpace(l), "? ") {
+		if strings.Contains(l, pod) && strings.Contains(l, "Running") {
 			return l
 		}
 	}
@@ -103,6 +103,10 @@ func TestClusterDetailGauges(t *testing.T) {
 	}
 	if !strings.Contains(s, "train-a-cpu-worker-4hq9d: not yet reporting") {
 		t.Errorf("the reason is not said:\n%s", s)
+	}
+	// The diagnosis reads the gauges too: the idle GPU is a cause.
+	if !strings.Contains(s, "1 of 2 GPUs held by the cluster's pods idle: below 5% for 10m or more") {
+		t.Errorf("no GPUsIdle cause in the Why block:\n%s", s)
 	}
 	if l := useLine(t, s); !strings.Contains(l, "CPU 95%    ...:::---===+++**") {
 		t.Errorf("Use block: %q, want the last CPU and its sparkline", l)

@@ -26,6 +26,7 @@ var oneContextArgs = map[string][]string{
 	"suspend":        {"suspend", "rc", "rc", "--yes"},
 	"resume":         {"resume", "rj", "job", "--yes"},
 	"port-forward":   {"port-forward", "rc"},
+	"top":            {"top", "nodes"},
 }
 
 // notOnAContext are the sub-commands without a context to refuse: get takes

@@ -331,8 +331,22 @@ func (d *Detail) pollGauges() {
 	changed := !u.At.Equal(d.use.At) || u.Done != d.use.Done
 	d.use = u
 	if changed {
+		d.E.Why.SetGPUs(d.uid, gpuGauges(u, src, d.E.Now()))
 		d.refresh()
 	}
+}
+
+// gpuGauges is what the diagnosis reads of the cluster's GPUs (its
+// GPUsIdle cause); nil before any GPU reported.
+func gpuGauges(u gauges.Cluster, src host.GaugeSource, now time.Time) *why.GPUGauges {
+	if len(u.GPUs) == 0 {
+		return nil
+	}
+	g := &why.GPUGauges{BelowPct: src.IdleBelowPct(), IdleFor: src.IdleFor()}
+	for _, x := range u.GPUs {
+		g.GPUs = append(g.GPUs, why.GPUReading{Pod: x.Pod, Index: x.Index, UtilPct: x.UtilPct, Below: x.IdleFor(now).Truncate(time.Minute)})
+	}
+	return g
 }
 
 // useLines is the Use block (widgets.UseLines); nothing without a gauge

@@ -8,7 +8,6 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/raydar/raydar/kube/gauges"
 	"github.com/raydar/raydar/kube/watch"
@@ -76,28 +75,6 @@ func (p *Page) Target() host.Target {
 // Tick reads the gauges again (while the page is on top).
 func (p *Page) Tick() tea.Cmd { p.poll(); return nil }
 
-// AsksGPUs reports whether a RayCluster's spec asks for a GPU (an extended
-// resource whose name ends in "gpu", as nvidia.com/gpu and amd.com/gpu do)
-// in its head or any worker group: the clusters this page reads.
-func AsksGPUs(rc *rayv1.RayCluster) bool {
-	specs := []corev1.PodSpec{rc.Spec.HeadGroupSpec.Template.Spec}
-	for _, g := range rc.Spec.WorkerGroupSpecs {
-		specs = append(specs, g.Template.Spec)
-	}
-	for _, s := range specs {
-		for _, c := range s.Containers {
-			for _, l := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
-				for name, q := range l {
-					if strings.HasSuffix(strings.ToLower(string(name)), "gpu") && !q.IsZero() {
-						return true
-					}
-				}
-			}
-		}
-	}
-	return false
-}
-
 func (p *Page) poll() {
 	envs := p.E.Fleet
 	if envs == nil {
@@ -112,7 +89,7 @@ func (p *Page) poll() {
 		}
 		for _, o := range e.Store.List(watch.RayCluster) {
 			rc := o.(*rayv1.RayCluster)
-			if (p.ns != "" && rc.Namespace != p.ns) || !AsksGPUs(rc) {
+			if (p.ns != "" && rc.Namespace != p.ns) || !gauges.AsksGPUs(rc) {
 				continue
 			}
 			p.asked++
