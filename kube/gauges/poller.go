@@ -209,8 +209,10 @@ func newPoller(o Options) (*Poller, error) {
 	return p, nil
 }
 
-// IdleBelowPct and IdleFor are the Poller's idle-GPU threshold.
-func (p *Poller) IdleBelowPct() float64  { return p.opts.IdleBelowPct }
+// IdleBelowPct is the utilisation (percent) under which a GPU is idle.
+func (p *Poller) IdleBelowPct() float64 { return p.opts.IdleBelowPct }
+
+// IdleFor is how long a GPU must stay under IdleBelowPct to count as idle.
 func (p *Poller) IdleFor() time.Duration { return p.opts.IdleFor }
 
 // Idle reports whether g counts as idle at now.
