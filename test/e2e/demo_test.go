@@ -89,7 +89,7 @@ func TestDemo(t *testing.T) {
 	d.openRow(seed.ClusterGPUInfer)
 	worker := seed.ClusterGPUInfer + "-" + seed.InferGroup + "-worker-"
 	d.waitScreen(2*time.Minute, "the GPU worker's CPU and per-GPU use, and the Use line", func(s string) (bool, string) {
-		row := lineWith(s, worker)
+		row := lineWith(s, worker, "Running") // its table row, not the Why block's idle-GPU evidence
 		ok := cpuCell.MatchString(row) && busyIdleGPUs.MatchString(row) && useLine.MatchString(s)
 		return ok, fmt.Sprintf("worker row %q: want a CPU %% and one busy GPU and one at 0%%; and a Use: line with CPU and GPU", row)
 	})
@@ -169,10 +169,15 @@ var (
 	useLine      = regexp.MustCompile(`Use: CPU \d+% .*GPU \d+%`)
 )
 
-// lineWith is the first line of screen containing s ("" for none).
-func lineWith(screen, s string) string {
+// lineWith is the first line of screen containing every one of words (""
+// for none).
+func lineWith(screen string, words ...string) string {
 	for _, l := range strings.Split(screen, "\n") {
-		if strings.Contains(l, s) {
+		all := true
+		for _, w := range words {
+			all = all && strings.Contains(l, w)
+		}
+		if all {
 			return l
 		}
 	}
