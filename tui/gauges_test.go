@@ -219,3 +219,39 @@ func TestJobAndServicePagesShowTheirClustersGauges(t *testing.T) {
 		t.Errorf("calls %v: want the active cluster's last", fg.calls)
 	}
 }
+
+// A fleet view's :gpus lists every context's GPUs, each row with its
+// context, the idle ones first whichever context holds them.
+func TestGPUsViewAcrossAFleet(t *testing.T) {
+	member := func(ctx string, c gauges.Cluster) FleetMember {
+		st := fixture()
+		for _, o := range st.List(watch.RayCluster) {
+			if rc := o.(*rayv1.RayCluster); rc.Name == "train-a" {
+				rc.Spec.WorkerGroupSpecs[1].Template.Spec.Containers = []corev1.Container{{Name: "ray-worker",
+					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}}}}
+			}
+		}
+		return FleetMember{Store: st, Session: Session{Context: ctx, Gauges: &fakeGauges{c: map[string]gauges.Cluster{"ml/train-a": c}}}}
+	}
+	busy := trainAGauges()
+	busy.GPUs = busy.GPUs[:1] // east: only the busy GPU
+	a, err := New(Options{Now: clock, NoColor: true, Fleet: []FleetMember{member("east", busy), member("west", trainAGauges())}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Update(tea.WindowSizeMsg{Width: 240, Height: 40})
+	typeInto(a, ":gpus", "<enter>")
+	s := a.View().Content
+	var rows []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "train-a-gpu-worker-q5w8e") {
+			rows = append(rows, strings.Fields(strings.TrimPrefix(strings.TrimSpace(l), "> "))[0])
+		}
+	}
+	if strings.Join(rows, " ") != "west east west" { // west's idle GPU first, then the busy ones
+		t.Errorf("contexts of the rows %v, want west (idle) first:\n%s", rows, s)
+	}
+	if !strings.Contains(s, "idle: below 5% for 10m;") {
+		t.Errorf("threshold line:\n%s", s)
+	}
+}

@@ -144,7 +144,11 @@ func (p *Page) threshold() string {
 	if src == nil {
 		return ""
 	}
-	return fmt.Sprintf("idle: below %s for %s", gauges.Pct(src.IdleBelowPct()), src.IdleFor())
+	d := strings.TrimSuffix(src.IdleFor().String(), "0s") // "10m", "30s", "1h0m"
+	if strings.HasSuffix(d, "h0m") {
+		d = strings.TrimSuffix(d, "0m")
+	}
+	return fmt.Sprintf("idle: below %s for %s", gauges.Pct(src.IdleBelowPct()), d)
 }
 
 // View lists the GPUs, idle first, then why some pods' gauges are unknown.
