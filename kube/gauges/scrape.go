@@ -104,11 +104,12 @@ func ScrapeCluster(ctx context.Context, o ScrapeOptions, pods []*podview.Pod) (o
 	if first >= 0 {
 		out[first] = scrapeOne(ctx, o, pods[first])
 		if out[first].Reason == Forbidden {
+			detail := out[first].Detail
 			for i, p := range pods {
 				out[i] = base(p, o.Now())
-				out[i].Reason = Forbidden
-				out[i].Detail = out[first].Detail
+				out[i].Reason, out[i].Detail = Forbidden, detail
 			}
+			sort.Slice(out, func(a, b int) bool { return out[a].Pod < out[b].Pod })
 			return out, true
 		}
 	}
