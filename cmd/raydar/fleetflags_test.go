@@ -26,12 +26,11 @@ var oneContextArgs = map[string][]string{
 	"suspend":        {"suspend", "rc", "rc", "--yes"},
 	"resume":         {"resume", "rj", "job", "--yes"},
 	"port-forward":   {"port-forward", "rc"},
-	"top":            {"top", "nodes"},
 }
 
-// notOnAContext are the sub-commands without a context to refuse: get takes
-// several, the others none (version, crds) or their own sandbox's.
-var notOnAContext = []string{"get", "version", "crds", "sandbox", "demo", "help", "completion"}
+// notOnAContext are the sub-commands without a context to refuse: get and
+// top take several, the others none (version, crds) or their own sandbox's.
+var notOnAContext = []string{"get", "top", "version", "crds", "sandbox", "demo", "help", "completion"}
 
 // TestOneContextCommandsRefuseAList: every sub-command but get acts on one
 // context, so --context a,b is refused with an error naming the flag and

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/kube"
+	"github.com/raydar/raydar/kube/actions"
 	"github.com/raydar/raydar/kube/gauges"
 	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -39,8 +41,10 @@ func newTopCmd(g *globals) *cobra.Command {
 			"  gpus          every GPU held by a Ray pod, least used first\n\n" +
 			"A value that is not known is \"?\" with the reason (metrics port absent, proxy forbidden,\n" +
 			"not yet reporting, pod not running, unreachable), never 0. How long a GPU has been idle\n" +
-			"needs watching over time: the TUI's :gpus view keeps it.",
-		Example: "  raydar top cluster my-cluster -n team-a\n  raydar top nodes -A\n  raydar top gpus -A -o json",
+			"needs watching over time: the TUI's :gpus view keeps it.\n\n" +
+			"--context a,b (or --all-contexts) reads every one of those contexts at once: the table gains a\n" +
+			"CONTEXT column, first; a context that cannot be read is named on stderr and the exit status is 1.",
+		Example: "  raydar top cluster my-cluster -n team-a\n  raydar top nodes -A\n  raydar top gpus -A -o json\n  raydar top gpus -A --all-contexts",
 		Args: func(_ *cobra.Command, args []string) error {
 			switch {
 			case len(args) == 2 && args[0] == "cluster", len(args) == 1 && (args[0] == "nodes" || args[0] == "gpus"):
@@ -54,10 +58,6 @@ func newTopCmd(g *globals) *cobra.Command {
 			if output != outputTable && output != outputJSON {
 				return fmt.Errorf("unknown output format %q for top: use table or json", output)
 			}
-			t, err := g.kube.Resolve()
-			if err != nil {
-				return err
-			}
 			name := ""
 			if args[0] == "cluster" {
 				name = args[1]
@@ -65,22 +65,110 @@ func newTopCmd(g *globals) *cobra.Command {
 					return errors.New("a NAME needs one namespace: drop -A/--all-namespaces or use -n")
 				}
 			}
-			f, err := topFetcher(g.kube, t)
+			flags := g.kube
+			if flags.AllContexts {
+				policy, err := actions.LoadDefaultPolicy()
+				if err != nil {
+					return err
+				}
+				flags = withConfigContexts(flags, policy)
+			}
+			var targets []*kube.Target
+			if flags.Fleet() {
+				ts, err := flags.ResolveAll()
+				if err != nil {
+					return err
+				}
+				targets = ts
+			} else {
+				t, err := flags.Resolve()
+				if err != nil {
+					return err
+				}
+				targets = []*kube.Target{t}
+			}
+			rows, failed := topContexts(cmd.Context(), flags, targets, name)
+			if len(targets) == 1 && len(failed) == 1 {
+				return failed[0].err
+			}
+			var err error
+			switch {
+			case len(rows) == 0 && len(failed) == 0:
+				_, err = fmt.Fprintln(cmd.ErrOrStderr(), "No Ray pods found.")
+			case args[0] == "gpus":
+				err = writeTopGPUs(cmd.OutOrStdout(), output, rows, len(targets) > 1)
+			default:
+				err = writeTopNodes(cmd.OutOrStdout(), output, rows, len(targets) > 1)
+			}
 			if err != nil {
 				return err
 			}
-			rows, err := topScrape(cmd.Context(), t, f, name)
-			if err != nil {
-				return err
+			if len(failed) == 0 {
+				return nil
 			}
-			if args[0] == "gpus" {
-				return writeTopGPUs(cmd.OutOrStdout(), output, rows)
+			var names []string
+			for _, f := range failed {
+				fmt.Fprintf(cmd.ErrOrStderr(), "context %s: %v\n", f.context, f.err)
+				names = append(names, f.context)
 			}
-			return writeTopNodes(cmd.OutOrStdout(), output, rows)
+			return fmt.Errorf("%d of %d contexts could not be read: %s", len(failed), len(targets), strings.Join(names, ", "))
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", outputTable, "output format: table or json")
+	g.kube.AddFleetTo(cmd.Flags())
 	return cmd
+}
+
+// topFailure is a context that could not be read.
+type topFailure struct {
+	context string
+	err     error
+}
+
+// topContexts reads every target side by side, each within
+// getContextTimeout when there are several; the rows carry their context.
+func topContexts(ctx context.Context, flags kube.Flags, targets []*kube.Target, name string) ([]topRow, []topFailure) {
+	var mu sync.Mutex
+	var rows []topRow
+	var failed []topFailure
+	var wg sync.WaitGroup
+	for _, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx := ctx
+			if len(targets) > 1 {
+				var cancel context.CancelFunc
+				cctx, cancel = context.WithTimeout(ctx, getContextTimeout)
+				defer cancel()
+			}
+			one := flags
+			one.Context, one.AllContexts, one.ContextPatterns = t.ContextName, false, nil
+			var rs []topRow
+			f, err := topFetcher(one, t)
+			if err == nil {
+				rs, err = topScrape(cctx, t, f, name)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed = append(failed, topFailure{t.ContextName, err})
+				return
+			}
+			for i := range rs {
+				rs[i].Context = t.ContextName
+			}
+			rows = append(rows, rs...)
+		}()
+	}
+	wg.Wait()
+	order := map[string]int{}
+	for i, t := range targets {
+		order[t.ContextName] = i
+	}
+	slices.SortStableFunc(rows, func(a, b topRow) int { return cmp.Compare(order[a.Context], order[b.Context]) })
+	slices.SortFunc(failed, func(a, b topFailure) int { return cmp.Compare(order[a.context], order[b.context]) })
+	return rows, failed
 }
 
 // topFetcher reads the sandbox's simulated nodes when the context is a
@@ -102,6 +190,7 @@ func topFetcher(f kube.Flags, t *kube.Target) (gauges.Fetcher, error) {
 
 // topRow is one Ray pod's gauges with its cluster.
 type topRow struct {
+	Context            string
 	Namespace, Cluster string
 	gauges.PodGauges
 }
@@ -153,18 +242,12 @@ func topScrape(ctx context.Context, t *kube.Target, f gauges.Fetcher, name strin
 	slices.SortFunc(rows, func(a, b topRow) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Pod, b.Pod))
 	})
-	if len(rows) == 0 {
-		where := "namespace " + gt.ns
-		if gt.ns == "" {
-			where = "any namespace"
-		}
-		return nil, fmt.Errorf("no Ray pods found in %s", where)
-	}
 	return rows, nil
 }
 
 // topNodeJSON is one pod of `top nodes -o json`; a nil gauge is unknown.
 type topNodeJSON struct {
+	Context   string   `json:"context,omitempty"`
 	Namespace string   `json:"namespace"`
 	Cluster   string   `json:"cluster"`
 	Pod       string   `json:"pod"`
@@ -180,6 +263,7 @@ type topNodeJSON struct {
 }
 
 type topGPU struct {
+	Context     string   `json:"context,omitempty"`
 	Namespace   string   `json:"namespace,omitempty"`
 	Cluster     string   `json:"cluster,omitempty"`
 	Pod         string   `json:"pod,omitempty"`
@@ -206,18 +290,19 @@ func gpusOf(r topRow, withPod bool) []topGPU {
 		j := topGPU{Index: g.Index, Name: g.Name, UtilPct: g.UtilPct,
 			GRAMUsedMiB: ptrIf(g.GRAMUsedMiB, g.HasGRAM), GRAMTotMiB: ptrIf(g.GRAMUsedMiB+g.GRAMAvailableMiB, g.HasGRAM)}
 		if withPod {
-			j.Namespace, j.Cluster, j.Pod = r.Namespace, r.Cluster, r.Pod
+			j.Context, j.Namespace, j.Cluster, j.Pod = r.Context, r.Namespace, r.Cluster, r.Pod
 		}
 		out = append(out, j)
 	}
 	return out
 }
 
-func writeTopNodes(w io.Writer, output string, rows []topRow) error {
+// writeTopNodes prints one row per pod; fleet adds the CONTEXT column.
+func writeTopNodes(w io.Writer, output string, rows []topRow, fleet bool) error {
 	if output == outputJSON {
 		out := make([]topNodeJSON, 0, len(rows))
 		for _, r := range rows {
-			j := topNodeJSON{Namespace: r.Namespace, Cluster: r.Cluster, Pod: r.Pod, Group: r.Group, IP: r.IP, Head: r.Head, Reason: r.Why()}
+			j := topNodeJSON{Context: r.Context, Namespace: r.Namespace, Cluster: r.Cluster, Pod: r.Pod, Group: r.Group, IP: r.IP, Head: r.Head, Reason: r.Why()}
 			if n := r.Node; n != nil {
 				j.CPUPct, j.CPUs = ptrIf(n.CPUPct, n.HasCPU), ptrIf(n.CPUCount, n.HasCPUCount)
 				j.MemUsed, j.MemTotal = ptrIf(n.MemUsed, n.HasMem), ptrIf(n.MemTotal, n.HasMem)
@@ -227,37 +312,59 @@ func writeTopNodes(w io.Writer, output string, rows []topRow) error {
 		}
 		return writeData(w, outputJSON, out)
 	}
-	t := newTable(w, "NAMESPACE", "CLUSTER", "POD", "CPU", "MEMORY", "GPU", "GPU MEMORY", "UNKNOWN BECAUSE")
+	header := []string{"NAMESPACE", "CLUSTER", "POD", "CPU", "MEMORY", "GPU", "GPU MEMORY", "UNKNOWN BECAUSE"}
+	if fleet {
+		header = append([]string{"CONTEXT"}, header...)
+	}
+	t := newTable(w, header...)
 	for _, r := range rows {
 		why := r.Why()
 		if why == "" {
 			why = " " // not "-": a known row has no reason
 		}
-		t.row(r.Namespace, r.Cluster, r.Pod, r.CPUCell(), r.MemCell(), r.GPUCell(), r.GRAMCell(), why)
+		cells := []string{r.Namespace, r.Cluster, r.Pod, r.CPUCell(), r.MemCell(), r.GPUCell(), r.GRAMCell(), why}
+		if fleet {
+			cells = append([]string{r.Context}, cells...)
+		}
+		t.row(cells...)
 	}
 	return t.flush()
 }
 
-func writeTopGPUs(w io.Writer, output string, rows []topRow) error {
+// writeTopGPUs prints one row per GPU, least used first; fleet adds the
+// CONTEXT column.
+func writeTopGPUs(w io.Writer, output string, rows []topRow, fleet bool) error {
 	var gpus []topGPU
 	var unknown []string
 	for _, r := range rows {
 		gpus = append(gpus, gpusOf(r, true)...)
 		if r.Node == nil {
-			unknown = append(unknown, r.Namespace+"/"+r.Pod+": "+r.Why())
+			where := r.Namespace + "/" + r.Pod
+			if fleet {
+				where = r.Context + " " + where
+			}
+			unknown = append(unknown, where+": "+r.Why())
 		}
 	}
 	slices.SortStableFunc(gpus, func(a, b topGPU) int { return cmp.Compare(a.UtilPct, b.UtilPct) })
 	if output == outputJSON {
 		return writeData(w, outputJSON, map[string]any{"gpus": gpus, "unknown": unknown})
 	}
-	t := newTable(w, "NAMESPACE", "CLUSTER", "POD", "GPU", "NAME", "UTIL", "GPU MEMORY")
+	header := []string{"NAMESPACE", "CLUSTER", "POD", "GPU", "NAME", "UTIL", "GPU MEMORY"}
+	if fleet {
+		header = append([]string{"CONTEXT"}, header...)
+	}
+	t := newTable(w, header...)
 	for _, g := range gpus {
 		mem := gauges.Unknown
 		if g.GRAMUsedMiB != nil {
 			mem = gauges.Bytes(*g.GRAMUsedMiB*(1<<20)) + "/" + gauges.Bytes(*g.GRAMTotMiB*(1<<20))
 		}
-		t.row(g.Namespace, g.Cluster, g.Pod, strconv.Itoa(g.Index), g.Name, gauges.Pct(g.UtilPct), mem)
+		cells := []string{g.Namespace, g.Cluster, g.Pod, strconv.Itoa(g.Index), g.Name, gauges.Pct(g.UtilPct), mem}
+		if fleet {
+			cells = append([]string{g.Context}, cells...)
+		}
+		t.row(cells...)
 	}
 	if err := t.flush(); err != nil {
 		return err

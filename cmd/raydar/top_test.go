@@ -22,7 +22,7 @@ func topRows() []topRow {
 
 func TestTopNodesSaysUnknownWithItsReason(t *testing.T) {
 	var out bytes.Buffer
-	if err := writeTopNodes(&out, outputTable, topRows()); err != nil {
+	if err := writeTopNodes(&out, outputTable, topRows(), false); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -36,7 +36,7 @@ func TestTopNodesSaysUnknownWithItsReason(t *testing.T) {
 		t.Errorf("worker row: %q", lines[2])
 	}
 	out.Reset()
-	if err := writeTopNodes(&out, outputJSON, topRows()); err != nil {
+	if err := writeTopNodes(&out, outputJSON, topRows(), false); err != nil {
 		t.Fatal(err)
 	}
 	var got []map[string]any
@@ -53,7 +53,7 @@ func TestTopNodesSaysUnknownWithItsReason(t *testing.T) {
 
 func TestTopGPUsIdleFirst(t *testing.T) {
 	var out bytes.Buffer
-	if err := writeTopGPUs(&out, outputTable, topRows()); err != nil {
+	if err := writeTopGPUs(&out, outputTable, topRows(), false); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -62,5 +62,19 @@ func TestTopGPUsIdleFirst(t *testing.T) {
 	}
 	if !strings.HasPrefix(lines[3], "not known: ns/c-head: not yet reporting") {
 		t.Errorf("the unknown pod is not said: %q", lines[3])
+	}
+}
+
+// Several contexts: CONTEXT first, and the unknown pods say their context.
+func TestTopGPUsAcrossContexts(t *testing.T) {
+	rows := topRows()
+	rows[0].Context, rows[1].Context = "east", "west"
+	var out bytes.Buffer
+	if err := writeTopGPUs(&out, outputTable, rows, true); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if !strings.HasPrefix(lines[0], "CONTEXT") || !strings.HasPrefix(lines[1], "west") || !strings.HasPrefix(lines[3], "not known: east ns/c-head") {
+		t.Errorf("output:\n%s", out.String())
 	}
 }
