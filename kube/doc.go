@@ -16,6 +16,11 @@
 //     person's editor ($KUBE_EDITOR), applied as kubectl edit applies it
 //     (errors and conflicts reopen the file with them on top), through
 //     kube/actions.
+//   - kube/gauges: Ray's own gauges (CPU, memory, each GPU, the object
+//     store, Serve) read off the Ray pods on screen through the API
+//     server's pod proxy (or the sandbox's address book), parsed by
+//     rayapi/raymetrics, with a bounded 15-minute history per cluster and
+//     each GPU's idle clock (the TUI's use columns and :gpus, `raydar top`).
 //   - kube/history: this machine's record of what happened to the Ray
 //     objects (replica changes and their authors from managedFields,
 //     pods, states), kept in a bounded bbolt file under the state

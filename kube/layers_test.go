@@ -52,6 +52,7 @@ var layerRules = map[string][]string{
 	module + "/tui/pages/service":  pagesBut("service", "raylogs"),
 	module + "/tui/pages/pod":      pagesBut("pod", "raylogs"),
 	module + "/tui/pages/cronjob":  pagesBut("cronjob"),
+	module + "/tui/pages/gpus":     pagesBut("gpus"),
 }
 
 // tuiAbove is the rule of a TUI room: none of rooms (under tui/), nor the
@@ -65,7 +66,7 @@ func tuiAbove(rooms ...string) []string {
 }
 
 // pages are the TUI's page packages (tui/pages/...).
-var pages = []string{"cluster", "job", "service", "cronjob", "pod", "describe", "logs", "raylogs", "forwards"}
+var pages = []string{"cluster", "job", "service", "cronjob", "pod", "describe", "logs", "raylogs", "forwards", "gpus"}
 
 // pagesBut is the rule of a page package: none of the pages but the ones
 // named (itself among them), nor the actions, the App or cmd.

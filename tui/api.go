@@ -4,6 +4,7 @@ import (
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/pages/cluster"
 	"github.com/raydar/raydar/tui/pages/cronjob"
+	"github.com/raydar/raydar/tui/pages/gpus"
 	"github.com/raydar/raydar/tui/pages/job"
 	"github.com/raydar/raydar/tui/pages/pod"
 	"github.com/raydar/raydar/tui/pages/service"
@@ -73,6 +74,7 @@ const (
 	RayLogsView       = host.RayLogsView
 	RayLogView        = host.RayLogView
 	ForwardsView      = host.ForwardsView
+	GPUsView          = gpus.View
 )
 
 // Action names (keys.yaml "actions:" entries; host's).

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/raydar/raydar/tui/actions"
+	"github.com/raydar/raydar/tui/pages/gpus"
 )
 
 // DefaultActions returns raydar's actions for every view (issue 7):
@@ -23,6 +24,7 @@ import (
 //	        (kube/edit; tui/actions/edit.go)
 //	d       describe the selected object: summary, Events, YAML
 //	l       follow a pod's logs (pods list, cluster detail on a pod row)
+//	s, z    scale the selected GPU's worker group, suspend its cluster (:gpus)
 //
 // Every mutating action is Dangerous (hidden with --readonly), opens a
 // confirmation whose default button is Cancel, and applies through
@@ -45,7 +47,8 @@ func DefaultActions(deps ActionDeps) map[ViewKind][]Action {
 			add(k.Detail, k.DetailActions)
 		}
 	}
-	add(RayLogsView, ActionLogs) // the pod's container logs, when Ray's are out of reach
+	add(gpus.View, ActionScale+" "+ActionSuspend) // the selected GPU's group and cluster
+	add(RayLogsView, ActionLogs)                  // the pod's container logs, when Ray's are out of reach
 	add(RayLogView, ActionLogs)
 	return out
 }

@@ -29,7 +29,7 @@
 //	pages/...             one package per page: each kind's (cluster, job,
 //	                      service, cronjob, pod) holds its registry entry
 //	                      beside its detail page; describe, logs, raylogs,
-//	                      forwards
+//	                      forwards, gpus (:gpus, the idle GPUs)
 //	actions               raydar's actions (ByName)
 //	tui                   the App: stack, keys, prompt, render, the list of
 //	                      the kinds' entries (kinds.go), and the public

@@ -11,6 +11,7 @@ import (
 
 	"github.com/raydar/raydar/tui/format"
 	"github.com/raydar/raydar/tui/pages/forwards"
+	"github.com/raydar/raydar/tui/pages/gpus"
 	"github.com/raydar/raydar/tui/table"
 )
 
@@ -54,7 +55,7 @@ func (p *prompt) deleteWord() {
 // commandWords is every first word the command line knows: the kinds'
 // aliases (k9s style) and the commands.
 func (a *App) commandWords() []string {
-	w := []string{"ns", "namespace", "ctx", "context", "q", "quit", "help", "forwards", "pf"}
+	w := []string{"ns", "namespace", "ctx", "context", "q", "quit", "help", "forwards", "pf", "gpus"}
 	w = append(w, a.reg.Aliases()...)
 	sort.Strings(w)
 	return w
@@ -267,6 +268,8 @@ func (a *App) runCommand(line string) tea.Cmd {
 			return nil
 		}
 		return a.push(forwards.NewPage(e))
+	case "gpus":
+		return a.push(gpus.NewPage(a.e))
 	case "ns", "namespace":
 		ns := ""
 		if len(args) > 0 {

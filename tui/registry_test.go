@@ -62,6 +62,7 @@ func TestDefaultActionsPerView(t *testing.T) {
 		CronJobDetailView: {ActionDescribe, ActionTrigger, ActionSuspend, ActionDelete, ActionEdit},
 		RayLogsView:       {ActionLogs},
 		RayLogView:        {ActionLogs},
+		GPUsView:          {ActionScale, ActionSuspend},
 	}
 	got := DefaultActions(ActionDeps{})
 	if len(got) != len(want) {

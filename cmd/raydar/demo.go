@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -45,6 +46,11 @@ alike, and opens the fleet view on both (see raydar --context a,b), the
 demo's reconcile loop on each.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("gpu-idle-for") {
+				// The demo's idle GPU (seed.ClusterGPUInfer) is to be
+				// found within a minute, not after the default 10.
+				tf.gpuIdle.after = demoGPUIdleFor
+			}
 			if fleet {
 				if headless {
 					return errors.New("--fleet and --headless: the fleet demo is the TUI on two sandboxes; run two `raydar demo --headless --state-dir DIR` instead")
@@ -60,6 +66,9 @@ demo's reconcile loop on each.`,
 	cmd.Flags().BoolVar(&fleet, "fleet", false, "two sandboxes (contexts "+fleetDemoContexts[0]+", "+fleetDemoContexts[1]+") in the fleet view")
 	return cmd
 }
+
+// demoGPUIdleFor is the demo's --gpu-idle-for unless given.
+const demoGPUIdleFor = 30 * time.Second
 
 // demoBatchScheduler refuses --batch-scheduler: the demo's clusters have
 // no gang scheduler, so their pods would never be scheduled.
@@ -95,6 +104,9 @@ func startDemo(parent context.Context, progress io.Writer, tf *tuiFlags) (ctx co
 }
 
 func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir string, headless bool) error {
+	if err := tf.gpuIdle.check(); err != nil {
+		return err
+	}
 	ctx, logger, step, done, err := startDemo(parent, progress, tf)
 	if err != nil {
 		return err
@@ -132,6 +144,7 @@ func runDemo(parent context.Context, progress io.Writer, tf *tuiFlags, stateDir 
 		book:      book,
 		logger:    logger,
 		readOnly:  tf.readOnly,
+		gpuIdle:   tf.gpuIdle,
 	}
 	sc.operator.FeatureGates = tf.featureGates
 	// The loop stands for election like any raydar: another raydar pointed

@@ -210,7 +210,7 @@ func runFleetTUI(ctx context.Context, flags kube.Flags, f *tuiFlags, logger logr
 	defer cancel()
 	hist := history.OpenOrMemory(history.DefaultPathOrEmpty(), logger) // one store for every context
 	defer hist.Close()
-	base := sessionConfig{logger: logger, readOnly: f.readOnly, policy: policy, history: hist, fleet: true}
+	base := sessionConfig{logger: logger, readOnly: f.readOnly, policy: policy, history: hist, fleet: true, gpuIdle: f.gpuIdle}
 	base.operator.IgnoreOtherOperators = f.ignoreOther
 	base.operator.FeatureGates = f.featureGates
 	base.operator.BatchScheduler = f.batchScheduler

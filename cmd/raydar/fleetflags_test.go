@@ -30,9 +30,9 @@ var oneContextArgs = map[string][]string{
 	"exec":           {"exec", "rc"},
 }
 
-// notOnAContext are the sub-commands without a context to refuse: get takes
-// several, the others none (version, crds) or their own sandbox's.
-var notOnAContext = []string{"get", "version", "crds", "sandbox", "demo", "help", "completion"}
+// notOnAContext are the sub-commands without a context to refuse: get and
+// top take several, the others none (version, crds) or their own sandbox's.
+var notOnAContext = []string{"get", "top", "version", "crds", "sandbox", "demo", "help", "completion"}
 
 // TestOneContextCommandsRefuseAList: every sub-command but get acts on one
 // context, so --context a,b is refused with an error naming the flag and

@@ -46,6 +46,7 @@ func newRootCmd() *cobra.Command {
 		newCrdsCmd(),
 		newOperatorCmd(g),
 		newGetCmd(g),
+		newTopCmd(g),
 		newWhyCmd(g),
 		newHistoryCmd(g),
 		newRayLogsCmd(g),

@@ -26,6 +26,7 @@ import (
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/kube/gauges"
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/inspect"
 	"github.com/raydar/raydar/kube/portforward"
@@ -63,6 +64,26 @@ type sessionConfig struct {
 	// API server answers, and the session reports its Health (probed every
 	// few seconds), so an unreachable context delays no other's screen.
 	fleet bool
+	// gpuIdle is what counts as an idle GPU (--gpu-idle-below,
+	// --gpu-idle-for); zero: kube/gauges' defaults.
+	gpuIdle gpuIdle
+}
+
+// gpuIdle is the idle-GPU threshold of the gauges.
+type gpuIdle struct {
+	belowPct float64
+	after    time.Duration
+}
+
+// check refuses a threshold that cannot be met, naming it.
+func (g gpuIdle) check() error {
+	if g.belowPct <= 0 || g.belowPct > 100 {
+		return fmt.Errorf("--gpu-idle-below %g: want a utilisation above 0 and at most 100 (percent)", g.belowPct)
+	}
+	if g.after <= 0 {
+		return fmt.Errorf("--gpu-idle-for %s: want a positive duration", g.after)
+	}
+	return nil
 }
 
 // session is one live connection: a cache (the reconcile loop's when it is
@@ -75,6 +96,7 @@ type session struct {
 	reader     client.Reader        // reads from the cache
 	dashboards raydash.Resolver
 	capacity   *raydash.CapacityPoller // Ray's view of the cluster whose detail page is open
+	gauges     *gauges.Poller          // Ray's own gauges of the clusters on screen
 	src        *watch.Source
 	role       atomic.Pointer[string]
 	deps       *tui.ActionDeps
@@ -196,6 +218,12 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 	if s.capacity, err = newCapacityPoller(ctx, dash, s.reader); err != nil {
 		cancel()
 		s.wg.Wait()
+		return nil, err
+	}
+	if s.gauges, err = newGaugePoller(ctx, cs, sc.book, s.reader, sc.gpuIdle); err != nil {
+		cancel()
+		s.wg.Wait()
+		s.capacity.Close()
 		return nil, err
 	}
 	if err := s.setupActions(t, sc); err != nil {
@@ -379,6 +407,7 @@ func (s *session) Session(namespace string) tui.Session {
 		Role:      s.Role,
 		Logs:      tui.JobLogsFunc(s.jobLogs),
 		Capacity:  s.capacity,
+		Gauges:    s.gauges,
 		RayLogs:   &raydash.RayLogs{Resolver: s.dashboards, Cluster: clusterFrom(context.Background(), s.reader)}, // the cache: no I/O
 		Deps:      s.deps,
 		Get:       s.get,
@@ -482,6 +511,7 @@ func (s *session) Close() {
 	s.cancel()
 	s.wg.Wait()
 	s.capacity.Close()
+	s.gauges.Close()
 	if r := s.recorder.Load(); r != nil {
 		r.Close()
 	}
@@ -496,6 +526,30 @@ func newCapacityPoller(ctx context.Context, dash raydash.Resolver, reader client
 	return raydash.NewCapacityPoller(raydash.CapacityOptions{
 		Resolver: dash,
 		Cluster:  clusterFrom(ctx, reader),
+		Pods: func(ns, name string) ([]*podview.Pod, error) {
+			var l corev1.PodList
+			if err := reader.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{rayv1.RayClusterLabelKey: name}); err != nil {
+				return nil, err
+			}
+			out := make([]*podview.Pod, len(l.Items))
+			for i := range l.Items {
+				out[i] = podview.Of(&l.Items[i])
+			}
+			return out, nil
+		},
+	})
+}
+
+// newGaugePoller reads Ray's gauges of the clusters the TUI shows: through
+// the sandbox's simulated nodes when there is a book, else the API server's
+// pod proxy; the pods come from the session's cache.
+func newGaugePoller(ctx context.Context, cs kubernetes.Interface, book *addrbook.Book, reader client.Reader, idle gpuIdle) (*gauges.Poller, error) {
+	var f gauges.Fetcher = gauges.PodProxy{Client: cs}
+	if book != nil {
+		f = gauges.BookFetcher{Book: book}
+	}
+	return gauges.NewPoller(gauges.Options{
+		Fetcher: f, IdleBelowPct: idle.belowPct, IdleFor: idle.after,
 		Pods: func(ns, name string) ([]*podview.Pod, error) {
 			var l corev1.PodList
 			if err := reader.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{rayv1.RayClusterLabelKey: name}); err != nil {

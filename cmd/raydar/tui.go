@@ -22,6 +22,7 @@ import (
 	"github.com/raydar/raydar/controller/features"
 	"github.com/raydar/raydar/kube"
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/kube/gauges"
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/tui"
 	"github.com/raydar/raydar/tui/keys"
@@ -55,6 +56,8 @@ type tuiFlags struct {
 	// RAYDAR_SKIN); styles is it with skin.yaml's colours (prepare).
 	skin   string
 	styles *styles.Styles
+	// gpuIdle is what :gpus counts as idle (--gpu-idle-below, --gpu-idle-for).
+	gpuIdle gpuIdle
 }
 
 func (f *tuiFlags) addTo(cmd *cobra.Command) {
@@ -72,6 +75,8 @@ func (f *tuiFlags) addTo(cmd *cobra.Command) {
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060, for measuring raydar itself")
 	operatorcmd.FeatureGatesFlag(fs, &f.featureGates)
 	operatorcmd.BatchSchedulerFlag(fs, &f.batchScheduler)
+	fs.Float64Var(&f.gpuIdle.belowPct, "gpu-idle-below", gauges.DefaultIdleBelowPct, "a GPU under this utilisation (percent) counts as idle in :gpus")
+	fs.DurationVar(&f.gpuIdle.after, "gpu-idle-for", gauges.DefaultIdleFor, "how long a GPU must stay under --gpu-idle-below to count as idle in :gpus")
 	fs.StringVarP(&f.command, "command", "c", "", "open on this view, as the : prompt names it ("+viewNames()+", …)")
 }
 
@@ -129,6 +134,9 @@ func newTUIRunE(g *globals, f *tuiFlags) func(*cobra.Command, []string) error {
 		if _, err := f.startView(); err != nil {
 			return err
 		}
+		if err := f.gpuIdle.check(); err != nil {
+			return err
+		}
 		f.reconcileSet = cmd.Flags().Changed("reconcile-contexts")
 		logger, closeLog, err := openLog(f.logFile)
 		if err != nil {
@@ -154,7 +162,7 @@ func newTUIRunE(g *globals, f *tuiFlags) func(*cobra.Command, []string) error {
 		if err != nil {
 			return err
 		}
-		sc := sessionConfig{reconcile: reconcile[target.ContextName], logger: logger, readOnly: f.readOnly, book: book, policy: policy}
+		sc := sessionConfig{reconcile: reconcile[target.ContextName], logger: logger, readOnly: f.readOnly, book: book, policy: policy, gpuIdle: f.gpuIdle}
 		sc.operator.IgnoreOtherOperators = f.ignoreOther
 		sc.operator.FeatureGates = f.featureGates
 		sc.operator.BatchScheduler = f.batchScheduler

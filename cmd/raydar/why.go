@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -20,10 +21,12 @@ import (
 
 	"github.com/raydar/raydar/controller"
 	"github.com/raydar/raydar/kube/actions"
+	"github.com/raydar/raydar/kube/gauges"
 	"github.com/raydar/raydar/kube/inspect"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	"github.com/raydar/raydar/rayapi/kinds"
+	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 )
@@ -92,7 +95,11 @@ func newWhyCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			gt := &inspect.Gatherer{Client: c, Logs: podLogs(cs), Leases: whyLeases(), Capacity: rayCapacity(dash),
+			fetch, err := topFetcher(g.kube, t)
+			if err != nil {
+				return err
+			}
+			gt := &inspect.Gatherer{Client: c, Logs: podLogs(cs), Leases: whyLeases(), Capacity: rayCapacity(dash), GPUs: rayGPUs(fetch),
 				Review: func(ctx context.Context, sar *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error) {
 					return cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 				}}
@@ -124,6 +131,34 @@ func whyLeases() []types.NamespacedName {
 	return []types.NamespacedName{
 		{Namespace: controller.DefaultLeaderElectionNamespace, Name: controller.DefaultLeaderElectionID},
 		{Namespace: "default", Name: controller.DefaultLeaderElectionID},
+	}
+}
+
+// rayGPUs reads Ray's gauges of a cluster's GPUs once (kube/gauges), for
+// the GPUsIdle cause: one reading, so "below 5 % now"; nil when no pod
+// reports a GPU. Pods whose gauges are unknown are left out.
+func rayGPUs(f gauges.Fetcher) func(ctx context.Context, rc *rayv1.RayCluster, pods []*podview.Pod) (*why.GPUGauges, error) {
+	return func(ctx context.Context, rc *rayv1.RayCluster, pods []*podview.Pod) (*why.GPUGauges, error) {
+		if !gauges.AsksGPUs(rc) {
+			return nil, nil // no GPU to be idle: no pod is asked
+		}
+		out, forbidden := gauges.ScrapeCluster(ctx, gauges.ScrapeOptions{Fetcher: f}, pods)
+		if forbidden {
+			return nil, errors.New("proxy forbidden: no get on pods/proxy")
+		}
+		g := &why.GPUGauges{BelowPct: gauges.DefaultIdleBelowPct}
+		for _, pg := range out {
+			if pg.Node == nil {
+				continue
+			}
+			for _, u := range pg.Node.GPUs {
+				g.GPUs = append(g.GPUs, why.GPUReading{Pod: pg.Pod, Index: u.Index, UtilPct: u.UtilPct})
+			}
+		}
+		if len(g.GPUs) == 0 {
+			return nil, nil
+		}
+		return g, nil
 	}
 }
 

@@ -46,6 +46,10 @@ type Gatherer struct {
 	// enableInTreeAutoscaling. Its failure (e.g. no permission to create
 	// SubjectAccessReviews) is only a note.
 	Review Review
+	// GPUs, when set, reads Ray's own gauges of a cluster's GPUs once
+	// (kube/gauges, one reading: GPUGauges.IdleFor 0), for the GPUsIdle
+	// cause; given CapacityTimeout too, its failure is only a note.
+	GPUs func(ctx context.Context, rc *rayv1.RayCluster, pods []*podview.Pod) (*why.GPUGauges, error)
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -253,7 +257,28 @@ func (s *gathering) cluster(rc *rayv1.RayCluster) (*why.ClusterInput, error) {
 	in := clusterInput(rc, pods.Items, s.namespaceEvents(), nodes, s.reconciler(), s.now)
 	in.Capacity = s.capacity(rc, in.Pods)
 	in.AutoscalerAccess = s.autoscalerAccess(rc, in.Pods)
+	in.GPUs = s.gpus(rc, in.Pods)
 	return in, nil
+}
+
+// gpus reads Ray's gauges of the cluster's GPUs, bounded; nil when not
+// asked, the head is not Ready, or they could not be read.
+func (s *gathering) gpus(rc *rayv1.RayCluster, pods []*podview.Pod) *why.GPUGauges {
+	if s.g.GPUs == nil || !headReady(pods) {
+		return nil
+	}
+	d := s.g.CapacityTimeout
+	if d <= 0 {
+		d = DefaultCapacityTimeout
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, d)
+	defer cancel()
+	g, err := s.g.GPUs(ctx, rc, pods)
+	if err != nil {
+		s.note("Ray's gauges of RayCluster %s/%s: %v (left out)", rc.Namespace, rc.Name, err)
+		return nil
+	}
+	return g
 }
 
 // autoscalerAccess asks whether the head pod's ServiceAccount may do what

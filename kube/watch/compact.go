@@ -3,6 +3,7 @@ package watch
 import (
 	"hash/maphash"
 	"maps"
+	"slices"
 	"sync"
 	"unique"
 
@@ -267,6 +268,12 @@ func (s *sharer) containers(cs []corev1.Container) []corev1.Container {
 			h.WriteString(string(*c.RestartPolicy))
 		}
 		h.WriteByte(1)
+		for _, p := range c.Ports { // the "metrics" port (slimContainers)
+			h.WriteString(p.Name)
+			h.WriteByte(byte(p.ContainerPort))
+			h.WriteByte(byte(p.ContainerPort >> 8))
+		}
+		h.WriteByte(2)
 	}
 	sum := h.Sum64()
 	return shareBy(s, s.ctrs, sum, cs, slimContainersEqual, func(cs []corev1.Container) []corev1.Container { return cs })
@@ -281,7 +288,7 @@ func slimContainersEqual(a, b []corev1.Container) bool {
 	for i := range a {
 		x, y := &a[i], &b[i]
 		if x.Name != y.Name || x.Image != y.Image || (x.RestartPolicy == nil) != (y.RestartPolicy == nil) ||
-			(x.RestartPolicy != nil && *x.RestartPolicy != *y.RestartPolicy) {
+			(x.RestartPolicy != nil && *x.RestartPolicy != *y.RestartPolicy) || !slices.Equal(x.Ports, y.Ports) {
 			return false
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/status"
+	rayv1 "github.com/raydar/raydar/rayapi/v1"
 )
 
 // SlimPod is the informer transform of the observe-only TUI's cache
@@ -17,7 +18,8 @@ import (
 //
 //   - metadata: all but managedFields;
 //   - spec: what podview.Spec keeps, and per init and app container its
-//     name, image and restartPolicy, and its resources while the pod is not
+//     name, image, restartPolicy and the port named "metrics" (where
+//     kube/gauges reads Ray's gauges), and its resources while the pod is not
 //     ready (what the scheduler counts a pod as asking for, sidecars
 //     included; why's image and OOM words; the logs page's container);
 //   - status: what podview.Status keeps, a terminated state's containerID
@@ -59,6 +61,11 @@ func slimContainers(cs []corev1.Container, ready bool) []corev1.Container {
 	out := make([]corev1.Container, len(cs))
 	for i, c := range cs {
 		out[i] = corev1.Container{Name: c.Name, Image: c.Image, RestartPolicy: c.RestartPolicy}
+		for _, p := range c.Ports {
+			if p.Name == rayv1.MetricsPortName {
+				out[i].Ports = []corev1.ContainerPort{{Name: p.Name, ContainerPort: p.ContainerPort}}
+			}
+		}
 		if !ready {
 			out[i].Resources = c.Resources
 		}

@@ -217,3 +217,18 @@ func TestSlimPodStatusKeepsWhatReadersRead(t *testing.T) {
 		}
 	}
 }
+
+// The Ray container's port named "metrics" survives the trim: kube/gauges
+// reads Ray's gauges there, and never guesses a port.
+func TestSlimPodKeepsTheMetricsPort(t *testing.T) {
+	p := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ray-worker", Ports: []corev1.ContainerPort{
+		{Name: "dashboard", ContainerPort: 8265}, {Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP}}}}}}
+	got, err := SlimPod(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := got.(*podview.Pod).Spec.Containers[0].Ports
+	if len(ports) != 1 || ports[0].Name != "metrics" || ports[0].ContainerPort != 9090 {
+		t.Errorf("ports %+v, want only metrics:9090", ports)
+	}
+}

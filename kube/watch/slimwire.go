@@ -39,10 +39,11 @@ type msgFilter struct {
 // The field numbers of k8s.io/api/core/v1's generated.proto (v0.37) and of
 // meta/v1's ObjectMeta, for what SlimPod keeps.
 var (
-	// Container: name 1, image 2, restartPolicy 24, and resources 8 while
-	// the pod is not ready (slimContainers).
-	wireContainer      = &msgFilter{keep: map[protowire.Number]bool{1: true, 2: true, 8: true, 24: true}}
-	wireContainerReady = &msgFilter{keep: map[protowire.Number]bool{1: true, 2: true, 24: true}}
+	// Container: name 1, image 2, ports 6 (SlimPod keeps the one named
+	// "metrics"), restartPolicy 24, and resources 8 while the pod is not
+	// ready (slimContainers).
+	wireContainer      = &msgFilter{keep: map[protowire.Number]bool{1: true, 2: true, 6: true, 8: true, 24: true}}
+	wireContainerReady = &msgFilter{keep: map[protowire.Number]bool{1: true, 2: true, 6: true, 24: true}}
 	// PodSpec: nodeSelector 7, serviceAccountName 8, nodeName 10,
 	// affinity 18, schedulerName 19, tolerations 22, overhead 32;
 	// containers 2 and initContainers 20 rewritten.

@@ -47,6 +47,7 @@ func clusterCauses(in *ClusterInput) []Cause {
 	cs = podGroupCause(o, in, cs)
 	cs = schedulerNotBindingCause(o, in, cs)
 	cs = gangSchedulingCause(o, rc, in.Pods, cs)
+	cs = gpusIdleCause(in, in.subject(), cs)
 	return onlyContext(o, cs)
 }
 

@@ -3,6 +3,7 @@ package why
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -289,6 +290,18 @@ func TestClusterCauses(t *testing.T) {
 				corev1.Taint{Key: "dedicated", Value: "infra", Effect: corev1.TaintEffectNoExecute})}}
 		}, want: []string{"Unschedulable: 1 cpu worker Pending: every node has taint dedicated=infra:NoExecute, not tolerated"},
 			evidence: []string{"asks cpu 2, the most any node offers is 1"}},
+		{name: "Ray's gauges: a GPU below the threshold long enough is idle, a busy one and a short dip are not", in: func(in *ClusterInput) {
+			in.GPUs = &GPUGauges{BelowPct: 5, IdleFor: 10 * time.Minute, GPUs: []GPUReading{
+				{Pod: "rc-gpu-a", Index: 0, UtilPct: 93}, {Pod: "rc-gpu-a", Index: 1, UtilPct: 0, Below: 40 * time.Minute},
+				{Pod: "rc-gpu-b", Index: 0, UtilPct: 2, Below: 3 * time.Minute}}}
+		}, want: []string{"GPUsIdle: 1 of 3 GPUs held by the cluster's pods idle: below 5% for 10m or more"},
+			evidence: []string{"pod rc-gpu-a GPU 1: 0% for 40m"}},
+		{name: "Ray's gauges, one reading: below the threshold now", in: func(in *ClusterInput) {
+			in.GPUs = &GPUGauges{BelowPct: 5, GPUs: []GPUReading{{Pod: "rc-gpu-a", Index: 0, UtilPct: 0}, {Pod: "rc-gpu-a", Index: 1, UtilPct: 90}}}
+		}, want: []string{"GPUsIdle: 1 of 2 GPUs held by the cluster's pods idle: below 5% now (one reading)"}},
+		{name: "Ray's gauges: every GPU busy says nothing", in: func(in *ClusterInput) {
+			in.GPUs = &GPUGauges{BelowPct: 5, GPUs: []GPUReading{{Pod: "rc-gpu-a", Index: 0, UtilPct: 60}}}
+		}},
 		{name: "Pending gpu group and Ray's demand for it: one cause", in: func(in *ClusterInput) {
 			tmpl := in.Cluster.Spec.WorkerGroupSpecs[1].Template
 			in.Pods[3] = unschedulablePod(pod("rc-gpu-a", false, "gpu", tmpl), gpuMsg)

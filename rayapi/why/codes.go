@@ -120,6 +120,10 @@ const (
 	// some have waited unbound: only Volcano binds them, all minMember at
 	// once, and it has not (not running, or the gang does not fit).
 	CodePodGroupNotRunning = "PodGroupNotRunning"
+	// CodeGPUsIdle: GPUs the cluster's pods hold are below the idle
+	// threshold (Ray's own gauges): how many, which, for how long.
+	// Informational: it never makes a cluster "not ready".
+	CodeGPUsIdle = "GPUsIdle"
 )
 
 // Ranks, lower first: what blocks everything (the spec, suspend, who
@@ -153,6 +157,7 @@ const (
 	rankDeployment     = 61
 	rankEndpoints      = 62
 	rankIgnoredLabels  = 90 // informational: nothing may be wrong
+	rankGPUsIdle       = 91 // informational: held, not used
 )
 
 // blocking reports whether some cause may hold the object back: any but

@@ -20,7 +20,7 @@ type Cause struct {
 	// DeploymentUnhealthy, NoServeEndpoints, RayInfeasible, JobDemand, ServeDemand, AutoscalerDown,
 	// AutoscalerForbidden, AutoscalerNotActing, ScaleDownStalled,
 	// GangSchedulingIgnored, PodGroupNotRunning, GatewayAPIMissing,
-	// GatewayClassMissing, GatewayNotReady, HTTPRouteNotAccepted.
+	// GatewayClassMissing, GatewayNotReady, HTTPRouteNotAccepted, GPUsIdle.
 	Code string `json:"code"`
 	// Subject is what the cause is about, in kubectl's words:
 	// "pod ray-head-x", "group gpu", "RayCluster ns/name".
@@ -89,7 +89,31 @@ type ClusterInput struct {
 	// AutoscalerAccess is what the head's ServiceAccount may do of what
 	// Ray's autoscaler needs; nil when not asked.
 	AutoscalerAccess *AutoscalerAccess
-	Now              time.Time
+	// GPUs is what Ray's own gauges say of the GPUs the cluster's pods
+	// hold (kube/gauges); nil when not read.
+	GPUs *GPUGauges
+	Now  time.Time
+}
+
+// GPUGauges are the GPUs a cluster's pods hold, as Ray's gauges read them,
+// and what counts as idle.
+type GPUGauges struct {
+	GPUs []GPUReading
+	// BelowPct: a GPU under this utilisation is idle once it has been so
+	// for IdleFor; IdleFor 0 is one reading (`raydar why`), which says
+	// "now" rather than for how long.
+	BelowPct float64
+	IdleFor  time.Duration
+}
+
+// GPUReading is one GPU of a pod.
+type GPUReading struct {
+	Pod     string
+	Index   int
+	UtilPct float64
+	// Below is how long it has been under BelowPct as the reader saw it
+	// (0 with one reading).
+	Below time.Duration
 }
 
 // JobInput is what the cache holds about one RayJob.

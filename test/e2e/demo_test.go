@@ -86,6 +86,24 @@ func TestDemo(t *testing.T) {
 	})
 	d.back("RayClusters")
 
+	// ---- Ray's own gauges (issue 44): each worker's CPU and GPU use, a
+	// sparkline, and the idle GPU found in :gpus within a minute ----
+	d.openRow(seed.ClusterGPUInfer)
+	worker := seed.ClusterGPUInfer + "-" + seed.InferGroup + "-worker-"
+	d.waitScreen(2*time.Minute, "the GPU worker's CPU and per-GPU use, and the Use line", func(s string) (bool, string) {
+		row := lineWith(s, worker, "Running") // its table row, not the Why block's idle-GPU evidence
+		ok := cpuCell.MatchString(row) && busyIdleGPUs.MatchString(row) && useLine.MatchString(s)
+		return ok, fmt.Sprintf("worker row %q: want a CPU %% and one busy GPU and one at 0%%; and a Use: line with CPU and GPU", row)
+	})
+	d.back("RayClusters")
+	d.command("gpus")
+	d.waitScreen(time.Minute, "the idle GPU first in :gpus", func(s string) (bool, string) {
+		row := lineWith(s, worker)
+		ok := strings.Contains(row, " 0% ") && strings.HasSuffix(strings.TrimSpace(row), "idle")
+		return ok, fmt.Sprintf("first GPU row %q: want the GPU at 0%% marked idle", row)
+	})
+	d.back("RayClusters")
+
 	c := d.client()
 	ctx := context.Background()
 
@@ -172,6 +190,29 @@ func TestDemo(t *testing.T) {
 	d.command("q")
 	d.waitExit(2 * time.Minute)
 	d.noneLeft()
+}
+
+// The gauge cells the demo's GPU worker shows: its CPU, one GPU busy and
+// one at 0 % ("93%,0%"), and the cluster page's Use line.
+var (
+	cpuCell      = regexp.MustCompile(`\s\d{1,3}%\s`)
+	busyIdleGPUs = regexp.MustCompile(`\s[1-9]\d%,0%\s`)
+	useLine      = regexp.MustCompile(`Use: CPU \d+% .*GPU \d+%`)
+)
+
+// lineWith is the first line of screen containing every one of words (""
+// for none).
+func lineWith(screen string, words ...string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		all := true
+		for _, w := range words {
+			all = all && strings.Contains(l, w)
+		}
+		if all {
+			return l
+		}
+	}
+	return ""
 }
 
 // demo is `raydar demo` running in its own tmux server.

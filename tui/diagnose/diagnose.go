@@ -43,6 +43,11 @@ type Diagnoses struct {
 	// capacity is Ray's view of the one cluster whose detail page polls it.
 	capUID types.UID
 	cap    *dashboard.Capacity
+	// gpuUID's GPUs are Ray's gauges of the open cluster's GPUs
+	// (SetGPUs), for its GPUsIdle cause; gpuKey what they said.
+	gpuUID types.UID
+	gpus   *why.GPUGauges
+	gpuKey string
 	// demandSince is when that cluster's pending demand (the shapes in
 	// demandKey, why.PendingShapes) was first seen: how long Ray's demand has waited
 	// (why.ClusterInput.DemandSince).
@@ -170,6 +175,28 @@ func (d *Diagnoses) SetCapacity(uid types.UID, c *dashboard.Capacity) {
 		}
 	}
 	d.capUID, d.cap = uid, c
+	dirty := map[watch.ClusterRef]bool{}
+	for _, u := range []types.UID{old, uid} {
+		if o, ok := d.store.Get(watch.RayCluster, u); ok {
+			dirty[watch.ClusterRef{Namespace: o.GetNamespace(), Name: o.GetName()}] = true
+		}
+	}
+	d.recompute(dirty, nil, nil)
+}
+
+// SetGPUs records what Ray's gauges say of one cluster's GPUs (nil: not
+// read) and recomputes the cluster and what depends on it when that
+// changed.
+func (d *Diagnoses) SetGPUs(uid types.UID, g *why.GPUGauges) {
+	key := fmt.Sprint(g)
+	if g != nil {
+		key = fmt.Sprint(*g)
+	}
+	if uid == d.gpuUID && key == d.gpuKey {
+		return
+	}
+	old := d.gpuUID
+	d.gpuUID, d.gpus, d.gpuKey = uid, g, key
 	dirty := map[watch.ClusterRef]bool{}
 	for _, u := range []types.UID{old, uid} {
 		if o, ok := d.store.Get(watch.RayCluster, u); ok {
@@ -411,6 +438,9 @@ func (d *Diagnoses) clusterInput(rc *rayv1.RayCluster, nodes why.Nodes, now time
 	if uid == d.capUID {
 		in.Capacity = d.cap
 		in.DemandSince = d.demandSince
+	}
+	if uid == d.gpuUID {
+		in.GPUs = d.gpus
 	}
 	if d.access != nil && rc.Spec.IsAutoscalingEnabled() {
 		if _, sa := why.HeadServiceAccount(pods); sa != "" {

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/raydar/raydar/kube/gauges"
 	"github.com/raydar/raydar/kube/inspect"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
@@ -44,6 +45,12 @@ type Session struct {
 	// detail page is open only, so it must not block (return what the
 	// poller last fetched).
 	Capacity CapacitySource
+	// Gauges are Ray's own gauges of the clusters on screen (CPU, memory,
+	// each GPU, the object store, Serve; a *kube/gauges.Poller): the
+	// cluster page's use columns and its sparklines, the :gpus view. Get is
+	// called from the UI loop on ticks, for the clusters shown only, so it
+	// must not block. nil hides them.
+	Gauges GaugeSource
 	// Review asks the API server a SubjectAccessReview (a clientset's
 	// AuthorizationV1().SubjectAccessReviews().Create): whether the head
 	// ServiceAccount of a cluster with enableInTreeAutoscaling on screen
@@ -94,6 +101,17 @@ type Health struct {
 // whether anything is known yet (ok). Get must not block.
 type CapacitySource interface {
 	Get(namespace, name string) (c *dashboard.Capacity, err error, ok bool)
+}
+
+// GaugeSource gives Ray's gauges of a cluster (kube/gauges.Poller): Get
+// returns what is known at once and marks the cluster as wanted, so only
+// what is on screen is scraped; Idle says whether a GPU counts as idle
+// (below IdleBelowPct for IdleFor).
+type GaugeSource interface {
+	Get(namespace, cluster string) gauges.Cluster
+	Idle(g gauges.GPUUse, now time.Time) bool
+	IdleBelowPct() float64
+	IdleFor() time.Duration
 }
 
 // Feed is the live data source: Next blocks until a batch is ready (see

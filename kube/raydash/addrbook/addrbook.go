@@ -35,6 +35,10 @@ type Entry struct {
 	// ServeProxy is the Serve proxy's base URL; it stands for every pod's
 	// proxy (Serve's proxy_location EveryNode).
 	ServeProxy string `json:"serveProxy,omitempty"`
+	// Metrics is the base URL of the cluster's simulated Ray nodes'
+	// metrics: BASE/<pod IP>/metrics is a node's Prometheus exposition
+	// (kube/gauges.BookFetcher).
+	Metrics string `json:"metrics,omitempty"`
 }
 
 type fileFormat struct {
@@ -103,6 +107,13 @@ func (b *Book) DashboardURL(namespace, name string) (string, bool) {
 func (b *Book) ServeProxyURL(namespace, name string) (string, bool) {
 	e, ok := b.Lookup(namespace, name)
 	return e.ServeProxy, ok && e.ServeProxy != ""
+}
+
+// MetricsURL is the base URL of the simulated Ray nodes' metrics of the
+// RayCluster namespace/name (kube/gauges.MetricsBook).
+func (b *Book) MetricsURL(namespace, name string) (string, bool) {
+	e, ok := b.Lookup(namespace, name)
+	return e.Metrics, ok && e.Metrics != ""
 }
 
 // Lookup returns the entry of the RayCluster namespace/name.

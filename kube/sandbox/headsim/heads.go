@@ -205,7 +205,8 @@ func (s *Sim) publish() error {
 	s.mu.Lock()
 	entries := make([]addrbook.Entry, 0, len(s.byClust))
 	for k, h := range s.byClust {
-		entries = append(entries, addrbook.Entry{Namespace: k.Namespace, Cluster: k.Name, Dashboard: h.front.URL(), ServeProxy: h.h.ProxyURL()})
+		entries = append(entries, addrbook.Entry{Namespace: k.Namespace, Cluster: k.Name, Dashboard: h.front.URL(), ServeProxy: h.h.ProxyURL(),
+			Metrics: h.h.MetricsURL()})
 	}
 	for _, e := range s.early {
 		if _, ok := s.byClust[e.cluster]; !ok {

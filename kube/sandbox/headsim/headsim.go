@@ -272,6 +272,16 @@ func (s *Sim) ServeProxyURL(namespace, name string) (string, bool) {
 	return "", false
 }
 
+// MetricsURL is where the simulated Ray nodes of the RayCluster
+// namespace/name serve their metrics (rayhead's MetricsPath), for
+// kube/gauges.BookFetcher; the head's own listener, not the counting front.
+func (s *Sim) MetricsURL(namespace, name string) (string, bool) {
+	if h := s.Head(namespace, name); h != nil {
+		return h.MetricsURL(), true
+	}
+	return "", false
+}
+
 // Head returns the simulated head of the RayCluster namespace/name, nil
 // while it has none. Use it for fault switches (SetHTTP500, SetLatency).
 func (s *Sim) Head(namespace, name string) *rayhead.Head {

@@ -257,7 +257,8 @@ func (h *Head) faults(next http.Handler) http.Handler {
 
 // auth checks each request's token when the head has one (Options.Token)
 // or asks about each (Options.Authorize); the GCS health and version paths
-// stay open, as Ray's do.
+// stay open, as Ray's do, and so do the nodes' metrics (metrics.go): Ray's
+// metrics export port asks for no token.
 func (h *Head) auth(next http.Handler) http.Handler {
 	if h.opts.Authorize == nil && h.opts.Token == "" {
 		return next
@@ -265,6 +266,10 @@ func (h *Head) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case dashboard.GCSHealthPath, dashboard.VersionPath:
+			next.ServeHTTP(w, r)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, MetricsPath+"/") {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -330,6 +335,7 @@ func (h *Head) dashboardMux() *http.ServeMux {
 	mux.HandleFunc("GET "+dashboard.ActorsSummaryPath, h.handleActorsSummary)
 	mux.HandleFunc("GET "+dashboard.LogsPath, h.handleListLogs)
 	mux.HandleFunc("GET "+dashboard.LogsPath+"/{media}", h.handleGetLog)
+	mux.HandleFunc("GET "+MetricsPath+"/{ip}/metrics", h.handleNodeMetrics)
 	return mux
 }
 

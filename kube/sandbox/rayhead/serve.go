@@ -42,6 +42,10 @@ type serveApp struct {
 	gen         uint64 // bumped on every change; stale timers do nothing
 	timer       *time.Timer
 	placed      bool // every replica has a node (capacity.go)
+	// Simulated traffic (metrics.go): requests served so far, counted up
+	// to trafficAt (zero while the app is not RUNNING).
+	requests  float64
+	trafficAt time.Time
 }
 
 type deploymentSpec struct {

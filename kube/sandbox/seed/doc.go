@@ -21,6 +21,11 @@
 //   - RayCluster ClusterGPU: its worker group asks for more GPUs per pod than
 //     any node of SandboxOptions has, so its workers stay Pending with
 //     PodScheduled=False, reason Unschedulable ("Insufficient nvidia.com/gpu");
+//   - RayCluster ClusterGPUInfer: one worker with InferGPUs GPUs, on the
+//     GPU node; RayJob JobGPUHalf runs on it (clusterSelector) for a day,
+//     played out by the simulated head with one task holding one GPU, so
+//     the simulated node's gauges show one GPU busy and one idle (the
+//     idle GPU of `:gpus` and `raydar top gpus`);
 //   - RayCluster ClusterPaused: suspended;
 //   - RayCluster ClusterShared: a long-lived cluster that jobs select;
 //   - RayJob JobLogs: running, printing a line every second (LogsDuration);

@@ -23,6 +23,9 @@ const (
 	ClusterGPU     = "gpu-train"
 	ClusterPaused  = "paused"
 	ClusterShared  = "shared"
+	// ClusterGPUInfer: one worker with InferGPUs GPUs, of which JobGPUHalf
+	// keeps one busy: the demo's idle GPU (issue 44).
+	ClusterGPUInfer = "gpu-infer"
 
 	JobLogs      = "train-live-logs"
 	JobSucceeded = "wordcount"
@@ -32,6 +35,8 @@ const (
 	// JobInfeasible asks for InfeasibleGPUs GPUs on ClusterShared, whose
 	// groups have none: Ray keeps it PENDING, its demand infeasible.
 	JobInfeasible = "embed-needs-2-gpus"
+	// JobGPUHalf runs on ClusterGPUInfer with one task holding one GPU.
+	JobGPUHalf = "infer-on-one-gpu"
 
 	ServiceName = "summarizer"
 
@@ -47,6 +52,9 @@ const (
 	GPUGroup = "a100x8"
 	// SharedGroup is ClusterShared's worker group.
 	SharedGroup = "cpu"
+	// InferGroup is ClusterGPUInfer's worker group (InferGPUs GPUs a pod).
+	InferGroup = "a10gx2"
+	InferGPUs  = 2
 )
 
 // Shapes the scenarios depend on.
@@ -138,12 +146,14 @@ func Objects(ns string) []client.Object {
 		gpuCluster(ns),
 		pausedCluster(ns),
 		sharedCluster(ns),
+		gpuInferCluster(ns),
 		logsJob(ns),
 		succeededJob(ns),
 		failedJob(ns),
 		waitingJob(ns),
 		selectorJob(ns),
 		infeasibleJob(ns),
+		gpuHalfJob(ns),
 		service(ns),
 		cronJob(ns),
 	}
@@ -346,6 +356,32 @@ func waitingJob(ns string) *rayv1.RayJob {
 	return selectorJobOn(ns, JobWaiting,
 		fmt.Sprintf("selects cluster %s, whose GPU workers cannot be scheduled, so it waits for the cluster to become ready", ClusterGPU),
 		ClusterGPU, WaitingEntrypoint)
+}
+
+func gpuInferCluster(ns string) *rayv1.RayCluster {
+	gpus := corev1.ResourceList{GPUResource: *resource.NewQuantity(InferGPUs, resource.DecimalSI)}
+	return &rayv1.RayCluster{
+		ObjectMeta: meta(ns, ClusterGPUInfer, fmt.Sprintf(
+			"one worker holding %d GPUs; job %s keeps one busy and the other idle: find it with :gpus or `raydar top gpus`",
+			InferGPUs, JobGPUHalf)),
+		Spec: rayv1.RayClusterSpec{
+			RayVersion:       RayVersion,
+			HeadGroupSpec:    head(RayImage, 1),
+			WorkerGroupSpecs: []rayv1.WorkerGroupSpec{workers(InferGroup, RayImage, 1, 1, 1, resources(4, gpus))},
+		},
+	}
+}
+
+// GPUHalfTasks is JobGPUHalf's simulated work (kube/sandbox/rayhead
+// TasksMetadata): one task holding one GPU until the job ends.
+const GPUHalfTasks = `[{"count": 1, "resources": {"GPU": 1}}]`
+
+func gpuHalfJob(ns string) *rayv1.RayJob {
+	j := selectorJobOn(ns, JobGPUHalf, fmt.Sprintf(
+		"runs on %s for a day with one task on one GPU: the worker's other GPU stays idle", ClusterGPUInfer),
+		ClusterGPUInfer, SelectorEntrypoint)
+	j.Spec.Metadata = map[string]string{"raydar.io/sandbox-duration": "86400", "raydar.io/sandbox-tasks": GPUHalfTasks}
+	return j
 }
 
 func selectorJob(ns string) *rayv1.RayJob {

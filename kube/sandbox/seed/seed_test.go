@@ -56,8 +56,8 @@ func TestObjectsAreValid(t *testing.T) {
 			t.Errorf("%s is invalid: %s", key, strings.Join(errs, "; "))
 		}
 	}
-	if len(seen) != 12 {
-		t.Errorf("%d objects, want 12", len(seen))
+	if len(seen) != 14 {
+		t.Errorf("%d objects, want 14", len(seen))
 	}
 }
 
@@ -151,8 +151,8 @@ func TestSeedIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	created := len(logs)
-	if created != 13 { // the namespace and twelve objects
-		t.Fatalf("first Seed logged %d creations, want 13: %v", created, logs)
+	if created != 15 { // the namespace and fourteen objects
+		t.Fatalf("first Seed logged %d creations, want 15: %v", created, logs)
 	}
 	// A changed object is left alone on the second run.
 	rc := &rayv1.RayCluster{}
@@ -179,7 +179,7 @@ func TestSeedIsIdempotent(t *testing.T) {
 		}
 		counts[kind] = apimeta.LenList(l)
 	}
-	if counts["RayCluster"] != 4 || counts["RayJob"] != 6 || counts["RayService"] != 1 || counts["RayCronJob"] != 1 {
+	if counts["RayCluster"] != 5 || counts["RayJob"] != 7 || counts["RayService"] != 1 || counts["RayCronJob"] != 1 {
 		t.Fatalf("counts %v", counts)
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "demo", Name: ClusterShared}, rc); err != nil {

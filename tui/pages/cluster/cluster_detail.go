@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/kube/gauges"
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/watch"
 	"github.com/raydar/raydar/rayapi/dashboard"
@@ -64,6 +65,10 @@ type Detail struct {
 	// sec is the cluster's security line (why.SecurityOf), kept with the
 	// rows so that a frame only renders it.
 	sec why.Security
+	// use is Ray's gauges of the cluster (Session.Gauges), read on ticks
+	// while the page is on top: the CPU, MEM, GPU and GRAM columns and the
+	// Use block's sparklines.
+	use gauges.Cluster
 }
 
 // newDetail is the detail page of rc, in e.
@@ -90,6 +95,12 @@ func newDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
 	if e.Sess.Capacity != nil { // the pod's Ray node: busy, idle or dead
 		cols = append(cols, table.Column{Title: "RAY", Width: 4, Drop: 5})
 	}
+	if e.Sess.Gauges != nil { // what the pod's Ray node uses (kube/gauges)
+		cols = append(cols, table.Column{Title: "CPU", Width: 4, Right: true, Drop: 1},
+			table.Column{Title: "MEM", Width: 11, Right: true, Drop: 3},
+			table.Column{Title: "GPU", Width: 8, Drop: 1},
+			table.Column{Title: "GRAM", Width: 13, Right: true, Drop: 3})
+	}
 	spec := table.Spec[treeRow]{
 		Columns: cols,
 		ID:      func(r treeRow) string { return r.id },
@@ -109,7 +120,7 @@ func newDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
 			if p := r.pod; p != nil {
 				ready, restarts := format.PodReady(p)
 				return d.cells([]string{"  " + p.Name, "", "", "", ready, format.PodStatus(p), fmt.Sprint(restarts),
-					format.OrNone(p.Status.PodIP), format.OrNone(p.Spec.NodeName), ""}, "", d.rayNodeOf(p.Name))
+					format.OrNone(p.Status.PodIP), format.OrNone(p.Spec.NodeName), ""}, "", d.rayNodeOf(p.Name), d.useCells(p.Name)...)
 			}
 			if r.head {
 				return d.cells([]string{"head", "1", "1", "1", fmt.Sprintf("%d/1", r.ready), "", "", "", "", ""}, "", "")
@@ -138,12 +149,31 @@ func newDetail(e *host.Env, rc *rayv1.RayCluster) *Detail {
 }
 
 // cells ends a row's cells with the AUTOSCALER NEXT cell when that column
-// is shown, then the RAY cell.
-func (d *Detail) cells(c []string, next, ray string) []string {
+// is shown, then the RAY cell and the use cells when theirs are.
+func (d *Detail) cells(c []string, next, ray string, use ...string) []string {
 	if d.next {
 		c = append(c, next)
 	}
-	return append(c, ray)
+	if d.E.Sess.Capacity != nil {
+		c = append(c, ray)
+	}
+	if d.E.Sess.Gauges != nil {
+		if use == nil {
+			use = []string{"", "", "", ""}
+		}
+		c = append(c, use...)
+	}
+	return c
+}
+
+// useCells are a pod's CPU, MEM, GPU and GRAM cells: "?" while unknown
+// (the Use block says why), never 0.
+func (d *Detail) useCells(pod string) []string {
+	g, ok := d.use.Pod(pod)
+	if !ok {
+		return []string{gauges.Unknown, gauges.Unknown, gauges.Unknown, gauges.Unknown}
+	}
+	return []string{g.CPUCell(), g.MemCell(), g.GPUCell(), g.GRAMCell()}
 }
 
 // isWorker reports whether the row is a worker pod (the rows that may be
@@ -272,8 +302,10 @@ func (d *Detail) rayNodeOf(pod string) string {
 }
 
 // PollCapacity reads Ray's view of the cluster (on ticks, while the page
-// is on top) and hands it to the diagnosis (RayInfeasible).
+// is on top) and hands it to the diagnosis (RayInfeasible), and reads the
+// cluster's gauges.
 func (d *Detail) PollCapacity() {
+	d.pollGauges()
 	src := d.E.Sess.Capacity
 	if src == nil {
 		return
@@ -286,6 +318,44 @@ func (d *Detail) PollCapacity() {
 		d.mapRayNodes()
 		d.refresh()
 	}
+}
+
+// pollGauges reads the cluster's gauges (marking it as on screen); a new
+// scrape redraws the rows.
+func (d *Detail) pollGauges() {
+	src := d.E.Sess.Gauges
+	if src == nil {
+		return
+	}
+	u := src.Get(d.rc.Namespace, d.rc.Name)
+	changed := !u.At.Equal(d.use.At) || u.Done != d.use.Done
+	d.use = u
+	if changed {
+		d.E.Why.SetGPUs(d.uid, gpuGauges(u, src, d.E.Now()))
+		d.refresh()
+	}
+}
+
+// gpuGauges is what the diagnosis reads of the cluster's GPUs (its
+// GPUsIdle cause); nil before any GPU reported.
+func gpuGauges(u gauges.Cluster, src host.GaugeSource, now time.Time) *why.GPUGauges {
+	if len(u.GPUs) == 0 {
+		return nil
+	}
+	g := &why.GPUGauges{BelowPct: src.IdleBelowPct(), IdleFor: src.IdleFor()}
+	for _, x := range u.GPUs {
+		g.GPUs = append(g.GPUs, why.GPUReading{Pod: x.Pod, Index: x.Index, UtilPct: x.UtilPct, Below: x.IdleFor(now).Truncate(time.Minute)})
+	}
+	return g
+}
+
+// useLines is the Use block (widgets.UseLines); nothing without a gauge
+// source.
+func (d *Detail) useLines() []string {
+	if d.E.Sess.Gauges == nil {
+		return nil
+	}
+	return widgets.UseLines(d.E.St, d.use, d.W)
 }
 
 // ClustersShown is the page's cluster (its autoscaler access is asked
@@ -355,7 +425,7 @@ func (d *Detail) whyBlock(capN int) []string {
 }
 
 func (d *Detail) layout() {
-	capN := len(d.capLines())
+	capN := len(d.capLines()) + len(d.useLines())
 	top := summaryLines + len(d.whyBlock(capN)) + capN
 	d.t.SetSize(d.W, max(d.H-top-d.eventLines(), 3))
 }
@@ -423,7 +493,7 @@ func (d *Detail) View() string {
 	l3 := lbl("Conditions") + " " + format.Conditions(s.Conditions)
 	l4 := lbl("Security") + " " + format.Security(st, d.sec)
 	var b strings.Builder
-	capl := d.capLines()
+	capl := append(d.capLines(), d.useLines()...)
 	for _, l := range d.whyBlock(len(capl)) {
 		b.WriteString(l + "\n")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/kube/gauges"
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/redact"
@@ -55,6 +56,9 @@ type Detail struct {
 	// sec is the security line of the job's cluster (why.JobSecurity),
 	// read again when a RayJob or RayCluster changes, not every frame.
 	sec why.Security
+	// use is Ray's gauges of the job's cluster (Session.Gauges), read on
+	// ticks while the page is on top: the Use block beside its run.
+	use gauges.Cluster
 }
 
 // newDetail is the detail page of j, in e.
@@ -74,8 +78,26 @@ func (d *Detail) Title() string { return host.Titled(rayv1.KindRayJob, d.job, d.
 // Crumb is "ns/name".
 func (d *Detail) Crumb() string { return d.job.Namespace + "/" + d.job.Name }
 
-// Init reads the job's logs.
-func (d *Detail) Init() tea.Cmd { return d.fetch() }
+// Init reads the job's logs and its cluster's gauges.
+func (d *Detail) Init() tea.Cmd { d.pollGauges(); return d.fetch() }
+
+// pollGauges reads the gauges of the job's cluster (marking it on screen).
+func (d *Detail) pollGauges() {
+	src, name := d.E.Sess.Gauges, d.job.Status.RayClusterName
+	if src == nil || name == "" {
+		d.use = gauges.Cluster{}
+		return
+	}
+	d.use = src.Get(d.job.Namespace, name)
+}
+
+// useLines is the Use block of the job's cluster while it has one.
+func (d *Detail) useLines() []string {
+	if d.E.Sess.Gauges == nil || d.job.Status.RayClusterName == "" {
+		return nil
+	}
+	return widgets.UseLines(d.E.St, d.use, d.W)
+}
 
 // Keys are Enter (the job's RayCluster), E (the Ray log that explains the
 // job) and, with a logs client, r (reload the logs).
@@ -178,8 +200,10 @@ func splitLogs(text string) []string {
 	return lines
 }
 
-// Tick reads the logs again every logRefresh until the job has ended.
+// Tick reads the gauges, and the logs again every logRefresh until the job
+// has ended.
 func (d *Detail) Tick() tea.Cmd {
+	d.pollGauges()
 	if d.job.Status.JobStatus.IsTerminal() || d.E.Now().Sub(d.lastFetch) < logRefresh {
 		return nil
 	}
@@ -235,7 +259,7 @@ func (d *Detail) logHeight() int { return d.logHeightWith(len(d.whyBlock())) }
 
 // logHeightWith is logHeight for a Why block of whyN lines already rendered.
 func (d *Detail) logHeightWith(whyN int) int {
-	return max(d.H-jobHeaderLines-d.E.Hist.Height()-whyN, 1)
+	return max(d.H-jobHeaderLines-len(d.useLines())-d.E.Hist.Height()-whyN, 1)
 }
 
 // View is the Why block, the job's status, cluster and times, the History
@@ -270,6 +294,7 @@ func (d *Detail) View() string {
 		lbl("Message") + format.OrNone(strings.ReplaceAll(s.Message, "\n", " ")),
 		lbl("Entrypoint") + format.OrNone(redact.Flags(j.Spec.Entrypoint)),
 	}
+	lines = append(lines, d.useLines()...)
 	wl := d.whyBlock()
 	lines = append(append(wl, lines...), d.historyBlock()...)
 	out := strings.Join(lines, "\n") + "\n"

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/kube/gauges"
 	"github.com/raydar/raydar/kube/history"
 	"github.com/raydar/raydar/kube/raydash"
 	"github.com/raydar/raydar/kube/watch"
@@ -37,6 +38,9 @@ type Detail struct {
 	// (why.ServiceSecurity), read again when a RayService or RayCluster
 	// changes, not every frame.
 	sec why.Security
+	// use is Ray's gauges of the active cluster (Session.Gauges), read on
+	// ticks while the page is on top: its Serve traffic.
+	use gauges.Cluster
 }
 
 // newDetail is the detail page of s, in e.
@@ -86,6 +90,21 @@ func (d *Detail) Open() host.Page {
 	}
 	return nil
 }
+
+// Tick reads the active cluster's gauges (its Serve traffic) while the
+// page is on top.
+func (d *Detail) Tick() tea.Cmd {
+	src, name := d.E.Sess.Gauges, d.svc.Status.ActiveServiceStatus.RayClusterName
+	if src == nil || name == "" {
+		d.use = gauges.Cluster{}
+		return nil
+	}
+	d.use = src.Get(d.svc.Namespace, name)
+	return nil
+}
+
+// Init reads the gauges at once when the page is pushed.
+func (d *Detail) Init() tea.Cmd { return d.Tick() }
 
 // Apply follows the RayService and its serving cluster's security line.
 func (d *Detail) Apply(ch *watch.Changes) {
@@ -138,6 +157,9 @@ func (d *Detail) lines() []string {
 			lbl("Upgrade strategy"), upgrade))
 	out = append(out, format.Wrap(lbl("Conditions"), strings.Split(format.Conditions(s.Status.Conditions), "  "), d.W)...)
 	out = append(out, lbl("Security")+" "+format.Security(st, d.sec))
+	if l := widgets.ServeLine(st, d.use, d.W); l != "" {
+		out = append(out, l)
+	}
 	if c := meta.FindStatusCondition(s.Status.Conditions, string(rayv1.UpgradeInProgress)); c != nil && c.Status == "True" {
 		p := s.Status.PendingServiceStatus
 		r, t := format.AppsReady(p)
