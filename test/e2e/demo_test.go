@@ -99,8 +99,9 @@ func TestDemo(t *testing.T) {
 	d.command("gpus")
 	d.waitScreen(time.Minute, "the idle GPU first in :gpus", func(s string) (bool, string) {
 		row := lineWith(s, worker)
-		ok := strings.Contains(row, " 0% ") && strings.HasSuffix(strings.TrimSpace(row), "idle")
-		return ok, fmt.Sprintf("first GPU row %q: want the GPU at 0%% marked idle", row)
+		ok := strings.Contains(row, " 0% ") && strings.HasSuffix(strings.TrimSpace(row), "idle") &&
+			strings.Contains(s, "idle: below 5% for 30s;") // the demo's threshold, said as set
+		return ok, fmt.Sprintf("first GPU row %q: want the GPU at 0%% marked idle, under the demo's threshold (below 5%% for 30s)", row)
 	})
 	d.back("RayClusters")
 

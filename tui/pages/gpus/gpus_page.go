@@ -8,6 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/raydar/raydar/kube/gauges"
 	"github.com/raydar/raydar/kube/watch"
@@ -144,10 +145,7 @@ func (p *Page) threshold() string {
 	if src == nil {
 		return ""
 	}
-	d := strings.TrimSuffix(src.IdleFor().String(), "0s") // "10m", "30s", "1h0m"
-	if strings.HasSuffix(d, "h0m") {
-		d = strings.TrimSuffix(d, "0m")
-	}
+	d := duration.HumanDuration(src.IdleFor()) // "30s", "10m", "2h", as kubectl's ages
 	return fmt.Sprintf("idle: below %s for %s", gauges.Pct(src.IdleBelowPct()), d)
 }
 
