@@ -51,7 +51,7 @@ func TestDemo(t *testing.T) {
 		if err := cl.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{PartOfLabelKey: PartOfValue}); err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]int{"RayClusters": 4, "RayJobs": 6, "RayServices": 1, "RayCronJobs": 1}[name]
+		want := map[string]int{"RayClusters": 5, "RayJobs": 7, "RayServices": 1, "RayCronJobs": 1}[name]
 		if n := len(itemNames(l)); n != want {
 			t.Fatalf("%d seeded %s after two Seeds, want %d: %v", n, name, want, itemNames(l))
 		}
