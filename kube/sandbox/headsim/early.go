@@ -12,6 +12,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,11 +76,25 @@ func (s *Sim) syncEarly(key string, pod *corev1.Pod, want bool) {
 	s.publishOrLog()
 }
 
-// readyNow reads the pod live: Running and Ready (false when it cannot
-// tell).
+// readyNow reads the pod live: Running and Ready. The read is not the
+// request's (a caller that gives up, its client timing out on a loaded
+// machine, must not turn a call made after Ready into one before it): it
+// is tried for up to 10 s; false when it still cannot tell.
 func (s *Sim) readyNow(ctx context.Context, namespace, name string) bool {
-	p, err := s.cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
-	return err == nil && runningAndReady(p)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	for {
+		p, err := s.cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			return runningAndReady(p)
+		}
+		select {
+		case <-ctx.Done():
+			s.opts.Logf("headsim: %s/%s: cannot read the pod to tell whether a request came before Ready (counted as before): %v", namespace, name, err)
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func (s *Sim) publishOrLog() {
