@@ -3,20 +3,12 @@ package execsim
 import (
 	"context"
 	"errors"
-	"fmt"
-	"reflect"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
-	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/raydar/raydar/kube/sandbox/simkit"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -61,77 +53,26 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
-// Writer keeps the Ray pods' Exec objects; Close it when done.
-type Writer struct {
-	opts Options
-	pods toolscache.SharedIndexInformer
-	kick chan struct{}
-	run  *simkit.Loop
+// Writer keeps the pods' Exec objects (simkit.PodObjects); Close it when
+// done.
+type Writer struct{ *simkit.PodObjects }
 
-	mu      sync.Mutex
-	written map[string]map[string]any // namespace/pod/uid -> spec last written
-}
-
-// Start watches Ray pods and returns once the watch has synced.
+// Start watches the pods and returns once the watch has synced.
 func Start(ctx context.Context, opts Options) (*Writer, error) {
 	if opts.Clientset == nil || opts.Dynamic == nil || opts.Heads == nil || opts.Home == "" {
 		return nil, errors.New("execsim: need a Clientset, a dynamic client, Heads and Home")
 	}
-	if opts.Interval <= 0 {
-		opts.Interval = 250 * time.Millisecond
-	}
-	if opts.Logf == nil {
-		opts.Logf = func(string, ...any) {}
-	}
-	w := &Writer{opts: opts, kick: make(chan struct{}, 1), written: map[string]map[string]any{}}
-	w.pods = coreinformers.NewFilteredPodInformer(opts.Clientset, opts.Namespace, 0, toolscache.Indexers{}, func(lo *metav1.ListOptions) {
-		lo.LabelSelector = rayv1.RayClusterLabelKey
+	w, err := simkit.StartPodObjects(ctx, simkit.PodObjectsOptions{
+		Name: "execsim", GVR: GVR, Kind: "Exec",
+		Clientset: opts.Clientset, Dynamic: opts.Dynamic, Namespace: opts.Namespace, LabelSelector: rayv1.RayClusterLabelKey,
+		Desired:  func(pod *corev1.Pod) (map[string]any, bool) { return Desired(pod, opts.Heads, opts.Home) },
+		Written:  "exec runs here, in " + opts.Home,
+		Interval: opts.Interval, Logf: opts.Logf,
 	})
-	kick := func(any) {
-		select {
-		case w.kick <- struct{}{}:
-		default:
-		}
-	}
-	if _, err := w.pods.AddEventHandler(simkit.OnEvent(kick)); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	w.run = simkit.NewLoop(context.Background(), "execsim", opts.Logf)
-	if !w.run.Watch(ctx, w.pods) {
-		w.Close()
-		return nil, errors.New("execsim: the Ray pod watch did not sync")
-	}
-	w.run.Go(func() { w.loop(w.run.Context()) })
-	return w, nil
-}
-
-// Close stops the Writer; the objects it wrote stay until their pods go.
-func (w *Writer) Close() { w.run.Stop() }
-
-func (w *Writer) loop(ctx context.Context) {
-	t := time.NewTicker(w.opts.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.kick:
-		case <-t.C:
-		}
-		seen := map[string]bool{}
-		for _, obj := range w.pods.GetStore().List() {
-			pod := obj.(*corev1.Pod)
-			seen[writtenKey(pod)] = true
-			spec, ok := Desired(pod, w.opts.Heads, w.opts.Home)
-			if !ok {
-				continue
-			}
-			if err := w.apply(ctx, pod, spec); err != nil && ctx.Err() == nil {
-				w.opts.Logf("execsim: %s/%s: %v", pod.Namespace, pod.Name, err)
-			}
-		}
-		w.forget(seen)
-	}
+	return &Writer{w}, nil
 }
 
 // Desired is the Exec spec of a Ray pod, false when it should have none
@@ -158,60 +99,4 @@ func Desired(pod *corev1.Pod, heads Heads, home string) (map[string]any, bool) {
 
 func envVar(name, value string) map[string]any {
 	return map[string]any{"name": name, "value": value}
-}
-
-// apply creates or updates the pod's Exec when spec differs from what was
-// last written.
-func (w *Writer) apply(ctx context.Context, pod *corev1.Pod, spec map[string]any) error {
-	key := writtenKey(pod)
-	w.mu.Lock()
-	same := reflect.DeepEqual(w.written[key], spec)
-	w.mu.Unlock()
-	if same {
-		return nil
-	}
-	res := w.opts.Dynamic.Resource(GVR).Namespace(pod.Namespace)
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": GVR.GroupVersion().String(),
-		"kind":       "Exec",
-		"metadata": map[string]any{
-			"name":      pod.Name,
-			"namespace": pod.Namespace,
-			"ownerReferences": []any{map[string]any{
-				"apiVersion": "v1", "kind": "Pod", "name": pod.Name, "uid": string(pod.UID),
-			}},
-		},
-		"spec": spec,
-	}}
-	cur, err := res.Get(ctx, pod.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = res.Create(ctx, obj, metav1.CreateOptions{})
-	case err == nil:
-		obj.SetResourceVersion(cur.GetResourceVersion())
-		_, err = res.Update(ctx, obj, metav1.UpdateOptions{})
-	}
-	if err != nil {
-		return fmt.Errorf("writing Exec: %w", err)
-	}
-	w.mu.Lock()
-	w.written[key] = spec
-	w.mu.Unlock()
-	w.opts.Logf("execsim: %s/%s: exec runs here, in %s", pod.Namespace, pod.Name, w.opts.Home)
-	return nil
-}
-
-func writtenKey(pod *corev1.Pod) string {
-	return pod.Namespace + "/" + pod.Name + "/" + string(pod.UID)
-}
-
-// forget drops what was written for pods no longer seen.
-func (w *Writer) forget(seen map[string]bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for k := range w.written {
-		if !seen[k] {
-			delete(w.written, k)
-		}
-	}
 }

@@ -1,6 +1,6 @@
 // Package simkit owns what the sandbox's simulators (headsim, certsim,
-// gatewaysim, gangsim; also the autoscaler's clients and podforward's
-// watch) share to run against the API server, and nothing of what any of
+// gatewaysim, gangsim; also the autoscaler's clients, podforward and
+// execsim) share to run against the API server, and nothing of what any of
 // them simulates:
 //
 //   - NewClients: one way to connect, as user agent raydar-<name>.
@@ -9,6 +9,9 @@
 //     with back-off and look again when asked (NewQueue, Work), runs its
 //     periodic passes (Every) and its other goroutines (Go), and Stop ends
 //     them all and waits for them.
+//   - PodObjects (podobjects.go): one kwok object per pod at its desired
+//     spec, written when it changes (podforward's PortForwards, execsim's
+//     Execs).
 package simkit
 
 import (
