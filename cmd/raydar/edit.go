@@ -75,24 +75,15 @@ func unsupportedUnder(gates features.Gates) actions.Unsupported {
 // question (y/N on stderr unless --yes), the write; errors and conflicts
 // run the editor again.
 func runEdit(cmd *cobra.Command, g *globals, f *mutationFlags, kind actions.Kind, name string) error {
-	if err := checkOutput(f.output); err != nil {
-		return err
-	}
-	if g.kube.AllNamespaces {
-		return errors.New("-A/--all-namespaces only works with get; name the namespace with -n")
-	}
-	t, err := g.kube.Resolve()
+	t, err := writeTarget(g, f)
 	if err != nil {
 		return err
 	}
-	pol, err := actions.LoadDefaultPolicy()
-	if err != nil {
-		return err
-	}
-	// The operator's gates are not known here: raydar's defaults.
-	opts := actions.Options{ReadOnly: f.readOnly, Context: t.ContextName, Unsupported: unsupportedUnder(features.Gates{})}
-	pol.Apply(t.ContextName, &opts)
-	a, err := actions.NewForTarget(t, opts)
+	a, err := cliActions(t, f.readOnly, func(opts *actions.Options) error {
+		// The operator's gates are not known here: raydar's defaults.
+		opts.Unsupported = unsupportedUnder(features.Gates{})
+		return nil
+	})
 	if err != nil {
 		return err
 	}

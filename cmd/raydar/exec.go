@@ -75,13 +75,7 @@ func runExec(cmd *cobra.Command, g *globals, f *execFlags, cluster string, comma
 		}
 		return errors.New("exec: -t needs a terminal on stdin")
 	}
-	pol, err := actions.LoadDefaultPolicy()
-	if err != nil {
-		return err
-	}
-	opts := actions.Options{ReadOnly: f.readOnly, Context: t.ContextName}
-	pol.Apply(t.ContextName, &opts)
-	a, err := actions.NewForTarget(t, opts)
+	a, err := cliActions(t, f.readOnly, nil)
 	if err != nil {
 		return err
 	}

@@ -68,30 +68,16 @@ var stdinIsTerminal = func(in io.Reader) bool {
 // y/N (default No) on a terminal, and refuses without one; then it applies
 // and prints the result (the plan and the outcome) on stdout.
 func runMutation(cmd *cobra.Command, g *globals, f *mutationFlags, m mutation) error {
-	if err := checkOutput(f.output); err != nil {
-		return err
-	}
-	if g.kube.AllNamespaces {
-		return errors.New("-A/--all-namespaces only works with get; name the namespace with -n")
-	}
-	t, err := g.kube.Resolve()
+	t, err := writeTarget(g, f)
 	if err != nil {
 		return err
 	}
-	// The config file's guardrails for this context: read-only, or
-	// protected (the object's name confirmed with --confirm).
-	pol, err := actions.LoadDefaultPolicy()
-	if err != nil {
-		return err
-	}
-	opts := actions.Options{ReadOnly: f.readOnly, Context: t.ContextName}
-	pol.Apply(t.ContextName, &opts)
-	if m.setup != nil && !opts.ReadOnly {
-		if err := m.setup(t, &opts); err != nil {
-			return err
+	a, err := cliActions(t, f.readOnly, func(opts *actions.Options) error {
+		if m.setup != nil && !opts.ReadOnly {
+			return m.setup(t, opts)
 		}
-	}
-	a, err := actions.NewForTarget(t, opts)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -202,4 +188,35 @@ func countFlag(cmd *cobra.Command, name, value string) (*int32, error) {
 		return nil, err
 	}
 	return &n, nil
+}
+
+// writeTarget is the context a write command acts in: -o checked, and one
+// namespace (-A is get's alone).
+func writeTarget(g *globals, f *mutationFlags) (*kube.Target, error) {
+	if err := checkOutput(f.output); err != nil {
+		return nil, err
+	}
+	if g.kube.AllNamespaces {
+		return nil, errors.New("-A/--all-namespaces only works with get; name the namespace with -n")
+	}
+	return g.kube.Resolve()
+}
+
+// cliActions is the choke point as a CLI command uses it on t: --readonly
+// and the config file's guardrails for the context (read-only, or
+// protected: the object's name confirmed with --confirm), then set (nil:
+// nothing) for what the command adds.
+func cliActions(t *kube.Target, readOnly bool, set func(*actions.Options) error) (*actions.Actions, error) {
+	pol, err := actions.LoadDefaultPolicy()
+	if err != nil {
+		return nil, err
+	}
+	opts := actions.Options{ReadOnly: readOnly, Context: t.ContextName}
+	pol.Apply(t.ContextName, &opts)
+	if set != nil {
+		if err := set(&opts); err != nil {
+			return nil, err
+		}
+	}
+	return actions.NewForTarget(t, opts)
 }
