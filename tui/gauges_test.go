@@ -255,3 +255,48 @@ func TestGPUsViewAcrossAFleet(t *testing.T) {
 		t.Errorf("threshold line:\n%s", s)
 	}
 }
+
+// :gpus on a short screen shows the selected GPU wherever the cursor goes,
+// formatting only the rows on screen: 60 GPUs on a 15-line terminal, the
+// cursor moved to the 41st.
+func TestGPUsViewScrollsToTheCursor(t *testing.T) {
+	c := trainAGauges()
+	c.GPUs = nil
+	for i := range 60 {
+		c.GPUs = append(c.GPUs, gauges.GPUUse{Namespace: "ml", Cluster: "train-a", Pod: "train-a-gpu-worker-q5w8e",
+			Index: i, Name: "NVIDIA A10G", UtilPct: float64(10 + i), Seen: fixedNow})
+	}
+	st := fixture()
+	for _, o := range st.List(watch.RayCluster) {
+		if rc := o.(*rayv1.RayCluster); rc.Name == "train-a" {
+			rc.Spec.WorkerGroupSpecs[1].Template.Spec.Containers = []corev1.Container{{Name: "ray-worker",
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("60")}}}}
+		}
+	}
+	a, err := New(Options{Store: st, Now: clock, NoColor: true, Session: Session{Gauges: &fakeGauges{c: map[string]gauges.Cluster{"ml/train-a": c}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Update(tea.WindowSizeMsg{Width: 220, Height: 15})
+	typeInto(a, ":gpus", "<enter>")
+	for range 40 {
+		a.Update(tea.KeyPressMsg{Code: 'j', Text: "j"})
+	}
+	s := a.View().Content
+	rows := 0
+	var selected string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "train-a-gpu-worker-q5w8e") {
+			rows++
+			if strings.HasPrefix(strings.TrimSpace(l), ">") {
+				selected = l
+			}
+		}
+	}
+	if !strings.Contains(selected, " 40 ") || !strings.Contains(selected, "50%") {
+		t.Errorf("selected row %q, want GPU 40 at 50%% on screen:\n%s", selected, s)
+	}
+	if rows == 0 || rows > 15 {
+		t.Errorf("%d GPU rows drawn on a 15-line screen:\n%s", rows, s)
+	}
+}

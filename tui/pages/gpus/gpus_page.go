@@ -28,6 +28,7 @@ type Page struct {
 	host.Base
 	ns     string
 	cursor int
+	top    int // the first row on screen
 	rows   []row
 	// unknown are the pods of GPU clusters whose gauges are not known,
 	// with why; waiting counts the clusters not read yet.
@@ -166,7 +167,11 @@ func (p *Page) View() string {
 		lines = append(lines, st.Faint.Render("  no GPU reports its gauges yet"))
 	}
 	p.cursor = format.ClampInt(p.cursor, 0, max(len(p.rows)-1, 0))
-	for i, r := range p.rows {
+	// Only the rows on screen are formatted, the cursor's among them.
+	body := max(p.H-len(lines), 1)
+	p.top = format.ClampInt(p.top, max(p.cursor-body+1, 0), p.cursor)
+	for i := p.top; i < min(len(p.rows), p.top+body); i++ {
+		r := p.rows[i]
 		cur := "  "
 		if i == p.cursor {
 			cur = st.Glyphs.Cursor + " "
