@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,8 +18,8 @@ type Event struct {
 	Action  string
 	Message string
 	// Once, when set, makes the Event said once per object for this value
-	// under its Reason (Events.Once): a condition a plan repeats on every
-	// pass is told by one Event.
+	// under its Reason (Emit, Events.Once): a condition a plan repeats on
+	// every pass is told by one Event.
 	Once string
 }
 
@@ -42,8 +43,14 @@ func NewEvents(rec recorder.EventRecorder) *Events {
 }
 
 // Emit emits e on obj (related: a second object the Event is about, or
-// nil), its message truncated to MaxEventMessage.
+// nil), its message truncated to MaxEventMessage; an e with Once set is
+// emitted only the first time for that value under its Reason (Once).
 func (ev *Events) Emit(obj, related runtime.Object, e Event) {
+	if e.Once != "" {
+		if o, ok := obj.(metav1.Object); !ok || !ev.Once(o.GetUID(), e.Reason, e.Once) {
+			return
+		}
+	}
 	ev.rec.Eventf(obj, related, e.Type, e.Reason, e.Action, "%s", Truncate(e.Message, MaxEventMessage))
 }
 

@@ -59,3 +59,20 @@ func TestEventsOnce(t *testing.T) {
 		t.Fatalf("long message not truncated: %d", len(e[0]))
 	}
 }
+
+// An Event with Once set is emitted the first time for its value only,
+// whichever reconciler emits it (a plan that repeats a Warning every pass).
+func TestEmitHonoursOnce(t *testing.T) {
+	rec := events.NewFakeRecorder(10)
+	ev := kit.NewEvents(rec)
+	obj := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u"}}
+	e := kit.Event{Type: corev1.EventTypeWarning, Reason: "DashboardUnreachable", Message: "for 10s", Once: "outage since t1"}
+	ev.Emit(obj, nil, e)
+	e.Message = "for 20s"
+	ev.Emit(obj, nil, e)
+	e.Once, e.Message = "outage since t2", "for 10s"
+	ev.Emit(obj, nil, e)
+	if got := drain(rec); len(got) != 2 || !strings.Contains(got[0], "for 10s") || !strings.Contains(got[1], "for 10s") {
+		t.Fatalf("events %q: want one per outage", got)
+	}
+}

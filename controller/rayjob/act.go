@@ -103,9 +103,7 @@ func (a *acting) writeJob() (stop bool, err error) {
 		}
 	}
 	for _, e := range a.p.Events {
-		if e.Once == "" || r.events.Once(rj.UID, e.Reason, e.Once) {
-			r.event(rj, e)
-		}
+		r.event(rj, e)
 	}
 	return false, nil
 }
