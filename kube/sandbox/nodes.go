@@ -27,7 +27,8 @@ const (
 	defaultPodCIDR = "10.127.0.0/16"
 	defaultNodeIP  = "172.17.0.1"
 	maxNodes       = 128 * 256
-	podsPerNode    = "110"
+	podsPerNode    = 110
+	maxPodsPerNode = 254
 )
 
 // normalize fills in a pool's defaults and checks its quantities.
@@ -47,6 +48,12 @@ func (p *NodePool) normalize(index int) error {
 	if p.Memory == "" {
 		p.Memory = "64Gi"
 	}
+	if p.Pods == 0 {
+		p.Pods = podsPerNode
+	}
+	if p.Pods < 0 || p.Pods > maxPodsPerNode {
+		return fmt.Errorf("sandbox: node pool %q: Pods %d: want 1 to %d (a node's pod CIDR is a /24)", p.NamePrefix, p.Pods, maxPodsPerNode)
+	}
 	if p.GPU < 0 {
 		return fmt.Errorf("sandbox: node pool %q: negative GPU", p.NamePrefix)
 	}
@@ -63,7 +70,7 @@ func (p *NodePool) capacity() corev1.ResourceList {
 	rl := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse(p.CPU),
 		corev1.ResourceMemory:           resource.MustParse(p.Memory),
-		corev1.ResourcePods:             resource.MustParse(podsPerNode),
+		corev1.ResourcePods:             *resource.NewQuantity(int64(p.Pods), resource.DecimalSI),
 		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
 	}
 	if p.GPU > 0 {

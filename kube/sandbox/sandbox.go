@@ -104,6 +104,9 @@ type NodePool struct {
 	CPU, Memory string
 	// GPU is the node's nvidia.com/gpu capacity.
 	GPU int
+	// Pods is how many pods each node takes; default 110 (the kubelet's),
+	// at most 254 (a node's pod CIDR is a /24).
+	Pods int
 	// Labels are added to the node's labels.
 	Labels map[string]string
 }

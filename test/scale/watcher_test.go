@@ -1,0 +1,85 @@
+package scale
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// watcher follows one kind in every namespace from the moment it is made:
+// start it before the writes whose effects it waits for.
+type watcher struct {
+	p       *plane
+	newList func() client.ObjectList
+	w       watch.Interface
+}
+
+func newWatcher(b *testing.B, p *plane, newList func() client.ObjectList) *watcher {
+	b.Helper()
+	w := &watcher{p: p, newList: newList}
+	w.rewatch(b, nil)
+	b.Cleanup(func() { w.w.Stop() })
+	return w
+}
+
+// rewatch lists the kind, hands each listed object to f (when not nil),
+// and watches from the list's resource version.
+func (w *watcher) rewatch(b *testing.B, f func(client.Object, time.Time) bool) bool {
+	b.Helper()
+	ctx := context.Background()
+	l := w.newList()
+	if err := w.p.cl.List(ctx, l); err != nil {
+		b.Fatal(err)
+	}
+	done := false
+	if f != nil {
+		items, err := apimeta.ExtractList(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		now := time.Now()
+		for _, o := range items {
+			if obj, ok := o.(client.Object); ok && f(obj, now) {
+				done = true
+			}
+		}
+	}
+	var err error
+	if w.w, err = w.p.cl.Watch(ctx, w.newList(), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: l.GetResourceVersion()}}); err != nil {
+		b.Fatal(err)
+	}
+	return done
+}
+
+// until hands every object added or changed to f, with the time its event
+// arrived, until f returns true (then true) or timeout passes (false).
+// When the API server ends the watch it lists and watches again, and the
+// listed objects go to f.
+func (w *watcher) until(b *testing.B, timeout time.Duration, f func(obj client.Object, at time.Time) bool) bool {
+	b.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case ev, ok := <-w.w.ResultChan():
+			if !ok {
+				if w.rewatch(b, f) {
+					return true
+				}
+				continue
+			}
+			if ev.Type != watch.Added && ev.Type != watch.Modified {
+				continue
+			}
+			if obj, ok := ev.Object.(client.Object); ok && f(obj, time.Now()) {
+				return true
+			}
+		case <-deadline:
+			return false
+		}
+	}
+}
