@@ -1,11 +1,13 @@
 package scale
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,6 +58,28 @@ func paced(b *testing.B, n int, qps float64, f func(i int) error) <-chan time.Ti
 	}
 	go func() { wg.Wait(); done <- time.Now() }()
 	return done
+}
+
+// parallel calls f(0..n-1) on k clients and returns the first error once
+// all have returned.
+func parallel(n, k int, f func(i int) error) error {
+	var next atomic.Int64
+	var first error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range k {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if err := f(i); err != nil {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
 }
 
 // perfTestNamespaces is how many namespaces the perf-tests spread n

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,14 +18,21 @@ type watcher struct {
 	p       *plane
 	newList func() client.ObjectList
 	w       watch.Interface
+	stopped atomic.Bool
 }
 
 func newWatcher(b *testing.B, p *plane, newList func() client.ObjectList) *watcher {
 	b.Helper()
 	w := &watcher{p: p, newList: newList}
 	w.rewatch(b, nil)
-	b.Cleanup(func() { w.w.Stop() })
+	b.Cleanup(w.stop)
 	return w
+}
+
+// stop ends the watch; an until under way returns false.
+func (w *watcher) stop() {
+	w.stopped.Store(true)
+	w.w.Stop()
 }
 
 // rewatch lists the kind, hands each listed object to f (when not nil),
@@ -67,6 +75,9 @@ func (w *watcher) until(b *testing.B, timeout time.Duration, f func(obj client.O
 		select {
 		case ev, ok := <-w.w.ResultChan():
 			if !ok {
+				if w.stopped.Load() {
+					return false
+				}
 				if w.rewatch(b, f) {
 					return true
 				}
