@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -89,10 +90,15 @@ type Options struct {
 	// "" or "0" turns it off.
 	PprofBindAddress string
 
-	// Concurrency is the number of RayClusters reconciled at once. Default
-	// 32: a bring-up pass is three round trips to the API server (Services,
-	// head, workers), so 8 workers left RayClusters created at 80 a second
-	// waiting up to 5 s for their first pass (audit log, N=100).
+	// Concurrency is the number of objects of each kind (RayClusters,
+	// RayJobs, RayServices, RayCronJobs) reconciled at once, as KubeRay's
+	// --reconcile-concurrency is for each of its controllers (main.go:277-297);
+	// RayJob and RayService take their own when set. Default 32: a
+	// bring-up pass is three round trips to the API server (Services, head,
+	// workers), so 8 workers left RayClusters created at 80 a second
+	// waiting up to 5 s for their first pass (audit log, N=100); 4 RayJob
+	// workers left 100 RayJobs created at once waiting (issue 47,
+	// docs/benchmarks.md).
 	Concurrency int
 	// Namespaces restricts the operator (and the cache) to these
 	// namespaces; empty means all.
@@ -494,7 +500,9 @@ func (o *Operator) SkipReason(rc *rayv1.RayCluster) string { return o.gate.SkipR
 // the one place Options reach a kind (what all kinds share goes to
 // kit.Shared in New).
 func kinds(opts Options) []kit.Registration {
-	rs := opts.RayService
+	rs, rj := opts.RayService, opts.RayJob
+	rs.Concurrency = cmp.Or(rs.Concurrency, opts.Concurrency)
+	rj.Concurrency = cmp.Or(rj.Concurrency, opts.Concurrency)
 	rs.ProxyChecker = opts.ServeProxyChecker
 	rs.ThroughAPIServer = opts.UseKubernetesProxy // KubeRay's --use-kubernetes-proxy (dashboards: see dashboards)
 	if rs.ProxyChecker == nil && opts.AddressBook != nil {
@@ -503,13 +511,13 @@ func kinds(opts Options) []kit.Registration {
 	regs := []kit.Registration{
 		raycluster.Registration(raycluster.Options{StatusCoalesceWindow: opts.StatusCoalesceWindow, Concurrency: opts.Concurrency,
 			NetworkPolicies: opts.FeatureGates.Enabled(features.RayClusterNetworkPolicy), BatchScheduler: opts.BatchScheduler}),
-		rayjob.Registration(opts.RayJob),
+		rayjob.Registration(rj),
 		rayservice.Registration(rs),
 	}
 	// RayCronJob=false (KubeRay's default, which its chart renders) runs no
 	// RayCronJob controller, as KubeRay's main.go does with the gate off.
 	if opts.FeatureGates.Enabled(features.RayCronJob) {
-		regs = append(regs, raycronjob.Registration(raycronjob.Options{Local: time.Local}))
+		regs = append(regs, raycronjob.Registration(raycronjob.Options{Local: time.Local, Concurrency: opts.Concurrency}))
 	}
 	return regs
 }

@@ -160,7 +160,7 @@ func bindSettings(f *pflag.FlagSet, o *controller.Options, noElect *bool, kr *ku
 	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint ("0" turns it off)`)
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `address of /healthz and /readyz ("0" turns them off)`)
 	f.StringVar(&o.PprofBindAddress, "pprof-bind-address", "0", `address of Go's /debug/pprof profiles ("0" turns it off)`)
-	f.IntVar(&o.Concurrency, "concurrency", controller.DefaultConcurrency, "RayClusters reconciled at once")
+	f.IntVar(&o.Concurrency, "concurrency", controller.DefaultConcurrency, "objects of each kind (RayClusters, RayJobs, RayServices, RayCronJobs) reconciled at once, as KubeRay's --reconcile-concurrency")
 	f.StringSliceVar(&o.Namespaces, "watch-namespaces", nil, "reconcile only these namespaces (default all)")
 	f.BoolVar(&o.IgnoreOtherOperators, "ignore-other-operator", false, "reconcile even while a KubeRay operator runs in the cluster")
 	f.DurationVar(&o.StatusCoalesceWindow, "status-coalesce", controller.DefaultStatusCoalesceWindow, "hold non-urgent status changes this long to write them once (negative: write at once)")
