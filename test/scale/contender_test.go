@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,10 +28,16 @@ type contender struct {
 	start func(b *testing.B, p *plane, flags []string) *operator
 }
 
-// contenders are raw, raydar and KubeRay, in that order;
-// RAYDAR_SCALE_CONTENDERS (e.g. "raw,raydar") picks some.
-func contenders(b *testing.B) []contender {
+// contenders are raw, (with floor) the floor, raydar and KubeRay, in that
+// order; RAYDAR_SCALE_CONTENDERS (e.g. "raw,raydar") picks some. The
+// floor (BenchmarkPerfTestRayClusters only) makes, with a plain client,
+// the writes any operator keeping KubeRay's objects must: the head
+// Service, the pods and one status write.
+func contenders(b *testing.B, floor bool) []contender {
 	all := []contender{{name: "raw"}, {name: "raydar", start: startRaydar}, {name: "kuberay", start: startKubeRay}}
+	if floor {
+		all = slices.Insert(all, 1, contender{name: "floor"})
+	}
 	pick := os.Getenv("RAYDAR_SCALE_CONTENDERS")
 	if pick == "" {
 		return all
@@ -42,7 +49,7 @@ func contenders(b *testing.B) []contender {
 		}
 	}
 	if len(out) == 0 {
-		b.Fatalf("RAYDAR_SCALE_CONTENDERS=%q names none of raw, raydar, kuberay", pick)
+		b.Fatalf("RAYDAR_SCALE_CONTENDERS=%q names none of raw, floor, raydar, kuberay", pick)
 	}
 	return out
 }

@@ -24,7 +24,7 @@ func BenchmarkFairness(b *testing.B) {
 	const n = 100
 	big := int32(benchkit.EnvInts(b, "RAYDAR_SCALE_BIG", []int{1000})[0])
 	for range b.N {
-		for _, c := range contenders(b) {
+		for _, c := range contenders(b, false) {
 			s := idleClusters(b, c, n, big, n+int(big)+n, kubeRayFlags())
 			before := benchkit.LoadAverage()
 			w := newWatcher(b, s.p, podList)

@@ -33,7 +33,7 @@ func BenchmarkRayJobs(b *testing.B) {
 		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
 			for range b.N {
 				var raw time.Duration
-				for _, c := range contenders(b) {
+				for _, c := range contenders(b, false) {
 					all := runJobs(b, c, n, raw)
 					if c.start == nil {
 						raw = all

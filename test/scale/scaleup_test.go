@@ -101,7 +101,7 @@ func BenchmarkScaleUp(b *testing.B) {
 	per := int32(benchkit.EnvInts(b, "RAYDAR_SCALE_WORKERS", []int{100})[0])
 	for range b.N {
 		var raw time.Duration
-		for _, c := range contenders(b) {
+		for _, c := range contenders(b, false) {
 			s := idleClusters(b, c, n, per, n*(int(per)+1)+1, kubeRayFlags("--reconcile-concurrency=10"))
 			before := benchkit.LoadAverage()
 			w := newWatcher(b, s.p, podList)
