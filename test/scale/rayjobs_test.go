@@ -118,12 +118,30 @@ func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration 
 	var middleRawReady time.Time
 	middlePods := map[string]bool{}
 	failed := map[string]bool{}
+	// Where a job's time goes: its first status (the operator's first
+	// pass), its cluster read ready, its submission (jobDeploymentStatus
+	// Running).
+	firstStatus, clusterUp, submitted := map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
+	first := func(m map[string]time.Time, k string, at time.Time) {
+		if _, ok := m[k]; !ok {
+			m[k] = at
+		}
+	}
 	ok := w.until(b, 30*time.Minute, func(obj client.Object, at time.Time) bool {
 		switch o := obj.(type) {
 		case *rayv1.RayJob:
 			if _, ok := index[key(o)]; ok && o.Status.JobStatus != rayv1.JobStatusNew && o.Status.JobStatus != rayv1.JobStatusPending {
 				if _, ok := startedAt[key(o)]; !ok {
 					startedAt[key(o)] = at
+				}
+			}
+			if _, ok := index[key(o)]; ok && o.Status.JobDeploymentStatus != "" {
+				first(firstStatus, key(o), at)
+				if o.Status.RayClusterStatus.State == rayv1.Ready {
+					first(clusterUp, key(o), at)
+				}
+				if o.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning {
+					first(submitted, key(o), at)
 				}
 			}
 			if o.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusFailed {
@@ -159,6 +177,22 @@ func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration 
 	var waits []time.Duration
 	for k, t := range startedAt {
 		waits = append(waits, t.Sub(createdAt[index[k]]))
+	}
+	if c.start != nil {
+		since := func(to, from map[string]time.Time, fromCreate bool) []time.Duration {
+			var ds []time.Duration
+			for k, t := range to {
+				if fromCreate {
+					ds = append(ds, t.Sub(createdAt[index[k]]))
+				} else if f, ok := from[k]; ok {
+					ds = append(ds, t.Sub(f))
+				}
+			}
+			return ds
+		}
+		b.Logf("%s N=%d, where a job's time goes: create → first status: %s; → its cluster ready: %s; → submitted (Running): %s; → jobStatus past PENDING: %s",
+			c.name, n, quantiles(since(firstStatus, nil, true)), quantiles(since(clusterUp, firstStatus, false)),
+			quantiles(since(submitted, clusterUp, false)), quantiles(since(startedAt, submitted, false)))
 	}
 	cpu, writes, peak, rss := op.usage(b)
 	ratio := ""
