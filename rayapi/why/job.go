@@ -32,9 +32,16 @@ func jobCauses(in *JobInput) []Cause {
 		cs = append(cs, c)
 	}
 	cs = whoCauses(o, in.Events, in.Reconciler, cs)
+	contra, contradicts := statusContradiction(in)
+	if contradicts {
+		cs = append(cs, contra)
+	}
 	switch st.JobDeploymentStatus {
 	case rayv1.JobDeploymentStatusComplete:
 		if st.JobStatus != rayv1.JobStatusFailed {
+			if contradicts { // Complete, but jobStatus says it still runs
+				return []Cause{contra}
+			}
 			return nil // finished as asked
 		}
 		return append(cs, jobFailed(in))

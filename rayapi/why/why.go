@@ -20,7 +20,8 @@ type Cause struct {
 	// DeploymentUnhealthy, NoServeEndpoints, RayInfeasible, JobDemand, ServeDemand, AutoscalerDown,
 	// AutoscalerForbidden, AutoscalerNotActing, ScaleDownStalled,
 	// GangSchedulingIgnored, PodGroupNotRunning, GatewayAPIMissing,
-	// GatewayClassMissing, GatewayNotReady, HTTPRouteNotAccepted, GPUsIdle.
+	// GatewayClassMissing, GatewayNotReady, HTTPRouteNotAccepted, GPUsIdle,
+	// WaitingForOperator, StatusContradiction.
 	Code string `json:"code"`
 	// Subject is what the cause is about, in kubectl's words:
 	// "pod ray-head-x", "group gpu", "RayCluster ns/name".

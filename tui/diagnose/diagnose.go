@@ -83,6 +83,10 @@ func (d *Diagnoses) RefreshTimed() {
 	jobs := uidSet{}
 	for _, o := range d.store.List(watch.RayJob) {
 		j := o.(*rayv1.RayJob)
+		if contradictionComes(j) {
+			jobs[watch.Key(o)] = true
+			continue
+		}
 		if j.Status.JobStatus.IsTerminal() {
 			continue
 		}
@@ -93,6 +97,15 @@ func (d *Diagnoses) RefreshTimed() {
 	if len(jobs) > 0 {
 		d.recompute(nil, jobs, nil)
 	}
+}
+
+// contradictionComes: a Running RayJob whose status may come to
+// contradict itself once a grace passes (rayapi/status JobContradiction):
+// its Ray job ended, or its copy of the cluster's status is not ready.
+func contradictionComes(j *rayv1.RayJob) bool {
+	st := &j.Status
+	return st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning &&
+		(st.JobStatus.IsTerminal() || st.RayClusterStatus.State != rayv1.Ready)
 }
 
 // Diagnosers are the pure functions that name the causes: rayapi/why's

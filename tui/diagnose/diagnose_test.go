@@ -229,6 +229,29 @@ func TestDiagnosisFollowsTheClock(t *testing.T) {
 	}
 }
 
+// TestContradictionFollowsTheClock: a RayJob whose Ray job ended while its
+// deployment stays Running is flagged once KubeRay's grace has passed,
+// without any change to the job (a terminal jobStatus is otherwise never
+// re-diagnosed with the clock).
+func TestContradictionFollowsTheClock(t *testing.T) {
+	st := tuitest.Fixture()
+	j := tuitest.MustFind(t, st, watch.RayJob, "ml", "nightly-eval").(*rayv1.RayJob).DeepCopy()
+	j.Status.JobStatus = rayv1.JobStatusSucceeded
+	j.Status.RayJobStatusInfo.EndTime = &metav1.Time{Time: tuitest.FixedNow.Add(-4 * time.Minute)}
+	st.Add(j)
+	now := tuitest.FixedNow
+	d := NewDiagnoses(st, func() time.Time { return now }, "leader", nil)
+	if cs := d.Get(watch.Key(j)); len(cs) != 0 {
+		t.Fatalf("causes within the grace: %+v", cs)
+	}
+	now = now.Add(2 * time.Minute)
+	d.RefreshTimed()
+	cs := d.Get(watch.Key(j))
+	if len(cs) != 1 || cs[0].Code != "StatusContradiction" {
+		t.Fatalf("past the grace: %+v", cs)
+	}
+}
+
 func ptrInt32(v int32) *int32 { return &v }
 
 // fns are the diagnosers that record into r.
