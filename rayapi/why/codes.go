@@ -23,6 +23,12 @@ const (
 	// time in the current state, head restarts). Inferred from the API
 	// objects (queue.go), not read from the operator's work queue.
 	CodeWaitingForOperator = "WaitingForOperator"
+	// CodeWorkersMissing: fewer worker pods exist than the RayCluster's
+	// spec asks for, though the reconciler acted on the spec: how many of
+	// how many, per group, and for how long at most; with the cluster's
+	// time in its state and the head's restarts. Progress of a scale-up
+	// (kuberay#4178), said once it takes longer than OperatorActsWithin.
+	CodeWorkersMissing = "WorkersMissing"
 	// CodeCreateRefused: a ResourceQuota, an admission webhook or another
 	// policy refused an object raydar creates.
 	CodeCreateRefused = "CreateRefused"
@@ -156,6 +162,7 @@ const (
 	rankGangPending         = 15 // no pod of the gang starts before all are bound
 	rankHeadPod             = 20 // + podRank*
 	rankWorkerPod           = 30 // + podRank*
+	rankWorkersMissing      = 38 // after what the existing pods say
 	rankWaitingForGCS       = 40
 	rankAutoscaler          = 42 // the sidecar down or refused: nothing scales
 	rankAutoscalerIdle      = 44

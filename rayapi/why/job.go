@@ -66,6 +66,7 @@ func jobCauses(in *JobInput) []Cause {
 	if c, ok := dashboardUnreachable(o, in.Events, st.JobStatusCheckFailureStartTime != nil, in.Now, st); ok {
 		cs = append(cs, c)
 	}
+	cs = waitingForOperator(o, in.Events, in.Reconciler, in.Now, in.SpecSeen, cs, "jobDeploymentStatus: "+status.JobDeployment(j))
 	cs = deadlines(in, cs)
 	cs = jobDemand(in, cs)
 	cs = clusterNotReady(in, cs)

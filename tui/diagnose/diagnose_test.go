@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -248,6 +249,28 @@ func TestContradictionFollowsTheClock(t *testing.T) {
 	d.RefreshTimed()
 	cs := d.Get(watch.Key(j))
 	if len(cs) != 1 || cs[0].Code != "StatusContradiction" {
+		t.Fatalf("past the grace: %+v", cs)
+	}
+}
+
+// TestWaitingForOperatorFollowsTheClock: a RayCluster whose new generation
+// the reconciler has not acted on is said once the grace has passed, timed
+// from when the TUI first saw the generation (its cache strips
+// managedFields), without any change to the cluster.
+func TestWaitingForOperatorFollowsTheClock(t *testing.T) {
+	st := tuitest.Fixture()
+	rc := tuitest.MustFind(t, st, watch.RayCluster, "ml", "train-a").(*rayv1.RayCluster).DeepCopy()
+	rc.Generation, rc.Status.ObservedGeneration = 8, 7
+	st.Add(rc)
+	now := tuitest.FixedNow
+	d := NewDiagnoses(st, func() time.Time { return now }, "leader", nil)
+	if cs := d.Get(watch.Key(rc)); len(cs) != 0 {
+		t.Fatalf("causes at once: %+v", cs)
+	}
+	now = now.Add(timedEvery)
+	d.RefreshTimed()
+	cs := d.Get(watch.Key(rc))
+	if len(cs) == 0 || cs[0].Code != why.CodeWaitingForOperator || !strings.HasSuffix(cs[0].Summary, "not yet acted on for 10s") {
 		t.Fatalf("past the grace: %+v", cs)
 	}
 }
