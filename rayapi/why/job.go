@@ -98,7 +98,8 @@ func clusterNotReady(in *JobInput, cs []Cause) []Cause {
 		rc := in.Cluster.Cluster
 		c.Subject = in.Cluster.subject()
 		c.Summary = "RayCluster " + rc.Name + " not ready (" + status.Cluster(rc) + ")"
-		c.Evidence = []string{"cluster status: " + status.Cluster(rc) + ", workers " + status.Workers(rc)}
+		c.Evidence = append([]string{"cluster status: " + status.Cluster(rc) + ", workers " + status.Workers(rc)},
+			clusterProgress(in.Cluster, headOf(in.Cluster.Pods), cs)...)
 		c.Fix = "wait for the cluster, or look at its pods (its Why names no cause yet)"
 	case j.Spec.UsesClusterSelector():
 		c.Subject = "RayCluster " + j.Namespace + "/" + name

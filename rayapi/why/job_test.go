@@ -76,6 +76,16 @@ func TestJobCauses(t *testing.T) {
 			in.Cluster.Cluster.Status.State = ""
 			in.Cluster.Pods[1].Status.Phase = corev1.PodPending
 		}, want: []string{"ClusterNotReady: RayCluster rc not ready (pending)"}},
+		{name: "cluster not ready: how long, and its head's restarts", in: func(in *JobInput) {
+			in.Job.Status.JobStatus, in.Job.Status.JobDeploymentStatus = "", rayv1.JobDeploymentStatusInitializing
+			rc := in.Cluster.Cluster
+			rc.Status.State = rayv1.Suspended
+			rc.Status.StateTransitionTimes = map[rayv1.ClusterState]*metav1.Time{rayv1.Suspended: {Time: now.Add(-3 * time.Minute)}}
+			h := &in.Cluster.Pods[0].Status.ContainerStatuses[0]
+			h.RestartCount = 1
+			h.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}
+		}, want: []string{"ClusterNotReady: RayCluster rc not ready (suspended)"},
+			evidence: []string{"state suspended since 11:57:00Z (3m)", "head pod rc-head container ray restarted once, last Error (exit code 1)"}},
 		{name: "labelled cluster not ready: the ignored label does not stand in for not ready", in: func(in *JobInput) {
 			in.Job.Status.JobStatus, in.Job.Status.JobDeploymentStatus = "", rayv1.JobDeploymentStatusInitializing
 			in.Cluster.Cluster.Status.State = ""

@@ -172,21 +172,32 @@ func eventAgo(e *corev1.Event, now time.Time) string {
 // (status.stateTransitionTimes), and the head's restarts (each container
 // that restarted, with its last termination), unless a CrashLoop cause
 // about the head says them already.
-func clusterProgress(in *ClusterInput, s *podScan, cs []Cause) []string {
+func clusterProgress(in *ClusterInput, head *podview.Pod, cs []Cause) []string {
 	var out []string
 	st := &in.Cluster.Status
 	if t := st.StateTransitionTimes[st.State]; st.State != "" && t != nil && !in.Now.IsZero() {
 		out = append(out, "state "+string(st.State)+" since "+clock(t.Time)+" ("+duration.HumanDuration(in.Now.Sub(t.Time))+")")
 	}
-	if s.head == nil {
+	if head == nil {
 		return out
 	}
 	for _, c := range cs {
-		if c.Code == CodeCrashLoop && strings.HasSuffix(c.Subject, "pod "+s.head.Name) {
+		if c.Code == CodeCrashLoop && strings.HasSuffix(c.Subject, "pod "+head.Name) {
 			return out
 		}
 	}
-	return append(out, restartWords(s.head)...)
+	return append(out, restartWords(head)...)
+}
+
+// headOf is the cluster's head pod not being deleted, nil when there is
+// none.
+func headOf(pods []*podview.Pod) *podview.Pod {
+	for _, p := range pods {
+		if head, _ := podGroup(p); head && p.DeletionTimestamp == nil {
+			return p
+		}
+	}
+	return nil
 }
 
 // restartWords: "head pod rc-head container ray-head restarted 3 times,
@@ -261,7 +272,7 @@ func workersMissing(o object, in *ClusterInput, s *podScan, cs []Cause) []Cause 
 			c.Evidence = append(c.Evidence, "group "+g.GroupName+": "+itoa(int64(have[g.GroupName]))+" of "+itoa(int64(want))+" pods")
 		}
 	}
-	c.Evidence = append(c.Evidence, clusterProgress(in, s, cs)...)
+	c.Evidence = append(c.Evidence, clusterProgress(in, s.head, cs)...)
 	c.Fix = "the reconciler acted on the spec and is creating the pods (or failing to: its Events); with many pods or clusters at once it creates them in batches"
 	return append(cs, c)
 }
