@@ -338,7 +338,7 @@ func (g *getter) tableOf(res string, objs []client.Object) (header []string, row
 		for _, o := range objs {
 			j := o.(*rayv1.RayJob)
 			cl := cmp.Or(j.Status.RayClusterName, j.Spec.SelectedClusterName())
-			t.row(row(j, j.Name, status.Job(j), status.JobDeployment(j), cl, j.Status.JobId,
+			t.row(row(j, j.Name, status.JobWord(j, g.now), status.JobDeployment(j), cl, j.Status.JobId,
 				status.JobDuration(g.now, j), status.Age(g.now, j.CreationTimestamp.Time))...)
 		}
 	case getServices:

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
@@ -119,5 +121,45 @@ func TestWhyBadInput(t *testing.T) {
 				t.Errorf("error %v; want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestWhyJSONStatusContradiction: `raydar why rayjob X -o json` names a
+// RayJob whose statuses contradict each other (kuberay#2314) with the code
+// StatusContradiction and both fields and values, for scripts.
+func TestWhyJSONStatusContradiction(t *testing.T) {
+	now := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	j := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j", Generation: 1}}
+	j.Status = rayv1.RayJobStatus{ObservedGeneration: 1, JobId: "j-1", RayClusterName: "j-rc", JobStatus: rayv1.JobStatusRunning,
+		JobDeploymentStatus: rayv1.JobDeploymentStatusFailed, Reason: rayv1.DeadlineExceeded,
+		EndTime: &metav1.Time{Time: now.Add(-42 * time.Second)}}
+	causes := sortedCauses(why.Job(why.JobInput{Job: j, Now: now}))
+	var b bytes.Buffer
+	if err := writeData(&b, outputJSON, whyJSON{Kind: "RayJob", Namespace: "ns", Name: "j", Causes: causes}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Causes []why.Cause `json:"causes"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	var c *why.Cause
+	for i := range got.Causes {
+		if got.Causes[i].Code == why.CodeStatusContradiction {
+			c = &got.Causes[i]
+		}
+	}
+	if c == nil {
+		t.Fatalf("no StatusContradiction in\n%s", b.String())
+	}
+	want := why.Cause{Code: "StatusContradiction", Subject: "RayJob ns/j",
+		Summary: "status contradicts itself: jobStatus RUNNING while jobDeploymentStatus Failed",
+		Evidence: []string{"jobStatus: RUNNING", "jobDeploymentStatus: Failed",
+			"the deployment ended, so the operator no longer reads the Ray job: jobStatus is the last it read before, not what the Ray job does now",
+			"since 13:59:18Z (42s ago)"}}
+	if c.Code != want.Code || c.Subject != want.Subject || c.Summary != want.Summary || strings.Join(c.Evidence, "\n") != strings.Join(want.Evidence, "\n") ||
+		!strings.Contains(c.Fix, "kuberay#2314") {
+		t.Errorf("got\n%+v\nwant\n%+v", *c, want)
 	}
 }

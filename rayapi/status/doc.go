@@ -9,6 +9,9 @@
 // ready counts ("2/3": Workers, PodReady, Apps), ages (Age, Since), a job's
 // run time (JobDuration), a conditions summary (Conditions) and a
 // RayService's incremental upgrade: its traffic split, target capacities
-// and next step (IncrementalUpgrade, Traffic; incremental.go). Every
+// and next step (IncrementalUpgrade, Traffic; incremental.go), and a
+// RayJob whose status contradicts itself (JobContradiction, kuberay#2314;
+// contradiction.go): the lists show its word marked (JobWord) and
+// rayapi/why states it as a cause. Every
 // function is pure: it reads the object and the clock it is given.
 package status

@@ -44,6 +44,8 @@ func clusterCauses(in *ClusterInput) []Cause {
 	cs = autoscalerCauses(in, cs)
 	cs = rayCauses(in, &scan, cs)
 	cs = podCauses(&scan, in, cs)
+	cs = waitingForOperator(o, in.Events, in.Reconciler, in.Now, in.SpecSeen, cs, clusterProgress(in, scan.head, cs)...)
+	cs = workersMissing(o, in, &scan, cs)
 	cs = podGroupCause(o, in, cs)
 	cs = schedulerNotBindingCause(o, in, cs)
 	cs = gangSchedulingCause(o, rc, in.Pods, cs)

@@ -16,6 +16,19 @@ const (
 	// CodeNotReconciled: no raydar reconciler is active and the status
 	// does not describe the spec.
 	CodeNotReconciled = "NotReconciled"
+	// CodeWaitingForOperator: a raydar reconciler is active but the
+	// object's status has not described its current generation for longer
+	// than OperatorActsWithin: since when the spec changed and how long it
+	// has waited, with the reconciler's own view (the last write error,
+	// time in the current state, head restarts). Inferred from the API
+	// objects (queue.go), not read from the operator's work queue.
+	CodeWaitingForOperator = "WaitingForOperator"
+	// CodeWorkersMissing: fewer worker pods exist than the RayCluster's
+	// spec asks for, though the reconciler acted on the spec: how many of
+	// how many, per group, and for how long at most; with the cluster's
+	// time in its state and the head's restarts. Progress of a scale-up
+	// (kuberay#4178), said once it takes longer than OperatorActsWithin.
+	CodeWorkersMissing = "WorkersMissing"
 	// CodeCreateRefused: a ResourceQuota, an admission webhook or another
 	// policy refused an object raydar creates.
 	CodeCreateRefused = "CreateRefused"
@@ -68,6 +81,12 @@ const (
 	// there, above minReplicas, and the autoscaler has neither lowered
 	// replicas nor named them in workersToDelete.
 	CodeScaleDownStalled = "ScaleDownStalled"
+	// CodeStatusContradiction: a RayJob's status contradicts itself or
+	// its RayCluster (rayapi/status JobContradiction, kuberay#2314):
+	// jobStatus RUNNING while jobDeploymentStatus Failed, a terminal
+	// jobStatus while still Running, Running while its cluster is gone or
+	// not ready for long. Names both fields and their values.
+	CodeStatusContradiction = "StatusContradiction"
 	// CodeClusterNotReady: a RayJob's cluster is not ready (or not there)
 	// and has no more specific cause of its own.
 	CodeClusterNotReady = "ClusterNotReady"
@@ -133,31 +152,34 @@ const (
 // about itself, and last what is only worth knowing (labels raydar
 // ignores).
 const (
-	rankInvalidSpec    = 0
-	rankSuspended      = 1
-	rankOtherOperator  = 2
-	rankNotReconciled  = 3
-	rankCreateRefused  = 10
-	rankWriteFailed    = 11
-	rankGangPending    = 15 // no pod of the gang starts before all are bound
-	rankHeadPod        = 20 // + podRank*
-	rankWorkerPod      = 30 // + podRank*
-	rankWaitingForGCS  = 40
-	rankAutoscaler     = 42 // the sidecar down or refused: nothing scales
-	rankAutoscalerIdle = 44
-	rankRayDemand      = 45
-	rankJobFailed      = 50
-	rankSubmitter      = 51
-	rankDashboard      = 52
-	rankGateway        = 53 // the Gateway API side of an incremental upgrade
-	rankRoute          = 54
-	rankClusterReady   = 55
-	rankDeadline       = 58
-	rankApp            = 60
-	rankDeployment     = 61
-	rankEndpoints      = 62
-	rankIgnoredLabels  = 90 // informational: nothing may be wrong
-	rankGPUsIdle       = 91 // informational: held, not used
+	rankInvalidSpec         = 0
+	rankSuspended           = 1
+	rankOtherOperator       = 2
+	rankNotReconciled       = 3
+	rankWaitingForOp        = 4 // the operator has not acted on the spec yet
+	rankCreateRefused       = 10
+	rankWriteFailed         = 11
+	rankGangPending         = 15 // no pod of the gang starts before all are bound
+	rankHeadPod             = 20 // + podRank*
+	rankWorkerPod           = 30 // + podRank*
+	rankWorkersMissing      = 38 // after what the existing pods say
+	rankWaitingForGCS       = 40
+	rankAutoscaler          = 42 // the sidecar down or refused: nothing scales
+	rankAutoscalerIdle      = 44
+	rankRayDemand           = 45
+	rankJobFailed           = 50
+	rankSubmitter           = 51
+	rankDashboard           = 52
+	rankGateway             = 53 // the Gateway API side of an incremental upgrade
+	rankRoute               = 54
+	rankClusterReady        = 55
+	rankStatusContradiction = 57 // the job's own words, one of them stale
+	rankDeadline            = 58
+	rankApp                 = 60
+	rankDeployment          = 61
+	rankEndpoints           = 62
+	rankIgnoredLabels       = 90 // informational: nothing may be wrong
+	rankGPUsIdle            = 91 // informational: held, not used
 )
 
 // blocking reports whether some cause may hold the object back: any but

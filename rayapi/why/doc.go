@@ -10,14 +10,18 @@
 // kube/inspect) prints the same causes. A healthy object has no causes.
 //
 // Causes are ranked so that the one whose fix unblocks the others comes
-// first: the spec, suspend, who reconciles (object.go, cluster.go); writes
+// first: the spec, suspend, who reconciles (object.go, cluster.go) and
+// whether it has acted on the spec yet (queue.go: the operator's view
+// inferred from the API objects, also how far a cluster's worker pods
+// are); writes
 // raydar failed or was refused (writes.go); the head's pods, then the
 // workers' (pods.go reads the pods, podcauses.go words them, nodes.go
 // makes scheduling specific); workers waiting for the GCS; the in-tree
 // autoscaler (autoscaler.go: its sidecar down, its ServiceAccount refused,
 // pending demand it does not act on, idle workers it does not remove);
 // Ray's demand (ray.go); then what a
-// RayJob (job.go; jobdemand.go: its entrypoint's resources no pod gives)
+// RayJob (job.go; jobdemand.go: its entrypoint's resources no pod gives;
+// contradiction.go: its status contradicting itself, rayapi/status's check)
 // or RayService (service.go; servedemand.go: its Serve replicas' resources,
 // decided as a job's entrypoint; gateway.go: the Gateway API side of a
 // NewClusterWithIncrementalUpgrade, from no Gateway API or GatewayClass to

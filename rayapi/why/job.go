@@ -32,9 +32,16 @@ func jobCauses(in *JobInput) []Cause {
 		cs = append(cs, c)
 	}
 	cs = whoCauses(o, in.Events, in.Reconciler, cs)
+	contra, contradicts := statusContradiction(in)
+	if contradicts {
+		cs = append(cs, contra)
+	}
 	switch st.JobDeploymentStatus {
 	case rayv1.JobDeploymentStatusComplete:
 		if st.JobStatus != rayv1.JobStatusFailed {
+			if contradicts { // Complete, but jobStatus says it still runs
+				return []Cause{contra}
+			}
 			return nil // finished as asked
 		}
 		return append(cs, jobFailed(in))
@@ -59,6 +66,7 @@ func jobCauses(in *JobInput) []Cause {
 	if c, ok := dashboardUnreachable(o, in.Events, st.JobStatusCheckFailureStartTime != nil, in.Now, st); ok {
 		cs = append(cs, c)
 	}
+	cs = waitingForOperator(o, in.Events, in.Reconciler, in.Now, in.SpecSeen, cs, "jobDeploymentStatus: "+status.JobDeployment(j))
 	cs = deadlines(in, cs)
 	cs = jobDemand(in, cs)
 	cs = clusterNotReady(in, cs)
@@ -90,7 +98,8 @@ func clusterNotReady(in *JobInput, cs []Cause) []Cause {
 		rc := in.Cluster.Cluster
 		c.Subject = in.Cluster.subject()
 		c.Summary = "RayCluster " + rc.Name + " not ready (" + status.Cluster(rc) + ")"
-		c.Evidence = []string{"cluster status: " + status.Cluster(rc) + ", workers " + status.Workers(rc)}
+		c.Evidence = append([]string{"cluster status: " + status.Cluster(rc) + ", workers " + status.Workers(rc)},
+			clusterProgress(in.Cluster, headOf(in.Cluster.Pods), cs)...)
 		c.Fix = "wait for the cluster, or look at its pods (its Why names no cause yet)"
 	case j.Spec.UsesClusterSelector():
 		c.Subject = "RayCluster " + j.Namespace + "/" + name

@@ -55,11 +55,13 @@ func TestJobCauses(t *testing.T) {
 			st := &in.Job.Status
 			in.Job.Spec.ActiveDeadlineSeconds = ptr(int32(600))
 			st.JobDeploymentStatus, st.Reason = rayv1.JobDeploymentStatusFailed, rayv1.DeadlineExceeded
-		}, want: []string{"JobFailed: failed: activeDeadlineSeconds 600s passed"}},
+		}, want: []string{"JobFailed: failed: activeDeadlineSeconds 600s passed",
+			// the deadline failed the deployment; jobStatus stays what was last read (kuberay#2314)
+			"StatusContradiction: status contradicts itself: jobStatus RUNNING while jobDeploymentStatus Failed"}},
 		{name: "failed: never running, with the cluster's cause", in: func(in *JobInput) {
 			st := &in.Job.Status
 			in.Job.Spec.PreRunningDeadlineSeconds = ptr(int32(300))
-			st.JobDeploymentStatus, st.Reason = rayv1.JobDeploymentStatusFailed, rayv1.PreRunningDeadlineExceeded
+			st.JobStatus, st.JobDeploymentStatus, st.Reason = "", rayv1.JobDeploymentStatusFailed, rayv1.PreRunningDeadlineExceeded
 			in.Cluster.Pods[0] = waiting(in.Cluster.Pods[0], corev1.PodPending, "ImagePullBackOff", "")
 		}, want: []string{"ImagePull: head can't pull rayproject/ray:2.9.0", "JobFailed: failed: not running within preRunningDeadlineSeconds 300s"}},
 		{name: "cluster not ready: its own cause, stated as the cluster's", in: func(in *JobInput) {
@@ -74,6 +76,16 @@ func TestJobCauses(t *testing.T) {
 			in.Cluster.Cluster.Status.State = ""
 			in.Cluster.Pods[1].Status.Phase = corev1.PodPending
 		}, want: []string{"ClusterNotReady: RayCluster rc not ready (pending)"}},
+		{name: "cluster not ready: how long, and its head's restarts", in: func(in *JobInput) {
+			in.Job.Status.JobStatus, in.Job.Status.JobDeploymentStatus = "", rayv1.JobDeploymentStatusInitializing
+			rc := in.Cluster.Cluster
+			rc.Status.State = rayv1.Suspended
+			rc.Status.StateTransitionTimes = map[rayv1.ClusterState]*metav1.Time{rayv1.Suspended: {Time: now.Add(-3 * time.Minute)}}
+			h := &in.Cluster.Pods[0].Status.ContainerStatuses[0]
+			h.RestartCount = 1
+			h.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}
+		}, want: []string{"ClusterNotReady: RayCluster rc not ready (suspended)"},
+			evidence: []string{"state suspended since 11:57:00Z (3m)", "head pod rc-head container ray restarted once, last Error (exit code 1)"}},
 		{name: "labelled cluster not ready: the ignored label does not stand in for not ready", in: func(in *JobInput) {
 			in.Job.Status.JobStatus, in.Job.Status.JobDeploymentStatus = "", rayv1.JobDeploymentStatusInitializing
 			in.Cluster.Cluster.Status.State = ""
@@ -152,6 +164,32 @@ func TestJobCauses(t *testing.T) {
 			in.Reconciler = Reconciler{Known: true, Who: "--readonly"}
 			in.Cluster.Reconciler = in.Reconciler
 		}, want: []string{"NotReconciled: not reconciled: --readonly"}},
+		{name: "kuberay#2314: RUNNING while Failed, both fields named", in: func(in *JobInput) {
+			st := &in.Job.Status
+			st.JobDeploymentStatus, st.Reason = rayv1.JobDeploymentStatusFailed, rayv1.SubmissionFailed
+			st.EndTime = &metav1.Time{Time: now.Add(-42 * time.Second)}
+		}, want: []string{"SubmitterFailed: submission failed",
+			"StatusContradiction: status contradicts itself: jobStatus RUNNING while jobDeploymentStatus Failed"},
+			evidence: []string{"jobStatus: RUNNING", "jobDeploymentStatus: Failed", "since 11:59:18Z (42s ago)"}},
+		{name: "RUNNING while Complete: said though Complete says nothing else", in: func(in *JobInput) {
+			in.Job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusComplete
+		}, want: []string{"StatusContradiction: status contradicts itself: jobStatus RUNNING while jobDeploymentStatus Complete"}},
+		{name: "SUCCEEDED while Running past KubeRay's grace", in: func(in *JobInput) {
+			in.Job.Status.JobStatus = rayv1.JobStatusSucceeded
+			in.Job.Status.RayJobStatusInfo.EndTime = &metav1.Time{Time: now.Add(-10 * time.Minute)}
+		}, want: []string{"StatusContradiction: status contradicts itself: jobStatus SUCCEEDED while jobDeploymentStatus Running"}},
+		{name: "Running while its cluster is gone", in: func(in *JobInput) {
+			in.Cluster = nil
+		}, want: []string{"StatusContradiction: status contradicts itself: jobDeploymentStatus Running while RayCluster rc not found"}},
+		{name: "Running while its cluster has been suspended for long", in: func(in *JobInput) {
+			rc := in.Cluster.Cluster
+			rc.Spec.Suspend = ptr(true)
+			rc.Status.State = rayv1.Suspended
+			rc.Status.StateTransitionTimes = map[rayv1.ClusterState]*metav1.Time{rayv1.Suspended: {Time: now.Add(-5 * time.Minute)}}
+			rc.Status.Conditions = append(rc.Status.Conditions, metav1.Condition{Type: string(rayv1.RayClusterSuspended), Status: metav1.ConditionTrue})
+			in.Cluster.Pods = nil
+		}, want: []string{"Suspended: suspended (spec.suspend)",
+			"StatusContradiction: status contradicts itself: jobDeploymentStatus Running while RayCluster rc suspended"}},
 		{name: "cluster create refused", in: func(in *JobInput) {
 			in.Job.Status.JobStatus, in.Job.Status.JobDeploymentStatus, in.Job.Status.RayClusterName = "", rayv1.JobDeploymentStatusInitializing, ""
 			in.Cluster = nil

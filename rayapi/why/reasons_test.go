@@ -2,12 +2,14 @@ package why_test
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/controller/rayjob"
+	"github.com/raydar/raydar/kube/history"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/rayapi/why"
 )
@@ -31,5 +33,24 @@ func TestControllerReasonsAreRead(t *testing.T) {
 		Type: corev1.EventTypeWarning, Reason: rayjob.ReasonDashboardUnreachable, Message: "connection refused"}
 	if cs := why.Job(why.JobInput{Job: rj, Events: []*corev1.Event{ev}}); len(cs) != 1 || cs[0].Code != why.CodeDashboardUnreachable {
 		t.Errorf("Event %s: causes %+v, want DashboardUnreachable", rayjob.ReasonDashboardUnreachable, cs)
+	}
+}
+
+// rayapi/why copies the field manager of raydar's reconcile loop
+// (kube/history.ReconcilerManager): a status it wrote, lagging the
+// generation, is raydar's to act on, so WaitingForOperator is said even
+// by a raydar that did not look for other operators.
+func TestReconcilerManagerIsRead(t *testing.T) {
+	now := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	at := func(ago time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(-ago)} }
+	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: "rc", Namespace: "ns", Generation: 2,
+		ManagedFields: []metav1.ManagedFieldsEntry{
+			{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(time.Minute)},
+			{Manager: history.ReconcilerManager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: at(time.Hour)}}},
+		Status: rayv1.RayClusterStatus{ObservedGeneration: 1, State: rayv1.Ready}}
+	r := why.Reconciler{Known: true, Active: true, OnlyRaydar: true, Who: "raydar op-1 (lease holder)"}
+	cs := why.Cluster(why.ClusterInput{Cluster: rc, Reconciler: r, Now: now})
+	if len(cs) != 1 || cs[0].Code != why.CodeWaitingForOperator {
+		t.Errorf("causes %+v, want WaitingForOperator", cs)
 	}
 }

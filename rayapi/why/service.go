@@ -5,9 +5,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/status"
@@ -40,6 +42,7 @@ func serviceCauses(in *ServiceInput) []Cause {
 		return cs
 	}
 	cs = writeCauses(o, in.Events, "", "", cs)
+	cs = waitingForOperator(o, in.Events, in.Reconciler, in.Now, in.SpecSeen, cs, serviceProgress(s, in.Now)...)
 	if c, ok := dashboardUnreachable(o, in.Events, false, in.Now, nil); ok {
 		cs = append(cs, c)
 	}
@@ -196,4 +199,14 @@ func pendingNotReady(s *rayv1.RayService, in *ClusterInput, side *rayv1.RayServi
 	}
 	return Cause{Code: CodePendingClusterNotReady, Subject: in.subject(), Rank: rankClusterReady,
 		Summary: sum, Evidence: evidence, Fix: fix}, true
+}
+
+// serviceProgress is how long the RayService has been in its status: since
+// its Ready condition last changed.
+func serviceProgress(s *rayv1.RayService, now time.Time) []string {
+	r := meta.FindStatusCondition(s.Status.Conditions, string(rayv1.RayServiceReady))
+	if r == nil || r.LastTransitionTime.IsZero() || now.IsZero() {
+		return nil
+	}
+	return []string{"status " + status.Service(s) + ", Ready " + string(r.Status) + " since " + clock(r.LastTransitionTime.Time) + " (" + duration.HumanDuration(now.Sub(r.LastTransitionTime.Time)) + ")"}
 }

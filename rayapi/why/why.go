@@ -20,7 +20,8 @@ type Cause struct {
 	// DeploymentUnhealthy, NoServeEndpoints, RayInfeasible, JobDemand, ServeDemand, AutoscalerDown,
 	// AutoscalerForbidden, AutoscalerNotActing, ScaleDownStalled,
 	// GangSchedulingIgnored, PodGroupNotRunning, GatewayAPIMissing,
-	// GatewayClassMissing, GatewayNotReady, HTTPRouteNotAccepted, GPUsIdle.
+	// GatewayClassMissing, GatewayNotReady, HTTPRouteNotAccepted, GPUsIdle,
+	// WaitingForOperator, WorkersMissing, StatusContradiction.
 	Code string `json:"code"`
 	// Subject is what the cause is about, in kubectl's words:
 	// "pod ray-head-x", "group gpu", "RayCluster ns/name".
@@ -92,7 +93,12 @@ type ClusterInput struct {
 	// GPUs is what Ray's own gauges say of the GPUs the cluster's pods
 	// hold (kube/gauges); nil when not read.
 	GPUs *GPUGauges
-	Now  time.Time
+	// SpecSeen is when the caller first saw the object's current
+	// generation; zero when unknown. WaitingForOperator and WorkersMissing
+	// time the wait from the object's managedFields, and from this when
+	// they are stripped (the TUI's cache).
+	SpecSeen time.Time
+	Now      time.Time
 }
 
 // GPUGauges are the GPUs a cluster's pods hold, as Ray's gauges read them,
@@ -130,7 +136,12 @@ type JobInput struct {
 	// Events are the Events about the RayJob, oldest first.
 	Events     []*corev1.Event
 	Reconciler Reconciler
-	Now        time.Time
+	// SpecSeen is when the caller first saw the object's current
+	// generation; zero when unknown. WaitingForOperator and WorkersMissing
+	// time the wait from the object's managedFields, and from this when
+	// they are stripped (the TUI's cache).
+	SpecSeen time.Time
+	Now      time.Time
 }
 
 // ServiceInput is what the cache holds about one RayService.
@@ -145,5 +156,10 @@ type ServiceInput struct {
 	// with NewClusterWithIncrementalUpgrade (gateway.go); nil when they
 	// were not read: nothing is then said of them.
 	Gateway *GatewayInput
-	Now     time.Time
+	// SpecSeen is when the caller first saw the object's current
+	// generation; zero when unknown. WaitingForOperator and WorkersMissing
+	// time the wait from the object's managedFields, and from this when
+	// they are stripped (the TUI's cache).
+	SpecSeen time.Time
+	Now      time.Time
 }

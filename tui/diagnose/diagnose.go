@@ -64,6 +64,27 @@ type Diagnoses struct {
 	// gw holds what was read of the Gateway API objects of the RayServices
 	// that upgrade incrementally (gateway.go); nil: never read.
 	gw *gateways
+	// seen is when each object's current generation was first diagnosed
+	// (why's SpecSeen: the cache strips managedFields, which would say
+	// when the spec changed).
+	seen map[types.UID]seenGen
+}
+
+// seenGen is a generation and when it was first seen.
+type seenGen struct {
+	gen int64
+	at  time.Time
+}
+
+// specSeen is when o's current generation was first seen, now for a new
+// one.
+func (d *Diagnoses) specSeen(o client.Object, now time.Time) time.Time {
+	uid, g := watch.Key(o), o.GetGeneration()
+	if s, ok := d.seen[uid]; ok && s.gen == g {
+		return s.at
+	}
+	d.seen[uid] = seenGen{gen: g, at: now}
+	return now
 }
 
 // timedEvery is how often the causes that depend on the clock alone (a
@@ -71,9 +92,11 @@ type Diagnoses struct {
 // are recomputed, for the jobs that can have them.
 const timedEvery = 10 * time.Second
 
-// RefreshTimed recomputes, at most every timedEvery, the RayJobs whose
-// causes move with the clock: unfinished ones with a deadline, or whose
-// status checks fail.
+// RefreshTimed recomputes, at most every timedEvery, the objects whose
+// causes move with the clock: unfinished RayJobs with a deadline, or whose
+// status checks fail, or whose status may come to contradict itself; and,
+// while a raydar reconciler is active, the objects whose status lags their
+// generation and the RayClusters with fewer ready workers than asked.
 func (d *Diagnoses) RefreshTimed() {
 	now := d.now()
 	if now.Sub(d.timedAt) < timedEvery {
@@ -83,6 +106,10 @@ func (d *Diagnoses) RefreshTimed() {
 	jobs := uidSet{}
 	for _, o := range d.store.List(watch.RayJob) {
 		j := o.(*rayv1.RayJob)
+		if contradictionComes(j) {
+			jobs[watch.Key(o)] = true
+			continue
+		}
 		if j.Status.JobStatus.IsTerminal() {
 			continue
 		}
@@ -90,9 +117,60 @@ func (d *Diagnoses) RefreshTimed() {
 			jobs[watch.Key(o)] = true
 		}
 	}
-	if len(jobs) > 0 {
-		d.recompute(nil, jobs, nil)
+	// What waits for an active raydar reconciler, or a scale-up under way
+	// (WaitingForOperator, WorkersMissing), is said once a grace has
+	// passed, and counts its wait.
+	svcs := uidSet{}
+	var clusters map[watch.ClusterRef]bool
+	if d.reconciler.Active {
+		clusters = d.waiting(jobs, svcs)
 	}
+	if len(jobs) > 0 || len(svcs) > 0 || len(clusters) > 0 {
+		d.recompute(clusters, jobs, svcs)
+	}
+}
+
+// waiting adds to jobs and svcs the RayJobs and RayServices whose status
+// lags their generation, and returns the RayClusters whose status lags or
+// whose ready workers are fewer than the spec asks for.
+func (d *Diagnoses) waiting(jobs, svcs uidSet) map[watch.ClusterRef]bool {
+	for _, o := range d.store.List(watch.RayJob) {
+		if j := o.(*rayv1.RayJob); lags(j.Generation, j.Status.ObservedGeneration, j.Status.JobDeploymentStatus == "") && !j.IsTerminal() {
+			jobs[watch.Key(o)] = true
+		}
+	}
+	for _, o := range d.store.List(watch.RayService) {
+		if s := o.(*rayv1.RayService); lags(s.Generation, s.Status.ObservedGeneration, len(s.Status.Conditions) == 0) {
+			svcs[watch.Key(o)] = true
+		}
+	}
+	var clusters map[watch.ClusterRef]bool
+	for _, o := range d.store.List(watch.RayCluster) {
+		rc := o.(*rayv1.RayCluster)
+		if lags(rc.Generation, rc.Status.ObservedGeneration, rc.Status.State == "" && len(rc.Status.Conditions) == 0) ||
+			(!rc.Spec.IsSuspended() && rc.Status.ReadyWorkerReplicas < rc.Spec.DesiredWorkerPods()) {
+			if clusters == nil {
+				clusters = map[watch.ClusterRef]bool{}
+			}
+			clusters[watch.ClusterRef{Namespace: rc.Namespace, Name: rc.Name}] = true
+		}
+	}
+	return clusters
+}
+
+// lags: a status that does not describe the generation (written for an
+// older one, or never written), as rayapi/why reads it.
+func lags(gen, observed int64, unwritten bool) bool {
+	return unwritten || (observed != 0 && observed < gen)
+}
+
+// contradictionComes: a Running RayJob whose status may come to
+// contradict itself once a grace passes (rayapi/status JobContradiction):
+// its Ray job ended, or its copy of the cluster's status is not ready.
+func contradictionComes(j *rayv1.RayJob) bool {
+	st := &j.Status
+	return st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning &&
+		(st.JobStatus.IsTerminal() || st.RayClusterStatus.State != rayv1.Ready)
 }
 
 // Diagnosers are the pure functions that name the causes: rayapi/why's
@@ -119,7 +197,8 @@ func NewDiagnoses(store *watch.Store, now func() time.Time, role string, nodesKn
 // every object's causes at once.
 func newDiagnosesWith(fn Diagnosers, store *watch.Store, now func() time.Time, role string, nodesKnown func() bool) *Diagnoses {
 	d := &Diagnoses{Fn: fn, store: store, now: now, nodesKnown: nodesKnown, reconciler: ReconcilerOf(role),
-		causes: map[types.UID][]why.Cause{}, column: map[types.UID]string{}, nodeFP: map[types.UID]string{}}
+		causes: map[types.UID][]why.Cause{}, column: map[types.UID]string{}, nodeFP: map[types.UID]string{},
+		seen: map[types.UID]seenGen{}}
 	d.syncNodesKnown()
 	nodes, _ := store.Nodes()
 	for _, n := range nodes {
@@ -320,6 +399,7 @@ func nodeFingerprint(n *corev1.Node) string {
 func (d *Diagnoses) forget(uid types.UID) {
 	delete(d.causes, uid)
 	delete(d.column, uid)
+	delete(d.seen, uid)
 	if d.access != nil {
 		delete(d.access.byUID, uid)
 	}
@@ -397,7 +477,7 @@ func (d *Diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uid
 		}
 		j := o.(*rayv1.RayJob)
 		d.set(watch.RayJob, uid, d.Fn.Job(why.JobInput{Job: j, Cluster: cluster(j.Namespace, j.ClusterName()),
-			Events: d.store.EventsFor(uid), Reconciler: d.reconciler, Now: now}))
+			Events: d.store.EventsFor(uid), Reconciler: d.reconciler, SpecSeen: d.specSeen(j, now), Now: now}))
 	}
 	for uid := range svcs {
 		o, ok := d.store.Get(watch.RayService, uid)
@@ -408,7 +488,7 @@ func (d *Diagnoses) recompute(clusters map[watch.ClusterRef]bool, jobs, svcs uid
 		d.set(watch.RayService, uid, d.Fn.Service(why.ServiceInput{Service: s,
 			Active:  cluster(s.Namespace, s.Status.ActiveServiceStatus.RayClusterName),
 			Pending: cluster(s.Namespace, s.Status.PendingServiceStatus.RayClusterName),
-			Events:  d.store.EventsFor(uid), Reconciler: d.reconciler, Gateway: d.gatewayFor(uid), Now: now}))
+			Events:  d.store.EventsFor(uid), Reconciler: d.reconciler, Gateway: d.gatewayFor(uid), SpecSeen: d.specSeen(s, now), Now: now}))
 	}
 }
 
@@ -434,7 +514,7 @@ func (d *Diagnoses) clusterInput(rc *rayv1.RayCluster, nodes why.Nodes, now time
 		uids = append(uids, watch.Key(p))
 	}
 	in := &why.ClusterInput{Cluster: rc, Pods: pods, Events: d.store.EventsFor(uids...), Nodes: nodes,
-		Reconciler: d.reconciler, Now: now}
+		Reconciler: d.reconciler, SpecSeen: d.specSeen(rc, now), Now: now}
 	if uid == d.capUID {
 		in.Capacity = d.cap
 		in.DemandSince = d.demandSince

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,6 +227,51 @@ func TestDiagnosisFollowsTheClock(t *testing.T) {
 	d.RefreshTimed() // within timedEvery: nothing
 	if got := rec.Called(); got != nil {
 		t.Fatalf("recomputed again at once: %v", got)
+	}
+}
+
+// TestContradictionFollowsTheClock: a RayJob whose Ray job ended while its
+// deployment stays Running is flagged once KubeRay's grace has passed,
+// without any change to the job (a terminal jobStatus is otherwise never
+// re-diagnosed with the clock).
+func TestContradictionFollowsTheClock(t *testing.T) {
+	st := tuitest.Fixture()
+	j := tuitest.MustFind(t, st, watch.RayJob, "ml", "nightly-eval").(*rayv1.RayJob).DeepCopy()
+	j.Status.JobStatus = rayv1.JobStatusSucceeded
+	j.Status.RayJobStatusInfo.EndTime = &metav1.Time{Time: tuitest.FixedNow.Add(-4 * time.Minute)}
+	st.Add(j)
+	now := tuitest.FixedNow
+	d := NewDiagnoses(st, func() time.Time { return now }, "leader", nil)
+	if cs := d.Get(watch.Key(j)); len(cs) != 0 {
+		t.Fatalf("causes within the grace: %+v", cs)
+	}
+	now = now.Add(2 * time.Minute)
+	d.RefreshTimed()
+	cs := d.Get(watch.Key(j))
+	if len(cs) != 1 || cs[0].Code != "StatusContradiction" {
+		t.Fatalf("past the grace: %+v", cs)
+	}
+}
+
+// TestWaitingForOperatorFollowsTheClock: a RayCluster whose new generation
+// the reconciler has not acted on is said once the grace has passed, timed
+// from when the TUI first saw the generation (its cache strips
+// managedFields), without any change to the cluster.
+func TestWaitingForOperatorFollowsTheClock(t *testing.T) {
+	st := tuitest.Fixture()
+	rc := tuitest.MustFind(t, st, watch.RayCluster, "ml", "train-a").(*rayv1.RayCluster).DeepCopy()
+	rc.Generation, rc.Status.ObservedGeneration = 8, 7
+	st.Add(rc)
+	now := tuitest.FixedNow
+	d := NewDiagnoses(st, func() time.Time { return now }, "leader", nil)
+	if cs := d.Get(watch.Key(rc)); len(cs) != 0 {
+		t.Fatalf("causes at once: %+v", cs)
+	}
+	now = now.Add(timedEvery)
+	d.RefreshTimed()
+	cs := d.Get(watch.Key(rc))
+	if len(cs) == 0 || cs[0].Code != why.CodeWaitingForOperator || !strings.HasSuffix(cs[0].Summary, "not yet acted on for 10s") {
+		t.Fatalf("past the grace: %+v", cs)
 	}
 }
 

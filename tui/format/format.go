@@ -68,8 +68,9 @@ func PodIsReady(p *podview.Pod) bool { return status.PodIsReady(p) }
 // Conditions formats conditions as "Type=Status(Reason)" sorted by type.
 func Conditions(cs []metav1.Condition) string { return status.Conditions(cs) }
 
-// JobStatus is a RayJob's job status (status.Job).
-func JobStatus(j *rayv1.RayJob) string { return status.Job(j) }
+// JobStatus is a RayJob's STATUS word in a list (status.JobWord): its job
+// status, marked when its other fields contradict it.
+func JobStatus(j *rayv1.RayJob, now time.Time) string { return status.JobWord(j, now) }
 
 // JobDeployment is a RayJob's deployment status (status.JobDeployment).
 func JobDeployment(j *rayv1.RayJob) string { return status.JobDeployment(j) }

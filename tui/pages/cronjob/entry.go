@@ -61,7 +61,7 @@ func def() registry.Def[*rayv1.RayCronJob] {
 func jobColumns() []registry.Column[*rayv1.RayJob] {
 	return []registry.Column[*rayv1.RayJob]{
 		{Column: table.Column{Title: "NAME", Width: 30, Grow: true, Min: 24, Sort: table.ByName}, Cell: func(j *rayv1.RayJob) string { return j.Name }},
-		{Column: table.Column{Title: "STATUS", Width: 9, Sort: table.ByStatus}, Cell: format.JobStatus},
+		{Column: table.Column{Title: "STATUS", Width: 10, Sort: table.ByStatus}, Live: format.JobStatus},
 		{Column: table.Column{Title: "DEPLOYMENT", Width: 10}, Cell: format.JobDeployment},
 		{Column: table.Column{Title: "START", Width: 5, Right: true, Drop: 2}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.MetaAge(now, j.Status.StartTime) }},
 		{Column: table.Column{Title: "DURATION", Width: 8, Right: true}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.JobDuration(now, j) }},

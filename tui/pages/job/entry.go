@@ -33,7 +33,7 @@ func def() registry.Def[*rayv1.RayJob] {
 		Columns: func() []registry.Column[*rayv1.RayJob] {
 			return []registry.Column[*rayv1.RayJob]{
 				registry.NameCol[*rayv1.RayJob](), registry.NsCol[*rayv1.RayJob](),
-				{Column: table.Column{Title: "STATUS", Width: 9, Sort: table.ByStatus}, Cell: format.JobStatus},
+				{Column: table.Column{Title: "STATUS", Width: 10, Sort: table.ByStatus}, Live: format.JobStatus},
 				{Column: table.Column{Title: "DEPLOYMENT", Width: 10}, Cell: format.JobDeployment},
 				{Column: table.Column{Title: "CLUSTER", Width: 18, Grow: true, Min: 10, Drop: 1}, Cell: func(j *rayv1.RayJob) string { return format.OrNone(j.Status.RayClusterName) }},
 				{Column: table.Column{Title: "START", Width: 5, Right: true, Drop: 4}, Live: func(j *rayv1.RayJob, now time.Time) string { return format.MetaAge(now, j.Status.StartTime) }},
