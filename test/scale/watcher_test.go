@@ -41,8 +41,18 @@ func (w *watcher) rewatch(b *testing.B, f func(client.Object, time.Time) bool) b
 	b.Helper()
 	ctx := context.Background()
 	l := w.newList()
-	if err := w.p.cl.List(ctx, l); err != nil {
-		b.Fatal(err)
+	// A list of every pod on a loaded plane may time out: try again for
+	// a few minutes before giving up.
+	for try := 0; ; try++ {
+		err := w.p.cl.List(ctx, l)
+		if err == nil {
+			break
+		}
+		if try == 20 {
+			b.Fatal(err)
+		}
+		b.Logf("listing to watch again (try %d): %v", try+1, err)
+		time.Sleep(5 * time.Second)
 	}
 	done := false
 	if f != nil {
@@ -58,8 +68,14 @@ func (w *watcher) rewatch(b *testing.B, f func(client.Object, time.Time) bool) b
 		}
 	}
 	var err error
-	if w.w, err = w.p.cl.Watch(ctx, w.newList(), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: l.GetResourceVersion()}}); err != nil {
-		b.Fatal(err)
+	for try := 0; ; try++ {
+		if w.w, err = w.p.cl.Watch(ctx, w.newList(), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: l.GetResourceVersion()}}); err == nil {
+			break
+		}
+		if try == 20 {
+			b.Fatal(err)
+		}
+		time.Sleep(5 * time.Second)
 	}
 	return done
 }
