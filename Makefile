@@ -26,7 +26,7 @@ TEST_EVENTS := $(BIN)/test-events
 GOTEST      = $(GOTESTSUM) --format standard-quiet --jsonfile $(TEST_EVENTS)/$(1).json $(2) --
 GOTEST_V    = $(GOTESTSUM) --format standard-verbose --jsonfile $(TEST_EVENTS)/$(1).json $(2) --
 
-.PHONY: help build raydar tools gotestsum staticcheck generate verify-generated test test-faults unit bench lint demo clean image image-push fuzz bench-e2e conformance-source
+.PHONY: help build raydar tools gotestsum staticcheck generate verify-generated test test-faults unit bench bench-scale lint demo clean image image-push fuzz bench-e2e conformance-source
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -137,6 +137,16 @@ test-faults: tools ## the fault suite (test/faults): kills, restarts, cuts and R
 # admission one) would otherwise run beside another package's and measure the contention.
 bench: tools ## benchmarks; results are recorded in docs/benchmarks.md
 	$(GO) test -p 1 -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+
+# KubeRay's scalability scenarios (test/scale): the perf-tests' N RayClusters and
+# N RayJobs, kuberay#3907's scale-up and kuberay#3909's fairness, each for the raw
+# ceiling, raydar and KubeRay v1.6.2 on fresh planes. `make bench` runs the
+# smallest sizes; this the issue's (hours on 2 cores: SCALE_SIZES=100,1000 for less).
+SCALE_SIZES ?= 100,1000,5000,10000
+SCALE_JOBS ?= 100,1000
+
+bench-scale: tools ## KubeRay's scalability scenarios: raw / raydar / KubeRay v1.6.2 (SCALE_SIZES, SCALE_JOBS; figures in docs/benchmarks.md)
+	RAYDAR_SCALE_SIZES=$(SCALE_SIZES) RAYDAR_SCALE_JOBS=$(SCALE_JOBS) $(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -count=1 -timeout 600m -v ./test/scale
 
 # The TUI measured end to end (test/e2e/bench): a sandbox with 10,000 Ray
 # pods / 1,000 RayClusters (BENCH_E2E_FLAGS=-big: 100,000 / 10,000), the real
