@@ -7,6 +7,8 @@ package rayjob
 import (
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -54,11 +56,39 @@ func submitterFinishedMessage(o *Observed, at time.Time) string {
 }
 
 // pollInterval is how long to wait before asking the dashboard again about a
-// running job: a quarter of its age, within [MinPoll, MaxPoll].
+// running job: a quarter of the time since its latest step (its cluster
+// read ready, Ray knew the job, Ray started it: the conditions' transition
+// times and the dashboard's rayJobInfo.startTime, this pass's answer
+// included), within [MinPoll, MaxPoll]; without any (a CRD that prunes the
+// conditions), since the RayJob's own start. It was always the RayJob's
+// age, which counts the cluster's bring-up: a job submitted after 20 s of
+// bring-up was asked about every 5 s from its first second, and 100
+// RayJobs created at once each read RUNNING ~9 s after their submission,
+// against KubeRay's 4 s (issue 47, docs/benchmarks.md).
 func pollInterval(o *Observed, st *rayv1.RayJobStatus) time.Duration {
+	var step time.Time
+	later := func(t time.Time) {
+		if t.After(step) {
+			step = t
+		}
+	}
+	for _, c := range []string{string(rayv1.RayJobClusterReady), string(rayv1.RayJobSubmitted)} {
+		if cond := meta.FindStatusCondition(st.Conditions, c); cond != nil && cond.Status == metav1.ConditionTrue {
+			later(cond.LastTransitionTime.Time)
+		}
+	}
+	if t := st.RayJobStatusInfo.StartTime; t != nil {
+		later(t.Time)
+	}
+	if o.Dash != nil && o.Dash.Err == nil && o.Dash.Info != nil {
+		later(o.Dash.Info.Started()) // this pass's answer, not yet in the status
+	}
+	if step.IsZero() && st.StartTime != nil {
+		step = st.StartTime.Time
+	}
 	d := o.Config.MinPoll
-	if st.StartTime != nil {
-		d = o.Now.Sub(st.StartTime.Time) / 4
+	if !step.IsZero() {
+		d = o.Now.Sub(step) / 4
 	}
 	return min(max(d, o.Config.MinPoll), o.Config.MaxPoll)
 }

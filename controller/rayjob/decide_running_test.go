@@ -73,7 +73,7 @@ func TestRayJobDecideRunning(t *testing.T) {
 				if st.JobStatus != rayv1.JobStatusRunning || st.Message != "msg RUNNING" || !st.RayJobStatusInfo.StartTime.Time.Equal(fixture.T0.Add(2*time.Second)) {
 					t.Fatalf("%+v", st)
 				}
-				if p.RequeueAfter != 5*time.Second { // age 20 s / 4
+				if p.RequeueAfter != 4500*time.Millisecond { // the Ray job's age (started at T0+2 s) 18 s / 4
 					t.Fatal(p.RequeueAfter)
 				}
 				if s, _ := condStatusOf(st, rayv1.RayJobSubmitted); s != metav1.ConditionTrue {
@@ -338,7 +338,7 @@ func TestRayJobDecideDeadlines(t *testing.T) {
 		{name: "pre-running deadline passed while PENDING", job: newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusPending), pre, retries),
 			now: fixture.T0.Add(30 * time.Second), dash: info(dashboard.JobPending), wantReason: rayv1.PreRunningDeadlineExceeded},
 		{name: "pre-running deadline does not apply once RUNNING", job: newJob(inPhase(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning), pre),
-			now: fixture.T0.Add(40 * time.Second), dash: info(dashboard.JobRunning), wantRequeue: 10 * time.Second},
+			now: fixture.T0.Add(40 * time.Second), dash: info(dashboard.JobRunning), wantRequeue: 9500 * time.Millisecond}, // the Ray job's age 38 s / 4
 		{name: "pre-running deadline ahead: requeue then", job: newJob(inPhase(rayv1.JobDeploymentStatusInitializing, ""), pre),
 			now: fixture.T0.Add(28 * time.Second), wantRequeue: 2 * time.Second},
 	} {
@@ -368,10 +368,21 @@ func TestRayJobPollInterval(t *testing.T) {
 		age  time.Duration
 		want time.Duration
 	}{{0, time.Second}, {2 * time.Second, time.Second}, {20 * time.Second, 5 * time.Second}, {time.Hour, 10 * time.Second}} {
-		st := &rayv1.RayJobStatus{StartTime: apiTime(fixture.T0)}
+		st := &rayv1.RayJobStatus{StartTime: apiTime(fixture.T0.Add(-time.Minute)), RayJobStatusInfo: rayv1.RayJobStatusInfo{StartTime: apiTime(fixture.T0)}}
 		if got := pollInterval(&Observed{Now: fixture.T0.Add(tc.age), Config: cfg}, st); got != tc.want {
-			t.Fatalf("age %s: %s, want %s", tc.age, got, tc.want)
+			t.Fatalf("Ray job's age %s: %s, want %s", tc.age, got, tc.want)
 		}
+	}
+	// Its cluster ready after a minute's bring-up, the job just
+	// submitted: asked every MinPoll, whatever the RayJob's own age; then
+	// backing off from that step, not from the RayJob's start.
+	st := &rayv1.RayJobStatus{StartTime: apiTime(fixture.T0), JobStatus: rayv1.JobStatusPending,
+		Conditions: []metav1.Condition{{Type: string(rayv1.RayJobClusterReady), Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(fixture.T0.Add(58 * time.Second))}}}
+	if got := pollInterval(&Observed{Now: fixture.T0.Add(time.Minute), Config: cfg}, st); got != time.Second {
+		t.Fatalf("a RayJob whose cluster became ready 2 s ago after a minute: %s, want 1s", got)
+	}
+	if got := pollInterval(&Observed{Now: fixture.T0.Add(78 * time.Second), Config: cfg}, st); got != 5*time.Second {
+		t.Fatalf("20 s after its cluster became ready: %s, want 5s", got)
 	}
 }
 
