@@ -75,20 +75,29 @@ func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration 
 		list = podList
 	}
 	w := newWatcher(b, p, list)
-	// The middle cluster's ready, on a watch of its own (an operator's
-	// contender; raw reads its pods from w).
+	// The clusters' ready, on a watch of their own (an operator's
+	// contender; raw reads its pods from w): the middle one's, and each
+	// job's (by the label both operators give a RayJob's cluster).
 	middleReady := make(chan time.Time, 1)
+	jobClusterUp := map[string]time.Time{} // read after middleReady
+	var cw *watcher
 	if c.start != nil {
-		cw := newWatcher(b, p, clusterList)
-		defer cw.stop()
+		cw = newWatcher(b, p, clusterList)
 		go func() {
 			var at time.Time
 			cw.until(b, 30*time.Minute, func(obj client.Object, t time.Time) bool {
-				if obj.GetNamespace() == "scale-middle" && clusterReady(obj) {
-					at = t
-					return true
+				if !clusterReady(obj) {
+					return false
 				}
-				return false
+				if obj.GetNamespace() == "scale-middle" && at.IsZero() {
+					at = t
+				}
+				if job := obj.GetLabels()[rayv1.RayOriginatedFromCRNameLabelKey]; job != "" {
+					if _, ok := jobClusterUp[obj.GetNamespace()+"/"+job]; !ok {
+						jobClusterUp[obj.GetNamespace()+"/"+job] = t
+					}
+				}
+				return !at.IsZero() && len(jobClusterUp) == n
 			})
 			middleReady <- at
 		}()
@@ -118,30 +127,12 @@ func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration 
 	var middleRawReady time.Time
 	middlePods := map[string]bool{}
 	failed := map[string]bool{}
-	// Where a job's time goes: its first status (the operator's first
-	// pass), its cluster read ready, its submission (jobDeploymentStatus
-	// Running).
-	firstStatus, clusterUp, submitted := map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
-	first := func(m map[string]time.Time, k string, at time.Time) {
-		if _, ok := m[k]; !ok {
-			m[k] = at
-		}
-	}
 	ok := w.until(b, 30*time.Minute, func(obj client.Object, at time.Time) bool {
 		switch o := obj.(type) {
 		case *rayv1.RayJob:
 			if _, ok := index[key(o)]; ok && o.Status.JobStatus != rayv1.JobStatusNew && o.Status.JobStatus != rayv1.JobStatusPending {
 				if _, ok := startedAt[key(o)]; !ok {
 					startedAt[key(o)] = at
-				}
-			}
-			if _, ok := index[key(o)]; ok && o.Status.JobDeploymentStatus != "" {
-				first(firstStatus, key(o), at)
-				if o.Status.RayClusterStatus.State == rayv1.Ready {
-					first(clusterUp, key(o), at)
-				}
-				if o.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning {
-					first(submitted, key(o), at)
 				}
 			}
 			if o.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusFailed {
@@ -172,6 +163,7 @@ func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration 
 	if c.start == nil {
 		mid = middleRawReady
 	} else {
+		cw.stop() // every job started: what its cluster did is known
 		mid = <-middleReady
 	}
 	var waits []time.Duration
@@ -179,20 +171,15 @@ func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration 
 		waits = append(waits, t.Sub(createdAt[index[k]]))
 	}
 	if c.start != nil {
-		since := func(to, from map[string]time.Time, fromCreate bool) []time.Duration {
-			var ds []time.Duration
-			for k, t := range to {
-				if fromCreate {
-					ds = append(ds, t.Sub(createdAt[index[k]]))
-				} else if f, ok := from[k]; ok {
-					ds = append(ds, t.Sub(f))
-				}
+		var toCluster, toStart []time.Duration
+		for k, up := range jobClusterUp {
+			toCluster = append(toCluster, up.Sub(createdAt[index[k]]))
+			if st, ok := startedAt[k]; ok {
+				toStart = append(toStart, st.Sub(up))
 			}
-			return ds
 		}
-		b.Logf("%s N=%d, where a job's time goes: create → first status: %s; → its cluster ready: %s; → submitted (Running): %s; → jobStatus past PENDING: %s",
-			c.name, n, quantiles(since(firstStatus, nil, true)), quantiles(since(clusterUp, firstStatus, false)),
-			quantiles(since(submitted, clusterUp, false)), quantiles(since(startedAt, submitted, false)))
+		b.Logf("%s N=%d, where a job's time goes: create → its cluster ready: %s; cluster ready → jobStatus past PENDING: %s",
+			c.name, n, quantiles(toCluster), quantiles(toStart))
 	}
 	cpu, writes, peak, rss := op.usage(b)
 	ratio := ""
