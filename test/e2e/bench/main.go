@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,8 +56,8 @@ type config struct {
 	workers string
 	// big is -big-cluster: one more cluster with this many workers.
 	big int
-	// openBig opens the big cluster's page from the RayCluster list
-	// (filter, Enter) and measures that page instead of the list.
+	// openBig (-view big-cluster) opens the big cluster's page from the
+	// RayCluster list (filter, Enter) and measures that page.
 	openBig bool
 }
 
@@ -73,7 +74,7 @@ func main() {
 	big := flag.Bool("big", false, "100,000 pods / 10,000 RayClusters (default 10,000 / 1,000)")
 	flag.IntVar(&c.clusters, "clusters", 0, "RayClusters of 1 head + 9 workers (overrides -big)")
 	flag.DurationVar(&c.duration, "duration", 60*time.Second, "length of the idle and the patch runs")
-	flag.StringVar(&c.view, "view", "pods", "the view raydar opens on (-c); several, comma-separated, are each measured in turn for every binary against the one data set (pods,rayclusters)")
+	flag.StringVar(&c.view, "view", "pods", "the view raydar opens on (-c); several, comma-separated, are each measured in turn for every binary against the one data set (pods,rayclusters); "+bigCluster+" opens the RayCluster list, then -big-cluster's page (a filter on its name, Enter) and measures that page")
 	flag.StringVar(&c.out, "out", "", "also write the figures here (default: <state dir>/figures.md)")
 	flag.IntVar(&c.parallel, "parallel", 16, "clients creating the data set")
 	flag.IntVar(&c.samples, "samples", 200, "key → screen samples")
@@ -87,7 +88,6 @@ func main() {
 	flag.StringVar(&c.shape, "shape", "raydar", "how the objects are made: raydar (controller/raycluster.BuildPod) or kuberay (stamped from what KubeRay v1.6.2's operator made, testdata/kuberay-v1.6.2.json)")
 	flag.StringVar(&c.workers, "workers", "9", "workers per RayCluster: N, or A-B (cluster i has A + i%(B-A+1): 0-1 gives every other cluster one)")
 	flag.IntVar(&c.big, "big-cluster", 0, "one more RayCluster, "+bigCluster+" in bench-00, with this many workers")
-	flag.BoolVar(&c.openBig, "open-big", false, "measure the page of -big-cluster's cluster (opened from the RayCluster list: filter, Enter) instead of the list; implies -view rayclusters")
 	capture := flag.String("capture-kuberay", "", "run this KubeRay operator binary on a sandbox, have it make KubeRay's sample cluster and write the RayCluster and its pods to -out (testdata/kuberay-v1.6.2.json), the template -shape kuberay stamps")
 	baseline := flag.Bool("baseline", false, "measure the harness itself: key → screen of cat(1) echoing in the same tmux pane")
 	flag.Parse()
@@ -211,9 +211,6 @@ func run(ctx context.Context, c config) error {
 		fmt.Print(report + "\n")
 		reports.WriteString(report + "\n")
 	}
-	if c.openBig {
-		c.view = "rayclusters"
-	}
 	views := strings.Split(c.view, ",")
 	run := -1
 	for range max(c.rounds, 1) {
@@ -222,6 +219,9 @@ func run(ctx context.Context, c config) error {
 				run++
 				cv := c
 				cv.view = strings.TrimSpace(view)
+				if cv.view == bigCluster {
+					cv.view, cv.openBig = "rayclusters", true
+				}
 				m := &measurement{c: cv, d: d, cs: cs, dir: filepath.Join(dir, fmt.Sprintf("run%d", run+1)), seq: run,
 					binary: bin, load: map[string]string{}, created: created, apiPIDs: apiServerPIDs(planes)}
 				report, err := m.measure(ctx, planes, kubeconfig)
@@ -258,8 +258,8 @@ func (c config) dataSet() (dataSet, error) {
 	default:
 		return d, fmt.Errorf("-shape %q: raydar or kuberay", c.shape)
 	}
-	if c.openBig && c.big == 0 {
-		return d, errors.New("-open-big needs -big-cluster N")
+	if slices.Contains(strings.Split(c.view, ","), bigCluster) && c.big == 0 {
+		return d, errors.New("-view " + bigCluster + " needs -big-cluster N")
 	}
 	d.init()
 	return d, nil
@@ -608,7 +608,7 @@ func (m *measurement) firstRender(ctx context.Context) error {
 // openBig opens the big cluster's page from the RayCluster list: a
 // filter on its name, Enter, Enter; the figure is the last Enter → the
 // output that completed a page showing the group row with every worker
-// ready and the last body row.
+// ready and the pod rows beneath it.
 func (m *measurement) openBig(ctx context.Context) error {
 	for _, k := range []string{"/", bigCluster, "Enter"} {
 		if err := m.term.send(k); err != nil {
@@ -628,8 +628,9 @@ func (m *measurement) openBig(ctx context.Context) error {
 		}
 		s := m.term.screen()
 		end := time.Now()
-		lines := strings.Split(s, "\n")
-		if strings.Contains(s, want) && strings.Contains(s, bigCluster) && len(lines) >= 38 && strings.TrimSpace(lines[37]) != "" {
+		// The page ends with its Events and History blocks: full once the
+		// group row reads every worker ready and its pod rows are drawn.
+		if strings.Contains(s, want) && strings.Count(s, bigCluster+"-") >= 10 {
 			_, _, last := m.term.rec.since(t, end)
 			m.pageOpen = last.Sub(t)
 			logf("cluster page of %s full after %s", bigCluster, m.pageOpen.Round(time.Millisecond))
