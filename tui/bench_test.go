@@ -493,3 +493,57 @@ func BenchmarkIdleTick(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkClusterPage: the page of one RayCluster of 1,000 workers with
+// the data set loaded (issue 47): an idle second (the 1 s tick and the
+// frame after it) and a cursor move (j and its frame).
+func BenchmarkClusterPage(b *testing.B) {
+	st := watch.NewStore()
+	ds := benchDeltas()
+	rc := mkCluster("team-0", "big-cluster", 0, group("cpu", 1000, 0, 1000))
+	ds = append(ds, watch.Delta{Kind: watch.RayCluster, Object: rc})
+	for j := range 1001 {
+		typ, grp := "worker", "cpu"
+		if j == 0 {
+			typ, grp = "head", rayv1.RayNodeHeadGroupLabelValue
+		}
+		ds = append(ds, watch.Delta{Kind: watch.Pod, Object: mkPod(rc, fmt.Sprintf("big-cluster-%s-%05d", typ, j), typ, grp,
+			time.Duration(j)*time.Second, true, fmt.Sprintf("10.200.%d.%d", j/250, j%250))})
+	}
+	st.Apply(ds)
+	a, err := New(Options{Store: st, Now: clock, StartView: ClustersView})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a.Update(tea.WindowSizeMsg{Width: benchW, Height: benchH})
+	press := func(s string) {
+		if s == "enter" {
+			a.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+			return
+		}
+		for _, r := range s {
+			a.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+		}
+	}
+	press("/")
+	press("big-cluster")
+	press("enter")
+	press("enter")
+	if a.top().Kind() != ClusterDetailView || !strings.Contains(a.View().Content, "1000/1000") {
+		b.Fatalf("not on the big cluster's page:\n%s", a.View().Content)
+	}
+	b.Run("idle", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			a.Update(tickMsg{})
+			_ = a.View()
+		}
+	})
+	b.Run("down", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			press("j")
+			_ = a.View()
+		}
+	})
+}

@@ -25,30 +25,94 @@ import (
 // Running Ray pods over namespaces, podsPerNode to a node.
 type dataSet struct {
 	clusters, workers, namespaces, podsPerNode int
+	// workersMax > workers: cluster i has workers + i%(workersMax-workers+1)
+	// workers (-workers 0-1: every other cluster has one).
+	workersMax int
+	// big, when > 0, is one more cluster, bigCluster in the first
+	// namespace, with this many workers (its cluster page, -open-big).
+	big int
+	// kuberay, when set, makes the objects as KubeRay's operator does
+	// (-shape kuberay: kuberayshape.go); else raydar's BuildPod.
+	kuberay *kuberayShape
+	// first[i] is the index of cluster i's head among all pods;
+	// first[len] the pod count.
+	first []int
 }
 
-func (d dataSet) pods() int  { return d.clusters * (1 + d.workers) }
+// bigCluster names the -big-cluster cluster.
+const bigCluster = "big-cluster"
+
+// init fills d.first.
+func (d *dataSet) init() {
+	d.first = make([]int, d.allClusters()+1)
+	for i := range d.allClusters() {
+		d.first[i+1] = d.first[i] + 1 + d.workersOf(i)
+	}
+}
+
+// allClusters counts the big cluster too.
+func (d dataSet) allClusters() int {
+	if d.big > 0 {
+		return d.clusters + 1
+	}
+	return d.clusters
+}
+
+func (d dataSet) workersOf(i int) int {
+	switch {
+	case i == d.clusters:
+		return d.big
+	case d.workersMax > d.workers:
+		return d.workers + i%(d.workersMax-d.workers+1)
+	}
+	return d.workers
+}
+
+func (d dataSet) pods() int  { return d.first[len(d.first)-1] }
 func (d dataSet) nodes() int { return (d.pods() + d.podsPerNode - 1) / d.podsPerNode }
 
-func nsName(i int) string      { return fmt.Sprintf("bench-%02d", i) }
-func clusterName(i int) string { return fmt.Sprintf("c-%05d", i) }
+func nsName(i int) string { return fmt.Sprintf("bench-%02d", i) }
+
+// clusterName is cluster i's name (the big one's past the others).
+func (d dataSet) clusterName(i int) string {
+	if i == d.clusters {
+		return bigCluster
+	}
+	return fmt.Sprintf("c-%05d", i)
+}
+
+func (d dataSet) nsOf(i int) string {
+	if i == d.clusters {
+		return nsName(0)
+	}
+	return nsName(i % d.namespaces)
+}
 
 // podName is the name of pod j of cluster i (0 the head).
-func podName(i, j int) string {
-	if j == 0 {
-		return clusterName(i) + "-head"
+func (d dataSet) podName(i, j int) string {
+	if d.kuberay != nil { // as kuberayShape.Pod names them
+		if j == 0 {
+			return d.clusterName(i) + "-head-" + kubeSuffix(0)
+		}
+		return d.clusterName(i) + "-" + d.kuberay.cluster.Spec.WorkerGroupSpecs[0].GroupName + "-worker-" + kubeSuffix(j)
 	}
-	return fmt.Sprintf("%s-worker-%d", clusterName(i), j-1)
+	if j == 0 {
+		return d.clusterName(i) + "-head"
+	}
+	return fmt.Sprintf("%s-worker-%d", d.clusterName(i), j-1)
 }
 
 // create makes the namespaces, the RayClusters and their pods with
 // `parallel` clients. Pods are built as raydar's operator builds them
 // (controller/raycluster.BuildPod: KubeRay's env, probes, volumes, labels,
-// owner reference), bound to one of the data set's nodes and written
-// Running and Ready at once (the status kwok's stage would write): kwok
-// plays ~12 pods/s on a loaded 2-core machine, too slow for 100,000.
-// Two writes per pod is the least the API allows (a create resets the
-// status); the API server's CPU per pod is what bounds the rate.
+// owner reference), or with -shape kuberay stamped from what KubeRay's
+// operator made (kuberayshape.go), bound to one of the data set's nodes
+// and written Running and Ready at once (the status kwok's stage would
+// write): kwok plays ~12 pods/s on a loaded 2-core machine, too slow for
+// 100,000. Two writes per pod is the least the API allows (a create
+// resets the status); the API server's CPU per pod is what bounds the
+// rate. With -shape kuberay each RayCluster's status is also written as
+// KubeRay writes it once its pods are ready (state ready, conditions).
 func (d dataSet) create(ctx context.Context, cs kubernetes.Interface, c client.Client, nodes []string, parallel int, logf func(string, ...any)) error {
 	for n := range d.namespaces {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsName(n)}}
@@ -61,44 +125,29 @@ func (d dataSet) create(ctx context.Context, cs kubernetes.Interface, c client.C
 	var wg sync.WaitGroup
 	errs := make(chan error, parallel)
 	cfg := raycluster.DefaultBuildConfig()
+	// The big cluster first: its 1,000 pods are one client's work.
+	order := func(n int) int {
+		if d.big > 0 {
+			return (n + d.clusters) % (d.clusters + 1)
+		}
+		return n
+	}
 	for range parallel {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= d.clusters || ctx.Err() != nil {
+				n := int(next.Add(1) - 1)
+				if n >= d.allClusters() || ctx.Err() != nil {
 					return
 				}
-				rc := testobj.Cluster(nsName(i%d.namespaces), clusterName(i), int32(d.workers))
-				if err := c.Create(ctx, rc); err != nil {
-					errs <- fmt.Errorf("creating RayCluster %s: %w", rc.Name, err)
+				i := order(n)
+				if err := d.createCluster(ctx, cs, c, nodes, cfg, i); err != nil {
+					errs <- err
 					return
-				}
-				for j := range 1 + d.workers {
-					b := raycluster.PodBuild{Name: podName(i, j), Head: j == 0}
-					if j > 0 {
-						b.Group = &rc.Spec.WorkerGroupSpecs[0]
-					}
-					p := raycluster.BuildPod(rc, b, "bench", cfg)
-					k := i*(1+d.workers) + j
-					p.Spec.NodeName = nodes[k/d.podsPerNode]
-					created, err := cs.CoreV1().Pods(rc.Namespace).Create(ctx, p, metav1.CreateOptions{})
-					if err != nil {
-						errs <- fmt.Errorf("creating pod %s: %w", p.Name, err)
-						return
-					}
-					// A PUT of the status, not a patch: the API server applies a
-					// patch on the JSON of the whole (large) pod; the PUT is one
-					// protobuf decode. Nothing else writes these pods.
-					created.Status = runningStatus(created, k)
-					if _, err := cs.CoreV1().Pods(rc.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-						errs <- fmt.Errorf("pod %s Running: %w", p.Name, err)
-						return
-					}
 				}
 				if n := done.Add(1); n%500 == 0 {
-					logf("%d/%d clusters created (%s)", n, d.clusters, time.Since(start).Round(time.Second))
+					logf("%d/%d clusters created (%s)", n, d.allClusters(), time.Since(start).Round(time.Second))
 				}
 			}
 		}()
@@ -108,7 +157,61 @@ func (d dataSet) create(ctx context.Context, cs kubernetes.Interface, c client.C
 	if err := <-errs; err != nil {
 		return err
 	}
-	logf("%d RayClusters and %d pods created in %s", d.clusters, d.pods(), time.Since(start).Round(time.Millisecond))
+	logf("%d RayClusters and %d pods created in %s", d.allClusters(), d.pods(), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// createCluster creates cluster i, its pods Running, and (KubeRay's
+// shape) its ready status.
+func (d dataSet) createCluster(ctx context.Context, cs kubernetes.Interface, c client.Client, nodes []string, cfg raycluster.BuildConfig, i int) error {
+	w := d.workersOf(i)
+	var rc *rayv1.RayCluster
+	if d.kuberay != nil {
+		rc = d.kuberay.RayCluster(d.nsOf(i), d.clusterName(i), w)
+	} else {
+		rc = testobj.Cluster(d.nsOf(i), d.clusterName(i), int32(w))
+	}
+	if err := c.Create(ctx, rc); err != nil {
+		return fmt.Errorf("creating RayCluster %s: %w", rc.Name, err)
+	}
+	var headName, headIP string
+	for j := range 1 + w {
+		var p *corev1.Pod
+		if d.kuberay != nil {
+			var err error
+			if p, err = d.kuberay.Pod(rc, j); err != nil {
+				return err
+			}
+		} else {
+			b := raycluster.PodBuild{Name: d.podName(i, j), Head: j == 0}
+			if j > 0 {
+				b.Group = &rc.Spec.WorkerGroupSpecs[0]
+			}
+			p = raycluster.BuildPod(rc, b, "bench", cfg)
+		}
+		k := d.first[i] + j
+		p.Spec.NodeName = nodes[k/d.podsPerNode]
+		created, err := cs.CoreV1().Pods(rc.Namespace).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("creating pod %s: %w", p.Name, err)
+		}
+		// A PUT of the status, not a patch: the API server applies a
+		// patch on the JSON of the whole (large) pod; the PUT is one
+		// protobuf decode. Nothing else writes these pods.
+		created.Status = runningStatus(created, k)
+		if _, err := cs.CoreV1().Pods(rc.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("pod %s Running: %w", p.Name, err)
+		}
+		if j == 0 {
+			headName, headIP = created.Name, created.Status.PodIP
+		}
+	}
+	if d.kuberay != nil {
+		rc.Status = d.kuberay.ReadyStatus(rc, headName, headIP)
+		if err := c.Status().Update(ctx, rc); err != nil {
+			return fmt.Errorf("RayCluster %s ready: %w", rc.Name, err)
+		}
+	}
 	return nil
 }
 

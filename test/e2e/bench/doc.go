@@ -26,6 +26,13 @@
 //     the same pods take on the same plane, and the kube-apiserver's CPU for
 //     each (floor.go), the floor under raydar's "cache synced after start".
 //
+// -shape kuberay makes the objects as KubeRay v1.6.2's own operator made
+// them (stamped from testdata/kuberay-v1.6.2.json, which -capture-kuberay
+// wrote from the real binary: kuberayshape.go); -workers 0-1 and
+// -big-cluster 1000 give issue 47's scale (10,000 clusters of 1 head and 0
+// or 1 worker, and one of 1,000 workers), and -view big-cluster measures
+// that cluster's page, opened from the RayCluster list.
+//
 // -raydar A,B measures several binaries in turn against one data set (an
 // entry GOGC=100@A runs A with that environment); -view pods,rayclusters
 // measures each binary on each view in turn; -rounds N repeats the turn.

@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	goruntime "runtime"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
@@ -45,6 +47,19 @@ var floorClients = []floorClient{
 	{"controller-runtime cache with the TUI's pod selector and transform (SlimPod)", floorCache},
 	{"the same cache through the TUI's wire trim (SlimPodWire)", floorCacheWire},
 	{"one LIST (protobuf, resourceVersion 0)", floorList},
+	{"controller-runtime cache of the RayClusters (JSON, the TUI's CompactRay transform)", floorClusters},
+	{"the same cache of the RayClusters and the pods through the wire trim: what the RayCluster list's full screen waits for", floorClustersAndPods},
+}
+
+// floorHeap is the live heap (after a GC) a floor client's sync left,
+// read while its cache is still held; 0 when not read.
+var floorHeap uint64
+
+func readFloorHeap() {
+	goruntime.GC()
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	floorHeap = ms.HeapAlloc
 }
 
 type floorResult struct {
@@ -52,6 +67,7 @@ type floorResult struct {
 	pods      int
 	wall, cpu []time.Duration
 	apiCPU    []time.Duration // the kube-apiserver's CPU during each sync
+	heap      []time.Duration // live heap after each sync, bytes (as a Duration for pct)
 	load      string
 }
 
@@ -69,6 +85,7 @@ func measureFloor(ctx context.Context, base *rest.Config, rounds int, apiPIDs []
 			if r == 0 {
 				res[i].load = loadAvg()
 			}
+			floorHeap = 0
 			c0, _ := procstat.CPU(os.Getpid())
 			a0 := cpuOf(apiPIDs)
 			t0 := time.Now()
@@ -85,6 +102,7 @@ func measureFloor(ctx context.Context, base *rest.Config, rounds int, apiPIDs []
 			res[i].wall = append(res[i].wall, wall)
 			res[i].cpu = append(res[i].cpu, cpu)
 			res[i].apiCPU = append(res[i].apiCPU, api)
+			res[i].heap = append(res[i].heap, time.Duration(floorHeap))
 			logf("floor: %s synced %d pods in %s (this process's CPU %s, the kube-apiserver's %s)", fc.name, n, wall.Round(time.Millisecond), cpu.Round(time.Millisecond), api.Round(time.Millisecond))
 		}
 	}
@@ -94,14 +112,18 @@ func measureFloor(ctx context.Context, base *rest.Config, rounds int, apiPIDs []
 // floorReport is the floor's table, medians of its rounds.
 func floorReport(res []floorResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## The floor: clients that only sync the pods, on the same plane, before raydar\n\n")
-	fmt.Fprintf(&b, "| client | pods | wall p50 (all rounds) | its CPU p50 | the kube-apiserver's CPU p50 | load |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "## The floor: clients that only sync the pods (or the RayClusters), on the same plane, before raydar\n\n")
+	fmt.Fprintf(&b, "| client | objects | wall p50 (all rounds) | its CPU p50 (its wall includes its sync's collector) | the kube-apiserver's CPU p50 | live heap after sync p50 | load |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range res {
 		var all []string
 		for _, w := range r.wall {
 			all = append(all, ms(w))
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s (%s) | %s | %s | %s |\n", r.name, r.pods, ms(pct(r.wall, .5)), strings.Join(all, ", "), ms(pct(r.cpu, .5)), ms(pct(r.apiCPU, .5)), r.load)
+		heap := "–"
+		if h := pct(r.heap, .5); h > 0 {
+			heap = fmt.Sprintf("%.1f MB", float64(h)/(1<<20))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s (%s) | %s | %s | %s | %s |\n", r.name, r.pods, ms(pct(r.wall, .5)), strings.Join(all, ", "), ms(pct(r.cpu, .5)), ms(pct(r.apiCPU, .5)), heap, r.load)
 	}
 	return b.String()
 }
@@ -192,4 +214,73 @@ func floorList(ctx context.Context, cfg *rest.Config) (int, error) {
 		return 0, err
 	}
 	return len(l.Items), nil
+}
+
+// floorClusters syncs the RayClusters as the TUI's cache does (JSON: CRDs
+// are not served in protobuf; managed fields stripped, CompactRay).
+func floorClusters(ctx context.Context, cfg *rest.Config) (int, error) {
+	return floorCacheOf(ctx, cfg, false)
+}
+
+// floorClustersAndPods syncs the RayClusters and the pods in one cache,
+// the pods through the wire trim, as the TUI's session does.
+func floorClustersAndPods(ctx context.Context, cfg *rest.Config) (int, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(kwatch.SlimPodWire)
+	return floorCacheOf(ctx, cfg, true)
+}
+
+func floorCacheOf(ctx context.Context, cfg *rest.Config, pods bool) (int, error) {
+	c, err := cache.New(cfg, cache.Options{
+		Scheme:           scheme.New(),
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:       {Label: rayv1.RayPodSelector(), Transform: kwatch.SlimPod},
+			&rayv1.RayCluster{}: {Transform: kwatch.CompactRay},
+		},
+	})
+	if err != nil {
+		return 0, err
+	}
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	objs := []client.Object{&rayv1.RayCluster{}}
+	if pods {
+		objs = append(objs, &corev1.Pod{})
+	}
+	var infs []toolscache.InformerSynced
+	for _, o := range objs {
+		inf, err := c.GetInformer(ctx, o, cache.BlockUntilSynced(false))
+		if err != nil {
+			return 0, err
+		}
+		infs = append(infs, inf.HasSynced)
+	}
+	go func() { _ = c.Start(cctx) }()
+	if err := waitSynced(ctx, func() bool {
+		for _, s := range infs {
+			if !s() {
+				return false
+			}
+		}
+		return true
+	}); err != nil {
+		return 0, err
+	}
+	var rcs rayv1.RayClusterList
+	if err := c.List(ctx, &rcs); err != nil {
+		return 0, err
+	}
+	n := len(rcs.Items)
+	if pods {
+		var ps corev1.PodList
+		if err := c.List(ctx, &ps); err != nil {
+			return 0, err
+		}
+		n += len(ps.Items)
+	}
+	rcs, n2 := rayv1.RayClusterList{}, n // the List's copies are not part of the cache's heap
+	readFloorHeap()
+	_ = rcs
+	return n2, nil
 }

@@ -21,7 +21,7 @@ import (
 // the pods view shows (RESTARTS).
 func (m *measurement) setRestarts(ctx context.Context, i, j, n int) error {
 	patch := fmt.Sprintf(`[{"op":"replace","path":"/status/containerStatuses/0/restartCount","value":%d}]`, n)
-	_, err := m.cs.CoreV1().Pods(nsName(i%m.d.namespaces)).Patch(ctx, podName(i, j), types.JSONPatchType, []byte(patch), metav1.PatchOptions{}, "status")
+	_, err := m.cs.CoreV1().Pods(m.d.nsOf(i)).Patch(ctx, m.d.podName(i, j), types.JSONPatchType, []byte(patch), metav1.PatchOptions{}, "status")
 	return err
 }
 
@@ -57,7 +57,7 @@ func (m *measurement) steady(ctx context.Context) error {
 	for k := range 10 {
 		rec.quiet(300*time.Millisecond, 5*time.Second)
 		t := time.Now()
-		if err := m.setRestarts(ctx, 0, 1, m.restartBase()+k+1); err != nil {
+		if err := m.setRestarts(ctx, 0, min(1, m.d.workersOf(0)), m.restartBase()+k+1); err != nil {
 			return err
 		}
 		if _, ok := rec.waitOutput(t, 15*time.Second); !ok {
@@ -110,7 +110,8 @@ loop:
 		case <-end:
 			break loop
 		case <-tick.C:
-			work <- [3]int{rand.IntN(m.d.clusters), rand.IntN(1 + m.d.workers), n}
+			i := rand.IntN(m.d.clusters)
+			work <- [3]int{i, rand.IntN(1 + m.d.workersOf(i)), n}
 		}
 	}
 	tick.Stop()
@@ -160,9 +161,9 @@ func (m *measurement) report() string {
 	host, _ := hostname()
 	n := max(m.c.contexts, 1)
 	if n > 1 {
-		fmt.Fprintf(&b, "## raydar TUI end to end: %d contexts × %d pods / %d RayClusters (the fleet view), view %s, tmux 120×40, runs of %s\n\n", n, m.d.pods(), m.d.clusters, m.c.view, m.c.duration)
+		fmt.Fprintf(&b, "## raydar TUI end to end: %d contexts × %d pods / %d RayClusters (the fleet view), view %s, tmux 120×40, runs of %s\n\n", n, m.d.pods(), m.d.allClusters(), m.c.view, m.c.duration)
 	} else {
-		fmt.Fprintf(&b, "## raydar TUI end to end: %d pods / %d RayClusters, view %s, tmux 120×40, runs of %s\n\n", m.d.pods(), m.d.clusters, m.c.view, m.c.duration)
+		fmt.Fprintf(&b, "## raydar TUI end to end: %d pods / %d RayClusters (shape %s, workers %s, big cluster %d), view %s, tmux 120×40, runs of %s\n\n", m.d.pods(), m.d.allClusters(), m.c.shape, m.c.workers, m.d.big, m.c.view, m.c.duration)
 	}
 	fmt.Fprintf(&b, "%s, %s, load average (1 min) at start %s", time.Now().UTC().Format("2006-01-02 15:04 UTC"), host, m.load["start"])
 	if m.c.settle > 0 {
@@ -182,6 +183,10 @@ func (m *measurement) report() string {
 	row := func(name, v, load string) { fmt.Fprintf(&b, "| %s | %s | %s |\n", name, v, load) }
 	row("cache synced after start", ms(m.synced.Sub(m.started)), m.load["start"])
 	row("first full render after sync", ms(m.rendered.Sub(m.synced)), m.load["start"])
+	row("launch → first full screen", ms(m.rendered.Sub(m.started)), m.load["start"])
+	if m.c.openBig {
+		row(fmt.Sprintf("cluster page of %s (%d workers): Enter → full page (the figures below are on that page)", bigCluster, m.d.big), ms(m.pageOpen), m.load["start"])
+	}
 	row("CPU from start to full screen: raydar / kube-apiserver", fmt.Sprintf("%s / %s", ms(m.launchCPU), ms(m.launchAPICPU)), m.load["start"])
 	row("RSS after sync / peak RSS (VmHWM)", fmt.Sprintf("%.1f MB / %.1f MB (%.1f KB per pod at peak)", float64(m.rssSynced)/1024, float64(m.hwm)/1024, float64(m.hwm)/float64(n*m.d.pods())), m.load["patches"])
 	row("RSS after sync: anonymous / file-backed (the binary)", fmt.Sprintf("%.1f MB / %.1f MB", float64(m.anonSynced)/1024, float64(m.fileSynced)/1024), m.load["start"])

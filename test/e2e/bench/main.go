@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -47,6 +49,16 @@ type config struct {
 	// floor is how many times each floor client (floor.go) syncs the pods
 	// before raydar starts; 0: not measured.
 	floor int
+	// shape is how the objects are made: raydar (BuildPod) or kuberay
+	// (stamped from KubeRay's operator's own, kuberayshape.go).
+	shape string
+	// workers is -workers: "9", or "0-1" (cluster i has 0 + i%2).
+	workers string
+	// big is -big-cluster: one more cluster with this many workers.
+	big int
+	// openBig (-view big-cluster) opens the big cluster's page from the
+	// RayCluster list (filter, Enter) and measures that page.
+	openBig bool
 }
 
 func main() {
@@ -62,7 +74,7 @@ func main() {
 	big := flag.Bool("big", false, "100,000 pods / 10,000 RayClusters (default 10,000 / 1,000)")
 	flag.IntVar(&c.clusters, "clusters", 0, "RayClusters of 1 head + 9 workers (overrides -big)")
 	flag.DurationVar(&c.duration, "duration", 60*time.Second, "length of the idle and the patch runs")
-	flag.StringVar(&c.view, "view", "pods", "the view raydar opens on (-c); several, comma-separated, are each measured in turn for every binary against the one data set (pods,rayclusters)")
+	flag.StringVar(&c.view, "view", "pods", "the view raydar opens on (-c); several, comma-separated, are each measured in turn for every binary against the one data set (pods,rayclusters); "+bigCluster+" opens the RayCluster list, then -big-cluster's page (a filter on its name, Enter) and measures that page")
 	flag.StringVar(&c.out, "out", "", "also write the figures here (default: <state dir>/figures.md)")
 	flag.IntVar(&c.parallel, "parallel", 16, "clients creating the data set")
 	flag.IntVar(&c.samples, "samples", 200, "key → screen samples")
@@ -73,10 +85,24 @@ func main() {
 	flag.IntVar(&c.contexts, "contexts", 1, "sandboxes, each with the data set, watched at once through the fleet view (raydar --context bench-1,…,bench-N)")
 	flag.DurationVar(&c.linkDelay, "link-delay", 0, "run raydar behind a pty proxy that delays each direction by this much (50ms: a 100 ms RTT link, SSH to a bastion)")
 	flag.IntVar(&c.floor, "floor", 0, "before raydar, sync the pods this many times with each of four bare clients (client-go informer, controller-runtime cache with the TUI's pod selector and SlimPod, the same through the wire trim SlimPodWire, one LIST): the floor that \"cache synced after start\" is read against")
+	flag.StringVar(&c.shape, "shape", "raydar", "how the objects are made: raydar (controller/raycluster.BuildPod) or kuberay (stamped from what KubeRay v1.6.2's operator made, testdata/kuberay-v1.6.2.json)")
+	flag.StringVar(&c.workers, "workers", "9", "workers per RayCluster: N, or A-B (cluster i has A + i%(B-A+1): 0-1 gives every other cluster one)")
+	flag.IntVar(&c.big, "big-cluster", 0, "one more RayCluster, "+bigCluster+" in bench-00, with this many workers")
+	capture := flag.String("capture-kuberay", "", "run this KubeRay operator binary on a sandbox, have it make KubeRay's sample cluster and write the RayCluster and its pods to -out (testdata/kuberay-v1.6.2.json), the template -shape kuberay stamps")
 	baseline := flag.Bool("baseline", false, "measure the harness itself: key → screen of cat(1) echoing in the same tmux pane")
 	flag.Parse()
 	if *baseline {
 		if err := measureBaseline(c.samples); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-e2e:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *capture != "" {
+		ctrllog.SetLogger(logr.Discard())
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := captureKubeRay(ctx, *capture, c.out); err != nil {
 			fmt.Fprintln(os.Stderr, "bench-e2e:", err)
 			os.Exit(1)
 		}
@@ -118,7 +144,10 @@ func run(ctx context.Context, c config) error {
 		c.out = filepath.Join(dir, "figures.md")
 	}
 
-	d := dataSet{clusters: c.clusters, workers: 9, namespaces: 10, podsPerNode: 100}
+	d, err := c.dataSet()
+	if err != nil {
+		return err
+	}
 	// One sandbox per context (-contexts), each with the whole data set:
 	// the fleet view of N contexts holds N × the pods.
 	var (
@@ -190,6 +219,9 @@ func run(ctx context.Context, c config) error {
 				run++
 				cv := c
 				cv.view = strings.TrimSpace(view)
+				if cv.view == bigCluster {
+					cv.view, cv.openBig = "rayclusters", true
+				}
 				m := &measurement{c: cv, d: d, cs: cs, dir: filepath.Join(dir, fmt.Sprintf("run%d", run+1)), seq: run,
 					binary: bin, load: map[string]string{}, created: created, apiPIDs: apiServerPIDs(planes)}
 				report, err := m.measure(ctx, planes, kubeconfig)
@@ -202,6 +234,35 @@ func run(ctx context.Context, c config) error {
 		}
 	}
 	return os.WriteFile(c.out, []byte(reports.String()), 0o644)
+}
+
+// dataSet is the data set the flags ask for.
+func (c config) dataSet() (dataSet, error) {
+	d := dataSet{clusters: c.clusters, namespaces: 10, podsPerNode: 100, big: c.big}
+	lo, hi, ranged := strings.Cut(c.workers, "-")
+	var err error
+	if d.workers, err = strconv.Atoi(lo); err != nil || d.workers < 0 {
+		return d, fmt.Errorf("-workers %q: not N or A-B", c.workers)
+	}
+	if ranged {
+		if d.workersMax, err = strconv.Atoi(hi); err != nil || d.workersMax < d.workers {
+			return d, fmt.Errorf("-workers %q: not N or A-B with A <= B", c.workers)
+		}
+	}
+	switch c.shape {
+	case "raydar":
+	case "kuberay":
+		if d.kuberay, err = loadKubeRayShape(); err != nil {
+			return d, err
+		}
+	default:
+		return d, fmt.Errorf("-shape %q: raydar or kuberay", c.shape)
+	}
+	if slices.Contains(strings.Split(c.view, ","), bigCluster) && c.big == 0 {
+		return d, errors.New("-view " + bigCluster + " needs -big-cluster N")
+	}
+	d.init()
+	return d, nil
 }
 
 // measure runs m.binary once on m.c.view against the data set of planes
@@ -339,6 +400,8 @@ type measurement struct {
 	repaint                            int
 	updates                            []int
 	hwm, rssSynced                     int64
+	// pageOpen is -open-big's Enter → full cluster page.
+	pageOpen time.Duration
 	// anonSynced, fileSynced: RssAnon and RssFile after sync (the heap;
 	// the binary's pages mapped in).
 	anonSynced, fileSynced  int64
@@ -457,6 +520,12 @@ func (m *measurement) run(ctx context.Context) error {
 		return err
 	}
 	m.term.rec.quiet(2*time.Second, 30*time.Second)
+	if m.c.openBig {
+		if err := m.openBig(ctx); err != nil {
+			return err
+		}
+		m.term.rec.quiet(2*time.Second, 30*time.Second)
+	}
 	m.rssSynced, _ = procstat.StatusKB(m.term.pid, "VmRSS")
 	m.anonSynced, _ = procstat.StatusKB(m.term.pid, "RssAnon")
 	m.fileSynced, _ = procstat.StatusKB(m.term.pid, "RssFile")
@@ -496,7 +565,7 @@ func (m *measurement) firstRender(ctx context.Context) error {
 	n := max(m.c.contexts, 1)
 	want := fmt.Sprintf("[%d]", n*m.d.pods())
 	if m.c.view != "pods" && m.c.view != "po" && m.c.view != "pod" {
-		want = fmt.Sprintf("[%d]", n*m.d.clusters)
+		want = fmt.Sprintf("[%d]", n*m.d.allClusters())
 	}
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
@@ -534,6 +603,44 @@ func (m *measurement) firstRender(ctx context.Context) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return errors.New(`no "cache synced" line in raydar's log`)
+}
+
+// openBig opens the big cluster's page from the RayCluster list: a
+// filter on its name, Enter, Enter; the figure is the last Enter → the
+// output that completed a page showing the group row with every worker
+// ready and the pod rows beneath it.
+func (m *measurement) openBig(ctx context.Context) error {
+	for _, k := range []string{"/", bigCluster, "Enter"} {
+		if err := m.term.send(k); err != nil {
+			return err
+		}
+	}
+	m.term.rec.quiet(500*time.Millisecond, 30*time.Second)
+	t := time.Now()
+	if err := m.term.send("Enter"); err != nil {
+		return err
+	}
+	want := fmt.Sprintf("%d/%d", m.d.big, m.d.big)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s := m.term.screen()
+		end := time.Now()
+		// The page ends with its Events and History blocks: full once the
+		// group row reads every worker ready and its pod rows are drawn.
+		if strings.Contains(s, want) && strings.Count(s, bigCluster+"-") >= 10 {
+			_, _, last := m.term.rec.since(t, end)
+			m.pageOpen = last.Sub(t)
+			logf("cluster page of %s full after %s", bigCluster, m.pageOpen.Round(time.Millisecond))
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no full cluster page 2 minutes after Enter; the screen:\n%s", s)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func (m *measurement) profile(name, kind string) {
