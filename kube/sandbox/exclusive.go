@@ -23,6 +23,9 @@ const ExclusiveEnv = "RAYDAR_TEST_EXCLUSIVE"
 // under their parent's lock.
 const ExclusiveHeldEnv = "RAYDAR_TEST_EXCLUSIVE_HELD"
 
+// heldLock is the lock file Exclusive keeps open for the process's life.
+var heldLock *os.File
+
 // exclusiveCheck is Start's check of ExclusiveEnv.
 func exclusiveCheck() error {
 	if p := os.Getenv(ExclusiveEnv); p != "" && os.Getenv(ExclusiveHeldEnv) == "" {
@@ -48,7 +51,10 @@ func Exclusive() error {
 	if err != nil {
 		return fmt.Errorf("sandbox: the test lock: %w", err)
 	}
-	// f stays open, and locked, for the life of the process.
+	// f stays open, and locked, for the life of the process: held here,
+	// or the garbage collector's finalizer closes it and the lock goes
+	// with it (it did: two benchmark processes held it at once).
+	heldLock = f
 	begin := time.Now()
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
