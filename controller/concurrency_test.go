@@ -9,8 +9,8 @@ import (
 )
 
 // --concurrency (KubeRay's --reconcile-concurrency) sets every kind's
-// workers, as KubeRay's flag sets each of its controllers': a RayJob queue
-// of 4 workers left 100 RayJobs created at once waiting (issue 47).
+// workers, as KubeRay's flag sets each of its controllers' (main.go:277-297):
+// RayJobs and RayServices had 4 whatever the flag said.
 func TestConcurrencyAppliesToEveryKind(t *testing.T) {
 	gates, err := features.Parse("RayCronJob=true")
 	if err != nil {

@@ -96,9 +96,10 @@ type Options struct {
 	// RayJob and RayService take their own when set. Default 32: a
 	// bring-up pass is three round trips to the API server (Services, head,
 	// workers), so 8 workers left RayClusters created at 80 a second
-	// waiting up to 5 s for their first pass (audit log, N=100); 4 RayJob
-	// workers left 100 RayJobs created at once waiting (issue 47,
-	// docs/benchmarks.md).
+	// waiting up to 5 s for their first pass (audit log, N=100). RayJobs
+	// had 4 whatever the flag said; 32 did not measurably change the 100 and
+	// 1,000 RayJob scenarios (docs/benchmarks.md, issue 47), and keep a few
+	// RayJobs with unreachable dashboards from holding every RayJob worker.
 	Concurrency int
 	// Namespaces restricts the operator (and the cache) to these
 	// namespaces; empty means all.
