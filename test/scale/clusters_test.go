@@ -29,21 +29,14 @@ import (
 // benchmark's measure). N from RAYDAR_SCALE_SIZES (default 100; the
 // perf-tests' are 100,1000,5000,10000). KubeRay runs with its defaults.
 func BenchmarkPerfTestRayClusters(b *testing.B) {
-	setUp(b)
-	for _, n := range benchkit.EnvInts(b, "RAYDAR_SCALE_SIZES", []int{100}) {
-		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
-			for range b.N {
-				var raw time.Duration
-				for _, c := range contenders(b, true) {
-					r := bringUp(b, c, n)
-					if c.name == "raw" {
-						raw = r.all
-					}
-					r.log(b, raw)
-				}
-			}
-		})
-	}
+	eachSize(b, "RAYDAR_SCALE_SIZES", "clusters", true, func(b *testing.B, c contender, n int, raw time.Duration) time.Duration {
+		r := bringUp(b, c, n)
+		if c.name == "raw" {
+			raw = r.all
+		}
+		r.log(b, raw)
+		return r.all
+	})
 }
 
 // upResult is one contender's bring-up.

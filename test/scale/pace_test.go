@@ -82,6 +82,27 @@ func parallel(n, k int, f func(i int) error) error {
 	return first
 }
 
+// eachSize sets the package up and, for each size n of the environment
+// variable env (default 100), b.N times, measures every contender in turn
+// (with the floor when floor) as the sub-benchmark "what=n": measure gets
+// the raw ceiling's time of the same round (0 until raw has run) and
+// returns its own.
+func eachSize(b *testing.B, env, what string, floor bool, measure func(b *testing.B, c contender, n int, raw time.Duration) time.Duration) {
+	setUp(b)
+	for _, n := range benchkit.EnvInts(b, env, []int{100}) {
+		b.Run(fmt.Sprintf("%s=%d", what, n), func(b *testing.B) {
+			for range b.N {
+				var raw time.Duration
+				for _, c := range contenders(b, floor) {
+					if d := measure(b, c, n, raw); c.name == "raw" {
+						raw = d
+					}
+				}
+			}
+		})
+	}
+}
+
 // perfTestNamespaces is how many namespaces the perf-tests spread n
 // objects over: 10 for their 100-object tests, 100 for the others.
 func perfTestNamespaces(n int) int {

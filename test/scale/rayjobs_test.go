@@ -28,24 +28,10 @@ import (
 // Ready: the floor under both operators (no submission). N from
 // RAYDAR_SCALE_JOBS (default 100). KubeRay runs with its defaults.
 func BenchmarkRayJobs(b *testing.B) {
-	setUp(b)
-	for _, n := range benchkit.EnvInts(b, "RAYDAR_SCALE_JOBS", []int{100}) {
-		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
-			for range b.N {
-				var raw time.Duration
-				for _, c := range contenders(b, false) {
-					all := runJobs(b, c, n, raw)
-					if c.start == nil {
-						raw = all
-					}
-				}
-			}
-		})
-	}
+	eachSize(b, "RAYDAR_SCALE_JOBS", "jobs", false, runJobs)
 }
 
 func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration {
-	b.Helper()
 	p := newPlane(b, 4*n+10, true)
 	defer p.stop()
 	nss := p.namespaces(b, perfTestNamespaces(n))
