@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -88,6 +89,12 @@ func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration 
 			middleReady <- at
 		}()
 	}
+	// Each job's submitter: its Job created, its pod created and Running
+	// (both operators name the Job after the RayJob, in its namespace).
+	var subs *submitterSteps
+	if c.start != nil {
+		subs = watchSubmitters(b, p)
+	}
 	start := time.Now()
 	created := paced(b, n+1, perfTestQPS, func(i int) error {
 		if i == n/2 {
@@ -110,6 +117,7 @@ func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration 
 		return p.cl.Create(ctx, rj)
 	})
 	startedAt := map[string]time.Time{}
+	submittedAt := map[string]time.Time{} // rayJobInfo.startTime: Ray's, to the second
 	var middleRawReady time.Time
 	middlePods := map[string]bool{}
 	failed := map[string]bool{}
@@ -119,6 +127,9 @@ func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration 
 			if _, ok := index[key(o)]; ok && o.Status.JobStatus != rayv1.JobStatusNew && o.Status.JobStatus != rayv1.JobStatusPending {
 				if _, ok := startedAt[key(o)]; !ok {
 					startedAt[key(o)] = at
+					if t := o.Status.RayJobStatusInfo.StartTime; t != nil {
+						submittedAt[key(o)] = t.Time
+					}
 				}
 			}
 			if o.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusFailed {
@@ -166,6 +177,7 @@ func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration 
 		}
 		b.Logf("%s N=%d, where a job's time goes: create → its cluster ready: %s; cluster ready → jobStatus past PENDING: %s",
 			c.name, n, quantiles(toCluster), quantiles(toStart))
+		subs.log(b, c.name, n, jobClusterUp, submittedAt, startedAt)
 	}
 	cpu, writes, peak, rss := op.usage(b)
 	ratio := ""
@@ -181,4 +193,64 @@ func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration 
 		b.ReportMetric(peak, c.name+"-peak-RSS-MiB")
 	}
 	return all
+}
+
+// submitterSteps are the times a watch saw each job's submitter Job
+// created, its pod created and its pod Running, by namespace/RayJob.
+type submitterSteps struct {
+	jobs, pods *watcher
+	done       chan struct{}
+	jobAt      map[string]time.Time
+	podAt      map[string]time.Time
+	runAt      map[string]time.Time
+}
+
+func watchSubmitters(b *testing.B, p *plane) *submitterSteps {
+	s := &submitterSteps{done: make(chan struct{}, 2), jobAt: map[string]time.Time{}, podAt: map[string]time.Time{}, runAt: map[string]time.Time{}}
+	s.jobs = newWatcher(b, p, func() client.ObjectList { return &batchv1.JobList{} })
+	s.pods = newWatcher(b, p, podList, client.HasLabels{batchv1.JobNameLabel})
+	first := func(m map[string]time.Time, k string, at time.Time) {
+		if _, ok := m[k]; !ok {
+			m[k] = at
+		}
+	}
+	go func() {
+		s.jobs.until(b, time.Hour, func(obj client.Object, at time.Time) bool {
+			first(s.jobAt, key(obj), at)
+			return false
+		})
+		s.done <- struct{}{}
+	}()
+	go func() {
+		s.pods.until(b, time.Hour, func(obj client.Object, at time.Time) bool {
+			k := obj.GetNamespace() + "/" + obj.GetLabels()[batchv1.JobNameLabel]
+			first(s.podAt, k, at)
+			if obj.(*corev1.Pod).Status.Phase == corev1.PodRunning {
+				first(s.runAt, k, at)
+			}
+			return false
+		})
+		s.done <- struct{}{}
+	}()
+	return s
+}
+
+// log stops the watches and says where the time from a job's cluster
+// ready to its jobStatus past PENDING went.
+func (s *submitterSteps) log(b *testing.B, name string, n int, up, submitted, started map[string]time.Time) {
+	s.jobs.stop()
+	s.pods.stop()
+	<-s.done
+	<-s.done
+	step := func(from, to map[string]time.Time) string {
+		var ds []time.Duration
+		for k, t := range to {
+			if f, ok := from[k]; ok {
+				ds = append(ds, t.Sub(f))
+			}
+		}
+		return fmt.Sprintf("%s (%d)", quantiles(ds), len(ds))
+	}
+	b.Logf("%s N=%d, cluster ready → started by step: → submitter Job created %s; → its pod created %s; → pod Running %s; → Ray's job start %s; → jobStatus past PENDING %s",
+		name, n, step(up, s.jobAt), step(s.jobAt, s.podAt), step(s.podAt, s.runAt), step(s.runAt, submitted), step(submitted, started))
 }

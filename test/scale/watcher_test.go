@@ -17,13 +17,15 @@ import (
 type watcher struct {
 	p       *plane
 	newList func() client.ObjectList
+	opts    []client.ListOption
 	w       watch.Interface
 	stopped atomic.Bool
 }
 
-func newWatcher(b *testing.B, p *plane, newList func() client.ObjectList) *watcher {
+// newWatcher starts a watcher; opts (a label selector) narrow it.
+func newWatcher(b *testing.B, p *plane, newList func() client.ObjectList, opts ...client.ListOption) *watcher {
 	b.Helper()
-	w := &watcher{p: p, newList: newList}
+	w := &watcher{p: p, newList: newList, opts: opts}
 	w.rewatch(b, nil)
 	b.Cleanup(w.stop)
 	return w
@@ -44,7 +46,7 @@ func (w *watcher) rewatch(b *testing.B, f func(client.Object, time.Time) bool) b
 	// A list of every pod on a loaded plane may time out: try again for
 	// a few minutes before giving up.
 	for try := 0; ; try++ {
-		err := w.p.cl.List(ctx, l)
+		err := w.p.cl.List(ctx, l, w.opts...)
 		if err == nil {
 			break
 		}
@@ -69,7 +71,8 @@ func (w *watcher) rewatch(b *testing.B, f func(client.Object, time.Time) bool) b
 	}
 	var err error
 	for try := 0; ; try++ {
-		if w.w, err = w.p.cl.Watch(ctx, w.newList(), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: l.GetResourceVersion()}}); err == nil {
+		opts := append([]client.ListOption{&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: l.GetResourceVersion()}}}, w.opts...)
+		if w.w, err = w.p.cl.Watch(ctx, w.newList(), opts...); err == nil {
 			break
 		}
 		if try == 20 {
