@@ -28,6 +28,10 @@
 //   - kube/inspect: what rayapi/why needs to diagnose one RayCluster,
 //     RayJob or RayService, read from the API server for `raydar why`
 //     (the object, pods, Events, nodes, the leader Lease, submitter logs).
+//   - kube/internal/wanted: the scheduling kube/gauges' Poller and
+//     kube/raydash's CapacityPoller share: poll each key someone wants at
+//     most every Interval, a bounded number at once, and forget the keys
+//     nobody asked for.
 //   - kube/raydash: how raydar reaches a RayCluster's Ray dashboard (the
 //     sandbox's address book, the head Service's DNS name or the API
 //     server's service proxy, with the cluster's auth token), and the

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/raymetrics"
 )
@@ -78,20 +80,21 @@ func BenchmarkHistoryMemory(b *testing.B) {
 		}
 		for range p.Capacity() {
 			now = now.Add(DefaultInterval)
-			p.mu.Lock()
-			for k, e := range p.clusters {
-				pods := make([]PodGauges, perCluster)
-				for n := range pods {
-					node := *proto
-					node.IP = fmt.Sprintf("10.%s.%d.9", k.Name, n)
-					node.GPUs = append([]raymetrics.GPU(nil), proto.GPUs...)
-					pods[n] = PodGauges{Pod: fmt.Sprintf("c%s-w%d", k.Name, n), IP: node.IP, Node: &node, At: now,
-						Resources: map[string]raymetrics.ResourceUse{"CPU": {Used: 90, Available: 6}, "GPU": {Used: 7, Available: 1}}}
-				}
-				e.done, e.at, e.pods = true, now, pods
-				p.record(k, e, now)
+			for c := range clusters {
+				k := types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(c)}
+				p.sched.Want(k, func(e *entry) {
+					pods := make([]PodGauges, perCluster)
+					for n := range pods {
+						node := *proto
+						node.IP = fmt.Sprintf("10.%s.%d.9", k.Name, n)
+						node.GPUs = append([]raymetrics.GPU(nil), proto.GPUs...)
+						pods[n] = PodGauges{Pod: fmt.Sprintf("c%s-w%d", k.Name, n), IP: node.IP, Node: &node, At: now,
+							Resources: map[string]raymetrics.ResourceUse{"CPU": {Used: 90, Available: 6}, "GPU": {Used: 7, Available: 1}}}
+					}
+					e.done, e.at, e.pods = true, now, pods
+					p.record(k, e, now)
+				})
 			}
-			p.mu.Unlock()
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)

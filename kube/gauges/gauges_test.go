@@ -116,8 +116,8 @@ func TestForbiddenIsAskedOnceThenBacksOff(t *testing.T) {
 	}
 	round := func() Cluster {
 		p.Get("ns", "c")
-		p.startDue()
-		p.wg.Wait()
+		p.sched.StartDue()
+		p.sched.Wait()
 		return p.Get("ns", "c")
 	}
 	c := round()
@@ -155,8 +155,8 @@ func TestHistoryAndIdleGPU(t *testing.T) {
 			now = now.Add(5 * time.Second)
 		}
 		p.Get("ns", "c")
-		p.startDue()
-		p.wg.Wait()
+		p.sched.StartDue()
+		p.sched.Wait()
 	}
 	c = p.Get("ns", "c")
 	if n := len(c.History[CPU]); n != p.Capacity() || n != 181 {
@@ -181,8 +181,8 @@ func TestHistoryAndIdleGPU(t *testing.T) {
 	// It gets work: no longer idle, its GPU-hours stay.
 	f.bodies["w1"] = node("10.0.0.2", 50, 90, 60)
 	now = now.Add(5 * time.Second)
-	p.startDue()
-	p.wg.Wait()
+	p.sched.StartDue()
+	p.sched.Wait()
 	c = p.Get("ns", "c")
 	if g := c.GPUs[1]; p.Idle(g, now) || g.IdleFor(now) != 0 || g.IdleSeconds != 299*5 {
 		t.Errorf("after work: %+v", g)
@@ -205,12 +205,12 @@ ray_serve_http_request_latency_ms_sum{route="/"} 1
 	now := time.Unix(1000, 0)
 	p, _ := newPoller(Options{Fetcher: f, Pods: func(string, string) ([]*podview.Pod, error) { return pods, nil }, Now: func() time.Time { return now }})
 	p.Get("ns", "c")
-	p.startDue()
-	p.wg.Wait()
+	p.sched.StartDue()
+	p.sched.Wait()
 	f.bodies["h"] = body(200, 100, 200) // 100 requests in 10 s, all in (10, 50]
 	now = now.Add(10 * time.Second)
-	p.startDue()
-	p.wg.Wait()
+	p.sched.StartDue()
+	p.sched.Wait()
 	c := p.Get("ns", "c")
 	rps, _ := c.Last(ServeRPS)
 	p50, _ := c.Last(ServeP50MS)

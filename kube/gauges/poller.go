@@ -5,11 +5,11 @@ import (
 	"errors"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/kube/internal/wanted"
 	"github.com/raydar/raydar/rayapi/podview"
 	"github.com/raydar/raydar/rayapi/raymetrics"
 )
@@ -136,27 +136,17 @@ func (c Cluster) Pod(name string) (PodGauges, bool) {
 // I/O, so the TUI may call it from its loop.
 type Poller struct {
 	opts  Options
-	ctx   context.Context
-	stop  context.CancelFunc
-	kick  chan struct{}
-	slots chan struct{}
-	wg    sync.WaitGroup
-
-	mu       sync.Mutex
-	closed   bool
-	clusters map[types.NamespacedName]*entry
+	slots chan struct{} // the requests in flight, over every cluster
+	sched *wanted.Scheduler[types.NamespacedName, entry]
 }
 
 type entry struct {
-	wanted   time.Time
-	polled   time.Time
-	inFlight bool
-	done     bool
-	at       time.Time
-	pods     []PodGauges
-	forbid   time.Time // not before
-	series   map[Series]*ring
-	gpus     map[string]*GPUUse // pod/index
+	done   bool
+	at     time.Time
+	pods   []PodGauges
+	forbid time.Time // not before
+	series map[Series]*ring
+	gpus   map[string]*GPUUse // pod/index
 	// the previous round's Serve counters, for rates and quantiles
 	serveAt  time.Time
 	serveReq float64
@@ -169,12 +159,11 @@ func NewPoller(o Options) (*Poller, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.wg.Add(1)
-	go p.loop()
+	p.sched.Start()
 	return p, nil
 }
 
-// newPoller is a Poller without its loop (tests drive startDue).
+// newPoller is a Poller without its loop (tests drive sched.StartDue).
 func newPoller(o Options) (*Poller, error) {
 	if o.Fetcher == nil || o.Pods == nil {
 		return nil, errors.New("gauges: a Poller needs a Fetcher and a Pods lookup")
@@ -203,9 +192,21 @@ func newPoller(o Options) (*Poller, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	p := &Poller{opts: o, ctx: ctx, stop: stop, kick: make(chan struct{}, 1),
-		slots: make(chan struct{}, o.Concurrency), clusters: map[types.NamespacedName]*entry{}}
+	p := &Poller{opts: o, slots: make(chan struct{}, o.Concurrency)}
+	// Concurrency bounds the requests (ScrapeCluster takes a slot per
+	// pod), not the clusters, so the scheduler's own bound is off.
+	p.sched = wanted.New(wanted.Options[types.NamespacedName, entry]{
+		Interval: o.Interval, Forget: o.Forget, Now: o.Now,
+		New: func() entry {
+			e := entry{series: map[Series]*ring{}, gpus: map[string]*GPUUse{}}
+			for _, s := range allSeries {
+				e.series[s] = newRing(p.Capacity())
+			}
+			return e
+		},
+		Poll: p.scrape,
+		Hold: func(e *entry, now time.Time) bool { return now.Before(e.forbid) },
+	})
 	return p, nil
 }
 
@@ -226,32 +227,20 @@ func (p *Poller) Capacity() int { return int(p.opts.History/p.opts.Interval) + 1
 func (p *Poller) Get(namespace, name string) Cluster {
 	key := types.NamespacedName{Namespace: namespace, Name: name}
 	now := p.opts.Now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	e := p.clusters[key]
-	if e == nil {
-		if p.closed {
-			return Cluster{Namespace: namespace, Name: name}
+	c := Cluster{Namespace: namespace, Name: name}
+	p.sched.Want(key, func(e *entry) {
+		c.Done, c.At, c.Pods = e.done, e.at, e.pods
+		c.Forbidden, c.ForbiddenUntil, c.History = now.Before(e.forbid), e.forbid, map[Series][]Point{}
+		since := now.Add(-p.opts.History)
+		for s, r := range e.series {
+			if pts := r.points(since); len(pts) > 0 {
+				c.History[s] = pts
+			}
 		}
-		e = &entry{series: map[Series]*ring{}, gpus: map[string]*GPUUse{}}
-		for _, s := range allSeries {
-			e.series[s] = newRing(p.Capacity())
+		for _, g := range e.gpus {
+			c.GPUs = append(c.GPUs, *g)
 		}
-		p.clusters[key] = e
-		p.wake()
-	}
-	e.wanted = now
-	c := Cluster{Namespace: namespace, Name: name, Done: e.done, At: e.at, Pods: e.pods,
-		Forbidden: now.Before(e.forbid), ForbiddenUntil: e.forbid, History: map[Series][]Point{}}
-	since := now.Add(-p.opts.History)
-	for s, r := range e.series {
-		if pts := r.points(since); len(pts) > 0 {
-			c.History[s] = pts
-		}
-	}
-	for _, g := range e.gpus {
-		c.GPUs = append(c.GPUs, *g)
-	}
+	})
 	sort.Slice(c.GPUs, func(a, b int) bool {
 		if c.GPUs[a].Pod != c.GPUs[b].Pod {
 			return c.GPUs[a].Pod < c.GPUs[b].Pod
@@ -262,83 +251,29 @@ func (p *Poller) Get(namespace, name string) Cluster {
 }
 
 // Close stops the loop and the scrapes in flight, and waits for them.
-func (p *Poller) Close() {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	p.stop()
-	p.wg.Wait()
-}
+func (p *Poller) Close() { p.sched.Close() }
 
-func (p *Poller) wake() {
-	select {
-	case p.kick <- struct{}{}:
-	default:
-	}
-}
-
-func (p *Poller) loop() {
-	defer p.wg.Done()
-	tick := max(10*time.Millisecond, min(p.opts.Interval/5, time.Second))
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		p.startDue()
-		select {
-		case <-p.ctx.Done():
-			return
-		case <-p.kick:
-		case <-t.C:
-		}
-	}
-}
-
-func (p *Poller) startDue() {
-	now := p.opts.Now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for k, e := range p.clusters {
-		switch {
-		case now.Sub(e.wanted) > p.opts.Forget && !e.inFlight:
-			delete(p.clusters, k)
-		case e.inFlight || now.Before(e.forbid):
-		case e.polled.IsZero() || now.Sub(e.polled) >= p.opts.Interval:
-			e.inFlight, e.polled = true, now
-			p.wg.Add(1)
-			go func() {
-				defer p.wg.Done()
-				p.scrape(k, e)
-			}()
-		}
-	}
-}
-
-// scrape reads one cluster and records the round.
-func (p *Poller) scrape(k types.NamespacedName, e *entry) {
+// scrape reads one cluster; what it returns records the round.
+func (p *Poller) scrape(ctx context.Context, k types.NamespacedName) func(*entry) {
 	pods, err := p.opts.Pods(k.Namespace, k.Name)
-	var out []PodGauges
-	forbidden := false
-	if err == nil {
-		out, forbidden = ScrapeCluster(p.ctx, ScrapeOptions{Fetcher: p.opts.Fetcher, MaxBytes: p.opts.MaxBytes,
-			Slots: p.slots, Now: p.opts.Now}, pods)
+	if err != nil {
+		return nil
 	}
+	out, forbidden := ScrapeCluster(ctx, ScrapeOptions{Fetcher: p.opts.Fetcher, MaxBytes: p.opts.MaxBytes,
+		Slots: p.slots, Now: p.opts.Now}, pods)
 	now := p.opts.Now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	e.inFlight = false
-	if p.ctx.Err() != nil || err != nil {
-		return
+	return func(e *entry) {
+		e.done, e.at, e.pods = true, now, out
+		if forbidden {
+			e.forbid = now.Add(p.opts.ForbiddenBackoff)
+			return
+		}
+		p.record(k, e, now)
 	}
-	e.done, e.at, e.pods = true, now, out
-	if forbidden {
-		e.forbid = now.Add(p.opts.ForbiddenBackoff)
-		return
-	}
-	p.record(k, e, now)
 }
 
 // record appends the round's aggregates to the cluster's series and
-// advances each GPU's idle clock. p.mu is held.
+// advances each GPU's idle clock, under the scheduler's lock.
 func (p *Poller) record(k types.NamespacedName, e *entry, now time.Time) {
 	a := Aggregate(e.pods)
 	if a.HasCPU {

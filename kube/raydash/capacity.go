@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/raydar/raydar/kube/internal/wanted"
 	"github.com/raydar/raydar/rayapi/dashboard"
 	"github.com/raydar/raydar/rayapi/podview"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
@@ -51,24 +51,13 @@ type CapacityOptions struct {
 // for in Forget. Get never blocks on I/O, so the TUI may call it from View.
 type CapacityPoller struct {
 	opts  CapacityOptions
-	ctx   context.Context
-	stop  context.CancelFunc
-	kick  chan struct{}
-	slots chan struct{}
-	wg    sync.WaitGroup
-
-	mu      sync.Mutex
-	closed  bool
-	entries map[types.NamespacedName]*capEntry
+	sched *wanted.Scheduler[types.NamespacedName, capEntry]
 }
 
 type capEntry struct {
-	wanted   time.Time // last Get
-	polled   time.Time // last poll started
-	inFlight bool
-	done     bool // a poll has finished
-	cap      *dashboard.Capacity
-	err      error
+	done bool // a poll has finished
+	cap  *dashboard.Capacity
+	err  error
 }
 
 // NewCapacityPoller starts the poller's loop; Close stops it.
@@ -88,11 +77,15 @@ func NewCapacityPoller(opts CapacityOptions) (*CapacityPoller, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	p := &CapacityPoller{opts: opts, ctx: ctx, stop: stop, kick: make(chan struct{}, 1),
-		slots: make(chan struct{}, opts.Concurrency), entries: map[types.NamespacedName]*capEntry{}}
-	p.wg.Add(1)
-	go p.loop()
+	p := &CapacityPoller{opts: opts}
+	p.sched = wanted.New(wanted.Options[types.NamespacedName, capEntry]{
+		Interval: opts.Interval, Forget: opts.Forget, Concurrency: opts.Concurrency, Now: opts.Now,
+		Poll: func(ctx context.Context, key types.NamespacedName) func(*capEntry) {
+			c, err := p.poll(ctx, key)
+			return func(e *capEntry) { e.cap, e.err, e.done = c, err, true }
+		},
+	})
+	p.sched.Start()
 	return p, nil
 }
 
@@ -101,105 +94,18 @@ func NewCapacityPoller(opts CapacityOptions) (*CapacityPoller, error) {
 // finished. It marks the cluster as wanted.
 func (p *CapacityPoller) Get(namespace, name string) (c *dashboard.Capacity, err error, ok bool) {
 	key := types.NamespacedName{Namespace: namespace, Name: name}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	e := p.entries[key]
-	if e == nil {
-		if p.closed {
-			return nil, errors.New("raydash: the CapacityPoller is closed"), false
-		}
-		e = &capEntry{}
-		p.entries[key] = e
-		p.wake()
+	if !p.sched.Want(key, func(e *capEntry) { c, err, ok = e.cap, e.err, e.done }) {
+		return nil, errors.New("raydash: the CapacityPoller is closed"), false
 	}
-	e.wanted = p.opts.Now()
-	return e.cap, e.err, e.done
+	return c, err, ok
 }
 
 // Close stops the loop and every poll in flight, and waits for them.
-func (p *CapacityPoller) Close() {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	p.stop()
-	p.wg.Wait()
-}
-
-// loop wakes on a new cluster and at a fraction of the interval, and starts
-// the polls that are due.
-func (p *CapacityPoller) loop() {
-	defer p.wg.Done()
-	tick := min(p.opts.Interval, p.opts.Forget) / 5
-	tick = max(10*time.Millisecond, min(tick, time.Second))
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		p.startDue()
-		select {
-		case <-p.ctx.Done():
-			return
-		case <-p.kick:
-		case <-t.C:
-		}
-	}
-}
-
-func (p *CapacityPoller) startDue() {
-	now := p.opts.Now()
-	p.mu.Lock()
-	var due []types.NamespacedName
-	for k, e := range p.entries {
-		switch {
-		case now.Sub(e.wanted) > p.opts.Forget && !e.inFlight:
-			delete(p.entries, k)
-		case !e.inFlight && (e.polled.IsZero() || now.Sub(e.polled) >= p.opts.Interval):
-			due = append(due, k)
-		}
-	}
-	p.mu.Unlock()
-	for _, k := range due {
-		select {
-		case p.slots <- struct{}{}:
-		case <-p.ctx.Done():
-			return
-		default:
-			return // every slot busy: the next tick starts the rest
-		}
-		p.mu.Lock()
-		e := p.entries[k]
-		if e == nil || e.inFlight {
-			p.mu.Unlock()
-			<-p.slots
-			continue
-		}
-		e.inFlight, e.polled = true, now
-		p.mu.Unlock()
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			c, err := p.poll(k)
-			<-p.slots
-			p.mu.Lock()
-			e.inFlight = false
-			if p.ctx.Err() == nil {
-				e.cap, e.err, e.done = c, err, true
-			}
-			p.mu.Unlock()
-			p.wake() // a slot is free: start what waits for one
-		}()
-	}
-}
-
-func (p *CapacityPoller) wake() {
-	select {
-	case p.kick <- struct{}{}:
-	default:
-	}
-}
+func (p *CapacityPoller) Close() { p.sched.Close() }
 
 // poll reads one cluster's capacity, splits its demand by the cluster's
 // node types and maps its nodes to pods.
-func (p *CapacityPoller) poll(key types.NamespacedName) (*dashboard.Capacity, error) {
+func (p *CapacityPoller) poll(ctx context.Context, key types.NamespacedName) (*dashboard.Capacity, error) {
 	rc, err := p.opts.Cluster(key.Namespace, key.Name)
 	if err != nil {
 		return nil, fmt.Errorf("raydash: RayCluster %s: %w", key, err)
@@ -207,11 +113,11 @@ func (p *CapacityPoller) poll(key types.NamespacedName) (*dashboard.Capacity, er
 	if rc == nil {
 		return nil, fmt.Errorf("raydash: RayCluster %s not found", key)
 	}
-	cl, err := p.opts.Resolver.ClientFor(p.ctx, rc)
+	cl, err := p.opts.Resolver.ClientFor(ctx, rc)
 	if err != nil {
 		return nil, err
 	}
-	c, err := cl.Capacity(p.ctx)
+	c, err := cl.Capacity(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -241,8 +241,4 @@ func TestCapacityPollerCloseStopsEverything(t *testing.T) {
 }
 
 // wanted counts the clusters the poller still keeps.
-func (p *CapacityPoller) wanted() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.entries)
-}
+func (p *CapacityPoller) wanted() int { return p.sched.Len() }
