@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,8 +16,6 @@ import (
 	"github.com/raydar/raydar/tui/diagnose"
 	"github.com/raydar/raydar/tui/host"
 	"github.com/raydar/raydar/tui/keys"
-	"github.com/raydar/raydar/tui/pages/cluster"
-	"github.com/raydar/raydar/tui/pages/pod"
 	"github.com/raydar/raydar/tui/registry"
 	"github.com/raydar/raydar/tui/styles"
 )
@@ -107,14 +104,12 @@ type App struct {
 	spin      spinner.Model
 	contexts  []string
 	role      string
-	// syncing: some list has not had its initial list yet (Session.Synced);
-	// unsynced names them ("Pods", "Events"; nil: not known). Whether
-	// the view on top is still syncing, or complete while other lists load,
-	// is syncWords'.
-	syncing  bool
-	unsynced []string
-	dialog   Dialog
-	quitting bool
+	syncing   bool
+	// syncingWhat names what syncing waits for ("Pods, Events"; empty: not
+	// known), shown after it in the header.
+	syncingWhat string
+	dialog      Dialog
+	quitting    bool
 	// opened are the start-up commands of the pages pushed through the
 	// Host during an Update; Update runs them after it.
 	opened []tea.Cmd
@@ -299,68 +294,20 @@ func (a *App) nextBatch() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// readSynced re-reads e's Synced (nil: synced) and, while syncing, which
-// lists it waits for.
+// readSynced re-reads e's Synced (nil: synced) and, while syncing, what it
+// waits for: up to maxSyncingNames lists by name, else how many (at start
+// every list is loading; a slow one is named once the others are in).
 func (a *App) readSynced(e *host.Env) {
 	a.syncing = e.Sess.Synced != nil && !e.Sess.Synced()
-	a.unsynced = nil
+	a.syncingWhat = ""
 	if a.syncing && e.Sess.Unsynced != nil {
-		a.unsynced = e.Sess.Unsynced()
-	}
-}
-
-// viewReads are the kinds a view's rows are made of: once these are
-// synced its screen is complete, whatever else still loads. The RayCluster
-// list's WHY column reads the clusters' pods and their Events (without
-// the Events a cause they would rule out, "waiting for the operator", can
-// show; their handler is registered once the pods are in, so they come
-// right after them: kube/watch Source.Watch); the nodes it also reads say
-// themselves whether they are known (diagnose's nodesKnown). A view not
-// named here is complete only when every list is.
-var viewReads = map[ViewKind][]watch.Kind{
-	cluster.ListView: {watch.RayCluster, watch.Pod, watch.Event},
-	pod.ListView:     {watch.Pod},
-}
-
-// syncWords is the header's word on the lists still loading: "syncing …"
-// while the view on top lacks a list it reads (its rows are incomplete),
-// else "… loading" naming what other views and diagnoses still wait for
-// (never "syncing": test/e2e/bench reads a screen without it as complete).
-// Up to maxSyncingNames lists are named, else counted (at start every list
-// is loading; a slow one is named once the others are in). Both are ""
-// once synced.
-func (a *App) syncWords() (syncing, loading string) {
-	if !a.syncing {
-		return "", ""
-	}
-	what := ""
-	if len(a.unsynced) > maxSyncingNames {
-		what = fmt.Sprintf("%d lists", len(a.unsynced))
-	} else {
-		what = strings.Join(a.unsynced, ", ")
-	}
-	if a.viewWaits() {
-		if what == "" {
-			return "syncing…", ""
-		}
-		return "syncing " + what + "…", ""
-	}
-	return "", strings.ToLower(what) + " loading…"
-}
-
-// viewWaits reports whether the view on top reads a list not synced yet
-// (true when that is not known: no names, or a view without viewReads).
-func (a *App) viewWaits() bool {
-	reads, ok := viewReads[a.top().Kind()]
-	if !ok || a.unsynced == nil {
-		return true
-	}
-	for _, k := range reads {
-		if slices.Contains(a.unsynced, k.ListName()) {
-			return true
+		names := e.Sess.Unsynced()
+		if len(names) > maxSyncingNames {
+			a.syncingWhat = fmt.Sprintf("%d lists", len(names))
+		} else {
+			a.syncingWhat = strings.Join(names, ", ")
 		}
 	}
-	return false
 }
 
 // maxSyncingNames is how many loading lists the header names.

@@ -61,12 +61,12 @@ func (a *App) headerLine() string {
 	// "syncing…" comes first: a header wider than the terminal is cut at
 	// its end, and the lists being incomplete is what the header must not
 	// lose (a 120-column terminal cut it after an observer's role).
-	// Once the view's own lists are in, what still loads for others (and
-	// for the diagnosis) keeps its place, under another word.
-	if syncing, loading := a.syncWords(); syncing != "" {
-		parts = append(parts, st.FlashWarn.Render(syncing))
-	} else if loading != "" {
-		parts = append(parts, st.FlashWarn.Render(loading))
+	if a.syncing {
+		what := "syncing…"
+		if a.syncingWhat != "" {
+			what = "syncing " + a.syncingWhat + "…"
+		}
+		parts = append(parts, st.FlashWarn.Render(what))
 	}
 	// A fleet view: every context's state on its lists (no one server),
 	// the row's context on a page opened from it.

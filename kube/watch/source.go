@@ -372,14 +372,11 @@ func (s *Source) Unsynced() []string {
 	var out []string
 	for _, k := range Kinds {
 		if pending[k] {
-			out = append(out, k.ListName())
+			out = append(out, k.String()+"s")
 		}
 	}
 	return out
 }
-
-// ListName is how Unsynced names the kind's list: "Pods", "Events".
-func (k Kind) ListName() string { return k.String() + "s" }
 
 // pendingLocked is which kinds' handlers have not had their initial list,
 // and how many: Event's too while its handler is not registered. s.mu is

@@ -32,15 +32,12 @@ type Session struct {
 	// Logs fetches the tail of a Ray job's logs; nil hides logs.
 	Logs JobLogs
 	// Synced reports whether the feed has delivered the informers' initial
-	// lists (watch.Source.Synced); until then the header says "syncing",
-	// or, once the lists the view on screen reads are in, what else is
-	// "loading". Called from the UI loop on ticks and batches; nil means
-	// synced.
+	// lists (watch.Source.Synced); until then the header says "syncing".
+	// Called from the UI loop on ticks and batches; nil means synced.
 	Synced func() bool
 	// Unsynced names, while Synced is false, what it waits for
-	// (watch.Source.Unsynced: "Pods", "Events", Kind.ListName), in the
-	// header; nil names nothing (and every view waits). Called where
-	// Synced is.
+	// (watch.Source.Unsynced: "Pods", "Events"), after "syncing" in the
+	// header; nil names nothing. Called where Synced is.
 	Unsynced func() []string
 	// Capacity is Ray's own view of a cluster's capacity (its dashboard;
 	// kube/raydash.CapacityPoller); nil hides the cluster detail's "Ray"
