@@ -257,7 +257,11 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		s.Close()
 		return nil, fmt.Errorf("watching: %w", err)
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		logKindsSynced(ctx, sc.logger, s.src)
+	}()
 	go func() {
 		defer s.wg.Done()
 		start := time.Now()
@@ -267,6 +271,45 @@ func connect(parent context.Context, t *kube.Target, sc sessionConfig) (*session
 		}
 	}()
 	return s, nil
+}
+
+// logKindsSynced writes a debug line as each kind's informer delivers its
+// initial list ("kind synced", with the time since the watch began): where
+// a slow launch's seconds go. It reads src.Unsynced every 10 ms until
+// nothing is pending; a debug aid, not a synchronisation.
+func logKindsSynced(ctx context.Context, logger logr.Logger, src *watch.Source) {
+	start := time.Now()
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	var pending map[string]bool
+	for {
+		done := src.Synced() // first: once it is true, Unsynced names nothing
+		now := src.Unsynced()
+		if pending == nil && now != nil {
+			pending = map[string]bool{}
+			for _, k := range now {
+				pending[k] = true
+			}
+		}
+		still := map[string]bool{}
+		for _, k := range now {
+			still[k] = true
+		}
+		for k := range pending {
+			if !still[k] {
+				logger.V(1).Info("kind synced", "kind", k, "after", time.Since(start).String())
+				delete(pending, k)
+			}
+		}
+		if done {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 func (s *session) setRole(r string) { s.role.Store(&r) }
