@@ -55,6 +55,16 @@ func submitterFinishedMessage(o *Observed, at time.Time) string {
 		at.Format(time.DateTime), o.Config.SubmitterFinishedGrace)
 }
 
+// notSubmittedPoll: while Ray does not know the job yet, its submitter
+// is on its way and the job is asked about at least this often, KubeRay's
+// requeue in that state (v1.6.2 rayjob_controller.go:39,
+// RayJobDefaultRequeueDuration). pollInterval's back-off is for a job that
+// runs long; counted from the cluster's ready, it had grown to 10 s by the
+// time a submitter whose pod waited 60-90 s for the plane submitted (1,000
+// RayJobs, issue 47, docs/benchmarks.md), and the job was seen started
+// 8 s after Ray started it at the median.
+const notSubmittedPoll = 3 * time.Second
+
 // pollInterval is how long to wait before asking the dashboard again about a
 // running job: a quarter of the time since its latest step (its cluster
 // read ready, Ray knew the job, Ray started it: the conditions' transition
@@ -194,7 +204,7 @@ func decideRunning(o *Observed, p *Plan) {
 			failAttempt(o, p, rayv1.AppFailed, "Submitter completed but Ray job not found in RayCluster.")
 			return
 		}
-		requeueAfter(p, poll)
+		requeueAfter(p, min(poll, max(o.Config.MinPoll, notSubmittedPoll)))
 		return
 	case o.Dash.Err != nil:
 		dashboardFailing(o, p, o.Dash.Err)

@@ -386,6 +386,25 @@ func TestRayJobPollInterval(t *testing.T) {
 	}
 }
 
+// A submitter that comes late (its pod waited for the plane): while Ray
+// does not know the job, it is asked every 3 s at most, as KubeRay does,
+// not at the back-off grown since the cluster was ready (10 s); once Ray
+// knows it, the back-off counts from the job's own start.
+func TestRayJobNotYetSubmittedIsAskedEvery3s(t *testing.T) {
+	readyAt := fixture.T0
+	now := readyAt.Add(90 * time.Second)
+	job := newJob(inPhase(rayv1.JobDeploymentStatusRunning, ""), mode(rayv1.K8sJobMode), func(j *rayv1.RayJob) {
+		j.Status.Conditions = []metav1.Condition{{Type: string(rayv1.RayJobClusterReady), Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(readyAt)}}
+	})
+	p := Decide(observe(job, now, withCluster(newCluster(true)), withSubmitter(submitterJob("", time.Time{})), withDash(dashErr(dashboard.ErrNotFound))))
+	if p.RequeueAfter != 3*time.Second || p.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning {
+		t.Fatalf("not yet known to Ray, 90 s after its cluster was ready: asked again after %s (%s), want 3s", p.RequeueAfter, p.Status.JobDeploymentStatus)
+	}
+	if got := pollInterval(observe(job, now), &job.Status); got != 10*time.Second {
+		t.Fatalf("the back-off it replaces: %s, want 10s", got)
+	}
+}
+
 // A Ray job that ended while its submitter still runs past the transition
 // grace period (300 s from Ray's end time) ends the RayJob as the Ray job
 // ended: a SUCCEEDED (or STOPPED) job is Complete and never run again,
