@@ -131,6 +131,11 @@ func run(ctx context.Context, c config) error {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		return errors.New("tmux is needed (apt-get install -y tmux)")
 	}
+	// Under RAYDAR_TEST_EXCLUSIVE (make test's machine lock) the planes
+	// wait their turn beside the other benchmarks; without it, nothing.
+	if err := sandbox.Exclusive(); err != nil {
+		return err
+	}
 	dir, err := os.MkdirTemp("", "raydar-bench-e2e-")
 	if err != nil {
 		return err
