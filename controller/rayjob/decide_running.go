@@ -55,8 +55,9 @@ func submitterFinishedMessage(o *Observed, at time.Time) string {
 		at.Format(time.DateTime), o.Config.SubmitterFinishedGrace)
 }
 
-// notSubmittedPoll: while Ray does not know the job yet, its submitter
-// is on its way and the job is asked about at least this often, KubeRay's
+// notSubmittedPoll: while Ray does not know the job yet (its submitter,
+// or in InteractiveMode its user, is on the way) the job is asked about at
+// least this often in every mode but HTTPMode, which submits it; KubeRay's
 // requeue in that state (v1.6.2 rayjob_controller.go:39,
 // RayJobDefaultRequeueDuration). pollInterval's back-off is for a job that
 // runs long; counted from the cluster's ready, it had grown to 10 s by the

@@ -388,8 +388,8 @@ func TestRayJobPollInterval(t *testing.T) {
 
 // A submitter that comes late (its pod waited for the plane): while Ray
 // does not know the job, it is asked every 3 s at most, as KubeRay does,
-// not at the back-off grown since the cluster was ready (10 s); once Ray
-// knows it, the back-off counts from the job's own start.
+// not at the back-off grown since the cluster was ready (10 s, checked
+// below as what it replaces).
 func TestRayJobNotYetSubmittedIsAskedEvery3s(t *testing.T) {
 	readyAt := fixture.T0
 	now := readyAt.Add(90 * time.Second)
