@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -64,14 +65,22 @@ type operator struct {
 	// cpu0 and writes0 are the baseline taken by mark.
 	cpu0    time.Duration
 	writes0 float64
+	// peak is the largest memory sample so far (sampleMemory).
+	mu   sync.Mutex
+	peak memSample
 }
 
 // startRaydar runs raydar-operator on every namespace of p, as its image
 // runs it but without leader election; flags are added to its own.
 func startRaydar(b *testing.B, p *plane, flags []string) *operator {
 	addr := freeAddr(b)
+	// A history file of its own: the default one (~/.local/state) is the
+	// machine's, as large as every earlier run left it, or held by another
+	// raydar (then kept in memory); its pages mapped during a write count
+	// in the RSS measured here.
+	history := filepath.Join(b.TempDir(), "history.db")
 	return startProcess(b, p, "raydar", raydarBin, append([]string{"--kubeconfig", p.sb.KubeconfigPath, "--no-leader-election",
-		"--ignore-other-operator", "--metrics-bind-address", addr, "--health-probe-bind-address", "0"}, flags...), addr)
+		"--ignore-other-operator", "--metrics-bind-address", addr, "--health-probe-bind-address", "0", "--history-file", history}, flags...), addr)
 }
 
 // startKubeRay runs KubeRay's operator (v1.6.2, `make tools`; another
@@ -111,7 +120,36 @@ func startProcess(b *testing.B, p *plane, name, bin string, args []string, addr 
 	}
 	o := &operator{name: name, cmd: cmd, metrics: "http://" + addr + "/metrics", log: logf.Name()}
 	b.Cleanup(o.stop)
+	go o.sampleMemory(cmd.Process.Pid)
 	return o
+}
+
+// memSample is the operator's resident memory, KiB: in all, anonymous (heap,
+// stacks) and file-backed (its binary's pages, mapped files).
+type memSample struct{ rss, anon, file int64 }
+
+// memSampleEvery is how often sampleMemory reads /proc.
+const memSampleEvery = 100 * time.Millisecond
+
+// sampleMemory reads pid's RSS every memSampleEvery until it exits and
+// keeps the largest sample in o.peak, so that the peak (VmHWM, which
+// the kernel keeps as one number) can be split into what Go allocated and
+// what is mapped from files.
+func (o *operator) sampleMemory(pid int) {
+	for {
+		rss, err := procstat.StatusKB(pid, "VmRSS")
+		if err != nil {
+			return // gone
+		}
+		o.mu.Lock()
+		if rss > o.peak.rss {
+			anon, _ := procstat.StatusKB(pid, "RssAnon")
+			file, _ := procstat.StatusKB(pid, "RssFile")
+			o.peak = memSample{rss, anon, file}
+		}
+		o.mu.Unlock()
+		time.Sleep(memSampleEvery)
+	}
 }
 
 // stop kills the process and waits for it; its log is kept only when the
@@ -144,8 +182,17 @@ func (o *operator) usage(b *testing.B) (cpu, writes, peakRSS, rss float64) {
 	c, _ := procstat.CPU(pid)
 	hwm, _ := procstat.StatusKB(pid, "VmHWM")
 	cur, _ := procstat.StatusKB(pid, "VmRSS")
+	o.mu.Lock()
+	m := o.peak
+	o.mu.Unlock()
+	if m.rss > 0 {
+		b.Logf("%s: its largest RSS sampled every %v: %.1f MiB = %.1f anonymous (heap, stacks) + %.1f mapped from files (its binary, libc, history); VmHWM %.1f MiB",
+			o.name, memSampleEvery, mib(m.rss), mib(m.anon), mib(m.file), mib(hwm))
+	}
 	return (c - o.cpu0).Seconds(), o.writes(b) - o.writes0, float64(hwm) / 1024, float64(cur) / 1024
 }
+
+func mib(kib int64) float64 { return float64(kib) / 1024 }
 
 // writes is the operator's write requests so far: client-go's
 // rest_client_requests_total for POST, PUT, PATCH and DELETE, which both
