@@ -204,15 +204,23 @@ func isPod(o any) bool {
 	return false
 }
 
+// maxBatch is how many entries the writer gathers into one append at
+// most. A transaction's pages are mapped into the process while it runs:
+// into a store at its bounds (every append also drops as many of the
+// oldest entries, each from its object's index), 512 entries added 10 MiB
+// to the process's resident memory for the append, 64 add 4 MiB, at the
+// same entries per second (BenchmarkStoreAppendFull, docs/benchmarks.md).
+const maxBatch = 64
+
 // write appends what the handlers send, gathered for the flush interval
-// (or until 512 entries, or Close) into one append.
+// (or until maxBatch entries, or Close) into one append.
 func (r *Recorder) write() {
 	defer close(r.done)
 	for first := range r.ch {
 		batch := first
 		timer := time.NewTimer(r.flush)
 	more:
-		for len(batch) < 512 {
+		for len(batch) < maxBatch {
 			select {
 			case e, ok := <-r.ch:
 				if !ok {

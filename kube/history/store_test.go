@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -247,6 +248,75 @@ func BenchmarkStoreAppend(b *testing.B) {
 		b.ReportMetric(float64(st.Bytes)/float64(st.Entries), "B/entry")
 		b.ReportMetric(float64(fi.Size())/float64(st.Entries), "file-B/entry")
 	}
+}
+
+// BenchmarkStoreAppendFull appends to a store at its bounds (so that each
+// append also drops as many of the oldest entries), in batches of the
+// recorder's maxBatch and of 512 (its batch before), and reports how much
+// an append raises the process's resident memory while it runs (the
+// pages of the file it maps, bbolt's nodes): its peak RSS, reset before
+// each append through /proc/self/clear_refs.
+func BenchmarkStoreAppendFull(b *testing.B) {
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Skipf("the peak RSS cannot be reset here: %v", err)
+	}
+	for _, n := range []int{maxBatch, 512} {
+		b.Run(fmt.Sprint("batch=", n), func(b *testing.B) {
+			s, err := Open(filepath.Join(b.TempDir(), FileName), StoreOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			// 5,000 objects' timelines, past DefaultMaxEntries.
+			const objects = 5000
+			fill := make([]Entry, 512)
+			for i := 0; i*len(fill) < DefaultMaxEntries*6/5; i++ {
+				for j := range fill {
+					fill[j] = entry(fmt.Sprint("pod-", (i*len(fill)+j)%objects), i*len(fill)+j)
+				}
+				if err := s.Append(fill); err != nil {
+					b.Fatal(err)
+				}
+			}
+			batch := make([]Entry, n)
+			var sum, most int64
+			appends := 0
+			for b.Loop() {
+				for j := range batch {
+					batch[j] = entry(fmt.Sprint("pod-", (appends*n*7+j*13)%objects), appends*n+j)
+				}
+				_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+				before := statusKiB(b, "VmRSS")
+				if err := s.Append(batch); err != nil {
+					b.Fatal(err)
+				}
+				d := statusKiB(b, "VmHWM") - before
+				sum, most, appends = sum+d, max(most, d), appends+1
+			}
+			b.ReportMetric(float64(sum)/float64(appends)/1024, "MiB-RSS-added/append")
+			b.ReportMetric(float64(most)/1024, "MiB-RSS-added-max")
+			b.ReportMetric(float64(appends*n)/b.Elapsed().Seconds(), "entries/s")
+		})
+	}
+}
+
+// statusKiB is a "<field>: <n> kB" line of /proc/self/status.
+func statusKiB(b *testing.B, field string) int64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatalf("no %s in /proc/self/status", field)
+	return 0
 }
 
 // nobody is the user a root test process drops to (asNonRoot).
