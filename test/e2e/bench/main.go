@@ -96,7 +96,7 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "keep the state directory (logs, audit log, profiles)")
 	flag.IntVar(&c.contexts, "contexts", 1, "sandboxes, each with the data set, watched at once through the fleet view (raydar --context bench-1,…,bench-N)")
 	flag.DurationVar(&c.linkDelay, "link-delay", 0, "run raydar behind a pty proxy that delays each direction by this much (50ms: a 100 ms RTT link, SSH to a bastion)")
-	flag.IntVar(&c.floor, "floor", 0, "before raydar, sync the pods this many times with each of four bare clients (client-go informer, controller-runtime cache with the TUI's pod selector and SlimPod, the same through the wire trim SlimPodWire, one LIST): the floor that \"cache synced after start\" is read against")
+	flag.IntVar(&c.floor, "floor", 0, "before raydar, sync the pods this many times with each floor client of -floor-clients (by default: a client-go informer, controller-runtime caches with the TUI's pod selector and SlimPod, the same through the wire trim SlimPodWire, one LIST, the RayClusters, the RayClusters and pods): the floor that \"cache synced after start\" is read against")
 	flag.StringVar(&c.shape, "shape", "raydar", "how the objects are made: raydar (controller/raycluster.BuildPod) or kuberay (stamped from what KubeRay v1.6.2's operator made, testdata/kuberay-v1.6.2.json)")
 	flag.StringVar(&c.workers, "workers", "9", "workers per RayCluster: N, or A-B (cluster i has A + i%(B-A+1): 0-1 gives every other cluster one)")
 	flag.IntVar(&c.big, "big-cluster", 0, "one more RayCluster, "+bigCluster+" in bench-00, with this many workers")
