@@ -33,6 +33,17 @@
 // or 1 worker, and one of 1,000 workers), and -view big-cluster measures
 // that cluster's page, opened from the RayCluster list.
 //
+// Issue 47's launch, against its floor: -floor-clients picks the floor
+// clients by key, among them the steps from the RayClusters + pods cache
+// to raydar's whole session (floorsession.go); each floor sync and each
+// launch reports the requests it made (the audit log), the API server's
+// /metrics around it (requests, watch-list seconds, bytes per watch event,
+// its garbage collections) and the CPU of everything else on the machine
+// (wire.go, cpu.go). -launch-only stops each run at its first full screen.
+// The pane is read at a launch only once raydar has written (-screen-poll
+// output): reading it every 10 ms cost the harness 0.25–0.36 CPU-s beside
+// each launch.
+//
 // -raydar A,B measures several binaries in turn against one data set (an
 // entry GOGC=100@A runs A with that environment); -view pods,rayclusters
 // measures each binary on each view in turn; -rounds N repeats the turn.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,23 +38,55 @@ import (
 // watch.SlimPod; no history recording, pods alone); the same cache
 // through the TUI's wire trim (watch.SlimPodWire); and one plain LIST of
 // the same pods (resourceVersion 0, from the watch cache).
+//
+// -floor-clients picks them by key; the keys after "clusters+pods" are
+// issue 47's steps from that floor to raydar's session, one at a time
+// (floorsession.go).
 type floorClient struct {
-	name string
-	sync func(ctx context.Context, cfg *rest.Config) (int, error)
+	key, name string
+	sync      func(ctx context.Context, cfg *rest.Config) (int, error)
 }
 
 var floorClients = []floorClient{
-	{"client-go informer (protobuf, no transform)", floorInformer},
-	{"controller-runtime cache with the TUI's pod selector and transform (SlimPod)", floorCache},
-	{"the same cache through the TUI's wire trim (SlimPodWire)", floorCacheWire},
-	{"one LIST (protobuf, resourceVersion 0)", floorList},
-	{"controller-runtime cache of the RayClusters (JSON, the TUI's CompactRay transform)", floorClusters},
-	{"the same cache of the RayClusters and the pods through the wire trim: what the RayCluster list's full screen waits for", floorClustersAndPods},
+	{"informer", "client-go informer (protobuf, no transform)", floorInformer},
+	{"cache", "controller-runtime cache with the TUI's pod selector and transform (SlimPod)", floorCache},
+	{"cache-wire", "the same cache through the TUI's wire trim (SlimPodWire)", floorCacheWire},
+	{"list", "one LIST (protobuf, resourceVersion 0)", floorList},
+	{"clusters", "controller-runtime cache of the RayClusters (JSON, the TUI's CompactRay transform)", floorClusters},
+	{"clusters+pods", "the same cache of the RayClusters and the pods through the wire trim: what the RayCluster list's full screen waits for", floorClustersAndPods},
+}
+
+// defaultFloorClients are the clients -floor measures without
+// -floor-clients.
+const defaultFloorClients = "informer,cache,cache-wire,list,clusters,clusters+pods"
+
+// pickFloorClients is the clients keys names, in its order.
+func pickFloorClients(keys string) ([]floorClient, error) {
+	all := append(slices.Clone(floorClients), sessionFloorClients...)
+	var out []floorClient
+	for _, k := range strings.Split(keys, ",") {
+		k = strings.TrimSpace(k)
+		i := slices.IndexFunc(all, func(c floorClient) bool { return c.key == k })
+		if i < 0 {
+			var names []string
+			for _, c := range all {
+				names = append(names, c.key)
+			}
+			return nil, fmt.Errorf("-floor-clients: no client %q (%s)", k, strings.Join(names, ", "))
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
 }
 
 // floorHeap is the live heap (after a GC) a floor client's sync left,
-// read while its cache is still held; 0 when not read.
-var floorHeap uint64
+// read while its cache is still held; 0 when not read. floorPodsAt is
+// when its pods' informer had its initial list (zero when it did not
+// say).
+var (
+	floorHeap   uint64
+	floorPodsAt time.Time
+)
 
 func readFloorHeap() {
 	goruntime.GC()
@@ -68,32 +101,40 @@ type floorResult struct {
 	wall, cpu []time.Duration
 	apiCPU    []time.Duration // the kube-apiserver's CPU during each sync
 	heap      []time.Duration // live heap after each sync, bytes (as a Duration for pct)
+	podsWall  []time.Duration // to the pods' initial list, when the client says
 	load      string
+	// wire is what the first round asked of the API server (wire.go).
+	wire string
 }
 
 // measureFloor runs each floor client rounds times against base's plane,
 // whose kube-apiserver is the process apiPIDs names (none: its CPU reads 0).
-func measureFloor(ctx context.Context, base *rest.Config, rounds int, apiPIDs []int) ([]floorResult, error) {
-	res := make([]floorResult, len(floorClients))
-	for i, fc := range floorClients {
+// The first round's requests are read from the audit log of stateDir
+// (none: not read).
+func measureFloor(ctx context.Context, base *rest.Config, clients []floorClient, rounds int, apiPIDs []int, stateDir string) ([]floorResult, error) {
+	res := make([]floorResult, len(clients))
+	for i, fc := range clients {
 		res[i].name = fc.name
 	}
 	for r := range rounds {
-		for i, fc := range floorClients {
+		for i, fc := range clients {
 			cfg := rest.CopyConfig(base)
-			cfg.QPS, cfg.Burst, cfg.UserAgent = 300, 600, "bench-e2e-floor"
+			// Each client's own user agent: the audit log tells them apart.
+			cfg.QPS, cfg.Burst, cfg.UserAgent = 300, 600, "bench-e2e-floor/"+fc.key
 			if r == 0 {
 				res[i].load = loadAvg()
 			}
-			floorHeap = 0
+			floorHeap, floorPodsAt = 0, time.Time{}
+			m0, merr := scrapeMetrics(ctx, base)
 			c0, _ := procstat.CPU(os.Getpid())
+			busy0 := machineBusy()
 			a0 := cpuOf(apiPIDs)
 			t0 := time.Now()
 			sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 			n, err := fc.sync(sctx, cfg)
 			wall := time.Since(t0)
 			c1, _ := procstat.CPU(os.Getpid())
-			cpu, api := c1-c0, cpuOf(apiPIDs)-a0
+			cpu, api, busy := c1-c0, cpuOf(apiPIDs)-a0, machineBusy()-busy0
 			cancel()
 			if err != nil {
 				return nil, fmt.Errorf("floor, %s: %w", fc.name, err)
@@ -103,7 +144,24 @@ func measureFloor(ctx context.Context, base *rest.Config, rounds int, apiPIDs []
 			res[i].cpu = append(res[i].cpu, cpu)
 			res[i].apiCPU = append(res[i].apiCPU, api)
 			res[i].heap = append(res[i].heap, time.Duration(floorHeap))
-			logf("floor: %s synced %d pods in %s (this process's CPU %s, the kube-apiserver's %s)", fc.name, n, wall.Round(time.Millisecond), cpu.Round(time.Millisecond), api.Round(time.Millisecond))
+			pods := "–"
+			if !floorPodsAt.IsZero() {
+				res[i].podsWall = append(res[i].podsWall, floorPodsAt.Sub(t0))
+				pods = floorPodsAt.Sub(t0).Round(time.Millisecond).String()
+			}
+			m1, merr1 := scrapeMetrics(ctx, base)
+			diff := ""
+			if merr == nil && merr1 == nil {
+				diff = metricsDiff(m0, m1)
+			}
+			logf("floor: %s synced %d objects in %s, pods in %s (this process's CPU %s, the kube-apiserver's %s, the machine's %s, load %s); %s", fc.key, n, wall.Round(time.Millisecond), pods, cpu.Round(time.Millisecond), api.Round(time.Millisecond), busy.Round(time.Millisecond), loadAvg(), diff)
+			if r == 0 && stateDir != "" {
+				tl, err := requestTimeline(stateDir, cfg.UserAgent, t0, t0.Add(wall))
+				if err != nil {
+					return nil, err
+				}
+				res[i].wire = fmt.Sprintf("### %s, round 1: its requests (from its start)\n\n%s\nThe API server's /metrics around it: %s\n", fc.key, tl, diff)
+			}
 		}
 	}
 	return res, nil
@@ -113,7 +171,7 @@ func measureFloor(ctx context.Context, base *rest.Config, rounds int, apiPIDs []
 func floorReport(res []floorResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## The floor: clients that only sync the pods (or the RayClusters), on the same plane, before raydar\n\n")
-	fmt.Fprintf(&b, "| client | objects | wall p50 (all rounds) | its CPU p50 (its wall includes its sync's collector) | the kube-apiserver's CPU p50 | live heap after sync p50 | load |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| client | objects | wall p50 (all rounds) | to the pods' initial list p50 (all rounds) | its CPU p50 (its wall includes its sync's collector) | the kube-apiserver's CPU p50 | live heap after sync p50 | load |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res {
 		var all []string
 		for _, w := range r.wall {
@@ -123,7 +181,20 @@ func floorReport(res []floorResult) string {
 		if h := pct(r.heap, .5); h > 0 {
 			heap = fmt.Sprintf("%.1f MB", float64(h)/(1<<20))
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s (%s) | %s | %s | %s | %s |\n", r.name, r.pods, ms(pct(r.wall, .5)), strings.Join(all, ", "), ms(pct(r.cpu, .5)), ms(pct(r.apiCPU, .5)), heap, r.load)
+		pods := "–"
+		if len(r.podsWall) > 0 {
+			var each []string
+			for _, w := range r.podsWall {
+				each = append(each, ms(w))
+			}
+			pods = fmt.Sprintf("%s (%s)", ms(pct(r.podsWall, .5)), strings.Join(each, ", "))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s (%s) | %s | %s | %s | %s | %s |\n", r.name, r.pods, ms(pct(r.wall, .5)), strings.Join(all, ", "), pods, ms(pct(r.cpu, .5)), ms(pct(r.apiCPU, .5)), heap, r.load)
+	}
+	for _, r := range res {
+		if r.wire != "" {
+			b.WriteString("\n" + r.wire)
+		}
 	}
 	return b.String()
 }
@@ -258,12 +329,15 @@ func floorCacheOf(ctx context.Context, cfg *rest.Config, pods bool) (int, error)
 	}
 	go func() { _ = c.Start(cctx) }()
 	if err := waitSynced(ctx, func() bool {
-		for _, s := range infs {
+		all := true
+		for i, s := range infs {
 			if !s() {
-				return false
+				all = false
+			} else if _, isPods := objs[i].(*corev1.Pod); isPods && floorPodsAt.IsZero() {
+				floorPodsAt = time.Now()
 			}
 		}
-		return true
+		return all
 	}); err != nil {
 		return 0, err
 	}

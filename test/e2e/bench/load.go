@@ -175,6 +175,9 @@ func (m *measurement) report() string {
 	if m.c.raydar != "" {
 		fmt.Fprintf(&b, "; binary %s", m.binary)
 	}
+	if m.c.screenOnOutput {
+		fmt.Fprint(&b, "; the pane read at the launch only after output")
+	}
 	if m.seq > 0 {
 		fmt.Fprintf(&b, "; run %d on this data set", m.seq+1)
 	}
@@ -188,6 +191,8 @@ func (m *measurement) report() string {
 		row(fmt.Sprintf("cluster page of %s (%d workers): Enter → full page (the figures below are on that page)", bigCluster, m.d.big), ms(m.pageOpen), m.load["start"])
 	}
 	row("CPU from start to full screen: raydar / kube-apiserver", fmt.Sprintf("%s / %s", ms(m.launchCPU), ms(m.launchAPICPU)), m.load["start"])
+	row("CPU from start to full screen: the harness (with its tmux clients) / the tmux server / the whole machine (2 cores)", fmt.Sprintf("%s / %s / %s", ms(m.launchSelfCPU), ms(m.launchTmuxCPU), ms(m.launchBusy)), m.load["start"])
+	row("peak RSS (VmHWM) at the first full screen", fmt.Sprintf("%.1f MB", float64(m.launchHWM)/1024), m.load["start"])
 	row("RSS after sync / peak RSS (VmHWM)", fmt.Sprintf("%.1f MB / %.1f MB (%.1f KB per pod at peak)", float64(m.rssSynced)/1024, float64(m.hwm)/1024, float64(m.hwm)/float64(n*m.d.pods())), m.load["patches"])
 	row("RSS after sync: anonymous / file-backed (the binary)", fmt.Sprintf("%.1f MB / %.1f MB", float64(m.anonSynced)/1024, float64(m.fileSynced)/1024), m.load["start"])
 	row("idle CPU per minute", fmt.Sprintf("%.2f s", perMin(m.idleCPU.Seconds(), m.c.duration)), m.load["idle"])
@@ -208,6 +213,9 @@ func (m *measurement) report() string {
 	row("filter, per typed character, p50 / max", fmt.Sprintf("%s / %s (%d)", ms(pct(m.filtLat, .5)), ms(pct(m.filtLat, 1)), len(m.filtLat)), m.load["sort/filter"])
 	row("CPU per minute under 50 pod patches/s", fmt.Sprintf("%.2f s (%d patches, %d failed; %.0f B/s drawn)", perMin(m.patchCPU.Seconds(), m.c.duration), m.patches, m.patchErrs, float64(m.patchBytes)/m.c.duration.Seconds()), m.load["patches"])
 	row("LIST requests: initial / after the first render", fmt.Sprintf("%d / %d %v", m.listsBefore, m.listsAfter, m.listsAfterURIs), m.load["patches"])
+	if m.wire != "" {
+		fmt.Fprintf(&b, "\n%s", m.wire)
+	}
 	fmt.Fprintf(&b, "\nProfiles (go tool pprof): %s/{cpu-start,heap-synced,heap-end,cpu-idle,cpu-sortfilter,cpu-patches}.pb.gz (kept with -keep)\n", m.dir)
 	return b.String()
 }

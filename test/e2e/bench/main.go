@@ -59,6 +59,18 @@ type config struct {
 	// openBig (-view big-cluster) opens the big cluster's page from the
 	// RayCluster list (filter, Enter) and measures that page.
 	openBig bool
+	// floorClients are -floor-clients: the keys of the floor clients
+	// measured (floor.go, floorsession.go).
+	floorClients string
+	// launchOnly (-launch-only) measures each launch to its first full
+	// screen and what it asked of the API server, and stops raydar there.
+	launchOnly bool
+	// screenOnOutput (-screen-on-output) reads the pane at a launch only
+	// when raydar has written since the last read, not every 10 ms.
+	screenOnOutput bool
+	// screenPoll is -screen-poll: 10ms (screenOnOutput false), output
+	// (true), or alternate (by round: 10ms, output, 10ms, …).
+	screenPoll string
 }
 
 func main() {
@@ -84,10 +96,13 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "keep the state directory (logs, audit log, profiles)")
 	flag.IntVar(&c.contexts, "contexts", 1, "sandboxes, each with the data set, watched at once through the fleet view (raydar --context bench-1,…,bench-N)")
 	flag.DurationVar(&c.linkDelay, "link-delay", 0, "run raydar behind a pty proxy that delays each direction by this much (50ms: a 100 ms RTT link, SSH to a bastion)")
-	flag.IntVar(&c.floor, "floor", 0, "before raydar, sync the pods this many times with each of four bare clients (client-go informer, controller-runtime cache with the TUI's pod selector and SlimPod, the same through the wire trim SlimPodWire, one LIST): the floor that \"cache synced after start\" is read against")
+	flag.IntVar(&c.floor, "floor", 0, "before raydar, sync the pods this many times with each floor client of -floor-clients (by default: a client-go informer, controller-runtime caches with the TUI's pod selector and SlimPod, the same through the wire trim SlimPodWire, one LIST, the RayClusters, the RayClusters and pods): the floor that \"cache synced after start\" is read against")
 	flag.StringVar(&c.shape, "shape", "raydar", "how the objects are made: raydar (controller/raycluster.BuildPod) or kuberay (stamped from what KubeRay v1.6.2's operator made, testdata/kuberay-v1.6.2.json)")
 	flag.StringVar(&c.workers, "workers", "9", "workers per RayCluster: N, or A-B (cluster i has A + i%(B-A+1): 0-1 gives every other cluster one)")
 	flag.IntVar(&c.big, "big-cluster", 0, "one more RayCluster, "+bigCluster+" in bench-00, with this many workers")
+	flag.StringVar(&c.floorClients, "floor-clients", defaultFloorClients, "the floor clients -floor measures, by key; issue 47's steps from the RayClusters + pods floor to raydar's session: s:clusters+pods, s:+nodes, s:+ray, s:+events, s:all, s:source, s:source-gogc25, clusters+pods-gogc25 (floorsession.go)")
+	flag.BoolVar(&c.launchOnly, "launch-only", false, "measure each launch to its first full screen, with the requests it made (the audit log) and the API server's /metrics around it, then stop raydar: no idle, keys, sort, patches")
+	flag.StringVar(&c.screenPoll, "screen-poll", "output", "at a launch, read the pane (tmux capture-pane, a process each time) every 10ms, or only when raydar has written since the last read (output; and every 200 ms), or alternate by round (10ms, output, 10ms, …): the harness's own CPU beside the launch")
 	capture := flag.String("capture-kuberay", "", "run this KubeRay operator binary on a sandbox, have it make KubeRay's sample cluster and write the RayCluster and its pods to -out (testdata/kuberay-v1.6.2.json), the template -shape kuberay stamps")
 	baseline := flag.Bool("baseline", false, "measure the harness itself: key → screen of cat(1) echoing in the same tmux pane")
 	flag.Parse()
@@ -208,7 +223,11 @@ func run(ctx context.Context, c config) error {
 	// figures of a before and an after meet the same plane and load.
 	var reports strings.Builder
 	if c.floor > 0 {
-		floor, err := measureFloor(ctx, planes[0].Config, c.floor, apiServerPIDs(planes[:1]))
+		clients, err := pickFloorClients(c.floorClients)
+		if err != nil {
+			return err
+		}
+		floor, err := measureFloor(ctx, planes[0].Config, clients, c.floor, apiServerPIDs(planes[:1]), planes[0].StateDir)
 		if err != nil {
 			return err
 		}
@@ -218,12 +237,18 @@ func run(ctx context.Context, c config) error {
 	}
 	views := strings.Split(c.view, ",")
 	run := -1
-	for range max(c.rounds, 1) {
+	switch c.screenPoll {
+	case "10ms", "output", "alternate":
+	default:
+		return fmt.Errorf("-screen-poll %q: 10ms, output or alternate", c.screenPoll)
+	}
+	for round := range max(c.rounds, 1) {
 		for _, bin := range binaries {
 			for _, view := range views {
 				run++
 				cv := c
 				cv.view = strings.TrimSpace(view)
+				cv.screenOnOutput = c.screenPoll == "output" || c.screenPoll == "alternate" && round%2 == 1
 				if cv.view == bigCluster {
 					cv.view, cv.openBig = "rayclusters", true
 				}
@@ -276,12 +301,35 @@ func (m *measurement) measure(ctx context.Context, planes []*sandbox.Sandbox, ku
 	if err := os.MkdirAll(m.dir, 0o755); err != nil {
 		return "", err
 	}
+	m0, merr := scrapeMetrics(ctx, planes[0].Config)
 	if err := m.start(m.binary, kubeconfig); err != nil {
 		return "", err
 	}
-	err := m.run(ctx)
+	var err error
+	if m.c.launchOnly {
+		err = m.firstRender(ctx)
+	} else {
+		err = m.run(ctx)
+	}
 	m.term.close()
 	if err != nil {
+		return "", err
+	}
+	if m1, merr1 := scrapeMetrics(ctx, planes[0].Config); merr == nil && merr1 == nil {
+		m.wire = "The API server's /metrics around the run: " + metricsDiff(m0, m1) + "\n"
+	}
+	if b, err := os.ReadFile(m.log); err == nil {
+		var synced []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, `"kind synced"`) {
+				synced = append(synced, l)
+			}
+		}
+		m.wire = "raydar's \"kind synced\" lines:\n\n    " + strings.Join(synced, "\n    ") + "\n\n" + m.wire
+	}
+	if tl, err := requestTimeline(planes[0].StateDir, "raydar/", m.started, m.rendered); err == nil {
+		m.wire = "raydar's requests from the launch to the first full screen (from the launch):\n\n" + tl + "\n" + m.wire
+	} else {
 		return "", err
 	}
 	for _, sb := range planes {
@@ -419,6 +467,16 @@ type measurement struct {
 	apiPIDs                 []int
 	apiCPU0                 time.Duration
 	launchCPU, launchAPICPU time.Duration
+	// wire is what the launch asked of the API server (wire.go).
+	wire string
+	// selfCPU0, busy0: this process's CPU (with its reaped children: the
+	// tmux clients) and the machine's busy time at the launch;
+	// launchSelfCPU, launchBusy the same to the full screen, and
+	// launchTmuxCPU the tmux server's CPU since it started (cpu.go).
+	selfCPU0, busy0                          time.Duration
+	launchSelfCPU, launchBusy, launchTmuxCPU time.Duration
+	// launchHWM is the peak RSS at the first full screen (kB).
+	launchHWM int64
 }
 
 // apiCPU is the CPU time the kube-apiservers have used so far.
@@ -497,6 +555,7 @@ func (m *measurement) start(raydar, kubeconfig string) error {
 	syscall.Sync()
 	m.load["start"] = loadAvg()
 	m.apiCPU0 = m.apiCPU()
+	m.selfCPU0, m.busy0 = selfCPU(), machineBusy()
 	m.term, err = startTmux(m.dir, 120, 40, env, argv)
 	m.started = time.Now()
 	if err == nil && pidFile != "" {
@@ -573,10 +632,17 @@ func (m *measurement) firstRender(ctx context.Context) error {
 		want = fmt.Sprintf("[%d]", n*m.d.allClusters())
 	}
 	deadline := time.Now().Add(10 * time.Minute)
+	var readAt time.Time
+	read := int64(-1)
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if m.c.screenOnOutput && m.term.rec.bytes() == read && time.Since(readAt) < 200*time.Millisecond {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		read, readAt = m.term.rec.bytes(), time.Now()
 		s := m.term.screen()
 		end := time.Now()
 		lines := strings.Split(s, "\n")
@@ -585,6 +651,13 @@ func (m *measurement) firstRender(ctx context.Context) error {
 			m.rendered = last
 			m.launchCPU, _ = procstat.CPU(m.term.pid)
 			m.launchAPICPU = m.apiCPU() - m.apiCPU0
+			m.launchSelfCPU, m.launchBusy = selfCPU()-m.selfCPU0, machineBusy()-m.busy0
+			m.launchHWM, _ = procstat.StatusKB(m.term.pid, "VmHWM")
+			if pid, err := m.term.tmux("display-message", "-p", "#{pid}"); err == nil {
+				if p, err := strconv.Atoi(strings.TrimSpace(pid)); err == nil {
+					m.launchTmuxCPU, _ = procstat.CPU(p)
+				}
+			}
 			break
 		}
 		if time.Now().After(deadline) {
