@@ -152,7 +152,7 @@ func bringUp(b *testing.B, c contender, n int) upResult {
 		case "floor":
 			return floorCreate(p, rc)
 		}
-		return p.cl.Create(context.Background(), rc)
+		return create(context.Background(), p.cl, rc)
 	})
 	if !w.until(b, 30*time.Minute, done) {
 		b.Fatalf("%s: %d of %d clusters ready after 30 minutes", c.name, len(readyAt), n)
@@ -177,12 +177,12 @@ func bringUp(b *testing.B, c contender, n int) upResult {
 // an operator's reads, in one step.
 func floorCreate(p *plane, rc *rayv1.RayCluster) error {
 	ctx := context.Background()
-	if err := p.cl.Create(ctx, rc.DeepCopy()); err != nil {
+	if err := create(ctx, p.cl, rc.DeepCopy()); err != nil {
 		return err
 	}
 	svc := raycluster.BuildHeadService(rc, raycluster.DefaultBuildConfig())
 	svc.OwnerReferences = nil
-	if err := p.cl.Create(ctx, svc); err != nil {
+	if err := create(ctx, p.cl, svc); err != nil {
 		return err
 	}
 	return createAll(p.cl, rawPods(rc))

@@ -3,6 +3,7 @@ package scale
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,7 +13,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/controller/kit"
@@ -133,11 +138,34 @@ func rawPods(rc *rayv1.RayCluster) []*corev1.Pod {
 // createAll creates objs one after another.
 func createAll[T client.Object](cl client.Client, objs []T) error {
 	for _, o := range objs {
-		if err := cl.Create(context.Background(), o); err != nil {
+		if err := create(context.Background(), cl, o); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// create creates obj as a client that is told to try again would: a
+// create the saturated plane answers with a timeout, 429 or 5xx is sent
+// again (AlreadyExists then means an earlier try got through). One such
+// answer among 1,000 raw creates once left a benchmark waiting its whole
+// 30 minutes for a pod never made.
+func create(ctx context.Context, cl client.Client, obj client.Object) error {
+	tried := false
+	return retry.OnError(wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 10, Cap: 10 * time.Second},
+		func(err error) bool {
+			return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+				apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || utilnet.IsConnectionReset(err) ||
+				errors.Is(err, context.DeadlineExceeded)
+		},
+		func() error {
+			err := cl.Create(ctx, obj)
+			if tried && apierrors.IsAlreadyExists(err) {
+				return nil
+			}
+			tried = true
+			return err
+		})
 }
 
 // podCluster is namespace/cluster of a Ray pod (its ray.io/cluster label).

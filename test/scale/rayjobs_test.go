@@ -102,7 +102,7 @@ func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration 
 			if c.start == nil {
 				return createAll(p.cl, rawPods(middle.DeepCopy()))
 			}
-			return p.cl.Create(ctx, middle.DeepCopy())
+			return create(ctx, p.cl, middle.DeepCopy())
 		}
 		if i > n/2 {
 			i--
@@ -114,7 +114,7 @@ func runJobs(b *testing.B, c contender, n int, raw time.Duration) time.Duration 
 			rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: nm}, Spec: *rj.Spec.RayClusterSpec}
 			return createAll(p.cl, rawPods(rc))
 		}
-		return p.cl.Create(ctx, rj)
+		return create(ctx, p.cl, rj)
 	})
 	startedAt := map[string]time.Time{}
 	submittedAt := map[string]time.Time{} // rayJobInfo.startTime: Ray's, to the second

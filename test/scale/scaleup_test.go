@@ -52,7 +52,7 @@ func idleClusters(b *testing.B, c contender, n int, maxWorkers int32, pods int, 
 		if c.start == nil {
 			return createAll(p.cl, rawPods(rc)[:1])
 		}
-		return p.cl.Create(context.Background(), rc)
+		return create(context.Background(), p.cl, rc)
 	})
 	ok := w.until(b, 10*time.Minute, func(obj client.Object, _ time.Time) bool {
 		switch o := obj.(type) {
@@ -82,7 +82,7 @@ func (s *idle) scale(b *testing.B, rc *rayv1.RayCluster, n int32) error {
 		c := rc.DeepCopy()
 		c.Spec.WorkerGroupSpecs[0].Replicas = &n
 		pods := rawPods(c)[1:]
-		return parallel(len(pods), 16, func(i int) error { return s.p.cl.Create(context.Background(), pods[i]) })
+		return parallel(len(pods), 16, func(i int) error { return create(context.Background(), s.p.cl, pods[i]) })
 	}
 	patch := fmt.Sprintf(`[{"op":"replace","path":"/spec/workerGroupSpecs/0/replicas","value":%d}]`, n)
 	return s.p.cl.Patch(context.Background(), rc.DeepCopy(), client.RawPatch(types.JSONPatchType, []byte(patch)))
