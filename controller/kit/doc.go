@@ -8,6 +8,7 @@
 //	Reconcile prologue, 409 handling  loop.go          Loop[O].Reconcile, UpdateFinalizers
 //	read-your-writes                  expectations.go  Expectations, Overlay, OverlayOne, Latest
 //	informer side of read-your-writes handler.go       ChildHandler, ControllerOwner
+//	a pod's readiness queued first    handler.go       ReadyFirst (ReadinessChanged in filter.go)
 //	a create recorded, ambiguity      writes.go        Create, Ambiguous
 //	status writing with coalescing    status.go        StatusWriter, StatusChange
 //	say-once Events                   events.go        Events (Emit, EmitOnce, Once, Unsay), Event

@@ -31,6 +31,15 @@ func RelevantChange(oldObj, newObj client.Object) bool {
 	return true
 }
 
+// ReadinessChanged is whether a pod became running and ready or stopped
+// being so (IsRunningAndReady): the change a status's ready count follows.
+// Any other object: false.
+func ReadinessChanged(oldObj, newObj client.Object) bool {
+	o, ok1 := oldObj.(*corev1.Pod)
+	n, ok2 := newObj.(*corev1.Pod)
+	return ok1 && ok2 && IsRunningAndReady(o) != IsRunningAndReady(n)
+}
+
 type digest struct {
 	phase      corev1.PodPhase
 	reason     string
