@@ -3,7 +3,6 @@ package scale
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -15,13 +14,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/raydar/raydar/controller/kit"
 	"github.com/raydar/raydar/controller/raycluster"
+	"github.com/raydar/raydar/kube"
 	rayv1 "github.com/raydar/raydar/rayapi/v1"
 	"github.com/raydar/raydar/test/internal/benchkit"
 )
@@ -146,18 +145,14 @@ func createAll[T client.Object](cl client.Client, objs []T) error {
 }
 
 // create creates obj as a client that is told to try again would: a
-// create the saturated plane answers with a timeout, 429 or 5xx is sent
-// again (AlreadyExists then means an earlier try got through). One such
+// create the saturated plane answers with a timeout, 429 or 5xx
+// (kube.TransientAPIError) is sent again (AlreadyExists then means an earlier try got through). One such
 // answer among 1,000 raw creates once left a benchmark waiting its whole
 // 30 minutes for a pod never made.
 func create(ctx context.Context, cl client.Client, obj client.Object) error {
 	tried := false
 	return retry.OnError(wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 10, Cap: 10 * time.Second},
-		func(err error) bool {
-			return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
-				apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || utilnet.IsConnectionReset(err) ||
-				errors.Is(err, context.DeadlineExceeded)
-		},
+		kube.TransientAPIError,
 		func() error {
 			err := cl.Create(ctx, obj)
 			if tried && apierrors.IsAlreadyExists(err) {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -258,7 +256,7 @@ func newLoopWaiting(ctx context.Context, cfg *rest.Config, o controller.Options,
 	delay := 500 * time.Millisecond
 	for {
 		op, err := NewLoop(cfg, o, book)
-		if err == nil || !transientAPIError(err) || time.Now().Add(delay).After(deadline) {
+		if err == nil || !kube.TransientAPIError(err) || time.Now().Add(delay).After(deadline) {
 			return op, err
 		}
 		logger.Info("the API server is not answering; trying again", "in", delay.String(), "error", err.Error())
@@ -269,22 +267,6 @@ func newLoopWaiting(ctx context.Context, cfg *rest.Config, o controller.Options,
 		}
 		delay = min(2*delay, 8*time.Second)
 	}
-}
-
-// transientAPIError reports whether err is one a waiting client outlives:
-// a 5xx or 429 answer, or a connection that failed or broke; not a port of
-// this process's in use.
-func transientAPIError(err error) bool {
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return false
-	}
-	var st apierrors.APIStatus
-	if errors.As(err, &st) {
-		c := st.Status().Code
-		return c >= 500 || c == http.StatusTooManyRequests
-	}
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // NewLogger logs one line per entry to w (the command's stderr), as text
