@@ -137,15 +137,13 @@ const memSampleEvery = 100 * time.Millisecond
 // what is mapped from files.
 func (o *operator) sampleMemory(pid int) {
 	for {
-		rss, err := procstat.StatusKB(pid, "VmRSS")
+		m, err := procstat.StatusKBs(pid, "VmRSS", "RssAnon", "RssFile")
 		if err != nil {
-			return // gone
+			return // gone (or a zombie, which has no VmRSS)
 		}
 		o.mu.Lock()
-		if rss > o.peak.rss {
-			anon, _ := procstat.StatusKB(pid, "RssAnon")
-			file, _ := procstat.StatusKB(pid, "RssFile")
-			o.peak = memSample{rss, anon, file}
+		if m[0] > o.peak.rss {
+			o.peak = memSample{m[0], m[1], m[2]}
 		}
 		o.mu.Unlock()
 		time.Sleep(memSampleEvery)
@@ -189,7 +187,7 @@ func (o *operator) usage(b *testing.B) (cpu, writes, peakRSS, rss float64) {
 		b.Logf("%s: its largest RSS sampled every %v: %.1f MiB = %.1f anonymous (heap, stacks) + %.1f mapped from files (its binary, libc, history); VmHWM %.1f MiB",
 			o.name, memSampleEvery, mib(m.rss), mib(m.anon), mib(m.file), mib(hwm))
 	}
-	return (c - o.cpu0).Seconds(), o.writes(b) - o.writes0, float64(hwm) / 1024, float64(cur) / 1024
+	return (c - o.cpu0).Seconds(), o.writes(b) - o.writes0, mib(hwm), mib(cur)
 }
 
 func mib(kib int64) float64 { return float64(kib) / 1024 }

@@ -590,9 +590,9 @@ func (m *measurement) run(ctx context.Context) error {
 		}
 		m.term.rec.quiet(2*time.Second, 30*time.Second)
 	}
-	m.rssSynced, _ = procstat.StatusKB(m.term.pid, "VmRSS")
-	m.anonSynced, _ = procstat.StatusKB(m.term.pid, "RssAnon")
-	m.fileSynced, _ = procstat.StatusKB(m.term.pid, "RssFile")
+	if mem, err := procstat.StatusKBs(m.term.pid, "VmRSS", "RssAnon", "RssFile"); err == nil {
+		m.rssSynced, m.anonSynced, m.fileSynced = mem[0], mem[1], mem[2]
+	}
 	m.profile("heap-synced.pb.gz", "heap?gc=1")
 	if wait := time.Until(m.created.Add(m.c.settle)); wait > 0 {
 		logf("settling %s: ages under 10 minutes change every second", wait.Round(time.Second))

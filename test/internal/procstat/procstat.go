@@ -37,14 +37,40 @@ func CPU(pid int) (time.Duration, error) {
 
 // StatusKB is a "<field>: <n> kB" line of /proc/PID/status (VmHWM, VmRSS).
 func StatusKB(pid int, field string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	v, err := StatusKBs(pid, field)
 	if err != nil {
 		return 0, err
 	}
+	return v[0], nil
+}
+
+// StatusKBs are several such lines of one read of /proc/PID/status, in the
+// order asked: one moment's VmRSS, RssAnon and RssFile add up.
+func StatusKBs(pid int, fields ...string) ([]int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(fields))
+	found := 0
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		name, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		for i, f := range fields {
+			if name == f {
+				n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("/proc/%d/status %s: %w", pid, f, err)
+				}
+				out[i] = n
+				found++
+			}
 		}
 	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+	if found < len(fields) {
+		return nil, fmt.Errorf("/proc/%d/status lacks one of %v", pid, fields)
+	}
+	return out, nil
 }

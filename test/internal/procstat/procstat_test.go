@@ -28,6 +28,12 @@ func TestSelf(t *testing.T) {
 	if kb, err := StatusKB(pid, "VmHWM"); err != nil || kb <= 0 {
 		t.Errorf("VmHWM = %d, %v; want > 0", kb, err)
 	}
+	if m, err := StatusKBs(pid, "VmRSS", "RssAnon", "RssFile"); err != nil || m[0] <= 0 || m[1] <= 0 || m[1]+m[2] > m[0] {
+		t.Errorf("VmRSS, RssAnon, RssFile = %v, %v; want each > 0, anonymous + file within the whole", m, err)
+	}
+	if _, err := StatusKBs(pid, "VmRSS", "NoSuchField"); err == nil {
+		t.Error("an unknown field among known ones read without error")
+	}
 	if _, err := StatusKB(pid, "NoSuchField"); err == nil {
 		t.Error("an unknown field read without error")
 	}
