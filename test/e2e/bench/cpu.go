@@ -2,9 +2,9 @@ package main
 
 import (
 	"os"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/raydar/raydar/test/internal/procstat"
 )
 
 // Who else used the machine's two cores during a launch: the harness
@@ -13,42 +13,14 @@ import (
 // pane, and the machine as a whole (/proc/stat), beside raydar and the
 // kube-apiserver. A floor client's sync has no terminal to read.
 
-// selfCPU is this process's CPU time and its waited-for children's
-// (/proc/self/stat utime, stime, cutime, cstime).
+// selfCPU is this process's CPU time and its waited-for children's.
 func selfCPU() time.Duration {
-	b, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 15 {
-		return 0
-	}
-	var sum int64
-	for _, i := range []int{11, 12, 13, 14} {
-		v, _ := strconv.ParseInt(f[i], 10, 64)
-		sum += v
-	}
-	return time.Duration(sum) * time.Second / 100
+	d, _ := procstat.CPUWithChildren(os.Getpid())
+	return d
 }
 
-// machineBusy is the CPU time all cores have spent not idle (/proc/stat:
-// all but idle and iowait).
+// machineBusy is the CPU time all cores have spent not idle.
 func machineBusy() time.Duration {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	var busy int64
-	for i, v := range f[1:] {
-		if i == 3 || i == 4 { // idle, iowait
-			continue
-		}
-		n, _ := strconv.ParseInt(v, 10, 64)
-		busy += n
-	}
-	return time.Duration(busy) * time.Second / 100
+	d, _ := procstat.MachineBusy()
+	return d
 }

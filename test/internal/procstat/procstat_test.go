@@ -25,6 +25,12 @@ func TestSelf(t *testing.T) {
 	if err != nil || d <= 0 {
 		t.Errorf("CPU = %v, %v; want > 0", d, err)
 	}
+	if all, err := CPUWithChildren(pid); err != nil || all < d {
+		t.Errorf("CPUWithChildren = %v, %v; want at least CPU's %v", all, err, d)
+	}
+	if busy, err := MachineBusy(); err != nil || busy < d {
+		t.Errorf("MachineBusy = %v, %v; want at least this process's %v", busy, err, d)
+	}
 	if kb, err := StatusKB(pid, "VmHWM"); err != nil || kb <= 0 {
 		t.Errorf("VmHWM = %d, %v; want > 0", kb, err)
 	}
