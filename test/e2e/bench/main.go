@@ -65,8 +65,9 @@ type config struct {
 	// launchOnly (-launch-only) measures each launch to its first full
 	// screen and what it asked of the API server, and stops raydar there.
 	launchOnly bool
-	// screenOnOutput (-screen-on-output) reads the pane at a launch only
-	// when raydar has written since the last read, not every 10 ms.
+	// screenOnOutput reads the pane at a launch only when raydar has
+	// written since the last read, not every 10 ms; set for each round
+	// from screenPoll.
 	screenOnOutput bool
 	// screenPoll is -screen-poll: 10ms (screenOnOutput false), output
 	// (true), or alternate (by round: 10ms, output, 10ms, …).
@@ -146,6 +147,16 @@ func run(ctx context.Context, c config) error {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		return errors.New("tmux is needed (apt-get install -y tmux)")
 	}
+	// Flags are checked before minutes of planes and data sets.
+	switch c.screenPoll {
+	case "10ms", "output", "alternate":
+	default:
+		return fmt.Errorf("-screen-poll %q: 10ms, output or alternate", c.screenPoll)
+	}
+	floorClients, err := pickFloorClients(c.floorClients)
+	if err != nil {
+		return err
+	}
 	// Under RAYDAR_TEST_EXCLUSIVE (make test's machine lock) the planes
 	// wait their turn beside the other benchmarks; without it, nothing.
 	if err := sandbox.Exclusive(); err != nil {
@@ -223,11 +234,7 @@ func run(ctx context.Context, c config) error {
 	// figures of a before and an after meet the same plane and load.
 	var reports strings.Builder
 	if c.floor > 0 {
-		clients, err := pickFloorClients(c.floorClients)
-		if err != nil {
-			return err
-		}
-		floor, err := measureFloor(ctx, planes[0].Config, clients, c.floor, apiServerPIDs(planes[:1]), planes[0].StateDir)
+		floor, err := measureFloor(ctx, planes[0].Config, floorClients, c.floor, apiServerPIDs(planes[:1]), planes[0].StateDir)
 		if err != nil {
 			return err
 		}
@@ -237,11 +244,6 @@ func run(ctx context.Context, c config) error {
 	}
 	views := strings.Split(c.view, ",")
 	run := -1
-	switch c.screenPoll {
-	case "10ms", "output", "alternate":
-	default:
-		return fmt.Errorf("-screen-poll %q: 10ms, output or alternate", c.screenPoll)
-	}
 	for round := range max(c.rounds, 1) {
 		for _, bin := range binaries {
 			for _, view := range views {

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -122,64 +124,74 @@ func scrapeMetrics(ctx context.Context, cfg *rest.Config) (apiMetrics, error) {
 	return parseMetrics(string(raw)), nil
 }
 
-// parseMetrics reads the figures of apiMetrics from /metrics' text.
+// parseMetrics reads the figures of apiMetrics from /metrics' text
+// (expfmt's parser, as rayapi/raymetrics reads Ray's, which wants the last
+// line ended too); what follows a line it cannot parse reads as no figures.
 func parseMetrics(text string) apiMetrics {
 	m := apiMetrics{requests: map[string]float64{}, watchListN: map[string]float64{}, watchListSecs: map[string]float64{},
 		watchBytes: map[string]float64{}, watchEvents: map[string]float64{}}
-	for _, l := range strings.Split(text, "\n") {
-		name, labels, v, ok := metricLine(l)
-		if !ok {
-			continue
-		}
-		res := labels["group"] + "/" + labels["resource"]
-		switch name {
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, _ := parser.TextToMetricFamilies(strings.NewReader(text))
+	for _, s := range samples(fams) {
+		res := s.labels["group"] + "/" + s.labels["resource"]
+		switch s.name {
 		case "apiserver_request_total":
-			if sub := labels["subresource"]; sub != "" {
+			if sub := s.labels["subresource"]; sub != "" {
 				res += "/" + sub
 			}
-			m.requests[labels["verb"]+" "+res] += v
+			m.requests[s.labels["verb"]+" "+res] += s.v
 		case "apiserver_watch_list_duration_seconds_count":
-			m.watchListN[res] += v
+			m.watchListN[res] += s.v
 		case "apiserver_watch_list_duration_seconds_sum":
-			m.watchListSecs[res] += v
+			m.watchListSecs[res] += s.v
 		case "apiserver_watch_events_sizes_sum":
-			m.watchBytes[res] += v
+			m.watchBytes[res] += s.v
 		case "apiserver_watch_events_total":
-			m.watchEvents[res] += v
+			m.watchEvents[res] += s.v
 		case "go_gc_duration_seconds_count":
-			m.gcs += v
+			m.gcs += s.v
 		}
 	}
 	return m
 }
 
-// metricLine parses one sample of the Prometheus text format.
-func metricLine(l string) (name string, labels map[string]string, v float64, ok bool) {
-	if l == "" || l[0] == '#' {
-		return "", nil, 0, false
-	}
-	sp := strings.LastIndexByte(l, ' ')
-	if sp < 0 {
-		return "", nil, 0, false
-	}
-	v, err := strconv.ParseFloat(l[sp+1:], 64)
-	if err != nil {
-		return "", nil, 0, false
-	}
-	head := l[:sp]
-	labels = map[string]string{}
-	if i := strings.IndexByte(head, '{'); i >= 0 {
-		name = head[:i]
-		for _, kv := range strings.Split(strings.TrimSuffix(head[i+1:], "}"), ",") {
-			k, val, found := strings.Cut(kv, "=")
-			if found {
-				labels[k] = strings.Trim(val, `"`)
+// sample is one value of the exposition under its text-format name: a
+// histogram's or summary's count and sum as NAME_count and NAME_sum.
+type sample struct {
+	name   string
+	labels map[string]string
+	v      float64
+}
+
+func samples(fams map[string]*dto.MetricFamily) []sample {
+	var out []sample
+	for name, f := range fams {
+		for _, mt := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range mt.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			add := func(n string, v float64) { out = append(out, sample{n, labels, v}) }
+			switch {
+			case mt.Counter != nil:
+				add(name, mt.GetCounter().GetValue())
+			case mt.Gauge != nil:
+				add(name, mt.GetGauge().GetValue())
+			case mt.Untyped != nil:
+				add(name, mt.GetUntyped().GetValue())
+			case mt.Histogram != nil:
+				add(name+"_count", float64(mt.GetHistogram().GetSampleCount()))
+				add(name+"_sum", mt.GetHistogram().GetSampleSum())
+			case mt.Summary != nil:
+				add(name+"_count", float64(mt.GetSummary().GetSampleCount()))
+				add(name+"_sum", mt.GetSummary().GetSampleSum())
 			}
 		}
-	} else {
-		name = head
 	}
-	return name, labels, v, true
+	return out
 }
 
 // metricsDiff says what the API server served between two scrapes: the
